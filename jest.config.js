@@ -1,0 +1,10 @@
+/** Jest in native ESM mode (run with NODE_OPTIONS=--experimental-vm-modules), compiled by SWC. */
+export default {
+  rootDir: '.',
+  testEnvironment: 'node',
+  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/test/**/*.int-spec.ts'],
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': ['@swc/jest'] },
+  testTimeout: 30000,
+};

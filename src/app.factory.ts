@@ -1,0 +1,21 @@
+import { Logger, type LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppModule } from './app.module.js';
+import type { AppConfig } from './config/app-config.js';
+
+/** Request bodies larger than this are refused with 413 PAYLOAD_TOO_LARGE before any parsing. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Builds the Fastify-backed Nest application (main.ts, tests and benchmarks share it). */
+export async function createApp(config: AppConfig, options: { logger?: LoggerService | false } = {}): Promise<NestFastifyApplication> {
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forConfig(config),
+    new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES }),
+    { logger: options.logger ?? new Logger(), abortOnError: false },
+  );
+  app.enableShutdownHooks();
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
+}

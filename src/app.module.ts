@@ -1,0 +1,26 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AppExceptionFilter } from './common/app-exception.filter.js';
+import { FeatureGuard } from './common/feature.guard.js';
+import { createValidationPipe } from './common/validation.pipe.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { HealthController } from './health.controller.js';
+import { SkillsModule } from './skills/skills.module.js';
+
+@Module({})
+export class AppModule {
+  /** The whole application for one validated configuration (main.ts and tests build it the same way). */
+  static forConfig(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config), SkillsModule],
+      controllers: [HealthController],
+      providers: [
+        { provide: APP_FILTER, useClass: AppExceptionFilter },
+        { provide: APP_GUARD, useClass: FeatureGuard },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+      ],
+    };
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Domain errors. Services throw `AppError` with a stable code; one filter maps codes to HTTP
+ * statuses (see `app-exception.filter.ts`), so no service knows about HTTP.
+ */
+export enum ErrorCode {
+  SKILL_NOT_FOUND = 'SKILL_NOT_FOUND',
+  RESOURCE_NOT_FOUND = 'RESOURCE_NOT_FOUND',
+  RESOURCE_OUTSIDE_SKILL = 'RESOURCE_OUTSIDE_SKILL',
+  RESOURCE_IS_DIRECTORY = 'RESOURCE_IS_DIRECTORY',
+  RESOURCE_BINARY = 'RESOURCE_BINARY',
+  VALIDATION_FAILED = 'VALIDATION_FAILED',
+  SKILLS_DISABLED = 'SKILLS_DISABLED',
+  ROUTE_NOT_FOUND = 'ROUTE_NOT_FOUND',
+  PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  INTERNAL = 'INTERNAL',
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export function assertUnreachable(value: never): never {
+  throw new Error(`Unhandled case: ${String(value)}`);
+}
+
+/** The one code → HTTP status table; the switch is exhaustive, so a new code must be mapped. */
+export function httpStatusOf(code: ErrorCode): number {
+  switch (code) {
+    case ErrorCode.SKILL_NOT_FOUND:
+    case ErrorCode.RESOURCE_NOT_FOUND:
+    case ErrorCode.SKILLS_DISABLED:
+    case ErrorCode.ROUTE_NOT_FOUND:
+      return 404;
+    case ErrorCode.RESOURCE_OUTSIDE_SKILL:
+    case ErrorCode.RESOURCE_IS_DIRECTORY:
+    case ErrorCode.VALIDATION_FAILED:
+      return 400;
+    case ErrorCode.RESOURCE_BINARY:
+      return 415;
+    case ErrorCode.PAYLOAD_TOO_LARGE:
+      return 413;
+    case ErrorCode.INTERNAL:
+      return 500;
+    default:
+      return assertUnreachable(code);
+  }
+}
+
+export function skillsDisabledError(): AppError {
+  return new AppError(ErrorCode.SKILLS_DISABLED, 'Skills are disabled on this server (app.skills.enabled = false).');
+}

@@ -1,0 +1,52 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { AppError, ErrorCode, httpStatusOf } from './app-error.js';
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** Turns anything thrown into `{code, message, details?}`; unexpected errors become a bare INTERNAL. */
+export function toErrorBody(error: unknown): { status: number; body: ErrorBody } {
+  if (error instanceof AppError) {
+    const body: ErrorBody = { code: error.code, message: error.message };
+    if (error.details !== undefined) body.details = error.details;
+    return { status: httpStatusOf(error.code), body };
+  }
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const code = codeForHttpStatus(status);
+    if (code !== undefined) return { status, body: { code, message: error.message } };
+  }
+  return {
+    status: 500,
+    body: { code: ErrorCode.INTERNAL, message: 'An unexpected error occurred; it has been logged.' },
+  };
+}
+
+/** Framework-raised HTTP errors (unknown route, oversized body, malformed JSON) get stable codes too. */
+function codeForHttpStatus(status: number): ErrorCode | undefined {
+  if (status === 404) return ErrorCode.ROUTE_NOT_FOUND;
+  if (status === 413) return ErrorCode.PAYLOAD_TOO_LARGE;
+  if (status === 400) return ErrorCode.VALIDATION_FAILED;
+  return undefined;
+}
+
+interface ReplyLike {
+  status(code: number): ReplyLike;
+  header(name: string, value: string): ReplyLike;
+  send(payload: unknown): unknown;
+}
+
+@Catch()
+export class AppExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const { status, body } = toErrorBody(error);
+    if (status >= 500) this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    const reply = host.switchToHttp().getResponse<ReplyLike>();
+    reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+  }
+}

@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app.factory.js';
+import { ConfigError, loadConfig } from './config/config-loader.js';
+
+async function bootstrap(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      for (const problem of error.problems) console.error(`config: ${problem}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const app = await createApp(config);
+  await app.listen(config.app.port, config.app.host);
+  new Logger('Skillhost').log(`Listening on http://${config.app.host}:${config.app.port} (skills ${config.app.skills.enabled ? 'enabled' : 'disabled'})`);
+}
+
+void bootstrap();

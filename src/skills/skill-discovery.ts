@@ -1,0 +1,132 @@
+import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SkillDirectory, ValidationMode } from '../config/app-config.js';
+import { inspectSkillFolder } from './skill-folder.reader.js';
+import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
+
+export interface DiscoveryOptions {
+  directories: readonly SkillDirectory[];
+  mode: ValidationMode;
+  /** 1 = immediate children of each directory; deeper levels are searched only below non-skill folders. */
+  maxDepth: number;
+  maxSkills: number;
+}
+
+export interface DiscoveryResult {
+  /** Loaded skills in discovery order (directory precedence, then name). */
+  skills: SkillRecord[];
+  invalid: InvalidSkill[];
+  collisions: SkillCollision[];
+  /** Valid skills left out because max_skills was reached. */
+  excluded: { name: string; path: string }[];
+  warnings: string[];
+  directories: DirectoryReport[];
+}
+
+const SKIPPED_FOLDERS = new Set(['.git', 'node_modules']);
+
+/** Scans the directories in order; earlier directories win name collisions. */
+export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
+  const warnings: string[] = [];
+  const found: SkillRecord[] = [];
+  const invalid: InvalidSkill[] = [];
+  const exists: boolean[] = [];
+  // Only nested scans can revisit a folder through a symlink; immediate children need no guard.
+  const visited = options.maxDepth > 1 ? new Set<string>() : undefined;
+
+  for (const directory of options.directories) {
+    const entries = readFolder(directory.path);
+    exists.push(entries !== undefined);
+    if (entries === undefined) {
+      warnings.push(`Skills directory '${directory.configured}' (${directory.path}) does not exist or is not a readable folder; skipped`);
+    } else {
+      const scan = (folder: string, children: Dirent[], depth: number) => {
+        for (const entry of sortByName(children)) {
+          if (SKIPPED_FOLDERS.has(entry.name) || !isFolder(folder, entry)) continue;
+          const path = join(folder, entry.name);
+          if (visited !== undefined && !firstVisit(visited, path)) continue;
+          const inspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
+          if (inspection?.kind === 'valid') found.push(inspection.skill);
+          else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
+          else if (depth < options.maxDepth) {
+            const nested = readFolder(path);
+            if (nested !== undefined) scan(path, nested, depth + 1);
+          }
+        }
+      };
+      scan(directory.path, entries, 1);
+    }
+  }
+
+  const { skills, collisions, excluded } = applyPrecedence(found, options.maxSkills);
+  if (excluded.length > 0) {
+    const first = excluded.slice(0, 5).map((e) => e.name).join(', ');
+    warnings.push(`max_skills (${options.maxSkills}) reached: ${excluded.length} valid skill(s) were not loaded (first: ${first}); raise app.skills.max_skills to load them`);
+  }
+  const directories = options.directories.map((directory, index) => ({
+    configured: directory.configured,
+    path: directory.path,
+    exists: exists[index],
+    skills: skills.filter((skill) => skill.source === directory.configured).length,
+    invalid: invalid.filter((entry) => entry.source === directory.configured).length,
+  }));
+  return { skills, invalid, collisions, excluded, warnings, directories };
+}
+
+/** First occurrence of a name wins; then the first `maxSkills` winners load, the rest are excluded. */
+export function applyPrecedence(found: readonly SkillRecord[], maxSkills: number) {
+  const byName = new Map<string, SkillRecord>();
+  const skills: SkillRecord[] = [];
+  const collisions: SkillCollision[] = [];
+  const excluded: { name: string; path: string }[] = [];
+  for (const skill of found) {
+    const winner = byName.get(skill.name);
+    if (winner !== undefined) {
+      collisions.push({
+        name: skill.name,
+        winner: { path: winner.path, source: winner.source },
+        loser: { path: skill.path, source: skill.source },
+      });
+      continue;
+    }
+    byName.set(skill.name, skill);
+    if (skills.length < maxSkills) skills.push(skill);
+    else excluded.push({ name: skill.name, path: skill.path });
+  }
+  return { skills, collisions, excluded };
+}
+
+function readFolder(path: string): Dirent[] | undefined {
+  try {
+    return readdirSync(path, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+}
+
+function sortByName(entries: Dirent[]): Dirent[] {
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Real folders, and symlinks that lead to one (users link skills in from elsewhere). */
+function isFolder(parent: string, entry: Dirent): boolean {
+  if (entry.isDirectory()) return true;
+  if (!entry.isSymbolicLink()) return false;
+  try {
+    return statSync(join(parent, entry.name)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function firstVisit(visited: Set<string>, path: string): boolean {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return false;
+  }
+  if (visited.has(real)) return false;
+  visited.add(real);
+  return true;
+}

@@ -1,0 +1,221 @@
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, open, readdir, realpath, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppError, ErrorCode } from '../common/app-error.js';
+import { APP_CONFIG, type AppConfig, HARD_LIMITS, type SkillsConfig } from '../config/app-config.js';
+import { locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
+import { isInside, normalizeResourcePath } from './resource-path.js';
+import { SkillRegistryService } from './skill-registry.service.js';
+import type { SkillFrontmatter } from './skill-validator.js';
+import type { SkillRecord } from './skill.types.js';
+
+export interface ActivatedSkill {
+  name: string;
+  frontmatter: Readonly<SkillFrontmatter>;
+  body: string;
+  truncated: boolean;
+}
+
+export interface SkillResource {
+  name: string;
+  path: string;
+  content: string;
+  truncated: boolean;
+}
+
+export interface ResourceListing {
+  files: { path: string; size: number }[];
+  /** True when the walk stopped at its bounds and more files exist. */
+  truncated: boolean;
+}
+
+const BINARY_SNIFF_BYTES = 8192;
+const LISTING_MAX_FILES = 500;
+const LISTING_MAX_DEPTH = 6;
+const SKIPPED_FOLDERS = new Set(['.git', 'node_modules']);
+const SUGGESTION_LIMIT = 20;
+
+/**
+ * Levels 2 and 3 of progressive disclosure: a skill's instructions and its other files, read from
+ * disk on demand, size-capped, and never from outside the skill folder. Error messages name paths
+ * relative to the skill only; host paths stay in the logs.
+ */
+@Injectable()
+export class SkillResourcesService {
+  private readonly logger = new Logger(SkillResourcesService.name);
+  private readonly config: SkillsConfig;
+  private readonly truncationLogged = new Set<string>();
+
+  constructor(
+    private readonly registry: SkillRegistryService,
+    @Inject(APP_CONFIG) appConfig: AppConfig,
+  ) {
+    this.config = appConfig.app.skills;
+  }
+
+  async activate(name: string): Promise<ActivatedSkill> {
+    const skill = this.registry.get(name);
+    const limit = Math.min(this.config.maxSkillMdBytes, HARD_LIMITS.skillMdBytes);
+    const { bytes, size } = await this.readHead(skill, skill.skillFile, MAX_FRONTMATTER_BYTES + limit, 'SKILL.md');
+    const location = locateFrontmatter(bytes, bytes.length, bytes.length === size);
+    if (location.kind !== 'found') {
+      throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' changed on disk and its SKILL.md no longer has valid frontmatter; reload the skills.`, { name: skill.name });
+    }
+    const bodyBytes = size - location.bodyStart;
+    const shown = Math.min(bodyBytes, limit);
+    const truncated = bodyBytes > limit;
+    let body = decodeUtf8(bytes.subarray(location.bodyStart, location.bodyStart + shown), truncated, false).trim();
+    if (truncated) {
+      body += `\n\n${truncationNotice(shown, bodyBytes, 'SKILL.md')}`;
+      if (!this.truncationLogged.has(skill.skillFile)) {
+        this.truncationLogged.add(skill.skillFile);
+        this.logger.warn(`SKILL.md of '${skill.name}' (${skill.skillFile}) has a ${bodyBytes}-byte body; activations show the first ${shown} bytes (app.skills.max_skill_md_bytes)`);
+      }
+    }
+    return { name: skill.name, frontmatter: skill.frontmatter, body, truncated };
+  }
+
+  async readResource(name: string, requestedPath: string): Promise<SkillResource> {
+    const skill = this.registry.get(name);
+    const path = normalizeResourcePath(requestedPath);
+    const root = await this.realRoot(skill);
+    const target = await this.resolveInside(skill, root, path);
+    const limit = Math.min(this.config.maxResourceBytes, HARD_LIMITS.resourceBytes);
+    const { bytes, size } = await this.readHead(skill, target, limit, path);
+    const truncated = size > bytes.length;
+    const sniff = bytes.subarray(0, BINARY_SNIFF_BYTES);
+    if (sniff.includes(0)) throw binaryError(skill, path);
+    let content = decodeUtf8(bytes, truncated, true);
+    if (content === undefined) throw binaryError(skill, path);
+    if (truncated) content += `\n\n${truncationNotice(bytes.length, size, path)}`;
+    return { name: skill.name, path, content, truncated };
+  }
+
+  async listResources(name: string): Promise<ResourceListing> {
+    const skill = this.registry.get(name);
+    const root = await this.realRoot(skill);
+    const files: { path: string; size: number }[] = [];
+    let truncated = false;
+    const walk = async (folder: string, depth: number): Promise<void> => {
+      const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const entry of entries) {
+        if (files.length >= LISTING_MAX_FILES) {
+          truncated = true;
+          return;
+        }
+        if (SKIPPED_FOLDERS.has(entry.name)) continue;
+        const full = join(folder, entry.name);
+        const info = await statInside(root, full);
+        if (info === undefined) continue;
+        if (info.isDirectory()) {
+          if (depth < LISTING_MAX_DEPTH) await walk(full, depth + 1);
+          else truncated = true;
+        } else if (info.isFile()) {
+          const path = relative(root, full);
+          if (path !== 'SKILL.md') files.push({ path, size: info.size });
+        }
+      }
+    };
+    await walk(root, 1);
+    return { files, truncated };
+  }
+
+  private async realRoot(skill: SkillRecord): Promise<string> {
+    try {
+      return await realpath(skill.path);
+    } catch {
+      throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' is no longer on disk; reload the skills.`, { name: skill.name });
+    }
+  }
+
+  /** Resolves symlinks and refuses anything whose real path is outside the skill's real root. */
+  private async resolveInside(skill: SkillRecord, root: string, path: string): Promise<string> {
+    let real: string;
+    try {
+      real = await realpath(join(root, path));
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') {
+        throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${skill.name}' cannot be resolved: its symbolic links form a loop.`, { name: skill.name, path });
+      }
+      throw await this.notFound(skill, path);
+    }
+    if (!isInside(root, real)) {
+      this.logger.warn(`Refused '${path}' of skill '${skill.name}': it resolves to ${real}, outside ${root}`);
+      throw new AppError(ErrorCode.RESOURCE_OUTSIDE_SKILL, `Resource '${path}' of skill '${skill.name}' leads outside the skill folder (through a symbolic link); it cannot be read.`, { name: skill.name, path });
+    }
+    return real;
+  }
+
+  private async notFound(skill: SkillRecord, path: string): Promise<AppError> {
+    const listing = await this.listResources(skill.name).catch(() => ({ files: [], truncated: false }));
+    const available = listing.files.slice(0, SUGGESTION_LIMIT).map((file) => file.path);
+    const hint = available.length > 0 ? ` Available: ${available.join(', ')}${listing.files.length > SUGGESTION_LIMIT ? ', …' : ''}` : ' The skill has no other files.';
+    return new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' not found in skill '${skill.name}'.${hint}`, { name: skill.name, path, available });
+  }
+
+  /** Opens a regular file and reads at most `limit` bytes of it; FIFOs and devices are never opened. */
+  private async readHead(skill: SkillRecord, file: string, limit: number, shownPath: string): Promise<{ bytes: Buffer; size: number }> {
+    let info: Stats;
+    try {
+      info = await stat(file);
+    } catch {
+      throw await this.notFound(skill, shownPath);
+    }
+    if (info.isDirectory()) {
+      throw new AppError(ErrorCode.RESOURCE_IS_DIRECTORY, `Resource '${shownPath}' of skill '${skill.name}' is a directory; name a file inside it.`, { name: skill.name, path: shownPath });
+    }
+    if (!info.isFile()) throw await this.notFound(skill, shownPath);
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+      const wanted = Math.min(info.size, limit);
+      const buffer = Buffer.allocUnsafe(wanted);
+      let filled = 0;
+      while (filled < wanted) {
+        const { bytesRead } = await handle.read(buffer, filled, wanted - filled, filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return { bytes: buffer.subarray(0, filled), size: Math.max(info.size, filled) };
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw await this.notFound(skill, shownPath);
+    } finally {
+      await handle?.close();
+    }
+  }
+}
+
+async function statInside(root: string, path: string): Promise<Stats | undefined> {
+  try {
+    const real = await realpath(path);
+    return isInside(root, real) ? await stat(real) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function binaryError(skill: SkillRecord, path: string): AppError {
+  return new AppError(ErrorCode.RESOURCE_BINARY, `Resource '${path}' of skill '${skill.name}' is a binary file; only UTF-8 text can be read.`, { name: skill.name, path });
+}
+
+export function truncationNotice(shown: number, total: number, path: string): string {
+  return `[Truncated: showing the first ${shown} of ${total} bytes of ${path}.]`;
+}
+
+/**
+ * Decodes UTF-8. A truncated read may end inside a character, which is dropped rather than shown
+ * as garbage. With `fatal`, invalid UTF-8 gives undefined (the file is treated as binary).
+ */
+function decodeUtf8(bytes: Uint8Array, truncated: boolean, fatal: true): string | undefined;
+function decodeUtf8(bytes: Uint8Array, truncated: boolean, fatal: false): string;
+function decodeUtf8(bytes: Uint8Array, truncated: boolean, fatal: boolean): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal, ignoreBOM: false }).decode(bytes, { stream: truncated });
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { SkillRegistryService } from './skill-registry.service.js';
+import { SkillResourcesService } from './skill-resources.service.js';
+import { SkillsController } from './skills.controller.js';
+
+@Module({
+  controllers: [SkillsController],
+  providers: [SkillRegistryService, SkillResourcesService],
+  exports: [SkillRegistryService, SkillResourcesService],
+})
+export class SkillsModule {}
