@@ -45,8 +45,9 @@ const LOAD_OPTIONS = {
   maxDepth: 32,
   listener(event: 'open' | 'close', state: unknown) {
     // Every alias needs an anchor first, so refusing anchors refuses aliases (and alias bombs).
-    if (event === 'close' && (state as { anchor: string | null }).anchor !== null) {
-      throw new yaml.YAMLException('anchors and aliases are not allowed');
+    const { anchor, line } = state as { anchor: string | null; line: number };
+    if (event === 'close' && anchor !== null) {
+      throw new yaml.YAMLException('anchors and aliases are not allowed', { line, column: -1 } as unknown as yaml.YAMLException['mark']);
     }
   },
 } as yaml.LoadOptions;
@@ -65,7 +66,8 @@ function parseWithJsYaml(text: string, firstLine: number): ParsedFrontmatter {
 function describeYamlError(error: unknown, firstLine: number): string {
   if (error instanceof yaml.YAMLException) {
     const mark = (error as yaml.YAMLException & { mark?: { line: number; column: number } }).mark;
-    const where = mark ? ` (line ${mark.line + firstLine}, column ${mark.column + 1})` : '';
+    if (mark === undefined) return error.reason;
+    const where = mark.column < 0 ? ` (line ${mark.line + firstLine})` : ` (line ${mark.line + firstLine}, column ${mark.column + 1})`;
     return `${error.reason}${where}`;
   }
   // A stack overflow from pathological nesting is still just invalid YAML to the user.

@@ -1,0 +1,106 @@
+import { describe, expect, it } from '@jest/globals';
+import { tempTree } from '../../test/support/skill-tree.js';
+import { ConfigError, configWith, loadConfig } from './config-loader.js';
+
+function problemsOf(run: () => unknown): readonly string[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe(loadConfig.name, () => {
+  const projectRoot = '/srv/app';
+  const homeDir = '/home/u';
+
+  it('gives the documented defaults when there is no file', () => {
+    const sut = loadConfig({ env: {}, toml: {}, projectRoot, homeDir });
+    expect(sut.app.port).toBe(3000);
+    expect(sut.app.host).toBe('127.0.0.1');
+    expect(sut.app.skills).toEqual({
+      enabled: false,
+      directories: [
+        { configured: './.skills', path: '/srv/app/.skills' },
+        { configured: './.agents/skills', path: '/srv/app/.agents/skills' },
+        { configured: '~/.agents/skills', path: '/home/u/.agents/skills' },
+        { configured: '~/.skillhost/skills', path: '/home/u/.skillhost/skills' },
+      ],
+      validation: 'standard',
+      catalogueFormat: 'json',
+      includeLocation: false,
+      maxSkills: 200,
+      maxSkillMdBytes: 200000,
+      maxResourceBytes: 2000000,
+      maxDepth: 1,
+    });
+  });
+
+  it('reads a TOML file and lets the environment override it', () => {
+    const tree = tempTree();
+    try {
+      tree.write('config.toml', '[app]\nport = 8080\n[app.skills]\nenabled = true\ndirectories = ["skills", "/abs"]\nvalidation = "lenient"\n');
+      const sut = loadConfig({ env: { SKILLHOST_PORT: '9090', SKILLHOST_SKILLS_CATALOGUE_FORMAT: 'xml' }, projectRoot: tree.root, homeDir });
+      expect(sut.app.port).toBe(9090);
+      expect(sut.app.skills.enabled).toBe(true);
+      expect(sut.app.skills.validation).toBe('lenient');
+      expect(sut.app.skills.catalogueFormat).toBe('xml');
+      expect(sut.app.skills.directories).toEqual([
+        { configured: 'skills', path: tree.path('skills') },
+        { configured: '/abs', path: '/abs' },
+      ]);
+    } finally {
+      tree.cleanup();
+    }
+  });
+
+  it('takes the file path from SKILLHOST_CONFIG and fails when that file is missing', () => {
+    expect(problemsOf(() => loadConfig({ env: { SKILLHOST_CONFIG: '/nope/config.toml' }, projectRoot, homeDir }))).toEqual([
+      'config file /nope/config.toml: cannot be read (ENOENT)',
+    ]);
+  });
+
+  it('reads list and boolean overrides from the environment', () => {
+    const sut = loadConfig({ env: { SKILLHOST_SKILLS_ENABLED: 'yes', SKILLHOST_SKILLS_DIRECTORIES: 'a, ~/b' }, toml: {}, projectRoot, homeDir });
+    expect(sut.app.skills.enabled).toBe(true);
+    expect(sut.app.skills.directories.map((d) => d.path)).toEqual(['/srv/app/a', '/home/u/b']);
+  });
+
+  it('reports every problem on its own line, naming the key, the value and what is allowed', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: { SKILLHOST_SKILLS_MAX_DEPTH: '9' },
+        toml: { app: { port: 70000, skills: { validation: 'loose', enabled: 'yes', catalogue_format: 'yaml', directories: 'skills', extra: 1 } } },
+        projectRoot,
+        homeDir,
+      }),
+    );
+    expect(problems).toEqual([
+      'app.port: 70000 is not allowed; expected an integer from 0 to 65535',
+      'app.skills.enabled: "yes" is not allowed; expected true or false',
+      'app.skills.directories: "skills" is not allowed; expected a list of non-empty strings',
+      'app.skills.validation: "loose" is not allowed; expected one of strict, standard, lenient',
+      'app.skills.catalogue_format: "yaml" is not allowed; expected one of json, xml, markdown',
+      'SKILLHOST_SKILLS_MAX_DEPTH (app.skills.max_depth): 9 is not allowed; expected an integer from 1 to 6',
+      expect.stringMatching(/^app\.skills\.extra: unknown key/),
+    ]);
+  });
+
+  it('reports invalid TOML', () => {
+    const tree = tempTree();
+    try {
+      tree.write('config.toml', '[app\nport = 1');
+      expect(problemsOf(() => loadConfig({ env: {}, projectRoot: tree.root, homeDir }))[0]).toMatch(/config\.toml: invalid TOML/);
+    } finally {
+      tree.cleanup();
+    }
+  });
+
+  it('returns a frozen object', () => {
+    const sut = configWith({ 'app.skills.enabled': true });
+    expect(Object.isFrozen(sut.app.skills)).toBe(true);
+    expect(Object.isFrozen(sut.app.skills.directories[0])).toBe(true);
+  });
+});
