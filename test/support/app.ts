@@ -1,0 +1,8 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createApp } from '../../src/app.factory.js';
+import { configWith } from '../../src/config/config-loader.js';
+
+/** The real application (Fastify, filters, guards, pipes) for one configuration; logs stay quiet. */
+export async function createTestApp(overrides: Record<string, unknown> = {}): Promise<NestFastifyApplication> {
+  return createApp(configWith(overrides), { logger: false });
+}
