@@ -1,0 +1,155 @@
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { CATALOGUE_FORMATS, type CatalogueFormat, VALIDATION_MODES, type ValidationMode } from '../config/app-config.js';
+import { ConfigError, loadConfig } from '../config/config-loader.js';
+import { renderCatalogue } from '../skills/catalogue-renderer.js';
+import { buildSnapshot } from '../skills/catalogue-snapshot.js';
+import { discoverSkills } from '../skills/skill-discovery.js';
+import { type FolderInspection, inspectSkillFolder } from '../skills/skill-folder.reader.js';
+import { presentAdminReport } from '../skills/skill.presenter.js';
+
+/** `skillhost validate | to-prompt | list`, the same checks the server runs, from a terminal. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+const USAGE = `Usage:
+  skillhost validate PATH... [--mode strict|standard|lenient] [--json]
+  skillhost to-prompt PATH... [--format xml|json|markdown] [--mode MODE]
+  skillhost list [--config FILE] [--json]
+
+PATH is a skill folder or its SKILL.md. Exit codes: 0 all valid, 1 something invalid, 2 usage error.`;
+
+class UsageError extends Error {}
+
+export function runCli(argv: string[], io: CliIo): number {
+  try {
+    const [command, ...rest] = argv;
+    switch (command) {
+      case 'validate':
+        return validateCommand(rest, io);
+      case 'to-prompt':
+        return toPromptCommand(rest, io);
+      case 'list':
+        return listCommand(rest, io);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`Unknown command '${command}'.`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`${(error as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (error instanceof ConfigError) {
+      for (const problem of error.problems) io.err(`config: ${problem}`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+interface CheckedPath {
+  path: string;
+  valid: boolean;
+  name: string | null;
+  errors: readonly string[];
+  warnings: readonly string[];
+  inspection?: FolderInspection;
+}
+
+/** One PATH, checked like the reference validator: missing paths and files are reported, not thrown. */
+function checkPath(input: string, mode: ValidationMode, cwd: string): CheckedPath {
+  const absolute = resolve(cwd, input);
+  const failed = (errors: string[]): CheckedPath => ({ path: input, valid: false, name: null, errors, warnings: [] });
+  if (!existsSync(absolute)) return failed([`Path does not exist: ${input}`]);
+  const folder = statSync(absolute).isDirectory() ? absolute : dirname(absolute);
+  const inspection = inspectSkillFolder(folder, folder, mode, basename(folder));
+  if (inspection === undefined) return failed(['Missing required file: SKILL.md']);
+  if (inspection.kind === 'invalid') {
+    const { name, errors, warnings } = inspection.invalid;
+    return { path: input, valid: false, name: name ?? null, errors, warnings, inspection };
+  }
+  const { name, warnings } = inspection.skill;
+  return { path: input, valid: true, name, errors: [], warnings, inspection };
+}
+
+function parseMode(value: string | undefined, fallback: ValidationMode): ValidationMode {
+  if (value === undefined) return fallback;
+  if (!(VALIDATION_MODES as readonly string[]).includes(value)) throw new UsageError(`--mode must be one of ${VALIDATION_MODES.join(', ')}; got '${value}'.`);
+  return value as ValidationMode;
+}
+
+function requirePaths(paths: string[]): string[] {
+  if (paths.length === 0) throw new UsageError('Give at least one PATH.');
+  return paths;
+}
+
+function validateCommand(args: string[], io: CliIo): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { mode: { type: 'string' }, json: { type: 'boolean' } } });
+  const mode = parseMode(values.mode, 'strict');
+  const results = requirePaths(positionals).map((path) => checkPath(path, mode, io.cwd));
+  if (values.json) {
+    io.out(JSON.stringify(results.map(({ inspection: _, ...rest }) => rest), null, 2));
+  } else {
+    for (const result of results) {
+      if (result.valid) io.out(`Valid skill: ${result.path}`);
+      else io.err([`Validation failed for ${result.path}:`, ...result.errors.map((e) => `  - ${e}`)].join('\n'));
+      for (const warning of result.warnings) io.err(`  warning: ${warning}`);
+    }
+  }
+  return results.every((r) => r.valid) ? 0 : 1;
+}
+
+function toPromptCommand(args: string[], io: CliIo): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { format: { type: 'string' }, mode: { type: 'string' } } });
+  const format = (values.format ?? 'xml') as CatalogueFormat;
+  if (!CATALOGUE_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${CATALOGUE_FORMATS.join(', ')}; got '${values.format}'.`);
+  const results = requirePaths(positionals).map((path) => checkPath(path, parseMode(values.mode, 'strict'), io.cwd));
+  const invalid = results.filter((r) => !r.valid);
+  for (const result of invalid) io.err([`Validation failed for ${result.path}:`, ...result.errors.map((e) => `  - ${e}`)].join('\n'));
+  if (invalid.length > 0) return 1;
+  const entries = results.flatMap((r) => (r.inspection?.kind === 'valid' ? [r.inspection.skill] : []));
+  io.out(renderCatalogue(entries.map((s) => ({ name: s.name, description: s.description, location: s.skillFile })), format, true));
+  return 0;
+}
+
+function listCommand(args: string[], io: CliIo): number {
+  const { values } = parseArgs({ args, allowPositionals: false, options: { config: { type: 'string' }, json: { type: 'boolean' } } });
+  const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
+  const skills = config.app.skills;
+  const started = performance.now();
+  const result = discoverSkills({ directories: skills.directories, mode: skills.validation, maxDepth: skills.maxDepth, maxSkills: skills.maxSkills });
+  const report = presentAdminReport(buildSnapshot(result, skills, { scannedAt: new Date(), durationMs: Math.round(performance.now() - started) }));
+  if (values.json) {
+    io.out(JSON.stringify({ enabled: skills.enabled, ...report }, null, 2));
+    return 0;
+  }
+  if (!skills.enabled) io.out('Note: skills are disabled in this configuration (app.skills.enabled = false); the server would not load these.');
+  io.out(`Directories (mode ${report.mode}):`);
+  for (const d of report.directories) io.out(`  ${d.exists ? '✓' : '✗'} ${d.configured} → ${d.path}${d.exists ? `: ${d.skills} loaded, ${d.invalid} invalid` : ' (missing)'}`);
+  io.out(`\nValid (${report.valid.length}):`);
+  for (const skill of result.skills) io.out(`  ${skill.name} — ${skill.description.length > 100 ? `${skill.description.slice(0, 99)}…` : skill.description}`);
+  if (report.invalid.length > 0) {
+    io.out(`\nInvalid (${report.invalid.length}):`);
+    for (const entry of report.invalid) io.out([`  ${entry.path}`, ...entry.errors.map((e) => `    - ${e}`)].join('\n'));
+  }
+  if (report.collisions.length > 0) {
+    io.out(`\nCollisions (${report.collisions.length}):`);
+    for (const c of report.collisions) io.out(`  ${c.name}: ${c.winner.path} wins over ${c.loser.path}`);
+  }
+  if (report.warnings.length > 0) {
+    io.out(`\nWarnings (${report.warnings.length}):`);
+    for (const warning of report.warnings) io.out(`  ${warning}`);
+  }
+  return 0;
+}
