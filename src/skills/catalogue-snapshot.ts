@@ -18,17 +18,27 @@ export interface CatalogueSnapshot {
   readonly excluded: readonly { readonly name: string; readonly path: string }[];
   readonly warnings: readonly string[];
   readonly directories: readonly DirectoryReport[];
-  readonly catalogue: Readonly<Record<CatalogueFormat, string>>;
+  /** The catalogue in a format; the configured one is rendered with the snapshot, others on first use. */
+  catalogue(format: CatalogueFormat): string;
 }
 
 export function buildSnapshot(
   result: DiscoveryResult,
-  config: Pick<SkillsConfig, 'validation' | 'includeLocation'>,
+  config: Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'>,
   timing: { scannedAt: Date; durationMs: number },
 ): CatalogueSnapshot {
   const sorted = [...result.skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
-  const render = (format: CatalogueFormat) => renderCatalogue(entries, format, config.includeLocation);
+  const rendered = new Map<CatalogueFormat, string>();
+  const catalogue = (format: CatalogueFormat) => {
+    let text = rendered.get(format);
+    if (text === undefined) {
+      text = renderCatalogue(entries, format, config.includeLocation);
+      rendered.set(format, text);
+    }
+    return text;
+  };
+  catalogue(config.catalogueFormat);
   return Object.freeze({
     scannedAt: timing.scannedAt.toISOString(),
     durationMs: timing.durationMs,
@@ -39,6 +49,6 @@ export function buildSnapshot(
     excluded: Object.freeze(result.excluded),
     warnings: Object.freeze(result.warnings),
     directories: Object.freeze(result.directories),
-    catalogue: Object.freeze({ json: render('json'), xml: render('xml'), markdown: render('markdown') }),
+    catalogue,
   });
 }

@@ -97,6 +97,38 @@ describe(parseSimpleFrontmatter.name, () => {
     expect(parseSimpleFrontmatter(text)).toBeUndefined();
   });
 
+  it('agrees with js-yaml on random frontmatter built from YAML-significant pieces', () => {
+    // A fixed-seed generator, so a failure is reproducible.
+    let seed = 42;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const keys = ['name', 'description', 'a', 'b-c', 'x_y', '9', 'metadata'];
+    const values = ['', ' ', 'x', 'a b', "'q'", "'it''s'", '"d"', '"a\\b"', 'a: b', 'a #c', 'a#b', '- x', '[1]', '{a: 1}', '&x y', '*y', '|', '>', 'ü ✓', 'a:', 'x\ty', '~', 'null', '1.0', "'a'b'", '"'];
+    const lines = () => {
+      const out: string[] = [];
+      for (let i = 0, n = 1 + random(4); i < n; i++) {
+        const kind = random(10);
+        if (kind === 0) out.push('');
+        else if (kind === 1) out.push('# comment');
+        else if (kind === 2) out.push(`  ${keys[random(keys.length)]}: ${values[random(values.length)]}`);
+        else if (kind === 3) out.push(`    ${values[random(values.length)]}`);
+        else out.push(`${keys[random(keys.length)]}:${random(4) === 0 ? '' : ' '}${values[random(values.length)]}`);
+      }
+      return out.join(random(5) === 0 ? '\r\n' : '\n');
+    };
+    let compared = 0;
+    for (let i = 0; i < 50000; i++) {
+      const text = lines();
+      const fast = parseSimpleFrontmatter(text);
+      if (fast === undefined) continue;
+      compared++;
+      expect({ text, data: fast }).toEqual({ text, data: yaml.load(text, { schema: yaml.FAILSAFE_SCHEMA }) });
+    }
+    expect(compared).toBeGreaterThan(1000);
+  });
+
   it('agrees with js-yaml on every frontmatter of the real-world corpus it accepts', () => {
     let accepted = 0;
     const files = findSkillFiles(corpusPath());

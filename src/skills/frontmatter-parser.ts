@@ -74,60 +74,100 @@ function describeYamlError(error: unknown, firstLine: number): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-const KEY = /^([A-Za-z0-9_][A-Za-z0-9_-]*):(.*)$/;
-const NESTED_KEY = /^( +)([A-Za-z0-9_][A-Za-z0-9_.-]*):(.*)$/;
 const PLAIN_FIRST_FORBIDDEN = new Set([...'-?:,[]{}#&*!|>\'"%@`']);
 const NON_PRINTABLE_OR_TAB = /[\x00-\x1f\x7f-\x9f\ufeff\ufffe\uffff]/;
+const SPACE = 32;
+const HASH = 35;
+const COLON = 58;
+const CR = 13;
+
+/** `[A-Za-z0-9_-]`, plus `.` inside nested keys. */
+function isKeyChar(code: number, nested: boolean): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95 || code === 45 || (nested && code === 46);
+}
+
+/** Where a line's content ends: before a trailing CR. */
+function contentEnd(text: string, start: number, newline: number): number {
+  return newline > start && text.charCodeAt(newline - 1) === CR ? newline - 1 : newline;
+}
+
+function nextNewline(text: string, from: number): number {
+  const at = text.indexOf('\n', from);
+  return at < 0 ? text.length : at;
+}
+
+/**
+ * Reads `key: value` starting at `start` (after `indent` spaces). Returns the key and the raw value
+ * (trimmed, possibly empty), or undefined when the line is not of that shape.
+ */
+function readKeyLine(text: string, start: number, end: number, nested: boolean): { key: string; raw: string } | undefined {
+  let i = start;
+  const first = text.charCodeAt(i);
+  if (!isKeyChar(first, nested) || first === 45 || first === 46) return undefined;
+  while (i < end && isKeyChar(text.charCodeAt(i), nested)) i++;
+  if (i === end || text.charCodeAt(i) !== COLON) return undefined;
+  const key = text.slice(start, i);
+  if (i + 1 < end && text.charCodeAt(i + 1) !== SPACE) return undefined;
+  const raw = text.slice(i + 1, end).trim();
+  if (NON_PRINTABLE_OR_TAB.test(raw) || key === '__proto__') return undefined;
+  return { key, raw };
+}
 
 /**
  * The exact subset: `key: value` lines with plain, single-quoted or escape-free double-quoted
  * one-line values, `key:` with nothing (null), `key:` followed by one level of such nested lines,
- * blank lines and `#` comment lines. Returns undefined for anything else.
+ * blank lines and `#` comment lines. Returns undefined for anything else. An index scanner, not
+ * split + regex: discovery runs it once per skill and allocation is most of its cost.
  */
 export function parseSimpleFrontmatter(text: string): FrontmatterData | undefined {
-  const lines = text.split('\n');
   const result: FrontmatterData = {};
-  let i = 0;
-  while (i < lines.length) {
-    const line = stripCr(lines[i]);
-    i++;
-    if (line.trim() === '') continue;
-    if (line[0] === '#') continue;
-    const match = KEY.exec(line);
-    if (match === null || NON_PRINTABLE_OR_TAB.test(line)) return undefined;
-    const [, key, rest] = match;
-    if (key === '__proto__' || Object.hasOwn(result, key)) return undefined;
-    if (rest !== '' && rest[0] !== ' ') return undefined;
-    const raw = rest.trim();
-    if (raw !== '') {
-      const value = simpleScalar(raw);
-      if (value === undefined) return undefined;
-      result[key] = value;
+  let empty = true;
+  let pos = 0;
+  while (pos < text.length) {
+    const newline = nextNewline(text, pos);
+    const end = contentEnd(text, pos, newline);
+    const first = text.charCodeAt(pos);
+    if (end === pos || first === HASH) {
+      pos = newline + 1;
       continue;
     }
-    const nested: Record<string, string> = {};
-    let indent = -1;
-    while (i < lines.length) {
-      const inner = stripCr(lines[i]);
-      if (inner === '' || inner[0] !== ' ') break;
-      const innerMatch = NESTED_KEY.exec(inner);
-      if (innerMatch === null || NON_PRINTABLE_OR_TAB.test(inner)) return undefined;
-      const [, spaces, innerKey, innerRest] = innerMatch;
-      if (indent === -1) indent = spaces.length;
-      if (spaces.length !== indent || innerKey === '__proto__' || Object.hasOwn(nested, innerKey)) return undefined;
-      if (innerRest === '' || innerRest[0] !== ' ') return undefined;
-      const value = simpleScalar(innerRest.trim());
-      if (value === undefined || value === '') return undefined;
-      nested[innerKey] = value;
-      i++;
+    if (first === SPACE || first === 9) {
+      // Indented text at the top level continues a value: only blank lines are simple.
+      if (text.slice(pos, end).trim() !== '') return undefined;
+      pos = newline + 1;
+      continue;
     }
-    result[key] = indent === -1 ? null : nested;
+    const line = readKeyLine(text, pos, end, false);
+    if (line === undefined || Object.hasOwn(result, line.key)) return undefined;
+    pos = newline + 1;
+    empty = false;
+    if (line.raw !== '') {
+      const value = simpleScalar(line.raw);
+      if (value === undefined) return undefined;
+      result[line.key] = value;
+      continue;
+    }
+    let nested: Record<string, string> | null = null;
+    let indent = -1;
+    while (pos < text.length && text.charCodeAt(pos) === SPACE) {
+      const innerNewline = nextNewline(text, pos);
+      const innerEnd = contentEnd(text, pos, innerNewline);
+      let keyStart = pos;
+      while (keyStart < innerEnd && text.charCodeAt(keyStart) === SPACE) keyStart++;
+      if (indent === -1) indent = keyStart - pos;
+      if (keyStart - pos !== indent) return undefined;
+      const inner = readKeyLine(text, keyStart, innerEnd, true);
+      if (inner === undefined || inner.raw === '') return undefined;
+      nested ??= {};
+      if (Object.hasOwn(nested, inner.key)) return undefined;
+      const value = simpleScalar(inner.raw);
+      if (value === undefined || value === '') return undefined;
+      nested[inner.key] = value;
+      pos = innerNewline + 1;
+    }
+    result[line.key] = nested;
   }
-  return Object.keys(result).length === 0 ? undefined : result;
-}
-
-function stripCr(line: string): string {
-  return line.endsWith('\r') ? line.slice(0, -1) : line;
+  return empty ? undefined : result;
 }
 
 function simpleScalar(raw: string): string | undefined {

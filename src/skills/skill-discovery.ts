@@ -43,7 +43,7 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
       const scan = (folder: string, children: Dirent[], depth: number) => {
         for (const entry of sortByName(children)) {
           if (SKIPPED_FOLDERS.has(entry.name) || !isFolder(folder, entry)) continue;
-          const path = join(folder, entry.name);
+          const path = `${folder}/${entry.name}`;
           if (visited !== undefined && !firstVisit(visited, path)) continue;
           const inspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
           if (inspection?.kind === 'valid') found.push(inspection.skill);
@@ -54,7 +54,7 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
           }
         }
       };
-      scan(directory.path, entries, 1);
+      scan(directory.path.endsWith('/') ? directory.path.slice(0, -1) : directory.path, entries, 1);
     }
   }
 

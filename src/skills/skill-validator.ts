@@ -34,11 +34,27 @@ export interface ValidationResult {
   catalogueDescription?: string;
 }
 
+/** Code points, as Python's len() counts; a string never has more code points than UTF-16 units. */
 export function codePointLength(text: string): number {
   let count = 0;
   for (const _ of text) count++;
   return count;
 }
+
+function exceeds(text: string, max: number): number | undefined {
+  if (text.length <= max) return undefined;
+  const length = codePointLength(text);
+  return length > max ? length : undefined;
+}
+
+/** NFKC leaves ASCII unchanged; skipping ICU for it is most of the cost of checking a name. */
+function nfkc(text: string): string {
+  return ASCII.test(text) ? text : text.normalize('NFKC');
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+/** A name that passes every character rule at once (the common case). */
+const SIMPLE_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 function cutToCodePoints(text: string, max: number): string {
   return [...text].slice(0, max).join('');
@@ -54,8 +70,12 @@ export function validateFrontmatter(data: FrontmatterData, directoryName: string
   /** A rule the specification makes an error, which lenient mode downgrades to a warning. */
   const report = (message: string, lenientDowngrades: boolean) => (lenient && lenientDowngrades ? warnings : errors).push(message);
 
-  const unexpected = Object.keys(data).filter((field) => !ALLOWED.has(field)).sort();
-  if (unexpected.length > 0) {
+  let unexpected: string[] | undefined;
+  for (const field in data) {
+    if (!ALLOWED.has(field)) (unexpected ??= []).push(field);
+  }
+  if (unexpected !== undefined) {
+    unexpected.sort();
     const message = `Unexpected fields in frontmatter: ${unexpected.join(', ')}. Only ${ALLOWED_LIST_TEXT} are allowed.`;
     (mode === 'strict' ? errors : warnings).push(message);
   }
@@ -69,7 +89,7 @@ export function validateFrontmatter(data: FrontmatterData, directoryName: string
     name = nameErrors.normalized;
   }
   if (lenient && (name === undefined || name === '')) {
-    name = directoryName.normalize('NFKC');
+    name = nfkc(directoryName);
     warnings.push(`Using the directory name '${name}' as the skill name`);
   }
 
@@ -82,8 +102,8 @@ export function validateFrontmatter(data: FrontmatterData, directoryName: string
   } else {
     description = data.description;
     catalogueDescription = description;
-    const length = codePointLength(description);
-    if (length > MAX_DESCRIPTION_LENGTH) {
+    const length = exceeds(description, MAX_DESCRIPTION_LENGTH);
+    if (length !== undefined) {
       report(`Description exceeds ${MAX_DESCRIPTION_LENGTH} character limit (${length} chars)`, true);
       catalogueDescription = cutToCodePoints(description, MAX_DESCRIPTION_LENGTH);
     }
@@ -95,14 +115,16 @@ export function validateFrontmatter(data: FrontmatterData, directoryName: string
       report("Field 'compatibility' must be a string", true);
     } else {
       compatibility = data.compatibility;
-      const length = codePointLength(compatibility);
-      if (length > MAX_COMPATIBILITY_LENGTH) report(`Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${length} chars)`, true);
+      const length = exceeds(compatibility, MAX_COMPATIBILITY_LENGTH);
+      if (length !== undefined) report(`Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${length} chars)`, true);
     }
   }
 
   if (errors.length > 0 || name === undefined || description === undefined) return { errors, warnings };
 
-  const frontmatter: SkillFrontmatter = { ...data, name, description };
+  // `data` is the parser's fresh object, owned by this call: normalise it in place, not by copying.
+  const frontmatter = data as SkillFrontmatter;
+  frontmatter.name = name;
   if (compatibility === undefined) delete frontmatter.compatibility;
   if ('metadata' in data) setOrDelete(frontmatter, 'metadata', normalizeMetadata(data.metadata, warnings));
   for (const field of ['license', 'allowed-tools'] as const) {
@@ -113,15 +135,17 @@ export function validateFrontmatter(data: FrontmatterData, directoryName: string
 
 function nameProblems(value: unknown, directoryName: string): { problems: string[]; normalized?: string } {
   if (typeof value !== 'string' || value.trim() === '') return { problems: ["Field 'name' must be a non-empty string"] };
-  const name = value.trim().normalize('NFKC');
+  const name = nfkc(value.trim());
+  const directory = nfkc(directoryName);
+  if (SIMPLE_NAME.test(name) && name.length <= MAX_NAME_LENGTH && name === directory) return { problems: [], normalized: name };
   const problems: string[] = [];
-  const length = codePointLength(name);
-  if (length > MAX_NAME_LENGTH) problems.push(`Skill name '${name}' exceeds ${MAX_NAME_LENGTH} character limit (${length} chars)`);
+  const length = exceeds(name, MAX_NAME_LENGTH);
+  if (length !== undefined) problems.push(`Skill name '${name}' exceeds ${MAX_NAME_LENGTH} character limit (${length} chars)`);
   if (name !== name.toLowerCase()) problems.push(`Skill name '${name}' must be lowercase`);
   if (name.startsWith('-') || name.endsWith('-')) problems.push('Skill name cannot start or end with a hyphen');
   if (name.includes('--')) problems.push('Skill name cannot contain consecutive hyphens');
   if (!NAME_CHARACTERS.test(name)) problems.push(`Skill name '${name}' contains invalid characters. Only letters, digits, and hyphens are allowed.`);
-  if (directoryName.normalize('NFKC') !== name) problems.push(`Directory name '${directoryName}' must match skill name '${name}'`);
+  if (directory !== name) problems.push(`Directory name '${directoryName}' must match skill name '${name}'`);
   return { problems, normalized: name };
 }
 
@@ -136,16 +160,14 @@ function normalizeMetadata(value: unknown, warnings: string[]): Record<string, s
     warnings.push("Field 'metadata' must be a mapping of strings to strings; it was ignored");
     return undefined;
   }
-  const result: Record<string, string> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    if (typeof inner === 'string') {
-      result[key] = inner;
-    } else {
-      result[key] = JSON.stringify(inner);
+  const result = value as Record<string, unknown>;
+  for (const key in result) {
+    if (typeof result[key] !== 'string') {
+      result[key] = JSON.stringify(result[key]);
       warnings.push(`metadata.${key} is not a string; stored as its JSON text`);
     }
   }
-  return result;
+  return result as Record<string, string>;
 }
 
 function normalizeStringField(field: string, value: unknown, warnings: string[]): string | undefined {

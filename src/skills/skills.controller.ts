@@ -56,7 +56,7 @@ export class SkillsController {
   @Get('skills-catalogue')
   catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply) {
     const format = query.format ?? this.config.app.skills.catalogueFormat;
-    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(this.registry.snapshot.catalogue[format]);
+    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(this.registry.snapshot.catalogue(format));
   }
 
   @Get('admin/skills')
