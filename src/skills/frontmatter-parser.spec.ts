@@ -101,8 +101,8 @@ describe(parseSimpleFrontmatter.name, () => {
     // A fixed-seed generator, so a failure is reproducible.
     let seed = 42;
     const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 16) % n;
     };
     const keys = ['name', 'description', 'a', 'b-c', 'x_y', '9', 'metadata'];
     const values = ['', ' ', 'x', 'a b', "'q'", "'it''s'", '"d"', '"a\\b"', 'a: b', 'a #c', 'a#b', '- x', '[1]', '{a: 1}', '&x y', '*y', '|', '>', 'ü ✓', 'a:', 'x\ty', '~', 'null', '1.0', "'a'b'", '"'];
