@@ -35,3 +35,26 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.skills.max_resource_bytes', env: 'SKILLHOST_SKILLS_MAX_RESOURCE_BYTES', default: 2_000_000, kind: { type: 'integer', min: 1024, max: HARD_LIMITS.resourceBytes }, description: 'A resource past this many bytes is cut, with a notice; only the shown part is read.' },
   { key: 'app.skills.max_depth', env: 'SKILLHOST_SKILLS_MAX_DEPTH', default: 1, kind: { type: 'integer', min: 1, max: HARD_LIMITS.maxDepth }, description: '1 = immediate children of each directory hold skills; up to 6 for nested collections (deeper levels skip `.git` and `node_modules`).' },
 ];
+
+/** The configuration reference table in the README; a test keeps the README equal to this. */
+export function renderConfigReference(): string {
+  const kindText = (kind: SettingKind): string => {
+    switch (kind.type) {
+      case 'integer':
+        return `integer ${kind.min}–${kind.max}`;
+      case 'boolean':
+        return 'boolean';
+      case 'string':
+        return 'string';
+      case 'enum':
+        return kind.values.map((v) => `\`${v}\``).join(' \\| ');
+      case 'string-list':
+        return 'list of strings';
+    }
+  };
+  const rows = SETTINGS.map((s) => {
+    const [section, key] = [s.key.split('.').slice(0, -1).join('.'), s.key.split('.').pop()];
+    return `| \`[${section}]\` \`${key}\` | \`${s.env}\` | ${kindText(s.kind)} | \`${JSON.stringify(s.default)}\` | ${s.description} |`;
+  });
+  return ['| key | environment | type | default | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
+}
