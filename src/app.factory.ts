@@ -1,7 +1,9 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
+import { ErrorCode } from './common/app-error.js';
 import type { AppConfig } from './config/app-config.js';
 
 /** Request bodies larger than this are refused with 413 PAYLOAD_TOO_LARGE before any parsing. */
@@ -11,7 +13,16 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export async function createApp(config: AppConfig, options: { logger?: LoggerService | false } = {}): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forConfig(config),
-    new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES }),
+    new FastifyAdapter({
+      bodyLimit: BODY_LIMIT_BYTES,
+      // Errors Fastify raises before routing (a malformed URL) get the same {code, message} shape.
+      frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+        void reply
+          .code(400)
+          .header('content-type', 'application/json; charset=utf-8')
+          .send(JSON.stringify({ code: ErrorCode.VALIDATION_FAILED, message: `Invalid request: ${error.message}` }));
+      },
+    }),
     { logger: options.logger ?? new Logger(), abortOnError: false },
   );
   app.enableShutdownHooks();

@@ -94,6 +94,8 @@ describe('Skills HTTP API', () => {
     ['/v1/skills/demo/resources/', 400, 'VALIDATION_FAILED', 'Resource path must not be empty; give a path relative to the skill folder, e.g. references/REFERENCE.md.'],
     ['/v1/skills-catalogue?format=yaml', 400, 'VALIDATION_FAILED', 'Invalid request: format: format must be one of json, xml, markdown'],
     ['/v1/no-such-route', 404, 'ROUTE_NOT_FOUND', 'Cannot GET /v1/no-such-route'],
+    ['/v1/skills/demo/resources/a%00b', 400, 'RESOURCE_OUTSIDE_SKILL', 'Resource path must not contain NUL bytes.'],
+    ['/v1/skills/%E0%A4%A', 400, 'VALIDATION_FAILED', "Invalid request: '/v1/skills/%E0%A4%A' is not a valid url component"],
   ])('GET %s → %i %s', async (url, status, code, message) => {
     const res = await http().get(url).expect(status);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -141,11 +143,22 @@ describe('Skills HTTP API', () => {
 describe('Skills HTTP API with skills disabled', () => {
   let tree: TempTree;
   let app: NestFastifyApplication;
+  const logs: string[] = [];
 
   beforeAll(async () => {
     tree = tempTree();
     writeSkill(tree, 'skills', 'demo');
-    app = await createTestApp({ 'app.skills.directories': [tree.path('skills')] });
+    const capture = (message: unknown) => void logs.push(String(message));
+    app = await createTestApp({ 'app.skills.directories': [tree.path('skills')] }, { log: capture, warn: capture, error: capture });
+  });
+
+  it('runs no discovery at start-up (while the same app with skills on logs its scan)', async () => {
+    expect(logs.filter((line) => /Loaded \d+ skill/.test(line))).toEqual([]);
+    const enabledLogs: string[] = [];
+    const capture = (message: unknown) => void enabledLogs.push(String(message));
+    const enabled = await createTestApp({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')] }, { log: capture, warn: capture, error: capture });
+    await enabled.close();
+    expect(enabledLogs.filter((line) => /Loaded \d+ skill/.test(line))).toEqual([expect.stringContaining('Loaded 1 skill(s)')]);
   });
 
   afterAll(async () => {
