@@ -7,4 +7,5 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.ts$': ['@swc/jest'] },
   testTimeout: 30000,
+  globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
 };

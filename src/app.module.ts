@@ -6,6 +6,8 @@ import { createValidationPipe } from './common/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { HealthController } from './health.controller.js';
+import { ChatModule } from './chat/chat.module.js';
+import { PersistenceModule } from './persistence/persistence.module.js';
 import { SkillsModule } from './skills/skills.module.js';
 
 @Module({})
@@ -14,7 +16,7 @@ export class AppModule {
   static forConfig(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), SkillsModule],
+      imports: [ConfigModule.forRoot(config), SkillsModule, PersistenceModule, ChatModule],
       controllers: [HealthController],
       providers: [
         { provide: APP_FILTER, useClass: AppExceptionFilter },

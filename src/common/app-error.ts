@@ -11,6 +11,11 @@ export enum ErrorCode {
   VALIDATION_FAILED = 'VALIDATION_FAILED',
   SKILLS_DISABLED = 'SKILLS_DISABLED',
   ROUTE_NOT_FOUND = 'ROUTE_NOT_FOUND',
+  CHAT_NOT_FOUND = 'CHAT_NOT_FOUND',
+  TOOLS_DISABLED = 'TOOLS_DISABLED',
+  MODEL_NOT_CONFIGURED = 'MODEL_NOT_CONFIGURED',
+  MODEL_ERROR = 'MODEL_ERROR',
+  DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
   INTERNAL = 'INTERNAL',
 }
@@ -37,7 +42,14 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.RESOURCE_NOT_FOUND:
     case ErrorCode.SKILLS_DISABLED:
     case ErrorCode.ROUTE_NOT_FOUND:
+    case ErrorCode.CHAT_NOT_FOUND:
+    case ErrorCode.TOOLS_DISABLED:
       return 404;
+    case ErrorCode.MODEL_ERROR:
+      return 502;
+    case ErrorCode.MODEL_NOT_CONFIGURED:
+    case ErrorCode.DATABASE_UNAVAILABLE:
+      return 503;
     case ErrorCode.RESOURCE_OUTSIDE_SKILL:
     case ErrorCode.RESOURCE_IS_DIRECTORY:
     case ErrorCode.VALIDATION_FAILED:

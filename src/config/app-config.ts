@@ -22,13 +22,43 @@ export interface SkillsConfig {
   maxSkillMdBytes: number;
   maxResourceBytes: number;
   maxDepth: number;
+  explicitPrefixes: readonly string[];
+}
+
+export type ModelProvider = 'openai-compatible' | 'anthropic';
+
+export interface ModelConfig {
+  /** The section name under [app.models]; what requests pass as `model`. */
+  name: string;
+  provider: ModelProvider;
+  model: string;
+  baseUrl: string;
+  /** Resolved from `api_key_env` at start-up; never logged. */
+  apiKey: string | undefined;
+  apiKeyEnv: string;
+  tools: boolean;
+  timeoutMs: number;
+  maxRetries: number;
+}
+
+export interface DatabaseConfig {
+  /** Empty: run the embedded PostgreSQL. */
+  url: string;
+  embeddedDir: string;
+  embeddedPort: number;
 }
 
 export interface AppConfig {
   app: {
     port: number;
     host: string;
+    basePrompt: string;
+    defaultModel: string | undefined;
+    historyMessages: number;
     skills: SkillsConfig;
+    tools: { enabled: boolean; maxSteps: number };
+    models: Readonly<Record<string, ModelConfig>>;
+    database: DatabaseConfig;
   };
 }
 

@@ -35,7 +35,57 @@ describe(loadConfig.name, () => {
       maxSkillMdBytes: 200000,
       maxResourceBytes: 2000000,
       maxDepth: 1,
+      explicitPrefixes: ['/'],
     });
+    expect(sut.app.tools).toEqual({ enabled: true, maxSteps: 8 });
+    expect(sut.app.database).toEqual({ url: '', embeddedDir: '/srv/app/.data/postgres', embeddedPort: 54329 });
+    expect(sut.app.models).toEqual({});
+    expect(sut.app.defaultModel).toBeUndefined();
+    expect(sut.app.historyMessages).toBe(20);
+  });
+
+  it('reads [app.models.NAME] tables, resolving each API key from its environment variable', () => {
+    const sut = loadConfig({
+      env: { MY_KEY: 'sk-secret' },
+      toml: {
+        app: {
+          default_model: 'claude',
+          models: {
+            local: { provider: 'openai-compatible', base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.1', tools: false },
+            claude: { provider: 'anthropic', model: 'claude-sonnet-4-5', api_key_env: 'MY_KEY', timeout_ms: 30000 },
+          },
+        },
+      },
+      projectRoot,
+      homeDir,
+    });
+    expect(sut.app.defaultModel).toBe('claude');
+    expect(sut.app.models.local).toEqual({ name: 'local', provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://127.0.0.1:11434/v1', apiKeyEnv: '', apiKey: undefined, tools: false, timeoutMs: 60000, maxRetries: 1 });
+    expect(sut.app.models.claude).toMatchObject({ provider: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', apiKey: 'sk-secret', timeoutMs: 30000, tools: true });
+  });
+
+  it('defines a quick-start model from SKILLHOST_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY', () => {
+    const sut = loadConfig({ env: { SKILLHOST_MODEL: 'gpt-4o-mini', OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1', OPENAI_API_KEY: 'k' }, toml: {}, projectRoot, homeDir });
+    expect(sut.app.defaultModel).toBe('default');
+    expect(sut.app.models.default).toMatchObject({ provider: 'openai-compatible', model: 'gpt-4o-mini', baseUrl: 'http://127.0.0.1:8080/v1', apiKey: 'k' });
+  });
+
+  it('reports bad model tables and an unknown default model', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: {},
+        toml: { app: { default_model: 'nope', models: { a: { provider: 'openai', model: '' }, b: { provider: 'openai-compatible', model: 'm', colour: 'red' } } } },
+        projectRoot,
+        homeDir,
+      }),
+    );
+    expect(problems).toEqual([
+      'app.models.a.provider: "openai" is not allowed; expected one of openai-compatible, anthropic',
+      'app.models.a.model: "" is not allowed; expected a non-empty string',
+      'app.models.b.colour: unknown key (known keys: provider, model, base_url, api_key_env, tools, timeout_ms, max_retries)',
+      "app.models.b.base_url: missing; an openai-compatible model needs its API's base URL",
+      'app.default_model: "nope" is not allowed; expected one of the configured models (a, b)',
+    ]);
   });
 
   it('reads a TOML file and lets the environment override it', () => {

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import type { AppConfig, CatalogueFormat, SkillDirectory, ValidationMode } from './app-config.js';
-import { SETTINGS, type Setting } from './config-schema.js';
+import type { AppConfig, CatalogueFormat, ModelConfig, ModelProvider, SkillDirectory, ValidationMode } from './app-config.js';
+import { MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS, type Setting } from './config-schema.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -43,8 +43,80 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     }
   }
   problems.push(...unknownKeys(toml));
+  const models = readModels(toml, env, problems);
+  let defaultModel = values.get('app.default_model') as string;
+  if (defaultModel === '') defaultModel = Object.keys(models)[0] ?? '';
+  else if (!(defaultModel in models)) {
+    problems.push(`app.default_model: ${JSON.stringify(defaultModel)} is not allowed; expected one of the configured models (${Object.keys(models).join(', ') || 'none configured'})`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
-  return buildConfig(values, projectRoot, options.homeDir ?? homedir());
+  return buildConfig(values, models, defaultModel || undefined, projectRoot, options.homeDir ?? homedir());
+}
+
+/**
+ * `[app.models.NAME]` tables, plus the quick start: SKILLHOST_MODEL (with OPENAI_BASE_URL and
+ * OPENAI_API_KEY) defines an openai-compatible model named `default` without any file.
+ */
+function readModels(toml: Raw, env: Record<string, string | undefined>, problems: string[]): Record<string, ModelConfig> {
+  const models: Record<string, ModelConfig> = {};
+  const quickStart = env.SKILLHOST_MODEL;
+  if (quickStart !== undefined && quickStart.trim() !== '') {
+    models.default = {
+      name: 'default',
+      provider: 'openai-compatible',
+      model: quickStart.trim(),
+      baseUrl: env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1',
+      apiKeyEnv: 'OPENAI_API_KEY',
+      apiKey: env.OPENAI_API_KEY || undefined,
+      tools: true,
+      timeoutMs: 60000,
+      maxRetries: 1,
+    };
+  }
+  const table = lookup(toml, 'app.models');
+  if (table === undefined) return models;
+  if (table === null || typeof table !== 'object' || Array.isArray(table)) {
+    problems.push('app.models: expected tables like [app.models.NAME]');
+    return models;
+  }
+  for (const [name, raw] of Object.entries(table as Raw)) {
+    const where = `app.models.${name}`;
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) problems.push(`${where}: model names may use letters, digits, '.', '_' and '-' (1–64)`);
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      problems.push(`${where}: expected a table`);
+      continue;
+    }
+    const entry = raw as Raw;
+    const value = (key: string) => {
+      const setting = MODEL_SETTINGS.find((s) => s.key === key)!;
+      if (entry[key] === undefined) {
+        if (setting.required) problems.push(`${where}.${key}: missing; expected ${key === 'provider' ? MODEL_PROVIDERS.join(' or ') : 'a value'}`);
+        return setting.default;
+      }
+      return check({ ...setting, env: '' }, entry[key], `${where}.${key}`, problems);
+    };
+    for (const key of Object.keys(entry)) {
+      if (!MODEL_SETTINGS.some((s) => s.key === key)) problems.push(`${where}.${key}: unknown key (known keys: ${MODEL_SETTINGS.map((s) => s.key).join(', ')})`);
+    }
+    const provider = value('provider') as ModelProvider;
+    let baseUrl = value('base_url') as string;
+    if (baseUrl === '' && provider === 'anthropic') baseUrl = 'https://api.anthropic.com/v1';
+    if (baseUrl === '' && provider === 'openai-compatible') problems.push(`${where}.base_url: missing; an openai-compatible model needs its API's base URL`);
+    else if (baseUrl !== '' && !/^https?:\/\/[^\s]+$/.test(baseUrl)) problems.push(`${where}.base_url: ${JSON.stringify(baseUrl)} is not allowed; expected an http(s) URL`);
+    const apiKeyEnv = value('api_key_env') as string;
+    models[name] = {
+      name,
+      provider,
+      model: value('model') as string,
+      baseUrl,
+      apiKeyEnv,
+      apiKey: apiKeyEnv ? env[apiKeyEnv] || undefined : undefined,
+      tools: value('tools') as boolean,
+      timeoutMs: value('timeout_ms') as number,
+      maxRetries: value('max_retries') as number,
+    };
+  }
+  return models;
 }
 
 /**
@@ -70,12 +142,28 @@ export function resolveSkillDirectory(configured: string, projectRoot: string, h
   return { configured, path };
 }
 
-function buildConfig(values: Map<string, unknown>, projectRoot: string, homeDir: string): AppConfig {
+function buildConfig(
+  values: Map<string, unknown>,
+  models: Record<string, ModelConfig>,
+  defaultModel: string | undefined,
+  projectRoot: string,
+  homeDir: string,
+): AppConfig {
   const get = <T>(key: string) => values.get(key) as T;
   const config: AppConfig = {
     app: {
       port: get<number>('app.port'),
       host: get<string>('app.host'),
+      basePrompt: get<string>('app.base_prompt'),
+      defaultModel,
+      historyMessages: get<number>('app.history_messages'),
+      tools: { enabled: get<boolean>('app.tools.enabled'), maxSteps: get<number>('app.tools.max_steps') },
+      models,
+      database: {
+        url: get<string>('app.database.url'),
+        embeddedDir: resolve(projectRoot, get<string>('app.database.embedded_dir')),
+        embeddedPort: get<number>('app.database.embedded_port'),
+      },
       skills: {
         enabled: get<boolean>('app.skills.enabled'),
         directories: get<string[]>('app.skills.directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)),
@@ -86,6 +174,7 @@ function buildConfig(values: Map<string, unknown>, projectRoot: string, homeDir:
         maxSkillMdBytes: get<number>('app.skills.max_skill_md_bytes'),
         maxResourceBytes: get<number>('app.skills.max_resource_bytes'),
         maxDepth: get<number>('app.skills.max_depth'),
+        explicitPrefixes: get<string[]>('app.skills.explicit_prefixes'),
       },
     },
   };
@@ -128,7 +217,7 @@ function unknownKeys(toml: Raw): string[] {
   const walk = (node: Raw, prefix: string) => {
     for (const [name, value] of Object.entries(node)) {
       const key = prefix ? `${prefix}.${name}` : name;
-      if (known.has(key)) continue;
+      if (known.has(key) || key === 'app.models') continue;
       if (sections.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) walk(value as Raw, key);
       else problems.push(`${key}: unknown key (known keys: ${[...known].filter((k) => k.startsWith(prefix)).join(', ')})`);
     }
@@ -187,7 +276,9 @@ function check(setting: Setting, value: unknown, where: string, problems: string
     case 'enum':
       return typeof value === 'string' && kind.values.includes(value) ? value : bad(`one of ${kind.values.join(', ')}`);
     case 'string-list':
-      return Array.isArray(value) && value.every((v) => typeof v === 'string' && v.trim() !== '') ? value : bad('a list of non-empty strings');
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.trim() !== '')) return bad('a list of non-empty strings');
+      if (kind.values && !value.every((v) => kind.values!.includes(v))) return bad(`a list of ${kind.values.join(', ')}`);
+      return value;
   }
 }
 

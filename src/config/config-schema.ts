@@ -9,7 +9,7 @@ export type SettingKind =
   | { type: 'boolean' }
   | { type: 'string'; nonEmpty?: boolean }
   | { type: 'enum'; values: readonly string[] }
-  | { type: 'string-list' };
+  | { type: 'string-list'; values?: readonly string[] };
 
 export interface Setting {
   /** Dotted TOML path, e.g. `app.skills.enabled`. */
@@ -20,11 +20,17 @@ export interface Setting {
   description: string;
 }
 
+export const EXPLICIT_PREFIXES = ['/', '$'] as const;
+export const DEFAULT_BASE_PROMPT = 'You are a helpful assistant.';
+
 export const DEFAULT_SKILL_DIRECTORIES = ['./.skills', './.agents/skills', '~/.agents/skills', '~/.skillhost/skills'];
 
 export const SETTINGS: readonly Setting[] = [
   { key: 'app.port', env: 'SKILLHOST_PORT', default: 3000, kind: { type: 'integer', min: 0, max: 65535 }, description: 'HTTP port (0 picks a free one).' },
   { key: 'app.host', env: 'SKILLHOST_HOST', default: '127.0.0.1', kind: { type: 'string', nonEmpty: true }, description: 'Interface to listen on; `0.0.0.0` for all.' },
+  { key: 'app.base_prompt', env: 'SKILLHOST_BASE_PROMPT', default: DEFAULT_BASE_PROMPT, kind: { type: 'string' }, description: 'The start of every system prompt.' },
+  { key: 'app.default_model', env: 'SKILLHOST_DEFAULT_MODEL', default: '', kind: { type: 'string' }, description: 'Model used when a message names none: a name under `[app.models]`. Empty: `default` when the quick-start variables define it, else the first model in the file.' },
+  { key: 'app.history_messages', env: 'SKILLHOST_HISTORY_MESSAGES', default: 20, kind: { type: 'integer', min: 0, max: 1000 }, description: "How many of the chat's earlier messages go to the model with each turn." },
   { key: 'app.skills.enabled', env: 'SKILLHOST_SKILLS_ENABLED', default: false, kind: { type: 'boolean' }, description: 'Master switch. Off: no discovery runs and every skills route answers 404 `SKILLS_DISABLED`.' },
   { key: 'app.skills.directories', env: 'SKILLHOST_SKILLS_DIRECTORIES', default: DEFAULT_SKILL_DIRECTORIES, kind: { type: 'string-list' }, description: 'Skill folders to scan, in precedence order (earlier wins a name collision). `~` is the home folder; relative paths resolve from the project root (the working directory).' },
   { key: 'app.skills.validation', env: 'SKILLHOST_SKILLS_VALIDATION', default: 'standard', kind: { type: 'enum', values: VALIDATION_MODES }, description: '`strict` (the reference validator: unknown fields are errors), `standard` (unknown fields are warnings) or `lenient` (also loads name mismatches and over-long fields with warnings).' },
@@ -33,7 +39,32 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.skills.max_skills', env: 'SKILLHOST_SKILLS_MAX_SKILLS', default: 200, kind: { type: 'integer', min: 1, max: HARD_LIMITS.maxSkills }, description: 'Valid skills past this count (in discovery order) are excluded with a warning.' },
   { key: 'app.skills.max_skill_md_bytes', env: 'SKILLHOST_SKILLS_MAX_SKILL_MD_BYTES', default: 200_000, kind: { type: 'integer', min: 1024, max: HARD_LIMITS.skillMdBytes }, description: 'A `SKILL.md` body past this many bytes is cut on activation, with a notice.' },
   { key: 'app.skills.max_resource_bytes', env: 'SKILLHOST_SKILLS_MAX_RESOURCE_BYTES', default: 2_000_000, kind: { type: 'integer', min: 1024, max: HARD_LIMITS.resourceBytes }, description: 'A resource past this many bytes is cut, with a notice; only the shown part is read.' },
+  { key: 'app.skills.explicit_prefixes', env: 'SKILLHOST_SKILLS_EXPLICIT_PREFIXES', default: ['/'], kind: { type: 'string-list', values: EXPLICIT_PREFIXES }, description: 'Prefixes that invoke a skill explicitly at the start of a message: `/name`, and `$name` when `"$"` is listed.' },
   { key: 'app.skills.max_depth', env: 'SKILLHOST_SKILLS_MAX_DEPTH', default: 1, kind: { type: 'integer', min: 1, max: HARD_LIMITS.maxDepth }, description: '1 = immediate children of each directory hold skills; up to 6 for nested collections (deeper levels skip `.git` and `node_modules`).' },
+  { key: 'app.tools.enabled', env: 'SKILLHOST_TOOLS_ENABLED', default: true, kind: { type: 'boolean' }, description: 'Offer the skill tools (`skills.activate`, `skills.readResource`) to models that support tools.' },
+  { key: 'app.tools.max_steps', env: 'SKILLHOST_TOOLS_MAX_STEPS', default: 8, kind: { type: 'integer', min: 1, max: 64 }, description: 'Model steps per turn (each tool round is one); a turn that reaches it ends with a stored notice.' },
+  { key: 'app.database.url', env: 'DATABASE_URL', default: '', kind: { type: 'string' }, description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' },
+  { key: 'app.database.embedded_dir', env: 'SKILLHOST_DATABASE_EMBEDDED_DIR', default: './.data/postgres', kind: { type: 'string', nonEmpty: true }, description: "The embedded server's data folder, kept across restarts." },
+  { key: 'app.database.embedded_port', env: 'SKILLHOST_DATABASE_EMBEDDED_PORT', default: 54329, kind: { type: 'integer', min: 1024, max: 65535 }, description: "The embedded server's port on 127.0.0.1." },
+];
+
+/** Per-model keys under `[app.models.NAME]`. */
+export const MODEL_PROVIDERS = ['openai-compatible', 'anthropic'] as const;
+export interface ModelSetting {
+  key: string;
+  required: boolean;
+  default: unknown;
+  kind: SettingKind;
+  description: string;
+}
+export const MODEL_SETTINGS: readonly ModelSetting[] = [
+  { key: 'provider', required: true, default: undefined, kind: { type: 'enum', values: MODEL_PROVIDERS }, description: '`openai-compatible` (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, …) or `anthropic`.' },
+  { key: 'model', required: true, default: undefined, kind: { type: 'string', nonEmpty: true }, description: "The provider's model id, e.g. `gpt-4o-mini`, `llama3.1`, `claude-sonnet-4-5`." },
+  { key: 'base_url', required: false, default: '', kind: { type: 'string' }, description: 'API base URL, e.g. `http://127.0.0.1:11434/v1`. Required for `openai-compatible`; Anthropic defaults to its public API.' },
+  { key: 'api_key_env', required: false, default: '', kind: { type: 'string' }, description: 'Name of the environment variable holding the API key (the key itself never goes in the file).' },
+  { key: 'tools', required: false, default: true, kind: { type: 'boolean' }, description: 'Whether the model can call tools; `false` uses the fallback (an invoked skill goes into the system prompt).' },
+  { key: 'timeout_ms', required: false, default: 60000, kind: { type: 'integer', min: 100, max: 3_600_000 }, description: 'Whole-turn time limit for calls to this model.' },
+  { key: 'max_retries', required: false, default: 1, kind: { type: 'integer', min: 0, max: 5 }, description: 'Retries of a failed provider call (5xx, rate limits) before the turn fails.' },
 ];
 
 /** The configuration reference table in the README; a test keeps the README equal to this. */
@@ -49,12 +80,15 @@ export function renderConfigReference(): string {
       case 'enum':
         return kind.values.map((v) => `\`${v}\``).join(' \\| ');
       case 'string-list':
-        return 'list of strings';
+        return kind.values ? `list of ${kind.values.map((v) => `\`${v}\``).join(', ')}` : 'list of strings';
     }
   };
   const rows = SETTINGS.map((s) => {
     const [section, key] = [s.key.split('.').slice(0, -1).join('.'), s.key.split('.').pop()];
     return `| \`[${section}]\` \`${key}\` | \`${s.env}\` | ${kindText(s.kind)} | \`${JSON.stringify(s.default)}\` | ${s.description} |`;
   });
-  return ['| key | environment | type | default | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
+  const modelRows = MODEL_SETTINGS.map(
+    (s) => `| \`[app.models.NAME]\` \`${s.key}\` | — | ${kindText(s.kind)} | ${s.required ? 'required' : `\`${JSON.stringify(s.default)}\``} | ${s.description} |`,
+  );
+  return ['| key | environment | type | default | meaning |', '|---|---|---|---|---|', ...rows, ...modelRows].join('\n');
 }

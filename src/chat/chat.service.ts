@@ -1,0 +1,240 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { ModelMessage } from 'ai';
+import { AppError, ErrorCode } from '../common/app-error.js';
+import { APP_CONFIG, type AppConfig, type ModelConfig } from '../config/app-config.js';
+import { ChatRepository, chatNotFound, type NewActivation } from '../persistence/chat.repository.js';
+import type { ChatActivatedSkillEntity } from '../persistence/entities/chat-activated-skill.entity.js';
+import type { ChatMessageEntity } from '../persistence/entities/chat-message.entity.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { parseInvocation } from './invocation-parser.js';
+import { LanguageModelFactory } from './llm/language-model.factory.js';
+import { type LoopEvent, runToolLoop } from './llm/tool-loop.js';
+import { assembleSystemPrompt } from './prompt-assembler.js';
+import { SKILL_TOOLS, type SkillToolName, toolByWireName } from './skill-tools.js';
+import { type ToolCard, SkillToolsService } from './skill-tools.service.js';
+
+export interface TurnInput {
+  content: string;
+  model?: string;
+  tools?: boolean;
+}
+
+/** Streamed as server-sent events while a turn runs; `done` carries the same payload as the JSON answer. */
+export type TurnEvent =
+  | { event: 'tool-call'; data: { id: string; tool: string; args: unknown } }
+  | { event: 'tool-result'; data: ToolCard }
+  | { event: 'text-delta'; data: { text: string } };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** One chat turn, the chat API, and the external-loop tools: the business rules of ChatModule. */
+@Injectable()
+export class ChatService {
+  private readonly logger = new Logger(ChatService.name);
+  private readonly models = new LanguageModelFactory();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly chats: ChatRepository,
+    private readonly registry: SkillRegistryService,
+    private readonly resources: SkillResourcesService,
+    private readonly skillTools: SkillToolsService,
+  ) {}
+
+  createChat(title?: string) {
+    return this.chats.createChat(title ?? null);
+  }
+
+  listChats(limit = 50, offset = 0) {
+    return this.chats.listChats(limit, offset);
+  }
+
+  async getChat(id: string) {
+    const chat = await this.chats.getChat(checkId(id));
+    return { chat, activatedSkills: await this.chats.activatedSkills(chat.id) };
+  }
+
+  async deleteChat(id: string): Promise<void> {
+    if (!(await this.chats.deleteChat(checkId(id)))) throw chatNotFound(id);
+  }
+
+  async listMessages(id: string, limit = 50, offset = 0) {
+    await this.chats.getChat(checkId(id));
+    return this.chats.listMessages(id, limit, offset);
+  }
+
+  /** Exactly what the model would get next in this chat: system prompt and tool definitions. */
+  async getContext(id: string, options: { model?: string; tools?: boolean } = {}) {
+    await this.chats.getChat(checkId(id));
+    const model = this.findModel(options.model);
+    const activated = (await this.chats.activatedSkills(id)).map((a) => a.skillName);
+    const toolsAvailable = this.toolsAvailable(model, options.tools);
+    return {
+      model: model?.name ?? null,
+      systemPrompt: this.systemPrompt(activated, toolsAvailable),
+      tools: toolsAvailable ? SKILL_TOOLS.map((t) => ({ name: t.name, wireName: t.wireName, description: t.description, inputSchema: t.inputSchema })) : [],
+      activatedSkills: activated,
+    };
+  }
+
+  /** The external-loop API: run one skill tool against a chat, stored like a model-made call. */
+  async executeTool(id: string, tool: SkillToolName, args: unknown) {
+    await this.chats.getChat(checkId(id));
+    const { card, activated } = await this.skillTools.execute(tool, args);
+    const stored = await this.chats.recordTurn(id, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool' }] : []);
+    return { toolCard: card, activatedSkills: stored.activatedSkills.map(presentActivation) };
+  }
+
+  /**
+   * One turn. Nothing is stored until the model has answered; then one transaction stores the
+   * user message, the assistant message with its tool cards, and the activations. A turn that fails
+   * (model error, timeout, database gone) stores nothing at all, so it can simply be sent again.
+   */
+  async sendMessage(id: string, input: TurnInput, onEvent?: (event: TurnEvent) => void) {
+    const model = await this.prepareTurn(id, input);
+    const skillsOn = this.registry.enabled;
+    const invocation = skillsOn
+      ? parseInvocation(input.content, this.config.app.skills.explicitPrefixes, (name) => this.registry.snapshot.skills.has(name))
+      : { skill: null, text: input.content };
+    const toolsAvailable = this.toolsAvailable(model, input.tools);
+    const [history, activatedRows] = await Promise.all([
+      this.chats.recentConversation(id, this.config.app.historyMessages),
+      this.chats.activatedSkills(id),
+    ]);
+    const activated = activatedRows.map((a) => a.skillName);
+    const cards: ToolCard[] = [];
+    const activations: NewActivation[] = [];
+    const messages: ModelMessage[] = history.map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content }));
+    let fallback: { name: string; body: string } | undefined;
+
+    if (invocation.skill !== null && toolsAvailable) {
+      // Explicit invocation with tools: the server performs the activation as the turn's first tool
+      // call, so the skill is active and its card shown whatever the model then does.
+      const forced = await this.skillTools.execute('skills.activate', { name: invocation.skill });
+      onEvent?.({ event: 'tool-call', data: { id: forced.card.id, tool: forced.card.tool, args: forced.card.args } });
+      onEvent?.({ event: 'tool-result', data: forced.card });
+      cards.push(forced.card);
+      if (forced.activated) activations.push({ skillName: forced.activated, how: 'explicit' });
+      messages.push(
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: forced.card.id, toolName: 'skills_activate', input: { name: invocation.skill } }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: forced.card.id, toolName: 'skills_activate', output: { type: 'text', value: forced.card.output } }] },
+      );
+    } else if (invocation.skill !== null) {
+      const skill = await this.resources.activate(invocation.skill);
+      fallback = { name: skill.name, body: skill.body };
+      activations.push({ skillName: skill.name, how: 'fallback' });
+    }
+    messages.push({ role: 'user', content: invocation.text });
+    const system = this.systemPrompt(activated, toolsAvailable, invocation.skill ?? undefined, fallback);
+
+    const result = await runToolLoop({
+      model: this.models.get(model),
+      modelName: model.name,
+      system,
+      messages,
+      tools: toolsAvailable ? SKILL_TOOLS : [],
+      maxSteps: this.config.app.tools.maxSteps,
+      timeoutMs: model.timeoutMs,
+      maxRetries: model.maxRetries,
+      execute: async (call) => {
+        const definition = toolByWireName(call.wireName);
+        if (definition === undefined) return `Error: unknown tool '${call.wireName}'. Available: ${SKILL_TOOLS.map((t) => t.wireName).join(', ')}`;
+        const execution = await this.skillTools.execute(definition.name, call.input, call.toolCallId);
+        cards.push(execution.card);
+        if (execution.activated) activations.push({ skillName: execution.activated, how: 'tool' });
+        onEvent?.({ event: 'tool-result', data: execution.card });
+        return execution.card.output;
+      },
+      refused: (call, reason) => {
+        const available = SKILL_TOOLS.map((t) => t.wireName).join(', ');
+        const card = this.skillTools.refusedCard(call.toolCallId, toolByWireName(call.wireName)?.name ?? call.wireName, call.input, `${reason} Available tools: ${available}.`);
+        cards.push(card);
+        onEvent?.({ event: 'tool-result', data: card });
+      },
+      onEvent: (event: LoopEvent) => {
+        if (event.type === 'text-delta') onEvent?.({ event: 'text-delta', data: { text: event.text } });
+        else if (event.type === 'tool-call') {
+          const name = toolByWireName(event.wireName)?.name ?? event.wireName;
+          onEvent?.({ event: 'tool-call', data: { id: event.toolCallId, tool: name, args: event.input ?? null } });
+        }
+      },
+    });
+    let answer = result.text.trim();
+    if (result.stepLimitReached) {
+      answer = `${answer}${answer ? '\n\n' : ''}[Stopped: this turn reached the limit of ${this.config.app.tools.maxSteps} model steps (app.tools.max_steps) before a final answer.]`;
+      this.logger.warn(`Chat ${id}: turn stopped at the step limit (${this.config.app.tools.maxSteps})`);
+    }
+    const stored = await this.chats.recordTurn(
+      id,
+      [
+        { role: 'user', content: input.content, invokedSkill: invocation.skill, model: model.name },
+        { role: 'assistant', content: answer, toolCards: cards, model: model.name },
+      ],
+      activations,
+    );
+    const [userMessage, assistantMessage] = stored.messages.map(presentMessage);
+    return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills.map(presentActivation), invokedSkill: invocation.skill };
+  }
+
+  /** Checks what can be checked before a turn starts (the chat exists, a model is there) and returns the model. */
+  async prepareTurn(id: string, input: Pick<TurnInput, 'model'>): Promise<ModelConfig> {
+    await this.chats.getChat(checkId(id));
+    const model = this.findModel(input.model);
+    if (model === undefined) {
+      throw new AppError(ErrorCode.MODEL_NOT_CONFIGURED, 'No model is configured: add an [app.models.NAME] section (or set SKILLHOST_MODEL) to chat.');
+    }
+    return model;
+  }
+
+  private findModel(name: string | undefined): ModelConfig | undefined {
+    const models = this.config.app.models;
+    if (name === undefined) return this.config.app.defaultModel ? models[this.config.app.defaultModel] : undefined;
+    const model = models[name];
+    if (model === undefined) {
+      const available = Object.keys(models);
+      throw new AppError(ErrorCode.VALIDATION_FAILED, `Model '${name}' is not configured. Available: ${available.join(', ') || 'none'}`, { problems: [`model: '${name}' is not configured`], available });
+    }
+    return model;
+  }
+
+  /** Skill tools are offered only when skills are on, tools are on, the model can call them, and the request did not say no. */
+  private toolsAvailable(model: ModelConfig | undefined, requested: boolean | undefined): boolean {
+    return this.registry.enabled && this.config.app.tools.enabled && (model?.tools ?? true) && requested !== false;
+  }
+
+  private systemPrompt(activated: string[], toolsAvailable: boolean, invoked?: string, fallback?: { name: string; body: string }): string {
+    const skills = this.registry.enabled
+      ? { catalogue: this.registry.snapshot.catalogue(this.config.app.skills.catalogueFormat), activated, toolsAvailable, invoked, fallback }
+      : undefined;
+    return assembleSystemPrompt({ basePrompt: this.config.app.basePrompt, skills });
+  }
+}
+
+function checkId(id: string): string {
+  if (!UUID.test(id)) throw chatNotFound(id);
+  return id;
+}
+
+export function presentMessage(message: ChatMessageEntity) {
+  return {
+    id: message.id,
+    seq: message.seq,
+    role: message.role,
+    content: message.content,
+    toolCards: message.toolCards,
+    invokedSkill: message.invokedSkill,
+    model: message.model,
+    createdAt: message.createdAt,
+  };
+}
+
+export function presentActivation(activation: ChatActivatedSkillEntity) {
+  return {
+    name: activation.skillName,
+    how: activation.how,
+    firstActivatedAt: activation.firstActivatedAt,
+    lastActivatedAt: activation.lastActivatedAt,
+    count: activation.activationCount,
+  };
+}

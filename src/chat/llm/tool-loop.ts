@@ -1,0 +1,131 @@
+import { APICallError, jsonSchema, type LanguageModel, type ModelMessage, RetryError, stepCountIs, streamText, type ToolSet, tool } from 'ai';
+import { AppError, ErrorCode } from '../../common/app-error.js';
+
+/**
+ * Runs one turn of the model with tools through the Vercel AI SDK: the SDK calls the model, our
+ * `execute` runs each tool server-side, and the loop goes on until a final answer or the step
+ * limit. Provider failures become MODEL_ERROR with the provider's reason.
+ */
+export interface LoopTool {
+  wireName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface LoopToolCall {
+  toolCallId: string;
+  wireName: string;
+  input: unknown;
+}
+
+export type LoopEvent =
+  | { type: 'tool-call'; toolCallId: string; wireName: string; input: unknown }
+  | { type: 'tool-finished'; toolCallId: string }
+  | { type: 'text-delta'; text: string };
+
+export interface ToolLoopRequest {
+  model: LanguageModel;
+  modelName: string;
+  system: string;
+  messages: ModelMessage[];
+  tools: readonly LoopTool[];
+  /** Runs a tool the model called (known wire name); returns the text the model reads. */
+  execute(call: LoopToolCall): Promise<string>;
+  /** Records a call the SDK refused before execution (unknown tool, unparseable arguments). */
+  refused(call: LoopToolCall, reason: string): void;
+  maxSteps: number;
+  timeoutMs: number;
+  maxRetries: number;
+  onEvent?: (event: LoopEvent) => void;
+}
+
+export interface ToolLoopResult {
+  text: string;
+  steps: number;
+  /** The last step still asked for tools: the step limit ended the turn. */
+  stepLimitReached: boolean;
+}
+
+export async function runToolLoop(request: ToolLoopRequest): Promise<ToolLoopResult> {
+  const tools: ToolSet = {};
+  for (const definition of request.tools) {
+    tools[definition.wireName] = tool({
+      description: definition.description,
+      // No validator: arguments are checked by our executor, which answers the model with a readable error.
+      inputSchema: jsonSchema<unknown>(definition.inputSchema as Parameters<typeof jsonSchema>[0]),
+      execute: (input: unknown, options: { toolCallId: string }) => request.execute({ toolCallId: options.toolCallId, wireName: definition.wireName, input }),
+    });
+  }
+  const timeout = AbortSignal.timeout(request.timeoutMs);
+  let failure: unknown;
+  let text = '';
+  let steps = 0;
+  let lastFinishReason: string | undefined;
+  try {
+    const result = streamText({
+      model: request.model,
+      system: request.system,
+      messages: request.messages,
+      tools: request.tools.length > 0 ? tools : undefined,
+      stopWhen: stepCountIs(request.maxSteps),
+      maxRetries: request.maxRetries,
+      abortSignal: timeout,
+      onError: ({ error }) => {
+        failure ??= error;
+      },
+    });
+    for await (const part of result.fullStream) {
+      switch (part.type) {
+        case 'text-delta':
+          text += part.text;
+          request.onEvent?.({ type: 'text-delta', text: part.text });
+          break;
+        case 'tool-call':
+          request.onEvent?.({ type: 'tool-call', toolCallId: part.toolCallId, wireName: part.toolName, input: part.input });
+          break;
+        case 'tool-result':
+          request.onEvent?.({ type: 'tool-finished', toolCallId: part.toolCallId });
+          break;
+        case 'tool-error': {
+          const call = { toolCallId: part.toolCallId, wireName: part.toolName, input: part.input };
+          request.refused(call, describeError(part.error));
+          request.onEvent?.({ type: 'tool-finished', toolCallId: part.toolCallId });
+          break;
+        }
+        case 'finish-step':
+          steps++;
+          lastFinishReason = part.finishReason;
+          // Text of a step that went on to call tools is thinking aloud; the answer is the final step's.
+          if (part.finishReason === 'tool-calls') text = '';
+          break;
+        case 'error':
+          failure ??= part.error;
+          break;
+        case 'abort':
+          failure ??= new Error('aborted');
+          break;
+      }
+    }
+  } catch (error) {
+    failure ??= error;
+  }
+  if (failure !== undefined) throw modelError(request.modelName, failure, timeout.aborted, request.timeoutMs);
+  return { text, steps, stepLimitReached: lastFinishReason === 'tool-calls' && steps >= request.maxSteps };
+}
+
+function modelError(modelName: string, error: unknown, timedOut: boolean, timeoutMs: number): AppError {
+  if (timedOut) return new AppError(ErrorCode.MODEL_ERROR, `Model '${modelName}' did not answer within ${timeoutMs} ms.`, { model: modelName, reason: 'timeout' });
+  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  const status = APICallError.isInstance(cause) ? cause.statusCode : undefined;
+  const reason = describeError(cause);
+  return new AppError(ErrorCode.MODEL_ERROR, `Model '${modelName}' failed: ${reason}`, { model: modelName, reason, ...(status !== undefined ? { providerStatus: status } : {}) });
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    const suffix = cause instanceof Error && !error.message.includes(cause.message) ? ` (${cause.message})` : '';
+    return `${error.message}${suffix}`.slice(0, 1000);
+  }
+  return String(error).slice(0, 1000);
+}

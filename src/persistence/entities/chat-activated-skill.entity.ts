@@ -1,0 +1,26 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export type ActivationHow = 'explicit' | 'tool' | 'fallback';
+
+/** Which skills a chat has activated: names only, one row per chat and skill. */
+@Entity('chat_activated_skills')
+export class ChatActivatedSkillEntity {
+  @PrimaryColumn({ name: 'chat_id', type: 'uuid', primaryKeyConstraintName: 'pk_chat_activated_skills' })
+  chatId: string;
+
+  @PrimaryColumn({ name: 'skill_name', type: 'text', primaryKeyConstraintName: 'pk_chat_activated_skills' })
+  skillName: string;
+
+  /** How the skill was first activated in this chat. */
+  @Column({ type: 'text' })
+  how: ActivationHow;
+
+  @Column({ name: 'first_activated_at', type: 'timestamptz' })
+  firstActivatedAt: Date;
+
+  @Column({ name: 'last_activated_at', type: 'timestamptz' })
+  lastActivatedAt: Date;
+
+  @Column({ name: 'activation_count', type: 'integer' })
+  activationCount: number;
+}

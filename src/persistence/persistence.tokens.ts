@@ -1,0 +1,1 @@
+export const DATA_SOURCE = Symbol('DATA_SOURCE');

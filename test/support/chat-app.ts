@@ -1,0 +1,56 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createApp } from '../../src/app.factory.js';
+import { configWith } from '../../src/config/config-loader.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { ScriptedModelServer } from './scripted-model-server.js';
+
+export interface ChatTestContext {
+  app: NestFastifyApplication;
+  model: ScriptedModelServer;
+  db: TestDatabase;
+  /** Closes the app (keeps the database and model server). */
+  closeApp(): Promise<void>;
+  /** Starts a new app on the same database and model server. */
+  restartApp(): Promise<NestFastifyApplication>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real app on a fresh database, skills from `skillDirectories`, and one model `scripted`
+ * (tools on) pointing at a scripted server; `overrides` adjust any configuration key.
+ */
+export async function startChatApp(skillDirectories: string[], overrides: Record<string, unknown> = {}, models?: (modelUrl: string) => Record<string, Record<string, unknown>>): Promise<ChatTestContext> {
+  const model = await new ScriptedModelServer().start();
+  const db = await createTestDatabase();
+  const build = () =>
+    createApp(
+      configWith(
+        {
+          'app.skills.enabled': true,
+          'app.skills.directories': skillDirectories,
+          'app.database.url': db.url,
+          'app.models': models?.(model.url) ?? { scripted: { provider: 'openai-compatible', base_url: model.url, model: 'scripted-1', timeout_ms: 5000, max_retries: 0 } },
+          ...overrides,
+        },
+      ),
+      { logger: false },
+    );
+  const context: ChatTestContext = {
+    app: await build(),
+    model,
+    db,
+    async closeApp() {
+      await context.app.close();
+    },
+    async restartApp() {
+      context.app = await build();
+      return context.app;
+    },
+    async close() {
+      await context.app.close().catch(() => undefined);
+      await model.stop();
+      await db.drop();
+    },
+  };
+  return context;
+}

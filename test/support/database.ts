@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+
+/**
+ * Each test file gets its own fresh database on the test server (DATABASE_URL, or the embedded
+ * PostgreSQL the global set-up started), so files never see each other's rows. The app under test
+ * runs the real migrations on it.
+ */
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** Where the shared embedded test server keeps its data; test/support/global-teardown.mjs stops it. */
+export const EMBEDDED_TEST_DIR = join(tmpdir(), 'skillhost-test-pg');
+const EMBEDDED_TEST_PORT = 54330;
+
+/**
+ * DATABASE_URL when set; otherwise one embedded PostgreSQL for the whole run, started by the first
+ * test that needs it. Its URL is kept in the process environment, which every test file shares.
+ */
+export async function serverUrl(): Promise<string> {
+  const url = process.env.DATABASE_URL || process.env.SKILLHOST_TEST_DATABASE_URL;
+  if (url) return url;
+  mkdirSync(EMBEDDED_TEST_DIR, { recursive: true });
+  // As root the server runs as `postgres`, which must be able to reach its data folder.
+  chmodSync(EMBEDDED_TEST_DIR, 0o755);
+  const server = new EmbeddedPostgresServer({ dataDir: join(EMBEDDED_TEST_DIR, 'data'), port: EMBEDDED_TEST_PORT });
+  process.env.SKILLHOST_TEST_DATABASE_URL = await server.start();
+  return process.env.SKILLHOST_TEST_DATABASE_URL;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const base = new URL(await serverUrl());
+  const name = `skillhost_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(base.toString());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: base.toString() });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** Plain SQL against a test database, for assertions on the rows themselves. */
+export async function query<T = Record<string, unknown>>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}

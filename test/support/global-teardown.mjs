@@ -1,0 +1,23 @@
+// Stops the shared embedded PostgreSQL that test/support/database.ts starts when no DATABASE_URL
+// is set. Plain JavaScript: Jest loads this file outside the TypeScript transform.
+import { existsSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export default async function globalTeardown() {
+  const pidFile = join(tmpdir(), 'skillhost-test-pg', 'data', 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0], 10);
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!alive()) return;
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; waited < 15000 && alive(); waited += 100) await new Promise((r) => setTimeout(r, 100));
+}

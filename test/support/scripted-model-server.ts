@@ -1,0 +1,134 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A scripted OpenAI-compatible chat-completions server on 127.0.0.1: the one thing tests replace.
+ * Each request takes the next step of the script (or asks `respond`), answering as JSON or as SSE
+ * chunks when the request says `stream: true`. Every request is recorded, so tests can assert what
+ * the model was sent: system prompt, tools offered, messages.
+ */
+export type ScriptStep =
+  | { text: string }
+  | { toolCalls: { name: string; arguments: string | Record<string, unknown>; id?: string }[]; text?: string }
+  | { status: number; body?: string }
+  | { hang: true }
+  | { garbage: string };
+
+export interface RecordedRequest {
+  body: {
+    model: string;
+    stream?: boolean;
+    messages: { role: string; content: unknown; tool_calls?: unknown[]; tool_call_id?: string }[];
+    tools?: { type: string; function: { name: string; description?: string; parameters?: unknown } }[];
+    tool_choice?: unknown;
+  };
+  headers: IncomingMessage['headers'];
+}
+
+export class ScriptedModelServer {
+  readonly requests: RecordedRequest[] = [];
+  private script: ScriptStep[] = [];
+  private respond: ((request: RecordedRequest) => ScriptStep) | undefined;
+  private server: Server | undefined;
+  private readonly hanging = new Set<ServerResponse>();
+  private callCounter = 0;
+
+  /** Base URL to configure as the model's `base_url`. */
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.hanging.clear();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** Replaces the script; requests consume it in order. */
+  play(...steps: ScriptStep[]): this {
+    this.script = [...steps];
+    this.respond = undefined;
+    this.requests.length = 0;
+    return this;
+  }
+
+  /** Answers every request by a function of it (for concurrent turns whose order is unknown). */
+  answerWith(respond: (request: RecordedRequest) => ScriptStep): this {
+    this.script = [];
+    this.respond = respond;
+    this.requests.length = 0;
+    return this;
+  }
+
+  get remainingSteps(): number {
+    return this.script.length;
+  }
+
+  /** The system prompt of a recorded request. */
+  static systemPrompt(request: RecordedRequest): string {
+    const system = request.body.messages.find((m) => m.role === 'system');
+    return typeof system?.content === 'string' ? system.content : '';
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+      return;
+    }
+    const recorded: RecordedRequest = { body: JSON.parse(Buffer.concat(chunks).toString('utf8')), headers: req.headers };
+    this.requests.push(recorded);
+    const step = this.respond?.(recorded) ?? this.script.shift() ?? { status: 500, body: JSON.stringify({ error: { message: 'the test script has no step left' } }) };
+    if ('hang' in step) {
+      this.hanging.add(res);
+      return;
+    }
+    if ('status' in step) {
+      res.writeHead(step.status, { 'content-type': 'application/json' }).end(step.body ?? JSON.stringify({ error: { message: `scripted failure ${step.status}`, type: 'server_error' } }));
+      return;
+    }
+    if ('garbage' in step) {
+      res.writeHead(200, { 'content-type': recorded.body.stream ? 'text/event-stream' : 'application/json' }).end(step.garbage);
+      return;
+    }
+    const text = 'text' in step ? (step.text ?? '') : '';
+    const toolCalls = 'toolCalls' in step
+      ? step.toolCalls.map((call) => ({
+          id: call.id ?? `call_${++this.callCounter}`,
+          type: 'function',
+          function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+        }))
+      : [];
+    const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
+    const base = { id: `chatcmpl_${this.requests.length}`, created: Math.floor(Date.now() / 1000), model: recorded.body.model };
+    const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+    if (!recorded.body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: text || null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: finishReason }],
+          usage,
+        }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const send = (delta: Record<string, unknown>, finish: string | null = null) =>
+      res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+    send({ role: 'assistant', content: '' });
+    // Text arrives in pieces, as real providers send it.
+    for (const piece of text.match(/.{1,12}/gs) ?? []) send({ content: piece });
+    toolCalls.forEach((call, index) => send({ tool_calls: [{ index, ...call }] }));
+    send({}, finishReason);
+    res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
+    res.end('data: [DONE]\n\n');
+  }
+}
