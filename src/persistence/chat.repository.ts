@@ -28,7 +28,7 @@ export interface Page<T> {
 }
 
 /** Codes that mean the server is gone or refusing us, not that the query was wrong. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300', '3D000']);
 
 function isUnavailable(error: unknown): boolean {
   const e = error as { code?: string; message?: string; driverError?: { code?: string } };
