@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, R
 import type { FastifyReply } from 'fastify';
 import { toErrorBody } from '../common/app-exception.filter.js';
 import { RequireFeature } from '../common/feature.guard.js';
-import { presentActivation, presentMessage, ChatService, type TurnEvent } from './chat.service.js';
+import { presentActivation, presentMessage, ChatService, type TurnEvent, type TurnTiming } from './chat.service.js';
 import { ActivateToolDto, ContextQueryDto, CreateChatDto, PageQueryDto, ReadResourceToolDto, SendMessageDto } from './dto/chat.dto.js';
 
 @Controller('v1/chats')
@@ -45,8 +45,9 @@ export class ChatController {
   @Post(':id/messages')
   async send(@Param('id') id: string, @Body() body: SendMessageDto, @Headers('accept') accept: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
     if (!accept?.includes('text/event-stream')) {
-      reply.status(201);
-      return this.chats.sendMessage(id, body);
+      const { timing, ...turn } = await this.chats.sendMessage(id, body);
+      reply.status(201).header('server-timing', serverTiming(timing));
+      return turn;
     }
     // Problems found before the turn starts (unknown chat, no model) still answer as plain JSON errors.
     await this.chats.prepareTurn(id, body);
@@ -55,7 +56,7 @@ export class ChatController {
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     const write = (event: string, data: unknown) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     try {
-      const result = await this.chats.sendMessage(id, body, (event: TurnEvent) => write(event.event, event.data));
+      const { timing: _, ...result } = await this.chats.sendMessage(id, body, (event: TurnEvent) => write(event.event, event.data));
       write('done', result);
     } catch (error) {
       write('error', toErrorBody(error).body);
@@ -84,6 +85,11 @@ export class ChatController {
   readResource(@Param('id') id: string, @Body() body: ReadResourceToolDto) {
     return this.chats.executeTool(id, 'skills.readResource', { name: body.name, path: body.path });
   }
+}
+
+/** `Server-Timing` for a turn: total, model and own overhead (database, skills, prompt), in ms. */
+function serverTiming(timing: TurnTiming): string {
+  return `total;dur=${timing.totalMs.toFixed(2)}, model;dur=${timing.modelMs.toFixed(2)}, overhead;dur=${timing.overheadMs.toFixed(2)}`;
 }
 
 function presentChat(chat: { id: string; title: string | null; createdAt: Date; updatedAt: Date }) {

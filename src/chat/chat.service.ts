@@ -26,6 +26,13 @@ export type TurnEvent =
   | { event: 'tool-result'; data: ToolCard }
   | { event: 'text-delta'; data: { text: string } };
 
+/** Where a turn's time went: waiting for the model, and everything else (database, skills, prompt). */
+export interface TurnTiming {
+  totalMs: number;
+  modelMs: number;
+  overheadMs: number;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** One chat turn, the chat API, and the external-loop tools: the business rules of ChatModule. */
@@ -92,6 +99,7 @@ export class ChatService {
    * (model error, timeout, database gone) stores nothing at all, so it can simply be sent again.
    */
   async sendMessage(id: string, input: TurnInput, onEvent?: (event: TurnEvent) => void) {
+    const started = performance.now();
     const model = await this.prepareTurn(id, input);
     const skillsOn = this.registry.enabled;
     const invocation = skillsOn
@@ -128,6 +136,8 @@ export class ChatService {
     messages.push({ role: 'user', content: invocation.text });
     const system = this.systemPrompt(activated, toolsAvailable, invocation.skill ?? undefined, fallback);
 
+    let toolMs = 0;
+    const loopStarted = performance.now();
     const result = await runToolLoop({
       model: this.models.get(model),
       modelName: model.name,
@@ -141,6 +151,7 @@ export class ChatService {
         const definition = toolByWireName(call.wireName);
         if (definition === undefined) return `Error: unknown tool '${call.wireName}'. Available: ${SKILL_TOOLS.map((t) => t.wireName).join(', ')}`;
         const execution = await this.skillTools.execute(definition.name, call.input, call.toolCallId);
+        toolMs += execution.card.durationMs;
         cards.push(execution.card);
         if (execution.activated) activations.push({ skillName: execution.activated, how: 'tool' });
         onEvent?.({ event: 'tool-result', data: execution.card });
@@ -160,6 +171,7 @@ export class ChatService {
         }
       },
     });
+    const modelMs = performance.now() - loopStarted - toolMs;
     let answer = result.text.trim();
     if (result.stepLimitReached) {
       answer = `${answer}${answer ? '\n\n' : ''}[Stopped: this turn reached the limit of ${this.config.app.tools.maxSteps} model steps (app.tools.max_steps) before a final answer.]`;
@@ -174,13 +186,15 @@ export class ChatService {
       activations,
     );
     const [userMessage, assistantMessage] = stored.messages.map(presentMessage);
-    return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills.map(presentActivation), invokedSkill: invocation.skill };
+    const totalMs = performance.now() - started;
+    const timing: TurnTiming = { totalMs, modelMs, overheadMs: totalMs - modelMs };
+    return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills.map(presentActivation), invokedSkill: invocation.skill, timing };
   }
 
   /** Checks what can be checked before a turn starts (the chat exists, a model is there) and returns the model. */
   async prepareTurn(id: string, input: Pick<TurnInput, 'model'>): Promise<ModelConfig> {
-    await this.chats.getChat(checkId(id));
     const model = this.findModel(input.model);
+    await this.chats.getChat(checkId(id));
     if (model === undefined) {
       throw new AppError(ErrorCode.MODEL_NOT_CONFIGURED, 'No model is configured: add an [app.models.NAME] section (or set SKILLHOST_MODEL) to chat.');
     }

@@ -45,7 +45,9 @@ export class AppExceptionFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): void {
     const { status, body } = toErrorBody(error);
-    if (status >= 500) this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    // Expected failures (a model down, the database gone) are one line; anything else gets its stack.
+    if (error instanceof AppError && status >= 500) this.logger.warn(`${error.code}: ${error.message}`);
+    else if (status >= 500) this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     const reply = host.switchToHttp().getResponse<ReplyLike>();
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
   }

@@ -44,6 +44,7 @@ export interface ModelConfig {
 export interface DatabaseConfig {
   /** Empty: run the embedded PostgreSQL. */
   url: string;
+  poolSize: number;
   embeddedDir: string;
   embeddedPort: number;
 }

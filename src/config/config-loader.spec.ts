@@ -38,7 +38,7 @@ describe(loadConfig.name, () => {
       explicitPrefixes: ['/'],
     });
     expect(sut.app.tools).toEqual({ enabled: true, maxSteps: 8 });
-    expect(sut.app.database).toEqual({ url: '', embeddedDir: '/srv/app/.data/postgres', embeddedPort: 54329 });
+    expect(sut.app.database).toEqual({ url: '', poolSize: 20, embeddedDir: '/srv/app/.data/postgres', embeddedPort: 54329 });
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();
     expect(sut.app.historyMessages).toBe(20);

@@ -161,6 +161,7 @@ function buildConfig(
       models,
       database: {
         url: get<string>('app.database.url'),
+        poolSize: get<number>('app.database.pool_size'),
         embeddedDir: resolve(projectRoot, get<string>('app.database.embedded_dir')),
         embeddedPort: get<number>('app.database.embedded_port'),
       },

@@ -44,6 +44,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.tools.enabled', env: 'SKILLHOST_TOOLS_ENABLED', default: true, kind: { type: 'boolean' }, description: 'Offer the skill tools (`skills.activate`, `skills.readResource`) to models that support tools.' },
   { key: 'app.tools.max_steps', env: 'SKILLHOST_TOOLS_MAX_STEPS', default: 8, kind: { type: 'integer', min: 1, max: 64 }, description: 'Model steps per turn (each tool round is one); a turn that reaches it ends with a stored notice.' },
   { key: 'app.database.url', env: 'DATABASE_URL', default: '', kind: { type: 'string' }, description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' },
+  { key: 'app.database.pool_size', env: 'SKILLHOST_DATABASE_POOL_SIZE', default: 20, kind: { type: 'integer', min: 1, max: 200 }, description: 'Connections in the pool to PostgreSQL.' },
   { key: 'app.database.embedded_dir', env: 'SKILLHOST_DATABASE_EMBEDDED_DIR', default: './.data/postgres', kind: { type: 'string', nonEmpty: true }, description: "The embedded server's data folder, kept across restarts." },
   { key: 'app.database.embedded_port', env: 'SKILLHOST_DATABASE_EMBEDDED_PORT', default: 54329, kind: { type: 'integer', min: 1024, max: 65535 }, description: "The embedded server's port on 127.0.0.1." },
 ];

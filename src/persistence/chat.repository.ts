@@ -103,33 +103,17 @@ export class ChatRepository {
   }
 
   /**
-   * Stores a turn's messages and activations in one transaction. The chat row is locked first, so
-   * concurrent turns in one chat get consecutive positions and a deleted chat fails cleanly.
+   * Stores a turn's messages and activations in one transaction of four statements. Touching the
+   * chat row locks it first, so concurrent turns in one chat get consecutive positions (each
+   * statement after the lock sees the others' committed rows) and a deleted chat fails cleanly.
    */
   recordTurn(chatId: string, messages: NewMessage[], activations: NewActivation[]): Promise<{ messages: ChatMessageEntity[]; activatedSkills: ChatActivatedSkillEntity[] }> {
     return this.run(() =>
       this.dataSource.transaction(async (manager) => {
-        await lockChat(manager, chatId);
-        const stored: ChatMessageEntity[] = [];
-        if (messages.length > 0) {
-          const [{ next }] = await manager.query('SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM chat_messages WHERE chat_id = $1', [chatId]);
-          let seq = Number(next);
-          for (const message of messages) {
-            const entity = manager.create(ChatMessageEntity, {
-              id: randomUUID(),
-              chatId,
-              seq: seq++,
-              role: message.role,
-              content: message.content,
-              toolCards: message.toolCards ?? [],
-              invokedSkill: message.invokedSkill ?? null,
-              model: message.model ?? null,
-            });
-            stored.push(await manager.save(entity));
-          }
-        }
-        for (const activation of activations) await upsertActivation(manager, chatId, activation);
-        await manager.query('UPDATE chats SET updated_at = now() WHERE id = $1', [chatId]);
+        const locked = await manager.query('UPDATE chats SET updated_at = now() WHERE id = $1 RETURNING id', [chatId]);
+        if (locked.length === 0) throw chatNotFound(chatId);
+        const stored = messages.length > 0 ? await insertMessages(manager, chatId, messages) : [];
+        await upsertActivations(manager, chatId, activations);
         const activatedSkills = await manager.find(ChatActivatedSkillEntity, { where: { chatId }, order: { firstActivatedAt: 'ASC', skillName: 'ASC' } });
         return { messages: stored, activatedSkills };
       }),
@@ -154,19 +138,75 @@ export function chatNotFound(id: string): AppError {
   return new AppError(ErrorCode.CHAT_NOT_FOUND, `Chat '${id}' not found.`, { id });
 }
 
-async function lockChat(manager: EntityManager, chatId: string): Promise<void> {
-  const rows = await manager.query('SELECT id FROM chats WHERE id = $1 FOR UPDATE', [chatId]);
-  if (rows.length === 0) throw chatNotFound(chatId);
+interface MessageRow {
+  id: string;
+  chat_id: string;
+  seq: number;
+  role: MessageRole;
+  content: string;
+  tool_cards: StoredToolCard[];
+  invoked_skill: string | null;
+  model: string | null;
+  created_at: Date;
 }
 
-/** One atomic statement: concurrent activations of one skill never lose or duplicate a row. */
-async function upsertActivation(manager: EntityManager, chatId: string, activation: NewActivation): Promise<void> {
+/** All of a turn's messages in one INSERT, numbered after the chat's last message. */
+async function insertMessages(manager: EntityManager, chatId: string, messages: NewMessage[]): Promise<ChatMessageEntity[]> {
+  const params: unknown[] = [chatId];
+  const rows = messages.map((message, index) => {
+    const at = params.length;
+    params.push(randomUUID(), index + 1, message.role, message.content, JSON.stringify(message.toolCards ?? []), message.invokedSkill ?? null, message.model ?? null);
+    return `($${at + 1}::uuid, $${at + 2}::int, $${at + 3}, $${at + 4}, $${at + 5}::jsonb, $${at + 6}, $${at + 7})`;
+  });
+  const inserted: MessageRow[] = await manager.query(
+    `INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, model)
+     SELECT v.id, $1, last.seq + v.ord, v.role, v.content, v.tool_cards, v.invoked_skill, v.model
+     FROM (VALUES ${rows.join(', ')}) AS v (id, ord, role, content, tool_cards, invoked_skill, model)
+     CROSS JOIN (SELECT COALESCE(MAX(seq), 0) AS seq FROM chat_messages WHERE chat_id = $1) AS last
+     RETURNING *`,
+    params,
+  );
+  return inserted.sort((a, b) => a.seq - b.seq).map(toMessageEntity);
+}
+
+function toMessageEntity(row: MessageRow): ChatMessageEntity {
+  return Object.assign(new ChatMessageEntity(), {
+    id: row.id,
+    chatId: row.chat_id,
+    seq: row.seq,
+    role: row.role,
+    content: row.content,
+    toolCards: row.tool_cards,
+    invokedSkill: row.invoked_skill,
+    model: row.model,
+    createdAt: row.created_at,
+  });
+}
+
+/**
+ * One atomic statement for all of a turn's activations (grouped per skill first, since one
+ * statement may not touch a row twice): concurrent activations never lose or duplicate a row.
+ */
+async function upsertActivations(manager: EntityManager, chatId: string, activations: NewActivation[]): Promise<void> {
+  const grouped = new Map<string, { how: ActivationHow; count: number }>();
+  for (const activation of activations) {
+    const entry = grouped.get(activation.skillName);
+    if (entry) entry.count++;
+    else grouped.set(activation.skillName, { how: activation.how, count: 1 });
+  }
+  if (grouped.size === 0) return;
+  const params: unknown[] = [chatId];
+  const rows = [...grouped].map(([skillName, { how, count }]) => {
+    params.push(skillName, how, count);
+    const at = params.length;
+    return `($1, $${at - 2}, $${at - 1}, clock_timestamp(), clock_timestamp(), $${at}::int)`;
+  });
   await manager.query(
     `INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count)
-     VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp(), 1)
+     VALUES ${rows.join(', ')}
      ON CONFLICT ON CONSTRAINT pk_chat_activated_skills
      DO UPDATE SET last_activated_at = EXCLUDED.last_activated_at,
-                   activation_count = chat_activated_skills.activation_count + 1`,
-    [chatId, activation.skillName, activation.how],
+                   activation_count = chat_activated_skills.activation_count + EXCLUDED.activation_count`,
+    params,
   );
 }

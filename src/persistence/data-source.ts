@@ -16,7 +16,7 @@ export function createDataSource(url: string, options: { poolSize?: number } = {
     migrationsTableName: 'migrations',
     synchronize: false,
     migrationsRun: false,
-    poolSize: options.poolSize ?? 10,
+    poolSize: options.poolSize ?? 20,
     connectTimeoutMS: 5000,
     extra: { connectionTimeoutMillis: 5000 },
   });

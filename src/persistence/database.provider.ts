@@ -35,7 +35,7 @@ export const dataSourceProvider: Provider = {
     } else {
       logger.log(`Using PostgreSQL at ${redactDatabaseUrl(url)} (DATABASE_URL)`);
     }
-    const dataSource = createDataSource(url);
+    const dataSource = createDataSource(url, { poolSize: settings.poolSize });
     await dataSource.initialize();
     lifecycle.dataSource = dataSource;
     const applied = await dataSource.runMigrations({ transaction: 'each' });

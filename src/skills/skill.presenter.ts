@@ -15,6 +15,18 @@ export function presentSkillList(snapshot: CatalogueSnapshot) {
   return { count: snapshot.skills.size, scannedAt: snapshot.scannedAt, skills: [...snapshot.skills.values()].map(presentSkillSummary) };
 }
 
+const listJson = new WeakMap<CatalogueSnapshot, string>();
+
+/** The list as JSON text, serialised once per snapshot: it only changes when the skills are reloaded. */
+export function skillListJson(snapshot: CatalogueSnapshot): string {
+  let json = listJson.get(snapshot);
+  if (json === undefined) {
+    json = JSON.stringify(presentSkillList(snapshot));
+    listJson.set(snapshot, json);
+  }
+  return json;
+}
+
 /** The operator's view: everything a scan saw, host paths included. */
 export function presentAdminReport(snapshot: CatalogueSnapshot) {
   return {

@@ -2,7 +2,7 @@ import { Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Res } fr
 import { RequireFeature } from '../common/feature.guard.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../config/app-config.js';
 import { CatalogueQueryDto } from './dto/catalogue-query.dto.js';
-import { presentAdminReport, presentSkillDetail, presentSkillList } from './skill.presenter.js';
+import { presentAdminReport, presentSkillDetail, skillListJson } from './skill.presenter.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
 
@@ -27,8 +27,8 @@ export class SkillsController {
   ) {}
 
   @Get('skills')
-  list() {
-    return presentSkillList(this.registry.snapshot);
+  list(@Res() reply: TextReply) {
+    reply.header('content-type', 'application/json; charset=utf-8').send(skillListJson(this.registry.snapshot));
   }
 
   @Get('skills/:name')

@@ -91,6 +91,7 @@ describe('Chat REST API', () => {
     const id = await newChat(ctx);
     ctx.model.play({ text: 'Hello there.' });
     const res = await http().post(`/v1/chats/${id}/messages`).send({ content: 'hi' }).expect(201);
+    expect(res.headers['server-timing']).toMatch(/^total;dur=[\d.]+, model;dur=[\d.]+, overhead;dur=[\d.]+$/);
     expect(res.body).toEqual({
       userMessage: expect.objectContaining({ seq: 1, role: 'user', content: 'hi', invokedSkill: null, toolCards: [] }),
       assistantMessage: expect.objectContaining({ seq: 2, role: 'assistant', content: 'Hello there.', toolCards: [], model: 'scripted' }),

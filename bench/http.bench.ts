@@ -1,0 +1,225 @@
+/**
+ * HTTP benchmark (issue 3), autocannon with 32 connections:
+ *   1. GET /v1/skills on Skillhost vs a bare node:http server returning the same JSON;
+ *   2. POST /v1/chats/:id/messages against a scripted model that answers at once (one tool call,
+ *      then text); each answer's Server-Timing header splits the turn into model time and
+ *      Skillhost's own overhead (database, skills, prompt), whose p99 is the target.
+ * Each server runs in its own process; the database is DATABASE_URL or the embedded PostgreSQL.
+ *
+ *   npm run bench:http          (writes bench/results/http.{md,json})
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { EmbeddedPostgresServer } from '../src/persistence/embedded-postgres.server.js';
+import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const RESULTS_DIR = join(ROOT, 'bench', 'results');
+const CONNECTIONS = 32;
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const SELF = join(import.meta.dirname, 'http.bench.js');
+
+/** Child mode: a bare node:http server answering every request with one JSON file. */
+function serveBare(file: string): void {
+  const body = readFileSync(file);
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+    res.end(body);
+  });
+  server.listen(0, '127.0.0.1', () => console.log(`READY ${(server.address() as { port: number }).port}`));
+}
+
+/** Child mode: the real application from a config file. */
+async function serveApp(): Promise<void> {
+  const { loadConfig } = await import('../src/config/config-loader.js');
+  const { createApp } = await import('../src/app.factory.js');
+  const app = await createApp(loadConfig(), { logger: false });
+  await app.listen(0, '127.0.0.1');
+  console.log(`READY ${(app.getHttpServer().address() as { port: number }).port}`);
+}
+
+function startChild(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
+  const nodeArgs = args[0] === 'serve-app' && process.env.BENCH_APP_NODE_ARGS ? process.env.BENCH_APP_NODE_ARGS.split(' ') : [];
+  const child = spawn(process.execPath, [...nodeArgs, SELF, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolvePort, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /READY (\d+)/.exec(chunk.toString());
+      if (match) resolvePort({ child, port: Number(match[1]) });
+    });
+    child.on('exit', (code) => reject(new Error(`child ${args[0]} exited with ${code}`)));
+  });
+}
+
+async function databaseUrl(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const dir = join(tmpdir(), 'skillhost-bench-pg');
+  let base = process.env.DATABASE_URL;
+  let embedded: EmbeddedPostgresServer | undefined;
+  if (!base) {
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o755);
+    embedded = new EmbeddedPostgresServer({ dataDir: join(dir, 'data'), port: 54340 });
+    base = await embedded.start();
+  }
+  const name = `skillhost_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    stop: async () => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+      await embedded?.stop();
+    },
+  };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+async function load(options: autocannon.Options): Promise<autocannon.Result> {
+  return autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...options });
+}
+
+async function main(): Promise<void> {
+  const db = await databaseUrl();
+  const model = await new ScriptedModelServer().start();
+  model.answerWith((request) => {
+    const last = request.body.messages[request.body.messages.length - 1];
+    return last.role === 'tool' ? { text: 'Here is your commit message: Fix the thing.' } : { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
+  });
+  const configFile = join(tmpdir(), 'skillhost-bench-config.toml');
+  writeFileSync(
+    configFile,
+    [
+      '[app]',
+      'default_model = "scripted"',
+      '[app.skills]',
+      'enabled = true',
+      `directories = [${JSON.stringify(join(ROOT, 'skills'))}, ${JSON.stringify(resolve(ROOT, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
+      '[app.database]',
+      `url = ${JSON.stringify(db.url)}`,
+      '[app.models.scripted]',
+      'provider = "openai-compatible"',
+      `base_url = ${JSON.stringify(model.url)}`,
+      'model = "scripted-1"',
+      'max_retries = 0',
+    ].join('\n'),
+  );
+  const app = await startChild(['serve-app'], { SKILLHOST_CONFIG: configFile });
+  const appUrl = `http://127.0.0.1:${app.port}`;
+  const skillsJson = await (await fetch(`${appUrl}/v1/skills`)).text();
+  const jsonFile = join(tmpdir(), 'skillhost-bench-skills.json');
+  writeFileSync(jsonFile, skillsJson);
+  const bare = await startChild(['serve-bare', jsonFile]);
+  try {
+    // Warm-up, then the measured runs.
+    await autocannon({ url: `${appUrl}/v1/skills`, connections: CONNECTIONS, duration: 2 });
+    await autocannon({ url: `http://127.0.0.1:${bare.port}/`, connections: CONNECTIONS, duration: 2 });
+    const bareRun = await load({ url: `http://127.0.0.1:${bare.port}/` });
+    const skillsRun = await load({ url: `${appUrl}/v1/skills` });
+
+    const chats: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const res = await fetch(`${appUrl}/v1/chats`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: `bench ${i}` }) });
+      chats.push(((await res.json()) as { id: string }).id);
+    }
+    const overheads: number[] = [];
+    const modelTimes: number[] = [];
+    let next = 0;
+    let failures = 0;
+    const turnRun = await load({
+      url: appUrl,
+      requests: [
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          setupRequest: (request) => ({ ...request, path: `/v1/chats/${chats[next++ % chats.length]}/messages`, body: JSON.stringify({ content: 'Write a commit message for my change.' }) }),
+          onResponse: (status, _body, _context, headers) => {
+            if (status !== 201) {
+              failures++;
+              return;
+            }
+            const timing = String((headers as Record<string, string>)['server-timing'] ?? '');
+            const overhead = /overhead;dur=([\d.]+)/.exec(timing);
+            const modelMs = /model;dur=([\d.]+)/.exec(timing);
+            if (overhead) overheads.push(Number(overhead[1]));
+            if (modelMs) modelTimes.push(Number(modelMs[1]));
+          },
+        },
+      ],
+    });
+
+    const skillsRatio = skillsRun.requests.average / bareRun.requests.average;
+    const result = {
+      recordedAt: new Date().toISOString(),
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+      database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL',
+      connections: CONNECTIONS,
+      durationS: DURATION_S,
+      bare: { rps: bareRun.requests.average, p99Ms: bareRun.latency.p99 },
+      skills: { rps: skillsRun.requests.average, p99Ms: skillsRun.latency.p99, ratioToBare: skillsRatio, bytes: skillsJson.length },
+      turn: {
+        rps: turnRun.requests.average,
+        latencyP50Ms: turnRun.latency.p50,
+        latencyP99Ms: turnRun.latency.p99,
+        turns: overheads.length,
+        failures: failures + turnRun.errors,
+        overheadP50Ms: percentile(overheads, 50),
+        overheadP95Ms: percentile(overheads, 95),
+        overheadP99Ms: percentile(overheads, 99),
+        modelP50Ms: percentile(modelTimes, 50),
+        modelP99Ms: percentile(modelTimes, 99),
+      },
+    };
+    const f = (n: number, d = 1) => n.toFixed(d);
+    const lines = [
+      '# HTTP benchmark',
+      '',
+      `Recorded ${result.recordedAt} on ${result.machine}; database: ${result.database}; \`npm run bench:http\`.`,
+      `autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run after a 2 s warm-up; each server in its own process.`,
+      '',
+      '| run | requests/s | p99 latency ms |',
+      '|---|---:|---:|',
+      `| bare node:http, same JSON (${result.skills.bytes} bytes) | ${f(result.bare.rps, 0)} | ${result.bare.p99Ms} |`,
+      `| \`GET /v1/skills\` | ${f(result.skills.rps, 0)} | ${result.skills.p99Ms} |`,
+      `| \`POST /v1/chats/:id/messages\` (tool call + answer, ${chats.length} chats) | ${f(result.turn.rps, 0)} | ${result.turn.latencyP99Ms} |`,
+      '',
+      `Turn timing from each answer's \`Server-Timing\` header over ${result.turn.turns} turns (${result.turn.failures} failed):`,
+      `own overhead (database, skills, prompt, tool execution) p50 ${f(result.turn.overheadP50Ms, 2)} ms, p95 ${f(result.turn.overheadP95Ms, 2)} ms, **p99 ${f(result.turn.overheadP99Ms, 2)} ms**;`,
+      `model time (two calls to the scripted model, including the AI SDK) p50 ${f(result.turn.modelP50Ms, 2)} ms, p99 ${f(result.turn.modelP99Ms, 2)} ms.`,
+      '',
+      '## Targets (issue 3)',
+      '',
+      `- \`GET /v1/skills\` ≥ 50% of the bare server's requests/s: **${f(skillsRatio * 100)}%** — ${skillsRatio >= 0.5 ? 'met' : 'NOT met'}`,
+      `- A turn's own overhead p99 ≤ 15 ms: **${f(result.turn.overheadP99Ms, 2)} ms** — ${result.turn.overheadP99Ms <= 15 ? 'met' : 'NOT met'}`,
+      '',
+    ];
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    writeFileSync(join(RESULTS_DIR, 'http.md'), lines.join('\n'));
+    writeFileSync(join(RESULTS_DIR, 'http.json'), `${JSON.stringify(result, null, 2)}\n`);
+    console.log(lines.join('\n'));
+  } finally {
+    app.child.kill('SIGTERM');
+    bare.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    await model.stop();
+    await db.stop();
+  }
+}
+
+if (process.argv[2] === 'serve-bare') serveBare(process.argv[3]);
+else if (process.argv[2] === 'serve-app') void serveApp();
+else void main();
