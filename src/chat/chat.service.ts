@@ -87,8 +87,9 @@ export class ChatService {
 
   /** The external-loop API: run one skill tool against a chat, stored like a model-made call. */
   async executeTool(id: string, tool: SkillToolName, args: unknown) {
-    await this.chats.getChat(checkId(id));
+    checkId(id);
     const { card, activated } = await this.skillTools.execute(tool, args);
+    // The write finds out whether the chat exists (CHAT_NOT_FOUND otherwise); reading files is harmless.
     const stored = await this.chats.recordTurn(id, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool' }] : []);
     return { toolCard: card, activatedSkills: stored.activatedSkills.map(presentActivation) };
   }
@@ -100,20 +101,18 @@ export class ChatService {
    */
   async sendMessage(id: string, input: TurnInput, onEvent?: (event: TurnEvent) => void) {
     const started = performance.now();
-    const model = await this.prepareTurn(id, input);
+    const model = this.requireModel(input.model);
+    const context = await this.chats.turnContext(checkId(id), this.config.app.historyMessages);
+    if (context === null) throw chatNotFound(id);
     const skillsOn = this.registry.enabled;
     const invocation = skillsOn
       ? parseInvocation(input.content, this.config.app.skills.explicitPrefixes, (name) => this.registry.snapshot.skills.has(name))
       : { skill: null, text: input.content };
     const toolsAvailable = this.toolsAvailable(model, input.tools);
-    const [history, activatedRows] = await Promise.all([
-      this.chats.recentConversation(id, this.config.app.historyMessages),
-      this.chats.activatedSkills(id),
-    ]);
-    const activated = activatedRows.map((a) => a.skillName);
+    const activated = context.activated;
     const cards: ToolCard[] = [];
     const activations: NewActivation[] = [];
-    const messages: ModelMessage[] = history.map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content }));
+    const messages: ModelMessage[] = context.history.map((m) => ({ role: m.role, content: m.content }));
     let fallback: { name: string; body: string } | undefined;
 
     if (invocation.skill !== null && toolsAvailable) {
@@ -193,8 +192,13 @@ export class ChatService {
 
   /** Checks what can be checked before a turn starts (the chat exists, a model is there) and returns the model. */
   async prepareTurn(id: string, input: Pick<TurnInput, 'model'>): Promise<ModelConfig> {
-    const model = this.findModel(input.model);
+    const model = this.requireModel(input.model);
     await this.chats.getChat(checkId(id));
+    return model;
+  }
+
+  private requireModel(name: string | undefined): ModelConfig {
+    const model = this.findModel(name);
     if (model === undefined) {
       throw new AppError(ErrorCode.MODEL_NOT_CONFIGURED, 'No model is configured: add an [app.models.NAME] section (or set SKILLHOST_MODEL) to chat.');
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
 import { ChatMessageEntity, type MessageRole, type StoredToolCard } from './entities/chat-message.entity.js';
@@ -83,18 +83,25 @@ export class ChatRepository {
     });
   }
 
-  /** The last `count` user/assistant messages, oldest first: the history a model gets. */
-  recentConversation(chatId: string, count: number): Promise<ChatMessageEntity[]> {
-    if (count === 0) return Promise.resolve([]);
+  /**
+   * Everything a turn reads, in one round trip: whether the chat exists, its last `historyCount`
+   * user/assistant messages (oldest first) and the names of its activated skills.
+   */
+  turnContext(chatId: string, historyCount: number): Promise<{ history: { role: 'user' | 'assistant'; content: string }[]; activated: string[] } | null> {
     return this.run(async () => {
-      const rows = await this.dataSource.manager
-        .createQueryBuilder(ChatMessageEntity, 'm')
-        .where('m.chat_id = :chatId', { chatId })
-        .andWhere("m.role IN ('user', 'assistant')")
-        .orderBy('m.seq', 'DESC')
-        .limit(count)
-        .getMany();
-      return rows.reverse();
+      const rows: { history: { role: 'user' | 'assistant'; content: string }[] | null; activated: string[] | null }[] = await this.dataSource.query(
+        `SELECT
+           (SELECT json_agg(json_build_object('role', h.role, 'content', h.content) ORDER BY h.seq)
+              FROM (SELECT role, content, seq FROM chat_messages
+                     WHERE chat_id = c.id AND role IN ('user', 'assistant')
+                     ORDER BY seq DESC LIMIT $2) h) AS history,
+           (SELECT json_agg(a.skill_name ORDER BY a.first_activated_at, a.skill_name)
+              FROM chat_activated_skills a WHERE a.chat_id = c.id) AS activated
+         FROM chats c WHERE c.id = $1`,
+        [chatId, historyCount],
+      );
+      if (rows.length === 0) return null;
+      return { history: rows[0].history ?? [], activated: rows[0].activated ?? [] };
     });
   }
 
@@ -103,21 +110,51 @@ export class ChatRepository {
   }
 
   /**
-   * Stores a turn's messages and activations in one transaction of four statements. Touching the
-   * chat row locks it first, so concurrent turns in one chat get consecutive positions (each
-   * statement after the lock sees the others' committed rows) and a deleted chat fails cleanly.
+   * Stores a turn — its messages and activations — with one statement, so it is atomic without an
+   * explicit transaction. Its first step bumps the chat's last_seq, which locks the chat row:
+   * concurrent writes to one chat are serialised and get consecutive positions, and a chat that
+   * does not exist (or was just deleted) stores nothing and answers CHAT_NOT_FOUND.
    */
   recordTurn(chatId: string, messages: NewMessage[], activations: NewActivation[]): Promise<{ messages: ChatMessageEntity[]; activatedSkills: ChatActivatedSkillEntity[] }> {
-    return this.run(() =>
-      this.dataSource.transaction(async (manager) => {
-        const locked = await manager.query('UPDATE chats SET updated_at = now() WHERE id = $1 RETURNING id', [chatId]);
-        if (locked.length === 0) throw chatNotFound(chatId);
-        const stored = messages.length > 0 ? await insertMessages(manager, chatId, messages) : [];
-        await upsertActivations(manager, chatId, activations);
-        const activatedSkills = await manager.find(ChatActivatedSkillEntity, { where: { chatId }, order: { firstActivatedAt: 'ASC', skillName: 'ASC' } });
-        return { messages: stored, activatedSkills };
-      }),
-    );
+    return this.run(async () => {
+      const params: unknown[] = [chatId, messages.length];
+      const add = (value: unknown) => `$${params.push(value)}`;
+      const messageRows = messages.map(
+        (m, index) =>
+          `(${add(randomUUID())}::uuid, ${add(index + 1)}::int, ${add(m.role)}::text, ${add(m.content)}::text, ${add(JSON.stringify(m.toolCards ?? []))}::jsonb, ${add(m.invokedSkill ?? null)}::text, ${add(m.model ?? null)}::text)`,
+      );
+      const activationRows = groupActivations(activations).map(([name, { how, count }]) => `(${add(name)}::text, ${add(how)}::text, ${add(count)}::int)`);
+      const sql = `
+        WITH chat AS (
+          UPDATE chats SET updated_at = now(), last_seq = last_seq + $2 WHERE id = $1 RETURNING id, last_seq
+        ), inserted AS (
+          ${messageRows.length === 0 ? 'SELECT NULL::uuid AS id WHERE false' : `INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, model)
+          SELECT v.id, chat.id, chat.last_seq - $2 + v.ord, v.role, v.content, v.tool_cards, v.invoked_skill, v.model
+          FROM (VALUES ${messageRows.join(', ')}) AS v (id, ord, role, content, tool_cards, invoked_skill, model) CROSS JOIN chat
+          RETURNING id, seq, role, content, tool_cards, invoked_skill, model, created_at`}
+        ), upserted AS (
+          ${activationRows.length === 0 ? 'SELECT NULL::text AS skill_name WHERE false' : `INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count)
+          SELECT chat.id, v.name, v.how, clock_timestamp(), clock_timestamp(), v.count
+          FROM (VALUES ${activationRows.join(', ')}) AS v (name, how, count) CROSS JOIN chat
+          ON CONFLICT ON CONSTRAINT pk_chat_activated_skills
+          DO UPDATE SET last_activated_at = EXCLUDED.last_activated_at,
+                        activation_count = chat_activated_skills.activation_count + EXCLUDED.activation_count
+          RETURNING skill_name, how, first_activated_at, last_activated_at, activation_count`}
+        ), activated AS (
+          ${activationRows.length === 0 ? '' : `SELECT * FROM upserted UNION ALL `}SELECT skill_name, how, first_activated_at, last_activated_at, activation_count
+            FROM chat_activated_skills
+           WHERE chat_id = $1${activationRows.length === 0 ? '' : ' AND skill_name NOT IN (SELECT skill_name FROM upserted)'}
+        )
+        SELECT (SELECT count(*)::int FROM chat) AS found,
+               (SELECT json_agg(i ORDER BY i.seq) FROM inserted i) AS messages,
+               (SELECT json_agg(a ORDER BY a.first_activated_at, a.skill_name) FROM activated a) AS activated`;
+      const [row]: { found: number; messages: MessageRow[] | null; activated: ActivationRow[] | null }[] = await this.dataSource.query(sql, params);
+      if (row.found === 0) throw chatNotFound(chatId);
+      return {
+        messages: (row.messages ?? []).map((m) => toMessageEntity(chatId, m)),
+        activatedSkills: (row.activated ?? []).map((a) => toActivationEntity(chatId, a)),
+      };
+    });
   }
 
   /** Runs a query, turning "the database is gone" into DATABASE_UNAVAILABLE (503) for the caller. */
@@ -140,73 +177,55 @@ export function chatNotFound(id: string): AppError {
 
 interface MessageRow {
   id: string;
-  chat_id: string;
   seq: number;
   role: MessageRole;
   content: string;
   tool_cards: StoredToolCard[];
   invoked_skill: string | null;
   model: string | null;
-  created_at: Date;
+  created_at: string;
 }
 
-/** All of a turn's messages in one INSERT, numbered after the chat's last message. */
-async function insertMessages(manager: EntityManager, chatId: string, messages: NewMessage[]): Promise<ChatMessageEntity[]> {
-  const params: unknown[] = [chatId];
-  const rows = messages.map((message, index) => {
-    const at = params.length;
-    params.push(randomUUID(), index + 1, message.role, message.content, JSON.stringify(message.toolCards ?? []), message.invokedSkill ?? null, message.model ?? null);
-    return `($${at + 1}::uuid, $${at + 2}::int, $${at + 3}, $${at + 4}, $${at + 5}::jsonb, $${at + 6}, $${at + 7})`;
-  });
-  const inserted: MessageRow[] = await manager.query(
-    `INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, model)
-     SELECT v.id, $1, last.seq + v.ord, v.role, v.content, v.tool_cards, v.invoked_skill, v.model
-     FROM (VALUES ${rows.join(', ')}) AS v (id, ord, role, content, tool_cards, invoked_skill, model)
-     CROSS JOIN (SELECT COALESCE(MAX(seq), 0) AS seq FROM chat_messages WHERE chat_id = $1) AS last
-     RETURNING *`,
-    params,
-  );
-  return inserted.sort((a, b) => a.seq - b.seq).map(toMessageEntity);
+interface ActivationRow {
+  skill_name: string;
+  how: ActivationHow;
+  first_activated_at: string;
+  last_activated_at: string;
+  activation_count: number;
 }
 
-function toMessageEntity(row: MessageRow): ChatMessageEntity {
+function toMessageEntity(chatId: string, row: MessageRow): ChatMessageEntity {
   return Object.assign(new ChatMessageEntity(), {
     id: row.id,
-    chatId: row.chat_id,
+    chatId,
     seq: row.seq,
     role: row.role,
     content: row.content,
     toolCards: row.tool_cards,
     invokedSkill: row.invoked_skill,
     model: row.model,
-    createdAt: row.created_at,
+    createdAt: new Date(row.created_at),
   });
 }
 
-/**
- * One atomic statement for all of a turn's activations (grouped per skill first, since one
- * statement may not touch a row twice): concurrent activations never lose or duplicate a row.
- */
-async function upsertActivations(manager: EntityManager, chatId: string, activations: NewActivation[]): Promise<void> {
+function toActivationEntity(chatId: string, row: ActivationRow): ChatActivatedSkillEntity {
+  return Object.assign(new ChatActivatedSkillEntity(), {
+    chatId,
+    skillName: row.skill_name,
+    how: row.how,
+    firstActivatedAt: new Date(row.first_activated_at),
+    lastActivatedAt: new Date(row.last_activated_at),
+    activationCount: row.activation_count,
+  });
+}
+
+/** One row per skill (a statement may not upsert the same row twice); the first `how` wins. */
+function groupActivations(activations: NewActivation[]): [string, { how: ActivationHow; count: number }][] {
   const grouped = new Map<string, { how: ActivationHow; count: number }>();
   for (const activation of activations) {
     const entry = grouped.get(activation.skillName);
     if (entry) entry.count++;
     else grouped.set(activation.skillName, { how: activation.how, count: 1 });
   }
-  if (grouped.size === 0) return;
-  const params: unknown[] = [chatId];
-  const rows = [...grouped].map(([skillName, { how, count }]) => {
-    params.push(skillName, how, count);
-    const at = params.length;
-    return `($1, $${at - 2}, $${at - 1}, clock_timestamp(), clock_timestamp(), $${at}::int)`;
-  });
-  await manager.query(
-    `INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count)
-     VALUES ${rows.join(', ')}
-     ON CONFLICT ON CONSTRAINT pk_chat_activated_skills
-     DO UPDATE SET last_activated_at = EXCLUDED.last_activated_at,
-                   activation_count = chat_activated_skills.activation_count + EXCLUDED.activation_count`,
-    params,
-  );
+  return [...grouped];
 }

@@ -8,6 +8,10 @@ export class ChatEntity {
   @Column({ type: 'text', nullable: true })
   title: string | null;
 
+  /** Position of the chat's last message; bumped under the row lock by every write of messages. */
+  @Column({ name: 'last_seq', type: 'integer', default: 0, select: false })
+  lastSeq: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
