@@ -107,12 +107,15 @@ export class SkillResourcesService {
         }
         if (SKIPPED_FOLDERS.has(entry.name)) continue;
         const full = join(folder, entry.name);
-        const info = await statInside(root, full);
-        if (info === undefined) continue;
-        if (info.isDirectory()) {
+        // Entries of a real folder are inside it by construction; only symlinks need resolving.
+        const isDirectory = entry.isDirectory() || (entry.isSymbolicLink() && (await statInside(root, full))?.isDirectory() === true);
+        if (isDirectory) {
           if (depth < LISTING_MAX_DEPTH) await walk(full, depth + 1);
           else truncated = true;
-        } else if (info.isFile()) {
+          continue;
+        }
+        const info = entry.isSymbolicLink() ? await statInside(root, full) : entry.isFile() ? await stat(full).catch(() => undefined) : undefined;
+        if (info?.isFile()) {
           const path = relative(root, full);
           if (path !== 'SKILL.md') files.push({ path, size: info.size });
         }
@@ -158,19 +161,18 @@ export class SkillResourcesService {
 
   /** Opens a regular file and reads at most `limit` bytes of it; FIFOs and devices are never opened. */
   private async readHead(skill: SkillRecord, file: string, limit: number, shownPath: string): Promise<{ bytes: Buffer; size: number }> {
-    let info: Stats;
-    try {
-      info = await stat(file);
-    } catch {
-      throw await this.notFound(skill, shownPath);
-    }
-    if (info.isDirectory()) {
-      throw new AppError(ErrorCode.RESOURCE_IS_DIRECTORY, `Resource '${shownPath}' of skill '${skill.name}' is a directory; name a file inside it.`, { name: skill.name, path: shownPath });
-    }
-    if (!info.isFile()) throw await this.notFound(skill, shownPath);
     let handle: FileHandle | undefined;
     try {
+      // O_NONBLOCK: opening a FIFO must not hang; fstat on the handle then refuses anything but a file.
       handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw directoryError(skill, shownPath);
+      throw await this.notFound(skill, shownPath);
+    }
+    try {
+      const info: Stats = await handle.stat();
+      if (info.isDirectory()) throw directoryError(skill, shownPath);
+      if (!info.isFile()) throw await this.notFound(skill, shownPath);
       const wanted = Math.min(info.size, limit);
       const buffer = Buffer.allocUnsafe(wanted);
       let filled = 0;
@@ -196,6 +198,10 @@ async function statInside(root: string, path: string): Promise<Stats | undefined
   } catch {
     return undefined;
   }
+}
+
+function directoryError(skill: SkillRecord, path: string): AppError {
+  return new AppError(ErrorCode.RESOURCE_IS_DIRECTORY, `Resource '${path}' of skill '${skill.name}' is a directory; name a file inside it.`, { name: skill.name, path });
 }
 
 function binaryError(skill: SkillRecord, path: string): AppError {
