@@ -34,6 +34,18 @@ function serveBare(file: string): void {
   server.listen(0, '127.0.0.1', () => console.log(`READY ${(server.address() as { port: number }).port}`));
 }
 
+/** Child mode: the scripted model (one tool call, then text), answering at once. */
+async function serveModel(): Promise<void> {
+  const model = await new ScriptedModelServer().start();
+  model.answerWith((request) => {
+    const last = request.body.messages[request.body.messages.length - 1];
+    // Keep no history of requests: this server runs for the whole benchmark.
+    model.requests.length = 0;
+    return last.role === 'tool' ? { text: 'Here is your commit message: Fix the thing.' } : { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
+  });
+  console.log(`READY ${new URL(model.url).port}`);
+}
+
 /** Child mode: the real application from a config file. */
 async function serveApp(): Promise<void> {
   const { loadConfig } = await import('../src/config/config-loader.js');
@@ -95,11 +107,8 @@ async function load(options: autocannon.Options): Promise<autocannon.Result> {
 
 async function main(): Promise<void> {
   const db = await databaseUrl();
-  const model = await new ScriptedModelServer().start();
-  model.answerWith((request) => {
-    const last = request.body.messages[request.body.messages.length - 1];
-    return last.role === 'tool' ? { text: 'Here is your commit message: Fix the thing.' } : { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
-  });
+  const model = await startChild(['serve-model']);
+  const modelUrl = `http://127.0.0.1:${model.port}/v1`;
   const configFile = join(tmpdir(), 'skillhost-bench-config.toml');
   writeFileSync(
     configFile,
@@ -113,7 +122,7 @@ async function main(): Promise<void> {
       `url = ${JSON.stringify(db.url)}`,
       '[app.models.scripted]',
       'provider = "openai-compatible"',
-      `base_url = ${JSON.stringify(model.url)}`,
+      `base_url = ${JSON.stringify(modelUrl)}`,
       'model = "scripted-1"',
       'max_retries = 0',
     ].join('\n'),
@@ -189,7 +198,7 @@ async function main(): Promise<void> {
       '# HTTP benchmark',
       '',
       `Recorded ${result.recordedAt} on ${result.machine}; database: ${result.database}; \`npm run bench:http\`.`,
-      `autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run after a 2 s warm-up; each server in its own process.`,
+      `autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run after a 2 s warm-up; each server (Skillhost, the bare server, the scripted model) in its own process.`,
       '',
       '| run | requests/s | p99 latency ms |',
       '|---|---:|---:|',
@@ -212,14 +221,13 @@ async function main(): Promise<void> {
     writeFileSync(join(RESULTS_DIR, 'http.json'), `${JSON.stringify(result, null, 2)}\n`);
     console.log(lines.join('\n'));
   } finally {
-    app.child.kill('SIGTERM');
-    bare.child.kill('SIGTERM');
+    for (const child of [app.child, bare.child, model.child]) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
-    await model.stop();
     await db.stop();
   }
 }
 
 if (process.argv[2] === 'serve-bare') serveBare(process.argv[3]);
 else if (process.argv[2] === 'serve-app') void serveApp();
+else if (process.argv[2] === 'serve-model') void serveModel();
 else void main();

@@ -162,13 +162,13 @@ export class ChatService {
         cards.push(card);
         onEvent?.({ event: 'tool-result', data: card });
       },
-      onEvent: (event: LoopEvent) => {
+      onEvent: onEvent && ((event: LoopEvent) => {
         if (event.type === 'text-delta') onEvent?.({ event: 'text-delta', data: { text: event.text } });
         else if (event.type === 'tool-call') {
           const name = toolByWireName(event.wireName)?.name ?? event.wireName;
           onEvent?.({ event: 'tool-call', data: { id: event.toolCallId, tool: name, args: event.input ?? null } });
         }
-      },
+      }),
     });
     const modelMs = performance.now() - loopStarted - toolMs;
     let answer = result.text.trim();

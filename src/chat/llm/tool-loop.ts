@@ -1,4 +1,4 @@
-import { APICallError, jsonSchema, type LanguageModel, type ModelMessage, RetryError, stepCountIs, streamText, type ToolSet, tool } from 'ai';
+import { APICallError, generateText, jsonSchema, type LanguageModel, type ModelMessage, RetryError, stepCountIs, streamText, type ToolSet, tool } from 'ai';
 import { AppError, ErrorCode } from '../../common/app-error.js';
 
 /**
@@ -56,60 +56,84 @@ export async function runToolLoop(request: ToolLoopRequest): Promise<ToolLoopRes
       execute: (input: unknown, options: { toolCallId: string }) => request.execute({ toolCallId: options.toolCallId, wireName: definition.wireName, input }),
     });
   }
-  const timeout = AbortSignal.timeout(request.timeoutMs);
+  // A timer cleared at the end, not AbortSignal.timeout(): that one would keep every finished turn
+  // reachable until its time-out fires.
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error('timeout')), request.timeoutMs);
+  const settings = {
+    model: request.model,
+    system: request.system,
+    messages: request.messages,
+    tools: request.tools.length > 0 ? tools : undefined,
+    stopWhen: stepCountIs(request.maxSteps),
+    maxRetries: request.maxRetries,
+    abortSignal: controller.signal,
+  };
+  try {
+    // Streaming only when someone listens (SSE): web streams cost CPU a plain JSON turn need not pay.
+    return request.onEvent === undefined ? await generate(request, settings) : await stream(request, settings, request.onEvent);
+  } catch (error) {
+    throw modelError(request.modelName, error, controller.signal.aborted, request.timeoutMs);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+type LoopSettings = Parameters<typeof generateText>[0] & Parameters<typeof streamText>[0];
+
+async function generate(request: ToolLoopRequest, settings: LoopSettings): Promise<ToolLoopResult> {
+  const result = await generateText(settings);
+  for (const step of result.steps) {
+    for (const part of step.content) {
+      if (part.type === 'tool-error') request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
+    }
+  }
+  const steps = result.steps.length;
+  return { text: result.text, steps, stepLimitReached: result.finishReason === 'tool-calls' && steps >= request.maxSteps };
+}
+
+async function stream(request: ToolLoopRequest, settings: LoopSettings, onEvent: (event: LoopEvent) => void): Promise<ToolLoopResult> {
   let failure: unknown;
   let text = '';
   let steps = 0;
   let lastFinishReason: string | undefined;
-  try {
-    const result = streamText({
-      model: request.model,
-      system: request.system,
-      messages: request.messages,
-      tools: request.tools.length > 0 ? tools : undefined,
-      stopWhen: stepCountIs(request.maxSteps),
-      maxRetries: request.maxRetries,
-      abortSignal: timeout,
-      onError: ({ error }) => {
-        failure ??= error;
-      },
-    });
-    for await (const part of result.fullStream) {
-      switch (part.type) {
-        case 'text-delta':
-          text += part.text;
-          request.onEvent?.({ type: 'text-delta', text: part.text });
-          break;
-        case 'tool-call':
-          request.onEvent?.({ type: 'tool-call', toolCallId: part.toolCallId, wireName: part.toolName, input: part.input });
-          break;
-        case 'tool-result':
-          request.onEvent?.({ type: 'tool-finished', toolCallId: part.toolCallId });
-          break;
-        case 'tool-error': {
-          const call = { toolCallId: part.toolCallId, wireName: part.toolName, input: part.input };
-          request.refused(call, describeError(part.error));
-          request.onEvent?.({ type: 'tool-finished', toolCallId: part.toolCallId });
-          break;
-        }
-        case 'finish-step':
-          steps++;
-          lastFinishReason = part.finishReason;
-          // Text of a step that went on to call tools is thinking aloud; the answer is the final step's.
-          if (part.finishReason === 'tool-calls') text = '';
-          break;
-        case 'error':
-          failure ??= part.error;
-          break;
-        case 'abort':
-          failure ??= new Error('aborted');
-          break;
-      }
+  const result = streamText({
+    ...settings,
+    onError: ({ error }) => {
+      failure ??= error;
+    },
+  });
+  for await (const part of result.fullStream) {
+    switch (part.type) {
+      case 'text-delta':
+        text += part.text;
+        onEvent({ type: 'text-delta', text: part.text });
+        break;
+      case 'tool-call':
+        onEvent({ type: 'tool-call', toolCallId: part.toolCallId, wireName: part.toolName, input: part.input });
+        break;
+      case 'tool-result':
+        onEvent({ type: 'tool-finished', toolCallId: part.toolCallId });
+        break;
+      case 'tool-error':
+        request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
+        onEvent({ type: 'tool-finished', toolCallId: part.toolCallId });
+        break;
+      case 'finish-step':
+        steps++;
+        lastFinishReason = part.finishReason;
+        // Text of a step that went on to call tools is thinking aloud; the answer is the final step's.
+        if (part.finishReason === 'tool-calls') text = '';
+        break;
+      case 'error':
+        failure ??= part.error;
+        break;
+      case 'abort':
+        failure ??= new Error('aborted');
+        break;
     }
-  } catch (error) {
-    failure ??= error;
   }
-  if (failure !== undefined) throw modelError(request.modelName, failure, timeout.aborted, request.timeoutMs);
+  if (failure !== undefined) throw failure;
   return { text, steps, stepLimitReached: lastFinishReason === 'tool-calls' && steps >= request.maxSteps };
 }
 
