@@ -4,7 +4,7 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
-import { parseSse } from '../support/sse.js';
+import { collectText, parseSse } from '../support/sse.js';
 
 let tree: TempTree;
 beforeAll(() => {
@@ -151,11 +151,7 @@ describe('Chat REST API', () => {
       .set('accept', 'text/event-stream')
       .send({ content: '/pdf fill it' })
       .buffer(true)
-      .parse((response, callback) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-        response.on('end', () => callback(null, text));
-      })
+      .parse(collectText)
       .expect(200);
     expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     const events = parseSse(res.body as string);
@@ -183,11 +179,7 @@ describe('Chat REST API', () => {
       .set('accept', 'text/event-stream')
       .send({ content: 'hi' })
       .buffer(true)
-      .parse((response, callback) => {
-        let text = '';
-        response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-        response.on('end', () => callback(null, text));
-      })
+      .parse(collectText)
       .expect(200);
     const events = parseSse(res.body as string);
     expect(events).toEqual([{ event: 'error', data: expect.objectContaining({ code: 'MODEL_ERROR' }) }]);
