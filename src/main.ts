@@ -14,8 +14,15 @@ async function bootstrap(): Promise<void> {
     }
     throw error;
   }
-  const app = await createApp(config);
-  await app.listen(config.app.port, config.app.host);
+  let app;
+  try {
+    app = await createApp(config);
+    await app.listen(config.app.port, config.app.host);
+  } catch (error) {
+    console.error(`skillhost: cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    await app?.close().catch(() => undefined);
+    process.exit(1);
+  }
   new Logger('Skillhost').log(`Listening on http://${config.app.host}:${config.app.port} (skills ${config.app.skills.enabled ? 'enabled' : 'disabled'})`);
 }
 

@@ -36,11 +36,17 @@ export const dataSourceProvider: Provider = {
       logger.log(`Using PostgreSQL at ${redactDatabaseUrl(url)} (DATABASE_URL)`);
     }
     const dataSource = createDataSource(url, { poolSize: settings.poolSize });
-    await dataSource.initialize();
-    lifecycle.dataSource = dataSource;
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
-    if (applied.length > 0) logger.log(`Applied migrations: ${applied.map((m) => m.name).join(', ')}`);
-    return dataSource;
+    try {
+      await dataSource.initialize();
+      lifecycle.dataSource = dataSource;
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      if (applied.length > 0) logger.log(`Applied migrations: ${applied.map((m) => m.name).join(', ')}`);
+      return dataSource;
+    } catch (error) {
+      // The app will not start, so no shutdown hook runs: undo what was started here.
+      await lifecycle.onApplicationShutdown();
+      throw new Error(`Cannot use the database at ${redactDatabaseUrl(url)}: ${error instanceof Error ? error.message : String(error)}`);
+    }
   },
 };
 

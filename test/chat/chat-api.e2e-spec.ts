@@ -227,6 +227,25 @@ describe('Chat REST API', () => {
   });
 });
 
+describe('history', () => {
+  it('sends the model only the last history_messages user/assistant messages', async () => {
+    const ctx = await startChatApp([tree.path('skills')], { 'app.history_messages': 2 });
+    try {
+      const http = () => request(ctx.app.getHttpServer());
+      const id = await newChat(ctx);
+      ctx.model.play({ text: 'a1' }, { text: 'a2' }, { text: 'a3' });
+      for (const content of ['q1', 'q2', 'q3']) await http().post(`/v1/chats/${id}/messages`).send({ content }).expect(201);
+      expect(ctx.model.requests[2].body.messages.filter((m) => m.role !== 'system')).toEqual([
+        { role: 'user', content: 'q2' },
+        { role: 'assistant', content: 'a2' },
+        { role: 'user', content: 'q3' },
+      ]);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
 describe('tool gating and the fallback', () => {
   const gated = async (overrides: Record<string, unknown>, modelTools = true) => {
     const ctx = await startChatApp([tree.path('skills')], overrides, (url) => ({

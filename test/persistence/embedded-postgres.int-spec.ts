@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { createApp } from '../../src/app.factory.js';
+import { configWith } from '../../src/config/config-loader.js';
 import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { tempTree } from '../support/skill-tree.js';
 
@@ -64,5 +66,18 @@ describe(EmbeddedPostgresServer.name, () => {
       await client.end();
       await again.stop();
     }
+  }, 90_000);
+
+  it('an app without DATABASE_URL starts it, logs it without the password, and stops it on close', async () => {
+    const logs: string[] = [];
+    const capture = (message: unknown) => void logs.push(String(message));
+    const dataDir = tree.path('app-data');
+    const app = await createApp(configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': 54393 }), { logger: { log: capture, warn: capture, error: capture } });
+    const pid = Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
+    expect(isAlive(pid)).toBe(true);
+    expect(logs).toContain(`Using the embedded PostgreSQL at postgres://postgres@127.0.0.1:54393/skillhost (data in ${dataDir})`);
+    expect(logs.join('\n')).not.toContain(':postgres@');
+    await app.close();
+    expect(isAlive(pid)).toBe(false);
   }, 90_000);
 });
