@@ -95,8 +95,8 @@ export class ChatService {
   }
 
   /**
-   * One turn. Nothing is stored until the model has answered; then one transaction stores the
-   * user message, the assistant message with its tool cards, and the activations. A turn that fails
+   * One turn. Nothing is stored until the model has answered; then one statement stores the user
+   * message, the assistant message with its tool cards, and the activations. A turn that fails
    * (model error, timeout, database gone) stores nothing at all, so it can simply be sent again.
    */
   async sendMessage(id: string, input: TurnInput, onEvent?: (event: TurnEvent) => void) {
@@ -113,11 +113,13 @@ export class ChatService {
     const cards: ToolCard[] = [];
     const activations: NewActivation[] = [];
     const messages: ModelMessage[] = context.history.map((m) => ({ role: m.role, content: m.content }));
+    messages.push({ role: 'user', content: invocation.text });
     let fallback: { name: string; body: string } | undefined;
 
     if (invocation.skill !== null && toolsAvailable) {
       // Explicit invocation with tools: the server performs the activation as the turn's first tool
-      // call, so the skill is active and its card shown whatever the model then does.
+      // call, after the user's words, so the skill is active and its card shown whatever the model
+      // then does (no reliance on a provider honouring a forced tool choice).
       const forced = await this.skillTools.execute('skills.activate', { name: invocation.skill });
       onEvent?.({ event: 'tool-call', data: { id: forced.card.id, tool: forced.card.tool, args: forced.card.args } });
       onEvent?.({ event: 'tool-result', data: forced.card });
@@ -132,7 +134,6 @@ export class ChatService {
       fallback = { name: skill.name, body: skill.body };
       activations.push({ skillName: skill.name, how: 'fallback' });
     }
-    messages.push({ role: 'user', content: invocation.text });
     const system = this.systemPrompt(activated, toolsAvailable, invocation.skill ?? undefined, fallback);
 
     let toolMs = 0;

@@ -56,9 +56,11 @@ describe('the conformance flow, end to end', () => {
     expect(first.body.tools?.map((t) => t.function.name)).toEqual(['skills_activate', 'skills_readResource']);
     expect(ScriptedModelServer.systemPrompt(first)).toContain('"name":"skills-system-validation"');
     expect(ScriptedModelServer.systemPrompt(first)).toContain("The user invoked the skill 'skills-system-validation'");
-    const last = first.body.messages[first.body.messages.length - 1];
-    expect(last).toEqual({ role: 'user', content: 'run the checks' });
-    expect(first.body.messages.find((m) => m.role === 'tool')?.content).toContain('# Skills system validation');
+    // The user's words (prefix stripped), then the server's activation and its result.
+    expect(first.body.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(first.body.messages[1]).toEqual({ role: 'user', content: 'run the checks' });
+    expect(first.body.messages[2].tool_calls).toEqual([{ id: cards[0].id, type: 'function', function: { name: 'skills_activate', arguments: '{"name":"skills-system-validation"}' } }]);
+    expect(first.body.messages[3].content).toContain('# Skills system validation');
     // The refused read went back to the model as an error result it can read.
     const fourth = ctx.model.requests[3];
     expect(JSON.stringify(fourth.body.messages[fourth.body.messages.length - 1])).toContain('leaves the skill folder');
