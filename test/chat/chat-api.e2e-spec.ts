@@ -80,6 +80,15 @@ describe('Chat REST API', () => {
     expect((await http().get(`/v1/chats/${id}/messages`).expect(200)).body.total).toBe(0);
   });
 
+  it('refuses a body over 1 MiB with 413 PAYLOAD_TOO_LARGE, and bad pagination with 400', async () => {
+    const id = await newChat(ctx);
+    const big = await http().post(`/v1/chats/${id}/messages`).send({ content: 'x'.repeat(1_100_000) }).expect(413);
+    expect(big.body.code).toBe('PAYLOAD_TOO_LARGE');
+    const page = await http().get('/v1/chats?limit=500&offset=-1').expect(400);
+    expect(page.body.code).toBe('VALIDATION_FAILED');
+    expect(page.body.details.problems).toEqual(['limit: limit must not be greater than 200', 'offset: offset must not be less than 0']);
+  });
+
   it('rejects malformed JSON and unknown fields on chat creation', async () => {
     const bad = await http().post('/v1/chats').set('content-type', 'application/json').send('{"title":').expect(400);
     expect(bad.body.code).toBe('VALIDATION_FAILED');
