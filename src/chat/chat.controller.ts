@@ -54,14 +54,18 @@ export class ChatController {
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    const write = (event: string, data: unknown) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    // A client that goes away mid-turn must not crash anything: the turn still completes and is stored.
+    raw.on('error', () => undefined);
+    const write = (event: string, data: unknown) => {
+      if (!raw.destroyed && !raw.writableEnded) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
     try {
       const { timing: _, ...result } = await this.chats.sendMessage(id, body, (event: TurnEvent) => write(event.event, event.data));
       write('done', result);
     } catch (error) {
       write('error', toErrorBody(error).body);
     } finally {
-      raw.end();
+      if (!raw.destroyed) raw.end();
     }
     return undefined;
   }

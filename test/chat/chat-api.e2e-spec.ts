@@ -195,6 +195,29 @@ describe('Chat REST API', () => {
     expect((await http().get(`/v1/chats/${id}/messages`).expect(200)).body.total).toBe(0);
   });
 
+  it('a streaming client that disconnects mid-turn breaks nothing: the turn completes and is stored', async () => {
+    const id = await newChat(ctx);
+    ctx.model.answerWith((req) => (req.body.messages[req.body.messages.length - 1].role === 'tool' ? { text: 'finished' } : { toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] }));
+    const { port } = (await ctx.app.listen(0, '127.0.0.1'), ctx.app.getHttpServer().address() as { port: number });
+    const controller = new AbortController();
+    const response = await fetch(`http://127.0.0.1:${port}/v1/chats/${id}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ content: 'go' }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    for (let i = 0; i < 50 && (await http().get(`/v1/chats/${id}/messages`)).body.total < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    const messages = (await http().get(`/v1/chats/${id}/messages`).expect(200)).body.items;
+    expect(messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ['user', 'go'],
+      ['assistant', 'finished'],
+    ]);
+    expect((await http().get('/health').expect(200)).body.status).toBe('ok');
+  });
+
   it('GET context returns exactly what the model gets next', async () => {
     const id = await newChat(ctx);
     await http().post(`/v1/chats/${id}/tools/skills.activate`).send({ name: 'git-commit' }).expect(200);
