@@ -9,7 +9,7 @@
  *   npm run bench:http          (writes bench/results/http.{md,json})
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -246,6 +246,24 @@ async function main(): Promise<void> {
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'http.md'), lines.join('\n'));
     writeFileSync(join(RESULTS_DIR, 'http.json'), `${JSON.stringify(result, null, 2)}\n`);
+    // Single runs on a shared VM vary a lot; every run is kept so the spread stays visible.
+    const history = join(RESULTS_DIR, 'http-history.md');
+    if (!existsSync(history)) {
+      writeFileSync(
+        history,
+        [
+          '# HTTP benchmark: every recorded run',
+          '',
+          '| recorded | database | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) |',
+          '|---|---|---:|---:|---:|---:|---:|---:|',
+          '',
+        ].join('\n'),
+      );
+    }
+    appendFileSync(
+      history,
+      `| ${result.recordedAt} | ${result.database} | ${f(result.bare.rps, 0)} | ${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} |\n`,
+    );
     console.log(lines.join('\n'));
   } finally {
     for (const child of [app.child, bare.child, model.child]) child.kill('SIGTERM');
