@@ -42,8 +42,8 @@ export class SkillToolsService {
     if (typeof checked === 'string') return { card: card('error', checked) };
     try {
       if (tool === 'skills.activate') {
-        const activated = await this.resources.activate(checked.name);
-        const listing = await this.resources.listResources(activated.name);
+        // Independent reads: overlap them in libuv's pool rather than waiting for one, then the other.
+        const [activated, listing] = await Promise.all([this.resources.activate(checked.name), this.resources.listResources(checked.name)]);
         const files = listing.files.slice(0, LISTED_FILES).map((f) => f.path);
         const more = listing.files.length > LISTED_FILES || listing.truncated ? ', …' : '';
         const fileLine = files.length > 0 ? `\n\nFiles in this skill (read them with skills_readResource when the instructions call for them): ${files.join(', ')}${more}` : '';
