@@ -73,9 +73,11 @@ export class ChatService {
 
   /** Exactly what the model would get next in this chat: system prompt and tool definitions. */
   async getContext(id: string, options: { model?: string; tools?: boolean } = {}) {
-    await this.chats.getChat(checkId(id));
     const model = this.findModel(options.model);
-    const activated = (await this.chats.activatedSkills(id)).map((a) => a.skillName);
+    // The same one-query read a turn makes (no history needed): existence and activated names.
+    const context = await this.chats.turnContext(checkId(id), 0);
+    if (context === null) throw chatNotFound(id);
+    const activated = context.activated;
     const toolsAvailable = this.toolsAvailable(model, options.tools);
     return {
       model: model?.name ?? null,
