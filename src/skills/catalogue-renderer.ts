@@ -1,4 +1,5 @@
 import type { CatalogueFormat } from '../config/app-config.js';
+import { compareByName } from './skill-order.js';
 
 /**
  * Level 1 of progressive disclosure: the name and description of each enabled skill, rendered for
@@ -14,7 +15,7 @@ export interface CatalogueEntry {
 /** Entries in stable order (by name, code point order); no entries render as the empty string. */
 export function renderCatalogue(entries: readonly CatalogueEntry[], format: CatalogueFormat, includeLocation: boolean): string {
   if (entries.length === 0) return '';
-  const sorted = [...entries].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const sorted = [...entries].sort(compareByName);
   switch (format) {
     case 'json':
       return renderJson(sorted, includeLocation);

@@ -1,5 +1,6 @@
 import type { CatalogueFormat, SkillsConfig, ValidationMode } from '../config/app-config.js';
 import { renderCatalogue } from './catalogue-renderer.js';
+import { compareByName } from './skill-order.js';
 import type { DiscoveryResult } from './skill-discovery.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
 
@@ -27,7 +28,7 @@ export function buildSnapshot(
   config: Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'>,
   timing: { scannedAt: Date; durationMs: number },
 ): CatalogueSnapshot {
-  const sorted = [...result.skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const sorted = [...result.skills].sort(compareByName);
   const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
   const rendered = new Map<CatalogueFormat, string>();
   const catalogue = (format: CatalogueFormat) => {

@@ -2,6 +2,7 @@ import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SkillDirectory, ValidationMode } from '../config/app-config.js';
 import { inspectSkillFolder } from './skill-folder.reader.js';
+import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
 
 export interface DiscoveryOptions {
@@ -23,7 +24,6 @@ export interface DiscoveryResult {
   directories: DirectoryReport[];
 }
 
-const SKIPPED_FOLDERS = new Set(['.git', 'node_modules']);
 
 /** Scans the directories in order; earlier directories win name collisions. */
 export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
@@ -105,7 +105,7 @@ function readFolder(path: string): Dirent[] | undefined {
 }
 
 function sortByName(entries: Dirent[]): Dirent[] {
-  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return entries.sort(compareByName);
 }
 
 /** Real folders, and symlinks that lead to one (users link skills in from elsewhere). */

@@ -7,6 +7,7 @@ import { APP_CONFIG, type AppConfig, HARD_LIMITS, type SkillsConfig } from '../c
 import { locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
 import { isInside, normalizeResourcePath } from './resource-path.js';
 import { SkillRegistryService } from './skill-registry.service.js';
+import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
 import type { SkillFrontmatter } from './skill-validator.js';
 import type { SkillRecord } from './skill.types.js';
 
@@ -33,7 +34,6 @@ export interface ResourceListing {
 const BINARY_SNIFF_BYTES = 8192;
 const LISTING_MAX_FILES = 500;
 const LISTING_MAX_DEPTH = 6;
-const SKIPPED_FOLDERS = new Set(['.git', 'node_modules']);
 const SUGGESTION_LIMIT = 20;
 
 /**
@@ -99,7 +99,7 @@ export class SkillResourcesService {
     let truncated = false;
     const walk = async (folder: string, depth: number): Promise<void> => {
       const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
-      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      entries.sort(compareByName);
       for (const entry of entries) {
         if (files.length >= LISTING_MAX_FILES) {
           truncated = true;
