@@ -149,10 +149,8 @@ export class ChatService {
       maxSteps: this.config.app.tools.maxSteps,
       timeoutMs: model.timeoutMs,
       maxRetries: model.maxRetries,
-      execute: async (call) => {
-        const definition = toolByWireName(call.wireName);
-        if (definition === undefined) return `Error: unknown tool '${call.wireName}'. Available: ${SKILL_TOOLS.map((t) => t.wireName).join(', ')}`;
-        const execution = await this.skillTools.execute(definition.name, call.input, call.toolCallId);
+      execute: async (call, tool) => {
+        const execution = await this.skillTools.execute(tool.name, call.input, call.toolCallId);
         toolMs += execution.card.durationMs;
         cards.push(execution.card);
         if (execution.activated) activations.push({ skillName: execution.activated, how: 'tool' });

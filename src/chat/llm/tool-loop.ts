@@ -18,19 +18,16 @@ export interface LoopToolCall {
   input: unknown;
 }
 
-export type LoopEvent =
-  | { type: 'tool-call'; toolCallId: string; wireName: string; input: unknown }
-  | { type: 'tool-finished'; toolCallId: string }
-  | { type: 'text-delta'; text: string };
+export type LoopEvent = { type: 'tool-call'; toolCallId: string; wireName: string; input: unknown } | { type: 'text-delta'; text: string };
 
-export interface ToolLoopRequest {
+export interface ToolLoopRequest<T extends LoopTool = LoopTool> {
   model: LanguageModel;
   modelName: string;
   system: string;
   messages: ModelMessage[];
-  tools: readonly LoopTool[];
-  /** Runs a tool the model called (known wire name); returns the text the model reads. */
-  execute(call: LoopToolCall): Promise<string>;
+  tools: readonly T[];
+  /** Runs a tool the model called, given the definition it was registered with; returns the text the model reads. */
+  execute(call: LoopToolCall, tool: T): Promise<string>;
   /** Records a call the SDK refused before execution (unknown tool, unparseable arguments). */
   refused(call: LoopToolCall, reason: string): void;
   maxSteps: number;
@@ -41,19 +38,18 @@ export interface ToolLoopRequest {
 
 export interface ToolLoopResult {
   text: string;
-  steps: number;
   /** The last step still asked for tools: the step limit ended the turn. */
   stepLimitReached: boolean;
 }
 
-export async function runToolLoop(request: ToolLoopRequest): Promise<ToolLoopResult> {
+export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T>): Promise<ToolLoopResult> {
   const tools: ToolSet = {};
   for (const definition of request.tools) {
     tools[definition.wireName] = tool({
       description: definition.description,
       // No validator: arguments are checked by our executor, which answers the model with a readable error.
       inputSchema: jsonSchema<unknown>(definition.inputSchema as Parameters<typeof jsonSchema>[0]),
-      execute: (input: unknown, options: { toolCallId: string }) => request.execute({ toolCallId: options.toolCallId, wireName: definition.wireName, input }),
+      execute: (input: unknown, options: { toolCallId: string }) => request.execute({ toolCallId: options.toolCallId, wireName: definition.wireName, input }, definition),
     });
   }
   // A timer cleared at the end, not AbortSignal.timeout(): that one would keep every finished turn
@@ -81,18 +77,17 @@ export async function runToolLoop(request: ToolLoopRequest): Promise<ToolLoopRes
 
 type LoopSettings = Parameters<typeof generateText>[0] & Parameters<typeof streamText>[0];
 
-async function generate(request: ToolLoopRequest, settings: LoopSettings): Promise<ToolLoopResult> {
+async function generate(request: ToolLoopRequest<LoopTool>, settings: LoopSettings): Promise<ToolLoopResult> {
   const result = await generateText(settings);
   for (const step of result.steps) {
     for (const part of step.content) {
       if (part.type === 'tool-error') request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
     }
   }
-  const steps = result.steps.length;
-  return { text: result.text, steps, stepLimitReached: result.finishReason === 'tool-calls' && steps >= request.maxSteps };
+  return { text: result.text, stepLimitReached: result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps };
 }
 
-async function stream(request: ToolLoopRequest, settings: LoopSettings, onEvent: (event: LoopEvent) => void): Promise<ToolLoopResult> {
+async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings, onEvent: (event: LoopEvent) => void): Promise<ToolLoopResult> {
   let failure: unknown;
   let text = '';
   let steps = 0;
@@ -112,12 +107,8 @@ async function stream(request: ToolLoopRequest, settings: LoopSettings, onEvent:
       case 'tool-call':
         onEvent({ type: 'tool-call', toolCallId: part.toolCallId, wireName: part.toolName, input: part.input });
         break;
-      case 'tool-result':
-        onEvent({ type: 'tool-finished', toolCallId: part.toolCallId });
-        break;
       case 'tool-error':
         request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
-        onEvent({ type: 'tool-finished', toolCallId: part.toolCallId });
         break;
       case 'finish-step':
         steps++;
@@ -134,7 +125,7 @@ async function stream(request: ToolLoopRequest, settings: LoopSettings, onEvent:
     }
   }
   if (failure !== undefined) throw failure;
-  return { text, steps, stepLimitReached: lastFinishReason === 'tool-calls' && steps >= request.maxSteps };
+  return { text, stepLimitReached: lastFinishReason === 'tool-calls' && steps >= request.maxSteps };
 }
 
 function modelError(modelName: string, error: unknown, timedOut: boolean, timeoutMs: number): AppError {
