@@ -2,6 +2,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import type { ModelConfig } from '../../config/app-config.js';
+import { nodeFetch } from './node-fetch.js';
 
 /** One AI SDK model object per configured model, built on first use. */
 export class LanguageModelFactory {
@@ -20,8 +21,8 @@ export class LanguageModelFactory {
 function build(config: ModelConfig): LanguageModel {
   switch (config.provider) {
     case 'openai-compatible':
-      return createOpenAICompatible({ name: config.name, baseURL: config.baseUrl, apiKey: config.apiKey }).chatModel(config.model);
+      return createOpenAICompatible({ name: config.name, baseURL: config.baseUrl, apiKey: config.apiKey, fetch: nodeFetch }).chatModel(config.model);
     case 'anthropic':
-      return createAnthropic({ baseURL: config.baseUrl, apiKey: config.apiKey ?? '' })(config.model);
+      return createAnthropic({ baseURL: config.baseUrl, apiKey: config.apiKey ?? '', fetch: nodeFetch })(config.model);
   }
 }
