@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
 import { ChatMessageEntity, type MessageRole, type StoredToolCard } from './entities/chat-message.entity.js';
@@ -89,17 +91,7 @@ export class ChatRepository {
    */
   turnContext(chatId: string, historyCount: number): Promise<{ history: { role: 'user' | 'assistant'; content: string }[]; activated: string[] } | null> {
     return this.run(async () => {
-      const rows: { history: { role: 'user' | 'assistant'; content: string }[] | null; activated: string[] | null }[] = await this.dataSource.query(
-        `SELECT
-           (SELECT json_agg(json_build_object('role', h.role, 'content', h.content) ORDER BY h.seq)
-              FROM (SELECT role, content, seq FROM chat_messages
-                     WHERE chat_id = c.id AND role IN ('user', 'assistant')
-                     ORDER BY seq DESC LIMIT $2) h) AS history,
-           (SELECT json_agg(a.skill_name ORDER BY a.first_activated_at, a.skill_name)
-              FROM chat_activated_skills a WHERE a.chat_id = c.id) AS activated
-         FROM chats c WHERE c.id = $1`,
-        [chatId, historyCount],
-      );
+      const rows = await this.prepared<{ history: { role: 'user' | 'assistant'; content: string }[] | null; activated: string[] | null }>(TURN_CONTEXT, [chatId, historyCount]);
       if (rows.length === 0) return null;
       return { history: rows[0].history ?? [], activated: rows[0].activated ?? [] };
     });
@@ -113,48 +105,56 @@ export class ChatRepository {
    * Stores a turn — its messages and activations — with one statement, so it is atomic without an
    * explicit transaction. Its first step bumps the chat's last_seq, which locks the chat row:
    * concurrent writes to one chat are serialised and get consecutive positions, and a chat that
-   * does not exist (or was just deleted) stores nothing and answers CHAT_NOT_FOUND.
+   * does not exist (or was just deleted) stores nothing and answers CHAT_NOT_FOUND. The statement
+   * answers only what the database decides (ids' positions, times, the chat's activations); the
+   * messages' contents are not sent back.
    */
   recordTurn(chatId: string, messages: NewMessage[], activations: NewActivation[]): Promise<{ messages: ChatMessageEntity[]; activatedSkills: ChatActivatedSkillEntity[] }> {
     return this.run(async () => {
-      const params: unknown[] = [chatId, messages.length];
-      const add = (value: unknown) => `$${params.push(value)}`;
-      const messageRows = messages.map(
-        (m, index) =>
-          `(${add(randomUUID())}::uuid, ${add(index + 1)}::int, ${add(m.role)}::text, ${add(m.content)}::text, ${add(JSON.stringify(m.toolCards ?? []))}::jsonb, ${add(m.invokedSkill ?? null)}::text, ${add(m.model ?? null)}::text)`,
-      );
-      const activationRows = groupActivations(activations).map(([name, { how, count }]) => `(${add(name)}::text, ${add(how)}::text, ${add(count)}::int)`);
-      const sql = `
-        WITH chat AS (
-          UPDATE chats SET updated_at = now(), last_seq = last_seq + $2 WHERE id = $1 RETURNING id, last_seq
-        ), inserted AS (
-          ${messageRows.length === 0 ? 'SELECT NULL::uuid AS id WHERE false' : `INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, model)
-          SELECT v.id, chat.id, chat.last_seq - $2 + v.ord, v.role, v.content, v.tool_cards, v.invoked_skill, v.model
-          FROM (VALUES ${messageRows.join(', ')}) AS v (id, ord, role, content, tool_cards, invoked_skill, model) CROSS JOIN chat
-          RETURNING id, seq, role, content, tool_cards, invoked_skill, model, created_at`}
-        ), upserted AS (
-          ${activationRows.length === 0 ? 'SELECT NULL::text AS skill_name WHERE false' : `INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count)
-          SELECT chat.id, v.name, v.how, clock_timestamp(), clock_timestamp(), v.count
-          FROM (VALUES ${activationRows.join(', ')}) AS v (name, how, count) CROSS JOIN chat
-          ON CONFLICT ON CONSTRAINT pk_chat_activated_skills
-          DO UPDATE SET last_activated_at = EXCLUDED.last_activated_at,
-                        activation_count = chat_activated_skills.activation_count + EXCLUDED.activation_count
-          RETURNING skill_name, how, first_activated_at, last_activated_at, activation_count`}
-        ), activated AS (
-          ${activationRows.length === 0 ? '' : `SELECT * FROM upserted UNION ALL `}SELECT skill_name, how, first_activated_at, last_activated_at, activation_count
-            FROM chat_activated_skills
-           WHERE chat_id = $1${activationRows.length === 0 ? '' : ' AND skill_name NOT IN (SELECT skill_name FROM upserted)'}
-        )
-        SELECT (SELECT count(*)::int FROM chat) AS found,
-               (SELECT json_agg(i ORDER BY i.seq) FROM inserted i) AS messages,
-               (SELECT json_agg(a ORDER BY a.first_activated_at, a.skill_name) FROM activated a) AS activated`;
-      const [row]: { found: number; messages: MessageRow[] | null; activated: ActivationRow[] | null }[] = await this.dataSource.query(sql, params);
+      const rows = messages.map((m, index) => ({
+        id: randomUUID(),
+        ord: index + 1,
+        role: m.role,
+        content: m.content,
+        tool_cards: m.toolCards ?? [],
+        invoked_skill: m.invokedSkill ?? null,
+        model: m.model ?? null,
+      }));
+      const grouped = groupActivations(activations).map(([name, { how, count }]) => ({ name, how, count }));
+      const [row] = await this.prepared<{ found: number; messages: { seq: number; created_at: string }[] | null; activated: ActivationRow[] | null }>(RECORD_TURN, [
+        chatId,
+        rows.length,
+        JSON.stringify(rows),
+        JSON.stringify(grouped),
+      ]);
       if (row.found === 0) throw chatNotFound(chatId);
+      const stored = row.messages ?? [];
       return {
-        messages: (row.messages ?? []).map((m) => toMessageEntity(chatId, m)),
+        messages: rows.map((m, index) =>
+          Object.assign(new ChatMessageEntity(), {
+            id: m.id,
+            chatId,
+            seq: stored[index].seq,
+            role: m.role,
+            content: m.content,
+            toolCards: m.tool_cards,
+            invokedSkill: m.invoked_skill,
+            model: m.model,
+            createdAt: new Date(stored[index].created_at),
+          }),
+        ),
         activatedSkills: (row.activated ?? []).map((a) => toActivationEntity(chatId, a)),
       };
     });
+  }
+
+  /**
+   * Runs one of the turn's statements as a named prepared statement on the pool TypeORM manages:
+   * each connection parses and plans it once, not on every turn.
+   */
+  private async prepared<T>(statement: { name: string; text: string }, values: unknown[]): Promise<T[]> {
+    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    return (await pool.query({ ...statement, values })).rows as T[];
   }
 
   /** Runs a query, turning "the database is gone" into DATABASE_UNAVAILABLE (503) for the caller. */
@@ -175,37 +175,12 @@ export function chatNotFound(id: string): AppError {
   return new AppError(ErrorCode.CHAT_NOT_FOUND, `Chat '${id}' not found.`, { id });
 }
 
-interface MessageRow {
-  id: string;
-  seq: number;
-  role: MessageRole;
-  content: string;
-  tool_cards: StoredToolCard[];
-  invoked_skill: string | null;
-  model: string | null;
-  created_at: string;
-}
-
 interface ActivationRow {
   skill_name: string;
   how: ActivationHow;
   first_activated_at: string;
   last_activated_at: string;
   activation_count: number;
-}
-
-function toMessageEntity(chatId: string, row: MessageRow): ChatMessageEntity {
-  return Object.assign(new ChatMessageEntity(), {
-    id: row.id,
-    chatId,
-    seq: row.seq,
-    role: row.role,
-    content: row.content,
-    toolCards: row.tool_cards,
-    invokedSkill: row.invoked_skill,
-    model: row.model,
-    createdAt: new Date(row.created_at),
-  });
 }
 
 function toActivationEntity(chatId: string, row: ActivationRow): ChatActivatedSkillEntity {
@@ -229,3 +204,51 @@ function groupActivations(activations: NewActivation[]): [string, { how: Activat
   }
   return [...grouped];
 }
+
+/** The turn's read: one fixed statement text, prepared once per connection. */
+const TURN_CONTEXT = {
+  name: 'skillhost_turn_context',
+  text: `SELECT
+      (SELECT json_agg(json_build_object('role', h.role, 'content', h.content) ORDER BY h.seq)
+         FROM (SELECT role, content, seq FROM chat_messages
+                WHERE chat_id = c.id AND role IN ('user', 'assistant')
+                ORDER BY seq DESC LIMIT $2) h) AS history,
+      (SELECT json_agg(a.skill_name ORDER BY a.first_activated_at, a.skill_name)
+         FROM chat_activated_skills a WHERE a.chat_id = c.id) AS activated
+    FROM chats c WHERE c.id = $1`,
+};
+
+/**
+ * The turn's write, whatever its number of messages and activations: $1 chat id, $2 message count,
+ * $3 the messages and $4 the activations (one per skill), each a JSON array.
+ */
+const RECORD_TURN = {
+  name: 'skillhost_record_turn',
+  text: `
+    WITH chat AS (
+      UPDATE chats SET updated_at = now(), last_seq = last_seq + $2 WHERE id = $1 RETURNING id, last_seq
+    ), inserted AS (
+      INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, model)
+      SELECT m.id, chat.id, chat.last_seq - $2 + m.ord, m.role, m.content, m.tool_cards, m.invoked_skill, m.model
+      FROM json_to_recordset($3::json) AS m (id uuid, ord int, role text, content text, tool_cards jsonb, invoked_skill text, model text)
+      CROSS JOIN chat
+      RETURNING seq, created_at
+    ), upserted AS (
+      INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count)
+      SELECT chat.id, a.name, a.how, clock_timestamp(), clock_timestamp(), a.count
+      FROM json_to_recordset($4::json) AS a (name text, how text, count int) CROSS JOIN chat
+      ON CONFLICT ON CONSTRAINT pk_chat_activated_skills
+      DO UPDATE SET last_activated_at = EXCLUDED.last_activated_at,
+                    activation_count = chat_activated_skills.activation_count + EXCLUDED.activation_count
+      RETURNING skill_name, how, first_activated_at, last_activated_at, activation_count
+    ), activated AS (
+      SELECT * FROM upserted
+      UNION ALL
+      SELECT skill_name, how, first_activated_at, last_activated_at, activation_count
+        FROM chat_activated_skills
+       WHERE chat_id = $1 AND skill_name NOT IN (SELECT skill_name FROM upserted)
+    )
+    SELECT (SELECT count(*)::int FROM chat) AS found,
+           (SELECT json_agg(json_build_object('seq', i.seq, 'created_at', i.created_at) ORDER BY i.seq) FROM inserted i) AS messages,
+           (SELECT json_agg(a ORDER BY a.first_activated_at, a.skill_name) FROM activated a) AS activated`,
+};
