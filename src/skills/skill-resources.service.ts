@@ -1,5 +1,4 @@
-import { constants, type Stats } from 'node:fs';
-import { type FileHandle, open, readdir, realpath, stat } from 'node:fs/promises';
+import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/app-error.js';
@@ -40,6 +39,10 @@ const SUGGESTION_LIMIT = 20;
  * Levels 2 and 3 of progressive disclosure: a skill's instructions and its other files, read from
  * disk on demand, size-capped, and never from outside the skill folder. Error messages name paths
  * relative to the skill only; host paths stay in the logs.
+ *
+ * File access is synchronous, as in discovery: skill files are small local files (every read is
+ * capped), each call costs microseconds, and it spares a tool call a dozen round trips through
+ * libuv's four-thread pool, which under load cost more than the reads (bench/results/http.md).
  */
 @Injectable()
 export class SkillResourcesService {
@@ -57,7 +60,7 @@ export class SkillResourcesService {
   async activate(name: string): Promise<ActivatedSkill> {
     const skill = this.registry.get(name);
     const limit = Math.min(this.config.maxSkillMdBytes, HARD_LIMITS.skillMdBytes);
-    const { bytes, size } = await this.readHead(skill, skill.skillFile, MAX_FRONTMATTER_BYTES + limit, 'SKILL.md');
+    const { bytes, size } = this.readHead(skill, skill.skillFile, MAX_FRONTMATTER_BYTES + limit, 'SKILL.md');
     const location = locateFrontmatter(bytes, bytes.length, bytes.length === size);
     if (location.kind !== 'found') {
       throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' changed on disk and its SKILL.md no longer has valid frontmatter; reload the skills.`, { name: skill.name });
@@ -79,10 +82,10 @@ export class SkillResourcesService {
   async readResource(name: string, requestedPath: string): Promise<SkillResource> {
     const skill = this.registry.get(name);
     const path = normalizeResourcePath(requestedPath);
-    const root = await this.realRoot(skill);
-    const target = await this.resolveInside(skill, root, path);
+    const root = this.realRoot(skill);
+    const target = this.resolveInside(skill, root, path);
     const limit = Math.min(this.config.maxResourceBytes, HARD_LIMITS.resourceBytes);
-    const { bytes, size } = await this.readHead(skill, target, limit, path);
+    const { bytes, size } = this.readHead(skill, target, limit, path);
     const truncated = size > bytes.length;
     const sniff = bytes.subarray(0, BINARY_SNIFF_BYTES);
     if (sniff.includes(0)) throw binaryError(skill, path);
@@ -93,12 +96,15 @@ export class SkillResourcesService {
   }
 
   async listResources(name: string): Promise<ResourceListing> {
-    const skill = this.registry.get(name);
-    const root = await this.realRoot(skill);
+    return this.listFiles(this.registry.get(name));
+  }
+
+  private listFiles(skill: SkillRecord): ResourceListing {
+    const root = this.realRoot(skill);
     const files: { path: string; size: number }[] = [];
     let truncated = false;
-    const walk = async (folder: string, depth: number): Promise<void> => {
-      const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    const walk = (folder: string, depth: number): void => {
+      const entries = readFolder(folder);
       entries.sort(compareByName);
       for (const entry of entries) {
         if (files.length >= LISTING_MAX_FILES) {
@@ -108,42 +114,42 @@ export class SkillResourcesService {
         if (SKIPPED_FOLDERS.has(entry.name)) continue;
         const full = join(folder, entry.name);
         // Entries of a real folder are inside it by construction; only symlinks need resolving.
-        const isDirectory = entry.isDirectory() || (entry.isSymbolicLink() && (await statInside(root, full))?.isDirectory() === true);
+        const isDirectory = entry.isDirectory() || (entry.isSymbolicLink() && statInside(root, full)?.isDirectory() === true);
         if (isDirectory) {
-          if (depth < LISTING_MAX_DEPTH) await walk(full, depth + 1);
+          if (depth < LISTING_MAX_DEPTH) walk(full, depth + 1);
           else truncated = true;
           continue;
         }
-        const info = entry.isSymbolicLink() ? await statInside(root, full) : entry.isFile() ? await stat(full).catch(() => undefined) : undefined;
+        const info = entry.isSymbolicLink() ? statInside(root, full) : entry.isFile() ? statOrUndefined(full) : undefined;
         if (info?.isFile()) {
           const path = relative(root, full);
           if (path !== 'SKILL.md') files.push({ path, size: info.size });
         }
       }
     };
-    await walk(root, 1);
+    walk(root, 1);
     return { files, truncated };
   }
 
-  private async realRoot(skill: SkillRecord): Promise<string> {
+  private realRoot(skill: SkillRecord): string {
     try {
-      return await realpath(skill.path);
+      return realpathSync.native(skill.path);
     } catch {
       throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' is no longer on disk; reload the skills.`, { name: skill.name });
     }
   }
 
   /** Resolves symlinks and refuses anything whose real path is outside the skill's real root. */
-  private async resolveInside(skill: SkillRecord, root: string, path: string): Promise<string> {
+  private resolveInside(skill: SkillRecord, root: string, path: string): string {
     let real: string;
     try {
-      real = await realpath(join(root, path));
+      real = realpathSync.native(join(root, path));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') {
         throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${skill.name}' cannot be resolved: its symbolic links form a loop.`, { name: skill.name, path });
       }
-      throw await this.notFound(skill, path);
+      throw this.notFound(skill, path);
     }
     if (!isInside(root, real)) {
       this.logger.warn(`Refused '${path}' of skill '${skill.name}': it resolves to ${real}, outside ${root}`);
@@ -152,49 +158,70 @@ export class SkillResourcesService {
     return real;
   }
 
-  private async notFound(skill: SkillRecord, path: string): Promise<AppError> {
-    const listing = await this.listResources(skill.name).catch(() => ({ files: [], truncated: false }));
+  private notFound(skill: SkillRecord, path: string): AppError {
+    let listing: ResourceListing = { files: [], truncated: false };
+    try {
+      listing = this.listFiles(skill);
+    } catch {
+      // The skill folder itself is gone: no files to suggest.
+    }
     const available = listing.files.slice(0, SUGGESTION_LIMIT).map((file) => file.path);
     const hint = available.length > 0 ? ` Available: ${available.join(', ')}${listing.files.length > SUGGESTION_LIMIT ? ', …' : ''}` : ' The skill has no other files.';
     return new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' not found in skill '${skill.name}'.${hint}`, { name: skill.name, path, available });
   }
 
   /** Opens a regular file and reads at most `limit` bytes of it; FIFOs and devices are never opened. */
-  private async readHead(skill: SkillRecord, file: string, limit: number, shownPath: string): Promise<{ bytes: Buffer; size: number }> {
-    let handle: FileHandle | undefined;
+  private readHead(skill: SkillRecord, file: string, limit: number, shownPath: string): { bytes: Buffer; size: number } {
+    let fd: number;
     try {
-      // O_NONBLOCK: opening a FIFO must not hang; fstat on the handle then refuses anything but a file.
-      handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+      // O_NONBLOCK: opening a FIFO must not hang; fstat on the descriptor then refuses anything but a file.
+      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw directoryError(skill, shownPath);
-      throw await this.notFound(skill, shownPath);
+      throw this.notFound(skill, shownPath);
     }
     try {
-      const info: Stats = await handle.stat();
+      const info: Stats = fstatSync(fd);
       if (info.isDirectory()) throw directoryError(skill, shownPath);
-      if (!info.isFile()) throw await this.notFound(skill, shownPath);
+      if (!info.isFile()) throw this.notFound(skill, shownPath);
       const wanted = Math.min(info.size, limit);
       const buffer = Buffer.allocUnsafe(wanted);
       let filled = 0;
       while (filled < wanted) {
-        const { bytesRead } = await handle.read(buffer, filled, wanted - filled, filled);
+        const bytesRead = readSync(fd, buffer, filled, wanted - filled, filled);
         if (bytesRead === 0) break;
         filled += bytesRead;
       }
       return { bytes: buffer.subarray(0, filled), size: Math.max(info.size, filled) };
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw await this.notFound(skill, shownPath);
+      throw this.notFound(skill, shownPath);
     } finally {
-      await handle?.close();
+      closeSync(fd);
     }
   }
 }
 
-async function statInside(root: string, path: string): Promise<Stats | undefined> {
+function readFolder(folder: string): Dirent[] {
   try {
-    const real = await realpath(path);
-    return isInside(root, real) ? await stat(real) : undefined;
+    return readdirSync(folder, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+function statInside(root: string, path: string): Stats | undefined {
+  try {
+    const real = realpathSync.native(path);
+    return isInside(root, real) ? statSync(real) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
   } catch {
     return undefined;
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '../../src/common/app-error.js';
@@ -107,6 +108,15 @@ describe(SkillResourcesService.name, () => {
       expect((await failure(sut.readResource('demo', 'references/MISSING.md'))).message).toBe(
         "Resource 'references/MISSING.md' not found in skill 'demo'. Available: assets/data.json, assets/image.png, assets/latin1.txt, inside-link.md, notes/utf8.txt, references/REFERENCE.md",
       );
+    });
+
+    it('refuses a named pipe without ever blocking on it, and leaves it out of the listing', async () => {
+      // Reads are synchronous: opening a FIFO that no one writes to must not wait for a writer.
+      execFileSync('mkfifo', [tree.path('skills/demo/references/pipe')]);
+      const result = await failure(sut.readResource('demo', 'references/pipe'));
+      expect(result.code).toBe(ErrorCode.RESOURCE_NOT_FOUND);
+      expect(result.message).toMatch(/^Resource 'references\/pipe' not found in skill 'demo'\. Available: /);
+      expect((await sut.listResources('demo')).files.map((f) => f.path)).not.toContain('references/pipe');
     });
 
     it('reads only what it shows past max_resource_bytes and adds a notice', async () => {
