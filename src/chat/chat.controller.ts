@@ -91,9 +91,9 @@ export class ChatController {
   }
 }
 
-/** `Server-Timing` for a turn: total, model and own overhead (database, skills, prompt), in ms. */
+/** `Server-Timing` for a turn, in ms: total, model, own overhead, and the overhead's database and skill-tool parts. */
 function serverTiming(timing: TurnTiming): string {
-  return `total;dur=${timing.totalMs.toFixed(2)}, model;dur=${timing.modelMs.toFixed(2)}, overhead;dur=${timing.overheadMs.toFixed(2)}`;
+  return `total;dur=${timing.totalMs.toFixed(2)}, model;dur=${timing.modelMs.toFixed(2)}, overhead;dur=${timing.overheadMs.toFixed(2)}, db;dur=${timing.dbMs.toFixed(2)}, skills;dur=${timing.skillsMs.toFixed(2)}`;
 }
 
 function presentChat(chat: { id: string; title: string | null; createdAt: Date; updatedAt: Date }) {

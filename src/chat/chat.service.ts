@@ -26,11 +26,16 @@ export type TurnEvent =
   | { event: 'tool-result'; data: ToolCard }
   | { event: 'text-delta'; data: { text: string } };
 
-/** Where a turn's time went: waiting for the model, and everything else (database, skills, prompt). */
+/**
+ * Where a turn's time went: waiting for the model, and Skillhost's own overhead (everything else),
+ * of which the database statements and the skill tools are broken out.
+ */
 export interface TurnTiming {
   totalMs: number;
   modelMs: number;
   overheadMs: number;
+  dbMs: number;
+  skillsMs: number;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -106,6 +111,8 @@ export class ChatService {
     const model = this.requireModel(input.model);
     const context = await this.chats.turnContext(checkId(id), this.config.app.historyMessages);
     if (context === null) throw chatNotFound(id);
+    let dbMs = performance.now() - started;
+    let skillsMs = 0;
     const skillsOn = this.registry.enabled;
     const invocation = skillsOn
       ? parseInvocation(input.content, this.config.app.skills.explicitPrefixes, (name) => this.registry.snapshot.skills.has(name))
@@ -123,6 +130,7 @@ export class ChatService {
       // call, after the user's words, so the skill is active and its card shown whatever the model
       // then does (no reliance on a provider honouring a forced tool choice).
       const forced = await this.skillTools.execute('skills.activate', { name: invocation.skill });
+      skillsMs += forced.card.durationMs;
       onEvent?.({ event: 'tool-call', data: { id: forced.card.id, tool: forced.card.tool, args: forced.card.args } });
       onEvent?.({ event: 'tool-result', data: forced.card });
       cards.push(forced.card);
@@ -132,7 +140,9 @@ export class ChatService {
         { role: 'tool', content: [{ type: 'tool-result', toolCallId: forced.card.id, toolName: 'skills_activate', output: { type: 'text', value: forced.card.output } }] },
       );
     } else if (invocation.skill !== null) {
+      const fallbackStarted = performance.now();
       const skill = await this.resources.activate(invocation.skill);
+      skillsMs += performance.now() - fallbackStarted;
       fallback = { name: skill.name, body: skill.body };
       activations.push({ skillName: skill.name, how: 'fallback' });
     }
@@ -177,6 +187,7 @@ export class ChatService {
       answer = `${answer}${answer ? '\n\n' : ''}[Stopped: this turn reached the limit of ${this.config.app.tools.maxSteps} model steps (app.tools.max_steps) before a final answer.]`;
       this.logger.warn(`Chat ${id}: turn stopped at the step limit (${this.config.app.tools.maxSteps})`);
     }
+    const writeStarted = performance.now();
     const stored = await this.chats.recordTurn(
       id,
       [
@@ -185,9 +196,10 @@ export class ChatService {
       ],
       activations,
     );
+    dbMs += performance.now() - writeStarted;
     const [userMessage, assistantMessage] = stored.messages.map(presentMessage);
     const totalMs = performance.now() - started;
-    const timing: TurnTiming = { totalMs, modelMs, overheadMs: totalMs - modelMs };
+    const timing: TurnTiming = { totalMs, modelMs, overheadMs: totalMs - modelMs, dbMs, skillsMs: skillsMs + toolMs };
     return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills.map(presentActivation), invokedSkill: invocation.skill, timing };
   }
 

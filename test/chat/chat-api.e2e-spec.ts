@@ -100,7 +100,7 @@ describe('Chat REST API', () => {
     const id = await newChat(ctx);
     ctx.model.play({ text: 'Hello there.' });
     const res = await http().post(`/v1/chats/${id}/messages`).send({ content: 'hi' }).expect(201);
-    expect(res.headers['server-timing']).toMatch(/^total;dur=[\d.]+, model;dur=[\d.]+, overhead;dur=[\d.]+$/);
+    expect(res.headers['server-timing']).toMatch(/^total;dur=[\d.]+, model;dur=[\d.]+, overhead;dur=[\d.]+, db;dur=[\d.]+, skills;dur=[\d.]+$/);
     expect(res.body).toEqual({
       userMessage: expect.objectContaining({ seq: 1, role: 'user', content: 'hi', invokedSkill: null, toolCards: [] }),
       assistantMessage: expect.objectContaining({ seq: 2, role: 'assistant', content: 'Hello there.', toolCards: [], model: 'scripted' }),
@@ -139,6 +139,13 @@ describe('Chat REST API', () => {
     expect(cards[0].output).toBe("Error (SKILL_NOT_FOUND): Skill 'nope' not found. Available: git-commit, pdf");
     expect(res.body.activatedSkills).toEqual([expect.objectContaining({ name: 'pdf', how: 'tool', count: 1 })]);
     expect(JSON.stringify(ctx.model.requests[1].body.messages)).toContain("Skill 'nope' not found. Available: git-commit, pdf");
+    // Server-Timing splits the turn: the database and skill-tool parts lie within the overhead.
+    const timing = Object.fromEntries(String(res.headers['server-timing']).split(', ').map((part) => [part.split(';')[0], Number(part.split('dur=')[1])]));
+    const cardsMs = cards.reduce((sum: number, card: { durationMs: number }) => sum + card.durationMs, 0);
+    expect(timing.skills).toBeCloseTo(cardsMs, 1);
+    expect(timing.db).toBeGreaterThan(0);
+    expect(timing.db + timing.skills).toBeLessThanOrEqual(timing.overhead + 0.01);
+    expect(timing.overhead + timing.model).toBeCloseTo(timing.total, 1);
   });
 
   it('a turn that reaches the step limit ends with a clear stored message', async () => {
