@@ -121,9 +121,9 @@ function readModels(toml: Raw, env: Record<string, string | undefined>, problems
 
 /**
  * The configuration with every default plus TOML-shaped overrides (`{'app.skills.enabled': true}`),
- * validated like a file: for tests and tools. No file or environment is read.
+ * validated like a file: for tests and tools. No file is read, and no environment but `env`.
  */
-export function configWith(overrides: Record<string, unknown>, projectRoot = process.cwd(), homeDir = homedir()): AppConfig {
+export function configWith(overrides: Record<string, unknown>, projectRoot = process.cwd(), homeDir = homedir(), env: Record<string, string | undefined> = {}): AppConfig {
   const toml: Raw = {};
   for (const [dotted, value] of Object.entries(overrides)) {
     const parts = dotted.split('.');
@@ -131,7 +131,7 @@ export function configWith(overrides: Record<string, unknown>, projectRoot = pro
     for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as Raw;
     node[parts[parts.length - 1]] = value;
   }
-  return loadConfig({ env: {}, toml, projectRoot, homeDir });
+  return loadConfig({ env, toml, projectRoot, homeDir });
 }
 
 export function resolveSkillDirectory(configured: string, projectRoot: string, homeDir: string): SkillDirectory {

@@ -17,9 +17,15 @@ export interface ChatTestContext {
 
 /**
  * The real app on a fresh database, skills from `skillDirectories`, and one model `scripted`
- * (tools on) pointing at a scripted server; `overrides` adjust any configuration key.
+ * (tools on) pointing at a scripted server; `overrides` adjust any configuration key, and `env`
+ * is the environment the configuration sees (for `api_key_env`).
  */
-export async function startChatApp(skillDirectories: string[], overrides: Record<string, unknown> = {}, models?: (modelUrl: string) => Record<string, Record<string, unknown>>): Promise<ChatTestContext> {
+export async function startChatApp(
+  skillDirectories: string[],
+  overrides: Record<string, unknown> = {},
+  models?: (modelUrl: string) => Record<string, Record<string, unknown>>,
+  env: Record<string, string> = {},
+): Promise<ChatTestContext> {
   const model = await new ScriptedModelServer().start();
   const db = await createTestDatabase();
   const build = () =>
@@ -32,6 +38,9 @@ export async function startChatApp(skillDirectories: string[], overrides: Record
           'app.models': models?.(model.url) ?? { scripted: { provider: 'openai-compatible', base_url: model.url, model: 'scripted-1', timeout_ms: 5000, max_retries: 0 } },
           ...overrides,
         },
+        undefined,
+        undefined,
+        env,
       ),
       { logger: false },
     );

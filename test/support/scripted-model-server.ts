@@ -2,10 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 /**
- * A scripted OpenAI-compatible chat-completions server on 127.0.0.1: the one thing tests replace.
- * Each request takes the next step of the script (or asks `respond`), answering as JSON or as SSE
- * chunks when the request says `stream: true`. Every request is recorded, so tests can assert what
- * the model was sent: system prompt, tools offered, messages.
+ * A scripted model server on 127.0.0.1: the one thing tests replace. It speaks OpenAI's chat
+ * completions (`…/chat/completions`) and, for the `anthropic` provider, Anthropic's Messages API
+ * (`…/messages`). Each request takes the next step of the script (or asks `respond`), answering as
+ * JSON or as SSE when the request says `stream: true`. Every request is recorded, so tests can
+ * assert what the model was sent: system prompt, tools offered, messages.
  */
 export type ScriptStep =
   | { text: string }
@@ -15,6 +16,8 @@ export type ScriptStep =
   | { garbage: string };
 
 export interface RecordedRequest {
+  /** Which API the request used; `body` is as sent, in that API's shape (typed here as OpenAI's). */
+  api: 'openai' | 'anthropic';
   body: {
     model: string;
     stream?: boolean;
@@ -79,11 +82,12 @@ export class ScriptedModelServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+    const api = req.url?.endsWith('/chat/completions') ? 'openai' : req.url?.endsWith('/messages') ? 'anthropic' : undefined;
+    if (req.method !== 'POST' || api === undefined) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
       return;
     }
-    const recorded: RecordedRequest = { body: JSON.parse(Buffer.concat(chunks).toString('utf8')), headers: req.headers };
+    const recorded: RecordedRequest = { api, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), headers: req.headers };
     this.requests.push(recorded);
     const step = this.respond?.(recorded) ?? this.script.shift() ?? { status: 500, body: JSON.stringify({ error: { message: 'the test script has no step left' } }) };
     if ('hang' in step) {
@@ -91,21 +95,30 @@ export class ScriptedModelServer {
       return;
     }
     if ('status' in step) {
-      res.writeHead(step.status, { 'content-type': 'application/json' }).end(step.body ?? JSON.stringify({ error: { message: `scripted failure ${step.status}`, type: 'server_error' } }));
+      const message = `scripted failure ${step.status}`;
+      const fallback = api === 'anthropic' ? { type: 'error', error: { type: 'api_error', message } } : { error: { message, type: 'server_error' } };
+      res.writeHead(step.status, { 'content-type': 'application/json' }).end(step.body ?? JSON.stringify(fallback));
       return;
     }
     if ('garbage' in step) {
       res.writeHead(200, { 'content-type': recorded.body.stream ? 'text/event-stream' : 'application/json' }).end(step.garbage);
       return;
     }
-    const text = 'text' in step ? (step.text ?? '') : '';
-    const toolCalls = 'toolCalls' in step
-      ? step.toolCalls.map((call) => ({
-          id: call.id ?? `call_${++this.callCounter}`,
-          type: 'function',
-          function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
-        }))
-      : [];
+    const answer = {
+      text: 'text' in step ? (step.text ?? '') : '',
+      toolCalls: ('toolCalls' in step ? step.toolCalls : []).map((call) => ({
+        id: call.id ?? `call_${++this.callCounter}`,
+        name: call.name,
+        arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+      })),
+    };
+    if (api === 'anthropic') this.answerAnthropic(res, recorded, answer);
+    else this.answerOpenAi(res, recorded, answer);
+  }
+
+  private answerOpenAi(res: ServerResponse, recorded: RecordedRequest, answer: ScriptedAnswer): void {
+    const { text } = answer;
+    const toolCalls = answer.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
     const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
     const base = { id: `chatcmpl_${this.requests.length}`, created: Math.floor(Date.now() / 1000), model: recorded.body.model };
     const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
@@ -125,10 +138,59 @@ export class ScriptedModelServer {
       res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
     send({ role: 'assistant', content: '' });
     // Text arrives in pieces, as real providers send it.
-    for (const piece of text.match(/.{1,12}/gs) ?? []) send({ content: piece });
+    for (const piece of textPieces(text)) send({ content: piece });
     toolCalls.forEach((call, index) => send({ tool_calls: [{ index, ...call }] }));
     send({}, finishReason);
     res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');
+  }
+
+  /** Anthropic's Messages API: content blocks (text, tool_use) and stop_reason, as JSON or as its SSE events. */
+  private answerAnthropic(res: ServerResponse, recorded: RecordedRequest, answer: ScriptedAnswer): void {
+    const stopReason = answer.toolCalls.length > 0 ? 'tool_use' : 'end_turn';
+    const message = { id: `msg_${this.requests.length}`, type: 'message', role: 'assistant', model: recorded.body.model };
+    if (!recorded.body.stream) {
+      const content = [
+        ...(answer.text ? [{ type: 'text', text: answer.text }] : []),
+        ...answer.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: parseOr(call.arguments) })),
+      ];
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...message, content, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    send('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+    let index = 0;
+    if (answer.text) {
+      send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      for (const piece of textPieces(answer.text)) send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      send('content_block_stop', { index: index++ });
+    }
+    for (const call of answer.toolCalls) {
+      send('content_block_start', { index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
+      send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: call.arguments } });
+      send('content_block_stop', { index: index++ });
+    }
+    send('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } });
+    send('message_stop', {});
+    res.end();
+  }
+}
+
+interface ScriptedAnswer {
+  text: string;
+  toolCalls: { id: string; name: string; arguments: string }[];
+}
+
+function textPieces(text: string): string[] {
+  return text.match(/.{1,12}/gs) ?? [];
+}
+
+/** A tool call's arguments as the JSON value they spell, or the raw text when they spell none. */
+function parseOr(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
   }
 }
