@@ -29,6 +29,8 @@ export interface Page<T> {
   offset: number;
 }
 
+const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable; nothing was changed. Try again shortly.';
+
 /** Codes that mean the server is gone or refusing us, not that the query was wrong. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300', '3D000']);
 
@@ -106,8 +108,8 @@ export class ChatRepository {
    * explicit transaction. Its first step bumps the chat's last_seq, which locks the chat row:
    * concurrent writes to one chat are serialised and get consecutive positions, and a chat that
    * does not exist (or was just deleted) stores nothing and answers CHAT_NOT_FOUND. The statement
-   * answers only what the database decides (ids' positions, times, the chat's activations); the
-   * messages' contents are not sent back.
+   * answers only what the database decides (the messages' positions and times, the chat's
+   * activations); the messages' contents are not sent back.
    */
   recordTurn(chatId: string, messages: NewMessage[], activations: NewActivation[]): Promise<{ messages: ChatMessageEntity[]; activatedSkills: ChatActivatedSkillEntity[] }> {
     return this.run(async () => {
@@ -153,7 +155,9 @@ export class ChatRepository {
    * each connection parses and plans it once, not on every turn.
    */
   private async prepared<T>(statement: { name: string; text: string }, values: unknown[]): Promise<T[]> {
-    const pool = (this.dataSource.driver as PostgresDriver).master as Pool;
+    const pool = (this.dataSource.driver as PostgresDriver).master as Pool | undefined;
+    // No pool: the data source is closed (the app is shutting down).
+    if (pool === undefined) throw new AppError(ErrorCode.DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE);
     return (await pool.query({ ...statement, values })).rows as T[];
   }
 
@@ -164,7 +168,7 @@ export class ChatRepository {
     } catch (error) {
       if (error instanceof AppError) throw error;
       if (isUnavailable(error)) {
-        throw new AppError(ErrorCode.DATABASE_UNAVAILABLE, 'The database is unavailable; nothing was changed. Try again shortly.');
+        throw new AppError(ErrorCode.DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE);
       }
       throw error;
     }

@@ -42,7 +42,8 @@ const SUGGESTION_LIMIT = 20;
  *
  * File access is synchronous, as in discovery: skill files are small local files (every read is
  * capped), each call costs microseconds, and it spares a tool call a dozen round trips through
- * libuv's four-thread pool, which under load cost more than the reads (bench/results/http.md).
+ * libuv's four-thread pool, which under load cost far more than the reads: with 32 turns in
+ * flight, an activation took 41 ms (p50) that way and takes 0.2 ms now (bench/results/http.md).
  */
 @Injectable()
 export class SkillResourcesService {

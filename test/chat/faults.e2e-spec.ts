@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { DATA_SOURCE } from '../../src/persistence/persistence.tokens.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
@@ -116,6 +118,23 @@ describe('faults: the model and the database misbehave', () => {
       expect(res.body).toEqual({ code: 'DATABASE_UNAVAILABLE', message: 'The database is unavailable; nothing was changed. Try again shortly.' });
       // The skills API does not need the database and keeps working.
       await request(other.app.getHttpServer()).get('/v1/skills').expect(200);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('the connection pool is closed under a turn → 503 DATABASE_UNAVAILABLE, not a crash', async () => {
+    const other = await startChatApp([tree.path('skills')]);
+    try {
+      const id = (await request(other.app.getHttpServer()).post('/v1/chats').send({}).expect(201)).body.id;
+      await other.app.get<DataSource>(DATA_SOURCE).destroy();
+      for (const res of [
+        await request(other.app.getHttpServer()).post(`/v1/chats/${id}/messages`).send({ content: 'hi' }),
+        await request(other.app.getHttpServer()).get(`/v1/chats/${id}/context`),
+        await request(other.app.getHttpServer()).post(`/v1/chats/${id}/tools/skills.activate`).send({ name: 'pdf' }),
+      ]) {
+        expect([res.status, res.body.code]).toEqual([503, 'DATABASE_UNAVAILABLE']);
+      }
     } finally {
       await other.close();
     }

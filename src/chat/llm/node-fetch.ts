@@ -10,9 +10,9 @@ import { Readable } from 'node:stream';
  *
  * It keeps the contract the AI SDK relies on:
  * - string or URL input; method, headers, a string or byte body, and `signal`;
- * - a kept-alive connection found closed by the server is retried once on a new one (as Node's
- *   documentation advises); after that,
- *   a connection that cannot be made or breaks before the answer begins rejects like fetch
+ * - a request that meets a kept-alive connection the server has closed is sent once more on a
+ *   new one (as Node's documentation advises);
+ * - a connection that cannot be made or breaks before the answer begins rejects like fetch
  *   (`TypeError('fetch failed')` with the cause), so the SDK reports "Cannot connect to API: …"
  *   and may retry; an abort rejects with an `AbortError`; an answer that breaks off rejects with
  *   what happened;
