@@ -23,6 +23,8 @@ const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const CONNECTIONS = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const SELF = join(import.meta.dirname, 'http.bench.js');
+/** USER_HZ, 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
 
 /** Child mode: a bare node:http server answering every request with one JSON file. */
 function serveBare(file: string): void {
@@ -101,6 +103,28 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
+/** CPU seconds a process has used so far (user + system), from /proc on Linux; NaN elsewhere. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The whole machine's busy and total CPU time so far, from /proc/stat. */
+function machineCpu(): { busy: number; total: number } {
+  try {
+    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const total = ticks.reduce((a, b) => a + b, 0);
+    return { busy: total - ticks[3] - ticks[4], total };
+  } catch {
+    return { busy: NaN, total: NaN };
+  }
+}
+
 async function load(options: autocannon.Options): Promise<autocannon.Result> {
   return autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...options });
 }
@@ -161,6 +185,9 @@ async function main(): Promise<void> {
       const dbTimes: number[] = [];
       const skillsTimes: number[] = [];
       let failures = 0;
+      const appCpuBefore = cpuSeconds(app.child.pid);
+      const modelCpuBefore = cpuSeconds(model.child.pid);
+      const machineBefore = machineCpu();
       const run = await load({
         url: appUrl,
         connections,
@@ -185,8 +212,16 @@ async function main(): Promise<void> {
           },
         ],
       });
+      const machineAfter = machineCpu();
+      const appCpu = cpuSeconds(app.child.pid) - appCpuBefore;
       return {
         connections,
+        // Where the CPU went: the app's own process per turn and as a share of one core, the
+        // scripted model's process, and how busy the whole machine (both cores) was.
+        appCpuMsPerTurn: (appCpu * 1000) / Math.max(1, overheads.length),
+        appCpuCoreShare: appCpu / (run.duration || duration),
+        modelCpuCoreShare: (cpuSeconds(model.child.pid) - modelCpuBefore) / (run.duration || duration),
+        machineBusyShare: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
         rps: run.requests.average,
         latencyP50Ms: run.latency.p50,
         latencyP99Ms: run.latency.p99,
@@ -251,12 +286,23 @@ async function main(): Promise<void> {
           `| ${name} | ${r.turns} | ${r.failures} | ${f(r.overheadP50Ms, 2)} | ${f(r.overheadP95Ms, 2)} | ${f(r.overheadP99Ms, 2)} | ${f(r.dbP50Ms, 2)} / ${f(r.dbP99Ms, 2)} | ${f(r.skillsP50Ms, 2)} / ${f(r.skillsP99Ms, 2)} | ${f(r.modelP50Ms, 2)} / ${f(r.modelP99Ms, 2)} |`,
       ),
       '',
+      'Where the CPU went during the same runs (from `/proc`): the app process per turn and as a share of one core (a Node',
+      'process runs JavaScript on one core), the scripted model, and the whole machine:',
+      '',
+      `| turn run | app CPU ms per turn | app process, of one core | scripted model, of one core | machine busy (${cpus().length} cores) |`,
+      '|---|---:|---:|---:|---:|',
+      ...([[`${CONNECTIONS} connections`, saturated], ['1 connection', single]] as const).map(
+        ([name, r]) => `| ${name} | ${f(r.appCpuMsPerTurn, 2)} | ${f(r.appCpuCoreShare * 100, 0)}% | ${f(r.modelCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
+      ),
+      '',
       '## Targets (issue 3)',
       '',
       `- \`GET /v1/skills\` ≥ 50% of the bare server's requests/s: **${f(skillsRatio * 100)}%** — ${skillsRatio >= 0.5 ? 'met' : 'NOT met'}`,
       `- A turn's own overhead p99 ≤ 15 ms: **${f(single.overheadP99Ms, 2)} ms** with 1 connection — ${met(single.overheadP99Ms)}.`,
-      `  With ${CONNECTIONS} connections: **${f(saturated.overheadP99Ms, 2)} ms** — ${met(saturated.overheadP99Ms)}; at ${f(saturated.rps, 0)} turns/s the app process is saturated and this is`,
-      `  queueing (${CONNECTIONS} turns in flight share one event loop), not work: the same turns' skill tools took ${f(saturated.skillsP99Ms, 2)} ms at p99.`,
+      `  With ${CONNECTIONS} connections: **${f(saturated.overheadP99Ms, 2)} ms** — ${met(saturated.overheadP99Ms)}; at ${f(saturated.rps, 0)} turns/s the app process used ${f(saturated.appCpuCoreShare * 100, 0)}% of a core`,
+      `  (${f(saturated.appCpuMsPerTurn, 2)} ms CPU per turn), so this is queueing: ${CONNECTIONS} turns in flight share one event loop, and a turn spends`,
+      `  ${CONNECTIONS} / ${f(saturated.rps, 0)} s ≈ ${f((CONNECTIONS / saturated.rps) * 1000, 0)} ms in the app, waiting its turn at each of its ~5 I/O waits, two of them database statements.`,
+      `  The same turns' skill tools took ${f(saturated.skillsP99Ms, 2)} ms at p99.`,
       '',
     ];
     mkdirSync(RESULTS_DIR, { recursive: true });
@@ -270,7 +316,7 @@ async function main(): Promise<void> {
         [
           '# HTTP benchmark: every recorded run',
           '',
-          '| recorded | database | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) |',
+          '| recorded | database; machine | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) |',
           '|---|---|---:|---:|---:|---:|---:|---:|',
           '',
         ].join('\n'),
@@ -278,7 +324,7 @@ async function main(): Promise<void> {
     }
     appendFileSync(
       history,
-      `| ${result.recordedAt} | ${result.database} | ${f(result.bare.rps, 0)} | ${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} |\n`,
+      `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} |\n`,
     );
     console.log(lines.join('\n'));
   } finally {
