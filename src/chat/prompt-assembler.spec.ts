@@ -36,6 +36,14 @@ describe(assembleSystemPrompt.name, () => {
     expect(prompt).toContain("The user invoked the skill 'pdf' for this message: use it.");
   });
 
+  it('says activated skills must be activated again to read them, only when the tools are there to do it', () => {
+    const reread = 'Their instructions from earlier turns are not repeated here: activate one again to read them.';
+    expect(assembleSystemPrompt(inputs({ activated: ['pdf'] }))).toContain(`Skills already activated in this chat: pdf. ${reread}`);
+    const withoutTools = assembleSystemPrompt(inputs({ activated: ['pdf'], toolsAvailable: false }));
+    expect(withoutTools).toContain('Skills already activated in this chat: pdf.');
+    expect(withoutTools).not.toContain(reread);
+  });
+
   it('includes the invoked SKILL.md only as the fallback, and says tools are unavailable', () => {
     const prompt = assembleSystemPrompt(inputs({ toolsAvailable: false, invoked: 'pdf', fallback: { name: 'pdf', body: '# PDF\nSteps.' } }));
     expect(prompt).toContain('Tools are not available in this conversation');

@@ -23,7 +23,12 @@ export function assembleSystemPrompt(inputs: PromptInputs): string {
   const skills = inputs.skills;
   if (skills !== undefined && skills.catalogue !== '') {
     parts.push(rulesBlock(skills.toolsAvailable), `Available skills:\n${skills.catalogue}`);
-    if (skills.activated.length > 0) parts.push(`Skills already activated in this chat: ${skills.activated.join(', ')}.`);
+    if (skills.activated.length > 0) {
+      // Earlier turns reach the model as their text only, not their tool results: say so, or a model
+      // would take "activated" to mean the instructions are in front of it.
+      const reread = skills.toolsAvailable ? ' Their instructions from earlier turns are not repeated here: activate one again to read them.' : '';
+      parts.push(`Skills already activated in this chat: ${skills.activated.join(', ')}.${reread}`);
+    }
     if (skills.invoked !== undefined) parts.push(`The user invoked the skill '${skills.invoked}' for this message: use it.`);
     if (skills.fallback !== undefined) {
       parts.push(`Instructions of the skill '${skills.fallback.name}' (its SKILL.md), for this message:\n<skill name="${skills.fallback.name}">\n${skills.fallback.body}\n</skill>`);
