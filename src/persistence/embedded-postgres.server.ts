@@ -62,7 +62,9 @@ export class EmbeddedPostgresServer {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    await server?.stop();
+    if (server === undefined) return;
+    await server.stop();
+    this.options.log?.(`Stopped the embedded PostgreSQL (data kept in ${this.options.dataDir})`);
   }
 
   private async ensureDatabase(server: EmbeddedPostgres): Promise<void> {

@@ -79,5 +79,6 @@ describe(EmbeddedPostgresServer.name, () => {
     expect(logs.join('\n')).not.toContain(':postgres@');
     await app.close();
     expect(isAlive(pid)).toBe(false);
+    expect(logs).toContain(`Stopped the embedded PostgreSQL (data kept in ${dataDir})`);
   }, 90_000);
 });
