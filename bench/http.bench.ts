@@ -3,14 +3,16 @@
  *   1. GET /v1/skills on Skillhost vs a bare node:http server returning the same JSON;
  *   2. POST /v1/chats/:id/messages against a scripted model that answers at once (one tool call,
  *      then text); each answer's Server-Timing header splits the turn into model time and
- *      Skillhost's own overhead (database, skills, prompt), whose p99 is the target.
+ *      Skillhost's own overhead (database, skills, prompt), whose p99 is the target; then the same
+ *      turns with 1 connection, and open-loop runs (Poisson arrivals at 25/50/75% of the saturated
+ *      rate) that show a busy but not saturated server.
  * Each server runs in its own process; the database is DATABASE_URL or the embedded PostgreSQL.
  *
  *   npm run bench:http          (writes bench/results/http.{md,json})
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -22,6 +24,8 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const CONNECTIONS = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+/** Open-loop runs, at these shares of the saturated run's turns per second. */
+const OPEN_LOOP_SHARES = [0.25, 0.5, 0.75];
 const SELF = join(import.meta.dirname, 'http.bench.js');
 /** USER_HZ, 100 on every Linux this runs on. */
 const CLOCK_TICKS = 100;
@@ -125,6 +129,83 @@ function machineCpu(): { busy: number; total: number } {
   }
 }
 
+/** The Server-Timing parts of the turns of one run. */
+class TurnSamples {
+  readonly overhead: number[] = [];
+  readonly model: number[] = [];
+  readonly db: number[] = [];
+  readonly skills: number[] = [];
+  failures = 0;
+
+  get count(): number {
+    return this.overhead.length;
+  }
+
+  add(status: number, serverTiming: string | string[] | undefined): void {
+    if (status !== 201) {
+      this.failures++;
+      return;
+    }
+    const timing = String(serverTiming ?? '');
+    const part = (name: string) => Number(new RegExp(`(?:^|, )${name};dur=([\\d.]+)`).exec(timing)?.[1] ?? NaN);
+    this.overhead.push(part('overhead'));
+    this.model.push(part('model'));
+    this.db.push(part('db'));
+    this.skills.push(part('skills'));
+  }
+
+  summary() {
+    return {
+      turns: this.count,
+      failures: this.failures,
+      overheadP50Ms: percentile(this.overhead, 50),
+      overheadP95Ms: percentile(this.overhead, 95),
+      overheadP99Ms: percentile(this.overhead, 99),
+      modelP50Ms: percentile(this.model, 50),
+      modelP99Ms: percentile(this.model, 99),
+      dbP50Ms: percentile(this.db, 50),
+      dbP99Ms: percentile(this.db, 99),
+      skillsP50Ms: percentile(this.skills, 50),
+      skillsP99Ms: percentile(this.skills, 99),
+    };
+  }
+}
+
+/**
+ * Where the CPU went during a run: the app's own process per turn and as a share of one core, the
+ * scripted model's process, and how busy the whole machine (all cores) was.
+ */
+function cpuWindow(appPid: number | undefined, modelPid: number | undefined) {
+  const app = cpuSeconds(appPid);
+  const model = cpuSeconds(modelPid);
+  const machine = machineCpu();
+  return {
+    end(turns: number, seconds: number) {
+      const machineNow = machineCpu();
+      const appCpu = cpuSeconds(appPid) - app;
+      return {
+        appCpuMsPerTurn: (appCpu * 1000) / Math.max(1, turns),
+        appCpuCoreShare: appCpu / seconds,
+        modelCpuCoreShare: (cpuSeconds(modelPid) - model) / seconds,
+        machineBusyShare: (machineNow.busy - machine.busy) / (machineNow.total - machine.total),
+      };
+    },
+  };
+}
+
+/** One turn over a keep-alive agent: its status and Server-Timing header. */
+function postTurn(agent: Agent, port: number, path: string, body: string): Promise<{ status: number; serverTiming: string | undefined }> {
+  return new Promise((resolveTurn, reject) => {
+    const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolveTurn({ status: res.statusCode ?? 0, serverTiming: res.headers['server-timing'] as string | undefined }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function load(options: autocannon.Options): Promise<autocannon.Result> {
   return autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...options });
 }
@@ -178,16 +259,12 @@ async function main(): Promise<void> {
       chats.push(((await res.json()) as { id: string }).id);
     }
     let next = 0;
+    const turnPath = () => `/v1/chats/${chats[next++ % chats.length]}/messages`;
+    const turnBody = JSON.stringify({ content: 'Write a commit message for my change.' });
     /** One turn run with `connections` connections, each sending its next turn when the last is answered. */
     const turns = async (connections: number, duration = DURATION_S) => {
-      const overheads: number[] = [];
-      const modelTimes: number[] = [];
-      const dbTimes: number[] = [];
-      const skillsTimes: number[] = [];
-      let failures = 0;
-      const appCpuBefore = cpuSeconds(app.child.pid);
-      const modelCpuBefore = cpuSeconds(model.child.pid);
-      const machineBefore = machineCpu();
+      const samples = new TurnSamples();
+      const cpu = cpuWindow(app.child.pid, model.child.pid);
       const run = await load({
         url: appUrl,
         connections,
@@ -196,52 +273,41 @@ async function main(): Promise<void> {
           {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            setupRequest: (request) => ({ ...request, path: `/v1/chats/${chats[next++ % chats.length]}/messages`, body: JSON.stringify({ content: 'Write a commit message for my change.' }) }),
-            onResponse: (status, _body, _context, headers) => {
-              if (status !== 201) {
-                failures++;
-                return;
-              }
-              const timing = String((headers as Record<string, string>)['server-timing'] ?? '');
-              const part = (name: string) => Number(new RegExp(`(?:^|, )${name};dur=([\\d.]+)`).exec(timing)?.[1] ?? NaN);
-              overheads.push(part('overhead'));
-              modelTimes.push(part('model'));
-              dbTimes.push(part('db'));
-              skillsTimes.push(part('skills'));
-            },
+            setupRequest: (request) => ({ ...request, path: turnPath(), body: turnBody }),
+            onResponse: (status, _body, _context, headers) => samples.add(status, (headers as Record<string, string>)['server-timing']),
           },
         ],
       });
-      const machineAfter = machineCpu();
-      const appCpu = cpuSeconds(app.child.pid) - appCpuBefore;
-      return {
-        connections,
-        // Where the CPU went: the app's own process per turn and as a share of one core, the
-        // scripted model's process, and how busy the whole machine (both cores) was.
-        appCpuMsPerTurn: (appCpu * 1000) / Math.max(1, overheads.length),
-        appCpuCoreShare: appCpu / (run.duration || duration),
-        modelCpuCoreShare: (cpuSeconds(model.child.pid) - modelCpuBefore) / (run.duration || duration),
-        machineBusyShare: (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total),
-        rps: run.requests.average,
-        latencyP50Ms: run.latency.p50,
-        latencyP99Ms: run.latency.p99,
-        turns: overheads.length,
-        failures: failures + run.errors,
-        overheadP50Ms: percentile(overheads, 50),
-        overheadP95Ms: percentile(overheads, 95),
-        overheadP99Ms: percentile(overheads, 99),
-        modelP50Ms: percentile(modelTimes, 50),
-        modelP99Ms: percentile(modelTimes, 99),
-        dbP50Ms: percentile(dbTimes, 50),
-        dbP99Ms: percentile(dbTimes, 99),
-        skillsP50Ms: percentile(skillsTimes, 50),
-        skillsP99Ms: percentile(skillsTimes, 99),
-      };
+      samples.failures += run.errors;
+      return { connections, rps: run.requests.average, latencyP50Ms: run.latency.p50, latencyP99Ms: run.latency.p99, ...cpu.end(samples.count, run.duration || duration), ...samples.summary() };
+    };
+    /**
+     * Open loop: turns arrive at `rate` per second at random (Poisson) moments over up to
+     * ${CONNECTIONS} keep-alive connections, whatever the pace of the answers — a server that is
+     * busy but not saturated, as a team's usually is.
+     */
+    const openLoop = async (rate: number, duration = DURATION_S) => {
+      const samples = new TurnSamples();
+      const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+      const cpu = cpuWindow(app.child.pid, model.child.pid);
+      const started = performance.now();
+      const sent: Promise<void>[] = [];
+      for (let at = -Math.log(1 - Math.random()) / rate; at < duration; at += -Math.log(1 - Math.random()) / rate) {
+        const wait = started + at * 1000 - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        sent.push(postTurn(agent, app.port, turnPath(), turnBody).then(({ status, serverTiming }) => samples.add(status, serverTiming), () => void samples.failures++));
+      }
+      await Promise.all(sent);
+      const seconds = (performance.now() - started) / 1000;
+      agent.destroy();
+      return { rate, rps: samples.count / seconds, ...cpu.end(samples.count, seconds), ...samples.summary() };
     };
     // Warm-up: the first thousand turns or so still run while V8 compiles the hot paths.
     await turns(CONNECTIONS, 5);
     const saturated = await turns(CONNECTIONS);
     const single = await turns(1, DURATION_S * 2);
+    const openRuns = [];
+    for (const share of OPEN_LOOP_SHARES) openRuns.push({ share, ...(await openLoop(Math.round(saturated.rps * share))) });
 
     const skillsRatio = skillsRun.requests.average / bareRun.requests.average;
     const result = {
@@ -254,6 +320,7 @@ async function main(): Promise<void> {
       skills: { rps: skillsRun.requests.average, p99Ms: skillsRun.latency.p99, ratioToBare: skillsRatio, bytes: skillsJson.length, rounds: skillsRuns.map((r) => r.requests.average) },
       turnSaturated: saturated,
       turnSingle: single,
+      turnOpenLoop: openRuns,
     };
     const f = (n: number, d = 1) => n.toFixed(d);
     const met = (ms: number) => (ms <= 15 ? 'met' : 'NOT met');
@@ -295,6 +362,16 @@ async function main(): Promise<void> {
         ([name, r]) => `| ${name} | ${f(r.appCpuMsPerTurn, 2)} | ${f(r.appCpuCoreShare * 100, 0)}% | ${f(r.modelCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
       ),
       '',
+      `Open loop: turns arrive at random (Poisson) moments at a fixed rate over up to ${CONNECTIONS} keep-alive connections, whatever the`,
+      'pace of the answers, as on a team server that is busy but not saturated; rates are shares of the saturated run above:',
+      '',
+      '| rate turns/s | served turns/s | turns | failed | overhead p50 ms | p95 | p99 | db p50 / p99 | model time p50 / p99 | app process, of one core | machine busy |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...openRuns.map(
+        (r) =>
+          `| ${r.rate} (${f(r.share * 100, 0)}%) | ${f(r.rps, 0)} | ${r.turns} | ${r.failures} | ${f(r.overheadP50Ms, 2)} | ${f(r.overheadP95Ms, 2)} | ${f(r.overheadP99Ms, 2)} | ${f(r.dbP50Ms, 2)} / ${f(r.dbP99Ms, 2)} | ${f(r.modelP50Ms, 2)} / ${f(r.modelP99Ms, 2)} | ${f(r.appCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
+      ),
+      '',
       '## Targets (issue 3)',
       '',
       `- \`GET /v1/skills\` ≥ 50% of the bare server's requests/s: **${f(skillsRatio * 100)}%** — ${skillsRatio >= 0.5 ? 'met' : 'NOT met'}`,
@@ -303,6 +380,7 @@ async function main(): Promise<void> {
       `  (${f(saturated.appCpuMsPerTurn, 2)} ms CPU per turn), so this is queueing: ${CONNECTIONS} turns in flight share one event loop, and a turn spends`,
       `  ${CONNECTIONS} / ${f(saturated.rps, 0)} s ≈ ${f((CONNECTIONS / saturated.rps) * 1000, 0)} ms in the app, waiting its turn at each of its ~5 I/O waits, two of them database statements.`,
       `  The same turns' skill tools took ${f(saturated.skillsP99Ms, 2)} ms at p99.`,
+      ...openRuns.map((r) => `- Open loop at ${r.rate} turns/s (${f(r.share * 100, 0)}% of saturation): overhead p99 **${f(r.overheadP99Ms, 2)} ms** — ${met(r.overheadP99Ms)}.`),
       '',
     ];
     mkdirSync(RESULTS_DIR, { recursive: true });
@@ -316,15 +394,15 @@ async function main(): Promise<void> {
         [
           '# HTTP benchmark: every recorded run',
           '',
-          '| recorded | database; machine | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) |',
-          '|---|---|---:|---:|---:|---:|---:|---:|',
+          '| recorded | database; machine | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) | overhead p99 ms, open loop at 25 / 50 / 75% |',
+          '|---|---|---:|---:|---:|---:|---:|---:|---:|',
           '',
         ].join('\n'),
       );
     }
     appendFileSync(
       history,
-      `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} |\n`,
+      `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} | ${openRuns.map((r) => f(r.overheadP99Ms, 2)).join(' / ')} |\n`,
     );
     console.log(lines.join('\n'));
   } finally {
