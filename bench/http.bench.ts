@@ -283,7 +283,7 @@ async function main(): Promise<void> {
     };
     /**
      * Open loop: turns arrive at `rate` per second at random (Poisson) moments over up to
-     * ${CONNECTIONS} keep-alive connections, whatever the pace of the answers — a server that is
+     * CONNECTIONS keep-alive connections, whatever the pace of the answers — a server that is
      * busy but not saturated, as a team's usually is.
      */
     const openLoop = async (rate: number, duration = DURATION_S) => {
@@ -292,7 +292,9 @@ async function main(): Promise<void> {
       const cpu = cpuWindow(app.child.pid, model.child.pid);
       const started = performance.now();
       const sent: Promise<void>[] = [];
-      for (let at = -Math.log(1 - Math.random()) / rate; at < duration; at += -Math.log(1 - Math.random()) / rate) {
+      // Exponentially distributed gaps between arrivals, in seconds.
+      const gap = () => -Math.log(1 - Math.random()) / rate;
+      for (let at = gap(); at < duration; at += gap()) {
         const wait = started + at * 1000 - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         sent.push(postTurn(agent, app.port, turnPath(), turnBody).then(({ status, serverTiming }) => samples.add(status, serverTiming), () => void samples.failures++));
@@ -323,6 +325,7 @@ async function main(): Promise<void> {
       turnOpenLoop: openRuns,
     };
     const f = (n: number, d = 1) => n.toFixed(d);
+    const closedRuns = [[`${CONNECTIONS} connections`, saturated], ['1 connection', single]] as const;
     const met = (ms: number) => (ms <= 15 ? 'met' : 'NOT met');
     const lines = [
       '# HTTP benchmark',
@@ -348,7 +351,7 @@ async function main(): Promise<void> {
       '',
       '| turn run | turns | failed | overhead p50 ms | p95 | p99 | db p50 / p99 | skills p50 / p99 | model time p50 / p99 |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...([[`${CONNECTIONS} connections`, saturated], ['1 connection', single]] as const).map(
+      ...closedRuns.map(
         ([name, r]) =>
           `| ${name} | ${r.turns} | ${r.failures} | ${f(r.overheadP50Ms, 2)} | ${f(r.overheadP95Ms, 2)} | ${f(r.overheadP99Ms, 2)} | ${f(r.dbP50Ms, 2)} / ${f(r.dbP99Ms, 2)} | ${f(r.skillsP50Ms, 2)} / ${f(r.skillsP99Ms, 2)} | ${f(r.modelP50Ms, 2)} / ${f(r.modelP99Ms, 2)} |`,
       ),
@@ -358,7 +361,7 @@ async function main(): Promise<void> {
       '',
       `| turn run | app CPU ms per turn | app process, of one core | scripted model, of one core | machine busy (${cpus().length} cores) |`,
       '|---|---:|---:|---:|---:|',
-      ...([[`${CONNECTIONS} connections`, saturated], ['1 connection', single]] as const).map(
+      ...closedRuns.map(
         ([name, r]) => `| ${name} | ${f(r.appCpuMsPerTurn, 2)} | ${f(r.appCpuCoreShare * 100, 0)}% | ${f(r.modelCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
       ),
       '',
