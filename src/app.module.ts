@@ -1,5 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module.js';
+import { PrincipalGuard } from './auth/principal.guard.js';
 import { AppExceptionFilter } from './common/app-exception.filter.js';
 import { FeatureGuard } from './common/feature.guard.js';
 import { createValidationPipe } from './common/validation.pipe.js';
@@ -16,10 +18,12 @@ export class AppModule {
   static forConfig(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), SkillsModule, PersistenceModule, ChatModule],
+      imports: [ConfigModule.forRoot(config), PersistenceModule, AuthModule, SkillsModule, ChatModule],
       controllers: [HealthController],
       providers: [
         { provide: APP_FILTER, useClass: AppExceptionFilter },
+        // Who first (401/403), then whether the feature is on.
+        { provide: APP_GUARD, useExisting: PrincipalGuard },
         { provide: APP_GUARD, useClass: FeatureGuard },
         { provide: APP_PIPE, useFactory: createValidationPipe },
       ],

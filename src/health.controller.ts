@@ -1,7 +1,9 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import { Public } from './auth/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 
 @Controller()
+@Public()
 export class HealthController {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 

@@ -1,41 +1,44 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { toErrorBody } from '../common/app-exception.filter.js';
+import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
 import { RequireFeature } from '../common/feature.guard.js';
-import { presentActivation, presentMessage, ChatService, type TurnEvent, type TurnTiming } from './chat.service.js';
-import { ActivateToolDto, ContextQueryDto, CreateChatDto, PageQueryDto, ReadResourceToolDto, SendMessageDto } from './dto/chat.dto.js';
+import { PageQueryDto } from '../common/page-query.dto.js';
+import type { ChatEvent } from './chat-events.service.js';
+import { presentChat, presentChatDetail, presentMessage, presentOwnedChat, presentPage, presentToolRun, presentTurn } from './chat.presenter.js';
+import { ChatService, type TurnTiming } from './chat.service.js';
+import { ActivateToolDto, ContextQueryDto, CreateChatDto, ReadResourceToolDto, SendMessageDto } from './dto/chat.dto.js';
 
+/** The caller's chats: another user's chat answers 404 CHAT_NOT_FOUND, exactly as a missing one. */
 @Controller('v1/chats')
 export class ChatController {
   constructor(private readonly chats: ChatService) {}
 
   @Post()
-  async create(@Body() body: CreateChatDto) {
-    return presentChat(await this.chats.createChat(body.title));
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateChatDto) {
+    return presentChat(await this.chats.createChat(principal, body.title));
   }
 
   @Get()
-  async list(@Query() query: PageQueryDto) {
-    const page = await this.chats.listChats(query.limit, query.offset);
-    return { ...page, items: page.items.map(presentChat) };
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto) {
+    return presentPage(await this.chats.listChats(principal, query.limit, query.offset), presentChat);
   }
 
   @Get(':id')
-  async get(@Param('id') id: string) {
-    const { chat, activatedSkills } = await this.chats.getChat(id);
-    return { ...presentChat(chat), activatedSkills: activatedSkills.map(presentActivation) };
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    const { chat, activatedSkills } = await this.chats.getChatWithActivations(principal, id);
+    return presentChatDetail(chat, activatedSkills);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  async remove(@Param('id') id: string): Promise<void> {
-    await this.chats.deleteChat(id);
+  async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
+    await this.chats.deleteChat(principal, id);
   }
 
   @Get(':id/messages')
-  async messages(@Param('id') id: string, @Query() query: PageQueryDto) {
-    const page = await this.chats.listMessages(id, query.limit, query.offset);
-    return { ...page, items: page.items.map(presentMessage) };
+  async messages(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: PageQueryDto) {
+    return presentPage(await this.chats.listMessages(principal, id, query.limit, query.offset), presentMessage);
   }
 
   /**
@@ -43,59 +46,68 @@ export class ChatController {
    * (`tool-call`, `tool-result`, `text-delta`, then `done` with the JSON answer, or `error`).
    */
   @Post(':id/messages')
-  async send(@Param('id') id: string, @Body() body: SendMessageDto, @Headers('accept') accept: string | undefined, @Res({ passthrough: true }) reply: FastifyReply) {
+  async send(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() body: SendMessageDto,
+    @Headers('accept') accept: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     if (!accept?.includes('text/event-stream')) {
-      const { timing, ...turn } = await this.chats.sendMessage(id, body);
-      reply.status(201).header('server-timing', serverTiming(timing));
-      return turn;
+      const turn = await this.chats.sendMessage(principal, id, body);
+      reply.status(201).header('server-timing', serverTiming(turn.timing));
+      return presentTurn(turn);
     }
     // Problems found before the turn starts (unknown chat, no model) still answer as plain JSON errors.
-    await this.chats.prepareTurn(id, body);
+    await this.chats.prepareTurn(principal, id, body);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     // A client that goes away mid-turn must not crash anything: the turn still completes and is stored.
     raw.on('error', () => undefined);
-    const write = (event: string, data: unknown) => {
+    const write = ({ event, data }: ChatEvent) => {
       if (!raw.destroyed && !raw.writableEnded) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
-    try {
-      const { timing: _, ...result } = await this.chats.sendMessage(id, body, (event: TurnEvent) => write(event.event, event.data));
-      write('done', result);
-    } catch (error) {
-      write('error', toErrorBody(error).body);
-    } finally {
-      if (!raw.destroyed) raw.end();
-    }
+    // The service ends the stream with `done` or `error`; a failure has been written as the latter.
+    await this.chats.sendMessage(principal, id, body, write).catch(() => undefined);
+    if (!raw.destroyed) raw.end();
     return undefined;
   }
 
   /** For teams running their own model loop: what the model would get next. */
   @Get(':id/context')
-  context(@Param('id') id: string, @Query() query: ContextQueryDto) {
-    return this.chats.getContext(id, { model: query.model, tools: query.tools === undefined ? undefined : query.tools !== 'false' });
+  context(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ContextQueryDto) {
+    return this.chats.getContext(principal, id, { model: query.model, tools: query.tools === undefined ? undefined : query.tools !== 'false' });
   }
 
   @Post(':id/tools/skills.activate')
   @HttpCode(200)
   @RequireFeature(['skills', 'tools'])
-  activate(@Param('id') id: string, @Body() body: ActivateToolDto) {
-    return this.chats.executeTool(id, 'skills.activate', { name: body.name });
+  async activate(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: ActivateToolDto) {
+    return presentToolRun(await this.chats.executeTool(principal, id, 'skills.activate', { name: body.name }));
   }
 
   @Post(':id/tools/skills.readResource')
   @HttpCode(200)
   @RequireFeature(['skills', 'tools'])
-  readResource(@Param('id') id: string, @Body() body: ReadResourceToolDto) {
-    return this.chats.executeTool(id, 'skills.readResource', { name: body.name, path: body.path });
+  async readResource(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: ReadResourceToolDto) {
+    return presentToolRun(await this.chats.executeTool(principal, id, 'skills.readResource', { name: body.name, path: body.path }));
+  }
+}
+
+/** Every user's chats, for operators. */
+@Controller('v1/admin/chats')
+@AdminOnly()
+export class AdminChatsController {
+  constructor(private readonly chats: ChatService) {}
+
+  @Get()
+  async list(@Query() query: PageQueryDto) {
+    return presentPage(await this.chats.listAllChats(query.limit, query.offset), presentOwnedChat);
   }
 }
 
 /** `Server-Timing` for a turn, in ms: total, model, own overhead, and the overhead's database and skill-tool parts. */
 function serverTiming(timing: TurnTiming): string {
   return `total;dur=${timing.totalMs.toFixed(2)}, model;dur=${timing.modelMs.toFixed(2)}, overhead;dur=${timing.overheadMs.toFixed(2)}, db;dur=${timing.dbMs.toFixed(2)}, skills;dur=${timing.skillsMs.toFixed(2)}`;
-}
-
-function presentChat(chat: { id: string; title: string | null; createdAt: Date; updatedAt: Date }) {
-  return { id: chat.id, title: chat.title, createdAt: chat.createdAt, updatedAt: chat.updatedAt };
 }

@@ -1,13 +1,16 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
 import { PersistenceModule } from '../persistence/persistence.module.js';
 import { SkillsModule } from '../skills/skills.module.js';
-import { ChatController } from './chat.controller.js';
+import { ChatEventsService } from './chat-events.service.js';
+import { AdminChatsController, ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
 
 @Module({
-  imports: [SkillsModule, PersistenceModule],
-  controllers: [ChatController],
-  providers: [ChatService, SkillToolsService],
+  imports: [SkillsModule, PersistenceModule, AuthModule],
+  controllers: [ChatController, AdminChatsController],
+  providers: [ChatService, SkillToolsService, ChatEventsService],
+  exports: [ChatService],
 })
 export class ChatModule {}

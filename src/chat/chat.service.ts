@@ -1,12 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ModelMessage } from 'ai';
+import type { Principal } from '../auth/principal.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
+import { toErrorBody } from '../common/app-exception.filter.js';
+import { isUuid } from '../common/uuid.js';
 import { APP_CONFIG, type AppConfig, type ModelConfig } from '../config/app-config.js';
-import { ChatRepository, chatNotFound, type NewActivation } from '../persistence/chat.repository.js';
+import { ChatRepository, type NewActivation, type OwnedChat, type Page } from '../persistence/chat.repository.js';
 import type { ChatActivatedSkillEntity } from '../persistence/entities/chat-activated-skill.entity.js';
 import type { ChatMessageEntity } from '../persistence/entities/chat-message.entity.js';
+import type { ChatEntity } from '../persistence/entities/chat.entity.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
+import { presentTurn, type TurnOutcome } from './chat.presenter.js';
 import { parseInvocation } from './invocation-parser.js';
 import { LanguageModelFactory } from './llm/language-model.factory.js';
 import { type LoopEvent, runToolLoop } from './llm/tool-loop.js';
@@ -20,11 +26,10 @@ export interface TurnInput {
   tools?: boolean;
 }
 
-/** Streamed as server-sent events while a turn runs; `done` carries the same payload as the JSON answer. */
-export type TurnEvent =
-  | { event: 'tool-call'; data: { id: string; tool: string; args: unknown } }
-  | { event: 'tool-result'; data: ToolCard }
-  | { event: 'text-delta'; data: { text: string } };
+/** A turn's answer, and where its time went. */
+export interface TurnResult extends TurnOutcome {
+  timing: TurnTiming;
+}
 
 /**
  * Where a turn's time went: waiting for the model, and Skillhost's own overhead (everything else),
@@ -38,8 +43,6 @@ export interface TurnTiming {
   skillsMs: number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** One chat turn, the chat API, and the external-loop tools: the business rules of ChatModule. */
 @Injectable()
 export class ChatService {
@@ -52,35 +55,60 @@ export class ChatService {
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
     private readonly skillTools: SkillToolsService,
+    private readonly events: ChatEventsService,
   ) {}
 
-  createChat(title?: string) {
-    return this.chats.createChat(title ?? null);
+  createChat(principal: Principal, title?: string): Promise<ChatEntity> {
+    return this.chats.createChat(principal.userId, title ?? null);
   }
 
-  listChats(limit = 50, offset = 0) {
-    return this.chats.listChats(limit, offset);
+  listChats(principal: Principal, limit = 50, offset = 0): Promise<Page<ChatEntity>> {
+    return this.chats.listChats(principal.userId, limit, offset);
   }
 
-  async getChat(id: string) {
-    const chat = await this.chats.getChat(checkId(id));
-    return { chat, activatedSkills: await this.chats.activatedSkills(chat.id) };
+  /** Every user's chats, for operators (the route is admin-only). */
+  listAllChats(limit = 50, offset = 0): Promise<Page<OwnedChat>> {
+    return this.chats.listAllChats(limit, offset);
   }
 
-  async deleteChat(id: string): Promise<void> {
-    if (!(await this.chats.deleteChat(checkId(id)))) throw chatNotFound(id);
+  /** The caller's chat, or CHAT_NOT_FOUND: another user's chat is answered exactly as a missing one. */
+  async getChat(principal: Principal, id: string): Promise<ChatEntity> {
+    const chat = isUuid(id) ? await this.chats.findChat(id, principal.userId) : null;
+    if (chat === null) throw chatNotFound(id);
+    return chat;
   }
 
-  async listMessages(id: string, limit = 50, offset = 0) {
-    await this.chats.getChat(checkId(id));
-    return this.chats.listMessages(id, limit, offset);
+  /** Activated skills of chats the caller has already been given (batched for GraphQL's nested fields). */
+  activatedSkills(chatIds: readonly string[]): Promise<Map<string, ChatActivatedSkillEntity[]>> {
+    return this.chats.activatedSkills(chatIds);
+  }
+
+  async getChatWithActivations(principal: Principal, id: string): Promise<{ chat: ChatEntity; activatedSkills: ChatActivatedSkillEntity[] }> {
+    const chat = await this.getChat(principal, id);
+    return { chat, activatedSkills: (await this.chats.activatedSkills([chat.id])).get(chat.id) ?? [] };
+  }
+
+  async deleteChat(principal: Principal, id: string): Promise<void> {
+    if (!isUuid(id) || !(await this.chats.deleteChat(id, principal.userId))) throw chatNotFound(id);
+  }
+
+  async listMessages(principal: Principal, id: string, limit = 50, offset = 0): Promise<Page<ChatMessageEntity>> {
+    const page = isUuid(id) ? await this.chats.listMessages(id, principal.userId, limit, offset) : null;
+    if (page === null) throw chatNotFound(id);
+    return page;
+  }
+
+  /** The chat's turn events from now on; the caller must own the chat. */
+  async subscribe(principal: Principal, id: string): Promise<AsyncIterableIterator<ChatEvent>> {
+    await this.getChat(principal, id);
+    return this.events.subscribe(id);
   }
 
   /** Exactly what the model would get next in this chat: system prompt and tool definitions. */
-  async getContext(id: string, options: { model?: string; tools?: boolean } = {}) {
+  async getContext(principal: Principal, id: string, options: { model?: string; tools?: boolean } = {}) {
     const model = this.findModel(options.model);
     // The same one-query read a turn makes (no history needed): existence and activated names.
-    const context = await this.chats.turnContext(checkId(id), 0);
+    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
     if (context === null) throw chatNotFound(id);
     const activated = context.activated;
     const toolsAvailable = this.toolsAvailable(model, options.tools);
@@ -93,24 +121,48 @@ export class ChatService {
   }
 
   /** The external-loop API: run one skill tool against a chat, stored like a model-made call. */
-  async executeTool(id: string, tool: SkillToolName, args: unknown) {
-    checkId(id);
+  async executeTool(principal: Principal, id: string, tool: SkillToolName, args: unknown): Promise<{ card: ToolCard; activatedSkills: ChatActivatedSkillEntity[] }> {
+    if (!isUuid(id)) throw chatNotFound(id);
     const { card, activated } = await this.skillTools.execute(tool, args);
-    // The write finds out whether the chat exists (CHAT_NOT_FOUND otherwise); reading files is harmless.
-    const stored = await this.chats.recordTurn(id, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool' }] : []);
-    return { toolCard: card, activatedSkills: stored.activatedSkills.map(presentActivation) };
+    // The write finds out whether the caller's chat exists (CHAT_NOT_FOUND otherwise); reading files is harmless.
+    const stored = await this.chats.recordTurn(id, principal.userId, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool' }] : []);
+    if (stored === null) throw chatNotFound(id);
+    return { card, activatedSkills: stored.activatedSkills };
   }
 
   /**
    * One turn. Nothing is stored until the model has answered; then one statement stores the user
    * message, the assistant message with its tool cards, and the activations. A turn that fails
    * (model error, timeout, database gone) stores nothing at all, so it can simply be sent again.
+   *
+   * `onEvent` hears the turn's events (ending with `done` or `error`); subscribers of the chat hear
+   * them too, from the moment the caller is known to own it.
    */
-  async sendMessage(id: string, input: TurnInput, onEvent?: (event: TurnEvent) => void) {
+  async sendMessage(principal: Principal, id: string, input: TurnInput, onEvent?: (event: ChatEvent) => void): Promise<TurnResult> {
+    let emit = onEvent;
+    try {
+      const result = await this.runTurn(principal, id, input, (listener) => (emit = listener), onEvent);
+      emit?.({ event: 'done', data: presentTurn(result) });
+      return result;
+    } catch (error) {
+      emit?.({ event: 'error', data: toErrorBody(error).body });
+      throw error;
+    }
+  }
+
+  private async runTurn(
+    principal: Principal,
+    id: string,
+    input: TurnInput,
+    useListener: (listener: ((event: ChatEvent) => void) | undefined) => void,
+    caller: ((event: ChatEvent) => void) | undefined,
+  ): Promise<TurnResult> {
     const started = performance.now();
     const model = this.requireModel(input.model);
-    const context = await this.chats.turnContext(checkId(id), this.config.app.historyMessages);
+    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, this.config.app.historyMessages) : null;
     if (context === null) throw chatNotFound(id);
+    const onEvent = this.listenerFor(id, caller);
+    useListener(onEvent);
     let dbMs = performance.now() - started;
     let skillsMs = 0;
     const skillsOn = this.registry.enabled;
@@ -190,6 +242,7 @@ export class ChatService {
     const writeStarted = performance.now();
     const stored = await this.chats.recordTurn(
       id,
+      principal.userId,
       [
         { role: 'user', content: input.content, invokedSkill: invocation.skill, model: model.name },
         { role: 'assistant', content: answer, toolCards: cards, model: model.name },
@@ -197,16 +250,27 @@ export class ChatService {
       activations,
     );
     dbMs += performance.now() - writeStarted;
-    const [userMessage, assistantMessage] = stored.messages.map(presentMessage);
+    // Deleted while the model was answering: nothing was stored.
+    if (stored === null) throw chatNotFound(id);
+    const [userMessage, assistantMessage] = stored.messages;
     const totalMs = performance.now() - started;
     const timing: TurnTiming = { totalMs, modelMs, overheadMs: totalMs - modelMs, dbMs, skillsMs: skillsMs + toolMs };
-    return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills.map(presentActivation), invokedSkill: invocation.skill, timing };
+    return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills, invokedSkill: invocation.skill, timing };
   }
 
-  /** Checks what can be checked before a turn starts (the chat exists, a model is there) and returns the model. */
-  async prepareTurn(id: string, input: Pick<TurnInput, 'model'>): Promise<ModelConfig> {
+  /** The caller's listener and the chat's live subscribers, as one; undefined when nobody listens. */
+  private listenerFor(chatId: string, caller: ((event: ChatEvent) => void) | undefined): ((event: ChatEvent) => void) | undefined {
+    if (!this.events.hasSubscribers(chatId)) return caller;
+    return (event) => {
+      caller?.(event);
+      this.events.publish(chatId, event);
+    };
+  }
+
+  /** Checks what can be checked before a turn starts (the caller's chat exists, a model is there) and returns the model. */
+  async prepareTurn(principal: Principal, id: string, input: Pick<TurnInput, 'model'>): Promise<ModelConfig> {
     const model = this.requireModel(input.model);
-    await this.chats.getChat(checkId(id));
+    await this.getChat(principal, id);
     return model;
   }
 
@@ -242,30 +306,6 @@ export class ChatService {
   }
 }
 
-function checkId(id: string): string {
-  if (!UUID.test(id)) throw chatNotFound(id);
-  return id;
-}
-
-export function presentMessage(message: ChatMessageEntity) {
-  return {
-    id: message.id,
-    seq: message.seq,
-    role: message.role,
-    content: message.content,
-    toolCards: message.toolCards,
-    invokedSkill: message.invokedSkill,
-    model: message.model,
-    createdAt: message.createdAt,
-  };
-}
-
-export function presentActivation(activation: ChatActivatedSkillEntity) {
-  return {
-    name: activation.skillName,
-    how: activation.how,
-    firstActivatedAt: activation.firstActivatedAt,
-    lastActivatedAt: activation.lastActivatedAt,
-    count: activation.activationCount,
-  };
+export function chatNotFound(id: string): AppError {
+  return new AppError(ErrorCode.CHAT_NOT_FOUND, `Chat '${id}' not found.`, { id });
 }

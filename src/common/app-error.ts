@@ -17,6 +17,12 @@ export enum ErrorCode {
   MODEL_ERROR = 'MODEL_ERROR',
   DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  UNAUTHENTICATED = 'UNAUTHENTICATED',
+  FORBIDDEN = 'FORBIDDEN',
+  USER_NOT_FOUND = 'USER_NOT_FOUND',
+  USER_NAME_TAKEN = 'USER_NAME_TAKEN',
+  API_KEY_NOT_FOUND = 'API_KEY_NOT_FOUND',
+  QUERY_TOO_COMPLEX = 'QUERY_TOO_COMPLEX',
   INTERNAL = 'INTERNAL',
 }
 
@@ -44,7 +50,15 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.ROUTE_NOT_FOUND:
     case ErrorCode.CHAT_NOT_FOUND:
     case ErrorCode.TOOLS_DISABLED:
+    case ErrorCode.USER_NOT_FOUND:
+    case ErrorCode.API_KEY_NOT_FOUND:
       return 404;
+    case ErrorCode.UNAUTHENTICATED:
+      return 401;
+    case ErrorCode.FORBIDDEN:
+      return 403;
+    case ErrorCode.USER_NAME_TAKEN:
+      return 409;
     case ErrorCode.MODEL_ERROR:
       return 502;
     case ErrorCode.MODEL_NOT_CONFIGURED:
@@ -53,6 +67,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.RESOURCE_OUTSIDE_SKILL:
     case ErrorCode.RESOURCE_IS_DIRECTORY:
     case ErrorCode.VALIDATION_FAILED:
+    case ErrorCode.QUERY_TOO_COMPLEX:
       return 400;
     case ErrorCode.RESOURCE_BINARY:
       return 415;

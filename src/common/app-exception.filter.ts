@@ -1,4 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { GraphQLError } from 'graphql';
 import { AppError, ErrorCode, httpStatusOf } from './app-error.js';
 
 export interface ErrorBody {
@@ -25,6 +26,12 @@ export function toErrorBody(error: unknown): { status: number; body: ErrorBody }
   };
 }
 
+/** The same error for GraphQL: the REST code and status in `extensions`, validation problems in `extensions.details`. */
+export function toGraphQLError(error: unknown): GraphQLError {
+  const { status, body } = toErrorBody(error);
+  return new GraphQLError(body.message, { extensions: { code: body.code, status, ...(body.details !== undefined ? { details: body.details } : {}) } });
+}
+
 /** Framework-raised HTTP errors (unknown route, oversized body, malformed JSON) get stable codes too. */
 function codeForHttpStatus(status: number): ErrorCode | undefined {
   if (status === 404) return ErrorCode.ROUTE_NOT_FOUND;
@@ -39,16 +46,21 @@ interface ReplyLike {
   send(payload: unknown): unknown;
 }
 
+/** Every error of every front door, REST and GraphQL, in one shape with one status per code. */
 @Catch()
 export class AppExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
-  catch(error: unknown, host: ArgumentsHost): void {
+  catch(error: unknown, host: ArgumentsHost): GraphQLError | undefined {
     const { status, body } = toErrorBody(error);
     // Expected failures (a model down, the database gone) are one line; anything else gets its stack.
     if (error instanceof AppError && status >= 500) this.logger.warn(`${error.code}: ${error.message}`);
     else if (status >= 500) this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    // GraphQL: Nest rethrows what the filter returns, and the GraphQL server puts it in `errors`.
+    if (host.getType<string>() === 'graphql') return toGraphQLError(error);
     const reply = host.switchToHttp().getResponse<ReplyLike>();
+    if (body.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', 'Bearer realm="skillhost"');
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+    return undefined;
   }
 }

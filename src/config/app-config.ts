@@ -2,6 +2,9 @@
 export type ValidationMode = 'strict' | 'standard' | 'lenient';
 export type CatalogueFormat = 'json' | 'xml' | 'markdown';
 
+export type AuthMode = 'auto' | 'api_key' | 'none';
+export const AUTH_MODES: readonly AuthMode[] = ['auto', 'api_key', 'none'];
+
 export const VALIDATION_MODES: readonly ValidationMode[] = ['strict', 'standard', 'lenient'];
 export const CATALOGUE_FORMATS: readonly CatalogueFormat[] = ['json', 'xml', 'markdown'];
 
@@ -60,6 +63,7 @@ export interface AppConfig {
     tools: { enabled: boolean; maxSteps: number };
     models: Readonly<Record<string, ModelConfig>>;
     database: DatabaseConfig;
+    auth: { mode: AuthMode };
   };
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import type { AppConfig, CatalogueFormat, ModelConfig, ModelProvider, SkillDirectory, ValidationMode } from './app-config.js';
+import type { AppConfig, AuthMode, CatalogueFormat, ModelConfig, ModelProvider, SkillDirectory, ValidationMode } from './app-config.js';
 import { MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS, type Setting } from './config-schema.js';
 
 export class ConfigError extends Error {
@@ -159,6 +159,7 @@ function buildConfig(
       historyMessages: get<number>('app.history_messages'),
       tools: { enabled: get<boolean>('app.tools.enabled'), maxSteps: get<number>('app.tools.max_steps') },
       models,
+      auth: { mode: get<AuthMode>('app.auth.mode') },
       database: {
         url: get<string>('app.database.url'),
         poolSize: get<number>('app.database.pool_size'),

@@ -1,4 +1,4 @@
-import { CATALOGUE_FORMATS, HARD_LIMITS, VALIDATION_MODES } from './app-config.js';
+import { AUTH_MODES, CATALOGUE_FORMATS, HARD_LIMITS, VALIDATION_MODES } from './app-config.js';
 
 /**
  * Every configuration key in one table: its TOML path, environment override, default and rule.
@@ -43,6 +43,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.skills.max_depth', env: 'SKILLHOST_SKILLS_MAX_DEPTH', default: 1, kind: { type: 'integer', min: 1, max: HARD_LIMITS.maxDepth }, description: '1 = immediate children of each directory hold skills; up to 6 for nested collections (deeper levels skip `.git` and `node_modules`).' },
   { key: 'app.tools.enabled', env: 'SKILLHOST_TOOLS_ENABLED', default: true, kind: { type: 'boolean' }, description: 'Offer the skill tools (`skills.activate`, `skills.readResource`) to models that support tools.' },
   { key: 'app.tools.max_steps', env: 'SKILLHOST_TOOLS_MAX_STEPS', default: 8, kind: { type: 'integer', min: 1, max: 64 }, description: 'Model steps per turn (each tool round is one); a turn that reaches it ends with a stored notice.' },
+  { key: 'app.auth.mode', env: 'SKILLHOST_AUTH_MODE', default: 'auto', kind: { type: 'enum', values: AUTH_MODES }, description: '`auto`: no auth while the server listens on a loopback address only, API keys required on any other; `api_key`: keys always required; `none`: every request acts as the built-in admin `local` (a loud warning on a non-loopback address).' },
   { key: 'app.database.url', env: 'DATABASE_URL', default: '', kind: { type: 'string' }, description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' },
   { key: 'app.database.pool_size', env: 'SKILLHOST_DATABASE_POOL_SIZE', default: 20, kind: { type: 'integer', min: 1, max: 200 }, description: 'Connections in the pool to PostgreSQL.' },
   { key: 'app.database.embedded_dir', env: 'SKILLHOST_DATABASE_EMBEDDED_DIR', default: './.data/postgres', kind: { type: 'string', nonEmpty: true }, description: "The embedded server's data folder, kept across restarts." },

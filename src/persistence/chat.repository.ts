@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
-import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
-import { AppError, ErrorCode } from '../common/app-error.js';
+import { type DataSource, In } from 'typeorm';
+import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
 import { ChatMessageEntity, type MessageRole, type StoredToolCard } from './entities/chat-message.entity.js';
 import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
+import { runPrepared } from './prepared-statement.js';
 
 export interface NewMessage {
   role: MessageRole;
@@ -29,90 +28,118 @@ export interface Page<T> {
   offset: number;
 }
 
-const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable; nothing was changed. Try again shortly.';
-
-/** Codes that mean the server is gone or refusing us, not that the query was wrong. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300', '3D000']);
-
-function isUnavailable(error: unknown): boolean {
-  const e = error as { code?: string; message?: string; driverError?: { code?: string } };
-  const code = e?.code ?? e?.driverError?.code;
-  return (
-    (code !== undefined && UNAVAILABLE_CODES.has(code)) ||
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Cannot use a pool after calling end/i.test(e?.message ?? '')
-  );
+export interface TurnContext {
+  history: { role: 'user' | 'assistant'; content: string }[];
+  activated: string[];
 }
 
-/** The only code that touches TypeORM for chats: every query, every transaction. */
+export interface StoredTurn {
+  messages: ChatMessageEntity[];
+  activatedSkills: ChatActivatedSkillEntity[];
+}
+
+/** A chat with its owner's name, for the operators' listing. */
+export interface OwnedChat {
+  chat: ChatEntity;
+  ownerName: string;
+}
+
+/**
+ * The only code that touches TypeORM for chats. Every method that reaches one chat takes its
+ * owner and answers `null` (or false) when no chat of that owner has the id: whether the chat is
+ * missing or another user's is not the repository's business, and "not found" is the service's.
+ */
 @Injectable()
 export class ChatRepository {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
-  createChat(title: string | null): Promise<ChatEntity> {
-    return this.run(async () => {
-      const chat = this.dataSource.manager.create(ChatEntity, { id: randomUUID(), title });
+  createChat(ownerId: string, title: string | null): Promise<ChatEntity> {
+    return runQuery(async () => {
+      const chat = this.dataSource.manager.create(ChatEntity, { id: randomUUID(), ownerId, title });
       return this.dataSource.manager.save(chat);
     });
   }
 
-  listChats(limit: number, offset: number): Promise<Page<ChatEntity>> {
-    return this.run(async () => {
-      const [items, total] = await this.dataSource.manager.findAndCount(ChatEntity, { order: { createdAt: 'DESC', id: 'ASC' }, take: limit, skip: offset });
+  listChats(ownerId: string, limit: number, offset: number): Promise<Page<ChatEntity>> {
+    return runQuery(async () => {
+      const [items, total] = await this.dataSource.manager.findAndCount(ChatEntity, { where: { ownerId }, order: { createdAt: 'DESC', id: 'ASC' }, take: limit, skip: offset });
       return { items, total, limit, offset };
     });
   }
 
-  findChat(id: string): Promise<ChatEntity | null> {
-    return this.run(() => this.dataSource.manager.findOneBy(ChatEntity, { id }));
+  /** Every chat of every user, newest first, with its owner's name. */
+  listAllChats(limit: number, offset: number): Promise<Page<OwnedChat>> {
+    return runQuery(async () => {
+      const [rows, [{ total }]] = await Promise.all([
+        this.dataSource.query<{ id: string; title: string | null; owner_id: string; owner_name: string; created_at: Date; updated_at: Date }[]>(
+          `SELECT c.id, c.title, c.owner_id, u.name AS owner_name, c.created_at, c.updated_at
+             FROM chats c JOIN users u ON u.id = c.owner_id
+            ORDER BY c.created_at DESC, c.id ASC LIMIT $1 OFFSET $2`,
+          [limit, offset],
+        ),
+        this.dataSource.query<{ total: number }[]>('SELECT count(*)::int AS total FROM chats'),
+      ]);
+      const items = rows.map((r) => ({
+        chat: Object.assign(new ChatEntity(), { id: r.id, title: r.title, ownerId: r.owner_id, createdAt: r.created_at, updatedAt: r.updated_at }),
+        ownerName: r.owner_name,
+      }));
+      return { items, total, limit, offset };
+    });
   }
 
-  /** The chat, or CHAT_NOT_FOUND. */
-  async getChat(id: string): Promise<ChatEntity> {
-    const chat = await this.findChat(id);
-    if (chat === null) throw chatNotFound(id);
-    return chat;
+  findChat(id: string, ownerId: string): Promise<ChatEntity | null> {
+    return runQuery(() => this.dataSource.manager.findOneBy(ChatEntity, { id, ownerId }));
   }
 
-  deleteChat(id: string): Promise<boolean> {
-    return this.run(async () => {
-      const result = await this.dataSource.manager.delete(ChatEntity, { id });
+  /** True when the owner's chat existed and is gone (its messages and activations with it). */
+  deleteChat(id: string, ownerId: string): Promise<boolean> {
+    return runQuery(async () => {
+      const result = await this.dataSource.manager.delete(ChatEntity, { id, ownerId });
       return (result.affected ?? 0) > 0;
     });
   }
 
-  listMessages(chatId: string, limit: number, offset: number): Promise<Page<ChatMessageEntity>> {
-    return this.run(async () => {
+  /** The chat's messages in order, or null when the owner has no such chat. */
+  listMessages(chatId: string, ownerId: string, limit: number, offset: number): Promise<Page<ChatMessageEntity> | null> {
+    return runQuery(async () => {
+      if ((await this.findChat(chatId, ownerId)) === null) return null;
       const [items, total] = await this.dataSource.manager.findAndCount(ChatMessageEntity, { where: { chatId }, order: { seq: 'ASC' }, take: limit, skip: offset });
       return { items, total, limit, offset };
     });
   }
 
   /**
-   * Everything a turn reads, in one round trip: whether the chat exists, its last `historyCount`
-   * user/assistant messages (oldest first) and the names of its activated skills.
+   * Everything a turn reads, in one round trip: whether the owner's chat exists (null if not), its
+   * last `historyCount` user/assistant messages (oldest first) and the names of its activated skills.
    */
-  turnContext(chatId: string, historyCount: number): Promise<{ history: { role: 'user' | 'assistant'; content: string }[]; activated: string[] } | null> {
-    return this.run(async () => {
-      const rows = await this.prepared<{ history: { role: 'user' | 'assistant'; content: string }[] | null; activated: string[] | null }>(TURN_CONTEXT, [chatId, historyCount]);
+  turnContext(chatId: string, ownerId: string, historyCount: number): Promise<TurnContext | null> {
+    return runQuery(async () => {
+      const rows = await runPrepared<{ history: TurnContext['history'] | null; activated: string[] | null }>(this.dataSource, TURN_CONTEXT, [chatId, historyCount, ownerId]);
       if (rows.length === 0) return null;
       return { history: rows[0].history ?? [], activated: rows[0].activated ?? [] };
     });
   }
 
-  activatedSkills(chatId: string): Promise<ChatActivatedSkillEntity[]> {
-    return this.run(() => this.dataSource.manager.find(ChatActivatedSkillEntity, { where: { chatId }, order: { firstActivatedAt: 'ASC', skillName: 'ASC' } }));
+  /** The activated skills of chats already known to exist (one query for any number of chats). */
+  activatedSkills(chatIds: readonly string[]): Promise<Map<string, ChatActivatedSkillEntity[]>> {
+    return runQuery(async () => {
+      const rows = chatIds.length === 0 ? [] : await this.dataSource.manager.find(ChatActivatedSkillEntity, { where: { chatId: In([...chatIds]) }, order: { firstActivatedAt: 'ASC', skillName: 'ASC' } });
+      const byChat = new Map<string, ChatActivatedSkillEntity[]>(chatIds.map((id) => [id, []]));
+      for (const row of rows) byChat.get(row.chatId)?.push(row);
+      return byChat;
+    });
   }
 
   /**
    * Stores a turn — its messages and activations — with one statement, so it is atomic without an
    * explicit transaction. Its first step bumps the chat's last_seq, which locks the chat row:
-   * concurrent writes to one chat are serialised and get consecutive positions, and a chat that
-   * does not exist (or was just deleted) stores nothing and answers CHAT_NOT_FOUND. The statement
-   * answers only what the database decides (the messages' positions and times, the chat's
-   * activations); the messages' contents are not sent back.
+   * concurrent writes to one chat are serialised and get consecutive positions, and a chat that is
+   * not the owner's (missing, another user's, or just deleted) stores nothing and answers null.
+   * The statement answers only what the database decides (the messages' positions and times, the
+   * chat's activations); the messages' contents are not sent back.
    */
-  recordTurn(chatId: string, messages: NewMessage[], activations: NewActivation[]): Promise<{ messages: ChatMessageEntity[]; activatedSkills: ChatActivatedSkillEntity[] }> {
-    return this.run(async () => {
+  recordTurn(chatId: string, ownerId: string, messages: NewMessage[], activations: NewActivation[]): Promise<StoredTurn | null> {
+    return runQuery(async () => {
       const rows = messages.map((m, index) => ({
         id: randomUUID(),
         ord: index + 1,
@@ -123,13 +150,14 @@ export class ChatRepository {
         model: m.model ?? null,
       }));
       const grouped = groupActivations(activations).map(([name, { how, count }]) => ({ name, how, count }));
-      const [row] = await this.prepared<{ found: number; messages: { seq: number; created_at: string }[] | null; activated: ActivationRow[] | null }>(RECORD_TURN, [
+      const [row] = await runPrepared<{ found: number; messages: { seq: number; created_at: string }[] | null; activated: ActivationRow[] | null }>(this.dataSource, RECORD_TURN, [
         chatId,
         rows.length,
         JSON.stringify(rows),
         JSON.stringify(grouped),
+        ownerId,
       ]);
-      if (row.found === 0) throw chatNotFound(chatId);
+      if (row.found === 0) return null;
       const stored = row.messages ?? [];
       return {
         messages: rows.map((m, index) =>
@@ -149,34 +177,6 @@ export class ChatRepository {
       };
     });
   }
-
-  /**
-   * Runs one of the turn's statements as a named prepared statement on the pool TypeORM manages:
-   * each connection parses and plans it once, not on every turn.
-   */
-  private async prepared<T>(statement: { name: string; text: string }, values: unknown[]): Promise<T[]> {
-    const pool = (this.dataSource.driver as PostgresDriver).master as Pool | undefined;
-    // No pool: the data source is closed (the app is shutting down).
-    if (pool === undefined) throw new AppError(ErrorCode.DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE);
-    return (await pool.query({ ...statement, values })).rows as T[];
-  }
-
-  /** Runs a query, turning "the database is gone" into DATABASE_UNAVAILABLE (503) for the caller. */
-  private async run<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      if (isUnavailable(error)) {
-        throw new AppError(ErrorCode.DATABASE_UNAVAILABLE, DATABASE_UNAVAILABLE_MESSAGE);
-      }
-      throw error;
-    }
-  }
-}
-
-export function chatNotFound(id: string): AppError {
-  return new AppError(ErrorCode.CHAT_NOT_FOUND, `Chat '${id}' not found.`, { id });
 }
 
 interface ActivationRow {
@@ -209,9 +209,9 @@ function groupActivations(activations: NewActivation[]): [string, { how: Activat
   return [...grouped];
 }
 
-/** The turn's read: one fixed statement text, prepared once per connection. */
+/** The turn's read: one fixed statement text, prepared once per connection. $3 is the owner. */
 const TURN_CONTEXT = {
-  name: 'skillhost_turn_context',
+  name: 'skillhost_turn_context_v2',
   text: `SELECT
       (SELECT json_agg(json_build_object('role', h.role, 'content', h.content) ORDER BY h.seq)
          FROM (SELECT role, content, seq FROM chat_messages
@@ -219,18 +219,18 @@ const TURN_CONTEXT = {
                 ORDER BY seq DESC LIMIT $2) h) AS history,
       (SELECT json_agg(a.skill_name ORDER BY a.first_activated_at, a.skill_name)
          FROM chat_activated_skills a WHERE a.chat_id = c.id) AS activated
-    FROM chats c WHERE c.id = $1`,
+    FROM chats c WHERE c.id = $1 AND c.owner_id = $3`,
 };
 
 /**
  * The turn's write, whatever its number of messages and activations: $1 chat id, $2 message count,
- * $3 the messages and $4 the activations (one per skill), each a JSON array.
+ * $3 the messages and $4 the activations (one per skill), each a JSON array, $5 the owner.
  */
 const RECORD_TURN = {
-  name: 'skillhost_record_turn',
+  name: 'skillhost_record_turn_v2',
   text: `
     WITH chat AS (
-      UPDATE chats SET updated_at = now(), last_seq = last_seq + $2 WHERE id = $1 RETURNING id, last_seq
+      UPDATE chats SET updated_at = now(), last_seq = last_seq + $2 WHERE id = $1 AND owner_id = $5 RETURNING id, last_seq
     ), inserted AS (
       INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, model)
       SELECT m.id, chat.id, chat.last_seq - $2 + m.ord, m.role, m.content, m.tool_cards, m.invoked_skill, m.model

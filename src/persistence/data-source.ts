@@ -2,9 +2,11 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
 import { ChatMessageEntity } from './entities/chat-message.entity.js';
+import { ApiKeyEntity } from './entities/api-key.entity.js';
 import { ChatEntity } from './entities/chat.entity.js';
+import { UserEntity } from './entities/user.entity.js';
 
-export const ENTITIES = [ChatEntity, ChatMessageEntity, ChatActivatedSkillEntity];
+export const ENTITIES = [ChatEntity, ChatMessageEntity, ChatActivatedSkillEntity, UserEntity, ApiKeyEntity];
 
 /** A DataSource for a URL; schema changes only through migrations, never `synchronize`. */
 export function createDataSource(url: string, options: { poolSize?: number } = {}): DataSource {

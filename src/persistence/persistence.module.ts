@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
+import { ApiKeyRepository } from './api-key.repository.js';
 import { ChatRepository } from './chat.repository.js';
 import { DatabaseLifecycle, dataSourceProvider } from './database.provider.js';
+import { UserRepository } from './user.repository.js';
 
 @Module({
-  providers: [DatabaseLifecycle, dataSourceProvider, ChatRepository],
-  exports: [ChatRepository],
+  providers: [DatabaseLifecycle, dataSourceProvider, ChatRepository, UserRepository, ApiKeyRepository],
+  exports: [ChatRepository, UserRepository, ApiKeyRepository],
 })
 export class PersistenceModule {}

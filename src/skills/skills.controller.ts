@@ -1,4 +1,5 @@
 import { Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { AdminOnly } from '../auth/auth.decorators.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../config/app-config.js';
 import { CatalogueQueryDto } from './dto/catalogue-query.dto.js';
@@ -60,11 +61,13 @@ export class SkillsController {
   }
 
   @Get('admin/skills')
+  @AdminOnly()
   adminReport() {
     return presentAdminReport(this.registry.snapshot);
   }
 
   @Post('admin/skills/reload')
+  @AdminOnly()
   @HttpCode(200)
   @Header('cache-control', 'no-store')
   reload() {

@@ -5,6 +5,9 @@ import { createTestDatabase, query, type TestDatabase } from '../support/databas
 const tables = (url: string) =>
   query<{ table_name: string }>(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name").then((rows) => rows.map((r) => r.table_name));
 
+const ALL_TABLES = ['api_keys', 'chat_activated_skills', 'chat_messages', 'chats', 'migrations', 'users'];
+const ALL_MIGRATIONS = 'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000';
+
 describe('migrations', () => {
   let db: TestDatabase;
   const log: string[] = [];
@@ -15,37 +18,62 @@ describe('migrations', () => {
 
   it('run creates the schema with named constraints; revert removes it; run again restores it', async () => {
     await migrate(db.url, 'run', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(['chat_activated_skills', 'chat_messages', 'chats', 'migrations']);
-    const constraints = await query<{ conname: string }>(db.url, "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('chats', 'chat_messages', 'chat_activated_skills') AND contype <> 'n' ORDER BY conname");
+    expect(await tables(db.url)).toEqual(ALL_TABLES);
+    const constraints = await query<{ conname: string }>(db.url, "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('chats', 'chat_messages', 'chat_activated_skills', 'users', 'api_keys') AND contype <> 'n' ORDER BY conname");
     expect(constraints.map((c) => c.conname)).toEqual([
+      'ck_api_keys_key_hash',
       'ck_chat_activated_skills_count',
       'ck_chat_activated_skills_how',
       'ck_chat_messages_role',
       'ck_chat_messages_seq',
       'ck_chats_last_seq',
+      'ck_users_name',
+      'ck_users_role',
+      'fk_api_keys_user',
       'fk_chat_activated_skills_chat',
       'fk_chat_messages_chat',
+      'fk_chats_owner',
+      'pk_api_keys',
       'pk_chat_activated_skills',
       'pk_chat_messages',
       'pk_chats',
+      'pk_users',
+      'uq_api_keys_key_hash',
       'uq_chat_messages_chat_seq',
+      'uq_users_name',
     ]);
     const timestamps = await query<{ data_type: string }>(db.url, "SELECT DISTINCT data_type FROM information_schema.columns WHERE table_schema = 'public' AND column_name LIKE '%_at'");
     expect(timestamps).toEqual([{ data_type: 'timestamp with time zone' }]);
     await migrate(db.url, 'run', (l) => log.push(l));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(['chat_activated_skills', 'chat_messages', 'chats', 'migrations']);
     await migrate(db.url, 'revert', (l) => log.push(l));
     const columns = await query<{ column_name: string }>(db.url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'chats' ORDER BY column_name");
     expect(columns.map((c) => c.column_name)).toEqual(['created_at', 'id', 'title', 'updated_at']);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(['migrations']);
     await migrate(db.url, 'run', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(['chat_activated_skills', 'chat_messages', 'chats', 'migrations']);
+    expect(await tables(db.url)).toEqual(ALL_TABLES);
     expect(log).toEqual([
-      'Applied: InitialSchema1763800000000, ChatLastSeq1763900000000',
+      `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: UsersAndApiKeys1764000000000',
       'Reverted: ChatLastSeq1763900000000',
       'Reverted: InitialSchema1763800000000',
-      'Applied: InitialSchema1763800000000, ChatLastSeq1763900000000',
+      `Applied: ${ALL_MIGRATIONS}`,
     ]);
+  });
+
+  it('gives chats made before users existed to the built-in admin `local`', async () => {
+    const other = await createTestDatabase();
+    try {
+      await migrate(other.url, 'run', () => undefined);
+      await migrate(other.url, 'revert', () => undefined);
+      await query(other.url, "INSERT INTO chats (id, title) VALUES ('11111111-1111-4111-8111-111111111111', 'old')");
+      await migrate(other.url, 'run', () => undefined);
+      expect(await query(other.url, 'SELECT c.title, u.name, u.role FROM chats c JOIN users u ON u.id = c.owner_id')).toEqual([{ title: 'old', name: 'local', role: 'admin' }]);
+    } finally {
+      await other.drop();
+    }
   });
 });

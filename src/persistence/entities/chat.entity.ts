@@ -8,6 +8,9 @@ export class ChatEntity {
   @Column({ type: 'text', nullable: true })
   title: string | null;
 
+  @Column({ name: 'owner_id', type: 'uuid' })
+  ownerId: string;
+
   /** Position of the chat's last message; bumped under the row lock by every write of messages. */
   @Column({ name: 'last_seq', type: 'integer', default: 0, select: false })
   lastSeq: number;

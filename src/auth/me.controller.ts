@@ -1,0 +1,39 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { AuthService } from './auth.service.js';
+import { CurrentPrincipal } from './auth.decorators.js';
+import { CreateApiKeyDto } from './dto/users.dto.js';
+import type { Principal } from './principal.js';
+import { presentApiKey, presentCreatedApiKey, presentUser } from './user.presenter.js';
+import { UsersService } from './users.service.js';
+
+/** The caller's own account and keys. */
+@Controller('v1/me')
+export class MeController {
+  constructor(
+    private readonly users: UsersService,
+    private readonly auth: AuthService,
+  ) {}
+
+  @Get()
+  async me(@CurrentPrincipal() principal: Principal) {
+    return { ...presentUser(await this.users.getUser(principal.userId)), authMode: this.auth.mode, keyId: principal.keyId };
+  }
+
+  /** 201 with the new key; `key` is shown this once and cannot be read again. */
+  @Post('keys')
+  async createKey(@CurrentPrincipal() principal: Principal, @Body() body: CreateApiKeyDto) {
+    return presentCreatedApiKey(await this.users.createKey(principal.userId, body));
+  }
+
+  @Get('keys')
+  async listKeys(@CurrentPrincipal() principal: Principal) {
+    return { items: (await this.users.listKeys(principal.userId)).map((k) => presentApiKey(k.key, k.userName)) };
+  }
+
+  /** Revokes one of the caller's keys; another user's key is not found. */
+  @Delete('keys/:id')
+  @HttpCode(204)
+  async revokeKey(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
+    await this.users.revokeKey(id, principal.userId);
+  }
+}

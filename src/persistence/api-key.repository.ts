@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { runQuery } from './database-errors.js';
+import { ApiKeyEntity } from './entities/api-key.entity.js';
+import type { UserRole } from './entities/user.entity.js';
+import { DATA_SOURCE } from './persistence.tokens.js';
+
+export interface NewApiKey {
+  userId: string;
+  label: string | null;
+  prefix: string;
+  keyHash: string;
+  expiresAt: Date | null;
+}
+
+/** What authenticating one key needs, in one round trip: the key's state and its user's. */
+export interface KeyOwner {
+  keyId: string;
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  userId: string;
+  userName: string;
+  role: UserRole;
+  disabled: boolean;
+}
+
+/** A key with its user's name, for listings that span users. */
+export interface ListedApiKey {
+  key: ApiKeyEntity;
+  userName: string;
+}
+
+/** API keys, stored as SHA-256 hashes only. Queries that reach one key take its owner when the caller is not an admin. */
+@Injectable()
+export class ApiKeyRepository {
+  constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
+
+  create(key: NewApiKey): Promise<ApiKeyEntity> {
+    return runQuery(async () => {
+      const saved = await this.dataSource.manager.save(this.dataSource.manager.create(ApiKeyEntity, { id: randomUUID(), ...key, lastUsedAt: null, revokedAt: null }));
+      // The hash never leaves the repository.
+      const { keyHash: _, ...visible } = saved;
+      return Object.assign(new ApiKeyEntity(), visible);
+    });
+  }
+
+  findOwnerByHash(keyHash: string): Promise<KeyOwner | null> {
+    return runQuery(async () => {
+      const rows = await this.dataSource.query<{ key_id: string; revoked_at: Date | null; expires_at: Date | null; last_used_at: Date | null; user_id: string; user_name: string; role: UserRole; disabled: boolean }[]>(
+        `SELECT k.id AS key_id, k.revoked_at, k.expires_at, k.last_used_at, u.id AS user_id, u.name AS user_name, u.role, u.disabled
+           FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = $1`,
+        [keyHash],
+      );
+      const row = rows[0];
+      if (row === undefined) return null;
+      return { keyId: row.key_id, revokedAt: row.revoked_at, expiresAt: row.expires_at, lastUsedAt: row.last_used_at, userId: row.user_id, userName: row.user_name, role: row.role, disabled: row.disabled };
+    });
+  }
+
+  /** Keys of one user, or of every user when `userId` is undefined, oldest first. */
+  list(userId?: string): Promise<ListedApiKey[]> {
+    return runQuery(async () => {
+      const rows = await this.dataSource.query<{ id: string; user_id: string; user_name: string; label: string | null; prefix: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null; expires_at: Date | null }[]>(
+        `SELECT k.id, k.user_id, u.name AS user_name, k.label, k.prefix, k.created_at, k.last_used_at, k.revoked_at, k.expires_at
+           FROM api_keys k JOIN users u ON u.id = k.user_id
+          WHERE $1::uuid IS NULL OR k.user_id = $1::uuid
+          ORDER BY k.created_at, k.id`,
+        [userId ?? null],
+      );
+      return rows.map((r) => ({
+        key: Object.assign(new ApiKeyEntity(), { id: r.id, userId: r.user_id, label: r.label, prefix: r.prefix, createdAt: r.created_at, lastUsedAt: r.last_used_at, revokedAt: r.revoked_at, expiresAt: r.expires_at }),
+        userName: r.user_name,
+      }));
+    });
+  }
+
+  /**
+   * Revokes a key (of `userId` only, when given) and answers it with its hash, so the caller can
+   * drop it from caches; null when there is no such key. Revoking twice keeps the first time.
+   */
+  revoke(id: string, userId?: string): Promise<{ key: ApiKeyEntity; keyHash: string } | null> {
+    return runQuery(async () => {
+      const rows = await this.dataSource.query<{ id: string; user_id: string; label: string | null; prefix: string; key_hash: string; created_at: Date; last_used_at: Date | null; revoked_at: Date; expires_at: Date | null }[]>(
+        `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+          WHERE id = $1 AND ($2::uuid IS NULL OR user_id = $2::uuid)
+          RETURNING id, user_id, label, prefix, key_hash, created_at, last_used_at, revoked_at, expires_at`,
+        [id, userId ?? null],
+      );
+      // TypeORM answers an UPDATE … RETURNING as [rows, affected].
+      const row = (Array.isArray(rows[0]) ? (rows[0] as unknown as typeof rows) : rows)[0];
+      if (row === undefined) return null;
+      const key = Object.assign(new ApiKeyEntity(), { id: row.id, userId: row.user_id, label: row.label, prefix: row.prefix, createdAt: row.created_at, lastUsedAt: row.last_used_at, revokedAt: row.revoked_at, expiresAt: row.expires_at });
+      return { key, keyHash: row.key_hash };
+    });
+  }
+
+  /** Records use, at most once a minute per key whatever the number of instances. */
+  touchLastUsed(id: string): Promise<void> {
+    return runQuery(async () => {
+      await this.dataSource.query(`UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, [id]);
+    });
+  }
+}

@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { Page } from './chat.repository.js';
+import { isUniqueViolation, runQuery } from './database-errors.js';
+import { UserEntity, type UserRole } from './entities/user.entity.js';
+import { DATA_SOURCE } from './persistence.tokens.js';
+
+/** Users: every query answers `null` for "no such user"; the service decides what that means. */
+@Injectable()
+export class UserRepository {
+  constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
+
+  /** The new user, or null when the name is taken. */
+  create(name: string, role: UserRole): Promise<UserEntity | null> {
+    return runQuery(async () => {
+      try {
+        return await this.dataSource.manager.save(this.dataSource.manager.create(UserEntity, { id: randomUUID(), name, role, disabled: false }));
+      } catch (error) {
+        if (isUniqueViolation(error, 'uq_users_name')) return null;
+        throw error;
+      }
+    });
+  }
+
+  findById(id: string): Promise<UserEntity | null> {
+    return runQuery(() => this.dataSource.manager.findOneBy(UserEntity, { id }));
+  }
+
+  findByName(name: string): Promise<UserEntity | null> {
+    return runQuery(() => this.dataSource.manager.findOneBy(UserEntity, { name }));
+  }
+
+  list(limit: number, offset: number): Promise<Page<UserEntity>> {
+    return runQuery(async () => {
+      const [items, total] = await this.dataSource.manager.findAndCount(UserEntity, { order: { name: 'ASC' }, take: limit, skip: offset });
+      return { items, total, limit, offset };
+    });
+  }
+
+  /** The updated user, or null when there is none with that id. */
+  update(id: string, changes: { role?: UserRole; disabled?: boolean }): Promise<UserEntity | null> {
+    return runQuery(async () => {
+      const user = await this.dataSource.manager.findOneBy(UserEntity, { id });
+      if (user === null) return null;
+      if (changes.role !== undefined) user.role = changes.role;
+      if (changes.disabled !== undefined) user.disabled = changes.disabled;
+      return this.dataSource.manager.save(user);
+    });
+  }
+}
