@@ -42,6 +42,15 @@ describe(loadConfig.name, () => {
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();
     expect(sut.app.historyMessages).toBe(20);
+    expect(sut.app.auth).toEqual({ mode: 'auto' });
+  });
+
+  it('reads the auth mode from [app.auth] and SKILLHOST_AUTH_MODE, refusing anything else', () => {
+    expect(loadConfig({ env: {}, toml: { app: { auth: { mode: 'api_key' } } }, projectRoot, homeDir }).app.auth.mode).toBe('api_key');
+    expect(loadConfig({ env: { SKILLHOST_AUTH_MODE: 'none' }, toml: { app: { auth: { mode: 'api_key' } } }, projectRoot, homeDir }).app.auth.mode).toBe('none');
+    expect(problemsOf(() => loadConfig({ env: { SKILLHOST_AUTH_MODE: 'off' }, toml: {}, projectRoot, homeDir }))).toEqual([
+      'SKILLHOST_AUTH_MODE (app.auth.mode): "off" is not allowed; expected one of auto, api_key, none',
+    ]);
   });
 
   it('reads [app.models.NAME] tables, resolving each API key from its environment variable', () => {

@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
@@ -18,13 +19,14 @@ export interface ChatTestContext {
 /**
  * The real app on a fresh database, skills from `skillDirectories`, and one model `scripted`
  * (tools on) pointing at a scripted server; `overrides` adjust any configuration key, and `env`
- * is the environment the configuration sees (for `api_key_env`).
+ * is the environment the configuration sees (for `api_key_env`); logs go to `logger` (none by default).
  */
 export async function startChatApp(
   skillDirectories: string[],
   overrides: Record<string, unknown> = {},
   models?: (modelUrl: string) => Record<string, Record<string, unknown>>,
   env: Record<string, string> = {},
+  logger: LoggerService | false = false,
 ): Promise<ChatTestContext> {
   const model = await new ScriptedModelServer().start();
   const db = await createTestDatabase();
@@ -42,7 +44,7 @@ export async function startChatApp(
         undefined,
         env,
       ),
-      { logger: false },
+      { logger },
     );
   const context: ChatTestContext = {
     app: await build(),

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { UsersService } from '../../src/auth/users.service.js';
+import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
+import { query } from '../support/database.js';
+import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+
+/**
+ * Every REST route × every kind of caller → the documented status. Callers: no key, a member
+ * (alice, who owns the fixtures), another member (bob), an admin (root), a revoked key and an
+ * expired key (both alice's).
+ */
+type Caller = 'anonymous' | 'member' | 'otherMember' | 'admin' | 'revoked' | 'expired';
+const CALLERS: Caller[] = ['anonymous', 'member', 'otherMember', 'admin', 'revoked', 'expired'];
+
+interface Fixtures {
+  users: { alice: string; bob: string; root: string };
+  keys: Record<Caller, string | undefined>;
+  /** A fresh chat of alice's with one activation (for routes that change or remove it). */
+  newChat(): Promise<string>;
+  /** A fresh key of alice's, by id (for revocation routes). */
+  newAliceKeyId(): Promise<string>;
+}
+
+interface Route {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** The route as documented, e.g. `/v1/chats/:id`. */
+  route: string;
+  path: (fx: Fixtures) => Promise<string> | string;
+  body?: Record<string, unknown>;
+  /** Statuses for member, otherMember and admin; anonymous, revoked and expired are 401 unless public. */
+  expect: { member: number; otherMember: number; admin: number };
+  public?: boolean;
+}
+
+const owned = (member: number) => ({ member, otherMember: 404, admin: 404 });
+const anyKey = (status: number) => ({ member: status, otherMember: status, admin: status });
+const adminOnly = (status: number) => ({ member: 403, otherMember: 403, admin: status });
+
+const ROUTES: Route[] = [
+  { method: 'get', route: '/health', path: () => '/health', expect: anyKey(200), public: true },
+  { method: 'get', route: '/v1/me', path: () => '/v1/me', expect: anyKey(200) },
+  { method: 'post', route: '/v1/me/keys', path: () => '/v1/me/keys', body: { label: 'laptop' }, expect: anyKey(201) },
+  { method: 'get', route: '/v1/me/keys', path: () => '/v1/me/keys', expect: anyKey(200) },
+  // Only one's own keys: another user's key id is simply not found, whatever the role.
+  { method: 'delete', route: '/v1/me/keys/:id', path: async (fx) => `/v1/me/keys/${await fx.newAliceKeyId()}`, expect: { member: 204, otherMember: 404, admin: 404 } },
+  { method: 'post', route: '/v1/admin/users', path: () => `/v1/admin/users`, body: { name: `u${Math.random().toString(36).slice(2, 10)}` }, expect: adminOnly(201) },
+  { method: 'get', route: '/v1/admin/users', path: () => '/v1/admin/users', expect: adminOnly(200) },
+  { method: 'patch', route: '/v1/admin/users/:id', path: (fx) => `/v1/admin/users/${fx.users.bob}`, body: { role: 'member' }, expect: adminOnly(200) },
+  { method: 'post', route: '/v1/admin/users/:id/keys', path: (fx) => `/v1/admin/users/${fx.users.bob}/keys`, body: { label: 'ops' }, expect: adminOnly(201) },
+  { method: 'delete', route: '/v1/admin/keys/:id', path: async (fx) => `/v1/admin/keys/${await fx.newAliceKeyId()}`, expect: adminOnly(204) },
+  { method: 'get', route: '/v1/admin/chats', path: () => '/v1/admin/chats', expect: adminOnly(200) },
+  { method: 'get', route: '/v1/skills', path: () => '/v1/skills', expect: anyKey(200) },
+  { method: 'get', route: '/v1/skills/:name', path: () => '/v1/skills/pdf', expect: anyKey(200) },
+  { method: 'get', route: '/v1/skills/:name/body', path: () => '/v1/skills/pdf/body', expect: anyKey(200) },
+  { method: 'get', route: '/v1/skills/:name/resources/*', path: () => '/v1/skills/pdf/resources/references/forms.md', expect: anyKey(200) },
+  { method: 'get', route: '/v1/skills-catalogue', path: () => '/v1/skills-catalogue', expect: anyKey(200) },
+  { method: 'get', route: '/v1/admin/skills', path: () => '/v1/admin/skills', expect: adminOnly(200) },
+  { method: 'post', route: '/v1/admin/skills/reload', path: () => '/v1/admin/skills/reload', expect: adminOnly(200) },
+  { method: 'post', route: '/v1/chats', path: () => '/v1/chats', body: { title: 't' }, expect: anyKey(201) },
+  { method: 'get', route: '/v1/chats', path: () => '/v1/chats', expect: anyKey(200) },
+  { method: 'get', route: '/v1/chats/:id', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}`), expect: owned(200) },
+  { method: 'delete', route: '/v1/chats/:id', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}`), expect: owned(204) },
+  { method: 'get', route: '/v1/chats/:id/messages', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/messages`), expect: owned(200) },
+  { method: 'post', route: '/v1/chats/:id/messages', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/messages`), body: { content: 'hi' }, expect: owned(201) },
+  { method: 'get', route: '/v1/chats/:id/context', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/context`), expect: owned(200) },
+  { method: 'post', route: '/v1/chats/:id/tools/skills.activate', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/tools/skills.activate`), body: { name: 'pdf' }, expect: owned(200) },
+  { method: 'post', route: '/v1/chats/:id/tools/skills.readResource', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/tools/skills.readResource`), body: { name: 'pdf', path: 'references/forms.md' }, expect: owned(200) },
+];
+
+let tree: TempTree;
+let ctx: ChatTestContext;
+let fx: Fixtures;
+const http = () => request(ctx.app.getHttpServer());
+
+beforeAll(async () => {
+  tree = tempTree();
+  writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
+  tree.write('skills/pdf/references/forms.md', 'FORMS');
+  ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key' });
+  ctx.model.answerWith(() => ({ text: 'ok' }));
+  const users = ctx.app.get(UsersService);
+  const alice = await users.createUser('alice', 'member');
+  const bob = await users.createUser('bob', 'member');
+  const root = await users.createUser('root', 'admin');
+  const revoked = await users.createKey(alice.id, { label: 'revoked' });
+  await users.revokeKey(revoked.apiKey.id);
+  const expired = await users.createKey(alice.id, { label: 'expired', expiresAt: new Date(Date.now() + 60_000) });
+  await query(ctx.db.url, "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.apiKey.id]);
+  const memberKey = (await users.createKey(alice.id)).key;
+  fx = {
+    users: { alice: alice.id, bob: bob.id, root: root.id },
+    keys: {
+      anonymous: undefined,
+      member: memberKey,
+      otherMember: (await users.createKey(bob.id)).key,
+      admin: (await users.createKey(root.id)).key,
+      revoked: revoked.key,
+      expired: expired.key,
+    },
+    async newChat() {
+      const chat = await http().post('/v1/chats').set('authorization', `Bearer ${memberKey}`).send({ title: 'fixture' }).expect(201);
+      return chat.body.id as string;
+    },
+    async newAliceKeyId() {
+      return (await users.createKey(alice.id, { label: 'to revoke' })).apiKey.id;
+    },
+  };
+});
+afterAll(async () => {
+  await ctx?.close();
+  tree?.cleanup();
+});
+
+describe('the auth matrix', () => {
+  const cells = ROUTES.flatMap((route) => CALLERS.map((caller) => [`${route.method.toUpperCase()} ${route.route}`, caller, route] as const));
+  it.each(cells)('%s as %s', async (_, caller, route) => {
+    const expected = route.public ? route.expect.member : caller === 'member' || caller === 'otherMember' || caller === 'admin' ? route.expect[caller] : 401;
+    let call = http()[route.method](await route.path(fx));
+    const key = fx.keys[caller];
+    if (key !== undefined) call = call.set('authorization', `Bearer ${key}`);
+    const res = await (route.body ? call.send(route.body) : call);
+    // The body is part of the comparison so a failure shows why.
+    expect({ status: res.status, body: res.body }).toMatchObject({ status: expected });
+    if (expected === 401) {
+      expect(res.body.code).toBe('UNAUTHENTICATED');
+      expect(res.headers['www-authenticate']).toBe('Bearer realm="skillhost"');
+    }
+    if (expected === 403) expect(res.body.code).toBe('FORBIDDEN');
+    if (expected === 404) expect(res.body.code).toBe(route.route.includes('/keys/') ? 'API_KEY_NOT_FOUND' : 'CHAT_NOT_FOUND');
+  });
+});
