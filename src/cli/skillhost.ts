@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { AppError } from '../common/app-error.js';
 import { CATALOGUE_FORMATS, type CatalogueFormat, VALIDATION_MODES, type ValidationMode } from '../config/app-config.js';
 import { ConfigError, loadConfig } from '../config/config-loader.js';
 import { renderCatalogue } from '../skills/catalogue-renderer.js';
@@ -8,25 +9,31 @@ import { buildSnapshot } from '../skills/catalogue-snapshot.js';
 import { discoverSkills } from '../skills/skill-discovery.js';
 import { type FolderInspection, inspectSkillFolder } from '../skills/skill-folder.reader.js';
 import { presentAdminReport } from '../skills/skill.presenter.js';
+import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
 
-/** `skillhost validate | to-prompt | list`, the same checks the server runs, from a terminal. */
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  cwd: string;
-  env: Record<string, string | undefined>;
-}
+export type { CliIo } from './cli-io.js';
 
 const USAGE = `Usage:
   skillhost validate PATH... [--mode strict|standard|lenient] [--json]
   skillhost to-prompt PATH... [--format xml|json|markdown] [--mode MODE]
   skillhost list [--config FILE] [--json]
+  skillhost users add NAME [--admin] [--config FILE] [--json]
+  skillhost users list [--config FILE] [--json]
+  skillhost keys create --user NAME [--label L] [--expires-at ISO] [--config FILE] [--json]
+  skillhost keys list [--user NAME] [--config FILE] [--json]
+  skillhost keys revoke ID [--config FILE] [--json]
 
-PATH is a skill folder or its SKILL.md. Exit codes: 0 all valid, 1 something invalid, 2 usage error.`;
+PATH is a skill folder or its SKILL.md. users and keys work on the configured database (DATABASE_URL
+or [app.database] url; else the embedded PostgreSQL's data folder, through the running server's
+PostgreSQL when there is one). Exit codes: 0 ok, 1 something invalid or failed (not found, name
+taken, database unreachable), 2 usage or configuration error.`;
 
-class UsageError extends Error {}
-
-export function runCli(argv: string[], io: CliIo): number {
+/**
+ * `skillhost validate | to-prompt | list`, the same checks the server runs, from a terminal, and
+ * `users` / `keys`, the server's own services on its database. The database commands are loaded
+ * only when used, so the skill commands start without Nest, TypeORM or PostgreSQL.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     const [command, ...rest] = argv;
     switch (command) {
@@ -36,6 +43,10 @@ export function runCli(argv: string[], io: CliIo): number {
         return toPromptCommand(rest, io);
       case 'list':
         return listCommand(rest, io);
+      case 'users':
+        return await (await import('./users.command.js')).usersCommand(rest, io);
+      case 'keys':
+        return await (await import('./keys.command.js')).keysCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -54,8 +65,16 @@ export function runCli(argv: string[], io: CliIo): number {
       for (const problem of error.problems) io.err(`config: ${problem}`);
       return 2;
     }
+    if (error instanceof AppError || error instanceof CommandFailure) {
+      io.err(oneLine(error.message));
+      return 1;
+    }
     throw error;
   }
+}
+
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' ');
 }
 
 interface CheckedPath {

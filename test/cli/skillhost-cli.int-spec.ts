@@ -1,14 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { runCli } from '../../src/cli/skillhost.js';
 import { corpusPath } from '../support/corpus.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
-
-function run(argv: string[], cwd: string, env: Record<string, string | undefined> = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = runCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd, env });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+import { run } from './run-cli.js';
 
 describe('skillhost CLI', () => {
   let tree: TempTree;
@@ -21,12 +14,12 @@ describe('skillhost CLI', () => {
   afterEach(() => tree.cleanup());
 
   describe('validate', () => {
-    it('prints Valid skill for a folder or its SKILL.md and exits 0', () => {
-      expect(run(['validate', 's/good', 's/good/SKILL.md'], tree.root)).toEqual({ code: 0, out: 'Valid skill: s/good\nValid skill: s/good/SKILL.md', err: '' });
+    it('prints Valid skill for a folder or its SKILL.md and exits 0', async () => {
+      expect(await run(['validate', 's/good', 's/good/SKILL.md'], tree.root)).toEqual({ code: 0, out: 'Valid skill: s/good\nValid skill: s/good/SKILL.md', err: '' });
     });
 
-    it('prints every error on stderr and exits 1 when any skill is invalid', () => {
-      const result = run(['validate', 's/good', 's/Bad', 's/missing', 's'], tree.root);
+    it('prints every error on stderr and exits 1 when any skill is invalid', async () => {
+      const result = await run(['validate', 's/good', 's/Bad', 's/missing', 's'], tree.root);
       expect(result.code).toBe(1);
       expect(result.out).toBe('Valid skill: s/good');
       expect(result.err).toBe(
@@ -41,15 +34,15 @@ describe('skillhost CLI', () => {
       );
     });
 
-    it('is strict by default (unknown fields are errors) and follows --mode', () => {
-      expect(run(['validate', 's/versioned'], tree.root).code).toBe(1);
-      const standard = run(['validate', '--mode', 'standard', 's/versioned'], tree.root);
+    it('is strict by default (unknown fields are errors) and follows --mode', async () => {
+      expect((await run(['validate', 's/versioned'], tree.root)).code).toBe(1);
+      const standard = await run(['validate', '--mode', 'standard', 's/versioned'], tree.root);
       expect(standard.code).toBe(0);
       expect(standard.err).toContain('warning: Unexpected fields in frontmatter: version.');
     });
 
-    it('prints JSON with --json', () => {
-      const result = run(['validate', '--json', 's/good', 's/Bad'], tree.root);
+    it('prints JSON with --json', async () => {
+      const result = await run(['validate', '--json', 's/good', 's/Bad'], tree.root);
       expect(result.code).toBe(1);
       expect(JSON.parse(result.out)).toEqual([
         { path: 's/good', valid: true, name: 'good', errors: [], warnings: [] },
@@ -57,22 +50,22 @@ describe('skillhost CLI', () => {
       ]);
     });
 
-    it('gives the reference verdicts on the anthropics-skills corpus', () => {
+    it('gives the reference verdicts on the anthropics-skills corpus', async () => {
       const folders = ['algorithmic-art', 'claude-api', 'template', 'mcp-builder'].map((f) => corpusPath('anthropics-skills', f));
-      const results = JSON.parse(run(['validate', '--json', ...folders], tree.root).out);
+      const results = JSON.parse((await run(['validate', '--json', ...folders], tree.root)).out);
       expect(results.map((r: { valid: boolean }) => r.valid)).toEqual([true, false, false, true]);
     });
 
-    it('rejects a bad mode with usage and exit 2', () => {
-      expect(run(['validate', '--mode', 'loose', 's/good'], tree.root)).toMatchObject({ code: 2, err: expect.stringContaining("--mode must be one of strict, standard, lenient; got 'loose'") });
-      expect(run(['validate'], tree.root).code).toBe(2);
-      expect(run(['frobnicate'], tree.root).code).toBe(2);
+    it('rejects a bad mode with usage and exit 2', async () => {
+      expect(await run(['validate', '--mode', 'loose', 's/good'], tree.root)).toMatchObject({ code: 2, err: expect.stringContaining("--mode must be one of strict, standard, lenient; got 'loose'") });
+      expect((await run(['validate'], tree.root)).code).toBe(2);
+      expect((await run(['frobnicate'], tree.root)).code).toBe(2);
     });
   });
 
   describe('to-prompt', () => {
-    it('renders xml with locations by default', () => {
-      const result = run(['to-prompt', 's/good'], tree.root);
+    it('renders xml with locations by default', async () => {
+      const result = await run(['to-prompt', 's/good'], tree.root);
       expect(result).toEqual({
         code: 0,
         err: '',
@@ -80,33 +73,33 @@ describe('skillhost CLI', () => {
       });
     });
 
-    it('renders json and markdown on request', () => {
-      expect(JSON.parse(run(['to-prompt', '--format', 'json', 's/good'], tree.root).out).available_skills[0].name).toBe('good');
-      expect(run(['to-prompt', '--format', 'markdown', 's/good'], tree.root).out).toBe('- good: Does a useful thing. Use when a test needs a skill.');
+    it('renders json and markdown on request', async () => {
+      expect(JSON.parse((await run(['to-prompt', '--format', 'json', 's/good'], tree.root)).out).available_skills[0].name).toBe('good');
+      expect((await run(['to-prompt', '--format', 'markdown', 's/good'], tree.root)).out).toBe('- good: Does a useful thing. Use when a test needs a skill.');
     });
 
-    it('refuses invalid skills with exit 1', () => {
-      expect(run(['to-prompt', 's/Bad'], tree.root)).toMatchObject({ code: 1, out: '' });
+    it('refuses invalid skills with exit 1', async () => {
+      expect(await run(['to-prompt', 's/Bad'], tree.root)).toMatchObject({ code: 1, out: '' });
     });
   });
 
   describe('list', () => {
-    it('runs discovery with the configured directories', () => {
+    it('runs discovery with the configured directories', async () => {
       tree.write('cfg.toml', '[app.skills]\nenabled = true\ndirectories = ["s", "nowhere"]\n');
       tree.write('s/dup/SKILL.md', skillMd({ name: 'dup' }));
-      const result = run(['list', '--config', 'cfg.toml', '--json'], tree.root);
+      const result = await run(['list', '--config', 'cfg.toml', '--json'], tree.root);
       expect(result.code).toBe(0);
       const report = JSON.parse(result.out);
       expect(report).toMatchObject({ enabled: true, mode: 'standard', valid: [{ name: 'dup' }, { name: 'good' }, { name: 'versioned' }], invalid: [{ path: tree.path('s/Bad') }] });
       expect(report.directories.map((d: { exists: boolean }) => d.exists)).toEqual([true, false]);
-      const text = run(['list', '--config', 'cfg.toml'], tree.root).out;
+      const text = (await run(['list', '--config', 'cfg.toml'], tree.root)).out;
       expect(text).toContain('Valid (3):');
       expect(text).toContain("  - Skill name 'Bad' must be lowercase");
     });
 
-    it('reports an invalid configuration one line per problem, exit 2', () => {
+    it('reports an invalid configuration one line per problem, exit 2', async () => {
       tree.write('cfg.toml', '[app.skills]\nvalidation = "loose"\n');
-      expect(run(['list', '--config', 'cfg.toml'], tree.root)).toMatchObject({ code: 2, err: 'config: app.skills.validation: "loose" is not allowed; expected one of strict, standard, lenient' });
+      expect(await run(['list', '--config', 'cfg.toml'], tree.root)).toMatchObject({ code: 2, err: 'config: app.skills.validation: "loose" is not allowed; expected one of strict, standard, lenient' });
     });
   });
 });

@@ -1,0 +1,13 @@
+/** What a command may touch of its process: output lines, the working folder and the environment. */
+export interface CliIo {
+  out(line: string): void;
+  err(line: string): void;
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+/** Wrong arguments: reported with the usage text, exit code 2. */
+export class UsageError extends Error {}
+
+/** A command that could not do its work (database unreachable, embedded server failed): one line on stderr, exit code 1. */
+export class CommandFailure extends Error {}

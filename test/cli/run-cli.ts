@@ -1,0 +1,15 @@
+import { runCli } from '../../src/cli/skillhost.js';
+
+export interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Runs the CLI in-process, as `skillhost ARGV` in `cwd` with only `env` in its environment. */
+export async function run(argv: string[], cwd: string, env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd, env });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
