@@ -5,6 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { AppModule } from './app.module.js';
 import { ErrorCode } from './common/app-error.js';
 import type { AppConfig } from './config/app-config.js';
+import { setupOpenApi } from './openapi/openapi.js';
 
 /** Request bodies larger than this are refused with 413 PAYLOAD_TOO_LARGE before any parsing. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -26,6 +27,7 @@ export async function createApp(config: AppConfig, options: { logger?: LoggerSer
     { logger: options.logger ?? new Logger(), abortOnError: false },
   );
   app.enableShutdownHooks();
+  setupOpenApi(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

@@ -1,30 +1,42 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
+import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { PageQueryDto } from '../common/page-query.dto.js';
+import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import type { ChatEvent } from './chat-events.service.js';
 import { presentChat, presentChatDetail, presentMessage, presentOwnedChat, presentPage, presentToolRun, presentTurn } from './chat.presenter.js';
 import { ChatService, type TurnTiming } from './chat.service.js';
 import { ActivateToolDto, ContextQueryDto, CreateChatDto, ReadResourceToolDto, SendMessageDto } from './dto/chat.dto.js';
+import { ChatContextDto, ChatDetailDto, ChatDto, ChatPageDto, MessagePageDto, OwnedChatPageDto, ToolRunDto, TurnDto } from './dto/chat-responses.dto.js';
 
 /** The caller's chats: another user's chat answers 404 CHAT_NOT_FOUND, exactly as a missing one. */
 @Controller('v1/chats')
+@ApiTags('chats')
 export class ChatController {
   constructor(private readonly chats: ChatService) {}
 
   @Post()
+  @ApiOperation({ summary: 'Start a chat' })
+  @ApiCreatedResponse({ type: ChatDto })
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateChatDto) {
     return presentChat(await this.chats.createChat(principal, body.title));
   }
 
   @Get()
+  @ApiOperation({ summary: "The caller's chats, newest first" })
+  @ApiOkResponse({ type: ChatPageDto })
   async list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto) {
     return presentPage(await this.chats.listChats(principal, query.limit, query.offset), presentChat);
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'One chat with its activated skills' })
+  @ApiOkResponse({ type: ChatDetailDto })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     const { chat, activatedSkills } = await this.chats.getChatWithActivations(principal, id);
     return presentChatDetail(chat, activatedSkills);
@@ -32,11 +44,17 @@ export class ChatController {
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a chat with its messages and activations' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
     await this.chats.deleteChat(principal, id);
   }
 
   @Get(':id/messages')
+  @ApiOperation({ summary: "A chat's messages, in order" })
+  @ApiOkResponse({ type: MessagePageDto })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   async messages(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: PageQueryDto) {
     return presentPage(await this.chats.listMessages(principal, id, query.limit, query.offset), presentMessage);
   }
@@ -46,6 +64,22 @@ export class ChatController {
    * (`tool-call`, `tool-result`, `text-delta`, then `done` with the JSON answer, or `error`).
    */
   @Post(':id/messages')
+  @ApiOperation({
+    summary: 'Run one turn',
+    description:
+      'Sends the message, runs the model with the skill tools, and stores the turn in one statement; a turn that fails stores nothing. ' +
+      'With `Accept: text/event-stream` the same turn streams as server-sent events (200); problems found before it starts still answer as JSON errors.',
+  })
+  @ApiCreatedResponse({
+    type: TurnDto,
+    headers: { 'server-timing': { description: 'In ms: `total`, `model`, `overhead`, and the overhead\'s `db` and `skills` parts.', schema: { type: 'string' } } },
+  })
+  @ApiOkResponse({
+    description:
+      'With `Accept: text/event-stream`: `tool-call` `{id, tool, args}`, `tool-result` (a tool card), `text-delta` `{text}`, then `done` (the JSON answer of the 201) or `error` `{code, message}`.',
+    content: { 'text/event-stream': { schema: { type: 'string' }, example: 'event: text-delta\ndata: {"text":"Hello"}\n\nevent: done\ndata: {"userMessage":{…}}\n\n' } },
+  })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.MODEL_NOT_CONFIGURED, ErrorCode.MODEL_ERROR)
   async send(
     @CurrentPrincipal() principal: Principal,
     @Param('id') id: string,
@@ -76,6 +110,10 @@ export class ChatController {
 
   /** For teams running their own model loop: what the model would get next. */
   @Get(':id/context')
+  @ApiTags('tools')
+  @ApiOperation({ summary: 'What the model would get next', description: 'For teams running their own model loop.' })
+  @ApiOkResponse({ type: ChatContextDto })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   context(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ContextQueryDto) {
     return this.chats.getContext(principal, id, { model: query.model, tools: query.tools === undefined ? undefined : query.tools !== 'false' });
   }
@@ -83,6 +121,10 @@ export class ChatController {
   @Post(':id/tools/skills.activate')
   @HttpCode(200)
   @RequireFeature(['skills', 'tools'])
+  @ApiTags('tools')
+  @ApiOperation({ summary: 'Run skills.activate against the chat', description: 'Stored like a model-made call; a failing call is an error card, not an error answer.' })
+  @ApiOkResponse({ type: ToolRunDto })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   async activate(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: ActivateToolDto) {
     return presentToolRun(await this.chats.executeTool(principal, id, 'skills.activate', { name: body.name }));
   }
@@ -90,6 +132,10 @@ export class ChatController {
   @Post(':id/tools/skills.readResource')
   @HttpCode(200)
   @RequireFeature(['skills', 'tools'])
+  @ApiTags('tools')
+  @ApiOperation({ summary: 'Run skills.readResource against the chat', description: 'Stored like a model-made call; a failing call is an error card, not an error answer.' })
+  @ApiOkResponse({ type: ToolRunDto })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   async readResource(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: ReadResourceToolDto) {
     return presentToolRun(await this.chats.executeTool(principal, id, 'skills.readResource', { name: body.name, path: body.path }));
   }
@@ -98,10 +144,13 @@ export class ChatController {
 /** Every user's chats, for operators. */
 @Controller('v1/admin/chats')
 @AdminOnly()
+@ApiTags('admin')
 export class AdminChatsController {
   constructor(private readonly chats: ChatService) {}
 
   @Get()
+  @ApiOperation({ summary: "Every user's chats, newest first" })
+  @ApiOkResponse({ type: OwnedChatPageDto })
   async list(@Query() query: PageQueryDto) {
     return presentPage(await this.chats.listAllChats(query.limit, query.offset), presentOwnedChat);
   }

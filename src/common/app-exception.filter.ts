@@ -35,6 +35,7 @@ export function toGraphQLError(error: unknown): GraphQLError {
 /** Framework-raised HTTP errors (unknown route, oversized body, malformed JSON) get stable codes too. */
 function codeForHttpStatus(status: number): ErrorCode | undefined {
   if (status === 404) return ErrorCode.ROUTE_NOT_FOUND;
+  if (status === 403) return ErrorCode.FORBIDDEN;
   if (status === 413) return ErrorCode.PAYLOAD_TOO_LARGE;
   if (status === 400) return ErrorCode.VALIDATION_FAILED;
   return undefined;

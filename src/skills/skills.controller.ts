@@ -1,8 +1,12 @@
 import { Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { AdminOnly } from '../auth/auth.decorators.js';
+import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../config/app-config.js';
+import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import { CatalogueQueryDto } from './dto/catalogue-query.dto.js';
+import { CatalogueJsonDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto } from './dto/skill-responses.dto.js';
 import { presentAdminReport, presentSkillDetail, skillListJson } from './skill.presenter.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
@@ -20,6 +24,7 @@ const CATALOGUE_CONTENT_TYPES: Record<CatalogueFormat, string> = {
 
 @Controller('v1')
 @RequireFeature('skills')
+@ApiTags('skills')
 export class SkillsController {
   constructor(
     private readonly registry: SkillRegistryService,
@@ -28,23 +33,46 @@ export class SkillsController {
   ) {}
 
   @Get('skills')
+  @ApiOperation({ summary: 'List the loaded skills' })
+  @ApiOkResponse({ type: SkillListDto })
   list(@Res() reply: TextReply) {
     reply.header('content-type', 'application/json; charset=utf-8').send(skillListJson(this.registry.snapshot));
   }
 
   @Get('skills/:name')
+  @ApiOperation({ summary: 'One skill with its files' })
+  @ApiOkResponse({ type: SkillDetailDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   async detail(@Param('name') name: string) {
     const skill = this.registry.get(name);
     return presentSkillDetail(skill, await this.resources.listResources(skill.name));
   }
 
   @Get('skills/:name/body')
+  @ApiOperation({ summary: 'Activate a skill: its instructions (level 2)' })
+  @ApiOkResponse({ type: SkillBodyDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   body(@Param('name') name: string) {
     return this.resources.activate(name);
   }
 
   /** Level 3 as plain text; `x-skillhost-truncated` says whether the file was cut. */
   @Get('skills/:name/resources/*')
+  @ApiOperation({ summary: "Read one of a skill's files (level 3)", description: 'The file as UTF-8 text; a cut file ends with a `[Truncated: …]` notice.' })
+  @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `references/REFERENCE.md`.' })
+  @ApiProduces('text/plain')
+  @ApiOkResponse({
+    schema: { type: 'string' },
+    headers: { 'x-skillhost-truncated': { description: 'Whether the file was cut.', schema: { type: 'string', enum: ['true', 'false'] } } },
+  })
+  @ApiErrors(
+    ErrorCode.SKILL_NOT_FOUND,
+    ErrorCode.RESOURCE_NOT_FOUND,
+    ErrorCode.RESOURCE_OUTSIDE_SKILL,
+    ErrorCode.RESOURCE_IS_DIRECTORY,
+    ErrorCode.RESOURCE_BINARY,
+    ErrorCode.VALIDATION_FAILED,
+  )
   async resource(@Param('name') name: string, @Param('*') path: string, @Res() reply: TextReply) {
     const resource = await this.resources.readResource(name, path ?? '');
     reply
@@ -55,6 +83,15 @@ export class SkillsController {
 
   /** The rendered catalogue exactly as a model would get it; empty when no skill is loaded. */
   @Get('skills-catalogue')
+  @ApiOperation({ summary: 'The catalogue exactly as a model gets it', description: 'In the requested format (default: the configured one); an empty body when no skill is loaded.' })
+  @ApiExtraModels(CatalogueJsonDto)
+  @ApiOkResponse({
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(CatalogueJsonDto) } },
+      'application/xml': { schema: { type: 'string' }, example: '<available_skills><skill><name>pdf</name><description>…</description></skill></available_skills>' },
+      'text/markdown': { schema: { type: 'string' }, example: '- pdf: …' },
+    },
+  })
   catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply) {
     const format = query.format ?? this.config.app.skills.catalogueFormat;
     reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(this.registry.snapshot.catalogue(format));
@@ -62,12 +99,18 @@ export class SkillsController {
 
   @Get('admin/skills')
   @AdminOnly()
+  @ApiTags('admin')
+  @ApiOperation({ summary: 'The last scan, as operators see it' })
+  @ApiOkResponse({ type: SkillScanReportDto })
   adminReport() {
     return presentAdminReport(this.registry.snapshot);
   }
 
   @Post('admin/skills/reload')
   @AdminOnly()
+  @ApiTags('admin')
+  @ApiOperation({ summary: 'Rescan the skills directories' })
+  @ApiOkResponse({ type: SkillScanReportDto })
   @HttpCode(200)
   @Header('cache-control', 'no-store')
   reload() {

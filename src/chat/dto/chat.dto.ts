@@ -1,7 +1,9 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 
 export class CreateChatDto {
+  @ApiPropertyOptional({ maxLength: 200 })
   @IsOptional()
   @IsString()
   @MaxLength(200)
@@ -9,26 +11,31 @@ export class CreateChatDto {
 }
 
 export class SendMessageDto {
+  @ApiProperty({ minLength: 1, maxLength: 100_000, description: 'The message; a leading `/name` (a loaded skill) invokes that skill explicitly.' })
   @IsString()
   @Length(1, 100_000)
   content: string;
 
+  @ApiPropertyOptional({ minLength: 1, description: 'A configured model (`app.models`); default: the default model.' })
   @IsOptional()
   @IsString()
   @IsNotEmpty()
   model?: string;
 
   /** `false` turns the skill tools off for this message (the fallback applies). */
+  @ApiPropertyOptional({ description: '`false` turns the skill tools off for this message (an explicit invocation then puts the SKILL.md in the prompt).' })
   @IsOptional()
   @IsBoolean()
   tools?: boolean;
 }
 
 export class ContextQueryDto {
+  @ApiPropertyOptional({ description: 'A configured model; default: the default model.' })
   @IsOptional()
   @IsString()
   model?: string;
 
+  @ApiPropertyOptional({ type: String, example: 'false', description: '`false`: as if the message turned the skill tools off.' })
   @IsOptional()
   @Type(() => String)
   @IsString()
@@ -36,6 +43,7 @@ export class ContextQueryDto {
 }
 
 export class ActivateToolDto {
+  @ApiProperty({ minLength: 1, maxLength: 200, description: 'The skill name.' })
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
@@ -43,11 +51,13 @@ export class ActivateToolDto {
 }
 
 export class ReadResourceToolDto {
+  @ApiProperty({ minLength: 1, maxLength: 200, description: 'The skill name.' })
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
   name: string;
 
+  @ApiProperty({ maxLength: 4096, example: 'references/REFERENCE.md', description: 'Relative to the skill folder.' })
   @IsString()
   @MaxLength(4096)
   path: string;

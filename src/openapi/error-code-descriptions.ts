@@ -1,0 +1,26 @@
+import { ErrorCode } from '../common/app-error.js';
+
+/** When each code is answered, as the API documentation says it; a `Record` so a new code must be described. */
+export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
+  [ErrorCode.SKILL_NOT_FOUND]: 'no loaded skill has that name; the message names the available ones',
+  [ErrorCode.RESOURCE_NOT_FOUND]: 'no such file in the skill (or a symlink loop); the message names the files that exist',
+  [ErrorCode.RESOURCE_OUTSIDE_SKILL]: 'absolute path, `..`, NUL byte, or a symlink that leads out of the skill',
+  [ErrorCode.RESOURCE_IS_DIRECTORY]: 'the path names a folder',
+  [ErrorCode.RESOURCE_BINARY]: 'the file is not UTF-8 text',
+  [ErrorCode.VALIDATION_FAILED]: 'invalid request input (body, query, an unknown field or model, malformed JSON); `details.problems` lists each problem',
+  [ErrorCode.SKILLS_DISABLED]: '`app.skills.enabled` is false',
+  [ErrorCode.ROUTE_NOT_FOUND]: 'no such route',
+  [ErrorCode.CHAT_NOT_FOUND]: "no chat of the caller's has that id (another user's chat is not found either)",
+  [ErrorCode.TOOLS_DISABLED]: '`[app.tools] enabled` is false',
+  [ErrorCode.MODEL_NOT_CONFIGURED]: 'a turn was asked for but no model is configured',
+  [ErrorCode.MODEL_ERROR]: 'the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored',
+  [ErrorCode.DATABASE_UNAVAILABLE]: 'PostgreSQL is unreachable (the API key look-up needs it too); nothing was changed',
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 'the request body is over 1 MiB',
+  [ErrorCode.UNAUTHENTICATED]: 'the API key is missing, malformed, unknown, revoked or expired, or its user is disabled',
+  [ErrorCode.FORBIDDEN]: 'the route needs an admin and the caller is a member',
+  [ErrorCode.USER_NOT_FOUND]: 'no user has that id',
+  [ErrorCode.USER_NAME_TAKEN]: 'a user with that name already exists',
+  [ErrorCode.API_KEY_NOT_FOUND]: 'no API key has that id (for `/v1/me/keys`: none of the caller\'s)',
+  [ErrorCode.QUERY_TOO_COMPLEX]: 'a GraphQL query is too deep or too large',
+  [ErrorCode.INTERNAL]: 'anything unexpected; details stay in the server log',
+};

@@ -1,0 +1,80 @@
+import type { INestApplication } from '@nestjs/common';
+import { METHOD_METADATA } from '@nestjs/common/constants.js';
+import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
+import { AdminOnly, Public } from '../auth/auth.decorators.js';
+import { assertUnreachable, ErrorCode } from '../common/app-error.js';
+import { type Feature, RequireFeature } from '../common/feature.guard.js';
+import { declaredErrorCodes } from './api-errors.decorator.js';
+
+/** What the guards know about a route, read from the same metadata they read. */
+export interface RouteFacts {
+  isPublic: boolean;
+  adminOnly: boolean;
+  features: Feature[];
+  /** The codes its `@ApiErrors` names. */
+  declaredCodes: ErrorCode[];
+}
+
+/** Whether a route takes a body or a query DTO (both are validated by the global pipe). */
+export interface RouteInput {
+  body: boolean;
+  query: boolean;
+}
+
+/**
+ * Every code a route can answer: its own, plus those every route of its kind answers. Any route
+ * can fail unexpectedly; a keyed route needs a key, and looking the key up needs the database
+ * (as do all such routes' own reads); an admin route an admin; validated input can be invalid, a
+ * body can be too large; a feature switch can be off.
+ */
+export function errorCodesOf(route: RouteFacts, input: RouteInput): ErrorCode[] {
+  const codes = new Set<ErrorCode>([...route.declaredCodes, ErrorCode.INTERNAL]);
+  if (!route.isPublic) {
+    codes.add(ErrorCode.UNAUTHENTICATED);
+    codes.add(ErrorCode.DATABASE_UNAVAILABLE);
+    if (route.adminOnly) codes.add(ErrorCode.FORBIDDEN);
+  }
+  if (input.body || input.query) codes.add(ErrorCode.VALIDATION_FAILED);
+  if (input.body) codes.add(ErrorCode.PAYLOAD_TOO_LARGE);
+  for (const feature of route.features) codes.add(featureDisabledCode(feature));
+  return [...codes];
+}
+
+function featureDisabledCode(feature: Feature): ErrorCode {
+  switch (feature) {
+    case 'skills':
+      return ErrorCode.SKILLS_DISABLED;
+    case 'tools':
+      return ErrorCode.TOOLS_DISABLED;
+    default:
+      return assertUnreachable(feature);
+  }
+}
+
+/** The operation id of a controller method, e.g. `Chat_send` (also the document's `operationIdFactory`). */
+export function operationIdOf(controllerName: string, methodName: string): string {
+  return `${controllerName.replace(/Controller$/, '')}_${methodName}`;
+}
+
+/** The facts of every route handler of the application, by operation id. */
+export function collectRouteFacts(app: INestApplication): Map<string, RouteFacts> {
+  const reflector = new Reflector();
+  const scanner = new MetadataScanner();
+  const facts = new Map<string, RouteFacts>();
+  for (const { metatype } of new DiscoveryService(app.get(ModulesContainer)).getControllers()) {
+    if (typeof metatype !== 'function') continue;
+    for (const methodName of scanner.getAllMethodNames(metatype.prototype)) {
+      const handler = (metatype.prototype as Record<string, unknown>)[methodName] as (...args: unknown[]) => unknown;
+      if (Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
+      const targets = [handler, metatype];
+      const features = reflector.getAllAndOverride(RequireFeature, targets) ?? [];
+      facts.set(operationIdOf(metatype.name, methodName), {
+        isPublic: reflector.getAllAndOverride(Public, targets) === true,
+        adminOnly: reflector.getAllAndOverride(AdminOnly, targets) === true,
+        features: Array.isArray(features) ? features : [features],
+        declaredCodes: declaredErrorCodes(handler),
+      });
+    }
+  }
+  return facts;
+}

@@ -1,0 +1,180 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { VALIDATION_MODES, type ValidationMode } from '../../config/app-config.js';
+
+/** OpenAPI schemas of what `skill.presenter.ts` and the skills routes answer; documentation only. */
+
+const FRONTMATTER = { type: 'object', additionalProperties: true, description: "The SKILL.md frontmatter as parsed (`name`, `description`, and any other fields)." } as const;
+
+export class SkillSummaryDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ description: 'As shown in the catalogue.' })
+  description: string;
+
+  @ApiProperty(FRONTMATTER)
+  frontmatter: Record<string, unknown>;
+}
+
+export class SkillListDto {
+  @ApiProperty({ type: 'integer', minimum: 0 })
+  count: number;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  scannedAt: string;
+
+  @ApiProperty({ type: () => [SkillSummaryDto], description: 'In name order.' })
+  skills: SkillSummaryDto[];
+}
+
+export class ResourceFileDto {
+  @ApiProperty({ example: 'references/REFERENCE.md', description: 'Relative to the skill folder.' })
+  path: string;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Bytes.' })
+  size: number;
+}
+
+export class ResourceListingDto {
+  @ApiProperty({ type: () => [ResourceFileDto], description: "The skill's files other than SKILL.md." })
+  files: ResourceFileDto[];
+
+  @ApiProperty({ description: 'True when the listing stopped at its bounds and more files exist.' })
+  truncated: boolean;
+}
+
+export class SkillDetailDto extends SkillSummaryDto {
+  @ApiProperty({ description: 'The configured skills directory it came from.' })
+  source: string;
+
+  @ApiProperty({ type: [String] })
+  warnings: string[];
+
+  @ApiProperty({ type: () => ResourceListingDto })
+  resources: ResourceListingDto;
+}
+
+/** Level 2: the instructions. */
+export class SkillBodyDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty(FRONTMATTER)
+  frontmatter: Record<string, unknown>;
+
+  @ApiProperty({ description: 'SKILL.md after its frontmatter; a cut body ends with a `[Truncated: …]` notice.' })
+  body: string;
+
+  @ApiProperty()
+  truncated: boolean;
+}
+
+export class CatalogueEntryDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  description: string;
+
+  @ApiPropertyOptional({ description: "The skill's SKILL.md path, with `include_location = true`." })
+  location?: string;
+}
+
+/** The `json` catalogue, exactly as a model gets it. */
+export class CatalogueJsonDto {
+  @ApiProperty({ type: () => [CatalogueEntryDto] })
+  available_skills: CatalogueEntryDto[];
+}
+
+export class SkillLocationDto {
+  @ApiProperty({ description: 'Host path.' })
+  path: string;
+
+  @ApiProperty({ description: 'The configured skills directory.' })
+  source: string;
+}
+
+export class ScannedSkillDto extends SkillLocationDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: [String] })
+  warnings: string[];
+}
+
+export class InvalidSkillDto extends SkillLocationDto {
+  @ApiPropertyOptional({ description: 'The name it declared, when it declared a string.' })
+  name?: string;
+
+  @ApiProperty({ type: [String], description: 'Every reason it did not load.' })
+  errors: string[];
+
+  @ApiProperty({ type: [String] })
+  warnings: string[];
+}
+
+export class SkillCollisionDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: () => SkillLocationDto })
+  winner: SkillLocationDto;
+
+  @ApiProperty({ type: () => SkillLocationDto })
+  loser: SkillLocationDto;
+}
+
+export class ExcludedSkillDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  path: string;
+}
+
+export class DirectoryReportDto {
+  @ApiProperty({ description: 'As written in the configuration.' })
+  configured: string;
+
+  @ApiProperty({ description: 'Resolved host path.' })
+  path: string;
+
+  @ApiProperty()
+  exists: boolean;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Skills loaded from it.' })
+  skills: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0 })
+  invalid: number;
+}
+
+/** The operator's view of the last scan, host paths included. */
+export class SkillScanReportDto {
+  @ApiProperty({ type: String, format: 'date-time' })
+  scannedAt: string;
+
+  @ApiProperty()
+  durationMs: number;
+
+  @ApiProperty({ enum: VALIDATION_MODES })
+  mode: ValidationMode;
+
+  @ApiProperty({ type: () => [DirectoryReportDto] })
+  directories: DirectoryReportDto[];
+
+  @ApiProperty({ type: () => [ScannedSkillDto] })
+  valid: ScannedSkillDto[];
+
+  @ApiProperty({ type: () => [InvalidSkillDto] })
+  invalid: InvalidSkillDto[];
+
+  @ApiProperty({ type: () => [SkillCollisionDto] })
+  collisions: SkillCollisionDto[];
+
+  @ApiProperty({ type: () => [ExcludedSkillDto] })
+  excluded: ExcludedSkillDto[];
+
+  @ApiProperty({ type: [String] })
+  warnings: string[];
+}

@@ -1,0 +1,287 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { RouteOptions } from 'fastify';
+import request from 'supertest';
+import type { Response } from 'superagent';
+import { UsersService } from '../../src/auth/users.service.js';
+import { type ErrorCode, httpStatusOf } from '../../src/common/app-error.js';
+import { createTestApp } from '../support/app.js';
+import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
+import { collectText, parseSse } from '../support/sse.js';
+import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import {
+  documentedCodes,
+  ERROR_BODY_REF,
+  hasInput,
+  type OpenApiDocument,
+  operationsOf,
+  routeShape,
+  samplePath,
+  schemaChecker,
+} from './openapi-document.js';
+
+let tree: TempTree;
+beforeAll(() => {
+  tree = tempTree();
+  writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
+  tree.write('skills/pdf/references/forms.md', 'FORMS');
+});
+afterAll(() => tree.cleanup());
+
+/** Every route Fastify gets from Nest: the hook goes on in the adapter's `init`, before Nest registers its routes. */
+function recordRoutes(): { routes: string[]; stop(): void } {
+  const routes: string[] = [];
+  const init = FastifyAdapter.prototype.init;
+  const spy = jest.spyOn(FastifyAdapter.prototype, 'init').mockImplementation(async function (this: FastifyAdapter) {
+    this.getInstance().addHook('onRoute', (route: RouteOptions) => {
+      for (const method of [route.method].flat()) routes.push(`${method} ${route.url}`);
+    });
+    return init.call(this);
+  });
+  return { routes, stop: () => spy.mockRestore() };
+}
+
+/** The documentation itself and GraphQL (another front door with its own schema) are not REST routes. */
+const isRestRoute = (route: string) => {
+  const [method, url] = route.split(' ');
+  return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url);
+};
+
+/** Sends a request by method name, with no key unless `key` is given. */
+function send(app: NestFastifyApplication, method: string, url: string, key?: string) {
+  const test = request(app.getHttpServer())[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](url);
+  return key === undefined ? test : test.set('authorization', `Bearer ${key}`);
+}
+
+describe('OpenAPI document and UI (auth mode api_key)', () => {
+  let ctx: ChatTestContext;
+  let registered: string[];
+  let document: OpenApiDocument;
+  let adminKey: string;
+  let memberKey: string;
+  const http = () => request(ctx.app.getHttpServer());
+
+  beforeAll(async () => {
+    const recorder = recordRoutes();
+    try {
+      ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key' });
+    } finally {
+      recorder.stop();
+    }
+    registered = recorder.routes;
+    const users = ctx.app.get(UsersService);
+    adminKey = (await users.createKey((await users.createUser('root', 'admin')).id)).key;
+    memberKey = (await users.createKey((await users.createUser('mia', 'member')).id)).key;
+    document = (await http().get('/openapi.json').expect(200)).body as OpenApiDocument;
+  });
+  afterAll(async () => ctx?.close());
+
+  it('GET /openapi.json needs no key and answers a valid OpenAPI 3.1 document titled Skillhost', async () => {
+    const res = await http().get('/openapi.json').expect(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    // The same server refuses a keyless request on a REST route, so the 200 above is not auth being off.
+    expect((await http().get('/v1/skills').expect(401)).body.code).toBe('UNAUTHENTICATED');
+    const validator = new Validator();
+    const result = await validator.validate(res.body);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    expect(res.body.info).toMatchObject({ title: 'Skillhost', version: '0.1.0' });
+  });
+
+  it('the validator does check the document: without a schema the operations reference, it is invalid', async () => {
+    const broken = structuredClone(document);
+    delete broken.components.schemas.ErrorBodyDto;
+    expect((await new Validator().validate(broken as unknown as Record<string, unknown>)).valid).toBe(false);
+  });
+
+  it('GET /docs needs no key and answers the Swagger UI page, whose script and styles are served', async () => {
+    const page = await http().get('/docs').expect(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.text).toContain('<div id="swagger-ui">');
+    expect(page.text).toContain('url: "openapi.json"');
+    const script = page.text.match(/<script src="([^"]+)"/)?.[1];
+    expect(script).toBe('docs/swagger-ui-bundle.js');
+    const bundle = await http().get(`/${script}`).buffer(true).parse(collectText).expect(200);
+    expect(bundle.headers['content-type']).toBe('application/javascript; charset=utf-8');
+    expect(bundle.body).toContain('SwaggerUIBundle');
+    const css = await http().get('/docs/swagger-ui.css').expect(200);
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+  });
+
+  it.each(['/docs/package.json', '/docs/../package.json', '/docs/..%2Fpackage.json', '/docs/%2e%2e/package.json', '/docs/%00', '/docs/index.html', '/docs/swagger-ui-bundle.js.map'])('GET %s → 404: /docs serves only the files the page loads', async (url) => {
+    const res = await http().get(url).expect(404);
+    expect(res.body.code).toBe('ROUTE_NOT_FOUND');
+    expect(res.text).not.toContain('"name"');
+  });
+
+  it('documents every route the app registers, and none it does not', () => {
+    const app = [...new Set(registered.filter(isRestRoute).map((route) => routeShape(route.split(' ')[0], route.split(' ')[1])))].sort();
+    const documented = operationsOf(document).map(({ method, path }) => routeShape(method, path)).sort();
+    expect(app.length).toBeGreaterThan(20);
+    expect(documented).toEqual(app);
+  });
+
+  it('every route but /health requires the bearer or x-api-key scheme and documents 401; without a key exactly those answer 401', async () => {
+    expect(document.components.securitySchemes).toEqual({
+      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+      'api-key': expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }),
+    });
+    const problems: string[] = [];
+    for (const { key, method, path, operation } of operationsOf(document)) {
+      const secured = operation.security !== undefined;
+      if (secured) {
+        expect({ key, security: operation.security }).toEqual({ key, security: [{ bearer: [] }, { 'api-key': [] }] });
+        expect({ key, codes: documentedCodes(operation, 401) }).toEqual({ key, codes: ['UNAUTHENTICATED'] });
+      } else {
+        expect({ key, has401: '401' in operation.responses }).toEqual({ key, has401: false });
+      }
+      const res = await send(ctx.app, method, samplePath(path));
+      if ((res.status === 401) !== secured) problems.push(`${key}: documented ${secured ? 'keyed' : 'public'}, answered ${res.status} without a key`);
+    }
+    expect(problems).toEqual([]);
+    expect(operationsOf(document).filter(({ operation }) => operation.security === undefined).map(({ key }) => key)).toEqual(['GET /health']);
+  });
+
+  it('every error response is the error body, narrowed to codes of its own status', () => {
+    const errorBody = document.components.schemas.ErrorBodyDto;
+    expect(errorBody).toMatchObject({ required: ['code', 'message'], properties: { code: expect.anything(), message: expect.anything(), details: expect.anything() } });
+    for (const { key, operation } of operationsOf(document)) {
+      for (const [status, response] of Object.entries(operation.responses).filter(([status]) => Number(status) >= 400)) {
+        const schema = response.content?.['application/json']?.schema;
+        expect({ key, status, ref: schema?.allOf?.[0]?.$ref }).toEqual({ key, status, ref: ERROR_BODY_REF });
+        const codes = documentedCodes(operation, status);
+        expect(codes.length).toBeGreaterThan(0);
+        expect({ key, status, codes: codes.filter((code) => httpStatusOf(code as ErrorCode) !== Number(status)) }).toEqual({ key, status, codes: [] });
+        for (const code of codes) expect(response.description).toContain(`\`${code}\``);
+      }
+      expect({ key, codes: documentedCodes(operation, 500) }).toEqual({ key, codes: ['INTERNAL'] });
+    }
+  });
+
+  it('admin routes document 403 FORBIDDEN, and exactly those refuse a member', async () => {
+    const problems: string[] = [];
+    for (const { key, method, path, operation } of operationsOf(document)) {
+      const documented = documentedCodes(operation, 403).includes('FORBIDDEN');
+      const res = await send(ctx.app, method, samplePath(path), memberKey);
+      if ((res.body.code === 'FORBIDDEN') !== documented) problems.push(`${key}: documented ${documented ? '' : 'no '}403, a member got ${res.status} ${res.body.code ?? ''}`);
+    }
+    expect(problems).toEqual([]);
+    expect(operationsOf(document).filter(({ operation }) => documentedCodes(operation, 403).length > 0).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('routes with a body or a query document 400 VALIDATION_FAILED, with a body 413 too; keyed routes document 503 DATABASE_UNAVAILABLE', () => {
+    for (const { key, operation } of operationsOf(document)) {
+      const input = hasInput(operation);
+      expect({ key, validation: documentedCodes(operation, 400).includes('VALIDATION_FAILED') }).toEqual({ key, validation: input.body || input.query || key.includes('/resources/') });
+      expect({ key, tooLarge: documentedCodes(operation, 413) }).toEqual({ key, tooLarge: input.body ? ['PAYLOAD_TOO_LARGE'] : [] });
+      expect({ key, database: documentedCodes(operation, 503).includes('DATABASE_UNAVAILABLE') }).toEqual({ key, database: operation.security !== undefined });
+    }
+  });
+
+  it('a tour of every route answers only documented statuses, codes and media types, with bodies that match the schemas', async () => {
+    const check = schemaChecker(document);
+    const operations = new Map(operationsOf(document).map((documented) => [documented.key, documented.operation]));
+    const problems: string[] = [];
+    const succeeded = new Set<string>();
+    const visit = (key: string, res: Response, body: unknown = res.body) => {
+      const operation = operations.get(key);
+      const response = operation?.responses[String(res.status)];
+      if (response === undefined) return void problems.push(`${key}: answered ${res.status}, which is not documented`);
+      if (res.status < 300) succeeded.add(key);
+      if (res.status >= 400 && !documentedCodes(operation!, res.status).includes(res.body.code)) problems.push(`${key}: ${res.status} ${res.body.code} is not documented`);
+      if (response.content === undefined) return void (res.text && problems.push(`${key}: ${res.status} has a body but documents none`));
+      const mediaType = String(res.headers['content-type']).split(';')[0];
+      const media = response.content[mediaType];
+      if (media === undefined) return void problems.push(`${key}: ${res.status} answered ${mediaType}; documented: ${Object.keys(response.content).join(', ')}`);
+      if (mediaType === 'application/json' && media.schema) problems.push(...check(media.schema, body).map((error) => `${key} ${res.status}: ${error}`));
+    };
+    const admin = { authorization: `Bearer ${adminKey}` };
+
+    visit('GET /health', await http().get('/health'));
+    visit('GET /v1/me', await http().get('/v1/me').set(admin));
+    const myKey = await http().post('/v1/me/keys').set(admin).send({ label: 'tour', expiresAt: '2999-01-01T00:00:00Z' });
+    visit('POST /v1/me/keys', myKey);
+    visit('GET /v1/me/keys', await http().get('/v1/me/keys').set(admin));
+    visit('DELETE /v1/me/keys/{id}', await http().delete(`/v1/me/keys/${myKey.body.id}`).set(admin));
+    visit('DELETE /v1/me/keys/{id}', await http().delete(`/v1/me/keys/${myKey.body.id}`).set(admin));
+
+    const user = await http().post('/v1/admin/users').set(admin).send({ name: 'tour-user' });
+    visit('POST /v1/admin/users', user);
+    visit('POST /v1/admin/users', await http().post('/v1/admin/users').set(admin).send({ name: 'tour-user' }));
+    visit('POST /v1/admin/users', await http().post('/v1/admin/users').set(admin).send({ name: 'Not Valid' }));
+    visit('GET /v1/admin/users', await http().get('/v1/admin/users?limit=2').set(admin));
+    visit('GET /v1/admin/users', await http().get('/v1/admin/users?limit=0').set(admin));
+    visit('PATCH /v1/admin/users/{id}', await http().patch(`/v1/admin/users/${user.body.id}`).set(admin).send({ role: 'admin', disabled: true }));
+    visit('PATCH /v1/admin/users/{id}', await http().patch(`/v1/admin/users/${samplePath('{id}')}`).set(admin).send({ disabled: false }));
+    const userKey = await http().post(`/v1/admin/users/${user.body.id}/keys`).set(admin).send({});
+    visit('POST /v1/admin/users/{id}/keys', userKey);
+    visit('DELETE /v1/admin/keys/{id}', await http().delete(`/v1/admin/keys/${userKey.body.id}`).set(admin));
+    visit('GET /v1/admin/users', await http().get('/v1/admin/users').set('x-api-key', memberKey));
+
+    visit('GET /v1/skills', await http().get('/v1/skills').set(admin));
+    visit('GET /v1/skills', await http().get('/v1/skills'));
+    visit('GET /v1/skills/{name}', await http().get('/v1/skills/pdf').set(admin));
+    visit('GET /v1/skills/{name}', await http().get('/v1/skills/nope').set(admin));
+    visit('GET /v1/skills/{name}/body', await http().get('/v1/skills/pdf/body').set(admin));
+    visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/references/forms.md').set(admin));
+    visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/references').set(admin));
+    visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/missing.md').set(admin));
+    for (const format of ['json', 'xml', 'markdown', 'yaml']) visit('GET /v1/skills-catalogue', await http().get(`/v1/skills-catalogue?format=${format}`).set(admin));
+    visit('GET /v1/admin/skills', await http().get('/v1/admin/skills').set(admin));
+    visit('POST /v1/admin/skills/reload', await http().post('/v1/admin/skills/reload').set(admin));
+
+    const chat = await http().post('/v1/chats').set(admin).send({ title: 'tour' });
+    visit('POST /v1/chats', chat);
+    visit('POST /v1/chats', await http().post('/v1/chats').set(admin).set('content-type', 'application/json').send(JSON.stringify({ title: 'x'.repeat(1024 * 1024) })));
+    visit('GET /v1/chats', await http().get('/v1/chats').set(admin));
+    visit('GET /v1/chats/{id}', await http().get(`/v1/chats/${chat.body.id}`).set(admin));
+    visit('GET /v1/chats/{id}', await http().get(`/v1/chats/${samplePath('{id}')}`).set(admin));
+    ctx.model.play({ toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] }, { text: 'Done.' });
+    visit('POST /v1/chats/{id}/messages', await http().post(`/v1/chats/${chat.body.id}/messages`).set(admin).send({ content: 'Fill the form.' }));
+    visit('POST /v1/chats/{id}/messages', await http().post(`/v1/chats/${chat.body.id}/messages`).set(admin).send({ content: 'hi', model: 'nope' }));
+    ctx.model.play({ text: 'Streamed.' });
+    const streamed = await http().post(`/v1/chats/${chat.body.id}/messages`).set(admin).set('accept', 'text/event-stream').send({ content: 'Again.' }).buffer(true).parse(collectText);
+    visit('POST /v1/chats/{id}/messages', streamed, streamed.body);
+    const done = parseSse(streamed.body as string).find((event) => event.event === 'done');
+    problems.push(...check({ $ref: '#/components/schemas/TurnDto' }, done?.data).map((error) => `SSE done: ${error}`));
+    visit('GET /v1/chats/{id}/messages', await http().get(`/v1/chats/${chat.body.id}/messages`).set(admin));
+    visit('GET /v1/chats/{id}/context', await http().get(`/v1/chats/${chat.body.id}/context?tools=true`).set(admin));
+    visit('POST /v1/chats/{id}/tools/skills.activate', await http().post(`/v1/chats/${chat.body.id}/tools/skills.activate`).set(admin).send({ name: 'pdf' }));
+    visit('POST /v1/chats/{id}/tools/skills.readResource', await http().post(`/v1/chats/${chat.body.id}/tools/skills.readResource`).set(admin).send({ name: 'pdf', path: '../x' }));
+    visit('POST /v1/chats/{id}/tools/skills.readResource', await http().post(`/v1/chats/${chat.body.id}/tools/skills.readResource`).set(admin).send({ name: 'pdf', path: 'references/forms.md' }));
+    visit('GET /v1/admin/chats', await http().get('/v1/admin/chats').set(admin));
+    visit('DELETE /v1/chats/{id}', await http().delete(`/v1/chats/${chat.body.id}`).set(admin));
+    visit('DELETE /v1/chats/{id}', await http().delete(`/v1/chats/${chat.body.id}`).set(admin));
+
+    expect(problems).toEqual([]);
+    expect([...operations.keys()].filter((key) => !succeeded.has(key))).toEqual([]);
+  });
+});
+
+describe.each([
+  { switches: { 'app.skills.enabled': false }, code: 'SKILLS_DISABLED' },
+  { switches: { 'app.skills.enabled': true, 'app.tools.enabled': false }, code: 'TOOLS_DISABLED' },
+])('OpenAPI: feature switches ($code)', ({ switches, code }) => {
+  let app: NestFastifyApplication;
+  beforeAll(async () => {
+    app = await createTestApp({ ...switches, 'app.skills.directories': [tree.path('skills')] });
+  });
+  afterAll(async () => app?.close());
+
+  it(`exactly the routes that document 404 ${code} answer it while the switch is off`, async () => {
+    const document = (await request(app.getHttpServer()).get('/openapi.json').expect(200)).body as OpenApiDocument;
+    const problems: string[] = [];
+    let documentedCount = 0;
+    for (const { key, method, path, operation } of operationsOf(document)) {
+      const documented = documentedCodes(operation, 404).includes(code);
+      if (documented) documentedCount++;
+      const res = await send(app, method, samplePath(path, 'pdf'));
+      if ((res.body.code === code) !== documented) problems.push(`${key}: documented ${documented ? '' : 'no '}${code}, answered ${res.status} ${res.body.code ?? ''}`);
+    }
+    expect(problems).toEqual([]);
+    expect(documentedCount).toBeGreaterThanOrEqual(2);
+  });
+});
