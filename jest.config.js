@@ -4,7 +4,7 @@ export default {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/test/**/*.int-spec.ts'],
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^content-disposition$': '<rootDir>/test/graphql/content-disposition.cjs' },
   transform: { '^.+\\.ts$': ['@swc/jest'] },
   testTimeout: 30000,
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',

@@ -7,6 +7,7 @@ import { FeatureGuard } from './common/feature.guard.js';
 import { createValidationPipe } from './common/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { HealthController } from './health.controller.js';
 import { ChatModule } from './chat/chat.module.js';
 import { PersistenceModule } from './persistence/persistence.module.js';
@@ -18,7 +19,7 @@ export class AppModule {
   static forConfig(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), PersistenceModule, AuthModule, SkillsModule, ChatModule],
+      imports: [ConfigModule.forRoot(config), PersistenceModule, AuthModule, SkillsModule, ChatModule, GraphqlApiModule],
       controllers: [HealthController],
       providers: [
         { provide: APP_FILTER, useClass: AppExceptionFilter },

@@ -304,6 +304,14 @@ export class ChatService {
       : undefined;
     return assembleSystemPrompt({ basePrompt: this.config.app.basePrompt, skills });
   }
+
+  /**
+   * A page of messages of each of several of the caller's chats, in one query (batched for
+   * GraphQL's nested `Chat.messages`); a chat that is not the caller's is absent from the map.
+   */
+  messagePages(principal: Principal, chatIds: readonly string[], limit = 50, offset = 0): Promise<Map<string, Page<ChatMessageEntity>>> {
+    return this.chats.messagePages(chatIds.filter(isUuid), principal.userId, limit, offset);
+  }
 }
 
 export function chatNotFound(id: string): AppError {

@@ -177,6 +177,37 @@ export class ChatRepository {
       };
     });
   }
+
+  /**
+   * One page of messages for each of several of the owner's chats, in one statement (GraphQL's
+   * nested `Chat.messages`). Chats that are not the owner's are absent from the answer.
+   */
+  messagePages(chatIds: readonly string[], ownerId: string, limit: number, offset: number): Promise<Map<string, Page<ChatMessageEntity>>> {
+    return runQuery(async () => {
+      const pages = new Map<string, Page<ChatMessageEntity>>();
+      if (chatIds.length === 0) return pages;
+      const rows = await this.dataSource.query<MessagePageRow[]>(MESSAGE_PAGES, [[...chatIds], ownerId, offset, limit]);
+      for (const row of rows) {
+        let page = pages.get(row.chat_id);
+        if (page === undefined) pages.set(row.chat_id, (page = { items: [], total: row.total, limit, offset }));
+        if (row.id === null) continue;
+        page.items.push(
+          Object.assign(new ChatMessageEntity(), {
+            id: row.id,
+            chatId: row.chat_id,
+            seq: row.seq,
+            role: row.role,
+            content: row.content,
+            toolCards: row.tool_cards,
+            invokedSkill: row.invoked_skill,
+            model: row.model,
+            createdAt: row.created_at,
+          }),
+        );
+      }
+      return pages;
+    });
+  }
 }
 
 interface ActivationRow {
@@ -256,3 +287,34 @@ const RECORD_TURN = {
            (SELECT json_agg(json_build_object('seq', i.seq, 'created_at', i.created_at) ORDER BY i.seq) FROM inserted i) AS messages,
            (SELECT json_agg(a ORDER BY a.first_activated_at, a.skill_name) FROM activated a) AS activated`,
 };
+
+interface MessagePageRow {
+  chat_id: string;
+  total: number;
+  /** The message columns are null for a chat with no message in the page. */
+  id: string | null;
+  seq: number;
+  role: MessageRole;
+  content: string;
+  tool_cards: StoredToolCard[];
+  invoked_skill: string | null;
+  model: string | null;
+  created_at: Date;
+}
+
+/**
+ * Pages of several chats at once: $1 the chat ids, $2 the owner, $3 offset, $4 limit. One row per
+ * message in a page, or one row of nulls for a chat whose page is empty (so its total still comes).
+ * The lateral join walks each chat's (chat_id, seq) index and reads only the rows of its page.
+ */
+const MESSAGE_PAGES = `
+  SELECT c.id AS chat_id,
+         (SELECT count(*)::int FROM chat_messages t WHERE t.chat_id = c.id) AS total,
+         m.id, m.seq, m.role, m.content, m.tool_cards, m.invoked_skill, m.model, m.created_at
+    FROM chats c
+    LEFT JOIN LATERAL (
+      SELECT id, seq, role, content, tool_cards, invoked_skill, model, created_at
+        FROM chat_messages WHERE chat_id = c.id ORDER BY seq LIMIT $4 OFFSET $3
+    ) m ON true
+   WHERE c.id = ANY($1::uuid[]) AND c.owner_id = $2
+   ORDER BY c.id, m.seq`;

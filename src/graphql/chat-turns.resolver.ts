@@ -1,0 +1,47 @@
+import { Args, Mutation, Query, Resolver, Subscription } from '@nestjs/graphql';
+import { CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
+import type { ChatEvent } from '../chat/chat-events.service.js';
+import { presentToolRun, presentTurn } from '../chat/chat.presenter.js';
+import { ChatService } from '../chat/chat.service.js';
+import { RequireFeature } from '../common/feature.guard.js';
+import { ActivateSkillArgs, ChatContextArgs, ChatEventsArgs, ReadSkillResourceArgs, SendMessageArgs } from './dto/chat.args.js';
+import { ChatContextModel } from './models/chat-context.model.js';
+import { ChatEventModel } from './models/chat-event.model.js';
+import { ToolRunModel, TurnModel } from './models/turn.model.js';
+
+/** The twin of ChatController's turn and tool routes, and the live events of a chat's turns. */
+@Resolver()
+export class ChatTurnsResolver {
+  constructor(private readonly chats: ChatService) {}
+
+  @Mutation(() => TurnModel, { description: 'One turn, exactly as POST /v1/chats/{id}/messages runs it; its events also reach `chatEvents` subscribers.' })
+  async sendMessage(@CurrentPrincipal() principal: Principal, @Args() { chatId, content, model, tools }: SendMessageArgs) {
+    return presentTurn(await this.chats.sendMessage(principal, chatId, { content, model, tools }));
+  }
+
+  @Query(() => ChatContextModel, { description: 'For teams running their own model loop: the system prompt and tools the model would get next (GET /v1/chats/{id}/context).' })
+  chatContext(@CurrentPrincipal() principal: Principal, @Args() { id, model, tools }: ChatContextArgs) {
+    return this.chats.getContext(principal, id, { model, tools });
+  }
+
+  @Mutation(() => ToolRunModel, { description: 'Runs skills.activate against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/skills.activate).' })
+  @RequireFeature(['skills', 'tools'])
+  async activateSkill(@CurrentPrincipal() principal: Principal, @Args() { chatId, name }: ActivateSkillArgs) {
+    return presentToolRun(await this.chats.executeTool(principal, chatId, 'skills.activate', { name }));
+  }
+
+  @Mutation(() => ToolRunModel, { description: 'Runs skills.readResource against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/skills.readResource).' })
+  @RequireFeature(['skills', 'tools'])
+  async readSkillResource(@CurrentPrincipal() principal: Principal, @Args() { chatId, name, path }: ReadSkillResourceArgs) {
+    return presentToolRun(await this.chats.executeTool(principal, chatId, 'skills.readResource', { name, path }));
+  }
+
+  @Subscription(() => ChatEventModel, {
+    description: "The events of every turn in one of the caller's chats from now on, whichever API started the turn.",
+    resolve: (event: ChatEvent) => event,
+  })
+  chatEvents(@CurrentPrincipal() principal: Principal, @Args() { chatId }: ChatEventsArgs) {
+    return this.chats.subscribe(principal, chatId);
+  }
+}

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { GraphQLModule } from '@nestjs/graphql';
+import type { MercuriusDriverConfig } from '@nestjs/mercurius';
+import { AuthModule } from '../auth/auth.module.js';
+import { ChatModule } from '../chat/chat.module.js';
+import { SkillsModule } from '../skills/skills.module.js';
+import { ChatLoadersService } from './chat-loaders.service.js';
+import { DeferredMercuriusDriver } from './deferred-mercurius.driver.js';
+import { graphqlDriverConfig } from './graphql-driver.config.js';
+import { GRAPHQL_RESOLVERS } from './schema.js';
+
+/** The GraphQL front door at /graphql: resolvers that are thin twins of the REST controllers. */
+@Module({
+  imports: [GraphQLModule.forRoot<MercuriusDriverConfig>({ driver: DeferredMercuriusDriver, ...graphqlDriverConfig() }), AuthModule, SkillsModule, ChatModule],
+  providers: [...GRAPHQL_RESOLVERS, ChatLoadersService],
+})
+export class GraphqlApiModule {}

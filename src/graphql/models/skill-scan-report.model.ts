@@ -1,0 +1,117 @@
+import { Field, Float, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { VALIDATION_MODES } from '../../config/app-config.js';
+import { GraphQLDateTime } from '../scalars/date-time.scalar.js';
+
+export const ValidationMode = Object.fromEntries(VALIDATION_MODES.map((mode) => [mode, mode]));
+registerEnumType(ValidationMode, { name: 'ValidationMode' });
+
+@ObjectType('SkillDirectoryReport')
+export class SkillDirectoryReportModel {
+  @Field({ description: 'As written in the configuration.' })
+  configured: string;
+
+  @Field()
+  path: string;
+
+  @Field()
+  exists: boolean;
+
+  @Field(() => Int)
+  skills: number;
+
+  @Field(() => Int)
+  invalid: number;
+}
+
+@ObjectType('LoadedSkill')
+export class LoadedSkillModel {
+  @Field()
+  name: string;
+
+  @Field()
+  path: string;
+
+  @Field()
+  source: string;
+
+  @Field(() => [String])
+  warnings: string[];
+}
+
+@ObjectType('InvalidSkill')
+export class InvalidSkillModel {
+  @Field()
+  path: string;
+
+  @Field()
+  source: string;
+
+  @Field({ nullable: true, description: 'The name it declared, when it declared a string.' })
+  name?: string;
+
+  @Field(() => [String])
+  errors: string[];
+
+  @Field(() => [String])
+  warnings: string[];
+}
+
+@ObjectType('SkillLocation')
+export class SkillLocationModel {
+  @Field()
+  path: string;
+
+  @Field()
+  source: string;
+}
+
+@ObjectType('SkillCollision')
+export class SkillCollisionModel {
+  @Field()
+  name: string;
+
+  @Field(() => SkillLocationModel)
+  winner: SkillLocationModel;
+
+  @Field(() => SkillLocationModel)
+  loser: SkillLocationModel;
+}
+
+@ObjectType('ExcludedSkill')
+export class ExcludedSkillModel {
+  @Field()
+  name: string;
+
+  @Field()
+  path: string;
+}
+
+@ObjectType('SkillScanReport', { description: "Everything a scan saw, host paths included: the operators' view (the twin of GET /v1/admin/skills)." })
+export class SkillScanReportModel {
+  @Field(() => GraphQLDateTime)
+  scannedAt: string;
+
+  @Field(() => Float)
+  durationMs: number;
+
+  @Field(() => ValidationMode)
+  mode: string;
+
+  @Field(() => [SkillDirectoryReportModel])
+  directories: SkillDirectoryReportModel[];
+
+  @Field(() => [LoadedSkillModel])
+  valid: LoadedSkillModel[];
+
+  @Field(() => [InvalidSkillModel])
+  invalid: InvalidSkillModel[];
+
+  @Field(() => [SkillCollisionModel])
+  collisions: SkillCollisionModel[];
+
+  @Field(() => [ExcludedSkillModel])
+  excluded: ExcludedSkillModel[];
+
+  @Field(() => [String])
+  warnings: string[];
+}

@@ -1,0 +1,27 @@
+import { Field, ObjectType } from '@nestjs/graphql';
+import { ActivatedSkillModel } from './chat.model.js';
+import { MessageModel, ToolCardModel } from './message.model.js';
+
+@ObjectType('Turn', { description: "One turn's answer, as REST's POST /v1/chats/{id}/messages answers it (and the `done` event carries)." })
+export class TurnModel {
+  @Field(() => MessageModel)
+  userMessage: MessageModel;
+
+  @Field(() => MessageModel)
+  assistantMessage: MessageModel;
+
+  @Field(() => [ActivatedSkillModel], { description: "The chat's activated skills after the turn." })
+  activatedSkills: ActivatedSkillModel[];
+
+  @Field(() => String, { nullable: true })
+  invokedSkill: string | null;
+}
+
+@ObjectType('ToolRun', { description: 'A skill tool run through the API against a chat, stored like a model-made call.' })
+export class ToolRunModel {
+  @Field(() => ToolCardModel)
+  toolCard: ToolCardModel;
+
+  @Field(() => [ActivatedSkillModel])
+  activatedSkills: ActivatedSkillModel[];
+}

@@ -1,0 +1,35 @@
+import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+
+/**
+ * Any JSON value, for the fields whose REST twin is free-form JSON (tool arguments, frontmatter,
+ * tool-card summaries, tool input schemas, the data of chat events). Values go out as they are,
+ * so a client gets exactly what the REST body (or the SSE stream) carries.
+ */
+export const GraphQLJSON = new GraphQLScalarType({
+  name: 'JSON',
+  description: 'Any JSON value: object, array, string, number, boolean or null.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: (ast, variables) => literalValue(ast, variables ?? undefined),
+});
+
+function literalValue(ast: ValueNode, variables: Record<string, unknown> | undefined): unknown {
+  switch (ast.kind) {
+    case Kind.STRING:
+    case Kind.BOOLEAN:
+      return ast.value;
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(ast.value);
+    case Kind.NULL:
+      return null;
+    case Kind.LIST:
+      return ast.values.map((value) => literalValue(value, variables));
+    case Kind.OBJECT:
+      return Object.fromEntries(ast.fields.map((field) => [field.name.value, literalValue(field.value, variables)]));
+    case Kind.VARIABLE:
+      return variables?.[ast.name.value];
+    case Kind.ENUM:
+      return ast.value;
+  }
+}

@@ -1,0 +1,49 @@
+import { Inject } from '@nestjs/common';
+import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { AdminOnly } from '../auth/auth.decorators.js';
+import { RequireFeature } from '../common/feature.guard.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { presentAdminReport, presentSkillDetail, presentSkillList } from '../skills/skill.presenter.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { CatalogueArgs, SkillNameArgs, SkillResourceArgs } from './dto/skill.args.js';
+import { SkillScanReportModel } from './models/skill-scan-report.model.js';
+import { SkillDetailModel, SkillListModel, SkillResourceModel } from './models/skill.model.js';
+
+/** The twin of SkillsController: SKILLS_DISABLED while skills are off. */
+@Resolver()
+@RequireFeature('skills')
+export class SkillsResolver {
+  constructor(
+    private readonly registry: SkillRegistryService,
+    private readonly resources: SkillResourcesService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Query(() => SkillListModel, { description: 'The loaded skills (GET /v1/skills).' })
+  skills() {
+    return presentSkillList(this.registry.snapshot);
+  }
+
+  @Query(() => SkillDetailModel, { description: 'One skill with the list of its other files (GET /v1/skills/{name}).' })
+  async skill(@Args() { name }: SkillNameArgs) {
+    const skill = this.registry.get(name);
+    return presentSkillDetail(skill, await this.resources.listResources(skill.name));
+  }
+
+  @Query(() => SkillResourceModel, { description: 'One file of a skill as text, size-capped (GET /v1/skills/{name}/resources/{path}).' })
+  skillResource(@Args() { name, path }: SkillResourceArgs) {
+    return this.resources.readResource(name, path);
+  }
+
+  @Query(() => String, { description: 'The rendered catalogue exactly as a model gets it; empty when no skill is loaded (GET /v1/skills-catalogue).' })
+  catalogue(@Args() { format }: CatalogueArgs) {
+    return this.registry.snapshot.catalogue(format ?? this.config.app.skills.catalogueFormat);
+  }
+
+  @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
+  @AdminOnly()
+  reloadSkills() {
+    return presentAdminReport(this.registry.reload());
+  }
+}
