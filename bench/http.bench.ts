@@ -1,6 +1,7 @@
 /**
- * HTTP benchmark (issue 3), autocannon with 32 connections:
- *   1. GET /v1/skills on Skillhost vs a bare node:http server returning the same JSON;
+ * HTTP benchmark, autocannon with 32 connections, the app requiring API keys (every request sends one):
+ *   1. GET /v1/skills on Skillhost vs a bare node:http server returning the same JSON, and the
+ *      GraphQL `skills` query beside them;
  *   2. POST /v1/chats/:id/messages against a scripted model that answers at once (one tool call,
  *      then text); each answer's Server-Timing header splits the turn into model time and
  *      Skillhost's own overhead (database, skills, prompt), whose p99 is the target; then the same
@@ -17,6 +18,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { generateApiKey } from '../src/auth/api-key.js';
 import { EmbeddedPostgresServer } from '../src/persistence/embedded-postgres.server.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 
@@ -194,9 +196,9 @@ function cpuWindow(appPid: number | undefined, modelPid: number | undefined) {
 }
 
 /** One turn over a keep-alive agent: its status and Server-Timing header. */
-function postTurn(agent: Agent, port: number, path: string, body: string): Promise<{ status: number; serverTiming: string | undefined }> {
+function postTurn(agent: Agent, port: number, path: string, body: string, authorization: string): Promise<{ status: number; serverTiming: string | undefined }> {
   return new Promise((resolveTurn, reject) => {
-    const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path, headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
       res.resume();
       res.on('end', () => resolveTurn({ status: res.statusCode ?? 0, serverTiming: res.headers['server-timing'] as string | undefined }));
       res.on('error', reject);
@@ -204,6 +206,23 @@ function postTurn(agent: Agent, port: number, path: string, body: string): Promi
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The GraphQL twin of `GET /v1/skills`: the same fields. */
+const GRAPHQL_SKILLS_QUERY = '{ skills { count scannedAt skills { name description frontmatter } } }';
+
+/** A user and key made the way the service makes them (only the hash stored), straight in the bench database. */
+async function createBenchKey(url: string): Promise<string> {
+  const { key, prefix, hash } = generateApiKey();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>("INSERT INTO users (name, role) VALUES ('bench', 'member') RETURNING id");
+    await client.query('INSERT INTO api_keys (user_id, label, prefix, key_hash) VALUES ($1, $2, $3, $4)', [rows[0].id, 'bench', prefix, hash]);
+  } finally {
+    await client.end();
+  }
+  return key;
 }
 
 async function load(options: autocannon.Options): Promise<autocannon.Result> {
@@ -220,6 +239,8 @@ async function main(): Promise<void> {
     [
       '[app]',
       'default_model = "scripted"',
+      '[app.auth]',
+      'mode = "api_key"',
       '[app.skills]',
       'enabled = true',
       `directories = [${JSON.stringify(join(ROOT, 'skills'))}, ${JSON.stringify(resolve(ROOT, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
@@ -232,30 +253,42 @@ async function main(): Promise<void> {
       'max_retries = 0',
     ].join('\n'),
   );
-  const app = await startChild(['serve-app'], { SKILLHOST_CONFIG: configFile });
+  // DATABASE_URL would override the file's url (it names the server, not this run's database).
+  const app = await startChild(['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
   const appUrl = `http://127.0.0.1:${app.port}`;
-  const skillsJson = await (await fetch(`${appUrl}/v1/skills`)).text();
+  const authorization = `Bearer ${await createBenchKey(db.url)}`;
+  const withKey = { authorization };
+  const skillsJson = await (await fetch(`${appUrl}/v1/skills`, { headers: withKey })).text();
   const jsonFile = join(tmpdir(), 'skillhost-bench-skills.json');
   writeFileSync(jsonFile, skillsJson);
   const bare = await startChild(['serve-bare', jsonFile]);
   try {
     // Warm-up, then the measured runs.
-    await autocannon({ url: `${appUrl}/v1/skills`, connections: CONNECTIONS, duration: 2 });
+    const graphql = { url: `${appUrl}/graphql`, method: 'POST' as const, headers: { ...withKey, 'content-type': 'application/json' }, body: JSON.stringify({ query: GRAPHQL_SKILLS_QUERY }) };
+    const graphqlCheck = await (await fetch(graphql.url, graphql)).json();
+    if ((graphqlCheck as { errors?: unknown }).errors) throw new Error(`the GraphQL query failed: ${JSON.stringify(graphqlCheck)}`);
+    await autocannon({ url: `${appUrl}/v1/skills`, headers: withKey, connections: CONNECTIONS, duration: 2 });
     await autocannon({ url: `http://127.0.0.1:${bare.port}/`, connections: CONNECTIONS, duration: 2 });
-    // Alternate the two three times and keep the medians: this machine's throughput drifts between runs.
+    await autocannon({ ...graphql, connections: CONNECTIONS, duration: 2 });
+    // Alternate the three runs three times and keep the medians: this machine's throughput drifts between runs.
     const bareRuns: autocannon.Result[] = [];
     const skillsRuns: autocannon.Result[] = [];
+    const graphqlRuns: autocannon.Result[] = [];
+    const getDuration = Math.max(3, Math.round(DURATION_S / 2));
     for (let round = 0; round < 3; round++) {
-      bareRuns.push(await load({ url: `http://127.0.0.1:${bare.port}/`, duration: Math.max(3, Math.round(DURATION_S / 2)) }));
-      skillsRuns.push(await load({ url: `${appUrl}/v1/skills`, duration: Math.max(3, Math.round(DURATION_S / 2)) }));
+      bareRuns.push(await load({ url: `http://127.0.0.1:${bare.port}/`, duration: getDuration }));
+      skillsRuns.push(await load({ url: `${appUrl}/v1/skills`, headers: withKey, duration: getDuration }));
+      graphqlRuns.push(await load({ ...graphql, duration: getDuration }));
     }
     const medianRun = (runs: autocannon.Result[]) => [...runs].sort((a, b) => a.requests.average - b.requests.average)[1];
     const bareRun = medianRun(bareRuns);
     const skillsRun = medianRun(skillsRuns);
+    const graphqlRun = medianRun(graphqlRuns);
+    for (const run of [skillsRun, graphqlRun]) if (run.non2xx > 0 || run.errors > 0) throw new Error(`a run had ${run.non2xx} non-2xx answers and ${run.errors} errors`);
 
     const chats: string[] = [];
     for (let i = 0; i < 200; i++) {
-      const res = await fetch(`${appUrl}/v1/chats`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: `bench ${i}` }) });
+      const res = await fetch(`${appUrl}/v1/chats`, { method: 'POST', headers: { ...withKey, 'content-type': 'application/json' }, body: JSON.stringify({ title: `bench ${i}` }) });
       chats.push(((await res.json()) as { id: string }).id);
     }
     let next = 0;
@@ -272,7 +305,7 @@ async function main(): Promise<void> {
         requests: [
           {
             method: 'POST',
-            headers: { 'content-type': 'application/json' },
+            headers: { ...withKey, 'content-type': 'application/json' },
             setupRequest: (request) => ({ ...request, path: turnPath(), body: turnBody }),
             onResponse: (status, _body, _context, headers) => samples.add(status, (headers as Record<string, string>)['server-timing']),
           },
@@ -297,7 +330,7 @@ async function main(): Promise<void> {
       for (let at = gap(); at < duration; at += gap()) {
         const wait = started + at * 1000 - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        sent.push(postTurn(agent, app.port, turnPath(), turnBody).then(({ status, serverTiming }) => samples.add(status, serverTiming), () => void samples.failures++));
+        sent.push(postTurn(agent, app.port, turnPath(), turnBody, authorization).then(({ status, serverTiming }) => samples.add(status, serverTiming), () => void samples.failures++));
       }
       await Promise.all(sent);
       const seconds = (performance.now() - started) / 1000;
@@ -320,6 +353,7 @@ async function main(): Promise<void> {
       durationS: DURATION_S,
       bare: { rps: bareRun.requests.average, p99Ms: bareRun.latency.p99, rounds: bareRuns.map((r) => r.requests.average) },
       skills: { rps: skillsRun.requests.average, p99Ms: skillsRun.latency.p99, ratioToBare: skillsRatio, bytes: skillsJson.length, rounds: skillsRuns.map((r) => r.requests.average) },
+      graphqlSkills: { query: GRAPHQL_SKILLS_QUERY, rps: graphqlRun.requests.average, p99Ms: graphqlRun.latency.p99, ratioToRest: graphqlRun.requests.average / skillsRun.requests.average, rounds: graphqlRuns.map((r) => r.requests.average) },
       turnSaturated: saturated,
       turnSingle: single,
       turnOpenLoop: openRuns,
@@ -331,14 +365,16 @@ async function main(): Promise<void> {
       '# HTTP benchmark',
       '',
       `Recorded ${result.recordedAt} on ${result.machine}; database: ${result.database}; \`npm run bench:http\`.`,
-      `autocannon, ${CONNECTIONS} connections; the two GET runs alternate three times (median shown, rounds: bare ${result.bare.rounds.map((r) => f(r, 0)).join(' / ')},`,
-      `Skillhost ${result.skills.rounds.map((r) => f(r, 0)).join(' / ')}); the turn runs follow a 5 s warm-up of turns (${DURATION_S} s with ${CONNECTIONS} connections, ${DURATION_S * 2} s with 1).`,
+      `autocannon, ${CONNECTIONS} connections; Skillhost requires API keys (\`[app.auth] mode = "api_key"\`) and every request sends one.`,
+      `The three skills-list runs alternate three times (median shown, rounds: bare ${result.bare.rounds.map((r) => f(r, 0)).join(' / ')},`,
+      `REST ${result.skills.rounds.map((r) => f(r, 0)).join(' / ')}, GraphQL ${result.graphqlSkills.rounds.map((r) => f(r, 0)).join(' / ')}); the turn runs follow a 5 s warm-up of turns (${DURATION_S} s with ${CONNECTIONS} connections, ${DURATION_S * 2} s with 1).`,
       'Each server (Skillhost, the bare server, the scripted model) runs in its own process, all on this machine with PostgreSQL and autocannon.',
       '',
       '| run | requests/s | p99 latency ms |',
       '|---|---:|---:|',
       `| bare node:http, same JSON (${result.skills.bytes} bytes) | ${f(result.bare.rps, 0)} | ${result.bare.p99Ms} |`,
-      `| \`GET /v1/skills\` | ${f(result.skills.rps, 0)} | ${result.skills.p99Ms} |`,
+      `| \`GET /v1/skills\` with a key | ${f(result.skills.rps, 0)} | ${result.skills.p99Ms} |`,
+      `| GraphQL \`${GRAPHQL_SKILLS_QUERY}\` with a key | ${f(result.graphqlSkills.rps, 0)} | ${result.graphqlSkills.p99Ms} |`,
       `| \`POST /v1/chats/:id/messages\`, ${CONNECTIONS} connections (tool call + answer, ${chats.length} chats) | ${f(saturated.rps, 0)} | ${saturated.latencyP99Ms} |`,
       `| \`POST /v1/chats/:id/messages\`, 1 connection | ${f(single.rps, 0)} | ${single.latencyP99Ms} |`,
       '',
@@ -375,9 +411,10 @@ async function main(): Promise<void> {
           `| ${r.rate} (${f(r.share * 100, 0)}%) | ${f(r.rps, 0)} | ${r.turns} | ${r.failures} | ${f(r.overheadP50Ms, 2)} | ${f(r.overheadP95Ms, 2)} | ${f(r.overheadP99Ms, 2)} | ${f(r.dbP50Ms, 2)} / ${f(r.dbP99Ms, 2)} | ${f(r.modelP50Ms, 2)} / ${f(r.modelP99Ms, 2)} | ${f(r.appCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
       ),
       '',
-      '## Targets (issue 3)',
+      '## Targets',
       '',
-      `- \`GET /v1/skills\` ≥ 50% of the bare server's requests/s: **${f(skillsRatio * 100)}%** — ${skillsRatio >= 0.5 ? 'met' : 'NOT met'}`,
+      `- \`GET /v1/skills\` with a key ≥ 50% of the bare server's requests/s: **${f(skillsRatio * 100)}%** — ${skillsRatio >= 0.5 ? 'met' : 'NOT met'}`,
+      `- The GraphQL \`skills\` query beside it (recorded, no target): ${f(result.graphqlSkills.rps, 0)} requests/s, ${f(result.graphqlSkills.ratioToRest * 100)}% of REST's.`,
       `- A turn's own overhead p99 ≤ 15 ms: **${f(single.overheadP99Ms, 2)} ms** with 1 connection — ${met(single.overheadP99Ms)}.`,
       `  With ${CONNECTIONS} connections: **${f(saturated.overheadP99Ms, 2)} ms** — ${met(saturated.overheadP99Ms)}; at ${f(saturated.rps, 0)} turns/s the app process used ${f(saturated.appCpuCoreShare * 100, 0)}% of a core`,
       `  (${f(saturated.appCpuMsPerTurn, 2)} ms CPU per turn), so this is queueing: ${CONNECTIONS} turns in flight share one event loop, and a turn spends`,
@@ -397,15 +434,15 @@ async function main(): Promise<void> {
         [
           '# HTTP benchmark: every recorded run',
           '',
-          '| recorded | database; machine | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) | overhead p99 ms, open loop at 25 / 50 / 75% |',
-          '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+          '| recorded | database; machine | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) | overhead p99 ms, open loop at 25 / 50 / 75% | GraphQL skills req/s |',
+          '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
           '',
         ].join('\n'),
       );
     }
     appendFileSync(
       history,
-      `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} | ${openRuns.map((r) => f(r.overheadP99Ms, 2)).join(' / ')} |\n`,
+      `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} | ${openRuns.map((r) => f(r.overheadP99Ms, 2)).join(' / ')} | ${f(result.graphqlSkills.rps, 0)} |\n`,
     );
     console.log(lines.join('\n'));
   } finally {
