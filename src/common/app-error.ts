@@ -23,6 +23,10 @@ export enum ErrorCode {
   USER_NAME_TAKEN = 'USER_NAME_TAKEN',
   API_KEY_NOT_FOUND = 'API_KEY_NOT_FOUND',
   QUERY_TOO_COMPLEX = 'QUERY_TOO_COMPLEX',
+  UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
+  MISDIRECTED_REQUEST = 'MISDIRECTED_REQUEST',
+  RATE_LIMITED = 'RATE_LIMITED',
+  BUSY = 'BUSY',
   INTERNAL = 'INTERNAL',
 }
 
@@ -63,6 +67,7 @@ export function httpStatusOf(code: ErrorCode): number {
       return 502;
     case ErrorCode.MODEL_NOT_CONFIGURED:
     case ErrorCode.DATABASE_UNAVAILABLE:
+    case ErrorCode.BUSY:
       return 503;
     case ErrorCode.RESOURCE_OUTSIDE_SKILL:
     case ErrorCode.RESOURCE_IS_DIRECTORY:
@@ -70,7 +75,12 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.QUERY_TOO_COMPLEX:
       return 400;
     case ErrorCode.RESOURCE_BINARY:
+    case ErrorCode.UNSUPPORTED_MEDIA_TYPE:
       return 415;
+    case ErrorCode.MISDIRECTED_REQUEST:
+      return 421;
+    case ErrorCode.RATE_LIMITED:
+      return 429;
     case ErrorCode.PAYLOAD_TOO_LARGE:
       return 413;
     case ErrorCode.INTERNAL:

@@ -5,6 +5,11 @@ export type CatalogueFormat = 'json' | 'xml' | 'markdown';
 export type AuthMode = 'auto' | 'api_key' | 'none';
 export const AUTH_MODES: readonly AuthMode[] = ['auto', 'api_key', 'none'];
 
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+export type LogFormat = 'auto' | 'json' | 'pretty';
+export const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
+
 export const VALIDATION_MODES: readonly ValidationMode[] = ['strict', 'standard', 'lenient'];
 export const CATALOGUE_FORMATS: readonly CatalogueFormat[] = ['json', 'xml', 'markdown'];
 
@@ -50,6 +55,8 @@ export interface DatabaseConfig {
   poolSize: number;
   embeddedDir: string;
   embeddedPort: number;
+  /** Statement and connection-wait limit; past it the query fails as DATABASE_UNAVAILABLE. */
+  statementTimeoutMs: number;
 }
 
 export interface AppConfig {
@@ -59,11 +66,16 @@ export interface AppConfig {
     basePrompt: string;
     defaultModel: string | undefined;
     historyMessages: number;
+    shutdownGraceMs: number;
     skills: SkillsConfig;
-    tools: { enabled: boolean; maxSteps: number };
+    tools: { enabled: boolean; maxSteps: number; maxAnswerBytes: number };
     models: Readonly<Record<string, ModelConfig>>;
     database: DatabaseConfig;
     auth: { mode: AuthMode };
+    http: { allowedHosts: readonly string[]; corsOrigins: readonly string[] };
+    logging: { level: LogLevel; format: LogFormat };
+    metrics: { public: boolean };
+    limits: { requestsPerMinute: number; turnsPerMinute: number; maxConcurrentTurns: number };
   };
 }
 

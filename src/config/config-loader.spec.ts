@@ -37,8 +37,13 @@ describe(loadConfig.name, () => {
       maxDepth: 1,
       explicitPrefixes: ['/'],
     });
-    expect(sut.app.tools).toEqual({ enabled: true, maxSteps: 8 });
-    expect(sut.app.database).toEqual({ url: '', poolSize: 20, embeddedDir: '/srv/app/.data/postgres', embeddedPort: 54329 });
+    expect(sut.app.tools).toEqual({ enabled: true, maxSteps: 8, maxAnswerBytes: 1_000_000 });
+    expect(sut.app.database).toEqual({ url: '', poolSize: 20, embeddedDir: '/srv/app/.data/postgres', embeddedPort: 54329, statementTimeoutMs: 5000 });
+    expect(sut.app.shutdownGraceMs).toBe(30_000);
+    expect(sut.app.http).toEqual({ allowedHosts: [], corsOrigins: [] });
+    expect(sut.app.logging).toEqual({ level: 'info', format: 'auto' });
+    expect(sut.app.metrics).toEqual({ public: false });
+    expect(sut.app.limits).toEqual({ requestsPerMinute: 600, turnsPerMinute: 60, maxConcurrentTurns: 32 });
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();
     expect(sut.app.historyMessages).toBe(20);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import type { AppConfig, AuthMode, CatalogueFormat, ModelConfig, ModelProvider, SkillDirectory, ValidationMode } from './app-config.js';
+import type { AppConfig, AuthMode, CatalogueFormat, LogFormat, LogLevel, ModelConfig, ModelProvider, SkillDirectory, ValidationMode } from './app-config.js';
 import { MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS, type Setting } from './config-schema.js';
 
 export class ConfigError extends Error {
@@ -157,7 +157,8 @@ function buildConfig(
       basePrompt: get<string>('app.base_prompt'),
       defaultModel,
       historyMessages: get<number>('app.history_messages'),
-      tools: { enabled: get<boolean>('app.tools.enabled'), maxSteps: get<number>('app.tools.max_steps') },
+      shutdownGraceMs: get<number>('app.shutdown_grace_ms'),
+      tools: { enabled: get<boolean>('app.tools.enabled'), maxSteps: get<number>('app.tools.max_steps'), maxAnswerBytes: get<number>('app.tools.max_answer_bytes') },
       models,
       auth: { mode: get<AuthMode>('app.auth.mode') },
       database: {
@@ -165,6 +166,15 @@ function buildConfig(
         poolSize: get<number>('app.database.pool_size'),
         embeddedDir: resolve(projectRoot, get<string>('app.database.embedded_dir')),
         embeddedPort: get<number>('app.database.embedded_port'),
+        statementTimeoutMs: get<number>('app.database.statement_timeout_ms'),
+      },
+      http: { allowedHosts: get<string[]>('app.http.allowed_hosts'), corsOrigins: get<string[]>('app.http.cors_origins') },
+      logging: { level: get<LogLevel>('app.logging.level'), format: get<LogFormat>('app.logging.format') },
+      metrics: { public: get<boolean>('app.metrics.public') },
+      limits: {
+        requestsPerMinute: get<number>('app.limits.requests_per_minute'),
+        turnsPerMinute: get<number>('app.limits.turns_per_minute'),
+        maxConcurrentTurns: get<number>('app.limits.max_concurrent_turns'),
       },
       skills: {
         enabled: get<boolean>('app.skills.enabled'),

@@ -1,4 +1,4 @@
-import { AUTH_MODES, CATALOGUE_FORMATS, HARD_LIMITS, VALIDATION_MODES } from './app-config.js';
+import { AUTH_MODES, CATALOGUE_FORMATS, HARD_LIMITS, LOG_FORMATS, LOG_LEVELS, VALIDATION_MODES } from './app-config.js';
 
 /**
  * Every configuration key in one table: its TOML path, environment override, default and rule.
@@ -30,6 +30,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.host', env: 'SKILLHOST_HOST', default: '127.0.0.1', kind: { type: 'string', nonEmpty: true }, description: 'Interface to listen on; `0.0.0.0` for all.' },
   { key: 'app.base_prompt', env: 'SKILLHOST_BASE_PROMPT', default: DEFAULT_BASE_PROMPT, kind: { type: 'string' }, description: 'The start of every system prompt.' },
   { key: 'app.default_model', env: 'SKILLHOST_DEFAULT_MODEL', default: '', kind: { type: 'string' }, description: 'Model used when a message names none: a name under `[app.models]`. Empty: `default` when the quick-start variables define it, else the first model in the file.' },
+  { key: 'app.shutdown_grace_ms', env: 'SKILLHOST_SHUTDOWN_GRACE_MS', default: 30_000, kind: { type: 'integer', min: 0, max: 600_000 }, description: 'On SIGTERM/SIGINT: how long turns in flight may take to finish and be stored before the server stops anyway.' },
   { key: 'app.history_messages', env: 'SKILLHOST_HISTORY_MESSAGES', default: 20, kind: { type: 'integer', min: 0, max: 1000 }, description: "How many of the chat's earlier messages go to the model with each turn." },
   { key: 'app.skills.enabled', env: 'SKILLHOST_SKILLS_ENABLED', default: false, kind: { type: 'boolean' }, description: 'Master switch. Off: no discovery runs and every skills route answers 404 `SKILLS_DISABLED`.' },
   { key: 'app.skills.directories', env: 'SKILLHOST_SKILLS_DIRECTORIES', default: DEFAULT_SKILL_DIRECTORIES, kind: { type: 'string-list' }, description: 'Skill folders to scan, in precedence order (earlier wins a name collision). `~` is the home folder; relative paths resolve from the project root (the working directory).' },
@@ -43,11 +44,21 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.skills.max_depth', env: 'SKILLHOST_SKILLS_MAX_DEPTH', default: 1, kind: { type: 'integer', min: 1, max: HARD_LIMITS.maxDepth }, description: '1 = immediate children of each directory hold skills; up to 6 for nested collections (deeper levels skip `.git` and `node_modules`).' },
   { key: 'app.tools.enabled', env: 'SKILLHOST_TOOLS_ENABLED', default: true, kind: { type: 'boolean' }, description: 'Offer the skill tools (`skills.activate`, `skills.readResource`) to models that support tools.' },
   { key: 'app.tools.max_steps', env: 'SKILLHOST_TOOLS_MAX_STEPS', default: 8, kind: { type: 'integer', min: 1, max: 64 }, description: 'Model steps per turn (each tool round is one); a turn that reaches it ends with a stored notice.' },
+  { key: 'app.tools.max_answer_bytes', env: 'SKILLHOST_TOOLS_MAX_ANSWER_BYTES', default: 1_000_000, kind: { type: 'integer', min: 1024, max: 32 * 1024 * 1024 }, description: "The most of a model's answer (UTF-8 bytes) a turn stores and relays, streamed or not; a longer answer is cut with a notice." },
   { key: 'app.auth.mode', env: 'SKILLHOST_AUTH_MODE', default: 'auto', kind: { type: 'enum', values: AUTH_MODES }, description: '`auto`: no auth while the server listens on a loopback address only, API keys required on any other; `api_key`: keys always required; `none`: every request acts as the built-in admin `local` (a loud warning on a non-loopback address).' },
   { key: 'app.database.url', env: 'DATABASE_URL', default: '', kind: { type: 'string' }, description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' },
   { key: 'app.database.pool_size', env: 'SKILLHOST_DATABASE_POOL_SIZE', default: 20, kind: { type: 'integer', min: 1, max: 200 }, description: 'Connections in the pool to PostgreSQL.' },
   { key: 'app.database.embedded_dir', env: 'SKILLHOST_DATABASE_EMBEDDED_DIR', default: './.data/postgres', kind: { type: 'string', nonEmpty: true }, description: "The embedded server's data folder, kept across restarts." },
+  { key: 'app.database.statement_timeout_ms', env: 'SKILLHOST_DATABASE_STATEMENT_TIMEOUT_MS', default: 5000, kind: { type: 'integer', min: 100, max: 600_000 }, description: 'A database statement (or waiting for a connection) that takes longer fails with 503 `DATABASE_UNAVAILABLE`: a frozen database never holds requests longer than this.' },
   { key: 'app.database.embedded_port', env: 'SKILLHOST_DATABASE_EMBEDDED_PORT', default: 54329, kind: { type: 'integer', min: 1024, max: 65535 }, description: "The embedded server's port on 127.0.0.1." },
+  { key: 'app.http.allowed_hosts', env: 'SKILLHOST_HTTP_ALLOWED_HOSTS', default: [], kind: { type: 'string-list' }, description: 'With auth off, requests must name the listening address or `localhost` in `Host` (else 421 `MISDIRECTED_REQUEST`, against DNS rebinding); these host names are accepted too.' },
+  { key: 'app.http.cors_origins', env: 'SKILLHOST_HTTP_CORS_ORIGINS', default: [], kind: { type: 'string-list' }, description: 'Origins (e.g. `https://chat.example.com`) that browsers may call the API from; none by default.' },
+  { key: 'app.logging.level', env: 'SKILLHOST_LOGGING_LEVEL', default: 'info', kind: { type: 'enum', values: LOG_LEVELS }, description: 'Least severe level logged.' },
+  { key: 'app.logging.format', env: 'SKILLHOST_LOGGING_FORMAT', default: 'auto', kind: { type: 'enum', values: LOG_FORMATS }, description: '`json` (one JSON object a line), `pretty` (readable), or `auto`: `pretty` on a terminal, else `json`.' },
+  { key: 'app.metrics.public', env: 'SKILLHOST_METRICS_PUBLIC', default: false, kind: { type: 'boolean' }, description: '`/metrics` needs an admin key while auth is on, unless this is true.' },
+  { key: 'app.limits.requests_per_minute', env: 'SKILLHOST_LIMITS_REQUESTS_PER_MINUTE', default: 600, kind: { type: 'integer', min: 1, max: 1_000_000 }, description: 'Requests per minute per user (per client address while auth is off), per instance; past it 429 `RATE_LIMITED` with `Retry-After`. `/health*` is never limited.' },
+  { key: 'app.limits.turns_per_minute', env: 'SKILLHOST_LIMITS_TURNS_PER_MINUTE', default: 60, kind: { type: 'integer', min: 1, max: 1_000_000 }, description: 'Turns (messages sent) per minute per user or client address, per instance.' },
+  { key: 'app.limits.max_concurrent_turns', env: 'SKILLHOST_LIMITS_MAX_CONCURRENT_TURNS', default: 32, kind: { type: 'integer', min: 1, max: 10_000 }, description: 'Turns running at once on this instance; one more answers 503 `BUSY`.' },
 ];
 
 /** Per-model keys under `[app.models.NAME]`. */

@@ -22,5 +22,9 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.USER_NAME_TAKEN]: 'a user with that name already exists',
   [ErrorCode.API_KEY_NOT_FOUND]: 'no API key has that id (for `/v1/me/keys`: none of the caller\'s)',
   [ErrorCode.QUERY_TOO_COMPLEX]: 'a GraphQL query is too deep or too large',
+  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 'a request body that is not `application/json` (form posts, XML, multipart, a missing content type)',
+  [ErrorCode.MISDIRECTED_REQUEST]: 'auth is off and the `Host` header names neither the listening address, `localhost`, nor an `[app.http] allowed_hosts` entry (DNS rebinding)',
+  [ErrorCode.RATE_LIMITED]: 'over `[app.limits] requests_per_minute` or `turns_per_minute`; `Retry-After` says when to try again',
+  [ErrorCode.BUSY]: '`[app.limits] max_concurrent_turns` turns are already running on this instance',
   [ErrorCode.INTERNAL]: 'anything unexpected; details stay in the server log',
 };
