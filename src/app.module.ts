@@ -9,6 +9,7 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { HealthController } from './health.controller.js';
+import { LifecycleModule } from './ops/lifecycle.service.js';
 import { ChatModule } from './chat/chat.module.js';
 import { PersistenceModule } from './persistence/persistence.module.js';
 import { SkillsModule } from './skills/skills.module.js';
@@ -19,7 +20,7 @@ export class AppModule {
   static forConfig(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), PersistenceModule, AuthModule, SkillsModule, ChatModule, GraphqlApiModule],
+      imports: [ConfigModule.forRoot(config), LifecycleModule, PersistenceModule, AuthModule, SkillsModule, ChatModule, GraphqlApiModule],
       controllers: [HealthController],
       providers: [
         { provide: APP_FILTER, useClass: AppExceptionFilter },
