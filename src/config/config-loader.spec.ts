@@ -152,6 +152,31 @@ describe(loadConfig.name, () => {
     ]);
   });
 
+  it('honours PORT when SKILLHOST_PORT is not set (the platform convention)', () => {
+    expect(loadConfig({ env: { PORT: '8081' }, toml: {}, projectRoot, homeDir }).app.port).toBe(8081);
+    expect(loadConfig({ env: { PORT: '8081', SKILLHOST_PORT: '9000' }, toml: {}, projectRoot, homeDir }).app.port).toBe(9000);
+    expect(problemsOf(() => loadConfig({ env: { PORT: 'eighty' }, toml: {}, projectRoot, homeDir }))).toEqual(['PORT (app.port): "eighty" is not allowed; expected an integer from 0 to 65535']);
+  });
+
+  it('refuses a malformed DATABASE_URL at load time without echoing it (it may hold a password)', () => {
+    for (const url of ['not a url', 'mysql://u:secret@h/db', 'postgres://', 'postgres:///db']) {
+      const problems = problemsOf(() => loadConfig({ env: { DATABASE_URL: url }, toml: {}, projectRoot, homeDir }));
+      expect(problems).toEqual([
+        'DATABASE_URL (app.database.url): (a URL that is not valid here; not shown, it may hold a password) is not allowed; expected a postgres:// or postgresql:// URL with a host (or empty for the embedded PostgreSQL)',
+      ]);
+    }
+    expect(loadConfig({ env: { DATABASE_URL: 'postgresql://app:s3cret@db:5432/x' }, toml: {}, projectRoot, homeDir }).app.database.url).toBe('postgresql://app:s3cret@db:5432/x');
+  });
+
+  it('reports a section written as a plain value, and unknown keys at any depth, each on its line', () => {
+    const problems = problemsOf(() => loadConfig({ env: {}, toml: { app: { tools: 3, colour: 'red' }, extra: {} }, projectRoot, homeDir }));
+    expect(problems).toEqual([
+      'app.tools: 3 is not allowed; expected a table',
+      expect.stringMatching(/^app\.colour: unknown key \(known keys: app\.port, /),
+      expect.stringMatching(/^extra: unknown key/),
+    ]);
+  });
+
   it('reports invalid TOML', () => {
     const tree = tempTree();
     try {

@@ -4,6 +4,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { AppConfig, AuthMode, CatalogueFormat, LogFormat, LogLevel, ModelConfig, ModelProvider, SkillDirectory, ValidationMode } from './app-config.js';
 import { MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS, type Setting } from './config-schema.js';
+import { CONFIG_TREE_SCHEMA, describeIssues, MODEL_TABLE_SCHEMA, type Problem } from './config-validation.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -26,38 +27,74 @@ export interface LoadConfigOptions {
 
 type Raw = Record<string, unknown>;
 
-/** Reads config.toml (if any) and the environment, validates every key, returns a frozen AppConfig. */
+/**
+ * Reads config.toml (if any) and the environment, validates every key against the schema derived
+ * from the settings table (zod), and returns a frozen AppConfig; every problem is one line of the
+ * ConfigError.
+ */
 export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const env = options.env ?? process.env;
   const projectRoot = options.projectRoot ?? process.cwd();
-  const problems: string[] = [];
-  const toml = options.toml ?? readConfigFile(options.file ?? env.SKILLHOST_CONFIG, projectRoot, problems);
-  const values = new Map<string, unknown>();
-  for (const setting of SETTINGS) {
-    const fromEnv = env[setting.env];
-    if (fromEnv !== undefined && fromEnv !== '') {
-      values.set(setting.key, coerceEnv(setting, fromEnv, problems));
-    } else {
-      const fromToml = lookup(toml, setting.key);
-      values.set(setting.key, fromToml === undefined ? setting.default : check(setting, fromToml, setting.key, problems));
-    }
-  }
-  problems.push(...unknownKeys(toml));
-  const models = readModels(toml, env, problems);
+  const fileProblems: string[] = [];
+  const toml = options.toml ?? readConfigFile(options.file ?? env.SKILLHOST_CONFIG, projectRoot, fileProblems);
+  const { tree, fromEnv } = mergedTree(toml, env);
+  const problems: Problem[] = [];
+  const parsed = CONFIG_TREE_SCHEMA.safeParse(tree);
+  if (!parsed.success) problems.push(...describeIssues(parsed.error.issues, issueContext(tree, fromEnv)));
+  problems.sort((a, b) => a.rank - b.rank);
+  const lines = [...fileProblems, ...problems.map((p) => p.line)];
+  const models = readModels(lookup(tree, 'app.models'), env, lines);
+  const values = new Map(SETTINGS.map((setting) => [setting.key, lookup(tree, setting.key)]));
   let defaultModel = values.get('app.default_model') as string;
   if (defaultModel === '') defaultModel = Object.keys(models)[0] ?? '';
-  else if (!(defaultModel in models)) {
-    problems.push(`app.default_model: ${JSON.stringify(defaultModel)} is not allowed; expected one of the configured models (${Object.keys(models).join(', ') || 'none configured'})`);
+  else if (!Object.hasOwn(models, defaultModel)) {
+    lines.push(`app.default_model: ${JSON.stringify(defaultModel)} is not allowed; expected one of the configured models (${Object.keys(models).join(', ') || 'none configured'})`);
   }
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (lines.length > 0) throw new ConfigError(lines);
   return buildConfig(values, models, defaultModel || undefined, projectRoot, options.homeDir ?? homedir());
 }
 
 /**
- * `[app.models.NAME]` tables, plus the quick start: SKILLHOST_MODEL (with OPENAI_BASE_URL and
- * OPENAI_API_KEY) defines an openai-compatible model named `default` without any file.
+ * The file's tree with every setting filled in: the environment's value (coerced from text to the
+ * setting's kind) where set, else the file's, else the default. `fromEnv` maps a key to the
+ * variable that set it, for the problem lines.
  */
-function readModels(toml: Raw, env: Record<string, string | undefined>, problems: string[]): Record<string, ModelConfig> {
+function mergedTree(toml: Raw, env: Record<string, string | undefined>): { tree: Raw; fromEnv: Map<string, string> } {
+  const tree = structuredClone(toml);
+  const fromEnv = new Map<string, string>();
+  for (const setting of SETTINGS) {
+    const variable = [setting.env, setting.fallbackEnv].find((name) => name !== undefined && env[name] !== undefined && env[name] !== '');
+    let value: unknown;
+    if (variable !== undefined) {
+      value = coerceEnv(setting, env[variable]!);
+      fromEnv.set(setting.key, variable);
+    } else {
+      value = lookup(toml, setting.key);
+      if (value === undefined) value = setting.default;
+    }
+    assign(tree, setting.key, value);
+  }
+  return { tree, fromEnv };
+}
+
+function issueContext(tree: Raw, fromEnv: Map<string, string>) {
+  const known = SETTINGS.map((s) => s.key);
+  const index = new Map(SETTINGS.map((s, i) => [s.key, i]));
+  return {
+    where: (key: string) => (fromEnv.has(key) ? `${fromEnv.get(key)} (${key})` : key),
+    valueAt: (path: readonly PropertyKey[]) => lookup(tree, path.map(String).join('.')),
+    kindOf: (key: string) => SETTINGS.find((s) => s.key === key)?.kind,
+    rankOf: (key: string) => index.get(key) ?? SETTINGS.length,
+    knownUnder: (prefix: string) => known.filter((k) => k.startsWith(prefix)),
+  };
+}
+
+/**
+ * `[app.models.NAME]` tables (each checked by MODEL_TABLE_SCHEMA), plus the quick start:
+ * SKILLHOST_MODEL (with OPENAI_BASE_URL and OPENAI_API_KEY) defines an openai-compatible model
+ * named `default` without any file.
+ */
+function readModels(table: unknown, env: Record<string, string | undefined>, problems: string[]): Record<string, ModelConfig> {
   const models: Record<string, ModelConfig> = {};
   const quickStart = env.SKILLHOST_MODEL;
   if (quickStart !== undefined && quickStart.trim() !== '') {
@@ -73,7 +110,6 @@ function readModels(toml: Raw, env: Record<string, string | undefined>, problems
       maxRetries: 1,
     };
   }
-  const table = lookup(toml, 'app.models');
   if (table === undefined) return models;
   if (table === null || typeof table !== 'object' || Array.isArray(table)) {
     problems.push('app.models: expected tables like [app.models.NAME]');
@@ -87,21 +123,28 @@ function readModels(toml: Raw, env: Record<string, string | undefined>, problems
       continue;
     }
     const entry = raw as Raw;
-    const value = (key: string) => {
-      const setting = MODEL_SETTINGS.find((s) => s.key === key)!;
-      if (entry[key] === undefined) {
-        if (setting.required) problems.push(`${where}.${key}: missing; expected ${key === 'provider' ? MODEL_PROVIDERS.join(' or ') : 'a value'}`);
-        return setting.default;
-      }
-      return check({ ...setting, env: '' }, entry[key], `${where}.${key}`, problems);
-    };
-    for (const key of Object.keys(entry)) {
-      if (!MODEL_SETTINGS.some((s) => s.key === key)) problems.push(`${where}.${key}: unknown key (known keys: ${MODEL_SETTINGS.map((s) => s.key).join(', ')})`);
+    for (const setting of MODEL_SETTINGS) {
+      if (setting.required && entry[setting.key] === undefined) problems.push(`${where}.${setting.key}: missing; expected ${setting.key === 'provider' ? MODEL_PROVIDERS.join(' or ') : 'a value'}`);
     }
+    const parsed = MODEL_TABLE_SCHEMA.safeParse(entry);
+    if (!parsed.success) {
+      const lines = describeIssues(parsed.error.issues, {
+        prefix: `${where}.`,
+        where: (key) => `${where}.${key}`,
+        valueAt: (path) => entry[String(path[0])],
+        kindOf: (key) => MODEL_SETTINGS.find((s) => s.key === key)?.kind,
+        rankOf: (key) => MODEL_SETTINGS.findIndex((s) => s.key === key),
+        knownUnder: () => MODEL_SETTINGS.map((s) => s.key),
+      });
+      problems.push(...lines.sort((a, b) => a.rank - b.rank).map((p) => p.line));
+    }
+    // Invalid values have been reported; the model is still listed, so default_model is checked against every name.
+    const valid = parsed.success ? (parsed.data as Raw) : {};
+    const value = (key: string) => valid[key] ?? MODEL_SETTINGS.find((s) => s.key === key)!.default;
     const provider = value('provider') as ModelProvider;
-    let baseUrl = value('base_url') as string;
+    let baseUrl = typeof entry.base_url === 'string' ? entry.base_url : '';
     if (baseUrl === '' && provider === 'anthropic') baseUrl = 'https://api.anthropic.com/v1';
-    if (baseUrl === '' && provider === 'openai-compatible') problems.push(`${where}.base_url: missing; an openai-compatible model needs its API's base URL`);
+    if (baseUrl === '' && (provider === 'openai-compatible' || entry.provider === 'openai-compatible')) problems.push(`${where}.base_url: missing; an openai-compatible model needs its API's base URL`);
     else if (baseUrl !== '' && !/^https?:\/\/[^\s]+$/.test(baseUrl)) problems.push(`${where}.base_url: ${JSON.stringify(baseUrl)} is not allowed; expected an http(s) URL`);
     const apiKeyEnv = value('api_key_env') as string;
     models[name] = {
@@ -112,8 +155,8 @@ function readModels(toml: Raw, env: Record<string, string | undefined>, problems
       apiKeyEnv,
       apiKey: apiKeyEnv ? env[apiKeyEnv] || undefined : undefined,
       tools: value('tools') as boolean,
-      timeoutMs: value('timeout_ms') as number,
-      maxRetries: value('max_retries') as number,
+      timeoutMs: Number(value('timeout_ms')),
+      maxRetries: Number(value('max_retries')),
     };
   }
   return models;
@@ -212,6 +255,18 @@ function readConfigFile(explicitFile: string | undefined, projectRoot: string, p
   }
 }
 
+function assign(root: Raw, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let node = root;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    // A section written as a plain value stays as it is: the schema reports it.
+    if (next !== undefined && (next === null || typeof next !== 'object' || Array.isArray(next))) return;
+    node = (node[part] ??= {}) as Raw;
+  }
+  node[parts[parts.length - 1]] = value;
+}
+
 function lookup(root: Raw, dotted: string): unknown {
   let node: unknown = root;
   for (const part of dotted.split('.')) {
@@ -221,37 +276,19 @@ function lookup(root: Raw, dotted: string): unknown {
   return node;
 }
 
-/** Keys in the file that no setting reads: almost always a typo, so they stop the start. */
-function unknownKeys(toml: Raw): string[] {
-  const known = new Set(SETTINGS.map((s) => s.key));
-  const sections = new Set(SETTINGS.flatMap((s) => s.key.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))));
-  const problems: string[] = [];
-  const walk = (node: Raw, prefix: string) => {
-    for (const [name, value] of Object.entries(node)) {
-      const key = prefix ? `${prefix}.${name}` : name;
-      if (known.has(key) || key === 'app.models') continue;
-      if (sections.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) walk(value as Raw, key);
-      else problems.push(`${key}: unknown key (known keys: ${[...known].filter((k) => k.startsWith(prefix)).join(', ')})`);
-    }
-  };
-  walk(toml, '');
-  return problems;
-}
-
-function coerceEnv(setting: Setting, text: string, problems: string[]): unknown {
-  const where = `${setting.env} (${setting.key})`;
+/** An environment variable's text as the setting's kind, where it spells one; else the text (which then fails validation). */
+function coerceEnv(setting: Setting, text: string): unknown {
   switch (setting.kind.type) {
     case 'integer':
-      return check(setting, /^-?\d+$/.test(text.trim()) ? Number(text.trim()) : text, where, problems);
+      return /^-?\d+$/.test(text.trim()) ? Number(text.trim()) : text;
     case 'boolean': {
       const lowered = text.trim().toLowerCase();
-      const value = ['true', '1', 'yes', 'on'].includes(lowered) ? true : ['false', '0', 'no', 'off'].includes(lowered) ? false : text;
-      return check(setting, value, where, problems);
+      return ['true', '1', 'yes', 'on'].includes(lowered) ? true : ['false', '0', 'no', 'off'].includes(lowered) ? false : text;
     }
     case 'string-list':
-      return check(setting, parseEnvList(text), where, problems);
+      return parseEnvList(text);
     default:
-      return check(setting, text, where, problems);
+      return text;
   }
 }
 
@@ -266,32 +303,6 @@ function parseEnvList(text: string): unknown {
     }
   }
   return trimmed.split(',').map((part) => part.trim()).filter((part) => part.length > 0);
-}
-
-function check(setting: Setting, value: unknown, where: string, problems: string[]): unknown {
-  const bad = (allowed: string) => {
-    problems.push(`${where}: ${JSON.stringify(value)} is not allowed; expected ${allowed}`);
-    return setting.default;
-  };
-  const kind = setting.kind;
-  switch (kind.type) {
-    case 'integer':
-      if (typeof value === 'bigint') value = Number(value);
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < kind.min || value > kind.max) {
-        return bad(`an integer from ${kind.min} to ${kind.max}`);
-      }
-      return value;
-    case 'boolean':
-      return typeof value === 'boolean' ? value : bad('true or false');
-    case 'string':
-      return typeof value === 'string' && (!kind.nonEmpty || value.trim() !== '') ? value : bad(kind.nonEmpty ? 'a non-empty string' : 'a string');
-    case 'enum':
-      return typeof value === 'string' && kind.values.includes(value) ? value : bad(`one of ${kind.values.join(', ')}`);
-    case 'string-list':
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v.trim() !== '')) return bad('a list of non-empty strings');
-      if (kind.values && !value.every((v) => kind.values!.includes(v))) return bad(`a list of ${kind.values.join(', ')}`);
-      return value;
-  }
 }
 
 function deepFreeze<T>(value: T): T {

@@ -9,12 +9,15 @@ export type SettingKind =
   | { type: 'boolean' }
   | { type: 'string'; nonEmpty?: boolean }
   | { type: 'enum'; values: readonly string[] }
-  | { type: 'string-list'; values?: readonly string[] };
+  | { type: 'string-list'; values?: readonly string[] }
+  | { type: 'database-url' };
 
 export interface Setting {
   /** Dotted TOML path, e.g. `app.skills.enabled`. */
   key: string;
   env: string;
+  /** A platform convention read when `env` is not set (`PORT`). */
+  fallbackEnv?: string;
   default: unknown;
   kind: SettingKind;
   description: string;
@@ -26,7 +29,7 @@ export const DEFAULT_BASE_PROMPT = 'You are a helpful assistant.';
 export const DEFAULT_SKILL_DIRECTORIES = ['./.skills', './.agents/skills', '~/.agents/skills', '~/.skillhost/skills'];
 
 export const SETTINGS: readonly Setting[] = [
-  { key: 'app.port', env: 'SKILLHOST_PORT', default: 3000, kind: { type: 'integer', min: 0, max: 65535 }, description: 'HTTP port (0 picks a free one).' },
+  { key: 'app.port', env: 'SKILLHOST_PORT', fallbackEnv: 'PORT', default: 3000, kind: { type: 'integer', min: 0, max: 65535 }, description: 'HTTP port (0 picks a free one).' },
   { key: 'app.host', env: 'SKILLHOST_HOST', default: '127.0.0.1', kind: { type: 'string', nonEmpty: true }, description: 'Interface to listen on; `0.0.0.0` for all.' },
   { key: 'app.base_prompt', env: 'SKILLHOST_BASE_PROMPT', default: DEFAULT_BASE_PROMPT, kind: { type: 'string' }, description: 'The start of every system prompt.' },
   { key: 'app.default_model', env: 'SKILLHOST_DEFAULT_MODEL', default: '', kind: { type: 'string' }, description: 'Model used when a message names none: a name under `[app.models]`. Empty: `default` when the quick-start variables define it, else the first model in the file.' },
@@ -46,7 +49,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.tools.max_steps', env: 'SKILLHOST_TOOLS_MAX_STEPS', default: 8, kind: { type: 'integer', min: 1, max: 64 }, description: 'Model steps per turn (each tool round is one); a turn that reaches it ends with a stored notice.' },
   { key: 'app.tools.max_answer_bytes', env: 'SKILLHOST_TOOLS_MAX_ANSWER_BYTES', default: 1_000_000, kind: { type: 'integer', min: 1024, max: 32 * 1024 * 1024 }, description: "The most of a model's answer (UTF-8 bytes) a turn stores and relays, streamed or not; a longer answer is cut with a notice." },
   { key: 'app.auth.mode', env: 'SKILLHOST_AUTH_MODE', default: 'auto', kind: { type: 'enum', values: AUTH_MODES }, description: '`auto`: no auth while the server listens on a loopback address only, API keys required on any other; `api_key`: keys always required; `none`: every request acts as the built-in admin `local` (a loud warning on a non-loopback address).' },
-  { key: 'app.database.url', env: 'DATABASE_URL', default: '', kind: { type: 'string' }, description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' },
+  { key: 'app.database.url', env: 'DATABASE_URL', default: '', kind: { type: 'database-url' }, description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' },
   { key: 'app.database.pool_size', env: 'SKILLHOST_DATABASE_POOL_SIZE', default: 20, kind: { type: 'integer', min: 1, max: 200 }, description: 'Connections in the pool to PostgreSQL.' },
   { key: 'app.database.embedded_dir', env: 'SKILLHOST_DATABASE_EMBEDDED_DIR', default: './.data/postgres', kind: { type: 'string', nonEmpty: true }, description: "The embedded server's data folder, kept across restarts." },
   { key: 'app.database.statement_timeout_ms', env: 'SKILLHOST_DATABASE_STATEMENT_TIMEOUT_MS', default: 5000, kind: { type: 'integer', min: 100, max: 600_000 }, description: 'A database statement (or waiting for a connection) that takes longer fails with 503 `DATABASE_UNAVAILABLE`: a frozen database never holds requests longer than this.' },
@@ -94,11 +97,14 @@ export function renderConfigReference(): string {
         return kind.values.map((v) => `\`${v}\``).join(' \\| ');
       case 'string-list':
         return kind.values ? `list of ${kind.values.map((v) => `\`${v}\``).join(', ')}` : 'list of strings';
+      case 'database-url':
+        return '`postgres://` URL';
     }
   };
   const rows = SETTINGS.map((s) => {
     const [section, key] = [s.key.split('.').slice(0, -1).join('.'), s.key.split('.').pop()];
-    return `| \`[${section}]\` \`${key}\` | \`${s.env}\` | ${kindText(s.kind)} | \`${JSON.stringify(s.default)}\` | ${s.description} |`;
+    const env = s.fallbackEnv ? `\`${s.env}\` (or \`${s.fallbackEnv}\`)` : `\`${s.env}\``;
+    return `| \`[${section}]\` \`${key}\` | ${env} | ${kindText(s.kind)} | \`${JSON.stringify(s.default)}\` | ${s.description} |`;
   });
   const modelRows = MODEL_SETTINGS.map(
     (s) => `| \`[app.models.NAME]\` \`${s.key}\` | — | ${kindText(s.kind)} | ${s.required ? 'required' : `\`${JSON.stringify(s.default)}\``} | ${s.description} |`,

@@ -1,11 +1,24 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { ConfigModule as NestConfigModule } from '@nestjs/config';
 import { APP_CONFIG, type AppConfig } from './app-config.js';
 
-/** Provides the one validated AppConfig to every module under the `APP_CONFIG` token. */
+/**
+ * The one validated configuration, through `@nestjs/config`: its ConfigService serves the tree
+ * (`config.get('app.port')`), and `APP_CONFIG` the same object typed and frozen, which is what
+ * Skillhost's own modules inject. The loader (config.toml + environment, validated against the
+ * zod schema derived from the settings table) runs once, before the application is built, so an
+ * invalid configuration stops the process with one line per problem before anything starts.
+ * No `.env` file is read and nothing is written to `process.env`.
+ */
 @Global()
 @Module({})
 export class ConfigModule {
   static forRoot(config: AppConfig): DynamicModule {
-    return { module: ConfigModule, providers: [{ provide: APP_CONFIG, useValue: config }], exports: [APP_CONFIG] };
+    return {
+      module: ConfigModule,
+      imports: [NestConfigModule.forRoot({ load: [() => config], ignoreEnvFile: true, skipProcessEnv: true, cache: true })],
+      providers: [{ provide: APP_CONFIG, useValue: config }],
+      exports: [APP_CONFIG, NestConfigModule],
+    };
   }
 }

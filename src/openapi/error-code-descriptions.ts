@@ -1,4 +1,4 @@
-import { ErrorCode } from '../common/app-error.js';
+import { ErrorCode, httpStatusOf } from '../common/app-error.js';
 
 /** When each code is answered, as the API documentation says it; a `Record` so a new code must be described. */
 export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
@@ -28,3 +28,9 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.BUSY]: '`[app.limits] max_concurrent_turns` turns are already running on this instance',
   [ErrorCode.INTERNAL]: 'anything unexpected; details stay in the server log',
 };
+
+/** The README's error table, from the same descriptions the OpenAPI document uses; a test keeps the two equal. */
+export function renderErrorReference(): string {
+  const rows = Object.values(ErrorCode).map((code) => `| \`${code}\` | ${httpStatusOf(code)} | ${ERROR_CODE_DESCRIPTIONS[code]} |`);
+  return ['| code | status | when |', '|---|---|---|', ...rows].join('\n');
+}
