@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/app-error.js';
 import { PageQueryDto } from '../common/page-query.dto.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
@@ -36,6 +36,7 @@ export class AdminUsersController {
   @ApiOperation({ summary: "Change a user's role or disable it" })
   @ApiOkResponse({ type: UserDto })
   @ApiErrors(ErrorCode.USER_NOT_FOUND)
+  @ApiBody({ type: UpdateUserDto, required: false })
   async updateUser(@Param('id') id: string, @Body() body: UpdateUserDto) {
     return presentUser(await this.users.updateUser(id, body));
   }
@@ -44,6 +45,7 @@ export class AdminUsersController {
   @ApiOperation({ summary: 'Make an API key for a user', description: 'The answer carries the key itself, this once.' })
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
   @ApiErrors(ErrorCode.USER_NOT_FOUND)
+  @ApiBody({ type: CreateApiKeyDto, required: false })
   async createKey(@Param('id') id: string, @Body() body: CreateApiKeyDto) {
     return presentCreatedApiKey(await this.users.createKey(id, body));
   }

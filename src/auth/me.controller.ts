@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../common/app-error.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import { AuthService } from './auth.service.js';
@@ -30,6 +30,7 @@ export class MeController {
   @Post('keys')
   @ApiOperation({ summary: 'Make an API key for the caller', description: 'The answer carries the key itself, this once.' })
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
+  @ApiBody({ type: CreateApiKeyDto, required: false })
   async createKey(@CurrentPrincipal() principal: Principal, @Body() body: CreateApiKeyDto) {
     return presentCreatedApiKey(await this.users.createKey(principal.userId, body));
   }

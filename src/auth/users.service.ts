@@ -51,8 +51,9 @@ export class UsersService {
     return user;
   }
 
-  async updateUser(id: string, changes: { role?: UserRole; disabled?: boolean }): Promise<UserEntity> {
-    const user = isUuid(id) ? await this.users.update(id, changes) : null;
+  async updateUser(id: string, changes: { role?: UserRole | null; disabled?: boolean | null }): Promise<UserEntity> {
+    // A JSON null is "not sent", as an omitted field is: neither may be unset.
+    const user = isUuid(id) ? await this.users.update(id, { role: changes.role ?? undefined, disabled: changes.disabled ?? undefined }) : null;
     if (user === null) throw userNotFound(id);
     // Keys this instance has cached for the user must not outlive a demotion or a disabling.
     this.auth.forgetUser(user.id);

@@ -3,7 +3,7 @@ import { type DocumentNode, type GraphQLSchema, specifiedRules, validate } from 
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { toGraphQLError } from '../common/app-exception.filter.js';
 import { formatGraphQLErrors } from './graphql-errors.js';
-import { assertWithinLimits } from './query-limits.js';
+import { assertSourceNesting, assertWithinLimits, isParsedDocument } from './query-limits.js';
 import { connectionCredentials } from './subscription-auth.js';
 
 /**
@@ -31,6 +31,8 @@ export function graphqlDriverConfig(): Omit<MercuriusDriverConfig, 'driver'> {
     errorFormatter: (execution) => formatGraphQLErrors(execution) as ReturnType<NonNullable<MercuriusDriverConfig['errorFormatter']>>,
     graphql: { parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS } },
     hooks: {
+      // Before parsing: graphql-js parses recursively, so thousands of nested brackets would overflow its stack.
+      preParsing: async (_schema, source) => refuse(() => assertSourceNesting(source)),
       // Before validation, so an oversized document costs no validation work either.
       preValidation: async (_schema, document) => refuseTooComplex(document),
       // mercurius neither limits nor validates subscription documents: both happen here.
@@ -52,10 +54,20 @@ export function graphqlDriverConfig(): Omit<MercuriusDriverConfig, 'driver'> {
 }
 
 function refuseTooComplex(document: DocumentNode): void {
-  try {
+  refuse(() => {
+    if (!isParsedDocument(document)) {
+      const problem = 'query: must be GraphQL text (a JSON-encoded document or any other JSON value is not accepted)';
+      throw new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problem}`, { problems: [problem] });
+    }
     assertWithinLimits(document);
+  });
+}
+
+/** A refusal as a GraphQLError, which keeps its extensions on every path, the subscription error message included. */
+function refuse(check: () => void): void {
+  try {
+    check();
   } catch (error) {
-    // A GraphQLError keeps its extensions on every path, the subscription error message included.
     throw toGraphQLError(error);
   }
 }

@@ -1,4 +1,4 @@
-import { type DocumentNode, type FragmentDefinitionNode, Kind, type SelectionSetNode } from 'graphql';
+import { type DocumentNode, type FragmentDefinitionNode, Kind, type SelectionSetNode, Source } from 'graphql';
 import { AppError, ErrorCode } from '../common/app-error.js';
 
 export interface QueryLimits {
@@ -93,4 +93,43 @@ export function assertWithinLimits(document: DocumentNode, limits: QueryLimits =
     maxDepth: limits.maxDepth,
     maxCost: limits.maxCost,
   });
+}
+
+/**
+ * Brackets (`{`, `[`, `(`) nested deeper than this are refused before parsing: graphql-js parses
+ * recursively, and a few thousand levels overflow its stack. Ten levels of fields with list and
+ * object arguments stay far below it.
+ */
+export const MAX_SOURCE_NESTING = 64;
+
+/** QUERY_TOO_COMPLEX for a source nested too deep to parse safely; strings, block strings and comments are skipped. */
+export function assertSourceNesting(source: string, maxNesting: number = MAX_SOURCE_NESTING): void {
+  let depth = 0;
+  for (let i = 0; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === '#') {
+      while (i < source.length && source[i] !== '\n' && source[i] !== '\r') i++;
+    } else if (ch === '"') {
+      const block = source.startsWith('"""', i);
+      const close = block ? '"""' : '"';
+      i += close.length;
+      while (i < source.length && !source.startsWith(close, i)) i += source[i] === '\\' ? 2 : 1;
+      i += close.length - 1;
+    } else if (ch === '{' || ch === '[' || ch === '(') {
+      if (++depth > maxNesting) {
+        throw new AppError(ErrorCode.QUERY_TOO_COMPLEX, `The query is too complex: its brackets nest more than ${maxNesting} deep. Ask for less in one request, or split it.`, { maxNesting });
+      }
+    } else if (ch === '}' || ch === ']' || ch === ')') {
+      depth = Math.max(0, depth - 1);
+    }
+  }
+}
+
+/**
+ * True for a document graphql-js parsed from text. mercurius also takes a query sent as a JSON AST
+ * (or any JSON value) and uses it as the document; Skillhost accepts only GraphQL text.
+ */
+export function isParsedDocument(document: unknown): document is DocumentNode {
+  const node = document as DocumentNode | null;
+  return node !== null && typeof node === 'object' && node.kind === Kind.DOCUMENT && Array.isArray(node.definitions) && node.loc?.source instanceof Source;
 }

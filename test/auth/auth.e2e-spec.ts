@@ -136,6 +136,9 @@ describe('API keys and users (auth mode api_key)', () => {
     expect(disabled.body).toMatchObject({ name: 'hal', role: 'admin', disabled: true });
     expect((await http().get('/v1/me').set('authorization', `Bearer ${key}`).expect(401)).body.message).toBe("The user 'hal' is disabled.");
     await http().patch(`/v1/admin/users/${hal.id}`).set('authorization', `Bearer ${adminKey}`).send({ disabled: false }).expect(200);
+    // null is "not sent": nothing changes, nothing fails.
+    const unchanged = await http().patch(`/v1/admin/users/${hal.id}`).set('authorization', `Bearer ${adminKey}`).send({ role: null, disabled: null }).expect(200);
+    expect(unchanged.body).toMatchObject({ role: 'admin', disabled: false });
     await http().get('/v1/me').set('authorization', `Bearer ${key}`).expect(200);
   });
 

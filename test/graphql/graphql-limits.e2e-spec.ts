@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import { parse, validate } from 'graphql';
+import request from 'supertest';
 import { UsersService } from '../../src/auth/users.service.js';
 import { query } from '../support/database.js';
 import { failure, type GraphqlTestContext, startGraphqlApp } from './graphql-test-app.js';
@@ -109,5 +110,27 @@ describe('GraphQL query limits: depth ≤ 10 and cost ≤ 1000 fields, refused w
       },
     ]);
     expect(ctx.subscriptions.mock.calls.filter(([chatId]) => chatId === createChat.id)).toEqual([]);
+  });
+
+  it('brackets nested thousands deep are refused as QUERY_TOO_COMPLEX before parsing, not a stack overflow', async () => {
+    const post = (body: unknown) => request(ctx.app.getHttpServer()).post('/graphql').send(body as object);
+    for (const deep of [`{${' me {'.repeat(3300)} name ${'}'.repeat(3301)}`, `{ catalogue(format: ${'['.repeat(3000)}json${']'.repeat(3000)}) }`, `{ chats(limit: ${'{a: '.repeat(3000)}1${'}'.repeat(3000)}) { total } }`]) {
+      const res = await post({ query: deep }).expect(400);
+      expect(res.body.errors).toEqual([{ message: expect.stringContaining('its brackets nest more than 64 deep'), extensions: { code: 'QUERY_TOO_COMPLEX', status: 400, details: { maxNesting: 64 } } }]);
+      expect(JSON.stringify(res.body)).not.toContain('call stack');
+    }
+    // Brackets inside strings and comments do not count.
+    const quoted = await post({ query: `{ me { name } } # ${'{'.repeat(100)}` }).expect(200);
+    expect(quoted.body.data.me.name).toBe('local');
+  });
+
+  it.each([
+    ['a literal as the whole document', '5'],
+    ['a JSON value that is not a query', 5],
+    ['a JSON-encoded AST', { kind: 'Document', definitions: [{ kind: 'OperationDefinition', operation: 'query', selectionSet: { kind: 'SelectionSet', selections: [{ kind: 'Field', name: { kind: 'Name', value: 'me' } }] } }] }],
+    ['a JSON-encoded AST in a string', JSON.stringify({ kind: 'Document', definitions: [] })],
+  ])('%s is refused with 400 VALIDATION_FAILED, never a 500', async (_, queryValue) => {
+    const res = await request(ctx.app.getHttpServer()).post('/graphql').send({ query: queryValue });
+    expect({ status: res.status, code: res.body.errors?.[0]?.extensions?.code }).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
   });
 });
