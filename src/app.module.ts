@@ -8,24 +8,41 @@ import { createValidationPipe } from './common/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
-import { HealthController } from './health.controller.js';
 import { LifecycleModule } from './ops/lifecycle.service.js';
+import { type AppLogger, LoggingModule } from './ops/logging.js';
+import { MetricsModule } from './ops/metrics.service.js';
+import { OpsModule } from './ops/ops.module.js';
+import { RateLimitGuard } from './ops/rate-limit.guard.js';
 import { ChatModule } from './chat/chat.module.js';
 import { PersistenceModule } from './persistence/persistence.module.js';
 import { SkillsModule } from './skills/skills.module.js';
 
 @Module({})
 export class AppModule {
-  /** The whole application for one validated configuration (main.ts and tests build it the same way). */
-  static forConfig(config: AppConfig): DynamicModule {
+  /**
+   * The whole application for one validated configuration (main.ts and tests build it the same
+   * way); `logger`: the app's pino logger, when Nest's logs go to pino (app.factory.ts decides).
+   */
+  static forConfig(config: AppConfig, logger?: AppLogger): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), LifecycleModule, PersistenceModule, AuthModule, SkillsModule, ChatModule, GraphqlApiModule],
-      controllers: [HealthController],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forLogger(logger),
+        LifecycleModule,
+        MetricsModule,
+        PersistenceModule,
+        AuthModule,
+        SkillsModule,
+        ChatModule,
+        GraphqlApiModule,
+        OpsModule.forConfig(config),
+      ],
       providers: [
         { provide: APP_FILTER, useClass: AppExceptionFilter },
-        // Who first (401/403), then whether the feature is on.
+        // Who first (401/403), then how much they may (429), then whether the feature is on.
         { provide: APP_GUARD, useExisting: PrincipalGuard },
+        { provide: APP_GUARD, useExisting: RateLimitGuard },
         { provide: APP_GUARD, useClass: FeatureGuard },
         { provide: APP_PIPE, useFactory: createValidationPipe },
       ],

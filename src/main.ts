@@ -1,29 +1,123 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
-import { createApp } from './app.factory.js';
+import type { AddressInfo } from 'node:net';
+import { ConsoleLogger, Logger, type LogLevel as NestLogLevel } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { closeGracefully, createApp } from './app.factory.js';
+import type { AppConfig, LogLevel } from './config/app-config.js';
 import { ConfigError, loadConfig } from './config/config-loader.js';
 
+/** Past the grace period, how long closing (the pool, the embedded PostgreSQL) may take before the process exits anyway. */
+const CLOSE_MARGIN_MS = 30_000;
+
+const SIGNAL_NUMBERS = { SIGINT: 2, SIGTERM: 15 } as const;
+type StopSignal = keyof typeof SIGNAL_NUMBERS;
+
 async function bootstrap(): Promise<void> {
-  let config;
+  const config = loadConfigOrExit();
+  // Listening before anything starts, so a signal during start-up is acted on once it is up.
+  const signals = listenForStopSignals();
+  // What Nest logs before the app's own logger takes over (start-up and its failures) goes here.
+  Logger.overrideLogger(new StartupLogger(config.app.logging.level));
+  const app = await startOrExit(config);
+  const logger = new Logger('Skillhost');
+  // The bound port: `app.port = 0` picks a free one.
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  logger.log(`Listening on http://${config.app.host}:${port} (skills ${config.app.skills.enabled ? 'enabled' : 'disabled'})`);
+
+  const signal = await signals.first;
+  const graceMs = config.app.shutdownGraceMs;
+  // Whatever happens below, the process ends: a hung close must not keep it alive forever.
+  setTimeout(() => {
+    console.error(`skillhost: shutdown did not finish within ${graceMs + CLOSE_MARGIN_MS} ms; exiting anyway`);
+    process.exit(1);
+  }, graceMs + CLOSE_MARGIN_MS).unref();
+  logger.log(`${signal}: refusing new connections and turns; waiting up to ${graceMs} ms (app.shutdown_grace_ms) for the turns in flight`);
   try {
-    config = loadConfig();
+    const cut = await closeGracefully(app, graceMs, signals.second.then((again) => logger.warn(`${again} again: not waiting for the turns in flight any longer`)));
+    if (cut > 0) logger.warn(`Cut ${cut} turn(s) still running at the end of the grace period: their connections were reset and they were not stored`);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      for (const problem of error.problems) console.error(`config: ${problem}`);
-      process.exit(1);
-    }
-    throw error;
+    logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
   }
-  let app;
+  logger.log('Stopped');
+  process.exit(0);
+}
+
+function loadConfigOrExit(): AppConfig {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const problem of error.problems) console.error(`config: ${problem}`);
+    process.exit(1);
+  }
+}
+
+/** Start-up failures are one line on stderr (the stack only at debug level), then exit 1. */
+async function startOrExit(config: AppConfig): Promise<NestFastifyApplication> {
+  let app: NestFastifyApplication | undefined;
   try {
     app = await createApp(config);
     await app.listen(config.app.port, config.app.host);
+    return app;
   } catch (error) {
     console.error(`skillhost: cannot start: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof Error) new Logger('Skillhost').debug(error.stack);
     await app?.close().catch(() => undefined);
     process.exit(1);
   }
-  new Logger('Skillhost').log(`Listening on http://${config.app.host}:${config.app.port} (skills ${config.app.skills.enabled ? 'enabled' : 'disabled'})`);
+}
+
+/**
+ * The process's one SIGTERM/SIGINT handler. The first signal starts the graceful stop; a second
+ * cuts the wait for turns short; a third exits at once (128 + the signal's number).
+ */
+function listenForStopSignals(): { first: Promise<StopSignal>; second: Promise<StopSignal> } {
+  const received: StopSignal[] = [];
+  let onFirst: (signal: StopSignal) => void = () => undefined;
+  let onSecond: (signal: StopSignal) => void = () => undefined;
+  const first = new Promise<StopSignal>((resolve) => (onFirst = resolve));
+  const second = new Promise<StopSignal>((resolve) => (onSecond = resolve));
+  const handle = (signal: StopSignal) => {
+    received.push(signal);
+    if (received.length === 1) onFirst(signal);
+    else if (received.length === 2) onSecond(signal);
+    else process.exit(128 + SIGNAL_NUMBERS[signal]);
+  };
+  for (const signal of Object.keys(SIGNAL_NUMBERS) as StopSignal[]) process.on(signal, handle);
+  return { first, second };
+}
+
+const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
+  fatal: ['fatal'],
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  info: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
+  trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+};
+
+/**
+ * Where what Nest logs during start-up lands when start-up fails (the app's own logger takes over
+ * the lines of one that succeeds): its progress lines and the error its ExceptionHandler reports
+ * (with the whole stack) are debug lines, so a failed start prints the one line main writes.
+ */
+class StartupLogger extends ConsoleLogger {
+  constructor(level: LogLevel) {
+    super({ logLevels: NEST_LEVELS[level] });
+  }
+
+  override log(message: unknown, ...rest: unknown[]): void {
+    super.debug(message, ...rest);
+  }
+
+  override error(message: unknown, ...rest: unknown[]): void {
+    if (rest[rest.length - 1] === 'ExceptionHandler') {
+      this.debug(message instanceof Error ? (message.stack ?? message.message) : message, 'ExceptionHandler');
+      return;
+    }
+    super.error(message, ...rest);
+  }
 }
 
 void bootstrap();

@@ -7,6 +7,7 @@ import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { PageQueryDto } from '../common/page-query.dto.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
+import { CountsAsTurn } from '../ops/rate-limit.decorators.js';
 import type { ChatEvent } from './chat-events.service.js';
 import { presentChat, presentChatDetail, presentMessage, presentOwnedChat, presentPage, presentToolRun, presentTurn } from './chat.presenter.js';
 import { ChatService, type TurnTiming } from './chat.service.js';
@@ -64,6 +65,7 @@ export class ChatController {
    * (`tool-call`, `tool-result`, `text-delta`, then `done` with the JSON answer, or `error`).
    */
   @Post(':id/messages')
+  @CountsAsTurn()
   @ApiOperation({
     summary: 'Run one turn',
     description:

@@ -5,6 +5,8 @@ import { AppError, ErrorCode } from '../common/app-error.js';
 import { toErrorBody } from '../common/app-exception.filter.js';
 import { isUuid } from '../common/uuid.js';
 import { APP_CONFIG, type AppConfig, type ModelConfig } from '../config/app-config.js';
+import { MetricsService } from '../ops/metrics.service.js';
+import { TurnGate, type TurnRelease } from '../ops/turn-gate.service.js';
 import { ChatRepository, type NewActivation, type OwnedChat, type Page } from '../persistence/chat.repository.js';
 import type { ChatActivatedSkillEntity } from '../persistence/entities/chat-activated-skill.entity.js';
 import type { ChatMessageEntity } from '../persistence/entities/chat-message.entity.js';
@@ -56,6 +58,8 @@ export class ChatService {
     private readonly resources: SkillResourcesService,
     private readonly skillTools: SkillToolsService,
     private readonly events: ChatEventsService,
+    private readonly turns: TurnGate,
+    private readonly metrics: MetricsService,
   ) {}
 
   createChat(principal: Principal, title?: string): Promise<ChatEntity> {
@@ -137,16 +141,25 @@ export class ChatService {
    *
    * `onEvent` hears the turn's events (ending with `done` or `error`); subscribers of the chat hear
    * them too, from the moment the caller is known to own it.
+   *
+   * The turn is counted in the TurnGate until it has been answered and stored: BUSY (503) past
+   * app.limits.max_concurrent_turns or once shutdown began; shutdown waits for counted turns.
    */
   async sendMessage(principal: Principal, id: string, input: TurnInput, onEvent?: (event: ChatEvent) => void): Promise<TurnResult> {
     let emit = onEvent;
+    let release: TurnRelease | undefined;
     try {
+      release = this.turns.enter();
       const result = await this.runTurn(principal, id, input, (listener) => (emit = listener), onEvent);
+      this.metrics.observeTurn(input.model, result.timing);
       emit?.({ event: 'done', data: presentTurn(result) });
       return result;
     } catch (error) {
+      this.metrics.observeFailedTurn(input.model, error);
       emit?.({ event: 'error', data: toErrorBody(error).body });
       throw error;
+    } finally {
+      release?.();
     }
   }
 
@@ -209,6 +222,7 @@ export class ChatService {
       messages,
       tools: toolsAvailable ? SKILL_TOOLS : [],
       maxSteps: this.config.app.tools.maxSteps,
+      maxAnswerBytes: this.config.app.tools.maxAnswerBytes,
       timeoutMs: model.timeoutMs,
       maxRetries: model.maxRetries,
       execute: async (call, tool) => {
@@ -235,6 +249,12 @@ export class ChatService {
     });
     const modelMs = performance.now() - loopStarted - toolMs;
     let answer = result.text.trim();
+    if (result.truncated) {
+      const notice = `[Truncated: the model's answer was longer than ${this.config.app.tools.maxAnswerBytes} bytes (app.tools.max_answer_bytes); the rest was not kept.]`;
+      answer = `${answer}\n\n${notice}`;
+      onEvent?.({ event: 'text-delta', data: { text: `\n\n${notice}` } });
+      this.logger.warn(`Chat ${id}: the model's answer was cut at ${this.config.app.tools.maxAnswerBytes} bytes`);
+    }
     if (result.stepLimitReached) {
       answer = `${answer}${answer ? '\n\n' : ''}[Stopped: this turn reached the limit of ${this.config.app.tools.maxSteps} model steps (app.tools.max_steps) before a final answer.]`;
       this.logger.warn(`Chat ${id}: turn stopped at the step limit (${this.config.app.tools.maxSteps})`);
@@ -267,8 +287,9 @@ export class ChatService {
     };
   }
 
-  /** Checks what can be checked before a turn starts (the caller's chat exists, a model is there) and returns the model. */
+  /** Checks what can be checked before a turn starts (room for it, the caller's chat exists, a model is there) and returns the model. */
   async prepareTurn(principal: Principal, id: string, input: Pick<TurnInput, 'model'>): Promise<ModelConfig> {
+    this.turns.assertOpen();
     const model = this.requireModel(input.model);
     await this.getChat(principal, id);
     return model;
@@ -284,8 +305,8 @@ export class ChatService {
 
   private findModel(name: string | undefined): ModelConfig | undefined {
     const models = this.config.app.models;
-    if (name === undefined) return this.config.app.defaultModel ? models[this.config.app.defaultModel] : undefined;
-    const model = models[name];
+    if (name === undefined) return this.config.app.defaultModel ? ownModel(models, this.config.app.defaultModel) : undefined;
+    const model = ownModel(models, name);
     if (model === undefined) {
       const available = Object.keys(models);
       throw new AppError(ErrorCode.VALIDATION_FAILED, `Model '${name}' is not configured. Available: ${available.join(', ') || 'none'}`, { problems: [`model: '${name}' is not configured`], available });
@@ -312,6 +333,11 @@ export class ChatService {
   messagePages(principal: Principal, chatIds: readonly string[], limit = 50, offset = 0): Promise<Map<string, Page<ChatMessageEntity>>> {
     return this.chats.messagePages(chatIds.filter(isUuid), principal.userId, limit, offset);
   }
+}
+
+/** Only the configured models: `__proto__` or `constructor` must not find Object.prototype's members. */
+function ownModel(models: Readonly<Record<string, ModelConfig>>, name: string): ModelConfig | undefined {
+  return Object.hasOwn(models, name) ? models[name] : undefined;
 }
 
 export function chatNotFound(id: string): AppError {

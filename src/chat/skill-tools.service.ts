@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
+import { MetricsService } from '../ops/metrics.service.js';
 import type { StoredToolCard } from '../persistence/entities/chat-message.entity.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
-import { checkToolArguments, type SkillToolName } from './skill-tools.js';
+import { checkToolArguments, type SkillToolName, toolByName } from './skill-tools.js';
 
 export type ToolCard = StoredToolCard;
 
@@ -23,9 +24,19 @@ const LISTED_FILES = 50;
 export class SkillToolsService {
   private readonly logger = new Logger('SkillTools');
 
-  constructor(private readonly resources: SkillResourcesService) {}
+  constructor(
+    private readonly resources: SkillResourcesService,
+    private readonly metrics: MetricsService,
+  ) {}
 
   async execute(tool: SkillToolName, args: unknown, id: string = randomUUID()): Promise<ToolExecution> {
+    const execution = await this.run(tool, args, id);
+    this.observe(execution.card);
+    if (execution.activated !== undefined) this.metrics.observeActivation(execution.activated);
+    return execution;
+  }
+
+  private async run(tool: SkillToolName, args: unknown, id: string): Promise<ToolExecution> {
     const started = performance.now();
     const checked = checkToolArguments(tool, args);
     const skill = typeof (args as { name?: unknown })?.name === 'string' ? ((args as { name: string }).name) : null;
@@ -63,7 +74,7 @@ export class SkillToolsService {
 
   /** A call the SDK refused before execution: an unknown tool or arguments that were not JSON. */
   refusedCard(id: string, wireName: string, input: unknown, reason: string): ToolCard {
-    return {
+    const card: ToolCard = {
       id,
       tool: wireName,
       args: input ?? null,
@@ -72,5 +83,12 @@ export class SkillToolsService {
       output: `Error: ${reason}`,
       durationMs: 0,
     };
+    this.observe(card);
+    return card;
+  }
+
+  /** A made-up tool name is counted as `unknown`, so a model cannot add series at will. */
+  private observe(card: ToolCard): void {
+    this.metrics.observeToolCall(toolByName(card.tool) === undefined ? 'unknown' : card.tool, card.status, card.durationMs);
   }
 }

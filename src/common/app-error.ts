@@ -27,6 +27,8 @@ export enum ErrorCode {
   MISDIRECTED_REQUEST = 'MISDIRECTED_REQUEST',
   RATE_LIMITED = 'RATE_LIMITED',
   BUSY = 'BUSY',
+  HEADERS_TOO_LARGE = 'HEADERS_TOO_LARGE',
+  REQUEST_TIMEOUT = 'REQUEST_TIMEOUT',
   INTERNAL = 'INTERNAL',
 }
 
@@ -81,6 +83,10 @@ export function httpStatusOf(code: ErrorCode): number {
       return 421;
     case ErrorCode.RATE_LIMITED:
       return 429;
+    case ErrorCode.HEADERS_TOO_LARGE:
+      return 431;
+    case ErrorCode.REQUEST_TIMEOUT:
+      return 408;
     case ErrorCode.PAYLOAD_TOO_LARGE:
       return 413;
     case ErrorCode.INTERNAL:

@@ -37,6 +37,7 @@ function codeForHttpStatus(status: number): ErrorCode | undefined {
   if (status === 404) return ErrorCode.ROUTE_NOT_FOUND;
   if (status === 403) return ErrorCode.FORBIDDEN;
   if (status === 413) return ErrorCode.PAYLOAD_TOO_LARGE;
+  if (status === 415) return ErrorCode.UNSUPPORTED_MEDIA_TYPE;
   if (status === 400) return ErrorCode.VALIDATION_FAILED;
   return undefined;
 }
@@ -47,15 +48,34 @@ interface ReplyLike {
   send(payload: unknown): unknown;
 }
 
+/**
+ * The client closed the connection while its body was being read (Node's "aborted" with
+ * ECONNRESET): not the server's fault, and nobody is left to read an answer.
+ */
+function isClientAbort(error: unknown, request: RequestLike | undefined): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const abortError = e?.code === 'ECONNRESET' || (error instanceof Error && error.message === 'aborted');
+  const raw = request?.raw;
+  return abortError && raw !== undefined && (raw.destroyed || !raw.socket || raw.socket.destroyed);
+}
+
+const CLIENT_ABORTED = { status: 400, body: { code: ErrorCode.VALIDATION_FAILED, message: 'The request was not received whole: the client closed the connection.' } };
+
+interface RequestLike {
+  raw?: { destroyed: boolean; socket?: { destroyed: boolean } | null };
+}
+
 /** Every error of every front door, REST and GraphQL, in one shape with one status per code. */
 @Catch()
 export class AppExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(error: unknown, host: ArgumentsHost): GraphQLError | undefined {
-    const { status, body } = toErrorBody(error);
+    const aborted = host.getType<string>() === 'http' && isClientAbort(error, host.switchToHttp().getRequest<RequestLike>());
+    const { status, body } = aborted ? CLIENT_ABORTED : toErrorBody(error);
     // Expected failures (a model down, the database gone) are one line; anything else gets its stack.
-    if (error instanceof AppError && status >= 500) this.logger.warn(`${error.code}: ${error.message}`);
+    if (aborted) this.logger.debug(`The client went away before its request was read (${(error as Error).message})`);
+    else if (error instanceof AppError && status >= 500) this.logger.warn(`${error.code}: ${error.message}`);
     else if (status >= 500) this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     // GraphQL: Nest rethrows what the filter returns, and the GraphQL server puts it in `errors`.
     if (host.getType<string>() === 'graphql') return toGraphQLError(error);

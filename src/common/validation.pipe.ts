@@ -1,5 +1,6 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { AppError, ErrorCode } from './app-error.js';
+import { unstorableCharacter } from './storable-text.js';
 
 /** Flattens class-validator errors into one readable line per problem, e.g. "format: must be one of …". */
 export function describeValidationErrors(errors: ValidationError[], prefix = ''): string[] {
@@ -10,15 +11,80 @@ export function describeValidationErrors(errors: ValidationError[], prefix = '')
   });
 }
 
-/** DTO validation for every route: unknown fields are rejected, failures become VALIDATION_FAILED. */
+const NUL_ALLOWED = 'skillhost:validation:nul-allowed';
+
+/**
+ * Lets NUL through the string check on one field, because the service refuses it there with a
+ * more precise error: a resource path with NUL is RESOURCE_OUTSIDE_SKILL, as documented.
+ */
+export function NulAllowed(): PropertyDecorator {
+  return (target, key) => Reflect.defineMetadata(NUL_ALLOWED, true, target, key);
+}
+
+function nulAllowed(metatype: ArgumentMetadata['metatype'], key: string): boolean {
+  return typeof metatype === 'function' && Reflect.getMetadata(NUL_ALLOWED, metatype.prototype as object, key) === true;
+}
+
+const MAX_PROBLEMS = 10;
+/** Deeper than any DTO; JSON bodies are refused past 64 levels before they get here (see json-body.ts). */
+const MAX_WALK_DEPTH = 100;
+
+const DESCRIPTIONS = {
+  NUL: 'contains a NUL character (U+0000), which cannot be stored; remove it',
+  'unpaired surrogate': 'contains an unpaired UTF-16 surrogate (not valid Unicode text); send well-formed text',
+} as const;
+
+/**
+ * Every string of a body, query or GraphQL arguments (keys too) must be storable text: one check
+ * here, before any DTO rule, so NUL or a lone surrogate is a 400 wherever it would reach PostgreSQL.
+ */
+export function unstorableStringProblems(value: unknown, metatype?: ArgumentMetadata['metatype']): string[] {
+  const problems: string[] = [];
+  const walk = (item: unknown, path: string, depth: number, allowNul: boolean): void => {
+    if (problems.length >= MAX_PROBLEMS) return;
+    if (typeof item === 'string') {
+      const found = unstorableCharacter(item, { allowNul });
+      if (found !== undefined) problems.push(`${path || 'value'}: ${DESCRIPTIONS[found]}`);
+      return;
+    }
+    if (item === null || typeof item !== 'object') return;
+    if (depth >= MAX_WALK_DEPTH) {
+      problems.push(`${path || 'value'}: nested more than ${MAX_WALK_DEPTH} levels deep`);
+      return;
+    }
+    for (const [key, child] of Object.entries(item)) {
+      const found = unstorableCharacter(key);
+      const childPath = Array.isArray(item) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (found !== undefined) problems.push(`${childPath}: the field name ${DESCRIPTIONS[found]}`);
+      else walk(child, childPath, depth + 1, depth === 0 && !Array.isArray(item) && nulAllowed(metatype, key));
+    }
+  };
+  walk(value, '', 0, false);
+  return problems;
+}
+
+function validationFailed(problems: string[]): AppError {
+  return new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problems.join('; ')}`, { problems });
+}
+
+/** DTO validation for every route and GraphQL operation: storable strings, unknown fields rejected, failures VALIDATION_FAILED. */
+class AppValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // GraphQL arguments arrive as 'body'. Route parameters are not checked here: an id with NUL
+    // names no row (not found), a resource path with NUL is RESOURCE_OUTSIDE_SKILL.
+    if (metadata.type === 'body' || metadata.type === 'query') {
+      const problems = unstorableStringProblems(value, metadata.metatype);
+      if (problems.length > 0) throw validationFailed(problems);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new AppValidationPipe({
     transform: true,
     whitelist: true,
     forbidNonWhitelisted: true,
-    exceptionFactory: (errors) => {
-      const problems = describeValidationErrors(errors);
-      return new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problems.join('; ')}`, { problems });
-    },
+    exceptionFactory: (errors) => validationFailed(describeValidationErrors(errors)),
   });
 }

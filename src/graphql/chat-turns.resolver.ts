@@ -5,6 +5,7 @@ import type { ChatEvent } from '../chat/chat-events.service.js';
 import { presentToolRun, presentTurn } from '../chat/chat.presenter.js';
 import { ChatService } from '../chat/chat.service.js';
 import { RequireFeature } from '../common/feature.guard.js';
+import { CountsAsTurn } from '../ops/rate-limit.decorators.js';
 import { ActivateSkillArgs, ChatContextArgs, ChatEventsArgs, ReadSkillResourceArgs, SendMessageArgs } from './dto/chat.args.js';
 import { ChatContextModel } from './models/chat-context.model.js';
 import { ChatEventModel } from './models/chat-event.model.js';
@@ -16,6 +17,7 @@ export class ChatTurnsResolver {
   constructor(private readonly chats: ChatService) {}
 
   @Mutation(() => TurnModel, { description: 'One turn, exactly as POST /v1/chats/{id}/messages runs it; its events also reach `chatEvents` subscribers.' })
+  @CountsAsTurn()
   async sendMessage(@CurrentPrincipal() principal: Principal, @Args() { chatId, content, model, tools }: SendMessageArgs) {
     return presentTurn(await this.chats.sendMessage(principal, chatId, { content, model, tools }));
   }

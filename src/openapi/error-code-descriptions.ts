@@ -7,7 +7,7 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.RESOURCE_OUTSIDE_SKILL]: 'absolute path, `..`, NUL byte, or a symlink that leads out of the skill',
   [ErrorCode.RESOURCE_IS_DIRECTORY]: 'the path names a folder',
   [ErrorCode.RESOURCE_BINARY]: 'the file is not UTF-8 text',
-  [ErrorCode.VALIDATION_FAILED]: 'invalid request input (body, query, an unknown field or model, malformed JSON); `details.problems` lists each problem',
+  [ErrorCode.VALIDATION_FAILED]: 'invalid request input (body, query, an unknown field or model, malformed JSON, JSON that is not UTF-8 or nests past 64, a NUL or unpaired surrogate in a string); `details.problems` lists each problem',
   [ErrorCode.SKILLS_DISABLED]: '`app.skills.enabled` is false',
   [ErrorCode.ROUTE_NOT_FOUND]: 'no such route',
   [ErrorCode.CHAT_NOT_FOUND]: "no chat of the caller's has that id (another user's chat is not found either)",
@@ -26,6 +26,8 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.MISDIRECTED_REQUEST]: 'auth is off and the `Host` header names neither the listening address, `localhost`, nor an `[app.http] allowed_hosts` entry (DNS rebinding)',
   [ErrorCode.RATE_LIMITED]: 'over `[app.limits] requests_per_minute` or `turns_per_minute`; `Retry-After` says when to try again',
   [ErrorCode.BUSY]: '`[app.limits] max_concurrent_turns` turns are already running on this instance',
+  [ErrorCode.HEADERS_TOO_LARGE]: 'the request headers are over 16 KiB in all (answered before routing)',
+  [ErrorCode.REQUEST_TIMEOUT]: 'the request did not arrive in time (answered before routing)',
   [ErrorCode.INTERNAL]: 'anything unexpected; details stay in the server log',
 };
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ErrorCode } from '../common/app-error.js';
 import { errorCodesOf, operationIdOf, type RouteFacts } from './route-rules.js';
 
-const route = (overrides: Partial<RouteFacts> = {}): RouteFacts => ({ isPublic: false, adminOnly: false, features: [], declaredCodes: [], ...overrides });
+const route = (overrides: Partial<RouteFacts> = {}): RouteFacts => ({ isPublic: false, adminOnly: false, features: [], rateLimited: false, declaredCodes: [], ...overrides });
 const noInput = { body: false, query: false };
 
 describe(errorCodesOf.name, () => {
@@ -31,6 +31,12 @@ describe(errorCodesOf.name, () => {
     expect(errorCodesOf(route({ features: ['skills'] }), noInput)).toContain(ErrorCode.SKILLS_DISABLED);
     const both = errorCodesOf(route({ features: ['skills', 'tools'] }), noInput);
     expect(both).toEqual(expect.arrayContaining([ErrorCode.SKILLS_DISABLED, ErrorCode.TOOLS_DISABLED]));
+  });
+
+  it('a rate-limited route can answer RATE_LIMITED, public or not; a route exempt from the limits cannot', () => {
+    expect(errorCodesOf(route({ rateLimited: true }), noInput)).toContain(ErrorCode.RATE_LIMITED);
+    expect(errorCodesOf(route({ isPublic: true, rateLimited: true }), noInput)).toEqual([ErrorCode.INTERNAL, ErrorCode.RATE_LIMITED]);
+    expect(errorCodesOf(route({ isPublic: true, rateLimited: false }), noInput)).not.toContain(ErrorCode.RATE_LIMITED);
   });
 
   it("keeps the route's own codes, once each", () => {

@@ -4,6 +4,7 @@ import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '
 import { AdminOnly, Public } from '../auth/auth.decorators.js';
 import { assertUnreachable, ErrorCode } from '../common/app-error.js';
 import { type Feature, RequireFeature } from '../common/feature.guard.js';
+import { NotRateLimited } from '../ops/rate-limit.decorators.js';
 import { declaredErrorCodes } from './api-errors.decorator.js';
 
 /** What the guards know about a route, read from the same metadata they read. */
@@ -11,6 +12,8 @@ export interface RouteFacts {
   isPublic: boolean;
   adminOnly: boolean;
   features: Feature[];
+  /** Whether `[app.limits]` applies (everything but the health probes). */
+  rateLimited: boolean;
   /** The codes its `@ApiErrors` names. */
   declaredCodes: ErrorCode[];
 }
@@ -25,7 +28,7 @@ export interface RouteInput {
  * Every code a route can answer: its own, plus those every route of its kind answers. Any route
  * can fail unexpectedly; a keyed route needs a key, and looking the key up needs the database
  * (as do all such routes' own reads); an admin route an admin; validated input can be invalid, a
- * body can be too large; a feature switch can be off.
+ * body can be too large; a feature switch can be off; a caller can go over the rate limits.
  */
 export function errorCodesOf(route: RouteFacts, input: RouteInput): ErrorCode[] {
   const codes = new Set<ErrorCode>([...route.declaredCodes, ErrorCode.INTERNAL]);
@@ -37,6 +40,7 @@ export function errorCodesOf(route: RouteFacts, input: RouteInput): ErrorCode[] 
   if (input.body || input.query) codes.add(ErrorCode.VALIDATION_FAILED);
   if (input.body) codes.add(ErrorCode.PAYLOAD_TOO_LARGE);
   for (const feature of route.features) codes.add(featureDisabledCode(feature));
+  if (route.rateLimited) codes.add(ErrorCode.RATE_LIMITED);
   return [...codes];
 }
 
@@ -72,6 +76,7 @@ export function collectRouteFacts(app: INestApplication): Map<string, RouteFacts
         isPublic: reflector.getAllAndOverride(Public, targets) === true,
         adminOnly: reflector.getAllAndOverride(AdminOnly, targets) === true,
         features: Array.isArray(features) ? features : [features],
+        rateLimited: reflector.getAllAndOverride(NotRateLimited, targets) !== true,
         declaredCodes: declaredErrorCodes(handler),
       });
     }

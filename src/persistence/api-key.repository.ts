@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { toStorableTextOrNull } from '../common/storable-text.js';
 import { runQuery } from './database-errors.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 import type { UserRole } from './entities/user.entity.js';
@@ -39,7 +40,9 @@ export class ApiKeyRepository {
 
   create(key: NewApiKey): Promise<ApiKeyEntity> {
     return runQuery(async () => {
-      const saved = await this.dataSource.manager.save(this.dataSource.manager.create(ApiKeyEntity, { id: randomUUID(), ...key, lastUsedAt: null, revokedAt: null }));
+      const saved = await this.dataSource.manager.save(
+        this.dataSource.manager.create(ApiKeyEntity, { id: randomUUID(), ...key, label: toStorableTextOrNull(key.label), lastUsedAt: null, revokedAt: null }),
+      );
       // The hash never leaves the repository.
       const { keyHash: _, ...visible } = saved;
       return Object.assign(new ApiKeyEntity(), visible);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DataSource, In } from 'typeorm';
+import { toStorableJson, toStorableText, toStorableTextOrNull } from '../common/storable-text.js';
 import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
 import { ChatMessageEntity, type MessageRole, type StoredToolCard } from './entities/chat-message.entity.js';
@@ -55,7 +56,7 @@ export class ChatRepository {
 
   createChat(ownerId: string, title: string | null): Promise<ChatEntity> {
     return runQuery(async () => {
-      const chat = this.dataSource.manager.create(ChatEntity, { id: randomUUID(), ownerId, title });
+      const chat = this.dataSource.manager.create(ChatEntity, { id: randomUUID(), ownerId, title: toStorableTextOrNull(title) });
       return this.dataSource.manager.save(chat);
     });
   }
@@ -144,10 +145,12 @@ export class ChatRepository {
         id: randomUUID(),
         ord: index + 1,
         role: m.role,
-        content: m.content,
-        tool_cards: m.toolCards ?? [],
-        invoked_skill: m.invokedSkill ?? null,
-        model: m.model ?? null,
+        // Model output (text, tool names and arguments) may hold NUL or lone surrogates, which
+        // PostgreSQL refuses: stored with U+FFFD in their place, and answered as stored.
+        content: toStorableText(m.content),
+        tool_cards: toStorableJson(m.toolCards ?? []),
+        invoked_skill: toStorableTextOrNull(m.invokedSkill),
+        model: toStorableTextOrNull(m.model),
       }));
       const grouped = groupActivations(activations).map(([name, { how, count }]) => ({ name, how, count }));
       const [row] = await runPrepared<{ found: number; messages: { seq: number; created_at: string }[] | null; activated: ActivationRow[] | null }>(this.dataSource, RECORD_TURN, [

@@ -8,8 +8,24 @@ import { UserEntity } from './entities/user.entity.js';
 
 export const ENTITIES = [ChatEntity, ChatMessageEntity, ChatActivatedSkillEntity, UserEntity, ApiKeyEntity];
 
+export interface DataSourceSettings {
+  poolSize?: number;
+  /**
+   * Bounds every statement (server-side `statement_timeout`, and a client-side `query_timeout`
+   * a second later for a server that does not answer at all) and the wait for a connection. Unset
+   * (migrations): statements may take as long as they need, connecting still gives up after 5 s.
+   */
+  statementTimeoutMs?: number;
+  /** Errors of idle pooled connections (the server went away); by default TypeORM logs each one. */
+  onPoolError?: (error: Error) => void;
+}
+
+/** Grace for the server's own statement_timeout to answer before the client stops waiting. */
+const CLIENT_TIMEOUT_MARGIN_MS = 1000;
+
 /** A DataSource for a URL; schema changes only through migrations, never `synchronize`. */
-export function createDataSource(url: string, options: { poolSize?: number } = {}): DataSource {
+export function createDataSource(url: string, options: DataSourceSettings = {}): DataSource {
+  const timeout = options.statementTimeoutMs;
   return new DataSource({
     type: 'postgres',
     url,
@@ -19,8 +35,12 @@ export function createDataSource(url: string, options: { poolSize?: number } = {
     synchronize: false,
     migrationsRun: false,
     poolSize: options.poolSize ?? 20,
-    connectTimeoutMS: 5000,
-    extra: { connectionTimeoutMillis: 5000 },
+    connectTimeoutMS: timeout ?? 5000,
+    extra: {
+      connectionTimeoutMillis: timeout ?? 5000,
+      ...(timeout === undefined ? {} : { statement_timeout: timeout, query_timeout: timeout + CLIENT_TIMEOUT_MARGIN_MS }),
+    },
+    ...(options.onPoolError ? { poolErrorHandler: options.onPoolError } : {}),
   });
 }
 

@@ -1,19 +1,35 @@
-import { Injectable, Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, Optional, type Provider } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { LifecycleService } from '../ops/lifecycle.service.js';
 import { createDataSource, redactDatabaseUrl } from './data-source.js';
 import { EmbeddedPostgresServer } from './embedded-postgres.server.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 
-/** What was started for this app, so shutdown can undo it in reverse order. */
+/**
+ * What was started for this app, so shutdown can undo it in reverse order. The lifecycle (absent
+ * in the CLI) hears when the embedded server is down, and cuts the pool when shutdown stops
+ * waiting for turns.
+ */
 @Injectable()
 export class DatabaseLifecycle implements OnApplicationShutdown {
   dataSource: DataSource | undefined;
   embedded: EmbeddedPostgresServer | undefined;
+  private poolClosed: Promise<void> | undefined;
+
+  constructor(@Optional() @Inject(LifecycleService) readonly app?: LifecycleService) {
+    app?.cutSignal.addEventListener('abort', () => void this.closePool(), { once: true });
+  }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.dataSource?.isInitialized) await this.dataSource.destroy();
+    await this.closePool();
     await this.embedded?.stop();
+  }
+
+  /** Once: the cut and the shutdown may both ask. */
+  private closePool(): Promise<void> {
+    this.poolClosed ??= this.dataSource?.isInitialized ? this.dataSource.destroy() : undefined;
+    return this.poolClosed ?? Promise.resolve();
   }
 }
 
@@ -24,29 +40,52 @@ export class DatabaseLifecycle implements OnApplicationShutdown {
 export const dataSourceProvider: Provider = {
   provide: DATA_SOURCE,
   inject: [APP_CONFIG, DatabaseLifecycle],
-  useFactory: async (config: AppConfig, lifecycle: DatabaseLifecycle): Promise<DataSource> => {
+  useFactory: async (config: AppConfig, started: DatabaseLifecycle): Promise<DataSource> => {
     const logger = new Logger('Database');
     const settings = config.app.database;
     let url = settings.url;
-    if (url === '') {
-      lifecycle.embedded = new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort, log: (m) => logger.log(m) });
-      url = await lifecycle.embedded.start();
-      logger.log(`Using the embedded PostgreSQL at ${redactDatabaseUrl(url)} (data in ${settings.embeddedDir})`);
-    } else {
-      logger.log(`Using PostgreSQL at ${redactDatabaseUrl(url)} (DATABASE_URL)`);
-    }
-    const dataSource = createDataSource(url, { poolSize: settings.poolSize });
     try {
+      if (url === '') {
+        started.embedded = new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort, log: (m) => logger.log(m), warn: (m) => logger.warn(m) });
+        url = await started.embedded.start();
+        started.embedded.keepRunning({
+          down: (reason) => started.app?.markDatabaseDown(`the embedded PostgreSQL stopped (${reason}) and is restarting`),
+          up: () => started.app?.markDatabaseUp(),
+        });
+        logger.log(`Using the embedded PostgreSQL at ${redactDatabaseUrl(url)} (data in ${settings.embeddedDir})`);
+      } else {
+        logger.log(`Using PostgreSQL at ${redactDatabaseUrl(url)} (DATABASE_URL)`);
+      }
+      await migrate(url, logger);
+      const dataSource = createDataSource(url, {
+        poolSize: settings.poolSize,
+        statementTimeoutMs: settings.statementTimeoutMs,
+        // A server that goes away fails every idle connection at once: readiness and the 503s tell it.
+        onPoolError: (error) => logger.debug(`A pooled database connection failed: ${error.message}`),
+      });
       await dataSource.initialize();
-      lifecycle.dataSource = dataSource;
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      if (applied.length > 0) logger.log(`Applied migrations: ${applied.map((m) => m.name).join(', ')}`);
+      started.dataSource = dataSource;
       return dataSource;
     } catch (error) {
       // The app will not start, so no shutdown hook runs: undo what was started here.
-      await lifecycle.onApplicationShutdown();
-      throw new Error(`Cannot use the database at ${redactDatabaseUrl(url)}: ${error instanceof Error ? error.message : String(error)}`);
+      await started.onApplicationShutdown();
+      throw new Error(url === '' ? messageOf(error) : `Cannot use the database at ${redactDatabaseUrl(url)}: ${messageOf(error)}`);
     }
   },
 };
 
+/** Migrations run on their own connection, without the statement timeout: a schema change may take longer than any request should. */
+async function migrate(url: string, logger: Logger): Promise<void> {
+  const dataSource = createDataSource(url, { poolSize: 1 });
+  await dataSource.initialize();
+  try {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    if (applied.length > 0) logger.log(`Applied migrations: ${applied.map((m) => m.name).join(', ')}`);
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import pg, { type PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import { databaseUnavailable } from './database-errors.js';
 
@@ -18,7 +18,14 @@ export async function runPrepared<T>(dataSource: DataSource, statement: Prepared
   const runner = dataSource.createQueryRunner('master');
   try {
     const client = (await runner.connect()) as PoolClient;
-    return (await client.query({ name: statement.name, text: statement.text, values })).rows as T[];
+    try {
+      return (await client.query({ name: statement.name, text: statement.text, values })).rows as T[];
+    } catch (error) {
+      // The server never answered (query_timeout): the statement may still be pending on this
+      // connection, so it is ended and the pool drops it instead of lending it out stuck.
+      if ((error as Error).message === 'Query read timeout' && client instanceof pg.Client) void client.end().catch(() => undefined);
+      throw error;
+    }
   } finally {
     await runner.release();
   }

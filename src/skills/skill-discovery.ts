@@ -36,9 +36,9 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
 
   for (const directory of options.directories) {
     const entries = readFolder(directory.path);
-    exists.push(entries !== undefined);
-    if (entries === undefined) {
-      warnings.push(`Skills directory '${directory.configured}' (${directory.path}) does not exist or is not a readable folder; skipped`);
+    exists.push(Array.isArray(entries));
+    if (!Array.isArray(entries)) {
+      warnings.push(`Skills directory '${directory.configured}' (${directory.path}) ${folderProblem(entries)}; skipped`);
     } else {
       const scan = (folder: string, children: Dirent[], depth: number) => {
         for (const entry of sortByName(children)) {
@@ -50,7 +50,9 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
           else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
           else if (depth < options.maxDepth) {
             const nested = readFolder(path);
-            if (nested !== undefined) scan(path, nested, depth + 1);
+            if (Array.isArray(nested)) scan(path, nested, depth + 1);
+            // A folder that may hold skills but cannot be listed is reported, not passed over.
+            else if (isPermissionError(nested)) invalid.push({ path, source: directory.configured, errors: [`The folder cannot be listed to look for skills in it: ${folderProblem(nested)}`], warnings: [] });
           }
         }
       };
@@ -96,11 +98,29 @@ export function applyPrecedence(found: readonly SkillRecord[], maxSkills: number
   return { skills, collisions, excluded };
 }
 
-function readFolder(path: string): Dirent[] | undefined {
+/** The folder's entries, or why they cannot be read. */
+function readFolder(path: string): Dirent[] | NodeJS.ErrnoException {
   try {
     return readdirSync(path, { withFileTypes: true });
-  } catch {
-    return undefined;
+  } catch (error) {
+    return error as NodeJS.ErrnoException;
+  }
+}
+
+function isPermissionError(error: NodeJS.ErrnoException): boolean {
+  return error.code === 'EACCES' || error.code === 'EPERM';
+}
+
+function folderProblem(error: NodeJS.ErrnoException): string {
+  switch (error.code) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return 'does not exist or is not a readable folder';
+    case 'EACCES':
+    case 'EPERM':
+      return `cannot be read: permission denied (${error.code}); the server's user needs read and search (r-x) access to it`;
+    default:
+      return `cannot be read (${error.code ?? error.message})`;
   }
 }
 
@@ -114,8 +134,9 @@ function isFolder(parent: string, entry: Dirent): boolean {
   if (!entry.isSymbolicLink()) return false;
   try {
     return statSync(join(parent, entry.name)).isDirectory();
-  } catch {
-    return false;
+  } catch (error) {
+    // A link into a place the server may not look is reported when its SKILL.md cannot be read.
+    return isPermissionError(error as NodeJS.ErrnoException);
   }
 }
 

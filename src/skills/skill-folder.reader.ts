@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { basename } from 'node:path';
 import type { ValidationMode } from '../config/app-config.js';
 import { parseFrontmatterYaml, type FrontmatterData } from './frontmatter-parser.js';
@@ -36,6 +36,7 @@ export function inspectSkillFolder(folder: string, source: string, mode: Validat
   if (head === undefined) return undefined;
   const invalid = (errors: string[], warnings: readonly string[] = NO_WARNINGS, name?: string): FolderInspection =>
     ({ kind: 'invalid', invalid: { path: folder, source, name, errors, warnings } });
+  if ('unreadable' in head) return invalid([head.unreadable]);
   const location = locateFrontmatter(headBuffer, head.bytes, head.atEof);
   if (location.kind === 'missing-open') return invalid([FRONTMATTER_MESSAGES.missingOpen]);
   if (location.kind === 'unclosed') {
@@ -71,27 +72,67 @@ function joinWarnings(a: readonly string[], b: readonly string[], c: readonly st
   return a.length + b.length + c.length === 0 ? NO_WARNINGS : [...a, ...b, ...c];
 }
 
-function readHead(folder: string, mode: ValidationMode): Head | undefined {
+/**
+ * Opens the folder's SKILL.md without ever blocking: O_NONBLOCK, so a FIFO (or a symlink to one)
+ * opens at once instead of waiting for a writer, then fstat on the descriptor, so only a regular
+ * file is read. Anything else named SKILL.md, or a SKILL.md that cannot be opened, is reported
+ * (`unreadable`) rather than skipped; a folder without one is not a candidate (undefined).
+ */
+function readHead(folder: string, mode: ValidationMode): Head | { unreadable: string } | undefined {
   const names = mode === 'lenient' ? ['SKILL.md', 'skill.md'] : ['SKILL.md'];
   for (const name of names) {
     // Plain concatenation: `folder` is already absolute and normalised, and path.join costs ~1 µs a skill.
     const file = `${folder}/${name}`;
     let fd: number;
     try {
-      fd = openSync(file, 'r');
-    } catch {
-      continue;
+      fd = openSync(file, OPEN_FLAGS);
+    } catch (error) {
+      const problem = openProblem(name, error as NodeJS.ErrnoException);
+      if (problem === undefined) continue;
+      return { unreadable: problem };
     }
     try {
+      const info = fstatSync(fd);
+      // A directory named SKILL.md is not a skill file.
+      if (info.isDirectory()) continue;
+      if (!info.isFile()) return { unreadable: `${name} is ${describeSpecialFile(info)}, not a regular file; replace it with a text file` };
       return readFrontmatterBytes(fd, file, name !== 'SKILL.md');
-    } catch {
-      // EISDIR: a directory named SKILL.md is not a skill file.
-      continue;
+    } catch (error) {
+      return { unreadable: `${name} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
     } finally {
       closeSync(fd);
     }
   }
   return undefined;
+}
+
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+
+/** Why an existing SKILL.md could not be opened; undefined when there is none to open. */
+export function openProblem(name: string, error: NodeJS.ErrnoException): string | undefined {
+  switch (error.code) {
+    case 'ENOENT':
+    case 'ENOTDIR':
+      return undefined;
+    case 'EACCES':
+    case 'EPERM':
+      return `${name} cannot be read: permission denied (${error.code}); the server's user needs read access to it and search (x) access to its folder`;
+    case 'ENXIO':
+      // What open() answers for a Unix socket.
+      return `${name} is a socket, not a regular file; replace it with a text file`;
+    case 'ELOOP':
+      return `${name} is a symbolic link loop`;
+    default:
+      return `${name} cannot be opened (${error.code ?? error.message})`;
+  }
+}
+
+function describeSpecialFile(info: Stats): string {
+  if (info.isFIFO()) return 'a FIFO (named pipe)';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  return 'a special file';
 }
 
 /** Reads 4 KiB, and the rest of the first 64 KiB only when the closing fence was not in it. */

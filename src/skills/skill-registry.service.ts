@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { AppError, ErrorCode, skillsDisabledError } from '../common/app-error.js';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../config/app-config.js';
+import { MetricsService } from '../ops/metrics.service.js';
 import { buildSnapshot, type CatalogueSnapshot } from './catalogue-snapshot.js';
 import { discoverSkills } from './skill-discovery.js';
 import type { SkillRecord } from './skill.types.js';
@@ -14,7 +15,10 @@ export class SkillRegistryService implements OnModuleInit {
   private readonly config: SkillsConfig;
   private current: CatalogueSnapshot | undefined;
 
-  constructor(@Inject(APP_CONFIG) appConfig: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) appConfig: AppConfig,
+    @Optional() private readonly metrics?: MetricsService,
+  ) {
     this.config = appConfig.app.skills;
   }
 
@@ -48,6 +52,7 @@ export class SkillRegistryService implements OnModuleInit {
     });
     const next = buildSnapshot(result, this.config, { scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 });
     this.current = next;
+    this.metrics?.observeSkillsReload(next, Buffer.byteLength(next.catalogue(this.config.catalogueFormat)));
     this.logger.log(
       `Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ${next.collisions.length} collision(s), mode ${next.mode})`,
     );

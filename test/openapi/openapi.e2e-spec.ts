@@ -124,7 +124,7 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     expect(documented).toEqual(app);
   });
 
-  it('every route but /health requires the bearer or x-api-key scheme and documents 401; without a key exactly those answer 401', async () => {
+  it('every route but the health probes requires the bearer or x-api-key scheme and documents 401; without a key exactly those answer 401', async () => {
     expect(document.components.securitySchemes).toEqual({
       bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
       'api-key': expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }),
@@ -142,14 +142,16 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
       if ((res.status === 401) !== secured) problems.push(`${key}: documented ${secured ? 'keyed' : 'public'}, answered ${res.status} without a key`);
     }
     expect(problems).toEqual([]);
-    expect(operationsOf(document).filter(({ operation }) => operation.security === undefined).map(({ key }) => key)).toEqual(['GET /health']);
+    expect(operationsOf(document).filter(({ operation }) => operation.security === undefined).map(({ key }) => key)).toEqual(['GET /health', 'GET /health/live', 'GET /health/ready']);
   });
 
-  it('every error response is the error body, narrowed to codes of its own status', () => {
+  it('every error response is the error body, narrowed to codes of its own status (but a probe\'s 503, which is its report)', () => {
     const errorBody = document.components.schemas.ErrorBodyDto;
     expect(errorBody).toMatchObject({ required: ['code', 'message'], properties: { code: expect.anything(), message: expect.anything(), details: expect.anything() } });
+    const probes = ['GET /health/live', 'GET /health/ready'];
+    for (const key of probes) expect(operationsOf(document).find((o) => o.key === key)?.operation.responses['503']?.content?.['application/json']?.schema?.$ref).toBe('#/components/schemas/HealthReportDto');
     for (const { key, operation } of operationsOf(document)) {
-      for (const [status, response] of Object.entries(operation.responses).filter(([status]) => Number(status) >= 400)) {
+      for (const [status, response] of Object.entries(operation.responses).filter(([status]) => Number(status) >= 400 && !(probes.includes(key) && status === '503'))) {
         const schema = response.content?.['application/json']?.schema;
         expect({ key, status, ref: schema?.allOf?.[0]?.$ref }).toEqual({ key, status, ref: ERROR_BODY_REF });
         const codes = documentedCodes(operation, status);
@@ -181,6 +183,14 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     }
   });
 
+  it('every route but the health probes documents 429 RATE_LIMITED with Retry-After', () => {
+    for (const { key, operation } of operationsOf(document)) {
+      const limited = !key.startsWith('GET /health');
+      expect({ key, codes: documentedCodes(operation, 429) }).toEqual({ key, codes: limited ? ['RATE_LIMITED'] : [] });
+      if (limited) expect({ key, headers: Object.keys(operation.responses['429'].headers ?? {}) }).toEqual({ key, headers: ['retry-after'] });
+    }
+  });
+
   it('a tour of every route answers only documented statuses, codes and media types, with bodies that match the schemas', async () => {
     const check = schemaChecker(document);
     const operations = new Map(operationsOf(document).map((documented) => [documented.key, documented.operation]));
@@ -201,6 +211,10 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     const admin = { authorization: `Bearer ${adminKey}` };
 
     visit('GET /health', await http().get('/health'));
+    visit('GET /health/live', await http().get('/health/live'));
+    visit('GET /health/ready', await http().get('/health/ready'));
+    visit('GET /metrics', await http().get('/metrics').set(admin));
+    visit('GET /metrics', await http().get('/metrics').set('x-api-key', memberKey));
     visit('GET /v1/me', await http().get('/v1/me').set(admin));
     const myKey = await http().post('/v1/me/keys').set(admin).send({ label: 'tour', expiresAt: '2999-01-01T00:00:00Z' });
     visit('POST /v1/me/keys', myKey);

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createApp } from '../../src/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { tempTree } from '../support/skill-tree.js';
 
 function isAlive(pid: number): boolean {
@@ -47,6 +47,13 @@ describe(EmbeddedPostgresServer.name, () => {
     const url = await sut.start();
     try {
       expect(isAlive(orphan)).toBe(false);
+      // The orphan's data folder was initialised with the old fixed password: it now has its own.
+      const password = readFileSync(embeddedPasswordFile(dataDir), 'utf8').trim();
+      expect(password).not.toBe('postgres');
+      expect(new URL(url).password).toBe(password);
+      const legacy = new pg.Client({ connectionString: url.replace(`:${password}@`, ':postgres@') });
+      await expect(legacy.connect()).rejects.toMatchObject({ code: '28P01' });
+      await legacy.end().catch(() => undefined);
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       await client.query('CREATE TABLE kept (v text)');
@@ -77,6 +84,7 @@ describe(EmbeddedPostgresServer.name, () => {
     expect(isAlive(pid)).toBe(true);
     expect(logs).toContain(`Using the embedded PostgreSQL at postgres://postgres@127.0.0.1:54393/skillhost (data in ${dataDir})`);
     expect(logs.join('\n')).not.toContain(':postgres@');
+    expect(logs.join('\n')).not.toContain(readFileSync(embeddedPasswordFile(dataDir), 'utf8').trim());
     await app.close();
     expect(isAlive(pid)).toBe(false);
     expect(logs).toContain(`Stopped the embedded PostgreSQL (data kept in ${dataDir})`);

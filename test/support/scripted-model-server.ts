@@ -8,12 +8,16 @@ import type { AddressInfo } from 'node:net';
  * JSON or as SSE when the request says `stream: true`. Every request is recorded, so tests can
  * assert what the model was sent: system prompt, tools offered, messages.
  */
-export type ScriptStep =
+export type ScriptStep = (
   | { text: string }
   | { toolCalls: { name: string; arguments: string | Record<string, unknown>; id?: string }[]; text?: string }
   | { status: number; body?: string }
   | { hang: true }
-  | { garbage: string };
+  | { garbage: string }
+) & {
+  /** Waits this long before answering (a slow model). */
+  delayMs?: number;
+};
 
 export interface RecordedRequest {
   /** Which API the request used; `body` is as sent, in that API's shape (typed here as OpenAI's). */
@@ -90,6 +94,13 @@ export class ScriptedModelServer {
     const recorded: RecordedRequest = { api, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), headers: req.headers };
     this.requests.push(recorded);
     const step = this.respond?.(recorded) ?? this.script.shift() ?? { status: 500, body: JSON.stringify({ error: { message: 'the test script has no step left' } }) };
+    if (step.delayMs !== undefined) {
+      // A delayed answer is cut like a hanging one when the server stops.
+      this.hanging.add(res);
+      await new Promise((resolve) => setTimeout(resolve, step.delayMs).unref());
+      this.hanging.delete(res);
+      if (res.destroyed) return;
+    }
     if ('hang' in step) {
       this.hanging.add(res);
       return;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { NulAllowed } from '../../common/validation.pipe.js';
 
 export class CreateChatDto {
   @ApiPropertyOptional({ maxLength: 200 })
@@ -35,11 +35,10 @@ export class ContextQueryDto {
   @IsString()
   model?: string;
 
-  @ApiPropertyOptional({ type: String, example: 'false', description: '`false`: as if the message turned the skill tools off.' })
+  @ApiPropertyOptional({ type: String, enum: ['true', 'false'], example: 'false', description: '`false`: as if the message turned the skill tools off.' })
   @IsOptional()
-  @Type(() => String)
-  @IsString()
-  tools?: string;
+  @IsIn(['true', 'false'], { message: 'tools must be `true` or `false`' })
+  tools?: 'true' | 'false';
 }
 
 export class ActivateToolDto {
@@ -60,5 +59,6 @@ export class ReadResourceToolDto {
   @ApiProperty({ maxLength: 4096, example: 'references/REFERENCE.md', description: 'Relative to the skill folder.' })
   @IsString()
   @MaxLength(4096)
+  @NulAllowed()
   path: string;
 }

@@ -31,6 +31,8 @@ export interface ToolLoopRequest<T extends LoopTool = LoopTool> {
   /** Records a call the SDK refused before execution (unknown tool, unparseable arguments). */
   refused(call: LoopToolCall, reason: string): void;
   maxSteps: number;
+  /** The most of the answer (UTF-8 bytes) kept and relayed; past it the model is stopped (`app.tools.max_answer_bytes`). */
+  maxAnswerBytes: number;
   timeoutMs: number;
   maxRetries: number;
   onEvent?: (event: LoopEvent) => void;
@@ -40,6 +42,8 @@ export interface ToolLoopResult {
   text: string;
   /** The last step still asked for tools: the step limit ended the turn. */
   stepLimitReached: boolean;
+  /** The answer was longer than `maxAnswerBytes`: `text` is its first `maxAnswerBytes` bytes. */
+  truncated: boolean;
 }
 
 export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T>): Promise<ToolLoopResult> {
@@ -67,7 +71,7 @@ export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T
   };
   try {
     // Streaming only when someone listens (SSE): web streams cost CPU a plain JSON turn need not pay.
-    return request.onEvent === undefined ? await generate(request, settings) : await stream(request, settings, request.onEvent);
+    return request.onEvent === undefined ? await generate(request, settings) : await stream(request, settings, request.onEvent, () => controller.abort(new Error('answer cap')));
   } catch (error) {
     throw modelError(request.modelName, error, controller.signal.aborted, request.timeoutMs);
   } finally {
@@ -84,12 +88,16 @@ async function generate(request: ToolLoopRequest<LoopTool>, settings: LoopSettin
       if (part.type === 'tool-error') request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
     }
   }
-  return { text: result.text, stepLimitReached: result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps };
+  const text = cutToUtf8Bytes(result.text, request.maxAnswerBytes);
+  return { text, stepLimitReached: result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps, truncated: text.length < result.text.length };
 }
 
-async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings, onEvent: (event: LoopEvent) => void): Promise<ToolLoopResult> {
+/** `stop` ends the model's work once the answer is over the cap: the rest would be neither kept nor relayed. */
+async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings, onEvent: (event: LoopEvent) => void, stop: () => void): Promise<ToolLoopResult> {
   let failure: unknown;
   let text = '';
+  let textBytes = 0;
+  let truncated = false;
   let steps = 0;
   let lastFinishReason: string | undefined;
   const result = streamText({
@@ -98,12 +106,21 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
       failure ??= error;
     },
   });
-  for await (const part of result.fullStream) {
+  read: for await (const part of result.fullStream) {
     switch (part.type) {
-      case 'text-delta':
-        text += part.text;
-        onEvent({ type: 'text-delta', text: part.text });
+      case 'text-delta': {
+        const bytes = Buffer.byteLength(part.text);
+        const piece = textBytes + bytes <= request.maxAnswerBytes ? part.text : cutToUtf8Bytes(part.text, request.maxAnswerBytes - textBytes);
+        text += piece;
+        textBytes += bytes;
+        if (piece !== '') onEvent({ type: 'text-delta', text: piece });
+        if (piece.length < part.text.length) {
+          truncated = true;
+          stop();
+          break read;
+        }
         break;
+      }
       case 'tool-call':
         onEvent({ type: 'tool-call', toolCallId: part.toolCallId, wireName: part.toolName, input: part.input });
         break;
@@ -114,7 +131,10 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
         steps++;
         lastFinishReason = part.finishReason;
         // Text of a step that went on to call tools is thinking aloud; the answer is the final step's.
-        if (part.finishReason === 'tool-calls') text = '';
+        if (part.finishReason === 'tool-calls') {
+          text = '';
+          textBytes = 0;
+        }
         break;
       case 'error':
         failure ??= part.error;
@@ -124,8 +144,17 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
         break;
     }
   }
-  if (failure !== undefined) throw failure;
-  return { text, stepLimitReached: lastFinishReason === 'tool-calls' && steps >= request.maxSteps };
+  if (failure !== undefined && !truncated) throw failure;
+  return { text, stepLimitReached: !truncated && lastFinishReason === 'tool-calls' && steps >= request.maxSteps, truncated };
+}
+
+/** The longest start of `text` that is at most `maxBytes` in UTF-8, never splitting a character. */
+export function cutToUtf8Bytes(text: string, maxBytes: number): string {
+  // Most answers are far below the cap: 3 bytes per UTF-16 unit is the most UTF-8 ever needs.
+  if (text.length * 3 <= maxBytes) return text;
+  if (maxBytes <= 0) return '';
+  const { read } = new TextEncoder().encodeInto(text, new Uint8Array(maxBytes));
+  return text.slice(0, read);
 }
 
 function modelError(modelName: string, error: unknown, timedOut: boolean, timeoutMs: number): AppError {

@@ -1,5 +1,6 @@
 import { ArgsType, Field } from '@nestjs/graphql';
 import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { NulAllowed } from '../../common/validation.pipe.js';
 import { CATALOGUE_FORMATS } from '../../config/app-config.js';
 import { CatalogueQueryDto } from '../../skills/dto/catalogue-query.dto.js';
 
@@ -17,6 +18,7 @@ export class SkillResourceArgs extends SkillNameArgs {
   @Field({ description: 'Relative to the skill folder, such as `references/REFERENCE.md`.' })
   @IsString()
   @MaxLength(4096)
+  @NulAllowed()
   path: string;
 }
 

@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
+import { UsersService } from '../../src/auth/users.service.js';
+import { createTestApp } from '../support/app.js';
+import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
+import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+
+let tree: TempTree;
+beforeAll(() => {
+  tree = tempTree();
+  writeSkill(tree, 'skills', 'pdf');
+});
+afterAll(() => tree.cleanup());
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** A 429 as every client sees it: the common error body naming the limit, and Retry-After in whole seconds within the minute. */
+function expectRateLimited(res: request.Response, limit: string, max: number): void {
+  expect({ status: res.status, code: res.body.code }).toEqual({ status: 429, code: 'RATE_LIMITED' });
+  expect(res.body.message).toContain(`[app.limits] ${limit}`);
+  expect(res.body.message).toContain(`at most ${max} a minute per user`);
+  const retryAfter = Number(res.headers['retry-after']);
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(60);
+  expect(res.body.details).toEqual({ limit, max, retryAfterSeconds: retryAfter });
+}
+
+describe('requests_per_minute (auth on: per user)', () => {
+  let app: NestFastifyApplication;
+  let alice: string;
+  let bob: string;
+  const http = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    app = await createTestApp({ 'app.auth.mode': 'api_key', 'app.limits.requests_per_minute': 5 });
+    const users = app.get(UsersService);
+    alice = (await users.createKey((await users.createUser('alice', 'member')).id)).key;
+    bob = (await users.createKey((await users.createUser('bob', 'member')).id)).key;
+  });
+  afterAll(async () => app?.close());
+
+  it('the 6th request in a minute is 429 RATE_LIMITED with Retry-After; another user is not affected', async () => {
+    for (let i = 0; i < 5; i++) await http().get('/v1/me').set(bearer(alice)).expect(200);
+    // Every route shares one budget: a different route is refused too.
+    expectRateLimited(await http().get('/v1/chats').set(bearer(alice)), 'requests_per_minute', 5);
+    expectRateLimited(await http().get('/v1/me').set(bearer(alice)), 'requests_per_minute', 5);
+    expect((await http().get('/v1/me').set(bearer(bob)).expect(200)).body.name).toBe('bob');
+  });
+
+  it('/health, /health/live and /health/ready are never limited', async () => {
+    for (let i = 0; i < 12; i++) {
+      await http().get('/health').expect(200);
+      await http().get('/health/live').expect(200);
+      await http().get('/health/ready').expect(200);
+    }
+  });
+
+  it('a GraphQL operation is one request however many root fields it has, and is refused as a whole past the limit', async () => {
+    const carol = await (async () => {
+      const users = app.get(UsersService);
+      return (await users.createKey((await users.createUser('carol', 'member')).id)).key;
+    })();
+    const query = { query: '{ me { name } chats { total } }' };
+    for (let i = 0; i < 5; i++) {
+      const res = await http().post('/graphql').set(bearer(carol)).send(query).expect(200);
+      expect(res.body).toEqual({ data: { me: { name: 'carol' }, chats: { total: 0 } } });
+    }
+    const refused = await http().post('/graphql').set(bearer(carol)).send(query);
+    expect(refused.body.data ?? null).toBeNull();
+    const codes = refused.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code);
+    expect(codes.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(codes)).toEqual(new Set(['RATE_LIMITED']));
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // And REST shares the same budget.
+    expect((await http().get('/v1/me').set(bearer(carol))).status).toBe(429);
+  });
+});
+
+describe('turns_per_minute (REST and GraphQL turns share it; separate from requests)', () => {
+  let ctx: ChatTestContext;
+  let alice: string;
+  let bob: string;
+  const http = () => request(ctx.app.getHttpServer());
+
+  beforeAll(async () => {
+    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.limits.turns_per_minute': 2, 'app.limits.requests_per_minute': 50 });
+    ctx.model.answerWith(() => ({ text: 'ok' }));
+    const users = ctx.app.get(UsersService);
+    alice = (await users.createKey((await users.createUser('alice', 'member')).id)).key;
+    bob = (await users.createKey((await users.createUser('bob', 'member')).id)).key;
+  });
+  afterAll(async () => ctx?.close());
+
+  it('the 3rd turn in a minute is refused (REST, then GraphQL); other requests and other users go on', async () => {
+    const chat = (await http().post('/v1/chats').set(bearer(alice)).send({}).expect(201)).body.id as string;
+    await http().post(`/v1/chats/${chat}/messages`).set(bearer(alice)).send({ content: 'one' }).expect(201);
+    const mutation = { query: 'mutation($chatId: ID!) { sendMessage(chatId: $chatId, content: "two") { assistantMessage { content } } }', variables: { chatId: chat } };
+    expect((await http().post('/graphql').set(bearer(alice)).send(mutation).expect(200)).body.data.sendMessage.assistantMessage.content).toBe('ok');
+
+    expectRateLimited(await http().post(`/v1/chats/${chat}/messages`).set(bearer(alice)).send({ content: 'three' }), 'turns_per_minute', 2);
+    const graphql = await http().post('/graphql').set(bearer(alice)).send(mutation);
+    expect(graphql.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
+    expect(graphql.body.errors[0].message).toContain('turns_per_minute');
+
+    // The turn limit is not the request limit: alice can still read, and bob can still talk.
+    expect((await http().get(`/v1/chats/${chat}/messages`).set(bearer(alice)).expect(200)).body.total).toBe(4);
+    const bobChat = (await http().post('/v1/chats').set(bearer(bob)).send({}).expect(201)).body.id as string;
+    await http().post(`/v1/chats/${bobChat}/messages`).set(bearer(bob)).send({ content: 'hi' }).expect(201);
+  });
+
+  it('a refused turn stores nothing and reaches no model', async () => {
+    const before = ctx.model.requests.length;
+    const chat = (await http().post('/v1/chats').set(bearer(alice)).send({}).expect(201)).body.id as string;
+    expect((await http().post(`/v1/chats/${chat}/messages`).set(bearer(alice)).send({ content: 'again' })).status).toBe(429);
+    expect(ctx.model.requests.length).toBe(before);
+    expect((await http().get(`/v1/chats/${chat}/messages`).set(bearer(alice)).expect(200)).body.total).toBe(0);
+  });
+});
+
+describe('limits while auth is off: per client address', () => {
+  let app: NestFastifyApplication;
+  beforeAll(async () => {
+    app = await createTestApp({ 'app.auth.mode': 'none', 'app.limits.requests_per_minute': 3 });
+  });
+  afterAll(async () => app?.close());
+
+  it('counts every caller from one address together, and says so', async () => {
+    for (let i = 0; i < 3; i++) await request(app.getHttpServer()).get('/v1/chats').expect(200);
+    const res = await request(app.getHttpServer()).get('/v1/me').expect(429);
+    expect(res.body.message).toContain('per client address');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    await request(app.getHttpServer()).get('/health/ready').expect(200);
+  });
+});
