@@ -156,8 +156,10 @@ describe('API keys and users (auth mode api_key)', () => {
     expect((await http().delete('/v1/admin/keys/not-a-uuid').set(auth).expect(404)).body.code).toBe('API_KEY_NOT_FOUND');
     const past = await http().post('/v1/me/keys').set(auth).send({ expiresAt: '2000-01-01T00:00:00Z' }).expect(400);
     expect(past.body.details.problems).toEqual(['expiresAt: must be in the future']);
-    const notADate = await http().post('/v1/me/keys').set(auth).send({ expiresAt: 'tomorrow' }).expect(400);
-    expect(notADate.body.details.problems).toEqual(['expiresAt: expiresAt must be an ISO 8601 date-time']);
+    for (const expiresAt of ['tomorrow', 4102444800000, true, '2030-02-30T00:00:00Z', '+099999-01-01T00:00:00Z']) {
+      const notADate = await http().post('/v1/me/keys').set(auth).send({ expiresAt }).expect(400);
+      expect(notADate.body.details.problems).toEqual(['expiresAt: expiresAt must be an ISO 8601 date-time']);
+    }
     const extra = await http().post('/v1/me/keys').set(auth).send({ userId: 'x' }).expect(400);
     expect(extra.body.details.problems).toEqual(['userId: property userId should not exist']);
   });

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsDate, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { isISO8601, IsBoolean, IsDate, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { USER_NAME_PATTERN, USER_ROLES, type UserRole } from '../../persistence/entities/user.entity.js';
 
 export class CreateUserDto {
@@ -37,7 +37,8 @@ export class CreateApiKeyDto {
   /** ISO 8601; the key stops working then. */
   @ApiPropertyOptional({ type: String, format: 'date-time', description: 'The key stops working then; must be in the future.' })
   @IsOptional()
-  @Type(() => Date)
+  // Only an ISO 8601 string naming a real date (no numbers, no Feb 30, no years past 9999) becomes a Date; anything else fails @IsDate.
+  @Transform(({ value }) => (typeof value === 'string' && isISO8601(value, { strict: true, strictSeparator: true }) ? new Date(value) : value))
   @IsDate({ message: 'expiresAt must be an ISO 8601 date-time' })
   expiresAt?: Date;
 }
