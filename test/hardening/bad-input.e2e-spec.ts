@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { query } from '../support/database.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { usePdfSkillsFolder } from '../support/skill-tree.js';
 import { type Answer, listen, RecordingLogger, type RawRequest, storedState } from './http-client.js';
 
 /**
@@ -18,38 +18,36 @@ const NOT_UTF8 = Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xff, 0x
 /** A lone surrogate written as UTF-8 bytes would be (CESU-8): not valid UTF-8 either. */
 const CESU = Buffer.concat([Buffer.from('{"title":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]);
 
-let tree: TempTree;
-beforeAll(() => {
-  tree = tempTree();
-  writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
-  tree.write('skills/pdf/references/forms.md', 'FORMS');
-});
-afterAll(() => tree.cleanup());
+const skillsFolder = usePdfSkillsFolder();
+
+/** After each test of the block: nothing stored (row counts unchanged), no model called, nothing logged as an error. */
+function expectEachTestRefusedCleanly(context: () => ChatTestContext, logger: RecordingLogger): void {
+  let before: Record<string, number>;
+  beforeEach(async () => {
+    context().model.play();
+    before = await storedState(context().db.url);
+  });
+  afterEach(async () => {
+    expect(await storedState(context().db.url)).toEqual(before);
+    expect(context().model.requests).toHaveLength(0);
+    expect(logger.errors).toEqual([]);
+  });
+}
 
 describe('bad input on every route', () => {
   let ctx: ChatTestContext;
   let send: (method: string, path: string, request?: RawRequest) => Promise<Answer>;
   const logger = new RecordingLogger();
   const ids = { chat: '', user: '' };
-  let before: Record<string, number>;
 
   beforeAll(async () => {
-    ctx = await startChatApp([tree.path('skills')], {}, undefined, {}, logger);
+    ctx = await startChatApp([skillsFolder()], {}, undefined, {}, logger);
     send = await listen(ctx.app);
     ids.chat = (await send('POST', '/v1/chats', { json: { title: 'kept' } })).body.id;
     ids.user = (await send('POST', '/v1/admin/users', { json: { name: 'ada' } })).body.id;
   });
   afterAll(async () => ctx?.close());
-  beforeEach(async () => {
-    ctx.model.play();
-    before = await storedState(ctx.db.url);
-  });
-  afterEach(async () => {
-    // Nothing stored, no model called, nothing logged as an error.
-    expect(await storedState(ctx.db.url)).toEqual(before);
-    expect(ctx.model.requests).toHaveLength(0);
-    expect(logger.errors).toEqual([]);
-  });
+  expectEachTestRefusedCleanly(() => ctx, logger);
 
   const expectRefused = (answer: Answer, status: number, code: string, message?: RegExp) => {
     expect({ status: answer.status, code: answer.body.code }).toEqual({ status, code });
@@ -189,24 +187,15 @@ describe('bad input through GraphQL', () => {
   let send: (method: string, path: string, request?: RawRequest) => Promise<Answer>;
   const logger = new RecordingLogger();
   let chatId = '';
-  let before: Record<string, number>;
   const graphql = (document: string, variables?: Record<string, unknown>) => send('POST', '/graphql', { json: { query: document, variables } });
 
   beforeAll(async () => {
-    ctx = await startChatApp([tree.path('skills')], {}, undefined, {}, logger);
+    ctx = await startChatApp([skillsFolder()], {}, undefined, {}, logger);
     send = await listen(ctx.app);
     chatId = (await graphql('mutation { createChat(title: "kept") { id } }')).body.data.createChat.id;
   });
   afterAll(async () => ctx?.close());
-  beforeEach(async () => {
-    ctx.model.play();
-    before = await storedState(ctx.db.url);
-  });
-  afterEach(async () => {
-    expect(await storedState(ctx.db.url)).toEqual(before);
-    expect(ctx.model.requests).toHaveLength(0);
-    expect(logger.errors).toEqual([]);
-  });
+  expectEachTestRefusedCleanly(() => ctx, logger);
 
   /** An operation that ran and failed: 200, the error's REST code and status in its extensions. */
   const expectError = (answer: Answer, code: string, status: number, message?: RegExp) => {
@@ -305,7 +294,7 @@ describe('bad input through GraphQL', () => {
 describe('a resource path with NUL through the tool route', () => {
   let ctx: ChatTestContext;
   beforeAll(async () => {
-    ctx = await startChatApp([tree.path('skills')]);
+    ctx = await startChatApp([skillsFolder()]);
   });
   afterAll(async () => ctx?.close());
 

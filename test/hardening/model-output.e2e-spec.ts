@@ -3,7 +3,7 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import type { ScriptStep } from '../support/scripted-model-server.js';
 import { parseSse } from '../support/sse.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { usePdfSkillsFolder } from '../support/skill-tree.js';
 import { type Answer, listen, RecordingLogger, type RawRequest } from './http-client.js';
 
 /**
@@ -14,13 +14,7 @@ import { type Answer, listen, RecordingLogger, type RawRequest } from './http-cl
  */
 const R = '\ufffd';
 
-let tree: TempTree;
-beforeAll(() => {
-  tree = tempTree();
-  writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
-  tree.write('skills/pdf/references/forms.md', 'FORMS');
-});
-afterAll(() => tree.cleanup());
+const skillsFolder = usePdfSkillsFolder();
 
 interface StoredMessage {
   role: string;
@@ -35,7 +29,7 @@ describe('model output that PostgreSQL cannot store as it is', () => {
   let chat = '';
 
   beforeAll(async () => {
-    ctx = await startChatApp([tree.path('skills')], {}, undefined, {}, logger);
+    ctx = await startChatApp([skillsFolder()], {}, undefined, {}, logger);
     send = await listen(ctx.app);
   });
   afterAll(async () => ctx?.close());

@@ -10,7 +10,7 @@ import { type ErrorCode, httpStatusOf } from '../../src/common/app-error.js';
 import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { collectText, parseSse } from '../support/sse.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { usePdfSkillsFolder } from '../support/skill-tree.js';
 import {
   documentedCodes,
   ERROR_BODY_REF,
@@ -22,13 +22,7 @@ import {
   schemaChecker,
 } from './openapi-document.js';
 
-let tree: TempTree;
-beforeAll(() => {
-  tree = tempTree();
-  writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
-  tree.write('skills/pdf/references/forms.md', 'FORMS');
-});
-afterAll(() => tree.cleanup());
+const skillsFolder = usePdfSkillsFolder();
 
 /** Every route Fastify gets from Nest: the hook goes on in the adapter's `init`, before Nest registers its routes. */
 function recordRoutes(): { routes: string[]; stop(): void } {
@@ -66,7 +60,7 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
   beforeAll(async () => {
     const recorder = recordRoutes();
     try {
-      ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key' });
+      ctx = await startChatApp([skillsFolder()], { 'app.auth.mode': 'api_key' });
     } finally {
       recorder.stop();
     }
@@ -281,7 +275,7 @@ describe.each([
 ])('OpenAPI: feature switches ($code)', ({ switches, code }) => {
   let app: NestFastifyApplication;
   beforeAll(async () => {
-    app = await createTestApp({ ...switches, 'app.skills.directories': [tree.path('skills')] });
+    app = await createTestApp({ ...switches, 'app.skills.directories': [skillsFolder()] });
   });
   afterAll(async () => app?.close());
 

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll } from '@jest/globals';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -46,4 +47,19 @@ export function skillMd(options: SkillFileOptions = {}): string {
 /** Writes `<parent>/<folder>/SKILL.md` whose name is the folder name unless overridden. */
 export function writeSkill(tree: TempTree, parent: string, folder: string, options: SkillFileOptions = {}): string {
   return tree.write(join(parent, folder, 'SKILL.md'), skillMd({ name: folder, ...options }));
+}
+
+/**
+ * For a test file: a temp `skills/` folder holding one skill, `pdf` (with references/forms.md),
+ * made before the file's tests and removed after them; call the result for the folder's path.
+ */
+export function usePdfSkillsFolder(): () => string {
+  let tree: TempTree | undefined;
+  beforeAll(() => {
+    tree = tempTree();
+    writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
+    tree.write('skills/pdf/references/forms.md', 'FORMS');
+  });
+  afterAll(() => tree?.cleanup());
+  return () => tree!.path('skills');
 }
