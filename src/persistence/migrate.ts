@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   }
   const settings = config.app.database;
   const embedded = settings.url === '' ? new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort }) : undefined;
-  const url = embedded ? await embedded.start() : settings.url;
+  const url = embedded ? await embedded.connectOrStart() : settings.url;
   console.log(`Database: ${redactDatabaseUrl(url)}${embedded ? ' (embedded)' : ''}`);
   try {
     await migrate(url, direction, (line) => console.log(line));
