@@ -30,6 +30,15 @@ export interface ResourceListing {
   truncated: boolean;
 }
 
+/** The kinds of file the specification names by folder; anything else is `other`. */
+export const RESOURCE_TYPES = ['scripts', 'references', 'assets', 'other'] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+export function resourceTypeOf(path: string): ResourceType {
+  const folder = path.split(/[\\/]/)[0];
+  return folder === 'scripts' || folder === 'references' || folder === 'assets' ? folder : 'other';
+}
+
 const BINARY_SNIFF_BYTES = 8192;
 const LISTING_MAX_FILES = 500;
 const LISTING_MAX_DEPTH = 6;
@@ -96,11 +105,12 @@ export class SkillResourcesService {
     return { name: skill.name, path, content, truncated };
   }
 
-  async listResources(name: string): Promise<ResourceListing> {
-    return this.listFiles(this.registry.get(name));
+  /** The skill's files (not SKILL.md), of one kind when `type` is given, at most 500 with `truncated` when cut. */
+  async listResources(name: string, type?: ResourceType): Promise<ResourceListing> {
+    return this.listFiles(this.registry.get(name), type);
   }
 
-  private listFiles(skill: SkillRecord): ResourceListing {
+  private listFiles(skill: SkillRecord, type?: ResourceType): ResourceListing {
     const root = this.realRoot(skill);
     const files: { path: string; size: number }[] = [];
     let truncated = false;
@@ -124,7 +134,7 @@ export class SkillResourcesService {
         const info = entry.isSymbolicLink() ? statInside(root, full) : entry.isFile() ? statOrUndefined(full) : undefined;
         if (info?.isFile()) {
           const path = relative(root, full);
-          if (path !== 'SKILL.md') files.push({ path, size: info.size });
+          if (path !== 'SKILL.md' && (type === undefined || resourceTypeOf(path) === type)) files.push({ path, size: info.size });
         }
       }
     };

@@ -5,8 +5,8 @@ import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../config/app-config.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
-import { CatalogueQueryDto } from './dto/catalogue-query.dto.js';
-import { CatalogueJsonDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto } from './dto/skill-responses.dto.js';
+import { CatalogueQueryDto, ResourceListQueryDto } from './dto/catalogue-query.dto.js';
+import { CatalogueJsonDto, ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto } from './dto/skill-responses.dto.js';
 import { presentAdminReport, presentSkillDetail, skillListJson } from './skill.presenter.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
@@ -54,6 +54,14 @@ export class SkillsController {
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   body(@Param('name') name: string) {
     return this.resources.activate(name);
+  }
+
+  @Get('skills/:name/resources')
+  @ApiOperation({ summary: "List a skill's files", description: 'Paths relative to the skill folder with sizes, in name order; at most 500 (`truncated` says when cut). Symbolic links that lead out of the skill are not listed.' })
+  @ApiOkResponse({ type: ResourceListingDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
+  listResources(@Param('name') name: string, @Query() query: ResourceListQueryDto) {
+    return this.resources.listResources(name, query.type);
   }
 
   /** Level 3 as plain text; `x-skillhost-truncated` says whether the file was cut. */

@@ -53,6 +53,7 @@ const ROUTES: Route[] = [
   { method: 'get', route: '/v1/skills', path: () => '/v1/skills', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills/:name', path: () => '/v1/skills/pdf', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills/:name/body', path: () => '/v1/skills/pdf/body', expect: anyKey(200) },
+  { method: 'get', route: '/v1/skills/:name/resources', path: () => '/v1/skills/pdf/resources?type=references', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills/:name/resources/*', path: () => '/v1/skills/pdf/resources/references/forms.md', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills-catalogue', path: () => '/v1/skills-catalogue', expect: anyKey(200) },
   { method: 'get', route: '/v1/admin/skills', path: () => '/v1/admin/skills', expect: adminOnly(200) },

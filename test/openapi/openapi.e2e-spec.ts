@@ -234,6 +234,8 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     visit('GET /v1/skills/{name}', await http().get('/v1/skills/pdf').set(admin));
     visit('GET /v1/skills/{name}', await http().get('/v1/skills/nope').set(admin));
     visit('GET /v1/skills/{name}/body', await http().get('/v1/skills/pdf/body').set(admin));
+    visit('GET /v1/skills/{name}/resources', await http().get('/v1/skills/pdf/resources?type=references').set(admin));
+    visit('GET /v1/skills/{name}/resources', await http().get('/v1/skills/pdf/resources?type=nope').set(admin));
     visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/references/forms.md').set(admin));
     visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/references').set(admin));
     visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/missing.md').set(admin));

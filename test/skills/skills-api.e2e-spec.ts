@@ -62,6 +62,25 @@ describe('Skills HTTP API', () => {
     });
   });
 
+  it('GET /v1/skills/:name/resources lists the files, of one kind with ?type=, never following a link out of the skill', async () => {
+    const all = await http().get('/v1/skills/demo/resources').expect(200);
+    expect(all.body).toEqual({
+      files: [
+        { path: 'assets/bin.dat', size: 3 },
+        { path: 'references/REFERENCE.md', size: 11 },
+        { path: 'references/big.md', size: 3000 },
+      ],
+      truncated: false,
+    });
+    expect((await http().get('/v1/skills/demo/resources?type=references').expect(200)).body.files.map((f: { path: string }) => f.path)).toEqual(['references/REFERENCE.md', 'references/big.md']);
+    expect((await http().get('/v1/skills/demo/resources?type=assets').expect(200)).body.files).toEqual([{ path: 'assets/bin.dat', size: 3 }]);
+    expect((await http().get('/v1/skills/demo/resources?type=scripts').expect(200)).body).toEqual({ files: [], truncated: false });
+    expect((await http().get('/v1/skills/demo/resources?type=other').expect(200)).body).toEqual({ files: [], truncated: false });
+    const bad = await http().get('/v1/skills/demo/resources?type=secrets').expect(400);
+    expect(bad.body.details.problems).toEqual(['type: type must be one of scripts, references, assets, other']);
+    expect((await http().get('/v1/skills/nope/resources').expect(404)).body.code).toBe('SKILL_NOT_FOUND');
+  });
+
   it('GET /v1/skills/:name/body gives level 2', async () => {
     const res = await http().get('/v1/skills/demo/body').expect(200);
     expect(res.body).toEqual({
