@@ -3,17 +3,10 @@ import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { useChatSkillsTree } from '../support/skill-tree.js';
 import { collectText, parseSse } from '../support/sse.js';
 
-let tree: TempTree;
-beforeAll(() => {
-  tree = tempTree();
-  writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.', body: '# PDF\n\nPDF-BODY-MARKER steps.\n' });
-  tree.write('skills/pdf/references/forms.md', 'FORMS-MARKER');
-  writeSkill(tree, 'skills', 'git-commit', { description: 'Writes commit messages.' });
-});
-afterAll(() => tree.cleanup());
+const chatSkills = useChatSkillsTree();
 
 async function newChat(ctx: ChatTestContext, title = 't'): Promise<string> {
   return (await request(ctx.app.getHttpServer()).post('/v1/chats').send({ title }).expect(201)).body.id;
@@ -23,7 +16,7 @@ describe('Chat REST API', () => {
   let ctx: ChatTestContext;
   const http = () => request(ctx.app.getHttpServer());
   beforeAll(async () => {
-    ctx = await startChatApp([tree.path('skills')]);
+    ctx = await startChatApp([chatSkills().path('skills')]);
   });
   afterAll(async () => ctx?.close());
 
@@ -268,7 +261,7 @@ describe('Chat REST API', () => {
 
 describe('history', () => {
   it('sends the model only the last history_messages user/assistant messages', async () => {
-    const ctx = await startChatApp([tree.path('skills')], { 'app.history_messages': 2 });
+    const ctx = await startChatApp([chatSkills().path('skills')], { 'app.history_messages': 2 });
     try {
       const http = () => request(ctx.app.getHttpServer());
       const id = await newChat(ctx);
@@ -287,7 +280,7 @@ describe('history', () => {
 
 describe('tool gating and the fallback', () => {
   const gated = async (overrides: Record<string, unknown>, modelTools = true) => {
-    const ctx = await startChatApp([tree.path('skills')], overrides, (url) => ({
+    const ctx = await startChatApp([chatSkills().path('skills')], overrides, (url) => ({
       scripted: { provider: 'openai-compatible', base_url: url, model: 'scripted-1', tools: modelTools, timeout_ms: 5000, max_retries: 0 },
     }));
     return ctx;
@@ -355,7 +348,7 @@ describe('tool gating and the fallback', () => {
   });
 
   it('no model configured → 503 MODEL_NOT_CONFIGURED for messages; everything else works', async () => {
-    const ctx = await startChatApp([tree.path('skills')], {}, () => ({}));
+    const ctx = await startChatApp([chatSkills().path('skills')], {}, () => ({}));
     try {
       const http = () => request(ctx.app.getHttpServer());
       const id = await newChat(ctx);

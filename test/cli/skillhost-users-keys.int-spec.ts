@@ -10,21 +10,13 @@ import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { tempTree } from '../support/skill-tree.js';
 import { run } from './run-cli.js';
+import { isAlive } from '../support/process.js';
 
 const KEY = /^skh_[A-Za-z0-9_-]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** What the server would make of a request carrying `key`, with a fresh key cache. */
 async function authenticate(url: string, key: string) {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { getIntrospectionQuery } from 'graphql';
 import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
 import { ChatRepository } from '../../src/persistence/chat.repository.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { useChatSkillsTree, writeSkill } from '../support/skill-tree.js';
 import { gql } from './documents.js';
 import { failure, startGraphqlApp, type GraphqlTestContext } from './graphql-test-app.js';
 
@@ -13,14 +13,7 @@ interface RestAnswer {
   text: string;
 }
 
-let tree: TempTree;
-beforeAll(() => {
-  tree = tempTree();
-  writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.', body: '# PDF\n\nPDF-BODY-MARKER steps.\n' });
-  tree.write('skills/pdf/references/forms.md', 'FORMS-MARKER');
-  writeSkill(tree, 'skills', 'git-commit', { description: 'Writes commit messages.' });
-});
-afterAll(() => tree.cleanup());
+const chatSkills = useChatSkillsTree();
 
 /** The REST twin's answer, JSON-decoded when it is JSON. */
 async function rest(ctx: GraphqlTestContext, method: string, path: string, body?: unknown): Promise<RestAnswer> {
@@ -53,7 +46,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
   const newChat = async (title = 't') => (await request<{ createChat: { id: string } }>('mutation($title: String) { createChat(title: $title) { id } }', { title })).createChat.id;
 
   beforeAll(async () => {
-    ctx = await startGraphqlApp([tree.path('skills')]);
+    ctx = await startGraphqlApp([chatSkills().path('skills')]);
   });
   afterAll(async () => ctx?.close());
 
@@ -302,7 +295,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
   });
 
   it('reloadSkills rescans and answers the report GET /v1/admin/skills then shows', async () => {
-    writeSkill(tree, 'skills', 'zeta', { description: 'Arrives late.' });
+    writeSkill(chatSkills(), 'skills', 'zeta', { description: 'Arrives late.' });
     try {
       const { reloadSkills } = await request(`mutation { reloadSkills {
         scannedAt durationMs mode directories { configured path exists skills invalid } valid { name path source warnings }
@@ -312,7 +305,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
       expect(reloadSkills.valid.map((s: { name: string }) => s.name)).toEqual(['git-commit', 'pdf', 'zeta']);
       expect((await request('{ skills { count } }')).skills.count).toBe(3);
     } finally {
-      rmSync(tree.path('skills', 'zeta'), { recursive: true, force: true });
+      rmSync(chatSkills().path('skills', 'zeta'), { recursive: true, force: true });
       await rest(ctx, 'POST', '/v1/admin/skills/reload');
     }
   });
@@ -324,7 +317,7 @@ describe.each([
 ])('GraphQL with %s switched off', (feature, overrides, code, message) => {
   let ctx: GraphqlTestContext;
   beforeAll(async () => {
-    ctx = await startGraphqlApp([tree.path('skills')], overrides);
+    ctx = await startGraphqlApp([chatSkills().path('skills')], overrides);
   });
   afterAll(async () => ctx?.close());
 

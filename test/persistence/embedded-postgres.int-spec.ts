@@ -6,15 +6,7 @@ import { createApp } from '../../src/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { tempTree } from '../support/skill-tree.js';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { isAlive } from '../support/process.js';
 
 /** Starts PostgreSQL from a child process and kills that process, leaving the server orphaned. */
 async function leaveOrphan(dataDir: string, port: number): Promise<number> {

@@ -49,17 +49,34 @@ export function writeSkill(tree: TempTree, parent: string, folder: string, optio
   return tree.write(join(parent, folder, 'SKILL.md'), skillMd({ name: folder, ...options }));
 }
 
+/** For a test file: a temp tree filled by `populate` before the file's tests and removed after them; call the result for it. */
+export function useSkillTree(populate: (tree: TempTree) => void): () => TempTree {
+  let tree: TempTree | undefined;
+  beforeAll(() => {
+    tree = tempTree();
+    populate(tree);
+  });
+  afterAll(() => tree?.cleanup());
+  return () => tree!;
+}
+
+/** `skills/` with `pdf` (its body holds PDF-BODY-MARKER, references/forms.md holds FORMS-MARKER) and `git-commit`: the chat suites' skills. */
+export function useChatSkillsTree(): () => TempTree {
+  return useSkillTree((tree) => {
+    writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.', body: '# PDF\n\nPDF-BODY-MARKER steps.\n' });
+    tree.write('skills/pdf/references/forms.md', 'FORMS-MARKER');
+    writeSkill(tree, 'skills', 'git-commit', { description: 'Writes commit messages.' });
+  });
+}
+
 /**
  * For a test file: a temp `skills/` folder holding one skill, `pdf` (with references/forms.md),
  * made before the file's tests and removed after them; call the result for the folder's path.
  */
 export function usePdfSkillsFolder(): () => string {
-  let tree: TempTree | undefined;
-  beforeAll(() => {
-    tree = tempTree();
-    writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
-    tree.write('skills/pdf/references/forms.md', 'FORMS');
+  const tree = useSkillTree((t) => {
+    writeSkill(t, 'skills', 'pdf', { description: 'Works with PDF files.' });
+    t.write('skills/pdf/references/forms.md', 'FORMS');
   });
-  afterAll(() => tree?.cleanup());
-  return () => tree!.path('skills');
+  return () => tree().path('skills');
 }
