@@ -152,11 +152,11 @@ describe('start and graceful shutdown of a server process', () => {
 
   it('with the embedded PostgreSQL: the same, and the embedded server is stopped last', async () => {
     const dataDir = tree.path('pg', 'data');
-    const server = await startServer('embedded', `embedded_dir = "${dataDir}"\nembedded_port = 54350`);
+    const server = await startServer('embedded', `embedded_dir = "${dataDir}"\nembedded_port = 25350`);
     const chats = await createChats(server, 10);
     await tenTurnsThroughSigterm(server, chats);
     expect(existsSync(`${dataDir}/postmaster.pid`)).toBe(false);
-    const embedded = new EmbeddedPostgresServer({ dataDir, port: 54350 });
+    const embedded = new EmbeddedPostgresServer({ dataDir, port: 25350 });
     try {
       expect((await storedTurns(await embedded.start())).sort()).toEqual(expectedTurns);
     } finally {

@@ -74,7 +74,7 @@ describe('the embedded PostgreSQL fails under a running Skillhost', () => {
     app = await createApp(
       configWith({
         'app.database.embedded_dir': dataDir,
-        'app.database.embedded_port': 54355,
+        'app.database.embedded_port': 25355,
         'app.database.statement_timeout_ms': STATEMENT_TIMEOUT_MS,
         'app.models': { scripted: { provider: 'openai-compatible', base_url: model.url, model: 'scripted-1', timeout_ms: 5000, max_retries: 0 } },
         'app.default_model': 'scripted',

@@ -17,7 +17,8 @@ export interface TestDatabase {
 
 /** Where the shared embedded test server keeps its data; test/support/global-teardown.mjs stops it. */
 export const EMBEDDED_TEST_DIR = join(tmpdir(), 'skillhost-test-pg');
-const EMBEDDED_TEST_PORT = 54330;
+// Below Linux's ephemeral range (32768–60999): a port in it can be taken by any outgoing connection's source port.
+const EMBEDDED_TEST_PORT = 25330;
 
 /**
  * DATABASE_URL when set; otherwise one embedded PostgreSQL for the whole run, started by the first
