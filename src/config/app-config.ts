@@ -13,6 +13,10 @@ export const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 export const VALIDATION_MODES: readonly ValidationMode[] = ['strict', 'standard', 'lenient'];
 export const CATALOGUE_FORMATS: readonly CatalogueFormat[] = ['json', 'xml', 'markdown'];
 
+/** How the model is offered skills (see README "Tool styles"); catalogue, cards and persistence stay the same. */
+export type ToolStyle = 'skillhost' | 'activate_skill' | 'load_skill' | 'use_skill';
+export const TOOL_STYLES: readonly ToolStyle[] = ['skillhost', 'activate_skill', 'load_skill', 'use_skill'];
+
 export interface SkillDirectory {
   /** As written in the configuration. */
   configured: string;
@@ -68,7 +72,8 @@ export interface AppConfig {
     historyMessages: number;
     shutdownGraceMs: number;
     skills: SkillsConfig;
-    tools: { enabled: boolean; maxSteps: number; maxAnswerBytes: number };
+    tools: { enabled: boolean; style: ToolStyle; useSkillThreshold: number; maxSteps: number; maxAnswerBytes: number };
+    commands: { directories: readonly SkillDirectory[] };
     models: Readonly<Record<string, ModelConfig>>;
     database: DatabaseConfig;
     auth: { mode: AuthMode };

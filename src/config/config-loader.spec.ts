@@ -37,7 +37,11 @@ describe(loadConfig.name, () => {
       maxDepth: 1,
       explicitPrefixes: ['/'],
     });
-    expect(sut.app.tools).toEqual({ enabled: true, maxSteps: 8, maxAnswerBytes: 1_000_000 });
+    expect(sut.app.tools).toEqual({ enabled: true, style: 'skillhost', useSkillThreshold: 50, maxSteps: 8, maxAnswerBytes: 1_000_000 });
+    expect(sut.app.commands.directories).toEqual([
+      { configured: './.skillhost/commands', path: '/srv/app/.skillhost/commands' },
+      { configured: './commands', path: '/srv/app/commands' },
+    ]);
     expect(sut.app.database).toEqual({ url: '', poolSize: 20, embeddedDir: '/srv/app/.data/postgres', embeddedPort: 54329, statementTimeoutMs: 5000 });
     expect(sut.app.shutdownGraceMs).toBe(30_000);
     expect(sut.app.http).toEqual({ allowedHosts: [], corsOrigins: [] });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import type { AppConfig, AuthMode, CatalogueFormat, LogFormat, LogLevel, ModelConfig, ModelProvider, SkillDirectory, ValidationMode } from './app-config.js';
+import type { AppConfig, AuthMode, CatalogueFormat, LogFormat, LogLevel, ModelConfig, ModelProvider, SkillDirectory, ToolStyle, ValidationMode } from './app-config.js';
 import { MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS, type Setting } from './config-schema.js';
 import { CONFIG_TREE_SCHEMA, describeIssues, MODEL_TABLE_SCHEMA, type Problem } from './config-validation.js';
 
@@ -201,7 +201,14 @@ function buildConfig(
       defaultModel,
       historyMessages: get<number>('app.history_messages'),
       shutdownGraceMs: get<number>('app.shutdown_grace_ms'),
-      tools: { enabled: get<boolean>('app.tools.enabled'), maxSteps: get<number>('app.tools.max_steps'), maxAnswerBytes: get<number>('app.tools.max_answer_bytes') },
+      tools: {
+        enabled: get<boolean>('app.tools.enabled'),
+        style: get<ToolStyle>('app.tools.style'),
+        useSkillThreshold: get<number>('app.tools.use_skill_threshold'),
+        maxSteps: get<number>('app.tools.max_steps'),
+        maxAnswerBytes: get<number>('app.tools.max_answer_bytes'),
+      },
+      commands: { directories: get<string[]>('app.commands.directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)) },
       models,
       auth: { mode: get<AuthMode>('app.auth.mode') },
       database: {

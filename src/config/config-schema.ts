@@ -1,4 +1,4 @@
-import { AUTH_MODES, CATALOGUE_FORMATS, HARD_LIMITS, LOG_FORMATS, LOG_LEVELS, VALIDATION_MODES } from './app-config.js';
+import { AUTH_MODES, CATALOGUE_FORMATS, HARD_LIMITS, LOG_FORMATS, LOG_LEVELS, TOOL_STYLES, VALIDATION_MODES } from './app-config.js';
 
 /**
  * Every configuration key in one table: its TOML path, environment override, default and rule.
@@ -27,6 +27,7 @@ export const EXPLICIT_PREFIXES = ['/', '$'] as const;
 export const DEFAULT_BASE_PROMPT = 'You are a helpful assistant.';
 
 export const DEFAULT_SKILL_DIRECTORIES = ['./.skills', './.agents/skills', '~/.agents/skills', '~/.skillhost/skills'];
+export const DEFAULT_COMMAND_DIRECTORIES = ['./.skillhost/commands', './commands'];
 
 export const SETTINGS: readonly Setting[] = [
   { key: 'app.port', env: 'SKILLHOST_PORT', fallbackEnv: 'PORT', default: 3000, kind: { type: 'integer', min: 0, max: 65535 }, description: 'HTTP port (0 picks a free one).' },
@@ -39,15 +40,18 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.skills.directories', env: 'SKILLHOST_SKILLS_DIRECTORIES', default: DEFAULT_SKILL_DIRECTORIES, kind: { type: 'string-list' }, description: 'Skill folders to scan, in precedence order (earlier wins a name collision). `~` is the home folder; relative paths resolve from the project root (the working directory).' },
   { key: 'app.skills.validation', env: 'SKILLHOST_SKILLS_VALIDATION', default: 'standard', kind: { type: 'enum', values: VALIDATION_MODES }, description: '`strict` (the reference validator: unknown fields are errors), `standard` (unknown fields are warnings) or `lenient` (also loads name mismatches and over-long fields with warnings).' },
   { key: 'app.skills.catalogue_format', env: 'SKILLHOST_SKILLS_CATALOGUE_FORMAT', default: 'json', kind: { type: 'enum', values: CATALOGUE_FORMATS }, description: 'How the catalogue is rendered for the model: `json`, `xml` or `markdown`.' },
-  { key: 'app.skills.include_location', env: 'SKILLHOST_SKILLS_INCLUDE_LOCATION', default: false, kind: { type: 'boolean' }, description: "Add each skill's `SKILL.md` path to the json and xml catalogues (for hosts whose model reads files itself)." },
+  { key: 'app.skills.include_location', env: 'SKILLHOST_SKILLS_INCLUDE_LOCATION', default: false, kind: { type: 'boolean' }, description: "Add each skill's `SKILL.md` path to the catalogue (for hosts whose model reads files itself). With `markdown`, the prompt's skills section is the aloop design's: `- name: description (file: <path>)` under `## Skills`, with its \"How to use skills\" rules." },
   { key: 'app.skills.max_skills', env: 'SKILLHOST_SKILLS_MAX_SKILLS', default: 200, kind: { type: 'integer', min: 1, max: HARD_LIMITS.maxSkills }, description: 'Valid skills past this count (in discovery order) are excluded with a warning.' },
   { key: 'app.skills.max_skill_md_bytes', env: 'SKILLHOST_SKILLS_MAX_SKILL_MD_BYTES', default: 200_000, kind: { type: 'integer', min: 1024, max: HARD_LIMITS.skillMdBytes }, description: 'A `SKILL.md` body past this many bytes is cut on activation, with a notice.' },
   { key: 'app.skills.max_resource_bytes', env: 'SKILLHOST_SKILLS_MAX_RESOURCE_BYTES', default: 2_000_000, kind: { type: 'integer', min: 1024, max: HARD_LIMITS.resourceBytes }, description: 'A resource past this many bytes is cut, with a notice; only the shown part is read.' },
   { key: 'app.skills.explicit_prefixes', env: 'SKILLHOST_SKILLS_EXPLICIT_PREFIXES', default: ['/'], kind: { type: 'string-list', values: EXPLICIT_PREFIXES }, description: 'Prefixes that invoke a skill explicitly at the start of a message: `/name`, and `$name` when `"$"` is listed.' },
   { key: 'app.skills.max_depth', env: 'SKILLHOST_SKILLS_MAX_DEPTH', default: 1, kind: { type: 'integer', min: 1, max: HARD_LIMITS.maxDepth }, description: '1 = immediate children of each directory hold skills; up to 6 for nested collections (deeper levels skip `.git` and `node_modules`).' },
-  { key: 'app.tools.enabled', env: 'SKILLHOST_TOOLS_ENABLED', default: true, kind: { type: 'boolean' }, description: 'Offer the skill tools (`skills.activate`, `skills.readResource`) to models that support tools.' },
+  { key: 'app.tools.enabled', env: 'SKILLHOST_TOOLS_ENABLED', default: true, kind: { type: 'boolean' }, description: 'Offer the skill tools of the configured `style` to models that support tools.' },
+  { key: 'app.tools.style', env: 'SKILLHOST_TOOLS_STYLE', default: 'skillhost', kind: { type: 'enum', values: TOOL_STYLES }, description: 'How the model is offered skills: `skillhost` (`skills.activate`, `skills.readResource`, `skills.listResources`), `activate_skill` (the agentskills.io client guide), `load_skill` (skills listed in the tool, not the prompt) or `use_skill` (by name or best match). See "Tool styles".' },
+  { key: 'app.tools.use_skill_threshold', env: 'SKILLHOST_TOOLS_USE_SKILL_THRESHOLD', default: 50, kind: { type: 'integer', min: 1, max: 100 }, description: "`use_skill` without a name: the best match is used when it matches at least this percentage of the request's words; below it the answer names the three best candidates." },
   { key: 'app.tools.max_steps', env: 'SKILLHOST_TOOLS_MAX_STEPS', default: 8, kind: { type: 'integer', min: 1, max: 64 }, description: 'Model steps per turn (each tool round is one); a turn that reaches it ends with a stored notice.' },
   { key: 'app.tools.max_answer_bytes', env: 'SKILLHOST_TOOLS_MAX_ANSWER_BYTES', default: 1_000_000, kind: { type: 'integer', min: 1024, max: 32 * 1024 * 1024 }, description: "The most of a model's answer (UTF-8 bytes) a turn stores and relays, streamed or not; a longer answer is cut with a notice." },
+  { key: 'app.commands.directories', env: 'SKILLHOST_COMMANDS_DIRECTORIES', default: DEFAULT_COMMAND_DIRECTORIES, kind: { type: 'string-list' }, description: 'Folders of command files (`<name>.md`, see "Commands"), in precedence order (earlier wins a name collision); read with the skills, only while skills are enabled. `~` and relative paths as for skills.' },
   { key: 'app.auth.mode', env: 'SKILLHOST_AUTH_MODE', default: 'auto', kind: { type: 'enum', values: AUTH_MODES }, description: '`auto`: no auth while the server listens on a loopback address only, API keys required on any other; `api_key`: keys always required; `none`: every request acts as the built-in admin `local` (a loud warning on a non-loopback address).' },
   { key: 'app.database.url', env: 'DATABASE_URL', default: '', kind: { type: 'database-url' }, description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' },
   { key: 'app.database.pool_size', env: 'SKILLHOST_DATABASE_POOL_SIZE', default: 20, kind: { type: 'integer', min: 1, max: 200 }, description: 'Connections in the pool to PostgreSQL.' },
