@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import fg from 'fast-glob';
 import matter from 'gray-matter';
 import { buildSnapshot, type CatalogueSnapshot } from '../src/skills/catalogue-snapshot.js';
+import { NO_COMMANDS } from '../src/skills/commands/command-discovery.js';
 import { discoverSkills } from '../src/skills/skill-discovery.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,50000').split(',').map(Number);
@@ -72,7 +73,7 @@ function floor(root: string): number {
 function skillhost(root: string): CatalogueSnapshot {
   const started = performance.now();
   const result = discoverSkills({ directories: [{ configured: root, path: root }], mode: 'standard', maxDepth: 1, maxSkills: 1_000_000 });
-  return buildSnapshot(result, { validation: 'standard', includeLocation: false, catalogueFormat: 'json' }, { scannedAt: new Date(), durationMs: performance.now() - started });
+  return buildSnapshot(result, { validation: 'standard', includeLocation: false, catalogueFormat: 'json' }, { scannedAt: new Date(), durationMs: performance.now() - started }, NO_COMMANDS);
 }
 
 /** What a quick implementation does: glob for SKILL.md, read each whole file, parse with gray-matter. */

@@ -6,6 +6,7 @@ import { CATALOGUE_FORMATS, type CatalogueFormat, VALIDATION_MODES, type Validat
 import { ConfigError, loadConfig } from '../config/config-loader.js';
 import { renderCatalogue } from '../skills/catalogue-renderer.js';
 import { buildSnapshot } from '../skills/catalogue-snapshot.js';
+import { discoverCommands } from '../skills/commands/command-discovery.js';
 import { discoverSkills } from '../skills/skill-discovery.js';
 import { type FolderInspection, inspectSkillFolder } from '../skills/skill-folder.reader.js';
 import { presentAdminReport } from '../skills/skill.presenter.js';
@@ -148,7 +149,8 @@ function listCommand(args: string[], io: CliIo): number {
   const skills = config.app.skills;
   const started = performance.now();
   const result = discoverSkills({ directories: skills.directories, mode: skills.validation, maxDepth: skills.maxDepth, maxSkills: skills.maxSkills });
-  const report = presentAdminReport(buildSnapshot(result, skills, { scannedAt: new Date(), durationMs: Math.round(performance.now() - started) }));
+  const commands = discoverCommands(config.app.commands.directories);
+  const report = presentAdminReport(buildSnapshot(result, skills, { scannedAt: new Date(), durationMs: Math.round(performance.now() - started) }, commands));
   if (values.json) {
     io.out(JSON.stringify({ enabled: skills.enabled, ...report }, null, 2));
     return 0;

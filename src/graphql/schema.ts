@@ -3,11 +3,12 @@ import { GraphQLSchemaBuilderModule, GraphQLSchemaFactory } from '@nestjs/graphq
 import { type GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { ChatTurnsResolver } from './chat-turns.resolver.js';
 import { ChatsResolver } from './chats.resolver.js';
+import { CommandsResolver } from './commands.resolver.js';
 import { MeResolver } from './me.resolver.js';
 import { SkillsResolver } from './skills.resolver.js';
 
 /** Every resolver of the API: the module serves them, the schema printer reads them. */
-export const GRAPHQL_RESOLVERS = [MeResolver, SkillsResolver, ChatsResolver, ChatTurnsResolver];
+export const GRAPHQL_RESOLVERS = [MeResolver, SkillsResolver, CommandsResolver, ChatsResolver, ChatTurnsResolver];
 
 /** SDL sorted by name, so the file changes only when the schema does. */
 export function printSortedSchema(schema: GraphQLSchema): string {

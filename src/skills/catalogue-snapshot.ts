@@ -1,5 +1,7 @@
 import type { CatalogueFormat, SkillsConfig, ValidationMode } from '../config/app-config.js';
 import { renderCatalogue } from './catalogue-renderer.js';
+import type { CommandDirectoryReport, CommandDiscoveryResult } from './commands/command-discovery.js';
+import type { CommandCollision, CommandRecord, InvalidCommand } from './commands/command.types.js';
 import { compareByName } from './skill-order.js';
 import type { DiscoveryResult } from './skill-discovery.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
@@ -19,14 +21,27 @@ export interface CatalogueSnapshot {
   readonly excluded: readonly { readonly name: string; readonly path: string }[];
   readonly warnings: readonly string[];
   readonly directories: readonly DirectoryReport[];
+  /** Loaded commands, by name, iterated in name order. */
+  readonly commands: ReadonlyMap<string, CommandRecord>;
+  readonly commandReport: CommandReport;
   /** The catalogue in a format; the configured one is rendered with the snapshot, others on first use. */
   catalogue(format: CatalogueFormat): string;
+}
+
+/** What the scan of the commands directories saw, for operators. */
+export interface CommandReport {
+  readonly directories: readonly CommandDirectoryReport[];
+  readonly invalid: readonly InvalidCommand[];
+  /** Between command files (`kind: 'command'`), then commands named like a loaded skill (`kind: 'skill'`, the skill loses `/name`). */
+  readonly collisions: readonly CommandCollision[];
+  readonly warnings: readonly string[];
 }
 
 export function buildSnapshot(
   result: DiscoveryResult,
   config: Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'>,
   timing: { scannedAt: Date; durationMs: number },
+  commands: CommandDiscoveryResult,
 ): CatalogueSnapshot {
   const sorted = [...result.skills].sort(compareByName);
   const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
@@ -40,16 +55,38 @@ export function buildSnapshot(
     return text;
   };
   catalogue(config.catalogueFormat);
+  const skills = new Map(sorted.map((skill) => [skill.name, skill]));
   return Object.freeze({
     scannedAt: timing.scannedAt.toISOString(),
     durationMs: timing.durationMs,
     mode: config.validation,
-    skills: new Map(sorted.map((skill) => [skill.name, skill])),
+    skills,
     invalid: Object.freeze(result.invalid),
     collisions: Object.freeze(result.collisions),
     excluded: Object.freeze(result.excluded),
     warnings: Object.freeze(result.warnings),
     directories: Object.freeze(result.directories),
+    commands: new Map([...commands.commands].sort(compareByName).map((command) => [command.name, command])),
+    commandReport: Object.freeze({
+      directories: commands.directories,
+      invalid: commands.invalid,
+      collisions: [...commands.collisions, ...skillCollisions(commands.commands, skills)],
+      warnings: commands.warnings,
+    }),
     catalogue,
+  });
+}
+
+/** A skill by the name a user or model gave, exact or NFKC-normalised (how names are compared everywhere). */
+export function findSkill(skills: ReadonlyMap<string, SkillRecord>, name: string): SkillRecord | undefined {
+  return skills.get(name) ?? skills.get(name.trim().normalize('NFKC'));
+}
+
+/** A command named like a loaded skill takes `/name`; the skill stays reachable as `$name` and through the tools. */
+function skillCollisions(commands: readonly CommandRecord[], skills: ReadonlyMap<string, SkillRecord>): CommandCollision[] {
+  return commands.flatMap((command) => {
+    const skill = skills.get(command.name);
+    if (skill === undefined) return [];
+    return [{ name: command.name, kind: 'skill' as const, winner: { path: command.path, source: command.source }, loser: { path: skill.path, source: skill.source } }];
   });
 }

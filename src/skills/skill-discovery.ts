@@ -99,7 +99,7 @@ export function applyPrecedence(found: readonly SkillRecord[], maxSkills: number
 }
 
 /** The folder's entries, or why they cannot be read. */
-function readFolder(path: string): Dirent[] | NodeJS.ErrnoException {
+export function readFolder(path: string): Dirent[] | NodeJS.ErrnoException {
   try {
     return readdirSync(path, { withFileTypes: true });
   } catch (error) {
@@ -111,7 +111,8 @@ function isPermissionError(error: NodeJS.ErrnoException): boolean {
   return error.code === 'EACCES' || error.code === 'EPERM';
 }
 
-function folderProblem(error: NodeJS.ErrnoException): string {
+/** Why a directory to scan cannot be listed, for a warning: `<directory> ${folderProblem(error)}`. */
+export function folderProblem(error: NodeJS.ErrnoException): string {
   switch (error.code) {
     case 'ENOENT':
     case 'ENOTDIR':

@@ -106,7 +106,8 @@ function readHead(folder: string, mode: ValidationMode): Head | { unreadable: st
   return undefined;
 }
 
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+/** Read-only and non-blocking: a FIFO opens at once instead of waiting for a writer. */
+export const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /** Why an existing SKILL.md could not be opened; undefined when there is none to open. */
 export function openProblem(name: string, error: NodeJS.ErrnoException): string | undefined {
@@ -127,7 +128,7 @@ export function openProblem(name: string, error: NodeJS.ErrnoException): string 
   }
 }
 
-function describeSpecialFile(info: Stats): string {
+export function describeSpecialFile(info: Stats): string {
   if (info.isFIFO()) return 'a FIFO (named pipe)';
   if (info.isSocket()) return 'a socket';
   if (info.isCharacterDevice()) return 'a character device';

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { AppError, ErrorCode, skillsDisabledError } from '../common/app-error.js';
-import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../config/app-config.js';
+import { APP_CONFIG, type AppConfig, type SkillDirectory, type SkillsConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
-import { buildSnapshot, type CatalogueSnapshot } from './catalogue-snapshot.js';
+import { buildSnapshot, type CatalogueSnapshot, findSkill } from './catalogue-snapshot.js';
+import { discoverCommands } from './commands/command-discovery.js';
 import { discoverSkills } from './skill-discovery.js';
 import type { SkillRecord } from './skill.types.js';
 
@@ -13,6 +14,7 @@ const SUGGESTION_LIMIT = 20;
 export class SkillRegistryService implements OnModuleInit {
   private readonly logger = new Logger(SkillRegistryService.name);
   private readonly config: SkillsConfig;
+  private readonly commandDirectories: readonly SkillDirectory[];
   private current: CatalogueSnapshot | undefined;
 
   constructor(
@@ -20,6 +22,7 @@ export class SkillRegistryService implements OnModuleInit {
     @Optional() private readonly metrics?: MetricsService,
   ) {
     this.config = appConfig.app.skills;
+    this.commandDirectories = appConfig.app.commands.directories;
   }
 
   onModuleInit(): void {
@@ -50,7 +53,8 @@ export class SkillRegistryService implements OnModuleInit {
       maxDepth: this.config.maxDepth,
       maxSkills: this.config.maxSkills,
     });
-    const next = buildSnapshot(result, this.config, { scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 });
+    const commands = discoverCommands(this.commandDirectories);
+    const next = buildSnapshot(result, this.config, { scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 }, commands);
     this.current = next;
     this.metrics?.observeSkillsReload(next, Buffer.byteLength(next.catalogue(this.config.catalogueFormat)));
     this.logger.log(
@@ -58,13 +62,24 @@ export class SkillRegistryService implements OnModuleInit {
     );
     for (const warning of next.warnings) this.logger.warn(warning);
     for (const entry of next.invalid) this.logger.warn(`Invalid skill at ${entry.path}: ${entry.errors.join('; ')}`);
+    this.logCommands(next);
     return next;
+  }
+
+  private logCommands(snapshot: CatalogueSnapshot): void {
+    const report = snapshot.commandReport;
+    // Quiet while no commands directory exists (the defaults usually do not).
+    if (report.directories.some((directory) => directory.exists)) {
+      this.logger.log(`Loaded ${snapshot.commands.size} command(s) (${report.invalid.length} invalid, ${report.collisions.length} collision(s))`);
+    }
+    for (const warning of report.warnings) this.logger.warn(warning);
+    for (const entry of report.invalid) this.logger.warn(`Invalid command file at ${entry.path}: ${entry.errors.join('; ')}`);
   }
 
   /** The skill, or SKILL_NOT_FOUND naming the skills that do exist. */
   get(name: string): SkillRecord {
     const snapshot = this.snapshot;
-    const skill = snapshot.skills.get(name) ?? snapshot.skills.get(name.trim().normalize('NFKC'));
+    const skill = findSkill(snapshot.skills, name);
     if (skill !== undefined) return skill;
     const available = [...snapshot.skills.keys()];
     const shown = available.slice(0, SUGGESTION_LIMIT).join(', ');

@@ -1,4 +1,5 @@
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
+import { presentCommandReport } from './command.presenter.js';
 import type { ResourceListing } from './skill-resources.service.js';
 import type { SkillRecord } from './skill.types.js';
 
@@ -44,5 +45,6 @@ export function presentAdminReport(snapshot: CatalogueSnapshot) {
     collisions: snapshot.collisions,
     excluded: snapshot.excluded,
     warnings: snapshot.warnings,
+    commands: presentCommandReport(snapshot),
   };
 }

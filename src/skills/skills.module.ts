@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
+import { CommandsController } from './commands.controller.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
 import { SkillsController } from './skills.controller.js';
 
 @Module({
-  controllers: [SkillsController],
+  controllers: [SkillsController, CommandsController],
   providers: [SkillRegistryService, SkillResourcesService],
   exports: [SkillRegistryService, SkillResourcesService],
 })

@@ -1,6 +1,7 @@
 import { Field, Float, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { VALIDATION_MODES } from '../../config/app-config.js';
 import { GraphQLDateTime } from '../scalars/date-time.scalar.js';
+import { CommandScanReportModel } from './command.model.js';
 
 export const ValidationMode = Object.fromEntries(VALIDATION_MODES.map((mode) => [mode, mode]));
 registerEnumType(ValidationMode, { name: 'ValidationMode' });
@@ -114,4 +115,7 @@ export class SkillScanReportModel {
 
   @Field(() => [String])
   warnings: string[];
+
+  @Field(() => CommandScanReportModel, { description: 'The commands directories, scanned with the skills.' })
+  commands: CommandScanReportModel;
 }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { VALIDATION_MODES, type ValidationMode } from '../../config/app-config.js';
+import { CommandScanReportDto } from './command-responses.dto.js';
 
 /** OpenAPI schemas of what `skill.presenter.ts` and the skills routes answer; documentation only. */
 
@@ -177,4 +178,7 @@ export class SkillScanReportDto {
 
   @ApiProperty({ type: [String] })
   warnings: string[];
+
+  @ApiProperty({ type: () => CommandScanReportDto, description: 'The commands directories, scanned with the skills.' })
+  commands: CommandScanReportDto;
 }

@@ -1,0 +1,17 @@
+import { Query, Resolver } from '@nestjs/graphql';
+import { RequireFeature } from '../common/feature.guard.js';
+import { presentCommandList } from '../skills/command.presenter.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { CommandModel } from './models/command.model.js';
+
+/** The twin of CommandsController: SKILLS_DISABLED while skills are off. */
+@Resolver()
+@RequireFeature('skills')
+export class CommandsResolver {
+  constructor(private readonly registry: SkillRegistryService) {}
+
+  @Query(() => [CommandModel], { description: 'The loaded commands, run as `/name args`, in name order (GET /v1/commands).' })
+  commands() {
+    return presentCommandList(this.registry.snapshot).commands;
+  }
+}

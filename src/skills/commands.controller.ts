@@ -1,0 +1,24 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RequireFeature } from '../common/feature.guard.js';
+import { presentCommandList } from './command.presenter.js';
+import { CommandListDto } from './dto/command-responses.dto.js';
+import { SkillRegistryService } from './skill-registry.service.js';
+
+/** Commands are read with the skills, so they are off (SKILLS_DISABLED) whenever skills are. */
+@Controller('v1')
+@RequireFeature('skills')
+@ApiTags('skills')
+export class CommandsController {
+  constructor(private readonly registry: SkillRegistryService) {}
+
+  @Get('commands')
+  @ApiOperation({
+    summary: 'List the loaded commands',
+    description: 'Command files (`<name>.md` in `[app.commands] directories`) that a message runs as `/name args`, in name order. `missingSkills` names required skills that are not loaded now.',
+  })
+  @ApiOkResponse({ type: CommandListDto })
+  list() {
+    return presentCommandList(this.registry.snapshot);
+  }
+}
