@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -11,7 +11,9 @@ import { CountsAsTurn } from '../ops/rate-limit.decorators.js';
 import type { ChatEvent } from './chat-events.service.js';
 import { presentChat, presentChatDetail, presentMessage, presentOwnedChat, presentPage, presentToolRun, presentTurn } from './chat.presenter.js';
 import { ChatService, type TurnTiming } from './chat.service.js';
-import { ActivateToolDto, ContextQueryDto, CreateChatDto, ReadResourceToolDto, SendMessageDto } from './dto/chat.dto.js';
+import { ContextQueryDto, CreateChatDto, SendMessageDto } from './dto/chat.dto.js';
+import { ToolArguments } from './tool-arguments.decorator.js';
+import { KNOWN_TOOL_NAMES } from './tools/tool-styles.js';
 import { ChatContextDto, ChatDetailDto, ChatDto, ChatPageDto, MessagePageDto, OwnedChatPageDto, ToolRunDto, TurnDto } from './dto/chat-responses.dto.js';
 
 /** The caller's chats: another user's chat answers 404 CHAT_NOT_FOUND, exactly as a missing one. */
@@ -120,26 +122,35 @@ export class ChatController {
     return this.chats.getContext(principal, id, { model: query.model, tools: query.tools === undefined ? undefined : query.tools !== 'false' });
   }
 
-  @Post(':id/tools/skills.activate')
+  /**
+   * Runs one tool of the configured style (`app.tools.style`): `skills.activate`,
+   * `skills.readResource`, `skills.listResources`, `activate_skill`, `load_skill` or `use_skill`.
+   * The body is the tool's arguments, checked by the tool's own schema.
+   */
+  @Post(':id/tools/:tool')
   @HttpCode(200)
   @RequireFeature(['skills', 'tools'])
   @ApiTags('tools')
-  @ApiOperation({ summary: 'Run skills.activate against the chat', description: 'Stored like a model-made call; a failing call is an error card, not an error answer.' })
+  @ApiOperation({
+    summary: 'Run a skill tool against the chat',
+    description:
+      "Runs one tool of the configured style with the body as its arguments, stored like a model-made call. Arguments that do not fit the tool's schema (as `GET /v1/chats/{id}/context` shows it) answer 400; a call that runs and fails is an error card, not an error answer.",
+  })
+  @ApiParam({ name: 'tool', enum: [...KNOWN_TOOL_NAMES], description: "A tool of the configured style, by its canonical name (the context's `tools[].name`)." })
+  @ApiBody({
+    description: "The tool's arguments.",
+    schema: { type: 'object', additionalProperties: true },
+    examples: {
+      'skills.activate': { value: { name: 'pdf' } },
+      'skills.readResource': { value: { name: 'pdf', path: 'references/REFERENCE.md' } },
+      'skills.listResources': { value: { name: 'pdf', type: 'scripts' } },
+      use_skill: { value: { input: 'extract the tables from this PDF' } },
+    },
+  })
   @ApiOkResponse({ type: ToolRunDto })
-  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
-  async activate(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: ActivateToolDto) {
-    return presentToolRun(await this.chats.executeTool(principal, id, 'skills.activate', { name: body.name }));
-  }
-
-  @Post(':id/tools/skills.readResource')
-  @HttpCode(200)
-  @RequireFeature(['skills', 'tools'])
-  @ApiTags('tools')
-  @ApiOperation({ summary: 'Run skills.readResource against the chat', description: 'Stored like a model-made call; a failing call is an error card, not an error answer.' })
-  @ApiOkResponse({ type: ToolRunDto })
-  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
-  async readResource(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: ReadResourceToolDto) {
-    return presentToolRun(await this.chats.executeTool(principal, id, 'skills.readResource', { name: body.name, path: body.path }));
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.TOOL_NOT_FOUND)
+  async runTool(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('tool') tool: string, @ToolArguments() args: unknown) {
+    return presentToolRun(await this.chats.executeTool(principal, id, tool, args));
   }
 }
 

@@ -1,5 +1,5 @@
 import type { ChatActivatedSkillEntity } from '../persistence/entities/chat-activated-skill.entity.js';
-import type { ChatMessageEntity } from '../persistence/entities/chat-message.entity.js';
+import type { ChatMessageEntity, StoredCommand } from '../persistence/entities/chat-message.entity.js';
 import type { ChatEntity } from '../persistence/entities/chat.entity.js';
 import type { OwnedChat, Page } from '../persistence/chat.repository.js';
 import type { ToolCard } from './skill-tools.service.js';
@@ -29,6 +29,8 @@ export function presentMessage(message: ChatMessageEntity) {
     content: message.content,
     toolCards: message.toolCards,
     invokedSkill: message.invokedSkill,
+    invokedSkills: message.invokedSkills ?? [],
+    command: message.command ?? null,
     model: message.model,
     createdAt: message.createdAt,
   };
@@ -53,7 +55,9 @@ export interface TurnOutcome {
   userMessage: ChatMessageEntity;
   assistantMessage: ChatMessageEntity;
   activatedSkills: readonly ChatActivatedSkillEntity[];
-  invokedSkill: string | null;
+  invokedSkills: readonly string[];
+  /** The command the message ran: its name, arguments, and the prompt the model got. */
+  command: StoredCommand | null;
 }
 
 export function presentTurn(turn: TurnOutcome) {
@@ -61,7 +65,9 @@ export function presentTurn(turn: TurnOutcome) {
     userMessage: presentMessage(turn.userMessage),
     assistantMessage: presentMessage(turn.assistantMessage),
     activatedSkills: turn.activatedSkills.map(presentActivation),
-    invokedSkill: turn.invokedSkill,
+    invokedSkill: turn.invokedSkills[0] ?? null,
+    invokedSkills: turn.invokedSkills,
+    command: turn.command,
   };
 }
 

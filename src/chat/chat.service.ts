@@ -15,12 +15,15 @@ import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
 import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
 import { presentTurn, type TurnOutcome } from './chat.presenter.js';
-import { parseInvocation } from './invocation-parser.js';
+import { expandTemplate } from '../skills/commands/command-file.js';
+import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import type { StoredCommand } from '../persistence/entities/chat-message.entity.js';
+import { type Invocation, parseInvocation } from './invocation-parser.js';
 import { LanguageModelFactory } from './llm/language-model.factory.js';
-import { type LoopEvent, runToolLoop } from './llm/tool-loop.js';
-import { assembleSystemPrompt } from './prompt-assembler.js';
-import { SKILL_TOOLS, type SkillToolName, toolByWireName } from './skill-tools.js';
+import { type LoopEvent, runToolLoop, type ToolLoopResult } from './llm/tool-loop.js';
+import { assembleSystemPrompt, type PromptCommand, type PromptInputs } from './prompt-assembler.js';
 import { type ToolCard, SkillToolsService } from './skill-tools.service.js';
+import type { ToolStyleSet } from './tools/tool-styles.js';
 
 export interface TurnInput {
   content: string;
@@ -108,7 +111,7 @@ export class ChatService {
     return this.events.subscribe(id);
   }
 
-  /** Exactly what the model would get next in this chat: system prompt and tool definitions. */
+  /** Exactly what the model would get next in this chat: system prompt, tool definitions, and the commands the prompt lists. */
   async getContext(principal: Principal, id: string, options: { model?: string; tools?: boolean } = {}) {
     const model = this.findModel(options.model);
     // The same one-query read a turn makes (no history needed): existence and activated names.
@@ -116,22 +119,30 @@ export class ChatService {
     if (context === null) throw chatNotFound(id);
     const activated = context.activated;
     const toolsAvailable = this.toolsAvailable(model, options.tools);
+    const snapshot = this.registry.enabled ? this.registry.snapshot : undefined;
     return {
       model: model?.name ?? null,
-      systemPrompt: this.systemPrompt(activated, toolsAvailable),
-      tools: toolsAvailable ? SKILL_TOOLS.map((t) => ({ name: t.name, wireName: t.wireName, description: t.description, inputSchema: t.inputSchema })) : [],
+      systemPrompt: this.systemPrompt(snapshot, activated, toolsAvailable),
+      tools: toolsAvailable && snapshot ? this.skillTools.style(snapshot).definitions : [],
       activatedSkills: activated,
+      commands: snapshot ? promptCommands(snapshot) : [],
     };
   }
 
-  /** The external-loop API: run one skill tool against a chat, stored like a model-made call. */
-  async executeTool(principal: Principal, id: string, tool: SkillToolName, args: unknown): Promise<{ card: ToolCard; activatedSkills: ChatActivatedSkillEntity[] }> {
+  /** The external-loop API: run one tool of the configured style against a chat, stored like a model-made call. */
+  async executeTool(principal: Principal, id: string, tool: string, args: unknown): Promise<{ card: ToolCard; activatedSkills: ChatActivatedSkillEntity[] }> {
     if (!isUuid(id)) throw chatNotFound(id);
-    const { card, activated } = await this.skillTools.execute(tool, args);
+    const { card, activated } = await this.skillTools.executeForApi(tool, args);
     // The write finds out whether the caller's chat exists (CHAT_NOT_FOUND otherwise); reading files is harmless.
     const stored = await this.chats.recordTurn(id, principal.userId, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool' }] : []);
     if (stored === null) throw chatNotFound(id);
     return { card, activatedSkills: stored.activatedSkills };
+  }
+
+  /** Activates a skill with the configured style's activation tool, as `/name` does in a turn. */
+  activateSkill(principal: Principal, id: string, name: string) {
+    const { tool, args } = this.skillTools.style().activation(name);
+    return this.executeTool(principal, id, tool.name, args);
   }
 
   /**
@@ -177,41 +188,18 @@ export class ChatService {
     const onEvent = this.listenerFor(id, caller);
     useListener(onEvent);
     let dbMs = performance.now() - started;
-    let skillsMs = 0;
-    const skillsOn = this.registry.enabled;
-    const invocation = skillsOn
-      ? parseInvocation(input.content, this.config.app.skills.explicitPrefixes, (name) => this.registry.snapshot.skills.has(name))
-      : { skill: null, text: input.content };
+    const snapshot = this.registry.enabled ? this.registry.snapshot : undefined;
+    const invocation = this.parseInvocation(input.content, snapshot);
+    const command = invocation.command && snapshot ? runCommand(snapshot, invocation.command) : undefined;
     const toolsAvailable = this.toolsAvailable(model, input.tools);
-    const activated = context.activated;
-    const cards: ToolCard[] = [];
-    const activations: NewActivation[] = [];
+    const style = toolsAvailable && snapshot ? this.skillTools.style(snapshot) : undefined;
     const messages: ModelMessage[] = context.history.map((m) => ({ role: m.role, content: m.content }));
-    messages.push({ role: 'user', content: invocation.text });
-    let fallback: { name: string; body: string } | undefined;
-
-    if (invocation.skill !== null && toolsAvailable) {
-      // Explicit invocation with tools: the server performs the activation as the turn's first tool
-      // call, after the user's words, so the skill is active and its card shown whatever the model
-      // then does (no reliance on a provider honouring a forced tool choice).
-      const forced = await this.skillTools.execute('skills.activate', { name: invocation.skill });
-      skillsMs += forced.card.durationMs;
-      onEvent?.({ event: 'tool-call', data: { id: forced.card.id, tool: forced.card.tool, args: forced.card.args } });
-      onEvent?.({ event: 'tool-result', data: forced.card });
-      cards.push(forced.card);
-      if (forced.activated) activations.push({ skillName: forced.activated, how: 'explicit' });
-      messages.push(
-        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: forced.card.id, toolName: 'skills_activate', input: { name: invocation.skill } }] },
-        { role: 'tool', content: [{ type: 'tool-result', toolCallId: forced.card.id, toolName: 'skills_activate', output: { type: 'text', value: forced.card.output } }] },
-      );
-    } else if (invocation.skill !== null) {
-      const fallbackStarted = performance.now();
-      const skill = await this.resources.activate(invocation.skill);
-      skillsMs += performance.now() - fallbackStarted;
-      fallback = { name: skill.name, body: skill.body };
-      activations.push({ skillName: skill.name, how: 'fallback' });
-    }
-    const system = this.systemPrompt(activated, toolsAvailable, invocation.skill ?? undefined, fallback);
+    messages.push({ role: 'user', content: command?.stored.prompt ?? invocation.text });
+    const requested: NewActivation[] = command
+      ? command.requiredSkills.map((skillName) => ({ skillName, how: 'command' }))
+      : invocation.skills.map((skillName) => ({ skillName, how: 'explicit' }));
+    const { cards, activations, fallback, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, invocation.text, onEvent);
+    const system = this.systemPrompt(snapshot, context.activated, toolsAvailable, { invoked: invocation.skills, fallback, command: command?.stored.name });
 
     let toolMs = 0;
     const loopStarted = performance.now();
@@ -220,13 +208,15 @@ export class ChatService {
       modelName: model.name,
       system,
       messages,
-      tools: toolsAvailable ? SKILL_TOOLS : [],
+      tools: style?.definitions ?? [],
       maxSteps: this.config.app.tools.maxSteps,
       maxAnswerBytes: this.config.app.tools.maxAnswerBytes,
       timeoutMs: model.timeoutMs,
       maxRetries: model.maxRetries,
-      execute: async (call, tool) => {
-        const execution = await this.skillTools.execute(tool.name, call.input, call.toolCallId);
+      execute: async (call, definition) => {
+        // The definitions are the style's own, so the lookup always finds the tool.
+        const tool = style!.byWireName(definition.wireName)!;
+        const execution = await this.skillTools.execute(tool, call.input, { id: call.toolCallId, snapshot, userMessage: invocation.text });
         toolMs += execution.card.durationMs;
         cards.push(execution.card);
         if (execution.activated) activations.push({ skillName: execution.activated, how: 'tool' });
@@ -234,37 +224,27 @@ export class ChatService {
         return execution.card.output;
       },
       refused: (call, reason) => {
-        const available = SKILL_TOOLS.map((t) => t.wireName).join(', ');
-        const card = this.skillTools.refusedCard(call.toolCallId, toolByWireName(call.wireName)?.name ?? call.wireName, call.input, `${reason} Available tools: ${available}.`);
+        const available = (style?.tools ?? []).map((t) => t.wireName).join(', ');
+        const card = this.skillTools.refusedCard(call.toolCallId, style?.byWireName(call.wireName)?.name ?? call.wireName, call.input, `${reason} Available tools: ${available}.`);
         cards.push(card);
         onEvent?.({ event: 'tool-result', data: card });
       },
       onEvent: onEvent && ((event: LoopEvent) => {
         if (event.type === 'text-delta') onEvent?.({ event: 'text-delta', data: { text: event.text } });
         else if (event.type === 'tool-call') {
-          const name = toolByWireName(event.wireName)?.name ?? event.wireName;
+          const name = style?.byWireName(event.wireName)?.name ?? event.wireName;
           onEvent?.({ event: 'tool-call', data: { id: event.toolCallId, tool: name, args: event.input ?? null } });
         }
       }),
     });
     const modelMs = performance.now() - loopStarted - toolMs;
-    let answer = result.text.trim();
-    if (result.truncated) {
-      const notice = `[Truncated: the model's answer was longer than ${this.config.app.tools.maxAnswerBytes} bytes (app.tools.max_answer_bytes); the rest was not kept.]`;
-      answer = `${answer}\n\n${notice}`;
-      onEvent?.({ event: 'text-delta', data: { text: `\n\n${notice}` } });
-      this.logger.warn(`Chat ${id}: the model's answer was cut at ${this.config.app.tools.maxAnswerBytes} bytes`);
-    }
-    if (result.stepLimitReached) {
-      answer = `${answer}${answer ? '\n\n' : ''}[Stopped: this turn reached the limit of ${this.config.app.tools.maxSteps} model steps (app.tools.max_steps) before a final answer.]`;
-      this.logger.warn(`Chat ${id}: turn stopped at the step limit (${this.config.app.tools.maxSteps})`);
-    }
+    const answer = this.finalAnswer(id, result, onEvent);
     const writeStarted = performance.now();
     const stored = await this.chats.recordTurn(
       id,
       principal.userId,
       [
-        { role: 'user', content: input.content, invokedSkill: invocation.skill, model: model.name },
+        { role: 'user', content: input.content, invokedSkills: invocation.skills, command: command?.stored ?? null, model: model.name },
         { role: 'assistant', content: answer, toolCards: cards, model: model.name },
       ],
       activations,
@@ -275,7 +255,24 @@ export class ChatService {
     const [userMessage, assistantMessage] = stored.messages;
     const totalMs = performance.now() - started;
     const timing: TurnTiming = { totalMs, modelMs, overheadMs: totalMs - modelMs, dbMs, skillsMs: skillsMs + toolMs };
-    return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills, invokedSkill: invocation.skill, timing };
+    return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills, invokedSkills: invocation.skills, command: command?.stored ?? null, timing };
+  }
+
+  /** The model's text as stored and answered, with a notice when it was cut or stopped at the step limit. */
+  private finalAnswer(chatId: string, result: ToolLoopResult, onEvent: ((event: ChatEvent) => void) | undefined): string {
+    const { maxAnswerBytes, maxSteps } = this.config.app.tools;
+    let answer = result.text.trim();
+    if (result.truncated) {
+      const notice = `[Truncated: the model's answer was longer than ${maxAnswerBytes} bytes (app.tools.max_answer_bytes); the rest was not kept.]`;
+      answer = `${answer}\n\n${notice}`;
+      onEvent?.({ event: 'text-delta', data: { text: `\n\n${notice}` } });
+      this.logger.warn(`Chat ${chatId}: the model's answer was cut at ${maxAnswerBytes} bytes`);
+    }
+    if (result.stepLimitReached) {
+      answer = `${answer}${answer ? '\n\n' : ''}[Stopped: this turn reached the limit of ${maxSteps} model steps (app.tools.max_steps) before a final answer.]`;
+      this.logger.warn(`Chat ${chatId}: turn stopped at the step limit (${maxSteps})`);
+    }
+    return answer;
   }
 
   /** The caller's listener and the chat's live subscribers, as one; undefined when nobody listens. */
@@ -319,10 +316,80 @@ export class ChatService {
     return this.registry.enabled && this.config.app.tools.enabled && (model?.tools ?? true) && requested !== false;
   }
 
-  private systemPrompt(activated: string[], toolsAvailable: boolean, invoked?: string, fallback?: { name: string; body: string }): string {
-    const skills = this.registry.enabled
-      ? { catalogue: this.registry.snapshot.catalogue(this.config.app.skills.catalogueFormat), activated, toolsAvailable, invoked, fallback }
-      : undefined;
+  private parseInvocation(content: string, snapshot: CatalogueSnapshot | undefined): Invocation {
+    if (snapshot === undefined) return { skills: [], command: null, text: content };
+    return parseInvocation(content, {
+      prefixes: this.config.app.skills.explicitPrefixes,
+      isSkill: (name) => snapshot.skills.has(name),
+      isCommand: (name) => snapshot.commands.has(name),
+    });
+  }
+
+  /**
+   * The skills the user asked for (`/a $b`, or a command's required ones), activated by the server
+   * before the model runs. With tools, each is the style's activation call, after the user's words,
+   * so the skill is active and its card shown whatever the model then does (no reliance on a
+   * provider honouring a forced tool choice). Without tools, the bodies go into the system prompt.
+   * A skill that cannot be activated is an error card naming it; the turn goes on.
+   */
+  private async activateRequested(
+    requested: readonly NewActivation[],
+    style: ToolStyleSet | undefined,
+    messages: ModelMessage[],
+    userMessage: string,
+    onEvent: ((event: ChatEvent) => void) | undefined,
+  ): Promise<{ cards: ToolCard[]; activations: NewActivation[]; fallback: { name: string; body: string }[]; durationMs: number }> {
+    const cards: ToolCard[] = [];
+    const activations: NewActivation[] = [];
+    const fallback: { name: string; body: string }[] = [];
+    const started = performance.now();
+    for (const { skillName, how } of requested) {
+      if (style !== undefined) {
+        const { tool, args } = style.activation(skillName);
+        const { card, activated } = await this.skillTools.execute(tool, args, { userMessage });
+        onEvent?.({ event: 'tool-call', data: { id: card.id, tool: card.tool, args: card.args } });
+        onEvent?.({ event: 'tool-result', data: card });
+        cards.push(card);
+        if (activated) activations.push({ skillName: activated, how });
+        messages.push(
+          { role: 'assistant', content: [{ type: 'tool-call', toolCallId: card.id, toolName: tool.wireName, input: args }] },
+          { role: 'tool', content: [{ type: 'tool-result', toolCallId: card.id, toolName: tool.wireName, output: { type: 'text', value: card.output } }] },
+        );
+        continue;
+      }
+      try {
+        const skill = await this.resources.activate(skillName);
+        fallback.push({ name: skill.name, body: skill.body });
+        activations.push({ skillName: skill.name, how: how === 'explicit' ? 'fallback' : how });
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        const card = this.skillTools.errorCard('skills.activate', { name: skillName }, error);
+        onEvent?.({ event: 'tool-result', data: card });
+        cards.push(card);
+      }
+    }
+    return { cards, activations, fallback, durationMs: performance.now() - started };
+  }
+
+  private systemPrompt(
+    snapshot: CatalogueSnapshot | undefined,
+    activated: readonly string[],
+    toolsAvailable: boolean,
+    turn: { invoked?: readonly string[]; fallback?: { name: string; body: string }[]; command?: string } = {},
+  ): string {
+    if (snapshot === undefined) return assembleSystemPrompt({ basePrompt: this.config.app.basePrompt });
+    const { catalogueFormat, includeLocation } = this.config.app.skills;
+    const style = toolsAvailable ? this.skillTools.style(snapshot) : undefined;
+    const skills: PromptInputs['skills'] = {
+      catalogue: snapshot.catalogue(catalogueFormat),
+      catalogueInPrompt: style?.catalogueInPrompt ?? true,
+      layout: catalogueFormat === 'markdown' && includeLocation ? 'aloop' : 'standard',
+      toolRules: style?.rules,
+      activated,
+      toolsAvailable,
+      commands: promptCommands(snapshot),
+      ...turn,
+    };
     return assembleSystemPrompt({ basePrompt: this.config.app.basePrompt, skills });
   }
 
@@ -338,6 +405,26 @@ export class ChatService {
 /** Only the configured models: `__proto__` or `constructor` must not find Object.prototype's members. */
 function ownModel(models: Readonly<Record<string, ModelConfig>>, name: string): ModelConfig | undefined {
   return Object.hasOwn(models, name) ? models[name] : undefined;
+}
+
+/** The commands the system prompt lists (and the context endpoint returns), in name order. */
+function promptCommands(snapshot: CatalogueSnapshot): PromptCommand[] {
+  return [...snapshot.commands.values()].map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint, requiredSkills: c.requiredSkills }));
+}
+
+/** The longest prompt a command may expand to: a template repeating `$ARGUMENTS` must not turn one message into gigabytes. */
+export const MAX_COMMAND_PROMPT_CHARS = 500_000;
+
+/** The command a message runs: the skills it requires, and what is stored with the message (name, arguments, the prompt they expand to). */
+function runCommand(snapshot: CatalogueSnapshot, invoked: { name: string; arguments: string }): { requiredSkills: readonly string[]; stored: StoredCommand } | undefined {
+  const command = snapshot.commands.get(invoked.name);
+  if (command === undefined) return undefined;
+  const prompt = expandTemplate(command.template, invoked.arguments, MAX_COMMAND_PROMPT_CHARS);
+  if (prompt === undefined) {
+    const problem = `content: the command /${command.name} with these arguments expands to more than ${MAX_COMMAND_PROMPT_CHARS} characters (its template repeats $ARGUMENTS or $1…$9); send shorter arguments`;
+    throw new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problem}`, { problems: [problem] });
+  }
+  return { requiredSkills: command.requiredSkills, stored: { name: command.name, arguments: invoked.arguments, prompt } };
 }
 
 export function chatNotFound(id: string): AppError {

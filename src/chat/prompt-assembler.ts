@@ -1,55 +1,110 @@
 /**
  * The system prompt, assembled by a pure function: the same inputs give byte-identical output,
  * so prompts are testable and cache-friendly. Level 1 (the catalogue) goes in every prompt with
- * skills; level 2 only as the fallback for an explicit invocation when tools are unavailable.
+ * skills (unless the tool style lists the skills in a tool instead); level 2 only as the fallback
+ * for an explicit invocation when tools are unavailable.
  */
 export interface PromptInputs {
   basePrompt: string;
   skills?: {
     /** The rendered catalogue; empty when no skill is loaded (the skills block is then omitted). */
     catalogue: string;
+    /** False when the tool style lists the skills elsewhere (load_skill's description). Default true. */
+    catalogueInPrompt?: boolean;
+    /** `aloop`: the aloop design's section (markdown catalogue with locations). Default `standard`. */
+    layout?: 'standard' | 'aloop';
+    /** The style's how-to lines while tools are offered (default: the `skillhost` style's). */
+    toolRules?: readonly string[];
     /** Names of the skills this chat has activated. */
     activated: readonly string[];
     toolsAvailable: boolean;
-    /** The skill the user invoked explicitly this turn, if any. */
-    invoked?: string;
-    /** SKILL.md of the invoked skill, for this request only, when tools are unavailable. */
-    fallback?: { name: string; body: string };
+    /** The skills the user invoked explicitly this turn, in order. */
+    invoked?: readonly string[];
+    /** SKILL.md of each invoked skill, for this request only, when tools are unavailable. */
+    fallback?: readonly { name: string; body: string }[];
+    /** The commands users can run; listed so the model knows what `/name` in the chat means. */
+    commands?: readonly PromptCommand[];
+    /** The command this message ran. */
+    command?: string;
   };
 }
+
+export interface PromptCommand {
+  name: string;
+  description: string;
+  argumentHint: string | null;
+}
+
+const SKILLHOST_RULES = [
+  '- Before using a skill, activate it with the skills_activate tool, then follow the instructions it returns.',
+  "- Read a skill's other files with skills_readResource only when its instructions call for them; paths are relative to the skill folder.",
+];
+const NO_TOOLS_RULE = '- Tools are not available in this conversation: use a skill only when its instructions are included below.';
 
 export function assembleSystemPrompt(inputs: PromptInputs): string {
   const parts = [inputs.basePrompt.trim()];
   const skills = inputs.skills;
-  if (skills !== undefined && skills.catalogue !== '') {
-    parts.push(rulesBlock(skills.toolsAvailable), `Available skills:\n${skills.catalogue}`);
-    if (skills.activated.length > 0) {
+  if (skills !== undefined) {
+    const loaded = skills.catalogue !== '';
+    if (loaded) parts.push(skillsSection(skills));
+    // A command needs no loaded skill to run, so the list stands even without a catalogue.
+    if (skills.commands !== undefined && skills.commands.length > 0) parts.push(commandsBlock(skills.commands));
+    if (loaded && skills.activated.length > 0) {
       // Earlier turns reach the model as their text only, not their tool results: say so, or a model
       // would take "activated" to mean the instructions are in front of it.
       const reread = skills.toolsAvailable ? ' Their instructions from earlier turns are not repeated here: activate one again to read them.' : '';
       parts.push(`Skills already activated in this chat: ${skills.activated.join(', ')}.${reread}`);
     }
-    if (skills.invoked !== undefined) parts.push(`The user invoked the skill '${skills.invoked}' for this message: use it.`);
-    if (skills.fallback !== undefined) {
-      parts.push(`Instructions of the skill '${skills.fallback.name}' (its SKILL.md), for this message:\n<skill name="${skills.fallback.name}">\n${skills.fallback.body}\n</skill>`);
-    }
+    if (skills.command !== undefined) parts.push(`The user ran the command /${skills.command}: their message below is its prompt, and the skills it requires have been activated for it.`);
+    const invoked = skills.invoked ?? [];
+    if (invoked.length === 1) parts.push(`The user invoked the skill '${invoked[0]}' for this message: use it.`);
+    else if (invoked.length > 1) parts.push(`The user invoked the skills ${invoked.map((name) => `'${name}'`).join(', ')} for this message, in this order: use them.`);
+    const fallback = skills.fallback ?? [];
+    if (fallback.length > 0) parts.push(fallbackBlock(fallback));
   }
   return parts.filter((part) => part !== '').join('\n\n');
 }
 
-function rulesBlock(toolsAvailable: boolean): string {
-  const lines = [
+function skillsSection(skills: NonNullable<PromptInputs['skills']>): string {
+  const rules = skills.toolsAvailable ? (skills.toolRules ?? SKILLHOST_RULES) : [NO_TOOLS_RULE];
+  // Without tools nothing else can show the model the skills: the catalogue goes in the prompt.
+  const listed = skills.catalogueInPrompt !== false || !skills.toolsAvailable;
+  if (listed && skills.layout === 'aloop') return aloopSection(skills.catalogue, rules);
+  return standardSection(listed ? skills.catalogue : undefined, rules);
+}
+
+function standardSection(catalogue: string | undefined, rules: readonly string[]): string {
+  const intro =
+    catalogue === undefined
+      ? 'Skills are folders of instructions for specific tasks.'
+      : 'Skills are folders of instructions for specific tasks. The catalogue below lists each by name and description.';
+  const lines = ['## Skills', intro, ...rules, '- A message starting with /name means the user chose that skill.'];
+  return catalogue === undefined ? lines.join('\n') : `${lines.join('\n')}\n\nAvailable skills:\n${catalogue}`;
+}
+
+/** The aloop design's section: the skills with their SKILL.md paths, then how to use them. */
+function aloopSection(catalogue: string, rules: readonly string[]): string {
+  return [
     '## Skills',
-    'Skills are folders of instructions for specific tasks. The catalogue below lists each by name and description.',
-  ];
-  if (toolsAvailable) {
-    lines.push(
-      '- Before using a skill, activate it with the skills_activate tool, then follow the instructions it returns.',
-      "- Read a skill's other files with skills_readResource only when its instructions call for them; paths are relative to the skill folder.",
-    );
-  } else {
-    lines.push('- Tools are not available in this conversation: use a skill only when its instructions are included below.');
-  }
-  lines.push('- A message starting with /name means the user chose that skill.');
-  return lines.join('\n');
+    'A skill is a set of local instructions stored in a `SKILL.md` file.',
+    '',
+    '### Available skills',
+    catalogue,
+    '',
+    '### How to use skills',
+    "- If the user names a skill (with `$name`, `/name` or in plain words) or the task matches a skill's description, use that skill.",
+    ...rules,
+    "- Announce which skill(s) you're using and why.",
+  ].join('\n');
+}
+
+function commandsBlock(commands: readonly PromptCommand[]): string {
+  const lines = commands.map((c) => `- /${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ''}: ${c.description.replace(/\s*[\r\n]+\s*/g, ' ')}`);
+  return `Commands users can run (a message starting with /name runs that command's prompt):\n${lines.join('\n')}`;
+}
+
+function fallbackBlock(fallback: readonly { name: string; body: string }[]): string {
+  const blocks = fallback.map((skill) => `<skill name="${skill.name}">\n${skill.body}\n</skill>`);
+  if (fallback.length === 1) return `Instructions of the skill '${fallback[0].name}' (its SKILL.md), for this message:\n${blocks[0]}`;
+  return `Instructions of the skills ${fallback.map((s) => `'${s.name}'`).join(', ')} (their SKILL.md), for this message:\n${blocks.join('\n')}`;
 }

@@ -1,82 +1,121 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
-import { AppError } from '../common/app-error.js';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppError, ErrorCode } from '../common/app-error.js';
+import { unstorableStringProblems, validationFailed } from '../common/validation.pipe.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
 import type { StoredToolCard } from '../persistence/entities/chat-message.entity.js';
+import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
-import { checkToolArguments, type SkillToolName, toolByName } from './skill-tools.js';
+import { parseToolArguments, type SkillTool, type ToolResult } from './tools/skill-tool.js';
+import { KNOWN_TOOL_NAMES, toolStyleFor, type ToolStyleSet } from './tools/tool-styles.js';
 
 export type ToolCard = StoredToolCard;
 
 export interface ToolExecution {
   card: ToolCard;
-  /** The skill this call activated, when it was a successful skills.activate. */
+  /** The skill this call activated, when it activated one. */
   activated?: string;
 }
 
-const LISTED_FILES = 50;
+export interface ToolRunOptions {
+  /** The provider's call id; a new one for calls the server or an API caller makes. */
+  id?: string;
+  /** The snapshot the turn started with, so one turn sees one catalogue. */
+  snapshot?: CatalogueSnapshot;
+  /** The user's words this turn (use_skill matches them when given no input). */
+  userMessage?: string;
+}
 
 /**
- * Executes the skill tools for the model's loop and for the external-loop API alike. Failures
- * never throw: they become an error card whose output the model can read (naming alternatives).
+ * Runs the skill tools of the configured style for the model's loop and for the API alike. For
+ * the model nothing throws: bad arguments and failures become an error card it can read (naming
+ * alternatives). API callers get bad arguments as VALIDATION_FAILED, before anything runs.
  */
 @Injectable()
 export class SkillToolsService {
   private readonly logger = new Logger('SkillTools');
 
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
     private readonly metrics: MetricsService,
   ) {}
 
-  async execute(tool: SkillToolName, args: unknown, id: string = randomUUID()): Promise<ToolExecution> {
-    const execution = await this.run(tool, args, id);
+  /** The configured style's tools for a snapshot (default: the current one). */
+  style(snapshot: CatalogueSnapshot = this.registry.snapshot): ToolStyleSet {
+    return toolStyleFor(this.config.app.tools.style, snapshot);
+  }
+
+  /** A tool of the configured style by its canonical name, or TOOL_NOT_FOUND naming the ones it has. */
+  find(name: string): SkillTool {
+    const style = this.style();
+    const tool = style.byName(name);
+    if (tool !== undefined) return tool;
+    const available = style.tools.map((t) => t.name);
+    throw new AppError(ErrorCode.TOOL_NOT_FOUND, `Tool '${name}' is not offered in the '${style.style}' tool style (app.tools.style). Available: ${available.join(', ')}.`, {
+      name,
+      available,
+    });
+  }
+
+  /** An API caller's call: the arguments are checked first (VALIDATION_FAILED), then it runs as a model's call does. */
+  executeForApi(name: string, args: unknown): Promise<ToolExecution> {
+    const tool = this.find(name);
+    const unstorable = unstorableStringProblems(args, (key) => tool.nulAllowed?.includes(key) === true);
+    if (unstorable.length > 0) throw validationFailed(unstorable);
+    const parsed = parseToolArguments(tool, args);
+    if (!parsed.ok) throw new AppError(ErrorCode.VALIDATION_FAILED, parsed.message, { problems: parsed.problems });
+    return this.execute(tool, args);
+  }
+
+  async execute(tool: SkillTool, args: unknown, options: ToolRunOptions = {}): Promise<ToolExecution> {
+    const execution = await this.run(tool, args, options);
     this.observe(execution.card);
     if (execution.activated !== undefined) this.metrics.observeActivation(execution.activated);
     return execution;
   }
 
-  private async run(tool: SkillToolName, args: unknown, id: string): Promise<ToolExecution> {
+  private async run(tool: SkillTool, args: unknown, options: ToolRunOptions): Promise<ToolExecution> {
     const started = performance.now();
-    const checked = checkToolArguments(tool, args);
-    const skill = typeof (args as { name?: unknown })?.name === 'string' ? ((args as { name: string }).name) : null;
-    const path = typeof (args as { path?: unknown })?.path === 'string' ? ((args as { path: string }).path) : undefined;
-    const card = (status: 'ok' | 'error', output: string, truncated = false, shownPath = path): ToolCard => ({
-      id,
-      tool,
+    const card = (status: 'ok' | 'error', result: Omit<ToolResult, 'activated'>): ToolCard => ({
+      id: options.id ?? randomUUID(),
+      tool: tool.name,
       args: args ?? null,
       status,
-      summary: { skill, ...(tool === 'skills.readResource' ? { path: shownPath } : {}), truncated },
-      output,
+      summary: result.summary,
+      output: result.output,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
     });
-    if (typeof checked === 'string') return { card: card('error', checked) };
+    const failed = failedCallSummary(args);
+    const parsed = parseToolArguments(tool, args);
+    if (!parsed.ok) return { card: card('error', { output: parsed.message, summary: failed }) };
     try {
-      if (tool === 'skills.activate') {
-        // Independent reads: overlap them in libuv's pool rather than waiting for one, then the other.
-        const [activated, listing] = await Promise.all([this.resources.activate(checked.name), this.resources.listResources(checked.name)]);
-        const files = listing.files.slice(0, LISTED_FILES).map((f) => f.path);
-        const more = listing.files.length > LISTED_FILES || listing.truncated ? ', …' : '';
-        const fileLine = files.length > 0 ? `\n\nFiles in this skill (read them with skills_readResource when the instructions call for them): ${files.join(', ')}${more}` : '';
-        const output = `# Skill: ${activated.name}\n\n${activated.body}${fileLine}`;
-        this.logger.log(`skills.activate ${activated.name}`);
-        return { card: { ...card('ok', output, activated.truncated), summary: { skill: activated.name, truncated: activated.truncated } }, activated: activated.name };
-      }
-      const resource = await this.resources.readResource(checked.name, checked.path ?? '');
-      this.logger.log(`skills.readResource ${resource.name} ${resource.path}`);
-      return { card: { ...card('ok', resource.content, resource.truncated, resource.path), summary: { skill: resource.name, path: resource.path, truncated: resource.truncated } } };
+      const context = { resources: this.resources, registry: this.registry, snapshot: options.snapshot ?? this.registry.snapshot, userMessage: options.userMessage, useSkillThreshold: this.config.app.tools.useSkillThreshold };
+      const result = await tool.execute(parsed.input, context);
+      this.logger.log(`${tool.name} ${result.summary.skill ?? '-'}${result.summary.path ? ` ${result.summary.path}` : ''}`);
+      return { card: card('ok', result), activated: result.activated };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
-      this.logger.log(`${tool} refused: ${error.code}`);
-      return { card: card('error', `Error (${error.code}): ${error.message}`) };
+      this.logger.log(`${tool.name} refused: ${error.code}`);
+      return { card: card('error', { output: errorOutput(error), summary: failed }) };
     }
   }
 
+  /** A call that failed with a domain error, as the card the model and the user see. */
+  errorCard(toolName: string, args: unknown, error: AppError, id: string = randomUUID()): ToolCard {
+    const card: ToolCard = { id, tool: toolName, args: args ?? null, status: 'error', summary: failedCallSummary(args), output: errorOutput(error), durationMs: 0 };
+    this.observe(card);
+    return card;
+  }
+
   /** A call the SDK refused before execution: an unknown tool or arguments that were not JSON. */
-  refusedCard(id: string, wireName: string, input: unknown, reason: string): ToolCard {
+  refusedCard(id: string, toolName: string, input: unknown, reason: string): ToolCard {
     const card: ToolCard = {
       id,
-      tool: wireName,
+      tool: toolName,
       args: input ?? null,
       status: 'error',
       summary: { skill: null, truncated: false },
@@ -89,6 +128,17 @@ export class SkillToolsService {
 
   /** A made-up tool name is counted as `unknown`, so a model cannot add series at will. */
   private observe(card: ToolCard): void {
-    this.metrics.observeToolCall(toolByName(card.tool) === undefined ? 'unknown' : card.tool, card.status, card.durationMs);
+    this.metrics.observeToolCall(KNOWN_TOOL_NAMES.has(card.tool) ? card.tool : 'unknown', card.status, card.durationMs);
   }
+}
+
+/** What a failed call's card shows: the skill and path it asked for, when it named them as strings. */
+function failedCallSummary(args: unknown): ToolCard['summary'] {
+  const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
+  const skill = typeof record.name === 'string' ? record.name : typeof record.skill_name === 'string' ? record.skill_name : null;
+  return { skill, ...(typeof record.path === 'string' ? { path: record.path } : {}), truncated: false };
+}
+
+function errorOutput(error: AppError): string {
+  return `Error (${error.code}): ${error.message}`;
 }

@@ -13,6 +13,7 @@ export enum ErrorCode {
   ROUTE_NOT_FOUND = 'ROUTE_NOT_FOUND',
   CHAT_NOT_FOUND = 'CHAT_NOT_FOUND',
   TOOLS_DISABLED = 'TOOLS_DISABLED',
+  TOOL_NOT_FOUND = 'TOOL_NOT_FOUND',
   MODEL_NOT_CONFIGURED = 'MODEL_NOT_CONFIGURED',
   MODEL_ERROR = 'MODEL_ERROR',
   DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE',
@@ -55,6 +56,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.SKILLS_DISABLED:
     case ErrorCode.ROUTE_NOT_FOUND:
     case ErrorCode.CHAT_NOT_FOUND:
+    case ErrorCode.TOOL_NOT_FOUND:
     case ErrorCode.TOOLS_DISABLED:
     case ErrorCode.USER_NOT_FOUND:
     case ErrorCode.API_KEY_NOT_FOUND:

@@ -24,11 +24,12 @@ describe(unstorableStringProblems.name, () => {
     ]);
   });
 
-  it('lets NUL through only in a top-level field marked @NulAllowed()', () => {
-    expect(unstorableStringProblems({ name: 'pdf', path: 'a\u0000b' }, ResourceDto)).toEqual([]);
-    expect(unstorableStringProblems({ name: 'p\u0000', path: 'a' }, ResourceDto)).toHaveLength(1);
-    expect(unstorableStringProblems({ name: 'pdf', path: 'a\ud800' }, ResourceDto)).toHaveLength(1);
-    expect(unstorableStringProblems({ name: 'pdf', path: 'a', extra: { path: 'b\u0000' } }, ResourceDto)).toHaveLength(1);
+  it('lets NUL through only in the top-level fields it is told of', () => {
+    const pathOnly = (key: string) => key === 'path';
+    expect(unstorableStringProblems({ name: 'pdf', path: 'a\u0000b' }, pathOnly)).toEqual([]);
+    expect(unstorableStringProblems({ name: 'p\u0000', path: 'a' }, pathOnly)).toHaveLength(1);
+    expect(unstorableStringProblems({ name: 'pdf', path: 'a\ud800' }, pathOnly)).toHaveLength(1);
+    expect(unstorableStringProblems({ name: 'pdf', path: 'a', extra: { path: 'b\u0000' } }, pathOnly)).toHaveLength(1);
   });
 
   it('checks a bare string (a query value) too', () => {

@@ -38,7 +38,7 @@ const DESCRIPTIONS = {
  * Every string of a body, query or GraphQL arguments (keys too) must be storable text: one check
  * here, before any DTO rule, so NUL or a lone surrogate is a 400 wherever it would reach PostgreSQL.
  */
-export function unstorableStringProblems(value: unknown, metatype?: ArgumentMetadata['metatype']): string[] {
+export function unstorableStringProblems(value: unknown, nulAllowedIn: (key: string) => boolean = () => false): string[] {
   const problems: string[] = [];
   const walk = (item: unknown, path: string, depth: number, allowNul: boolean): void => {
     if (problems.length >= MAX_PROBLEMS) return;
@@ -56,14 +56,14 @@ export function unstorableStringProblems(value: unknown, metatype?: ArgumentMeta
       const found = unstorableCharacter(key);
       const childPath = Array.isArray(item) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
       if (found !== undefined) problems.push(`${childPath}: the field name ${DESCRIPTIONS[found]}`);
-      else walk(child, childPath, depth + 1, depth === 0 && !Array.isArray(item) && nulAllowed(metatype, key));
+      else walk(child, childPath, depth + 1, depth === 0 && !Array.isArray(item) && nulAllowedIn(key));
     }
   };
   walk(value, '', 0, false);
   return problems;
 }
 
-function validationFailed(problems: string[]): AppError {
+export function validationFailed(problems: string[]): AppError {
   return new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problems.join('; ')}`, { problems });
 }
 
@@ -73,7 +73,7 @@ class AppValidationPipe extends ValidationPipe {
     // GraphQL arguments arrive as 'body'. Route parameters are not checked here: an id with NUL
     // names no row (not found), a resource path with NUL is RESOURCE_OUTSIDE_SKILL.
     if (metadata.type === 'body' || metadata.type === 'query') {
-      const problems = unstorableStringProblems(value, metadata.metatype);
+      const problems = unstorableStringProblems(value, (key) => nulAllowed(metadata.metatype, key));
       if (problems.length > 0) throw validationFailed(problems);
     }
     return super.transform(value, metadata);

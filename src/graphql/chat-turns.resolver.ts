@@ -6,7 +6,7 @@ import { presentToolRun, presentTurn } from '../chat/chat.presenter.js';
 import { ChatService } from '../chat/chat.service.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { CountsAsTurn } from '../ops/rate-limit.decorators.js';
-import { ActivateSkillArgs, ChatContextArgs, ChatEventsArgs, ReadSkillResourceArgs, SendMessageArgs } from './dto/chat.args.js';
+import { ActivateSkillArgs, ChatContextArgs, ChatEventsArgs, ListSkillResourcesArgs, ReadSkillResourceArgs, RunSkillToolArgs, SendMessageArgs } from './dto/chat.args.js';
 import { ChatContextModel } from './models/chat-context.model.js';
 import { ChatEventModel } from './models/chat-event.model.js';
 import { ToolRunModel, TurnModel } from './models/turn.model.js';
@@ -27,16 +27,30 @@ export class ChatTurnsResolver {
     return this.chats.getContext(principal, id, { model, tools });
   }
 
-  @Mutation(() => ToolRunModel, { description: 'Runs skills.activate against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/skills.activate).' })
+  @Mutation(() => ToolRunModel, {
+    description: "Activates a skill in a chat with the configured style's activation tool (`skills.activate`, `activate_skill`, `load_skill` or `use_skill`), stored like a model-made call.",
+  })
   @RequireFeature(['skills', 'tools'])
   async activateSkill(@CurrentPrincipal() principal: Principal, @Args() { chatId, name }: ActivateSkillArgs) {
-    return presentToolRun(await this.chats.executeTool(principal, chatId, 'skills.activate', { name }));
+    return presentToolRun(await this.chats.activateSkill(principal, chatId, name));
   }
 
   @Mutation(() => ToolRunModel, { description: 'Runs skills.readResource against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/skills.readResource).' })
   @RequireFeature(['skills', 'tools'])
   async readSkillResource(@CurrentPrincipal() principal: Principal, @Args() { chatId, name, path }: ReadSkillResourceArgs) {
     return presentToolRun(await this.chats.executeTool(principal, chatId, 'skills.readResource', { name, path }));
+  }
+
+  @Mutation(() => ToolRunModel, { description: 'Runs skills.listResources against a chat (`skillhost` style), stored like a model-made call (POST /v1/chats/{id}/tools/skills.listResources).' })
+  @RequireFeature(['skills', 'tools'])
+  async listSkillResources(@CurrentPrincipal() principal: Principal, @Args() { chatId, name, type }: ListSkillResourcesArgs) {
+    return presentToolRun(await this.chats.executeTool(principal, chatId, 'skills.listResources', type === undefined || type === null ? { name } : { name, type }));
+  }
+
+  @Mutation(() => ToolRunModel, { description: 'Runs any tool of the configured style against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/{tool}).' })
+  @RequireFeature(['skills', 'tools'])
+  async runSkillTool(@CurrentPrincipal() principal: Principal, @Args() { chatId, tool, arguments: args }: RunSkillToolArgs) {
+    return presentToolRun(await this.chats.executeTool(principal, chatId, tool, args));
   }
 
   @Subscription(() => ChatEventModel, {

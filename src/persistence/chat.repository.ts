@@ -4,7 +4,7 @@ import { type DataSource, In } from 'typeorm';
 import { toStorableJson, toStorableText, toStorableTextOrNull } from '../common/storable-text.js';
 import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
-import { ChatMessageEntity, type MessageRole, type StoredToolCard } from './entities/chat-message.entity.js';
+import { ChatMessageEntity, type MessageRole, type StoredCommand, type StoredToolCard } from './entities/chat-message.entity.js';
 import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
@@ -13,7 +13,9 @@ export interface NewMessage {
   role: MessageRole;
   content: string;
   toolCards?: StoredToolCard[];
-  invokedSkill?: string | null;
+  /** The skills a user message invoked explicitly, in order. */
+  invokedSkills?: readonly string[];
+  command?: StoredCommand | null;
   model?: string | null;
 }
 
@@ -149,7 +151,9 @@ export class ChatRepository {
         // PostgreSQL refuses: stored with U+FFFD in their place, and answered as stored.
         content: toStorableText(m.content),
         tool_cards: toStorableJson(m.toolCards ?? []),
-        invoked_skill: toStorableTextOrNull(m.invokedSkill),
+        invoked_skill: toStorableTextOrNull(m.invokedSkills?.[0]),
+        invoked_skills: (m.invokedSkills ?? []).map(toStorableText),
+        command: m.command ? toStorableJson(m.command) : null,
         model: toStorableTextOrNull(m.model),
       }));
       const grouped = groupActivations(activations).map(([name, { how, count }]) => ({ name, how, count }));
@@ -172,6 +176,8 @@ export class ChatRepository {
             content: m.content,
             toolCards: m.tool_cards,
             invokedSkill: m.invoked_skill,
+            invokedSkills: m.invoked_skills,
+            command: m.command,
             model: m.model,
             createdAt: new Date(stored[index].created_at),
           }),
@@ -203,6 +209,8 @@ export class ChatRepository {
             content: row.content,
             toolCards: row.tool_cards,
             invokedSkill: row.invoked_skill,
+            invokedSkills: row.invoked_skills,
+            command: row.command,
             model: row.model,
             createdAt: row.created_at,
           }),
@@ -243,12 +251,15 @@ function groupActivations(activations: NewActivation[]): [string, { how: Activat
   return [...grouped];
 }
 
-/** The turn's read: one fixed statement text, prepared once per connection. $3 is the owner. */
+/**
+ * The turn's read: one fixed statement text, prepared once per connection. $3 is the owner. A
+ * command's message goes to the model as the prompt it expanded to, as in the turn that ran it.
+ */
 const TURN_CONTEXT = {
-  name: 'skillhost_turn_context_v2',
+  name: 'skillhost_turn_context_v3',
   text: `SELECT
       (SELECT json_agg(json_build_object('role', h.role, 'content', h.content) ORDER BY h.seq)
-         FROM (SELECT role, content, seq FROM chat_messages
+         FROM (SELECT role, COALESCE(command->>'prompt', content) AS content, seq FROM chat_messages
                 WHERE chat_id = c.id AND role IN ('user', 'assistant')
                 ORDER BY seq DESC LIMIT $2) h) AS history,
       (SELECT json_agg(a.skill_name ORDER BY a.first_activated_at, a.skill_name)
@@ -261,14 +272,14 @@ const TURN_CONTEXT = {
  * $3 the messages and $4 the activations (one per skill), each a JSON array, $5 the owner.
  */
 const RECORD_TURN = {
-  name: 'skillhost_record_turn_v2',
+  name: 'skillhost_record_turn_v3',
   text: `
     WITH chat AS (
       UPDATE chats SET updated_at = now(), last_seq = last_seq + $2 WHERE id = $1 AND owner_id = $5 RETURNING id, last_seq
     ), inserted AS (
-      INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, model)
-      SELECT m.id, chat.id, chat.last_seq - $2 + m.ord, m.role, m.content, m.tool_cards, m.invoked_skill, m.model
-      FROM json_to_recordset($3::json) AS m (id uuid, ord int, role text, content text, tool_cards jsonb, invoked_skill text, model text)
+      INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, invoked_skills, command, model)
+      SELECT m.id, chat.id, chat.last_seq - $2 + m.ord, m.role, m.content, m.tool_cards, m.invoked_skill, m.invoked_skills, m.command, m.model
+      FROM json_to_recordset($3::json) AS m (id uuid, ord int, role text, content text, tool_cards jsonb, invoked_skill text, invoked_skills text[], command jsonb, model text)
       CROSS JOIN chat
       RETURNING seq, created_at
     ), upserted AS (
@@ -301,6 +312,8 @@ interface MessagePageRow {
   content: string;
   tool_cards: StoredToolCard[];
   invoked_skill: string | null;
+  invoked_skills: string[];
+  command: StoredCommand | null;
   model: string | null;
   created_at: Date;
 }
@@ -313,10 +326,10 @@ interface MessagePageRow {
 const MESSAGE_PAGES = `
   SELECT c.id AS chat_id,
          (SELECT count(*)::int FROM chat_messages t WHERE t.chat_id = c.id) AS total,
-         m.id, m.seq, m.role, m.content, m.tool_cards, m.invoked_skill, m.model, m.created_at
+         m.id, m.seq, m.role, m.content, m.tool_cards, m.invoked_skill, m.invoked_skills, m.command, m.model, m.created_at
     FROM chats c
     LEFT JOIN LATERAL (
-      SELECT id, seq, role, content, tool_cards, invoked_skill, model, created_at
+      SELECT id, seq, role, content, tool_cards, invoked_skill, invoked_skills, command, model, created_at
         FROM chat_messages WHERE chat_id = c.id ORDER BY seq LIMIT $4 OFFSET $3
     ) m ON true
    WHERE c.id = ANY($1::uuid[]) AND c.owner_id = $2

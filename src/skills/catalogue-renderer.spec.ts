@@ -47,6 +47,12 @@ describe(renderCatalogue.name, () => {
     );
   });
 
+  it("renders markdown with locations as the aloop design's lines: `- name: description (file: path)`", () => {
+    expect(renderCatalogue(entries, 'markdown', true)).toBe('- alpha: Tom & Jerry <say> "hi" it\'s (file: /s/alpha/SKILL.md)\n- zeta: Last one. (file: /s/zeta/SKILL.md)');
+    // A line break in a path would end the list item early.
+    expect(renderCatalogue([{ name: 'n', description: 'd', location: '/s/odd\nname/SKILL.md' }], 'markdown', true)).toBe('- n: d (file: /s/odd name/SKILL.md)');
+  });
+
   it('renders nothing at all when there are no skills', () => {
     for (const format of ['json', 'xml', 'markdown'] as const) expect(renderCatalogue([], format, true)).toBe('');
   });

@@ -8,7 +8,7 @@ import { compareByName } from './skill-order.js';
 export interface CatalogueEntry {
   name: string;
   description: string;
-  /** Absolute SKILL.md path; rendered only when include_location is on (json and xml). */
+  /** Absolute SKILL.md path; rendered only when include_location is on. */
   location?: string;
 }
 
@@ -22,7 +22,10 @@ export function renderCatalogue(entries: readonly CatalogueEntry[], format: Cata
     case 'xml':
       return renderXml(sorted, includeLocation);
     case 'markdown':
-      return sorted.map((entry) => `- ${entry.name}: ${oneLine(entry.description)}`).join('\n');
+      // With locations, each line is the aloop design's: `- name: description (file: <SKILL.md>)`.
+      return sorted
+        .map((entry) => `- ${entry.name}: ${oneLine(entry.description)}${includeLocation && entry.location !== undefined ? ` (file: ${oneLine(entry.location)})` : ''}`)
+        .join('\n');
   }
 }
 

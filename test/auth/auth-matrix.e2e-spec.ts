@@ -56,6 +56,7 @@ const ROUTES: Route[] = [
   { method: 'get', route: '/v1/skills/:name/resources', path: () => '/v1/skills/pdf/resources?type=references', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills/:name/resources/*', path: () => '/v1/skills/pdf/resources/references/forms.md', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills-catalogue', path: () => '/v1/skills-catalogue', expect: anyKey(200) },
+  { method: 'get', route: '/v1/commands', path: () => '/v1/commands', expect: anyKey(200) },
   { method: 'get', route: '/v1/admin/skills', path: () => '/v1/admin/skills', expect: adminOnly(200) },
   { method: 'post', route: '/v1/admin/skills/reload', path: () => '/v1/admin/skills/reload', expect: adminOnly(200) },
   { method: 'post', route: '/v1/chats', path: () => '/v1/chats', body: { title: 't' }, expect: anyKey(201) },
@@ -65,8 +66,7 @@ const ROUTES: Route[] = [
   { method: 'get', route: '/v1/chats/:id/messages', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/messages`), expect: owned(200) },
   { method: 'post', route: '/v1/chats/:id/messages', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/messages`), body: { content: 'hi' }, expect: owned(201) },
   { method: 'get', route: '/v1/chats/:id/context', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/context`), expect: owned(200) },
-  { method: 'post', route: '/v1/chats/:id/tools/skills.activate', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/tools/skills.activate`), body: { name: 'pdf' }, expect: owned(200) },
-  { method: 'post', route: '/v1/chats/:id/tools/skills.readResource', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/tools/skills.readResource`), body: { name: 'pdf', path: 'references/forms.md' }, expect: owned(200) },
+  { method: 'post', route: '/v1/chats/:id/tools/:tool', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/tools/skills.readResource`), body: { name: 'pdf', path: 'references/forms.md' }, expect: owned(200) },
 ];
 
 let tree: TempTree;

@@ -64,6 +64,7 @@ describe('chats with an anthropic model', () => {
     expect(body(0).tools?.map((t) => [t.name, Object.keys(t.input_schema.properties)])).toEqual([
       ['skills_activate', ['name']],
       ['skills_readResource', ['name', 'path']],
+      ['skills_listResources', ['name', 'type']],
     ]);
     // The user's words without the prefix, then the server's activation as a tool_use / tool_result pair.
     expect(body(0).messages.map((m) => [m.role, m.content.map((c) => c.type)])).toEqual([

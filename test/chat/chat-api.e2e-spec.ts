@@ -99,6 +99,8 @@ describe('Chat REST API', () => {
       assistantMessage: expect.objectContaining({ seq: 2, role: 'assistant', content: 'Hello there.', toolCards: [], model: 'scripted' }),
       activatedSkills: [],
       invokedSkill: null,
+      invokedSkills: [],
+      command: null,
     });
     // Earlier messages go to the model on the next turn.
     ctx.model.play({ text: 'Again.' });
@@ -227,6 +229,7 @@ describe('Chat REST API', () => {
     expect(context.tools).toEqual([
       { name: 'skills.activate', wireName: 'skills_activate', description: expect.any(String), inputSchema: expect.objectContaining({ required: ['name'] }) },
       { name: 'skills.readResource', wireName: 'skills_readResource', description: expect.any(String), inputSchema: expect.objectContaining({ required: ['name', 'path'] }) },
+      { name: 'skills.listResources', wireName: 'skills_listResources', description: expect.any(String), inputSchema: expect.objectContaining({ required: ['name'] }) },
     ]);
     ctx.model.play({ text: 'ok' });
     await http().post(`/v1/chats/${id}/messages`).send({ content: 'hi' }).expect(201);
@@ -355,7 +358,7 @@ describe('tool gating and the fallback', () => {
       const res = await http().post(`/v1/chats/${id}/messages`).send({ content: 'hi' }).expect(503);
       expect(res.body).toEqual({ code: 'MODEL_NOT_CONFIGURED', message: 'No model is configured: add an [app.models.NAME] section (or set SKILLHOST_MODEL) to chat.' });
       await http().post(`/v1/chats/${id}/tools/skills.activate`).send({ name: 'pdf' }).expect(200);
-      expect((await http().get(`/v1/chats/${id}/context`).expect(200)).body.tools).toHaveLength(2);
+      expect((await http().get(`/v1/chats/${id}/context`).expect(200)).body.tools).toHaveLength(3);
       expect((await http().post(`/v1/chats/${id}/messages`).send({ content: 'hi', model: 'gpt' }).expect(400)).body.code).toBe('VALIDATION_FAILED');
     } finally {
       await ctx.close();

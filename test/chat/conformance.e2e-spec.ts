@@ -53,7 +53,7 @@ describe('the conformance flow, end to end', () => {
     // What the model was sent: the prefix stripped, the catalogue and rules, the wire tool names,
     // and the server's activation already in the conversation.
     const first = ctx.model.requests[0];
-    expect(first.body.tools?.map((t) => t.function.name)).toEqual(['skills_activate', 'skills_readResource']);
+    expect(first.body.tools?.map((t) => t.function.name)).toEqual(['skills_activate', 'skills_readResource', 'skills_listResources']);
     expect(ScriptedModelServer.systemPrompt(first)).toContain('"name":"skills-system-validation"');
     expect(ScriptedModelServer.systemPrompt(first)).toContain("The user invoked the skill 'skills-system-validation'");
     // The user's words (prefix stripped), then the server's activation and its result.

@@ -75,7 +75,8 @@ describe('skillhost CLI', () => {
 
     it('renders json and markdown on request', async () => {
       expect(JSON.parse((await run(['to-prompt', '--format', 'json', 's/good'], tree.root)).out).available_skills[0].name).toBe('good');
-      expect((await run(['to-prompt', '--format', 'markdown', 's/good'], tree.root)).out).toBe('- good: Does a useful thing. Use when a test needs a skill.');
+      // Locations as in every to-prompt format; in markdown as the aloop design writes them.
+      expect((await run(['to-prompt', '--format', 'markdown', 's/good'], tree.root)).out).toBe(`- good: Does a useful thing. Use when a test needs a skill. (file: ${tree.path('s/good/SKILL.md')})`);
     });
 
     it('refuses invalid skills with exit 1', async () => {

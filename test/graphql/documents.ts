@@ -2,8 +2,8 @@
 const FRAGMENTS: Record<string, string> = {
   ActivationFields: 'fragment ActivationFields on ActivatedSkill { name how firstActivatedAt lastActivatedAt count }',
   ToolCardFields: 'fragment ToolCardFields on ToolCard { id tool args status summary output durationMs }',
-  MessageFields: 'fragment MessageFields on Message { id seq role content toolCards { ...ToolCardFields } invokedSkill model createdAt }',
-  TurnFields: 'fragment TurnFields on Turn { userMessage { ...MessageFields } assistantMessage { ...MessageFields } activatedSkills { ...ActivationFields } invokedSkill }',
+  MessageFields: 'fragment MessageFields on Message { id seq role content toolCards { ...ToolCardFields } invokedSkill invokedSkills command { name arguments prompt } model createdAt }',
+  TurnFields: 'fragment TurnFields on Turn { userMessage { ...MessageFields } assistantMessage { ...MessageFields } activatedSkills { ...ActivationFields } invokedSkill invokedSkills command { name arguments prompt } }',
   ToolRunFields: 'fragment ToolRunFields on ToolRun { toolCard { ...ToolCardFields } activatedSkills { ...ActivationFields } }',
 };
 

@@ -124,10 +124,12 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
       }),
       activatedSkills: [expect.objectContaining({ name: 'pdf', how: 'tool', count: 1 })],
       invokedSkill: null,
+      invokedSkills: [],
+      command: null,
     });
     // The model was offered the tools and saw the result, as in a REST turn.
     expect(ctx.model.requests).toHaveLength(2);
-    expect(ctx.model.requests[0].body.tools?.map((t) => t.function.name)).toEqual(['skills_activate', 'skills_readResource']);
+    expect(ctx.model.requests[0].body.tools?.map((t) => t.function.name)).toEqual(['skills_activate', 'skills_readResource', 'skills_listResources']);
 
     const messages = (await rest(ctx, 'GET', `/v1/chats/${id}/messages`)).body;
     expect(messages.items).toEqual([turn.userMessage, turn.assistantMessage]);
@@ -145,10 +147,10 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
   it('chatContext answers GET /v1/chats/{id}/context, with the tools and without', async () => {
     const id = await newChat();
     await request('mutation($id: ID!) { activateSkill(chatId: $id, name: "git-commit") { toolCard { status } } }', { id });
-    const document = 'query($id: ID!, $tools: Boolean) { chatContext(id: $id, tools: $tools) { model systemPrompt tools { name wireName description inputSchema } activatedSkills } }';
+    const document = 'query($id: ID!, $tools: Boolean) { chatContext(id: $id, tools: $tools) { model systemPrompt tools { name wireName description inputSchema } activatedSkills commands { name description argumentHint requiredSkills } } }';
     const withTools = (await request(document, { id })).chatContext;
     expect(withTools).toEqual((await rest(ctx, 'GET', `/v1/chats/${id}/context`)).body);
-    expect(withTools).toMatchObject({ model: 'scripted', activatedSkills: ['git-commit'], tools: [expect.objectContaining({ name: 'skills.activate', wireName: 'skills_activate' }), expect.objectContaining({ name: 'skills.readResource' })] });
+    expect(withTools).toMatchObject({ model: 'scripted', activatedSkills: ['git-commit'], tools: [expect.objectContaining({ name: 'skills.activate', wireName: 'skills_activate' }), expect.objectContaining({ name: 'skills.readResource' }), expect.objectContaining({ name: 'skills.listResources' })] });
     const withoutTools = (await request(document, { id, tools: false })).chatContext;
     expect(withoutTools).toEqual((await rest(ctx, 'GET', `/v1/chats/${id}/context?tools=false`)).body);
     expect(withoutTools.tools).toEqual([]);
@@ -176,6 +178,25 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
       ['tool', [refused.toolCard]],
       ['tool', [restRun.toolCard]],
     ]);
+  });
+
+  it('listSkillResources and runSkillTool run the same tool definitions as REST, with the same argument check', async () => {
+    const id = await newChat();
+    const { listSkillResources } = await request('mutation($id: ID!) { listSkillResources(chatId: $id, name: "pdf", type: "references") { ...ToolRunFields } }', { id });
+    expect(listSkillResources.toolCard).toMatchObject({ tool: 'skills.listResources', status: 'ok', summary: { skill: 'pdf', type: 'references', count: 1 }, output: expect.stringContaining('- references/forms.md (') });
+    const { runSkillTool } = await request('mutation($id: ID!, $args: JSON!) { runSkillTool(chatId: $id, tool: "skills.readResource", arguments: $args) { ...ToolRunFields } }', {
+      id,
+      args: { name: 'pdf', path: 'references/forms.md' },
+    });
+    expect(runSkillTool.toolCard).toMatchObject({ tool: 'skills.readResource', status: 'ok', output: 'FORMS-MARKER' });
+    const restRun = (await rest(ctx, 'POST', `/v1/chats/${id}/tools/skills.listResources`, { name: 'pdf', type: 'references' })).body;
+    expect(shapeOf(listSkillResources)).toEqual(shapeOf(restRun));
+
+    const badType = await failure(request('mutation($id: ID!) { listSkillResources(chatId: $id, name: "pdf", type: "videos") { toolCard { id } } }', { id }));
+    const restBad = (await rest(ctx, 'POST', `/v1/chats/${id}/tools/skills.listResources`, { name: 'pdf', type: 'videos' })).body;
+    expect(badType.errors[0]).toMatchObject({ message: restBad.message, extensions: { code: 'VALIDATION_FAILED', status: 400, details: restBad.details } });
+    const unknown = await failure(request('mutation($id: ID!) { runSkillTool(chatId: $id, tool: "load_skill", arguments: {name: "pdf"}) { toolCard { id } } }', { id }));
+    expect(unknown.errors[0].extensions).toMatchObject({ code: 'TOOL_NOT_FOUND', status: 404 });
   });
 
   describe('validation: the REST rules, VALIDATION_FAILED with every problem in extensions.details.problems', () => {
@@ -300,6 +321,8 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
       const { reloadSkills } = await request(`mutation { reloadSkills {
         scannedAt durationMs mode directories { configured path exists skills invalid } valid { name path source warnings }
         invalid { path source name errors warnings } collisions { name winner { path source } loser { path source } } excluded { name path } warnings
+        commands { directories { configured path exists commands invalid } valid { name path source warnings } invalid { path source name errors }
+          collisions { name kind winner { path source } loser { path source } } warnings }
       } }`);
       expect(reloadSkills).toEqual((await rest(ctx, 'GET', '/v1/admin/skills')).body);
       expect(reloadSkills.valid.map((s: { name: string }) => s.name)).toEqual(['git-commit', 'pdf', 'zeta']);

@@ -6,7 +6,7 @@ const tables = (url: string) =>
   query<{ table_name: string }>(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name").then((rows) => rows.map((r) => r.table_name));
 
 const ALL_TABLES = ['api_keys', 'chat_activated_skills', 'chat_messages', 'chats', 'migrations', 'users'];
-const ALL_MIGRATIONS = 'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000';
+const ALL_MIGRATIONS = 'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000';
 
 describe('migrations', () => {
   let db: TestDatabase;
@@ -24,6 +24,7 @@ describe('migrations', () => {
       'ck_api_keys_key_hash',
       'ck_chat_activated_skills_count',
       'ck_chat_activated_skills_how',
+      'ck_chat_messages_command',
       'ck_chat_messages_role',
       'ck_chat_messages_seq',
       'ck_chats_last_seq',
@@ -46,6 +47,9 @@ describe('migrations', () => {
     expect(timestamps).toEqual([{ data_type: 'timestamp with time zone' }]);
     await migrate(db.url, 'run', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
+    const messageColumns = await query<{ column_name: string }>(db.url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'chat_messages' AND column_name IN ('invoked_skills', 'command')");
+    expect(messageColumns).toEqual([]);
+    await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(['chat_activated_skills', 'chat_messages', 'chats', 'migrations']);
     await migrate(db.url, 'revert', (l) => log.push(l));
     const columns = await query<{ column_name: string }>(db.url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'chats' ORDER BY column_name");
@@ -57,6 +61,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: CommandsAndInvocations1764100000000',
       'Reverted: UsersAndApiKeys1764000000000',
       'Reverted: ChatLastSeq1763900000000',
       'Reverted: InitialSchema1763800000000',
@@ -69,9 +74,32 @@ describe('migrations', () => {
     try {
       await migrate(other.url, 'run', () => undefined);
       await migrate(other.url, 'revert', () => undefined);
+      await migrate(other.url, 'revert', () => undefined);
       await query(other.url, "INSERT INTO chats (id, title) VALUES ('11111111-1111-4111-8111-111111111111', 'old')");
       await migrate(other.url, 'run', () => undefined);
       expect(await query(other.url, 'SELECT c.title, u.name, u.role FROM chats c JOIN users u ON u.id = c.owner_id')).toEqual([{ title: 'old', name: 'local', role: 'admin' }]);
+    } finally {
+      await other.drop();
+    }
+  });
+
+  it('keeps what older messages invoked, and turns command activations into explicit ones on revert', async () => {
+    const other = await createTestDatabase();
+    const chat = '22222222-2222-4222-8222-222222222222';
+    try {
+      await migrate(other.url, 'run', () => undefined);
+      await migrate(other.url, 'revert', () => undefined);
+      await query(other.url, "INSERT INTO chats (id, title, owner_id, last_seq) SELECT $1, 'old', id, 2 FROM users WHERE name = 'local'", [chat]);
+      await query(other.url, "INSERT INTO chat_messages (id, chat_id, seq, role, content, invoked_skill) VALUES (gen_random_uuid(), $1, 1, 'user', '/pdf go', 'pdf'), (gen_random_uuid(), $1, 2, 'assistant', 'ok', NULL)", [chat]);
+      await migrate(other.url, 'run', () => undefined);
+      expect(await query(other.url, 'SELECT invoked_skills, command FROM chat_messages ORDER BY seq')).toEqual([
+        { invoked_skills: ['pdf'], command: null },
+        { invoked_skills: [], command: null },
+      ]);
+      await query(other.url, "INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count) VALUES ($1, 'pdf', 'command', now(), now(), 1)", [chat]);
+      await expect(query(other.url, "UPDATE chat_messages SET command = '[]'::jsonb WHERE seq = 1")).rejects.toThrow(/ck_chat_messages_command/);
+      await migrate(other.url, 'revert', () => undefined);
+      expect(await query(other.url, 'SELECT how FROM chat_activated_skills')).toEqual([{ how: 'explicit' }]);
     } finally {
       await other.drop();
     }

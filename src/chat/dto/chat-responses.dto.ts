@@ -34,8 +34,11 @@ export class ActivatedSkillDto {
   @ApiProperty({ description: 'The skill name.' })
   name: string;
 
-  @ApiProperty({ enum: ['explicit', 'tool', 'fallback'], description: 'How the skill was first activated in this chat.' })
-  how: 'explicit' | 'tool' | 'fallback';
+  @ApiProperty({
+    enum: ['explicit', 'tool', 'fallback', 'command'],
+    description: 'How the skill was first activated in this chat: invoked by the user with tools (`explicit`) or without (`fallback`), by the model (`tool`), or by a command the user ran (`command`).',
+  })
+  how: 'explicit' | 'tool' | 'fallback' | 'command';
 
   @ApiProperty({ type: String, format: 'date-time' })
   firstActivatedAt: string;
@@ -59,6 +62,15 @@ export class ToolCardSummaryDto {
   @ApiPropertyOptional({ description: 'For `skills.readResource`: the path read.' })
   path?: string;
 
+  @ApiPropertyOptional({ description: 'For `skills.listResources`: the type listed, when one was asked for.' })
+  type?: string;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'For `skills.listResources`: how many files were listed.' })
+  count?: number;
+
+  @ApiPropertyOptional({ type: [String], description: 'For `use_skill` without a good enough match: the closest skills.' })
+  candidates?: string[];
+
   @ApiProperty()
   truncated: boolean;
 }
@@ -68,7 +80,10 @@ export class ToolCardDto {
   @ApiProperty()
   id: string;
 
-  @ApiProperty({ example: 'skills.activate', description: '`skills.activate` or `skills.readResource`, or what a model asked for that does not exist.' })
+  @ApiProperty({
+    example: 'skills.activate',
+    description: 'The canonical tool name (`skills.activate`, `skills.readResource`, `skills.listResources`, `activate_skill`, `load_skill`, `use_skill`), or what a model asked for that does not exist.',
+  })
   tool: string;
 
   @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'The arguments as the model (or the API caller) sent them.' })
@@ -87,6 +102,17 @@ export class ToolCardDto {
   durationMs: number;
 }
 
+export class MessageCommandDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ description: 'Everything after `/name`, trimmed.' })
+  arguments: string;
+
+  @ApiProperty({ description: "The command's template with the arguments filled in: what the model got as the user's message." })
+  prompt: string;
+}
+
 export class MessageDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -103,8 +129,14 @@ export class MessageDto {
   @ApiProperty({ type: () => [ToolCardDto] })
   toolCards: ToolCardDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'The skill a user message invoked explicitly (`/name`).' })
+  @ApiProperty({ type: String, nullable: true, description: 'The first skill a user message invoked explicitly (`/name`, `$name`); all of them are in `invokedSkills`.' })
   invokedSkill: string | null;
+
+  @ApiProperty({ type: [String], description: 'Every skill a user message invoked explicitly, in order (up to 5).' })
+  invokedSkills: string[];
+
+  @ApiProperty({ type: () => MessageCommandDto, nullable: true, description: 'The command a user message ran.' })
+  command: MessageCommandDto | null;
 
   @ApiProperty({ type: String, nullable: true })
   model: string | null;
@@ -139,8 +171,14 @@ export class TurnDto {
   @ApiProperty({ type: () => [ActivatedSkillDto], description: "The chat's activated skills after the turn." })
   activatedSkills: ActivatedSkillDto[];
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ type: String, nullable: true, description: 'The first invoked skill; all of them are in `invokedSkills`.' })
   invokedSkill: string | null;
+
+  @ApiProperty({ type: [String], description: 'The skills the message invoked explicitly, in order.' })
+  invokedSkills: string[];
+
+  @ApiProperty({ type: () => MessageCommandDto, nullable: true, description: 'The command the message ran, with the prompt it expanded to.' })
+  command: MessageCommandDto | null;
 }
 
 export class ToolRunDto {
@@ -173,9 +211,26 @@ export class ChatContextDto {
   @ApiProperty()
   systemPrompt: string;
 
-  @ApiProperty({ type: () => [ContextToolDto], description: 'Empty when the tools are not offered.' })
+  @ApiProperty({ type: () => [ContextToolDto], description: 'The tools of the configured style (`app.tools.style`), exactly as the model is sent them; empty when they are not offered.' })
   tools: ContextToolDto[];
 
   @ApiProperty({ type: [String], description: "Names of the chat's activated skills." })
   activatedSkills: string[];
+
+  @ApiProperty({ type: () => [ContextCommandDto], description: 'The commands the system prompt lists.' })
+  commands: ContextCommandDto[];
+}
+
+export class ContextCommandDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  description: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  argumentHint: string | null;
+
+  @ApiProperty({ type: [String] })
+  requiredSkills: string[];
 }

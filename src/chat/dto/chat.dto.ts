@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { NulAllowed } from '../../common/validation.pipe.js';
 
 export class CreateChatDto {
   @ApiPropertyOptional({ maxLength: 200 })
@@ -39,26 +38,4 @@ export class ContextQueryDto {
   @IsOptional()
   @IsIn(['true', 'false'], { message: 'tools must be `true` or `false`' })
   tools?: 'true' | 'false';
-}
-
-export class ActivateToolDto {
-  @ApiProperty({ minLength: 1, maxLength: 200, description: 'The skill name.' })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
-  name: string;
-}
-
-export class ReadResourceToolDto {
-  @ApiProperty({ minLength: 1, maxLength: 200, description: 'The skill name.' })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
-  name: string;
-
-  @ApiProperty({ maxLength: 4096, example: 'references/REFERENCE.md', description: 'Relative to the skill folder.' })
-  @IsString()
-  @MaxLength(4096)
-  @NulAllowed()
-  path: string;
 }

@@ -1,6 +1,9 @@
 import { ArgsType, Field, ID } from '@nestjs/graphql';
-import { IsBoolean, IsOptional, IsString } from 'class-validator';
-import { ActivateToolDto, CreateChatDto, ReadResourceToolDto, SendMessageDto } from '../../chat/dto/chat.dto.js';
+import { Allow, IsBoolean, IsOptional, IsString } from 'class-validator';
+import { CreateChatDto, SendMessageDto } from '../../chat/dto/chat.dto.js';
+import { NulAllowed } from '../../common/validation.pipe.js';
+import { RESOURCE_TYPES } from '../../skills/skill-resources.service.js';
+import { GraphQLJSON } from '../scalars/json.scalar.js';
 
 /**
  * Arguments of the chat operations. Where REST has a body DTO, the arguments extend it: the
@@ -50,27 +53,65 @@ export class ChatContextArgs extends ChatIdArgs {
   tools?: boolean;
 }
 
+/**
+ * The tool operations' own arguments are checked by the tool's schema, as the model's calls and
+ * REST's are (`@Allow()` only lets them through the DTO pipe): one check, one set of limits.
+ */
 @ArgsType()
-export class ActivateSkillArgs extends ActivateToolDto {
+export class ActivateSkillArgs {
   @Field(() => ID)
   @IsString()
   chatId: string;
 
   @Field({ description: 'The skill name.' })
-  declare name: string;
+  @Allow()
+  name: string;
 }
 
 @ArgsType()
-export class ReadSkillResourceArgs extends ReadResourceToolDto {
+export class ReadSkillResourceArgs {
   @Field(() => ID)
   @IsString()
   chatId: string;
 
   @Field({ description: 'The skill name.' })
-  declare name: string;
+  @Allow()
+  name: string;
 
   @Field({ description: 'Relative to the skill folder, such as `references/REFERENCE.md`.' })
-  declare path: string;
+  @Allow()
+  @NulAllowed()
+  path: string;
+}
+
+@ArgsType()
+export class ListSkillResourcesArgs {
+  @Field(() => ID)
+  @IsString()
+  chatId: string;
+
+  @Field({ description: 'The skill name.' })
+  @Allow()
+  name: string;
+
+  @Field(() => String, { nullable: true, description: `Only files of this type: ${RESOURCE_TYPES.join(', ')}.` })
+  @Allow()
+  type?: string;
+}
+
+@ArgsType()
+export class RunSkillToolArgs {
+  @Field(() => ID)
+  @IsString()
+  chatId: string;
+
+  @Field({ description: "A tool of the configured style, by its canonical name (the context's `tools[].name`)." })
+  @IsString()
+  tool: string;
+
+  @Field(() => GraphQLJSON, { description: "The tool's arguments, as its input schema describes them." })
+  @Allow()
+  arguments: unknown;
 }
 
 @ArgsType()

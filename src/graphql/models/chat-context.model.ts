@@ -16,6 +16,21 @@ export class ToolDefinitionModel {
   inputSchema: unknown;
 }
 
+@ObjectType('ContextCommand', { description: 'A command the system prompt lists.' })
+export class ContextCommandModel {
+  @Field()
+  name: string;
+
+  @Field()
+  description: string;
+
+  @Field(() => String, { nullable: true })
+  argumentHint: string | null;
+
+  @Field(() => [String])
+  requiredSkills: string[];
+}
+
 @ObjectType('ChatContext', { description: 'Exactly what the model would get next in a chat (the twin of GET /v1/chats/{id}/context).' })
 export class ChatContextModel {
   @Field(() => String, { nullable: true })
@@ -24,9 +39,12 @@ export class ChatContextModel {
   @Field()
   systemPrompt: string;
 
-  @Field(() => [ToolDefinitionModel])
+  @Field(() => [ToolDefinitionModel], { description: 'The tools of the configured style, exactly as the model is sent them; empty when they are not offered.' })
   tools: ToolDefinitionModel[];
 
   @Field(() => [String], { description: 'Names of the skills the chat has activated.' })
   activatedSkills: string[];
+
+  @Field(() => [ContextCommandModel], { description: 'The commands the system prompt lists.' })
+  commands: ContextCommandModel[];
 }

@@ -23,7 +23,7 @@ export class ToolCardModel {
   @Field(() => ToolCardStatus)
   status: string;
 
-  @Field(() => GraphQLJSON, { description: '`{skill, path?, truncated}`.' })
+  @Field(() => GraphQLJSON, { description: '`{skill, path?, type?, count?, candidates?, truncated}`.' })
   summary: unknown;
 
   @Field({ description: 'What the tool answered (an error text when status is `error`).' })
@@ -31,6 +31,18 @@ export class ToolCardModel {
 
   @Field(() => Float)
   durationMs: number;
+}
+
+@ObjectType('MessageCommand', { description: 'The command a user message ran.' })
+export class MessageCommandModel {
+  @Field()
+  name: string;
+
+  @Field({ description: 'Everything after `/name`, trimmed.' })
+  arguments: string;
+
+  @Field({ description: "The command's template with the arguments filled in: what the model got as the user's message." })
+  prompt: string;
 }
 
 @ObjectType('Message')
@@ -50,8 +62,14 @@ export class MessageModel {
   @Field(() => [ToolCardModel])
   toolCards: ToolCardModel[];
 
-  @Field(() => String, { nullable: true, description: 'The skill a user message invoked explicitly (`/name`).' })
+  @Field(() => String, { nullable: true, description: 'The first skill a user message invoked explicitly (`/name`, `$name`); all of them are in `invokedSkills`.' })
   invokedSkill: string | null;
+
+  @Field(() => [String], { description: 'Every skill a user message invoked explicitly, in order (up to 5).' })
+  invokedSkills: string[];
+
+  @Field(() => MessageCommandModel, { nullable: true, description: 'The command a user message ran.' })
+  command: MessageCommandModel | null;
 
   @Field(() => String, { nullable: true })
   model: string | null;

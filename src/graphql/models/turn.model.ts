@@ -1,6 +1,6 @@
 import { Field, ObjectType } from '@nestjs/graphql';
 import { ActivatedSkillModel } from './chat.model.js';
-import { MessageModel, ToolCardModel } from './message.model.js';
+import { MessageCommandModel, MessageModel, ToolCardModel } from './message.model.js';
 
 @ObjectType('Turn', { description: "One turn's answer, as REST's POST /v1/chats/{id}/messages answers it (and the `done` event carries)." })
 export class TurnModel {
@@ -13,8 +13,14 @@ export class TurnModel {
   @Field(() => [ActivatedSkillModel], { description: "The chat's activated skills after the turn." })
   activatedSkills: ActivatedSkillModel[];
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'The first invoked skill; all of them are in `invokedSkills`.' })
   invokedSkill: string | null;
+
+  @Field(() => [String], { description: 'The skills the message invoked explicitly, in order.' })
+  invokedSkills: string[];
+
+  @Field(() => MessageCommandModel, { nullable: true, description: 'The command the message ran, with the prompt it expanded to.' })
+  command: MessageCommandModel | null;
 }
 
 @ObjectType('ToolRun', { description: 'A skill tool run through the API against a chat, stored like a model-made call.' })

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-export type ActivationHow = 'explicit' | 'tool' | 'fallback';
+export type ActivationHow = 'explicit' | 'tool' | 'fallback' | 'command';
 
 /** Which skills a chat has activated: names only, one row per chat and skill. */
 @Entity('chat_activated_skills')

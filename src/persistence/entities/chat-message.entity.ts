@@ -3,12 +3,29 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 export type MessageRole = 'user' | 'assistant' | 'tool';
 
 /** A tool card as stored: the user-visible record of one tool call. */
+/** What a card shows without its output; see `ToolCardSummary` in src/chat/tools/skill-tool.ts. */
+export interface ToolCardSummary {
+  skill: string | null;
+  path?: string;
+  type?: string;
+  count?: number;
+  candidates?: string[];
+  truncated: boolean;
+}
+
+/** A user message that ran a command: what the user typed is `content`, the model got `prompt`. */
+export interface StoredCommand {
+  name: string;
+  arguments: string;
+  prompt: string;
+}
+
 export interface StoredToolCard {
   id: string;
   tool: string;
   args: unknown;
   status: 'ok' | 'error';
-  summary: { skill: string | null; path?: string; truncated: boolean };
+  summary: ToolCardSummary;
   output: string;
   durationMs: number;
 }
@@ -35,9 +52,17 @@ export class ChatMessageEntity {
   @Column({ name: 'tool_cards', type: 'jsonb', default: () => "'[]'::jsonb" })
   toolCards: StoredToolCard[];
 
-  /** The skill a user message invoked explicitly (`/name`), if any. */
+  /** The first skill a user message invoked explicitly (`/name`, `$name`), if any; all of them are in `invokedSkills`. */
   @Column({ name: 'invoked_skill', type: 'text', nullable: true })
   invokedSkill: string | null;
+
+  /** Every skill the user message invoked explicitly, in order. */
+  @Column({ name: 'invoked_skills', type: 'text', array: true, default: () => "'{}'" })
+  invokedSkills: string[];
+
+  /** The command the user message ran, with its expansion. */
+  @Column({ type: 'jsonb', nullable: true })
+  command: StoredCommand | null;
 
   @Column({ type: 'text', nullable: true })
   model: string | null;

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
+import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
+import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
+
+/**
+ * A skill tool is one definition: its names, its description, a zod schema for its arguments (the
+ * JSON Schema the model gets is derived from it) and `execute`. The model loop, REST and GraphQL
+ * all check arguments with that schema and run `execute`; nothing else restates either.
+ *
+ * Canonical names (`skills.activate`) are what cards, logs and the API show; model APIs allow only
+ * `[a-zA-Z0-9_-]{1,64}` in tool names, so wire names use `_`.
+ */
+export interface SkillTool<Input = unknown> {
+  name: string;
+  wireName: string;
+  description: string;
+  input: z.ZodType<Input>;
+  /** Shown with an argument error, so the model (or a person) sees a call that works. */
+  example: string;
+  /** Top-level string arguments where NUL is the tool's to refuse (a resource path: RESOURCE_OUTSIDE_SKILL). */
+  nulAllowed?: readonly string[];
+  execute(input: Input, context: ToolContext): Promise<ToolResult>;
+}
+
+/** What a tool may use while it runs. */
+export interface ToolContext {
+  resources: SkillResourcesService;
+  /** Name lookups with the registry's suggestions (SKILL_NOT_FOUND names the skills that exist). */
+  registry: SkillRegistryService;
+  snapshot: CatalogueSnapshot;
+  /** The user's words this turn (without any invocation prefix); absent for API calls. */
+  userMessage?: string;
+  /** `app.tools.use_skill_threshold`, in percent. */
+  useSkillThreshold: number;
+}
+
+export type { ToolCardSummary } from '../../persistence/entities/chat-message.entity.js';
+import type { ToolCardSummary } from '../../persistence/entities/chat-message.entity.js';
+
+export interface ToolResult {
+  output: string;
+  summary: ToolCardSummary;
+  /** The skill this call activated (its instructions reached the model). */
+  activated?: string;
+}
+
+/** Keeps each tool's own input type inside its definition while lists hold them alike. */
+export function defineTool<Input>(tool: SkillTool<Input>): SkillTool {
+  return tool as unknown as SkillTool;
+}
+
+/** The JSON Schema sent to the model for a tool, derived from its zod schema. */
+export function inputJsonSchema(tool: SkillTool): Record<string, unknown> {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(tool.input) as Record<string, unknown>;
+  return schema;
+}
+
+/** A non-empty string argument (not only spaces) of at most `max` characters. */
+export function textArgument(max: number, description: string) {
+  return z
+    .string({ error: 'must be a non-empty string' })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((value) => value.trim() !== '', { error: 'must be a non-empty string' })
+    .describe(description);
+}
+
+/** Skill names are at most 64 characters by the specification; 200 leaves room for a readable error on a near miss. */
+export const MAX_SKILL_NAME_ARGUMENT = 200;
+export const MAX_PATH_ARGUMENT = 4096;
+
+/**
+ * The tool's arguments, or what is wrong with them in one readable sentence that ends with a call
+ * that works. The same text is the model's error card and the API caller's 400.
+ */
+export function parseToolArguments(tool: SkillTool, args: unknown): { ok: true; input: unknown } | { ok: false; message: string; problems: string[] } {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    const message = `Arguments must be a JSON object like ${tool.example}.`;
+    return { ok: false, message, problems: [message] };
+  }
+  const parsed = tool.input.safeParse(args);
+  if (parsed.success) return { ok: true, input: parsed.data };
+  const problems = describeIssues(parsed.error.issues);
+  return { ok: false, message: `Invalid arguments for ${tool.name}: ${problems.join('; ')}. Expected ${tool.example}.`, problems };
+}
+
+/** Field problems first, in field order, then unknown arguments. */
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  const fields = issues.filter((issue) => issue.code !== 'unrecognized_keys').map((issue) => `'${issue.path.join('.')}' ${issue.message}`);
+  const unknown = issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : []));
+  return unknown.length > 0 ? [...fields, `unknown argument(s): ${unknown.join(', ')}`] : fields;
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
+import { escapeXml } from '../../skills/catalogue-renderer.js';
+import { matcherFor, type SkillMatch } from './skill-matcher.js';
+import { defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
+
+/**
+ * The activation tools of the other designs Skillhost was built from. Each activates a skill as
+ * `skills.activate` does (same card, same persistence); only what the model sees differs.
+ */
+
+/** The agentskills.io client guide: `name` is an enum of the skills the chat may use. */
+export function activateSkillTool(snapshot: CatalogueSnapshot): SkillTool {
+  const names = [...snapshot.skills.keys()];
+  const nameSchema =
+    names.length > 0
+      ? z.enum(names as [string, ...string[]], { error: `must be one of the available skills: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}` }).describe('The skill to activate.')
+      : textArgument(MAX_SKILL_NAME_ARGUMENT, 'No skills are available.');
+  return defineTool({
+    name: 'activate_skill',
+    wireName: 'activate_skill',
+    description: "Activate a skill: returns its full instructions in <skill_content> and the list of its files in <skill_resources>. Call it when a task matches a skill's description, then follow the instructions.",
+    input: z.strictObject({ name: nameSchema }),
+    example: `{"name": "${names[0] ?? '<skill>'}"}`,
+    async execute({ name }: { name: string }, context: ToolContext): Promise<ToolResult> {
+      const [skill, listing] = await Promise.all([context.resources.activate(name), context.resources.listResources(name)]);
+      const files = listing.files.map((file) => `<file>${escapeXml(file.path)}</file>`);
+      if (listing.truncated) files.push(`<!-- more files: only the first ${listing.files.length} are listed -->`);
+      const output = [
+        `<skill_content name="${escapeXml(skill.name)}">`,
+        skill.body,
+        '</skill_content>',
+        '<skill_resources>',
+        ...files,
+        '</skill_resources>',
+      ].join('\n');
+      return { output, summary: { skill: skill.name, truncated: skill.truncated }, activated: skill.name };
+    },
+  });
+}
+
+/** The Vercel-AI backend design: the skills are listed in the tool's description, not in the system prompt. */
+export function loadSkillTool(snapshot: CatalogueSnapshot): SkillTool {
+  const listed = [...snapshot.skills.values()].map((skill) => `- ${skill.name}: ${skill.description.replace(/\s*[\r\n]+\s*/g, ' ')}`);
+  const available = listed.length > 0 ? `\n\nAvailable skills:\n${listed.join('\n')}` : '\n\nNo skills are available.';
+  return defineTool({
+    name: 'load_skill',
+    wireName: 'load_skill',
+    description: `Load a skill's instructions by name when the task matches its description, then follow them. Its other files are read with skills_readResource, by paths relative to its base directory.${available}`,
+    input: z.strictObject({ name: textArgument(MAX_SKILL_NAME_ARGUMENT, 'The skill name, exactly as listed.') }),
+    example: '{"name": "<skill>"}',
+    async execute({ name }: { name: string }, context: ToolContext): Promise<ToolResult> {
+      const skill = await context.resources.activate(name);
+      return {
+        output: `## Skill: ${skill.name}\n\n**Base directory**: skills/${skill.name}\n\n${skill.body}`,
+        summary: { skill: skill.name, truncated: skill.truncated },
+        activated: skill.name,
+      };
+    },
+  });
+}
+
+const QUOTED_REQUEST_CHARS = 200;
+
+/**
+ * The Rumi design: `use_skill {skill_name?, input?}`. With a name, that skill; without, the best
+ * match for `input` (or the user's message) when it matches enough of the request's words, else
+ * the three closest skills, so the model can choose or go on without one.
+ */
+export const useSkillTool = defineTool({
+  name: 'use_skill',
+  wireName: 'use_skill',
+  description:
+    "Use a skill and get its instructions, which you then follow. Give skill_name to use that skill; or give input (the task in a few words) to use the skill that best matches it; with neither, the user's message is matched.",
+  input: z.strictObject({
+    skill_name: textArgument(MAX_SKILL_NAME_ARGUMENT, 'A skill name from the catalogue.').optional(),
+    input: z.string({ error: 'must be a string' }).max(100_000, { error: 'must be at most 100000 characters' }).optional().describe('The task, to find the best-matching skill when no skill_name is given.'),
+  }),
+  example: '{"skill_name": "<skill>"} or {"input": "<the task>"}',
+  async execute({ skill_name, input }: { skill_name?: string; input?: string }, context: ToolContext): Promise<ToolResult> {
+    if (skill_name !== undefined) return instructions(skill_name, context);
+    const request = input?.trim() || context.userMessage?.trim() || '';
+    if (request === '') return { output: 'Give skill_name, or describe the task in input, to choose a skill.', summary: { skill: null, truncated: false } };
+    const matches = matcherFor(context.snapshot, () => [...context.snapshot.skills.values()]).rank(request, 3);
+    const best = matches[0];
+    if (best !== undefined && best.score * 100 >= context.useSkillThreshold) {
+      const used = await instructions(best.name, context);
+      return { ...used, output: `Best match for ${quote(request)}: ${best.name} (${percent(best)} of the request's words).\n\n${used.output}` };
+    }
+    return { output: noMatch(request, matches, context.useSkillThreshold), summary: { skill: null, candidates: matches.map((m) => m.name), truncated: false } };
+  },
+});
+
+async function instructions(name: string, context: ToolContext): Promise<ToolResult> {
+  const skill = await context.resources.activate(name);
+  return { output: `# Skill: ${skill.name}\n\n${skill.body}`, summary: { skill: skill.name, truncated: skill.truncated }, activated: skill.name };
+}
+
+function noMatch(request: string, matches: readonly SkillMatch[], threshold: number): string {
+  if (matches.length === 0) return `No skill matches ${quote(request)}. Go on without a skill, or call use_skill with a skill_name from the catalogue.`;
+  const lines = matches.map((m) => `- ${m.name} (${percent(m)}): ${m.description.replace(/\s*[\r\n]+\s*/g, ' ')}`);
+  return [
+    `No skill matches ${quote(request)} closely enough (a match needs ${threshold}% of the request's words). The closest:`,
+    ...lines,
+    'Call use_skill with skill_name set to one of them to use it, or go on without a skill.',
+  ].join('\n');
+}
+
+function percent(match: SkillMatch): string {
+  return `${Math.round(match.score * 100)}%`;
+}
+
+function quote(request: string): string {
+  const oneLine = request.replace(/\s+/g, ' ');
+  if (oneLine.length <= QUOTED_REQUEST_CHARS) return `"${oneLine}"`;
+  // By code point, so an emoji is never split into an unpaired surrogate.
+  return `"${Array.from(oneLine.slice(0, QUOTED_REQUEST_CHARS * 2)).slice(0, QUOTED_REQUEST_CHARS).join('')}…"`;
+}

@@ -1,0 +1,106 @@
+import type { ToolStyle } from '../../config/app-config.js';
+import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
+import { inputJsonSchema, type SkillTool } from './skill-tool.js';
+import { activateTool, listResourcesTool, readResourceTool } from './skillhost-tools.js';
+import { activateSkillTool, loadSkillTool, useSkillTool } from './style-tools.js';
+
+/**
+ * A tool style (`app.tools.style`): the tools the model is offered, the call the server makes for
+ * an explicit invocation or a command, and what the system prompt says about them. The catalogue,
+ * the cards and persistence are the same in every style.
+ */
+export interface ToolStyleSet {
+  readonly style: ToolStyle;
+  readonly tools: readonly SkillTool[];
+  /** The activation call for `/name`, `$name` and a command's required skills: the style's own tool, so the model's history stays consistent. */
+  activation(name: string): { tool: SkillTool; args: Record<string, unknown> };
+  /** load_skill lists the skills in its description instead of a catalogue in the system prompt. */
+  readonly catalogueInPrompt: boolean;
+  /** How-to lines of the system prompt's skills block while the tools are offered. */
+  readonly rules: readonly string[];
+  byWireName(wireName: string): SkillTool | undefined;
+  byName(name: string): SkillTool | undefined;
+  /** The definitions exactly as the model is sent them. */
+  readonly definitions: readonly ToolDefinitionView[];
+}
+
+export interface ToolDefinitionView {
+  name: string;
+  wireName: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** Every canonical tool name, so a made-up name a model sends cannot add a metrics series. */
+export const KNOWN_TOOL_NAMES: ReadonlySet<string> = new Set([activateTool.name, readResourceTool.name, listResourcesTool.name, 'activate_skill', 'load_skill', useSkillTool.name]);
+
+const READ_RULE = "- Read a skill's other files with skills_readResource only when its instructions call for them; paths are relative to the skill folder.";
+
+function buildStyle(style: ToolStyle, snapshot: CatalogueSnapshot): ToolStyleSet {
+  switch (style) {
+    case 'skillhost':
+      return assemble(style, [activateTool, readResourceTool, listResourcesTool], (name) => ({ tool: activateTool, args: { name } }), true, [
+        '- Before using a skill, activate it with the skills_activate tool, then follow the instructions it returns.',
+        READ_RULE,
+        '- To find a file a skill mentions, list its files with skills_listResources.',
+      ]);
+    case 'activate_skill': {
+      const activate = activateSkillTool(snapshot);
+      return assemble(style, [activate, readResourceTool], (name) => ({ tool: activate, args: { name } }), true, [
+        '- Before using a skill, call activate_skill with its name, then follow the instructions in the <skill_content> it returns.',
+        "- Read a file listed in <skill_resources> with skills_readResource only when the instructions call for it; paths are relative to the skill folder.",
+      ]);
+    }
+    case 'load_skill': {
+      const load = loadSkillTool(snapshot);
+      return assemble(style, [load, readResourceTool], (name) => ({ tool: load, args: { name } }), false, [
+        "- The skills are listed in the load_skill tool's description. When a task matches one, load it with load_skill, then follow its instructions.",
+        "- Read a skill's other files with skills_readResource only when its instructions call for them; paths are relative to its base directory.",
+      ]);
+    }
+    case 'use_skill':
+      return assemble(style, [useSkillTool, readResourceTool], (name) => ({ tool: useSkillTool, args: { skill_name: name } }), true, [
+        '- To use a skill, call use_skill with its skill_name (or with input describing the task, to use the best match), then follow the instructions it returns.',
+        READ_RULE,
+      ]);
+  }
+}
+
+function assemble(
+  style: ToolStyle,
+  tools: readonly SkillTool[],
+  activation: ToolStyleSet['activation'],
+  catalogueInPrompt: boolean,
+  rules: readonly string[],
+): ToolStyleSet {
+  const byWire = new Map(tools.map((tool) => [tool.wireName, tool]));
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const definitions = tools.map((tool) => Object.freeze({ name: tool.name, wireName: tool.wireName, description: tool.description, inputSchema: inputJsonSchema(tool) }));
+  return Object.freeze({
+    style,
+    tools,
+    activation,
+    catalogueInPrompt,
+    rules,
+    definitions,
+    byWireName: (wireName: string) => byWire.get(wireName),
+    byName: (name: string) => byName.get(name),
+  });
+}
+
+const built = new WeakMap<CatalogueSnapshot, Map<ToolStyle, ToolStyleSet>>();
+
+/** The style's tools for a snapshot, built once per snapshot (activate_skill's enum and load_skill's description list its skills). */
+export function toolStyleFor(style: ToolStyle, snapshot: CatalogueSnapshot): ToolStyleSet {
+  let styles = built.get(snapshot);
+  if (styles === undefined) {
+    styles = new Map();
+    built.set(snapshot, styles);
+  }
+  let set = styles.get(style);
+  if (set === undefined) {
+    set = buildStyle(style, snapshot);
+    styles.set(style, set);
+  }
+  return set;
+}
