@@ -57,8 +57,9 @@ export class ChatContextArgs extends ChatIdArgs {
  * The tool operations' own arguments are checked by the tool's schema, as the model's calls and
  * REST's are (`@Allow()` only lets them through the DTO pipe): one check, one set of limits.
  */
+/** The arguments of every tool operation that names a skill: the chat, and the skill. */
 @ArgsType()
-export class ActivateSkillArgs {
+export class SkillToolArgs {
   @Field(() => ID)
   @IsString()
   chatId: string;
@@ -69,15 +70,10 @@ export class ActivateSkillArgs {
 }
 
 @ArgsType()
-export class ReadSkillResourceArgs {
-  @Field(() => ID)
-  @IsString()
-  chatId: string;
+export class ActivateSkillArgs extends SkillToolArgs {}
 
-  @Field({ description: 'The skill name.' })
-  @Allow()
-  name: string;
-
+@ArgsType()
+export class ReadSkillResourceArgs extends SkillToolArgs {
   @Field({ description: 'Relative to the skill folder, such as `references/REFERENCE.md`.' })
   @Allow()
   @NulAllowed()
@@ -85,15 +81,7 @@ export class ReadSkillResourceArgs {
 }
 
 @ArgsType()
-export class ListSkillResourcesArgs {
-  @Field(() => ID)
-  @IsString()
-  chatId: string;
-
-  @Field({ description: 'The skill name.' })
-  @Allow()
-  name: string;
-
+export class ListSkillResourcesArgs extends SkillToolArgs {
   @Field(() => String, { nullable: true, description: `Only files of this type: ${RESOURCE_TYPES.join(', ')}.` })
   @Allow()
   type?: string;
