@@ -35,10 +35,11 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
       bodyLimit: BODY_LIMIT_BYTES,
       // Errors Fastify raises before routing (a malformed URL) get the same {code, message} shape.
       frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+        const problem = `url: ${error.message}`;
         void reply
           .code(400)
           .header('content-type', 'application/json; charset=utf-8')
-          .send(JSON.stringify({ code: ErrorCode.VALIDATION_FAILED, message: `Invalid request: ${error.message}` }));
+          .send(JSON.stringify({ code: ErrorCode.VALIDATION_FAILED, message: `Invalid request: ${error.message}`, details: { problems: [problem] } }));
       },
       // Requests Node's parser refuses (headers over 16 KiB, a malformed request line) too.
       clientErrorHandler: answerClientError,

@@ -136,7 +136,8 @@ export class ChatService {
     // The write finds out whether the caller's chat exists (CHAT_NOT_FOUND otherwise); reading files is harmless.
     const stored = await this.chats.recordTurn(id, principal.userId, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool' }] : []);
     if (stored === null) throw chatNotFound(id);
-    return { card, activatedSkills: stored.activatedSkills };
+    // The card as stored (a NUL in a path became U+FFFD): the answer and a later read agree.
+    return { card: stored.messages[0].toolCards[0], activatedSkills: stored.activatedSkills };
   }
 
   /** Activates a skill with the configured style's activation tool, as `/name` does in a turn. */
@@ -199,6 +200,7 @@ export class ChatService {
       ? command.requiredSkills.map((skillName) => ({ skillName, how: 'command' }))
       : invocation.skills.map((skillName) => ({ skillName, how: 'explicit' }));
     const { cards, activations, fallback, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, invocation.text, onEvent);
+    const forcedCount = cards.length;
     const system = this.systemPrompt(snapshot, context.activated, toolsAvailable, { invoked: invocation.skills, fallback, command: command?.stored.name });
 
     let toolMs = 0;
@@ -224,8 +226,8 @@ export class ChatService {
         return execution.card.output;
       },
       refused: (call, reason) => {
-        const available = (style?.tools ?? []).map((t) => t.wireName).join(', ');
-        const card = this.skillTools.refusedCard(call.toolCallId, style?.byWireName(call.wireName)?.name ?? call.wireName, call.input, `${reason} Available tools: ${available}.`);
+        // The card says what the model was told: for an unknown tool, the SDK's reason names the available ones.
+        const card = this.skillTools.refusedCard(call.toolCallId, style?.byWireName(call.wireName)?.name ?? call.wireName, call.input, reason);
         cards.push(card);
         onEvent?.({ event: 'tool-result', data: card });
       },
@@ -239,6 +241,7 @@ export class ChatService {
     });
     const modelMs = performance.now() - loopStarted - toolMs;
     const answer = this.finalAnswer(id, result, onEvent);
+    inModelOrder(cards, forcedCount, result.toolCallIds);
     const writeStarted = performance.now();
     const stored = await this.chats.recordTurn(
       id,
@@ -284,10 +287,17 @@ export class ChatService {
     };
   }
 
-  /** Checks what can be checked before a turn starts (room for it, the caller's chat exists, a model is there) and returns the model. */
-  async prepareTurn(principal: Principal, id: string, input: Pick<TurnInput, 'model'>): Promise<ModelConfig> {
+  /**
+   * Checks what can be checked before a turn starts (room for it, a model is there, a command's
+   * prompt is not too long, the caller's chat exists) and returns the model: a streamed turn answers
+   * these as plain JSON errors, before the stream begins.
+   */
+  async prepareTurn(principal: Principal, id: string, input: Pick<TurnInput, 'model' | 'content'>): Promise<ModelConfig> {
     this.turns.assertOpen();
     const model = this.requireModel(input.model);
+    const snapshot = this.registry.enabled ? this.registry.snapshot : undefined;
+    const { command } = this.parseInvocation(input.content, snapshot);
+    if (command !== null && snapshot !== undefined) runCommand(snapshot, command);
     await this.getChat(principal, id);
     return model;
   }
@@ -410,6 +420,17 @@ function ownModel(models: Readonly<Record<string, ModelConfig>>, name: string): 
 /** The commands the system prompt lists (and the context endpoint returns), in name order. */
 function promptCommands(snapshot: CatalogueSnapshot): PromptCommand[] {
   return [...snapshot.commands.values()].map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint, requiredSkills: c.requiredSkills }));
+}
+
+/**
+ * The model's cards in the order it made the calls: a call the SDK refused is reported after the
+ * step's executed calls, but belongs where the model made it. The server's own calls stay first.
+ */
+function inModelOrder(cards: ToolCard[], forcedCount: number, toolCallIds: readonly string[]): void {
+  const position = new Map(toolCallIds.map((id, index) => [id, index]));
+  const at = (card: ToolCard) => position.get(card.id) ?? toolCallIds.length;
+  const modelCards = cards.slice(forcedCount).sort((a, b) => at(a) - at(b));
+  cards.splice(forcedCount, modelCards.length, ...modelCards);
 }
 
 /** The longest prompt a command may expand to: a template repeating `$ARGUMENTS` must not turn one message into gigabytes. */

@@ -49,8 +49,11 @@ describe(parseInvocation.name, () => {
     expect(parseInvocation('/pdf /docx /xlsx /pptx /csv /git-commit go', slash)).toEqual(skills(['pdf', 'docx', 'xlsx', 'pptx', 'csv'], '/git-commit go'));
   });
 
-  it('counts a skill named twice once', () => {
+  it('invokes a skill named twice once, but counts every name towards the five', () => {
     expect(parseInvocation('/pdf $pdf go', both)).toEqual(skills(['pdf'], 'go'));
+    expect(parseInvocation('/pdf /pdf /pdf /pdf /pdf /docx go', slash)).toEqual(skills(['pdf'], '/docx go'));
+    // Five names at most are looked at, however long the run of them.
+    expect(parseInvocation('/pdf '.repeat(30_000), slash)).toEqual(skills(['pdf'], `${'/pdf '.repeat(29_995)}`.trim()));
   });
 
   it('runs a command with everything after it as its arguments', () => {

@@ -3,7 +3,8 @@
  * - `/name args` where `name` is a command: the command runs with `args` (commands are always `/`,
  *   and win over a skill of the same name);
  * - `<prefix>a <prefix>b … text` where each name is a loaded skill: those skills, in order, up to
- *   MAX_INVOKED_SKILLS; parsing stops at the first word that is not one (it stays text).
+ *   MAX_INVOKED_SKILLS names (a repeat counts, and is invoked once); parsing stops at the first
+ *   word that is not one (it stays text).
  * Whatever is invoked is stripped before the model sees the text; an unknown name leaves the
  * message exactly as typed (not an error: `/etc/hosts` is ordinary text).
  */
@@ -36,7 +37,8 @@ export function parseInvocation(content: string, rules: InvocationRules): Invoca
     }
   }
   const skills: string[] = [];
-  while (skills.length < MAX_INVOKED_SKILLS) {
+  // Names, not distinct skills, count towards the limit: `/a /a /a …` stops after five like any list.
+  for (let named = 0; named < MAX_INVOKED_SKILLS; named++) {
     const next = invokedSkill(rest, rules);
     if (next === undefined) break;
     if (!skills.includes(next.name)) skills.push(next.name);

@@ -32,6 +32,11 @@ describe(unstorableStringProblems.name, () => {
     expect(unstorableStringProblems({ name: 'pdf', path: 'a', extra: { path: 'b\u0000' } }, pathOnly)).toHaveLength(1);
   });
 
+  it('leaves the top-level fields it is told to skip to the service', () => {
+    expect(unstorableStringProblems({ tool: 'x', arguments: { path: 'a\u0000' } }, undefined, (key) => key === 'arguments')).toEqual([]);
+    expect(unstorableStringProblems({ tool: 'x\u0000', arguments: {} }, undefined, (key) => key === 'arguments')).toHaveLength(1);
+  });
+
   it('checks a bare string (a query value) too', () => {
     expect(unstorableStringProblems('\u0000')).toEqual(['value: contains a NUL character (U+0000), which cannot be stored; remove it']);
   });

@@ -21,8 +21,22 @@ export function NulAllowed(): PropertyDecorator {
   return (target, key) => Reflect.defineMetadata(NUL_ALLOWED, true, target, key);
 }
 
+const CHECKED_BY_SERVICE = 'skillhost:validation:checked-by-service';
+
+/**
+ * Leaves a free-form field's strings to the service, which checks them with its own rules: a
+ * tool's arguments (GraphQL `runSkillTool`) are checked by that tool, where NUL is allowed in a path.
+ */
+export function StringsCheckedByService(): PropertyDecorator {
+  return (target, key) => Reflect.defineMetadata(CHECKED_BY_SERVICE, true, target, key);
+}
+
 function nulAllowed(metatype: ArgumentMetadata['metatype'], key: string): boolean {
-  return typeof metatype === 'function' && Reflect.getMetadata(NUL_ALLOWED, metatype.prototype as object, key) === true;
+  return hasFieldMark(metatype, NUL_ALLOWED, key);
+}
+
+function hasFieldMark(metatype: ArgumentMetadata['metatype'], mark: string, key: string): boolean {
+  return typeof metatype === 'function' && Reflect.getMetadata(mark, metatype.prototype as object, key) === true;
 }
 
 const MAX_PROBLEMS = 10;
@@ -38,7 +52,7 @@ const DESCRIPTIONS = {
  * Every string of a body, query or GraphQL arguments (keys too) must be storable text: one check
  * here, before any DTO rule, so NUL or a lone surrogate is a 400 wherever it would reach PostgreSQL.
  */
-export function unstorableStringProblems(value: unknown, nulAllowedIn: (key: string) => boolean = () => false): string[] {
+export function unstorableStringProblems(value: unknown, nulAllowedIn: (key: string) => boolean = () => false, skipped: (key: string) => boolean = () => false): string[] {
   const problems: string[] = [];
   const walk = (item: unknown, path: string, depth: number, allowNul: boolean): void => {
     if (problems.length >= MAX_PROBLEMS) return;
@@ -53,6 +67,7 @@ export function unstorableStringProblems(value: unknown, nulAllowedIn: (key: str
       return;
     }
     for (const [key, child] of Object.entries(item)) {
+      if (depth === 0 && skipped(key)) continue;
       const found = unstorableCharacter(key);
       const childPath = Array.isArray(item) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
       if (found !== undefined) problems.push(`${childPath}: the field name ${DESCRIPTIONS[found]}`);
@@ -73,7 +88,11 @@ class AppValidationPipe extends ValidationPipe {
     // GraphQL arguments arrive as 'body'. Route parameters are not checked here: an id with NUL
     // names no row (not found), a resource path with NUL is RESOURCE_OUTSIDE_SKILL.
     if (metadata.type === 'body' || metadata.type === 'query') {
-      const problems = unstorableStringProblems(value, (key) => nulAllowed(metadata.metatype, key));
+      const problems = unstorableStringProblems(
+        value,
+        (key) => nulAllowed(metadata.metatype, key),
+        (key) => hasFieldMark(metadata.metatype, CHECKED_BY_SERVICE, key),
+      );
       if (problems.length > 0) throw validationFailed(problems);
     }
     return super.transform(value, metadata);

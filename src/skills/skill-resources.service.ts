@@ -70,7 +70,7 @@ export class SkillResourcesService {
   async activate(name: string): Promise<ActivatedSkill> {
     const skill = this.registry.get(name);
     const limit = Math.min(this.config.maxSkillMdBytes, HARD_LIMITS.skillMdBytes);
-    const { bytes, size } = this.readHead(skill, skill.skillFile, MAX_FRONTMATTER_BYTES + limit, 'SKILL.md');
+    const { bytes, size } = this.readSkillMd(skill, MAX_FRONTMATTER_BYTES + limit);
     const location = locateFrontmatter(bytes, bytes.length, bytes.length === size);
     if (location.kind !== 'found') {
       throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' changed on disk and its SKILL.md no longer has valid frontmatter; reload the skills.`, { name: skill.name });
@@ -146,7 +146,17 @@ export class SkillResourcesService {
     try {
       return realpathSync.native(skill.path);
     } catch {
-      throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' is no longer on disk; reload the skills.`, { name: skill.name });
+      throw goneError(skill);
+    }
+  }
+
+  /** The skill's SKILL.md; a skill whose SKILL.md was removed since the scan is gone, not a missing resource. */
+  private readSkillMd(skill: SkillRecord, limit: number): { bytes: Buffer; size: number } {
+    try {
+      return this.readHead(skill, skill.skillFile, limit, 'SKILL.md');
+    } catch (error) {
+      if (error instanceof AppError && error.code === ErrorCode.RESOURCE_NOT_FOUND) throw goneError(skill);
+      throw error;
     }
   }
 
@@ -244,6 +254,10 @@ function directoryError(skill: SkillRecord, path: string): AppError {
 
 function binaryError(skill: SkillRecord, path: string): AppError {
   return new AppError(ErrorCode.RESOURCE_BINARY, `Resource '${path}' of skill '${skill.name}' is a binary file; only UTF-8 text can be read.`, { name: skill.name, path });
+}
+
+function goneError(skill: SkillRecord): AppError {
+  return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' is no longer on disk; reload the skills.`, { name: skill.name });
 }
 
 export function truncationNotice(shown: number, total: number, path: string): string {

@@ -1,24 +1,28 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { LanguageModel } from 'ai';
+import { type LanguageModel, wrapLanguageModel } from 'ai';
 import type { ModelConfig } from '../../config/app-config.js';
+import { boundedToolInput } from './bounded-tool-input.js';
 import { nodeFetch } from './node-fetch.js';
 
-/** One AI SDK model object per configured model, built on first use. */
+/** One AI SDK model object per configured model, built on first use; a model's tool input is bounded (see bounded-tool-input.ts). */
 export class LanguageModelFactory {
   private readonly cache = new Map<string, LanguageModel>();
 
   get(config: ModelConfig): LanguageModel {
     let model = this.cache.get(config.name);
     if (model === undefined) {
-      model = build(config);
+      model = wrapLanguageModel({ model: build(config), middleware: boundedToolInput });
       this.cache.set(config.name, model);
     }
     return model;
   }
 }
 
-function build(config: ModelConfig): LanguageModel {
+/** A provider's model, as wrapLanguageModel takes it. */
+type ProviderModel = Parameters<typeof wrapLanguageModel>[0]['model'];
+
+function build(config: ModelConfig): ProviderModel {
   switch (config.provider) {
     case 'openai-compatible':
       return createOpenAICompatible({ name: config.name, baseURL: config.baseUrl, apiKey: config.apiKey, fetch: nodeFetch }).chatModel(config.model);

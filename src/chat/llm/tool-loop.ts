@@ -44,10 +44,13 @@ export interface ToolLoopResult {
   stepLimitReached: boolean;
   /** The answer was longer than `maxAnswerBytes`: `text` is its first `maxAnswerBytes` bytes. */
   truncated: boolean;
+  /** The model's tool calls in the order it made them (executed or refused), by call id. */
+  toolCallIds: string[];
 }
 
 export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T>): Promise<ToolLoopResult> {
-  const tools: ToolSet = {};
+  // No prototype: a model calling `constructor` or `toString` must find no tool, not Object's members.
+  const tools: ToolSet = Object.create(null) as ToolSet;
   for (const definition of request.tools) {
     tools[definition.wireName] = tool({
       description: definition.description,
@@ -83,13 +86,15 @@ type LoopSettings = Parameters<typeof generateText>[0] & Parameters<typeof strea
 
 async function generate(request: ToolLoopRequest<LoopTool>, settings: LoopSettings): Promise<ToolLoopResult> {
   const result = await generateText(settings);
+  const toolCallIds: string[] = [];
   for (const step of result.steps) {
     for (const part of step.content) {
+      if (part.type === 'tool-call' || part.type === 'tool-error') addOnce(toolCallIds, part.toolCallId);
       if (part.type === 'tool-error') request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
     }
   }
   const text = cutToUtf8Bytes(result.text, request.maxAnswerBytes);
-  return { text, stepLimitReached: result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps, truncated: text.length < result.text.length };
+  return { text, stepLimitReached: result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps, truncated: text.length < result.text.length, toolCallIds };
 }
 
 /** `stop` ends the model's work once the answer is over the cap: the rest would be neither kept nor relayed. */
@@ -100,6 +105,7 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
   let truncated = false;
   let steps = 0;
   let lastFinishReason: string | undefined;
+  const toolCallIds: string[] = [];
   const result = streamText({
     ...settings,
     onError: ({ error }) => {
@@ -122,9 +128,11 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
         break;
       }
       case 'tool-call':
+        addOnce(toolCallIds, part.toolCallId);
         onEvent({ type: 'tool-call', toolCallId: part.toolCallId, wireName: part.toolName, input: part.input });
         break;
       case 'tool-error':
+        addOnce(toolCallIds, part.toolCallId);
         request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
         break;
       case 'finish-step':
@@ -145,7 +153,11 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
     }
   }
   if (failure !== undefined && !truncated) throw failure;
-  return { text, stepLimitReached: !truncated && lastFinishReason === 'tool-calls' && steps >= request.maxSteps, truncated };
+  return { text, stepLimitReached: !truncated && lastFinishReason === 'tool-calls' && steps >= request.maxSteps, truncated, toolCallIds };
+}
+
+function addOnce(ids: string[], id: string): void {
+  if (!ids.includes(id)) ids.push(id);
 }
 
 /** The longest start of `text` that is at most `maxBytes` in UTF-8, never splitting a character. */

@@ -1,7 +1,7 @@
 import { ArgsType, Field, ID } from '@nestjs/graphql';
 import { Allow, IsBoolean, IsOptional, IsString } from 'class-validator';
 import { CreateChatDto, SendMessageDto } from '../../chat/dto/chat.dto.js';
-import { NulAllowed } from '../../common/validation.pipe.js';
+import { NulAllowed, StringsCheckedByService } from '../../common/validation.pipe.js';
 import { RESOURCE_TYPES } from '../../skills/skill-resources.service.js';
 import { GraphQLJSON } from '../scalars/json.scalar.js';
 
@@ -99,6 +99,7 @@ export class RunSkillToolArgs {
 
   @Field(() => GraphQLJSON, { description: "The tool's arguments, as its input schema describes them." })
   @Allow()
+  @StringsCheckedByService()
   arguments: unknown;
 }
 
