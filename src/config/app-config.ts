@@ -35,6 +35,21 @@ export interface SkillsConfig {
   maxResourceBytes: number;
   maxDepth: number;
   explicitPrefixes: readonly string[];
+  /** Operator-trusted folders of code skills (`skill.mjs`). */
+  codeDirectories: readonly SkillDirectory[];
+  codeTimeoutMs: number;
+  codeMemoryMb: number;
+  /** `[app.skills.settings.NAME]`: each skill's own settings, handed to its code as `ctx.config`. */
+  settings: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+}
+
+export interface ScriptsConfig {
+  enabled: boolean;
+  requireAllowedTools: boolean;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  memoryMb: number;
+  maxProcesses: number;
 }
 
 export type ModelProvider = 'openai-compatible' | 'anthropic';
@@ -74,6 +89,7 @@ export interface AppConfig {
     skills: SkillsConfig;
     tools: { enabled: boolean; style: ToolStyle; useSkillThreshold: number; maxSteps: number; maxAnswerBytes: number };
     commands: { directories: readonly SkillDirectory[] };
+    scripts: ScriptsConfig;
     models: Readonly<Record<string, ModelConfig>>;
     database: DatabaseConfig;
     auth: { mode: AuthMode };

@@ -36,7 +36,12 @@ describe(loadConfig.name, () => {
       maxResourceBytes: 2000000,
       maxDepth: 1,
       explicitPrefixes: ['/'],
+      codeDirectories: [],
+      codeTimeoutMs: 30_000,
+      codeMemoryMb: 256,
+      settings: {},
     });
+    expect(sut.app.scripts).toEqual({ enabled: false, requireAllowedTools: true, timeoutMs: 60_000, maxOutputBytes: 1_000_000, memoryMb: 512, maxProcesses: 64 });
     expect(sut.app.tools).toEqual({ enabled: true, style: 'skillhost', useSkillThreshold: 50, maxSteps: 8, maxAnswerBytes: 1_000_000 });
     expect(sut.app.commands.directories).toEqual([
       { configured: './.skillhost/commands', path: '/srv/app/.skillhost/commands' },
@@ -52,6 +57,12 @@ describe(loadConfig.name, () => {
     expect(sut.app.defaultModel).toBeUndefined();
     expect(sut.app.historyMessages).toBe(20);
     expect(sut.app.auth).toEqual({ mode: 'auto' });
+  });
+
+  it("reads each skill's [app.skills.settings.NAME] table as it is, and refuses settings that are not tables", () => {
+    const toml = { app: { skills: { settings: { weather: { units: 'metric', retries: 2, nested: { a: [1] } } } } } };
+    expect(loadConfig({ env: {}, toml, projectRoot, homeDir }).app.skills.settings).toEqual({ weather: { units: 'metric', retries: 2, nested: { a: [1] } } });
+    expect(problemsOf(() => loadConfig({ env: {}, toml: { app: { skills: { settings: { weather: 'metric' } } } }, projectRoot, homeDir }))).toEqual([expect.stringMatching(/^app\.skills\.settings\.weather: /)]);
   });
 
   it('reads the auth mode from [app.auth] and SKILLHOST_AUTH_MODE, refusing anything else', () => {

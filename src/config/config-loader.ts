@@ -51,7 +51,8 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
     lines.push(`app.default_model: ${JSON.stringify(defaultModel)} is not allowed; expected one of the configured models (${Object.keys(models).join(', ') || 'none configured'})`);
   }
   if (lines.length > 0) throw new ConfigError(lines);
-  return buildConfig(values, models, defaultModel || undefined, projectRoot, options.homeDir ?? homedir());
+  const settings = (lookup(tree, 'app.skills.settings') ?? {}) as Record<string, Record<string, unknown>>;
+  return buildConfig(values, models, defaultModel || undefined, projectRoot, options.homeDir ?? homedir(), settings);
 }
 
 /**
@@ -191,6 +192,7 @@ function buildConfig(
   defaultModel: string | undefined,
   projectRoot: string,
   homeDir: string,
+  settings: Record<string, Record<string, unknown>>,
 ): AppConfig {
   const get = <T>(key: string) => values.get(key) as T;
   const config: AppConfig = {
@@ -209,6 +211,14 @@ function buildConfig(
         maxAnswerBytes: get<number>('app.tools.max_answer_bytes'),
       },
       commands: { directories: get<string[]>('app.commands.directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)) },
+      scripts: {
+        enabled: get<boolean>('app.scripts.enabled'),
+        requireAllowedTools: get<boolean>('app.scripts.require_allowed_tools'),
+        timeoutMs: get<number>('app.scripts.timeout_ms'),
+        maxOutputBytes: get<number>('app.scripts.max_output_bytes'),
+        memoryMb: get<number>('app.scripts.memory_mb'),
+        maxProcesses: get<number>('app.scripts.max_processes'),
+      },
       models,
       auth: { mode: get<AuthMode>('app.auth.mode') },
       database: {
@@ -237,6 +247,10 @@ function buildConfig(
         maxResourceBytes: get<number>('app.skills.max_resource_bytes'),
         maxDepth: get<number>('app.skills.max_depth'),
         explicitPrefixes: get<string[]>('app.skills.explicit_prefixes'),
+        codeDirectories: get<string[]>('app.skills.code_directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)),
+        codeTimeoutMs: get<number>('app.skills.code_timeout_ms'),
+        codeMemoryMb: get<number>('app.skills.code_memory_mb'),
+        settings,
       },
     },
   };

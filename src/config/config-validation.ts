@@ -67,6 +67,8 @@ export const CONFIG_TREE_SCHEMA: z.ZodType = (() => {
     node[parts[parts.length - 1]] = kindSchema(setting.kind);
   }
   (root.app as Shape).models = z.record(z.string(), z.unknown()).optional() as z.ZodType;
+  // `[app.skills.settings.NAME]`: free-form tables, one per skill, read by that skill's code.
+  ((root.app as Shape).skills as Shape).settings = z.record(z.string(), z.record(z.string(), z.unknown())).optional() as z.ZodType;
   const toSchema = (shape: Shape): z.ZodType =>
     z.strictObject(Object.fromEntries(Object.entries(shape).map(([key, value]) => [key, value instanceof z.ZodType ? value : toSchema(value)])));
   return toSchema(root);
