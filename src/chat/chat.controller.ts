@@ -124,7 +124,8 @@ export class ChatController {
 
   /**
    * Runs one tool of the configured style (`app.tools.style`): `skills.activate`,
-   * `skills.readResource`, `skills.listResources`, `activate_skill`, `load_skill` or `use_skill`.
+   * `skills.readResource`, `skills.listResources`, `activate_skill`, `load_skill` or `use_skill`,
+   * and `skills.runScript` while scripts are enabled.
    * The body is the tool's arguments, checked by the tool's own schema.
    */
   @Post(':id/tools/:tool')
@@ -145,10 +146,11 @@ export class ChatController {
       'skills.readResource': { value: { name: 'pdf', path: 'references/REFERENCE.md' } },
       'skills.listResources': { value: { name: 'pdf', type: 'scripts' } },
       use_skill: { value: { input: 'extract the tables from this PDF' } },
+      'skills.runScript': { value: { name: 'pdf', path: 'scripts/extract.py', args: ['form.pdf'] } },
     },
   })
   @ApiOkResponse({ type: ToolRunDto })
-  @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.TOOL_NOT_FOUND)
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.TOOL_NOT_FOUND, ErrorCode.SCRIPTS_DISABLED)
   async runTool(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('tool') tool: string, @ToolArguments() args: unknown) {
     return presentToolRun(await this.chats.executeTool(principal, id, tool, args));
   }

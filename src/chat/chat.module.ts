@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
 import { PersistenceModule } from '../persistence/persistence.module.js';
+import { ScriptsModule } from '../scripts/scripts.module.js';
 import { SkillsModule } from '../skills/skills.module.js';
 import { ChatEventsService } from './chat-events.service.js';
 import { AdminChatsController, ChatController } from './chat.controller.js';
@@ -8,7 +9,7 @@ import { ChatService } from './chat.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
 
 @Module({
-  imports: [SkillsModule, PersistenceModule, AuthModule],
+  imports: [SkillsModule, PersistenceModule, AuthModule, ScriptsModule],
   controllers: [ChatController, AdminChatsController],
   providers: [ChatService, SkillToolsService, ChatEventsService],
   exports: [ChatService],

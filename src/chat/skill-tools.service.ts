@@ -7,8 +7,10 @@ import { MetricsService } from '../ops/metrics.service.js';
 import type { StoredToolCard } from '../persistence/entities/chat-message.entity.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { ScriptsService, scriptsDisabledError } from '../scripts/scripts.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
 import { parseToolArguments, type SkillTool, type ToolResult } from './tools/skill-tool.js';
+import { runScriptTool } from './tools/script-tool.js';
 import { KNOWN_TOOL_NAMES, toolStyleFor, type ToolStyleSet } from './tools/tool-styles.js';
 
 export type ToolCard = StoredToolCard;
@@ -42,11 +44,12 @@ export class SkillToolsService {
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
     private readonly metrics: MetricsService,
+    private readonly scripts: ScriptsService,
   ) {}
 
   /** The configured style's tools for a snapshot (default: the current one). */
   style(snapshot: CatalogueSnapshot = this.registry.snapshot): ToolStyleSet {
-    return toolStyleFor(this.config.app.tools.style, snapshot);
+    return toolStyleFor(this.config.app.tools.style, snapshot, { scripts: this.scripts.enabled });
   }
 
   /** A tool of the configured style by its canonical name, or TOOL_NOT_FOUND naming the ones it has. */
@@ -54,6 +57,7 @@ export class SkillToolsService {
     const style = this.style();
     const tool = style.byName(name);
     if (tool !== undefined) return tool;
+    if (name === runScriptTool.name) throw scriptsDisabledError();
     const available = style.tools.map((t) => t.name);
     throw new AppError(ErrorCode.TOOL_NOT_FOUND, `Tool '${name}' is not offered in the '${style.style}' tool style (app.tools.style). Available: ${available.join(', ')}.`, {
       name,
@@ -93,10 +97,17 @@ export class SkillToolsService {
     const parsed = parseToolArguments(tool, args);
     if (!parsed.ok) return { card: card('error', { output: parsed.message, summary: failed }) };
     try {
-      const context = { resources: this.resources, registry: this.registry, snapshot: options.snapshot ?? this.registry.snapshot, userMessage: options.userMessage, useSkillThreshold: this.config.app.tools.useSkillThreshold };
+      const context = {
+        resources: this.resources,
+        registry: this.registry,
+        snapshot: options.snapshot ?? this.registry.snapshot,
+        userMessage: options.userMessage,
+        useSkillThreshold: this.config.app.tools.useSkillThreshold,
+        scripts: this.scripts,
+      };
       const result = await tool.execute(parsed.input, context);
       this.logger.log(`${tool.name} ${result.summary.skill ?? '-'}${result.summary.path ? ` ${result.summary.path}` : ''}`);
-      return { card: card('ok', result), activated: result.activated };
+      return { card: card(result.failed ? 'error' : 'ok', result), activated: result.activated };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       this.logger.log(`${tool.name} refused: ${error.code}`);

@@ -14,6 +14,8 @@ export enum ErrorCode {
   CHAT_NOT_FOUND = 'CHAT_NOT_FOUND',
   TOOLS_DISABLED = 'TOOLS_DISABLED',
   TOOL_NOT_FOUND = 'TOOL_NOT_FOUND',
+  SCRIPTS_DISABLED = 'SCRIPTS_DISABLED',
+  SCRIPT_NOT_ALLOWED = 'SCRIPT_NOT_ALLOWED',
   MODEL_NOT_CONFIGURED = 'MODEL_NOT_CONFIGURED',
   MODEL_ERROR = 'MODEL_ERROR',
   DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE',
@@ -57,6 +59,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.ROUTE_NOT_FOUND:
     case ErrorCode.CHAT_NOT_FOUND:
     case ErrorCode.TOOL_NOT_FOUND:
+    case ErrorCode.SCRIPTS_DISABLED:
     case ErrorCode.TOOLS_DISABLED:
     case ErrorCode.USER_NOT_FOUND:
     case ErrorCode.API_KEY_NOT_FOUND:
@@ -64,6 +67,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.UNAUTHENTICATED:
       return 401;
     case ErrorCode.FORBIDDEN:
+    case ErrorCode.SCRIPT_NOT_ALLOWED:
       return 403;
     case ErrorCode.USER_NAME_TAKEN:
       return 409;

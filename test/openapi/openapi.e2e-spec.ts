@@ -268,6 +268,8 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.listResources`).set(admin).send({ name: 'pdf', type: 'references' }));
     visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.listResources`).set(admin).send({ name: 'pdf', type: 'nope' }));
     visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/use_skill`).set(admin).send({ input: 'fill a PDF form' }));
+    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.runScript`).set(admin).send({ name: 'pdf', path: 'scripts/x.sh' }));
+    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/no_such_tool`).set(admin).send({}));
     visit('GET /v1/admin/chats', await http().get('/v1/admin/chats').set(admin));
     visit('DELETE /v1/chats/{id}', await http().delete(`/v1/chats/${chat.body.id}`).set(admin));
     visit('DELETE /v1/chats/{id}', await http().delete(`/v1/chats/${chat.body.id}`).set(admin));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
+import type { ScriptsService } from '../../scripts/scripts.service.js';
 import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
 
 /**
@@ -33,6 +34,7 @@ export interface ToolContext {
   userMessage?: string;
   /** `app.tools.use_skill_threshold`, in percent. */
   useSkillThreshold: number;
+  scripts: ScriptsService;
 }
 
 export type { ToolCardSummary } from '../../persistence/entities/chat-message.entity.js';
@@ -43,6 +45,8 @@ export interface ToolResult {
   summary: ToolCardSummary;
   /** The skill this call activated (its instructions reached the model). */
   activated?: string;
+  /** The call ran but did not succeed (a script's non-zero exit): an error card, with this output. */
+  failed?: boolean;
 }
 
 /** Keeps each tool's own input type inside its definition while lists hold them alike. */

@@ -1,5 +1,6 @@
 import type { ToolStyle } from '../../config/app-config.js';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
+import { runScriptTool } from './script-tool.js';
 import { inputJsonSchema, type SkillTool } from './skill-tool.js';
 import { activateTool, listResourcesTool, readResourceTool } from './skillhost-tools.js';
 import { activateSkillTool, loadSkillTool, useSkillTool } from './style-tools.js';
@@ -32,11 +33,25 @@ export interface ToolDefinitionView {
 }
 
 /** Every canonical tool name, so a made-up name a model sends cannot add a metrics series. */
-export const KNOWN_TOOL_NAMES: ReadonlySet<string> = new Set([activateTool.name, readResourceTool.name, listResourcesTool.name, 'activate_skill', 'load_skill', useSkillTool.name]);
+export const KNOWN_TOOL_NAMES: ReadonlySet<string> = new Set([activateTool.name, readResourceTool.name, listResourcesTool.name, 'activate_skill', 'load_skill', useSkillTool.name, runScriptTool.name]);
 
 const READ_RULE = "- Read a skill's other files with skills_readResource only when its instructions call for them; paths are relative to the skill folder.";
 
-function buildStyle(style: ToolStyle, snapshot: CatalogueSnapshot): ToolStyleSet {
+/** What the style offers besides its own tools: `skills.runScript` while scripts are enabled. */
+export interface StyleOptions {
+  scripts: boolean;
+}
+
+function buildStyle(style: ToolStyle, snapshot: CatalogueSnapshot, options: StyleOptions): ToolStyleSet {
+  const set = ownTools(style, snapshot);
+  if (!options.scripts) return set;
+  return assemble(style, [...set.tools, runScriptTool], set.activation, set.catalogueInPrompt, [
+    ...set.rules,
+    "- Run a skill's script with skills_runScript only when its instructions say to; it runs sandboxed, without network.",
+  ]);
+}
+
+function ownTools(style: ToolStyle, snapshot: CatalogueSnapshot): ToolStyleSet {
   switch (style) {
     case 'skillhost':
       return assemble(style, [activateTool, readResourceTool, listResourcesTool], (name) => ({ tool: activateTool, args: { name } }), true, [
@@ -88,19 +103,20 @@ function assemble(
   });
 }
 
-const built = new WeakMap<CatalogueSnapshot, Map<ToolStyle, ToolStyleSet>>();
+const built = new WeakMap<CatalogueSnapshot, Map<string, ToolStyleSet>>();
 
 /** The style's tools for a snapshot, built once per snapshot (activate_skill's enum and load_skill's description list its skills). */
-export function toolStyleFor(style: ToolStyle, snapshot: CatalogueSnapshot): ToolStyleSet {
+export function toolStyleFor(style: ToolStyle, snapshot: CatalogueSnapshot, options: StyleOptions = { scripts: false }): ToolStyleSet {
   let styles = built.get(snapshot);
   if (styles === undefined) {
     styles = new Map();
     built.set(snapshot, styles);
   }
-  let set = styles.get(style);
+  const key = `${style}${options.scripts ? '+scripts' : ''}`;
+  let set = styles.get(key);
   if (set === undefined) {
-    set = buildStyle(style, snapshot);
-    styles.set(style, set);
+    set = buildStyle(style, snapshot, options);
+    styles.set(key, set);
   }
   return set;
 }

@@ -10,6 +10,10 @@ export interface ToolCardSummary {
   type?: string;
   count?: number;
   candidates?: string[];
+  /** `skills.runScript`: the command as run, its exit code (null when a signal ended it), and whether the time limit did. */
+  command?: string;
+  exitCode?: number | null;
+  timedOut?: boolean;
   truncated: boolean;
 }
 
