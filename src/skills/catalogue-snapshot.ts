@@ -4,7 +4,8 @@ import type { CommandDirectoryReport, CommandDiscoveryResult } from './commands/
 import type { CommandCollision, CommandRecord, InvalidCommand } from './commands/command.types.js';
 import { compareByName } from './skill-order.js';
 import type { DiscoveryResult } from './skill-discovery.js';
-import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
+import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord, UnavailableSkill } from './skill.types.js';
+import { checkToolsRequired, type ToolAvailability } from './tool-requirements.js';
 
 /**
  * Everything one scan found, frozen. The registry swaps whole snapshots, so a request sees one
@@ -19,6 +20,8 @@ export interface CatalogueSnapshot {
   readonly invalid: readonly InvalidSkill[];
   readonly collisions: readonly SkillCollision[];
   readonly excluded: readonly { readonly name: string; readonly path: string }[];
+  /** Valid skills left out because they need tools the chats do not have (`tools_required`). */
+  readonly unavailable: readonly UnavailableSkill[];
   readonly warnings: readonly string[];
   readonly directories: readonly DirectoryReport[];
   /** Loaded commands, by name, iterated in name order. */
@@ -37,13 +40,19 @@ export interface CommandReport {
   readonly warnings: readonly string[];
 }
 
+/**
+ * `availability`: the tools the chats have; a skill whose `tools_required` names another is left out
+ * (into `unavailable`). Without it nothing is checked (the CLI's listing of folders).
+ */
 export function buildSnapshot(
   result: DiscoveryResult,
   config: Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'>,
   timing: { scannedAt: Date; durationMs: number },
   commands: CommandDiscoveryResult,
+  availability?: ToolAvailability,
 ): CatalogueSnapshot {
-  const sorted = [...result.skills].sort(compareByName);
+  const { offered, unavailable } = splitByTools(result.skills, availability);
+  const sorted = offered.sort(compareByName);
   const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
   const rendered = new Map<CatalogueFormat, string>();
   const catalogue = (format: CatalogueFormat) => {
@@ -64,8 +73,9 @@ export function buildSnapshot(
     invalid: Object.freeze(result.invalid),
     collisions: Object.freeze(result.collisions),
     excluded: Object.freeze(result.excluded),
+    unavailable: Object.freeze(unavailable),
     warnings: Object.freeze(result.warnings),
-    directories: Object.freeze(result.directories),
+    directories: Object.freeze(countLoaded(result.directories, sorted)),
     commands: new Map([...commands.commands].sort(compareByName).map((command) => [command.name, command])),
     commandReport: Object.freeze({
       directories: commands.directories,
@@ -75,6 +85,25 @@ export function buildSnapshot(
     }),
     catalogue,
   });
+}
+
+function splitByTools(skills: readonly SkillRecord[], availability: ToolAvailability | undefined): { offered: SkillRecord[]; unavailable: UnavailableSkill[] } {
+  if (availability === undefined) return { offered: [...skills], unavailable: [] };
+  const offered: SkillRecord[] = [];
+  const unavailable: UnavailableSkill[] = [];
+  for (const skill of skills) {
+    const missing = skill.toolsRequired === undefined ? undefined : checkToolsRequired(skill, availability);
+    if (missing === undefined) offered.push(skill);
+    else unavailable.push(missing);
+  }
+  return { offered, unavailable: unavailable.sort(compareByName) };
+}
+
+/** Each directory's count of skills in the catalogue, after tools_required and programmatic skills took their share. */
+function countLoaded(directories: readonly DirectoryReport[], skills: readonly SkillRecord[]): DirectoryReport[] {
+  const counts = new Map<string, number>();
+  for (const skill of skills) counts.set(skill.source, (counts.get(skill.source) ?? 0) + 1);
+  return directories.map((directory) => ({ ...directory, skills: counts.get(directory.configured) ?? 0 }));
 }
 
 /** A skill by the name a user or model gave, exact or NFKC-normalised (how names are compared everywhere). */

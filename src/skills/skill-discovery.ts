@@ -1,12 +1,18 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SkillDirectory, ValidationMode } from '../config/app-config.js';
-import { inspectSkillFolder } from './skill-folder.reader.js';
+import { inspectCodeModule } from './code/code-module.reader.js';
+import { type FolderInspection, inspectSkillFolder } from './skill-folder.reader.js';
 import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
 
 export interface DiscoveryOptions {
   directories: readonly SkillDirectory[];
+  /**
+   * Operator-trusted folders scanned after `directories` (which win a name collision): there, and
+   * only there, a `skill.mjs` beside SKILL.md makes the skill a code skill.
+   */
+  codeDirectories?: readonly SkillDirectory[];
   mode: ValidationMode;
   /** 1 = immediate children of each directory; deeper levels are searched only below non-skill folders. */
   maxDepth: number;
@@ -25,7 +31,7 @@ export interface DiscoveryResult {
 }
 
 
-/** Scans the directories in order; earlier directories win name collisions. */
+/** Scans the directories in order, then the code directories; earlier directories win name collisions. */
 export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
   const warnings: string[] = [];
   const found: SkillRecord[] = [];
@@ -33,19 +39,21 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
   const exists: boolean[] = [];
   // Only nested scans can revisit a folder through a symlink; immediate children need no guard.
   const visited = options.maxDepth > 1 ? new Set<string>() : undefined;
+  const scanned = [...options.directories.map((directory) => ({ directory, code: false })), ...(options.codeDirectories ?? []).map((directory) => ({ directory, code: true }))];
 
-  for (const directory of options.directories) {
+  for (const { directory, code } of scanned) {
     const entries = readFolder(directory.path);
     exists.push(Array.isArray(entries));
     if (!Array.isArray(entries)) {
-      warnings.push(`Skills directory '${directory.configured}' (${directory.path}) ${folderProblem(entries)}; skipped`);
+      warnings.push(`${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' (${directory.path}) ${folderProblem(entries)}; skipped`);
     } else {
       const scan = (folder: string, children: Dirent[], depth: number) => {
         for (const entry of sortByName(children)) {
           if (SKIPPED_FOLDERS.has(entry.name) || !isFolder(folder, entry)) continue;
           const path = `${folder}/${entry.name}`;
           if (visited !== undefined && !firstVisit(visited, path)) continue;
-          const inspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
+          const folderInspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
+          const inspection = code && folderInspection?.kind === 'valid' ? withCodeModule(folderInspection.skill) : folderInspection;
           if (inspection?.kind === 'valid') found.push(inspection.skill);
           else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
           else if (depth < options.maxDepth) {
@@ -65,14 +73,28 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
     const first = excluded.slice(0, 5).map((e) => e.name).join(', ');
     warnings.push(`max_skills (${options.maxSkills}) reached: ${excluded.length} valid skill(s) were not loaded (first: ${first}); raise app.skills.max_skills to load them`);
   }
-  const directories = options.directories.map((directory, index) => ({
+  const directories = scanned.map(({ directory, code }, index) => ({
     configured: directory.configured,
     path: directory.path,
     exists: exists[index],
+    ...(code ? { code } : {}),
     skills: skills.filter((skill) => skill.source === directory.configured).length,
     invalid: invalid.filter((entry) => entry.source === directory.configured).length,
   }));
   return { skills, invalid, collisions, excluded, warnings, directories };
+}
+
+/** A valid skill of a code directory, with its `skill.mjs` when it has one; a `skill.mjs` that is not a file makes it invalid. */
+function withCodeModule(skill: SkillRecord): FolderInspection {
+  const module = inspectCodeModule(skill.path);
+  switch (module.kind) {
+    case 'none':
+      return { kind: 'valid', skill };
+    case 'module':
+      return { kind: 'valid', skill: { ...skill, code: { module: module.module } } };
+    case 'invalid':
+      return { kind: 'invalid', invalid: { path: skill.path, source: skill.source, name: skill.name, errors: [module.problem], warnings: skill.warnings } };
+  }
 }
 
 /** First occurrence of a name wins; then the first `maxSkills` winners load, the rest are excluded. */

@@ -3,7 +3,8 @@ import { basename } from 'node:path';
 import type { ValidationMode } from '../config/app-config.js';
 import { parseFrontmatterYaml, type FrontmatterData } from './frontmatter-parser.js';
 import { FRONTMATTER_MESSAGES, locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
-import { validateFrontmatter } from './skill-validator.js';
+import { validateFrontmatter, type SkillFrontmatter } from './skill-validator.js';
+import { readToolsRequired, TOOLS_REQUIRED_FIELD } from './tool-requirements.js';
 import type { InvalidSkill, SkillRecord } from './skill.types.js';
 
 /**
@@ -46,7 +47,8 @@ export function inspectSkillFolder(folder: string, source: string, mode: Validat
   const parsed = parseFrontmatterYaml(text, { lenient: mode === 'lenient' });
   if (!parsed.ok) return invalid([parsed.error]);
   const result = validateFrontmatter(parsed.data, folderName, mode);
-  const warnings = joinWarnings(head.lowercase ? [LOWERCASE_FILE_WARNING] : NO_WARNINGS, parsed.warnings, result.warnings);
+  const required = declaresToolsRequired(result.frontmatter) ? readToolsRequired(result.frontmatter) : undefined;
+  const warnings = joinWarnings(head.lowercase ? [LOWERCASE_FILE_WARNING] : NO_WARNINGS, parsed.warnings, required === undefined ? result.warnings : [...result.warnings, ...required.warnings]);
   if (result.frontmatter === undefined || result.catalogueDescription === undefined) {
     return invalid(result.errors, warnings, declaredName(parsed.data));
   }
@@ -60,8 +62,14 @@ export function inspectSkillFolder(folder: string, source: string, mode: Validat
       source,
       frontmatter: result.frontmatter,
       warnings,
+      ...(required?.tools === undefined ? {} : { toolsRequired: required.tools }),
     },
   };
+}
+
+/** A cheap test first: almost no skill declares tools_required, and a scan reads thousands. */
+function declaresToolsRequired(frontmatter: SkillFrontmatter | undefined): frontmatter is SkillFrontmatter {
+  return frontmatter !== undefined && (TOOLS_REQUIRED_FIELD in frontmatter || (frontmatter.metadata !== undefined && TOOLS_REQUIRED_FIELD in frontmatter.metadata));
 }
 
 function declaredName(data: FrontmatterData): string | undefined {

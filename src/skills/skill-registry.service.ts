@@ -3,19 +3,38 @@ import { AppError, ErrorCode, skillsDisabledError } from '../common/app-error.js
 import { APP_CONFIG, type AppConfig, type SkillDirectory, type SkillsConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
 import { buildSnapshot, type CatalogueSnapshot, findSkill } from './catalogue-snapshot.js';
-import { discoverCommands } from './commands/command-discovery.js';
-import { discoverSkills } from './skill-discovery.js';
-import type { SkillRecord } from './skill.types.js';
+import { type CommandDiscoveryResult, discoverCommands } from './commands/command-discovery.js';
+import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
+import { type DiscoveryResult, discoverSkills } from './skill-discovery.js';
+import type { SkillRecord, SkillScope } from './skill.types.js';
+import { defaultToolNames, toolAvailability, type ToolAvailability } from './tool-requirements.js';
 
 const SUGGESTION_LIMIT = 20;
 
-/** Holds the current catalogue snapshot; `reload()` builds the next one and swaps it in one assignment. */
+/** What the last scan of the folders found, kept so that a registration rebuilds the snapshot without reading them again. */
+interface Scan {
+  result: DiscoveryResult;
+  commands: CommandDiscoveryResult;
+  scannedAt: Date;
+  durationMs: number;
+}
+
+/**
+ * Holds the current catalogue snapshot. `reload()` scans the folders and swaps the next snapshot in
+ * one assignment; `register`/`unregister` (programmatic skills) and `setAvailableTools` rebuild it
+ * from the last scan and swap it the same way, so the catalogue changes at once and whole.
+ */
 @Injectable()
 export class SkillRegistryService implements OnModuleInit {
   private readonly logger = new Logger(SkillRegistryService.name);
   private readonly config: SkillsConfig;
   private readonly commandDirectories: readonly SkillDirectory[];
+  private readonly scriptsEnabled: boolean;
   private current: CatalogueSnapshot | undefined;
+  private lastScan: Scan | undefined;
+  /** By scope, then name: one programmatic skill per name and scope. */
+  private readonly programmatic = new Map<SkillScope, Map<string, SkillRecord>>();
+  private availability: ToolAvailability;
 
   constructor(
     @Inject(APP_CONFIG) appConfig: AppConfig,
@@ -23,6 +42,8 @@ export class SkillRegistryService implements OnModuleInit {
   ) {
     this.config = appConfig.app.skills;
     this.commandDirectories = appConfig.app.commands.directories;
+    this.scriptsEnabled = appConfig.app.scripts.enabled;
+    this.availability = toolAvailability(defaultToolNames(this.scriptsEnabled), this.scriptsEnabled);
   }
 
   onModuleInit(): void {
@@ -49,21 +70,82 @@ export class SkillRegistryService implements OnModuleInit {
     const scannedAt = new Date();
     const result = discoverSkills({
       directories: this.config.directories,
+      codeDirectories: this.config.codeDirectories,
       mode: this.config.validation,
       maxDepth: this.config.maxDepth,
       maxSkills: this.config.maxSkills,
     });
     const commands = discoverCommands(this.commandDirectories);
-    const next = buildSnapshot(result, this.config, { scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 }, commands);
-    this.current = next;
+    this.lastScan = { result, commands, scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 };
+    const next = this.publish(this.lastScan);
     this.metrics?.observeSkillsReload(next, Buffer.byteLength(next.catalogue(this.config.catalogueFormat)));
     this.logger.log(
       `Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ${next.collisions.length} collision(s), mode ${next.mode})`,
     );
     for (const warning of next.warnings) this.logger.warn(warning);
     for (const entry of next.invalid) this.logger.warn(`Invalid skill at ${entry.path}: ${entry.errors.join('; ')}`);
+    this.logUnavailable(next);
     this.logCommands(next);
     return next;
+  }
+
+  /**
+   * Adds a skill of the embedding application (an instruction skill, a code skill, or both) and
+   * swaps in a snapshot that has it. A higher scope wins a name clash (bundled < user < workspace;
+   * folder skills are `user`; at the same scope the programmatic skill wins); registering a name
+   * again at the same scope replaces it. Invalid input is VALIDATION_FAILED naming every problem.
+   */
+  register(skill: ProgrammaticSkill, scope: SkillScope = 'workspace'): SkillRecord {
+    const record = programmaticSkillRecord(skill, scope);
+    let byName = this.programmatic.get(scope);
+    if (byName === undefined) this.programmatic.set(scope, (byName = new Map()));
+    const replaced = byName.has(record.name);
+    byName.set(record.name, record);
+    this.logger.log(`${replaced ? 'Replaced' : 'Registered'} programmatic ${record.programmatic?.execute === undefined ? 'instruction' : 'code'} skill '${record.name}' (${scope})`);
+    this.republish();
+    return record;
+  }
+
+  /** Removes a programmatic skill (of one scope, or of every scope); what it shadowed is offered again. False when there was none. */
+  unregister(name: string, scope?: SkillScope): boolean {
+    const key = name.trim().normalize('NFKC');
+    let removed = false;
+    for (const [skillScope, byName] of this.programmatic) {
+      if (scope !== undefined && skillScope !== scope) continue;
+      removed = byName.delete(key) || removed;
+    }
+    if (removed) {
+      this.logger.log(`Unregistered programmatic skill '${key}'${scope === undefined ? '' : ` (${scope})`}`);
+      this.republish();
+    }
+    return removed;
+  }
+
+  /**
+   * The tools the chats of this server have (canonical or wire names), replacing the default: the
+   * skill tools of every style, and `skills.runScript`, `bash` and `shell` while scripts are on. A
+   * skill whose `tools_required` names another tool is left out of the catalogue.
+   */
+  setAvailableTools(names: Iterable<string>): void {
+    this.availability = toolAvailability(names, this.scriptsEnabled);
+    this.republish();
+  }
+
+  /** The next snapshot from the last scan, programmatic skills and available tools; swapped in whole. */
+  private publish(scan: Scan): CatalogueSnapshot {
+    const programmatic = [...this.programmatic.values()].flatMap((byName) => [...byName.values()]);
+    const next = buildSnapshot(mergeProgrammaticSkills(scan.result, programmatic), this.config, { scannedAt: scan.scannedAt, durationMs: scan.durationMs }, scan.commands, this.availability);
+    this.current = next;
+    return next;
+  }
+
+  /** Before the first scan (or with skills off) there is nothing to rebuild: the first reload includes the change. */
+  private republish(): void {
+    if (this.config.enabled && this.lastScan !== undefined) this.publish(this.lastScan);
+  }
+
+  private logUnavailable(snapshot: CatalogueSnapshot): void {
+    for (const entry of snapshot.unavailable) this.logger.warn(`Skill '${entry.name}' at ${entry.path} is not offered: ${entry.reason}`);
   }
 
   private logCommands(snapshot: CatalogueSnapshot): void {
@@ -84,9 +166,11 @@ export class SkillRegistryService implements OnModuleInit {
     const available = [...snapshot.skills.keys()];
     const shown = available.slice(0, SUGGESTION_LIMIT).join(', ');
     const more = available.length > SUGGESTION_LIMIT ? `, … (${available.length - SUGGESTION_LIMIT} more)` : '';
+    const unavailable = snapshot.unavailable.find((entry) => entry.name === name || entry.name === name.trim().normalize('NFKC'));
+    const why = unavailable === undefined ? 'not found.' : `not offered: ${unavailable.reason}`;
     throw new AppError(
       ErrorCode.SKILL_NOT_FOUND,
-      available.length === 0 ? `Skill '${name}' not found. No skills are available.` : `Skill '${name}' not found. Available: ${shown}${more}`,
+      available.length === 0 ? `Skill '${name}' ${why} No skills are available.` : `Skill '${name}' ${why} Available: ${shown}${more}`,
       { name, available: available.slice(0, SUGGESTION_LIMIT) },
     );
   }

@@ -8,7 +8,10 @@ import { isInside, normalizeResourcePath } from './resource-path.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
 import type { SkillFrontmatter } from './skill-validator.js';
-import type { SkillRecord } from './skill.types.js';
+import type { ProgrammaticContent, SkillRecord } from './skill.types.js';
+import { capUtf8, truncationNotice } from './truncation.js';
+
+export { truncationNotice } from './truncation.js';
 
 export interface ActivatedSkill {
   name: string;
@@ -70,6 +73,7 @@ export class SkillResourcesService {
   async activate(name: string): Promise<ActivatedSkill> {
     const skill = this.registry.get(name);
     const limit = Math.min(this.config.maxSkillMdBytes, HARD_LIMITS.skillMdBytes);
+    if (skill.programmatic !== undefined) return activateFromMemory(skill, skill.programmatic, limit);
     const { bytes, size } = this.readSkillMd(skill, MAX_FRONTMATTER_BYTES + limit);
     const location = locateFrontmatter(bytes, bytes.length, bytes.length === size);
     if (location.kind !== 'found') {
@@ -92,9 +96,10 @@ export class SkillResourcesService {
   async readResource(name: string, requestedPath: string): Promise<SkillResource> {
     const skill = this.registry.get(name);
     const path = normalizeResourcePath(requestedPath);
+    const limit = Math.min(this.config.maxResourceBytes, HARD_LIMITS.resourceBytes);
+    if (skill.programmatic !== undefined) return this.readFromMemory(skill, skill.programmatic, path, limit);
     const root = this.realRoot(skill);
     const target = this.resolveInside(skill, root, path);
-    const limit = Math.min(this.config.maxResourceBytes, HARD_LIMITS.resourceBytes);
     const { bytes, size } = this.readHead(skill, target, limit, path);
     const truncated = size > bytes.length;
     const sniff = bytes.subarray(0, BINARY_SNIFF_BYTES);
@@ -111,6 +116,7 @@ export class SkillResourcesService {
   }
 
   private listFiles(skill: SkillRecord, type?: ResourceType): ResourceListing {
+    if (skill.programmatic !== undefined) return listFromMemory(skill.programmatic, type);
     const root = this.realRoot(skill);
     const files: { path: string; size: number }[] = [];
     let truncated = false;
@@ -140,6 +146,18 @@ export class SkillResourcesService {
     };
     walk(root, 1);
     return { files, truncated };
+  }
+
+  /** A programmatic skill's file: the same rules and errors as a folder's, read from the map it was registered with. */
+  private readFromMemory(skill: SkillRecord, content: ProgrammaticContent, path: string, limit: number): SkillResource {
+    const text = content.resources.get(path);
+    if (text === undefined) {
+      const isFolder = path === '.' || [...content.resources.keys()].some((file) => file.startsWith(`${path}/`));
+      throw isFolder ? directoryError(skill, path) : this.notFound(skill, path);
+    }
+    if (text.includes('\0')) throw binaryError(skill, path);
+    const capped = capUtf8(text, limit, path);
+    return { name: skill.name, path, content: capped.text, truncated: capped.truncated };
   }
 
   private realRoot(skill: SkillRecord): string {
@@ -223,6 +241,20 @@ export class SkillResourcesService {
   }
 }
 
+/** A programmatic skill's instructions (its description when it only runs code), cut as a SKILL.md body is. */
+function activateFromMemory(skill: SkillRecord, content: ProgrammaticContent, limit: number): ActivatedSkill {
+  const body = capUtf8((content.instructions ?? skill.description).trim(), limit, 'SKILL.md');
+  return { name: skill.name, frontmatter: skill.frontmatter, body: body.text, truncated: body.truncated };
+}
+
+function listFromMemory(content: ProgrammaticContent, type: ResourceType | undefined): ResourceListing {
+  const files = [...content.resources]
+    .filter(([path]) => type === undefined || resourceTypeOf(path) === type)
+    .map(([path, text]) => ({ path, size: Buffer.byteLength(text) }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files: files.slice(0, LISTING_MAX_FILES), truncated: files.length > LISTING_MAX_FILES };
+}
+
 function readFolder(folder: string): Dirent[] {
   try {
     return readdirSync(folder, { withFileTypes: true });
@@ -260,9 +292,6 @@ function goneError(skill: SkillRecord): AppError {
   return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' is no longer on disk; reload the skills.`, { name: skill.name });
 }
 
-export function truncationNotice(shown: number, total: number, path: string): string {
-  return `[Truncated: showing the first ${shown} of ${total} bytes of ${path}.]`;
-}
 
 /**
  * Decodes UTF-8. A truncated read may end inside a character, which is dropped rather than shown

@@ -1,7 +1,7 @@
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
 import { presentCommandReport } from './command.presenter.js';
 import type { ResourceListing } from './skill-resources.service.js';
-import type { SkillRecord } from './skill.types.js';
+import { isCodeSkill, type SkillRecord } from './skill.types.js';
 
 /** Response shapes for the skills routes (REST today, GraphQL later): one place, no host paths for users. */
 export function presentSkillSummary(skill: SkillRecord) {
@@ -40,10 +40,14 @@ export function presentAdminReport(snapshot: CatalogueSnapshot) {
       path: skill.path,
       source: skill.source,
       warnings: skill.warnings,
+      kind: isCodeSkill(skill) ? ('code' as const) : ('instructions' as const),
+      origin: skill.origin ?? 'folder',
+      scope: skill.scope ?? 'user',
     })),
     invalid: snapshot.invalid,
     collisions: snapshot.collisions,
     excluded: snapshot.excluded,
+    unavailable: snapshot.unavailable,
     warnings: snapshot.warnings,
     commands: presentCommandReport(snapshot),
   };

@@ -1,4 +1,14 @@
+import type { CodeSkillCanHandle, CodeSkillExecute } from './code/code-skill.types.js';
 import type { SkillFrontmatter } from './skill-validator.js';
+
+/**
+ * Where a skill stands when two share a name (the Rumi design's order): a higher scope wins.
+ * Folder skills count as `user`; programmatic skills are registered at the scope their application chooses.
+ */
+export const SKILL_SCOPES = ['bundled', 'user', 'workspace'] as const;
+export type SkillScope = (typeof SKILL_SCOPES)[number];
+
+export type SkillOrigin = 'folder' | 'programmatic';
 
 /** A skill that loaded. Paths are absolute host paths: for the server's own use and the admin listing. */
 export interface SkillRecord {
@@ -13,6 +23,41 @@ export interface SkillRecord {
   readonly source: string;
   readonly frontmatter: Readonly<SkillFrontmatter>;
   readonly warnings: readonly string[];
+  /** Absent: `folder`. */
+  readonly origin?: SkillOrigin;
+  /** Absent: `user` (every folder skill). */
+  readonly scope?: SkillScope;
+  /** A folder code skill: its `skill.mjs` (real path), found beside SKILL.md in an `app.skills.code_directories` folder. */
+  readonly code?: { readonly module: string };
+  /** `tools_required`: tools the skill needs from the chat; without them it is not offered. */
+  readonly toolsRequired?: readonly string[];
+  /** A programmatic skill's content, kept in memory (it has no folder). */
+  readonly programmatic?: ProgrammaticContent;
+}
+
+/** What a programmatic skill brings instead of files. */
+export interface ProgrammaticContent {
+  /** The instructions activation returns (a SKILL.md body). */
+  readonly instructions?: string;
+  readonly execute?: CodeSkillExecute;
+  readonly canHandle?: CodeSkillCanHandle;
+  /** Its files by relative path (normalised), served by readResource and listResources. */
+  readonly resources: ReadonlyMap<string, string>;
+}
+
+/** A skill that runs code when invoked: a folder `skill.mjs` or a programmatic `execute`. */
+export function isCodeSkill(skill: SkillRecord): boolean {
+  return skill.code !== undefined || skill.programmatic?.execute !== undefined;
+}
+
+/** A valid skill left out because it needs tools this server's chats do not have. */
+export interface UnavailableSkill {
+  readonly name: string;
+  readonly path: string;
+  readonly source: string;
+  /** As the skill wrote them. */
+  readonly missingTools: readonly string[];
+  readonly reason: string;
 }
 
 /** A folder that looked like a skill but did not load, with every reason. */
@@ -35,7 +80,9 @@ export interface DirectoryReport {
   readonly configured: string;
   readonly path: string;
   readonly exists: boolean;
-  /** Skills loaded from this directory (after collisions and max_skills). */
+  /** True for an `app.skills.code_directories` folder. */
+  readonly code?: boolean;
+  /** Skills loaded from this directory (after collisions, max_skills and tools_required). */
   readonly skills: number;
   readonly invalid: number;
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { CodeSkillService } from './code/code-skill.service.js';
 import { CommandsController } from './commands.controller.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
@@ -6,7 +7,7 @@ import { SkillsController } from './skills.controller.js';
 
 @Module({
   controllers: [SkillsController, CommandsController],
-  providers: [SkillRegistryService, SkillResourcesService],
-  exports: [SkillRegistryService, SkillResourcesService],
+  providers: [SkillRegistryService, SkillResourcesService, CodeSkillService],
+  exports: [SkillRegistryService, SkillResourcesService, CodeSkillService],
 })
 export class SkillsModule {}

@@ -1,10 +1,20 @@
 import { Field, Float, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { VALIDATION_MODES } from '../../config/app-config.js';
+import { SKILL_SCOPES } from '../../skills/skill.types.js';
 import { GraphQLDateTime } from '../scalars/date-time.scalar.js';
 import { CommandScanReportModel } from './command.model.js';
 
 export const ValidationMode = Object.fromEntries(VALIDATION_MODES.map((mode) => [mode, mode]));
 registerEnumType(ValidationMode, { name: 'ValidationMode' });
+
+export const SkillKind = { instructions: 'instructions', code: 'code' };
+registerEnumType(SkillKind, { name: 'SkillKind', description: '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).' });
+
+export const SkillOrigin = { folder: 'folder', programmatic: 'programmatic' };
+registerEnumType(SkillOrigin, { name: 'SkillOrigin', description: '`programmatic`: registered by the embedding application at run time.' });
+
+export const SkillScope = Object.fromEntries(SKILL_SCOPES.map((scope) => [scope, scope]));
+registerEnumType(SkillScope, { name: 'SkillScope', description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.' });
 
 @ObjectType('SkillDirectoryReport')
 export class SkillDirectoryReportModel {
@@ -16,6 +26,9 @@ export class SkillDirectoryReportModel {
 
   @Field()
   exists: boolean;
+
+  @Field({ nullable: true, description: 'True for an app.skills.code_directories folder.' })
+  code?: boolean;
 
   @Field(() => Int)
   skills: number;
@@ -37,6 +50,33 @@ export class LoadedSkillModel {
 
   @Field(() => [String])
   warnings: string[];
+
+  @Field(() => SkillKind)
+  kind: string;
+
+  @Field(() => SkillOrigin)
+  origin: string;
+
+  @Field(() => SkillScope)
+  scope: string;
+}
+
+@ObjectType('UnavailableSkill', { description: 'A valid skill left out of the catalogue: it needs tools (tools_required) the chats do not have.' })
+export class UnavailableSkillModel {
+  @Field()
+  name: string;
+
+  @Field()
+  path: string;
+
+  @Field()
+  source: string;
+
+  @Field(() => [String], { description: 'As the skill wrote them.' })
+  missingTools: string[];
+
+  @Field({ description: 'Why, and what would offer it.' })
+  reason: string;
 }
 
 @ObjectType('InvalidSkill')
@@ -112,6 +152,9 @@ export class SkillScanReportModel {
 
   @Field(() => [ExcludedSkillModel])
   excluded: ExcludedSkillModel[];
+
+  @Field(() => [UnavailableSkillModel])
+  unavailable: UnavailableSkillModel[];
 
   @Field(() => [String])
   warnings: string[];

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { VALIDATION_MODES, type ValidationMode } from '../../config/app-config.js';
+import { SKILL_SCOPES, type SkillOrigin, type SkillScope } from '../skill.types.js';
 import { CommandScanReportDto } from './command-responses.dto.js';
 
 /** OpenAPI schemas of what `skill.presenter.ts` and the skills routes answer; documentation only. */
@@ -101,6 +102,26 @@ export class ScannedSkillDto extends SkillLocationDto {
 
   @ApiProperty({ type: [String] })
   warnings: string[];
+
+  @ApiProperty({ enum: ['instructions', 'code'], description: '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).' })
+  kind: 'instructions' | 'code';
+
+  @ApiProperty({ enum: ['folder', 'programmatic'], description: '`programmatic`: registered by the embedding application at run time; its `path` and `source` are `programmatic:<scope>…`.' })
+  origin: SkillOrigin;
+
+  @ApiProperty({ enum: SKILL_SCOPES, description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.' })
+  scope: SkillScope;
+}
+
+export class UnavailableSkillDto extends SkillLocationDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: [String], description: 'The tools of its `tools_required` that the chats do not have, as it wrote them.' })
+  missingTools: string[];
+
+  @ApiProperty({ description: 'Why, and what would offer it.' })
+  reason: string;
 }
 
 export class InvalidSkillDto extends SkillLocationDto {
@@ -143,6 +164,9 @@ export class DirectoryReportDto {
   @ApiProperty()
   exists: boolean;
 
+  @ApiPropertyOptional({ description: 'Present (true) for an `app.skills.code_directories` folder.' })
+  code?: boolean;
+
   @ApiProperty({ type: 'integer', minimum: 0, description: 'Skills loaded from it.' })
   skills: number;
 
@@ -175,6 +199,9 @@ export class SkillScanReportDto {
 
   @ApiProperty({ type: () => [ExcludedSkillDto] })
   excluded: ExcludedSkillDto[];
+
+  @ApiProperty({ type: () => [UnavailableSkillDto], description: 'Valid skills left out of the catalogue because they need tools (`tools_required`) the chats do not have.' })
+  unavailable: UnavailableSkillDto[];
 
   @ApiProperty({ type: [String] })
   warnings: string[];
