@@ -17,12 +17,14 @@ import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
 import { presentTurn, type TurnOutcome } from './chat.presenter.js';
 import { expandTemplate } from '../skills/commands/command-file.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import { isCodeSkill } from '../skills/skill.types.js';
 import type { StoredCommand } from '../persistence/entities/chat-message.entity.js';
 import { type Invocation, parseInvocation } from './invocation-parser.js';
 import { LanguageModelFactory } from './llm/language-model.factory.js';
-import { type LoopEvent, runToolLoop, type ToolLoopResult } from './llm/tool-loop.js';
+import { completeOnce, type LoopEvent, runToolLoop, type ToolLoopResult } from './llm/tool-loop.js';
 import { assembleSystemPrompt, type PromptCommand, type PromptInputs } from './prompt-assembler.js';
-import { type ToolCard, SkillToolsService } from './skill-tools.service.js';
+import { type ToolCard, type ToolRunOptions, SkillToolsService } from './skill-tools.service.js';
+import { useSkillTool } from './tools/style-tools.js';
 import type { ToolStyleSet } from './tools/tool-styles.js';
 
 export interface TurnInput {
@@ -199,9 +201,25 @@ export class ChatService {
     const requested: NewActivation[] = command
       ? command.requiredSkills.map((skillName) => ({ skillName, how: 'command' }))
       : invocation.skills.map((skillName) => ({ skillName, how: 'explicit' }));
-    const { cards, activations, fallback, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, invocation.text, onEvent);
+    const cards: ToolCard[] = [];
+    const injections: string[] = [];
+    const runOptions: ToolRunOptions = {
+      chatId: id,
+      snapshot,
+      userMessage: invocation.text,
+      llm: (prompt, options) => completeOnce({ model: this.models.get(model), modelName: model.name, prompt, system: options.system, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries }),
+      injectPrompt: (text) => injections.push(text),
+      onInnerCard: (card) => {
+        cards.push(card);
+        onEvent?.({ event: 'tool-result', data: card });
+      },
+    };
+    const { activations, fallback, ran, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, runOptions, cards, onEvent);
     const forcedCount = cards.length;
-    const system = this.systemPrompt(snapshot, context.activated, toolsAvailable, { invoked: invocation.skills, fallback, command: command?.stored.name });
+    const turnPrompt = { invoked: invocation.skills, fallback, ran, command: command?.stored.name };
+    const system = this.systemPrompt(snapshot, context.activated, toolsAvailable, turnPrompt);
+    // A code skill's promptInjection joins the system prompt for the rest of the turn, from the next step on.
+    const systemForStep = () => (injections.length === 0 ? system : `${system}\n\n${injections.join('\n\n')}`);
 
     let toolMs = 0;
     const loopStarted = performance.now();
@@ -209,6 +227,7 @@ export class ChatService {
       model: this.models.get(model),
       modelName: model.name,
       system,
+      systemForStep,
       messages,
       tools: style?.definitions ?? [],
       maxSteps: this.config.app.tools.maxSteps,
@@ -218,7 +237,7 @@ export class ChatService {
       execute: async (call, definition) => {
         // The definitions are the style's own, so the lookup always finds the tool.
         const tool = style!.byWireName(definition.wireName)!;
-        const execution = await this.skillTools.execute(tool, call.input, { id: call.toolCallId, snapshot, userMessage: invocation.text });
+        const execution = await this.skillTools.execute(tool, call.input, { ...runOptions, id: call.toolCallId });
         toolMs += execution.card.durationMs;
         cards.push(execution.card);
         if (execution.activated) activations.push({ skillName: execution.activated, how: 'tool' });
@@ -340,26 +359,41 @@ export class ChatService {
    * before the model runs. With tools, each is the style's activation call, after the user's words,
    * so the skill is active and its card shown whatever the model then does (no reliance on a
    * provider honouring a forced tool choice). Without tools, the bodies go into the system prompt.
-   * A skill that cannot be activated is an error card naming it; the turn goes on.
+   * A code skill runs instead (its card, its result in the system prompt). A skill that cannot be
+   * activated is an error card naming it; the turn goes on.
    */
   private async activateRequested(
     requested: readonly NewActivation[],
     style: ToolStyleSet | undefined,
     messages: ModelMessage[],
-    userMessage: string,
+    options: ToolRunOptions,
+    cards: ToolCard[],
     onEvent: ((event: ChatEvent) => void) | undefined,
-  ): Promise<{ cards: ToolCard[]; activations: NewActivation[]; fallback: { name: string; body: string }[]; durationMs: number }> {
-    const cards: ToolCard[] = [];
+  ): Promise<{ activations: NewActivation[]; fallback: { name: string; body: string }[]; ran: { name: string; output: string }[]; durationMs: number }> {
     const activations: NewActivation[] = [];
     const fallback: { name: string; body: string }[] = [];
+    const ran: { name: string; output: string }[] = [];
     const started = performance.now();
+    // A card goes before the cards of the calls it made (a code skill's ctx.tools.call).
+    const show = (card: ToolCard, at = cards.length) => {
+      onEvent?.({ event: 'tool-call', data: { id: card.id, tool: card.tool, args: card.args } });
+      onEvent?.({ event: 'tool-result', data: card });
+      cards.splice(at, 0, card);
+    };
     for (const { skillName, how } of requested) {
+      const record = options.snapshot?.skills.get(skillName);
+      if (record !== undefined && isCodeSkill(record)) {
+        const at = cards.length;
+        const { card, activated } = await this.skillTools.execute(useSkillTool, { skill_name: skillName, input: options.userMessage ?? '' }, options);
+        show(card, at);
+        ran.push({ name: skillName, output: card.output });
+        if (activated) activations.push({ skillName: activated, how });
+        continue;
+      }
       if (style !== undefined) {
         const { tool, args } = style.activation(skillName);
-        const { card, activated } = await this.skillTools.execute(tool, args, { userMessage });
-        onEvent?.({ event: 'tool-call', data: { id: card.id, tool: card.tool, args: card.args } });
-        onEvent?.({ event: 'tool-result', data: card });
-        cards.push(card);
+        const { card, activated } = await this.skillTools.execute(tool, args, options);
+        show(card);
         if (activated) activations.push({ skillName: activated, how });
         messages.push(
           { role: 'assistant', content: [{ type: 'tool-call', toolCallId: card.id, toolName: tool.wireName, input: args }] },
@@ -378,14 +412,14 @@ export class ChatService {
         cards.push(card);
       }
     }
-    return { cards, activations, fallback, durationMs: performance.now() - started };
+    return { activations, fallback, ran, durationMs: performance.now() - started };
   }
 
   private systemPrompt(
     snapshot: CatalogueSnapshot | undefined,
     activated: readonly string[],
     toolsAvailable: boolean,
-    turn: { invoked?: readonly string[]; fallback?: { name: string; body: string }[]; command?: string } = {},
+    turn: { invoked?: readonly string[]; fallback?: { name: string; body: string }[]; ran?: { name: string; output: string }[]; command?: string } = {},
   ): string {
     if (snapshot === undefined) return assembleSystemPrompt({ basePrompt: this.config.app.basePrompt });
     const { catalogueFormat, includeLocation } = this.config.app.skills;

@@ -22,6 +22,8 @@ export interface PromptInputs {
     invoked?: readonly string[];
     /** SKILL.md of each invoked skill, for this request only, when tools are unavailable. */
     fallback?: readonly { name: string; body: string }[];
+    /** What each invoked code skill answered when it ran for this message. */
+    ran?: readonly { name: string; output: string }[];
     /** The commands users can run; listed so the model knows what `/name` in the chat means. */
     commands?: readonly PromptCommand[];
     /** The command this message ran. */
@@ -61,6 +63,7 @@ export function assembleSystemPrompt(inputs: PromptInputs): string {
     else if (invoked.length > 1) parts.push(`The user invoked the skills ${invoked.map((name) => `'${name}'`).join(', ')} for this message, in this order: use them.`);
     const fallback = skills.fallback ?? [];
     if (fallback.length > 0) parts.push(fallbackBlock(fallback));
+    for (const run of skills.ran ?? []) parts.push(`The code skill '${run.name}' the user invoked ran for this message and answered:\n<skill_result name="${run.name}">\n${run.output}\n</skill_result>`);
   }
   return parts.filter((part) => part !== '').join('\n\n');
 }

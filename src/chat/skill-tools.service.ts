@@ -8,6 +8,8 @@ import type { StoredToolCard } from '../persistence/entities/chat-message.entity
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { ScriptsService, scriptsDisabledError } from '../scripts/scripts.service.js';
+import { CodeSkillService } from '../skills/code/code-skill.service.js';
+import type { CodeSkillLlm, CodeSkillToolOutcome } from '../skills/code/code-skill.types.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
 import { parseToolArguments, type SkillTool, type ToolResult } from './tools/skill-tool.js';
 import { runScriptTool } from './tools/script-tool.js';
@@ -22,6 +24,14 @@ export interface ToolExecution {
 }
 
 export interface ToolRunOptions {
+  /** The chat the call is made in (a code skill's `ctx.chatId`). */
+  chatId?: string;
+  /** The chat's model for a code skill's `ctx.llm.complete`; absent outside a turn. */
+  llm?: CodeSkillLlm;
+  /** Where a code skill's `promptInjection` goes (the rest of the turn's system prompt). */
+  injectPrompt?(text: string): void;
+  /** Hears the card of each call a code skill makes through `ctx.tools.call`. */
+  onInnerCard?(card: ToolCard): void;
   /** The provider's call id; a new one for calls the server or an API caller makes. */
   id?: string;
   /** The snapshot the turn started with, so one turn sees one catalogue. */
@@ -45,6 +55,7 @@ export class SkillToolsService {
     private readonly resources: SkillResourcesService,
     private readonly metrics: MetricsService,
     private readonly scripts: ScriptsService,
+    private readonly codeSkills: CodeSkillService,
   ) {}
 
   /** The configured style's tools for a snapshot (default: the current one). */
@@ -104,6 +115,13 @@ export class SkillToolsService {
         userMessage: options.userMessage,
         useSkillThreshold: this.config.app.tools.useSkillThreshold,
         scripts: this.scripts,
+        code: {
+          service: this.codeSkills,
+          chatId: options.chatId ?? '',
+          llm: options.llm,
+          callTool: (name: string, args: unknown) => this.callFromCode(name, args, options),
+          injectPrompt: options.injectPrompt,
+        },
       };
       const result = await tool.execute(parsed.input, context);
       this.logger.log(`${tool.name} ${result.summary.skill ?? '-'}${result.summary.path ? ` ${result.summary.path}` : ''}`);
@@ -113,6 +131,23 @@ export class SkillToolsService {
       this.logger.log(`${tool.name} refused: ${error.code}`);
       return { card: card('error', { output: errorOutput(error), summary: failed }) };
     }
+  }
+
+  /**
+   * A code skill's `ctx.tools.call`: the skill tools (`skills.*`, whatever the style) and the
+   * style's own, by canonical or wire name; its card is heard by the turn.
+   */
+  private async callFromCode(name: string, args: unknown, options: ToolRunOptions): Promise<CodeSkillToolOutcome> {
+    const snapshot = options.snapshot ?? this.registry.snapshot;
+    const sets = [this.style(snapshot), toolStyleFor('skillhost', snapshot, { scripts: this.scripts.enabled })];
+    const tool = sets.map((set) => set.byName(name) ?? set.byWireName(name)).find((found) => found !== undefined);
+    if (tool === undefined) {
+      const available = [...new Set(sets.flatMap((set) => set.tools.map((t) => t.name)))];
+      return { status: 'error', output: `Error (TOOL_NOT_FOUND): No tool '${name}' in this chat. Available: ${available.join(', ')}.` };
+    }
+    const { card } = await this.execute(tool, args, { ...options, id: undefined });
+    options.onInnerCard?.(card);
+    return { status: card.status, output: card.output };
   }
 
   /** A call that failed with a domain error, as the card the model and the user see. */

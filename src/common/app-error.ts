@@ -16,6 +16,7 @@ export enum ErrorCode {
   TOOL_NOT_FOUND = 'TOOL_NOT_FOUND',
   SCRIPTS_DISABLED = 'SCRIPTS_DISABLED',
   SCRIPT_NOT_ALLOWED = 'SCRIPT_NOT_ALLOWED',
+  CODE_SKILL_FAILED = 'CODE_SKILL_FAILED',
   MODEL_NOT_CONFIGURED = 'MODEL_NOT_CONFIGURED',
   MODEL_ERROR = 'MODEL_ERROR',
   DATABASE_UNAVAILABLE = 'DATABASE_UNAVAILABLE',
@@ -95,6 +96,7 @@ export function httpStatusOf(code: ErrorCode): number {
       return 408;
     case ErrorCode.PAYLOAD_TOO_LARGE:
       return 413;
+    case ErrorCode.CODE_SKILL_FAILED:
     case ErrorCode.INTERNAL:
       return 500;
     default:

@@ -49,6 +49,9 @@ export class ScriptsService implements OnModuleInit {
   /** SCRIPTS_DISABLED, SCRIPT_NOT_ALLOWED or a path/interpreter problem as an AppError; a script that runs and fails is a result. */
   async run(request: ScriptRequest): Promise<ScriptRun> {
     if (!this.config.enabled) throw scriptsDisabledError();
+    if (request.skill.origin === 'programmatic') {
+      throw new AppError(ErrorCode.VALIDATION_FAILED, `Skill '${request.skill.name}' was registered by the application and has no folder: it has no scripts to run.`, { name: request.skill.name });
+    }
     const script = resolveScriptFile(request.skill.path, request.path);
     const interpreter = chooseInterpreter(script.relativePath, script.head);
     if ('error' in interpreter) throw new AppError(ErrorCode.VALIDATION_FAILED, `Script '${script.relativePath}' of skill '${request.skill.name}' cannot be run: ${interpreter.error}`, { name: request.skill.name, path: script.relativePath });

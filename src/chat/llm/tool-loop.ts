@@ -24,6 +24,8 @@ export interface ToolLoopRequest<T extends LoopTool = LoopTool> {
   model: LanguageModel;
   modelName: string;
   system: string;
+  /** The system prompt of each step after the first, when it can change during the turn (a code skill's promptInjection). */
+  systemForStep?: () => string;
   messages: ModelMessage[];
   tools: readonly T[];
   /** Runs a tool the model called, given the definition it was registered with; returns the text the model reads. */
@@ -69,6 +71,7 @@ export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T
     messages: request.messages,
     tools: request.tools.length > 0 ? tools : undefined,
     stopWhen: stepCountIs(request.maxSteps),
+    prepareStep: request.systemForStep && (() => ({ system: request.systemForStep!() })),
     maxRetries: request.maxRetries,
     abortSignal: controller.signal,
   };
@@ -158,6 +161,20 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
 
 function addOnce(ids: string[], id: string): void {
   if (!ids.includes(id)) ids.push(id);
+}
+
+/** One answer without tools (a code skill's `ctx.llm.complete`), with the loop's time-out and its MODEL_ERROR. */
+export async function completeOnce(request: { model: LanguageModel; modelName: string; prompt: string; system?: string; timeoutMs: number; maxRetries: number }): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error('timeout')), request.timeoutMs);
+  try {
+    const result = await generateText({ model: request.model, system: request.system, prompt: request.prompt, maxRetries: request.maxRetries, abortSignal: controller.signal });
+    return result.text;
+  } catch (error) {
+    throw modelError(request.modelName, error, controller.signal.aborted, request.timeoutMs);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The longest start of `text` that is at most `maxBytes` in UTF-8, never splitting a character. */

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
 import type { ScriptsService } from '../../scripts/scripts.service.js';
+import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
+import type { CodeSkillLlm, CodeSkillToolCaller } from '../../skills/code/code-skill.types.js';
 import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
 
 /**
@@ -35,6 +37,16 @@ export interface ToolContext {
   /** `app.tools.use_skill_threshold`, in percent. */
   useSkillThreshold: number;
   scripts: ScriptsService;
+  /** Running code skills: the service, and what their `ctx` reaches in this chat. */
+  code: {
+    service: CodeSkillService;
+    chatId: string;
+    /** The chat's model; absent outside a turn (an API call), where `ctx.llm.complete` fails with a reason. */
+    llm?: CodeSkillLlm;
+    callTool: CodeSkillToolCaller;
+    /** Adds a code skill's `promptInjection` to the system prompt for the rest of the turn. */
+    injectPrompt?(text: string): void;
+  };
 }
 
 export type { ToolCardSummary } from '../../persistence/entities/chat-message.entity.js';

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { ErrorCode } from '../../common/app-error.js';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { escapeXml } from '../../skills/catalogue-renderer.js';
+import { isCodeSkill, type SkillRecord } from '../../skills/skill.types.js';
 import { matcherFor, type SkillMatch } from './skill-matcher.js';
 import { defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
 
@@ -78,22 +80,56 @@ export const useSkillTool = defineTool({
   }),
   example: '{"skill_name": "<skill>"} or {"input": "<the task>"}',
   async execute({ skill_name, input }: { skill_name?: string; input?: string }, context: ToolContext): Promise<ToolResult> {
-    if (skill_name !== undefined) return instructions(skill_name, context);
+    if (skill_name !== undefined) return instructions(skill_name, context, input ?? context.userMessage ?? '');
     const request = input?.trim() || context.userMessage?.trim() || '';
     if (request === '') return { output: 'Give skill_name, or describe the task in input, to choose a skill.', summary: { skill: null, truncated: false } };
-    const matches = matcherFor(context.snapshot, () => [...context.snapshot.skills.values()]).rank(request, 3);
+    const matches = await bestMatches(request, context);
     const best = matches[0];
     if (best !== undefined && best.score * 100 >= context.useSkillThreshold) {
-      const used = await instructions(best.name, context);
-      return { ...used, output: `Best match for ${quote(request)}: ${best.name} (${percent(best)} of the request's words).\n\n${used.output}` };
+      const used = await instructions(best.name, context, input ?? request);
+      const how = best.byCode ? 'by its own canHandle' : "of the request's words";
+      return { ...used, output: `Best match for ${quote(request)}: ${best.name} (${percent(best)} ${how}).\n\n${used.output}` };
     }
     return { output: noMatch(request, matches, context.useSkillThreshold), summary: { skill: null, candidates: matches.map((m) => m.name), truncated: false } };
   },
 });
 
-async function instructions(name: string, context: ToolContext): Promise<ToolResult> {
+/** An instruction skill's body (the model follows it next), or a code skill's result (its `execute` runs now). */
+async function instructions(name: string, context: ToolContext, input: string): Promise<ToolResult> {
+  const record = context.registry.get(name);
+  if (isCodeSkill(record)) return runCode(record, context, input);
   const skill = await context.resources.activate(name);
   return { output: `# Skill: ${skill.name}\n\n${skill.body}`, summary: { skill: skill.name, truncated: skill.truncated }, activated: skill.name };
+}
+
+/** Runs a code skill with the chat's ctx; a failure is an error card, never a failed turn. */
+export async function runCode(skill: SkillRecord, context: ToolContext, input: string): Promise<ToolResult> {
+  const { code } = context;
+  const llm = code.llm ?? (async () => Promise.reject(new Error('llm.complete is available only inside a chat turn, not through the tool API')));
+  const result = await code.service.run(skill, { input, userMessage: context.userMessage ?? input, chatId: code.chatId, llm, callTool: code.callTool });
+  if (result.success && result.promptInjection) code.injectPrompt?.(result.promptInjection);
+  const summary = { skill: skill.name, truncated: false };
+  if (!result.success) return { output: `Error (${ErrorCode.CODE_SKILL_FAILED}): Skill '${skill.name}' failed: ${result.error ?? 'no reason given'}`, summary, failed: true };
+  return { output: `# Skill: ${skill.name} (ran)\n\n${result.output}`, summary, activated: skill.name };
+}
+
+/**
+ * The closest skills for a request: the matcher's share of words, or a code skill's own
+ * `canHandle` score when that is higher.
+ */
+async function bestMatches(request: string, context: ToolContext): Promise<(SkillMatch & { byCode: boolean })[]> {
+  const snapshot = context.snapshot;
+  const byWords = matcherFor(snapshot, () => [...snapshot.skills.values()]).rank(request, 3).map((m) => ({ ...m, byCode: false }));
+  const coded = [...snapshot.skills.values()].filter(isCodeSkill);
+  const byCode = await Promise.all(
+    coded.map(async (skill) => ({ name: skill.name, description: skill.description, score: (await context.code.service.score(skill, request)) ?? 0, byCode: true })),
+  );
+  const best = new Map<string, SkillMatch & { byCode: boolean }>();
+  for (const match of [...byWords, ...byCode]) {
+    const known = best.get(match.name);
+    if (match.score > 0 && (known === undefined || match.score > known.score)) best.set(match.name, match);
+  }
+  return [...best.values()].sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, 3);
 }
 
 function noMatch(request: string, matches: readonly SkillMatch[], threshold: number): string {
