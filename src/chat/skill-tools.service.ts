@@ -32,6 +32,8 @@ export interface ToolRunOptions {
   injectPrompt?(text: string): void;
   /** Hears the card of each call a code skill makes through `ctx.tools.call`. */
   onInnerCard?(card: ToolCard): void;
+  /** How many code skills are running around this call (a code skill calling use_skill). */
+  codeDepth?: number;
   /** The provider's call id; a new one for calls the server or an API caller makes. */
   id?: string;
   /** The snapshot the turn started with, so one turn sees one catalogue. */
@@ -121,6 +123,7 @@ export class SkillToolsService {
           llm: options.llm,
           callTool: (name: string, args: unknown) => this.callFromCode(name, args, options),
           injectPrompt: options.injectPrompt,
+          depth: options.codeDepth ?? 0,
         },
       };
       const result = await tool.execute(parsed.input, context);
@@ -145,7 +148,7 @@ export class SkillToolsService {
       const available = [...new Set(sets.flatMap((set) => set.tools.map((t) => t.name)))];
       return { status: 'error', output: `Error (TOOL_NOT_FOUND): No tool '${name}' in this chat. Available: ${available.join(', ')}.` };
     }
-    const { card } = await this.execute(tool, args, { ...options, id: undefined });
+    const { card } = await this.execute(tool, args, { ...options, id: undefined, codeDepth: (options.codeDepth ?? 0) + 1 });
     options.onInnerCard?.(card);
     return { status: card.status, output: card.output };
   }

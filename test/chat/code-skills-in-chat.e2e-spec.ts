@@ -26,6 +26,11 @@ const tree = useSkillTree((t) => {
   );
   writeSkill(t, 'code', 'thrower', { description: 'Always fails.' });
   t.write('code/thrower/skill.mjs', "export async function execute() { throw new Error('THROWN-MARKER'); }\n");
+  writeSkill(t, 'code', 'recurser', { description: 'Calls itself.' });
+  t.write(
+    'code/recurser/skill.mjs',
+    "export async function execute(ctx) { const inner = await ctx.tools.call('use_skill', { skill_name: 'recurser' }); return { success: true, output: `inner: ${inner.output}` }; }\n",
+  );
   writeSkill(t, 'code', 'looper', { description: 'Never finishes.' });
   t.write('code/looper/skill.mjs', 'export async function execute() { for (;;) {} }\n');
 });
@@ -109,6 +114,20 @@ describe('code skills in a chat (use_skill style)', () => {
     ctx.model.play({ toolCalls: [{ name: 'use_skill', arguments: { skill_name: 'echo-code', input: 'again' } }] }, { text: 'S3' }, { text: 'ok' });
     const again = (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
     expect(again.assistantMessage.toolCards[0]).toMatchObject({ status: 'ok' });
+  });
+
+  it('a code skill calling itself through use_skill stops two levels down, with a card saying why', async () => {
+    const chat = await newChat();
+    ctx.model.play({ toolCalls: [{ name: 'use_skill', arguments: { skill_name: 'recurser' } }] }, { text: 'ok' });
+    const turn = (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
+    const cards = turn.assistantMessage.toolCards as { tool: string; status: string; output: string }[];
+    expect(cards.map((c) => [c.tool, c.status])).toEqual([
+      ['use_skill', 'ok'],
+      ['use_skill', 'error'],
+      ['use_skill', 'ok'],
+    ]);
+    expect(cards[1].output).toBe("Error (CODE_SKILL_FAILED): Skill 'recurser' was not run: code skills may call code skills only 2 deep.");
+    expect(cards[0].output).toContain('inner: # Skill: recurser (ran)\n\ninner: Error (CODE_SKILL_FAILED)');
   });
 
   it('through the tool API a code skill runs too; its llm.complete fails with a reason there (no turn, no model call)', async () => {

@@ -46,6 +46,8 @@ export interface ToolContext {
     callTool: CodeSkillToolCaller;
     /** Adds a code skill's `promptInjection` to the system prompt for the rest of the turn. */
     injectPrompt?(text: string): void;
+    /** How many code skills this call is nested in (0: the model or the user made it). */
+    depth: number;
   };
 }
 

@@ -64,6 +64,9 @@ export function loadSkillTool(snapshot: CatalogueSnapshot): SkillTool {
 
 const QUOTED_REQUEST_CHARS = 200;
 
+/** How deep code skills may run code skills through ctx.tools.call. */
+export const MAX_CODE_DEPTH = 2;
+
 /**
  * The Rumi design: `use_skill {skill_name?, input?}`. With a name, that skill; without, the best
  * match for `input` (or the user's message) when it matches enough of the request's words, else
@@ -105,6 +108,10 @@ async function instructions(name: string, context: ToolContext, input: string): 
 /** Runs a code skill with the chat's ctx; a failure is an error card, never a failed turn. */
 export async function runCode(skill: SkillRecord, context: ToolContext, input: string): Promise<ToolResult> {
   const { code } = context;
+  // A code skill may use another through ctx.tools.call, but not without end (each run is a worker).
+  if (code.depth >= MAX_CODE_DEPTH) {
+    return { output: `Error (${ErrorCode.CODE_SKILL_FAILED}): Skill '${skill.name}' was not run: code skills may call code skills only ${MAX_CODE_DEPTH} deep.`, summary: { skill: skill.name, truncated: false }, failed: true };
+  }
   const llm = code.llm ?? (async () => Promise.reject(new Error('llm.complete is available only inside a chat turn, not through the tool API')));
   const result = await code.service.run(skill, { input, userMessage: context.userMessage ?? input, chatId: code.chatId, llm, callTool: code.callTool });
   if (result.success && result.promptInjection) code.injectPrompt?.(result.promptInjection);
