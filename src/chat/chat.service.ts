@@ -203,11 +203,15 @@ export class ChatService {
       : invocation.skills.map((skillName) => ({ skillName, how: 'explicit' }));
     const cards: ToolCard[] = [];
     const injections: string[] = [];
+    let llmCalls = 0;
     const runOptions: ToolRunOptions = {
       chatId: id,
       snapshot,
       userMessage: invocation.text,
-      llm: (prompt, options) => completeOnce({ model: this.models.get(model), modelName: model.name, prompt, system: options.system, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries }),
+      llm: (prompt, options) => {
+        if (++llmCalls > MAX_CODE_LLM_CALLS) return Promise.reject(new Error(`llm.complete may be called at most ${MAX_CODE_LLM_CALLS} times in a turn`));
+        return completeOnce({ model: this.models.get(model), modelName: model.name, prompt, system: options.system, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });
+      },
       injectPrompt: (text) => injections.push(text),
       onInnerCard: (card) => {
         cards.push(card);
@@ -466,6 +470,9 @@ function inModelOrder(cards: ToolCard[], forcedCount: number, toolCallIds: reado
   const modelCards = cards.slice(forcedCount).sort((a, b) => at(a) - at(b));
   cards.splice(forcedCount, modelCards.length, ...modelCards);
 }
+
+/** How often code skills may call the chat's model in one turn (each call is a model request the turn pays for). */
+export const MAX_CODE_LLM_CALLS = 10;
 
 /** The longest prompt a command may expand to: a template repeating `$ARGUMENTS` must not turn one message into gigabytes. */
 export const MAX_COMMAND_PROMPT_CHARS = 500_000;

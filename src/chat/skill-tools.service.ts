@@ -148,7 +148,14 @@ export class SkillToolsService {
       const available = [...new Set(sets.flatMap((set) => set.tools.map((t) => t.name)))];
       return { status: 'error', output: `Error (TOOL_NOT_FOUND): No tool '${name}' in this chat. Available: ${available.join(', ')}.` };
     }
-    const { card } = await this.execute(tool, args, { ...options, id: undefined, codeDepth: (options.codeDepth ?? 0) + 1 });
+    // Arguments from code may be anything a worker can pass (a cycle, a BigInt): only plain JSON is a call.
+    let plain: unknown;
+    try {
+      plain = JSON.parse(JSON.stringify(args ?? null)) as unknown;
+    } catch (error) {
+      return { status: 'error', output: `Error (VALIDATION_FAILED): The arguments for '${name}' are not plain JSON data (${(error as Error).message}).` };
+    }
+    const { card } = await this.execute(tool, plain, { ...options, id: undefined, codeDepth: (options.codeDepth ?? 0) + 1 });
     options.onInnerCard?.(card);
     return { status: card.status, output: card.output };
   }

@@ -22,6 +22,11 @@ import { parentPort, workerData } from 'node:worker_threads';
 /** @typedef {import('./code-skill.types.js').CodeSkillToolOutcome} CodeSkillToolOutcome */
 
 if (parentPort === null) throw new Error('code-skill.worker.mjs runs only as a worker thread');
+
+// A worker shares the server's process: a signal it sends to its own pid would stop the server.
+process.kill = () => {
+  throw new Error('process.kill is not available to code skills: they share the server\'s process');
+};
 const port = parentPort;
 const task = /** @type {WorkerTask} */ (workerData);
 
