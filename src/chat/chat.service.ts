@@ -203,21 +203,7 @@ export class ChatService {
       : invocation.skills.map((skillName) => ({ skillName, how: 'explicit' }));
     const cards: ToolCard[] = [];
     const injections: string[] = [];
-    let llmCalls = 0;
-    const runOptions: ToolRunOptions = {
-      chatId: id,
-      snapshot,
-      userMessage: invocation.text,
-      llm: (prompt, options) => {
-        if (++llmCalls > MAX_CODE_LLM_CALLS) return Promise.reject(new Error(`llm.complete may be called at most ${MAX_CODE_LLM_CALLS} times in a turn`));
-        return completeOnce({ model: this.models.get(model), modelName: model.name, prompt, system: options.system, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });
-      },
-      injectPrompt: (text) => injections.push(text),
-      onInnerCard: (card) => {
-        cards.push(card);
-        onEvent?.({ event: 'tool-result', data: card });
-      },
-    };
+    const runOptions = this.turnToolOptions({ chatId: id, snapshot, userMessage: invocation.text, model, cards, injections, onEvent });
     const { activations, fallback, ran, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, runOptions, cards, onEvent);
     const forcedCount = cards.length;
     const turnPrompt = { invoked: invocation.skills, fallback, ran, command: command?.stored.name };
@@ -282,6 +268,34 @@ export class ChatService {
     const totalMs = performance.now() - started;
     const timing: TurnTiming = { totalMs, modelMs, overheadMs: totalMs - modelMs, dbMs, skillsMs: skillsMs + toolMs };
     return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills, invokedSkills: invocation.skills, command: command?.stored ?? null, timing };
+  }
+
+  /** What the turn's tool calls get: the chat, its snapshot and model (for code skills), and where their cards and prompt injections go. */
+  private turnToolOptions(turn: {
+    chatId: string;
+    snapshot: CatalogueSnapshot | undefined;
+    userMessage: string;
+    model: ModelConfig;
+    cards: ToolCard[];
+    injections: string[];
+    onEvent: ((event: ChatEvent) => void) | undefined;
+  }): ToolRunOptions {
+    let llmCalls = 0;
+    const { model } = turn;
+    return {
+      chatId: turn.chatId,
+      snapshot: turn.snapshot,
+      userMessage: turn.userMessage,
+      llm: (prompt, options) => {
+        if (++llmCalls > MAX_CODE_LLM_CALLS) return Promise.reject(new Error(`llm.complete may be called at most ${MAX_CODE_LLM_CALLS} times in a turn`));
+        return completeOnce({ model: this.models.get(model), modelName: model.name, prompt, system: options.system, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });
+      },
+      injectPrompt: (text) => turn.injections.push(text),
+      onInnerCard: (card) => {
+        turn.cards.push(card);
+        turn.onEvent?.({ event: 'tool-result', data: card });
+      },
+    };
   }
 
   /** The model's text as stored and answered, with a notice when it was cut or stopped at the step limit. */
