@@ -12,15 +12,15 @@
  *   npm run bench:http          (writes bench/results/http.{md,json})
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { generateApiKey } from '../src/auth/api-key.js';
-import { EmbeddedPostgresServer } from '../src/persistence/embedded-postgres.server.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
+import { databaseUrl, percentile } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
@@ -73,40 +73,6 @@ function startChild(args: string[], env: Record<string, string> = {}): Promise<{
     });
     child.on('exit', (code) => reject(new Error(`child ${args[0]} exited with ${code}`)));
   });
-}
-
-async function databaseUrl(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const dir = join(tmpdir(), 'skillhost-bench-pg');
-  let base = process.env.DATABASE_URL;
-  let embedded: EmbeddedPostgresServer | undefined;
-  if (!base) {
-    mkdirSync(dir, { recursive: true });
-    chmodSync(dir, 0o755);
-    embedded = new EmbeddedPostgresServer({ dataDir: join(dir, 'data'), port: 54340 });
-    base = await embedded.start();
-  }
-  const name = `skillhost_bench_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    stop: async () => {
-      const client = new pg.Client({ connectionString: base });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-      await embedded?.stop();
-    },
-  };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 /** CPU seconds a process has used so far (user + system), from /proc on Linux; NaN elsewhere. */

@@ -43,7 +43,7 @@ export class SkillsResolver {
 
   @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
   @AdminOnly()
-  reloadSkills() {
-    return presentAdminReport(this.registry.reload());
+  async reloadSkills() {
+    return presentAdminReport(await this.registry.reload());
   }
 }

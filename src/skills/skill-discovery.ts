@@ -33,6 +33,33 @@ export interface DiscoveryResult {
 
 /** Scans the directories in order, then the code directories; earlier directories win name collisions. */
 export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
+  const steps = discoverySteps(options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same scan, giving the event loop a turn whenever it has worked for `sliceMs`: a reload of
+ * thousands of skills (all synchronous file system calls) must not stall the requests served
+ * meanwhile. The result is the one `discoverSkills` gives.
+ */
+export async function discoverSkillsAsync(options: DiscoveryOptions, sliceMs = 4): Promise<DiscoveryResult> {
+  const steps = discoverySteps(options);
+  let sliceStarted = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - sliceStarted >= sliceMs) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStarted = performance.now();
+    }
+  }
+}
+
+/** The scan, one folder a step: the caller decides whether to run it through or pause between steps. */
+function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryResult> {
   const warnings: string[] = [];
   const found: SkillRecord[] = [];
   const invalid: InvalidSkill[] = [];
@@ -47,8 +74,9 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
     if (!Array.isArray(entries)) {
       warnings.push(`${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' (${directory.path}) ${folderProblem(entries)}; skipped`);
     } else {
-      const scan = (folder: string, children: Dirent[], depth: number) => {
+      const scan = function* (folder: string, children: Dirent[], depth: number): Generator<void> {
         for (const entry of sortByName(children)) {
+          yield;
           if (SKIPPED_FOLDERS.has(entry.name) || !isFolder(folder, entry)) continue;
           const path = `${folder}/${entry.name}`;
           if (visited !== undefined && !firstVisit(visited, path)) continue;
@@ -58,13 +86,13 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
           else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
           else if (depth < options.maxDepth) {
             const nested = readFolder(path);
-            if (Array.isArray(nested)) scan(path, nested, depth + 1);
+            if (Array.isArray(nested)) yield* scan(path, nested, depth + 1);
             // A folder that may hold skills but cannot be listed is reported, not passed over.
             else if (isPermissionError(nested)) invalid.push({ path, source: directory.configured, errors: [`The folder cannot be listed to look for skills in it: ${folderProblem(nested)}`], warnings: [] });
           }
         }
       };
-      scan(directory.path.endsWith('/') ? directory.path.slice(0, -1) : directory.path, entries, 1);
+      yield* scan(directory.path.endsWith('/') ? directory.path.slice(0, -1) : directory.path, entries, 1);
     }
   }
 

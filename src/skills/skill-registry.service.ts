@@ -5,7 +5,7 @@ import { MetricsService } from '../ops/metrics.service.js';
 import { buildSnapshot, type CatalogueSnapshot, findSkill } from './catalogue-snapshot.js';
 import { type CommandDiscoveryResult, discoverCommands } from './commands/command-discovery.js';
 import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
-import { type DiscoveryResult, discoverSkills } from './skill-discovery.js';
+import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from './skill-discovery.js';
 import type { SkillRecord, SkillScope } from './skill.types.js';
 import { defaultToolNames, toolAvailability, type ToolAvailability } from './tool-requirements.js';
 
@@ -35,6 +35,8 @@ export class SkillRegistryService implements OnModuleInit {
   /** By scope, then name: one programmatic skill per name and scope. */
   private readonly programmatic = new Map<SkillScope, Map<string, SkillRecord>>();
   private availability: ToolAvailability;
+  private runningScan: Promise<CatalogueSnapshot> | undefined;
+  private queuedScan: Promise<CatalogueSnapshot> | undefined;
 
   constructor(
     @Inject(APP_CONFIG) appConfig: AppConfig,
@@ -46,9 +48,13 @@ export class SkillRegistryService implements OnModuleInit {
     this.availability = toolAvailability(defaultToolNames(this.scriptsEnabled), this.scriptsEnabled);
   }
 
+  /** The first scan runs straight through: nothing is served before the module is ready. */
   onModuleInit(): void {
     // With skills disabled no folder is read at all, as the specification asks.
-    if (this.config.enabled) this.reload();
+    if (!this.config.enabled) return;
+    const started = performance.now();
+    const scannedAt = new Date();
+    this.swapIn(discoverSkills(this.discoveryOptions()), started, scannedAt);
   }
 
   get enabled(): boolean {
@@ -62,19 +68,45 @@ export class SkillRegistryService implements OnModuleInit {
     return this.current;
   }
 
-  reload(): CatalogueSnapshot {
-    if (!this.config.enabled) {
-      throw skillsDisabledError();
-    }
+  /**
+   * Rescans the folders and swaps in the next snapshot. The scan gives the event loop a turn every
+   * few milliseconds, so requests are served while thousands of skills are read; the snapshot in
+   * use stays whole until the next one replaces it. A reload asked for while one runs is done once
+   * more after it (so it sees what changed meanwhile); further asks join that one.
+   */
+  reload(): Promise<CatalogueSnapshot> {
+    if (!this.config.enabled) return Promise.reject(skillsDisabledError());
+    if (this.queuedScan !== undefined) return this.queuedScan;
+    if (this.runningScan === undefined) return this.startScan();
+    this.queuedScan = this.runningScan.then(
+      () => this.startScan(),
+      () => this.startScan(),
+    );
+    return this.queuedScan;
+  }
+
+  private startScan(): Promise<CatalogueSnapshot> {
+    this.queuedScan = undefined;
+    const scan = this.scan().finally(() => {
+      if (this.runningScan === scan) this.runningScan = undefined;
+    });
+    this.runningScan = scan;
+    return scan;
+  }
+
+  private async scan(): Promise<CatalogueSnapshot> {
     const started = performance.now();
     const scannedAt = new Date();
-    const result = discoverSkills({
-      directories: this.config.directories,
-      codeDirectories: this.config.codeDirectories,
-      mode: this.config.validation,
-      maxDepth: this.config.maxDepth,
-      maxSkills: this.config.maxSkills,
-    });
+    return this.swapIn(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+  }
+
+  private discoveryOptions(): DiscoveryOptions {
+    const { directories, codeDirectories, validation, maxDepth, maxSkills } = this.config;
+    return { directories, codeDirectories, mode: validation, maxDepth, maxSkills };
+  }
+
+  /** Publishes what a scan found (with the commands, read now) as the next snapshot, and reports it. */
+  private swapIn(result: DiscoveryResult, started: number, scannedAt: Date): CatalogueSnapshot {
     const commands = discoverCommands(this.commandDirectories);
     this.lastScan = { result, commands, scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 };
     const next = this.publish(this.lastScan);

@@ -121,7 +121,7 @@ export class SkillsController {
   @ApiOkResponse({ type: SkillScanReportDto })
   @HttpCode(200)
   @Header('cache-control', 'no-store')
-  reload() {
-    return presentAdminReport(this.registry.reload());
+  async reload() {
+    return presentAdminReport(await this.registry.reload());
   }
 }

@@ -137,13 +137,13 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
     expect(registry.snapshot).toBe(before);
   });
 
-  it('keeps programmatic skills across a reload, and includes those registered before the first scan', () => {
+  it('keeps programmatic skills across a reload, and includes those registered before the first scan', async () => {
     build({}, false);
     registry.register(RELEASE_NOTES);
     registry.onModuleInit();
     expect([...registry.snapshot.skills.keys()]).toEqual(['pdf', 'release-notes']);
     writeSkill(tree, 'skills', 'added');
-    expect([...registry.reload().skills.keys()]).toEqual(['added', 'pdf', 'release-notes']);
+    expect([...(await registry.reload()).skills.keys()]).toEqual(['added', 'pdf', 'release-notes']);
   });
 
   it('refuses an invalid skill with VALIDATION_FAILED naming every problem, and keeps the snapshot', async () => {

@@ -5,7 +5,7 @@ import request from 'supertest';
 import { SkillRegistryService } from '../../src/skills/skill-registry.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
-import { asNobody, makeFifo, makeSocket, openToEveryone, releaseFifosLater } from './special-files.js';
+import { asNobodyUntil, makeFifo, makeSocket, openToEveryone, releaseFifosLater } from './special-files.js';
 
 /**
  * A FIFO named SKILL.md used to freeze the server: start-up never finished, a reload blocked every
@@ -58,7 +58,7 @@ describe('the server with special files and unreadable folders among its skills'
   });
 
   it('run as a user who cannot read a skill folder, lists it as invalid instead of dropping it', async () => {
-    asNobody(() => ctx.app.get(SkillRegistryService).reload());
+    await asNobodyUntil(() => ctx.app.get(SkillRegistryService).reload());
     const report = (await http().get('/v1/admin/skills').expect(200)).body;
     expect(report.valid.map((s: { name: string }) => s.name)).toEqual(['good']);
     expect(report.invalid).toContainEqual({

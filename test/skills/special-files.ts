@@ -66,6 +66,19 @@ export function asNobody<T>(work: () => T): T {
   }
 }
 
+/** The same for asynchronous work: the whole process is `nobody` until it settles (tests only). */
+export async function asNobodyUntil<T>(work: () => Promise<T>): Promise<T> {
+  if (process.getuid?.() !== 0) return work();
+  process.setegid!(NOBODY);
+  process.seteuid!(NOBODY);
+  try {
+    return await work();
+  } finally {
+    process.seteuid!(0);
+    process.setegid!(0);
+  }
+}
+
 /** Lets `nobody` walk into the tree (temp folders are created 0700). */
 export function openToEveryone(...paths: string[]): void {
   for (const path of paths) chmodSync(path, 0o755);
