@@ -4,6 +4,7 @@
  */
 export enum ErrorCode {
   SKILL_NOT_FOUND = 'SKILL_NOT_FOUND',
+  SKILL_DISABLED = 'SKILL_DISABLED',
   RESOURCE_NOT_FOUND = 'RESOURCE_NOT_FOUND',
   RESOURCE_OUTSIDE_SKILL = 'RESOURCE_OUTSIDE_SKILL',
   RESOURCE_IS_DIRECTORY = 'RESOURCE_IS_DIRECTORY',
@@ -69,6 +70,7 @@ export function httpStatusOf(code: ErrorCode): number {
       return 401;
     case ErrorCode.FORBIDDEN:
     case ErrorCode.SCRIPT_NOT_ALLOWED:
+    case ErrorCode.SKILL_DISABLED:
       return 403;
     case ErrorCode.USER_NAME_TAKEN:
       return 409;

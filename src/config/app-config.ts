@@ -35,6 +35,8 @@ export interface SkillsConfig {
   maxResourceBytes: number;
   maxDepth: number;
   explicitPrefixes: readonly string[];
+  /** Skills switched off by name. */
+  disabled: readonly string[];
   /** Operator-trusted folders of code skills (`skill.mjs`). */
   codeDirectories: readonly SkillDirectory[];
   codeTimeoutMs: number;

@@ -36,6 +36,7 @@ describe(loadConfig.name, () => {
       maxResourceBytes: 2000000,
       maxDepth: 1,
       explicitPrefixes: ['/'],
+      disabled: [],
       codeDirectories: [],
       codeTimeoutMs: 30_000,
       codeMemoryMb: 256,

@@ -247,6 +247,7 @@ function buildConfig(
         maxResourceBytes: get<number>('app.skills.max_resource_bytes'),
         maxDepth: get<number>('app.skills.max_depth'),
         explicitPrefixes: get<string[]>('app.skills.explicit_prefixes'),
+        disabled: get<string[]>('app.skills.disabled'),
         codeDirectories: get<string[]>('app.skills.code_directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)),
         codeTimeoutMs: get<number>('app.skills.code_timeout_ms'),
         codeMemoryMb: get<number>('app.skills.code_memory_mb'),

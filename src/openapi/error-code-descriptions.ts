@@ -2,6 +2,7 @@ import { ErrorCode, httpStatusOf } from '../common/app-error.js';
 
 /** When each code is answered, as the API documentation says it; a `Record` so a new code must be described. */
 export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
+  [ErrorCode.SKILL_DISABLED]: 'the skill is switched off (`[app.skills] disabled`): in no catalogue, not activatable, its files not readable',
   [ErrorCode.SKILL_NOT_FOUND]: 'no loaded skill has that name; the message names the available ones',
   [ErrorCode.RESOURCE_NOT_FOUND]: 'no such file in the skill (or a symlink loop); the message names the files that exist',
   [ErrorCode.RESOURCE_OUTSIDE_SKILL]: 'absolute path, `..`, NUL byte, or a symlink that leads out of the skill',

@@ -22,6 +22,8 @@ export interface CatalogueSnapshot {
   readonly excluded: readonly { readonly name: string; readonly path: string }[];
   /** Valid skills left out because they need tools the chats do not have (`tools_required`). */
   readonly unavailable: readonly UnavailableSkill[];
+  /** Valid skills switched off (`[app.skills] disabled`): in no catalogue, and the registry answers SKILL_DISABLED for them. */
+  readonly disabled: ReadonlyMap<string, SkillRecord>;
   readonly warnings: readonly string[];
   readonly directories: readonly DirectoryReport[];
   /** Loaded commands, by name, iterated in name order. */
@@ -46,13 +48,15 @@ export interface CommandReport {
  */
 export function buildSnapshot(
   result: DiscoveryResult,
-  config: Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'>,
+  config: Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'> & { disabled?: readonly string[] },
   timing: { scannedAt: Date; durationMs: number },
   commands: CommandDiscoveryResult,
   availability?: ToolAvailability,
 ): CatalogueSnapshot {
   const { offered, unavailable } = splitByTools(result.skills, availability);
-  const sorted = offered.sort(compareByName);
+  const switchedOff = new Set(config.disabled ?? []);
+  const sorted = offered.filter((skill) => !switchedOff.has(skill.name)).sort(compareByName);
+  const disabled = new Map(offered.filter((skill) => switchedOff.has(skill.name)).sort(compareByName).map((skill) => [skill.name, skill]));
   const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
   const rendered = new Map<CatalogueFormat, string>();
   const catalogue = (format: CatalogueFormat) => {
@@ -74,6 +78,7 @@ export function buildSnapshot(
     collisions: Object.freeze(result.collisions),
     excluded: Object.freeze(result.excluded),
     unavailable: Object.freeze(unavailable),
+    disabled,
     warnings: Object.freeze(result.warnings),
     directories: Object.freeze(countLoaded(result.directories, sorted)),
     commands: new Map([...commands.commands].sort(compareByName).map((command) => [command.name, command])),

@@ -195,6 +195,10 @@ export class SkillRegistryService implements OnModuleInit {
     const snapshot = this.snapshot;
     const skill = findSkill(snapshot.skills, name);
     if (skill !== undefined) return skill;
+    const disabled = findSkill(snapshot.disabled, name);
+    if (disabled !== undefined) {
+      throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off on this server ([app.skills] disabled); an operator can switch it on again.`, { name: disabled.name });
+    }
     const available = [...snapshot.skills.keys()];
     const shown = available.slice(0, SUGGESTION_LIMIT).join(', ');
     const more = available.length > SUGGESTION_LIMIT ? `, … (${available.length - SUGGESTION_LIMIT} more)` : '';

@@ -48,6 +48,7 @@ export function presentAdminReport(snapshot: CatalogueSnapshot) {
     collisions: snapshot.collisions,
     excluded: snapshot.excluded,
     unavailable: snapshot.unavailable,
+    disabled: [...snapshot.disabled.values()].map((skill) => ({ name: skill.name, path: skill.path, source: skill.source })),
     warnings: snapshot.warnings,
     commands: presentCommandReport(snapshot),
   };

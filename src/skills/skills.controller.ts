@@ -42,7 +42,7 @@ export class SkillsController {
   @Get('skills/:name')
   @ApiOperation({ summary: 'One skill with its files' })
   @ApiOkResponse({ type: SkillDetailDto })
-  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
   async detail(@Param('name') name: string) {
     const skill = this.registry.get(name);
     return presentSkillDetail(skill, await this.resources.listResources(skill.name));
@@ -51,7 +51,7 @@ export class SkillsController {
   @Get('skills/:name/body')
   @ApiOperation({ summary: 'Activate a skill: its instructions (level 2)' })
   @ApiOkResponse({ type: SkillBodyDto })
-  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
   body(@Param('name') name: string) {
     return this.resources.activate(name);
   }
@@ -59,7 +59,7 @@ export class SkillsController {
   @Get('skills/:name/resources')
   @ApiOperation({ summary: "List a skill's files", description: 'Paths relative to the skill folder with sizes, in name order; at most 500 (`truncated` says when cut). Symbolic links that lead out of the skill are not listed.' })
   @ApiOkResponse({ type: ResourceListingDto })
-  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
   listResources(@Param('name') name: string, @Query() query: ResourceListQueryDto) {
     return this.resources.listResources(name, query.type);
   }
@@ -75,6 +75,7 @@ export class SkillsController {
   })
   @ApiErrors(
     ErrorCode.SKILL_NOT_FOUND,
+    ErrorCode.SKILL_DISABLED,
     ErrorCode.RESOURCE_NOT_FOUND,
     ErrorCode.RESOURCE_OUTSIDE_SKILL,
     ErrorCode.RESOURCE_IS_DIRECTORY,

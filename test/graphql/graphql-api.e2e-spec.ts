@@ -321,7 +321,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
       const { reloadSkills } = await request(`mutation { reloadSkills {
         scannedAt durationMs mode directories { configured path exists skills invalid } valid { name path source warnings kind origin scope }
         invalid { path source name errors warnings } collisions { name winner { path source } loser { path source } } excluded { name path }
-        unavailable { name path source missingTools reason } warnings
+        unavailable { name path source missingTools reason } disabled { name path source } warnings
         commands { directories { configured path exists commands invalid } valid { name path source warnings } invalid { path source name errors }
           collisions { name kind winner { path source } loser { path source } } warnings }
       } }`);

@@ -127,6 +127,12 @@ export class ExcludedSkillModel {
   path: string;
 }
 
+@ObjectType('DisabledSkill', { description: 'A valid skill switched off ([app.skills] disabled).' })
+export class DisabledSkillModel extends ExcludedSkillModel {
+  @Field()
+  source: string;
+}
+
 @ObjectType('SkillScanReport', { description: "Everything a scan saw, host paths included: the operators' view (the twin of GET /v1/admin/skills)." })
 export class SkillScanReportModel {
   @Field(() => GraphQLDateTime)
@@ -155,6 +161,9 @@ export class SkillScanReportModel {
 
   @Field(() => [UnavailableSkillModel])
   unavailable: UnavailableSkillModel[];
+
+  @Field(() => [DisabledSkillModel])
+  disabled: DisabledSkillModel[];
 
   @Field(() => [String])
   warnings: string[];

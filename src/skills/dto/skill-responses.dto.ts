@@ -154,6 +154,11 @@ export class ExcludedSkillDto {
   path: string;
 }
 
+export class DisabledSkillDto extends ExcludedSkillDto {
+  @ApiProperty({ description: 'The configured directory it came from.' })
+  source: string;
+}
+
 export class DirectoryReportDto {
   @ApiProperty({ description: 'As written in the configuration.' })
   configured: string;
@@ -202,6 +207,9 @@ export class SkillScanReportDto {
 
   @ApiProperty({ type: () => [UnavailableSkillDto], description: 'Valid skills left out of the catalogue because they need tools (`tools_required`) the chats do not have.' })
   unavailable: UnavailableSkillDto[];
+
+  @ApiProperty({ type: () => [DisabledSkillDto], description: 'Valid skills switched off (`[app.skills] disabled`): in no catalogue; activating or reading one answers SKILL_DISABLED.' })
+  disabled: DisabledSkillDto[];
 
   @ApiProperty({ type: [String] })
   warnings: string[];
