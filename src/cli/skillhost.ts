@@ -11,6 +11,7 @@ import { discoverSkills } from '../skills/skill-discovery.js';
 import { type FolderInspection, inspectSkillFolder } from '../skills/skill-folder.reader.js';
 import { presentAdminReport } from '../skills/skill.presenter.js';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
+import { createCommand } from './create.command.js';
 
 export type { CliIo } from './cli-io.js';
 
@@ -18,6 +19,7 @@ const USAGE = `Usage:
   skillhost validate PATH... [--mode strict|standard|lenient] [--json]
   skillhost to-prompt PATH... [--format xml|json|markdown] [--mode MODE]
   skillhost list [--config FILE] [--json]
+  skillhost create NAME [--dir D] [--description TEXT]
   skillhost users add NAME [--admin] [--config FILE] [--json]
   skillhost users list [--config FILE] [--json]
   skillhost keys create --user NAME [--label L] [--expires-at ISO] [--config FILE] [--json]
@@ -44,6 +46,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return toPromptCommand(rest, io);
       case 'list':
         return listCommand(rest, io);
+      case 'create':
+        return createCommand(rest, io);
       case 'users':
         return await (await import('./users.command.js')).usersCommand(rest, io);
       case 'keys':

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { corpusPath } from '../support/corpus.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
@@ -60,6 +61,30 @@ describe('skillhost CLI', () => {
       expect(await run(['validate', '--mode', 'loose', 's/good'], tree.root)).toMatchObject({ code: 2, err: expect.stringContaining("--mode must be one of strict, standard, lenient; got 'loose'") });
       expect((await run(['validate'], tree.root)).code).toBe(2);
       expect((await run(['frobnicate'], tree.root)).code).toBe(2);
+    });
+  });
+
+  describe('create', () => {
+    it('scaffolds a skill folder that the strict validator accepts as it is', async () => {
+      const created = await run(['create', 'release-notes', '--dir', 'new', '--description', 'Writes release notes. Use when a release is cut.'], tree.root);
+      expect(created).toEqual({ code: 0, err: '', out: `Created ${tree.path('new/release-notes')}: edit SKILL.md (its description is what the catalogue shows), then check it with skillhost validate new/release-notes` });
+      expect(readdirSync(tree.path('new/release-notes')).sort()).toEqual(['SKILL.md', 'assets', 'references', 'scripts']);
+      expect(readFileSync(tree.path('new/release-notes/SKILL.md'), 'utf8')).toMatch(/^---\nname: release-notes\ndescription: "Writes release notes\. Use when a release is cut\."\n---\n\n# release-notes\n/);
+      expect(await run(['validate', 'new/release-notes'], tree.root)).toMatchObject({ code: 0, out: 'Valid skill: new/release-notes' });
+      // With no description, a placeholder that still validates.
+      expect((await run(['create', 'plain'], tree.root)).code).toBe(0);
+      expect(await run(['validate', 'plain'], tree.root)).toMatchObject({ code: 0 });
+    });
+
+    it('refuses a name the specification does not allow, or a folder that exists, and changes nothing', async () => {
+      const bad = await run(['create', 'Bad_Name'], tree.root);
+      expect(bad.code).toBe(1);
+      expect(bad.err).toMatch(/^Cannot create skill 'Bad_Name': .*lowercase/);
+      expect(existsSync(tree.path('Bad_Name'))).toBe(false);
+      await run(['create', 'twice'], tree.root);
+      const again = await run(['create', 'twice'], tree.root);
+      expect(again).toMatchObject({ code: 1, err: `Cannot create skill 'twice': ${tree.path('twice')} already exists; choose another name or --dir.` });
+      expect(await run(['create'], tree.root)).toMatchObject({ code: 2 });
     });
   });
 

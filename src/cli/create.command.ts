@@ -1,0 +1,50 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { validateFrontmatter } from '../skills/skill-validator.js';
+import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
+
+/**
+ * `skillhost create NAME [--dir D] [--description TEXT]`: a new skill folder that passes the
+ * strict validator as it is — SKILL.md with its frontmatter and a body to fill in, and the three
+ * folders the specification names — ready to edit. Refuses a name the specification does not
+ * allow and a folder that exists, changing nothing.
+ */
+export function createCommand(args: string[], io: CliIo): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { dir: { type: 'string' }, description: { type: 'string' } } });
+  if (positionals.length !== 1) throw new UsageError('Give one NAME: lowercase letters, digits and single hyphens, e.g. release-notes.');
+  const [name] = positionals;
+  const description = values.description ?? `Describe what ${name} does and when to use it.`;
+  const checked = validateFrontmatter({ name, description }, name, 'strict');
+  if (checked.errors.length > 0) throw new CommandFailure(`Cannot create skill '${name}': ${checked.errors.join('; ')}`);
+  const folder = resolve(io.cwd, values.dir ?? '.', name);
+  if (existsSync(folder)) throw new CommandFailure(`Cannot create skill '${name}': ${folder} already exists; choose another name or --dir.`);
+  try {
+    for (const sub of ['scripts', 'references', 'assets']) mkdirSync(join(folder, sub), { recursive: true });
+    writeFileSync(join(folder, 'SKILL.md'), skillMd(name, description));
+  } catch (error) {
+    rmSync(folder, { recursive: true, force: true });
+    throw new CommandFailure(`Cannot create skill '${name}' in ${folder}: ${(error as Error).message}`);
+  }
+  io.out(`Created ${folder}: edit SKILL.md (its description is what the catalogue shows), then check it with skillhost validate ${join(values.dir ?? '.', name)}`);
+  return 0;
+}
+
+function skillMd(name: string, description: string): string {
+  return [
+    '---',
+    `name: ${name}`,
+    `description: ${JSON.stringify(description)}`,
+    '---',
+    '',
+    `# ${name}`,
+    '',
+    'Step-by-step instructions the model follows once it activates this skill.',
+    '',
+    '1. …',
+    '',
+    'Files: put longer documents in references/, templates and data in assets/, and scripts in',
+    'scripts/ (run only where the server allows it, as `allowed-tools` declares).',
+    '',
+  ].join('\n');
+}
