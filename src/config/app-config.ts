@@ -37,6 +37,8 @@ export interface SkillsConfig {
   explicitPrefixes: readonly string[];
   /** Skills switched off by name. */
   disabled: readonly string[];
+  /** Reload on a change in the directories. */
+  watch: boolean;
   /** Operator-trusted folders of code skills (`skill.mjs`). */
   codeDirectories: readonly SkillDirectory[];
   codeTimeoutMs: number;

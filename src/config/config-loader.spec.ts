@@ -37,6 +37,7 @@ describe(loadConfig.name, () => {
       maxDepth: 1,
       explicitPrefixes: ['/'],
       disabled: [],
+      watch: false,
       codeDirectories: [],
       codeTimeoutMs: 30_000,
       codeMemoryMb: 256,

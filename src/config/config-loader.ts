@@ -248,6 +248,7 @@ function buildConfig(
         maxDepth: get<number>('app.skills.max_depth'),
         explicitPrefixes: get<string[]>('app.skills.explicit_prefixes'),
         disabled: get<string[]>('app.skills.disabled'),
+        watch: get<boolean>('app.skills.watch'),
         codeDirectories: get<string[]>('app.skills.code_directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)),
         codeTimeoutMs: get<number>('app.skills.code_timeout_ms'),
         codeMemoryMb: get<number>('app.skills.code_memory_mb'),
