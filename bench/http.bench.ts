@@ -11,7 +11,7 @@
  *
  *   npm run bench:http          (writes bench/results/http.{md,json})
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { generateApiKey } from '../src/auth/api-key.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
-import { databaseUrl, percentile } from './bench-support.js';
+import { databaseUrl, percentile, serveApp, startChild as startChildProcess } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
@@ -54,25 +54,9 @@ async function serveModel(): Promise<void> {
   console.log(`READY ${new URL(model.url).port}`);
 }
 
-/** Child mode: the real application from a config file. */
-async function serveApp(): Promise<void> {
-  const { loadConfig } = await import('../src/config/config-loader.js');
-  const { createApp } = await import('../src/app.factory.js');
-  const app = await createApp(loadConfig(), { logger: false });
-  await app.listen(0, '127.0.0.1');
-  console.log(`READY ${(app.getHttpServer().address() as { port: number }).port}`);
-}
-
 function startChild(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
   const nodeArgs = args[0] === 'serve-app' && process.env.BENCH_APP_NODE_ARGS ? process.env.BENCH_APP_NODE_ARGS.split(' ') : [];
-  const child = spawn(process.execPath, [...nodeArgs, SELF, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolvePort, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /READY (\d+)/.exec(chunk.toString());
-      if (match) resolvePort({ child, port: Number(match[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`child ${args[0]} exited with ${code}`)));
-  });
+  return startChildProcess(SELF, args, env, nodeArgs);
 }
 
 /** CPU seconds a process has used so far (user + system), from /proc on Linux; NaN elsewhere. */

@@ -8,12 +8,11 @@
  *
  *   npm run bench:reload          (writes bench/results/reload.{md,json})
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { databaseUrl, percentile } from './bench-support.js';
+import { databaseUrl, percentile, serveApp, startChild } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
@@ -23,15 +22,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 15_000);
 const TARGET_P99_MS = 20;
 
-/** Child mode: the real application from a config file. */
-async function serveApp(): Promise<void> {
-  const { loadConfig } = await import('../src/config/config-loader.js');
-  const { createApp } = await import('../src/app.factory.js');
-  const app = await createApp(loadConfig(), { logger: false });
-  await app.listen(0, '127.0.0.1');
-  console.log(`READY ${(app.getHttpServer().address() as { port: number }).port}`);
-}
-
 function writeSkills(root: string): void {
   for (let i = 0; i < SKILLS; i++) {
     const name = `skill-${String(i).padStart(5, '0')}`;
@@ -39,17 +29,6 @@ function writeSkills(root: string): void {
     writeFileSync(join(root, name, 'SKILL.md'), `---\nname: ${name}\ndescription: Benchmark skill number ${i}. Use when a benchmark needs many skills.\n---\n\n# ${name}\n\nSteps.\n`);
     writeFileSync(join(root, name, 'references', 'REFERENCE.md'), 'Reference.\n');
   }
-}
-
-function startApp(env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [SELF, 'serve-app'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolvePort, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /READY (\d+)/.exec(chunk.toString());
-      if (match) resolvePort({ child, port: Number(match[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`app exited with ${code}`)));
-  });
 }
 
 function send(agent: Agent, port: number, method: string, path: string): Promise<{ status: number; ms: number }> {
@@ -106,7 +85,7 @@ async function main(): Promise<void> {
       `url = ${JSON.stringify(db.url)}`,
     ].join('\n'),
   );
-  const app = await startApp({ SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
+  const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
   try {
     const reloadAgent = new Agent({ keepAlive: true, maxSockets: 1 });
     // Warm up: the list's JSON is built once per snapshot, on its first request.
