@@ -195,6 +195,7 @@ function buildConfig(
   settings: Record<string, Record<string, unknown>>,
 ): AppConfig {
   const get = <T>(key: string) => values.get(key) as T;
+  const folders = (key: string) => get<string[]>(key).map((d) => resolveSkillDirectory(d, projectRoot, homeDir));
   const config: AppConfig = {
     app: {
       port: get<number>('app.port'),
@@ -210,7 +211,7 @@ function buildConfig(
         maxSteps: get<number>('app.tools.max_steps'),
         maxAnswerBytes: get<number>('app.tools.max_answer_bytes'),
       },
-      commands: { directories: get<string[]>('app.commands.directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)) },
+      commands: { directories: folders('app.commands.directories') },
       scripts: {
         enabled: get<boolean>('app.scripts.enabled'),
         requireAllowedTools: get<boolean>('app.scripts.require_allowed_tools'),
@@ -238,7 +239,7 @@ function buildConfig(
       },
       skills: {
         enabled: get<boolean>('app.skills.enabled'),
-        directories: get<string[]>('app.skills.directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)),
+        directories: folders('app.skills.directories'),
         validation: get<ValidationMode>('app.skills.validation'),
         catalogueFormat: get<CatalogueFormat>('app.skills.catalogue_format'),
         includeLocation: get<boolean>('app.skills.include_location'),
@@ -249,7 +250,7 @@ function buildConfig(
         explicitPrefixes: get<string[]>('app.skills.explicit_prefixes'),
         disabled: get<string[]>('app.skills.disabled'),
         watch: get<boolean>('app.skills.watch'),
-        codeDirectories: get<string[]>('app.skills.code_directories').map((d) => resolveSkillDirectory(d, projectRoot, homeDir)),
+        codeDirectories: folders('app.skills.code_directories'),
         codeTimeoutMs: get<number>('app.skills.code_timeout_ms'),
         codeMemoryMb: get<number>('app.skills.code_memory_mb'),
         settings,
