@@ -57,7 +57,7 @@ import { performance } from 'node:perf_hooks';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { unstorableCharacter } from '../common/storable-text.js';
 import { CappedOutput } from './capped-output.js';
-import { formatCommandLine, invocationForms } from './command-line.js';
+import { formatCommandLine, invocationForms, type ScriptInvocation } from './command-line.js';
 import { chooseInterpreter, INTERPRETER_DIRS, isExecutableFile } from './interpreter.js';
 import { resolveScriptFile } from './script-file.js';
 
@@ -76,9 +76,13 @@ export interface SandboxRequest {
   env?: Record<string, string>;
   /** Aborting kills the sandbox at once (the server shutting down); the result then reports SIGKILL. */
   signal?: AbortSignal;
+  /** Asked once the script and its interpreter are known, before anything runs: throws to refuse (allowed-tools). */
+  authorize?: (invocation: ScriptInvocation) => void;
 }
 
 export interface SandboxResult {
+  /** The script, normalised and relative to the skill folder, e.g. `scripts/echo.sh`. */
+  path: string;
   /** As shown on the card, e.g. `sh scripts/echo.sh a`. */
   command: string;
   /** The script's exit code; a script killed by a signal inside the sandbox reports 128 + the signal number, as a shell would. Null when the sandbox was killed. */
@@ -224,6 +228,7 @@ export async function runSandboxed(request: SandboxRequest, bwrapPath = 'bwrap')
   const script = resolveScriptFile(request.skillDir, request.scriptPath);
   const interpreter = chooseInterpreter(script.relativePath, script.head);
   if ('error' in interpreter) throw new AppError(ErrorCode.VALIDATION_FAILED, `Script '${script.relativePath}' cannot be run: ${interpreter.error}`, { path: script.relativePath });
+  request.authorize?.({ interpreter: interpreter.name, scriptPath: script.relativePath, args: request.args });
   const spec: SandboxSpec = {
     skillDir: script.skillDir,
     command: [interpreter.command, ...interpreter.args, `./${script.relativePath}`, ...request.args],
@@ -235,7 +240,7 @@ export async function runSandboxed(request: SandboxRequest, bwrapPath = 'bwrap')
   const run = await execute(bwrapPath, sandboxArgs(spec, runtime()), request);
   if (run.setupFailure !== undefined) throw new Error(`The script sandbox could not start: ${run.setupFailure}${setupHint(run.setupFailure)}`);
   const command = formatCommandLine(invocationForms({ interpreter: interpreter.name, scriptPath: script.relativePath, args: request.args }).viaInterpreter);
-  return { command, exitCode: run.exitCode, signal: run.signal, durationMs: run.durationMs, timedOut: run.timedOut, truncated: run.truncated, output: run.output };
+  return { path: script.relativePath, command, exitCode: run.exitCode, signal: run.signal, durationMs: run.durationMs, timedOut: run.timedOut, truncated: run.truncated, output: run.output };
 }
 
 let cachedRuntime: HostPath[] | undefined;
@@ -296,7 +301,7 @@ function setupHint(message: string): string {
   return '.';
 }
 
-interface Execution extends Omit<SandboxResult, 'command'> {
+interface Execution extends Omit<SandboxResult, 'command' | 'path'> {
   /** bwrap's or prlimit's message when the sandbox never ran the script. */
   setupFailure?: string;
 }

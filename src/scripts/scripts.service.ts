@@ -3,9 +3,8 @@ import { AppError, ErrorCode } from '../common/app-error.js';
 import { APP_CONFIG, type AppConfig, type ScriptsConfig } from '../config/app-config.js';
 import type { SkillRecord } from '../skills/skill.types.js';
 import { checkScriptAllowed, parseAllowedTools } from './allowed-tools.js';
-import { chooseInterpreter } from './interpreter.js';
+import type { ScriptInvocation } from './command-line.js';
 import { checkSandbox, runSandboxed, type SandboxResult } from './script-sandbox.js';
-import { resolveScriptFile } from './script-file.js';
 
 export interface ScriptRequest {
   skill: SkillRecord;
@@ -15,7 +14,7 @@ export interface ScriptRequest {
   stdin?: string;
 }
 
-export type ScriptRun = SandboxResult & { path: string };
+export type ScriptRun = SandboxResult;
 
 /**
  * Runs a skill's scripts, only ever in the bubblewrap sandbox and only as its `allowed-tools`
@@ -52,32 +51,20 @@ export class ScriptsService implements OnModuleInit {
     if (request.skill.origin === 'programmatic') {
       throw new AppError(ErrorCode.VALIDATION_FAILED, `Skill '${request.skill.name}' was registered by the application and has no folder: it has no scripts to run.`, { name: request.skill.name });
     }
-    const script = resolveScriptFile(request.skill.path, request.path);
-    const interpreter = chooseInterpreter(script.relativePath, script.head);
-    if ('error' in interpreter) throw new AppError(ErrorCode.VALIDATION_FAILED, `Script '${script.relativePath}' of skill '${request.skill.name}' cannot be run: ${interpreter.error}`, { name: request.skill.name, path: script.relativePath });
-    if (this.config.requireAllowedTools) {
-      const { rules } = parseAllowedTools(request.skill.frontmatter['allowed-tools']);
-      const verdict = checkScriptAllowed(rules, { interpreter: interpreter.name, scriptPath: script.relativePath, args: request.args });
-      if (!verdict.allowed) {
-        throw new AppError(
-          ErrorCode.SCRIPT_NOT_ALLOWED,
-          `Skill '${request.skill.name}' may not run '${script.relativePath}': ${verdict.reason} (either form will do: ${verdict.needed}).`,
-          { name: request.skill.name, path: script.relativePath, needed: verdict.needed },
-        );
-      }
-    }
+    const skill = request.skill;
     const result = await this.sandboxed({
-      skillDir: script.skillDir,
-      scriptPath: script.relativePath,
+      skillDir: skill.path,
+      scriptPath: request.path,
       args: [...request.args],
       stdin: request.stdin,
       timeoutMs: this.config.timeoutMs,
       maxOutputBytes: this.config.maxOutputBytes,
       memoryBytes: this.config.memoryMb * 1024 * 1024,
       maxProcesses: this.config.maxProcesses,
+      authorize: this.config.requireAllowedTools ? (invocation) => assertAllowed(skill, invocation) : undefined,
     });
-    this.logger.log(`Script ${request.skill.name}/${script.relativePath}: exit ${result.exitCode ?? result.signal} in ${Math.round(result.durationMs)} ms${result.timedOut ? ' (timed out)' : ''}${result.truncated ? ' (output cut)' : ''}`);
-    return { ...result, path: script.relativePath };
+    this.logger.log(`Script ${skill.name}/${result.path}: exit ${result.exitCode ?? result.signal} in ${Math.round(result.durationMs)} ms${result.timedOut ? ' (timed out)' : ''}${result.truncated ? ' (output cut)' : ''}`);
+    return result;
   }
 
   /** A sandbox that cannot start (bwrap gone since start-up, a folder uid 65534 cannot read) is the card's error, not the turn's. */
@@ -90,6 +77,18 @@ export class ScriptsService implements OnModuleInit {
       throw new AppError(ErrorCode.INTERNAL, (error as Error).message);
     }
   }
+}
+
+/** SCRIPT_NOT_ALLOWED unless the skill's `allowed-tools` permits the command, saying what it would need to declare. */
+function assertAllowed(skill: SkillRecord, invocation: ScriptInvocation): void {
+  const { rules } = parseAllowedTools(skill.frontmatter['allowed-tools']);
+  const verdict = checkScriptAllowed(rules, invocation);
+  if (verdict.allowed) return;
+  throw new AppError(
+    ErrorCode.SCRIPT_NOT_ALLOWED,
+    `Skill '${skill.name}' may not run '${invocation.scriptPath}': ${verdict.reason} (either form will do: ${verdict.needed}).`,
+    { name: skill.name, path: invocation.scriptPath, needed: verdict.needed },
+  );
 }
 
 export function scriptsDisabledError(): AppError {

@@ -77,7 +77,18 @@ describeWithSandbox('runSandboxed (bubblewrap)', () => {
 
   it('runs a script with its arguments and reports what ran', async () => {
     const sut = await runSandboxed({ skillDir, scriptPath: 'scripts/echo.sh', args: ['a', 'b'], timeoutMs: 10_000, maxOutputBytes: 4096, memoryBytes: 64 * MB, maxProcesses: 8 });
-    expect(sut).toEqual({ command: 'sh scripts/echo.sh a b', exitCode: 0, signal: null, durationMs: expect.any(Number), timedOut: false, truncated: false, output: 'args:2 a b\n' });
+    expect(sut).toEqual({ path: 'scripts/echo.sh', command: 'sh scripts/echo.sh a b', exitCode: 0, signal: null, durationMs: expect.any(Number), timedOut: false, truncated: false, output: 'args:2 a b\n' });
+  });
+
+  it('asks authorize with the resolved script and interpreter before running, and runs nothing when it refuses', async () => {
+    const seen: unknown[] = [];
+    const refuse = (invocation: unknown) => {
+      seen.push(invocation);
+      throw new Error('not allowed');
+    };
+    await expect(runSandboxed({ skillDir, scriptPath: './scripts//echo.sh', args: ['a'], timeoutMs: 10_000, maxOutputBytes: 4096, memoryBytes: 64 * MB, maxProcesses: 8, authorize: refuse })).rejects.toThrow('not allowed');
+    expect(seen).toEqual([{ interpreter: 'sh', scriptPath: 'scripts/echo.sh', args: ['a'] }]);
+    expect(await leftovers()).toEqual([]);
   });
 
   it('mounts the real folder when given a symlink to it, and runs a script symlinked inside the skill by its target', async () => {
