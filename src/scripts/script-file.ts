@@ -26,7 +26,8 @@ export function resolveScriptFile(skillDir: string, requestedPath: string): Scri
   try {
     root = realpathSync.native(skillDir);
   } catch {
-    throw new AppError(ErrorCode.SKILL_NOT_FOUND, `The skill folder ${skillDir} no longer exists; reload the skills.`);
+    // No host path in the message: it reaches users (a card); the caller names the skill.
+    throw new AppError(ErrorCode.SKILL_NOT_FOUND, 'The skill folder no longer exists; reload the skills.');
   }
   try {
     real = realpathSync.native(join(root, normalized));

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { APP_CONFIG, type AppConfig, type ScriptsConfig } from '../config/app-config.js';
+import { skillGoneError } from '../skills/skill-resources.service.js';
 import type { SkillRecord } from '../skills/skill.types.js';
 import { checkScriptAllowed, parseAllowedTools } from './allowed-tools.js';
 import type { ScriptInvocation } from './command-line.js';
@@ -52,7 +53,7 @@ export class ScriptsService implements OnModuleInit {
       throw new AppError(ErrorCode.VALIDATION_FAILED, `Skill '${request.skill.name}' was registered by the application and has no folder: it has no scripts to run.`, { name: request.skill.name });
     }
     const skill = request.skill;
-    const result = await this.sandboxed({
+    const result = await this.sandboxed(skill, {
       skillDir: skill.path,
       scriptPath: request.path,
       args: [...request.args],
@@ -68,10 +69,11 @@ export class ScriptsService implements OnModuleInit {
   }
 
   /** A sandbox that cannot start (bwrap gone since start-up, a folder uid 65534 cannot read) is the card's error, not the turn's. */
-  private async sandboxed(request: Parameters<typeof runSandboxed>[0]): Promise<SandboxResult> {
+  private async sandboxed(skill: SkillRecord, request: Parameters<typeof runSandboxed>[0]): Promise<SandboxResult> {
     try {
       return await runSandboxed(request);
     } catch (error) {
+      if (error instanceof AppError && error.code === ErrorCode.SKILL_NOT_FOUND) throw skillGoneError(skill);
       if (error instanceof AppError) throw error;
       this.logger.error(`Script sandbox failed to start: ${(error as Error).message}`);
       throw new AppError(ErrorCode.INTERNAL, (error as Error).message);

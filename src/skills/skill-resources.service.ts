@@ -164,7 +164,7 @@ export class SkillResourcesService {
     try {
       return realpathSync.native(skill.path);
     } catch {
-      throw goneError(skill);
+      throw skillGoneError(skill);
     }
   }
 
@@ -173,7 +173,7 @@ export class SkillResourcesService {
     try {
       return this.readHead(skill, skill.skillFile, limit, 'SKILL.md');
     } catch (error) {
-      if (error instanceof AppError && error.code === ErrorCode.RESOURCE_NOT_FOUND) throw goneError(skill);
+      if (error instanceof AppError && error.code === ErrorCode.RESOURCE_NOT_FOUND) throw skillGoneError(skill);
       throw error;
     }
   }
@@ -288,7 +288,8 @@ function binaryError(skill: SkillRecord, path: string): AppError {
   return new AppError(ErrorCode.RESOURCE_BINARY, `Resource '${path}' of skill '${skill.name}' is a binary file; only UTF-8 text can be read.`, { name: skill.name, path });
 }
 
-function goneError(skill: SkillRecord): AppError {
+/** A skill whose folder (or SKILL.md) went away since the scan. */
+export function skillGoneError(skill: SkillRecord): AppError {
   return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' is no longer on disk; reload the skills.`, { name: skill.name });
 }
 

@@ -1,4 +1,4 @@
-import { chmodSync } from 'node:fs';
+import { chmodSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
@@ -25,6 +25,8 @@ const tree = useSkillTree((t) => {
   t.write('skills/tools/scripts/hello.sh', '#!/bin/sh\necho "hello $1"; echo "to stderr" >&2; exit 3\n');
   t.write('skills/tools/scripts/env.py', 'import os\nprint(sorted(os.environ))\n');
   t.write('skills/tools/scripts/peek.sh', '#!/bin/sh\ncat /etc/shadow 2>&1 | head -1; ls ../ 2>&1 | head -3; echo done\n');
+  writeSkill(t, 'skills', 'vanishing', { description: 'Removed after the scan.', extra: 'allowed-tools: Bash(sh:*)' });
+  t.write('skills/vanishing/scripts/run.sh', 'echo ran\n');
   writeSkill(t, 'skills', 'locked', { description: 'Declares no scripts.' });
   t.write('skills/locked/scripts/run.sh', '#!/bin/sh\necho ran\n');
   // The sandbox runs as uid 65534 when the server is root: it must be able to read the folders.
@@ -103,6 +105,13 @@ describeWithSandbox('skills.runScript with scripts enabled', () => {
     expect(sent[0]).toContain('SCRIPT-MARKER: SCRIPT-91e0c5d2-skills-echo x');
     const [row] = await query<{ tool: string }>(ctx.db.url, "SELECT tool_cards->0->>'tool' AS tool FROM chat_messages WHERE chat_id = $1 AND role = 'assistant'", [chat]);
     expect(row.tool).toBe('skills.runScript');
+  });
+
+  it('a skill whose folder went away since the scan is SKILL_NOT_FOUND naming it, with no host path', async () => {
+    rmSync(tree().path('skills/vanishing'), { recursive: true });
+    const chat = await newChat();
+    const run = (await http().post(`/v1/chats/${chat}/tools/skills.runScript`).send({ name: 'vanishing', path: 'scripts/run.sh' }).expect(200)).body;
+    expect(run.toolCard).toMatchObject({ status: 'error', output: "Error (SKILL_NOT_FOUND): Skill 'vanishing' is no longer on disk; reload the skills." });
   });
 
   it('checks arguments with the tool schema: no NUL in args, at most 64 of them', async () => {
