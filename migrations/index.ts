@@ -2,6 +2,8 @@ import { InitialSchema1763800000000 } from './1763800000000-initial-schema.js';
 import { ChatLastSeq1763900000000 } from './1763900000000-chat-last-seq.js';
 import { UsersAndApiKeys1764000000000 } from './1764000000000-users-and-api-keys.js';
 import { CommandsAndInvocations1764100000000 } from './1764100000000-commands-and-invocations.js';
+import { ChatEventRelay1764200000000 } from './1764200000000-chat-event-relay.js';
+import { SkillStore1764300000000 } from './1764300000000-skill-store.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
-export const MIGRATIONS = [InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000];
+export const MIGRATIONS = [InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000];

@@ -9,6 +9,8 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module.js';
 import { ErrorCode } from './common/app-error.js';
 import { answerClientError, hardenHttp } from './common/http-hardening.js';
+import { SKILL_UPLOAD_ROUTES } from './skills/store/skill-store.controller.js';
+import { acceptSkillUploads } from './skills/store/upload-bodies.js';
 import type { AppConfig } from './config/app-config.js';
 import { createAppLogger, fastifyLoggingOptions } from './ops/logging.js';
 import { setupOpenApi } from './openapi/openapi.js';
@@ -50,6 +52,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   );
   if (pino !== undefined) app.useLogger(app.get(PinoNestLogger));
   hardenHttp(app, config);
+  acceptSkillUploads(app.getHttpAdapter().getInstance(), SKILL_UPLOAD_ROUTES);
   // No Nest shutdown hooks: main.ts owns SIGTERM/SIGINT and runs closeGracefully.
   closeConnectionsWhileStopping(app);
   setupOpenApi(app);

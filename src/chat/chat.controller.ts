@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
@@ -12,6 +12,7 @@ import type { ChatEvent } from './chat-events.service.js';
 import { presentChat, presentChatDetail, presentMessage, presentOwnedChat, presentPage, presentToolRun, presentTurn } from './chat.presenter.js';
 import { ChatService, type TurnTiming } from './chat.service.js';
 import { ContextQueryDto, CreateChatDto, SendMessageDto } from './dto/chat.dto.js';
+import { SkillFilterBodyDto, SkillFilterResultDto } from '../skills/dto/store.dto.js';
 import { ToolArguments } from './tool-arguments.decorator.js';
 import { KNOWN_TOOL_NAMES } from './tools/tool-styles.js';
 import { ChatContextDto, ChatDetailDto, ChatDto, ChatPageDto, MessagePageDto, OwnedChatPageDto, ToolRunDto, TurnDto } from './dto/chat-responses.dto.js';
@@ -120,6 +121,22 @@ export class ChatController {
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   context(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ContextQueryDto) {
     return this.chats.getContext(principal, id, { model: query.model, tools: query.tools === undefined ? undefined : query.tools !== 'false' });
+  }
+
+  @Get(':id/skills')
+  @ApiOperation({ summary: "This chat's skill filter and the skills it offers" })
+  @ApiOkResponse({ type: SkillFilterResultDto })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
+  skillFilter(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return this.chats.getSkillFilter(principal, id);
+  }
+
+  @Put(':id/skills')
+  @ApiOperation({ summary: "Narrow this chat's catalogue", description: "`include` (only these) and `exclude` (never these): skill names or `prefix-*` patterns, on top of the user's own filter (`PUT /v1/me/skills`). Send `{}` to remove it. `GET /v1/chats/:id/context` shows the result." })
+  @ApiOkResponse({ type: SkillFilterResultDto })
+  @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
+  setSkillFilter(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: SkillFilterBodyDto) {
+    return this.chats.setSkillFilter(principal, id, body);
   }
 
   /**

@@ -43,6 +43,7 @@ export function presentActivation(activation: ChatActivatedSkillEntity) {
     firstActivatedAt: activation.firstActivatedAt,
     lastActivatedAt: activation.lastActivatedAt,
     count: activation.activationCount,
+    version: activation.versionDigest ?? null,
   };
 }
 

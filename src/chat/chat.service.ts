@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { ModelMessage } from 'ai';
 import type { Principal } from '../auth/principal.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
@@ -7,12 +7,14 @@ import { isUuid } from '../common/uuid.js';
 import { APP_CONFIG, type AppConfig, type ModelConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
 import { TurnGate, type TurnRelease } from '../ops/turn-gate.service.js';
-import { ChatRepository, type NewActivation, type OwnedChat, type Page } from '../persistence/chat.repository.js';
+import { ChatRepository, type NewActivation, type OwnedChat, type Page, type TurnContext } from '../persistence/chat.repository.js';
+import type { StoredSkillFilter } from '../persistence/skill-store.repository.js';
 import type { ChatActivatedSkillEntity } from '../persistence/entities/chat-activated-skill.entity.js';
 import type { ChatMessageEntity } from '../persistence/entities/chat-message.entity.js';
 import type { ChatEntity } from '../persistence/entities/chat.entity.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
 import { presentTurn, type TurnOutcome } from './chat.presenter.js';
 import { expandTemplate } from '../skills/commands/command-file.js';
@@ -65,6 +67,7 @@ export class ChatService {
     private readonly events: ChatEventsService,
     private readonly turns: TurnGate,
     private readonly metrics: MetricsService,
+    @Optional() private readonly skillStore?: SkillStoreService,
   ) {}
 
   createChat(principal: Principal, title?: string): Promise<ChatEntity> {
@@ -121,22 +124,62 @@ export class ChatService {
     if (context === null) throw chatNotFound(id);
     const activated = context.activated;
     const toolsAvailable = this.toolsAvailable(model, options.tools);
-    const snapshot = this.registry.enabled ? this.registry.snapshot : undefined;
+    const snapshot = this.viewOf(principal, context);
     return {
       model: model?.name ?? null,
       systemPrompt: this.systemPrompt(snapshot, activated, toolsAvailable),
       tools: toolsAvailable && snapshot ? this.skillTools.style(snapshot).definitions : [],
       activatedSkills: activated,
+      activatedVersions: snapshot ? await this.activatedVersions(activated, context.pins, snapshot) : [],
+      skills: { offered: snapshot ? [...snapshot.skills.keys()] : [], filteredOut: snapshot ? [...snapshot.filteredOut] : [], userFilter: context.userFilter, chatFilter: context.chatFilter },
       commands: snapshot ? promptCommands(snapshot) : [],
     };
   }
 
+  /** The chat's own skill filter, and what the user's and the chat's filters together offer. */
+  async getSkillFilter(principal: Principal, id: string) {
+    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
+    if (context === null) throw chatNotFound(id);
+    return this.presentChatFilter(principal, context.userFilter, context.chatFilter);
+  }
+
+  async setSkillFilter(principal: Principal, id: string, filter: StoredSkillFilter) {
+    if (!isUuid(id) || this.skillStore === undefined) throw chatNotFound(id);
+    const { found, filter: stored } = await this.skillStore.setChatFilter(id, principal.userId, filter);
+    if (!found) throw chatNotFound(id);
+    return this.presentChatFilter(principal, await this.skillStore.userFilter(principal.userId), stored);
+  }
+
+  private presentChatFilter(principal: Principal, userFilter: StoredSkillFilter | null, chatFilter: StoredSkillFilter | null) {
+    const view = this.viewOf(principal, { userFilter, chatFilter });
+    return { include: chatFilter?.include ?? null, exclude: chatFilter?.exclude ?? null, offered: view === undefined ? [] : [...view.skills.keys()] };
+  }
+
+  /** The user's view of the catalogue in this chat (personal skills, the user's and the chat's filters); undefined with skills off. */
+  private viewOf(principal: Principal, context: Pick<TurnContext, 'userFilter' | 'chatFilter'>): CatalogueSnapshot | undefined {
+    return this.registry.enabled ? this.registry.viewFor(principal.userId, [context.userFilter, context.chatFilter]) : undefined;
+  }
+
+  /** Each activated skill's pinned version against the one loaded now (`newer`: activating it again moves the chat there). */
+  private async activatedVersions(activated: readonly string[], pins: ReadonlyMap<string, string>, snapshot: CatalogueSnapshot) {
+    return Promise.all(
+      activated.map(async (name) => {
+        const skill = snapshot.skills.get(name);
+        const version = pins.get(name) ?? null;
+        const current = skill === undefined ? null : ((await this.skillStore?.keptDigest(skill)) ?? skill.digest ?? null);
+        const status = skill === undefined ? (snapshot.disabled.has(name) ? 'disabled' : 'gone') : version === null || current === null || current === version ? 'current' : 'newer-available';
+        return { name, version, currentVersion: current, status };
+      }),
+    );
+  }
+
   /** The external-loop API: run one tool of the configured style against a chat, stored like a model-made call. */
   async executeTool(principal: Principal, id: string, tool: string, args: unknown): Promise<{ card: ToolCard; activatedSkills: ChatActivatedSkillEntity[] }> {
-    if (!isUuid(id)) throw chatNotFound(id);
-    const { card, activated } = await this.skillTools.executeForApi(tool, args);
-    // The write finds out whether the caller's chat exists (CHAT_NOT_FOUND otherwise); reading files is harmless.
-    const stored = await this.chats.recordTurn(id, principal.userId, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool' }] : []);
+    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
+    if (context === null) throw chatNotFound(id);
+    const { card, activated, version } = await this.skillTools.executeForApi(tool, args, { snapshot: this.viewOf(principal, context), pins: context.pins, chatId: id });
+    // The write finds out whether the chat still exists (deleted meanwhile: CHAT_NOT_FOUND); reading files is harmless.
+    const stored = await this.chats.recordTurn(id, principal.userId, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool', version }] : []);
     if (stored === null) throw chatNotFound(id);
     // The card as stored (a NUL in a path became U+FFFD): the answer and a later read agree.
     return { card: stored.messages[0].toolCards[0], activatedSkills: stored.activatedSkills };
@@ -191,7 +234,7 @@ export class ChatService {
     const onEvent = this.listenerFor(id, caller);
     useListener(onEvent);
     let dbMs = performance.now() - started;
-    const snapshot = this.registry.enabled ? this.registry.snapshot : undefined;
+    const snapshot = this.viewOf(principal, context);
     const invocation = this.parseInvocation(input.content, snapshot);
     const command = invocation.command && snapshot ? runCommand(snapshot, invocation.command) : undefined;
     const toolsAvailable = this.toolsAvailable(model, input.tools);
@@ -203,7 +246,7 @@ export class ChatService {
       : invocation.skills.map((skillName) => ({ skillName, how: 'explicit' }));
     const cards: ToolCard[] = [];
     const injections: string[] = [];
-    const runOptions = this.turnToolOptions({ chatId: id, snapshot, userMessage: invocation.text, model, cards, injections, onEvent });
+    const runOptions = this.turnToolOptions({ chatId: id, snapshot, pins: new Map(context.pins), userMessage: invocation.text, model, cards, injections, onEvent });
     const { activations, fallback, ran, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, runOptions, cards, onEvent);
     const forcedCount = cards.length;
     const turnPrompt = { invoked: invocation.skills, fallback, ran, command: command?.stored.name };
@@ -230,7 +273,7 @@ export class ChatService {
         const execution = await this.skillTools.execute(tool, call.input, { ...runOptions, id: call.toolCallId });
         toolMs += execution.card.durationMs;
         cards.push(execution.card);
-        if (execution.activated) activations.push({ skillName: execution.activated, how: 'tool' });
+        if (execution.activated) activations.push({ skillName: execution.activated, how: 'tool', version: execution.version });
         onEvent?.({ event: 'tool-result', data: execution.card });
         return execution.card.output;
       },
@@ -274,6 +317,7 @@ export class ChatService {
   private turnToolOptions(turn: {
     chatId: string;
     snapshot: CatalogueSnapshot | undefined;
+    pins: Map<string, string>;
     userMessage: string;
     model: ModelConfig;
     cards: ToolCard[];
@@ -285,6 +329,7 @@ export class ChatService {
     return {
       chatId: turn.chatId,
       snapshot: turn.snapshot,
+      pins: turn.pins,
       userMessage: turn.userMessage,
       llm: (prompt, options) => {
         if (++llmCalls > MAX_CODE_LLM_CALLS) return Promise.reject(new Error(`llm.complete may be called at most ${MAX_CODE_LLM_CALLS} times in a turn`));
@@ -402,17 +447,17 @@ export class ChatService {
       const record = options.snapshot?.skills.get(skillName);
       if (record !== undefined && isCodeSkill(record)) {
         const at = cards.length;
-        const { card, activated } = await this.skillTools.execute(useSkillTool, { skill_name: skillName, input: options.userMessage ?? '' }, options);
+        const { card, activated, version } = await this.skillTools.execute(useSkillTool, { skill_name: skillName, input: options.userMessage ?? '' }, options);
         show(card, at);
         ran.push({ name: skillName, output: card.output });
-        if (activated) activations.push({ skillName: activated, how });
+        if (activated) activations.push({ skillName: activated, how, version });
         continue;
       }
       if (style !== undefined) {
         const { tool, args } = style.activation(skillName);
-        const { card, activated } = await this.skillTools.execute(tool, args, options);
+        const { card, activated, version } = await this.skillTools.execute(tool, args, options);
         show(card);
-        if (activated) activations.push({ skillName: activated, how });
+        if (activated) activations.push({ skillName: activated, how, version });
         messages.push(
           { role: 'assistant', content: [{ type: 'tool-call', toolCallId: card.id, toolName: tool.wireName, input: args }] },
           { role: 'tool', content: [{ type: 'tool-result', toolCallId: card.id, toolName: tool.wireName, output: { type: 'text', value: card.output } }] },
@@ -420,9 +465,9 @@ export class ChatService {
         continue;
       }
       try {
-        const skill = await this.resources.activate(skillName);
+        const skill = await this.resources.activate(skillName, { snapshot: options.snapshot, pins: options.pins });
         fallback.push({ name: skill.name, body: skill.body });
-        activations.push({ skillName: skill.name, how: how === 'explicit' ? 'fallback' : how });
+        activations.push({ skillName: skill.name, how: how === 'explicit' ? 'fallback' : how, version: skill.version });
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         const card = this.skillTools.errorCard('skills.activate', { name: skillName }, error);

@@ -21,6 +21,8 @@ export interface ToolExecution {
   card: ToolCard;
   /** The skill this call activated, when it activated one. */
   activated?: string;
+  /** The version it activated (`sha256:…`), when it was kept. */
+  version?: string;
 }
 
 export interface ToolRunOptions {
@@ -36,8 +38,10 @@ export interface ToolRunOptions {
   codeDepth?: number;
   /** The provider's call id; a new one for calls the server or an API caller makes. */
   id?: string;
-  /** The snapshot the turn started with, so one turn sees one catalogue. */
+  /** The snapshot the turn started with (the user's view), so one turn sees one catalogue. */
   snapshot?: CatalogueSnapshot;
+  /** The chat's activated versions by skill name: reads come from them; activations record new ones. Absent outside a chat. */
+  pins?: Map<string, string>;
   /** The user's words this turn (use_skill matches them when given no input). */
   userMessage?: string;
 }
@@ -65,9 +69,9 @@ export class SkillToolsService {
     return toolStyleFor(this.config.app.tools.style, snapshot, { scripts: this.scripts.enabled });
   }
 
-  /** A tool of the configured style by its canonical name, or TOOL_NOT_FOUND naming the ones it has. */
-  find(name: string): SkillTool {
-    const style = this.style();
+  /** A tool of the configured style (for a user's view) by its canonical name, or TOOL_NOT_FOUND naming the ones it has. */
+  find(name: string, snapshot?: CatalogueSnapshot): SkillTool {
+    const style = this.style(snapshot);
     const tool = style.byName(name);
     if (tool !== undefined) return tool;
     if (name === runScriptTool.name) throw scriptsDisabledError();
@@ -79,17 +83,22 @@ export class SkillToolsService {
   }
 
   /** An API caller's call: the arguments are checked first (VALIDATION_FAILED), then it runs as a model's call does. */
-  executeForApi(name: string, args: unknown): Promise<ToolExecution> {
-    const tool = this.find(name);
+  executeForApi(name: string, args: unknown, options: ToolRunOptions = {}): Promise<ToolExecution> {
+    const tool = this.find(name, options.snapshot);
     const unstorable = unstorableStringProblems(args, (key) => tool.nulAllowed?.includes(key) === true);
     if (unstorable.length > 0) throw validationFailed(unstorable);
     const parsed = parseToolArguments(tool, args);
     if (!parsed.ok) throw new AppError(ErrorCode.VALIDATION_FAILED, parsed.message, { problems: parsed.problems });
-    return this.execute(tool, args);
+    return this.execute(tool, args, options);
   }
 
   async execute(tool: SkillTool, args: unknown, options: ToolRunOptions = {}): Promise<ToolExecution> {
     const execution = await this.run(tool, args, options);
+    // Reads later in the turn come from what was just activated.
+    if (execution.activated !== undefined && options.pins !== undefined) {
+      if (execution.version === undefined) options.pins.delete(execution.activated);
+      else options.pins.set(execution.activated, execution.version);
+    }
     this.observe(execution.card);
     if (execution.activated !== undefined) this.metrics.observeActivation(execution.activated);
     return execution;
@@ -110,10 +119,12 @@ export class SkillToolsService {
     const parsed = parseToolArguments(tool, args);
     if (!parsed.ok) return { card: card('error', { output: parsed.message, summary: failed }) };
     try {
+      const snapshot = options.snapshot ?? this.registry.snapshot;
+      const reader = this.resources.reader({ snapshot, pins: options.pins });
       const context = {
-        resources: this.resources,
-        registry: this.registry,
-        snapshot: options.snapshot ?? this.registry.snapshot,
+        resources: reader,
+        registry: reader,
+        snapshot,
         userMessage: options.userMessage,
         useSkillThreshold: this.config.app.tools.useSkillThreshold,
         scripts: this.scripts,
@@ -128,7 +139,7 @@ export class SkillToolsService {
       };
       const result = await tool.execute(parsed.input, context);
       this.logger.log(`${tool.name} ${result.summary.skill ?? '-'}${result.summary.path ? ` ${result.summary.path}` : ''}`);
-      return { card: card(result.failed ? 'error' : 'ok', result), activated: result.activated };
+      return { card: card(result.failed ? 'error' : 'ok', result), activated: result.activated, version: result.version };
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       this.logger.log(`${tool.name} refused: ${error.code}`);

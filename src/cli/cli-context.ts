@@ -7,6 +7,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { ConfigModule } from '../config/config.module.js';
 import { EmbeddedPostgresServer } from '../persistence/embedded-postgres.server.js';
 import { PersistenceModule } from '../persistence/persistence.module.js';
+import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { CommandFailure } from './cli-io.js';
 
 /** A command does one thing at a time: two connections leave the rest of the server's pool alone. */
@@ -19,7 +20,7 @@ const CLI_POOL_SIZE = 2;
 @Module({})
 export class CliModule {
   static forConfig(config: AppConfig): DynamicModule {
-    return { module: CliModule, imports: [ConfigModule.forRoot(config), PersistenceModule], providers: [AuthService, UsersService] };
+    return { module: CliModule, imports: [ConfigModule.forRoot(config), PersistenceModule], providers: [AuthService, UsersService, SkillStoreService] };
   }
 }
 
@@ -29,7 +30,12 @@ export class CliModule {
  * server already running on it (left running), else through one started for this command and
  * stopped afterwards. Nest logs nothing: stdout is for the command's answer.
  */
-export async function withUsersService<T>(config: AppConfig, work: (users: UsersService) => Promise<T>): Promise<T> {
+export function withUsersService<T>(config: AppConfig, work: (users: UsersService) => Promise<T>): Promise<T> {
+  return withServices(config, (services) => work(services.users));
+}
+
+/** The same, with the skill store too (`install`, `versions`, `enable`…). */
+export async function withServices<T>(config: AppConfig, work: (services: { users: UsersService; store: SkillStoreService }) => Promise<T>): Promise<T> {
   const settings = config.app.database;
   const embedded = settings.url === '' ? new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort }) : undefined;
   try {
@@ -38,7 +44,7 @@ export async function withUsersService<T>(config: AppConfig, work: (users: Users
       NestFactory.createApplicationContext(CliModule.forConfig(withDatabase(config, url)), { logger: false, abortOnError: false }),
     );
     try {
-      return await work(context.get(UsersService));
+      return await work({ users: context.get(UsersService), store: context.get(SkillStoreService) });
     } finally {
       await context.close();
     }

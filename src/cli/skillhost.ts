@@ -25,8 +25,14 @@ const USAGE = `Usage:
   skillhost keys create --user NAME [--label L] [--expires-at ISO] [--config FILE] [--json]
   skillhost keys list [--user NAME] [--config FILE] [--json]
   skillhost keys revoke ID [--config FILE] [--json]
+  skillhost install PATH|ARCHIVE [--personal --user NAME] [--config FILE] [--json]
+  skillhost uninstall NAME [--personal --user NAME] [--config FILE] [--json]
+  skillhost versions NAME [--personal --user NAME] [--config FILE] [--json]
+  skillhost enable NAME [--config FILE] [--json]
+  skillhost disable NAME [--config FILE] [--json]
 
-PATH is a skill folder or its SKILL.md. users and keys work on the configured database (DATABASE_URL
+PATH is a skill folder or its SKILL.md (install: a skill folder, .zip, .tar.gz or .tar). users, keys and
+the store commands (install … disable) work on the configured database (DATABASE_URL
 or [app.database] url; else the embedded PostgreSQL's data folder, through the running server's
 PostgreSQL when there is one). Exit codes: 0 ok, 1 something invalid or failed (not found, name
 taken, database unreachable), 2 usage or configuration error.`;
@@ -52,6 +58,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await (await import('./users.command.js')).usersCommand(rest, io);
       case 'keys':
         return await (await import('./keys.command.js')).keysCommand(rest, io);
+      case 'install':
+      case 'uninstall':
+      case 'versions':
+      case 'enable':
+      case 'disable':
+        return await (await import('./store.command.js')).storeCommand(command, rest, io);
       case undefined:
       case 'help':
       case '--help':

@@ -5,11 +5,14 @@
 export enum ErrorCode {
   SKILL_NOT_FOUND = 'SKILL_NOT_FOUND',
   SKILL_DISABLED = 'SKILL_DISABLED',
+  SKILL_VERSION_NOT_FOUND = 'SKILL_VERSION_NOT_FOUND',
+  SKILL_SWITCH_LOCKED = 'SKILL_SWITCH_LOCKED',
   RESOURCE_NOT_FOUND = 'RESOURCE_NOT_FOUND',
   RESOURCE_OUTSIDE_SKILL = 'RESOURCE_OUTSIDE_SKILL',
   RESOURCE_IS_DIRECTORY = 'RESOURCE_IS_DIRECTORY',
   RESOURCE_BINARY = 'RESOURCE_BINARY',
   VALIDATION_FAILED = 'VALIDATION_FAILED',
+  INVALID_ARCHIVE = 'INVALID_ARCHIVE',
   SKILLS_DISABLED = 'SKILLS_DISABLED',
   ROUTE_NOT_FOUND = 'ROUTE_NOT_FOUND',
   CHAT_NOT_FOUND = 'CHAT_NOT_FOUND',
@@ -57,6 +60,7 @@ export function httpStatusOf(code: ErrorCode): number {
   switch (code) {
     case ErrorCode.SKILL_NOT_FOUND:
     case ErrorCode.RESOURCE_NOT_FOUND:
+    case ErrorCode.SKILL_VERSION_NOT_FOUND:
     case ErrorCode.SKILLS_DISABLED:
     case ErrorCode.ROUTE_NOT_FOUND:
     case ErrorCode.CHAT_NOT_FOUND:
@@ -73,6 +77,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.SKILL_DISABLED:
       return 403;
     case ErrorCode.USER_NAME_TAKEN:
+    case ErrorCode.SKILL_SWITCH_LOCKED:
       return 409;
     case ErrorCode.MODEL_ERROR:
       return 502;
@@ -83,6 +88,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.RESOURCE_OUTSIDE_SKILL:
     case ErrorCode.RESOURCE_IS_DIRECTORY:
     case ErrorCode.VALIDATION_FAILED:
+    case ErrorCode.INVALID_ARCHIVE:
     case ErrorCode.QUERY_TOO_COMPLEX:
       return 400;
     case ErrorCode.RESOURCE_BINARY:

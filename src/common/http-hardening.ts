@@ -68,7 +68,7 @@ function refuseForeignHosts(fastify: FastifyInstance, config: AppConfig): void {
  * a web page can send without asking, XML, multipart, a missing or malformed content type — is
  * 415 before a byte of it is read.
  */
-function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
+export function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
   fastify.removeAllContentTypeParsers();
   const defaultParser = fastify.getDefaultJsonParser('error', 'error');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -83,14 +83,22 @@ function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
 
 const BODYLESS_METHODS = new Set(['GET', 'HEAD']);
 
-function unsupportedBody(request: FastifyRequest): AppError | undefined {
+/**
+ * The 415 for a body whose media type `accepts` refuses (by default: any type without a parser);
+ * undefined when the request has no body or its type is accepted. Also used by the skill upload
+ * routes (src/skills/store/upload-bodies.ts) to refuse upload types everywhere else.
+ */
+export function unsupportedBody(
+  request: FastifyRequest,
+  accepts: (mediaType: string) => boolean = (mediaType) => request.server.hasContentTypeParser(mediaType),
+): AppError | undefined {
   const { headers } = request;
   const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   // A body on an unknown route is never read: the answer is 404.
   if (!hasBody || BODYLESS_METHODS.has(request.method) || request.is404) return undefined;
   const contentType = headers['content-type'];
   const media = contentType === undefined ? undefined : parseMediaType(contentType);
-  if (media !== undefined && media.charsetOk && request.server.hasContentTypeParser(media.type)) return undefined;
+  if (media !== undefined && media.charsetOk && accepts(media.type)) return undefined;
   const what = contentType === undefined ? 'A body without a content type' : `A body of type '${contentType.slice(0, 100)}'`;
   return new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `${what} is not accepted: send JSON with \`Content-Type: application/json\` (UTF-8).`, {
     contentType: contentType?.slice(0, 100) ?? null,

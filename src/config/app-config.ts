@@ -39,6 +39,13 @@ export interface SkillsConfig {
   disabled: readonly string[];
   /** Reload on a change in the directories. */
   watch: boolean;
+  /** Unpacked bytes a skill may hold to be installed or pinned. */
+  maxInstallBytes: number;
+  /** Where store versions are unpacked (absolute). */
+  storeDirectory: string;
+  /** Whether shared store skills win name collisions with the skills directories. */
+  storePrecedence: 'first' | 'last';
+  syncIntervalMs: number;
   /** Operator-trusted folders of code skills (`skill.mjs`). */
   codeDirectories: readonly SkillDirectory[];
   codeTimeoutMs: number;

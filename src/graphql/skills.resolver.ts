@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { AdminOnly } from '../auth/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { presentAdminReport, presentSkillDetail, presentSkillList } from '../skills/skill.presenter.js';
@@ -21,29 +22,30 @@ export class SkillsResolver {
   ) {}
 
   @Query(() => SkillListModel, { description: 'The loaded skills (GET /v1/skills).' })
-  skills() {
-    return presentSkillList(this.registry.snapshot);
+  skills(@CurrentPrincipal() principal: Principal) {
+    return presentSkillList(this.registry.viewFor(principal.userId));
   }
 
   @Query(() => SkillDetailModel, { description: 'One skill with the list of its other files (GET /v1/skills/{name}).' })
-  async skill(@Args() { name }: SkillNameArgs) {
-    const skill = this.registry.get(name);
-    return presentSkillDetail(skill, await this.resources.listResources(skill.name));
+  async skill(@Args() { name }: SkillNameArgs, @CurrentPrincipal() principal: Principal) {
+    const scope = { snapshot: this.registry.viewFor(principal.userId) };
+    const skill = this.registry.get(name, scope.snapshot);
+    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, scope));
   }
 
   @Query(() => SkillResourceModel, { description: 'One file of a skill as text, size-capped (GET /v1/skills/{name}/resources/{path}).' })
-  skillResource(@Args() { name, path }: SkillResourceArgs) {
-    return this.resources.readResource(name, path);
+  skillResource(@Args() { name, path }: SkillResourceArgs, @CurrentPrincipal() principal: Principal) {
+    return this.resources.readResource(name, path, { snapshot: this.registry.viewFor(principal.userId) });
   }
 
   @Query(() => String, { description: 'The rendered catalogue exactly as a model gets it; empty when no skill is loaded (GET /v1/skills-catalogue).' })
-  catalogue(@Args() { format }: CatalogueArgs) {
-    return this.registry.snapshot.catalogue(format ?? this.config.app.skills.catalogueFormat);
+  catalogue(@Args() { format }: CatalogueArgs, @CurrentPrincipal() principal: Principal) {
+    return this.registry.viewFor(principal.userId).catalogue(format ?? this.config.app.skills.catalogueFormat);
   }
 
   @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
   @AdminOnly()
   async reloadSkills() {
-    return presentAdminReport(await this.registry.reload());
+    return presentAdminReport((await this.registry.reloadEverywhere()).snapshot);
   }
 }

@@ -2,13 +2,16 @@ import { ErrorCode, httpStatusOf } from '../common/app-error.js';
 
 /** When each code is answered, as the API documentation says it; a `Record` so a new code must be described. */
 export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
-  [ErrorCode.SKILL_DISABLED]: 'the skill is switched off (`[app.skills] disabled`): in no catalogue, not activatable, its files not readable',
+  [ErrorCode.SKILL_DISABLED]: 'the skill is switched off (`[app.skills] disabled` or `PUT /v1/admin/skills/:name/enabled`): in no catalogue, not activatable, its files not readable',
+  [ErrorCode.SKILL_VERSION_NOT_FOUND]: 'the installed skill has no version of that number; the message names its versions',
+  [ErrorCode.SKILL_SWITCH_LOCKED]: 'the skill is switched off in the configuration (`[app.skills] disabled`), which the API cannot override',
   [ErrorCode.SKILL_NOT_FOUND]: 'no loaded skill has that name; the message names the available ones',
   [ErrorCode.RESOURCE_NOT_FOUND]: 'no such file in the skill (or a symlink loop); the message names the files that exist',
   [ErrorCode.RESOURCE_OUTSIDE_SKILL]: 'absolute path, `..`, NUL byte, or a symlink that leads out of the skill',
   [ErrorCode.RESOURCE_IS_DIRECTORY]: 'the path names a folder',
   [ErrorCode.RESOURCE_BINARY]: 'the file is not UTF-8 text',
   [ErrorCode.VALIDATION_FAILED]: 'invalid request input (body, query, an unknown field or model, malformed JSON, JSON that is not UTF-8 or nests past 64, a NUL or unpaired surrogate in a string); `details.problems` lists each problem',
+  [ErrorCode.INVALID_ARCHIVE]: 'a skill upload (zip, tar.gz, tar or multipart) that is corrupt, has an unsafe entry (absolute path, `..`, backslash, control character, symlink, hard link, device, FIFO, encrypted), a duplicate path, no files, or no SKILL.md at its root or in its one top folder; the message and `details.entry` name the entry',
   [ErrorCode.SKILLS_DISABLED]: '`app.skills.enabled` is false',
   [ErrorCode.ROUTE_NOT_FOUND]: 'no such route',
   [ErrorCode.CHAT_NOT_FOUND]: "no chat of the caller's has that id (another user's chat is not found either)",

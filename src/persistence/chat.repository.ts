@@ -8,6 +8,7 @@ import { ChatMessageEntity, type MessageRole, type StoredCommand, type StoredToo
 import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
+import type { StoredSkillFilter } from './skill-store.repository.js';
 
 export interface NewMessage {
   role: MessageRole;
@@ -22,6 +23,8 @@ export interface NewMessage {
 export interface NewActivation {
   skillName: string;
   how: ActivationHow;
+  /** The version activated (`sha256:…`); the chat reads that version until it activates the skill again. */
+  version?: string;
 }
 
 export interface Page<T> {
@@ -34,6 +37,11 @@ export interface Page<T> {
 export interface TurnContext {
   history: { role: 'user' | 'assistant'; content: string }[];
   activated: string[];
+  /** The version each activated skill was activated at, by name (skills activated without one are absent). */
+  pins: Map<string, string>;
+  /** The owner's and the chat's skill filters. */
+  userFilter: StoredSkillFilter | null;
+  chatFilter: StoredSkillFilter | null;
 }
 
 export interface StoredTurn {
@@ -117,9 +125,20 @@ export class ChatRepository {
    */
   turnContext(chatId: string, ownerId: string, historyCount: number): Promise<TurnContext | null> {
     return runQuery(async () => {
-      const rows = await runPrepared<{ history: TurnContext['history'] | null; activated: string[] | null }>(this.dataSource, TURN_CONTEXT, [chatId, historyCount, ownerId]);
+      const rows = await runPrepared<{ history: TurnContext['history'] | null; activated: { name: string; version: string | null }[] | null; user_filter: StoredSkillFilter | null; chat_filter: StoredSkillFilter | null }>(
+        this.dataSource,
+        TURN_CONTEXT,
+        [chatId, historyCount, ownerId],
+      );
       if (rows.length === 0) return null;
-      return { history: rows[0].history ?? [], activated: rows[0].activated ?? [] };
+      const activated = rows[0].activated ?? [];
+      return {
+        history: rows[0].history ?? [],
+        activated: activated.map((entry) => entry.name),
+        pins: new Map(activated.flatMap((entry) => (entry.version === null ? [] : [[entry.name, entry.version] as const]))),
+        userFilter: rows[0].user_filter,
+        chatFilter: rows[0].chat_filter,
+      };
     });
   }
 
@@ -156,7 +175,7 @@ export class ChatRepository {
         command: m.command ? toStorableJson(m.command) : null,
         model: toStorableTextOrNull(m.model),
       }));
-      const grouped = groupActivations(activations).map(([name, { how, count }]) => ({ name, how, count }));
+      const grouped = groupActivations(activations).map(([name, { how, count, version }]) => ({ name, how, count, version: version ?? null }));
       const [row] = await runPrepared<{ found: number; messages: { seq: number; created_at: string }[] | null; activated: ActivationRow[] | null }>(this.dataSource, RECORD_TURN, [
         chatId,
         rows.length,
@@ -227,6 +246,7 @@ interface ActivationRow {
   first_activated_at: string;
   last_activated_at: string;
   activation_count: number;
+  version_digest: string | null;
 }
 
 function toActivationEntity(chatId: string, row: ActivationRow): ChatActivatedSkillEntity {
@@ -237,16 +257,19 @@ function toActivationEntity(chatId: string, row: ActivationRow): ChatActivatedSk
     firstActivatedAt: new Date(row.first_activated_at),
     lastActivatedAt: new Date(row.last_activated_at),
     activationCount: row.activation_count,
+    versionDigest: row.version_digest,
   });
 }
 
-/** One row per skill (a statement may not upsert the same row twice); the first `how` wins. */
-function groupActivations(activations: NewActivation[]): [string, { how: ActivationHow; count: number }][] {
-  const grouped = new Map<string, { how: ActivationHow; count: number }>();
+/** One row per skill (a statement may not upsert the same row twice); the first `how` wins, the last version. */
+function groupActivations(activations: NewActivation[]): [string, { how: ActivationHow; count: number; version?: string }][] {
+  const grouped = new Map<string, { how: ActivationHow; count: number; version?: string }>();
   for (const activation of activations) {
     const entry = grouped.get(activation.skillName);
-    if (entry) entry.count++;
-    else grouped.set(activation.skillName, { how: activation.how, count: 1 });
+    if (entry) {
+      entry.count++;
+      entry.version = activation.version;
+    } else grouped.set(activation.skillName, { how: activation.how, count: 1, version: activation.version });
   }
   return [...grouped];
 }
@@ -256,14 +279,16 @@ function groupActivations(activations: NewActivation[]): [string, { how: Activat
  * command's message goes to the model as the prompt it expanded to, as in the turn that ran it.
  */
 const TURN_CONTEXT = {
-  name: 'skillhost_turn_context_v3',
+  name: 'skillhost_turn_context_v4',
   text: `SELECT
       (SELECT json_agg(json_build_object('role', h.role, 'content', h.content) ORDER BY h.seq)
          FROM (SELECT role, COALESCE(command->>'prompt', content) AS content, seq FROM chat_messages
                 WHERE chat_id = c.id AND role IN ('user', 'assistant')
                 ORDER BY seq DESC LIMIT $2) h) AS history,
-      (SELECT json_agg(a.skill_name ORDER BY a.first_activated_at, a.skill_name)
-         FROM chat_activated_skills a WHERE a.chat_id = c.id) AS activated
+      (SELECT json_agg(json_build_object('name', a.skill_name, 'version', a.version_digest) ORDER BY a.first_activated_at, a.skill_name)
+         FROM chat_activated_skills a WHERE a.chat_id = c.id) AS activated,
+      (SELECT u.skill_filter FROM users u WHERE u.id = c.owner_id) AS user_filter,
+      c.skill_filter AS chat_filter
     FROM chats c WHERE c.id = $1 AND c.owner_id = $3`,
 };
 
@@ -272,7 +297,7 @@ const TURN_CONTEXT = {
  * $3 the messages and $4 the activations (one per skill), each a JSON array, $5 the owner.
  */
 const RECORD_TURN = {
-  name: 'skillhost_record_turn_v3',
+  name: 'skillhost_record_turn_v4',
   text: `
     WITH chat AS (
       UPDATE chats SET updated_at = now(), last_seq = last_seq + $2 WHERE id = $1 AND owner_id = $5 RETURNING id, last_seq
@@ -283,17 +308,18 @@ const RECORD_TURN = {
       CROSS JOIN chat
       RETURNING seq, created_at
     ), upserted AS (
-      INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count)
-      SELECT chat.id, a.name, a.how, clock_timestamp(), clock_timestamp(), a.count
-      FROM json_to_recordset($4::json) AS a (name text, how text, count int) CROSS JOIN chat
+      INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count, version_digest)
+      SELECT chat.id, a.name, a.how, clock_timestamp(), clock_timestamp(), a.count, a.version
+      FROM json_to_recordset($4::json) AS a (name text, how text, count int, version text) CROSS JOIN chat
       ON CONFLICT ON CONSTRAINT pk_chat_activated_skills
       DO UPDATE SET last_activated_at = EXCLUDED.last_activated_at,
-                    activation_count = chat_activated_skills.activation_count + EXCLUDED.activation_count
-      RETURNING skill_name, how, first_activated_at, last_activated_at, activation_count
+                    activation_count = chat_activated_skills.activation_count + EXCLUDED.activation_count,
+                    version_digest = EXCLUDED.version_digest
+      RETURNING skill_name, how, first_activated_at, last_activated_at, activation_count, version_digest
     ), activated AS (
       SELECT * FROM upserted
       UNION ALL
-      SELECT skill_name, how, first_activated_at, last_activated_at, activation_count
+      SELECT skill_name, how, first_activated_at, last_activated_at, activation_count, version_digest
         FROM chat_activated_skills
        WHERE chat_id = $1 AND skill_name NOT IN (SELECT skill_name FROM upserted)
     )

@@ -24,6 +24,10 @@ export interface CatalogueSnapshot {
   readonly unavailable: readonly UnavailableSkill[];
   /** Valid skills switched off (`[app.skills] disabled`): in no catalogue, and the registry answers SKILL_DISABLED for them. */
   readonly disabled: ReadonlyMap<string, SkillRecord>;
+  /** Personal store skills by owner id: only in their owner's view (`narrowSnapshot`). */
+  readonly personal: ReadonlyMap<string, PersonalSkills>;
+  /** Names a view left out by its skill filters (a user's or a chat's); empty in the whole snapshot. */
+  readonly filteredOut: ReadonlySet<string>;
   readonly warnings: readonly string[];
   readonly directories: readonly DirectoryReport[];
   /** Loaded commands, by name, iterated in name order. */
@@ -31,6 +35,18 @@ export interface CatalogueSnapshot {
   readonly commandReport: CommandReport;
   /** The catalogue in a format; the configured one is rendered with the snapshot, others on first use. */
   catalogue(format: CatalogueFormat): string;
+}
+
+/** One user's personal skills: offered (no team skill has the name), and switched off. */
+export interface PersonalSkills {
+  readonly skills: ReadonlyMap<string, SkillRecord>;
+  readonly disabled: ReadonlyMap<string, SkillRecord>;
+}
+
+/** What a user or chat narrows its catalogue to: names or `prefix-*` patterns; an absent list does not narrow. */
+export interface SkillFilter {
+  readonly include?: readonly string[];
+  readonly exclude?: readonly string[];
 }
 
 /** What the scan of the commands directories saw, for operators. */
@@ -46,39 +62,43 @@ export interface CommandReport {
  * `availability`: the tools the chats have; a skill whose `tools_required` names another is left out
  * (into `unavailable`). Without it nothing is checked (the CLI's listing of folders).
  */
+type SnapshotConfig = Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'> & { disabled?: readonly string[] };
+
+/**
+ * `store`: the store's personal skills (kept per owner; a team skill of the same name wins, as a
+ * collision) and its persisted switches (`false` switches a skill off; the configured `disabled`
+ * list holds whatever the switches say).
+ */
 export function buildSnapshot(
   result: DiscoveryResult,
-  config: Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'> & { disabled?: readonly string[] },
+  config: SnapshotConfig,
   timing: { scannedAt: Date; durationMs: number },
   commands: CommandDiscoveryResult,
   availability?: ToolAvailability,
+  store?: { personal: readonly SkillRecord[]; switches: ReadonlyMap<string, boolean> },
 ): CatalogueSnapshot {
   const { offered, unavailable } = splitByTools(result.skills, availability);
   const switchedOff = new Set(config.disabled ?? []);
+  for (const [name, enabled] of store?.switches ?? []) if (!enabled) switchedOff.add(name);
   const sorted = offered.filter((skill) => !switchedOff.has(skill.name)).sort(compareByName);
   const disabled = new Map(offered.filter((skill) => switchedOff.has(skill.name)).sort(compareByName).map((skill) => [skill.name, skill]));
-  const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
-  const rendered = new Map<CatalogueFormat, string>();
-  const catalogue = (format: CatalogueFormat) => {
-    let text = rendered.get(format);
-    if (text === undefined) {
-      text = renderCatalogue(entries, format, config.includeLocation);
-      rendered.set(format, text);
-    }
-    return text;
-  };
+  const catalogue = catalogueOf(sorted, config);
   catalogue(config.catalogueFormat);
   const skills = new Map(sorted.map((skill) => [skill.name, skill]));
+  const personalSplit = splitByTools(store?.personal ?? [], availability);
+  const personal = personalByOwner(personalSplit.offered, new Map(result.skills.map((skill) => [skill.name, skill])), switchedOff);
   return Object.freeze({
     scannedAt: timing.scannedAt.toISOString(),
     durationMs: timing.durationMs,
     mode: config.validation,
     skills,
     invalid: Object.freeze(result.invalid),
-    collisions: Object.freeze(result.collisions),
+    collisions: Object.freeze([...result.collisions, ...personal.collisions]),
     excluded: Object.freeze(result.excluded),
-    unavailable: Object.freeze(unavailable),
+    unavailable: Object.freeze([...unavailable, ...personalSplit.unavailable]),
     disabled,
+    personal: personal.byOwner,
+    filteredOut: NOTHING_FILTERED,
     warnings: Object.freeze(result.warnings),
     directories: Object.freeze(countLoaded(result.directories, sorted)),
     commands: new Map([...commands.commands].sort(compareByName).map((command) => [command.name, command])),
@@ -90,6 +110,69 @@ export function buildSnapshot(
     }),
     catalogue,
   });
+}
+
+const NOTHING_FILTERED: ReadonlySet<string> = new Set();
+
+/** The catalogue of some skills in any format, each rendered once, on first use. */
+function catalogueOf(sorted: readonly SkillRecord[], config: SnapshotConfig): (format: CatalogueFormat) => string {
+  const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
+  const rendered = new Map<CatalogueFormat, string>();
+  return (format) => {
+    let text = rendered.get(format);
+    if (text === undefined) {
+      text = renderCatalogue(entries, format, config.includeLocation);
+      rendered.set(format, text);
+    }
+    return text;
+  };
+}
+
+/** Personal skills by owner; one named like a team skill is not offered (a collision says so). */
+function personalByOwner(records: readonly SkillRecord[], team: ReadonlyMap<string, SkillRecord>, switchedOff: ReadonlySet<string>) {
+  const byOwner = new Map<string, { skills: Map<string, SkillRecord>; disabled: Map<string, SkillRecord> }>();
+  const collisions: SkillCollision[] = [];
+  for (const record of [...records].sort(compareByName)) {
+    const owner = record.store?.ownerId;
+    if (owner === undefined || owner === null) continue;
+    const teamSkill = team.get(record.name);
+    if (teamSkill !== undefined) {
+      collisions.push({ name: record.name, winner: { path: teamSkill.path, source: teamSkill.source }, loser: { path: record.path, source: record.source } });
+      continue;
+    }
+    let entry = byOwner.get(owner);
+    if (entry === undefined) byOwner.set(owner, (entry = { skills: new Map(), disabled: new Map() }));
+    (switchedOff.has(record.name) ? entry.disabled : entry.skills).set(record.name, record);
+  }
+  return { byOwner: byOwner as ReadonlyMap<string, PersonalSkills>, collisions };
+}
+
+/** Whether a name matches a filter entry: the name itself, or `prefix*`. */
+export function matchesFilterEntry(name: string, entry: string): boolean {
+  return entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry;
+}
+
+function passes(name: string, filter: SkillFilter): boolean {
+  if (filter.include !== undefined && !filter.include.some((entry) => matchesFilterEntry(name, entry))) return false;
+  return filter.exclude === undefined || !filter.exclude.some((entry) => matchesFilterEntry(name, entry));
+}
+
+/**
+ * What one user sees in one chat: the team's skills plus the user's personal ones, narrowed by the
+ * user's and the chat's filters. Everything else (the scan's reports, commands) is the snapshot's.
+ */
+export function narrowSnapshot(base: CatalogueSnapshot, ownerId: string | undefined, filters: readonly SkillFilter[], config: SnapshotConfig): CatalogueSnapshot {
+  const own = ownerId === undefined ? undefined : base.personal.get(ownerId);
+  const candidates = own === undefined ? [...base.skills.values()] : [...base.skills.values(), ...own.skills.values()].sort(compareByName);
+  const filteredOut = new Set<string>();
+  const kept = candidates.filter((skill) => {
+    const keep = filters.every((filter) => passes(skill.name, filter));
+    if (!keep) filteredOut.add(skill.name);
+    return keep;
+  });
+  const disabled = own === undefined || own.disabled.size === 0 ? base.disabled : new Map([...base.disabled, ...own.disabled].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const catalogue = catalogueOf(kept, config);
+  return Object.freeze({ ...base, skills: new Map(kept.map((skill) => [skill.name, skill])), disabled, filteredOut, catalogue });
 }
 
 function splitByTools(skills: readonly SkillRecord[], availability: ToolAvailability | undefined): { offered: SkillRecord[]; unavailable: UnavailableSkill[] } {

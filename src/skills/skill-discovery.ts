@@ -4,6 +4,7 @@ import type { SkillDirectory, ValidationMode } from '../config/app-config.js';
 import { inspectCodeModule } from './code/code-module.reader.js';
 import { type FolderInspection, inspectSkillFolder } from './skill-folder.reader.js';
 import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
+import { type FolderLimits, folderVersion } from './store/skill-folder-files.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
 
 export interface DiscoveryOptions {
@@ -17,6 +18,11 @@ export interface DiscoveryOptions {
   /** 1 = immediate children of each directory; deeper levels are searched only below non-skill folders. */
   maxDepth: number;
   maxSkills: number;
+  /**
+   * When given, each loaded skill gets the digest of its files (the version the store would give
+   * it), read within these limits; a larger skill gets none. Reloads use it to say what changed.
+   */
+  versionLimits?: FolderLimits;
 }
 
 export interface DiscoveryResult {
@@ -82,7 +88,7 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
           if (visited !== undefined && !firstVisit(visited, path)) continue;
           const folderInspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
           const inspection = code && folderInspection?.kind === 'valid' ? withCodeModule(folderInspection.skill) : folderInspection;
-          if (inspection?.kind === 'valid') found.push(inspection.skill);
+          if (inspection?.kind === 'valid') found.push(options.versionLimits === undefined ? inspection.skill : withDigest(inspection.skill, options.versionLimits));
           else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
           else if (depth < options.maxDepth) {
             const nested = readFolder(path);
@@ -110,6 +116,12 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
     invalid: invalid.filter((entry) => entry.source === directory.configured).length,
   }));
   return { skills, invalid, collisions, excluded, warnings, directories };
+}
+
+/** The skill with the digest of the files it holds now (none when they are past the limits). */
+function withDigest(skill: SkillRecord, limits: FolderLimits): SkillRecord {
+  const version = folderVersion(skill.path, limits);
+  return 'digest' in version ? { ...skill, digest: version.digest } : skill;
 }
 
 /** A valid skill of a code directory, with its `skill.mjs` when it has one; a `skill.mjs` that is not a file makes it invalid. */

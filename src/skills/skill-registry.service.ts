@@ -2,14 +2,26 @@ import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs
 import { AppError, ErrorCode, skillsDisabledError } from '../common/app-error.js';
 import { APP_CONFIG, type AppConfig, type SkillDirectory, type SkillsConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
-import { buildSnapshot, type CatalogueSnapshot, findSkill } from './catalogue-snapshot.js';
+import { buildSnapshot, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter } from './catalogue-snapshot.js';
 import { type CommandDiscoveryResult, discoverCommands } from './commands/command-discovery.js';
 import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
 import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from './skill-discovery.js';
 import type { SkillRecord, SkillScope } from './skill.types.js';
+import { MAX_SKILL_FILES, SkillStoreService } from './store/skill-store.service.js';
+import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from './store/store-skills.js';
 import { defaultToolNames, toolAvailability, type ToolAvailability } from './tool-requirements.js';
 
 const SUGGESTION_LIMIT = 20;
+/** Views (a user's personal skills and filters over the snapshot) kept per snapshot; past this many the cache starts again. */
+const MAX_CACHED_VIEWS = 1_000;
+
+/** What changed between two snapshots' catalogues, by content digest. */
+export interface CatalogueDiff {
+  added: { name: string; digest: string | null; source: string }[];
+  removed: { name: string; digest: string | null; source: string }[];
+  changed: { name: string; oldDigest: string | null; newDigest: string | null; source: string }[];
+  unchanged: number;
+}
 
 /** What the last scan of the folders found, kept so that a registration rebuilds the snapshot without reading them again. */
 interface Scan {
@@ -35,12 +47,18 @@ export class SkillRegistryService implements OnModuleInit {
   /** By scope, then name: one programmatic skill per name and scope. */
   private readonly programmatic = new Map<SkillScope, Map<string, SkillRecord>>();
   private availability: ToolAvailability;
-  private runningScan: Promise<CatalogueSnapshot> | undefined;
-  private queuedScan: Promise<CatalogueSnapshot> | undefined;
+  private running: Promise<CatalogueSnapshot> | undefined;
+  private queued: { promise: Promise<CatalogueSnapshot>; full: boolean } | undefined;
+  private storeSkills: StoreSkills = NO_STORE_SKILLS;
+  private views = new Map<string, CatalogueSnapshot>();
+  private viewsOf: CatalogueSnapshot | undefined;
+  /** The store generation the current snapshot was built from (read before its contents), and the reload generation of its last scan. */
+  private loaded = { generation: '', reloadGeneration: '' };
 
   constructor(
     @Inject(APP_CONFIG) appConfig: AppConfig,
     @Optional() private readonly metrics?: MetricsService,
+    @Optional() private readonly store?: SkillStoreService,
   ) {
     this.config = appConfig.app.skills;
     this.commandDirectories = appConfig.app.commands.directories;
@@ -49,16 +67,29 @@ export class SkillRegistryService implements OnModuleInit {
   }
 
   /** The first scan runs straight through: nothing is served before the module is ready. */
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     // With skills disabled no folder is read at all, as the specification asks.
     if (!this.config.enabled) return;
     const started = performance.now();
     const scannedAt = new Date();
+    const generations = await this.store?.generations();
+    if (generations !== undefined) this.storeSkills = await this.readStore(generations);
     this.swapIn(discoverSkills(this.discoveryOptions()), started, scannedAt);
+    if (generations !== undefined) this.loaded.reloadGeneration = generations.reloadGeneration;
+  }
+
+  /** The store generation and reload generation the current snapshot reflects (sync compares them with the database's). */
+  get loadedGenerations(): { generation: string; reloadGeneration: string } {
+    return { ...this.loaded };
   }
 
   get enabled(): boolean {
     return this.config.enabled;
+  }
+
+  /** Whether the configuration (`[app.skills] disabled`) switches this skill off: the persisted switch cannot override it. */
+  configDisabled(name: string): boolean {
+    return this.config.disabled.includes(name);
   }
 
   get snapshot(): CatalogueSnapshot {
@@ -69,40 +100,83 @@ export class SkillRegistryService implements OnModuleInit {
   }
 
   /**
-   * Rescans the folders and swaps in the next snapshot. The scan gives the event loop a turn every
-   * few milliseconds, so requests are served while thousands of skills are read; the snapshot in
-   * use stays whole until the next one replaces it. A reload asked for while one runs is done once
-   * more after it (so it sees what changed meanwhile); further asks join that one.
+   * Rescans the folders (and reads the store again) and swaps in the next snapshot. The scan gives
+   * the event loop a turn every few milliseconds, so requests are served while thousands of skills
+   * are read; the snapshot in use stays whole until the next one replaces it. A reload asked for
+   * while one runs is done once more after it (so it sees what changed meanwhile); further asks join that one.
    */
   reload(): Promise<CatalogueSnapshot> {
-    if (!this.config.enabled) return Promise.reject(skillsDisabledError());
-    if (this.queuedScan !== undefined) return this.queuedScan;
-    if (this.runningScan === undefined) return this.startScan();
-    this.queuedScan = this.runningScan.then(
-      () => this.startScan(),
-      () => this.startScan(),
-    );
-    return this.queuedScan;
+    return this.schedule(true);
   }
 
-  private startScan(): Promise<CatalogueSnapshot> {
-    this.queuedScan = undefined;
-    const scan = this.scan().finally(() => {
-      if (this.runningScan === scan) this.runningScan = undefined;
+  /**
+   * A reload asked for by an operator: this instance rescans and answers what changed; the others
+   * on the same database are asked (through the store) and rescan within seconds.
+   */
+  async reloadEverywhere(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
+    const before = this.snapshot;
+    // Asked first, so this instance's own scan already counts as the reload the others are asked for.
+    await this.store?.requestReload();
+    const snapshot = await this.reload();
+    return { snapshot, diff: diffCatalogues(before, snapshot) };
+  }
+
+  /** Reads the store again (an install, rollback, uninstall or switch, here or on another instance) without rescanning the folders. */
+  refreshStore(): Promise<CatalogueSnapshot> {
+    if (this.store === undefined) return Promise.resolve(this.snapshot);
+    return this.schedule(false);
+  }
+
+  private schedule(full: boolean): Promise<CatalogueSnapshot> {
+    if (!this.config.enabled) return Promise.reject(skillsDisabledError());
+    if (this.queued !== undefined) {
+      this.queued.full ||= full;
+      return this.queued.promise;
+    }
+    if (this.running === undefined) return this.start(full);
+    const queued = { full, promise: undefined as unknown as Promise<CatalogueSnapshot> };
+    const next = () => this.start(queued.full);
+    queued.promise = this.running.then(next, next);
+    this.queued = queued;
+    return queued.promise;
+  }
+
+  private start(full: boolean): Promise<CatalogueSnapshot> {
+    this.queued = undefined;
+    const work = (full ? this.scan() : this.rereadStore()).finally(() => {
+      if (this.running === work) this.running = undefined;
     });
-    this.runningScan = scan;
-    return scan;
+    this.running = work;
+    return work;
   }
 
   private async scan(): Promise<CatalogueSnapshot> {
     const started = performance.now();
     const scannedAt = new Date();
+    const generations = await this.store?.generations();
+    // Recorded as the scan starts: a check meanwhile must not ask for this same scan again.
+    if (generations !== undefined) this.loaded.reloadGeneration = generations.reloadGeneration;
+    if (generations !== undefined) this.storeSkills = await this.readStore(generations);
     return this.swapIn(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
   }
 
+  private async rereadStore(): Promise<CatalogueSnapshot> {
+    const generations = await this.store!.generations();
+    this.storeSkills = await this.readStore(generations);
+    if (this.lastScan === undefined) return this.snapshot;
+    const next = this.publish(this.lastScan);
+    this.logger.log(`Store read (generation ${generations.generation}): ${this.storeSkills.shared.length} shared, ${this.storeSkills.personal.length} personal skill(s)`);
+    return next;
+  }
+
+  private async readStore(generations: { generation: string }): Promise<StoreSkills> {
+    this.loaded.generation = generations.generation;
+    return readStoreSkills(await this.store!.contents(), this.config.validation);
+  }
+
   private discoveryOptions(): DiscoveryOptions {
-    const { directories, codeDirectories, validation, maxDepth, maxSkills } = this.config;
-    return { directories, codeDirectories, mode: validation, maxDepth, maxSkills };
+    const { directories, codeDirectories, validation, maxDepth, maxSkills, maxInstallBytes } = this.config;
+    return { directories, codeDirectories, mode: validation, maxDepth, maxSkills, versionLimits: { maxBytes: maxInstallBytes, maxFiles: MAX_SKILL_FILES } };
   }
 
   /** Publishes what a scan found (with the commands, read now) as the next snapshot, and reports it. */
@@ -166,7 +240,9 @@ export class SkillRegistryService implements OnModuleInit {
   /** The next snapshot from the last scan, programmatic skills and available tools; swapped in whole. */
   private publish(scan: Scan): CatalogueSnapshot {
     const programmatic = [...this.programmatic.values()].flatMap((byName) => [...byName.values()]);
-    const next = buildSnapshot(mergeProgrammaticSkills(scan.result, programmatic), this.config, { scannedAt: scan.scannedAt, durationMs: scan.durationMs }, scan.commands, this.availability);
+    const merged = mergeStoreSkills(mergeProgrammaticSkills(scan.result, programmatic), this.storeSkills, this.config.storePrecedence);
+    const timing = { scannedAt: scan.scannedAt, durationMs: scan.durationMs };
+    const next = buildSnapshot(merged, this.config, timing, scan.commands, this.availability, this.storeSkills);
     this.current = next;
     return next;
   }
@@ -190,24 +266,60 @@ export class SkillRegistryService implements OnModuleInit {
     for (const entry of report.invalid) this.logger.warn(`Invalid command file at ${entry.path}: ${entry.errors.join('; ')}`);
   }
 
-  /** The skill, or SKILL_NOT_FOUND naming the skills that do exist. */
-  get(name: string): SkillRecord {
-    const snapshot = this.snapshot;
-    const skill = findSkill(snapshot.skills, name);
-    if (skill !== undefined) return skill;
-    const disabled = findSkill(snapshot.disabled, name);
-    if (disabled !== undefined) {
-      throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off on this server ([app.skills] disabled); an operator can switch it on again.`, { name: disabled.name });
+  /**
+   * What one user sees (in one chat): the snapshot with the user's personal skills, narrowed by
+   * the user's and the chat's filters. The same object for the same inputs until the next swap,
+   * so what is derived from a snapshot (tool definitions, the list's JSON) is derived once.
+   */
+  viewFor(ownerId: string | undefined, filters: readonly (SkillFilter | null | undefined)[] = []): CatalogueSnapshot {
+    const base = this.snapshot;
+    const applied = filters.filter((filter): filter is SkillFilter => filter !== null && filter !== undefined);
+    if ((ownerId === undefined || !base.personal.has(ownerId)) && applied.length === 0) return base;
+    if (this.viewsOf !== base || this.views.size >= MAX_CACHED_VIEWS) {
+      this.views = new Map();
+      this.viewsOf = base;
     }
-    const available = [...snapshot.skills.keys()];
+    const key = JSON.stringify([ownerId ?? null, applied]);
+    let view = this.views.get(key);
+    if (view === undefined) {
+      view = narrowSnapshot(base, ownerId, applied, this.config);
+      this.views.set(key, view);
+    }
+    return view;
+  }
+
+  /** The skill, or SKILL_NOT_FOUND naming the skills that do exist (in `view`, a user's view; default the whole catalogue). */
+  get(name: string, view: CatalogueSnapshot = this.snapshot): SkillRecord {
+    const skill = findSkill(view.skills, name);
+    if (skill !== undefined) return skill;
+    const disabled = findSkill(view.disabled, name);
+    if (disabled !== undefined) {
+      throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off on this server; an operator can switch it on again.`, { name: disabled.name });
+    }
+    const available = [...view.skills.keys()];
     const shown = available.slice(0, SUGGESTION_LIMIT).join(', ');
     const more = available.length > SUGGESTION_LIMIT ? `, … (${available.length - SUGGESTION_LIMIT} more)` : '';
-    const unavailable = snapshot.unavailable.find((entry) => entry.name === name || entry.name === name.trim().normalize('NFKC'));
-    const why = unavailable === undefined ? 'not found.' : `not offered: ${unavailable.reason}`;
+    const key = name.trim().normalize('NFKC');
+    const unavailable = view.unavailable.find((entry) => entry.name === name || entry.name === key);
+    const why = view.filteredOut.has(key) ? "not offered here: this user's or chat's skill filter leaves it out." : unavailable === undefined ? 'not found.' : `not offered: ${unavailable.reason}`;
     throw new AppError(
       ErrorCode.SKILL_NOT_FOUND,
       available.length === 0 ? `Skill '${name}' ${why} No skills are available.` : `Skill '${name}' ${why} Available: ${shown}${more}`,
       { name, available: available.slice(0, SUGGESTION_LIMIT) },
     );
   }
+}
+
+/** What a reload changed in the catalogue: skills by name, compared by content digest. */
+export function diffCatalogues(before: CatalogueSnapshot | undefined, after: CatalogueSnapshot): CatalogueDiff {
+  const diff: CatalogueDiff = { added: [], removed: [], changed: [], unchanged: 0 };
+  const old = before?.skills ?? new Map<string, SkillRecord>();
+  for (const [name, skill] of after.skills) {
+    const previous = old.get(name);
+    if (previous === undefined) diff.added.push({ name, digest: skill.digest ?? null, source: skill.source });
+    else if (previous.digest !== skill.digest || previous.path !== skill.path) diff.changed.push({ name, oldDigest: previous.digest ?? null, newDigest: skill.digest ?? null, source: skill.source });
+    else diff.unchanged++;
+  }
+  for (const [name, skill] of old) if (!after.skills.has(name)) diff.removed.push({ name, digest: skill.digest ?? null, source: skill.source });
+  return diff;
 }

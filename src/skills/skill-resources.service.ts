@@ -1,6 +1,6 @@
 import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { APP_CONFIG, type AppConfig, HARD_LIMITS, type SkillsConfig } from '../config/app-config.js';
 import { locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
@@ -9,6 +9,8 @@ import { SkillRegistryService } from './skill-registry.service.js';
 import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
 import type { SkillFrontmatter } from './skill-validator.js';
 import type { ProgrammaticContent, SkillRecord } from './skill.types.js';
+import type { CatalogueSnapshot } from './catalogue-snapshot.js';
+import { SkillStoreService } from './store/skill-store.service.js';
 import { capUtf8, truncationNotice } from './truncation.js';
 
 export { truncationNotice } from './truncation.js';
@@ -18,6 +20,29 @@ export interface ActivatedSkill {
   frontmatter: Readonly<SkillFrontmatter>;
   body: string;
   truncated: boolean;
+  /** In a chat: the version activated (`sha256:…`), which the chat keeps reading until it activates the skill again. */
+  version?: string;
+  /** In a chat: why this version is not pinned (too large to keep). */
+  versionWarning?: string;
+}
+
+/** Whose catalogue a read goes through, and for a chat, the versions it activated. */
+export interface SkillReadScope {
+  /** A user's view (personal skills, filters); default: the whole catalogue. */
+  snapshot?: CatalogueSnapshot;
+  /**
+   * In a chat: the version each activated skill was activated at, by name. Reads of such a skill
+   * come from that version; an activation records the current one (and keeps it in the store).
+   */
+  pins?: ReadonlyMap<string, string>;
+}
+
+/** The reads a tool makes, bound to one caller's scope. */
+export interface SkillReader {
+  get(name: string): SkillRecord;
+  activate(name: string): Promise<ActivatedSkill>;
+  readResource(name: string, path: string): Promise<SkillResource>;
+  listResources(name: string, type?: ResourceType): Promise<ResourceListing>;
 }
 
 export interface SkillResource {
@@ -66,12 +91,29 @@ export class SkillResourcesService {
   constructor(
     private readonly registry: SkillRegistryService,
     @Inject(APP_CONFIG) appConfig: AppConfig,
+    @Optional() private readonly store?: SkillStoreService,
   ) {
     this.config = appConfig.app.skills;
   }
 
-  async activate(name: string): Promise<ActivatedSkill> {
-    const skill = this.registry.get(name);
+  /** The reads of one caller (a user's view; in a chat, its pinned versions). */
+  reader(scope: SkillReadScope): SkillReader {
+    return {
+      get: (name) => this.registry.get(name, scope.snapshot),
+      activate: (name) => this.activate(name, scope),
+      readResource: (name, path) => this.readResource(name, path, scope),
+      listResources: (name, type) => this.listResources(name, type, scope),
+    };
+  }
+
+  async activate(name: string, scope: SkillReadScope = {}): Promise<ActivatedSkill> {
+    const skill = this.registry.get(name, scope.snapshot);
+    const kept = scope.pins === undefined ? undefined : await this.store?.keep(skill);
+    const version = kept === undefined ? {} : 'digest' in kept ? { version: kept.digest } : { versionWarning: kept.warning };
+    return { ...(await this.readInstructions(skill)), ...version };
+  }
+
+  private async readInstructions(skill: SkillRecord): Promise<ActivatedSkill> {
     const limit = Math.min(this.config.maxSkillMdBytes, HARD_LIMITS.skillMdBytes);
     if (skill.programmatic !== undefined) return activateFromMemory(skill, skill.programmatic, limit);
     const { bytes, size } = this.readSkillMd(skill, MAX_FRONTMATTER_BYTES + limit);
@@ -93,8 +135,8 @@ export class SkillResourcesService {
     return { name: skill.name, frontmatter: skill.frontmatter, body, truncated };
   }
 
-  async readResource(name: string, requestedPath: string): Promise<SkillResource> {
-    const skill = this.registry.get(name);
+  async readResource(name: string, requestedPath: string, scope: SkillReadScope = {}): Promise<SkillResource> {
+    const skill = await this.pinned(this.registry.get(name, scope.snapshot), scope);
     const path = normalizeResourcePath(requestedPath);
     const limit = Math.min(this.config.maxResourceBytes, HARD_LIMITS.resourceBytes);
     if (skill.programmatic !== undefined) return this.readFromMemory(skill, skill.programmatic, path, limit);
@@ -111,8 +153,21 @@ export class SkillResourcesService {
   }
 
   /** The skill's files (not SKILL.md), of one kind when `type` is given, at most 500 with `truncated` when cut. */
-  async listResources(name: string, type?: ResourceType): Promise<ResourceListing> {
-    return this.listFiles(this.registry.get(name), type);
+  async listResources(name: string, type?: ResourceType, scope: SkillReadScope = {}): Promise<ResourceListing> {
+    return this.listFiles(await this.pinned(this.registry.get(name, scope.snapshot), scope), type);
+  }
+
+  /**
+   * The skill as the chat activated it: when its pinned version is not the one loaded now, the
+   * pinned version's unpacked folder (read from the store). A skill that is gone or switched off
+   * never gets here: the registry refused it first, whatever the chat pinned.
+   */
+  private async pinned(skill: SkillRecord, scope: SkillReadScope): Promise<SkillRecord> {
+    const pin = scope.pins?.get(skill.name);
+    if (pin === undefined || this.store === undefined || skill.programmatic !== undefined) return skill;
+    if ((await this.store.keptDigest(skill)) === pin) return skill;
+    const folder = await this.store.versionFolder(pin, skill.name);
+    return folder === undefined ? skill : { ...skill, path: folder, skillFile: join(folder, 'SKILL.md') };
   }
 
   private listFiles(skill: SkillRecord, type?: ResourceType): ResourceListing {

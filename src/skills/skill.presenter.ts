@@ -28,6 +28,20 @@ export function skillListJson(snapshot: CatalogueSnapshot): string {
   return json;
 }
 
+function presentScannedSkill(skill: SkillRecord) {
+  return {
+    name: skill.name,
+    path: skill.path,
+    source: skill.source,
+    warnings: skill.warnings,
+    kind: isCodeSkill(skill) ? ('code' as const) : ('instructions' as const),
+    origin: skill.origin ?? 'folder',
+    scope: skill.scope ?? 'user',
+    digest: skill.digest ?? null,
+    store: skill.store === undefined ? null : { scope: skill.store.scope, owner: skill.store.owner, version: skill.store.version },
+  };
+}
+
 /** The operator's view: everything a scan saw, host paths included. */
 export function presentAdminReport(snapshot: CatalogueSnapshot) {
   return {
@@ -35,20 +49,13 @@ export function presentAdminReport(snapshot: CatalogueSnapshot) {
     durationMs: snapshot.durationMs,
     mode: snapshot.mode,
     directories: snapshot.directories,
-    valid: [...snapshot.skills.values()].map((skill) => ({
-      name: skill.name,
-      path: skill.path,
-      source: skill.source,
-      warnings: skill.warnings,
-      kind: isCodeSkill(skill) ? ('code' as const) : ('instructions' as const),
-      origin: skill.origin ?? 'folder',
-      scope: skill.scope ?? 'user',
-    })),
+    valid: [...snapshot.skills.values()].map(presentScannedSkill),
     invalid: snapshot.invalid,
     collisions: snapshot.collisions,
     excluded: snapshot.excluded,
     unavailable: snapshot.unavailable,
-    disabled: [...snapshot.disabled.values()].map((skill) => ({ name: skill.name, path: skill.path, source: skill.source })),
+    disabled: [...snapshot.disabled.values(), ...[...snapshot.personal.values()].flatMap((own) => [...own.disabled.values()])].map((skill) => ({ name: skill.name, path: skill.path, source: skill.source })),
+    personal: [...snapshot.personal.values()].flatMap((own) => [...own.skills.values()]).map(presentScannedSkill),
     warnings: snapshot.warnings,
     commands: presentCommandReport(snapshot),
   };

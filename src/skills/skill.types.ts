@@ -33,6 +33,22 @@ export interface SkillRecord {
   readonly toolsRequired?: readonly string[];
   /** A programmatic skill's content, kept in memory (it has no folder). */
   readonly programmatic?: ProgrammaticContent;
+  /**
+   * The content version it was loaded at (`sha256:<hex>` over its files, as the store names
+   * versions). Absent for programmatic skills and for folders past `max_install_bytes`.
+   */
+  readonly digest?: string;
+  /** A skill installed through the store. */
+  readonly store?: StoreOrigin;
+}
+
+/** Where a store skill comes from. */
+export interface StoreOrigin {
+  readonly scope: 'shared' | 'personal';
+  /** The owner of a personal skill (user id and name); null for shared. */
+  readonly ownerId: string | null;
+  readonly owner: string | null;
+  readonly version: number;
 }
 
 /** What a programmatic skill brings instead of files. */

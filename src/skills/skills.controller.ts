@@ -1,6 +1,7 @@
 import { Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { AdminOnly } from '../auth/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
 import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../config/app-config.js';
@@ -9,7 +10,8 @@ import { CatalogueQueryDto, ResourceListQueryDto } from './dto/catalogue-query.d
 import { CatalogueJsonDto, ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto } from './dto/skill-responses.dto.js';
 import { presentAdminReport, presentSkillDetail, skillListJson } from './skill.presenter.js';
 import { SkillRegistryService } from './skill-registry.service.js';
-import { SkillResourcesService } from './skill-resources.service.js';
+import { ReloadReportDto } from './dto/store.dto.js';
+import { type SkillReadScope, SkillResourcesService } from './skill-resources.service.js';
 
 interface TextReply {
   header(name: string, value: string): TextReply;
@@ -35,33 +37,39 @@ export class SkillsController {
   @Get('skills')
   @ApiOperation({ summary: 'List the loaded skills' })
   @ApiOkResponse({ type: SkillListDto })
-  list(@Res() reply: TextReply) {
-    reply.header('content-type', 'application/json; charset=utf-8').send(skillListJson(this.registry.snapshot));
+  list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
+    reply.header('content-type', 'application/json; charset=utf-8').send(skillListJson(this.registry.viewFor(principal.userId)));
   }
 
   @Get('skills/:name')
   @ApiOperation({ summary: 'One skill with its files' })
   @ApiOkResponse({ type: SkillDetailDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
-  async detail(@Param('name') name: string) {
-    const skill = this.registry.get(name);
-    return presentSkillDetail(skill, await this.resources.listResources(skill.name));
+  async detail(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
+    const scope = this.scopeOf(principal);
+    const skill = this.registry.get(name, scope.snapshot);
+    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, scope));
+  }
+
+  /** What the caller may read: the team's skills and the caller's personal ones. */
+  private scopeOf(principal: Principal): SkillReadScope {
+    return { snapshot: this.registry.viewFor(principal.userId) };
   }
 
   @Get('skills/:name/body')
   @ApiOperation({ summary: 'Activate a skill: its instructions (level 2)' })
   @ApiOkResponse({ type: SkillBodyDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
-  body(@Param('name') name: string) {
-    return this.resources.activate(name);
+  body(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
+    return this.resources.activate(name, this.scopeOf(principal));
   }
 
   @Get('skills/:name/resources')
   @ApiOperation({ summary: "List a skill's files", description: 'Paths relative to the skill folder with sizes, in name order; at most 500 (`truncated` says when cut). Symbolic links that lead out of the skill are not listed.' })
   @ApiOkResponse({ type: ResourceListingDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
-  listResources(@Param('name') name: string, @Query() query: ResourceListQueryDto) {
-    return this.resources.listResources(name, query.type);
+  listResources(@Param('name') name: string, @Query() query: ResourceListQueryDto, @CurrentPrincipal() principal: Principal) {
+    return this.resources.listResources(name, query.type, this.scopeOf(principal));
   }
 
   /** Level 3 as plain text; `x-skillhost-truncated` says whether the file was cut. */
@@ -82,8 +90,8 @@ export class SkillsController {
     ErrorCode.RESOURCE_BINARY,
     ErrorCode.VALIDATION_FAILED,
   )
-  async resource(@Param('name') name: string, @Param('*') path: string, @Res() reply: TextReply) {
-    const resource = await this.resources.readResource(name, path ?? '');
+  async resource(@Param('name') name: string, @Param('*') path: string, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
+    const resource = await this.resources.readResource(name, path ?? '', this.scopeOf(principal));
     reply
       .header('content-type', 'text/plain; charset=utf-8')
       .header('x-skillhost-truncated', String(resource.truncated))
@@ -101,9 +109,9 @@ export class SkillsController {
       'text/markdown': { schema: { type: 'string' }, example: '- pdf: …' },
     },
   })
-  catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply) {
+  catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
     const format = query.format ?? this.config.app.skills.catalogueFormat;
-    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(this.registry.snapshot.catalogue(format));
+    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(this.registry.viewFor(principal.userId).catalogue(format));
   }
 
   @Get('admin/skills')
@@ -118,11 +126,12 @@ export class SkillsController {
   @Post('admin/skills/reload')
   @AdminOnly()
   @ApiTags('admin')
-  @ApiOperation({ summary: 'Rescan the skills directories' })
-  @ApiOkResponse({ type: SkillScanReportDto })
+  @ApiOperation({ summary: 'Rescan the skills directories, on every instance', description: 'Answers the scan and what it changed in the catalogue (`diff`: added, removed, changed with old and new digest, unchanged count). Other instances on the same database rescan within seconds.' })
+  @ApiOkResponse({ type: ReloadReportDto })
   @HttpCode(200)
   @Header('cache-control', 'no-store')
   async reload() {
-    return presentAdminReport(await this.registry.reload());
+    const { snapshot, diff } = await this.registry.reloadEverywhere();
+    return { ...presentAdminReport(snapshot), diff };
   }
 }

@@ -64,7 +64,7 @@ styleSuite('activate_skill', (ctx, newChat) => {
     const expected = `<skill_content name="pdf">\n${PDF_BODY}\n</skill_content>\n<skill_resources>\n<file>references/forms.md</file>\n</skill_resources>`;
     expect(toolResults(ctx().model.requests[1])).toEqual([expected]);
     expect(turn.assistantMessage.toolCards).toEqual([
-      { id: expect.any(String), tool: 'activate_skill', args: { name: 'pdf' }, status: 'ok', summary: { skill: 'pdf', truncated: false }, output: expected, durationMs: expect.any(Number) },
+      { id: expect.any(String), tool: 'activate_skill', args: { name: 'pdf' }, status: 'ok', summary: { skill: 'pdf', truncated: false, version: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) }, output: expected, durationMs: expect.any(Number) },
     ]);
     expect(turn.activatedSkills).toEqual([expect.objectContaining({ name: 'pdf', how: 'tool', count: 1 })]);
   });

@@ -5,8 +5,17 @@ import { createTestDatabase, query, type TestDatabase } from '../support/databas
 const tables = (url: string) =>
   query<{ table_name: string }>(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name").then((rows) => rows.map((r) => r.table_name));
 
-const ALL_TABLES = ['api_keys', 'chat_activated_skills', 'chat_messages', 'chats', 'migrations', 'users'];
-const ALL_MIGRATIONS = 'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000';
+const ALL_TABLES = ['api_keys', 'chat_activated_skills', 'chat_event_relay', 'chat_messages', 'chats', 'migrations', 'users'];
+const ALL_MIGRATIONS = 'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000, ChatEventRelay1764200000000';
+
+/** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
+async function revertThrough(url: string, name: string): Promise<void> {
+  const reverted: string[] = [];
+  while (reverted.at(-1) !== `Reverted: ${name}`) {
+    await migrate(url, 'revert', (line) => reverted.push(line));
+    if (reverted.at(-1) === 'No migration to revert.') throw new Error(`${name} was never applied`);
+  }
+}
 
 describe('migrations', () => {
   let db: TestDatabase;
@@ -19,7 +28,7 @@ describe('migrations', () => {
   it('run creates the schema with named constraints; revert removes it; run again restores it', async () => {
     await migrate(db.url, 'run', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(ALL_TABLES);
-    const constraints = await query<{ conname: string }>(db.url, "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('chats', 'chat_messages', 'chat_activated_skills', 'users', 'api_keys') AND contype <> 'n' ORDER BY conname");
+    const constraints = await query<{ conname: string }>(db.url, "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('chats', 'chat_messages', 'chat_activated_skills', 'users', 'api_keys', 'chat_event_relay') AND contype <> 'n' ORDER BY conname");
     expect(constraints.map((c) => c.conname)).toEqual([
       'ck_api_keys_key_hash',
       'ck_chat_activated_skills_count',
@@ -36,6 +45,7 @@ describe('migrations', () => {
       'fk_chats_owner',
       'pk_api_keys',
       'pk_chat_activated_skills',
+      'pk_chat_event_relay',
       'pk_chat_messages',
       'pk_chats',
       'pk_users',
@@ -45,7 +55,11 @@ describe('migrations', () => {
     ]);
     const timestamps = await query<{ data_type: string }>(db.url, "SELECT DISTINCT data_type FROM information_schema.columns WHERE table_schema = 'public' AND column_name LIKE '%_at'");
     expect(timestamps).toEqual([{ data_type: 'timestamp with time zone' }]);
+    const relayIndexes = await query<{ indexname: string }>(db.url, "SELECT indexname FROM pg_indexes WHERE tablename = 'chat_event_relay' ORDER BY indexname");
+    expect(relayIndexes.map((i) => i.indexname)).toEqual(['ix_chat_event_relay_created_at', 'pk_chat_event_relay']);
     await migrate(db.url, 'run', (l) => log.push(l));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'chat_event_relay'));
     await migrate(db.url, 'revert', (l) => log.push(l));
     const messageColumns = await query<{ column_name: string }>(db.url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'chat_messages' AND column_name IN ('invoked_skills', 'command')");
     expect(messageColumns).toEqual([]);
@@ -61,6 +75,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: ChatEventRelay1764200000000',
       'Reverted: CommandsAndInvocations1764100000000',
       'Reverted: UsersAndApiKeys1764000000000',
       'Reverted: ChatLastSeq1763900000000',
@@ -73,8 +88,7 @@ describe('migrations', () => {
     const other = await createTestDatabase();
     try {
       await migrate(other.url, 'run', () => undefined);
-      await migrate(other.url, 'revert', () => undefined);
-      await migrate(other.url, 'revert', () => undefined);
+      await revertThrough(other.url, 'UsersAndApiKeys1764000000000');
       await query(other.url, "INSERT INTO chats (id, title) VALUES ('11111111-1111-4111-8111-111111111111', 'old')");
       await migrate(other.url, 'run', () => undefined);
       expect(await query(other.url, 'SELECT c.title, u.name, u.role FROM chats c JOIN users u ON u.id = c.owner_id')).toEqual([{ title: 'old', name: 'local', role: 'admin' }]);
@@ -88,7 +102,7 @@ describe('migrations', () => {
     const chat = '22222222-2222-4222-8222-222222222222';
     try {
       await migrate(other.url, 'run', () => undefined);
-      await migrate(other.url, 'revert', () => undefined);
+      await revertThrough(other.url, 'CommandsAndInvocations1764100000000');
       await query(other.url, "INSERT INTO chats (id, title, owner_id, last_seq) SELECT $1, 'old', id, 2 FROM users WHERE name = 'local'", [chat]);
       await query(other.url, "INSERT INTO chat_messages (id, chat_id, seq, role, content, invoked_skill) VALUES (gen_random_uuid(), $1, 1, 'user', '/pdf go', 'pdf'), (gen_random_uuid(), $1, 2, 'assistant', 'ok', NULL)", [chat]);
       await migrate(other.url, 'run', () => undefined);
@@ -98,7 +112,7 @@ describe('migrations', () => {
       ]);
       await query(other.url, "INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count) VALUES ($1, 'pdf', 'command', now(), now(), 1)", [chat]);
       await expect(query(other.url, "UPDATE chat_messages SET command = '[]'::jsonb WHERE seq = 1")).rejects.toThrow(/ck_chat_messages_command/);
-      await migrate(other.url, 'revert', () => undefined);
+      await revertThrough(other.url, 'CommandsAndInvocations1764100000000');
       expect(await query(other.url, 'SELECT how FROM chat_activated_skills')).toEqual([{ how: 'explicit' }]);
     } finally {
       await other.drop();

@@ -48,6 +48,9 @@ export class ActivatedSkillDto {
 
   @ApiProperty({ type: 'integer', minimum: 1 })
   count: number;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The version last activated (`sha256:…`), which the chat reads until it activates the skill again; null for skills without versions (programmatic, or past `max_install_bytes`).' })
+  version: string | null;
 }
 
 export class ChatDetailDto extends ChatDto {
@@ -70,6 +73,9 @@ export class ToolCardSummaryDto {
 
   @ApiPropertyOptional({ type: [String], description: 'For `use_skill` without a good enough match: the closest skills.' })
   candidates?: string[];
+
+  @ApiPropertyOptional({ description: 'For an activation in a chat: the version activated (`sha256:…`).' })
+  version?: string;
 
   @ApiProperty()
   truncated: boolean;
@@ -203,6 +209,42 @@ export class ContextToolDto {
   inputSchema: Record<string, unknown>;
 }
 
+export class ContextActivatedVersionDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The version the chat activated and reads (`sha256:…`); null when it has none.' })
+  version: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The version loaded now; null when the skill is gone or has none.' })
+  currentVersion: string | null;
+
+  @ApiProperty({ enum: ['current', 'newer-available', 'disabled', 'gone'], description: '`newer-available`: activating the skill again moves the chat to `currentVersion`; `disabled`/`gone`: it can no longer be used.' })
+  status: 'current' | 'newer-available' | 'disabled' | 'gone';
+}
+
+export class SkillFilterDto {
+  @ApiPropertyOptional({ type: [String], description: 'Only these skills (names or `prefix-*` patterns).' })
+  include?: string[];
+
+  @ApiPropertyOptional({ type: [String], description: 'Never these skills (names or `prefix-*` patterns).' })
+  exclude?: string[];
+}
+
+export class ContextSkillsDto {
+  @ApiProperty({ type: [String], description: 'The skills offered in this chat.' })
+  offered: string[];
+
+  @ApiProperty({ type: [String], description: "Skills the filters leave out." })
+  filteredOut: string[];
+
+  @ApiProperty({ type: () => SkillFilterDto, nullable: true, description: "The user's filter (`PUT /v1/me/skills`)." })
+  userFilter: SkillFilterDto | null;
+
+  @ApiProperty({ type: () => SkillFilterDto, nullable: true, description: "The chat's filter (`PUT /v1/chats/:id/skills`)." })
+  chatFilter: SkillFilterDto | null;
+}
+
 /** Exactly what the model would get next. */
 export class ChatContextDto {
   @ApiProperty({ type: String, nullable: true, description: 'The model that would answer; null when none is configured.' })
@@ -216,6 +258,12 @@ export class ChatContextDto {
 
   @ApiProperty({ type: [String], description: "Names of the chat's activated skills." })
   activatedSkills: string[];
+
+  @ApiProperty({ type: () => [ContextActivatedVersionDto], description: 'Each activated skill: the version the chat reads, the version loaded now, and whether activating it again would move the chat to a newer one.' })
+  activatedVersions: ContextActivatedVersionDto[];
+
+  @ApiProperty({ type: () => ContextSkillsDto, description: "The catalogue this chat's prompts get: the user's personal skills included, narrowed by the user's and the chat's filters." })
+  skills: ContextSkillsDto;
 
   @ApiProperty({ type: () => [ContextCommandDto], description: 'The commands the system prompt lists.' })
   commands: ContextCommandDto[];

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
-import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
 import type { ScriptsService } from '../../scripts/scripts.service.js';
 import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolCaller } from '../../skills/code/code-skill.types.js';
-import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
+import type { ActivatedSkill, SkillReader } from '../../skills/skill-resources.service.js';
 
 /**
  * A skill tool is one definition: its names, its description, a zod schema for its arguments (the
@@ -28,9 +27,10 @@ export interface SkillTool<Input = unknown> {
 
 /** What a tool may use while it runs. */
 export interface ToolContext {
-  resources: SkillResourcesService;
-  /** Name lookups with the registry's suggestions (SKILL_NOT_FOUND names the skills that exist). */
-  registry: SkillRegistryService;
+  /** The caller's reads: its view of the catalogue and, in a chat, the versions it activated. */
+  resources: SkillReader;
+  /** Name lookups in the caller's view, with suggestions (SKILL_NOT_FOUND names the skills that exist). */
+  registry: Pick<SkillReader, 'get'>;
   snapshot: CatalogueSnapshot;
   /** The user's words this turn (without any invocation prefix); absent for API calls. */
   userMessage?: string;
@@ -59,8 +59,20 @@ export interface ToolResult {
   summary: ToolCardSummary;
   /** The skill this call activated (its instructions reached the model). */
   activated?: string;
+  /** The version it activated (in a chat), recorded with the activation. */
+  version?: string;
   /** The call ran but did not succeed (a script's non-zero exit): an error card, with this output. */
   failed?: boolean;
+}
+
+/**
+ * The result of an activation: `output` for the model (with a note when the version could not be
+ * pinned), the card's summary with the version, and the activation with its version.
+ */
+export function activationResult(skill: ActivatedSkill, output: string): ToolResult {
+  const note = skill.versionWarning === undefined ? '' : `\n\n[Note: ${skill.versionWarning}]`;
+  const version = skill.version === undefined ? {} : { version: skill.version };
+  return { output: output + note, summary: { skill: skill.name, truncated: skill.truncated, ...version }, activated: skill.name, ...version };
 }
 
 /** Keeps each tool's own input type inside its definition while lists hold them alike. */

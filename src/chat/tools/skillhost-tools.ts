@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RESOURCE_TYPES, type ResourceListing, type ResourceType } from '../../skills/skill-resources.service.js';
-import { defineTool, MAX_PATH_ARGUMENT, MAX_SKILL_NAME_ARGUMENT, textArgument, type ToolContext } from './skill-tool.js';
+import { activationResult, defineTool, MAX_PATH_ARGUMENT, MAX_SKILL_NAME_ARGUMENT, textArgument, type ToolContext } from './skill-tool.js';
 
 /** The `skillhost` style's tools; `skills.readResource` is offered in every style. */
 
@@ -19,7 +19,7 @@ export const activateTool = defineTool({
     const files = listing.files.slice(0, LISTED_FILES).map((f) => f.path);
     const more = listing.files.length > LISTED_FILES || listing.truncated ? ', …' : '';
     const fileLine = files.length > 0 ? `\n\nFiles in this skill (read them with skills_readResource when the instructions call for them): ${files.join(', ')}${more}` : '';
-    return { output: `# Skill: ${skill.name}\n\n${skill.body}${fileLine}`, summary: { skill: skill.name, truncated: skill.truncated }, activated: skill.name };
+    return activationResult(skill, `# Skill: ${skill.name}\n\n${skill.body}${fileLine}`);
   },
 });
 

@@ -4,7 +4,7 @@ import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { escapeXml } from '../../skills/catalogue-renderer.js';
 import { isCodeSkill, type SkillRecord } from '../../skills/skill.types.js';
 import { matcherFor, type SkillMatch } from './skill-matcher.js';
-import { defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
+import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
 
 /**
  * The activation tools of the other designs Skillhost was built from. Each activates a skill as
@@ -36,7 +36,7 @@ export function activateSkillTool(snapshot: CatalogueSnapshot): SkillTool {
         ...files,
         '</skill_resources>',
       ].join('\n');
-      return { output, summary: { skill: skill.name, truncated: skill.truncated }, activated: skill.name };
+      return activationResult(skill, output);
     },
   });
 }
@@ -53,11 +53,7 @@ export function loadSkillTool(snapshot: CatalogueSnapshot): SkillTool {
     example: '{"name": "<skill>"}',
     async execute({ name }: { name: string }, context: ToolContext): Promise<ToolResult> {
       const skill = await context.resources.activate(name);
-      return {
-        output: `## Skill: ${skill.name}\n\n**Base directory**: skills/${skill.name}\n\n${skill.body}`,
-        summary: { skill: skill.name, truncated: skill.truncated },
-        activated: skill.name,
-      };
+      return activationResult(skill, `## Skill: ${skill.name}\n\n**Base directory**: skills/${skill.name}\n\n${skill.body}`);
     },
   });
 }
@@ -102,7 +98,7 @@ async function instructions(name: string, context: ToolContext, input: string): 
   const record = context.registry.get(name);
   if (isCodeSkill(record)) return runCode(record, context, input);
   const skill = await context.resources.activate(name);
-  return { output: `# Skill: ${skill.name}\n\n${skill.body}`, summary: { skill: skill.name, truncated: skill.truncated }, activated: skill.name };
+  return activationResult(skill, `# Skill: ${skill.name}\n\n${skill.body}`);
 }
 
 /** Runs a code skill with the chat's ctx; a failure is an error card, never a failed turn. */

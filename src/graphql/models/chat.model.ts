@@ -21,6 +21,9 @@ export class ActivatedSkillModel {
 
   @Field(() => Int)
   count: number;
+
+  @Field(() => String, { nullable: true, description: 'The version last activated (`sha256:…`), which the chat reads until it activates the skill again.' })
+  version: string | null;
 }
 
 /** A chat; `activatedSkills` and `messages` are resolved (batched) only when asked for. */

@@ -23,4 +23,8 @@ export class ChatActivatedSkillEntity {
 
   @Column({ name: 'activation_count', type: 'integer' })
   activationCount: number;
+
+  /** The version last activated (`sha256:…`): what the chat reads; null for skills without versions (programmatic, or too large to keep). */
+  @Column({ name: 'version_digest', type: 'text', nullable: true })
+  versionDigest: string | null;
 }

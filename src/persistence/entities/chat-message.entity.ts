@@ -14,6 +14,8 @@ export interface ToolCardSummary {
   command?: string;
   exitCode?: number | null;
   timedOut?: boolean;
+  /** An activation in a chat: the version activated (`sha256:…`), which the chat reads until it activates the skill again. */
+  version?: string;
   truncated: boolean;
 }
 

@@ -111,6 +111,23 @@ export class ScannedSkillDto extends SkillLocationDto {
 
   @ApiProperty({ enum: SKILL_SCOPES, description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.' })
   scope: SkillScope;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The content version loaded (`sha256:…`); null for programmatic skills and folders past `max_install_bytes`.' })
+  digest: string | null;
+
+  @ApiProperty({ type: () => StoreOriginDto, nullable: true, description: 'For a skill installed through the store: its scope, owner and version number.' })
+  store: StoreOriginDto | null;
+}
+
+export class StoreOriginDto {
+  @ApiProperty({ enum: ['shared', 'personal'] })
+  scope: 'shared' | 'personal';
+
+  @ApiProperty({ type: String, nullable: true })
+  owner: string | null;
+
+  @ApiProperty({ type: 'integer' })
+  version: number;
 }
 
 export class UnavailableSkillDto extends SkillLocationDto {
@@ -208,8 +225,11 @@ export class SkillScanReportDto {
   @ApiProperty({ type: () => [UnavailableSkillDto], description: 'Valid skills left out of the catalogue because they need tools (`tools_required`) the chats do not have.' })
   unavailable: UnavailableSkillDto[];
 
-  @ApiProperty({ type: () => [DisabledSkillDto], description: 'Valid skills switched off (`[app.skills] disabled`): in no catalogue; activating or reading one answers SKILL_DISABLED.' })
+  @ApiProperty({ type: () => [DisabledSkillDto], description: 'Valid skills switched off (`[app.skills] disabled` or the persisted switch): in no catalogue; activating or reading one answers SKILL_DISABLED.' })
   disabled: DisabledSkillDto[];
+
+  @ApiProperty({ type: () => [ScannedSkillDto], description: "Users' personal store skills, offered only to their owners (a personal skill named like a team skill is a collision, and not offered)." })
+  personal: ScannedSkillDto[];
 
   @ApiProperty({ type: [String] })
   warnings: string[];

@@ -1,0 +1,110 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { AppConfig } from '../config/app-config.js';
+import { loadConfig } from '../config/config-loader.js';
+import type { InstallKey } from '../persistence/skill-store.repository.js';
+import { readFolderFiles } from '../skills/store/skill-folder-files.js';
+import { type SkillStoreService } from '../skills/store/skill-store.service.js';
+import { readSkillUpload, skillRootOf } from '../skills/store/skill-upload.reader.js';
+import type { UsersService } from '../auth/users.service.js';
+import { withServices } from './cli-context.js';
+import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
+import { formatInstant, formatTable } from './text-table.js';
+
+const SCOPE_OPTIONS = { personal: { type: 'boolean' }, user: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } } as const;
+
+/** Archives by file name, as the upload routes take them by content type. */
+const ARCHIVE_TYPES: [RegExp, string][] = [
+  [/\.zip$/i, 'application/zip'],
+  [/\.(tar\.gz|tgz)$/i, 'application/gzip'],
+  [/\.tar$/i, 'application/x-tar'],
+];
+
+/**
+ * `skillhost install | uninstall | versions | enable | disable`: the skill store on the configured
+ * database, with the server's own services, so the same checks apply as over HTTP. Running
+ * servers on that database hear of each change (PostgreSQL NOTIFY) and take it up within seconds.
+ */
+export async function storeCommand(command: 'install' | 'uninstall' | 'versions' | 'enable' | 'disable', args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: SCOPE_OPTIONS });
+  if (positionals.length !== 1) throw new UsageError(`${command} takes one ${command === 'install' ? 'PATH or ARCHIVE' : 'NAME'}; got ${positionals.length}.`);
+  if (values.personal && values.user === undefined) throw new UsageError('--personal needs --user NAME: whose personal skill it is.');
+  if (values.user !== undefined && !values.personal) throw new UsageError('--user goes with --personal.');
+  if (values.personal && (command === 'enable' || command === 'disable')) throw new UsageError(`${command} switches a skill for everyone; it takes no --personal.`);
+  const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
+  const [target] = positionals;
+  return withServices(config, async ({ users, store }) => {
+    const scope = await scopeOf(users, values.personal === true ? values.user : undefined);
+    switch (command) {
+      case 'install':
+        return install(store, scope, resolve(io.cwd, target), values.json === true, io);
+      case 'uninstall':
+        await store.uninstall({ ...scope.key, name: target });
+        io.out(values.json ? JSON.stringify({ name: target, scope: scope.key.scope, uninstalled: true }) : `Uninstalled ${describe(scope)} skill '${target}'.`);
+        return 0;
+      case 'versions':
+        return versions(store, { ...scope.key, name: target }, values.json === true, io);
+      case 'enable':
+      case 'disable':
+        return setSwitch(store, config, target, command === 'enable', values.json === true, io);
+    }
+  });
+}
+
+interface Scope {
+  key: Omit<InstallKey, 'name'>;
+  owner: string | null;
+}
+
+async function scopeOf(users: UsersService, userName: string | undefined): Promise<Scope> {
+  if (userName === undefined) return { key: { scope: 'shared', ownerId: null }, owner: null };
+  const user = await users.getUserByName(userName);
+  return { key: { scope: 'personal', ownerId: user.id }, owner: user.name };
+}
+
+function describe(scope: Scope): string {
+  return scope.owner === null ? 'shared' : `${scope.owner}'s personal`;
+}
+
+async function install(store: SkillStoreService, scope: Scope, path: string, json: boolean, io: CliIo): Promise<number> {
+  const { files, folder } = await readSkill(store, path);
+  const result = await store.install(files, folder, { scope: scope.key.scope, ownerId: scope.key.ownerId, owner: scope.owner }, null);
+  if (json) io.out(JSON.stringify(result, null, 2));
+  else io.out(`${result.created ? 'Installed' : 'Already installed:'} ${describe(scope)} skill '${result.name}' version ${result.version} (${result.digest}, ${result.files.length} file(s)).`);
+  for (const warning of result.warnings) io.err(`warning: ${warning}`);
+  return 0;
+}
+
+/** A skill folder as it is on disk, or an archive read with the upload routes' checks. */
+async function readSkill(store: SkillStoreService, path: string): Promise<{ files: { path: string; bytes: Buffer }[]; folder?: string }> {
+  if (!existsSync(path)) throw new CommandFailure(`Nothing to install at ${path}: give a skill folder, a .zip, a .tar.gz or a .tar.`);
+  if (statSync(path).isDirectory()) {
+    const read = readFolderFiles(path, store.limits);
+    if (read.kind !== 'files') throw new CommandFailure(`Cannot install ${path}: ${read.reason}.`);
+    return { files: read.files, folder: basename(path) };
+  }
+  const type = ARCHIVE_TYPES.find(([pattern]) => pattern.test(path))?.[1];
+  if (type === undefined) throw new CommandFailure(`Cannot install ${path}: not a folder, and not a .zip, .tar.gz, .tgz or .tar by its name.`);
+  return skillRootOf(await readSkillUpload(createReadStream(path), type, store.limits));
+}
+
+async function versions(store: SkillStoreService, key: InstallKey, json: boolean, io: CliIo): Promise<number> {
+  const history = await store.history(key);
+  if (history === null) throw new CommandFailure(`Skill '${key.name}' is not installed in the store (${key.scope}).`);
+  if (json) {
+    io.out(JSON.stringify({ name: key.name, scope: key.scope, current: history.current, versions: history.versions }, null, 2));
+    return 0;
+  }
+  const rows = history.versions.map((v) => [`${v.version}${v.version === history.current ? ' *' : ''}`, v.digest, formatInstant(v.installedAt), v.installedBy ?? '-', String(v.fileCount), String(v.totalBytes)]);
+  for (const line of formatTable(['VERSION', 'DIGEST', 'INSTALLED', 'BY', 'FILES', 'BYTES'], rows)) io.out(line);
+  return 0;
+}
+
+async function setSwitch(store: SkillStoreService, config: AppConfig, name: string, enabled: boolean, json: boolean, io: CliIo): Promise<number> {
+  if (!/^[^\s\p{Cc}]{1,64}$/u.test(name)) throw new UsageError(`'${name}' is not a skill name.`);
+  if (enabled && config.app.skills.disabled.includes(name)) throw new CommandFailure(`Skill '${name}' is switched off in the configuration ([app.skills] disabled); remove it there to switch it on.`);
+  await store.setSwitch(name, enabled, null);
+  io.out(json ? JSON.stringify({ name, enabled }) : `Switched skill '${name}' ${enabled ? 'on' : 'off'} (servers on this database follow within seconds).`);
+  return 0;
+}

@@ -1,0 +1,305 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import { runQuery } from './database-errors.js';
+import { DATA_SOURCE } from './persistence.tokens.js';
+
+export type StoreScope = 'shared' | 'personal';
+
+/** Which installed skill: a shared one by name, or one user's personal one. */
+export interface InstallKey {
+  scope: StoreScope;
+  /** The owner of a personal skill; null for shared. */
+  ownerId: string | null;
+  name: string;
+}
+
+export interface StoredManifestEntry {
+  path: string;
+  size: number;
+  digest: string;
+}
+
+export interface NewVersion {
+  name: string;
+  digest: string;
+  manifest: readonly StoredManifestEntry[];
+  totalBytes: number;
+  /** File contents by digest (each stored once). */
+  blobs: ReadonlyMap<string, Buffer>;
+}
+
+/** An installed skill at its current version, as every instance builds its catalogue from. */
+export interface CurrentInstall {
+  name: string;
+  scope: StoreScope;
+  ownerId: string | null;
+  ownerName: string | null;
+  version: number;
+  digest: string;
+  manifest: StoredManifestEntry[];
+}
+
+export interface InstalledVersion {
+  version: number;
+  digest: string;
+  installedAt: Date;
+  installedBy: string | null;
+  fileCount: number;
+  totalBytes: number;
+}
+
+export interface VersionHistory {
+  key: InstallKey;
+  current: number;
+  versions: InstalledVersion[];
+}
+
+export interface StoreState {
+  generation: string;
+  reloadGeneration: string;
+}
+
+/** A skill filter as stored: absent lists mean "no restriction". */
+export interface StoredSkillFilter {
+  include?: string[];
+  exclude?: string[];
+}
+
+/** The channel every change of the store is announced on (sent at commit, by the transaction itself). */
+export const SKILL_STORE_CHANNEL = 'skillhost_skills';
+
+/**
+ * The skill store's tables. Every change bumps the store's generation and notifies
+ * `skillhost_skills` in the same transaction: PostgreSQL delivers the notification at commit, so
+ * an instance never hears of a change it cannot yet read, and one that missed the notification
+ * sees the new generation on its next check. Answers `null` (or false) for "no such skill".
+ */
+@Injectable()
+export class SkillStoreRepository {
+  constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
+
+  /** Stores a version's files and manifest; content already stored is not written again. */
+  saveVersion(version: NewVersion): Promise<void> {
+    return runQuery(async () => {
+      const known = await this.dataSource.query<{ digest: string }[]>('SELECT digest FROM skill_versions WHERE digest = $1', [version.digest]);
+      if (known.length > 0) return;
+      await this.dataSource.transaction(async (manager) => {
+        const digests = [...version.blobs.keys()];
+        const stored = new Set((await manager.query<{ digest: string }[]>('SELECT digest FROM skill_blobs WHERE digest = ANY($1::text[])', [digests])).map((row) => row.digest));
+        for (const [digest, bytes] of version.blobs) {
+          if (stored.has(digest)) continue;
+          await manager.query('INSERT INTO skill_blobs (digest, size, content) VALUES ($1, $2, $3) ON CONFLICT ON CONSTRAINT pk_skill_blobs DO NOTHING', [digest, bytes.length, bytes]);
+        }
+        await manager.query(
+          `INSERT INTO skill_versions (digest, name, manifest, total_bytes, file_count) VALUES ($1, $2, $3::jsonb, $4, $5)
+           ON CONFLICT ON CONSTRAINT pk_skill_versions DO NOTHING`,
+          [version.digest, version.name, JSON.stringify(version.manifest), version.totalBytes, version.manifest.length],
+        );
+      });
+    });
+  }
+
+  /**
+   * Makes a stored version the current one of an installed skill: a new numbered version, or, when
+   * this content was installed before, that version again (`created` false).
+   */
+  install(key: InstallKey, digest: string, installedBy: string | null): Promise<{ version: number; created: boolean }> {
+    return runQuery(() =>
+      this.dataSource.transaction(async (manager) => {
+        const id = await this.lockOrCreate(manager, key);
+        const [existing] = await manager.query<{ version: number }[]>('SELECT version FROM installed_skill_versions WHERE installed_id = $1 AND digest = $2', [id, digest]);
+        const [current] = await manager.query<{ current_version: number }[]>('SELECT current_version FROM installed_skills WHERE id = $1', [id]);
+        let version: number;
+        let created = false;
+        if (existing !== undefined) {
+          version = existing.version;
+        } else {
+          const [{ next }] = await manager.query<{ next: number }[]>('SELECT COALESCE(max(version), 0)::int + 1 AS next FROM installed_skill_versions WHERE installed_id = $1', [id]);
+          version = next;
+          created = true;
+          await manager.query('INSERT INTO installed_skill_versions (installed_id, version, digest, installed_by) VALUES ($1, $2, $3, $4)', [id, version, digest, installedBy]);
+        }
+        if (created || current.current_version !== version) {
+          await manager.query('UPDATE installed_skills SET current_version = $2, updated_at = now() WHERE id = $1', [id, version]);
+          await bumpGeneration(manager);
+        }
+        return { version, created };
+      }),
+    );
+  }
+
+  /** The installed skill's id, locked for this transaction; created (at version 0, set by the caller) when new. */
+  private async lockOrCreate(manager: EntityManager, key: InstallKey): Promise<string> {
+    const conflict = key.scope === 'shared' ? `(name) WHERE scope = 'shared'` : `(owner_id, name) WHERE scope = 'personal'`;
+    await manager.query(`INSERT INTO installed_skills (id, name, scope, owner_id, current_version) VALUES ($1, $2, $3, $4, 0) ON CONFLICT ${conflict} DO NOTHING`, [
+      randomUUID(),
+      key.name,
+      key.scope,
+      key.ownerId,
+    ]);
+    const [row] = await manager.query<{ id: string }[]>(`SELECT id FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`, keyParams(key));
+    return row.id;
+  }
+
+  history(key: InstallKey): Promise<VersionHistory | null> {
+    return runQuery(async () => {
+      const rows = await this.dataSource.query<{ current_version: number; version: number; digest: string; installed_at: Date; installed_by: string | null; file_count: number; total_bytes: number }[]>(
+        `SELECT i.current_version, v.version, v.digest, v.installed_at, u.name AS installed_by, s.file_count, s.total_bytes
+           FROM installed_skills i
+           JOIN installed_skill_versions v ON v.installed_id = i.id
+           JOIN skill_versions s ON s.digest = v.digest
+           LEFT JOIN users u ON u.id = v.installed_by
+          WHERE ${whereKey(1, 'i.')}
+          ORDER BY v.version`,
+        keyParams(key),
+      );
+      if (rows.length === 0) return null;
+      return {
+        key,
+        current: rows[0].current_version,
+        versions: rows.map((row) => ({ version: row.version, digest: row.digest, installedAt: row.installed_at, installedBy: row.installed_by, fileCount: row.file_count, totalBytes: row.total_bytes })),
+      };
+    });
+  }
+
+  /** 'rolled-back' (or 'unchanged' when it was current already), 'no-skill' or 'no-version'. */
+  rollback(key: InstallKey, version: number): Promise<{ outcome: 'rolled-back' | 'unchanged'; digest: string } | { outcome: 'no-skill' | 'no-version' }> {
+    return runQuery(() =>
+      this.dataSource.transaction(async (manager) => {
+        const [skill] = await manager.query<{ id: string; current_version: number }[]>(`SELECT id, current_version FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`, keyParams(key));
+        if (skill === undefined) return { outcome: 'no-skill' as const };
+        const [target] = await manager.query<{ digest: string }[]>('SELECT digest FROM installed_skill_versions WHERE installed_id = $1 AND version = $2', [skill.id, version]);
+        if (target === undefined) return { outcome: 'no-version' as const };
+        if (skill.current_version === version) return { outcome: 'unchanged' as const, digest: target.digest };
+        await manager.query('UPDATE installed_skills SET current_version = $2, updated_at = now() WHERE id = $1', [skill.id, version]);
+        await bumpGeneration(manager);
+        return { outcome: 'rolled-back' as const, digest: target.digest };
+      }),
+    );
+  }
+
+  /** True when the skill was installed and is gone (its history with it; the stored versions stay, content-addressed). */
+  uninstall(key: InstallKey): Promise<boolean> {
+    return runQuery(() =>
+      this.dataSource.transaction(async (manager) => {
+        const [, affected] = await manager.query<[unknown, number]>(`DELETE FROM installed_skills WHERE ${whereKey(1)}`, keyParams(key));
+        if (affected === 0) return false;
+        await bumpGeneration(manager);
+        return true;
+      }),
+    );
+  }
+
+  /** Every installed skill at its current version, with its manifest. */
+  currentInstalls(): Promise<CurrentInstall[]> {
+    return runQuery(async () => {
+      const rows = await this.dataSource.query<{ name: string; scope: StoreScope; owner_id: string | null; owner_name: string | null; version: number; digest: string; manifest: StoredManifestEntry[] }[]>(
+        `SELECT i.name, i.scope, i.owner_id, u.name AS owner_name, i.current_version AS version, v.digest, s.manifest
+           FROM installed_skills i
+           JOIN installed_skill_versions v ON v.installed_id = i.id AND v.version = i.current_version
+           JOIN skill_versions s ON s.digest = v.digest
+           LEFT JOIN users u ON u.id = i.owner_id
+          ORDER BY i.name, i.scope, u.name`,
+      );
+      return rows.map((row) => ({ name: row.name, scope: row.scope, ownerId: row.owner_id, ownerName: row.owner_name, version: row.version, digest: row.digest, manifest: row.manifest }));
+    });
+  }
+
+  /** A stored version's name and manifest, or null. */
+  findVersion(digest: string): Promise<{ name: string; manifest: StoredManifestEntry[] } | null> {
+    return runQuery(async () => {
+      const [row] = await this.dataSource.query<{ name: string; manifest: StoredManifestEntry[] }[]>('SELECT name, manifest FROM skill_versions WHERE digest = $1', [digest]);
+      return row ?? null;
+    });
+  }
+
+  /** File contents by digest; digests not stored are absent from the answer. */
+  blobs(digests: readonly string[]): Promise<Map<string, Buffer>> {
+    return runQuery(async () => {
+      const rows = await this.dataSource.query<{ digest: string; content: Buffer }[]>('SELECT digest, content FROM skill_blobs WHERE digest = ANY($1::text[])', [[...new Set(digests)]]);
+      return new Map(rows.map((row) => [row.digest, row.content]));
+    });
+  }
+
+  switches(): Promise<{ name: string; enabled: boolean }[]> {
+    return runQuery(() => this.dataSource.query<{ name: string; enabled: boolean }[]>('SELECT name, enabled FROM skill_switches ORDER BY name'));
+  }
+
+  setSwitch(name: string, enabled: boolean, updatedBy: string | null): Promise<void> {
+    return runQuery(() =>
+      this.dataSource.transaction(async (manager) => {
+        await manager.query(
+          `INSERT INTO skill_switches (name, enabled, updated_by) VALUES ($1, $2, $3)
+           ON CONFLICT ON CONSTRAINT pk_skill_switches DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = now(), updated_by = EXCLUDED.updated_by`,
+          [name, enabled, updatedBy],
+        );
+        await bumpGeneration(manager);
+      }),
+    );
+  }
+
+  state(): Promise<StoreState> {
+    return runQuery(async () => {
+      const [row] = await this.dataSource.query<{ generation: string; reload_generation: string }[]>('SELECT generation::text, reload_generation::text FROM skill_store_state WHERE id = 1');
+      return { generation: row.generation, reloadGeneration: row.reload_generation };
+    });
+  }
+
+  /** Asks every instance to rescan its skill directories. */
+  requestReload(): Promise<void> {
+    return runQuery(async () => {
+      await this.dataSource.transaction(async (manager) => {
+        await manager.query('UPDATE skill_store_state SET reload_generation = reload_generation + 1 WHERE id = 1');
+        await manager.query('SELECT pg_notify($1, $2)', [SKILL_STORE_CHANNEL, 'reload']);
+      });
+    });
+  }
+
+  userFilter(userId: string): Promise<StoredSkillFilter | null> {
+    return runQuery(async () => {
+      const [row] = await this.dataSource.query<{ skill_filter: StoredSkillFilter | null }[]>('SELECT skill_filter FROM users WHERE id = $1', [userId]);
+      return row?.skill_filter ?? null;
+    });
+  }
+
+  setUserFilter(userId: string, filter: StoredSkillFilter | null): Promise<boolean> {
+    return runQuery(async () => {
+      const [, affected] = await this.dataSource.query<[unknown, number]>('UPDATE users SET skill_filter = $2::jsonb WHERE id = $1', [userId, filter === null ? null : JSON.stringify(filter)]);
+      return affected > 0;
+    });
+  }
+
+  /** The owner's chat's filter; undefined when the owner has no such chat. */
+  chatFilter(chatId: string, ownerId: string): Promise<StoredSkillFilter | null | undefined> {
+    return runQuery(async () => {
+      const [row] = await this.dataSource.query<{ skill_filter: StoredSkillFilter | null }[]>('SELECT skill_filter FROM chats WHERE id = $1 AND owner_id = $2', [chatId, ownerId]);
+      return row === undefined ? undefined : row.skill_filter;
+    });
+  }
+
+  setChatFilter(chatId: string, ownerId: string, filter: StoredSkillFilter | null): Promise<boolean> {
+    return runQuery(async () => {
+      const [, affected] = await this.dataSource.query<[unknown, number]>('UPDATE chats SET skill_filter = $3::jsonb WHERE id = $1 AND owner_id = $2', [
+        chatId,
+        ownerId,
+        filter === null ? null : JSON.stringify(filter),
+      ]);
+      return affected > 0;
+    });
+  }
+}
+
+async function bumpGeneration(manager: EntityManager): Promise<void> {
+  const [row] = await manager.query<{ generation: string }[]>('UPDATE skill_store_state SET generation = generation + 1 WHERE id = 1 RETURNING generation::text');
+  await manager.query('SELECT pg_notify($1, $2)', [SKILL_STORE_CHANNEL, `store ${row.generation}`]);
+}
+
+/** `name = $n AND scope = $n+1 AND owner_id IS NOT DISTINCT FROM $n+2` (one form for both scopes). */
+function whereKey(first: number, prefix = ''): string {
+  return `${prefix}name = $${first} AND ${prefix}scope = $${first + 1} AND ${prefix}owner_id IS NOT DISTINCT FROM $${first + 2}::uuid`;
+}
+
+function keyParams(key: InstallKey): unknown[] {
+  return [key.name, key.scope, key.ownerId];
+}

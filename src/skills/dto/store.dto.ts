@@ -1,0 +1,195 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { DisabledSkillDto, SkillScanReportDto } from './skill-responses.dto.js';
+
+/** A name, or a prefix ending in `*`: no spaces or control characters, at most 65 characters. */
+export const FILTER_ENTRY_PATTERN = /^[^\s\p{Cc}*]{1,64}\*?$/u;
+const FILTER_MAX_ENTRIES = 200;
+
+export class StoredFileDto {
+  @ApiProperty({ example: 'references/REFERENCE.md' })
+  path: string;
+
+  @ApiProperty({ type: 'integer' })
+  size: number;
+
+  @ApiProperty({ example: 'sha256:9f86d0…' })
+  digest: string;
+}
+
+export class InstallResultDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ enum: ['shared', 'personal'] })
+  scope: 'shared' | 'personal';
+
+  @ApiProperty({ type: String, nullable: true, description: "The owner's name, for a personal skill." })
+  owner: string | null;
+
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'The version number (per skill and scope): a new one, or the earlier one with the same content.' })
+  version: number;
+
+  @ApiProperty({ description: "`sha256:<hex>` over the sorted manifest of path and file digest: the same files give the same digest." })
+  digest: string;
+
+  @ApiProperty({ type: () => [StoredFileDto] })
+  files: StoredFileDto[];
+
+  @ApiProperty({ type: [String], description: "The validator's warnings, and a note when a skill of the same name wins over this one (never silently)." })
+  warnings: string[];
+}
+
+export class InstalledVersionDto {
+  @ApiProperty({ type: 'integer' })
+  version: number;
+
+  @ApiProperty()
+  digest: string;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  installedAt: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Who installed it (null: the CLI, or a deleted user).' })
+  installedBy: string | null;
+
+  @ApiProperty({ type: 'integer' })
+  fileCount: number;
+
+  @ApiProperty({ type: 'integer' })
+  totalBytes: number;
+}
+
+export class VersionHistoryDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ enum: ['shared', 'personal'] })
+  scope: 'shared' | 'personal';
+
+  @ApiProperty({ type: 'integer', description: 'The version in use.' })
+  current: number;
+
+  @ApiProperty({ type: () => [InstalledVersionDto], description: 'Oldest first.' })
+  versions: InstalledVersionDto[];
+}
+
+export class VersionsQueryDto {
+  @ApiPropertyOptional({ enum: ['shared', 'personal'], description: "Default: the caller's personal skill of that name when there is one, else the shared one." })
+  @IsOptional()
+  @IsIn(['shared', 'personal'], { message: 'scope must be shared or personal' })
+  scope?: 'shared' | 'personal';
+}
+
+export class RollbackDto {
+  @ApiProperty({ type: 'integer', minimum: 1 })
+  @IsInt({ message: 'version must be an integer' })
+  @Min(1, { message: 'version must be at least 1' })
+  @Max(2_147_483_647, { message: 'version is too large' })
+  version: number;
+}
+
+export class RollbackResultDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: 'integer' })
+  version: number;
+
+  @ApiProperty()
+  digest: string;
+
+  @ApiProperty({ description: 'False when that version was current already.' })
+  changed: boolean;
+}
+
+export class SwitchDto {
+  @ApiProperty()
+  @IsBoolean({ message: 'enabled must be true or false' })
+  enabled: boolean;
+}
+
+export class SwitchResultDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  enabled: boolean;
+}
+
+export class SkillFilterBodyDto {
+  @ApiPropertyOptional({ type: [String], maxItems: FILTER_MAX_ENTRIES, description: 'Only skills matching one of these (names, or `prefix-*`); absent: no restriction; `[]`: no skills.' })
+  @IsOptional()
+  @IsArray({ message: 'include must be a list of names' })
+  @ArrayMaxSize(FILTER_MAX_ENTRIES, { message: `include may hold at most ${FILTER_MAX_ENTRIES} entries` })
+  @IsString({ each: true, message: 'include must hold strings' })
+  @MaxLength(65, { each: true, message: 'include entries are at most 65 characters' })
+  @Matches(FILTER_ENTRY_PATTERN, { each: true, message: "include entries are skill names or prefixes ending in '*' (no spaces)" })
+  include?: string[];
+
+  @ApiPropertyOptional({ type: [String], maxItems: FILTER_MAX_ENTRIES, description: 'Never skills matching one of these (names, or `prefix-*`).' })
+  @IsOptional()
+  @IsArray({ message: 'exclude must be a list of names' })
+  @ArrayMaxSize(FILTER_MAX_ENTRIES, { message: `exclude may hold at most ${FILTER_MAX_ENTRIES} entries` })
+  @IsString({ each: true, message: 'exclude must hold strings' })
+  @MaxLength(65, { each: true, message: 'exclude entries are at most 65 characters' })
+  @Matches(FILTER_ENTRY_PATTERN, { each: true, message: "exclude entries are skill names or prefixes ending in '*' (no spaces)" })
+  exclude?: string[];
+}
+
+export class SkillFilterResultDto {
+  @ApiProperty({ type: [String], nullable: true, description: 'null: no restriction.' })
+  include: string[] | null;
+
+  @ApiProperty({ type: [String], nullable: true })
+  exclude: string[] | null;
+
+  @ApiProperty({ type: [String], description: 'The skills offered with this filter (for a chat: with the user\'s filter too).' })
+  offered: string[];
+}
+
+export class DiffEntryDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  digest: string | null;
+
+  @ApiProperty()
+  source: string;
+}
+
+export class ChangedEntryDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  oldDigest: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  newDigest: string | null;
+
+  @ApiProperty()
+  source: string;
+}
+
+export class CatalogueDiffDto {
+  @ApiProperty({ type: () => [DiffEntryDto] })
+  added: DiffEntryDto[];
+
+  @ApiProperty({ type: () => [DiffEntryDto] })
+  removed: DiffEntryDto[];
+
+  @ApiProperty({ type: () => [ChangedEntryDto], description: 'Same name, other content (or another source).' })
+  changed: ChangedEntryDto[];
+
+  @ApiProperty({ type: 'integer' })
+  unchanged: number;
+}
+
+export class ReloadReportDto extends SkillScanReportDto {
+  @ApiProperty({ type: () => CatalogueDiffDto, description: 'What the reload changed in the catalogue, by content digest.' })
+  diff: CatalogueDiffDto;
+}
+
+export { DisabledSkillDto };

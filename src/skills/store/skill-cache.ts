@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { isInside } from '../resource-path.js';
+import { contentDigest, digestHex } from './skill-version.js';
+
+export interface CachedFile {
+  readonly path: string;
+  readonly digest: string;
+}
+
+/**
+ * Store versions unpacked on the local disk, where discovery and the resource routes read them
+ * like any skill folder: `<directory>/<hex digest>/<skill name>/…`. A version is written once,
+ * into a private folder renamed into place whole, so a reader (or another instance sharing the
+ * folder) sees all of it or none; what is there is never changed again, as its name is its content.
+ */
+export class SkillCache {
+  constructor(readonly directory: string) {}
+
+  /** The skill folder of a version (whether or not it is unpacked yet). */
+  folderOf(digest: string, name: string): string {
+    return join(this.directory, digestHex(digest), name);
+  }
+
+  has(digest: string, name: string): boolean {
+    return existsSync(join(this.folderOf(digest, name), 'SKILL.md'));
+  }
+
+  /**
+   * Unpacks a version unless it is there already; `contents` gives the bytes by file digest. Each
+   * file is checked against its digest before anything is renamed into place.
+   */
+  async materialise(digest: string, name: string, files: readonly CachedFile[], contents: (digests: readonly string[]) => Promise<ReadonlyMap<string, Buffer>>): Promise<string> {
+    if (!isPlainFolderName(name)) throw new Error(`Refusing to unpack a skill named '${name}': not a plain folder name.`);
+    const folder = this.folderOf(digest, name);
+    if (this.has(digest, name)) return folder;
+    const bytes = await contents(files.map((file) => file.digest));
+    const partial = join(this.directory, `.partial-${randomUUID()}`);
+    const target = join(partial, name);
+    try {
+      mkdirSync(target, { recursive: true, mode: 0o755 });
+      for (const file of files) {
+        const content = bytes.get(file.digest);
+        if (content === undefined || contentDigest(content) !== file.digest) throw new Error(`The store has no intact content for '${file.path}' of version ${digest}.`);
+        const path = join(target, file.path);
+        if (!isInside(target, path)) throw new Error(`Refusing to unpack '${file.path}': it leads outside the skill folder.`);
+        mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+        writeFileSync(path, content, { mode: file.path.startsWith('scripts/') ? 0o755 : 0o644, flag: 'wx' });
+      }
+      try {
+        renameSync(partial, join(this.directory, digestHex(digest)));
+      } catch (error) {
+        // Another writer (this instance or one sharing the folder) put the same content in place first.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
+      }
+    } finally {
+      rmSync(partial, { recursive: true, force: true });
+    }
+    return folder;
+  }
+}
+
+function isPlainFolderName(name: string): boolean {
+  return name.length > 0 && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+}

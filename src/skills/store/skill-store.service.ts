@@ -1,0 +1,255 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppError, ErrorCode } from '../../common/app-error.js';
+import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../config/app-config.js';
+import { type CurrentInstall, type InstallKey, SkillStoreRepository, type StoredSkillFilter, type StoreScope, type VersionHistory } from '../../persistence/skill-store.repository.js';
+import { inspectSkillFolder } from '../skill-folder.reader.js';
+import type { SkillRecord } from '../skill.types.js';
+import { SkillCache } from './skill-cache.js';
+import { readFolderFiles } from './skill-folder-files.js';
+import { type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
+
+/** At most this many files in one skill, installed or pinned. */
+export const MAX_SKILL_FILES = 1_000;
+
+export interface InstallResult {
+  name: string;
+  scope: StoreScope;
+  /** The owner's name, for a personal skill. */
+  owner: string | null;
+  version: number;
+  digest: string;
+  files: ManifestEntry[];
+  /** False when this content was installed before: nothing new was stored. */
+  created: boolean;
+  warnings: string[];
+}
+
+/** An installed skill at its current version, unpacked and ready to be read like a folder. */
+export interface StoreEntry {
+  install: CurrentInstall;
+  folder: string;
+}
+
+/** What the store holds now: every instance builds its catalogue from it. */
+export interface StoreContents {
+  entries: StoreEntry[];
+  /** Persisted switches: name → enabled. */
+  switches: ReadonlyMap<string, boolean>;
+}
+
+/** What keeping the activated version gave: its digest, or why it was not kept. */
+export type KeptVersion = { digest: string } | { warning: string };
+
+/**
+ * The skill store: versions in PostgreSQL (content-addressed), unpacked into a local cache folder
+ * that the registry reads as one more source. Installs are validated with the configured rules
+ * before anything is stored. Disk skills are kept too when a chat activates them, so the chat can
+ * go on reading the version it activated after the folder changes.
+ */
+@Injectable()
+export class SkillStoreService {
+  private readonly logger = new Logger(SkillStoreService.name);
+  private readonly config: SkillsConfig;
+  readonly cache: SkillCache;
+  /** Versions known to be stored: saving them again is skipped. */
+  private readonly stored = new Set<string>();
+  /** A disk skill's kept version, per loaded record (a reload makes new records). */
+  private readonly kept = new WeakMap<SkillRecord, Promise<KeptVersion>>();
+
+  constructor(
+    private readonly repository: SkillStoreRepository,
+    @Inject(APP_CONFIG) appConfig: AppConfig,
+  ) {
+    this.config = appConfig.app.skills;
+    this.cache = new SkillCache(this.config.storeDirectory);
+  }
+
+  get limits() {
+    return { maxBytes: this.config.maxInstallBytes, maxFiles: MAX_SKILL_FILES };
+  }
+
+  /**
+   * Validates one skill's files (re-rooted at the skill folder; `folder`: the archive's top folder,
+   * whose name the skill's must match) and makes them the skill's current version.
+   */
+  async install(files: readonly { path: string; bytes: Buffer }[], folder: string | undefined, target: { scope: StoreScope; ownerId: string | null; owner: string | null }, installedBy: string | null): Promise<InstallResult> {
+    const { name, warnings } = this.validate(files, folder);
+    const version = versionOf(files);
+    await this.save(name, version, files);
+    const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name };
+    const { version: number, created } = await this.repository.install(key, version.digest, installedBy);
+    await this.cache.materialise(version.digest, name, version.files, (digests) => this.repository.blobs(digests));
+    this.logger.log(`${created ? 'Installed' : 'Re-installed'} ${target.scope} skill '${name}'${target.owner === null ? '' : ` of ${target.owner}`} version ${number} (${version.digest})`);
+    return { name, scope: target.scope, owner: target.owner, version: number, digest: version.digest, files: [...version.files], created, warnings };
+  }
+
+  history(key: InstallKey): Promise<VersionHistory | null> {
+    return this.repository.history(key);
+  }
+
+  async rollback(key: InstallKey, version: number): Promise<{ changed: boolean; digest: string }> {
+    const result = await this.repository.rollback(key, version);
+    switch (result.outcome) {
+      case 'no-skill':
+        throw notInstalled(key);
+      case 'no-version': {
+        const history = await this.repository.history(key);
+        const versions = history?.versions.map((entry) => entry.version) ?? [];
+        throw new AppError(ErrorCode.SKILL_VERSION_NOT_FOUND, `Skill '${key.name}' has no version ${version}. Its versions: ${versions.join(', ')}.`, { name: key.name, version, versions });
+      }
+      default:
+        this.logger.log(`Rolled ${key.scope} skill '${key.name}' back to version ${version}`);
+        return { changed: result.outcome === 'rolled-back', digest: result.digest };
+    }
+  }
+
+  async uninstall(key: InstallKey): Promise<void> {
+    if (!(await this.repository.uninstall(key))) throw notInstalled(key);
+    this.logger.log(`Uninstalled ${key.scope} skill '${key.name}'`);
+  }
+
+  /** The store's generation (bumped by every change) and reload generation (bumped by every reload asked for). */
+  generations(): Promise<{ generation: string; reloadGeneration: string }> {
+    return this.repository.state();
+  }
+
+  /** Asks every instance (this one too) to rescan its skill directories. */
+  requestReload(): Promise<void> {
+    return this.repository.requestReload();
+  }
+
+  setSwitch(name: string, enabled: boolean, by: string | null): Promise<void> {
+    return this.repository.setSwitch(name, enabled, by);
+  }
+
+  userFilter(userId: string): Promise<StoredSkillFilter | null> {
+    return this.repository.userFilter(userId);
+  }
+
+  /** A filter with neither list is stored as none. */
+  async setUserFilter(userId: string, filter: StoredSkillFilter): Promise<StoredSkillFilter | null> {
+    const stored = normalizeFilter(filter);
+    await this.repository.setUserFilter(userId, stored);
+    return stored;
+  }
+
+  /** False when the owner has no such chat. */
+  async setChatFilter(chatId: string, ownerId: string, filter: StoredSkillFilter): Promise<{ found: boolean; filter: StoredSkillFilter | null }> {
+    const stored = normalizeFilter(filter);
+    return { found: await this.repository.setChatFilter(chatId, ownerId, stored), filter: stored };
+  }
+
+  /** Every current install unpacked (the missing ones read from the database), and the switches. */
+  async contents(): Promise<StoreContents> {
+    const [installs, switches] = await Promise.all([this.repository.currentInstalls(), this.repository.switches()]);
+    const entries: StoreEntry[] = [];
+    for (const install of installs) {
+      try {
+        const folder = await this.cache.materialise(install.digest, install.name, install.manifest, (digests) => this.repository.blobs(digests));
+        entries.push({ install, folder });
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        this.logger.error(`Installed skill '${install.name}' (${install.digest}) cannot be unpacked into ${this.cache.directory}: ${(error as Error).message}`);
+      }
+    }
+    return { entries, switches: new Map(switches.map((entry) => [entry.name, entry.enabled])) };
+  }
+
+  /**
+   * The version a chat activates, kept in the store so the chat can read it after the skill
+   * changes: a store skill's is stored already; a disk skill's files are read and stored (once per
+   * loaded record; content stored before is not written again). Programmatic skills have none.
+   */
+  keep(skill: SkillRecord): Promise<KeptVersion> | undefined {
+    if (skill.programmatic !== undefined) return undefined;
+    if (skill.store !== undefined && skill.digest !== undefined) return Promise.resolve({ digest: skill.digest });
+    let kept = this.kept.get(skill);
+    if (kept === undefined) {
+      kept = this.keepFolder(skill);
+      this.kept.set(skill, kept);
+      // A failure (the database was away) is not remembered: the next activation tries again.
+      kept.catch(() => this.kept.delete(skill));
+    }
+    return kept;
+  }
+
+  /** The digest a record's activation was kept under, when it was (no reading). */
+  async keptDigest(skill: SkillRecord): Promise<string | undefined> {
+    const kept = await this.kept.get(skill)?.catch(() => undefined);
+    return kept !== undefined && 'digest' in kept ? kept.digest : skill.digest;
+  }
+
+  private async keepFolder(skill: SkillRecord): Promise<KeptVersion> {
+    const read = readFolderFiles(skill.path, this.limits);
+    if (read.kind !== 'files') return { warning: `This version of '${skill.name}' is not pinned for the chat (${read.reason}; [app.skills] max_install_bytes): after a change on disk the chat reads the new files.` };
+    const version = versionOf(read.files);
+    await this.save(skill.name, version, read.files);
+    return { digest: version.digest };
+  }
+
+  /** The unpacked folder of a stored version of a skill, or undefined when the store has no such version. */
+  async versionFolder(digest: string, name: string): Promise<string | undefined> {
+    if (this.cache.has(digest, name)) return this.cache.folderOf(digest, name);
+    const version = await this.repository.findVersion(digest);
+    if (version === null || version.name !== name) return undefined;
+    return this.cache.materialise(digest, name, version.manifest, (digests) => this.repository.blobs(digests));
+  }
+
+  private async save(name: string, version: SkillVersion, files: readonly { path: string; bytes: Buffer }[]): Promise<void> {
+    if (this.stored.has(version.digest)) return;
+    const blobs = new Map<string, Buffer>();
+    files.forEach((file) => blobs.set(version.files.find((entry) => entry.path === file.path)!.digest, file.bytes));
+    await this.repository.saveVersion({ name, digest: version.digest, manifest: version.files, totalBytes: version.totalBytes, blobs });
+    this.stored.add(version.digest);
+  }
+
+  /** The skill's name and warnings; VALIDATION_FAILED with the validator's messages when the rules refuse it. */
+  private validate(files: readonly { path: string; bytes: Buffer }[], folder: string | undefined): { name: string; warnings: string[] } {
+    const scratch = mkdtempSync(join(tmpdir(), 'skillhost-install-'));
+    try {
+      const written = join(scratch, 'skill');
+      for (const file of files) {
+        const path = join(written, file.path);
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, file.bytes);
+      }
+      // Without a top folder there is no folder name to match: the skill's own name stands in.
+      const declared = folder ?? declaredName(written);
+      const inspection = inspectSkillFolder(written, 'upload', this.config.validation, declared ?? 'skill');
+      if (inspection === undefined) throw new AppError(ErrorCode.INVALID_ARCHIVE, 'The upload has no SKILL.md at the skill folder root.');
+      if (inspection.kind === 'invalid') {
+        const problems = [...inspection.invalid.errors];
+        throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill is not valid (${this.config.validation} rules): ${problems.join('; ')}`, { problems, warnings: inspection.invalid.warnings });
+      }
+      const name = inspection.skill.name;
+      if (name === '.' || name === '..' || /[/\\\0]/.test(name)) throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill's name '${name}' cannot name a folder.`, { problems: [`name '${name}' cannot name a folder`] });
+      return { name, warnings: [...inspection.skill.warnings] };
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+}
+
+/** The name a SKILL.md declares (lenient reading), to stand for the folder name of an upload without one. */
+function declaredName(folder: string): string | undefined {
+  const inspection = inspectSkillFolder(folder, 'upload', 'lenient', 'skill');
+  if (inspection?.kind === 'valid') return inspection.skill.name;
+  return inspection?.invalid.name;
+}
+
+/** Entries NFKC-normalised (as names are compared), duplicates dropped; no lists at all is no filter. */
+function normalizeFilter(filter: StoredSkillFilter): StoredSkillFilter | null {
+  const clean = (list: string[] | undefined) => (list === undefined ? undefined : [...new Set(list.map((entry) => entry.trim().normalize('NFKC')))]);
+  const include = clean(filter.include);
+  const exclude = clean(filter.exclude);
+  if (include === undefined && exclude === undefined) return null;
+  return { ...(include === undefined ? {} : { include }), ...(exclude === undefined ? {} : { exclude }) };
+}
+
+export function notInstalled(key: InstallKey): AppError {
+  const where = key.scope === 'shared' ? 'as a shared skill' : 'as your personal skill';
+  return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${key.name}' is not installed ${where} in the store.`, { name: key.name, scope: key.scope });
+}

@@ -1,0 +1,77 @@
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
+import { tarGzOf, zipOf } from '../support/skill-archives.js';
+import { skillMd, tempTree, writeSkill } from '../support/skill-tree.js';
+import { run } from './run-cli.js';
+
+const DIGEST = /sha256:[0-9a-f]{64}/;
+
+describe('skillhost install / versions / enable / disable / uninstall', () => {
+  const tree = tempTree('skillhost-cli-store-');
+  let db: TestDatabase;
+  const cli = (...argv: string[]) => run([...argv, '--config', 'cfg.toml'], tree.root);
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    tree.write('cfg.toml', `[app.database]\nurl = "${db.url}"\n[app.skills]\nstore_directory = "${tree.path('store')}"\ndisabled = ["locked"]\n`);
+    writeSkill(tree, 'src', 'weekly', { description: 'Writes the weekly summary.' });
+    tree.write('src/weekly/references/how.md', 'one');
+  });
+  afterAll(async () => {
+    await db?.drop();
+    tree.cleanup();
+  });
+
+  it('installs a folder, then the same content again (unchanged), then a zip of new content as version 2', async () => {
+    const first = await cli('install', 'src/weekly');
+    expect(first).toMatchObject({ code: 0, err: '' });
+    expect(first.out).toMatch(/^Installed shared skill 'weekly' version 1 \(sha256:[0-9a-f]{64}, 2 file\(s\)\)\.$/);
+    expect((await cli('install', 'src/weekly')).out).toMatch(/^Already installed: shared skill 'weekly' version 1/);
+    const archive = await zipOf({ 'weekly/SKILL.md': skillMd({ name: 'weekly', description: 'Writes the weekly summary.' }), 'weekly/references/how.md': 'two' });
+    writeFileSync(tree.path('weekly.zip'), archive.body);
+    const second = await cli('install', 'weekly.zip', '--json');
+    expect(JSON.parse(second.out)).toMatchObject({ name: 'weekly', scope: 'shared', version: 2, created: true, digest: expect.stringMatching(DIGEST) });
+    const versions = await cli('versions', 'weekly');
+    expect(versions.code).toBe(0);
+    expect(versions.out.split('\n').map((line) => line.split(/\s+/)[0])).toEqual(['VERSION', '1', '2']);
+    expect(versions.out).toMatch(/^2 \*/m);
+  });
+
+  it("installs a user's personal skill from a tar.gz, and refuses an unsafe archive with nothing stored", async () => {
+    await cli('users', 'add', 'ann');
+    const archive = await tarGzOf({ 'SKILL.md': skillMd({ name: 'notes', description: 'Notes.' }) });
+    writeFileSync(tree.path('notes.tar.gz'), archive.body);
+    expect((await cli('install', 'notes.tar.gz', '--personal', '--user', 'ann')).out).toMatch(/^Installed ann's personal skill 'notes' version 1/);
+    expect((await cli('versions', 'notes')).code).toBe(1);
+    expect((await cli('versions', 'notes', '--personal', '--user', 'ann')).code).toBe(0);
+    const before = await query<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM skill_versions');
+    const evil = await tarGzOf({ 'x/SKILL.md': skillMd({ name: 'x' }) }, [{ name: 'x/link', type: 'symlink', linkname: '/etc/passwd' }]);
+    writeFileSync(tree.path('evil.tar.gz'), evil.body);
+    const refused = await cli('install', 'evil.tar.gz');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/link/i);
+    expect(await query<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM skill_versions')).toEqual(before);
+    expect((await cli('install', 'nowhere')).code).toBe(1);
+    expect((await cli('install', 'cfg.toml')).err).toMatch(/not a folder/);
+    expect((await cli('install', 'x', '--user', 'ann')).code).toBe(2);
+  });
+
+  it('switches skills off and on, persisted; a configured switch cannot be overridden', async () => {
+    expect((await cli('disable', 'weekly')).code).toBe(0);
+    expect(await query(db.url, 'SELECT name, enabled FROM skill_switches')).toEqual([{ name: 'weekly', enabled: false }]);
+    expect((await cli('enable', 'weekly')).code).toBe(0);
+    expect(await query(db.url, 'SELECT name, enabled FROM skill_switches')).toEqual([{ name: 'weekly', enabled: true }]);
+    const locked = await cli('enable', 'locked');
+    expect(locked.code).toBe(1);
+    expect(locked.err).toMatch(/configuration/);
+  });
+
+  it('uninstalls, and says so when there is nothing to uninstall', async () => {
+    expect((await cli('uninstall', 'weekly')).out).toBe("Uninstalled shared skill 'weekly'.");
+    const again = await cli('uninstall', 'weekly');
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(/not installed/);
+    expect((await cli('uninstall', 'notes', '--personal', '--user', 'ann')).code).toBe(0);
+  });
+});
