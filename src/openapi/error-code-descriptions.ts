@@ -23,7 +23,7 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.MODEL_NOT_CONFIGURED]: 'a turn was asked for but no model is configured',
   [ErrorCode.MODEL_ERROR]: 'the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored',
   [ErrorCode.DATABASE_UNAVAILABLE]: 'PostgreSQL is unreachable (the API key look-up needs it too); nothing was changed',
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 'the request body is over 1 MiB',
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 'the request body is over 1 MiB; a skill upload past `[app.skills] max_install_bytes` unpacked or 1,000 files (reading stops there)',
   [ErrorCode.UNAUTHENTICATED]: 'the API key is missing, malformed, unknown, revoked or expired, or its user is disabled',
   [ErrorCode.FORBIDDEN]: 'the route needs an admin and the caller is a member',
   [ErrorCode.USER_NOT_FOUND]: 'no user has that id',

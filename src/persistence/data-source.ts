@@ -54,3 +54,20 @@ export function redactDatabaseUrl(url: string): string {
     return '(unparseable database URL)';
   }
 }
+
+/** An arbitrary, fixed key: instances starting together on one database take turns to migrate. */
+const MIGRATION_LOCK_KEY = 7_300_417_551;
+
+/**
+ * Applies pending migrations while holding a PostgreSQL advisory lock, so that instances started at
+ * once on a fresh (or older) database migrate one after the other instead of racing to create the
+ * same tables. `dataSource` must have a pool of one connection: the lock belongs to the session.
+ */
+export async function runPendingMigrations(dataSource: DataSource): Promise<{ name: string }[]> {
+  await dataSource.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+  try {
+    return await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await dataSource.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+  }
+}

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, Optional, type 
 import type { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LifecycleService } from '../ops/lifecycle.service.js';
-import { createDataSource, redactDatabaseUrl } from './data-source.js';
+import { createDataSource, redactDatabaseUrl, runPendingMigrations } from './data-source.js';
 import { EmbeddedPostgresServer } from './embedded-postgres.server.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 
@@ -79,7 +79,7 @@ async function migrate(url: string, logger: Logger): Promise<void> {
   const dataSource = createDataSource(url, { poolSize: 1 });
   await dataSource.initialize();
   try {
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    const applied = await runPendingMigrations(dataSource);
     if (applied.length > 0) logger.log(`Applied migrations: ${applied.map((m) => m.name).join(', ')}`);
   } finally {
     await dataSource.destroy();

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '../config/config-loader.js';
-import { createDataSource, redactDatabaseUrl } from './data-source.js';
+import { createDataSource, redactDatabaseUrl, runPendingMigrations } from './data-source.js';
 import { EmbeddedPostgresServer } from './embedded-postgres.server.js';
 
 /**
@@ -12,7 +12,7 @@ export async function migrate(url: string, direction: 'run' | 'revert', log: (li
   await dataSource.initialize();
   try {
     if (direction === 'run') {
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      const applied = await runPendingMigrations(dataSource);
       log(applied.length === 0 ? 'No pending migrations.' : `Applied: ${applied.map((m) => m.name).join(', ')}`);
     } else {
       const before = await dataSource.query('SELECT name FROM migrations ORDER BY id DESC LIMIT 1').catch(() => []);

@@ -67,15 +67,21 @@ export class SkillRegistryService implements OnModuleInit {
   }
 
   /** The first scan runs straight through: nothing is served before the module is ready. */
-  async onModuleInit(): Promise<void> {
+  onModuleInit(): Promise<void> | void {
     // With skills disabled no folder is read at all, as the specification asks.
     if (!this.config.enabled) return;
+    // Without a store (a registry built alone) the first scan is all there is, done before this returns.
+    if (this.store === undefined) return this.firstScan();
+    return this.store.generations().then(async (generations) => {
+      this.loaded.reloadGeneration = generations.reloadGeneration;
+      this.storeSkills = await this.readStore(generations);
+      this.firstScan();
+    });
+  }
+
+  private firstScan(): void {
     const started = performance.now();
-    const scannedAt = new Date();
-    const generations = await this.store?.generations();
-    if (generations !== undefined) this.storeSkills = await this.readStore(generations);
-    this.swapIn(discoverSkills(this.discoveryOptions()), started, scannedAt);
-    if (generations !== undefined) this.loaded.reloadGeneration = generations.reloadGeneration;
+    this.swapIn(discoverSkills(this.discoveryOptions()), started, new Date());
   }
 
   /** The store generation and reload generation the current snapshot reflects (sync compares them with the database's). */

@@ -3,7 +3,8 @@ import request from 'supertest';
 import { UsersService } from '../../src/auth/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { type UploadBody, zipOf } from '../support/skill-archives.js';
 
 /**
  * Every REST route × every kind of caller → the documented status. Callers: no key, a member
@@ -23,11 +24,15 @@ interface Fixtures {
 }
 
 interface Route {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** The route as documented, e.g. `/v1/chats/:id`. */
   route: string;
   path: (fx: Fixtures) => Promise<string> | string;
   body?: Record<string, unknown>;
+  /** A skill upload instead of a JSON body. */
+  upload?: () => Promise<UploadBody>;
+  /** The code of a 404 (default: CHAT_NOT_FOUND, or API_KEY_NOT_FOUND for key routes). */
+  notFound?: string;
   /** Statuses for member, otherMember and admin; anonymous, revoked and expired are 401 unless public. */
   expect: { member: number; otherMember: number; admin: number };
   public?: boolean;
@@ -59,6 +64,19 @@ const ROUTES: Route[] = [
   { method: 'get', route: '/v1/commands', path: () => '/v1/commands', expect: anyKey(200) },
   { method: 'get', route: '/v1/admin/skills', path: () => '/v1/admin/skills', expect: adminOnly(200) },
   { method: 'post', route: '/v1/admin/skills/reload', path: () => '/v1/admin/skills/reload', expect: adminOnly(200) },
+  { method: 'post', route: '/v1/admin/skills', path: () => '/v1/admin/skills', upload: () => zipOf({ 'shared-one/SKILL.md': skillMd({ name: 'shared-one' }) }), expect: adminOnly(201) },
+  // Each caller installs into its own personal scope: a new skill for each.
+  { method: 'post', route: '/v1/skills', path: () => '/v1/skills', upload: () => zipOf({ 'mine/SKILL.md': skillMd({ name: 'mine' }) }), expect: anyKey(201) },
+  { method: 'get', route: '/v1/skills/:name/versions', path: () => '/v1/skills/installed/versions', expect: anyKey(200) },
+  { method: 'post', route: '/v1/admin/skills/:name/rollback', path: () => '/v1/admin/skills/installed/rollback', body: { version: 1 }, expect: adminOnly(200) },
+  { method: 'delete', route: '/v1/admin/skills/:name', path: () => '/v1/admin/skills/to-remove', expect: adminOnly(204) },
+  // Only one's own personal skills: another user's is not found, whatever the role.
+  { method: 'delete', route: '/v1/skills/:name', path: () => '/v1/skills/alice-own', expect: { member: 204, otherMember: 404, admin: 404 }, notFound: 'SKILL_NOT_FOUND' },
+  { method: 'put', route: '/v1/admin/skills/:name/enabled', path: () => '/v1/admin/skills/pdf/enabled', body: { enabled: true }, expect: adminOnly(200) },
+  { method: 'get', route: '/v1/me/skills', path: () => '/v1/me/skills', expect: anyKey(200) },
+  { method: 'put', route: '/v1/me/skills', path: () => '/v1/me/skills', body: { exclude: ['nothing-*'] }, expect: anyKey(200) },
+  { method: 'get', route: '/v1/chats/:id/skills', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/skills`), expect: owned(200) },
+  { method: 'put', route: '/v1/chats/:id/skills', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/skills`), body: { include: ['pdf'] }, expect: owned(200) },
   { method: 'post', route: '/v1/chats', path: () => '/v1/chats', body: { title: 't' }, expect: anyKey(201) },
   { method: 'get', route: '/v1/chats', path: () => '/v1/chats', expect: anyKey(200) },
   { method: 'get', route: '/v1/chats/:id', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}`), expect: owned(200) },
@@ -89,13 +107,21 @@ beforeAll(async () => {
   const expired = await users.createKey(alice.id, { label: 'expired', expiresAt: new Date(Date.now() + 60_000) });
   await query(ctx.db.url, "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.apiKey.id]);
   const memberKey = (await users.createKey(alice.id)).key;
+  const adminKey = (await users.createKey(root.id)).key;
+  const install = async (path: string, key: string, files: Record<string, string>) => {
+    const archive = await zipOf(files);
+    await http().post(path).set('authorization', `Bearer ${key}`).set('content-type', archive.contentType).send(archive.body).expect(201);
+  };
+  await install('/v1/admin/skills', adminKey, { 'installed/SKILL.md': skillMd({ name: 'installed' }) });
+  await install('/v1/admin/skills', adminKey, { 'to-remove/SKILL.md': skillMd({ name: 'to-remove' }) });
+  await install('/v1/skills', memberKey, { 'alice-own/SKILL.md': skillMd({ name: 'alice-own' }) });
   fx = {
     users: { alice: alice.id, bob: bob.id, root: root.id },
     keys: {
       anonymous: undefined,
       member: memberKey,
       otherMember: (await users.createKey(bob.id)).key,
-      admin: (await users.createKey(root.id)).key,
+      admin: adminKey,
       revoked: revoked.key,
       expired: expired.key,
     },
@@ -120,7 +146,8 @@ describe('the auth matrix', () => {
     let call = http()[route.method](await route.path(fx));
     const key = fx.keys[caller];
     if (key !== undefined) call = call.set('authorization', `Bearer ${key}`);
-    const res = await (route.body ? call.send(route.body) : call);
+    const archive = await route.upload?.();
+    const res = await (archive ? call.set('content-type', archive.contentType).send(archive.body) : route.body ? call.send(route.body) : call);
     // The body is part of the comparison so a failure shows why.
     expect({ status: res.status, body: res.body }).toMatchObject({ status: expected });
     if (expected === 401) {
@@ -128,6 +155,6 @@ describe('the auth matrix', () => {
       expect(res.headers['www-authenticate']).toBe('Bearer realm="skillhost"');
     }
     if (expected === 403) expect(res.body.code).toBe('FORBIDDEN');
-    if (expected === 404) expect(res.body.code).toBe(route.route.includes('/keys/') ? 'API_KEY_NOT_FOUND' : 'CHAT_NOT_FOUND');
+    if (expected === 404) expect(res.body.code).toBe(route.notFound ?? (route.route.includes('/keys/') ? 'API_KEY_NOT_FOUND' : 'CHAT_NOT_FOUND'));
   });
 });

@@ -14,6 +14,8 @@ interface RestAnswer {
 }
 
 const chatSkills = useChatSkillsTree();
+/** A chat's activation records the version it activated. */
+const PDF_VERSION = expect.stringMatching(/^sha256:[0-9a-f]{64}$/);
 
 /** The REST twin's answer, JSON-decoded when it is JSON. */
 async function rest(ctx: GraphqlTestContext, method: string, path: string, body?: unknown): Promise<RestAnswer> {
@@ -120,7 +122,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
         seq: 2,
         role: 'assistant',
         content: 'Done with PDF.',
-        toolCards: [expect.objectContaining({ tool: 'skills.activate', args: { name: 'pdf' }, status: 'ok', summary: { skill: 'pdf', truncated: false }, output: expect.stringContaining('PDF-BODY-MARKER') })],
+        toolCards: [expect.objectContaining({ tool: 'skills.activate', args: { name: 'pdf' }, status: 'ok', summary: { skill: 'pdf', truncated: false, version: PDF_VERSION }, output: expect.stringContaining('PDF-BODY-MARKER') })],
       }),
       activatedSkills: [expect.objectContaining({ name: 'pdf', how: 'tool', count: 1 })],
       invokedSkill: null,
@@ -147,7 +149,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
   it('chatContext answers GET /v1/chats/{id}/context, with the tools and without', async () => {
     const id = await newChat();
     await request('mutation($id: ID!) { activateSkill(chatId: $id, name: "git-commit") { toolCard { status } } }', { id });
-    const document = 'query($id: ID!, $tools: Boolean) { chatContext(id: $id, tools: $tools) { model systemPrompt tools { name wireName description inputSchema } activatedSkills commands { name description argumentHint requiredSkills } } }';
+    const document = 'query($id: ID!, $tools: Boolean) { chatContext(id: $id, tools: $tools) { model systemPrompt tools { name wireName description inputSchema } activatedSkills activatedVersions { name version currentVersion status } skills { offered filteredOut userFilter { include exclude } chatFilter { include exclude } } commands { name description argumentHint requiredSkills } } }';
     const withTools = (await request(document, { id })).chatContext;
     expect(withTools).toEqual((await rest(ctx, 'GET', `/v1/chats/${id}/context`)).body);
     expect(withTools).toMatchObject({ model: 'scripted', activatedSkills: ['git-commit'], tools: [expect.objectContaining({ name: 'skills.activate', wireName: 'skills_activate' }), expect.objectContaining({ name: 'skills.readResource' }), expect.objectContaining({ name: 'skills.listResources' })] });
@@ -160,7 +162,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
     const id = await newChat();
     const { activateSkill } = await request('mutation($id: ID!) { activateSkill(chatId: $id, name: "pdf") { ...ToolRunFields } }', { id });
     expect(activateSkill).toEqual({
-      toolCard: { id: expect.any(String), tool: 'skills.activate', args: { name: 'pdf' }, status: 'ok', summary: { skill: 'pdf', truncated: false }, output: expect.stringContaining('PDF-BODY-MARKER'), durationMs: expect.any(Number) },
+      toolCard: { id: expect.any(String), tool: 'skills.activate', args: { name: 'pdf' }, status: 'ok', summary: { skill: 'pdf', truncated: false, version: PDF_VERSION }, output: expect.stringContaining('PDF-BODY-MARKER'), durationMs: expect.any(Number) },
       activatedSkills: [expect.objectContaining({ name: 'pdf', how: 'tool', count: 1 })],
     });
     const { readSkillResource } = await request('mutation($id: ID!) { readSkillResource(chatId: $id, name: "pdf", path: "references/forms.md") { ...ToolRunFields } }', { id });
@@ -292,14 +294,14 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
       // Each chat got its own rows back.
       const byId = new Map(chats.items.map((chat: { id: string }) => [chat.id, chat]));
       expect(ids.map((id) => byId.get(id))).toEqual([
-        { id: ids[0], activatedSkills: [{ name: 'pdf' }], first: { total: 1, items: [{ seq: 1, role: 'tool', toolCards: [{ tool: 'skills.activate', summary: { skill: 'pdf', truncated: false } }] }] }, all: { total: 1 } },
+        { id: ids[0], activatedSkills: [{ name: 'pdf' }], first: { total: 1, items: [{ seq: 1, role: 'tool', toolCards: [{ tool: 'skills.activate', summary: { skill: 'pdf', truncated: false, version: PDF_VERSION } }] }] }, all: { total: 1 } },
         {
           id: ids[1],
           activatedSkills: [{ name: 'pdf' }, { name: 'git-commit' }],
-          first: { total: 2, items: [{ seq: 1, role: 'tool', toolCards: [{ tool: 'skills.activate', summary: { skill: 'pdf', truncated: false } }] }] },
+          first: { total: 2, items: [{ seq: 1, role: 'tool', toolCards: [{ tool: 'skills.activate', summary: { skill: 'pdf', truncated: false, version: PDF_VERSION } }] }] },
           all: { total: 2 },
         },
-        { id: ids[2], activatedSkills: [{ name: 'pdf' }], first: { total: 1, items: [{ seq: 1, role: 'tool', toolCards: [{ tool: 'skills.activate', summary: { skill: 'pdf', truncated: false } }] }] }, all: { total: 1 } },
+        { id: ids[2], activatedSkills: [{ name: 'pdf' }], first: { total: 1, items: [{ seq: 1, role: 'tool', toolCards: [{ tool: 'skills.activate', summary: { skill: 'pdf', truncated: false, version: PDF_VERSION } }] }] }, all: { total: 1 } },
       ]);
     } finally {
       activated.mockRestore();
@@ -319,9 +321,9 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
     writeSkill(chatSkills(), 'skills', 'zeta', { description: 'Arrives late.' });
     try {
       const { reloadSkills } = await request(`mutation { reloadSkills {
-        scannedAt durationMs mode directories { configured path exists skills invalid } valid { name path source warnings kind origin scope }
+        scannedAt durationMs mode directories { configured path exists skills invalid } valid { name path source warnings kind origin scope digest store { scope owner version } }
         invalid { path source name errors warnings } collisions { name winner { path source } loser { path source } } excluded { name path }
-        unavailable { name path source missingTools reason } disabled { name path source } warnings
+        unavailable { name path source missingTools reason } disabled { name path source } personal { name path source warnings kind origin scope digest store { scope owner version } } warnings
         commands { directories { configured path exists commands invalid } valid { name path source warnings } invalid { path source name errors }
           collisions { name kind winner { path source } loser { path source } } warnings }
       } }`);

@@ -11,6 +11,7 @@ import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { collectText, parseSse } from '../support/sse.js';
 import { usePdfSkillsFolder } from '../support/skill-tree.js';
+import { multipartOf, tarGzOf, type UploadBody, zipOf } from '../support/skill-archives.js';
 import {
   documentedCodes,
   ERROR_BODY_REF,
@@ -244,6 +245,29 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     visit('GET /v1/commands', await http().get('/v1/commands'));
     visit('GET /v1/admin/skills', await http().get('/v1/admin/skills').set(admin));
     visit('POST /v1/admin/skills/reload', await http().post('/v1/admin/skills/reload').set(admin));
+    const upload = (path: string, key: Record<string, string>, archive: UploadBody) => http().post(path).set(key).set('content-type', archive.contentType).send(archive.body);
+    const tourSkill = { 'tour/SKILL.md': '---\nname: tour\ndescription: A skill installed on the tour.\n---\nDo the tour.\n' };
+    visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, await zipOf(tourSkill)));
+    visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, multipartOf(tourSkill)));
+    visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, await tarGzOf({ 'x/../SKILL.md': 'x' })));
+    visit('POST /v1/admin/skills', await http().post('/v1/admin/skills').set(admin).send({ name: 'tour' }));
+    visit('POST /v1/skills', await upload('/v1/skills', { 'x-api-key': memberKey }, await tarGzOf({ 'mine/SKILL.md': '---\nname: mine\ndescription: Mine.\n---\nBody.\n' })));
+    visit('POST /v1/skills', await upload('/v1/skills', { 'x-api-key': memberKey }, await zipOf({ 'Bad/SKILL.md': '---\nname: Bad\ndescription: Bad.\n---\n' })));
+    visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/tour/versions').set(admin));
+    visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/pdf/versions').set(admin));
+    visit('POST /v1/admin/skills/{name}/rollback', await http().post('/v1/admin/skills/tour/rollback').set(admin).send({ version: 1 }));
+    visit('POST /v1/admin/skills/{name}/rollback', await http().post('/v1/admin/skills/tour/rollback').set(admin).send({ version: 9 }));
+    visit('PUT /v1/admin/skills/{name}/enabled', await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: false }));
+    visit('PUT /v1/admin/skills/{name}/enabled', await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: 'off' }));
+    visit('PUT /v1/admin/skills/{name}/enabled', await http().put('/v1/admin/skills/nope/enabled').set(admin).send({ enabled: true }));
+    visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
+    visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
+    visit('DELETE /v1/skills/{name}', await http().delete('/v1/skills/mine').set('x-api-key', memberKey));
+    visit('DELETE /v1/skills/{name}', await http().delete('/v1/skills/mine').set('x-api-key', memberKey));
+    visit('PUT /v1/me/skills', await http().put('/v1/me/skills').set(admin).send({ exclude: ['git-*'] }));
+    visit('PUT /v1/me/skills', await http().put('/v1/me/skills').set(admin).send({ include: 'pdf' }));
+    visit('GET /v1/me/skills', await http().get('/v1/me/skills').set(admin));
+    visit('PUT /v1/me/skills', await http().put('/v1/me/skills').set(admin).send({}));
 
     const chat = await http().post('/v1/chats').set(admin).send({ title: 'tour' });
     visit('POST /v1/chats', chat);
@@ -260,6 +284,10 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     const done = parseSse(streamed.body as string).find((event) => event.event === 'done');
     problems.push(...check({ $ref: '#/components/schemas/TurnDto' }, done?.data).map((error) => `SSE done: ${error}`));
     visit('GET /v1/chats/{id}/messages', await http().get(`/v1/chats/${chat.body.id}/messages`).set(admin));
+    visit('PUT /v1/chats/{id}/skills', await http().put(`/v1/chats/${chat.body.id}/skills`).set(admin).send({ include: ['pdf'] }));
+    visit('PUT /v1/chats/{id}/skills', await http().put(`/v1/chats/${samplePath('{id}')}/skills`).set(admin).send({}));
+    visit('GET /v1/chats/{id}/skills', await http().get(`/v1/chats/${chat.body.id}/skills`).set(admin));
+    visit('GET /v1/chats/{id}/skills', await http().get(`/v1/chats/${samplePath('{id}')}/skills`).set(admin));
     visit('GET /v1/chats/{id}/context', await http().get(`/v1/chats/${chat.body.id}/context?tools=true`).set(admin));
     const tools = `/v1/chats/${chat.body.id}/tools`;
     visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.activate`).set(admin).send({ name: 'pdf' }));

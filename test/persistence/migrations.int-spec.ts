@@ -5,8 +5,9 @@ import { createTestDatabase, query, type TestDatabase } from '../support/databas
 const tables = (url: string) =>
   query<{ table_name: string }>(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name").then((rows) => rows.map((r) => r.table_name));
 
-const ALL_TABLES = ['api_keys', 'chat_activated_skills', 'chat_event_relay', 'chat_messages', 'chats', 'migrations', 'users'];
-const ALL_MIGRATIONS = 'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000, ChatEventRelay1764200000000';
+const STORE_TABLES = ['installed_skill_versions', 'installed_skills', 'skill_blobs', 'skill_store_state', 'skill_switches', 'skill_versions'];
+const ALL_TABLES = ['api_keys', 'chat_activated_skills', 'chat_event_relay', 'chat_messages', 'chats', 'installed_skill_versions', 'installed_skills', 'migrations', 'skill_blobs', 'skill_store_state', 'skill_switches', 'skill_versions', 'users'];
+const ALL_MIGRATIONS = 'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -57,9 +58,34 @@ describe('migrations', () => {
     expect(timestamps).toEqual([{ data_type: 'timestamp with time zone' }]);
     const relayIndexes = await query<{ indexname: string }>(db.url, "SELECT indexname FROM pg_indexes WHERE tablename = 'chat_event_relay' ORDER BY indexname");
     expect(relayIndexes.map((i) => i.indexname)).toEqual(['ix_chat_event_relay_created_at', 'pk_chat_event_relay']);
+    const storeConstraints = await query<{ conname: string }>(db.url, `SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN (${STORE_TABLES.map((t) => `'${t}'`).join(', ')}) AND contype <> 'n' ORDER BY conname`);
+    expect(storeConstraints.map((c) => c.conname)).toEqual([
+      'ck_installed_skills_scope',
+      'ck_skill_blobs_digest',
+      'ck_skill_blobs_size',
+      'ck_skill_store_state_single',
+      'ck_skill_versions_digest',
+      'ck_skill_versions_manifest',
+      'fk_installed_skill_versions_skill',
+      'fk_installed_skill_versions_user',
+      'fk_installed_skill_versions_version',
+      'fk_installed_skills_owner',
+      'fk_skill_switches_user',
+      'pk_installed_skill_versions',
+      'pk_installed_skills',
+      'pk_skill_blobs',
+      'pk_skill_store_state',
+      'pk_skill_switches',
+      'pk_skill_versions',
+      'uq_installed_skill_versions_digest',
+    ]);
     await migrate(db.url, 'run', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'chat_event_relay'));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => !STORE_TABLES.includes(t)));
+    const storeColumns = await query(db.url, "SELECT column_name FROM information_schema.columns WHERE column_name IN ('skill_filter', 'version_digest')");
+    expect(storeColumns).toEqual([]);
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'chat_event_relay' && !STORE_TABLES.includes(t)));
     await migrate(db.url, 'revert', (l) => log.push(l));
     const messageColumns = await query<{ column_name: string }>(db.url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'chat_messages' AND column_name IN ('invoked_skills', 'command')");
     expect(messageColumns).toEqual([]);
@@ -75,6 +101,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: SkillStore1764300000000',
       'Reverted: ChatEventRelay1764200000000',
       'Reverted: CommandsAndInvocations1764100000000',
       'Reverted: UsersAndApiKeys1764000000000',

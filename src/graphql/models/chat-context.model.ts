@@ -31,6 +31,45 @@ export class ContextCommandModel {
   requiredSkills: string[];
 }
 
+@ObjectType('ActivatedVersion', { description: 'An activated skill: the version the chat reads, the one loaded now, and whether activating it again moves the chat to a newer one.' })
+export class ActivatedVersionModel {
+  @Field()
+  name: string;
+
+  @Field(() => String, { nullable: true, description: 'The version the chat activated and reads (`sha256:…`).' })
+  version: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The version loaded now; null when the skill is gone or has none.' })
+  currentVersion: string | null;
+
+  @Field({ description: '`current`, `newer-available`, `disabled` or `gone`.' })
+  status: string;
+}
+
+@ObjectType('SkillFilter', { description: 'Names or `prefix-*` patterns; an absent list does not narrow.' })
+export class SkillFilterModel {
+  @Field(() => [String], { nullable: true })
+  include?: string[];
+
+  @Field(() => [String], { nullable: true })
+  exclude?: string[];
+}
+
+@ObjectType('ContextSkills', { description: "The catalogue this chat's prompts get: the user's personal skills included, narrowed by the user's and the chat's filters." })
+export class ContextSkillsModel {
+  @Field(() => [String])
+  offered: string[];
+
+  @Field(() => [String])
+  filteredOut: string[];
+
+  @Field(() => SkillFilterModel, { nullable: true })
+  userFilter: SkillFilterModel | null;
+
+  @Field(() => SkillFilterModel, { nullable: true })
+  chatFilter: SkillFilterModel | null;
+}
+
 @ObjectType('ChatContext', { description: 'Exactly what the model would get next in a chat (the twin of GET /v1/chats/{id}/context).' })
 export class ChatContextModel {
   @Field(() => String, { nullable: true })
@@ -44,6 +83,12 @@ export class ChatContextModel {
 
   @Field(() => [String], { description: 'Names of the skills the chat has activated.' })
   activatedSkills: string[];
+
+  @Field(() => [ActivatedVersionModel])
+  activatedVersions: ActivatedVersionModel[];
+
+  @Field(() => ContextSkillsModel)
+  skills: ContextSkillsModel;
 
   @Field(() => [ContextCommandModel], { description: 'The commands the system prompt lists.' })
   commands: ContextCommandModel[];

@@ -37,6 +37,18 @@ export class SkillDirectoryReportModel {
   invalid: number;
 }
 
+@ObjectType('StoreOrigin', { description: "A store skill's scope, owner and version number." })
+export class StoreOriginModel {
+  @Field({ description: '`shared` or `personal`.' })
+  scope: string;
+
+  @Field(() => String, { nullable: true })
+  owner: string | null;
+
+  @Field(() => Int)
+  version: number;
+}
+
 @ObjectType('LoadedSkill')
 export class LoadedSkillModel {
   @Field()
@@ -59,6 +71,12 @@ export class LoadedSkillModel {
 
   @Field(() => SkillScope)
   scope: string;
+
+  @Field(() => String, { nullable: true, description: 'The content version loaded (`sha256:…`); null for programmatic skills and folders past max_install_bytes.' })
+  digest: string | null;
+
+  @Field(() => StoreOriginModel, { nullable: true, description: 'For a skill installed through the store.' })
+  store: StoreOriginModel | null;
 }
 
 @ObjectType('UnavailableSkill', { description: 'A valid skill left out of the catalogue: it needs tools (tools_required) the chats do not have.' })
@@ -164,6 +182,9 @@ export class SkillScanReportModel {
 
   @Field(() => [DisabledSkillModel])
   disabled: DisabledSkillModel[];
+
+  @Field(() => [LoadedSkillModel], { description: "Users' personal store skills, offered only to their owners." })
+  personal: LoadedSkillModel[];
 
   @Field(() => [String])
   warnings: string[];

@@ -36,6 +36,9 @@ export class InstallResultDto {
   @ApiProperty({ type: () => [StoredFileDto] })
   files: StoredFileDto[];
 
+  @ApiProperty({ description: 'False when this content was installed before (answered with 200): nothing new was stored.' })
+  created: boolean;
+
   @ApiProperty({ type: [String], description: "The validator's warnings, and a note when a skill of the same name wins over this one (never silently)." })
   warnings: string[];
 }

@@ -53,7 +53,8 @@ export class SkillStoreController {
   @ApiOperation({ summary: 'Install a shared skill (a new version when it exists)', description: UPLOAD_DESCRIPTION })
   @ApiConsumes(...UPLOAD_MEDIA_TYPES)
   @ApiBody(uploadBody)
-  @ApiCreatedResponse({ type: InstallResultDto, description: 'A new version (200 with the same body when this content was installed before).' })
+  @ApiCreatedResponse({ type: InstallResultDto, description: 'A new version.' })
+  @ApiOkResponse({ type: InstallResultDto, description: 'This content was installed before: that version is current again.' })
   @ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE)
   installShared(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
     return this.install(request, reply, { scope: 'shared', ownerId: null, owner: null }, principal);
@@ -63,7 +64,8 @@ export class SkillStoreController {
   @ApiOperation({ summary: 'Install a personal skill: in your catalogue and chats only', description: UPLOAD_DESCRIPTION })
   @ApiConsumes(...UPLOAD_MEDIA_TYPES)
   @ApiBody(uploadBody)
-  @ApiCreatedResponse({ type: InstallResultDto, description: 'A new version (200 with the same body when this content was installed before).' })
+  @ApiCreatedResponse({ type: InstallResultDto, description: 'A new version.' })
+  @ApiOkResponse({ type: InstallResultDto, description: 'This content was installed before: that version is current again.' })
   @ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE)
   installPersonal(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
     return this.install(request, reply, { scope: 'personal', ownerId: principal.userId, owner: principal.name }, principal);

@@ -609,6 +609,13 @@ describe(readSkillUpload.name, () => {
       expect(error.message).toMatch(/^The body is not valid multipart\/form-data: Unexpected end of multipart data/);
     });
 
+    it('refuses a multipart body without a single boundary line', async () => {
+      const error = await refusalOf(read(Buffer.from('just some text'), MULTIPART));
+
+      expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
+      expect(error.message).toMatch(/^The body is not valid multipart\/form-data: Unexpected end of multipart data/);
+    });
+
     it('refuses a multipart field that is not a file', async () => {
       const error = await refusalOf(read(multipartOf([{ filename: 'SKILL.md', data: 'x' }, { field: 'name', data: 'my-skill' }]), MULTIPART));
 
@@ -629,12 +636,12 @@ describe(readSkillUpload.name, () => {
       ['a tar.gz of folders only', async () => tarGzOf([{ name: 'a/', type: 'directory' }]), 'application/gzip'],
       ['an empty tar', async () => Buffer.alloc(1024), 'application/x-tar'],
       ['a multipart form without parts', async () => multipartOf([]), MULTIPART],
-      ['a multipart body without a single boundary line', async () => Buffer.from('just some text'), MULTIPART],
     ])('refuses %s: no files', async (_what, build, contentType) => {
       const error = await refusalOf(read(await build(), contentType));
 
       expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
-      expect(error.message).toMatch(/^The upload contains no files/);
+      // busboy may see a form with no part as empty or as cut short, depending on how the bytes arrive: both refuse it.
+      expect(error.message).toMatch(contentType === MULTIPART ? /^(The upload contains no files|The body is not valid multipart\/form-data)/ : /^The upload contains no files/);
     });
 
     it('refuses a content type that is no upload kind with 415', async () => {
