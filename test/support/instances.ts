@@ -72,8 +72,8 @@ export function buildServer(): void {
 }
 
 /**
- * Starts `count` instances on one database, one after another (each runs the migrations at
- * start). Call `buildServer()` first.
+ * Starts `count` instances on one database at once (each runs the migrations at start, in turn).
+ * Call `buildServer()` first.
  */
 export async function startInstances(count: number, options: StartInstancesOptions = {}): Promise<Instances> {
   const db = options.database ?? (await createTestDatabase());
@@ -87,11 +87,17 @@ export async function startInstances(count: number, options: StartInstancesOptio
     tree.cleanup();
   };
   try {
-    for (let index = 0; index < count; index++) {
-      const overrides = { ...BASE_OVERRIDES, 'app.database.url': db.url, ...options.overrides, ...options.overridesFor?.(index) };
-      const config = tree.write(`instance-${index}.toml`, stringify(nest(overrides)));
-      instances.push(await startInstance(config, tree.root, options.env ?? {}));
-    }
+    // All at once, as a deployment starts them: the migrations take turns under their advisory lock.
+    const started = await Promise.allSettled(
+      Array.from({ length: count }, (_, index) => {
+        const overrides = { ...BASE_OVERRIDES, 'app.database.url': db.url, ...options.overrides, ...options.overridesFor?.(index) };
+        const config = tree.write(`instance-${index}.toml`, stringify(nest(overrides)));
+        return startInstance(config, tree.root, options.env ?? {});
+      }),
+    );
+    for (const result of started) if (result.status === 'fulfilled') instances.push(result.value);
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   } catch (error) {
     await close();
     throw error;
