@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { EmbeddedPostgresServer } from '../src/persistence/embedded-postgres.server.js';
 
@@ -42,13 +43,56 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
-/** Child mode `serve-app`: the real application from its config file (SKILLHOST_CONFIG), on a free port it prints as `READY <port>`. */
+/**
+ * Child mode `serve-app`: the real application from its config file (SKILLHOST_CONFIG), on a free
+ * port it prints as `READY <port>`. On SIGUSR2 it prints the event loop's delay since the last
+ * SIGUSR2 (or the start) as `LOOP {p50, p99, max}` in milliseconds: how long the server kept
+ * everything else waiting.
+ */
 export async function serveApp(): Promise<void> {
   const { loadConfig } = await import('../src/config/config-loader.js');
   const { createApp } = await import('../src/app.factory.js');
   const app = await createApp(loadConfig(), { logger: false });
   await app.listen(0, '127.0.0.1');
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  let gc = { count: 0, longestMs: 0 };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gc = { count: gc.count + 1, longestMs: Math.max(gc.longestMs, entry.duration) };
+  }).observe({ entryTypes: ['gc'] });
+  process.on('SIGUSR2', () => {
+    const ms = (ns: number) => Math.round((ns / 1e6) * 100) / 100;
+    const gcLongestMs = Math.round(gc.longestMs * 100) / 100;
+    console.log(`LOOP ${JSON.stringify({ p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max), gcCount: gc.count, gcLongestMs })}`);
+    delay.reset();
+    gc = { count: 0, longestMs: 0 };
+  });
+  // A clean exit on SIGTERM, so what Node writes at exit (a --cpu-prof profile) is written.
+  process.once('SIGTERM', () => void app.close().finally(() => process.exit(0)));
   console.log(`READY ${(app.getHttpServer().address() as { port: number }).port}`);
+}
+
+export interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+  /** Garbage collections meanwhile, and the longest pause among them. */
+  gcCount: number;
+  gcLongestMs: number;
+}
+
+/** The child's event-loop delay since the last ask (see serveApp). */
+export function loopDelayOf(child: ChildProcess): Promise<LoopDelay> {
+  return new Promise((resolveDelay) => {
+    const onData = (chunk: Buffer) => {
+      const match = /LOOP (\{.*\})/.exec(chunk.toString());
+      if (match === null) return;
+      child.stdout!.off('data', onData);
+      resolveDelay(JSON.parse(match[1]) as LoopDelay);
+    };
+    child.stdout!.on('data', onData);
+    child.kill('SIGUSR2');
+  });
 }
 
 /** Runs `script` with `args` in a child Node process and waits for the `READY <port>` line it prints. */

@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { databaseUrl, percentile, serveApp, startChild } from './bench-support.js';
+import { databaseUrl, type LoopDelay, loopDelayOf, percentile, serveApp, startChild } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
@@ -91,8 +91,10 @@ async function main(): Promise<void> {
     // Warm up: the list's JSON is built once per snapshot, on its first request.
     await send(reloadAgent, app.port, 'GET', '/v1/skills');
 
+    await loopDelayOf(app.child);
     let stopAt = performance.now() + PHASE_MS;
     const rest = summary((await load(app.port, () => performance.now() >= stopAt)).latencies);
+    const restLoop = await loopDelayOf(app.child);
 
     const reloads: number[] = [];
     let reloading = true;
@@ -107,6 +109,7 @@ async function main(): Promise<void> {
     })();
     const during = await load(app.port, () => !reloading);
     await reloadLoop;
+    const busyLoop = await loopDelayOf(app.child);
     reloadAgent.destroy();
     const busy = summary(during.latencies);
     const result = {
@@ -116,6 +119,7 @@ async function main(): Promise<void> {
       connections: CONNECTIONS,
       phaseMs: PHASE_MS,
       atRest: rest,
+      loopDelay: { atRest: restLoop, duringReloads: busyLoop },
       duringReloads: { ...busy, failures: during.failures, reloads: reloads.length, reloadP50Ms: percentile(reloads, 50), reloadMaxMs: Math.max(...reloads) },
       targetP99Ms: TARGET_P99_MS,
       met: busy.p99 < TARGET_P99_MS,
@@ -139,6 +143,7 @@ function markdown(r: {
   connections: number;
   phaseMs: number;
   atRest: ReturnType<typeof summary>;
+  loopDelay: { atRest: LoopDelay; duringReloads: LoopDelay };
   duringReloads: ReturnType<typeof summary> & { failures: number; reloads: number; reloadP50Ms: number; reloadMaxMs: number };
   targetP99Ms: number;
   met: boolean;
@@ -154,6 +159,13 @@ function markdown(r: {
     '|---|---:|---:|---:|---:|',
     `| at rest | ${r.atRest.requests} | ${ms(r.atRest.p50)} | ${ms(r.atRest.p99)} | ${ms(r.atRest.max)} |`,
     `| during reloads | ${r.duringReloads.requests} | ${ms(r.duringReloads.p50)} | ${ms(r.duringReloads.p99)} | ${ms(r.duringReloads.max)} |`,
+    '',
+    "The server's event-loop delay (`monitorEventLoopDelay` in the server process: how long everything else waited):",
+    '',
+    '| phase | p50 ms | p99 ms | max ms | GCs | longest GC ms |',
+    '|---|---:|---:|---:|---:|---:|',
+    `| at rest | ${ms(r.loopDelay.atRest.p50)} | ${ms(r.loopDelay.atRest.p99)} | ${ms(r.loopDelay.atRest.max)} | ${r.loopDelay.atRest.gcCount} | ${ms(r.loopDelay.atRest.gcLongestMs)} |`,
+    `| during reloads | ${ms(r.loopDelay.duringReloads.p50)} | ${ms(r.loopDelay.duringReloads.p99)} | ${ms(r.loopDelay.duringReloads.max)} | ${r.loopDelay.duringReloads.gcCount} | ${ms(r.loopDelay.duringReloads.gcLongestMs)} |`,
     '',
     `Reloads: ${r.duringReloads.reloads}, each ${ms(r.duringReloads.reloadP50Ms)} ms (p50), at most ${ms(r.duringReloads.reloadMaxMs)} ms; failed GETs: ${r.duringReloads.failures}.`,
     `Target: GET p99 under ${r.targetP99Ms} ms during the rescans — ${r.met ? 'met' : 'not met'}.`,

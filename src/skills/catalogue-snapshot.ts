@@ -33,7 +33,7 @@ export interface CatalogueSnapshot {
   /** Loaded commands, by name, iterated in name order. */
   readonly commands: ReadonlyMap<string, CommandRecord>;
   readonly commandReport: CommandReport;
-  /** The catalogue in a format; the configured one is rendered with the snapshot, others on first use. */
+  /** The catalogue in a format, each rendered on first use, not as part of the swap. */
   catalogue(format: CatalogueFormat): string;
 }
 
@@ -80,13 +80,13 @@ export function buildSnapshot(
   const { offered, unavailable } = splitByTools(result.skills, availability);
   const switchedOff = new Set(config.disabled ?? []);
   for (const [name, enabled] of store?.switches ?? []) if (!enabled) switchedOff.add(name);
-  const sorted = offered.filter((skill) => !switchedOff.has(skill.name)).sort(compareByName);
-  const disabled = new Map(offered.filter((skill) => switchedOff.has(skill.name)).sort(compareByName).map((skill) => [skill.name, skill]));
+  const sorted = inNameOrder(switchedOff.size === 0 ? offered : offered.filter((skill) => !switchedOff.has(skill.name)));
+  const disabled = new Map(switchedOff.size === 0 ? [] : inNameOrder(offered.filter((skill) => switchedOff.has(skill.name))).map((skill) => [skill.name, skill]));
+  // Rendered on first use (the next turn, or the metrics right after the swap), not as part of the swap.
   const catalogue = catalogueOf(sorted, config);
-  catalogue(config.catalogueFormat);
   const skills = new Map(sorted.map((skill) => [skill.name, skill]));
   const personalSplit = splitByTools(store?.personal ?? [], availability);
-  const personal = personalByOwner(personalSplit.offered, new Map(result.skills.map((skill) => [skill.name, skill])), switchedOff);
+  const personal = personalSplit.offered.length === 0 ? NO_PERSONAL : personalByOwner(personalSplit.offered, new Map(result.skills.map((skill) => [skill.name, skill])), switchedOff);
   return Object.freeze({
     scannedAt: timing.scannedAt.toISOString(),
     durationMs: timing.durationMs,
@@ -113,6 +113,13 @@ export function buildSnapshot(
 }
 
 const NOTHING_FILTERED: ReadonlySet<string> = new Set();
+const NO_PERSONAL = { byOwner: new Map() as ReadonlyMap<string, PersonalSkills>, collisions: [] as SkillCollision[] };
+
+/** Sorted by name; a scan's skills usually are already, and checking costs less than sorting thousands again. */
+function inNameOrder(skills: SkillRecord[]): SkillRecord[] {
+  for (let i = 1; i < skills.length; i++) if (compareByName(skills[i - 1], skills[i]) > 0) return skills.sort(compareByName);
+  return skills;
+}
 
 /** The catalogue of some skills in any format, each rendered once, on first use. */
 function catalogueOf(sorted: readonly SkillRecord[], config: SnapshotConfig): (format: CatalogueFormat) => string {

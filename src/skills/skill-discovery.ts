@@ -4,7 +4,7 @@ import type { SkillDirectory, ValidationMode } from '../config/app-config.js';
 import { inspectCodeModule } from './code/code-module.reader.js';
 import { type FolderInspection, inspectSkillFolder } from './skill-folder.reader.js';
 import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
-import { type FolderLimits, folderVersion } from './store/skill-folder-files.js';
+import { type FolderDigests, type FolderLimits, folderVersion } from './store/skill-folder-files.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
 
 export interface DiscoveryOptions {
@@ -23,6 +23,8 @@ export interface DiscoveryOptions {
    * it), read within these limits; a larger skill gets none. Reloads use it to say what changed.
    */
   versionLimits?: FolderLimits;
+  /** Digests remembered from earlier scans (unchanged folders are not read again). */
+  digests?: FolderDigests;
 }
 
 export interface DiscoveryResult {
@@ -88,7 +90,7 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
           if (visited !== undefined && !firstVisit(visited, path)) continue;
           const folderInspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
           const inspection = code && folderInspection?.kind === 'valid' ? withCodeModule(folderInspection.skill) : folderInspection;
-          if (inspection?.kind === 'valid') found.push(options.versionLimits === undefined ? inspection.skill : withDigest(inspection.skill, options.versionLimits));
+          if (inspection?.kind === 'valid') found.push(options.versionLimits === undefined ? inspection.skill : withDigest(inspection.skill, options.versionLimits, options.digests));
           else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
           else if (depth < options.maxDepth) {
             const nested = readFolder(path);
@@ -102,6 +104,7 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
     }
   }
 
+  options.digests?.sweep();
   const { skills, collisions, excluded } = applyPrecedence(found, options.maxSkills);
   if (excluded.length > 0) {
     const first = excluded.slice(0, 5).map((e) => e.name).join(', ');
@@ -119,8 +122,8 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
 }
 
 /** The skill with the digest of the files it holds now (none when they are past the limits). */
-function withDigest(skill: SkillRecord, limits: FolderLimits): SkillRecord {
-  const version = folderVersion(skill.path, limits);
+function withDigest(skill: SkillRecord, limits: FolderLimits, digests: FolderDigests | undefined): SkillRecord {
+  const version = digests === undefined ? folderVersion(skill.path, limits) : digests.versionOf(skill.path, limits);
   return 'digest' in version ? { ...skill, digest: version.digest } : skill;
 }
 

@@ -7,6 +7,7 @@ import { type CommandDiscoveryResult, discoverCommands } from './commands/comman
 import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
 import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from './skill-discovery.js';
 import type { SkillRecord, SkillScope } from './skill.types.js';
+import { FolderDigests } from './store/skill-folder-files.js';
 import { MAX_SKILL_FILES, SkillStoreService } from './store/skill-store.service.js';
 import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from './store/store-skills.js';
 import { defaultToolNames, toolAvailability, type ToolAvailability } from './tool-requirements.js';
@@ -54,6 +55,7 @@ export class SkillRegistryService implements OnModuleInit {
   private viewsOf: CatalogueSnapshot | undefined;
   /** The store generation the current snapshot was built from (read before its contents), and the reload generation of its last scan. */
   private loaded = { generation: '', reloadGeneration: '' };
+  private readonly digests = new FolderDigests();
 
   constructor(
     @Inject(APP_CONFIG) appConfig: AppConfig,
@@ -124,7 +126,7 @@ export class SkillRegistryService implements OnModuleInit {
     // Asked first, so this instance's own scan already counts as the reload the others are asked for.
     await this.store?.requestReload();
     const snapshot = await this.reload();
-    return { snapshot, diff: diffCatalogues(before, snapshot) };
+    return { snapshot, diff: await diffCatalogues(before, snapshot) };
   }
 
   /** Reads the store again (an install, rollback, uninstall or switch, here or on another instance) without rescanning the folders. */
@@ -182,7 +184,7 @@ export class SkillRegistryService implements OnModuleInit {
 
   private discoveryOptions(): DiscoveryOptions {
     const { directories, codeDirectories, validation, maxDepth, maxSkills, maxInstallBytes } = this.config;
-    return { directories, codeDirectories, mode: validation, maxDepth, maxSkills, versionLimits: { maxBytes: maxInstallBytes, maxFiles: MAX_SKILL_FILES } };
+    return { directories, codeDirectories, mode: validation, maxDepth, maxSkills, versionLimits: { maxBytes: maxInstallBytes, maxFiles: MAX_SKILL_FILES }, digests: this.digests };
   }
 
   /** Publishes what a scan found (with the commands, read now) as the next snapshot, and reports it. */
@@ -190,7 +192,8 @@ export class SkillRegistryService implements OnModuleInit {
     const commands = discoverCommands(this.commandDirectories);
     this.lastScan = { result, commands, scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 };
     const next = this.publish(this.lastScan);
-    this.metrics?.observeSkillsReload(next, Buffer.byteLength(next.catalogue(this.config.catalogueFormat)));
+    // In a task of its own: rendering the catalogue of thousands of skills is not added to the swap's.
+    if (this.metrics !== undefined) setImmediate(() => this.metrics!.observeSkillsReload(next, Buffer.byteLength(next.catalogue(this.config.catalogueFormat))));
     this.logger.log(
       `Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ${next.collisions.length} collision(s), mode ${next.mode})`,
     );
@@ -316,16 +319,26 @@ export class SkillRegistryService implements OnModuleInit {
   }
 }
 
-/** What a reload changed in the catalogue: skills by name, compared by content digest. */
-export function diffCatalogues(before: CatalogueSnapshot | undefined, after: CatalogueSnapshot): CatalogueDiff {
+/** What a reload changed in the catalogue: skills by name, compared by content digest; a turn of the event loop every few thousand. */
+export async function diffCatalogues(before: CatalogueSnapshot | undefined, after: CatalogueSnapshot): Promise<CatalogueDiff> {
   const diff: CatalogueDiff = { added: [], removed: [], changed: [], unchanged: 0 };
   const old = before?.skills ?? new Map<string, SkillRecord>();
+  let count = 0;
+  const breathe = async () => {
+    if (++count % DIFF_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  };
   for (const [name, skill] of after.skills) {
     const previous = old.get(name);
     if (previous === undefined) diff.added.push({ name, digest: skill.digest ?? null, source: skill.source });
     else if (previous.digest !== skill.digest || previous.path !== skill.path) diff.changed.push({ name, oldDigest: previous.digest ?? null, newDigest: skill.digest ?? null, source: skill.source });
     else diff.unchanged++;
+    await breathe();
   }
-  for (const [name, skill] of old) if (!after.skills.has(name)) diff.removed.push({ name, digest: skill.digest ?? null, source: skill.source });
+  for (const [name, skill] of old) {
+    if (!after.skills.has(name)) diff.removed.push({ name, digest: skill.digest ?? null, source: skill.source });
+    await breathe();
+  }
   return diff;
 }
+
+const DIFF_SLICE = 2_000;

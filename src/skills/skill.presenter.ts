@@ -1,3 +1,4 @@
+import { stringifyInSlices } from '../common/sliced-json.js';
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
 import { presentCommandReport } from './command.presenter.js';
 import type { ResourceListing } from './skill-resources.service.js';
@@ -12,18 +13,37 @@ export function presentSkillDetail(skill: SkillRecord, resources: ResourceListin
   return { ...presentSkillSummary(skill), source: skill.source, warnings: skill.warnings, resources };
 }
 
-export function presentSkillList(snapshot: CatalogueSnapshot) {
-  return { count: snapshot.skills.size, scannedAt: snapshot.scannedAt, skills: [...snapshot.skills.values()].map(presentSkillSummary) };
+export function presentSkillList(snapshot: CatalogueSnapshot, withSkills = true) {
+  return { count: snapshot.skills.size, scannedAt: snapshot.scannedAt, skills: withSkills ? [...snapshot.skills.values()].map(presentSkillSummary) : [] };
 }
 
-const listJson = new WeakMap<CatalogueSnapshot, string>();
+const listJson = new WeakMap<CatalogueSnapshot, Promise<string>>();
 
-/** The list as JSON text, serialised once per snapshot: it only changes when the skills are reloaded. */
-export function skillListJson(snapshot: CatalogueSnapshot): string {
+/**
+ * The list as JSON text, serialised once per snapshot (it only changes when the skills are
+ * reloaded), in slices: the first request after a reload of thousands of skills waits for it
+ * without stalling the others.
+ */
+export function skillListJson(snapshot: CatalogueSnapshot): Promise<string> {
   let json = listJson.get(snapshot);
   if (json === undefined) {
-    json = JSON.stringify(presentSkillList(snapshot));
+    const { skills: _all, ...head } = presentSkillList(snapshot, false);
+    json = stringifyInSlices({ ...head, skills: [...snapshot.skills.values()] }, 'skills', undefined, presentSkillSummary);
     listJson.set(snapshot, json);
+  }
+  return json;
+}
+
+const adminJson = new WeakMap<CatalogueSnapshot, Promise<string>>();
+
+/** The admin report as JSON text (`extra` members added, such as a reload's diff), serialised in slices; without `extra`, once per snapshot. */
+export function adminReportJson(snapshot: CatalogueSnapshot, extra?: Record<string, unknown>): Promise<string> {
+  const report = () => ({ ...presentAdminReport(snapshot, false), valid: [...snapshot.skills.values()] });
+  if (extra !== undefined) return stringifyInSlices({ ...report(), ...extra }, 'valid', undefined, presentScannedSkill);
+  let json = adminJson.get(snapshot);
+  if (json === undefined) {
+    json = stringifyInSlices(report(), 'valid', undefined, presentScannedSkill);
+    adminJson.set(snapshot, json);
   }
   return json;
 }
@@ -43,13 +63,13 @@ function presentScannedSkill(skill: SkillRecord) {
 }
 
 /** The operator's view: everything a scan saw, host paths included. */
-export function presentAdminReport(snapshot: CatalogueSnapshot) {
+export function presentAdminReport(snapshot: CatalogueSnapshot, withValid = true) {
   return {
     scannedAt: snapshot.scannedAt,
     durationMs: snapshot.durationMs,
     mode: snapshot.mode,
     directories: snapshot.directories,
-    valid: [...snapshot.skills.values()].map(presentScannedSkill),
+    valid: withValid ? [...snapshot.skills.values()].map(presentScannedSkill) : [],
     invalid: snapshot.invalid,
     collisions: snapshot.collisions,
     excluded: snapshot.excluded,

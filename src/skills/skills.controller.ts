@@ -1,4 +1,4 @@
-import { Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -8,7 +8,7 @@ import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../config/app-
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import { CatalogueQueryDto, ResourceListQueryDto } from './dto/catalogue-query.dto.js';
 import { CatalogueJsonDto, ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto } from './dto/skill-responses.dto.js';
-import { presentAdminReport, presentSkillDetail, skillListJson } from './skill.presenter.js';
+import { adminReportJson, presentSkillDetail, skillListJson } from './skill.presenter.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { ReloadReportDto } from './dto/store.dto.js';
 import { type SkillReadScope, SkillResourcesService } from './skill-resources.service.js';
@@ -17,6 +17,8 @@ interface TextReply {
   header(name: string, value: string): TextReply;
   send(payload: string): unknown;
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 const CATALOGUE_CONTENT_TYPES: Record<CatalogueFormat, string> = {
   json: 'application/json; charset=utf-8',
@@ -37,8 +39,8 @@ export class SkillsController {
   @Get('skills')
   @ApiOperation({ summary: 'List the loaded skills' })
   @ApiOkResponse({ type: SkillListDto })
-  list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
-    reply.header('content-type', 'application/json; charset=utf-8').send(skillListJson(this.registry.viewFor(principal.userId)));
+  async list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
+    reply.header('content-type', JSON_TYPE).send(await skillListJson(this.registry.viewFor(principal.userId)));
   }
 
   @Get('skills/:name')
@@ -119,8 +121,8 @@ export class SkillsController {
   @ApiTags('admin')
   @ApiOperation({ summary: 'The last scan, as operators see it' })
   @ApiOkResponse({ type: SkillScanReportDto })
-  adminReport() {
-    return presentAdminReport(this.registry.snapshot);
+  async adminReport(@Res() reply: TextReply) {
+    reply.header('content-type', JSON_TYPE).send(await adminReportJson(this.registry.snapshot));
   }
 
   @Post('admin/skills/reload')
@@ -129,9 +131,8 @@ export class SkillsController {
   @ApiOperation({ summary: 'Rescan the skills directories, on every instance', description: 'Answers the scan and what it changed in the catalogue (`diff`: added, removed, changed with old and new digest, unchanged count). Other instances on the same database rescan within seconds.' })
   @ApiOkResponse({ type: ReloadReportDto })
   @HttpCode(200)
-  @Header('cache-control', 'no-store')
-  async reload() {
+  async reload(@Res() reply: TextReply) {
     const { snapshot, diff } = await this.registry.reloadEverywhere();
-    return { ...presentAdminReport(snapshot), diff };
+    reply.header('content-type', JSON_TYPE).header('cache-control', 'no-store').send(await adminReportJson(snapshot, { diff }));
   }
 }

@@ -61,6 +61,67 @@ export function folderVersion(folder: string, limits: FolderLimits): SkillVersio
   return read.kind === 'files' ? versionOf(read.files) : { problem: read.reason };
 }
 
+/**
+ * Folder versions remembered across scans: a folder whose files all have the size, modification
+ * time and inode they had last time has the digest it had, without reading a byte (a rescan of
+ * thousands of unchanged skills costs a stat per file instead of reading and hashing each).
+ * `sweep()` after a scan forgets the folders it did not see.
+ */
+export class FolderDigests {
+  private known = new Map<string, { fingerprint: string; version: SkillVersion | { problem: string } }>();
+  private seen = new Set<string>();
+
+  versionOf(folder: string, limits: FolderLimits): SkillVersion | { problem: string } {
+    const fingerprint = fingerprintOf(folder, limits);
+    if (fingerprint === undefined) return folderVersion(folder, limits);
+    this.seen.add(folder);
+    const cached = this.known.get(folder);
+    if (cached !== undefined && cached.fingerprint === fingerprint) return cached.version;
+    const version = folderVersion(folder, limits);
+    this.known.set(folder, { fingerprint, version });
+    return version;
+  }
+
+  sweep(): void {
+    for (const folder of this.known.keys()) if (!this.seen.has(folder)) this.known.delete(folder);
+    this.seen = new Set();
+  }
+}
+
+/** Path, size, mtime and inode of each file the version would hold (walked as readFolderFiles walks); undefined past the file limit. */
+function fingerprintOf(folder: string, limits: FolderLimits): string | undefined {
+  let root: string;
+  try {
+    root = realpathSync.native(folder);
+  } catch {
+    return undefined;
+  }
+  const parts: string[] = [];
+  const walk = (current: string, depth: number): boolean => {
+    for (const entry of listFolder(current)) {
+      if (SKIPPED_FOLDERS.has(entry.name)) continue;
+      const full = join(current, entry.name);
+      const target = entry.isSymbolicLink() ? linkTargetInside(root, full) : full;
+      if (target === undefined) continue;
+      let info;
+      try {
+        info = statSync(target);
+      } catch {
+        continue;
+      }
+      if (info.isDirectory()) {
+        if (depth < MAX_DEPTH && !walk(full, depth + 1)) return false;
+        continue;
+      }
+      if (!info.isFile()) continue;
+      if (parts.length >= limits.maxFiles) return false;
+      parts.push(`${relative(root, full)}\0${info.size}\0${info.mtimeMs}\0${info.ino}`);
+    }
+    return true;
+  };
+  return walk(root, 1) ? parts.join('\n') : undefined;
+}
+
 function listFolder(folder: string): Dirent[] {
   try {
     return readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
