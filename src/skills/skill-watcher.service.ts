@@ -2,14 +2,14 @@ import { type FSWatcher, watch } from 'node:fs';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../config/app-config.js';
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
-import { SkillRegistryService } from './skill-registry.service.js';
+import { diffCatalogues, SkillRegistryService } from './skill-registry.service.js';
 
 /** How long the folders must be quiet before a reload: an editor's save or a `git pull` is many events. */
 export const WATCH_DEBOUNCE_MS = 300;
 
 /**
  * `[app.skills] watch = true`: reloads the skills (and commands) directories shortly after a change
- * on disk, and logs what the reload added and removed. Off by default; a directory that does not
+ * on disk, and logs what the reload added, removed and changed. Off by default; a directory that does not
  * exist (or cannot be watched) is skipped with a warning, never an error.
  */
 @Injectable()
@@ -58,23 +58,29 @@ export class SkillWatcherService implements OnApplicationBootstrap, OnModuleDest
     const before = this.registry.snapshot;
     try {
       const after = await this.registry.reload();
-      this.logger.log(`Skills changed on disk: ${describeChange(before, after)}`);
+      this.logger.log(`Skills changed on disk: ${await describeChange(before, after)}`);
     } catch (error) {
       this.logger.error(`Reload after a change on disk failed: ${(error as Error).message}`);
     }
   }
 }
 
-/** Which skills and commands a reload added and removed, by name. */
-export function describeChange(before: CatalogueSnapshot, after: CatalogueSnapshot): string {
-  const diff = (a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>) => ({ added: [...b.keys()].filter((k) => !a.has(k)), removed: [...a.keys()].filter((k) => !b.has(k)) });
-  const skills = diff(before.skills, after.skills);
-  const commands = diff(before.commands, after.commands);
+/** Which skills a reload added, removed and changed (with the old and new digest), and which commands it added and removed. */
+export async function describeChange(before: CatalogueSnapshot, after: CatalogueSnapshot): Promise<string> {
+  const byName = (a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>) => ({ added: [...b.keys()].filter((k) => !a.has(k)), removed: [...a.keys()].filter((k) => !b.has(k)) });
+  const skills = await diffCatalogues(before, after);
+  const commands = byName(before.commands, after.commands);
   const parts = [
-    skills.added.length > 0 ? `added ${skills.added.join(', ')}` : '',
-    skills.removed.length > 0 ? `removed ${skills.removed.join(', ')}` : '',
+    skills.added.length > 0 ? `added ${skills.added.map((s) => s.name).join(', ')}` : '',
+    skills.removed.length > 0 ? `removed ${skills.removed.map((s) => s.name).join(', ')}` : '',
+    skills.changed.length > 0 ? `changed ${skills.changed.map((s) => `${s.name} (${short(s.oldDigest)} → ${short(s.newDigest)})`).join(', ')}` : '',
     commands.added.length > 0 ? `commands added ${commands.added.join(', ')}` : '',
     commands.removed.length > 0 ? `commands removed ${commands.removed.join(', ')}` : '',
   ].filter((part) => part !== '');
-  return `${parts.join('; ') || 'no skill or command added or removed'} (${after.skills.size} skills, ${after.invalid.length} invalid)`;
+  return `${parts.join('; ') || 'no skill or command added, removed or changed'} (${after.skills.size} skills, ${after.invalid.length} invalid)`;
+}
+
+/** The first 12 hex digits of a digest: enough to tell versions apart in a log line. */
+function short(digest: string | null): string {
+  return digest === null ? 'none' : digest.slice(0, 'sha256:'.length + 12);
 }

@@ -41,6 +41,12 @@ describe('watching the skills directories', () => {
     expect(logs).toContainEqual(expect.stringMatching(/^Skills changed on disk: added release-notes \(2 skills, 0 invalid\)$/));
   });
 
+  it('logs a skill whose files changed with its old and new digest', async () => {
+    tree().write('skills/release-notes/references/style.md', 'Short sentences.');
+    await within(2000, 'the change logged', async () => logs.some((line) => line.startsWith('Skills changed on disk: changed release-notes')));
+    expect(logs).toContainEqual(expect.stringMatching(/^Skills changed on disk: changed release-notes \(sha256:[0-9a-f]{12} → sha256:[0-9a-f]{12}\) \(2 skills, 0 invalid\)$/));
+  });
+
   it('drops a removed skill, and picks up a new command', async () => {
     rmSync(tree().path('skills/pdf'), { recursive: true });
     tree().write('commands/standup.md', '---\ndescription: Standup notes.\n---\nWrite them.\n');

@@ -77,6 +77,9 @@ export class ToolCardSummaryDto {
   @ApiPropertyOptional({ description: 'For an activation in a chat: the version activated (`sha256:…`).' })
   version?: string;
 
+  @ApiPropertyOptional({ description: 'For an activation in a chat whose version could not be pinned (the skill is past `max_install_bytes`): why; after a change on disk the chat reads the new files.' })
+  versionWarning?: string;
+
   @ApiProperty()
   truncated: boolean;
 }

@@ -72,7 +72,8 @@ export interface ToolResult {
 export function activationResult(skill: ActivatedSkill, output: string): ToolResult {
   const note = skill.versionWarning === undefined ? '' : `\n\n[Note: ${skill.versionWarning}]`;
   const version = skill.version === undefined ? {} : { version: skill.version };
-  return { output: output + note, summary: { skill: skill.name, truncated: skill.truncated, ...version }, activated: skill.name, ...version };
+  const warning = skill.versionWarning === undefined ? {} : { versionWarning: skill.versionWarning };
+  return { output: output + note, summary: { skill: skill.name, truncated: skill.truncated, ...version, ...warning }, activated: skill.name, ...version };
 }
 
 /** Keeps each tool's own input type inside its definition while lists hold them alike. */

@@ -23,7 +23,7 @@ export class ToolCardModel {
   @Field(() => ToolCardStatus)
   status: string;
 
-  @Field(() => GraphQLJSON, { description: '`{skill, path?, type?, count?, candidates?, version?, truncated}`.' })
+  @Field(() => GraphQLJSON, { description: '`{skill, path?, type?, count?, candidates?, version?, versionWarning?, truncated}`.' })
   summary: unknown;
 
   @Field({ description: 'What the tool answered (an error text when status is `error`).' })

@@ -16,6 +16,8 @@ export interface ToolCardSummary {
   timedOut?: boolean;
   /** An activation in a chat: the version activated (`sha256:…`), which the chat reads until it activates the skill again. */
   version?: string;
+  /** An activation in a chat whose version could not be kept (past `max_install_bytes`): why. */
+  versionWarning?: string;
   truncated: boolean;
 }
 
