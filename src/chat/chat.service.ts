@@ -167,7 +167,16 @@ export class ChatService {
         const skill = snapshot.skills.get(name);
         const version = pins.get(name) ?? null;
         const current = skill === undefined ? null : ((await this.skillStore?.keptDigest(skill)) ?? skill.digest ?? null);
-        const status = skill === undefined ? (snapshot.disabled.has(name) ? 'disabled' : 'gone') : version === null || current === null || current === version ? 'current' : 'newer-available';
+        const status =
+          skill === undefined
+            ? snapshot.disabled.has(name)
+              ? 'disabled'
+              : snapshot.filteredOut.has(name)
+                ? 'filtered-out'
+                : 'gone'
+            : version === null || current === null || current === version
+              ? 'current'
+              : 'newer-available';
         return { name, version, currentVersion: current, status };
       }),
     );

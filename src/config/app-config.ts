@@ -57,6 +57,8 @@ export interface SkillsConfig {
 export interface ScriptsConfig {
   enabled: boolean;
   requireAllowedTools: boolean;
+  /** Whether scripts of personal store skills may run. */
+  personalSkills: boolean;
   timeoutMs: number;
   maxOutputBytes: number;
   memoryMb: number;

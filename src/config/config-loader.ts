@@ -215,6 +215,7 @@ function buildConfig(
       scripts: {
         enabled: get<boolean>('app.scripts.enabled'),
         requireAllowedTools: get<boolean>('app.scripts.require_allowed_tools'),
+        personalSkills: get<boolean>('app.scripts.personal_skills'),
         timeoutMs: get<number>('app.scripts.timeout_ms'),
         maxOutputBytes: get<number>('app.scripts.max_output_bytes'),
         memoryMb: get<number>('app.scripts.memory_mb'),

@@ -38,6 +38,8 @@ export interface CurrentInstall {
   version: number;
   digest: string;
   manifest: StoredManifestEntry[];
+  /** The digests of every version of this install (a rollback may return to any of them). */
+  history: string[];
 }
 
 export interface InstalledVersion {
@@ -194,15 +196,16 @@ export class SkillStoreRepository {
   /** Every installed skill at its current version, with its manifest. */
   currentInstalls(): Promise<CurrentInstall[]> {
     return runQuery(async () => {
-      const rows = await this.dataSource.query<{ name: string; scope: StoreScope; owner_id: string | null; owner_name: string | null; version: number; digest: string; manifest: StoredManifestEntry[] }[]>(
-        `SELECT i.name, i.scope, i.owner_id, u.name AS owner_name, i.current_version AS version, v.digest, s.manifest
+      const rows = await this.dataSource.query<{ name: string; scope: StoreScope; owner_id: string | null; owner_name: string | null; version: number; digest: string; manifest: StoredManifestEntry[]; history: string[] }[]>(
+        `SELECT i.name, i.scope, i.owner_id, u.name AS owner_name, i.current_version AS version, v.digest, s.manifest,
+                ARRAY(SELECT h.digest FROM installed_skill_versions h WHERE h.installed_id = i.id ORDER BY h.version) AS history
            FROM installed_skills i
            JOIN installed_skill_versions v ON v.installed_id = i.id AND v.version = i.current_version
            JOIN skill_versions s ON s.digest = v.digest
            LEFT JOIN users u ON u.id = i.owner_id
           ORDER BY i.name, i.scope, u.name`,
       );
-      return rows.map((row) => ({ name: row.name, scope: row.scope, ownerId: row.owner_id, ownerName: row.owner_name, version: row.version, digest: row.digest, manifest: row.manifest }));
+      return rows.map((row) => ({ name: row.name, scope: row.scope, ownerId: row.owner_id, ownerName: row.owner_name, version: row.version, digest: row.digest, manifest: row.manifest, history: row.history }));
     });
   }
 

@@ -53,6 +53,13 @@ export class ScriptsService implements OnModuleInit {
       throw new AppError(ErrorCode.VALIDATION_FAILED, `Skill '${request.skill.name}' was registered by the application and has no folder: it has no scripts to run.`, { name: request.skill.name });
     }
     const skill = request.skill;
+    if (skill.store?.scope === 'personal' && !this.config.personalSkills) {
+      throw new AppError(
+        ErrorCode.SCRIPT_NOT_ALLOWED,
+        `Skill '${skill.name}' is a personal skill (installed by ${skill.store.owner ?? 'a user'}); scripts of personal skills do not run on this server ([app.scripts] personal_skills = false). An admin can install it as a shared skill.`,
+        { name: skill.name },
+      );
+    }
     const result = await this.sandboxed(skill, {
       skillDir: skill.path,
       scriptPath: request.path,

@@ -41,6 +41,8 @@ export interface CatalogueSnapshot {
 export interface PersonalSkills {
   readonly skills: ReadonlyMap<string, SkillRecord>;
   readonly disabled: ReadonlyMap<string, SkillRecord>;
+  /** Left out for tools_required: told to their owner only. */
+  readonly unavailable: readonly UnavailableSkill[];
 }
 
 /** What a user or chat narrows its catalogue to: names or `prefix-*` patterns; an absent list does not narrow. */
@@ -86,7 +88,10 @@ export function buildSnapshot(
   const catalogue = catalogueOf(sorted, config);
   const skills = new Map(sorted.map((skill) => [skill.name, skill]));
   const personalSplit = splitByTools(store?.personal ?? [], availability);
-  const personal = personalSplit.offered.length === 0 ? NO_PERSONAL : personalByOwner(personalSplit.offered, new Map(result.skills.map((skill) => [skill.name, skill])), switchedOff);
+  const personal =
+    personalSplit.offered.length === 0 && personalSplit.unavailable.length === 0
+      ? NO_PERSONAL
+      : personalByOwner(personalSplit.offered, personalSplit.unavailable, store?.personal ?? [], new Map(result.skills.map((skill) => [skill.name, skill])), switchedOff);
   return Object.freeze({
     scannedAt: timing.scannedAt.toISOString(),
     durationMs: timing.durationMs,
@@ -95,7 +100,7 @@ export function buildSnapshot(
     invalid: Object.freeze(result.invalid),
     collisions: Object.freeze([...result.collisions, ...personal.collisions]),
     excluded: Object.freeze(result.excluded),
-    unavailable: Object.freeze([...unavailable, ...personalSplit.unavailable]),
+    unavailable: Object.freeze(unavailable),
     disabled,
     personal: personal.byOwner,
     filteredOut: NOTHING_FILTERED,
@@ -136,8 +141,19 @@ function catalogueOf(sorted: readonly SkillRecord[], config: SnapshotConfig): (f
 }
 
 /** Personal skills by owner; one named like a team skill is not offered (a collision says so). */
-function personalByOwner(records: readonly SkillRecord[], team: ReadonlyMap<string, SkillRecord>, switchedOff: ReadonlySet<string>) {
-  const byOwner = new Map<string, { skills: Map<string, SkillRecord>; disabled: Map<string, SkillRecord> }>();
+function personalByOwner(
+  records: readonly SkillRecord[],
+  unavailable: readonly UnavailableSkill[],
+  all: readonly SkillRecord[],
+  team: ReadonlyMap<string, SkillRecord>,
+  switchedOff: ReadonlySet<string>,
+) {
+  const byOwner = new Map<string, { skills: Map<string, SkillRecord>; disabled: Map<string, SkillRecord>; unavailable: UnavailableSkill[] }>();
+  const entryOf = (owner: string) => {
+    let entry = byOwner.get(owner);
+    if (entry === undefined) byOwner.set(owner, (entry = { skills: new Map(), disabled: new Map(), unavailable: [] }));
+    return entry;
+  };
   const collisions: SkillCollision[] = [];
   for (const record of [...records].sort(compareByName)) {
     const owner = record.store?.ownerId;
@@ -147,9 +163,13 @@ function personalByOwner(records: readonly SkillRecord[], team: ReadonlyMap<stri
       collisions.push({ name: record.name, winner: { path: teamSkill.path, source: teamSkill.source }, loser: { path: record.path, source: record.source } });
       continue;
     }
-    let entry = byOwner.get(owner);
-    if (entry === undefined) byOwner.set(owner, (entry = { skills: new Map(), disabled: new Map() }));
+    const entry = entryOf(owner);
     (switchedOff.has(record.name) ? entry.disabled : entry.skills).set(record.name, record);
+  }
+  const ownerOfPath = new Map(all.map((record) => [record.path, record.store?.ownerId]));
+  for (const entry of unavailable) {
+    const owner = ownerOfPath.get(entry.path);
+    if (owner !== undefined && owner !== null) entryOf(owner).unavailable.push(entry);
   }
   return { byOwner: byOwner as ReadonlyMap<string, PersonalSkills>, collisions };
 }
@@ -170,7 +190,7 @@ function passes(name: string, filter: SkillFilter): boolean {
  */
 export function narrowSnapshot(base: CatalogueSnapshot, ownerId: string | undefined, filters: readonly SkillFilter[], config: SnapshotConfig): CatalogueSnapshot {
   const own = ownerId === undefined ? undefined : base.personal.get(ownerId);
-  const candidates = own === undefined ? [...base.skills.values()] : [...base.skills.values(), ...own.skills.values()].sort(compareByName);
+  const candidates = own === undefined ? [...base.skills.values()] : inNameOrder([...base.skills.values(), ...own.skills.values()]);
   const filteredOut = new Set<string>();
   const kept = candidates.filter((skill) => {
     const keep = filters.every((filter) => passes(skill.name, filter));
@@ -179,7 +199,8 @@ export function narrowSnapshot(base: CatalogueSnapshot, ownerId: string | undefi
   });
   const disabled = own === undefined || own.disabled.size === 0 ? base.disabled : new Map([...base.disabled, ...own.disabled].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const catalogue = catalogueOf(kept, config);
-  return Object.freeze({ ...base, skills: new Map(kept.map((skill) => [skill.name, skill])), disabled, filteredOut, catalogue });
+  const unavailable = own === undefined || own.unavailable.length === 0 ? base.unavailable : [...base.unavailable, ...own.unavailable];
+  return Object.freeze({ ...base, skills: new Map(kept.map((skill) => [skill.name, skill])), disabled, unavailable, filteredOut, catalogue });
 }
 
 function splitByTools(skills: readonly SkillRecord[], availability: ToolAvailability | undefined): { offered: SkillRecord[]; unavailable: UnavailableSkill[] } {

@@ -14,7 +14,7 @@ import { defaultToolNames, toolAvailability, type ToolAvailability } from './too
 
 const SUGGESTION_LIMIT = 20;
 /** Views (a user's personal skills and filters over the snapshot) kept per snapshot; past this many the cache starts again. */
-const MAX_CACHED_VIEWS = 1_000;
+const MAX_CACHED_VIEWS = 200;
 
 /** What changed between two snapshots' catalogues, by content digest. */
 export interface CatalogueDiff {
@@ -55,6 +55,8 @@ export class SkillRegistryService implements OnModuleInit {
   private viewsOf: CatalogueSnapshot | undefined;
   /** The store generation the current snapshot was built from (read before its contents), and the reload generation of its last scan. */
   private loaded = { generation: '', reloadGeneration: '' };
+  /** The generations a running reload or store read is bringing in (applied to `loaded` only once it succeeds). */
+  private pending: { generation: string; reloadGeneration: string } | undefined;
   private readonly digests = new FolderDigests();
 
   constructor(
@@ -75,9 +77,9 @@ export class SkillRegistryService implements OnModuleInit {
     // Without a store (a registry built alone) the first scan is all there is, done before this returns.
     if (this.store === undefined) return this.firstScan();
     return this.store.generations().then(async (generations) => {
-      this.loaded.reloadGeneration = generations.reloadGeneration;
-      this.storeSkills = await this.readStore(generations);
+      this.storeSkills = await this.readStore();
       this.firstScan();
+      this.loaded = generations;
     });
   }
 
@@ -86,9 +88,20 @@ export class SkillRegistryService implements OnModuleInit {
     this.swapIn(discoverSkills(this.discoveryOptions()), started, new Date());
   }
 
-  /** The store generation and reload generation the current snapshot reflects (sync compares them with the database's). */
+  /** Resolves once no reload or store read is running or queued (whether they succeeded or not). */
+  async settled(): Promise<void> {
+    while (this.running !== undefined || this.queued !== undefined) {
+      await (this.queued?.promise ?? this.running)?.catch(() => undefined);
+    }
+  }
+
+  /**
+   * The store generation and reload generation the catalogue reflects, or is being brought to by a
+   * reload under way (sync compares them with the database's: a reload running is not asked for
+   * again, and one that failed is, since its generations were never applied).
+   */
   get loadedGenerations(): { generation: string; reloadGeneration: string } {
-    return { ...this.loaded };
+    return { ...(this.pending ?? this.loaded) };
   }
 
   get enabled(): boolean {
@@ -162,23 +175,37 @@ export class SkillRegistryService implements OnModuleInit {
     const started = performance.now();
     const scannedAt = new Date();
     const generations = await this.store?.generations();
-    // Recorded as the scan starts: a check meanwhile must not ask for this same scan again.
-    if (generations !== undefined) this.loaded.reloadGeneration = generations.reloadGeneration;
-    if (generations !== undefined) this.storeSkills = await this.readStore(generations);
-    return this.swapIn(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+    if (generations === undefined) return this.swapIn(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+    return this.bringing(generations, async () => {
+      this.storeSkills = await this.readStore();
+      return this.swapIn(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+    });
   }
 
   private async rereadStore(): Promise<CatalogueSnapshot> {
-    const generations = await this.store!.generations();
-    this.storeSkills = await this.readStore(generations);
-    if (this.lastScan === undefined) return this.snapshot;
-    const next = this.publish(this.lastScan);
-    this.logger.log(`Store read (generation ${generations.generation}): ${this.storeSkills.shared.length} shared, ${this.storeSkills.personal.length} personal skill(s)`);
-    return next;
+    const { generation } = await this.store!.generations();
+    return this.bringing({ generation, reloadGeneration: this.loaded.reloadGeneration }, async () => {
+      this.storeSkills = await this.readStore();
+      if (this.lastScan === undefined) return this.snapshot;
+      const next = this.publish(this.lastScan);
+      this.logger.log(`Store read (generation ${generation}): ${this.storeSkills.shared.length} shared, ${this.storeSkills.personal.length} personal skill(s)`);
+      return next;
+    });
   }
 
-  private async readStore(generations: { generation: string }): Promise<StoreSkills> {
-    this.loaded.generation = generations.generation;
+  /** Runs a reload that brings the catalogue to `generations`, which count as loaded once it succeeds. */
+  private async bringing(generations: { generation: string; reloadGeneration: string }, work: () => Promise<CatalogueSnapshot>): Promise<CatalogueSnapshot> {
+    this.pending = generations;
+    try {
+      const next = await work();
+      this.loaded = generations;
+      return next;
+    } finally {
+      this.pending = undefined;
+    }
+  }
+
+  private async readStore(): Promise<StoreSkills> {
     return readStoreSkills(await this.store!.contents(), this.config.validation);
   }
 

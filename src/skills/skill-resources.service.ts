@@ -160,11 +160,15 @@ export class SkillResourcesService {
   /**
    * The skill as the chat activated it: when its pinned version is not the one loaded now, the
    * pinned version's unpacked folder (read from the store). A skill that is gone or switched off
-   * never gets here: the registry refused it first, whatever the chat pinned.
+   * never gets here: the registry refused it first, whatever the chat pinned. A store skill's pin
+   * counts only while it is a version of the same install (a rollback keeps it, an uninstall ends it).
    */
   private async pinned(skill: SkillRecord, scope: SkillReadScope): Promise<SkillRecord> {
     const pin = scope.pins?.get(skill.name);
     if (pin === undefined || this.store === undefined || skill.programmatic !== undefined) return skill;
+    // A pin to a version of an install that was since uninstalled (and perhaps installed again,
+    // fixed) is void: pulling a bad skill must pull it from the chats that had it too.
+    if (skill.store !== undefined && !skill.store.history.has(pin)) return skill;
     if ((await this.store.keptDigest(skill)) === pin) return skill;
     const folder = await this.store.versionFolder(pin, skill.name);
     return folder === undefined ? skill : { ...skill, path: folder, skillFile: join(folder, 'SKILL.md') };

@@ -73,7 +73,7 @@ export function presentAdminReport(snapshot: CatalogueSnapshot, withValid = true
     invalid: snapshot.invalid,
     collisions: snapshot.collisions,
     excluded: snapshot.excluded,
-    unavailable: snapshot.unavailable,
+    unavailable: [...snapshot.unavailable, ...[...snapshot.personal.values()].flatMap((own) => own.unavailable)],
     disabled: [...snapshot.disabled.values(), ...[...snapshot.personal.values()].flatMap((own) => [...own.disabled.values()])].map((skill) => ({ name: skill.name, path: skill.path, source: skill.source })),
     personal: [...snapshot.personal.values()].flatMap((own) => [...own.skills.values()]).map(presentScannedSkill),
     warnings: snapshot.warnings,

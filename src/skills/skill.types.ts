@@ -49,6 +49,8 @@ export interface StoreOrigin {
   readonly ownerId: string | null;
   readonly owner: string | null;
   readonly version: number;
+  /** The digests of every version of this install: a chat's pin counts only if it is one of them. */
+  readonly history: ReadonlySet<string>;
 }
 
 /** What a programmatic skill brings instead of files. */

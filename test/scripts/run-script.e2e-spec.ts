@@ -8,6 +8,7 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { createTestDatabase, query } from '../support/database.js';
 import { useSkillTree, writeSkill } from '../support/skill-tree.js';
 import { checkSandbox } from '../../src/scripts/script-sandbox.js';
+import { zipOf } from '../support/skill-archives.js';
 
 /**
  * skills.runScript through the API and the model: the sandbox, allowed-tools enforced, the card.
@@ -44,6 +45,21 @@ describeWithSandbox('skills.runScript with scripts enabled', () => {
   afterAll(async () => {
     delete process.env.SKILLHOST_TEST_SECRET;
     await ctx?.close();
+  });
+
+  it('runs the scripts of a shared store skill, and refuses those of a personal one (personal_skills = false)', async () => {
+    const files = (name: string) => ({ [`${name}/SKILL.md`]: `---\nname: ${name}\ndescription: Uploaded with a script.\nallowed-tools: Bash(sh:*)\n---\nRun it.\n`, [`${name}/scripts/run.sh`]: 'echo uploaded-ran\n' });
+    const install = async (path: string, name: string) => {
+      const archive = await zipOf(files(name));
+      await http().post(path).set('content-type', archive.contentType).send(archive.body).expect(201);
+    };
+    await install('/v1/admin/skills', 'team-script');
+    await install('/v1/skills', 'own-script');
+    const chat = await newChat();
+    const team = (await http().post(`/v1/chats/${chat}/tools/skills.runScript`).send({ name: 'team-script', path: 'scripts/run.sh' }).expect(200)).body.toolCard;
+    expect(team).toMatchObject({ status: 'ok', output: expect.stringContaining('uploaded-ran') });
+    const own = (await http().post(`/v1/chats/${chat}/tools/skills.runScript`).send({ name: 'own-script', path: 'scripts/run.sh' }).expect(200)).body.toolCard;
+    expect(own).toMatchObject({ status: 'error', output: expect.stringMatching(/^Error \(SCRIPT_NOT_ALLOWED\): Skill 'own-script' is a personal skill/) });
   });
 
   it("runs the conformance skill's echo.sh and returns its marker (the skill declares Bash(./scripts/echo.sh:*))", async () => {

@@ -114,6 +114,12 @@ describe('the skill store: install, versions, pinning, rollback, uninstall, pers
     expect((await http().delete('/v1/admin/skills/report').set(as('root')).expect(404)).body.code).toBe('SKILL_NOT_FOUND');
   });
 
+  it('installed again after an uninstall (fixed), the skill is read as it is now, even by chats that pinned the pulled version', async () => {
+    expect((await upload('/v1/admin/skills', 'root', await zipOf(report('guide, fixed'))).expect(201)).body).toMatchObject({ version: 1 });
+    expect(await readGuide('ann', chatA)).toBe('guide, fixed');
+    await http().delete('/v1/admin/skills/report').set(as('root')).expect(204);
+  });
+
   it("a personal skill is in its owner's catalogue and chats only", async () => {
     const files = { 'SKILL.md': skillMd({ name: 'notes', description: "Keeps Ann's notes. Use for notes." }), 'assets/template.txt': 'template' };
     const installed = await upload('/v1/skills', 'ann', await zipOf(files)).expect(201);

@@ -222,8 +222,8 @@ export class ContextActivatedVersionDto {
   @ApiProperty({ type: String, nullable: true, description: 'The version loaded now; null when the skill is gone or has none.' })
   currentVersion: string | null;
 
-  @ApiProperty({ enum: ['current', 'newer-available', 'disabled', 'gone'], description: '`newer-available`: activating the skill again moves the chat to `currentVersion`; `disabled`/`gone`: it can no longer be used.' })
-  status: 'current' | 'newer-available' | 'disabled' | 'gone';
+  @ApiProperty({ enum: ['current', 'newer-available', 'disabled', 'filtered-out', 'gone'], description: "`newer-available`: activating the skill again moves the chat to `currentVersion`; `disabled`, `filtered-out` (by the user's or the chat's filter) and `gone`: it cannot be used now." })
+  status: 'current' | 'newer-available' | 'disabled' | 'filtered-out' | 'gone';
 }
 
 export class SkillFilterDto {

@@ -42,7 +42,7 @@ export class ActivatedVersionModel {
   @Field(() => String, { nullable: true, description: 'The version loaded now; null when the skill is gone or has none.' })
   currentVersion: string | null;
 
-  @Field({ description: '`current`, `newer-available`, `disabled` or `gone`.' })
+  @Field({ description: '`current`, `newer-available`, `disabled`, `filtered-out` or `gone`.' })
   status: string;
 }
 

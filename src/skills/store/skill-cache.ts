@@ -51,9 +51,12 @@ export class SkillCache {
       try {
         renameSync(partial, join(this.directory, digestHex(digest)));
       } catch (error) {
-        // Another writer (this instance or one sharing the folder) put the same content in place first.
+        // Another writer (this instance or one sharing the folder) put the same content in place
+        // first; anything else there (a half-deleted cache) is named, for an operator to remove.
         const code = (error as NodeJS.ErrnoException).code;
-        if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
+        if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !this.has(digest, name)) {
+          throw new Error(`Cannot unpack version ${digest} of '${name}' into ${join(this.directory, digestHex(digest))} (${code ?? (error as Error).message}); remove that folder and it is written again.`);
+        }
       }
     } finally {
       rmSync(partial, { recursive: true, force: true });

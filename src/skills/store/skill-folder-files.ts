@@ -63,7 +63,7 @@ export function folderVersion(folder: string, limits: FolderLimits): SkillVersio
 
 /**
  * Folder versions remembered across scans: a folder whose files all have the size, modification
- * time and inode they had last time has the digest it had, without reading a byte (a rescan of
+ * and change times and inode they had last time has the digest it had, without reading a byte (a rescan of
  * thousands of unchanged skills costs a stat per file instead of reading and hashing each).
  * `sweep()` after a scan forgets the folders it did not see.
  */
@@ -115,7 +115,7 @@ function fingerprintOf(folder: string, limits: FolderLimits): string | undefined
       }
       if (!info.isFile()) continue;
       if (parts.length >= limits.maxFiles) return false;
-      parts.push(`${relative(root, full)}\0${info.size}\0${info.mtimeMs}\0${info.ino}`);
+      parts.push(`${relative(root, full)}\0${info.size}\0${info.mtimeMs}\0${info.ctimeMs}\0${info.ino}`);
     }
     return true;
   };

@@ -9,7 +9,7 @@ import { inspectSkillFolder } from '../skill-folder.reader.js';
 import type { SkillRecord } from '../skill.types.js';
 import { SkillCache } from './skill-cache.js';
 import { readFolderFiles } from './skill-folder-files.js';
-import { type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
+import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
 
 /** At most this many files in one skill, installed or pinned. */
 export const MAX_SKILL_FILES = 1_000;
@@ -192,6 +192,7 @@ export class SkillStoreService {
 
   /** The unpacked folder of a stored version of a skill, or undefined when the store has no such version. */
   async versionFolder(digest: string, name: string): Promise<string | undefined> {
+    if (!DIGEST_PATTERN.test(digest)) return undefined;
     if (this.cache.has(digest, name)) return this.cache.folderOf(digest, name);
     const version = await this.repository.findVersion(digest);
     if (version === null || version.name !== name) return undefined;

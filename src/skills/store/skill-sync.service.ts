@@ -63,6 +63,9 @@ export class SkillSyncService implements OnApplicationBootstrap, OnApplicationSh
   private async compare(): Promise<void> {
     if (this.timer === undefined) return;
     try {
+      // A reload under way (this instance's own, asked for by an operator) is what a notification
+      // usually announces: compare once it is done, not while it reads.
+      await this.registry.settled();
       const database = await this.store.generations();
       const loaded = this.registry.loadedGenerations;
       if (database.reloadGeneration !== loaded.reloadGeneration) {
