@@ -330,7 +330,8 @@ export class SkillRegistryService implements OnModuleInit {
     if (skill !== undefined) return skill;
     const disabled = findSkill(view.disabled, name);
     if (disabled !== undefined) {
-      throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off on this server; an operator can switch it on again.`, { name: disabled.name });
+      const how = this.configDisabled(disabled.name) ? '[app.skills] disabled' : 'by an admin';
+      throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off on this server (${how}); an operator can switch it on again.`, { name: disabled.name });
     }
     const available = [...view.skills.keys()];
     const shown = available.slice(0, SUGGESTION_LIMIT).join(', ');

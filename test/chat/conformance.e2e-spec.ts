@@ -47,7 +47,7 @@ describe('the conformance flow, end to end', () => {
       expect(JSON.stringify(card.summary)).not.toContain('MARKER');
     }
     expect(res.body.activatedSkills).toEqual([
-      { name: 'skills-system-validation', how: 'explicit', firstActivatedAt: expect.any(String), lastActivatedAt: expect.any(String), count: 1 },
+      { name: 'skills-system-validation', how: 'explicit', firstActivatedAt: expect.any(String), lastActivatedAt: expect.any(String), count: 1, version: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },
     ]);
 
     // What the model was sent: the prefix stripped, the catalogue and rules, the wire tool names,

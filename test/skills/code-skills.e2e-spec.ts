@@ -72,7 +72,7 @@ describe('code skills through the HTTP API', () => {
       expect((await http().get('/v1/skills/release-notes').expect(200)).body).toMatchObject({ source: 'programmatic:workspace', resources: { files: [{ path: 'references/style.md', size: 5 }] } });
       expect((await http().get('/v1/skills/release-notes/resources/references/style.md').expect(200)).text).toBe('STYLE');
       const report = (await http().get('/v1/admin/skills').expect(200)).body;
-      expect(report.valid).toContainEqual({ name: 'release-notes', path: 'programmatic:workspace/release-notes', source: 'programmatic:workspace', warnings: [], kind: 'instructions', origin: 'programmatic', scope: 'workspace' });
+      expect(report.valid).toContainEqual({ name: 'release-notes', path: 'programmatic:workspace/release-notes', source: 'programmatic:workspace', warnings: [], kind: 'instructions', origin: 'programmatic', scope: 'workspace', digest: null, store: null });
     } finally {
       registry.unregister('release-notes');
     }
