@@ -1,12 +1,11 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { AppConfig } from '../config/app-config.js';
 import { loadConfig } from '../config/config-loader.js';
 import type { InstallKey } from '../persistence/skill-store.repository.js';
 import { readFolderFiles } from '../skills/store/skill-folder-files.js';
-import { type SkillStoreService } from '../skills/store/skill-store.service.js';
-import { readSkillUpload, skillRootOf } from '../skills/store/skill-upload.reader.js';
+import type { InstallResult, SkillStoreService } from '../skills/store/skill-store.service.js';
+import { FILTER_ENTRY_PATTERN } from '../skills/dto/store.dto.js';
 import type { UsersService } from '../auth/users.service.js';
 import { withServices } from './cli-context.js';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
@@ -47,7 +46,7 @@ export async function storeCommand(command: 'install' | 'uninstall' | 'versions'
         return versions(store, { ...scope.key, name: target }, values.json === true, io);
       case 'enable':
       case 'disable':
-        return setSwitch(store, config, target, command === 'enable', values.json === true, io);
+        return setSwitch(store, target, command === 'enable', values.json === true, io);
     }
   });
 }
@@ -68,8 +67,7 @@ function describe(scope: Scope): string {
 }
 
 async function install(store: SkillStoreService, scope: Scope, path: string, json: boolean, io: CliIo): Promise<number> {
-  const { files, folder } = await readSkill(store, path);
-  const result = await store.install(files, folder, { scope: scope.key.scope, ownerId: scope.key.ownerId, owner: scope.owner }, null);
+  const result = await installFrom(store, path, { scope: scope.key.scope, ownerId: scope.key.ownerId, owner: scope.owner });
   if (json) io.out(JSON.stringify(result, null, 2));
   else io.out(`${result.created ? 'Installed' : 'Already installed:'} ${describe(scope)} skill '${result.name}' version ${result.version} (${result.digest}, ${result.files.length} file(s)).`);
   for (const warning of result.warnings) io.err(`warning: ${warning}`);
@@ -77,16 +75,16 @@ async function install(store: SkillStoreService, scope: Scope, path: string, jso
 }
 
 /** A skill folder as it is on disk, or an archive read with the upload routes' checks. */
-async function readSkill(store: SkillStoreService, path: string): Promise<{ files: { path: string; bytes: Buffer }[]; folder?: string }> {
+async function installFrom(store: SkillStoreService, path: string, target: Parameters<SkillStoreService['install']>[2]): Promise<InstallResult> {
   if (!existsSync(path)) throw new CommandFailure(`Nothing to install at ${path}: give a skill folder, a .zip, a .tar.gz or a .tar.`);
   if (statSync(path).isDirectory()) {
     const read = readFolderFiles(path, store.limits);
     if (read.kind !== 'files') throw new CommandFailure(`Cannot install ${path}: ${read.reason}.`);
-    return { files: read.files, folder: basename(path) };
+    return store.install(read.files, basename(path), target, null);
   }
   const type = ARCHIVE_TYPES.find(([pattern]) => pattern.test(path))?.[1];
   if (type === undefined) throw new CommandFailure(`Cannot install ${path}: not a folder, and not a .zip, .tar.gz, .tgz or .tar by its name.`);
-  return skillRootOf(await readSkillUpload(createReadStream(path), type, store.limits));
+  return store.installUpload(createReadStream(path), type, target, null);
 }
 
 async function versions(store: SkillStoreService, key: InstallKey, json: boolean, io: CliIo): Promise<number> {
@@ -101,9 +99,8 @@ async function versions(store: SkillStoreService, key: InstallKey, json: boolean
   return 0;
 }
 
-async function setSwitch(store: SkillStoreService, config: AppConfig, name: string, enabled: boolean, json: boolean, io: CliIo): Promise<number> {
-  if (!/^[^\s\p{Cc}]{1,64}$/u.test(name)) throw new UsageError(`'${name}' is not a skill name.`);
-  if (enabled && config.app.skills.disabled.includes(name)) throw new CommandFailure(`Skill '${name}' is switched off in the configuration ([app.skills] disabled); remove it there to switch it on.`);
+async function setSwitch(store: SkillStoreService, name: string, enabled: boolean, json: boolean, io: CliIo): Promise<number> {
+  if (!FILTER_ENTRY_PATTERN.test(name) || name.endsWith('*')) throw new UsageError(`'${name}' is not a skill name: give the name as the skill's SKILL.md declares it (no spaces, at most 64 characters).`);
   await store.setSwitch(name, enabled, null);
   io.out(json ? JSON.stringify({ name, enabled }) : `Switched skill '${name}' ${enabled ? 'on' : 'off'} (servers on this database follow within seconds).`);
   return 0;

@@ -76,3 +76,18 @@ export function filesUnder(folder: string): string[] {
   walk(folder);
   return found.sort();
 }
+
+/**
+ * Waits until `count` sessions on the database wait for a lock (a request parked behind a test's
+ * own transaction), so two requests can be made to interleave in one order every time. Gives up
+ * after 10 s; the test's assertions then say what happened.
+ */
+export async function waitForLockWaiters(databaseUrl: string, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  const name = new URL(databaseUrl).pathname.slice(1);
+  while (Date.now() < deadline) {
+    const [row] = await query<{ n: number }>(databaseUrl, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [name]);
+    if (row.n >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

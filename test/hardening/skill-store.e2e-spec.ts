@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import request from 'supertest';
 import { UsersService } from '../../src/auth/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
@@ -9,7 +10,7 @@ import { query } from '../support/database.js';
 import { multipartOf, tarGzOf, type UploadBody, type UploadFiles, zipOf } from '../support/skill-archives.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { RecordingLogger } from './http-client.js';
-import { abortedUpload, filePart, filesUnder, rawMultipart, type RawPart, storeCounts } from './skill-store-attacks.js';
+import { abortedUpload, filePart, filesUnder, rawMultipart, type RawPart, storeCounts, waitForLockWaiters } from './skill-store-attacks.js';
 
 /**
  * The skill store as a hostile client or a careless operator meets it: one user reaching for
@@ -276,17 +277,17 @@ describe('the skill store against a hostile client', () => {
       await http().delete(`/v1/admin/skills/${encodeURIComponent('ｌａｒｇｅ')}`).set(as('root')).expect(204);
     });
 
-    const routes: [string, string, string, Record<string, unknown>?][] = [
-      ['versions', 'GET', '/v1/skills/%s/versions'],
-      ['uninstall a personal skill', 'DELETE', '/v1/skills/%s'],
-      ['uninstall a shared skill', 'DELETE', '/v1/admin/skills/%s'],
+    const routes: [string, string, string, Record<string, unknown> | null][] = [
+      ['versions', 'GET', '/v1/skills/%s/versions', null],
+      ['uninstall a personal skill', 'DELETE', '/v1/skills/%s', null],
+      ['uninstall a shared skill', 'DELETE', '/v1/admin/skills/%s', null],
       ['rollback', 'POST', '/v1/admin/skills/%s/rollback', { version: 1 }],
       ['switch', 'PUT', '/v1/admin/skills/%s/enabled', { enabled: false }],
-      ['detail', 'GET', '/v1/skills/%s'],
+      ['detail', 'GET', '/v1/skills/%s', null],
     ];
-    const send = (method: string, path: string, body?: Record<string, unknown>) => {
+    const send = async (method: string, path: string, body: Record<string, unknown> | null) => {
       const call = http()[method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'](path).set(as('root'));
-      return body === undefined ? call : call.send(body);
+      return body === null ? await call : await call.send(body);
     };
 
     it.each(routes)('%s: a 90-character name that is no skill is SKILL_NOT_FOUND', async (_route, method, path, body) => {
@@ -329,7 +330,6 @@ describe('the skill store against a hostile client', () => {
       ['a raw control byte', filePart(Buffer.from('references/a\u0001b.md'), 'boom')],
       ['an escape character', filePart(Buffer.from('references/\u001b[31mred.md'), 'boom')],
       ['an empty filename', filePart('', 'boom')],
-      ['a folder only', filePart('references/', 'boom')],
       ['17 levels deep', filePart(`${'d/'.repeat(17)}deep.md`, 'boom')],
       ['a 1,100-byte path', filePart(`references/${'x'.repeat(1100)}.md`, 'boom')],
       ['the same path twice', filePart('SKILL.md', skillMd({ name: 'attack' }))],
@@ -347,6 +347,15 @@ describe('the skill store against a hostile client', () => {
       expect(answer.body.message).not.toContain(tree.root);
       expect(await counts()).toEqual(before);
       expect(filesUnder(tree.root).filter((path) => path.includes('evil') || path.includes('boom'))).toEqual([]);
+    });
+
+    // BUG: a part named 'references/' (a folder) is stored as a file named 'references' (201) — normalizeEntryPath drops the trailing '/', and readMultipart, unlike the zip and tar readers, has no folder case; refuse it as INVALID_ARCHIVE.
+    it.failing("a part whose filename names a folder ('references/') is refused, not stored as a file of another name", async () => {
+      const before = await counts();
+      const answer = await upload('/v1/skills', 'eve', rawMultipart([skill('folder-part'), filePart('references/', 'boom')]));
+      await http().delete('/v1/skills/folder-part').set(as('eve'));
+      expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 400, code: 'INVALID_ARCHIVE' });
+      expect(await counts()).toEqual(before);
     });
 
     it("a literal '..%2f' in a plain filename is a file name like any other: stored as written, inside the skill", async () => {
@@ -407,6 +416,27 @@ describe('the skill store against a hostile client', () => {
       await http().delete('/v1/skills/dropped').set(as('eve'));
       expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 400, code: 'INVALID_ARCHIVE' });
       expect(await counts()).toEqual(before);
+    });
+  });
+
+  describe('who may upload', () => {
+    it('a member sending 12 MB to the admin route is 403, a caller without a key 401; nothing stored either way', async () => {
+      const before = await counts();
+      const big = { body: Buffer.alloc(12 * 1024 * 1024, 1), contentType: 'application/zip' };
+      const member = await upload('/v1/admin/skills', 'ann', big);
+      expect({ status: member.status, code: member.body.code }).toEqual({ status: 403, code: 'FORBIDDEN' });
+      const anonymous = await http().post('/v1/admin/skills').set('content-type', big.contentType).send(big.body);
+      expect({ status: anonymous.status, code: anonymous.body.code }).toEqual({ status: 401, code: 'UNAUTHENTICATED' });
+      const personal = await http().post('/v1/skills').set('content-type', 'application/zip').send((await zipOf(skillFiles('anon'))).body);
+      expect({ status: personal.status, code: personal.body.code }).toEqual({ status: 401, code: 'UNAUTHENTICATED' });
+      expect(await counts()).toEqual(before);
+    });
+
+    it('a versions scope that is neither shared nor personal is 400 VALIDATION_FAILED', async () => {
+      for (const scope of ['other', 'shared&scope=personal', '']) {
+        const answer = await http().get(`/v1/skills/pdf/versions?scope=${scope}`).set(as('ann'));
+        expect({ scope, status: answer.status, code: answer.body.code }).toEqual({ scope, status: 400, code: 'VALIDATION_FAILED' });
+      }
     });
   });
 
@@ -530,6 +560,30 @@ describe('the skill store against a hostile client', () => {
       expect((await http().get('/v1/skills/scratch/resources/n.md').set(as('bob')).expect(200)).text).toBe('bob');
     });
 
+    // BUG: SkillStoreRepository.lockOrCreate does INSERT … ON CONFLICT DO NOTHING, then SELECT … FOR UPDATE; an uninstall that commits between the two leaves no row, and `row.id` throws: the install is a 500 (nothing of it kept). The lock here only orders the two real requests so that they interleave that way every time.
+    it.failing('an install racing an uninstall of the same skill never answers 500: it installs version 1 again', async () => {
+      await upload('/v1/admin/skills', 'root', await zipOf(skillFiles('tug', { 'v.md': 'old' }))).expect(201);
+      const holder = new pg.Client({ connectionString: ctx.db.url });
+      await holder.connect();
+      let deleting: Promise<request.Response> | undefined;
+      let installing: Promise<request.Response> | undefined;
+      try {
+        await holder.query('BEGIN');
+        await holder.query("SELECT id FROM installed_skills WHERE name = 'tug' AND scope = 'shared' FOR UPDATE");
+        deleting = http().delete('/v1/admin/skills/tug').set(as('root')).then((answer) => answer);
+        await waitForLockWaiters(ctx.db.url, 1);
+        installing = upload('/v1/admin/skills', 'root', await zipOf(skillFiles('tug', { 'v.md': 'new' }))).then((answer) => answer);
+        await waitForLockWaiters(ctx.db.url, 2);
+      } finally {
+        await holder.query('COMMIT').catch(() => undefined);
+        await holder.end();
+      }
+      const [deleted, installed] = await Promise.all([deleting!, installing!]);
+      expect(deleted.status).toBe(204);
+      expect({ status: installed.status, version: installed.body.version, code: installed.body.code }).toEqual({ status: 201, version: 1, code: undefined });
+      expect((await http().get('/v1/skills/tug/resources/v.md').set(as('bob')).expect(200)).text).toBe('new');
+    });
+
     it('uninstalling one skill twice at once: one 204, one 404 SKILL_NOT_FOUND', async () => {
       await upload('/v1/admin/skills', 'root', await zipOf(skillFiles('gone-twice'))).expect(201);
       const answers = await Promise.all([http().delete('/v1/admin/skills/gone-twice').set(as('root')), http().delete('/v1/admin/skills/gone-twice').set(as('root'))]);
@@ -629,18 +683,29 @@ describe('the skill store against a hostile client', () => {
       ['the user filter', '/v1/me/skills'],
       ['the chat filter', '/v1/chats/%s/skills'],
     ])('null lists in %s are refused with 400 VALIDATION_FAILED, not a 500', async (_case, path) => {
-      for (const body of [{ include: null }, { exclude: null }]) {
-        const answer = await http().put(path.replace('%s', chat)).set(as('eve')).send(body);
-        expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
+      const answers: unknown[] = [];
+      try {
+        for (const body of [{ include: null }, { exclude: null }]) {
+          const answer = await http().put(path.replace('%s', chat)).set(as('eve')).send(body);
+          answers.push({ status: answer.status, code: answer.body.code });
+        }
+      } finally {
+        await http().put('/v1/me/skills').set(as('eve')).send({ exclude: ['drift'] }).expect(200);
+        await http().put(`/v1/chats/${chat}/skills`).set(as('eve')).send({ exclude: ['takeover'] }).expect(200);
       }
-      expect(await userFilter('eve')).toEqual({ exclude: ['drift'] });
+      expect(answers).toEqual([
+        { status: 400, code: 'VALIDATION_FAILED' },
+        { status: 400, code: 'VALIDATION_FAILED' },
+      ]);
     });
 
     // BUG: entries are checked before NFKC normalising, so a fullwidth '＊' passes FILTER_ENTRY_PATTERN and is stored as '*', a pattern the API refuses when sent as is (normalizeFilter in skill-store.service.ts should check after normalising).
     it.failing("a fullwidth '＊' is refused as '*' is, not stored as '*'", async () => {
       const answer = await http().put('/v1/me/skills').set(as('eve')).send({ exclude: ['＊'] });
+      const stored = await userFilter('eve');
+      await http().put('/v1/me/skills').set(as('eve')).send({ exclude: ['drift'] }).expect(200);
       expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 400, code: 'VALIDATION_FAILED' });
-      expect(await userFilter('eve')).toEqual({ exclude: ['drift'] });
+      expect(stored).toEqual({ exclude: ['drift'] });
     });
 
     it("filters on another user's chat, or on a chat id that is no uuid, are CHAT_NOT_FOUND and change nothing", async () => {
@@ -719,13 +784,26 @@ describe('the skill store against a hostile client', () => {
       expect(await versionsOf()).toEqual([{ name: 'pinme', version: v1, currentVersion: null, status: 'gone' }]);
     });
 
-    // BUG: after an uninstall (how a team pulls a bad skill) and a new install of the same name, a chat that pinned the pulled version reads the pulled files again — SkillResourcesService.pinned() resolves any stored pin by name (store.versionFolder), whatever became of the install it came from.
-    it.failing('after the pulled skill is installed again with fixed content, the chat never reads the pulled files again', async () => {
+    it('after the pulled skill is installed again with fixed content, the chat never reads the pulled files again', async () => {
       const fixed = (await upload('/v1/admin/skills', 'root', await zipOf(skillFiles('pinme', { 'references/guide.md': 'PIN-FIXED' }))).expect(201)).body;
       expect(fixed.version).toBe(1);
       const card = await readPinned();
       expect(card.output).not.toMatch(/PIN-ONE|PIN-TWO/);
       expect(card.output).toBe('PIN-FIXED');
+    });
+
+    // BUG: the void-pin check in SkillResourcesService.pinned() only applies when the skill now loaded is a store skill (`skill.store.history`); when a disk skill of the name takes over after the uninstall, the pulled store version is read again through store.versionFolder(pin).
+    it.failing('a pin to a pulled store version is void when a disk skill of that name appears: the chat reads the disk skill', async () => {
+      await upload('/v1/admin/skills', 'root', await zipOf(skillFiles('pulled-disk', { 'references/guide.md': 'PULLED-STORE' }))).expect(201);
+      const pinned = await newChat('bob');
+      await tool('bob', pinned, 'skills.activate', { name: 'pulled-disk' });
+      await http().delete('/v1/admin/skills/pulled-disk').set(as('root')).expect(204);
+      writeSkill(tree, 'skills', 'pulled-disk', { description: 'Now on disk.' });
+      tree.write('skills/pulled-disk/references/guide.md', 'DISK-GUIDE');
+      await http().post('/v1/admin/skills/reload').set(as('root')).expect(200);
+      const card = (await tool('bob', pinned, 'skills.readResource', { name: 'pulled-disk', path: 'references/guide.md' })).toolCard;
+      expect(card.output).not.toContain('PULLED-STORE');
+      expect(card.output).toBe('DISK-GUIDE');
     });
 
     // BUG: a disk skill's kept version is cached per loaded record (SkillStoreService.kept), so a chat activating after an edit on disk (before a reload) is shown the new SKILL.md but pinned to the version read first; after the reload it reads files it was never shown.
@@ -802,7 +880,7 @@ describe('the skill store against a hostile client', () => {
 
     it('a resource holding NUL is RESOURCE_BINARY in a chat and over REST', async () => {
       await upload('/v1/skills', 'eve', await zipOf(skillFiles('binary-ref', { 'assets/blob.bin': Buffer.from([0x41, 0, 0x42]) }))).expect(201);
-      expect((await http().get('/v1/skills/binary-ref/resources/assets/blob.bin').set(as('eve')).expect(400)).body.code).toBe('RESOURCE_BINARY');
+      expect((await http().get('/v1/skills/binary-ref/resources/assets/blob.bin').set(as('eve')).expect(415)).body.code).toBe('RESOURCE_BINARY');
       const chat = await newChat('eve');
       expect((await tool('eve', chat, 'skills.readResource', { name: 'binary-ref', path: 'assets/blob.bin' })).toolCard.output).toContain('RESOURCE_BINARY');
     });
@@ -938,7 +1016,7 @@ describe('the store cache folder', () => {
     }
   });
 
-  // BUG: SkillCache.materialise treats a rename that fails with ENOTEMPTY as "another writer put it in place" without checking the folder is whole, so a version folder missing its SKILL.md is never unpacked again; the skill stays invalid ("The unpacked version has no SKILL.md") after every reload.
+  // BUG: a version folder left incomplete in the cache (here: its SKILL.md deleted) is never unpacked again: SkillCache.materialise cannot rename over the existing <digest>/ folder and gives up, so the skill stays out of the catalogue after every reload until an operator removes the folder by hand.
   it.failing("a version folder that lost its SKILL.md is unpacked again on reload, and the skill is offered", async () => {
     rmSync(join(tree.path('store'), v2.slice('sha256:'.length), 'cached', 'SKILL.md'));
     await c.http().post('/v1/admin/skills/reload').set(c.as('root')).expect(200);
@@ -965,7 +1043,7 @@ describe('lenient validation: the same files under two folder names', () => {
     tree?.cleanup();
   });
 
-  // BUG: without a name in the frontmatter (lenient), two folder names give one digest; the cache keeps one folder per digest (`<digest>/<name>`), so the second install is answered 201 but never loads ("no SKILL.md") — SkillCache.materialise's rename fails ENOTEMPTY and is ignored, and skill_versions.name holds the first name only.
+  // BUG: without a name in the frontmatter (lenient), two folder names give one digest (the name is not in the bytes); the cache keeps one folder per digest, so the second install is a 500 after its install row was committed (SkillCache.materialise cannot rename `<digest>/beta` into place), and skill_versions.name holds the first name only, so pinned reads of 'beta' find no version either. The version digest should cover the name.
   it.failing('each is installed and offered under its own name', async () => {
     const text = skillMd({ description: 'Unnamed in its frontmatter.', body: 'SHARED-BODY' });
     const alpha = await c.upload('/v1/admin/skills', 'root', await zipOf({ 'alpha/SKILL.md': text })).expect(201);

@@ -1,17 +1,17 @@
 import type { Readable } from 'node:stream';
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal } from '../../auth/auth.decorators.js';
 import type { Principal } from '../../auth/principal.js';
 import { AppError, ErrorCode } from '../../common/app-error.js';
 import { RequireFeature } from '../../common/feature.guard.js';
 import { ApiErrors } from '../../openapi/api-errors.decorator.js';
-import type { InstallKey, StoreScope } from '../../persistence/skill-store.repository.js';
+import type { StoreScope } from '../../persistence/skill-store.repository.js';
 import { findSkill } from '../catalogue-snapshot.js';
 import { InstallResultDto, RollbackDto, RollbackResultDto, SkillFilterBodyDto, SkillFilterResultDto, SwitchDto, SwitchResultDto, VersionHistoryDto, VersionsQueryDto } from '../dto/store.dto.js';
 import { SkillRegistryService } from '../skill-registry.service.js';
 import { type InstallResult, SkillStoreService } from './skill-store.service.js';
-import { readSkillUpload, skillRootOf, UPLOAD_MEDIA_TYPES } from './skill-upload.reader.js';
+import { UPLOAD_MEDIA_TYPES } from './skill-upload.reader.js';
 import { storeSource } from './store-skills.js';
 
 /** The upload routes, as Fastify knows them: the only routes that take an archive or a form body. */
@@ -32,7 +32,17 @@ interface StatusReply {
 const UPLOAD_DESCRIPTION =
   'One skill per upload: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`) body, or `multipart/form-data` with one part per file whose filename is its path relative to the skill folder. `SKILL.md` at the root or inside one top folder. Validated with the configured rules (400 `VALIDATION_FAILED` with the validator\'s messages); unsafe or malformed archives are 400 `INVALID_ARCHIVE`; past `[app.skills] max_install_bytes` unpacked or 1,000 files, 413 (reading stops there). 201 for a new version, 200 when the same content was installed before (that version becomes current).';
 
-const uploadBody = { schema: { type: 'string', format: 'binary' } } as const;
+/** How an upload route is documented: the body types, both answers, the refusals. */
+function ApiSkillUpload(summary: string) {
+  return applyDecorators(
+    ApiOperation({ summary, description: UPLOAD_DESCRIPTION }),
+    ApiConsumes(...UPLOAD_MEDIA_TYPES),
+    ApiBody({ schema: { type: 'string', format: 'binary' } }),
+    ApiCreatedResponse({ type: InstallResultDto, description: 'A new version.' }),
+    ApiOkResponse({ type: InstallResultDto, description: 'This content was installed before: that version is current again.' }),
+    ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE),
+  );
+}
 
 /**
  * The skill store over HTTP: installs (shared by admins, personal by anyone), versions, rollback,
@@ -50,23 +60,13 @@ export class SkillStoreController {
 
   @Post('admin/skills')
   @AdminOnly()
-  @ApiOperation({ summary: 'Install a shared skill (a new version when it exists)', description: UPLOAD_DESCRIPTION })
-  @ApiConsumes(...UPLOAD_MEDIA_TYPES)
-  @ApiBody(uploadBody)
-  @ApiCreatedResponse({ type: InstallResultDto, description: 'A new version.' })
-  @ApiOkResponse({ type: InstallResultDto, description: 'This content was installed before: that version is current again.' })
-  @ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE)
+  @ApiSkillUpload('Install a shared skill (a new version when it exists)')
   installShared(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
     return this.install(request, reply, { scope: 'shared', ownerId: null, owner: null }, principal);
   }
 
   @Post('skills')
-  @ApiOperation({ summary: 'Install a personal skill: in your catalogue and chats only', description: UPLOAD_DESCRIPTION })
-  @ApiConsumes(...UPLOAD_MEDIA_TYPES)
-  @ApiBody(uploadBody)
-  @ApiCreatedResponse({ type: InstallResultDto, description: 'A new version.' })
-  @ApiOkResponse({ type: InstallResultDto, description: 'This content was installed before: that version is current again.' })
-  @ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE)
+  @ApiSkillUpload('Install a personal skill: in your catalogue and chats only')
   installPersonal(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
     return this.install(request, reply, { scope: 'personal', ownerId: principal.userId, owner: principal.name }, principal);
   }
@@ -79,9 +79,7 @@ export class SkillStoreController {
         contentType: contentType.slice(0, 100) || null,
       });
     }
-    const files = await readSkillUpload(body, contentType, this.store.limits);
-    const root = skillRootOf(files);
-    const result = await this.store.install(root.files, root.folder, target, principal.userId);
+    const result = await this.store.installUpload(body, contentType, target, principal.userId);
     const snapshot = await this.registry.refreshStore();
     const source = storeSource(target.scope, target.owner);
     for (const collision of snapshot.collisions) {
@@ -98,14 +96,8 @@ export class SkillStoreController {
   @ApiOkResponse({ type: VersionHistoryDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
   async versions(@Param('name') name: string, @Query() query: VersionsQueryDto, @CurrentPrincipal() principal: Principal) {
-    const personal: InstallKey = { scope: 'personal', ownerId: principal.userId, name };
-    const shared: InstallKey = { scope: 'shared', ownerId: null, name };
-    const keys = query.scope === 'personal' ? [personal] : query.scope === 'shared' ? [shared] : [personal, shared];
-    for (const key of keys) {
-      const history = await this.store.history(key);
-      if (history !== null) return { name, scope: key.scope, current: history.current, versions: history.versions };
-    }
-    throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${name}' is not installed in the store${query.scope === undefined ? '' : ` (${query.scope})`}; skills from the skills directories have no version history.`, { name });
+    const history = await this.store.historyFor(name, principal.userId, query.scope);
+    return { name, scope: history.key.scope, current: history.current, versions: history.versions };
   }
 
   @Post('admin/skills/:name/rollback')
@@ -154,9 +146,6 @@ export class SkillStoreController {
       [...snapshot.personal.values()].map((own) => findSkill(own.skills, name) ?? findSkill(own.disabled, name)).find((skill) => skill !== undefined);
     if (known === undefined) this.registry.get(name);
     const skillName = known!.name;
-    if (body.enabled && this.registry.configDisabled(skillName)) {
-      throw new AppError(ErrorCode.SKILL_SWITCH_LOCKED, `Skill '${skillName}' is switched off in the configuration ([app.skills] disabled); remove it there to switch it on.`, { name: skillName });
-    }
     await this.store.setSwitch(skillName, body.enabled, principal.userId);
     await this.registry.refreshStore();
     return { name: skillName, enabled: body.enabled };

@@ -8,6 +8,7 @@ import { type CurrentInstall, type InstallKey, SkillStoreRepository, type Stored
 import { inspectSkillFolder } from '../skill-folder.reader.js';
 import type { SkillRecord } from '../skill.types.js';
 import { SkillCache } from './skill-cache.js';
+import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
 import { readFolderFiles } from './skill-folder-files.js';
 import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
 
@@ -86,8 +87,28 @@ export class SkillStoreService {
     return { name, scope: target.scope, owner: target.owner, version: number, digest: version.digest, files: [...version.files], created, warnings };
   }
 
+  /** An upload (zip, tar.gz, tar or multipart body) read with every check, then installed as `install` does. */
+  async installUpload(body: NodeJS.ReadableStream, contentType: string, target: { scope: StoreScope; ownerId: string | null; owner: string | null }, installedBy: string | null): Promise<InstallResult> {
+    const root = skillRootOf(await readSkillUpload(body, contentType, this.limits));
+    return this.install(root.files, root.folder, target, installedBy);
+  }
+
   history(key: InstallKey): Promise<VersionHistory | null> {
     return this.repository.history(key);
+  }
+
+  /**
+   * The versions of the skill a user means by a name: with `scope`, that one; without, the user's
+   * personal skill of that name when there is one, else the shared one. SKILL_NOT_FOUND otherwise.
+   */
+  async historyFor(name: string, userId: string, scope?: StoreScope): Promise<VersionHistory> {
+    const personal: InstallKey = { scope: 'personal', ownerId: userId, name };
+    const shared: InstallKey = { scope: 'shared', ownerId: null, name };
+    for (const key of scope === 'personal' ? [personal] : scope === 'shared' ? [shared] : [personal, shared]) {
+      const history = await this.repository.history(key);
+      if (history !== null) return history;
+    }
+    throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${name}' is not installed in the store${scope === undefined ? '' : ` (${scope})`}; skills from the skills directories have no version history.`, { name });
   }
 
   async rollback(key: InstallKey, version: number): Promise<{ changed: boolean; digest: string }> {
@@ -121,7 +142,11 @@ export class SkillStoreService {
     return this.repository.requestReload();
   }
 
+  /** Persists a switch; a skill the configuration switches off cannot be switched on (SKILL_SWITCH_LOCKED). */
   setSwitch(name: string, enabled: boolean, by: string | null): Promise<void> {
+    if (enabled && this.config.disabled.includes(name)) {
+      throw new AppError(ErrorCode.SKILL_SWITCH_LOCKED, `Skill '${name}' is switched off in the configuration ([app.skills] disabled); remove it there to switch it on.`, { name });
+    }
     return this.repository.setSwitch(name, enabled, by);
   }
 
@@ -251,6 +276,6 @@ function normalizeFilter(filter: StoredSkillFilter): StoredSkillFilter | null {
 }
 
 export function notInstalled(key: InstallKey): AppError {
-  const where = key.scope === 'shared' ? 'as a shared skill' : 'as your personal skill';
+  const where = key.scope === 'shared' ? 'as a shared skill' : "as this user's personal skill";
   return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${key.name}' is not installed ${where} in the store.`, { name: key.name, scope: key.scope });
 }
