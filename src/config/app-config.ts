@@ -41,6 +41,8 @@ export interface SkillsConfig {
   watch: boolean;
   /** Unpacked bytes a skill may hold to be installed or pinned. */
   maxInstallBytes: number;
+  /** Personal skills one user may have installed. */
+  maxPersonalSkills: number;
   /** Where store versions are unpacked (absolute). */
   storeDirectory: string;
   /** Whether shared store skills win name collisions with the skills directories. */

@@ -39,6 +39,7 @@ describe(loadConfig.name, () => {
       disabled: [],
       watch: false,
       maxInstallBytes: 10 * 1024 * 1024,
+      maxPersonalSkills: 50,
       storeDirectory: '/srv/app/.data/skill-store',
       storePrecedence: 'last',
       syncIntervalMs: 1000,

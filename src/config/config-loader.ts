@@ -252,6 +252,7 @@ function buildConfig(
         disabled: get<string[]>('app.skills.disabled'),
         watch: get<boolean>('app.skills.watch'),
         maxInstallBytes: get<number>('app.skills.max_install_bytes'),
+        maxPersonalSkills: get<number>('app.skills.max_personal_skills'),
         storeDirectory: resolve(projectRoot, get<string>('app.skills.store_directory')),
         storePrecedence: get<'first' | 'last'>('app.skills.store_precedence'),
         syncIntervalMs: get<number>('app.skills.sync_interval_ms'),

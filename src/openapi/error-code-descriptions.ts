@@ -4,6 +4,7 @@ import { ErrorCode, httpStatusOf } from '../common/app-error.js';
 export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.SKILL_DISABLED]: 'the skill is switched off (`[app.skills] disabled` or `PUT /v1/admin/skills/:name/enabled`): in no catalogue, not activatable, its files not readable',
   [ErrorCode.SKILL_VERSION_NOT_FOUND]: 'the installed skill has no version of that number; the message names its versions',
+  [ErrorCode.SKILL_QUOTA_EXCEEDED]: 'the user has as many personal skills as `[app.skills] max_personal_skills` allows; uninstall one first',
   [ErrorCode.SKILL_SWITCH_LOCKED]: 'the skill is switched off in the configuration (`[app.skills] disabled`), which the API cannot override',
   [ErrorCode.SKILL_NOT_FOUND]: 'no loaded skill has that name; the message names the available ones',
   [ErrorCode.RESOURCE_NOT_FOUND]: 'no such file in the skill (or a symlink loop); the message names the files that exist',

@@ -106,9 +106,18 @@ export class SkillStoreRepository {
    * Makes a stored version the current one of an installed skill: a new numbered version, or, when
    * this content was installed before, that version again (`created` false).
    */
-  install(key: InstallKey, digest: string, installedBy: string | null): Promise<{ version: number; created: boolean }> {
+  install(key: InstallKey, digest: string, installedBy: string | null, maxPersonal = Infinity): Promise<{ version: number; created: boolean } | { quotaReached: number }> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
+        if (key.scope === 'personal') {
+          // The owner's row is locked, so two new skills installed at once are counted one after the other.
+          await manager.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [key.ownerId]);
+          const [{ owned, exists }] = await manager.query<{ owned: number; exists: boolean }[]>(
+            `SELECT count(*)::int AS owned, bool_or(name = $2) AS exists FROM installed_skills WHERE scope = 'personal' AND owner_id = $1`,
+            [key.ownerId, key.name],
+          );
+          if (!exists && owned >= maxPersonal) return { quotaReached: owned };
+        }
         const id = await this.lockOrCreate(manager, key);
         const [existing] = await manager.query<{ version: number }[]>('SELECT version FROM installed_skill_versions WHERE installed_id = $1 AND digest = $2', [id, digest]);
         const [current] = await manager.query<{ current_version: number }[]>('SELECT current_version FROM installed_skills WHERE id = $1', [id]);
@@ -142,6 +151,17 @@ export class SkillStoreRepository {
     ]);
     const [row] = await manager.query<{ id: string }[]>(`SELECT id FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`, keyParams(key));
     return row.id;
+  }
+
+  /** How many personal skills a user has, and whether one of them has this name. */
+  personalCount(ownerId: string, name: string): Promise<{ owned: number; exists: boolean }> {
+    return runQuery(async () => {
+      const [row] = await this.dataSource.query<{ owned: number; exists: boolean | null }[]>(
+        `SELECT count(*)::int AS owned, bool_or(name = $2) AS exists FROM installed_skills WHERE scope = 'personal' AND owner_id = $1`,
+        [ownerId, name],
+      );
+      return { owned: row.owned, exists: row.exists === true };
+    });
   }
 
   history(key: InstallKey): Promise<VersionHistory | null> {

@@ -478,7 +478,7 @@ describe('the skill store against a hostile client', () => {
       ['a zip of nothing', () => zipOf({}), 400, 'INVALID_ARCHIVE'],
       ['a zip holding only macOS metadata', () => zipOf({ '__MACOSX/._SKILL.md': 'meta', '.DS_Store': 'ds' }), 400, 'INVALID_ARCHIVE'],
     ];
-    it.each(wrong)('%s: %i %s, nothing stored', async (_case, archive, status, code) => {
+    it.each(wrong)('%s is refused with its status and code, nothing stored', async (_case, archive, status, code) => {
       const before = await counts();
       const answer = await upload('/v1/admin/skills', 'root', await archive());
       expect({ status: answer.status, code: answer.body.code }).toEqual({ status, code });

@@ -236,3 +236,36 @@ describe('the skill store: install, versions, pinning, rollback, uninstall, pers
     expect((await tool('ann', other, 'skills.readResource', { name: 'pdf', path: 'references/forms.md' })).body.toolCard.output).toBe('forms, second edition');
   });
 });
+
+describe('[app.skills] max_personal_skills', () => {
+  let tree: TempTree;
+  let ctx: ChatTestContext;
+  const keys: Record<string, string> = {};
+  const upload = async (user: string, name: string, body = 'One.') => {
+    const archive = await zipOf({ [`${name}/SKILL.md`]: skillMd({ name, description: `${name} of ${user}'s.`, body }) });
+    return request(ctx.app.getHttpServer()).post('/v1/skills').set({ authorization: `Bearer ${keys[user]}` }).set('content-type', archive.contentType).send(archive.body);
+  };
+  const storeRows = async () => (await query<{ n: number }>(ctx.db.url, 'SELECT (SELECT count(*) FROM skill_blobs)::int + (SELECT count(*) FROM skill_versions)::int + (SELECT count(*) FROM installed_skills)::int AS n'))[0].n;
+  beforeAll(async () => {
+    tree = tempTree();
+    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree.path('store'), 'app.skills.max_personal_skills': 2 });
+    const users = ctx.app.get(UsersService);
+    for (const name of ['ann', 'bob']) keys[name] = (await users.createKey((await users.createUser(name, 'member')).id)).key;
+  });
+  afterAll(async () => {
+    await ctx?.close();
+    tree?.cleanup();
+  });
+
+  it('caps how many personal skills one user may have (a new version of one is not another skill), with nothing stored past it', async () => {
+    expect((await upload('bob', 'bob-one')).status).toBe(201);
+    expect((await upload('bob', 'bob-two')).status).toBe(201);
+    expect((await upload('bob', 'bob-two', 'Two.')).status).toBe(201);
+    const before = await storeRows();
+    const refused = await upload('bob', 'bob-three');
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'SKILL_QUOTA_EXCEEDED', details: { name: 'bob-three', limit: 2 } });
+    expect(await storeRows()).toBe(before);
+    expect((await upload('ann', 'ann-one')).status).toBe(201);
+  });
+});

@@ -33,14 +33,14 @@ const UPLOAD_DESCRIPTION =
   'One skill per upload: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`) body, or `multipart/form-data` with one part per file whose filename is its path relative to the skill folder. `SKILL.md` at the root or inside one top folder. Validated with the configured rules (400 `VALIDATION_FAILED` with the validator\'s messages); unsafe or malformed archives are 400 `INVALID_ARCHIVE`; past `[app.skills] max_install_bytes` unpacked or 1,000 files, 413 (reading stops there). 201 for a new version, 200 when the same content was installed before (that version becomes current).';
 
 /** How an upload route is documented: the body types, both answers, the refusals. */
-function ApiSkillUpload(summary: string) {
+function ApiSkillUpload(summary: string, ...more: ErrorCode[]) {
   return applyDecorators(
     ApiOperation({ summary, description: UPLOAD_DESCRIPTION }),
     ApiConsumes(...UPLOAD_MEDIA_TYPES),
     ApiBody({ schema: { type: 'string', format: 'binary' } }),
     ApiCreatedResponse({ type: InstallResultDto, description: 'A new version.' }),
     ApiOkResponse({ type: InstallResultDto, description: 'This content was installed before: that version is current again.' }),
-    ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE),
+    ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE, ...more),
   );
 }
 
@@ -66,7 +66,7 @@ export class SkillStoreController {
   }
 
   @Post('skills')
-  @ApiSkillUpload('Install a personal skill: in your catalogue and chats only')
+  @ApiSkillUpload('Install a personal skill: in your catalogue and chats only', ErrorCode.SKILL_QUOTA_EXCEEDED)
   installPersonal(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
     return this.install(request, reply, { scope: 'personal', ownerId: principal.userId, owner: principal.name }, principal);
   }

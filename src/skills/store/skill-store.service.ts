@@ -78,13 +78,28 @@ export class SkillStoreService {
    */
   async install(files: readonly { path: string; bytes: Buffer }[], folder: string | undefined, target: { scope: StoreScope; ownerId: string | null; owner: string | null }, installedBy: string | null): Promise<InstallResult> {
     const { name, warnings } = this.validate(files, folder);
+    const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name };
+    // Checked before anything is stored; the install checks again under a lock (two at once).
+    if (key.ownerId !== null) {
+      const { owned, exists } = await this.repository.personalCount(key.ownerId, name);
+      if (!exists && owned >= this.config.maxPersonalSkills) throw this.quotaExceeded(target.owner, owned, name);
+    }
     const version = versionOf(files);
     await this.save(name, version, files);
-    const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name };
-    const { version: number, created } = await this.repository.install(key, version.digest, installedBy);
+    const installed = await this.repository.install(key, version.digest, installedBy, this.config.maxPersonalSkills);
+    if ('quotaReached' in installed) throw this.quotaExceeded(target.owner, installed.quotaReached, name);
+    const { version: number, created } = installed;
     await this.cache.materialise(version.digest, name, version.files, (digests) => this.repository.blobs(digests));
     this.logger.log(`${created ? 'Installed' : 'Re-installed'} ${target.scope} skill '${name}'${target.owner === null ? '' : ` of ${target.owner}`} version ${number} (${version.digest})`);
     return { name, scope: target.scope, owner: target.owner, version: number, digest: version.digest, files: [...version.files], created, warnings };
+  }
+
+  private quotaExceeded(owner: string | null, owned: number, name: string): AppError {
+    return new AppError(
+      ErrorCode.SKILL_QUOTA_EXCEEDED,
+      `${owner ?? 'This user'} has ${owned} personal skill(s), as many as [app.skills] max_personal_skills allows; uninstall one (DELETE /v1/skills/:name) to install '${name}'.`,
+      { name, limit: this.config.maxPersonalSkills },
+    );
   }
 
   /** An upload (zip, tar.gz, tar or multipart body) read with every check, then installed as `install` does. */
