@@ -124,6 +124,7 @@ export class ChatController {
   }
 
   @Get(':id/skills')
+  @RequireFeature('skills')
   @ApiOperation({ summary: "This chat's skill filter and the skills it offers" })
   @ApiOkResponse({ type: SkillFilterResultDto })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
@@ -132,6 +133,7 @@ export class ChatController {
   }
 
   @Put(':id/skills')
+  @RequireFeature('skills')
   @ApiOperation({ summary: "Narrow this chat's catalogue", description: "`include` (only these) and `exclude` (never these): skill names or `prefix-*` patterns, on top of the user's own filter (`PUT /v1/me/skills`). Send `{}` to remove it. `GET /v1/chats/:id/context` shows the result." })
   @ApiOkResponse({ type: SkillFilterResultDto })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.VALIDATION_FAILED)

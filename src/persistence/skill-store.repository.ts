@@ -143,14 +143,18 @@ export class SkillStoreRepository {
   /** The installed skill's id, locked for this transaction; created (at version 0, set by the caller) when new. */
   private async lockOrCreate(manager: EntityManager, key: InstallKey): Promise<string> {
     const conflict = key.scope === 'shared' ? `(name) WHERE scope = 'shared'` : `(owner_id, name) WHERE scope = 'personal'`;
-    await manager.query(`INSERT INTO installed_skills (id, name, scope, owner_id, current_version) VALUES ($1, $2, $3, $4, 0) ON CONFLICT ${conflict} DO NOTHING`, [
-      randomUUID(),
-      key.name,
-      key.scope,
-      key.ownerId,
-    ]);
-    const [row] = await manager.query<{ id: string }[]>(`SELECT id FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`, keyParams(key));
-    return row.id;
+    // An uninstall may commit between the insert (which found the row) and the lock (which then
+    // finds none): the insert is tried again, and this time makes the row.
+    for (;;) {
+      await manager.query(`INSERT INTO installed_skills (id, name, scope, owner_id, current_version) VALUES ($1, $2, $3, $4, 0) ON CONFLICT ${conflict} DO NOTHING`, [
+        randomUUID(),
+        key.name,
+        key.scope,
+        key.ownerId,
+      ]);
+      const [row] = await manager.query<{ id: string }[]>(`SELECT id FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`, keyParams(key));
+      if (row !== undefined) return row.id;
+    }
   }
 
   /** How many personal skills a user has, and whether one of them has this name. */
@@ -205,8 +209,13 @@ export class SkillStoreRepository {
   uninstall(key: InstallKey): Promise<boolean> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
-        const [, affected] = await manager.query<[unknown, number]>(`DELETE FROM installed_skills WHERE ${whereKey(1)}`, keyParams(key));
+        const [rows, affected] = await manager.query<[{ history: string[] }[], number]>(
+          `DELETE FROM installed_skills i WHERE ${whereKey(1, 'i.')} RETURNING ARRAY(SELECT digest FROM installed_skill_versions v WHERE v.installed_id = i.id) AS history`,
+          keyParams(key),
+        );
         if (affected === 0) return false;
+        // Chats that activated a version of it read it no more, whatever takes the name next.
+        await manager.query('UPDATE chat_activated_skills SET version_digest = NULL WHERE skill_name = $1 AND version_digest = ANY($2::text[])', [key.name, rows[0].history]);
         await bumpGeneration(manager);
         return true;
       }),

@@ -110,7 +110,7 @@ export class SkillResourcesService {
     const skill = this.registry.get(name, scope.snapshot);
     const kept = scope.pins === undefined ? undefined : await this.store?.keep(skill);
     const version = kept === undefined ? {} : 'digest' in kept ? { version: kept.digest } : { versionWarning: kept.warning };
-    return { ...(await this.readInstructions(skill)), ...version };
+    return { ...(await this.readInstructions(await this.located(skill, {}))), ...version };
   }
 
   private async readInstructions(skill: SkillRecord): Promise<ActivatedSkill> {
@@ -136,7 +136,7 @@ export class SkillResourcesService {
   }
 
   async readResource(name: string, requestedPath: string, scope: SkillReadScope = {}): Promise<SkillResource> {
-    const skill = await this.pinned(this.registry.get(name, scope.snapshot), scope);
+    const skill = await this.located(this.registry.get(name, scope.snapshot), scope);
     const path = normalizeResourcePath(requestedPath);
     const limit = Math.min(this.config.maxResourceBytes, HARD_LIMITS.resourceBytes);
     if (skill.programmatic !== undefined) return this.readFromMemory(skill, skill.programmatic, path, limit);
@@ -154,7 +154,18 @@ export class SkillResourcesService {
 
   /** The skill's files (not SKILL.md), of one kind when `type` is given, at most 500 with `truncated` when cut. */
   async listResources(name: string, type?: ResourceType, scope: SkillReadScope = {}): Promise<ResourceListing> {
-    return this.listFiles(await this.pinned(this.registry.get(name, scope.snapshot), scope), type);
+    return this.listFiles(await this.located(this.registry.get(name, scope.snapshot), scope), type);
+  }
+
+  /**
+   * Where to read a skill: its pinned version in a chat (below), else its folder; a store skill's
+   * folder is unpacked again from the database when the cache lost it.
+   */
+  private async located(skill: SkillRecord, scope: SkillReadScope): Promise<SkillRecord> {
+    const pinned = await this.pinned(skill, scope);
+    if (pinned !== skill || skill.store === undefined || skill.digest === undefined || this.store === undefined) return pinned;
+    const folder = await this.store.versionFolder(skill.digest, skill.name);
+    return folder === undefined || folder === skill.path ? skill : { ...skill, path: folder, skillFile: join(folder, 'SKILL.md') };
   }
 
   /**

@@ -270,7 +270,7 @@ describe('the skill store against a hostile client', () => {
     });
 
     // BUG: the store routes compare the raw URL name, while every read normalises it (NFKC): GET finds 'ｗｉｄｅ', versions and uninstall answer 404 — SkillStoreController.versions/uninstall*/rollback pass `name` unnormalised to the repository.
-    it.failing('names are NFKC-normalised on the store routes too: versions and uninstall find what GET finds', async () => {
+    it('names are NFKC-normalised on the store routes too: versions and uninstall find what GET finds', async () => {
       await upload('/v1/admin/skills', 'root', await zipOf({ 'ｌａｒｇｅ/SKILL.md': skillMd({ name: 'ｌａｒｇｅ' }) })).expect(201);
       expect((await http().get(`/v1/skills/${encodeURIComponent('ｌａｒｇｅ')}`).set(as('bob')).expect(200)).body.name).toBe('large');
       expect((await http().get(`/v1/skills/${encodeURIComponent('ｌａｒｇｅ')}/versions`).set(as('bob')).expect(200)).body).toMatchObject({ name: 'large', current: 1 });
@@ -298,7 +298,7 @@ describe('the skill store against a hostile client', () => {
     });
 
     // BUG: a NUL in the name reaches PostgreSQL (invalid byte sequence 0x00) and answers 500 — the store routes' `name` params are not checked (AppValidationPipe skips params; SkillStoreRepository runs the query as given).
-    it.failing.each(routes.filter(([route]) => ['versions', 'uninstall a personal skill', 'uninstall a shared skill', 'rollback'].includes(route)))('%s: a name with a NUL is SKILL_NOT_FOUND, not a 500', async (_route, method, path, body) => {
+    it.each(routes.filter(([route]) => ['versions', 'uninstall a personal skill', 'uninstall a shared skill', 'rollback'].includes(route)))('%s: a name with a NUL is SKILL_NOT_FOUND, not a 500', async (_route, method, path, body) => {
       const before = await counts();
       const answer = await send(method, path.replace('%s', 'a%00b'), body);
       expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 404, code: 'SKILL_NOT_FOUND' });
@@ -350,7 +350,7 @@ describe('the skill store against a hostile client', () => {
     });
 
     // BUG: a part named 'references/' (a folder) is stored as a file named 'references' (201) — normalizeEntryPath drops the trailing '/', and readMultipart, unlike the zip and tar readers, has no folder case; refuse it as INVALID_ARCHIVE.
-    it.failing("a part whose filename names a folder ('references/') is refused, not stored as a file of another name", async () => {
+    it("a part whose filename names a folder ('references/') is refused, not stored as a file of another name", async () => {
       const before = await counts();
       const answer = await upload('/v1/skills', 'eve', rawMultipart([skill('folder-part'), filePart('references/', 'boom')]));
       await http().delete('/v1/skills/folder-part').set(as('eve'));
@@ -561,7 +561,7 @@ describe('the skill store against a hostile client', () => {
     });
 
     // BUG: SkillStoreRepository.lockOrCreate does INSERT … ON CONFLICT DO NOTHING, then SELECT … FOR UPDATE; an uninstall that commits between the two leaves no row, and `row.id` throws: the install is a 500 (nothing of it kept). The lock here only orders the two real requests so that they interleave that way every time.
-    it.failing('an install racing an uninstall of the same skill never answers 500: it installs version 1 again', async () => {
+    it('an install racing an uninstall of the same skill never answers 500: it installs version 1 again', async () => {
       await upload('/v1/admin/skills', 'root', await zipOf(skillFiles('tug', { 'v.md': 'old' }))).expect(201);
       const holder = new pg.Client({ connectionString: ctx.db.url });
       await holder.connect();
@@ -679,7 +679,7 @@ describe('the skill store against a hostile client', () => {
     });
 
     // BUG: `{"include": null}` passes @IsOptional and reaches normalizeFilter (skill-store.service.ts), where `null.map` throws: a 500 instead of a 400 (or null read as absent).
-    it.failing.each([
+    it.each([
       ['the user filter', '/v1/me/skills'],
       ['the chat filter', '/v1/chats/%s/skills'],
     ])('null lists in %s are refused with 400 VALIDATION_FAILED, not a 500', async (_case, path) => {
@@ -700,7 +700,7 @@ describe('the skill store against a hostile client', () => {
     });
 
     // BUG: entries are checked before NFKC normalising, so a fullwidth '＊' passes FILTER_ENTRY_PATTERN and is stored as '*', a pattern the API refuses when sent as is (normalizeFilter in skill-store.service.ts should check after normalising).
-    it.failing("a fullwidth '＊' is refused as '*' is, not stored as '*'", async () => {
+    it("a fullwidth '＊' is refused as '*' is, not stored as '*'", async () => {
       const answer = await http().put('/v1/me/skills').set(as('eve')).send({ exclude: ['＊'] });
       const stored = await userFilter('eve');
       await http().put('/v1/me/skills').set(as('eve')).send({ exclude: ['drift'] }).expect(200);
@@ -771,7 +771,7 @@ describe('the skill store against a hostile client', () => {
       expect(await versionsOf()).toEqual([{ name: 'pinme', version: v1, currentVersion: v2, status: 'newer-available' }]);
     });
 
-    it('after an uninstall the chat that pinned it gets SKILL_NOT_FOUND, and its context says the skill is gone', async () => {
+    it('after an uninstall the chat that pinned it gets SKILL_NOT_FOUND, and its context says the skill is gone (the pin is void)', async () => {
       await http().delete('/v1/admin/skills/pinme').set(as('root')).expect(204);
       for (const [name, args] of [
         ['skills.readResource', { name: 'pinme', path: 'references/guide.md' }],
@@ -781,7 +781,7 @@ describe('the skill store against a hostile client', () => {
         expect(card.output).toContain('SKILL_NOT_FOUND');
         expect(card.output).not.toContain('PIN-');
       }
-      expect(await versionsOf()).toEqual([{ name: 'pinme', version: v1, currentVersion: null, status: 'gone' }]);
+      expect(await versionsOf()).toEqual([{ name: 'pinme', version: null, currentVersion: null, status: 'gone' }]);
     });
 
     it('after the pulled skill is installed again with fixed content, the chat never reads the pulled files again', async () => {
@@ -793,7 +793,7 @@ describe('the skill store against a hostile client', () => {
     });
 
     // BUG: the void-pin check in SkillResourcesService.pinned() only applies when the skill now loaded is a store skill (`skill.store.history`); when a disk skill of the name takes over after the uninstall, the pulled store version is read again through store.versionFolder(pin).
-    it.failing('a pin to a pulled store version is void when a disk skill of that name appears: the chat reads the disk skill', async () => {
+    it('a pin to a pulled store version is void when a disk skill of that name appears: the chat reads the disk skill', async () => {
       await upload('/v1/admin/skills', 'root', await zipOf(skillFiles('pulled-disk', { 'references/guide.md': 'PULLED-STORE' }))).expect(201);
       const pinned = await newChat('bob');
       await tool('bob', pinned, 'skills.activate', { name: 'pulled-disk' });
@@ -807,7 +807,7 @@ describe('the skill store against a hostile client', () => {
     });
 
     // BUG: a disk skill's kept version is cached per loaded record (SkillStoreService.kept), so a chat activating after an edit on disk (before a reload) is shown the new SKILL.md but pinned to the version read first; after the reload it reads files it was never shown.
-    it.failing('a disk skill edited without a reload: a chat activating it then is pinned to what it was shown', async () => {
+    it('a disk skill edited without a reload: a chat activating it then is pinned to what it was shown', async () => {
       const before = await newChat('bob');
       const first = await tool('bob', before, 'skills.activate', { name: 'drift' });
       expect(first.toolCard.output).toContain('DRIFT-BODY-ONE');
@@ -988,7 +988,7 @@ describe('the store cache folder', () => {
   });
 
   // BUG: the current version's folder is only unpacked when the store is read again (an install, a switch, a reload); deleting the cache (documented as "a cache: deleting it costs a re-read from the database") makes every read of a store skill SKILL_NOT_FOUND "no longer on disk" until then — SkillResourcesService reads skill.path without SkillStoreService.versionFolder().
-  it.failing('deleted while the server runs: the current version is read again from the database', async () => {
+  it('deleted while the server runs: the current version is read again from the database', async () => {
     rmSync(tree.path('store'), { recursive: true, force: true });
     const answer = await read();
     expect({ status: answer.status, text: answer.text }).toEqual({ status: 200, text: 'CACHE-TWO' });
@@ -1017,7 +1017,7 @@ describe('the store cache folder', () => {
   });
 
   // BUG: a version folder left incomplete in the cache (here: its SKILL.md deleted) is never unpacked again: SkillCache.materialise cannot rename over the existing <digest>/ folder and gives up, so the skill stays out of the catalogue after every reload until an operator removes the folder by hand.
-  it.failing("a version folder that lost its SKILL.md is unpacked again on reload, and the skill is offered", async () => {
+  it("a version folder that lost its SKILL.md is unpacked again on reload, and the skill is offered", async () => {
     rmSync(join(tree.path('store'), v2.slice('sha256:'.length), 'cached', 'SKILL.md'));
     await c.http().post('/v1/admin/skills/reload').set(c.as('root')).expect(200);
     expect(await c.names('bob')).toContain('cached');
@@ -1044,7 +1044,7 @@ describe('lenient validation: the same files under two folder names', () => {
   });
 
   // BUG: without a name in the frontmatter (lenient), two folder names give one digest (the name is not in the bytes); the cache keeps one folder per digest, so the second install is a 500 after its install row was committed (SkillCache.materialise cannot rename `<digest>/beta` into place), and skill_versions.name holds the first name only, so pinned reads of 'beta' find no version either. The version digest should cover the name.
-  it.failing('each is installed and offered under its own name', async () => {
+  it('each is installed and offered under its own name', async () => {
     const text = skillMd({ description: 'Unnamed in its frontmatter.', body: 'SHARED-BODY' });
     const alpha = await c.upload('/v1/admin/skills', 'root', await zipOf({ 'alpha/SKILL.md': text })).expect(201);
     const beta = await c.upload('/v1/admin/skills', 'root', await zipOf({ 'beta/SKILL.md': text })).expect(201);
@@ -1091,7 +1091,7 @@ describe('the store with skills switched off', () => {
   });
 
   // BUG: GET/PUT /v1/chats/:id/skills are listed with the skills routes (README "### Skills") but have no RequireFeature('skills'): with skills off they answer 200 and store the filter (chat.controller.ts).
-  it.failing("a chat's skill filter routes answer 404 SKILLS_DISABLED too, and store nothing", async () => {
+  it("a chat's skill filter routes answer 404 SKILLS_DISABLED too, and store nothing", async () => {
     const chat = await c.newChat('ann');
     const put = await c.http().put(`/v1/chats/${chat}/skills`).set(c.as('ann')).send({ include: [] });
     expect({ status: put.status, code: put.body.code }).toEqual({ status: 404, code: 'SKILLS_DISABLED' });

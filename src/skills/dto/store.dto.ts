@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { DisabledSkillDto, SkillScanReportDto } from './skill-responses.dto.js';
 
 /** A name, or a prefix ending in `*`: no spaces or control characters, at most 65 characters. */
@@ -120,9 +121,15 @@ export class SwitchResultDto {
   enabled: boolean;
 }
 
+/** Names are compared NFKC-normalised: entries are normalised before they are checked, so what is checked is what is stored. */
+function nfkcEntries({ value }: { value: unknown }): unknown {
+  return Array.isArray(value) ? value.map((entry) => (typeof entry === 'string' ? entry.trim().normalize('NFKC') : entry)) : value;
+}
+
 export class SkillFilterBodyDto {
   @ApiPropertyOptional({ type: [String], maxItems: FILTER_MAX_ENTRIES, description: 'Only skills matching one of these (names, or `prefix-*`); absent: no restriction; `[]`: no skills.' })
-  @IsOptional()
+  @ValidateIf((body: SkillFilterBodyDto) => body.include !== undefined)
+  @Transform(nfkcEntries)
   @IsArray({ message: 'include must be a list of names' })
   @ArrayMaxSize(FILTER_MAX_ENTRIES, { message: `include may hold at most ${FILTER_MAX_ENTRIES} entries` })
   @IsString({ each: true, message: 'include must hold strings' })
@@ -131,7 +138,8 @@ export class SkillFilterBodyDto {
   include?: string[];
 
   @ApiPropertyOptional({ type: [String], maxItems: FILTER_MAX_ENTRIES, description: 'Never skills matching one of these (names, or `prefix-*`).' })
-  @IsOptional()
+  @ValidateIf((body: SkillFilterBodyDto) => body.exclude !== undefined)
+  @Transform(nfkcEntries)
   @IsArray({ message: 'exclude must be a list of names' })
   @ArrayMaxSize(FILTER_MAX_ENTRIES, { message: `exclude may hold at most ${FILTER_MAX_ENTRIES} entries` })
   @IsString({ each: true, message: 'exclude must hold strings' })

@@ -14,6 +14,7 @@ export interface CachedFile {
  * like any skill folder: `<directory>/<hex digest>/<skill name>/…`. A version is written once,
  * into a private folder renamed into place whole, so a reader (or another instance sharing the
  * folder) sees all of it or none; what is there is never changed again, as its name is its content.
+ * Files are checked against their digests when written, not when read.
  */
 export class SkillCache {
   constructor(readonly directory: string) {}
@@ -48,20 +49,30 @@ export class SkillCache {
         mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
         writeFileSync(path, content, { mode: file.path.startsWith('scripts/') ? 0o755 : 0o644, flag: 'wx' });
       }
-      try {
-        renameSync(partial, join(this.directory, digestHex(digest)));
-      } catch (error) {
-        // Another writer (this instance or one sharing the folder) put the same content in place
-        // first; anything else there (a half-deleted cache) is named, for an operator to remove.
-        const code = (error as NodeJS.ErrnoException).code;
-        if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !this.has(digest, name)) {
-          throw new Error(`Cannot unpack version ${digest} of '${name}' into ${join(this.directory, digestHex(digest))} (${code ?? (error as Error).message}); remove that folder and it is written again.`);
-        }
-      }
+      this.moveIntoPlace(target, folder, digest, name);
     } finally {
       rmSync(partial, { recursive: true, force: true });
     }
     return folder;
+  }
+
+  /**
+   * Renames the written skill folder to `<digest>/<name>`. One digest may hold several names (in
+   * lenient mode a SKILL.md need not name its skill, so two folders can have the same files). A
+   * folder left incomplete there (its SKILL.md deleted by hand) is replaced.
+   */
+  private moveIntoPlace(written: string, folder: string, digest: string, name: string): void {
+    mkdirSync(dirname(folder), { recursive: true, mode: 0o755 });
+    if (existsSync(folder) && !this.has(digest, name)) rmSync(folder, { recursive: true, force: true });
+    try {
+      renameSync(written, folder);
+    } catch (error) {
+      // Another writer (this instance or one sharing the folder) put the same content in place first.
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !this.has(digest, name)) {
+        throw new Error(`Cannot unpack version ${digest} of '${name}' into ${folder} (${code ?? (error as Error).message}); remove that folder and it is written again.`);
+      }
+    }
   }
 }
 

@@ -96,8 +96,8 @@ export class SkillStoreController {
   @ApiOkResponse({ type: VersionHistoryDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
   async versions(@Param('name') name: string, @Query() query: VersionsQueryDto, @CurrentPrincipal() principal: Principal) {
-    const history = await this.store.historyFor(name, principal.userId, query.scope);
-    return { name, scope: history.key.scope, current: history.current, versions: history.versions };
+    const history = await this.store.historyFor(skillName(name), principal.userId, query.scope);
+    return { name: history.key.name, scope: history.key.scope, current: history.current, versions: history.versions };
   }
 
   @Post('admin/skills/:name/rollback')
@@ -107,9 +107,9 @@ export class SkillStoreController {
   @ApiOkResponse({ type: RollbackResultDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_VERSION_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
   async rollback(@Param('name') name: string, @Body() body: RollbackDto) {
-    const result = await this.store.rollback({ scope: 'shared', ownerId: null, name }, body.version);
+    const result = await this.store.rollback({ scope: 'shared', ownerId: null, name: skillName(name) }, body.version);
     await this.registry.refreshStore();
-    return { name, version: body.version, digest: result.digest, changed: result.changed };
+    return { name: skillName(name), version: body.version, digest: result.digest, changed: result.changed };
   }
 
   @Delete('admin/skills/:name')
@@ -119,7 +119,7 @@ export class SkillStoreController {
   @ApiNoContentResponse({ description: 'Uninstalled.' })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   async uninstallShared(@Param('name') name: string): Promise<void> {
-    await this.store.uninstall({ scope: 'shared', ownerId: null, name });
+    await this.store.uninstall({ scope: 'shared', ownerId: null, name: skillName(name) });
     await this.registry.refreshStore();
   }
 
@@ -129,7 +129,7 @@ export class SkillStoreController {
   @ApiNoContentResponse({ description: 'Uninstalled.' })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   async uninstallPersonal(@Param('name') name: string, @CurrentPrincipal() principal: Principal): Promise<void> {
-    await this.store.uninstall({ scope: 'personal', ownerId: principal.userId, name });
+    await this.store.uninstall({ scope: 'personal', ownerId: principal.userId, name: skillName(name) });
     await this.registry.refreshStore();
   }
 
@@ -171,6 +171,16 @@ export class SkillStoreController {
   private presentFilter(principal: Principal, filter: { include?: string[]; exclude?: string[] } | null) {
     return { include: filter?.include ?? null, exclude: filter?.exclude ?? null, offered: [...this.registry.viewFor(principal.userId, [filter]).skills.keys()] };
   }
+}
+
+/**
+ * A skill name from a route, as names are compared everywhere (trimmed, NFKC). One no skill can
+ * have (a control character, past 64 characters) names no skill: SKILL_NOT_FOUND, before any query.
+ */
+function skillName(raw: string): string {
+  const name = raw.trim().normalize('NFKC');
+  if (name === '' || name.length > 64 || /\p{Cc}/u.test(name)) throw new AppError(ErrorCode.SKILL_NOT_FOUND, `No skill is named '${raw.replace(/\p{Cc}/gu, '?').slice(0, 80)}'.`, { name: raw.slice(0, 80) });
+  return name;
 }
 
 function isStream(body: unknown): body is Readable {

@@ -9,7 +9,7 @@ import { inspectSkillFolder } from '../skill-folder.reader.js';
 import type { SkillRecord } from '../skill.types.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
-import { readFolderFiles } from './skill-folder-files.js';
+import { FolderDigests, readFolderFiles } from './skill-folder-files.js';
 import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
 
 /** At most this many files in one skill, installed or pinned. */
@@ -57,8 +57,8 @@ export class SkillStoreService {
   readonly cache: SkillCache;
   /** Versions known to be stored: saving them again is skipped. */
   private readonly stored = new Set<string>();
-  /** A disk skill's kept version, per loaded record (a reload makes new records). */
-  private readonly kept = new WeakMap<SkillRecord, Promise<KeptVersion>>();
+  /** Disk skills' versions by folder, recognised again by a stat of their files while unchanged. */
+  private readonly folders = new FolderDigests();
 
   constructor(
     private readonly repository: SkillStoreRepository,
@@ -206,36 +206,39 @@ export class SkillStoreService {
   keep(skill: SkillRecord): Promise<KeptVersion> | undefined {
     if (skill.programmatic !== undefined) return undefined;
     if (skill.store !== undefined && skill.digest !== undefined) return Promise.resolve({ digest: skill.digest });
-    let kept = this.kept.get(skill);
-    if (kept === undefined) {
-      kept = this.keepFolder(skill);
-      this.kept.set(skill, kept);
-      // A failure (the database was away) is not remembered: the next activation tries again.
-      kept.catch(() => this.kept.delete(skill));
-    }
-    return kept;
+    return this.keepFolder(skill);
   }
 
-  /** The digest a record's activation was kept under, when it was (no reading). */
+  /** The digest of what a skill's folder holds now (a stat per file while it is unchanged), as keep() would record it. */
   async keptDigest(skill: SkillRecord): Promise<string | undefined> {
-    const kept = await this.kept.get(skill)?.catch(() => undefined);
-    return kept !== undefined && 'digest' in kept ? kept.digest : skill.digest;
+    if (skill.store !== undefined || skill.programmatic !== undefined) return skill.digest;
+    const version = this.folders.versionOf(skill.path, this.limits);
+    return 'digest' in version ? version.digest : undefined;
   }
 
+  /**
+   * A disk skill's version as its folder holds it now (edited since the scan or not), stored unless
+   * it was before. The files are read again to store them, and stored only if they still make the
+   * same version (an edit in between is kept by the next activation).
+   */
   private async keepFolder(skill: SkillRecord): Promise<KeptVersion> {
+    const version = this.folders.versionOf(skill.path, this.limits);
+    if ('problem' in version) return { warning: `This version of '${skill.name}' is not pinned for the chat (${version.problem}; [app.skills] max_install_bytes): after a change on disk the chat reads the new files.` };
+    if (this.stored.has(version.digest)) return { digest: version.digest };
     const read = readFolderFiles(skill.path, this.limits);
-    if (read.kind !== 'files') return { warning: `This version of '${skill.name}' is not pinned for the chat (${read.reason}; [app.skills] max_install_bytes): after a change on disk the chat reads the new files.` };
-    const version = versionOf(read.files);
-    await this.save(skill.name, version, read.files);
-    return { digest: version.digest };
+    if (read.kind !== 'files') return { warning: `This version of '${skill.name}' is not pinned for the chat (${read.reason}).` };
+    const stored = versionOf(read.files);
+    await this.save(skill.name, stored, read.files);
+    return { digest: stored.digest };
   }
 
   /** The unpacked folder of a stored version of a skill, or undefined when the store has no such version. */
   async versionFolder(digest: string, name: string): Promise<string | undefined> {
     if (!DIGEST_PATTERN.test(digest)) return undefined;
     if (this.cache.has(digest, name)) return this.cache.folderOf(digest, name);
+    // The version's files are what count; its name is the folder's (one digest may serve two names in lenient mode).
     const version = await this.repository.findVersion(digest);
-    if (version === null || version.name !== name) return undefined;
+    if (version === null) return undefined;
     return this.cache.materialise(digest, name, version.manifest, (digests) => this.repository.blobs(digests));
   }
 
