@@ -278,14 +278,15 @@ export class SkillStoreRepository {
     });
   }
 
-  /** Asks every instance to rescan its skill directories. */
-  requestReload(): Promise<void> {
-    return runQuery(async () => {
-      await this.dataSource.transaction(async (manager) => {
-        await manager.query('UPDATE skill_store_state SET reload_generation = reload_generation + 1 WHERE id = 1');
+  /** Asks every instance to rescan its skill directories; the new reload generation. */
+  requestReload(): Promise<string> {
+    return runQuery(() =>
+      this.dataSource.transaction(async (manager) => {
+        const [row] = await manager.query<{ reload_generation: string }[]>('UPDATE skill_store_state SET reload_generation = reload_generation + 1 WHERE id = 1 RETURNING reload_generation::text');
         await manager.query('SELECT pg_notify($1, $2)', [SKILL_STORE_CHANNEL, 'reload']);
-      });
-    });
+        return row.reload_generation;
+      }),
+    );
   }
 
   userFilter(userId: string): Promise<StoredSkillFilter | null> {

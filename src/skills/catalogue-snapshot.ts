@@ -128,11 +128,11 @@ function inNameOrder(skills: SkillRecord[]): SkillRecord[] {
 
 /** The catalogue of some skills in any format, each rendered once, on first use. */
 function catalogueOf(sorted: readonly SkillRecord[], config: SnapshotConfig): (format: CatalogueFormat) => string {
-  const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
   const rendered = new Map<CatalogueFormat, string>();
   return (format) => {
     let text = rendered.get(format);
     if (text === undefined) {
+      const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
       text = renderCatalogue(entries, format, config.includeLocation);
       rendered.set(format, text);
     }

@@ -136,9 +136,18 @@ export class SkillRegistryService implements OnModuleInit {
    */
   async reloadEverywhere(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
     const before = this.snapshot;
-    // Asked first, so this instance's own scan already counts as the reload the others are asked for.
-    await this.store?.requestReload();
-    const snapshot = await this.reload();
+    // Asked first, so this instance's own scan counts as the reload the others are asked for; marked
+    // as under way at once (before the notification can be heard), so the sync check does not ask again.
+    const requested = await this.store?.requestReload();
+    const marker = requested === undefined || this.pending !== undefined ? undefined : { generation: this.loaded.generation, reloadGeneration: requested };
+    if (marker !== undefined) this.pending = marker;
+    let snapshot: CatalogueSnapshot;
+    try {
+      snapshot = await this.reload();
+    } finally {
+      // A reload that failed before it began leaves no mark: the next check asks again.
+      if (this.pending === marker) this.pending = undefined;
+    }
     return { snapshot, diff: await diffCatalogues(before, snapshot) };
   }
 

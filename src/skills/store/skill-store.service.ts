@@ -152,8 +152,8 @@ export class SkillStoreService {
     return this.repository.state();
   }
 
-  /** Asks every instance (this one too) to rescan its skill directories. */
-  requestReload(): Promise<void> {
+  /** Asks every instance (this one too) to rescan its skill directories; the new reload generation. */
+  requestReload(): Promise<string> {
     return this.repository.requestReload();
   }
 
