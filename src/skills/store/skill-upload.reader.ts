@@ -336,9 +336,9 @@ async function readMultipart(source: Readable, contentType: string, collector: U
       if (settled) return void file.resume();
       try {
         if (filename === undefined) throw noFilename();
-        // A form part is always a file: a name ending in a slash names a folder, which it cannot hold.
-        if (/[\\/]$/.test(filename)) throw new AppError(ErrorCode.INVALID_ARCHIVE, `Form part '${filename.slice(0, 200)}' names a folder; send one part per file, each with its relative path as the filename.`, { entry: filename.slice(0, 200) });
         const path = collector.admit(filename, 0);
+        // A form part is always a file: a name ending in a slash names a folder, which it cannot hold.
+        if (/[\\/]$/.test(filename)) throw new AppError(ErrorCode.INVALID_ARCHIVE, `Entry '${path}/' names a folder; a form part is one file, with its relative path as the filename.`, { entry: filename.slice(0, 200) });
         open.add(file);
         file.on('limit', () => fail(tooManyBytes(limits, path)));
         collectEntry(file, collector).then((bytes) => {
