@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ModelMessage } from 'ai';
 import type { Principal } from '../auth/principal.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
@@ -15,6 +15,7 @@ import type { ChatEntity } from '../persistence/entities/chat.entity.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
 import { SkillStoreService } from '../skills/store/skill-store.service.js';
+import { type SkillFilterResult, SkillLifecycleService } from '../skills/store/skill-lifecycle.service.js';
 import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
 import { presentTurn, type TurnOutcome } from './chat.presenter.js';
 import { expandTemplate } from '../skills/commands/command-file.js';
@@ -67,7 +68,8 @@ export class ChatService {
     private readonly events: ChatEventsService,
     private readonly turns: TurnGate,
     private readonly metrics: MetricsService,
-    @Optional() private readonly skillStore?: SkillStoreService,
+    private readonly skillStore: SkillStoreService,
+    private readonly lifecycle: SkillLifecycleService,
   ) {}
 
   createChat(principal: Principal, title?: string): Promise<ChatEntity> {
@@ -137,22 +139,17 @@ export class ChatService {
   }
 
   /** The chat's own skill filter, and what the user's and the chat's filters together offer. */
-  async getSkillFilter(principal: Principal, id: string) {
+  async getSkillFilter(principal: Principal, id: string): Promise<SkillFilterResult> {
     const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
     if (context === null) throw chatNotFound(id);
-    return this.presentChatFilter(principal, context.userFilter, context.chatFilter);
+    return this.lifecycle.presentFilter(principal, context.chatFilter, context.userFilter);
   }
 
-  async setSkillFilter(principal: Principal, id: string, filter: StoredSkillFilter) {
-    if (!isUuid(id) || this.skillStore === undefined) throw chatNotFound(id);
+  async setSkillFilter(principal: Principal, id: string, filter: StoredSkillFilter): Promise<SkillFilterResult> {
+    if (!isUuid(id)) throw chatNotFound(id);
     const { found, filter: stored } = await this.skillStore.setChatFilter(id, principal.userId, filter);
     if (!found) throw chatNotFound(id);
-    return this.presentChatFilter(principal, await this.skillStore.userFilter(principal.userId), stored);
-  }
-
-  private presentChatFilter(principal: Principal, userFilter: StoredSkillFilter | null, chatFilter: StoredSkillFilter | null) {
-    const view = this.viewOf(principal, { userFilter, chatFilter });
-    return { include: chatFilter?.include ?? null, exclude: chatFilter?.exclude ?? null, offered: view === undefined ? [] : [...view.skills.keys()] };
+    return this.lifecycle.presentFilter(principal, stored, await this.skillStore.userFilter(principal.userId));
   }
 
   /** The user's view of the catalogue in this chat (personal skills, the user's and the chat's filters); undefined with skills off. */
@@ -166,7 +163,7 @@ export class ChatService {
       activated.map(async (name) => {
         const skill = snapshot.skills.get(name);
         const version = pins.get(name) ?? null;
-        const current = skill === undefined ? null : ((await this.skillStore?.keptDigest(skill)) ?? skill.digest ?? null);
+        const current = skill === undefined ? null : ((await this.skillStore.keptDigest(skill)) ?? skill.digest ?? null);
         const status =
           skill === undefined
             ? snapshot.disabled.has(name)

@@ -5,10 +5,11 @@ import { ChatTurnsResolver } from './chat-turns.resolver.js';
 import { ChatsResolver } from './chats.resolver.js';
 import { CommandsResolver } from './commands.resolver.js';
 import { MeResolver } from './me.resolver.js';
+import { SkillStoreResolver } from './skill-store.resolver.js';
 import { SkillsResolver } from './skills.resolver.js';
 
 /** Every resolver of the API: the module serves them, the schema printer reads them. */
-export const GRAPHQL_RESOLVERS = [MeResolver, SkillsResolver, CommandsResolver, ChatsResolver, ChatTurnsResolver];
+export const GRAPHQL_RESOLVERS = [MeResolver, SkillsResolver, SkillStoreResolver, CommandsResolver, ChatsResolver, ChatTurnsResolver];
 
 /** SDL sorted by name, so the file changes only when the schema does. */
 export function printSortedSchema(schema: GraphQLSchema): string {

@@ -46,6 +46,7 @@ export class SkillsResolver {
   @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
   @AdminOnly()
   async reloadSkills() {
-    return presentAdminReport((await this.registry.reloadEverywhere()).snapshot);
+    const { snapshot, diff } = await this.registry.reloadEverywhere();
+    return { ...presentAdminReport(snapshot), diff };
   }
 }

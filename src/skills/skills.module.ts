@@ -4,6 +4,7 @@ import { CodeSkillService } from './code/code-skill.service.js';
 import { CommandsController } from './commands.controller.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
+import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
 import { SkillStoreController } from './store/skill-store.controller.js';
 import { SkillStoreService } from './store/skill-store.service.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
@@ -13,7 +14,7 @@ import { SkillsController } from './skills.controller.js';
 @Module({
   imports: [PersistenceModule],
   controllers: [SkillsController, CommandsController, SkillStoreController],
-  providers: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillWatcherService, SkillStoreService, SkillSyncService],
-  exports: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillStoreService],
+  providers: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillWatcherService, SkillStoreService, SkillSyncService, SkillLifecycleService],
+  exports: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillStoreService, SkillLifecycleService],
 })
 export class SkillsModule {}

@@ -37,6 +37,48 @@ export class SkillDirectoryReportModel {
   invalid: number;
 }
 
+@ObjectType('CatalogueDiffEntry')
+export class CatalogueDiffEntryModel {
+  @Field()
+  name: string;
+
+  @Field(() => String, { nullable: true })
+  digest: string | null;
+
+  @Field()
+  source: string;
+}
+
+@ObjectType('CatalogueChange')
+export class CatalogueChangeModel {
+  @Field()
+  name: string;
+
+  @Field(() => String, { nullable: true })
+  oldDigest: string | null;
+
+  @Field(() => String, { nullable: true })
+  newDigest: string | null;
+
+  @Field()
+  source: string;
+}
+
+@ObjectType('CatalogueDiff', { description: 'What a reload changed in the catalogue, by content digest.' })
+export class CatalogueDiffModel {
+  @Field(() => [CatalogueDiffEntryModel])
+  added: CatalogueDiffEntryModel[];
+
+  @Field(() => [CatalogueDiffEntryModel])
+  removed: CatalogueDiffEntryModel[];
+
+  @Field(() => [CatalogueChangeModel])
+  changed: CatalogueChangeModel[];
+
+  @Field(() => Int)
+  unchanged: number;
+}
+
 @ObjectType('StoreOrigin', { description: "A store skill's scope, owner and version number." })
 export class StoreOriginModel {
   @Field({ description: '`shared` or `personal`.' })
@@ -185,6 +227,9 @@ export class SkillScanReportModel {
 
   @Field(() => [LoadedSkillModel], { description: "Users' personal store skills, offered only to their owners." })
   personal: LoadedSkillModel[];
+
+  @Field(() => CatalogueDiffModel, { nullable: true, description: 'From reloadSkills: what the reload changed. Null in the admin report.' })
+  diff?: CatalogueDiffModel | null;
 
   @Field(() => [String])
   warnings: string[];

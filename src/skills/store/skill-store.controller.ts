@@ -7,12 +7,10 @@ import { AppError, ErrorCode } from '../../common/app-error.js';
 import { RequireFeature } from '../../common/feature.guard.js';
 import { ApiErrors } from '../../openapi/api-errors.decorator.js';
 import type { StoreScope } from '../../persistence/skill-store.repository.js';
-import { findSkill } from '../catalogue-snapshot.js';
 import { InstallResultDto, RollbackDto, RollbackResultDto, SkillFilterBodyDto, SkillFilterResultDto, SwitchDto, SwitchResultDto, VersionHistoryDto, VersionsQueryDto } from '../dto/store.dto.js';
-import { SkillRegistryService } from '../skill-registry.service.js';
-import { type InstallResult, SkillStoreService } from './skill-store.service.js';
+import { SkillLifecycleService } from './skill-lifecycle.service.js';
+import type { InstallResult } from './skill-store.service.js';
 import { UPLOAD_MEDIA_TYPES } from './skill-upload.reader.js';
-import { storeSource } from './store-skills.js';
 
 /** The upload routes, as Fastify knows them: the only routes that take an archive or a form body. */
 export const SKILL_UPLOAD_ROUTES = [
@@ -53,25 +51,22 @@ function ApiSkillUpload(summary: string, ...more: ErrorCode[]) {
 @RequireFeature('skills')
 @ApiTags('store')
 export class SkillStoreController {
-  constructor(
-    private readonly store: SkillStoreService,
-    private readonly registry: SkillRegistryService,
-  ) {}
+  constructor(private readonly lifecycle: SkillLifecycleService) {}
 
   @Post('admin/skills')
   @AdminOnly()
   @ApiSkillUpload('Install a shared skill (a new version when it exists)')
   installShared(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
-    return this.install(request, reply, { scope: 'shared', ownerId: null, owner: null }, principal);
+    return this.install(request, reply, 'shared', principal);
   }
 
   @Post('skills')
   @ApiSkillUpload('Install a personal skill: in your catalogue and chats only', ErrorCode.SKILL_QUOTA_EXCEEDED)
   installPersonal(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
-    return this.install(request, reply, { scope: 'personal', ownerId: principal.userId, owner: principal.name }, principal);
+    return this.install(request, reply, 'personal', principal);
   }
 
-  private async install(request: UploadRequest, reply: StatusReply, target: { scope: StoreScope; ownerId: string | null; owner: string | null }, principal: Principal): Promise<InstallResult> {
+  private async install(request: UploadRequest, reply: StatusReply, scope: StoreScope, principal: Principal): Promise<InstallResult> {
     const body = request.body;
     const contentType = String(request.headers['content-type'] ?? '');
     if (!isStream(body)) {
@@ -79,14 +74,7 @@ export class SkillStoreController {
         contentType: contentType.slice(0, 100) || null,
       });
     }
-    const result = await this.store.installUpload(body, contentType, target, principal.userId);
-    const snapshot = await this.registry.refreshStore();
-    const source = storeSource(target.scope, target.owner);
-    for (const collision of snapshot.collisions) {
-      if (collision.name === result.name && collision.loser.source === source) {
-        result.warnings.push(`A skill named '${result.name}' from ${collision.winner.source} wins over this one: it is installed but not offered until that one is gone (see the admin view's collisions).`);
-      }
-    }
+    const result = await this.lifecycle.install(body, contentType, scope, principal);
     reply.status(result.created ? 201 : 200);
     return result;
   }
@@ -95,9 +83,8 @@ export class SkillStoreController {
   @ApiOperation({ summary: "An installed skill's versions" })
   @ApiOkResponse({ type: VersionHistoryDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
-  async versions(@Param('name') name: string, @Query() query: VersionsQueryDto, @CurrentPrincipal() principal: Principal) {
-    const history = await this.store.historyFor(skillName(name), principal.userId, query.scope);
-    return { name: history.key.name, scope: history.key.scope, current: history.current, versions: history.versions };
+  versions(@Param('name') name: string, @Query() query: VersionsQueryDto, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.versions(name, principal, query.scope);
   }
 
   @Post('admin/skills/:name/rollback')
@@ -106,10 +93,8 @@ export class SkillStoreController {
   @ApiOperation({ summary: 'Make an earlier version of a shared skill current' })
   @ApiOkResponse({ type: RollbackResultDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_VERSION_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
-  async rollback(@Param('name') name: string, @Body() body: RollbackDto) {
-    const result = await this.store.rollback({ scope: 'shared', ownerId: null, name: skillName(name) }, body.version);
-    await this.registry.refreshStore();
-    return { name: skillName(name), version: body.version, digest: result.digest, changed: result.changed };
+  rollback(@Param('name') name: string, @Body() body: RollbackDto) {
+    return this.lifecycle.rollback(name, body.version);
   }
 
   @Delete('admin/skills/:name')
@@ -118,9 +103,8 @@ export class SkillStoreController {
   @ApiOperation({ summary: 'Uninstall a shared skill', description: 'It leaves every catalogue; activating or reading it answers SKILL_NOT_FOUND, in chats that activated it too.' })
   @ApiNoContentResponse({ description: 'Uninstalled.' })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
-  async uninstallShared(@Param('name') name: string): Promise<void> {
-    await this.store.uninstall({ scope: 'shared', ownerId: null, name: skillName(name) });
-    await this.registry.refreshStore();
+  async uninstallShared(@Param('name') name: string, @CurrentPrincipal() principal: Principal): Promise<void> {
+    await this.lifecycle.uninstall(name, 'shared', principal);
   }
 
   @Delete('skills/:name')
@@ -129,8 +113,7 @@ export class SkillStoreController {
   @ApiNoContentResponse({ description: 'Uninstalled.' })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   async uninstallPersonal(@Param('name') name: string, @CurrentPrincipal() principal: Principal): Promise<void> {
-    await this.store.uninstall({ scope: 'personal', ownerId: principal.userId, name: skillName(name) });
-    await this.registry.refreshStore();
+    await this.lifecycle.uninstall(name, 'personal', principal);
   }
 
   @Put('admin/skills/:name/enabled')
@@ -138,25 +121,16 @@ export class SkillStoreController {
   @ApiOperation({ summary: 'Switch a skill on or off, whatever its source (persisted)', description: 'Off: in no catalogue, `/name` stays plain text, activating or reading it answers 403 SKILL_DISABLED (an error card in a chat). A skill switched off in the configuration (`[app.skills] disabled`) cannot be switched on here (409).' })
   @ApiOkResponse({ type: SwitchResultDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_SWITCH_LOCKED, ErrorCode.VALIDATION_FAILED)
-  async setEnabled(@Param('name') name: string, @Body() body: SwitchDto, @CurrentPrincipal() principal: Principal) {
-    const snapshot = this.registry.snapshot;
-    const known =
-      findSkill(snapshot.skills, name) ??
-      findSkill(snapshot.disabled, name) ??
-      [...snapshot.personal.values()].map((own) => findSkill(own.skills, name) ?? findSkill(own.disabled, name)).find((skill) => skill !== undefined);
-    if (known === undefined) this.registry.get(name);
-    const skillName = known!.name;
-    await this.store.setSwitch(skillName, body.enabled, principal.userId);
-    await this.registry.refreshStore();
-    return { name: skillName, enabled: body.enabled };
+  setEnabled(@Param('name') name: string, @Body() body: SwitchDto, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.setEnabled(name, body.enabled, principal);
   }
 
   @Get('me/skills')
   @ApiTags('me')
   @ApiOperation({ summary: 'Your skill filter and the skills it offers you' })
   @ApiOkResponse({ type: SkillFilterResultDto })
-  async myFilter(@CurrentPrincipal() principal: Principal) {
-    return this.presentFilter(principal, await this.store.userFilter(principal.userId));
+  myFilter(@CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.userFilter(principal);
   }
 
   @Put('me/skills')
@@ -164,23 +138,9 @@ export class SkillStoreController {
   @ApiOperation({ summary: 'Narrow the catalogue your chats get', description: '`include` (only these) and `exclude` (never these): skill names or `prefix-*` patterns. Send `{}` to remove the filter. A chat can narrow further (`PUT /v1/chats/:id/skills`).' })
   @ApiOkResponse({ type: SkillFilterResultDto })
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
-  async setMyFilter(@CurrentPrincipal() principal: Principal, @Body() body: SkillFilterBodyDto) {
-    return this.presentFilter(principal, await this.store.setUserFilter(principal.userId, body));
+  setMyFilter(@CurrentPrincipal() principal: Principal, @Body() body: SkillFilterBodyDto) {
+    return this.lifecycle.setUserFilter(principal, body);
   }
-
-  private presentFilter(principal: Principal, filter: { include?: string[]; exclude?: string[] } | null) {
-    return { include: filter?.include ?? null, exclude: filter?.exclude ?? null, offered: [...this.registry.viewFor(principal.userId, [filter]).skills.keys()] };
-  }
-}
-
-/**
- * A skill name from a route, as names are compared everywhere (trimmed, NFKC). One no skill can
- * have (a control character, past 64 characters) names no skill: SKILL_NOT_FOUND, before any query.
- */
-function skillName(raw: string): string {
-  const name = raw.trim().normalize('NFKC');
-  if (name === '' || name.length > 64 || /\p{Cc}/u.test(name)) throw new AppError(ErrorCode.SKILL_NOT_FOUND, `No skill is named '${raw.replace(/\p{Cc}/gu, '?').slice(0, 80)}'.`, { name: raw.slice(0, 80) });
-  return name;
 }
 
 function isStream(body: unknown): body is Readable {
