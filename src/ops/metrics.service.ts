@@ -118,7 +118,16 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
   private readonly snapshotSkills = new Gauge({ name: 'skillhost_skills_loaded', help: 'Valid skills in the current catalogue snapshot.', registers: [this.registry] });
   private readonly snapshotInvalid = new Gauge({ name: 'skillhost_skills_invalid', help: 'Skills the last scan excluded as invalid.', registers: [this.registry] });
   private readonly snapshotCollisions = new Gauge({ name: 'skillhost_skills_collisions', help: 'Name collisions the last scan resolved by directory order.', registers: [this.registry] });
-  private readonly catalogueBytes = new Gauge({ name: 'skillhost_skills_catalogue_bytes', help: 'Size of the rendered catalogue every system prompt carries, in UTF-8 bytes.', registers: [this.registry] });
+  /** Measured when scraped: rendering the catalogue of thousands of skills is not added to every reload. */
+  private catalogueSize: (() => number) | undefined;
+  private readonly catalogueBytes = new Gauge({
+    name: 'skillhost_skills_catalogue_bytes',
+    help: 'Size of the rendered catalogue every system prompt carries, in UTF-8 bytes.',
+    registers: [this.registry],
+    collect: () => {
+      if (this.catalogueSize !== undefined) this.catalogueBytes.set(this.catalogueSize());
+    },
+  });
 
   private readonly reloadDuration = new Histogram({
     name: 'skillhost_skills_reload_duration_seconds',
@@ -191,13 +200,13 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
     this.activations.inc({ skill });
   }
 
-  /** `catalogueBytes`: the configured format's catalogue, as every system prompt carries it. */
-  observeSkillsReload(snapshot: SnapshotFacts, catalogueBytes: number): void {
+  /** `catalogueBytes`: the size of the configured format's catalogue, as every system prompt carries it (asked when scraped). */
+  observeSkillsReload(snapshot: SnapshotFacts, catalogueBytes: () => number): void {
     this.reloadDuration.observe(seconds(snapshot.durationMs));
     this.snapshotSkills.set(snapshot.skills.size);
     this.snapshotInvalid.set(snapshot.invalid.length);
     this.snapshotCollisions.set(snapshot.collisions.length);
-    this.catalogueBytes.set(catalogueBytes);
+    this.catalogueSize = catalogueBytes;
   }
 
   observeRateLimited(limit: string): void {

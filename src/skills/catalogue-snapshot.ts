@@ -1,4 +1,5 @@
 import type { CatalogueFormat, SkillsConfig, ValidationMode } from '../config/app-config.js';
+import { runInSlices, runThrough } from '../common/sliced-work.js';
 import { renderCatalogue } from './catalogue-renderer.js';
 import type { CommandDirectoryReport, CommandDiscoveryResult } from './commands/command-discovery.js';
 import type { CommandCollision, CommandRecord, InvalidCommand } from './commands/command.types.js';
@@ -71,27 +72,43 @@ type SnapshotConfig = Pick<SkillsConfig, 'validation' | 'includeLocation' | 'cat
  * collision) and its persisted switches (`false` switches a skill off; the configured `disabled`
  * list holds whatever the switches say).
  */
-export function buildSnapshot(
+export function buildSnapshot(...inputs: SnapshotInputs): CatalogueSnapshot {
+  return runThrough(snapshotSteps(...inputs));
+}
+
+/** The same snapshot, built with a turn of the event loop between its steps (a reload of thousands of skills while requests are served). */
+export function buildSnapshotAsync(...inputs: SnapshotInputs): Promise<CatalogueSnapshot> {
+  return runInSlices(snapshotSteps(...inputs));
+}
+
+export type SnapshotInputs = [
   result: DiscoveryResult,
   config: SnapshotConfig,
   timing: { scannedAt: Date; durationMs: number },
   commands: CommandDiscoveryResult,
   availability?: ToolAvailability,
   store?: { personal: readonly SkillRecord[]; switches: ReadonlyMap<string, boolean> },
-): CatalogueSnapshot {
+];
+
+function* snapshotSteps(...[result, config, timing, commands, availability, store]: SnapshotInputs): Generator<void, CatalogueSnapshot> {
   const { offered, unavailable } = splitByTools(result.skills, availability);
+  yield;
   const switchedOff = new Set(config.disabled ?? []);
   for (const [name, enabled] of store?.switches ?? []) if (!enabled) switchedOff.add(name);
   const sorted = inNameOrder(switchedOff.size === 0 ? offered : offered.filter((skill) => !switchedOff.has(skill.name)));
   const disabled = new Map(switchedOff.size === 0 ? [] : inNameOrder(offered.filter((skill) => switchedOff.has(skill.name))).map((skill) => [skill.name, skill]));
-  // Rendered on first use (the next turn, or the metrics right after the swap), not as part of the swap.
+  yield;
+  // Rendered on first use (the next turn, or the metrics when scraped), not as part of the swap.
   const catalogue = catalogueOf(sorted, config);
   const skills = new Map(sorted.map((skill) => [skill.name, skill]));
+  yield;
   const personalSplit = splitByTools(store?.personal ?? [], availability);
   const personal =
     personalSplit.offered.length === 0 && personalSplit.unavailable.length === 0
       ? NO_PERSONAL
       : personalByOwner(personalSplit.offered, personalSplit.unavailable, store?.personal ?? [], new Map(result.skills.map((skill) => [skill.name, skill])), switchedOff);
+  const directories = countLoaded(result.directories, sorted);
+  yield;
   return Object.freeze({
     scannedAt: timing.scannedAt.toISOString(),
     durationMs: timing.durationMs,
@@ -105,7 +122,7 @@ export function buildSnapshot(
     personal: personal.byOwner,
     filteredOut: NOTHING_FILTERED,
     warnings: Object.freeze(result.warnings),
-    directories: Object.freeze(countLoaded(result.directories, sorted)),
+    directories: Object.freeze(directories),
     commands: new Map([...commands.commands].sort(compareByName).map((command) => [command.name, command])),
     commandReport: Object.freeze({
       directories: commands.directories,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { SkillDirectory, ValidationMode } from '../config/app-config.js';
 import { inspectCodeModule } from './code/code-module.reader.js';
 import { type FolderInspection, inspectSkillFolder } from './skill-folder.reader.js';
+import { runInSlices, runThrough } from '../common/sliced-work.js';
 import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
 import { type FolderDigests, type FolderLimits, folderVersion } from './store/skill-folder-files.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
@@ -41,11 +42,7 @@ export interface DiscoveryResult {
 
 /** Scans the directories in order, then the code directories; earlier directories win name collisions. */
 export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
-  const steps = discoverySteps(options);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+  return runThrough(discoverySteps(options));
 }
 
 /**
@@ -53,17 +50,8 @@ export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
  * thousands of skills (all synchronous file system calls) must not stall the requests served
  * meanwhile. The result is the one `discoverSkills` gives.
  */
-export async function discoverSkillsAsync(options: DiscoveryOptions, sliceMs = 4): Promise<DiscoveryResult> {
-  const steps = discoverySteps(options);
-  let sliceStarted = performance.now();
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    if (performance.now() - sliceStarted >= sliceMs) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      sliceStarted = performance.now();
-    }
-  }
+export function discoverSkillsAsync(options: DiscoveryOptions, sliceMs = 4): Promise<DiscoveryResult> {
+  return runInSlices(discoverySteps(options), sliceMs);
 }
 
 /** The scan, one folder a step: the caller decides whether to run it through or pause between steps. */

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs
 import { AppError, ErrorCode, skillsDisabledError } from '../common/app-error.js';
 import { APP_CONFIG, type AppConfig, type SkillDirectory, type SkillsConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
-import { buildSnapshot, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter } from './catalogue-snapshot.js';
+import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from './catalogue-snapshot.js';
 import { type CommandDiscoveryResult, discoverCommands } from './commands/command-discovery.js';
 import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
 import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from './skill-discovery.js';
@@ -58,6 +58,8 @@ export class SkillRegistryService implements OnModuleInit {
   /** The generations a running reload or store read is bringing in (applied to `loaded` only once it succeeds). */
   private pending: { generation: string; reloadGeneration: string } | undefined;
   private readonly digests = new FolderDigests();
+  /** Counts registrations and changes of tools, which a snapshot built in slices must not miss. */
+  private inputsChanged = 0;
 
   constructor(
     @Inject(APP_CONFIG) appConfig: AppConfig,
@@ -184,10 +186,10 @@ export class SkillRegistryService implements OnModuleInit {
     const started = performance.now();
     const scannedAt = new Date();
     const generations = await this.store?.generations();
-    if (generations === undefined) return this.swapIn(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+    if (generations === undefined) return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
     return this.bringing(generations, async () => {
       this.storeSkills = await this.readStore();
-      return this.swapIn(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+      return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
     });
   }
 
@@ -196,7 +198,7 @@ export class SkillRegistryService implements OnModuleInit {
     return this.bringing({ generation, reloadGeneration: this.loaded.reloadGeneration }, async () => {
       this.storeSkills = await this.readStore();
       if (this.lastScan === undefined) return this.snapshot;
-      const next = this.publish(this.lastScan);
+      const next = await this.publishInSlices(this.lastScan);
       this.logger.log(`Store read (generation ${generation}): ${this.storeSkills.shared.length} shared, ${this.storeSkills.personal.length} personal skill(s)`);
       return next;
     });
@@ -225,11 +227,22 @@ export class SkillRegistryService implements OnModuleInit {
 
   /** Publishes what a scan found (with the commands, read now) as the next snapshot, and reports it. */
   private swapIn(result: DiscoveryResult, started: number, scannedAt: Date): CatalogueSnapshot {
+    return this.reportSwap(this.publish(this.recordScan(result, started, scannedAt)));
+  }
+
+  /** The same, the snapshot built in slices (a reload while requests are served). */
+  private async swapInSlices(result: DiscoveryResult, started: number, scannedAt: Date): Promise<CatalogueSnapshot> {
+    return this.reportSwap(await this.publishInSlices(this.recordScan(result, started, scannedAt)));
+  }
+
+  private recordScan(result: DiscoveryResult, started: number, scannedAt: Date): Scan {
     const commands = discoverCommands(this.commandDirectories);
     this.lastScan = { result, commands, scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 };
-    const next = this.publish(this.lastScan);
-    // In a task of its own: rendering the catalogue of thousands of skills is not added to the swap's.
-    if (this.metrics !== undefined) setImmediate(() => this.metrics!.observeSkillsReload(next, Buffer.byteLength(next.catalogue(this.config.catalogueFormat))));
+    return this.lastScan;
+  }
+
+  private reportSwap(next: CatalogueSnapshot): CatalogueSnapshot {
+    this.metrics?.observeSkillsReload(next, () => Buffer.byteLength(next.catalogue(this.config.catalogueFormat)));
     this.logger.log(
       `Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ${next.collisions.length} collision(s), mode ${next.mode})`,
     );
@@ -284,16 +297,31 @@ export class SkillRegistryService implements OnModuleInit {
 
   /** The next snapshot from the last scan, programmatic skills and available tools; swapped in whole. */
   private publish(scan: Scan): CatalogueSnapshot {
-    const programmatic = [...this.programmatic.values()].flatMap((byName) => [...byName.values()]);
-    const merged = mergeStoreSkills(mergeProgrammaticSkills(scan.result, programmatic), this.storeSkills, this.config.storePrecedence);
-    const timing = { scannedAt: scan.scannedAt, durationMs: scan.durationMs };
-    const next = buildSnapshot(merged, this.config, timing, scan.commands, this.availability, this.storeSkills);
+    this.current = buildSnapshot(...this.snapshotInputs(scan));
+    return this.current;
+  }
+
+  /**
+   * The same, built in slices. A registration (or a change of tools) while it is built publishes at
+   * once from the same scan, so it is built again, whole, rather than swapped in without it.
+   */
+  private async publishInSlices(scan: Scan): Promise<CatalogueSnapshot> {
+    const inputsAt = this.inputsChanged;
+    const next = await buildSnapshotAsync(...this.snapshotInputs(scan));
+    if (this.inputsChanged !== inputsAt) return this.publish(scan);
     this.current = next;
     return next;
   }
 
+  private snapshotInputs(scan: Scan): SnapshotInputs {
+    const programmatic = [...this.programmatic.values()].flatMap((byName) => [...byName.values()]);
+    const merged = mergeStoreSkills(mergeProgrammaticSkills(scan.result, programmatic), this.storeSkills, this.config.storePrecedence);
+    return [merged, this.config, { scannedAt: scan.scannedAt, durationMs: scan.durationMs }, scan.commands, this.availability, this.storeSkills];
+  }
+
   /** Before the first scan (or with skills off) there is nothing to rebuild: the first reload includes the change. */
   private republish(): void {
+    this.inputsChanged++;
     if (this.config.enabled && this.lastScan !== undefined) this.publish(this.lastScan);
   }
 
