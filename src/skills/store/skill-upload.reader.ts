@@ -315,10 +315,12 @@ function tarError(error: unknown, gzipped: boolean): AppError {
 
 async function readMultipart(source: Readable, contentType: string, collector: UploadCollector, limits: UploadLimits): Promise<void> {
   const form = createForm(contentType, limits);
+  const delimiters = delimiterCounter(contentType);
   await new Promise<void>((resolve, reject) => {
     const open = new Set<Readable>();
     let settled = false;
     let formFinished = false;
+    let seen = 0;
     const fail = (error: unknown): void => {
       if (settled) return;
       settled = true;
@@ -328,10 +330,14 @@ async function readMultipart(source: Readable, contentType: string, collector: U
     };
     const finishIfDone = (): void => {
       if (settled || !formFinished || open.size > 0) return;
+      // busboy passes over a part it cannot read as a form field or file (no form-data
+      // Content-Disposition, a CR in its filename): such a part is refused, not dropped.
+      if (delimiters !== undefined && delimiters.parts > seen) return fail(skippedParts(delimiters.parts - seen));
       settled = true;
       resolve();
     };
     form.on('file', (_field, file, filename) => {
+      seen++;
       file.on('error', fail);
       if (settled) return void file.resume();
       try {
@@ -351,7 +357,10 @@ async function readMultipart(source: Readable, contentType: string, collector: U
         fail(error);
       }
     });
-    form.on('field', (name) => fail(onlyFiles(name)));
+    form.on('field', (name) => {
+      seen++;
+      fail(onlyFiles(name));
+    });
     form.on('fieldsLimit', () => fail(onlyFiles()));
     form.on('filesLimit', () => fail(tooManyFiles(limits)));
     form.on('partsLimit', () => fail(tooManyFiles(limits)));
@@ -361,8 +370,42 @@ async function readMultipart(source: Readable, contentType: string, collector: U
       finishIfDone();
     });
     source.on('error', fail);
-    source.pipe(form);
+    if (delimiters === undefined) source.pipe(form);
+    else {
+      delimiters.counter.on('error', fail);
+      source.pipe(delimiters.counter).pipe(form);
+    }
   });
+}
+
+/**
+ * Counts the body's part delimiters (`CRLF--boundary CRLF`, or `--boundary CRLF` at its start) as
+ * the bytes pass to busboy: more parts than busboy reports means it skipped some. Undefined when the
+ * content type names no boundary (busboy refuses that body itself).
+ */
+function delimiterCounter(contentType: string): { counter: Transform; parts: number } | undefined {
+  const boundary = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  if (boundary === null) return undefined;
+  const delimiter = Buffer.from(`\r\n--${boundary[1] ?? boundary[2]}\r\n`);
+  const state = { counter: undefined as unknown as Transform, parts: 0 };
+  // The body's first delimiter has no CRLF before it: one is supplied, as if the body began with it.
+  let tail = Buffer.from('\r\n');
+  state.counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const window = Buffer.concat([tail, chunk]);
+      for (let at = window.indexOf(delimiter); at !== -1; at = window.indexOf(delimiter, at + 1)) state.parts++;
+      tail = window.subarray(Math.max(0, window.length - (delimiter.length - 1)));
+      done(null, chunk);
+    },
+  });
+  return state;
+}
+
+function skippedParts(count: number): AppError {
+  return new AppError(
+    ErrorCode.INVALID_ARCHIVE,
+    `${count} form part(s) could not be read as a file (no \`Content-Disposition: form-data\` with a filename, or a line break in the filename); send one part per file with its relative path as the filename.`,
+  );
 }
 
 function createForm(contentType: string, limits: UploadLimits): ReturnType<typeof Busboy> {
