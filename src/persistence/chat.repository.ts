@@ -110,6 +110,18 @@ export class ChatRepository {
     });
   }
 
+  /** Sets the owner's chat's skill filter; false when the owner has no such chat. */
+  setSkillFilter(chatId: string, ownerId: string, filter: StoredSkillFilter | null): Promise<boolean> {
+    return runQuery(async () => {
+      const [, affected] = await this.dataSource.query<[unknown, number]>('UPDATE chats SET skill_filter = $3::jsonb WHERE id = $1 AND owner_id = $2', [
+        chatId,
+        ownerId,
+        filter === null ? null : JSON.stringify(filter),
+      ]);
+      return affected > 0;
+    });
+  }
+
   /** The chat's messages in order, or null when the owner has no such chat. */
   listMessages(chatId: string, ownerId: string, limit: number, offset: number): Promise<Page<ChatMessageEntity> | null> {
     return runQuery(async () => {

@@ -288,39 +288,6 @@ export class SkillStoreRepository {
       }),
     );
   }
-
-  userFilter(userId: string): Promise<StoredSkillFilter | null> {
-    return runQuery(async () => {
-      const [row] = await this.dataSource.query<{ skill_filter: StoredSkillFilter | null }[]>('SELECT skill_filter FROM users WHERE id = $1', [userId]);
-      return row?.skill_filter ?? null;
-    });
-  }
-
-  setUserFilter(userId: string, filter: StoredSkillFilter | null): Promise<boolean> {
-    return runQuery(async () => {
-      const [, affected] = await this.dataSource.query<[unknown, number]>('UPDATE users SET skill_filter = $2::jsonb WHERE id = $1', [userId, filter === null ? null : JSON.stringify(filter)]);
-      return affected > 0;
-    });
-  }
-
-  /** The owner's chat's filter; undefined when the owner has no such chat. */
-  chatFilter(chatId: string, ownerId: string): Promise<StoredSkillFilter | null | undefined> {
-    return runQuery(async () => {
-      const [row] = await this.dataSource.query<{ skill_filter: StoredSkillFilter | null }[]>('SELECT skill_filter FROM chats WHERE id = $1 AND owner_id = $2', [chatId, ownerId]);
-      return row === undefined ? undefined : row.skill_filter;
-    });
-  }
-
-  setChatFilter(chatId: string, ownerId: string, filter: StoredSkillFilter | null): Promise<boolean> {
-    return runQuery(async () => {
-      const [, affected] = await this.dataSource.query<[unknown, number]>('UPDATE chats SET skill_filter = $3::jsonb WHERE id = $1 AND owner_id = $2', [
-        chatId,
-        ownerId,
-        filter === null ? null : JSON.stringify(filter),
-      ]);
-      return affected > 0;
-    });
-  }
 }
 
 async function bumpGeneration(manager: EntityManager): Promise<void> {

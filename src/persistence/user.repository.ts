@@ -5,6 +5,7 @@ import type { Page } from './chat.repository.js';
 import { isUniqueViolation, runQuery } from './database-errors.js';
 import { UserEntity, type UserRole } from './entities/user.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
+import type { StoredSkillFilter } from './skill-store.repository.js';
 
 /** Users: every query answers `null` for "no such user"; the service decides what that means. */
 @Injectable()
@@ -20,6 +21,22 @@ export class UserRepository {
         if (isUniqueViolation(error, 'uq_users_name')) return null;
         throw error;
       }
+    });
+  }
+
+  /** The user's skill filter (`PUT /v1/me/skills`); null for none (or no such user). */
+  skillFilter(userId: string): Promise<StoredSkillFilter | null> {
+    return runQuery(async () => {
+      const [row] = await this.dataSource.query<{ skill_filter: StoredSkillFilter | null }[]>('SELECT skill_filter FROM users WHERE id = $1', [userId]);
+      return row?.skill_filter ?? null;
+    });
+  }
+
+  /** False when there is no such user. */
+  setSkillFilter(userId: string, filter: StoredSkillFilter | null): Promise<boolean> {
+    return runQuery(async () => {
+      const [, affected] = await this.dataSource.query<[unknown, number]>('UPDATE users SET skill_filter = $2::jsonb WHERE id = $1', [userId, filter === null ? null : JSON.stringify(filter)]);
+      return affected > 0;
     });
   }
 

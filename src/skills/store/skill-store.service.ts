@@ -4,6 +4,8 @@ import { dirname, join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError, ErrorCode } from '../../common/app-error.js';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../config/app-config.js';
+import { ChatRepository } from '../../persistence/chat.repository.js';
+import { UserRepository } from '../../persistence/user.repository.js';
 import { type CurrentInstall, type InstallKey, SkillStoreRepository, type StoredSkillFilter, type StoreScope, type VersionHistory } from '../../persistence/skill-store.repository.js';
 import { inspectSkillFolder } from '../skill-folder.reader.js';
 import type { SkillRecord } from '../skill.types.js';
@@ -62,6 +64,8 @@ export class SkillStoreService {
 
   constructor(
     private readonly repository: SkillStoreRepository,
+    private readonly users: UserRepository,
+    private readonly chats: ChatRepository,
     @Inject(APP_CONFIG) appConfig: AppConfig,
   ) {
     this.config = appConfig.app.skills;
@@ -166,20 +170,20 @@ export class SkillStoreService {
   }
 
   userFilter(userId: string): Promise<StoredSkillFilter | null> {
-    return this.repository.userFilter(userId);
+    return this.users.skillFilter(userId);
   }
 
   /** A filter with neither list is stored as none. */
   async setUserFilter(userId: string, filter: StoredSkillFilter): Promise<StoredSkillFilter | null> {
     const stored = normalizeFilter(filter);
-    await this.repository.setUserFilter(userId, stored);
+    await this.users.setSkillFilter(userId, stored);
     return stored;
   }
 
   /** False when the owner has no such chat. */
   async setChatFilter(chatId: string, ownerId: string, filter: StoredSkillFilter): Promise<{ found: boolean; filter: StoredSkillFilter | null }> {
     const stored = normalizeFilter(filter);
-    return { found: await this.repository.setChatFilter(chatId, ownerId, stored), filter: stored };
+    return { found: await this.chats.setSkillFilter(chatId, ownerId, stored), filter: stored };
   }
 
   /** Every current install unpacked (the missing ones read from the database), and the switches. */
