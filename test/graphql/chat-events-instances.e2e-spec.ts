@@ -8,6 +8,7 @@ import { buildServer, type Instances, startInstances } from '../support/instance
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { parseSse } from '../support/sse.js';
+import { untilTurnEnds } from './graphql-test-app.js';
 
 /**
  * Two server processes on one database: a `chatEvents` subscriber on one hears the turns the
@@ -21,22 +22,6 @@ interface ChatEventItem {
 }
 
 const CHAT_EVENTS = 'subscription($chatId: ID!) { chatEvents(chatId: $chatId) { event data } }';
-
-/**
- * The events a `chatEvents` subscription hears up to and including `done` or `error`. (The app
- * runs in other processes here, so graphql-test-app.ts, which starts one in this process, is not used.)
- */
-async function untilTurnEnds(iterator: AsyncIterator<{ data?: { chatEvents: ChatEventItem } | null; errors?: unknown }>): Promise<ChatEventItem[]> {
-  const events: ChatEventItem[] = [];
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) throw new Error(`the subscription ended before the turn did, after ${JSON.stringify(events.map((e) => e.event))}`);
-    if (next.value.errors) throw new Error(`subscription error: ${JSON.stringify(next.value.errors)}`);
-    const item = next.value.data!.chatEvents;
-    events.push(item);
-    if (item.event === 'done' || item.event === 'error') return events;
-  }
-}
 
 /** An answer well past PostgreSQL's 8000-byte payload limit, with multi-byte characters. */
 const LONG_ANSWER = 'Grüße aus dem Norden — '.repeat(450).trim();

@@ -1,17 +1,9 @@
 import { ArgsType, Field, ID, Int } from '@nestjs/graphql';
 import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { RollbackDto, SkillFilterBodyDto, SwitchDto, VersionsQueryDto } from '../../skills/dto/store.dto.js';
+import { SkillNameArgs } from './skill.args.js';
 
 /** Arguments of the store operations: each extends the REST body or query it mirrors, so its rules are REST's. */
-
-@ArgsType()
-export class StoreSkillNameArgs {
-  @Field()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(200)
-  name: string;
-}
 
 @ArgsType()
 export class SkillVersionsArgs extends VersionsQueryDto {
@@ -50,7 +42,7 @@ export class SetSkillEnabledArgs extends SwitchDto {
 }
 
 @ArgsType()
-export class UninstallSkillArgs extends StoreSkillNameArgs {
+export class UninstallSkillArgs extends SkillNameArgs {
   @Field(() => String, { nullable: true, description: '`personal` (default: one of your own) or `shared` (admins).' })
   @IsOptional()
   @IsIn(['shared', 'personal'], { message: 'scope must be shared or personal' })
