@@ -1,4 +1,6 @@
 import { Query, Resolver } from '@nestjs/graphql';
+import { CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { presentCommandList } from '../skills/command.presenter.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
@@ -11,7 +13,7 @@ export class CommandsResolver {
   constructor(private readonly registry: SkillRegistryService) {}
 
   @Query(() => [CommandModel], { description: 'The loaded commands, run as `/name args`, in name order (GET /v1/commands).' })
-  commands() {
-    return presentCommandList(this.registry.snapshot).commands;
+  commands(@CurrentPrincipal() principal: Principal) {
+    return presentCommandList(this.registry.viewFor(principal.userId)).commands;
   }
 }

@@ -1,5 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { presentCommandList } from './command.presenter.js';
 import { CommandListDto } from './dto/command-responses.dto.js';
@@ -18,7 +20,8 @@ export class CommandsController {
     description: 'Command files (`<name>.md` in `[app.commands] directories`) that a message runs as `/name args`, in name order. `missingSkills` names required skills that are not loaded now.',
   })
   @ApiOkResponse({ type: CommandListDto })
-  list() {
-    return presentCommandList(this.registry.snapshot);
+  list(@CurrentPrincipal() principal: Principal) {
+    // The caller's view: a command needing one of the caller's personal skills is not missing it.
+    return presentCommandList(this.registry.viewFor(principal.userId));
   }
 }

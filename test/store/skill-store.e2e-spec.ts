@@ -269,3 +269,28 @@ describe('[app.skills] max_personal_skills', () => {
     expect((await upload('ann', 'ann-one')).status).toBe(201);
   });
 });
+
+describe("commands and the caller's personal skills", () => {
+  let tree: TempTree;
+  let ctx: ChatTestContext;
+  const keys: Record<string, string> = {};
+  const commands = async (user: string) => (await request(ctx.app.getHttpServer()).get('/v1/commands').set({ authorization: `Bearer ${keys[user]}` }).expect(200)).body.commands;
+  beforeAll(async () => {
+    tree = tempTree();
+    tree.write('commands/jot.md', '---\ndescription: Jots a note.\nrequires-skills: notebook\n---\nJot $ARGUMENTS.\n');
+    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree.path('store'), 'app.commands.directories': [tree.path('commands')] });
+    const users = ctx.app.get(UsersService);
+    for (const name of ['ann', 'bob']) keys[name] = (await users.createKey((await users.createUser(name, 'member')).id)).key;
+    const archive = await zipOf({ 'notebook/SKILL.md': skillMd({ name: 'notebook', description: "Ann's notebook." }) });
+    await request(ctx.app.getHttpServer()).post('/v1/skills').set({ authorization: `Bearer ${keys.ann}` }).set('content-type', archive.contentType).send(archive.body).expect(201);
+  });
+  afterAll(async () => {
+    await ctx?.close();
+    tree?.cleanup();
+  });
+
+  it('a command that needs a personal skill misses it for everyone but its owner', async () => {
+    expect(await commands('ann')).toEqual([expect.objectContaining({ name: 'jot', requiredSkills: ['notebook'], missingSkills: [] })]);
+    expect(await commands('bob')).toEqual([expect.objectContaining({ name: 'jot', requiredSkills: ['notebook'], missingSkills: ['notebook'] })]);
+  });
+});
