@@ -21,7 +21,7 @@ export class SkillCache {
 
   /** The skill folder of a version (whether or not it is unpacked yet). */
   folderOf(digest: string, name: string): string {
-    return join(this.directory, digestHex(digest), name);
+    return join(this.directory, digestHex(digest), folderName(name));
   }
 
   has(digest: string, name: string): boolean {
@@ -33,12 +33,11 @@ export class SkillCache {
    * file is checked against its digest before anything is renamed into place.
    */
   async materialise(digest: string, name: string, files: readonly CachedFile[], contents: (digests: readonly string[]) => Promise<ReadonlyMap<string, Buffer>>): Promise<string> {
-    if (!isPlainFolderName(name)) throw new Error(`Refusing to unpack a skill named '${name}': not a plain folder name.`);
     const folder = this.folderOf(digest, name);
     if (this.has(digest, name)) return folder;
     const bytes = await contents(files.map((file) => file.digest));
     const partial = join(this.directory, `.partial-${randomUUID()}`);
-    const target = join(partial, name);
+    const target = join(partial, folderName(name));
     try {
       mkdirSync(target, { recursive: true, mode: 0o755 });
       for (const file of files) {
@@ -76,6 +75,11 @@ export class SkillCache {
   }
 }
 
-function isPlainFolderName(name: string): boolean {
-  return name.length > 0 && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+/**
+ * The folder a skill's name gets: the name itself, or (a disk skill kept for a chat may have any
+ * name lenient mode loads, such as `video-sdk/linux`) the name percent-encoded into one plain folder name.
+ */
+function folderName(name: string): string {
+  const plain = name.length > 0 && name !== '.' && name !== '..' && !/[/\\\0%]/.test(name);
+  return plain ? name : encodeURIComponent(name).replace(/\./g, '%2E');
 }
