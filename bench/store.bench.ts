@@ -3,8 +3,8 @@
  *   1. installing a 1 MiB skill (16 files) as a zip, a tar.gz and a multipart form, each upload new
  *      content (one byte changed), and the same content again (the idempotent 200);
  *   2. what pinning adds to an activation, in the server's own process: activating without a chat
- *      (nothing kept), in a chat with the version already kept (the common case), in a chat right
- *      after a reload (the folder read and hashed again; its content already stored), and in a chat
+ *      (nothing kept), in a chat with the version already kept (the common case: a stat of each file
+ *      shows the folder unchanged), in a chat right after a reload of unchanged files, and in a chat
  *      with content never seen (read, hashed and written to PostgreSQL);
  *   3. two server processes on one database: how long an install on one takes to be listed by the
  *      other (LISTEN/NOTIFY; the periodic check set to a minute so it does not help).
@@ -235,8 +235,8 @@ function markdown(r: { recordedAt: string; machine: string; install: Record<stri
     '| activation | n | p50 ms | p99 ms | max ms |',
     '|---|---:|---:|---:|---:|',
     row('without a chat (nothing pinned)', r.activation.withoutChat),
-    row('in a chat, version already kept', r.activation.versionKept),
-    row('in a chat, first after a reload (read + hash; stored before)', r.activation.afterReload),
+    row('in a chat, version already kept (a stat of each file to see it is unchanged)', r.activation.versionKept),
+    row('in a chat, first after a reload of unchanged files', r.activation.afterReload),
     row('in a chat, content never seen (read + hash + written)', r.activation.newContent),
     '',
     '## Two instances on one database: install on one, listed by the other',

@@ -1,4 +1,4 @@
-import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readSync, realpathSync, type Stats, statSync } from 'node:fs';
+import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/app-error.js';
@@ -11,6 +11,7 @@ import type { SkillFrontmatter } from './skill-validator.js';
 import type { ProgrammaticContent, SkillRecord } from './skill.types.js';
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
 import { SkillStoreService } from './store/skill-store.service.js';
+import { readFileHead } from './file-head.js';
 import { capUtf8, truncationNotice } from './truncation.js';
 
 export { truncationNotice } from './truncation.js';
@@ -279,36 +280,14 @@ export class SkillResourcesService {
     return new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' not found in skill '${skill.name}'.${hint}`, { name: skill.name, path, available });
   }
 
-  /** Opens a regular file and reads at most `limit` bytes of it; FIFOs and devices are never opened. */
+  /** At most `limit` bytes of a regular file; a folder is RESOURCE_IS_DIRECTORY, anything else (a FIFO, a device, gone) not found. */
   private readHead(skill: SkillRecord, file: string, limit: number, shownPath: string): { bytes: Buffer; size: number } {
-    let fd: number;
-    try {
-      // O_NONBLOCK: opening a FIFO must not hang; fstat on the descriptor then refuses anything but a file.
-      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw directoryError(skill, shownPath);
-      throw this.notFound(skill, shownPath);
-    }
-    try {
-      const info: Stats = fstatSync(fd);
-      if (info.isDirectory()) throw directoryError(skill, shownPath);
-      if (!info.isFile()) throw this.notFound(skill, shownPath);
-      const wanted = Math.min(info.size, limit);
-      const buffer = Buffer.allocUnsafe(wanted);
-      let filled = 0;
-      while (filled < wanted) {
-        const bytesRead = readSync(fd, buffer, filled, wanted - filled, filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      return { bytes: buffer.subarray(0, filled), size: Math.max(info.size, filled) };
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      throw this.notFound(skill, shownPath);
-    } finally {
-      closeSync(fd);
-    }
+    const head = readFileHead(file, limit);
+    if (head.kind === 'directory') throw directoryError(skill, shownPath);
+    if (head.kind === 'unreadable') throw this.notFound(skill, shownPath);
+    return head;
   }
+
 }
 
 /** A programmatic skill's instructions (its description when it only runs code), cut as a SKILL.md body is. */

@@ -1,4 +1,5 @@
-import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
+import { readFileHead } from '../file-head.js';
 import { join, relative } from 'node:path';
 import { isInside } from '../resource-path.js';
 import { SKIPPED_FOLDERS } from '../skill-order.js';
@@ -15,50 +16,72 @@ export type FolderFiles = { kind: 'files'; files: { path: string; bytes: Buffer 
 const MAX_DEPTH = 16;
 
 /**
- * Every file of a skill folder on disk, as the store keeps a version: regular files (and symbolic
- * links to files inside the folder) by path relative to the folder, what the resource routes
- * serve. Links that lead outside, FIFOs, sockets and devices are left out, as they are never
- * served; `.git` and `node_modules` are not walked. Reading stops at the limits.
+ * The files a skill folder holds as the store keeps a version, and as the resource routes serve
+ * them: regular files and symbolic links to files inside the folder, by path relative to it (in name
+ * order); links that lead outside are left out; `.git` and `node_modules` are not walked. Nothing
+ * when the folder itself cannot be resolved.
  */
-export function readFolderFiles(folder: string, limits: FolderLimits): FolderFiles {
+function* folderEntries(folder: string): Generator<{ path: string; target: string }, void, undefined> {
   let root: string;
   try {
     root = realpathSync.native(folder);
-  } catch (error) {
-    return { kind: 'unreadable', reason: `the skill folder cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+  } catch {
+    return;
   }
-  const files: { path: string; bytes: Buffer }[] = [];
-  let total = 0;
-  const walk = (current: string, depth: number): string | undefined => {
+  function* walk(current: string, depth: number): Generator<{ path: string; target: string }, void, undefined> {
     for (const entry of listFolder(current)) {
       if (SKIPPED_FOLDERS.has(entry.name)) continue;
       const full = join(current, entry.name);
       const target = entry.isSymbolicLink() ? linkTargetInside(root, full) : full;
       if (target === undefined) continue;
-      const isFolder = entry.isDirectory() || (entry.isSymbolicLink() && isDirectory(target));
-      if (isFolder) {
-        if (depth >= MAX_DEPTH) continue;
-        const problem = walk(full, depth + 1);
-        if (problem !== undefined) return problem;
+      if (entry.isDirectory() || (entry.isSymbolicLink() && isDirectory(target))) {
+        if (depth < MAX_DEPTH) yield* walk(full, depth + 1);
         continue;
       }
-      const bytes = readRegularFile(target, limits.maxBytes - total + 1);
-      if (bytes === undefined) continue;
-      total += bytes.length;
-      if (total > limits.maxBytes) return `its files hold more than ${limits.maxBytes} bytes`;
-      if (files.length >= limits.maxFiles) return `it has more than ${limits.maxFiles} files`;
-      files.push({ path: relative(root, full).split('\\').join('/'), bytes });
+      yield { path: relative(root, full).split('\\').join('/'), target };
     }
+  }
+  yield* walk(root, 1);
+}
+
+/** Why the folder itself cannot be resolved (its error code), or undefined when it can. */
+function unresolvable(folder: string): string | undefined {
+  try {
+    realpathSync.native(folder);
     return undefined;
-  };
-  const problem = walk(root, 1);
-  return problem === undefined ? { kind: 'files', files } : { kind: 'too-large', reason: problem };
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'error';
+  }
+}
+
+/**
+ * Every file of a skill folder on disk (see folderEntries), read. FIFOs, sockets and devices are
+ * left out, as they are never served. Reading stops at the limits.
+ */
+export function readFolderFiles(folder: string, limits: FolderLimits): FolderFiles {
+  const problem = unresolvable(folder);
+  if (problem !== undefined) return { kind: 'unreadable', reason: `the skill folder cannot be read (${problem})` };
+  const files: { path: string; bytes: Buffer }[] = [];
+  let total = 0;
+  for (const { path, target } of folderEntries(folder)) {
+    const head = readFileHead(target, limits.maxBytes - total + 1);
+    if (head.kind !== 'file') continue;
+    // A file larger than what is left of the limit counts as its whole size.
+    total += head.size;
+    if (total > limits.maxBytes) return { kind: 'too-large', reason: `its files hold more than ${limits.maxBytes} bytes` };
+    if (files.length >= limits.maxFiles) return { kind: 'too-large', reason: `it has more than ${limits.maxFiles} files` };
+    files.push({ path, bytes: head.bytes });
+  }
+  return { kind: 'files', files };
 }
 
 /** The version a folder holds now, or why it has none (too large, unreadable). */
 export function folderVersion(folder: string, limits: FolderLimits): SkillVersion | { problem: string } {
-  const read = readFolderFiles(folder, limits);
-  return read.kind === 'files' ? versionOf(read.files) : { problem: read.reason };
+  return versionRead(readFolderFiles(folder, limits)).version;
+}
+
+function versionRead(read: FolderFiles): { version: SkillVersion | { problem: string }; files?: { path: string; bytes: Buffer }[] } {
+  return read.kind === 'files' ? { version: versionOf(read.files), files: read.files } : { version: { problem: read.reason } };
 }
 
 /**
@@ -72,14 +95,19 @@ export class FolderDigests {
   private seen = new Set<string>();
 
   versionOf(folder: string, limits: FolderLimits): SkillVersion | { problem: string } {
+    return this.read(folder, limits).version;
+  }
+
+  /** The folder's version, with its files when they had to be read for it (a changed or new folder). */
+  read(folder: string, limits: FolderLimits): { version: SkillVersion | { problem: string }; files?: { path: string; bytes: Buffer }[] } {
     const fingerprint = fingerprintOf(folder, limits);
-    if (fingerprint === undefined) return folderVersion(folder, limits);
+    if (fingerprint === undefined) return versionRead(readFolderFiles(folder, limits));
     this.seen.add(folder);
     const cached = this.known.get(folder);
-    if (cached !== undefined && cached.fingerprint === fingerprint) return cached.version;
-    const version = folderVersion(folder, limits);
-    this.known.set(folder, { fingerprint, version });
-    return version;
+    if (cached !== undefined && cached.fingerprint === fingerprint) return { version: cached.version };
+    const read = versionRead(readFolderFiles(folder, limits));
+    this.known.set(folder, { fingerprint, version: read.version });
+    return read;
   }
 
   sweep(): void {
@@ -88,38 +116,22 @@ export class FolderDigests {
   }
 }
 
-/** Path, size, mtime and inode of each file the version would hold (walked as readFolderFiles walks); undefined past the file limit. */
+/** Path, size, mtime, ctime and inode of each file the version would hold; undefined past the file limit or when the folder cannot be resolved. */
 function fingerprintOf(folder: string, limits: FolderLimits): string | undefined {
-  let root: string;
-  try {
-    root = realpathSync.native(folder);
-  } catch {
-    return undefined;
-  }
+  if (unresolvable(folder) !== undefined) return undefined;
   const parts: string[] = [];
-  const walk = (current: string, depth: number): boolean => {
-    for (const entry of listFolder(current)) {
-      if (SKIPPED_FOLDERS.has(entry.name)) continue;
-      const full = join(current, entry.name);
-      const target = entry.isSymbolicLink() ? linkTargetInside(root, full) : full;
-      if (target === undefined) continue;
-      let info;
-      try {
-        info = statSync(target);
-      } catch {
-        continue;
-      }
-      if (info.isDirectory()) {
-        if (depth < MAX_DEPTH && !walk(full, depth + 1)) return false;
-        continue;
-      }
-      if (!info.isFile()) continue;
-      if (parts.length >= limits.maxFiles) return false;
-      parts.push(`${relative(root, full)}\0${info.size}\0${info.mtimeMs}\0${info.ctimeMs}\0${info.ino}`);
+  for (const { path, target } of folderEntries(folder)) {
+    let info;
+    try {
+      info = statSync(target);
+    } catch {
+      continue;
     }
-    return true;
-  };
-  return walk(root, 1) ? parts.join('\n') : undefined;
+    if (!info.isFile()) continue;
+    if (parts.length >= limits.maxFiles) return undefined;
+    parts.push(`${path}\0${info.size}\0${info.mtimeMs}\0${info.ctimeMs}\0${info.ino}`);
+  }
+  return parts.join('\n');
 }
 
 function listFolder(folder: string): Dirent[] {
@@ -144,33 +156,5 @@ function isDirectory(path: string): boolean {
     return statSync(path).isDirectory();
   } catch {
     return false;
-  }
-}
-
-/** A regular file's bytes, at most `limit` of them; undefined for anything else (FIFOs are never opened blocking). */
-function readRegularFile(path: string, limit: number): Buffer | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return undefined;
-    const wanted = Math.min(info.size, Math.max(limit, 0));
-    const buffer = Buffer.allocUnsafe(wanted);
-    let filled = 0;
-    while (filled < wanted) {
-      const read = readSync(fd, buffer, filled, wanted - filled, filled);
-      if (read === 0) break;
-      filled += read;
-    }
-    // A file larger than what is left of the limit counts as its whole size.
-    return info.size > wanted ? Buffer.concat([buffer.subarray(0, filled), Buffer.alloc(1)]) : buffer.subarray(0, filled);
-  } catch {
-    return undefined;
-  } finally {
-    closeSync(fd);
   }
 }

@@ -204,8 +204,8 @@ export class SkillStoreService {
 
   /**
    * The version a chat activates, kept in the store so the chat can read it after the skill
-   * changes: a store skill's is stored already; a disk skill's files are read and stored (once per
-   * loaded record; content stored before is not written again). Programmatic skills have none.
+   * changes: a store skill's is stored already; a disk skill's files are read and stored (content
+   * stored before is not written again). Programmatic skills have none.
    */
   keep(skill: SkillRecord): Promise<KeptVersion> | undefined {
     if (skill.programmatic !== undefined) return undefined;
@@ -222,18 +222,22 @@ export class SkillStoreService {
 
   /**
    * A disk skill's version as its folder holds it now (edited since the scan or not), stored unless
-   * it was before. The files are read again to store them, and stored only if they still make the
-   * same version (an edit in between is kept by the next activation).
+   * it was before: with the files read to find the version when they were, else read once more.
    */
   private async keepFolder(skill: SkillRecord): Promise<KeptVersion> {
-    const version = this.folders.versionOf(skill.path, this.limits);
+    const { version, files } = this.folders.read(skill.path, this.limits);
     if ('problem' in version) return { warning: `This version of '${skill.name}' is not pinned for the chat (${version.problem}; [app.skills] max_install_bytes): after a change on disk the chat reads the new files.` };
     if (this.stored.has(version.digest)) return { digest: version.digest };
-    const read = readFolderFiles(skill.path, this.limits);
-    if (read.kind !== 'files') return { warning: `This version of '${skill.name}' is not pinned for the chat (${read.reason}).` };
-    const stored = versionOf(read.files);
-    await this.save(skill.name, stored, read.files);
-    return { digest: stored.digest };
+    // Recognised by its files' stats alone (not read this time): read now, to store what is there.
+    if (files === undefined) {
+      const read = readFolderFiles(skill.path, this.limits);
+      if (read.kind !== 'files') return { warning: `This version of '${skill.name}' is not pinned for the chat (${read.reason}).` };
+      const stored = versionOf(read.files);
+      await this.save(skill.name, stored, read.files);
+      return { digest: stored.digest };
+    }
+    await this.save(skill.name, version, files);
+    return { digest: version.digest };
   }
 
   /** The unpacked folder of a stored version of a skill, or undefined when the store has no such version. */
