@@ -1,13 +1,16 @@
 /**
- * Ranking quality: a labelled set of requests as users type them (bench/fixtures/skill-queries.json:
- * plain, paraphrased, with typos, in Spanish, needing two skills, or served by no skill) over the
- * shared corpus, loaded as a server would (lenient, max_depth 6). For each request the ranker's first
- * 20 skills are compared with the request's needed slots, each slot being the skills any one of
- * which would serve it: recall@5/@10/@20 is the share of needed slots with an acceptable skill in the
- * first 5/10/20. For requests no skill serves, how many skills the ranker still offered.
+ * Choosing skills at scale: ranking quality, the budgeted catalogue, and their cost.
  *
- * The ranker measured is the one `use_skill` uses today (SkillMatcher: MiniSearch BM25 over name and
- * description, stemmed, prefix and one-typo matching): the baseline a budgeted catalogue must beat.
+ * Quality: a labelled set of requests as users type them (bench/fixtures/skill-queries.json: plain,
+ * paraphrased, with typos, in Spanish, needing two skills, or served by no skill) over the shared
+ * corpus, loaded as a server would (lenient, max_depth 6). Each request has needed slots, each slot
+ * being the skills any one of which would serve it. Reported: recall@5/@10/@20 of the ranker (the
+ * share of needed slots with an acceptable skill among the first 5/10/20), and the share of slots
+ * filled by the catalogue a turn would list within the default budget (4,000 o200k tokens, 50
+ * skills) — what the model actually sees.
+ *
+ * Cost, with 2,250 skills (the corpus and copies): ranking per turn (`skills.search`, and the whole
+ * catalogue choice: rank, fill, render), and the index's heap per skill.
  *
  *   npm run bench:skill-ranking          (writes bench/results/skill-ranking.{md,json})
  *   BENCH_QUERIES=held-out.json npm run bench:skill-ranking
@@ -15,8 +18,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, relative } from 'node:path';
-import { SkillMatcher } from '../src/chat/tools/skill-matcher.js';
-import { discoverSkills } from '../src/skills/skill-discovery.js';
+import { buildSnapshot, type CatalogueSnapshot } from '../src/skills/catalogue-snapshot.js';
+import { NO_COMMANDS } from '../src/skills/commands/command-discovery.js';
+import { type CatalogueLimits, CatalogueIndex, chooseCatalogue } from '../src/skills/ranking/catalogue-choice.js';
+import { type DiscoveryResult, discoverSkills } from '../src/skills/skill-discovery.js';
+import type { SkillRecord } from '../src/skills/skill.types.js';
+import { runThrough } from '../src/common/sliced-work.js';
 import { corpusPath } from '../test/support/corpus.js';
 import { percentile } from './bench-support.js';
 
@@ -25,6 +32,10 @@ const RESULTS_DIR = join(ROOT, 'bench', 'results');
 /** Another labelled set (the same shape) can be measured with BENCH_QUERIES=<file>. */
 const QUERIES = process.env.BENCH_QUERIES ?? join(ROOT, 'bench', 'fixtures', 'skill-queries.json');
 const CUTS = [5, 10, 20] as const;
+/** The defaults: `catalogue_budget_tokens`, `catalogue_max_skills`, `catalogue_format`. */
+const LIMITS: CatalogueLimits = { budgetTokens: 4000, maxSkills: 50, format: 'json', includeLocation: false };
+const SCALE_SKILLS = 2250;
+const TIMING_ROUNDS = 20;
 
 interface LabelledQuery {
   query: string;
@@ -34,58 +45,72 @@ interface LabelledQuery {
   needed: string[][];
 }
 
+type Cut = (typeof CUTS)[number] | 'budget';
+
 interface Tally {
   queries: number;
   slots: number;
-  filled: Record<(typeof CUTS)[number], number>;
+  filled: Record<Cut, number>;
+}
+
+const emptyTally = (): Tally => ({ queries: 0, slots: 0, filled: { 5: 0, 10: 0, 20: 0, budget: 0 } });
+
+function snapshotOf(result: DiscoveryResult): CatalogueSnapshot {
+  return buildSnapshot(result, { validation: 'lenient', includeLocation: false, catalogueFormat: LIMITS.format }, { scannedAt: new Date(), durationMs: 0 }, NO_COMMANDS);
 }
 
 function main(): void {
   const path = corpusPath();
-  const { skills } = discoverSkills({ directories: [{ configured: path, path }], mode: 'lenient', maxDepth: 6, maxSkills: 1_000_000 });
-  const names = new Set(skills.map((skill) => skill.name));
+  const discovered = discoverSkills({ directories: [{ configured: path, path }], mode: 'lenient', maxDepth: 6, maxSkills: 1_000_000 });
+  const snapshot = snapshotOf(discovered);
   const queries = JSON.parse(readFileSync(QUERIES, 'utf8')) as LabelledQuery[];
-  const unknown = queries.flatMap((q) => q.needed.flat()).filter((name) => !names.has(name));
+  const unknown = queries.flatMap((q) => q.needed.flat()).filter((name) => !snapshot.skills.has(name));
   if (unknown.length > 0) throw new Error(`The query set names skills the corpus does not load: ${[...new Set(unknown)].join(', ')}`);
 
-  const ranker = new SkillMatcher(skills.map(({ name, description }) => ({ name, description })));
   const byKind = new Map<string, Tally>();
-  const all: Tally = { queries: 0, slots: 0, filled: { 5: 0, 10: 0, 20: 0 } };
+  const all = emptyTally();
   const offeredForNone: number[] = [];
+  const listedCounts: number[] = [];
+  const catalogueTokens: number[] = [];
   const misses: { query: string; kind: string; missing: string[][]; got: string[] }[] = [];
-  const latencies: number[] = [];
   for (const labelled of queries) {
-    const started = performance.now();
-    const ranked = ranker.rank(labelled.query, 20).map((match) => match.name);
-    latencies.push(performance.now() - started);
+    const ranked = snapshot.index.search(snapshot, labelled.query, { limit: 20 }).map((match) => match.name);
+    const choice = chooseCatalogue(snapshot, LIMITS, { message: labelled.query, searchable: true });
+    listedCounts.push(choice.listed.length);
+    catalogueTokens.push(choice.tokens);
     if (labelled.needed.length === 0) {
       offeredForNone.push(ranked.length);
       continue;
     }
     let tally = byKind.get(labelled.kind);
-    if (tally === undefined) byKind.set(labelled.kind, (tally = { queries: 0, slots: 0, filled: { 5: 0, 10: 0, 20: 0 } }));
+    if (tally === undefined) byKind.set(labelled.kind, (tally = emptyTally()));
     for (const target of [tally, all]) target.queries++;
     for (const slot of labelled.needed) {
       const at = ranked.findIndex((name) => slot.includes(name));
+      const listed = choice.listed.some((name) => slot.includes(name));
       for (const target of [tally, all]) {
         target.slots++;
         for (const cut of CUTS) if (at !== -1 && at < cut) target.filled[cut]++;
+        if (listed) target.filled.budget++;
       }
     }
     const missing = labelled.needed.filter((slot) => !ranked.some((name) => slot.includes(name)));
     if (missing.length > 0) misses.push({ query: labelled.query, kind: labelled.kind, missing, got: ranked.slice(0, 5) });
   }
+
+  const cost = measureCost(discovered, queries.map((q) => q.query));
   const result = {
     recordedAt: new Date().toISOString(),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
-    corpusSkills: skills.length,
+    corpusSkills: snapshot.skills.size,
     queries: queries.length,
     queryFile: relative(ROOT, QUERIES),
-    ranker: 'SkillMatcher (use_skill): MiniSearch BM25 over name (boost 3) and description, stemmed, prefix and one-typo matching',
+    limits: LIMITS,
     all,
     byKind: Object.fromEntries(byKind),
     none: { queries: offeredForNone.length, offeredP50: percentile(offeredForNone, 50), offeredMax: Math.max(0, ...offeredForNone) },
-    rankMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99) },
+    catalogue: { listedP50: percentile(listedCounts, 50), listedMin: Math.min(...listedCounts), tokensP50: percentile(catalogueTokens, 50), tokensMax: Math.max(...catalogueTokens) },
+    cost,
     misses,
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
@@ -94,38 +119,85 @@ function main(): void {
   console.log(markdown(result));
 }
 
+/** Ranking and choosing with 2,250 skills (the corpus, then copies under other names), and the index's heap. */
+function measureCost(discovered: DiscoveryResult, requests: readonly string[]) {
+  const skills: SkillRecord[] = [...discovered.skills];
+  for (let i = 0; skills.length < SCALE_SKILLS; i++) {
+    const original = discovered.skills[i];
+    skills.push({ ...original, name: `${original.name}-copy` });
+  }
+  const snapshot = snapshotOf({ ...discovered, skills });
+  const search: number[] = [];
+  const choose: number[] = [];
+  // Warm-up: the first rounds compile the code and load the lexicons.
+  for (const request of requests) chooseCatalogue(snapshot, LIMITS, { message: request, searchable: true });
+  for (let round = 0; round < TIMING_ROUNDS; round++) {
+    for (const request of requests) {
+      let started = performance.now();
+      snapshot.index.search(snapshot, request, { limit: 20 });
+      search.push(performance.now() - started);
+      started = performance.now();
+      chooseCatalogue(snapshot, LIMITS, { message: request, context: requests[(round * 7) % requests.length], searchable: true });
+      choose.push(performance.now() - started);
+    }
+  }
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  const indexes = Array.from({ length: 4 }, () => runThrough(CatalogueIndex.building(skills, LIMITS.format, false)));
+  gc?.();
+  gc?.();
+  const bytesPerSkill = (process.memoryUsage().heapUsed - before) / indexes.length / skills.length;
+  return {
+    skills: skills.length,
+    searchMs: { p50: percentile(search, 50), p99: percentile(search, 99) },
+    chooseMs: { p50: percentile(choose, 50), p99: percentile(choose, 99) },
+    indexBytesPerSkill: gc === undefined ? null : Math.round(bytesPerSkill),
+    vocabulary: indexes[0].vocabularySize,
+  };
+}
+
 function markdown(r: {
   recordedAt: string;
   machine: string;
   corpusSkills: number;
   queries: number;
   queryFile: string;
-  ranker: string;
+  limits: CatalogueLimits;
   all: Tally;
   byKind: Record<string, Tally>;
   none: { queries: number; offeredP50: number; offeredMax: number };
-  rankMs: { p50: number; p99: number };
+  catalogue: { listedP50: number; listedMin: number; tokensP50: number; tokensMax: number };
+  cost: ReturnType<typeof measureCost>;
   misses: { query: string; kind: string; missing: string[][]; got: string[] }[];
 }): string {
-  const share = (t: Tally, cut: (typeof CUTS)[number]) => (t.slots === 0 ? '–' : (t.filled[cut] / t.slots).toFixed(2));
-  const row = (label: string, t: Tally) => `| ${label} | ${t.queries} | ${t.slots} | ${share(t, 5)} | ${share(t, 10)} | ${share(t, 20)} |`;
+  const share = (t: Tally, cut: Cut) => (t.slots === 0 ? '–' : (t.filled[cut] / t.slots).toFixed(2));
+  const row = (label: string, t: Tally) => `| ${label} | ${t.queries} | ${t.slots} | ${share(t, 5)} | ${share(t, 10)} | ${share(t, 20)} | ${share(t, 'budget')} |`;
   return [
     '# Skill ranking quality',
     '',
     `Recorded ${r.recordedAt} on ${r.machine}; \`npm run bench:skill-ranking\`.`,
-    `${r.corpusSkills} corpus skills (lenient, max_depth 6); ${r.queries} labelled requests (${r.queryFile}). Ranker: ${r.ranker}.`,
+    `${r.corpusSkills} corpus skills (lenient, max_depth 6); ${r.queries} labelled requests (${r.queryFile}).`,
+    'Ranker: `SkillRanker` (src/skills/ranking): MiniSearch BM25 over name (×3), triggers (×2) and description; accent folding, Porter stems; unknown words tried as Spanish (glossary, Snowball stems) and as typos (swapped letters, edit distance 1–2); related terms at 0.35.',
     '',
-    'Share of needed slots with an acceptable skill among the first 5, 10 and 20 ranked:',
+    `Share of needed slots with an acceptable skill among the first 5, 10 and 20 ranked, and in the catalogue a turn lists within the default budget (${r.limits.budgetTokens} tokens, ${r.limits.maxSkills} skills, ${r.limits.format}):`,
     '',
-    '| requests | n | slots | recall@5 | recall@10 | recall@20 |',
-    '|---|---:|---:|---:|---:|---:|',
+    '| requests | n | slots | recall@5 | recall@10 | recall@20 | in budget |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     row('all', r.all),
     ...Object.entries(r.byKind)
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([kind, t]) => row(kind, t)),
     '',
-    `Requests no skill serves: ${r.none.queries}; the ranker still offered ${r.none.offeredP50} skill(s) (p50), at most ${r.none.offeredMax}.`,
-    `rank() over the whole corpus: p50 ${r.rankMs.p50.toFixed(2)} ms, p99 ${r.rankMs.p99.toFixed(2)} ms.`,
+    `The budgeted catalogue listed ${r.catalogue.listedP50} skills (p50; at least ${r.catalogue.listedMin}) in ${r.catalogue.tokensP50} tokens (p50; at most ${r.catalogue.tokensMax}).`,
+    `Requests no skill serves: ${r.none.queries}; the ranker still matched ${r.none.offeredP50} skill(s) (p50), at most ${r.none.offeredMax}.`,
+    '',
+    `## Cost, ${r.cost.skills} skills`,
+    '',
+    `- \`skills.search\` (rank, 20 results): p50 ${r.cost.searchMs.p50.toFixed(2)} ms, p99 ${r.cost.searchMs.p99.toFixed(2)} ms.`,
+    `- A turn's catalogue (rank with context, fill the budget, render): p50 ${r.cost.chooseMs.p50.toFixed(2)} ms, p99 ${r.cost.chooseMs.p99.toFixed(2)} ms.`,
+    `- Index (MiniSearch, vocabulary of ${r.cost.vocabulary} terms, token counts): ${r.cost.indexBytesPerSkill ?? '(run with --expose-gc)'} bytes of heap per skill.`,
     '',
     `Slots missed within 20 (${r.misses.length} request(s)), with what was ranked first:`,
     '',

@@ -116,11 +116,11 @@ export class ChatController {
   /** For teams running their own model loop: what the model would get next. */
   @Get(':id/context')
   @ApiTags('tools')
-  @ApiOperation({ summary: 'What the model would get next', description: 'For teams running their own model loop.' })
+  @ApiOperation({ summary: 'What the model would get next', description: 'For teams running their own model loop. With `message`, the catalogue a turn with that message would list.' })
   @ApiOkResponse({ type: ChatContextDto })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   context(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ContextQueryDto) {
-    return this.chats.getContext(principal, id, { model: query.model, tools: query.tools === undefined ? undefined : query.tools !== 'false' });
+    return this.chats.getContext(principal, id, { model: query.model, tools: query.tools === undefined ? undefined : query.tools !== 'false', message: query.message });
   }
 
   @Get(':id/skills')

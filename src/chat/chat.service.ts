@@ -15,6 +15,8 @@ import type { ChatEntity } from '../persistence/entities/chat.entity.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
 import { SkillStoreService } from '../skills/store/skill-store.service.js';
+import type { CatalogueChoice } from '../skills/ranking/catalogue-choice.js';
+import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { type SkillFilterResult, SkillLifecycleService } from '../skills/store/skill-lifecycle.service.js';
 import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
 import { presentTurn, type TurnOutcome } from './chat.presenter.js';
@@ -27,6 +29,7 @@ import { LanguageModelFactory } from './llm/language-model.factory.js';
 import { completeOnce, type LoopEvent, runToolLoop, type ToolLoopResult } from './llm/tool-loop.js';
 import { assembleSystemPrompt, type PromptCommand, type PromptInputs } from './prompt-assembler.js';
 import { type ToolCard, type ToolRunOptions, SkillToolsService } from './skill-tools.service.js';
+import { searchTool } from './tools/search-tool.js';
 import { useSkillTool } from './tools/style-tools.js';
 import type { ToolStyleSet } from './tools/tool-styles.js';
 
@@ -70,6 +73,7 @@ export class ChatService {
     private readonly metrics: MetricsService,
     private readonly skillStore: SkillStoreService,
     private readonly lifecycle: SkillLifecycleService,
+    private readonly searching: SkillSearchService,
   ) {}
 
   createChat(principal: Principal, title?: string): Promise<ChatEntity> {
@@ -118,18 +122,26 @@ export class ChatService {
     return this.events.subscribe(id);
   }
 
-  /** Exactly what the model would get next in this chat: system prompt, tool definitions, and the commands the prompt lists. */
-  async getContext(principal: Principal, id: string, options: { model?: string; tools?: boolean } = {}) {
+  /**
+   * Exactly what the model would get next in this chat: system prompt, tool definitions, and the
+   * commands the prompt lists. With `message`, the catalogue is the one a turn with that message
+   * would list (ranked with the chat's last messages, when the chat's skills do not all fit).
+   */
+  async getContext(principal: Principal, id: string, options: { model?: string; tools?: boolean; message?: string } = {}) {
     const model = this.findModel(options.model);
-    // The same one-query read a turn makes (no history needed): existence and activated names.
-    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
+    // The same one-query read a turn makes: existence, activated names, and the last messages when a message is ranked.
+    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, options.message === undefined ? 0 : CONTEXT_MESSAGES) : null;
     if (context === null) throw chatNotFound(id);
     const activated = context.activated;
     const toolsAvailable = this.toolsAvailable(model, options.tools);
     const snapshot = this.viewOf(principal, context);
+    const message = options.message ?? '';
+    const invocation = this.parseInvocation(message, snapshot);
+    const { system, catalogue } = this.systemPrompt(snapshot, activated, toolsAvailable, { text: invocation.text, history: context.history, invoked: invocation.skills });
     return {
       model: model?.name ?? null,
-      systemPrompt: this.systemPrompt(snapshot, activated, toolsAvailable),
+      systemPrompt: system,
+      catalogue: catalogue === undefined ? null : presentCatalogueChoice(catalogue, this.searching.limits),
       tools: toolsAvailable && snapshot ? this.skillTools.style(snapshot).definitions : [],
       activatedSkills: activated,
       activatedVersions: snapshot ? await this.activatedVersions(activated, context.pins, snapshot) : [],
@@ -256,7 +268,14 @@ export class ChatService {
     const { activations, fallback, ran, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, runOptions, cards, onEvent);
     const forcedCount = cards.length;
     const turnPrompt = { invoked: invocation.skills, fallback, ran, command: command?.stored.name };
-    const system = this.systemPrompt(snapshot, context.activated, toolsAvailable, turnPrompt);
+    const pinned = [...activations.map((activation) => activation.skillName), ...requested.map((request) => request.skillName)];
+    const { system } = this.systemPrompt(
+      snapshot,
+      context.activated,
+      toolsAvailable,
+      { text: command?.stored.prompt ?? invocation.text, history: context.history, invoked: pinned },
+      turnPrompt,
+    );
     // A code skill's promptInjection joins the system prompt for the rest of the turn, from the next step on.
     const systemForStep = () => (injections.length === 0 ? system : `${system}\n\n${injections.join('\n\n')}`);
 
@@ -484,17 +503,33 @@ export class ChatService {
     return { activations, fallback, ran, durationMs: performance.now() - started };
   }
 
+  /**
+   * The system prompt, and the catalogue it lists: the whole catalogue when the chat's skills fit
+   * the budget, else the ones ranked best for `message` (its history as weaker context), after the
+   * activated skills and those invoked this turn.
+   */
   private systemPrompt(
     snapshot: CatalogueSnapshot | undefined,
     activated: readonly string[],
     toolsAvailable: boolean,
+    message: { text: string; history: readonly { content: string }[]; invoked: readonly string[] },
     turn: { invoked?: readonly string[]; fallback?: { name: string; body: string }[]; ran?: { name: string; output: string }[]; command?: string } = {},
-  ): string {
-    if (snapshot === undefined) return assembleSystemPrompt({ basePrompt: this.config.app.basePrompt });
+  ): { system: string; catalogue?: CatalogueChoice } {
+    if (snapshot === undefined) return { system: assembleSystemPrompt({ basePrompt: this.config.app.basePrompt }) };
     const { catalogueFormat, includeLocation } = this.config.app.skills;
     const style = toolsAvailable ? this.skillTools.style(snapshot) : undefined;
+    const catalogue = this.searching.catalogue(snapshot, {
+      message: message.text,
+      context: message.history
+        .slice(-CONTEXT_MESSAGES)
+        .map((m) => m.content.slice(0, CONTEXT_MESSAGE_CHARS))
+        .join('\n'),
+      pinned: [...activated, ...message.invoked],
+      searchable: style?.byName(searchTool.name) !== undefined,
+    });
     const skills: PromptInputs['skills'] = {
-      catalogue: snapshot.catalogue(catalogueFormat),
+      catalogue: catalogue.text,
+      partial: !catalogue.complete,
       catalogueInPrompt: style?.catalogueInPrompt ?? true,
       layout: catalogueFormat === 'markdown' && includeLocation ? 'aloop' : 'standard',
       toolRules: style?.rules,
@@ -503,7 +538,7 @@ export class ChatService {
       commands: promptCommands(snapshot),
       ...turn,
     };
-    return assembleSystemPrompt({ basePrompt: this.config.app.basePrompt, skills });
+    return { system: assembleSystemPrompt({ basePrompt: this.config.app.basePrompt, skills }), catalogue };
   }
 
   /**
@@ -534,6 +569,15 @@ function inModelOrder(cards: ToolCard[], forcedCount: number, toolCallIds: reado
   const at = (card: ToolCard) => position.get(card.id) ?? toolCallIds.length;
   const modelCards = cards.slice(forcedCount).sort((a, b) => at(a) - at(b));
   cards.splice(forcedCount, modelCards.length, ...modelCards);
+}
+
+/** The last messages of a chat that rank a partial catalogue, as weaker context than the message, and how much of each is read. */
+const CONTEXT_MESSAGES = 4;
+const CONTEXT_MESSAGE_CHARS = 4000;
+
+/** What the context route shows of the catalogue a turn would list. */
+function presentCatalogueChoice(choice: CatalogueChoice, limits: { budgetTokens: number; maxSkills: number }) {
+  return { complete: choice.complete, listed: choice.listed, unlisted: choice.unlisted, tokens: choice.tokens, budgetTokens: limits.budgetTokens, maxSkills: limits.maxSkills };
 }
 
 /** How often code skills may call the chat's model in one turn (each call is a model request the turn pays for). */

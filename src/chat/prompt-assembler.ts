@@ -9,6 +9,8 @@ export interface PromptInputs {
   skills?: {
     /** The rendered catalogue; empty when no skill is loaded (the skills block is then omitted). */
     catalogue: string;
+    /** The catalogue lists only some skills (ranked for this turn): it then comes after every rule, so the prompt's start stays the same from turn to turn. */
+    partial?: boolean;
     /** False when the tool style lists the skills elsewhere (load_skill's description). Default true. */
     catalogueInPrompt?: boolean;
     /** `aloop`: the aloop design's section (markdown catalogue with locations). Default `standard`. */
@@ -72,33 +74,35 @@ function skillsSection(skills: NonNullable<PromptInputs['skills']>): string {
   const rules = skills.toolsAvailable ? (skills.toolRules ?? SKILLHOST_RULES) : [NO_TOOLS_RULE];
   // Without tools nothing else can show the model the skills: the catalogue goes in the prompt.
   const listed = skills.catalogueInPrompt !== false || !skills.toolsAvailable;
-  if (listed && skills.layout === 'aloop') return aloopSection(skills.catalogue, rules);
-  return standardSection(listed ? skills.catalogue : undefined, rules);
+  if (listed && skills.layout === 'aloop') return aloopSection(skills.catalogue, rules, skills.partial === true);
+  return standardSection(listed ? skills.catalogue : undefined, rules, skills.partial === true);
 }
 
-function standardSection(catalogue: string | undefined, rules: readonly string[]): string {
+function standardSection(catalogue: string | undefined, rules: readonly string[], partial: boolean): string {
   const intro =
     catalogue === undefined
       ? 'Skills are folders of instructions for specific tasks.'
-      : 'Skills are folders of instructions for specific tasks. The catalogue below lists each by name and description.';
+      : partial
+        ? 'Skills are folders of instructions for specific tasks. The catalogue below lists, by name and description, the skills most relevant to this conversation.'
+        : 'Skills are folders of instructions for specific tasks. The catalogue below lists each by name and description.';
   const lines = ['## Skills', intro, ...rules, '- A message starting with /name means the user chose that skill.'];
   return catalogue === undefined ? lines.join('\n') : `${lines.join('\n')}\n\nAvailable skills:\n${catalogue}`;
 }
 
-/** The aloop design's section: the skills with their SKILL.md paths, then how to use them. */
-function aloopSection(catalogue: string, rules: readonly string[]): string {
-  return [
-    '## Skills',
-    'A skill is a set of local instructions stored in a `SKILL.md` file.',
-    '',
-    '### Available skills',
-    catalogue,
-    '',
+/**
+ * The aloop design's section: the skills with their SKILL.md paths, then how to use them. A partial
+ * catalogue (ranked per turn) goes after the rules instead, so the section's start never changes.
+ */
+function aloopSection(catalogue: string, rules: readonly string[], partial: boolean): string {
+  const available = ['### Available skills', catalogue];
+  const howTo = [
     '### How to use skills',
     "- If the user names a skill (with `$name`, `/name` or in plain words) or the task matches a skill's description, use that skill.",
     ...rules,
     "- Announce which skill(s) you're using and why.",
-  ].join('\n');
+  ];
+  const intro = ['## Skills', 'A skill is a set of local instructions stored in a `SKILL.md` file.', ''];
+  return (partial ? [...intro, ...howTo, '', ...available] : [...intro, ...available, '', ...howTo]).join('\n');
 }
 
 function commandsBlock(commands: readonly PromptCommand[]): string {

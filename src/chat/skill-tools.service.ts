@@ -11,6 +11,7 @@ import { ScriptsService, scriptsDisabledError } from '../scripts/scripts.service
 import { CodeSkillService } from '../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolOutcome } from '../skills/code/code-skill.types.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { parseToolArguments, type SkillTool, type ToolResult } from './tools/skill-tool.js';
 import { runScriptTool } from './tools/script-tool.js';
 import { KNOWN_TOOL_NAMES, toolStyleFor, type ToolStyleSet } from './tools/tool-styles.js';
@@ -62,11 +63,17 @@ export class SkillToolsService {
     private readonly metrics: MetricsService,
     private readonly scripts: ScriptsService,
     private readonly codeSkills: CodeSkillService,
+    private readonly searching: SkillSearchService,
   ) {}
 
-  /** The configured style's tools for a snapshot (default: the current one). */
+  /** The configured style's tools for a snapshot (default: the current one), with skills.search when its catalogue is partial. */
   style(snapshot: CatalogueSnapshot = this.registry.snapshot): ToolStyleSet {
-    return toolStyleFor(this.config.app.tools.style, snapshot, { scripts: this.scripts.enabled });
+    return toolStyleFor(this.config.app.tools.style, snapshot, this.styleOptions(snapshot));
+  }
+
+  private styleOptions(snapshot: CatalogueSnapshot) {
+    const partial = !this.searching.isComplete(snapshot);
+    return { scripts: this.scripts.enabled, search: partial || this.config.app.skills.searchTool === 'always', partial };
   }
 
   /** A tool of the configured style (for a user's view) by its canonical name, or TOOL_NOT_FOUND naming the ones it has. */
@@ -125,6 +132,7 @@ export class SkillToolsService {
         resources: reader,
         registry: reader,
         snapshot,
+        search: (query: string, limit: number) => this.searching.search(snapshot, query, limit),
         userMessage: options.userMessage,
         useSkillThreshold: this.config.app.tools.useSkillThreshold,
         scripts: this.scripts,
@@ -153,7 +161,7 @@ export class SkillToolsService {
    */
   private async callFromCode(name: string, args: unknown, options: ToolRunOptions): Promise<CodeSkillToolOutcome> {
     const snapshot = options.snapshot ?? this.registry.snapshot;
-    const sets = [this.style(snapshot), toolStyleFor('skillhost', snapshot, { scripts: this.scripts.enabled })];
+    const sets = [this.style(snapshot), toolStyleFor('skillhost', snapshot, this.styleOptions(snapshot))];
     const tool = sets.map((set) => set.byName(name) ?? set.byWireName(name)).find((found) => found !== undefined);
     if (tool === undefined) {
       const available = [...new Set(sets.flatMap((set) => set.tools.map((t) => t.name)))];

@@ -31,6 +31,11 @@ export interface SkillsConfig {
   catalogueFormat: CatalogueFormat;
   includeLocation: boolean;
   maxSkills: number;
+  /** The most tokens (o200k) and skills the catalogue in a prompt may take; past either, each turn lists a ranked subset. */
+  catalogueBudgetTokens: number;
+  catalogueMaxSkills: number;
+  /** When the model is offered skills.search: with a partial catalogue, or always. */
+  searchTool: 'auto' | 'always';
   maxSkillMdBytes: number;
   maxResourceBytes: number;
   maxDepth: number;

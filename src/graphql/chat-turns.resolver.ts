@@ -23,8 +23,8 @@ export class ChatTurnsResolver {
   }
 
   @Query(() => ChatContextModel, { description: 'For teams running their own model loop: the system prompt and tools the model would get next (GET /v1/chats/{id}/context).' })
-  chatContext(@CurrentPrincipal() principal: Principal, @Args() { id, model, tools }: ChatContextArgs) {
-    return this.chats.getContext(principal, id, { model, tools });
+  chatContext(@CurrentPrincipal() principal: Principal, @Args() { id, model, tools, message }: ChatContextArgs) {
+    return this.chats.getContext(principal, id, { model, tools, message });
   }
 
   @Mutation(() => ToolRunModel, {

@@ -3,11 +3,14 @@ import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { RequireFeature } from '../common/feature.guard.js';
+import { validationFailed } from '../common/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { presentAdminReport, presentSkillDetail, presentSkillList } from '../skills/skill.presenter.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
-import { CatalogueArgs, SkillNameArgs, SkillResourceArgs } from './dto/skill.args.js';
+import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
+import { CatalogueArgs, SkillNameArgs, SkillResourceArgs, SkillSearchArgs } from './dto/skill.args.js';
+import { SkillSearchResultModel } from './models/skill-search.model.js';
 import { SkillScanReportModel } from './models/skill-scan-report.model.js';
 import { SkillDetailModel, SkillListModel, SkillResourceModel } from './models/skill.model.js';
 
@@ -19,6 +22,7 @@ export class SkillsResolver {
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly searching: SkillSearchService,
   ) {}
 
   @Query(() => SkillListModel, { description: 'The loaded skills (GET /v1/skills).' })
@@ -38,9 +42,18 @@ export class SkillsResolver {
     return this.resources.readResource(name, path, { snapshot: this.registry.viewFor(principal.userId) });
   }
 
-  @Query(() => String, { description: 'The rendered catalogue exactly as a model gets it; empty when no skill is loaded (GET /v1/skills-catalogue).' })
-  catalogue(@Args() { format }: CatalogueArgs, @CurrentPrincipal() principal: Principal) {
-    return this.registry.viewFor(principal.userId).catalogue(format ?? this.config.app.skills.catalogueFormat);
+  @Query(() => String, { description: 'The rendered catalogue exactly as a model gets it; empty when no skill is loaded. With `query`, the catalogue a turn with that message would list (GET /v1/skills-catalogue).' })
+  catalogue(@Args() { format, query }: CatalogueArgs, @CurrentPrincipal() principal: Principal) {
+    const view = this.registry.viewFor(principal.userId);
+    const chosen = format ?? this.config.app.skills.catalogueFormat;
+    if (query === undefined || query === null) return view.catalogue(chosen);
+    return this.searching.catalogue(view, { message: query, searchable: this.config.app.tools.enabled && this.searching.offersSearch(view) }, chosen).text;
+  }
+
+  @Query(() => [SkillSearchResultModel], { description: "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search)." })
+  searchSkills(@Args() { query, limit }: SkillSearchArgs, @CurrentPrincipal() principal: Principal) {
+    if (query.trim() === '') throw validationFailed(['query must be a non-empty query (what the skill should do)']);
+    return this.searching.search(this.registry.viewFor(principal.userId), query, limit ?? undefined);
   }
 
   @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })

@@ -154,6 +154,23 @@ export class ChatRepository {
     });
   }
 
+  /**
+   * The team's use of each skill: in how many chats it was activated within the last `days` days,
+   * the most used first (at most `limit`). Counted per chat, so one chat activating a skill over and
+   * over counts once.
+   */
+  skillUse(days: number, limit: number): Promise<Map<string, number>> {
+    return runQuery(async () => {
+      const rows = await this.dataSource.query<{ skill_name: string; chats: number }[]>(
+        `SELECT skill_name, count(*)::int AS chats FROM chat_activated_skills
+          WHERE last_activated_at > now() - make_interval(days => $1)
+          GROUP BY skill_name ORDER BY chats DESC, skill_name LIMIT $2`,
+        [days, limit],
+      );
+      return new Map(rows.map((row) => [row.skill_name, row.chats]));
+    });
+  }
+
   /** The activated skills of chats already known to exist (one query for any number of chats). */
   activatedSkills(chatIds: readonly string[]): Promise<Map<string, ChatActivatedSkillEntity[]>> {
     return runQuery(async () => {

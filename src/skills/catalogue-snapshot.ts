@@ -1,6 +1,7 @@
 import type { CatalogueFormat, SkillsConfig, ValidationMode } from '../config/app-config.js';
 import { runInSlices, runThrough } from '../common/sliced-work.js';
 import { renderCatalogue } from './catalogue-renderer.js';
+import { CatalogueIndex } from './ranking/catalogue-choice.js';
 import type { CommandDirectoryReport, CommandDiscoveryResult } from './commands/command-discovery.js';
 import type { CommandCollision, CommandRecord, InvalidCommand } from './commands/command.types.js';
 import { compareByName } from './skill-order.js';
@@ -36,6 +37,8 @@ export interface CatalogueSnapshot {
   readonly commandReport: CommandReport;
   /** The catalogue in a format, each rendered on first use, not as part of the swap. */
   catalogue(format: CatalogueFormat): string;
+  /** Every offered skill (team and personal) indexed for ranking, with its entry's size in tokens; views share it. */
+  readonly index: CatalogueIndex;
 }
 
 /** One user's personal skills: offered (no team skill has the name), and switched off. */
@@ -109,6 +112,7 @@ function* snapshotSteps(...[result, config, timing, commands, availability, stor
       : personalByOwner(personalSplit.offered, personalSplit.unavailable, store?.personal ?? [], new Map(result.skills.map((skill) => [skill.name, skill])), switchedOff);
   const directories = countLoaded(result.directories, sorted);
   yield;
+  const index = yield* CatalogueIndex.building([...sorted, ...personalRecords(personal.byOwner)], config.catalogueFormat, config.includeLocation);
   return Object.freeze({
     scannedAt: timing.scannedAt.toISOString(),
     durationMs: timing.durationMs,
@@ -131,7 +135,13 @@ function* snapshotSteps(...[result, config, timing, commands, availability, stor
       warnings: commands.warnings,
     }),
     catalogue,
+    index,
   });
+}
+
+/** Personal skills of every owner, offered or switched off (a view holds the offered ones). */
+function personalRecords(byOwner: ReadonlyMap<string, PersonalSkills>): SkillRecord[] {
+  return [...byOwner.values()].flatMap((own) => [...own.skills.values()]);
 }
 
 const NOTHING_FILTERED: ReadonlySet<string> = new Set();

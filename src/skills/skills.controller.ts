@@ -6,8 +6,10 @@ import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../config/app-config.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
-import { CatalogueQueryDto, ResourceListQueryDto } from './dto/catalogue-query.dto.js';
-import { CatalogueJsonDto, ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto } from './dto/skill-responses.dto.js';
+import { validationFailed } from '../common/validation.pipe.js';
+import { CatalogueQueryDto, ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
+import { CatalogueJsonDto, ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResponseDto } from './dto/skill-responses.dto.js';
+import { SkillSearchService } from './ranking/skill-search.service.js';
 import { adminReportJson, presentSkillDetail, skillListJson } from './skill.presenter.js';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { ReloadReportDto } from './dto/store.dto.js';
@@ -34,6 +36,7 @@ export class SkillsController {
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly searching: SkillSearchService,
   ) {}
 
   @Get('skills')
@@ -41,6 +44,21 @@ export class SkillsController {
   @ApiOkResponse({ type: SkillListDto })
   async list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
     reply.header('content-type', JSON_TYPE).send(await skillListJson(this.registry.viewFor(principal.userId)));
+  }
+
+  @Get('skills/search')
+  @ApiOperation({
+    summary: 'Find skills by what they do',
+    description:
+      "The caller's skills ranked for `q` as the catalogue and `skills.search` rank them (BM25 over name, description and `metadata.triggers`; accents folded, stems, typos, Spanish words put into English; the team's most used first among near-equals), best first. Without `q`, the skill named `search` when there is one (this route shadows `GET /v1/skills/search` as a skill name).",
+  })
+  @ApiOkResponse({ type: SkillSearchResponseDto })
+  @ApiErrors(ErrorCode.VALIDATION_FAILED)
+  async search(@Query() query: SkillSearchQueryDto, @CurrentPrincipal() principal: Principal) {
+    const view = this.registry.viewFor(principal.userId);
+    if (query.q === undefined && view.skills.has('search')) return this.detail('search', principal);
+    if (query.q === undefined || query.q.trim() === '') throw validationFailed(['q must be a non-empty query (what the skill should do)']);
+    return { results: this.searching.search(view, query.q, query.limit) };
   }
 
   @Get('skills/:name')
@@ -102,7 +120,11 @@ export class SkillsController {
 
   /** The rendered catalogue exactly as a model would get it; empty when no skill is loaded. */
   @Get('skills-catalogue')
-  @ApiOperation({ summary: 'The catalogue exactly as a model gets it', description: 'In the requested format (default: the configured one); an empty body when no skill is loaded.' })
+  @ApiOperation({
+    summary: 'The catalogue exactly as a model gets it',
+    description:
+      "In the requested format (default: the configured one); an empty body when no skill is loaded. With `query`, the catalogue a turn with that message would list in a new chat: every skill when they fit `app.skills.catalogue_budget_tokens` and `catalogue_max_skills`, else the best-ranked within them and a closing note (`unlisted_skills` in json and xml) counting the rest.",
+  })
   @ApiExtraModels(CatalogueJsonDto)
   @ApiOkResponse({
     content: {
@@ -113,7 +135,9 @@ export class SkillsController {
   })
   catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
     const format = query.format ?? this.config.app.skills.catalogueFormat;
-    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(this.registry.viewFor(principal.userId).catalogue(format));
+    const view = this.registry.viewFor(principal.userId);
+    const text = query.query === undefined ? view.catalogue(format) : this.searching.catalogue(view, { message: query.query, searchable: this.config.app.tools.enabled && this.searching.offersSearch(view) }, format).text;
+    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(text);
   }
 
   @Get('admin/skills')

@@ -10,11 +10,12 @@ import { SkillStoreService } from './store/skill-store.service.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
 import { SkillWatcherService } from './skill-watcher.service.js';
 import { SkillsController } from './skills.controller.js';
+import { SkillSearchService } from './ranking/skill-search.service.js';
 
 @Module({
   imports: [PersistenceModule],
   controllers: [SkillsController, CommandsController, SkillStoreController],
-  providers: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillWatcherService, SkillStoreService, SkillSyncService, SkillLifecycleService],
-  exports: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillStoreService, SkillLifecycleService],
+  providers: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillWatcherService, SkillStoreService, SkillSyncService, SkillLifecycleService, SkillSearchService],
+  exports: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillStoreService, SkillLifecycleService, SkillSearchService],
 })
 export class SkillsModule {}

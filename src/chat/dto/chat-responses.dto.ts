@@ -249,12 +249,35 @@ export class ContextSkillsDto {
 }
 
 /** Exactly what the model would get next. */
+export class ContextCatalogueDto {
+  @ApiProperty({ description: "Every skill the chat may use is listed (in name order, the same bytes every turn); false: a ranked subset within the budget." })
+  complete: boolean;
+
+  @ApiProperty({ type: [String], description: 'The skills the catalogue lists, in the order shown (activated and invoked skills first when partial).' })
+  listed: string[];
+
+  @ApiProperty({ description: 'Skills the chat may use that are not listed (found with skills.search).' })
+  unlisted: number;
+
+  @ApiProperty({ description: 'The catalogue\'s size in o200k tokens, as the budget counts it.' })
+  tokens: number;
+
+  @ApiProperty({ description: '`app.skills.catalogue_budget_tokens`.' })
+  budgetTokens: number;
+
+  @ApiProperty({ description: '`app.skills.catalogue_max_skills`.' })
+  maxSkills: number;
+}
+
 export class ChatContextDto {
   @ApiProperty({ type: String, nullable: true, description: 'The model that would answer; null when none is configured.' })
   model: string | null;
 
   @ApiProperty()
   systemPrompt: string;
+
+  @ApiProperty({ type: () => ContextCatalogueDto, nullable: true, description: 'The catalogue in the system prompt; null with skills off.' })
+  catalogue: ContextCatalogueDto | null;
 
   @ApiProperty({ type: () => [ContextToolDto], description: 'The tools of the configured style (`app.tools.style`), exactly as the model is sent them; empty when they are not offered.' })
   tools: ContextToolDto[];

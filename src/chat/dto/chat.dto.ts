@@ -38,4 +38,10 @@ export class ContextQueryDto {
   @IsOptional()
   @IsIn(['true', 'false'], { message: 'tools must be `true` or `false`' })
   tools?: 'true' | 'false';
+
+  @ApiPropertyOptional({ maxLength: 100_000, description: "A message as the user would send it: the prompt's catalogue is then the one a turn with this message would list (ranked for it, with the chat's last messages, when the chat's skills do not all fit the budget)." })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100_000)
+  message?: string;
 }

@@ -4,6 +4,7 @@ import type { ScriptsService } from '../../scripts/scripts.service.js';
 import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolCaller } from '../../skills/code/code-skill.types.js';
 import type { ActivatedSkill, SkillReader } from '../../skills/skill-resources.service.js';
+import type { SkillSearchResult } from '../../skills/ranking/skill-search.service.js';
 
 /**
  * A skill tool is one definition: its names, its description, a zod schema for its arguments (the
@@ -34,6 +35,8 @@ export interface ToolContext {
   snapshot: CatalogueSnapshot;
   /** The user's words this turn (without any invocation prefix); absent for API calls. */
   userMessage?: string;
+  /** The caller's view ranked for a query (`skills.search`), best first. */
+  search(query: string, limit: number): SkillSearchResult[];
   /** `app.tools.use_skill_threshold`, in percent. */
   useSkillThreshold: number;
   scripts: ScriptsService;

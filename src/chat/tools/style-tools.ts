@@ -3,7 +3,6 @@ import { ErrorCode } from '../../common/app-error.js';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { escapeXml } from '../../skills/catalogue-renderer.js';
 import { isCodeSkill, type SkillRecord } from '../../skills/skill.types.js';
-import { matcherFor, type SkillMatch } from './skill-matcher.js';
 import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
 
 /**
@@ -11,11 +10,15 @@ import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, 
  * `skills.activate` does (same card, same persistence); only what the model sees differs.
  */
 
-/** The agentskills.io client guide: `name` is an enum of the skills the chat may use. */
-export function activateSkillTool(snapshot: CatalogueSnapshot): SkillTool {
+/**
+ * The agentskills.io client guide: `name` is an enum of the skills the chat may use; a plain string
+ * when the catalogue is partial (an enum of thousands of names would cost more than the catalogue).
+ */
+export function activateSkillTool(snapshot: CatalogueSnapshot, partial = false): SkillTool {
   const names = [...snapshot.skills.keys()];
-  const nameSchema =
-    names.length > 0
+  const nameSchema = partial
+    ? textArgument(MAX_SKILL_NAME_ARGUMENT, 'The skill to activate: a name from the catalogue or from skills_search.')
+    : names.length > 0
       ? z.enum(names as [string, ...string[]], { error: `must be one of the available skills: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}` }).describe('The skill to activate.')
       : textArgument(MAX_SKILL_NAME_ARGUMENT, 'No skills are available.');
   return defineTool({
@@ -41,10 +44,14 @@ export function activateSkillTool(snapshot: CatalogueSnapshot): SkillTool {
   });
 }
 
-/** The Vercel-AI backend design: the skills are listed in the tool's description, not in the system prompt. */
-export function loadSkillTool(snapshot: CatalogueSnapshot): SkillTool {
-  const listed = [...snapshot.skills.values()].map((skill) => `- ${skill.name}: ${skill.description.replace(/\s*[\r\n]+\s*/g, ' ')}`);
-  const available = listed.length > 0 ? `\n\nAvailable skills:\n${listed.join('\n')}` : '\n\nNo skills are available.';
+/**
+ * The Vercel-AI backend design: the skills are listed in the tool's description, not in the system
+ * prompt — unless the catalogue is partial: then the ranked catalogue is in the prompt, and the
+ * description lists none.
+ */
+export function loadSkillTool(snapshot: CatalogueSnapshot, partial = false): SkillTool {
+  const listed = partial ? [] : [...snapshot.skills.values()].map((skill) => `- ${skill.name}: ${skill.description.replace(/\s*[\r\n]+\s*/g, ' ')}`);
+  const available = partial ? '\n\nThe skills are listed in the system prompt.' : listed.length > 0 ? `\n\nAvailable skills:\n${listed.join('\n')}` : '\n\nNo skills are available.';
   return defineTool({
     name: 'load_skill',
     wireName: 'load_skill',
@@ -116,13 +123,20 @@ export async function runCode(skill: SkillRecord, context: ToolContext, input: s
   return { output: `# Skill: ${skill.name} (ran)\n\n${result.output}`, summary, activated: skill.name };
 }
 
+/** A candidate skill for a request; `score` (0..1) is what `use_skill_threshold` is compared with. */
+interface SkillMatch {
+  name: string;
+  description: string;
+  score: number;
+}
+
 /**
- * The closest skills for a request: the matcher's share of words, or a code skill's own
- * `canHandle` score when that is higher.
+ * The closest skills for a request: the catalogue ranker's three best, scored by the share of the
+ * request's words each matches, or a code skill's own `canHandle` score when that is higher.
  */
 async function bestMatches(request: string, context: ToolContext): Promise<(SkillMatch & { byCode: boolean })[]> {
   const snapshot = context.snapshot;
-  const byWords = matcherFor(snapshot, () => [...snapshot.skills.values()]).rank(request, 3).map((m) => ({ ...m, byCode: false }));
+  const byWords = snapshot.index.search(snapshot, request, { limit: 3 }).map((m) => ({ name: m.name, description: m.description, score: m.share, byCode: false }));
   const coded = [...snapshot.skills.values()].filter(isCodeSkill);
   const byCode = await Promise.all(
     coded.map(async (skill) => ({ name: skill.name, description: skill.description, score: (await context.code.service.score(skill, request)) ?? 0, byCode: true })),

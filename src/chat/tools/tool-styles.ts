@@ -1,6 +1,7 @@
 import type { ToolStyle } from '../../config/app-config.js';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { runScriptTool } from './script-tool.js';
+import { searchTool } from './search-tool.js';
 import { inputJsonSchema, type SkillTool } from './skill-tool.js';
 import { activateTool, listResourcesTool, readResourceTool } from './skillhost-tools.js';
 import { activateSkillTool, loadSkillTool, useSkillTool } from './style-tools.js';
@@ -33,25 +34,42 @@ export interface ToolDefinitionView {
 }
 
 /** Every canonical tool name, so a made-up name a model sends cannot add a metrics series. */
-export const KNOWN_TOOL_NAMES: ReadonlySet<string> = new Set([activateTool.name, readResourceTool.name, listResourcesTool.name, 'activate_skill', 'load_skill', useSkillTool.name, runScriptTool.name]);
+export const KNOWN_TOOL_NAMES: ReadonlySet<string> = new Set([activateTool.name, readResourceTool.name, listResourcesTool.name, 'activate_skill', 'load_skill', useSkillTool.name, runScriptTool.name, searchTool.name]);
 
 const READ_RULE = "- Read a skill's other files with skills_readResource only when its instructions call for them; paths are relative to the skill folder.";
 
-/** What the style offers besides its own tools: `skills.runScript` while scripts are enabled. */
+/**
+ * What the style offers besides its own tools: `skills.runScript` while scripts are enabled,
+ * `skills.search` when the catalogue is partial or search is always on. With a partial catalogue
+ * the style's tools do not list the skills (an enum or a description of thousands would cost more
+ * than the whole budget): the ranked catalogue goes in the system prompt instead.
+ */
 export interface StyleOptions {
   scripts: boolean;
+  search?: boolean;
+  partial?: boolean;
 }
 
 function buildStyle(style: ToolStyle, snapshot: CatalogueSnapshot, options: StyleOptions): ToolStyleSet {
-  const set = ownTools(style, snapshot);
-  if (!options.scripts) return set;
-  return assemble(style, [...set.tools, runScriptTool], set.activation, set.catalogueInPrompt, [
-    ...set.rules,
-    "- Run a skill's script with skills_runScript only when its instructions say to; it runs sandboxed, without network.",
-  ]);
+  const set = ownTools(style, snapshot, options.partial === true);
+  const tools = [...set.tools];
+  const rules = [...set.rules];
+  if (options.search === true) {
+    tools.push(searchTool);
+    rules.push(
+      options.partial === true
+        ? '- The catalogue lists only some of the skills: when none listed fits the task, find one with skills_search, then use it.'
+        : '- To find a skill by what it does, use skills_search.',
+    );
+  }
+  if (options.scripts) {
+    tools.push(runScriptTool);
+    rules.push("- Run a skill's script with skills_runScript only when its instructions say to; it runs sandboxed, without network.");
+  }
+  return tools.length === set.tools.length ? set : assemble(style, tools, set.activation, set.catalogueInPrompt, rules);
 }
 
-function ownTools(style: ToolStyle, snapshot: CatalogueSnapshot): ToolStyleSet {
+function ownTools(style: ToolStyle, snapshot: CatalogueSnapshot, partial: boolean): ToolStyleSet {
   switch (style) {
     case 'skillhost':
       return assemble(style, [activateTool, readResourceTool, listResourcesTool], (name) => ({ tool: activateTool, args: { name } }), true, [
@@ -60,16 +78,18 @@ function ownTools(style: ToolStyle, snapshot: CatalogueSnapshot): ToolStyleSet {
         '- To find a file a skill mentions, list its files with skills_listResources.',
       ]);
     case 'activate_skill': {
-      const activate = activateSkillTool(snapshot);
+      const activate = activateSkillTool(snapshot, partial);
       return assemble(style, [activate, readResourceTool], (name) => ({ tool: activate, args: { name } }), true, [
         '- Before using a skill, call activate_skill with its name, then follow the instructions in the <skill_content> it returns.',
         "- Read a file listed in <skill_resources> with skills_readResource only when the instructions call for it; paths are relative to the skill folder.",
       ]);
     }
     case 'load_skill': {
-      const load = loadSkillTool(snapshot);
-      return assemble(style, [load, readResourceTool], (name) => ({ tool: load, args: { name } }), false, [
-        "- The skills are listed in the load_skill tool's description. When a task matches one, load it with load_skill, then follow its instructions.",
+      const load = loadSkillTool(snapshot, partial);
+      return assemble(style, [load, readResourceTool], (name) => ({ tool: load, args: { name } }), partial, [
+        partial
+          ? '- When a task matches a skill of the catalogue, load it with load_skill, then follow its instructions.'
+          : "- The skills are listed in the load_skill tool's description. When a task matches one, load it with load_skill, then follow its instructions.",
         "- Read a skill's other files with skills_readResource only when its instructions call for them; paths are relative to its base directory.",
       ]);
     }
@@ -112,7 +132,7 @@ export function toolStyleFor(style: ToolStyle, snapshot: CatalogueSnapshot, opti
     styles = new Map();
     built.set(snapshot, styles);
   }
-  const key = `${style}${options.scripts ? '+scripts' : ''}`;
+  const key = `${style}${options.scripts ? '+scripts' : ''}${options.search === true ? '+search' : ''}${options.partial === true ? '+partial' : ''}`;
   let set = styles.get(key);
   if (set === undefined) {
     set = buildStyle(style, snapshot, options);

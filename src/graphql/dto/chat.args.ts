@@ -1,5 +1,5 @@
 import { ArgsType, Field, ID } from '@nestjs/graphql';
-import { Allow, IsBoolean, IsOptional, IsString } from 'class-validator';
+import { Allow, IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
 import { CreateChatDto, SendMessageDto } from '../../chat/dto/chat.dto.js';
 import { NulAllowed, StringsCheckedByService } from '../../common/validation.pipe.js';
 import { RESOURCE_TYPES } from '../../skills/skill-resources.service.js';
@@ -51,6 +51,12 @@ export class ChatContextArgs extends ChatIdArgs {
   @IsOptional()
   @IsBoolean()
   tools?: boolean;
+
+  @Field(() => String, { nullable: true, description: "A message as the user would send it: the prompt's catalogue is the one a turn with this message would list." })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100_000)
+  message?: string;
 }
 
 /**

@@ -1,5 +1,7 @@
-import { ArgsType, Field } from '@nestjs/graphql';
-import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
+import { ArgsType, Field, Int } from '@nestjs/graphql';
+import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IntegerInRange } from '../../common/page-query.dto.js';
+import { MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../../skills/ranking/skill-search.service.js';
 import { NulAllowed } from '../../common/validation.pipe.js';
 import { CATALOGUE_FORMATS } from '../../config/app-config.js';
 import { CatalogueQueryDto } from '../../skills/dto/catalogue-query.dto.js';
@@ -27,4 +29,22 @@ export class SkillResourceArgs extends SkillNameArgs {
 export class CatalogueArgs extends CatalogueQueryDto {
   @Field(() => String, { nullable: true, description: `One of ${CATALOGUE_FORMATS.join(', ')}; default: app.skills.catalogue_format.` })
   declare format?: CatalogueQueryDto['format'];
+
+  @Field(() => String, { nullable: true, description: 'A message as a user would send it in a new chat: the catalogue a turn with it would list. Without it: every skill.' })
+  declare query?: string;
+}
+
+/** `GET /v1/skills/search`'s arguments, with the same limits. */
+@ArgsType()
+export class SkillSearchArgs {
+  @Field({ description: 'What the skill should do, in a few words (any language; typos are tolerated).' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAX_SEARCH_QUERY)
+  query: string;
+
+  @Field(() => Int, { nullable: true, description: `At most this many (default 10, at most ${MAX_SEARCH_RESULTS}).` })
+  @IsOptional()
+  @IntegerInRange(1, MAX_SEARCH_RESULTS)
+  limit?: number;
 }

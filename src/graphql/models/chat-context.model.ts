@@ -1,4 +1,4 @@
-import { Field, ObjectType } from '@nestjs/graphql';
+import { Field, Int, ObjectType } from '@nestjs/graphql';
 import { GraphQLJSON } from '../scalars/json.scalar.js';
 
 @ObjectType('ToolDefinition')
@@ -14,6 +14,27 @@ export class ToolDefinitionModel {
 
   @Field(() => GraphQLJSON, { description: 'JSON Schema of the arguments.' })
   inputSchema: unknown;
+}
+
+@ObjectType('ContextCatalogue', { description: 'The catalogue in the system prompt: whole, or a ranked subset within the budget.' })
+export class ContextCatalogueModel {
+  @Field({ description: 'Every skill the chat may use is listed (in name order, the same bytes every turn).' })
+  complete: boolean;
+
+  @Field(() => [String], { description: 'The listed skills, in the order shown.' })
+  listed: string[];
+
+  @Field(() => Int, { description: 'Skills the chat may use that are not listed.' })
+  unlisted: number;
+
+  @Field(() => Int, { description: 'Size in o200k tokens, as the budget counts it.' })
+  tokens: number;
+
+  @Field(() => Int)
+  budgetTokens: number;
+
+  @Field(() => Int)
+  maxSkills: number;
 }
 
 @ObjectType('ContextCommand', { description: 'A command the system prompt lists.' })
@@ -77,6 +98,9 @@ export class ChatContextModel {
 
   @Field()
   systemPrompt: string;
+
+  @Field(() => ContextCatalogueModel, { nullable: true, description: 'The catalogue in the system prompt; null with skills off.' })
+  catalogue: ContextCatalogueModel | null;
 
   @Field(() => [ToolDefinitionModel], { description: 'The tools of the configured style, exactly as the model is sent them; empty when they are not offered.' })
   tools: ToolDefinitionModel[];

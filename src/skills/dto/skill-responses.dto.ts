@@ -88,6 +88,22 @@ export class CatalogueJsonDto {
   available_skills: CatalogueEntryDto[];
 }
 
+export class SkillSearchResultDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  description: string;
+
+  @ApiProperty({ minimum: 0, maximum: 1, description: 'How well the skill fits the query: the share of its words matched (a translated or corrected word fully, a related one partly), times how strongly.' })
+  score: number;
+}
+
+export class SkillSearchResponseDto {
+  @ApiProperty({ type: () => [SkillSearchResultDto], description: 'Best first.' })
+  results: SkillSearchResultDto[];
+}
+
 export class SkillLocationDto {
   @ApiProperty({ description: 'Host path.' })
   path: string;

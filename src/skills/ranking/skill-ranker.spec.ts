@@ -1,9 +1,9 @@
-import { describe, expect, it, jest } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { corpusPath } from '../../../test/support/corpus.js';
-import { discoverSkills } from '../../skills/skill-discovery.js';
-import { matcherFor, type SkillMatch, SkillMatcher } from './skill-matcher.js';
+import { discoverSkills } from '../skill-discovery.js';
+import { type RankableSkill, type RankedSkill, SkillRanker } from './skill-ranker.js';
 
-type Entry = { name: string; description: string };
+type Entry = RankableSkill;
 
 const skill = (overrides: Partial<Entry> = {}): Entry => ({
   name: 'csv-cleaner',
@@ -30,7 +30,7 @@ const DOCUMENT_SKILLS: Entry[] = [
 
 const ANTHROPIC_SKILLS = [...corpusSkills('anthropics-skills'), ...DOCUMENT_SKILLS];
 
-const names = (matches: SkillMatch[]) => matches.map((match) => match.name);
+const names = (matches: RankedSkill[]) => matches.map((match) => match.name);
 
 describe(SkillMatcher.name, () => {
   describe('on the anthropics-skills corpus', () => {
@@ -200,20 +200,3 @@ describe(SkillMatcher.name, () => {
   });
 });
 
-describe(matcherFor.name, () => {
-  it('builds one matcher per key, on first use', () => {
-    const key = {};
-    const entries = jest.fn(() => [skill()]);
-    const sut = matcherFor(key, entries);
-    expect(matcherFor(key, entries)).toBe(sut);
-    expect(entries).toHaveBeenCalledTimes(1);
-    expect(sut.rank('csv')).toMatchObject([{ name: 'csv-cleaner' }]);
-  });
-
-  it('builds a new matcher for a new snapshot', () => {
-    const first = matcherFor({}, () => [skill()]);
-    const second = matcherFor({}, () => [skill({ name: 'haiku', description: 'Writes short poems.' })]);
-    expect(second).not.toBe(first);
-    expect(names(second.rank('short poems'))).toEqual(['haiku']);
-  });
-});

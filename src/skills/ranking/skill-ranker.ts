@@ -1,0 +1,183 @@
+import MiniSearch from 'minisearch';
+import { analyseQuery, type QueryTerm } from './query-terms.js';
+import { foldedWords, indexTerm } from './text-terms.js';
+
+/** What the ranker reads of a skill. */
+export interface RankableSkill {
+  readonly name: string;
+  readonly description: string;
+  /** `metadata.triggers`: keywords, verbs and phrases that should bring this skill up. */
+  readonly triggers?: readonly string[];
+}
+
+export interface RankedSkill {
+  name: string;
+  description: string;
+  /**
+   * 0..1, how well the skill fits the request (the Rumi design's `can_handle`): the share of the
+   * request's meaningful words it matches (a translated or typo-corrected word counts fully, a
+   * related word partly), times how strongly (its relevance against the best possible).
+   */
+  score: number;
+  /** The share of the request's meaningful words the skill matches (name, description or triggers). */
+  share: number;
+}
+
+export interface RankOptions {
+  /** At most this many (default 20). */
+  limit?: number;
+  /** The chat's last messages: weaker evidence than the request itself. */
+  context?: string;
+  /**
+   * How often the team activated each skill lately: among near-equal scores the more used ranks
+   * higher (at most `POPULARITY_BOOST` more).
+   */
+  popularity?: ReadonlyMap<string, number>;
+  /** Only skills (by the position they were added at) this accepts: a user's view of a shared index. */
+  include?: (position: number) => boolean;
+}
+
+/** The most a team's use adds to a skill's relevance: enough to order near-equals, never to lift a poor match. */
+export const POPULARITY_BOOST = 0.05;
+/** Relevance at which a match counts as strong (a score's second factor is relevance / (relevance + this)). */
+const RELEVANCE_HALF = 6;
+
+const FIELD_BOOSTS = { name: 3, description: 1, triggers: 2 } as const;
+
+/**
+ * A BM25 index (MiniSearch) of skills' names, descriptions and triggers, each weighted, with
+ * accent-folded, Porter-stemmed terms. Built once per catalogue snapshot; `rank` is pure. Skills
+ * are kept by position in plain arrays (the index holds only positions), for a small heap.
+ */
+export class SkillRanker {
+  private readonly index: MiniSearch<RankableSkill & { id: number }>;
+  private readonly names: string[] = [];
+  private readonly descriptions: string[] = [];
+  /** Trigger phrases (two words or more), folded, by position: a request containing one is a strong sign. */
+  private readonly phrases = new Map<number, readonly string[]>();
+  /** Each term's document frequency: how many skills have it. */
+  private readonly terms = new Map<string, number>();
+  /** The terms of the skill being added (a term counts once per skill). */
+  private adding = new Set<string>();
+
+  /** All at once; `SkillRanker.building` gives the event loop turns between slices of a large catalogue. */
+  constructor(skills: Iterable<RankableSkill> = []) {
+    this.index = new MiniSearch<RankableSkill & { id: number }>({
+      fields: ['name', 'description', 'triggers'],
+      extractField: (skill, field) => (field === 'triggers' ? skill.triggers?.join(' ') : field === 'id' ? skill.id : skill[field as 'name' | 'description']),
+      tokenize: (text) => foldedWords(text),
+      processTerm: (word) => {
+        const term = indexTerm(word);
+        if (term !== null) this.adding.add(term);
+        return term;
+      },
+      searchOptions: { boost: FIELD_BOOSTS },
+    });
+    for (const skill of skills) this.add(skill);
+  }
+
+  /** Builds a ranker a slice of skills per step (for generator-built snapshots). */
+  static *building(skills: readonly RankableSkill[], slice = 250): Generator<void, SkillRanker> {
+    const ranker = new SkillRanker();
+    for (let i = 0; i < skills.length; i++) {
+      ranker.add(skills[i]);
+      if ((i + 1) % slice === 0) yield;
+    }
+    return ranker;
+  }
+
+  /** Skills are known by the position they were added at (what `include` is asked about). */
+  private add(skill: RankableSkill): void {
+    const id = this.names.length;
+    this.names.push(skill.name);
+    this.descriptions.push(skill.description);
+    const phrases = (skill.triggers ?? []).map((trigger) => foldedWords(trigger).join(' ')).filter((phrase) => phrase.includes(' '));
+    if (phrases.length > 0) this.phrases.set(id, phrases);
+    this.adding = new Set();
+    this.index.add({ id, name: skill.name, description: skill.description, triggers: skill.triggers });
+    for (const term of this.adding) this.terms.set(term, (this.terms.get(term) ?? 0) + 1);
+  }
+
+  /** Every term the index holds, with how many skills have it: a request's word outside it is a typo, another language or unknown. */
+  get vocabulary(): ReadonlyMap<string, number> {
+    return this.terms;
+  }
+
+  get size(): number {
+    return this.names.length;
+  }
+
+  /** Best first; only skills matching at least one word of the request; ties by name. */
+  rank(request: string, options: RankOptions = {}): RankedSkill[] {
+    const limit = Math.floor(options.limit ?? 20);
+    if (!(limit >= 1)) return [];
+    const { terms, concepts } = analyseQuery(request, { terms: this.terms, skills: this.names.length }, options.context);
+    if (terms.size === 0) return [];
+    const include = options.include;
+    const results = this.index.search([...terms.keys()].join(' '), {
+      tokenize: (text) => text.split(' '),
+      processTerm: (term) => term,
+      boostTerm: (term) => terms.get(term)?.weight ?? 1,
+      prefix: (term) => terms.get(term)?.prefix ?? false,
+      fuzzy: (term) => terms.get(term)?.fuzzy ?? false,
+      ...(include === undefined ? {} : { filter: (result) => include(result.id as number) }),
+    });
+    const folded = this.phrases.size > 0 ? foldedWords(request).join(' ') : '';
+    const popularity = options.popularity;
+    const mostUsed = popularity === undefined ? 0 : mostUsedOf(popularity);
+    // Only the best `limit` are needed: kept in order as the results pass (results run to thousands).
+    const best: { id: number; score: number; queryTerms: string[] }[] = [];
+    for (const result of results) {
+      const id = result.id as number;
+      let score = result.score;
+      if (folded !== '' && this.phrases.get(id)?.some((phrase) => folded.includes(phrase))) score *= 2;
+      const uses = mostUsed > 0 ? (popularity!.get(this.names[id]) ?? 0) : 0;
+      if (uses > 0) score *= 1 + (POPULARITY_BOOST * Math.log1p(uses)) / Math.log1p(mostUsed);
+      if (best.length === limit && !this.before(score, id, best[limit - 1])) continue;
+      let at = best.length === limit ? limit - 1 : best.length;
+      while (at > 0 && this.before(score, id, best[at - 1])) at--;
+      if (best.length === limit) best.pop();
+      best.splice(at, 0, { id, score, queryTerms: result.queryTerms });
+    }
+    return best.map(({ id, score, queryTerms }) => {
+      const share = concepts === 0 ? 0 : Math.min(1, shareOf(queryTerms, terms, concepts));
+      return { name: this.names[id], description: this.descriptions[id], score: round(share * (score / (score + RELEVANCE_HALF))), share: round(share) };
+    });
+  }
+
+  /** Higher score first; equal scores by name. */
+  private before(score: number, id: number, other: { id: number; score: number }): boolean {
+    return score > other.score || (score === other.score && this.names[id] < this.names[other.id]);
+  }
+}
+
+const mostUsedMemo = new WeakMap<ReadonlyMap<string, number>, number>();
+
+/** The highest count of a popularity map (maps are replaced, not changed: memoised per map). */
+function mostUsedOf(popularity: ReadonlyMap<string, number>): number {
+  let most = mostUsedMemo.get(popularity);
+  if (most === undefined) {
+    most = 0;
+    for (const uses of popularity.values()) if (uses > most) most = uses;
+    mostUsedMemo.set(popularity, most);
+  }
+  return most;
+}
+
+/** Each concept counts once, by its strongest matched term's weight. */
+function shareOf(matched: readonly string[], terms: ReadonlyMap<string, QueryTerm>, concepts: number): number {
+  const best = new Map<number, number>();
+  for (const term of matched) {
+    const query = terms.get(term);
+    if (query === undefined || query.concept < 0) continue;
+    best.set(query.concept, Math.max(best.get(query.concept) ?? 0, Math.min(1, query.weight)));
+  }
+  let sum = 0;
+  for (const weight of best.values()) sum += weight;
+  return sum / concepts;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+

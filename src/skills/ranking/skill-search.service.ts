@@ -1,0 +1,99 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { ChatRepository } from '../../persistence/chat.repository.js';
+import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
+import { type CatalogueChoice, catalogueIsComplete, type CatalogueLimits, type CatalogueRequest, chooseCatalogue } from './catalogue-choice.js';
+import type { RankedSkill } from './skill-ranker.js';
+
+/** `skills.search` and `GET /v1/skills/search` return at most this many. */
+export const MAX_SEARCH_RESULTS = 20;
+export const DEFAULT_SEARCH_RESULTS = 10;
+/** A query is what the task is about in a few words; a longer one is refused rather than cut. */
+export const MAX_SEARCH_QUERY = 2000;
+/** The team signal: activations within this many days, re-read this often. */
+const USE_WINDOW_DAYS = 30;
+const USE_REFRESH_MS = 5 * 60_000;
+const USE_TOP_SKILLS = 2000;
+
+/** A search result as REST, GraphQL and the tool show it. */
+export interface SkillSearchResult {
+  name: string;
+  description: string;
+  /** 0..1: how well the skill fits the query (the share of its words matched, and how strongly). */
+  score: number;
+}
+
+/**
+ * Choosing skills at scale: the catalogue a turn lists (whole, or ranked within the budget),
+ * `skills.search`, and the team signal both use (how many chats activated each skill lately, read
+ * from PostgreSQL every few minutes; a failed read keeps the last one).
+ */
+@Injectable()
+export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('SkillSearch');
+  private use: ReadonlyMap<string, number> = new Map();
+  private timer: NodeJS.Timeout | undefined;
+  private reading: Promise<void> | undefined;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly chats: ChatRepository,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.app.skills.enabled) return;
+    void this.refreshUse();
+    this.timer = setInterval(() => void this.refreshUse(), USE_REFRESH_MS);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.timer);
+    await this.reading;
+  }
+
+  /** Re-reads the team's use of skills now (tests, and after a burst of activations). */
+  refreshUse(): Promise<void> {
+    this.reading ??= this.chats
+      .skillUse(USE_WINDOW_DAYS, USE_TOP_SKILLS)
+      .then((use) => {
+        this.use = use;
+      })
+      .catch((error: unknown) => this.logger.warn(`Could not read how often skills are activated (ranking goes on without it): ${(error as Error).message}`))
+      .finally(() => {
+        this.reading = undefined;
+      });
+    return this.reading;
+  }
+
+  /** In how many chats each skill was activated lately. */
+  get popularity(): ReadonlyMap<string, number> {
+    return this.use;
+  }
+
+  get limits(): CatalogueLimits {
+    const { catalogueBudgetTokens, catalogueMaxSkills, catalogueFormat, includeLocation } = this.config.app.skills;
+    return { budgetTokens: catalogueBudgetTokens, maxSkills: catalogueMaxSkills, format: catalogueFormat, includeLocation };
+  }
+
+  /** Whether the view's skills all fit the budget (every turn then lists them all, byte-identical). */
+  isComplete(view: CatalogueSnapshot): boolean {
+    return catalogueIsComplete(view, this.limits);
+  }
+
+  /** Whether the model is offered skills.search with this view: with a partial catalogue, or always if configured. */
+  offersSearch(view: CatalogueSnapshot): boolean {
+    return this.config.app.skills.searchTool === 'always' || !this.isComplete(view);
+  }
+
+  /** The catalogue a turn with this message would list. `format` overrides the configured one (the catalogue route). */
+  catalogue(view: CatalogueSnapshot, request: Omit<CatalogueRequest, 'popularity'>, format = this.config.app.skills.catalogueFormat): CatalogueChoice {
+    return chooseCatalogue(view, { ...this.limits, format }, { ...request, popularity: this.use });
+  }
+
+  /** The view's skills best matching a query, best first, at most `MAX_SEARCH_RESULTS`. */
+  search(view: CatalogueSnapshot, query: string, limit = DEFAULT_SEARCH_RESULTS): SkillSearchResult[] {
+    const ranked: RankedSkill[] = view.index.search(view, query, { limit: Math.min(Math.max(1, Math.floor(limit)), MAX_SEARCH_RESULTS), popularity: this.use });
+    return ranked.map(({ name, description, score }) => ({ name, description, score }));
+  }
+}

@@ -1,0 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { discoverSkills } from './dist/src/skills/skill-discovery.js';
+import { SkillRanker } from './dist/src/skills/ranking/skill-ranker.js';
+const path='/work/shared/corpus';
+const { skills } = discoverSkills({ directories: [{ configured: path, path }], mode: 'lenient', maxDepth: 6, maxSkills: 1e6 });
+const queries = JSON.parse(readFileSync('bench/fixtures/skill-queries.json','utf8')).map(q=>q.query);
+const all=[...skills]; for (let i=0; all.length<2250; i++) all.push({...skills[i], name: skills[i].name+'-copy'});
+const r = new SkillRanker(all);
+for (let k=0;k<3;k++) for (const q of queries) r.rank(q,{limit:20});
+const ts=[]; for (let k=0;k<30;k++) for (const q of queries){const t=performance.now(); r.rank(q,{limit:20}); ts.push(performance.now()-t);} ts.sort((a,b)=>a-b); console.log(ts[ts.length/2|0].toFixed(2), ts[Math.floor(ts.length*.99)].toFixed(2), ts.at(-1).toFixed(2));
