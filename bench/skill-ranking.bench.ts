@@ -33,7 +33,7 @@ const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const QUERIES = process.env.BENCH_QUERIES ?? join(ROOT, 'bench', 'fixtures', 'skill-queries.json');
 const CUTS = [5, 10, 20] as const;
 /** The defaults: `catalogue_budget_tokens`, `catalogue_max_skills`, `catalogue_format`. */
-const LIMITS: CatalogueLimits = { budgetTokens: 4000, maxSkills: 50, format: 'json', includeLocation: false };
+const LIMITS: CatalogueLimits = { budgetTokens: 4000, maxSkills: 50, format: 'json' };
 const SCALE_SKILLS = 2250;
 const TIMING_ROUNDS = 20;
 

@@ -4,13 +4,14 @@ import { PersistenceModule } from '../persistence/persistence.module.js';
 import { ScriptsModule } from '../scripts/scripts.module.js';
 import { SkillsModule } from '../skills/skills.module.js';
 import { ChatEventsService } from './chat-events.service.js';
+import { CatalogueController } from './catalogue.controller.js';
 import { AdminChatsController, ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
 
 @Module({
   imports: [SkillsModule, PersistenceModule, AuthModule, ScriptsModule],
-  controllers: [ChatController, AdminChatsController],
+  controllers: [ChatController, AdminChatsController, CatalogueController],
   providers: [ChatService, SkillToolsService, ChatEventsService],
   exports: [ChatService],
 })

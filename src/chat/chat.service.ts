@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { toErrorBody } from '../common/app-exception.filter.js';
 import { isUuid } from '../common/uuid.js';
-import { APP_CONFIG, type AppConfig, type ModelConfig } from '../config/app-config.js';
+import { APP_CONFIG, type AppConfig, type CatalogueFormat, type ModelConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
 import { TurnGate, type TurnRelease } from '../ops/turn-gate.service.js';
 import { ChatRepository, type NewActivation, type OwnedChat, type Page, type TurnContext } from '../persistence/chat.repository.js';
@@ -135,9 +135,11 @@ export class ChatService {
     const activated = context.activated;
     const toolsAvailable = this.toolsAvailable(model, options.tools);
     const snapshot = this.viewOf(principal, context);
-    const message = options.message ?? '';
-    const invocation = this.parseInvocation(message, snapshot);
-    const { system, catalogue } = this.systemPrompt(snapshot, activated, toolsAvailable, { text: invocation.text, history: context.history, invoked: invocation.skills });
+    // The message is read as a turn reads it: a command expands to its prompt and requires its skills.
+    const { invocation, command, requested, prompt } = this.turnRequest(options.message ?? '', snapshot);
+    const fallback = toolsAvailable || snapshot === undefined ? [] : await this.fallbackBodies(requested, snapshot, context.pins);
+    const ranking = { text: prompt, history: context.history, requested: requested.map((request) => request.skillName) };
+    const { system, catalogue } = this.systemPrompt(snapshot, activated, toolsAvailable, ranking, { invoked: invocation.skills, fallback, command: command?.stored.name });
     return {
       model: model?.name ?? null,
       systemPrompt: system,
@@ -148,6 +150,47 @@ export class ChatService {
       skills: { offered: snapshot ? [...snapshot.skills.keys()] : [], filteredOut: snapshot ? [...snapshot.filteredOut] : [], userFilter: context.userFilter, chatFilter: context.chatFilter },
       commands: snapshot ? promptCommands(snapshot) : [],
     };
+  }
+
+  /**
+   * The catalogue a message would list in a new chat of the caller (`GET /v1/skills-catalogue?query=`):
+   * read as a turn reads it (`/name`, commands). Without a message: every skill.
+   */
+  previewCatalogue(principal: Principal, message: string | undefined, format: CatalogueFormat): string {
+    const view = this.registry.viewFor(principal.userId);
+    if (message === undefined) return view.catalogue(format);
+    const { prompt, requested } = this.turnRequest(message, view);
+    const searchable = this.config.app.tools.enabled && this.searching.offersSearch(view);
+    return this.searching.catalogue(view, { message: prompt, pinned: requested.map((request) => request.skillName), searchable }, format).text;
+  }
+
+  /**
+   * What a message asks for: the skills it invokes (`/a $b …`) or the command it runs (its prompt
+   * expanded, its required skills), and the text the model gets as the user's words.
+   */
+  private turnRequest(content: string, snapshot: CatalogueSnapshot | undefined) {
+    const invocation = this.parseInvocation(content, snapshot);
+    const command = invocation.command && snapshot ? runCommand(snapshot, invocation.command) : undefined;
+    const requested: NewActivation[] = command
+      ? command.requiredSkills.map((skillName) => ({ skillName, how: 'command' }))
+      : invocation.skills.map((skillName) => ({ skillName, how: 'explicit' }));
+    return { invocation, command, requested, prompt: command?.stored.prompt ?? invocation.text };
+  }
+
+  /** Without tools, a turn puts the requested skills' instructions in the prompt: what the context route shows (code skills run only in a turn). */
+  private async fallbackBodies(requested: readonly NewActivation[], snapshot: CatalogueSnapshot, pins: ReadonlyMap<string, string>): Promise<{ name: string; body: string }[]> {
+    const bodies: { name: string; body: string }[] = [];
+    for (const { skillName } of requested) {
+      const record = snapshot.skills.get(skillName);
+      if (record === undefined || isCodeSkill(record)) continue;
+      try {
+        const skill = await this.resources.activate(skillName, { snapshot, pins });
+        bodies.push({ name: skill.name, body: skill.body });
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+      }
+    }
+    return bodies;
   }
 
   /** The chat's own skill filter, and what the user's and the chat's filters together offer. */
@@ -253,29 +296,19 @@ export class ChatService {
     useListener(onEvent);
     let dbMs = performance.now() - started;
     const snapshot = this.viewOf(principal, context);
-    const invocation = this.parseInvocation(input.content, snapshot);
-    const command = invocation.command && snapshot ? runCommand(snapshot, invocation.command) : undefined;
+    const { invocation, command, requested, prompt } = this.turnRequest(input.content, snapshot);
     const toolsAvailable = this.toolsAvailable(model, input.tools);
     const style = toolsAvailable && snapshot ? this.skillTools.style(snapshot) : undefined;
     const messages: ModelMessage[] = context.history.map((m) => ({ role: m.role, content: m.content }));
-    messages.push({ role: 'user', content: command?.stored.prompt ?? invocation.text });
-    const requested: NewActivation[] = command
-      ? command.requiredSkills.map((skillName) => ({ skillName, how: 'command' }))
-      : invocation.skills.map((skillName) => ({ skillName, how: 'explicit' }));
+    messages.push({ role: 'user', content: prompt });
     const cards: ToolCard[] = [];
     const injections: string[] = [];
     const runOptions = this.turnToolOptions({ chatId: id, snapshot, pins: new Map(context.pins), userMessage: invocation.text, model, cards, injections, onEvent });
     const { activations, fallback, ran, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, runOptions, cards, onEvent);
     const forcedCount = cards.length;
     const turnPrompt = { invoked: invocation.skills, fallback, ran, command: command?.stored.name };
-    const pinned = [...activations.map((activation) => activation.skillName), ...requested.map((request) => request.skillName)];
-    const { system } = this.systemPrompt(
-      snapshot,
-      context.activated,
-      toolsAvailable,
-      { text: command?.stored.prompt ?? invocation.text, history: context.history, invoked: pinned },
-      turnPrompt,
-    );
+    const ranking = { text: prompt, history: context.history, requested: requested.map((request) => request.skillName) };
+    const { system } = this.systemPrompt(snapshot, context.activated, toolsAvailable, ranking, turnPrompt);
     // A code skill's promptInjection joins the system prompt for the rest of the turn, from the next step on.
     const systemForStep = () => (injections.length === 0 ? system : `${system}\n\n${injections.join('\n\n')}`);
 
@@ -512,7 +545,7 @@ export class ChatService {
     snapshot: CatalogueSnapshot | undefined,
     activated: readonly string[],
     toolsAvailable: boolean,
-    message: { text: string; history: readonly { content: string }[]; invoked: readonly string[] },
+    message: { text: string; history: readonly { content: string }[]; requested: readonly string[] },
     turn: { invoked?: readonly string[]; fallback?: { name: string; body: string }[]; ran?: { name: string; output: string }[]; command?: string } = {},
   ): { system: string; catalogue?: CatalogueChoice } {
     if (snapshot === undefined) return { system: assembleSystemPrompt({ basePrompt: this.config.app.basePrompt }) };
@@ -524,7 +557,7 @@ export class ChatService {
         .slice(-CONTEXT_MESSAGES)
         .map((m) => m.content.slice(0, CONTEXT_MESSAGE_CHARS))
         .join('\n'),
-      pinned: [...activated, ...message.invoked],
+      pinned: [...activated, ...message.requested],
       searchable: style?.byName(searchTool.name) !== undefined,
     });
     const skills: PromptInputs['skills'] = {

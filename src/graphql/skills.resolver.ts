@@ -8,6 +8,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { presentAdminReport, presentSkillDetail, presentSkillList } from '../skills/skill.presenter.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { ChatService } from '../chat/chat.service.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { CatalogueArgs, SkillNameArgs, SkillResourceArgs, SkillSearchArgs } from './dto/skill.args.js';
 import { SkillSearchResultModel } from './models/skill-search.model.js';
@@ -23,6 +24,7 @@ export class SkillsResolver {
     private readonly resources: SkillResourcesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly searching: SkillSearchService,
+    private readonly chats: ChatService,
   ) {}
 
   @Query(() => SkillListModel, { description: 'The loaded skills (GET /v1/skills).' })
@@ -44,10 +46,7 @@ export class SkillsResolver {
 
   @Query(() => String, { description: 'The rendered catalogue exactly as a model gets it; empty when no skill is loaded. With `query`, the catalogue a turn with that message would list (GET /v1/skills-catalogue).' })
   catalogue(@Args() { format, query }: CatalogueArgs, @CurrentPrincipal() principal: Principal) {
-    const view = this.registry.viewFor(principal.userId);
-    const chosen = format ?? this.config.app.skills.catalogueFormat;
-    if (query === undefined || query === null) return view.catalogue(chosen);
-    return this.searching.catalogue(view, { message: query, searchable: this.config.app.tools.enabled && this.searching.offersSearch(view) }, chosen).text;
+    return this.chats.previewCatalogue(principal, query ?? undefined, format ?? this.config.app.skills.catalogueFormat);
   }
 
   @Query(() => [SkillSearchResultModel], { description: "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search)." })

@@ -1,14 +1,13 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
-import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../config/app-config.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import { validationFailed } from '../common/validation.pipe.js';
-import { CatalogueQueryDto, ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
-import { CatalogueJsonDto, ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResponseDto } from './dto/skill-responses.dto.js';
+import { ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
+import { ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResponseDto } from './dto/skill-responses.dto.js';
 import { SkillSearchService } from './ranking/skill-search.service.js';
 import { adminReportJson, presentSkillDetail, skillListJson } from './skill.presenter.js';
 import { SkillRegistryService } from './skill-registry.service.js';
@@ -22,12 +21,6 @@ interface TextReply {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-const CATALOGUE_CONTENT_TYPES: Record<CatalogueFormat, string> = {
-  json: 'application/json; charset=utf-8',
-  xml: 'application/xml; charset=utf-8',
-  markdown: 'text/markdown; charset=utf-8',
-};
-
 @Controller('v1')
 @RequireFeature('skills')
 @ApiTags('skills')
@@ -35,7 +28,6 @@ export class SkillsController {
   constructor(
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly searching: SkillSearchService,
   ) {}
 
@@ -116,28 +108,6 @@ export class SkillsController {
       .header('content-type', 'text/plain; charset=utf-8')
       .header('x-skillhost-truncated', String(resource.truncated))
       .send(resource.content);
-  }
-
-  /** The rendered catalogue exactly as a model would get it; empty when no skill is loaded. */
-  @Get('skills-catalogue')
-  @ApiOperation({
-    summary: 'The catalogue exactly as a model gets it',
-    description:
-      "In the requested format (default: the configured one); an empty body when no skill is loaded. With `query`, the catalogue a turn with that message would list in a new chat: every skill when they fit `app.skills.catalogue_budget_tokens` and `catalogue_max_skills`, else the best-ranked within them and a closing note (`unlisted_skills` in json and xml) counting the rest.",
-  })
-  @ApiExtraModels(CatalogueJsonDto)
-  @ApiOkResponse({
-    content: {
-      'application/json': { schema: { $ref: getSchemaPath(CatalogueJsonDto) } },
-      'application/xml': { schema: { type: 'string' }, example: '<available_skills><skill><name>pdf</name><description>…</description></skill></available_skills>' },
-      'text/markdown': { schema: { type: 'string' }, example: '- pdf: …' },
-    },
-  })
-  catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
-    const format = query.format ?? this.config.app.skills.catalogueFormat;
-    const view = this.registry.viewFor(principal.userId);
-    const text = query.query === undefined ? view.catalogue(format) : this.searching.catalogue(view, { message: query.query, searchable: this.config.app.tools.enabled && this.searching.offersSearch(view) }, format).text;
-    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(text);
   }
 
   @Get('admin/skills')

@@ -61,6 +61,7 @@ const ROUTES: Route[] = [
   { method: 'get', route: '/v1/skills/:name/resources', path: () => '/v1/skills/pdf/resources?type=references', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills/:name/resources/*', path: () => '/v1/skills/pdf/resources/references/forms.md', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills-catalogue', path: () => '/v1/skills-catalogue', expect: anyKey(200) },
+  { method: 'get', route: '/v1/skills/search', path: () => '/v1/skills/search?q=pdf', expect: anyKey(200) },
   { method: 'get', route: '/v1/commands', path: () => '/v1/commands', expect: anyKey(200) },
   { method: 'get', route: '/v1/admin/skills', path: () => '/v1/admin/skills', expect: adminOnly(200) },
   { method: 'post', route: '/v1/admin/skills/reload', path: () => '/v1/admin/skills/reload', expect: adminOnly(200) },

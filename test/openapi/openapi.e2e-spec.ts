@@ -241,6 +241,10 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/references').set(admin));
     visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/missing.md').set(admin));
     for (const format of ['json', 'xml', 'markdown', 'yaml']) visit('GET /v1/skills-catalogue', await http().get(`/v1/skills-catalogue?format=${format}`).set(admin));
+    visit('GET /v1/skills-catalogue', await http().get('/v1/skills-catalogue?query=fill%20a%20PDF%20form').set(admin));
+    visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=fill%20a%20PDF%20form&limit=3').set(admin));
+    visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=%20').set(admin));
+    visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=pdf&limit=21').set(admin));
     visit('GET /v1/commands', await http().get('/v1/commands').set(admin));
     visit('GET /v1/commands', await http().get('/v1/commands'));
     visit('GET /v1/admin/skills', await http().get('/v1/admin/skills').set(admin));
@@ -289,6 +293,7 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     visit('GET /v1/chats/{id}/skills', await http().get(`/v1/chats/${chat.body.id}/skills`).set(admin));
     visit('GET /v1/chats/{id}/skills', await http().get(`/v1/chats/${samplePath('{id}')}/skills`).set(admin));
     visit('GET /v1/chats/{id}/context', await http().get(`/v1/chats/${chat.body.id}/context?tools=true`).set(admin));
+    visit('GET /v1/chats/{id}/context', await http().get(`/v1/chats/${chat.body.id}/context?message=${encodeURIComponent('fill a PDF form')}`).set(admin));
     const tools = `/v1/chats/${chat.body.id}/tools`;
     visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.activate`).set(admin).send({ name: 'pdf' }));
     visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.readResource`).set(admin).send({ name: 'pdf', path: '../x' }));

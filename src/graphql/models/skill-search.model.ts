@@ -8,6 +8,6 @@ export class SkillSearchResultModel {
   @Field()
   description: string;
 
-  @Field(() => Float, { description: 'How well the skill fits the query, 0 to 1: the share of its words matched (a translated or corrected word fully, a related one partly), times how strongly.' })
+  @Field(() => Float, { description: 'How well the skill fits the query, 0 to 1: its relevance (BM25 over name, description and triggers), normalised so that 0.5 is a middling match; results come in this order.' })
   score: number;
 }

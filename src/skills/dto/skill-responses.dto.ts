@@ -95,7 +95,7 @@ export class SkillSearchResultDto {
   @ApiProperty()
   description: string;
 
-  @ApiProperty({ minimum: 0, maximum: 1, description: 'How well the skill fits the query: the share of its words matched (a translated or corrected word fully, a related one partly), times how strongly.' })
+  @ApiProperty({ minimum: 0, maximum: 1, description: 'How well the skill fits the query, 0 to 1: its relevance (BM25 over name, description and triggers), normalised so that 0.5 is a middling match; results come in this order.' })
   score: number;
 }
 

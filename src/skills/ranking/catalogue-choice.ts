@@ -5,12 +5,15 @@ import type { SkillRecord } from '../skill.types.js';
 import { type RankedSkill, SkillRanker } from './skill-ranker.js';
 import { countTokens } from './token-count.js';
 
-/** How big the catalogue in a prompt may be (`[app.skills] catalogue_budget_tokens`, `catalogue_max_skills`) and how it is rendered. */
+/**
+ * How big the catalogue in a prompt may be (`[app.skills] catalogue_budget_tokens`,
+ * `catalogue_max_skills`) and its format. Whether entries carry their location is the snapshot's
+ * (`include_location`, what its token counts were made with).
+ */
 export interface CatalogueLimits {
   budgetTokens: number;
   maxSkills: number;
   format: CatalogueFormat;
-  includeLocation: boolean;
 }
 
 /** What a turn brings to the choice of a partial catalogue. */
@@ -55,7 +58,8 @@ export class CatalogueIndex {
     private readonly ranker: SkillRanker,
     private readonly records: readonly SkillRecord[],
     counted: { format: CatalogueFormat; tokens: Map<SkillRecord, number> },
-    private readonly includeLocation: boolean,
+    /** Whether entries show their SKILL.md path (`include_location`). */
+    readonly includeLocation: boolean,
   ) {
     this.entryTokens = new Map([[counted.format, counted.tokens]]);
   }
@@ -136,7 +140,8 @@ export function catalogueIsComplete(view: CatalogueSnapshot, limits: CatalogueLi
  * how many more exist and how to find them. Pinned skills are listed even past the budget.
  */
 export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits, request: CatalogueRequest): CatalogueChoice {
-  const { format, includeLocation } = limits;
+  const { format } = limits;
+  const includeLocation = view.index.includeLocation;
   const total = view.skills.size;
   if (catalogueIsComplete(view, limits)) {
     return { text: view.catalogue(format), complete: true, listed: [...view.skills.keys()], unlisted: 0, tokens: view.index.wholeCost(view, format) };

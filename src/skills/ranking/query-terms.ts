@@ -123,6 +123,7 @@ function addWords(text: string, scale: number, conceptBase: number, { terms: voc
   const conceptOf = () => (conceptBase < 0 ? -1 : conceptBase + concepts++);
   // Phrases first ("base de datos", "small screens"): their words are then not read on their own.
   const inPhrase = new Set<string>();
+  const phrasesSeen = new Set<string>();
   for (const [lexicon, stem, weight] of [
     [spanish, spanishStem, WEIGHTS.translated],
     [related, englishStem, WEIGHTS.relatedPhrase],
@@ -130,8 +131,11 @@ function addWords(text: string, scale: number, conceptBase: number, { terms: voc
     const stems = sequence.map(stem);
     for (let n = MAX_PHRASE_WORDS; n >= 2; n--) {
       for (let i = 0; i + n <= stems.length; i++) {
-        const found = lexicon.get(stems.slice(i, i + n).join(' '));
-        if (found === undefined) continue;
+        const key = stems.slice(i, i + n).join(' ');
+        const found = lexicon.get(key);
+        // A phrase said twice is one concept, once.
+        if (found === undefined || phrasesSeen.has(key) || concepts >= MAX_QUERY_WORDS) continue;
+        phrasesSeen.add(key);
         // A translated phrase is one of the request's concepts; a related phrase only adds weak terms
         // (its words count on their own).
         const concept = lexicon === spanish ? conceptOf() : -1;
@@ -144,15 +148,21 @@ function addWords(text: string, scale: number, conceptBase: number, { terms: voc
   // words are dropped even where English has them ("con", "solo", "muy" → MUI), and a word the
   // glossary knows is translated even where English has it ("informe", "resume").
   const inSpanish = countIn(sequence, spanishStop) > countIn(sequence, ENGLISH_STOP_WORDS);
-  let meaningful = 0;
+  let meaningful = concepts;
+  // Two forms of one word ("PDFs, a pdf") are one concept.
+  const stemsSeen = new Set<string>();
   for (const word of words) {
     if (meaningful >= MAX_QUERY_WORDS) break;
     if (inPhrase.has(word) || word.length < 2 || ENGLISH_STOP_WORDS.has(word) || (inSpanish && spanishStop.has(word))) continue;
     const term = englishStem(word);
-    const translated = spanish.get(spanishStem(word)) ?? spanish.get(word);
+    if (stemsSeen.has(term)) continue;
+    const glossary = spanish.get(spanishStem(word)) ?? spanish.get(word);
+    // A glossary entry that gives the word back ("scrapear" → scrape) does not make an English word Spanish.
+    const translated = glossary?.includes(term) ? undefined : glossary;
     const known = vocabulary.has(term) && !(inSpanish && translated !== undefined);
     const translation = known ? undefined : translated;
     if (!known && translation === undefined && spanishStop.has(word)) continue;
+    stemsSeen.add(term);
     meaningful++;
     const concept = conceptOf();
     if (translation !== undefined) {

@@ -19,7 +19,7 @@ const USE_TOP_SKILLS = 2000;
 export interface SkillSearchResult {
   name: string;
   description: string;
-  /** 0..1: how well the skill fits the query (the share of its words matched, and how strongly). */
+  /** 0..1: how well the skill fits the query (its relevance, normalised); results come in this order. */
   score: number;
 }
 
@@ -72,8 +72,8 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
   }
 
   get limits(): CatalogueLimits {
-    const { catalogueBudgetTokens, catalogueMaxSkills, catalogueFormat, includeLocation } = this.config.app.skills;
-    return { budgetTokens: catalogueBudgetTokens, maxSkills: catalogueMaxSkills, format: catalogueFormat, includeLocation };
+    const { catalogueBudgetTokens, catalogueMaxSkills, catalogueFormat } = this.config.app.skills;
+    return { budgetTokens: catalogueBudgetTokens, maxSkills: catalogueMaxSkills, format: catalogueFormat };
   }
 
   /** Whether the view's skills all fit the budget (every turn then lists them all, byte-identical). */
