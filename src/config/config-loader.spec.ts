@@ -31,7 +31,7 @@ describe(loadConfig.name, () => {
       validation: 'standard',
       catalogueFormat: 'json',
       includeLocation: false,
-      maxSkills: 200,
+      maxSkills: 10_000,
       catalogueBudgetTokens: 4000,
       catalogueMaxSkills: 50,
       searchTool: 'auto',

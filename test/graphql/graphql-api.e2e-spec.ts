@@ -149,7 +149,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
   it('chatContext answers GET /v1/chats/{id}/context, with the tools and without', async () => {
     const id = await newChat();
     await request('mutation($id: ID!) { activateSkill(chatId: $id, name: "git-commit") { toolCard { status } } }', { id });
-    const document = 'query($id: ID!, $tools: Boolean) { chatContext(id: $id, tools: $tools) { model systemPrompt tools { name wireName description inputSchema } activatedSkills activatedVersions { name version currentVersion status } skills { offered filteredOut userFilter { include exclude } chatFilter { include exclude } } commands { name description argumentHint requiredSkills } } }';
+    const document = 'query($id: ID!, $tools: Boolean) { chatContext(id: $id, tools: $tools) { model systemPrompt catalogue { complete listed unlisted tokens budgetTokens maxSkills } tools { name wireName description inputSchema } activatedSkills activatedVersions { name version currentVersion status } skills { offered filteredOut userFilter { include exclude } chatFilter { include exclude } } commands { name description argumentHint requiredSkills } } }';
     const withTools = (await request(document, { id })).chatContext;
     expect(withTools).toEqual((await rest(ctx, 'GET', `/v1/chats/${id}/context`)).body);
     expect(withTools).toMatchObject({ model: 'scripted', activatedSkills: ['git-commit'], tools: [expect.objectContaining({ name: 'skills.activate', wireName: 'skills_activate' }), expect.objectContaining({ name: 'skills.readResource' }), expect.objectContaining({ name: 'skills.listResources' })] });
