@@ -196,17 +196,30 @@ function entryOf(record: SkillRecord): CatalogueEntry {
 export function triggersOf(record: Pick<SkillRecord, 'frontmatter'>): string[] | undefined {
   const raw = record.frontmatter.metadata?.triggers;
   if (typeof raw !== 'string' || raw.trim() === '') return undefined;
-  const found: string[] = [];
-  const collect = (value: unknown): void => {
-    if (typeof value === 'string') found.push(value);
-    else if (Array.isArray(value)) value.forEach(collect);
-    else if (value !== null && typeof value === 'object') Object.values(value).forEach(collect);
-  };
+  let parsed: unknown;
   try {
-    collect(JSON.parse(raw));
+    parsed = JSON.parse(raw);
   } catch {
-    collect(raw.split(/[,;\n]+/));
+    parsed = raw.split(/[,;\n]+/);
   }
-  const triggers = found.map((trigger) => trigger.trim()).filter((trigger) => trigger !== '');
-  return triggers.length === 0 ? undefined : triggers.slice(0, 100);
+  // Walked without recursion and cut at MAX_TRIGGERS: a skill's metadata may nest or repeat without end.
+  const found: string[] = [];
+  const pending: unknown[] = [parsed];
+  while (pending.length > 0 && found.length < MAX_TRIGGERS) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      const trigger = value.trim();
+      if (trigger !== '') found.push(trigger.slice(0, MAX_TRIGGER_CHARS));
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) pending.push(value[i]);
+    } else if (value !== null && typeof value === 'object') {
+      const values = Object.values(value);
+      for (let i = values.length - 1; i >= 0; i--) pending.push(values[i]);
+    }
+  }
+  return found.length === 0 ? undefined : found;
 }
+
+/** The most triggers a skill is indexed with, and the longest one. */
+const MAX_TRIGGERS = 100;
+const MAX_TRIGGER_CHARS = 200;
