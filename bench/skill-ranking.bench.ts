@@ -35,6 +35,14 @@ const CUTS = [5, 10, 20] as const;
 /** The defaults: `catalogue_budget_tokens`, `catalogue_max_skills`, `catalogue_format`. */
 const LIMITS: CatalogueLimits = { budgetTokens: 4000, maxSkills: 50, format: 'json' };
 const SCALE_SKILLS = 2250;
+/** Requests (and as many characters of chat context) a hostile user might send: a turn's catalogue must still be cheap. */
+const HOSTILE_REQUESTS: Record<string, string> = {
+  '1 MB of words, 200 distinct': 'extract text pdf '.concat(Array.from({ length: 200 }, (_, i) => `filler${i}`).join(' '), ' ').repeat(4000).slice(0, 1_048_576),
+  '10,000 distinct made-up words': Array.from({ length: 10_000 }, (_, i) => `wrod${i}x`).join(' '),
+  'one 1 MB word': 'a'.repeat(1_048_576),
+  '1 MB of stop words': 'the a please me '.repeat(65_536),
+  '1 MB of Spanish phrases': 'base de datos para la hoja de cálculo '.repeat(27_000),
+};
 const TIMING_ROUNDS = 20;
 
 interface LabelledQuery {
@@ -141,6 +149,15 @@ function measureCost(discovered: DiscoveryResult, requests: readonly string[]) {
       choose.push(performance.now() - started);
     }
   }
+  const hostile = Object.entries(HOSTILE_REQUESTS).map(([label, request]) => {
+    const times: number[] = [];
+    for (let run = 0; run < 21; run++) {
+      const started = performance.now();
+      chooseCatalogue(snapshot, LIMITS, { message: request, context: request, searchable: true });
+      times.push(performance.now() - started);
+    }
+    return { label, p50: percentile(times, 50), max: Math.max(...times) };
+  });
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   gc?.();
@@ -155,6 +172,7 @@ function measureCost(discovered: DiscoveryResult, requests: readonly string[]) {
     chooseMs: { p50: percentile(choose, 50), p99: percentile(choose, 99) },
     indexBytesPerSkill: gc === undefined ? null : Math.round(bytesPerSkill),
     vocabulary: indexes[0].vocabularySize,
+    hostile,
   };
 }
 
@@ -198,6 +216,7 @@ function markdown(r: {
     `- \`skills.search\` (rank, 20 results): p50 ${r.cost.searchMs.p50.toFixed(2)} ms, p99 ${r.cost.searchMs.p99.toFixed(2)} ms.`,
     `- A turn's catalogue (rank with context, fill the budget, render): p50 ${r.cost.chooseMs.p50.toFixed(2)} ms, p99 ${r.cost.chooseMs.p99.toFixed(2)} ms.`,
     `- Index (MiniSearch, vocabulary of ${r.cost.vocabulary} terms, token counts): ${r.cost.indexBytesPerSkill ?? '(run with --expose-gc)'} bytes of heap per skill.`,
+    `- Hostile requests (the same text as the message and as the context), a turn's catalogue: ${r.cost.hostile.map((h) => `${h.label} p50 ${h.p50.toFixed(2)} ms (max ${h.max.toFixed(2)})`).join('; ')}.`,
     '',
     `Slots missed within 20 (${r.misses.length} request(s)), with what was ranked first:`,
     '',

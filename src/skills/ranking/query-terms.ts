@@ -1,7 +1,7 @@
 import { StemmerEs } from '@nlpjs/lang-es';
 import { SPANISH_GLOSSARY, SPANISH_STOP_WORDS } from './lexicon-es.js';
 import { RELATED_TERMS } from './related-terms.js';
-import { ENGLISH_STOP_WORDS, englishStem, foldedWords, indexTerm } from './text-terms.js';
+import { ENGLISH_STOP_WORDS, englishStem, foldedWords, indexTerm, WORD } from './text-terms.js';
 
 /**
  * A request's words beyond this are ignored: a user message can be 1 MB, and every query term costs
@@ -12,6 +12,11 @@ export const MAX_QUERY_WORDS = 64;
 export const MAX_REQUEST_CHARS = 65_536;
 /** Multiword entries of the lexicons are matched up to this many words. */
 const MAX_PHRASE_WORDS = 4;
+/** Words read for phrases, and distinct words read for terms (stop words among them), from a request; fewer from its context. */
+const REQUEST_READ = { sequence: MAX_QUERY_WORDS * 4, distinct: MAX_QUERY_WORDS * 4 };
+const CONTEXT_READ = { sequence: MAX_QUERY_WORDS, distinct: MAX_QUERY_WORDS };
+/** Unknown words tried as typos and compounds: a request of thousands of made-up words costs no more than this many. */
+const MAX_TYPO_WORDS = 8;
 
 /** How much a term of the query counts, relative to a word of the request as typed. */
 export const WEIGHTS = {
@@ -58,10 +63,40 @@ export interface AnalysedQuery {
 }
 
 const spanishStemmer = new StemmerEs();
+const spanishStems = new Map<string, string>();
+const STEM_MEMO_LIMIT = 100_000;
 
-/** Spanish stem of a folded word (the glossary's keys and the request's words meet here). */
+/** Spanish stem of a folded word (the glossary's keys and the request's words meet here); memoised. */
 function spanishStem(word: string): string {
-  return spanishStemmer.stemWord(word);
+  let stem = spanishStems.get(word);
+  if (stem === undefined) {
+    stem = spanishStemmer.stemWord(word);
+    if (spanishStems.size >= STEM_MEMO_LIMIT) spanishStems.clear();
+    spanishStems.set(word, stem);
+  }
+  return stem;
+}
+
+/**
+ * A text's words, folded, in one pass over at most its first MAX_REQUEST_CHARS characters that
+ * stops as soon as enough are read: the first `sequence` words in order (for phrases), and the
+ * first `distinct` different ones. Each word is folded on its own (folding 64 KiB at once costs
+ * milliseconds), a repeated one once.
+ */
+function readWords(text: string, limits: { sequence: number; distinct: number }): { sequence: string[]; distinct: string[] } {
+  const sequence: string[] = [];
+  const distinct = new Set<string>();
+  const folded = new Map<string, string[]>();
+  for (const [raw] of text.slice(0, MAX_REQUEST_CHARS).matchAll(WORD)) {
+    let words = folded.get(raw);
+    if (words === undefined) folded.set(raw, (words = foldedWords(raw)));
+    for (const word of words) {
+      if (sequence.length < limits.sequence) sequence.push(word);
+      if (distinct.size < limits.distinct) distinct.add(word);
+    }
+    if (sequence.length >= limits.sequence && distinct.size >= limits.distinct) break;
+  }
+  return { sequence, distinct: [...distinct] };
 }
 
 /** A lexicon's keys as stem sequences ("base de datos" → "bas de dat"), values as index terms. */
@@ -109,16 +144,20 @@ export function analyseQuery(request: string, vocabulary: Vocabulary, context = 
     const known = terms.get(term);
     if (known === undefined || known.weight < next.weight) terms.set(term, next);
   };
-  const concepts = addWords(request, 1, 0, vocabulary, add);
-  if (context !== '') addWords(context, WEIGHTS.context, -1, vocabulary, add);
+  const concepts = addWords(readWords(request, REQUEST_READ), 1, 0, vocabulary, add);
+  if (context !== '') addWords(readWords(context, CONTEXT_READ), WEIGHTS.context, -1, vocabulary, add);
   return { terms, concepts };
 }
 
 /** Adds one text's terms at a weight; returns how many concepts (meaningful words) it had. */
-function addWords(text: string, scale: number, conceptBase: number, { terms: vocabulary, skills }: Vocabulary, add: (term: string, next: QueryTerm) => void): number {
+function addWords(
+  { sequence, distinct: words }: { sequence: readonly string[]; distinct: readonly string[] },
+  scale: number,
+  conceptBase: number,
+  { terms: vocabulary, skills }: Vocabulary,
+  add: (term: string, next: QueryTerm) => void,
+): number {
   const { spanish, related, spanishStop } = lexiconsOf();
-  const words = [...new Set(foldedWords(text.slice(0, MAX_REQUEST_CHARS)))].slice(0, MAX_QUERY_WORDS * 2);
-  const sequence = foldedWords(text.slice(0, MAX_REQUEST_CHARS)).slice(0, MAX_QUERY_WORDS * 4);
   let concepts = 0;
   const conceptOf = () => (conceptBase < 0 ? -1 : conceptBase + concepts++);
   // Phrases first ("base de datos", "small screens"): their words are then not read on their own.
@@ -149,6 +188,7 @@ function addWords(text: string, scale: number, conceptBase: number, { terms: voc
   // glossary knows is translated even where English has it ("informe", "resume").
   const inSpanish = countIn(sequence, spanishStop) > countIn(sequence, ENGLISH_STOP_WORDS);
   let meaningful = concepts;
+  let typoWords = 0;
   // Two forms of one word ("PDFs, a pdf") are one concept.
   const stemsSeen = new Set<string>();
   for (const word of words) {
@@ -171,8 +211,9 @@ function addWords(text: string, scale: number, conceptBase: number, { terms: voc
     }
     const context = conceptBase < 0;
     const rare = (vocabulary.get(term) ?? 0) <= skills * PREFIX_MAX_SHARE;
-    add(term, { weight: scale, prefix: !context && rare && term.length >= 5, fuzzy: known || context ? false : typoDistance(term), concept });
-    if (!known && !context) {
+    const typo = !known && !context && typoWords < MAX_TYPO_WORDS;
+    add(term, { weight: scale, prefix: !context && rare && term.length >= 5, fuzzy: typo ? typoDistance(term) : false, concept });
+    if (!known && !context && typoWords++ < MAX_TYPO_WORDS) {
       for (const swapped of transpositions(word)) {
         const candidate = englishStem(swapped);
         if (vocabulary.has(candidate)) add(candidate, { weight: WEIGHTS.transposed * scale, prefix: false, fuzzy: false, concept });
