@@ -16,7 +16,7 @@
  *   BENCH_QUERIES=held-out.json npm run bench:skill-ranking
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { buildSnapshot, type CatalogueSnapshot } from '../src/skills/catalogue-snapshot.js';
 import { NO_COMMANDS } from '../src/skills/commands/command-discovery.js';
@@ -137,6 +137,8 @@ function measureCost(discovered: DiscoveryResult, requests: readonly string[]) {
   const snapshot = snapshotOf({ ...discovered, skills });
   const search: number[] = [];
   const choose: number[] = [];
+  // CPU time beside wall time: on a shared machine a call can wait for a core, which is not its cost.
+  const chooseCpu: number[] = [];
   // Warm-up: the first rounds compile the code and load the lexicons.
   for (const request of requests) chooseCatalogue(snapshot, LIMITS, { message: request, searchable: true });
   for (let round = 0; round < TIMING_ROUNDS; round++) {
@@ -145,8 +147,11 @@ function measureCost(discovered: DiscoveryResult, requests: readonly string[]) {
       snapshot.index.search(snapshot, request, { limit: 20 });
       search.push(performance.now() - started);
       started = performance.now();
+      const cpu = process.cpuUsage();
       chooseCatalogue(snapshot, LIMITS, { message: request, context: requests[(round * 7) % requests.length], searchable: true });
+      const used = process.cpuUsage(cpu);
       choose.push(performance.now() - started);
+      chooseCpu.push((used.user + used.system) / 1000);
     }
   }
   const hostile = Object.entries(HOSTILE_REQUESTS).map(([label, request]) => {
@@ -170,6 +175,8 @@ function measureCost(discovered: DiscoveryResult, requests: readonly string[]) {
     skills: skills.length,
     searchMs: { p50: percentile(search, 50), p99: percentile(search, 99) },
     chooseMs: { p50: percentile(choose, 50), p99: percentile(choose, 99) },
+    chooseCpuMs: { p50: percentile(chooseCpu, 50), p99: percentile(chooseCpu, 99) },
+    load: loadavg()[0],
     indexBytesPerSkill: gc === undefined ? null : Math.round(bytesPerSkill),
     vocabulary: indexes[0].vocabularySize,
     hostile,
@@ -214,7 +221,7 @@ function markdown(r: {
     `## Cost, ${r.cost.skills} skills`,
     '',
     `- \`skills.search\` (rank, 20 results): p50 ${r.cost.searchMs.p50.toFixed(2)} ms, p99 ${r.cost.searchMs.p99.toFixed(2)} ms.`,
-    `- A turn's catalogue (rank with context, fill the budget, render): p50 ${r.cost.chooseMs.p50.toFixed(2)} ms, p99 ${r.cost.chooseMs.p99.toFixed(2)} ms.`,
+    `- A turn's catalogue (rank with context, fill the budget, render): p50 ${r.cost.chooseMs.p50.toFixed(2)} ms, p99 ${r.cost.chooseMs.p99.toFixed(2)} ms; CPU time p50 ${r.cost.chooseCpuMs.p50.toFixed(2)} ms, p99 ${r.cost.chooseCpuMs.p99.toFixed(2)} ms (load average ${r.cost.load.toFixed(2)} on ${cpus().length} cores while measured).`,
     `- Index (MiniSearch, vocabulary of ${r.cost.vocabulary} terms, token counts): ${r.cost.indexBytesPerSkill ?? '(run with --expose-gc)'} bytes of heap per skill.`,
     `- Hostile requests (the same text as the message and as the context), a turn's catalogue: ${r.cost.hostile.map((h) => `${h.label} p50 ${h.p50.toFixed(2)} ms (max ${h.max.toFixed(2)})`).join('; ')}.`,
     '',

@@ -46,8 +46,8 @@ export class CatalogueController {
     },
   })
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
-  catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
+  async catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
     const format = query.format ?? this.config.app.skills.catalogueFormat;
-    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(this.chats.previewCatalogue(principal, query.query, format));
+    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(await this.chats.previewCatalogue(principal, query.query, format));
   }
 }

@@ -154,13 +154,15 @@ export class ChatService {
 
   /**
    * The catalogue a message would list in a new chat of the caller (`GET /v1/skills-catalogue?query=`):
-   * read as a turn reads it (`/name`, commands). Without a message: every skill.
+   * read as a turn reads it (`/name`, commands), the user's filter applied. Without a message: every
+   * skill the caller may see.
    */
-  previewCatalogue(principal: Principal, message: string | undefined, format: CatalogueFormat): string {
-    const view = this.registry.viewFor(principal.userId);
-    if (message === undefined) return view.catalogue(format);
+  async previewCatalogue(principal: Principal, message: string | undefined, format: CatalogueFormat): Promise<string> {
+    if (message === undefined) return this.registry.viewFor(principal.userId).catalogue(format);
+    // A new chat: the user's filter, the default model, the configured style.
+    const view = await this.searching.newChatView(principal.userId);
     const { prompt, requested } = this.turnRequest(message, view);
-    const searchable = this.config.app.tools.enabled && this.searching.offersSearch(view);
+    const searchable = this.toolsAvailable(this.findModel(undefined), undefined) && this.skillTools.style(view).byName(searchTool.name) !== undefined;
     return this.searching.catalogue(view, { message: prompt, pinned: requested.map((request) => request.skillName), searchable }, format).text;
   }
 
@@ -551,12 +553,17 @@ export class ChatService {
     if (snapshot === undefined) return { system: assembleSystemPrompt({ basePrompt: this.config.app.basePrompt }) };
     const { catalogueFormat, includeLocation } = this.config.app.skills;
     const style = toolsAvailable ? this.skillTools.style(snapshot) : undefined;
+    // The last messages, newest first (only their start is read), rank a partial catalogue.
+    const context = this.searching.isComplete(snapshot)
+      ? ''
+      : message.history
+          .slice(-CONTEXT_MESSAGES)
+          .reverse()
+          .map((m) => m.content.slice(0, CONTEXT_MESSAGE_CHARS))
+          .join('\n');
     const catalogue = this.searching.catalogue(snapshot, {
       message: message.text,
-      context: message.history
-        .slice(-CONTEXT_MESSAGES)
-        .map((m) => m.content.slice(0, CONTEXT_MESSAGE_CHARS))
-        .join('\n'),
+      context,
       pinned: [...activated, ...message.requested],
       searchable: style?.byName(searchTool.name) !== undefined,
     });

@@ -30,6 +30,25 @@ describe(assembleSystemPrompt.name, () => {
     );
   });
 
+  it('puts a partial catalogue last, so the rules, the commands and the activated skills stay one prefix from turn to turn', () => {
+    const turn = (ranked: string) =>
+      assembleSystemPrompt(inputs({ catalogue: ranked, partial: true, activated: ['pdf'], commands: [{ name: 'ship', description: 'Ships it.', argumentHint: null }] }));
+    const first = turn(catalogue);
+    const second = turn('{"available_skills":[{"name":"xlsx","description":"Sheets."}]}');
+    expect(first.endsWith(`Available skills (the most relevant to this conversation; skills_search finds the others):\n${catalogue}`)).toBe(true);
+    const prefix = first.slice(0, first.indexOf('Available skills ('));
+    expect(second.startsWith(prefix)).toBe(true);
+    expect(prefix).toContain('Skills already activated in this chat: pdf.');
+    expect(prefix).toContain('- /ship: Ships it.');
+    expect(prefix).toContain('The catalogue at the end of this prompt lists');
+  });
+
+  it('puts a partial aloop catalogue last too, after its "How to use skills" rules', () => {
+    const prompt = assembleSystemPrompt(inputs({ catalogue: '- pdf: PDFs. (file: /s/pdf/SKILL.md)', partial: true, layout: 'aloop' }));
+    expect(prompt.indexOf('### How to use skills')).toBeLessThan(prompt.indexOf('### Available skills'));
+    expect(prompt.endsWith('### Available skills\n- pdf: PDFs. (file: /s/pdf/SKILL.md)')).toBe(true);
+  });
+
   it("lists the chat's activated skills by name only, and the invoked skill", () => {
     const prompt = assembleSystemPrompt(inputs({ activated: ['pdf', 'git-commit'], invoked: ['pdf'] }));
     expect(prompt).toContain('Skills already activated in this chat: pdf, git-commit.');

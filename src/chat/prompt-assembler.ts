@@ -48,9 +48,16 @@ const NO_TOOLS_RULE = '- Tools are not available in this conversation: use a ski
 export function assembleSystemPrompt(inputs: PromptInputs): string {
   const parts = [inputs.basePrompt.trim()];
   const skills = inputs.skills;
+  // A partial catalogue changes from turn to turn: it goes last, so everything before it (rules,
+  // commands, what the chat activated) stays one cacheable prefix.
+  let ranked = '';
   if (skills !== undefined) {
     const loaded = skills.catalogue !== '';
-    if (loaded) parts.push(skillsSection(skills));
+    if (loaded) {
+      const section = skillsSection(skills);
+      parts.push(section.text);
+      ranked = section.ranked;
+    }
     // A command needs no loaded skill to run, so the list stands even without a catalogue.
     if (skills.commands !== undefined && skills.commands.length > 0) parts.push(commandsBlock(skills.commands));
     if (loaded && skills.activated.length > 0) {
@@ -67,34 +74,41 @@ export function assembleSystemPrompt(inputs: PromptInputs): string {
     if (fallback.length > 0) parts.push(fallbackBlock(fallback));
     for (const run of skills.ran ?? []) parts.push(`The code skill '${run.name}' the user invoked ran for this message and answered:\n<skill_result name="${run.name}">\n${run.output}\n</skill_result>`);
   }
+  parts.push(ranked);
   return parts.filter((part) => part !== '').join('\n\n');
 }
 
-function skillsSection(skills: NonNullable<PromptInputs['skills']>): string {
+/** The skills section, and a partial catalogue to put last (empty when the catalogue is whole or not in the prompt). */
+function skillsSection(skills: NonNullable<PromptInputs['skills']>): { text: string; ranked: string } {
   const rules = skills.toolsAvailable ? (skills.toolRules ?? SKILLHOST_RULES) : [NO_TOOLS_RULE];
   // Without tools nothing else can show the model the skills: the catalogue goes in the prompt.
   const listed = skills.catalogueInPrompt !== false || !skills.toolsAvailable;
-  if (listed && skills.layout === 'aloop') return aloopSection(skills.catalogue, rules, skills.partial === true);
-  return standardSection(listed ? skills.catalogue : undefined, rules, skills.partial === true);
+  const partial = listed && skills.partial === true;
+  if (listed && skills.layout === 'aloop') {
+    return partial ? { text: aloopSection(undefined, rules), ranked: `### Available skills\n${skills.catalogue}` } : { text: aloopSection(skills.catalogue, rules), ranked: '' };
+  }
+  if (partial) return { text: standardSection(undefined, rules, true), ranked: `${PARTIAL_INTRO}\n${skills.catalogue}` };
+  return { text: standardSection(listed ? skills.catalogue : undefined, rules, false), ranked: '' };
 }
 
+/** What heads a partial catalogue at the end of the prompt. */
+const PARTIAL_INTRO = 'Available skills (the most relevant to this conversation; skills_search finds the others):';
+
 function standardSection(catalogue: string | undefined, rules: readonly string[], partial: boolean): string {
-  const intro =
-    catalogue === undefined
+  const intro = partial
+    ? 'Skills are folders of instructions for specific tasks. The catalogue at the end of this prompt lists, by name and description, the skills most relevant to this conversation.'
+    : catalogue === undefined
       ? 'Skills are folders of instructions for specific tasks.'
-      : partial
-        ? 'Skills are folders of instructions for specific tasks. The catalogue below lists, by name and description, the skills most relevant to this conversation.'
-        : 'Skills are folders of instructions for specific tasks. The catalogue below lists each by name and description.';
+      : 'Skills are folders of instructions for specific tasks. The catalogue below lists each by name and description.';
   const lines = ['## Skills', intro, ...rules, '- A message starting with /name means the user chose that skill.'];
   return catalogue === undefined ? lines.join('\n') : `${lines.join('\n')}\n\nAvailable skills:\n${catalogue}`;
 }
 
 /**
  * The aloop design's section: the skills with their SKILL.md paths, then how to use them. A partial
- * catalogue (ranked per turn) goes after the rules instead, so the section's start never changes.
+ * catalogue (`undefined` here) goes at the end of the prompt instead, after the rules.
  */
-function aloopSection(catalogue: string, rules: readonly string[], partial: boolean): string {
-  const available = ['### Available skills', catalogue];
+function aloopSection(catalogue: string | undefined, rules: readonly string[]): string {
   const howTo = [
     '### How to use skills',
     "- If the user names a skill (with `$name`, `/name` or in plain words) or the task matches a skill's description, use that skill.",
@@ -102,7 +116,7 @@ function aloopSection(catalogue: string, rules: readonly string[], partial: bool
     "- Announce which skill(s) you're using and why.",
   ];
   const intro = ['## Skills', 'A skill is a set of local instructions stored in a `SKILL.md` file.', ''];
-  return (partial ? [...intro, ...howTo, '', ...available] : [...intro, ...available, '', ...howTo]).join('\n');
+  return (catalogue === undefined ? [...intro, ...howTo] : [...intro, '### Available skills', catalogue, '', ...howTo]).join('\n');
 }
 
 function commandsBlock(commands: readonly PromptCommand[]): string {

@@ -72,8 +72,7 @@ export class SkillToolsService {
   }
 
   private styleOptions(snapshot: CatalogueSnapshot) {
-    const partial = !this.searching.isComplete(snapshot);
-    return { scripts: this.scripts.enabled, search: partial || this.config.app.skills.searchTool === 'always', partial };
+    return { scripts: this.scripts.enabled, search: this.searching.offersSearch(snapshot), partial: !this.searching.isComplete(snapshot) };
   }
 
   /** A tool of the configured style (for a user's view) by its canonical name, or TOOL_NOT_FOUND naming the ones it has. */

@@ -3,7 +3,6 @@ import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { RequireFeature } from '../common/feature.guard.js';
-import { validationFailed } from '../common/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { presentAdminReport, presentSkillDetail, presentSkillList } from '../skills/skill.presenter.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
@@ -51,8 +50,7 @@ export class SkillsResolver {
 
   @Query(() => [SkillSearchResultModel], { description: "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search)." })
   searchSkills(@Args() { query, limit }: SkillSearchArgs, @CurrentPrincipal() principal: Principal) {
-    if (query.trim() === '') throw validationFailed(['query must be a non-empty query (what the skill should do)']);
-    return this.searching.search(this.registry.viewFor(principal.userId), query, limit ?? undefined);
+    return this.searching.searchFor(principal.userId, query, limit ?? undefined);
   }
 
   @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })

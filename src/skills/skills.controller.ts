@@ -5,7 +5,6 @@ import type { Principal } from '../auth/principal.js';
 import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
-import { validationFailed } from '../common/validation.pipe.js';
 import { ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
 import { ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResponseDto } from './dto/skill-responses.dto.js';
 import { SkillSearchService } from './ranking/skill-search.service.js';
@@ -47,10 +46,8 @@ export class SkillsController {
   @ApiOkResponse({ type: SkillSearchResponseDto })
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
   async search(@Query() query: SkillSearchQueryDto, @CurrentPrincipal() principal: Principal) {
-    const view = this.registry.viewFor(principal.userId);
-    if (query.q === undefined && view.skills.has('search')) return this.detail('search', principal);
-    if (query.q === undefined || query.q.trim() === '') throw validationFailed(['q must be a non-empty query (what the skill should do)']);
-    return { results: this.searching.search(view, query.q, query.limit) };
+    if (query.q === undefined && this.registry.viewFor(principal.userId).skills.has('search')) return this.detail('search', principal);
+    return { results: await this.searching.searchFor(principal.userId, query.q ?? '', query.limit, 'q') };
   }
 
   @Get('skills/:name')

@@ -17,13 +17,14 @@ import { type TempTree, useSkillTree, writeSkill } from '../support/skill-tree.j
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-const AVAILABLE = 'Available skills:\n';
+/** The label before a whole catalogue (in the skills section) and before a partial one (last in the prompt). */
+const LABELS = ['Available skills:\n', 'Available skills (the most relevant to this conversation; skills_search finds the others):\n'];
 
-/** The catalogue text of a system prompt: what follows "Available skills:\n", up to the next block. */
+/** The catalogue text of a system prompt: what follows its label, up to the next block. */
 function catalogueOf(systemPrompt: string): string {
-  const at = systemPrompt.indexOf(AVAILABLE);
-  if (at < 0) throw new Error(`no catalogue in the system prompt:\n${systemPrompt}`);
-  const rest = systemPrompt.slice(at + AVAILABLE.length);
+  const label = LABELS.find((candidate) => systemPrompt.includes(candidate));
+  if (label === undefined) throw new Error(`no catalogue in the system prompt:\n${systemPrompt}`);
+  const rest = systemPrompt.slice(systemPrompt.indexOf(label) + label.length);
   const end = rest.indexOf('\n\n');
   return end < 0 ? rest : rest.slice(0, end);
 }
@@ -136,9 +137,10 @@ describe('a corpus of ~2,000 real skills: the catalogue is a ranked subset withi
     // Relevant skills lead: the GitHub Actions templates are listed, and near the top.
     const names = parsed.available_skills.map((s) => s.name);
     expect(names.slice(0, 5)).toContain('github-actions-templates');
-    // The catalogue is the last thing of the skills block, after the rules; the rule says how to search.
+    // The catalogue is the last thing in the prompt, after every rule; the rule says how to search.
     expect(system).toContain('- The catalogue lists only some of the skills: when none listed fits the task, find one with skills_search, then use it.');
-    expect(system).toContain('The catalogue below lists, by name and description, the skills most relevant to this conversation.');
+    expect(system).toContain('The catalogue at the end of this prompt lists, by name and description, the skills most relevant to this conversation.');
+    expect(system.endsWith(catalogueOf(system))).toBe(true);
     expect(toolNames(sent)).toEqual(expect.arrayContaining(['skills_activate', 'skills_search']));
     const search = sent.body.tools!.find((t) => t.function.name === 'skills_search')!;
     expect(search.function.parameters).toMatchObject({ properties: { query: expect.any(Object), limit: expect.any(Object) }, required: ['query'] });

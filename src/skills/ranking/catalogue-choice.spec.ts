@@ -178,13 +178,13 @@ describe(chooseCatalogue.name, () => {
       }
     });
 
-    it('fills with the most used skills after the ranked matches, by uses then name', () => {
+    it('fills with the most used skills after the ranked matches, in the order the repository reads them (most used first)', () => {
       const popularity = new Map([
-        ['audio-kit', 3],
-        ['poster-pro', 7],
-        ['audio-helper', 7],
-        ['email-tool', 0],
         ['not-in-view', 99],
+        ['audio-helper', 7],
+        ['poster-pro', 7],
+        ['audio-kit', 3],
+        ['email-tool', 0],
       ]);
       const choice = chooseCatalogue(view, limits({ budgetTokens: 100_000, maxSkills: 9 }), request('docker', { popularity }));
       expect(choice.listed.slice(0, 6).every((name) => name.startsWith('docker-'))).toBe(true);

@@ -24,7 +24,7 @@ export interface CatalogueRequest {
   context?: string;
   /** Listed whatever their rank, first, in this order: the chat's activated skills and the skills invoked this turn. */
   pinned?: readonly string[];
-  /** The team's recent activations per skill (the ranker's tie-breaker among near-equals). */
+  /** The team's recent activations per skill, most used first (the ranker's tie-breaker among near-equals, and what fills the rest). */
   popularity?: ReadonlyMap<string, number>;
   /** Whether the model is offered skills_search this turn (the note says how to find the rest). */
   searchable: boolean;
@@ -69,7 +69,8 @@ export class CatalogueIndex {
     const tokens = new Map<SkillRecord, number>();
     for (let i = 0; i < records.length; i++) {
       tokens.set(records[i], entryCost(records[i], format, includeLocation));
-      if ((i + 1) % 250 === 0) yield;
+      // runInSlices gives the loop a turn every few milliseconds: a step per few skills lets it.
+      if ((i + 1) % 16 === 0) yield;
     }
     const ranker = yield* SkillRanker.building(records.map((record) => ({ name: record.name, description: record.description, triggers: triggersOf(record) })));
     return new CatalogueIndex(ranker, records, { format, tokens }, includeLocation);
@@ -122,9 +123,23 @@ export class CatalogueIndex {
   }
 }
 
+/**
+ * Entries counted before, by their rendered text: a reload rebuilds the snapshot from new records,
+ * mostly of skills whose entries have not changed. Cleared when it grows past what any catalogue holds.
+ */
+const counted = new Map<string, number>();
+const COUNTED_LIMIT = 50_000;
+
 /** Tokens of one entry as rendered, plus its separator (the first entry has none: the sum is an upper bound). */
 function entryCost(record: SkillRecord, format: CatalogueFormat, includeLocation: boolean): number {
-  return countTokens(renderEntry(entryOf(record), format, includeLocation)) + countTokens(catalogueFrame(format).separator);
+  const entry = renderEntry(entryOf(record), format, includeLocation);
+  let tokens = counted.get(entry);
+  if (tokens === undefined) {
+    tokens = countTokens(entry) + countTokens(catalogueFrame(format).separator);
+    if (counted.size >= COUNTED_LIMIT) counted.clear();
+    counted.set(entry, tokens);
+  }
+  return tokens;
 }
 
 /** Whether every skill of the view fits the limits: then every turn lists them all, the same bytes. */
@@ -147,9 +162,7 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
     return { text: view.catalogue(format), complete: true, listed: [...view.skills.keys()], unlisted: 0, tokens: view.index.wholeCost(view, format) };
   }
   const index = view.index;
-  const frame = catalogueFrame(format);
-  // The note's count is at most the total: counting it with the total's digits keeps the sum an upper bound.
-  const closing = countTokens(frame.open) + countTokens(renderUnlisted({ count: total, note: unlistedNote(total, request.searchable) }, format));
+  const closing = closingCost(format, total, request.searchable);
   let tokens = closing;
   const chosen: SkillRecord[] = [];
   const taken = new Set<string>();
@@ -166,8 +179,8 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
     for (const match of index.search(view, request.message, { limit: limits.maxSkills, context: request.context, popularity: request.popularity })) take(view.skills.get(match.name), false);
   }
   if (chosen.length < limits.maxSkills && request.popularity !== undefined) {
-    const popular = [...request.popularity].filter(([, uses]) => uses > 0).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
-    for (const [name] of popular) take(view.skills.get(name), false);
+    // The popularity map comes most used first (as the repository reads it).
+    for (const [name, uses] of request.popularity) if (uses > 0) take(view.skills.get(name), false);
   }
   const unlisted = total - chosen.length;
   const entries: CatalogueEntry[] = chosen.map(entryOf);
@@ -175,6 +188,23 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
   let text = renderListing(entries, format, includeLocation, note);
   if (entries.length === 0 && format === 'markdown') text = text.replace(/^\n/, '');
   return { text, complete: false, listed: chosen.map((record) => record.name), unlisted, tokens };
+}
+
+const closings = new Map<string, number>();
+
+/**
+ * The frame and the closing note, counted once per format, total and searchability: the note's
+ * count is at most the total, so counting it with the total's digits keeps the sum an upper bound.
+ */
+function closingCost(format: CatalogueFormat, total: number, searchable: boolean): number {
+  const key = `${format} ${total} ${searchable}`;
+  let tokens = closings.get(key);
+  if (tokens === undefined) {
+    tokens = countTokens(catalogueFrame(format).open) + countTokens(renderUnlisted({ count: total, note: unlistedNote(total, searchable) }, format));
+    if (closings.size >= 1000) closings.clear();
+    closings.set(key, tokens);
+  }
+  return tokens;
 }
 
 function unlistedNote(count: number, searchable: boolean): string {

@@ -10,8 +10,8 @@ import { ENGLISH_STOP_WORDS, englishStem, foldedWords, indexTerm, WORD } from '.
 export const MAX_QUERY_WORDS = 64;
 /** Only the start of a request is read for its words. */
 export const MAX_REQUEST_CHARS = 65_536;
-/** Multiword entries of the lexicons are matched up to this many words. */
-const MAX_PHRASE_WORDS = 4;
+/** Multiword entries of the lexicons are matched up to this many words (longer entries are left out when compiled). */
+export const MAX_PHRASE_WORDS = 6;
 /** Words read for phrases, and distinct words read for terms (stop words among them), from a request; fewer from its context. */
 const REQUEST_READ = { sequence: MAX_QUERY_WORDS * 4, distinct: MAX_QUERY_WORDS * 4 };
 const CONTEXT_READ = { sequence: MAX_QUERY_WORDS, distinct: MAX_QUERY_WORDS };
@@ -60,6 +60,8 @@ export interface AnalysedQuery {
   terms: Map<string, QueryTerm>;
   /** How many meaningful words the request has: a match's share is counted against this. */
   concepts: number;
+  /** The request's first words, folded, in order (what trigger phrases are looked for in). */
+  sequence: readonly string[];
 }
 
 const spanishStemmer = new StemmerEs();
@@ -104,7 +106,7 @@ function compile(entries: Readonly<Record<string, string>>, stem: (word: string)
   const compiled = new Map<string, string[]>();
   for (const [key, value] of Object.entries(entries)) {
     const words = foldedWords(key);
-    if (words.length === 0) continue;
+    if (words.length === 0 || words.length > MAX_PHRASE_WORDS) continue;
     const terms = foldedWords(value).map(indexTerm).filter((term): term is string => term !== null);
     const joined = words.map(stem).join(' ');
     compiled.set(joined, [...new Set([...(compiled.get(joined) ?? []), ...terms])]);
@@ -144,10 +146,23 @@ export function analyseQuery(request: string, vocabulary: Vocabulary, context = 
     const known = terms.get(term);
     if (known === undefined || known.weight < next.weight) terms.set(term, next);
   };
-  const concepts = addWords(readWords(request, REQUEST_READ), 1, 0, vocabulary, add);
-  if (context !== '') addWords(readWords(context, CONTEXT_READ), WEIGHTS.context, -1, vocabulary, add);
-  return { terms, concepts };
+  const read = readWords(request, REQUEST_READ);
+  const concepts = addWords(read, 1, 0, vocabulary, add);
+  if (context !== '') {
+    // The context's terms, of which only the rarest count: a topic word ("kubernetes") says what the
+    // chat is about; a common one says little and costs a long walk of the index.
+    const found = new Map<string, QueryTerm>();
+    addWords(readWords(context, CONTEXT_READ), WEIGHTS.context, -1, vocabulary, (term, next) => {
+      if (vocabulary.terms.has(term) && !terms.has(term) && (found.get(term)?.weight ?? 0) < next.weight) found.set(term, next);
+    });
+    const rarest = [...found].sort(([a], [b]) => (vocabulary.terms.get(a) ?? 0) - (vocabulary.terms.get(b) ?? 0)).slice(0, MAX_CONTEXT_TERMS);
+    for (const [term, next] of rarest) terms.set(term, next);
+  }
+  return { terms, concepts, sequence: read.sequence };
 }
+
+/** Terms the chat's last messages add to a request, the rarest first. */
+const MAX_CONTEXT_TERMS = 8;
 
 /** Adds one text's terms at a weight; returns how many concepts (meaningful words) it had. */
 function addWords(

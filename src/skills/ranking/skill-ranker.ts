@@ -1,5 +1,5 @@
 import MiniSearch from 'minisearch';
-import { analyseQuery, type QueryTerm } from './query-terms.js';
+import { analyseQuery, MAX_PHRASE_WORDS, type QueryTerm } from './query-terms.js';
 import { foldedWords, indexTerm } from './text-terms.js';
 
 /** What the ranker reads of a skill. */
@@ -94,7 +94,10 @@ export class SkillRanker {
     const id = this.names.length;
     this.names.push(skill.name);
     this.descriptions.push(skill.description);
-    const phrases = (skill.triggers ?? []).map((trigger) => foldedWords(trigger).join(' ')).filter((phrase) => phrase.includes(' '));
+    const phrases = (skill.triggers ?? [])
+      .map((trigger) => foldedWords(trigger))
+      .filter((words) => words.length >= 2 && words.length <= MAX_PHRASE_WORDS)
+      .map((words) => words.join(' '));
     if (phrases.length > 0) this.phrases.set(id, phrases);
     this.adding = new Set();
     this.index.add({ id, name: skill.name, description: skill.description, triggers: skill.triggers });
@@ -114,7 +117,7 @@ export class SkillRanker {
   rank(request: string, options: RankOptions = {}): RankedSkill[] {
     const limit = Math.floor(options.limit ?? 20);
     if (!(limit >= 1)) return [];
-    const { terms, concepts } = analyseQuery(request, { terms: this.terms, skills: this.names.length }, options.context);
+    const { terms, concepts, sequence } = analyseQuery(request, { terms: this.terms, skills: this.names.length }, options.context);
     // A request without a meaningful word ("ok, thanks") matches nothing by itself: only its context can.
     if (terms.size === 0 || (concepts === 0 && !(options.context ?? '').trim())) return [];
     const include = options.include;
@@ -126,34 +129,53 @@ export class SkillRanker {
       fuzzy: (term) => terms.get(term)?.fuzzy ?? false,
       ...(include === undefined ? {} : { filter: (result) => include(result.id as number) }),
     });
-    // Padded with spaces, so a trigger phrase matches whole words only.
-    const folded = this.phrases.size > 0 ? ` ${foldedWords(request).join(' ')} ` : '';
+    // The request's phrases (runs of 2 to MAX_PHRASE_WORDS of its first words): a trigger phrase matches whole words only, by one look-up.
+    const phrases = this.phrases.size > 0 ? phrasesOf(sequence) : undefined;
     const popularity = options.popularity;
     const mostUsed = popularity === undefined ? 0 : mostUsedOf(popularity);
-    // Only the best `limit` are needed: kept in order as the results pass (results run to thousands).
-    const best: { id: number; score: number; queryTerms: string[] }[] = [];
     for (const result of results) {
       const id = result.id as number;
-      let score = result.score;
-      if (folded !== '' && this.phrases.get(id)?.some((phrase) => folded.includes(` ${phrase} `))) score *= 2;
+      if (phrases !== undefined && this.phrases.get(id)?.some((phrase) => phrases.has(phrase))) result.score *= 2;
       const uses = mostUsed > 0 ? (popularity!.get(this.names[id]) ?? 0) : 0;
-      if (uses > 0) score *= 1 + (POPULARITY_BOOST * Math.log1p(uses)) / Math.log1p(mostUsed);
-      if (best.length === limit && !this.before(score, id, best[limit - 1])) continue;
-      let at = best.length === limit ? limit - 1 : best.length;
-      while (at > 0 && this.before(score, id, best[at - 1])) at--;
-      if (best.length === limit) best.pop();
-      best.splice(at, 0, { id, score, queryTerms: result.queryTerms });
+      if (uses > 0) result.score *= 1 + (POPULARITY_BOOST * Math.log1p(uses)) / Math.log1p(mostUsed);
     }
-    return best.map(({ id, score, queryTerms }) => {
+    const best = this.best(results, limit);
+    return best.map(({ id: position, score, queryTerms }) => {
+      const id = position as number;
       const share = concepts === 0 ? 0 : Math.min(1, shareOf(queryTerms, terms, concepts));
       return { name: this.names[id], description: this.descriptions[id], score: round(score / (score + RELEVANCE_HALF)), share: round(share) };
     });
   }
 
-  /** Higher score first; equal scores by name. */
-  private before(score: number, id: number, other: { id: number; score: number }): boolean {
-    return score > other.score || (score === other.score && this.names[id] < this.names[other.id]);
+  /**
+   * The first `limit` results, higher score first and equal scores by name. Results run to
+   * thousands and the limit is small: a short list is kept in order as they pass, unless the
+   * limit is large (a catalogue of hundreds), where one sort costs less.
+   */
+  private best<T extends { id: unknown; score: number }>(results: T[], limit: number): T[] {
+    const before = (a: T, b: T) => a.score > b.score || (a.score === b.score && this.names[a.id as number] < this.names[b.id as number]);
+    if (limit > SHORT_LIST) return results.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)).slice(0, limit);
+    const best: T[] = [];
+    for (const result of results) {
+      if (best.length === limit && !before(result, best[limit - 1])) continue;
+      let at = best.length === limit ? limit - 1 : best.length;
+      while (at > 0 && before(result, best[at - 1])) at--;
+      if (best.length === limit) best.pop();
+      best.splice(at, 0, result);
+    }
+    return best;
   }
+}
+
+/** Above this limit the ranker sorts its results instead of keeping a short list in order. */
+const SHORT_LIST = 64;
+
+function phrasesOf(sequence: readonly string[]): Set<string> {
+  const phrases = new Set<string>();
+  for (let i = 0; i < sequence.length; i++) {
+    for (let n = 2; n <= MAX_PHRASE_WORDS && i + n <= sequence.length; n++) phrases.add(sequence.slice(i, i + n).join(' '));
+  }
+  return phrases;
 }
 
 const mostUsedMemo = new WeakMap<ReadonlyMap<string, number>, number>();
