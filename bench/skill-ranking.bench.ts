@@ -20,7 +20,8 @@ import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { buildSnapshot, type CatalogueSnapshot } from '../src/skills/catalogue-snapshot.js';
 import { NO_COMMANDS } from '../src/skills/commands/command-discovery.js';
-import { type CatalogueLimits, CatalogueIndex, chooseCatalogue } from '../src/skills/ranking/catalogue-choice.js';
+import { type CatalogueLimits, chooseCatalogue } from '../src/skills/ranking/catalogue-choice.js';
+import { CatalogueIndex } from '../src/skills/ranking/catalogue-index.js';
 import { type DiscoveryResult, discoverSkills } from '../src/skills/skill-discovery.js';
 import type { SkillRecord } from '../src/skills/skill.types.js';
 import { runThrough } from '../src/common/sliced-work.js';
@@ -204,7 +205,7 @@ function markdown(r: {
     '',
     `Recorded ${r.recordedAt} on ${r.machine}; \`npm run bench:skill-ranking\`.`,
     `${r.corpusSkills} corpus skills (lenient, max_depth 6); ${r.queries} labelled requests (${r.queryFile}).`,
-    'Ranker: `SkillRanker` (src/skills/ranking): MiniSearch BM25 over name (×3), triggers (×2) and description; accent folding, Porter stems; unknown words tried as Spanish (glossary, Snowball stems) and as typos (swapped letters, edit distance 1–2); related terms at 0.35.',
+    'Ranker: `SkillRanker` (src/skills/ranking): MiniSearch BM25 over name (×3), triggers (×2) and description; accent folding, Porter stems; unknown words tried as Spanish (glossary, Snowball stems) and as typos (two letters swapped, edit distance 1) and compounds; related terms at 0.35.',
     '',
     `Share of needed slots with an acceptable skill among the first 5, 10 and 20 ranked, and in the catalogue a turn lists within the default budget (${r.limits.budgetTokens} tokens, ${r.limits.maxSkills} skills, ${r.limits.format}):`,
     '',

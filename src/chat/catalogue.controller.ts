@@ -9,17 +9,13 @@ import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import { CatalogueQueryDto } from '../skills/dto/catalogue-query.dto.js';
 import { CatalogueJsonDto } from '../skills/dto/skill-responses.dto.js';
 import { ChatService } from './chat.service.js';
+import type { TextReply } from '../common/text-reply.js';
 
 const CATALOGUE_CONTENT_TYPES: Record<CatalogueFormat, string> = {
   json: 'application/json; charset=utf-8',
   xml: 'application/xml; charset=utf-8',
   markdown: 'text/markdown; charset=utf-8',
 };
-
-interface TextReply {
-  header(name: string, value: string): TextReply;
-  send(payload: string): unknown;
-}
 
 /** The catalogue as a model gets it; here, not in SkillsController, because a message is read as a turn reads it (invocations, commands). */
 @Controller('v1')

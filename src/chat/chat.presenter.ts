@@ -3,6 +3,7 @@ import type { ChatMessageEntity, StoredCommand } from '../persistence/entities/c
 import type { ChatEntity } from '../persistence/entities/chat.entity.js';
 import type { OwnedChat, Page } from '../persistence/chat.repository.js';
 import type { ToolCard } from './skill-tools.service.js';
+import type { CatalogueChoice } from '../skills/ranking/catalogue-choice.js';
 
 /**
  * Response shapes of the chat resources: the one place REST, GraphQL and the event stream take
@@ -75,4 +76,9 @@ export function presentTurn(turn: TurnOutcome) {
 /** What a tool run through the API answers. */
 export function presentToolRun(run: { card: ToolCard; activatedSkills: readonly ChatActivatedSkillEntity[] }) {
   return { toolCard: run.card, activatedSkills: run.activatedSkills.map(presentActivation) };
+}
+
+/** What the context route shows of the catalogue a turn would list. */
+export function presentCatalogueChoice(choice: CatalogueChoice, limits: { budgetTokens: number; maxSkills: number }) {
+  return { complete: choice.complete, listed: choice.listed, unlisted: choice.unlisted, tokens: choice.tokens, budgetTokens: limits.budgetTokens, maxSkills: limits.maxSkills };
 }

@@ -19,7 +19,7 @@ import type { CatalogueChoice } from '../skills/ranking/catalogue-choice.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { type SkillFilterResult, SkillLifecycleService } from '../skills/store/skill-lifecycle.service.js';
 import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
-import { presentTurn, type TurnOutcome } from './chat.presenter.js';
+import { presentCatalogueChoice, presentTurn, type TurnOutcome } from './chat.presenter.js';
 import { expandTemplate } from '../skills/commands/command-file.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
 import { isCodeSkill } from '../skills/skill.types.js';
@@ -614,11 +614,6 @@ function inModelOrder(cards: ToolCard[], forcedCount: number, toolCallIds: reado
 /** The last messages of a chat that rank a partial catalogue, as weaker context than the message, and how much of each is read. */
 const CONTEXT_MESSAGES = 4;
 const CONTEXT_MESSAGE_CHARS = 4000;
-
-/** What the context route shows of the catalogue a turn would list. */
-function presentCatalogueChoice(choice: CatalogueChoice, limits: { budgetTokens: number; maxSkills: number }) {
-  return { complete: choice.complete, listed: choice.listed, unlisted: choice.unlisted, tokens: choice.tokens, budgetTokens: limits.budgetTokens, maxSkills: limits.maxSkills };
-}
 
 /** How often code skills may call the chat's model in one turn (each call is a model request the turn pays for). */
 export const MAX_CODE_LLM_CALLS = 10;

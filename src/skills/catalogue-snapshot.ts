@@ -1,7 +1,7 @@
 import type { CatalogueFormat, SkillsConfig, ValidationMode } from '../config/app-config.js';
 import { runInSlices, runThrough } from '../common/sliced-work.js';
 import { renderCatalogue } from './catalogue-renderer.js';
-import { CatalogueIndex } from './ranking/catalogue-choice.js';
+import { CatalogueIndex } from './ranking/catalogue-index.js';
 import type { CommandDirectoryReport, CommandDiscoveryResult } from './commands/command-discovery.js';
 import type { CommandCollision, CommandRecord, InvalidCommand } from './commands/command.types.js';
 import { compareByName } from './skill-order.js';

@@ -12,11 +12,7 @@ import { adminReportJson, presentSkillDetail, skillListJson } from './skill.pres
 import { SkillRegistryService } from './skill-registry.service.js';
 import { ReloadReportDto } from './dto/store.dto.js';
 import { type SkillReadScope, SkillResourcesService } from './skill-resources.service.js';
-
-interface TextReply {
-  header(name: string, value: string): TextReply;
-  send(payload: string): unknown;
-}
+import type { TextReply } from '../common/text-reply.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

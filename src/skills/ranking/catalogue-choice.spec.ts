@@ -9,7 +9,8 @@ import { buildSnapshot, type CatalogueSnapshot, narrowSnapshot } from '../catalo
 import { NO_COMMANDS } from '../commands/command-discovery.js';
 import { type DiscoveryResult, discoverSkills } from '../skill-discovery.js';
 import type { SkillRecord } from '../skill.types.js';
-import { type CatalogueChoice, type CatalogueLimits, type CatalogueRequest, catalogueIsComplete, chooseCatalogue, triggersOf } from './catalogue-choice.js';
+import { type CatalogueChoice, type CatalogueLimits, type CatalogueRequest, catalogueIsComplete, chooseCatalogue } from './catalogue-choice.js';
+import { triggersOf } from './catalogue-index.js';
 import { countTokens } from './token-count.js';
 
 const FORMATS: readonly CatalogueFormat[] = ['json', 'xml', 'markdown'];

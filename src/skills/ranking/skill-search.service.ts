@@ -68,7 +68,7 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
     await this.reading;
   }
 
-  /** Re-reads the team's use of skills now (tests, and after a burst of activations). */
+  /** Re-reads the team's use of skills (every few minutes, and when a test asks); a read in flight is joined, not repeated. */
   refreshUse(): Promise<void> {
     this.reading ??= this.chats
       .skillUse(USE_WINDOW_DAYS, USE_TOP_SKILLS)

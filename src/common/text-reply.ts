@@ -1,0 +1,5 @@
+/** The part of Fastify's reply a route that answers a text body itself (`@Res()`) uses. */
+export interface TextReply {
+  header(name: string, value: string): TextReply;
+  send(payload: string): unknown;
+}
