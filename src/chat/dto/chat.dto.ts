@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { MAX_PREVIEW_MESSAGE } from '../../skills/ranking/search-limits.js';
 
 export class CreateChatDto {
   @ApiPropertyOptional({ maxLength: 200 })
@@ -39,9 +40,9 @@ export class ContextQueryDto {
   @IsIn(['true', 'false'], { message: 'tools must be `true` or `false`' })
   tools?: 'true' | 'false';
 
-  @ApiPropertyOptional({ maxLength: 100_000, description: "A message as the user would send it: the prompt's catalogue is then the one a turn with this message would list (ranked for it, with the chat's last messages, when the chat's skills do not all fit the budget)." })
+  @ApiPropertyOptional({ maxLength: MAX_PREVIEW_MESSAGE, description: "A message as the user would send it: the prompt's catalogue is then the one a turn with this message would list (ranked for it, with the chat's last messages, when the chat's skills do not all fit the budget)." })
   @IsOptional()
   @IsString()
-  @MaxLength(100_000)
+  @MaxLength(MAX_PREVIEW_MESSAGE)
   message?: string;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../../skills/ranking/skill-search.service.js';
+import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../../skills/ranking/search-limits.js';
 import { defineTool, textArgument } from './skill-tool.js';
 
 /**

@@ -4,6 +4,7 @@ import { CreateChatDto, SendMessageDto } from '../../chat/dto/chat.dto.js';
 import { NulAllowed, StringsCheckedByService } from '../../common/validation.pipe.js';
 import { RESOURCE_TYPES } from '../../skills/skill-resources.service.js';
 import { GraphQLJSON } from '../scalars/json.scalar.js';
+import { MAX_PREVIEW_MESSAGE } from '../../skills/ranking/search-limits.js';
 
 /**
  * Arguments of the chat operations. Where REST has a body DTO, the arguments extend it: the
@@ -55,7 +56,7 @@ export class ChatContextArgs extends ChatIdArgs {
   @Field(() => String, { nullable: true, description: "A message as the user would send it: the prompt's catalogue is the one a turn with this message would list." })
   @IsOptional()
   @IsString()
-  @MaxLength(100_000)
+  @MaxLength(MAX_PREVIEW_MESSAGE)
   message?: string;
 }
 

@@ -1,7 +1,7 @@
 import { ArgsType, Field, Int } from '@nestjs/graphql';
 import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IntegerInRange } from '../../common/page-query.dto.js';
-import { MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../../skills/ranking/skill-search.service.js';
+import { MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../../skills/ranking/search-limits.js';
 import { NulAllowed } from '../../common/validation.pipe.js';
 import { CATALOGUE_FORMATS } from '../../config/app-config.js';
 import { CatalogueQueryDto } from '../../skills/dto/catalogue-query.dto.js';

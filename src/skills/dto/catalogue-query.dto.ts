@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IntegerInRange } from '../../common/page-query.dto.js';
-import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../ranking/skill-search.service.js';
+import { DEFAULT_SEARCH_RESULTS, MAX_PREVIEW_MESSAGE, MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../ranking/search-limits.js';
 import { CATALOGUE_FORMATS, type CatalogueFormat } from '../../config/app-config.js';
 import { RESOURCE_TYPES, type ResourceType } from '../skill-resources.service.js';
 
@@ -11,10 +11,10 @@ export class CatalogueQueryDto {
   @IsIn(CATALOGUE_FORMATS, { message: `format must be one of ${CATALOGUE_FORMATS.join(', ')}` })
   format?: CatalogueFormat;
 
-  @ApiPropertyOptional({ maxLength: 100_000, description: 'A message as a user would send it in a new chat: the catalogue a turn with it would list (ranked for it when the skills do not all fit `app.skills.catalogue_budget_tokens`). Without it: every skill, whatever the budget.' })
+  @ApiPropertyOptional({ maxLength: MAX_PREVIEW_MESSAGE, description: 'A message as a user would send it in a new chat: the catalogue a turn with it would list (ranked for it when the skills do not all fit `app.skills.catalogue_budget_tokens`). Without it: every skill, whatever the budget.' })
   @IsOptional()
   @IsString()
-  @MaxLength(100_000)
+  @MaxLength(MAX_PREVIEW_MESSAGE)
   query?: string;
 }
 

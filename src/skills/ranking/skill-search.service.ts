@@ -6,13 +6,9 @@ import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
 import { SkillRegistryService } from '../skill-registry.service.js';
 import { SkillStoreService } from '../store/skill-store.service.js';
 import { type CatalogueChoice, catalogueIsComplete, type CatalogueLimits, type CatalogueRequest, chooseCatalogue } from './catalogue-choice.js';
+import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './search-limits.js';
 import type { RankedSkill } from './skill-ranker.js';
 
-/** `skills.search` and `GET /v1/skills/search` return at most this many. */
-export const MAX_SEARCH_RESULTS = 20;
-export const DEFAULT_SEARCH_RESULTS = 10;
-/** A query is what the task is about in a few words; a longer one is refused rather than cut. */
-export const MAX_SEARCH_QUERY = 2000;
 /** The team signal: activations within this many days, re-read this often. */
 const USE_WINDOW_DAYS = 30;
 const USE_REFRESH_MS = 5 * 60_000;
