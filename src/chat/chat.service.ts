@@ -130,7 +130,7 @@ export class ChatService {
   async getContext(principal: Principal, id: string, options: { model?: string; tools?: boolean; message?: string } = {}) {
     const model = this.findModel(options.model);
     // The same one-query read a turn makes: existence, activated names, and the last messages when a message is ranked.
-    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, options.message === undefined ? 0 : CONTEXT_MESSAGES) : null;
+    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, options.message === undefined ? 0 : Math.min(CONTEXT_MESSAGES, this.config.app.historyMessages)) : null;
     if (context === null) throw chatNotFound(id);
     const activated = context.activated;
     const toolsAvailable = this.toolsAvailable(model, options.tools);
@@ -553,6 +553,7 @@ export class ChatService {
     if (snapshot === undefined) return { system: assembleSystemPrompt({ basePrompt: this.config.app.basePrompt }) };
     const { catalogueFormat, includeLocation } = this.config.app.skills;
     const style = toolsAvailable ? this.skillTools.style(snapshot) : undefined;
+    const searchable = style?.byName(searchTool.name) !== undefined;
     // The last messages, newest first (only their start is read), rank a partial catalogue.
     const context = this.searching.isComplete(snapshot)
       ? ''
@@ -565,11 +566,12 @@ export class ChatService {
       message: message.text,
       context,
       pinned: [...activated, ...message.requested],
-      searchable: style?.byName(searchTool.name) !== undefined,
+      searchable,
     });
     const skills: PromptInputs['skills'] = {
       catalogue: catalogue.text,
       partial: !catalogue.complete,
+      searchable,
       catalogueInPrompt: style?.catalogueInPrompt ?? true,
       layout: catalogueFormat === 'markdown' && includeLocation ? 'aloop' : 'standard',
       toolRules: style?.rules,

@@ -32,7 +32,7 @@ describe(assembleSystemPrompt.name, () => {
 
   it('puts a partial catalogue last, so the rules, the commands and the activated skills stay one prefix from turn to turn', () => {
     const turn = (ranked: string) =>
-      assembleSystemPrompt(inputs({ catalogue: ranked, partial: true, activated: ['pdf'], commands: [{ name: 'ship', description: 'Ships it.', argumentHint: null }] }));
+      assembleSystemPrompt(inputs({ catalogue: ranked, partial: true, searchable: true, activated: ['pdf'], commands: [{ name: 'ship', description: 'Ships it.', argumentHint: null }] }));
     const first = turn(catalogue);
     const second = turn('{"available_skills":[{"name":"xlsx","description":"Sheets."}]}');
     expect(first.endsWith(`Available skills (the most relevant to this conversation; skills_search finds the others):\n${catalogue}`)).toBe(true);
@@ -41,6 +41,12 @@ describe(assembleSystemPrompt.name, () => {
     expect(prefix).toContain('Skills already activated in this chat: pdf.');
     expect(prefix).toContain('- /ship: Ships it.');
     expect(prefix).toContain('The catalogue at the end of this prompt lists');
+  });
+
+  it('does not name skills_search in a partial catalogue\'s heading when the model is not offered it', () => {
+    const prompt = assembleSystemPrompt(inputs({ catalogue, partial: true, toolsAvailable: false }));
+    expect(prompt.endsWith(`Available skills (the most relevant to this conversation):\n${catalogue}`)).toBe(true);
+    expect(prompt).not.toContain('skills_search');
   });
 
   it('puts a partial aloop catalogue last too, after its "How to use skills" rules', () => {

@@ -11,6 +11,8 @@ export interface PromptInputs {
     catalogue: string;
     /** The catalogue lists only some skills (ranked for this turn): it then comes after every rule, so the prompt's start stays the same from turn to turn. */
     partial?: boolean;
+    /** The model is offered skills_search this turn (a partial catalogue's heading says so). */
+    searchable?: boolean;
     /** False when the tool style lists the skills elsewhere (load_skill's description). Default true. */
     catalogueInPrompt?: boolean;
     /** `aloop`: the aloop design's section (markdown catalogue with locations). Default `standard`. */
@@ -87,12 +89,13 @@ function skillsSection(skills: NonNullable<PromptInputs['skills']>): { text: str
   if (listed && skills.layout === 'aloop') {
     return partial ? { text: aloopSection(undefined, rules), ranked: `### Available skills\n${skills.catalogue}` } : { text: aloopSection(skills.catalogue, rules), ranked: '' };
   }
-  if (partial) return { text: standardSection(undefined, rules, true), ranked: `${PARTIAL_INTRO}\n${skills.catalogue}` };
+  if (partial) return { text: standardSection(undefined, rules, true), ranked: `${skills.searchable === true ? PARTIAL_INTRO_SEARCHABLE : PARTIAL_INTRO}\n${skills.catalogue}` };
   return { text: standardSection(listed ? skills.catalogue : undefined, rules, false), ranked: '' };
 }
 
-/** What heads a partial catalogue at the end of the prompt. */
-const PARTIAL_INTRO = 'Available skills (the most relevant to this conversation; skills_search finds the others):';
+/** What heads a partial catalogue at the end of the prompt, with and without skills_search. */
+const PARTIAL_INTRO_SEARCHABLE = 'Available skills (the most relevant to this conversation; skills_search finds the others):';
+const PARTIAL_INTRO = 'Available skills (the most relevant to this conversation):';
 
 function standardSection(catalogue: string | undefined, rules: readonly string[], partial: boolean): string {
   const intro = partial

@@ -6,10 +6,16 @@ import { unstorableCharacter } from './storable-text.js';
 export function describeValidationErrors(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((error) => {
     const path = prefix ? `${prefix}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => `${path}: ${message}`);
+    // A value of the wrong type is told only that: "must be a string", not also "too long" (for `?q=a&q=b`).
+    const constraints = error.constraints ?? {};
+    const typed = TYPE_CHECKS.filter((name) => name in constraints);
+    const own = (typed.length > 0 ? typed.map((name) => constraints[name]) : Object.values(constraints)).map((message) => `${path}: ${message}`);
     return [...own, ...describeValidationErrors(error.children ?? [], path)];
   });
 }
+
+/** class-validator's type checks: when one fails, the value's other constraints say nothing useful. */
+const TYPE_CHECKS = ['isString', 'isBoolean', 'isInt', 'isNumber', 'isArray', 'isObject'];
 
 const NUL_ALLOWED = 'skillhost:validation:nul-allowed';
 

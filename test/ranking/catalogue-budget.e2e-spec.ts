@@ -18,7 +18,7 @@ import { type TempTree, useSkillTree, writeSkill } from '../support/skill-tree.j
 // ---------------------------------------------------------------------------------------------
 
 /** The label before a whole catalogue (in the skills section) and before a partial one (last in the prompt). */
-const LABELS = ['Available skills:\n', 'Available skills (the most relevant to this conversation; skills_search finds the others):\n'];
+const LABELS = ['Available skills:\n', 'Available skills (the most relevant to this conversation; skills_search finds the others):\n', 'Available skills (the most relevant to this conversation):\n'];
 
 /** The catalogue text of a system prompt: what follows its label, up to the next block. */
 function catalogueOf(systemPrompt: string): string {

@@ -77,7 +77,12 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
   };
   for (const name of request.pinned ?? []) take(view.skills.get(name), true);
   if (chosen.length < limits.maxSkills && request.message.trim() !== '') {
-    for (const match of index.search(view, request.message, { limit: limits.maxSkills, context: request.context, popularity: request.popularity })) take(view.skills.get(match.name), false);
+    // More candidates than places: an entry too large for what is left of the budget is passed over for the next.
+    const candidates = Math.min(limits.maxSkills * CANDIDATES_PER_PLACE, MAX_CANDIDATES);
+    for (const match of index.search(view, request.message, { limit: candidates, context: request.context, popularity: request.popularity })) {
+      take(view.skills.get(match.name), false);
+      if (chosen.length >= limits.maxSkills) break;
+    }
   }
   if (chosen.length < limits.maxSkills && request.popularity !== undefined) {
     // The popularity map comes most used first (as the repository reads it).
@@ -90,6 +95,10 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
   if (entries.length === 0 && format === 'markdown') text = text.replace(/^\n/, '');
   return { text, complete: false, listed: chosen.map((record) => record.name), unlisted, tokens };
 }
+
+/** How many ranked skills a turn considers for each place in its catalogue, and at most. */
+const CANDIDATES_PER_PLACE = 3;
+const MAX_CANDIDATES = 500;
 
 const closings = new Map<string, number>();
 

@@ -34,7 +34,9 @@ export class CatalogueIndex {
       // runInSlices gives the loop a turn every few milliseconds: a step per few skills lets it.
       if ((i + 1) % 16 === 0) yield;
     }
-    const ranker = yield* SkillRanker.building(records.map((record) => ({ name: record.name, description: record.description, triggers: triggersOf(record) })));
+    const ranker = yield* SkillRanker.building(
+      records.map((record) => ({ name: record.name, description: record.description, triggers: triggersOf(record), private: record.store?.scope === 'personal' })),
+    );
     return new CatalogueIndex(ranker, records, { format, tokens }, includeLocation);
   }
 
@@ -64,7 +66,22 @@ export class CatalogueIndex {
   /** The view's skills best matching a request, best first (skills of other views are never returned). */
   search(view: CatalogueSnapshot, request: string, options: { limit?: number; context?: string; popularity?: ReadonlyMap<string, number> } = {}): RankedSkill[] {
     const include = this.holdsOnly(view) ? undefined : (position: number) => view.skills.get(this.records[position].name) === this.records[position];
-    return this.ranker.rank(request, { ...options, include });
+    return this.ranker.rank(request, { ...options, include, privateSkills: this.privateOf(view) });
+  }
+
+  private readonly privates = new WeakMap<CatalogueSnapshot, number[]>();
+
+  /** The positions of the personal skills a view holds (its owner's). */
+  private privateOf(view: CatalogueSnapshot): number[] {
+    let positions = this.privates.get(view);
+    if (positions === undefined) {
+      positions = [];
+      for (let i = 0; i < this.records.length; i++) {
+        if (this.records[i].store?.scope === 'personal' && view.skills.get(this.records[i].name) === this.records[i]) positions.push(i);
+      }
+      this.privates.set(view, positions);
+    }
+    return positions;
   }
 
   /** Views that hold every indexed skill (no personal skills elsewhere, no filter) need no check per result. */

@@ -44,9 +44,13 @@ export interface QueryTerm {
   concept: number;
 }
 
+/** A term's document frequency, as a map or a view over several. */
+export type TermCounts = Pick<ReadonlyMap<string, number>, 'has' | 'get'>;
+
 /** What the index knows of its terms: how many skills have each, of how many. */
 export interface Vocabulary {
-  terms: ReadonlyMap<string, number>;
+  /** How many skills have each term. */
+  terms: TermCounts;
   skills: number;
 }
 
@@ -250,7 +254,7 @@ function countIn(words: readonly string[], set: ReadonlySet<string>): number {
 }
 
 /** Ways to cut a word into two the index knows, each half three letters or more ("blogpost", "filenames"). */
-function* splits(word: string, vocabulary: ReadonlyMap<string, number>): Generator<[string, string]> {
+function* splits(word: string, vocabulary: TermCounts): Generator<[string, string]> {
   if (word.length < 6 || word.length > 30) return;
   for (let at = 3; at <= word.length - 3; at++) {
     const left = englishStem(word.slice(0, at));

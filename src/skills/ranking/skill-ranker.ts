@@ -1,5 +1,5 @@
 import MiniSearch from 'minisearch';
-import { analyseQuery, MAX_PHRASE_WORDS, type QueryTerm } from './query-terms.js';
+import { analyseQuery, MAX_PHRASE_WORDS, type QueryTerm, type TermCounts } from './query-terms.js';
 import { foldedWords, indexTerm } from './text-terms.js';
 
 /** What the ranker reads of a skill. */
@@ -8,6 +8,8 @@ export interface RankableSkill {
   readonly description: string;
   /** `metadata.triggers`: keywords, verbs and phrases that should bring this skill up. */
   readonly triggers?: readonly string[];
+  /** A user's own skill: in the index, but its words are known only to views that hold it. */
+  readonly private?: boolean;
 }
 
 export interface RankedSkill {
@@ -34,6 +36,8 @@ export interface RankOptions {
   popularity?: ReadonlyMap<string, number>;
   /** Only skills (by the position they were added at) this accepts: a user's view of a shared index. */
   include?: (position: number) => boolean;
+  /** The private skills (by position) the view holds: their words count as known. */
+  privateSkills?: readonly number[];
 }
 
 /** The most a team's use adds to a skill's relevance: enough to order near-equals, never to lift a poor match. */
@@ -58,8 +62,10 @@ export class SkillRanker {
   private readonly descriptions: string[] = [];
   /** Trigger phrases (two words or more), folded, by position: a request containing one is a strong sign. */
   private readonly phrases = new Map<number, readonly string[]>();
-  /** Each term's document frequency: how many skills have it. */
+  /** Each term's document frequency among the shared skills: how many have it. */
   private readonly terms = new Map<string, number>();
+  /** The terms of each private skill (a user's personal one), by position: known only to the views that hold it. */
+  private readonly privateTerms = new Map<number, ReadonlySet<string>>();
   /** The terms of the skill being added (a term counts once per skill). */
   private adding = new Set<string>();
 
@@ -89,7 +95,11 @@ export class SkillRanker {
     return ranker;
   }
 
-  /** Skills are known by the position they were added at (what `include` is asked about). */
+  /**
+   * Skills are known by the position they were added at (what `include` is asked about). A private
+   * skill's words are not in the shared vocabulary: whether a word is known (and so not taken for a
+   * typo) must not depend on another user's skills.
+   */
   private add(skill: RankableSkill): void {
     const id = this.names.length;
     this.names.push(skill.name);
@@ -101,12 +111,25 @@ export class SkillRanker {
     if (phrases.length > 0) this.phrases.set(id, phrases);
     this.adding = new Set();
     this.index.add({ id, name: skill.name, description: skill.description, triggers: skill.triggers });
-    for (const term of this.adding) this.terms.set(term, (this.terms.get(term) ?? 0) + 1);
+    if (skill.private === true) this.privateTerms.set(id, this.adding);
+    else for (const term of this.adding) this.terms.set(term, (this.terms.get(term) ?? 0) + 1);
   }
 
-  /** Every term the index holds, with how many skills have it: a request's word outside it is a typo, another language or unknown. */
+  /** Every term of the shared skills, with how many have it: a request's word outside it is a typo, another language or unknown. */
   get vocabulary(): ReadonlyMap<string, number> {
     return this.terms;
+  }
+
+  /** The shared vocabulary plus the words of the private skills a view holds. */
+  private vocabularyFor(privateSkills: readonly number[] | undefined): TermCounts {
+    const own = (privateSkills ?? []).flatMap((position) => {
+      const terms = this.privateTerms.get(position);
+      return terms === undefined ? [] : [terms];
+    });
+    if (own.length === 0) return this.terms;
+    const shared = this.terms;
+    const count = (term: string) => (shared.get(term) ?? 0) + own.filter((terms) => terms.has(term)).length;
+    return { has: (term) => count(term) > 0, get: (term) => count(term) || undefined };
   }
 
   get size(): number {
@@ -117,7 +140,7 @@ export class SkillRanker {
   rank(request: string, options: RankOptions = {}): RankedSkill[] {
     const limit = Math.floor(options.limit ?? 20);
     if (!(limit >= 1)) return [];
-    const { terms, concepts, sequence } = analyseQuery(request, { terms: this.terms, skills: this.names.length }, options.context);
+    const { terms, concepts, sequence } = analyseQuery(request, { terms: this.vocabularyFor(options.privateSkills), skills: this.names.length }, options.context);
     // A request without a meaningful word ("ok, thanks") matches nothing by itself: only its context can.
     if (terms.size === 0 || (concepts === 0 && !(options.context ?? '').trim())) return [];
     const include = options.include;
