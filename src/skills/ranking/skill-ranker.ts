@@ -1,4 +1,4 @@
-import MiniSearch from 'minisearch';
+import MiniSearch, { type Query } from 'minisearch';
 import { analyseQuery, MAX_PHRASE_WORDS, type QueryTerm, type TermCounts } from './query-terms.js';
 import { foldedWords, indexTerm } from './text-terms.js';
 
@@ -120,6 +120,21 @@ export class SkillRanker {
     return this.terms;
   }
 
+  /**
+   * The search for some terms. A term most skills' descriptions use ("tool", "search", "first" in a
+   * thousand generated integration skills) is looked for in names and triggers only: in a
+   * description it says little (its IDF is near nothing) and costs a walk of most of the index; in
+   * a name it still says what the skill is.
+   */
+  private queryOf(terms: readonly string[]): Query {
+    const commonAbove = this.names.length * COMMON_SHARE;
+    const common = terms.filter((term) => (this.terms.get(term) ?? 0) > commonAbove);
+    if (common.length === 0) return terms.join(' ');
+    const rest = terms.filter((term) => (this.terms.get(term) ?? 0) <= commonAbove);
+    const inNames: Query = { queries: [common.join(' ')], fields: ['name', 'triggers'] };
+    return { combineWith: 'OR', queries: rest.length === 0 ? [inNames] : [rest.join(' '), inNames] };
+  }
+
   /** The shared vocabulary plus the words of the private skills a view holds. */
   private vocabularyFor(privateSkills: readonly number[] | undefined): TermCounts {
     const own = (privateSkills ?? []).flatMap((position) => {
@@ -144,7 +159,7 @@ export class SkillRanker {
     // A request without a meaningful word ("ok, thanks") matches nothing by itself: only its context can.
     if (terms.size === 0 || (concepts === 0 && !(options.context ?? '').trim())) return [];
     const include = options.include;
-    const results = this.index.search([...terms.keys()].join(' '), {
+    const results = this.index.search(this.queryOf([...terms.keys()]), {
       tokenize: (text) => text.split(' '),
       processTerm: (term) => term,
       boostTerm: (term) => terms.get(term)?.weight ?? 1,
@@ -189,6 +204,9 @@ export class SkillRanker {
     return best;
   }
 }
+
+/** A term more than this share of the skills have is looked for in names and triggers only. */
+const COMMON_SHARE = 0.2;
 
 /** Above this limit the ranker sorts its results instead of keeping a short list in order. */
 const SHORT_LIST = 64;
