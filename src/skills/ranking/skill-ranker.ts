@@ -127,6 +127,7 @@ export class SkillRanker {
    * a name it still says what the skill is.
    */
   private queryOf(terms: readonly string[]): Query {
+    if (this.names.length < COMMON_MIN_SKILLS) return terms.join(' ');
     const commonAbove = this.names.length * COMMON_SHARE;
     const common = terms.filter((term) => (this.terms.get(term) ?? 0) > commonAbove);
     if (common.length === 0) return terms.join(' ');
@@ -205,8 +206,9 @@ export class SkillRanker {
   }
 }
 
-/** A term more than this share of the skills have is looked for in names and triggers only. */
+/** A term more than this share of the skills have is looked for in names and triggers only, in a catalogue of at least so many skills (where it costs). */
 const COMMON_SHARE = 0.2;
+const COMMON_MIN_SKILLS = 500;
 
 /** Above this limit the ranker sorts its results instead of keeping a short list in order. */
 const SHORT_LIST = 64;
