@@ -96,9 +96,13 @@ export class CatalogueIndex {
     return whole;
   }
 
-  /** Terms the index holds (for benchmarks). */
+  /** Terms the index holds, and its serialised size (for benchmarks). */
   get vocabularySize(): number {
     return this.ranker.vocabulary.size;
+  }
+
+  serializedBytes(): number {
+    return this.ranker.serializedBytes();
   }
 }
 

@@ -166,7 +166,7 @@ export function analyseQuery(request: string, vocabulary: Vocabulary, context = 
 }
 
 /** Terms the chat's last messages add to a request, the rarest first. */
-const MAX_CONTEXT_TERMS = 8;
+const MAX_CONTEXT_TERMS = 4;
 
 /** Adds one text's terms at a weight; returns how many concepts (meaningful words) it had. */
 function addWords(

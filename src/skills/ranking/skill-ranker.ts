@@ -152,6 +152,11 @@ export class SkillRanker {
     return this.names.length;
   }
 
+  /** Bytes of the index serialised (MiniSearch's JSON form), for benchmarks. */
+  serializedBytes(): number {
+    return Buffer.byteLength(JSON.stringify(this.index));
+  }
+
   /** Best first; only skills matching at least one word of the request; ties by name. */
   rank(request: string, options: RankOptions = {}): RankedSkill[] {
     const limit = Math.floor(options.limit ?? 20);
@@ -188,30 +193,32 @@ export class SkillRanker {
 
   /**
    * The first `limit` results, higher score first and equal scores by name. Results run to
-   * thousands and the limit is small: a short list is kept in order as they pass, unless the
-   * limit is large (a catalogue of hundreds), where one sort costs less.
+   * thousands and the limit is small: a list of the best is kept in order as they pass (most are
+   * turned away by one comparison with its last), each newcomer placed by binary search.
    */
-  private best<T extends { id: unknown; score: number }>(results: T[], limit: number): T[] {
+  private best<T extends { id: unknown; score: number }>(results: readonly T[], limit: number): T[] {
     const before = (a: T, b: T) => a.score > b.score || (a.score === b.score && this.names[a.id as number] < this.names[b.id as number]);
-    if (limit > SHORT_LIST) return results.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)).slice(0, limit);
     const best: T[] = [];
     for (const result of results) {
       if (best.length === limit && !before(result, best[limit - 1])) continue;
-      let at = best.length === limit ? limit - 1 : best.length;
-      while (at > 0 && before(result, best[at - 1])) at--;
+      let low = 0;
+      let high = best.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (before(result, best[middle])) high = middle;
+        else low = middle + 1;
+      }
       if (best.length === limit) best.pop();
-      best.splice(at, 0, result);
+      best.splice(low, 0, result);
     }
     return best;
   }
+
 }
 
 /** A term more than this share of the skills have is looked for in names and triggers only, in a catalogue of at least so many skills (where it costs). */
 const COMMON_SHARE = 0.2;
 const COMMON_MIN_SKILLS = 500;
-
-/** Above this limit the ranker sorts its results instead of keeping a short list in order. */
-const SHORT_LIST = 64;
 
 function phrasesOf(sequence: readonly string[]): Set<string> {
   const phrases = new Set<string>();
