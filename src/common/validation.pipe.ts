@@ -6,9 +6,10 @@ import { unstorableCharacter } from './storable-text.js';
 export function describeValidationErrors(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((error) => {
     const path = prefix ? `${prefix}.${error.property}` : error.property;
-    // A value of the wrong type is told only that: "must be a string", not also "too long" (for `?q=a&q=b`).
+    // A value given with the wrong type is told only that: "must be a string", not also "too long"
+    // (`?q=a&q=b`). A missing one hears every rule it must meet.
     const constraints = error.constraints ?? {};
-    const typed = TYPE_CHECKS.filter((name) => name in constraints);
+    const typed = error.value === undefined ? [] : TYPE_CHECKS.filter((name) => name in constraints);
     const own = (typed.length > 0 ? typed.map((name) => constraints[name]) : Object.values(constraints)).map((message) => `${path}: ${message}`);
     return [...own, ...describeValidationErrors(error.children ?? [], path)];
   });

