@@ -1,5 +1,5 @@
 import MiniSearch, { type Query } from 'minisearch';
-import { analyseQuery, MAX_PHRASE_WORDS, type QueryTerm, type TermCounts } from './query-terms.js';
+import { analyseQuery, MAX_PHRASE_WORDS, type QueryTerm, type TermCounts, WEIGHTS } from './query-terms.js';
 import { foldedWords, indexTerm } from './text-terms.js';
 
 /** What the ranker reads of a skill. */
@@ -121,19 +121,25 @@ export class SkillRanker {
   }
 
   /**
-   * The search for some terms. A term most skills' descriptions use ("tool", "search", "first" in a
-   * thousand generated integration skills) is looked for in names and triggers only: in a
-   * description it says little (its IDF is near nothing) and costs a walk of most of the index; in
-   * a name it still says what the skill is.
+   * The search for a query's terms. Two kinds are looked for in names and triggers only, where a
+   * skill says what it is about:
+   * - the context's (the chat's earlier messages): weak evidence, which in descriptions would mostly
+   *   add skills to walk through;
+   * - in a large catalogue, a term most descriptions use ("tool", "search", "first" in a thousand
+   *   generated integration skills): in a description it says little (its IDF is near nothing)
+   *   and costs a walk of most of the index.
    */
-  private queryOf(terms: readonly string[]): Query {
-    if (this.names.length < COMMON_MIN_SKILLS) return terms.join(' ');
-    const commonAbove = this.names.length * COMMON_SHARE;
-    const common = terms.filter((term) => (this.terms.get(term) ?? 0) > commonAbove);
-    if (common.length === 0) return terms.join(' ');
-    const rest = terms.filter((term) => (this.terms.get(term) ?? 0) <= commonAbove);
-    const inNames: Query = { queries: [common.join(' ')], fields: ['name', 'triggers'] };
-    return { combineWith: 'OR', queries: rest.length === 0 ? [inNames] : [rest.join(' '), inNames] };
+  private queryOf(terms: ReadonlyMap<string, QueryTerm>): Query {
+    const commonAbove = this.names.length >= COMMON_MIN_SKILLS ? this.names.length * COMMON_SHARE : Number.POSITIVE_INFINITY;
+    const everywhere: string[] = [];
+    const inNames: string[] = [];
+    for (const [term, query] of terms) {
+      const fromContext = query.concept < 0 && query.weight <= WEIGHTS.context;
+      (fromContext || (this.terms.get(term) ?? 0) > commonAbove ? inNames : everywhere).push(term);
+    }
+    if (inNames.length === 0) return everywhere.join(' ');
+    const named: Query = { queries: [inNames.join(' ')], fields: ['name', 'triggers'] };
+    return { combineWith: 'OR', queries: everywhere.length === 0 ? [named] : [everywhere.join(' '), named] };
   }
 
   /** The shared vocabulary plus the words of the private skills a view holds. */
@@ -165,7 +171,7 @@ export class SkillRanker {
     // A request without a meaningful word ("ok, thanks") matches nothing by itself: only its context can.
     if (terms.size === 0 || (concepts === 0 && !(options.context ?? '').trim())) return [];
     const include = options.include;
-    const results = this.index.search(this.queryOf([...terms.keys()]), {
+    const results = this.index.search(this.queryOf(terms), {
       tokenize: (text) => text.split(' '),
       processTerm: (term) => term,
       boostTerm: (term) => terms.get(term)?.weight ?? 1,
