@@ -437,9 +437,8 @@ export class ChatService {
   async prepareTurn(principal: Principal, id: string, input: Pick<TurnInput, 'model' | 'content'>): Promise<ModelConfig> {
     this.turns.assertOpen();
     const model = this.requireModel(input.model);
-    const snapshot = this.registry.enabled ? this.registry.snapshot : undefined;
-    const { command } = this.parseInvocation(input.content, snapshot);
-    if (command !== null && snapshot !== undefined) runCommand(snapshot, command);
+    // Reading the message as the turn will refuses a command that expands too far.
+    this.turnRequest(input.content, this.registry.enabled ? this.registry.snapshot : undefined);
     await this.getChat(principal, id);
     return model;
   }

@@ -100,21 +100,12 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
 const CANDIDATES_PER_PLACE = 3;
 const MAX_CANDIDATES = 500;
 
-const closings = new Map<string, number>();
-
 /**
- * The frame and the closing note, counted once per format, total and searchability: the note's
- * count is at most the total, so counting it with the total's digits keeps the sum an upper bound.
+ * The frame and the closing note (counted once per distinct text by countTokens): the note's count
+ * is at most the total, so counting it with the total's digits keeps the sum an upper bound.
  */
 function closingCost(format: CatalogueFormat, total: number, searchable: boolean): number {
-  const key = `${format} ${total} ${searchable}`;
-  let tokens = closings.get(key);
-  if (tokens === undefined) {
-    tokens = countTokens(catalogueFrame(format).open) + countTokens(renderUnlisted({ count: total, note: unlistedNote(total, searchable) }, format));
-    if (closings.size >= 1000) closings.clear();
-    closings.set(key, tokens);
-  }
-  return tokens;
+  return countTokens(catalogueFrame(format).open) + countTokens(renderUnlisted({ count: total, note: unlistedNote(total, searchable) }, format));
 }
 
 function unlistedNote(count: number, searchable: boolean): string {

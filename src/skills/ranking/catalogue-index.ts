@@ -107,22 +107,12 @@ export class CatalogueIndex {
 }
 
 /**
- * Entries counted before, by their rendered text: a reload rebuilds the snapshot from new records,
- * mostly of skills whose entries have not changed. Cleared when it grows past what any catalogue holds.
+ * Tokens of one entry as rendered, plus its separator (the first entry has none: the sum is an upper
+ * bound). A reload rebuilds the snapshot from new records, mostly of unchanged entries: countTokens
+ * counts each distinct text once.
  */
-const counted = new Map<string, number>();
-const COUNTED_LIMIT = 50_000;
-
-/** Tokens of one entry as rendered, plus its separator (the first entry has none: the sum is an upper bound). */
 function entryCost(record: SkillRecord, format: CatalogueFormat, includeLocation: boolean): number {
-  const entry = renderEntry(entryOf(record), format, includeLocation);
-  let tokens = counted.get(entry);
-  if (tokens === undefined) {
-    tokens = countTokens(entry) + countTokens(catalogueFrame(format).separator);
-    if (counted.size >= COUNTED_LIMIT) counted.clear();
-    counted.set(entry, tokens);
-  }
-  return tokens;
+  return countTokens(renderEntry(entryOf(record), format, includeLocation)) + countTokens(catalogueFrame(format).separator);
 }
 
 

@@ -1,4 +1,5 @@
 import { StemmerEs } from '@nlpjs/lang-es';
+import { boundedMemo } from '../../common/bounded-memo.js';
 import { SPANISH_GLOSSARY, SPANISH_STOP_WORDS } from './lexicon-es.js';
 import { RELATED_TERMS } from './related-terms.js';
 import { ENGLISH_STOP_WORDS, englishStem, foldedWords, indexTerm, WORD } from './text-terms.js';
@@ -69,19 +70,9 @@ export interface AnalysedQuery {
 }
 
 const spanishStemmer = new StemmerEs();
-const spanishStems = new Map<string, string>();
-const STEM_MEMO_LIMIT = 100_000;
 
 /** Spanish stem of a folded word (the glossary's keys and the request's words meet here); memoised. */
-function spanishStem(word: string): string {
-  let stem = spanishStems.get(word);
-  if (stem === undefined) {
-    stem = spanishStemmer.stemWord(word);
-    if (spanishStems.size >= STEM_MEMO_LIMIT) spanishStems.clear();
-    spanishStems.set(word, stem);
-  }
-  return stem;
-}
+const spanishStem = boundedMemo((word: string) => spanishStemmer.stemWord(word), 100_000);
 
 /**
  * A text's words, folded, in one pass over at most its first MAX_REQUEST_CHARS characters that

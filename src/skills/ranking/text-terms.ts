@@ -1,4 +1,5 @@
 import { stemmer } from 'stemmer';
+import { boundedMemo } from '../../common/bounded-memo.js';
 
 /** A word is a run of letters, combining marks and digits; punctuation, symbols, emoji and controls separate words. */
 export const WORD = /[\p{L}\p{M}\p{N}]+/gu;
@@ -38,19 +39,8 @@ export function foldedWords(text: string): string[] {
   return words;
 }
 
-const stems = new Map<string, string>();
-const STEM_MEMO_LIMIT = 200_000;
-
 /** The English (Porter) stem of a folded word: "PDFs" → "pdf", "extracting" → "extract". Memoised: descriptions share most words. */
-export function englishStem(word: string): string {
-  let stem = stems.get(word);
-  if (stem === undefined) {
-    stem = stemmer(word);
-    if (stems.size >= STEM_MEMO_LIMIT) stems.clear();
-    stems.set(word, stem);
-  }
-  return stem;
-}
+export const englishStem: (word: string) => string = boundedMemo(stemmer, 200_000);
 
 /** The index term of a folded word, or null for a stop word or a single letter. */
 export function indexTerm(word: string): string | null {
