@@ -59,6 +59,35 @@ function clientOf(context: () => ChatTestContext, users: () => Users) {
   };
 }
 
+/**
+ * For a block: an app with API keys and a store folder in a temp tree that `populate` fills (its
+ * skills in `skills/`), `overrides` on top, and the four users; closed and removed after the block.
+ */
+function useStoreApp(populate: (tree: TempTree) => void, overrides: Record<string, unknown> = {}) {
+  let tree: TempTree | undefined;
+  let ctx: ChatTestContext | undefined;
+  let users: Users | undefined;
+  beforeAll(async () => {
+    tree = tempTree();
+    populate(tree);
+    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree.path('store'), ...overrides });
+    users = await createUsers(ctx);
+  });
+  afterAll(async () => {
+    await ctx?.close();
+    tree?.cleanup();
+  });
+  return {
+    c: clientOf(() => ctx!, () => users!),
+    get tree() {
+      return tree!;
+    },
+    get ctx() {
+      return ctx!;
+    },
+  };
+}
+
 describe('the skill store against a hostile client', () => {
   let tree: TempTree;
   let ctx: ChatTestContext;
@@ -899,23 +928,15 @@ describe('the skill store against a hostile client', () => {
 });
 
 describe('a skill past max_install_bytes', () => {
-  let tree: TempTree;
-  let ctx: ChatTestContext;
-  let users: Users;
-  const c = clientOf(() => ctx, () => users);
-
-  beforeAll(async () => {
-    tree = tempTree();
-    writeSkill(tree, 'skills', 'bulky', { description: 'Too large to pin.', body: 'BULKY-BODY' });
-    tree.write('skills/bulky/references/big.md', 'b'.repeat(4096));
-    writeSkill(tree, 'skills', 'slim', { description: 'Small enough to pin.' });
-    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree.path('store'), 'app.skills.max_install_bytes': 1024 });
-    users = await createUsers(ctx);
-  });
-  afterAll(async () => {
-    await ctx?.close();
-    tree?.cleanup();
-  });
+  const app = useStoreApp(
+    (tree) => {
+      writeSkill(tree, 'skills', 'bulky', { description: 'Too large to pin.', body: 'BULKY-BODY' });
+      tree.write('skills/bulky/references/big.md', 'b'.repeat(4096));
+      writeSkill(tree, 'skills', 'slim', { description: 'Small enough to pin.' });
+    },
+    { 'app.skills.max_install_bytes': 1024 },
+  );
+  const { c } = app;
 
   it('activated from disk in a chat: the card says it is not pinned, no version is recorded, nothing is stored', async () => {
     const before = await c.counts();
@@ -931,7 +952,7 @@ describe('a skill past max_install_bytes', () => {
     const context = await c.http().get(`/v1/chats/${chat}/context`).set(c.as('ann')).expect(200);
     expect(context.body.activatedVersions).toEqual([{ name: 'bulky', version: null, currentVersion: null, status: 'current' }]);
     // As the card warned: after a change on disk and a reload the chat reads the new files.
-    tree.write('skills/bulky/references/big.md', 'c'.repeat(4096));
+    app.tree.write('skills/bulky/references/big.md', 'c'.repeat(4096));
     await c.http().post('/v1/admin/skills/reload').set(c.as('root')).expect(200);
     expect((await c.tool('ann', chat, 'skills.readResource', { name: 'bulky', path: 'references/big.md' })).toolCard.output).toBe('c'.repeat(4096));
   });
@@ -956,46 +977,36 @@ describe('a skill past max_install_bytes', () => {
 });
 
 describe('the store cache folder', () => {
-  let tree: TempTree;
-  let ctx: ChatTestContext;
-  let users: Users;
   let chat: string;
   let v1: string;
   let v2: string;
-  const c = clientOf(() => ctx, () => users);
+  const app = useStoreApp((tree) => writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' }));
+  const { c } = app;
   const read = async () => c.http().get('/v1/skills/cached/resources/references/guide.md').set(c.as('bob'));
 
   beforeAll(async () => {
-    tree = tempTree();
-    writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
-    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree.path('store') });
-    users = await createUsers(ctx);
     v1 = (await c.upload('/v1/admin/skills', 'root', await zipOf(skillFiles('cached', { 'references/guide.md': 'CACHE-ONE' }))).expect(201)).body.digest;
     chat = await c.newChat('bob');
     await c.tool('bob', chat, 'skills.activate', { name: 'cached' });
     v2 = (await c.upload('/v1/admin/skills', 'root', await zipOf(skillFiles('cached', { 'references/guide.md': 'CACHE-TWO' }))).expect(201)).body.digest;
   });
-  afterAll(async () => {
-    await ctx?.close();
-    tree?.cleanup();
-  });
 
   it('deleted while the server runs: a chat reading its pinned older version gets it, unpacked again from the database', async () => {
-    rmSync(tree.path('store'), { recursive: true, force: true });
+    rmSync(app.tree.path('store'), { recursive: true, force: true });
     expect((await c.tool('bob', chat, 'skills.readResource', { name: 'cached', path: 'references/guide.md' })).toolCard.output).toBe('CACHE-ONE');
-    expect(filesUnder(tree.path('store'))).toContain(`${v1.slice('sha256:'.length)}/cached/references/guide.md`);
+    expect(filesUnder(app.tree.path('store'))).toContain(`${v1.slice('sha256:'.length)}/cached/references/guide.md`);
   });
 
   // BUG: the current version's folder is only unpacked when the store is read again (an install, a switch, a reload); deleting the cache (documented as "a cache: deleting it costs a re-read from the database") makes every read of a store skill SKILL_NOT_FOUND "no longer on disk" until then — SkillResourcesService reads skill.path without SkillStoreService.versionFolder().
   it('deleted while the server runs: the current version is read again from the database', async () => {
-    rmSync(tree.path('store'), { recursive: true, force: true });
+    rmSync(app.tree.path('store'), { recursive: true, force: true });
     const answer = await read();
     expect({ status: answer.status, text: answer.text }).toEqual({ status: 200, text: 'CACHE-TWO' });
     expect((await c.http().get('/v1/skills/cached/body').set(c.as('bob'))).status).toBe(200);
   });
 
   it('deleted while the server runs: an admin reload unpacks the current version again', async () => {
-    rmSync(tree.path('store'), { recursive: true, force: true });
+    rmSync(app.tree.path('store'), { recursive: true, force: true });
     await c.http().post('/v1/admin/skills/reload').set(c.as('root')).expect(200);
     const answer = await read();
     expect({ status: answer.status, text: answer.text }).toEqual({ status: 200, text: 'CACHE-TWO' });
@@ -1003,7 +1014,7 @@ describe('the store cache folder', () => {
 
   it('documents: a file changed inside an unpacked version is served as changed (the cache is trusted once unpacked; only unpacking checks digests)', async () => {
     await read();
-    const file = join(tree.path('store'), v2.slice('sha256:'.length), 'cached', 'references', 'guide.md');
+    const file = join(app.tree.path('store'), v2.slice('sha256:'.length), 'cached', 'references', 'guide.md');
     writeFileSync(file, 'TAMPERED');
     try {
       expect((await read()).text).toBe('TAMPERED');
@@ -1017,7 +1028,7 @@ describe('the store cache folder', () => {
 
   // BUG: a version folder left incomplete in the cache (here: its SKILL.md deleted) is never unpacked again: SkillCache.materialise cannot rename over the existing <digest>/ folder and gives up, so the skill stays out of the catalogue after every reload until an operator removes the folder by hand.
   it("a version folder that lost its SKILL.md is unpacked again on reload, and the skill is offered", async () => {
-    rmSync(join(tree.path('store'), v2.slice('sha256:'.length), 'cached', 'SKILL.md'));
+    rmSync(join(app.tree.path('store'), v2.slice('sha256:'.length), 'cached', 'SKILL.md'));
     await c.http().post('/v1/admin/skills/reload').set(c.as('root')).expect(200);
     expect(await c.names('bob')).toContain('cached');
     const answer = await read();
@@ -1026,21 +1037,7 @@ describe('the store cache folder', () => {
 });
 
 describe('lenient validation: the same files under two folder names', () => {
-  let tree: TempTree;
-  let ctx: ChatTestContext;
-  let users: Users;
-  const c = clientOf(() => ctx, () => users);
-
-  beforeAll(async () => {
-    tree = tempTree();
-    tree.write('skills/.keep', '');
-    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree.path('store'), 'app.skills.validation': 'lenient' });
-    users = await createUsers(ctx);
-  });
-  afterAll(async () => {
-    await ctx?.close();
-    tree?.cleanup();
-  });
+  const { c } = useStoreApp((tree) => tree.write('skills/.keep', ''), { 'app.skills.validation': 'lenient' });
 
   // BUG: without a name in the frontmatter (lenient), two folder names give one digest (the name is not in the bytes); the cache keeps one folder per digest, so the second install is a 500 after its install row was committed (SkillCache.materialise cannot rename `<digest>/beta` into place), and skill_versions.name holds the first name only, so pinned reads of 'beta' find no version either. The version digest should cover the name.
   it('each is installed and offered under its own name', async () => {
@@ -1054,21 +1051,8 @@ describe('lenient validation: the same files under two folder names', () => {
 });
 
 describe('the store with skills switched off', () => {
-  let tree: TempTree;
-  let ctx: ChatTestContext;
-  let users: Users;
-  const c = clientOf(() => ctx, () => users);
-
-  beforeAll(async () => {
-    tree = tempTree();
-    writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
-    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.enabled': false, 'app.skills.store_directory': tree.path('store') });
-    users = await createUsers(ctx);
-  });
-  afterAll(async () => {
-    await ctx?.close();
-    tree?.cleanup();
-  });
+  const app = useStoreApp((tree) => writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' }), { 'app.skills.enabled': false });
+  const { c } = app;
 
   it('every store route answers 404 SKILLS_DISABLED, and an install stores nothing', async () => {
     const before = await c.counts();
@@ -1086,7 +1070,7 @@ describe('the store with skills switched off', () => {
     ];
     expect(answers.map((answer) => [answer.status, answer.body.code])).toEqual(answers.map(() => [404, 'SKILLS_DISABLED']));
     expect(await c.counts()).toEqual(before);
-    expect(filesUnder(tree.path('store'))).toEqual([]);
+    expect(filesUnder(app.tree.path('store'))).toEqual([]);
   });
 
   // BUG: GET/PUT /v1/chats/:id/skills are listed with the skills routes (README "### Skills") but have no RequireFeature('skills'): with skills off they answer 200 and store the filter (chat.controller.ts).
@@ -1096,6 +1080,6 @@ describe('the store with skills switched off', () => {
     expect({ status: put.status, code: put.body.code }).toEqual({ status: 404, code: 'SKILLS_DISABLED' });
     const get = await c.http().get(`/v1/chats/${chat}/skills`).set(c.as('ann'));
     expect({ status: get.status, code: get.body.code }).toEqual({ status: 404, code: 'SKILLS_DISABLED' });
-    expect((await query<{ skill_filter: unknown }>(ctx.db.url, 'SELECT skill_filter FROM chats WHERE id = $1', [chat]))[0].skill_filter).toBeNull();
+    expect((await query<{ skill_filter: unknown }>(app.ctx.db.url, 'SELECT skill_filter FROM chats WHERE id = $1', [chat]))[0].skill_filter).toBeNull();
   });
 });
