@@ -16,6 +16,7 @@ import { RateLimitGuard } from './ops/rate-limit.guard.js';
 import { ChatModule } from './chat/chat.module.js';
 import { PersistenceModule } from './persistence/persistence.module.js';
 import { SkillsModule } from './skills/skills.module.js';
+import { McpModule } from './mcp/mcp.module.js';
 
 @Module({})
 export class AppModule {
@@ -35,6 +36,7 @@ export class AppModule {
         AuthModule,
         SkillsModule,
         ChatModule,
+        McpModule,
         GraphqlApiModule,
         OpsModule.forConfig(config),
       ],

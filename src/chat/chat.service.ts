@@ -160,7 +160,7 @@ export class ChatService {
   async previewCatalogue(principal: Principal, message: string | undefined, format: CatalogueFormat): Promise<string> {
     if (message === undefined) return this.registry.viewFor(principal.userId).catalogue(format);
     // A new chat: the user's filter, the default model, the configured style.
-    const view = await this.searching.newChatView(principal.userId);
+    const view = await this.registry.viewForUser(principal.userId);
     const { prompt, requested } = this.turnRequest(message, view);
     const searchable = this.toolsAvailable(this.findModel(undefined), undefined) && this.skillTools.style(view).byName(searchTool.name) !== undefined;
     return this.searching.catalogue(view, { message: prompt, pinned: requested.map((request) => request.skillName), searchable }, format).text;

@@ -18,6 +18,8 @@ export enum ErrorCode {
   ROUTE_NOT_FOUND = 'ROUTE_NOT_FOUND',
   CHAT_NOT_FOUND = 'CHAT_NOT_FOUND',
   TOOLS_DISABLED = 'TOOLS_DISABLED',
+  MCP_DISABLED = 'MCP_DISABLED',
+  MCP_SESSION_NOT_FOUND = 'MCP_SESSION_NOT_FOUND',
   TOOL_NOT_FOUND = 'TOOL_NOT_FOUND',
   SCRIPTS_DISABLED = 'SCRIPTS_DISABLED',
   SCRIPT_NOT_ALLOWED = 'SCRIPT_NOT_ALLOWED',
@@ -68,6 +70,8 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.TOOL_NOT_FOUND:
     case ErrorCode.SCRIPTS_DISABLED:
     case ErrorCode.TOOLS_DISABLED:
+    case ErrorCode.MCP_DISABLED:
+    case ErrorCode.MCP_SESSION_NOT_FOUND:
     case ErrorCode.USER_NOT_FOUND:
     case ErrorCode.API_KEY_NOT_FOUND:
       return 404;

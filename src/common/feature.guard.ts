@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { AppError, assertUnreachable, ErrorCode, skillsDisabledError } from './app-error.js';
 
-export type Feature = 'skills' | 'tools';
+export type Feature = 'skills' | 'tools' | 'mcp';
 
 /** Marks a controller or route as available only while its feature flags are on. */
 export const RequireFeature = Reflector.createDecorator<Feature | Feature[]>();
@@ -32,6 +32,10 @@ export class FeatureGuard implements CanActivate {
         if (!this.config.app.tools.enabled) {
           throw new AppError(ErrorCode.TOOLS_DISABLED, 'Skill tools are disabled on this server (app.tools.enabled = false).');
         }
+        return;
+      case 'mcp':
+        if (!this.config.app.skills.enabled) throw skillsDisabledError();
+        if (!this.config.app.mcp.enabled) throw new AppError(ErrorCode.MCP_DISABLED, 'Skills are not served over MCP on this server (app.mcp.enabled = false).');
         return;
       default:
         assertUnreachable(feature);

@@ -109,6 +109,7 @@ export interface AppConfig {
     skills: SkillsConfig;
     tools: { enabled: boolean; style: ToolStyle; useSkillThreshold: number; maxSteps: number; maxAnswerBytes: number };
     commands: { directories: readonly SkillDirectory[] };
+    mcp: McpConfig;
     scripts: ScriptsConfig;
     models: Readonly<Record<string, ModelConfig>>;
     database: DatabaseConfig;
@@ -118,6 +119,15 @@ export interface AppConfig {
     metrics: { public: boolean };
     limits: { requestsPerMinute: number; turnsPerMinute: number; maxConcurrentTurns: number };
   };
+}
+
+/** `[app.mcp]`: the skills served over MCP and the discovery index. */
+export interface McpConfig {
+  enabled: boolean;
+  pageSize: number;
+  maxSessions: number;
+  sessionIdleSeconds: number;
+  cacheTtlMs: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

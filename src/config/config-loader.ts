@@ -233,6 +233,13 @@ function buildConfig(
       http: { allowedHosts: get<string[]>('app.http.allowed_hosts'), corsOrigins: get<string[]>('app.http.cors_origins') },
       logging: { level: get<LogLevel>('app.logging.level'), format: get<LogFormat>('app.logging.format') },
       metrics: { public: get<boolean>('app.metrics.public') },
+      mcp: {
+        enabled: get<boolean>('app.mcp.enabled'),
+        pageSize: get<number>('app.mcp.page_size'),
+        maxSessions: get<number>('app.mcp.max_sessions'),
+        sessionIdleSeconds: get<number>('app.mcp.session_idle_seconds'),
+        cacheTtlMs: get<number>('app.mcp.cache_ttl_ms'),
+      },
       limits: {
         requestsPerMinute: get<number>('app.limits.requests_per_minute'),
         turnsPerMinute: get<number>('app.limits.turns_per_minute'),

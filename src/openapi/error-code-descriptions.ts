@@ -21,6 +21,8 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.CODE_SKILL_FAILED]: "a code skill's `execute` threw, timed out, crashed or answered a bad result (a tool card, never an error answer)",
   [ErrorCode.TOOL_NOT_FOUND]: 'the configured tool style (`[app.tools] style`) offers no tool of that name; the message names the ones it offers',
   [ErrorCode.TOOLS_DISABLED]: '`[app.tools] enabled` is false',
+  [ErrorCode.MCP_DISABLED]: '`[app.mcp] enabled` is false: no `/mcp`, no discovery index',
+  [ErrorCode.MCP_SESSION_NOT_FOUND]: "the `mcp-session-id` names no open session of the caller's (it closed, idled out, was another user's, or the instance restarted); the client starts a new one",
   [ErrorCode.MODEL_NOT_CONFIGURED]: 'a turn was asked for but no model is configured',
   [ErrorCode.MODEL_ERROR]: 'the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored',
   [ErrorCode.DATABASE_UNAVAILABLE]: 'PostgreSQL is unreachable (the API key look-up needs it too); nothing was changed',

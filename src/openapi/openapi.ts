@@ -1,11 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, type OperationObject, type ParameterObject, type ReferenceObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../common/error-body.dto.js';
+import { packageVersion } from '../common/package-version.js';
 import { errorResponses } from './api-errors.decorator.js';
 import { collectRouteFacts, errorCodesOf, operationIdOf, type RouteFacts } from './route-rules.js';
 import { registerSwaggerUi } from './swagger-ui.js';
@@ -97,17 +95,3 @@ function parametersOf(operation: OperationObject): ParameterObject[] {
   return (operation.parameters ?? []).filter((p: ParameterObject | ReferenceObject): p is ParameterObject => 'in' in p);
 }
 
-/** Skillhost's version from its package.json, found upwards from this file (`src/` in development, `dist/src/` built). */
-function packageVersion(): string {
-  let folder = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const file = join(folder, 'package.json');
-    if (existsSync(file)) {
-      const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (manifest.name === 'skillhost' && manifest.version) return manifest.version;
-    }
-    const parent = dirname(folder);
-    if (parent === folder) return '0.0.0';
-    folder = parent;
-  }
-}

@@ -39,17 +39,19 @@ export function errorCodesOf(route: RouteFacts, input: RouteInput): ErrorCode[] 
   }
   if (input.body || input.query) codes.add(ErrorCode.VALIDATION_FAILED);
   if (input.body) codes.add(ErrorCode.PAYLOAD_TOO_LARGE);
-  for (const feature of route.features) codes.add(featureDisabledCode(feature));
+  for (const feature of route.features) for (const code of featureDisabledCodes(feature)) codes.add(code);
   if (route.rateLimited) codes.add(ErrorCode.RATE_LIMITED);
   return [...codes];
 }
 
-function featureDisabledCode(feature: Feature): ErrorCode {
+function featureDisabledCodes(feature: Feature): ErrorCode[] {
   switch (feature) {
     case 'skills':
-      return ErrorCode.SKILLS_DISABLED;
+      return [ErrorCode.SKILLS_DISABLED];
     case 'tools':
-      return ErrorCode.TOOLS_DISABLED;
+      return [ErrorCode.TOOLS_DISABLED];
+    case 'mcp':
+      return [ErrorCode.SKILLS_DISABLED, ErrorCode.MCP_DISABLED];
     default:
       return assertUnreachable(feature);
   }

@@ -112,7 +112,7 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
 /** The skill with the digest of the files it holds now (none when they are past the limits). */
 function withDigest(skill: SkillRecord, limits: FolderLimits, digests: FolderDigests | undefined): SkillRecord {
   const version = digests === undefined ? folderVersion(skill.path, limits) : digests.versionOf(skill.path, limits);
-  return 'digest' in version ? { ...skill, digest: version.digest } : skill;
+  return 'digest' in version ? { ...skill, digest: version.digest, files: version.files } : skill;
 }
 
 /** A valid skill of a code directory, with its `skill.mjs` when it has one; a `skill.mjs` that is not a file makes it invalid. */

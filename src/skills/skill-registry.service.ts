@@ -60,6 +60,7 @@ export class SkillRegistryService implements OnModuleInit {
   private readonly digests = new FolderDigests();
   /** Counts registrations and changes of tools, which a snapshot built in slices must not miss. */
   private inputsChanged = 0;
+  private readonly swapListeners = new Set<(snapshot: CatalogueSnapshot) => void>();
 
   constructor(
     @Inject(APP_CONFIG) appConfig: AppConfig,
@@ -297,8 +298,7 @@ export class SkillRegistryService implements OnModuleInit {
 
   /** The next snapshot from the last scan, programmatic skills and available tools; swapped in whole. */
   private publish(scan: Scan): CatalogueSnapshot {
-    this.current = buildSnapshot(...this.snapshotInputs(scan));
-    return this.current;
+    return this.adopt(buildSnapshot(...this.snapshotInputs(scan)));
   }
 
   /**
@@ -309,8 +309,26 @@ export class SkillRegistryService implements OnModuleInit {
     const inputsAt = this.inputsChanged;
     const next = await buildSnapshotAsync(...this.snapshotInputs(scan));
     if (this.inputsChanged !== inputsAt) return this.publish(scan);
+    return this.adopt(next);
+  }
+
+  /** Makes `next` the current snapshot and tells whoever follows the catalogue (the MCP endpoint's sessions). */
+  private adopt(next: CatalogueSnapshot): CatalogueSnapshot {
     this.current = next;
+    for (const listener of this.swapListeners) {
+      try {
+        listener(next);
+      } catch (error) {
+        this.logger.error(`A catalogue listener failed: ${(error as Error).message}`);
+      }
+    }
     return next;
+  }
+
+  /** Calls `listener` after every swap of the snapshot (a reload, an install, a switch, a registration); returns how to stop. */
+  onSwap(listener: (snapshot: CatalogueSnapshot) => void): () => void {
+    this.swapListeners.add(listener);
+    return () => this.swapListeners.delete(listener);
   }
 
   private snapshotInputs(scan: Scan): SnapshotInputs {
@@ -359,6 +377,11 @@ export class SkillRegistryService implements OnModuleInit {
       this.views.set(key, view);
     }
     return view;
+  }
+
+  /** What a new chat of the user may use (and MCP and the discovery index serve): the team's skills and the user's own, narrowed by the user's filter. */
+  async viewForUser(userId: string): Promise<CatalogueSnapshot> {
+    return this.viewFor(userId, [await this.store?.userFilter(userId)]);
   }
 
   /** The skill, or SKILL_NOT_FOUND naming the skills that do exist (in `view`, a user's view; default the whole catalogue). */

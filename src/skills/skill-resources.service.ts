@@ -12,6 +12,8 @@ import type { ProgrammaticContent, SkillRecord } from './skill.types.js';
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
 import { SkillStoreService } from './store/skill-store.service.js';
 import { readFileHead } from './file-head.js';
+import { FolderDigests, type FolderLimits } from './store/skill-folder-files.js';
+import type { ManifestEntry } from './store/skill-version.js';
 import { capUtf8, truncationNotice } from './truncation.js';
 
 export { truncationNotice } from './truncation.js';
@@ -69,6 +71,8 @@ export function resourceTypeOf(path: string): ResourceType {
 }
 
 const BINARY_SNIFF_BYTES = 8192;
+/** What a skill may hold to be published: the MCP Skills extension's per-skill limits (512 files, 16 MiB). */
+export const PUBLISHED_LIMITS: FolderLimits = { maxFiles: 512, maxBytes: 16 * 1024 * 1024 };
 const LISTING_MAX_FILES = 500;
 const LISTING_MAX_DEPTH = 6;
 const SUGGESTION_LIMIT = 20;
@@ -88,6 +92,8 @@ export class SkillResourcesService {
   private readonly logger = new Logger(SkillResourcesService.name);
   private readonly config: SkillsConfig;
   private readonly truncationLogged = new Set<string>();
+  /** Disk skills' published files, remembered by folder until a file's size, times or inode change. */
+  private readonly published = new FolderDigests();
 
   constructor(
     private readonly registry: SkillRegistryService,
@@ -156,6 +162,34 @@ export class SkillResourcesService {
   /** The skill's files (not SKILL.md), of one kind when `type` is given, at most 500 with `truncated` when cut. */
   async listResources(name: string, type?: ResourceType, scope: SkillReadScope = {}): Promise<ResourceListing> {
     return this.listFiles(await this.located(this.registry.get(name, scope.snapshot), scope), type);
+  }
+
+  /**
+   * The files a skill publishes (MCP, the discovery index): path, size and digest of each,
+   * SKILL.md included, in path order; or why it publishes none. A store version's manifest is
+   * fixed; a disk skill's comes from its scan, or with `fresh`, from its files as they are now
+   * (read and hashed again only when a file's size, times or inode changed since the last look).
+   */
+  publishedFiles(skill: SkillRecord, fresh = false): { files: readonly ManifestEntry[] } | { problem: string } {
+    if (skill.programmatic !== undefined) return { problem: 'it is registered by the application and has no files' };
+    if (skill.files !== undefined && (skill.store !== undefined || !fresh)) return { files: skill.files };
+    const version = this.published.versionOf(skill.path, PUBLISHED_LIMITS);
+    return 'digest' in version ? { files: version.files } : { problem: version.problem };
+  }
+
+  /**
+   * One published file's bytes, whole (the digest covers them all): under the same path rules as
+   * readResource (never outside the skill folder), binary or not, up to the published limit.
+   */
+  async readPublishedFile(skill: SkillRecord, requestedPath: string): Promise<Buffer> {
+    const located = await this.located(skill, {});
+    const path = normalizeResourcePath(requestedPath);
+    if (located.programmatic !== undefined) throw this.notFound(located, path);
+    const root = this.realRoot(located);
+    const target = path === 'SKILL.md' ? located.skillFile : this.resolveInside(located, root, path);
+    const { bytes, size } = this.readHead(located, target, PUBLISHED_LIMITS.maxBytes + 1, path);
+    if (size > PUBLISHED_LIMITS.maxBytes) throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${skill.name}' holds more than ${PUBLISHED_LIMITS.maxBytes} bytes and is not published.`, { name: skill.name, path });
+    return bytes;
   }
 
   /**

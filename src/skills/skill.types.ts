@@ -1,5 +1,6 @@
 import type { CodeSkillCanHandle, CodeSkillExecute } from './code/code-skill.types.js';
 import type { SkillFrontmatter } from './skill-validator.js';
+import type { ManifestEntry } from './store/skill-version.js';
 
 /**
  * Where a skill stands when two share a name (the Rumi design's order): a higher scope wins.
@@ -38,6 +39,8 @@ export interface SkillRecord {
    * versions). Absent for programmatic skills and for folders past `max_install_bytes`.
    */
   readonly digest?: string;
+  /** The files of that version (path, size, digest), SKILL.md included, in path order; absent when `digest` is. */
+  readonly files?: readonly ManifestEntry[];
   /** A skill installed through the store. */
   readonly store?: StoreOrigin;
 }

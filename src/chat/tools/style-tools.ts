@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ErrorCode } from '../../common/app-error.js';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { escapeXml } from '../../skills/catalogue-renderer.js';
+import type { SkillReader } from '../../skills/skill-resources.service.js';
 import { isCodeSkill, type SkillRecord } from '../../skills/skill.types.js';
 import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
 
@@ -27,21 +28,19 @@ export function activateSkillTool(snapshot: CatalogueSnapshot, partial = false):
     description: "Activate a skill: returns its full instructions in <skill_content> and the list of its files in <skill_resources>. Call it when a task matches a skill's description, then follow the instructions.",
     input: z.strictObject({ name: nameSchema }),
     example: `{"name": "${names[0] ?? '<skill>'}"}`,
-    async execute({ name }: { name: string }, context: ToolContext): Promise<ToolResult> {
-      const [skill, listing] = await Promise.all([context.resources.activate(name), context.resources.listResources(name)]);
-      const files = listing.files.map((file) => `<file>${escapeXml(file.path)}</file>`);
-      if (listing.truncated) files.push(`<!-- more files: only the first ${listing.files.length} are listed -->`);
-      const output = [
-        `<skill_content name="${escapeXml(skill.name)}">`,
-        skill.body,
-        '</skill_content>',
-        '<skill_resources>',
-        ...files,
-        '</skill_resources>',
-      ].join('\n');
-      return activationResult(skill, output);
+    execute({ name }: { name: string }, context: ToolContext): Promise<ToolResult> {
+      return activateSkillOutput(context.resources, name);
     },
   });
+}
+
+/** What activate_skill answers (in a chat, and over MCP): the instructions in <skill_content>, the files in <skill_resources>. */
+export async function activateSkillOutput(reader: Pick<SkillReader, 'activate' | 'listResources'>, name: string): Promise<ToolResult> {
+  const [skill, listing] = await Promise.all([reader.activate(name), reader.listResources(name)]);
+  const files = listing.files.map((file) => `<file>${escapeXml(file.path)}</file>`);
+  if (listing.truncated) files.push(`<!-- more files: only the first ${listing.files.length} are listed -->`);
+  const output = [`<skill_content name="${escapeXml(skill.name)}">`, skill.body, '</skill_content>', '<skill_resources>', ...files, '</skill_resources>'].join('\n');
+  return activationResult(skill, output);
 }
 
 /**

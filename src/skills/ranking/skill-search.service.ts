@@ -4,7 +4,6 @@ import { ChatRepository } from '../../persistence/chat.repository.js';
 import { validationFailed } from '../../common/validation.pipe.js';
 import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
 import { SkillRegistryService } from '../skill-registry.service.js';
-import { SkillStoreService } from '../store/skill-store.service.js';
 import { type CatalogueChoice, catalogueIsComplete, type CatalogueLimits, type CatalogueRequest, chooseCatalogue } from './catalogue-choice.js';
 import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './search-limits.js';
 import type { RankedSkill } from './skill-ranker.js';
@@ -38,18 +37,12 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly chats: ChatRepository,
     private readonly registry: SkillRegistryService,
-    private readonly store: SkillStoreService,
   ) {}
-
-  /** What a new chat of the user may use: the team's skills and the user's own, narrowed by the user's filter. */
-  async newChatView(userId: string): Promise<CatalogueSnapshot> {
-    return this.registry.viewFor(userId, [await this.store.userFilter(userId)]);
-  }
 
   /** `GET /v1/skills/search` and GraphQL `searchSkills`: what skills_search would answer in a new chat of the user. */
   async searchFor(userId: string, query: string, limit?: number, field = 'query'): Promise<SkillSearchResult[]> {
     if (query.trim() === '') throw validationFailed([`${field} must say what the skill should do: it is missing, empty or only spaces`]);
-    return this.search(await this.newChatView(userId), query, limit);
+    return this.search(await this.registry.viewForUser(userId), query, limit);
   }
 
   onApplicationBootstrap(): void {

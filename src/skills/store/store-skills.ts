@@ -38,6 +38,7 @@ export function readStoreSkills(contents: StoreContents, mode: ValidationMode): 
       const record: SkillRecord = {
         ...inspection.skill,
         digest: install.digest,
+        files: install.manifest,
         store: { scope: install.scope, ownerId: install.ownerId, owner: install.ownerName, version: install.version, history: new Set(install.history) },
       };
       (install.scope === 'shared' ? shared : personal).push(record);

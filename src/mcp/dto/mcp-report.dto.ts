@@ -1,0 +1,64 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** OpenAPI schemas of `GET /v1/admin/mcp` and the discovery index; documentation only. */
+
+export class LeftOutSkillDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: String, nullable: true, description: "A personal skill's owner; null for a team skill." })
+  owner: string | null;
+
+  @ApiProperty({ example: 'it has 600 files; the MCP Skills extension allows 512' })
+  reason: string;
+}
+
+export class McpReportDto {
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Open MCP sessions (2025-era clients) on this instance.' })
+  sessions: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Skills loaded: the team catalogue and every personal skill.' })
+  skills: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Of those, published over MCP and in the discovery index.' })
+  published: number;
+
+  @ApiProperty({ type: () => [LeftOutSkillDto] })
+  leftOut: LeftOutSkillDto[];
+}
+
+export class IndexFileDto {
+  @ApiProperty({ example: 'SKILL.md', description: 'Relative to the skill folder.' })
+  path: string;
+
+  @ApiProperty({ example: 'sha256:9f86d08…', description: '`sha256:` and the SHA-256 of the raw bytes, 64 lowercase hex digits.' })
+  digest: string;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Bytes.' })
+  size: number;
+
+  @ApiProperty({ description: 'Where to fetch it: `/.well-known/agent-skills/<name>/<path>`, with the same key.' })
+  url: string;
+}
+
+export class IndexSkillDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  description: string;
+
+  @ApiProperty({ description: "The skill-level digest of the proposal: SHA-256 over the sorted `path\\0hex\\n` lines of its files." })
+  digest: string;
+
+  @ApiProperty({ type: () => [IndexFileDto], description: 'Every file, SKILL.md first.' })
+  files: IndexFileDto[];
+}
+
+export class AgentSkillsIndexDto {
+  @ApiProperty({ example: '0.2.0', description: 'The version of the Agent Skills discovery proposal this index follows.' })
+  version: string;
+
+  @ApiProperty({ type: () => [IndexSkillDto] })
+  skills: IndexSkillDto[];
+}

@@ -1,0 +1,187 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { McpServer, ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
+import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
+import type { Principal } from '../auth/principal.js';
+import { activateSkillOutput, activateSkillTool } from '../chat/tools/style-tools.js';
+import { inputJsonSchema } from '../chat/tools/skill-tool.js';
+import { AppError } from '../common/app-error.js';
+import { packageVersion } from '../common/package-version.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { PublishedSkillsService } from './published-skills.service.js';
+
+/** What the server tells MCP clients about itself at initialisation. */
+const INSTRUCTIONS = [
+  "Skillhost serves this team's Agent Skills. Clients with the MCP Skills extension (io.modelcontextprotocol/skills) list them with skills/list and read each file as a skill:// resource, verified against its digest.",
+  'Other clients: call activate_skill with a skill name to get its instructions and its list of files (read a file as skill://<name>/<path>), or use the prompt named after the skill.',
+].join(' ');
+
+const PROMPT_ARGUMENT = 'request';
+
+/**
+ * Builds the MCP server one caller talks to: the skills of that user's catalogue (shared skills and
+ * their personal ones, their filter applied, as a new chat of theirs would have), read afresh on
+ * every request so a session sees a reload at once. Three ways in, over the same reads:
+ *
+ * - the MCP Skills extension (`skills/list`, `skills/get`, `skill://` resources, directory reads),
+ *   served by the SDK's `SkillsExtension` over this catalogue;
+ * - for clients without the extension, the `activate_skill` tool (the chat tool of the same name:
+ *   the same enum of names, description and answer);
+ * - one prompt per skill, so a client that maps prompts to slash commands offers `/skill-name`.
+ *
+ * Tools and prompts are answered by handlers that read the catalogue per call, rather than
+ * registered one by one, so building a server costs the same for ten skills as for ten thousand.
+ */
+@Injectable()
+export class McpServerFactory {
+  private readonly logger = new Logger('Mcp');
+  private readonly version: string;
+
+  constructor(
+    private readonly registry: SkillRegistryService,
+    private readonly resources: SkillResourcesService,
+    private readonly published: PublishedSkillsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.version = packageVersion();
+  }
+
+  create(principal: Principal): McpServer {
+    const mcp = new McpServer({ name: 'skillhost', version: this.version }, { instructions: INSTRUCTIONS });
+    const view = () => this.registry.viewForUser(principal.userId);
+    new SkillsExtension({
+      source: this.skillSource(view),
+      cacheHint: { ttlMs: this.config.app.mcp.cacheTtlMs, cacheScope: 'private' },
+      onWarning: (warning) => this.logger.warn(`${warning.path}: ${warning.message}`),
+    }).attach(mcp);
+    mcp.server.registerCapabilities({ resources: { listChanged: true }, tools: { listChanged: true }, prompts: { listChanged: true } });
+    this.serveActivateTool(mcp.server, view);
+    this.servePrompts(mcp.server, view);
+    return mcp;
+  }
+
+  /** The extension's methods over the user's catalogue; pages are cursors over skill names. */
+  private skillSource(view: () => Promise<CatalogueSnapshot>): SkillSource {
+    const pageSize = this.config.app.mcp.pageSize;
+    return {
+      list: async ({ cursor }) => {
+        const page = await this.published.page(await view(), decodeCursor(cursor), pageSize);
+        return { skills: page.skills.map((skill) => skill.entry), ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) };
+      },
+      get: async (uri) => (await this.published.skillAt(await view(), uri))?.entry,
+      read: async (uri) => {
+        const file = await readOrUndefined(async () => this.published.file(await view(), uri));
+        if (file === undefined) return undefined;
+        return file.isText ? { text: file.bytes.toString('utf8'), mimeType: file.mimeType } : { bytes: file.bytes, mimeType: file.mimeType };
+      },
+      readDirectory: async (uri, { cursor }) => {
+        const children = await this.published.directory(await view(), uri);
+        if (children === undefined) return undefined;
+        const start = decodeOffset(cursor);
+        const page = children.slice(start, start + pageSize);
+        return { resources: page, ...(start + pageSize < children.length ? { nextCursor: encodeCursor(String(start + pageSize)) } : {}) };
+      },
+      listResources: async () =>
+        (await this.published.all(await view())).map(({ entry, record, files }) => ({
+          uri: entry.uri,
+          name: record.name,
+          description: record.description,
+          mimeType: 'text/markdown',
+          size: files.get('SKILL.md')?.size,
+        })),
+    };
+  }
+
+  private serveActivateTool(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    server.setRequestHandler('tools/list', async () => {
+      const tool = activateSkillTool(await view());
+      return { tools: [{ name: tool.wireName, description: tool.description, inputSchema: inputJsonSchema(tool) as { type: 'object' } }] };
+    });
+    server.setRequestHandler('tools/call', async (request) => {
+      const snapshot = await view();
+      const tool = activateSkillTool(snapshot);
+      if (request.params.name !== tool.wireName) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${request.params.name}'; this server offers ${tool.wireName}.`);
+      const input = tool.input.safeParse(request.params.arguments ?? {});
+      if (!input.success) {
+        const problems = input.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'} ${issue.message}`);
+        return errorResult(`Invalid arguments for ${tool.wireName}: ${problems.join('; ')}. Example: ${tool.example}`);
+      }
+      const { name } = input.data as { name: string };
+      try {
+        const result = await activateSkillOutput(this.resources.reader({ snapshot }), name);
+        return { content: [{ type: 'text', text: result.output }] };
+      } catch (error) {
+        if (error instanceof AppError) return errorResult(`[${error.code}] ${error.message}`);
+        throw error;
+      }
+    });
+  }
+
+  private servePrompts(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    const pageSize = this.config.app.mcp.pageSize;
+    server.setRequestHandler('prompts/list', async (request) => {
+      const after = decodeCursor(request.params?.cursor);
+      const skills = [...(await view()).skills.values()].filter((skill) => after === undefined || skill.name > after);
+      const page = skills.slice(0, pageSize);
+      return {
+        prompts: page.map((skill) => ({
+          name: skill.name,
+          description: skill.description,
+          arguments: [{ name: PROMPT_ARGUMENT, description: 'What to do with the skill (optional).', required: false }],
+        })),
+        ...(skills.length > pageSize ? { nextCursor: encodeCursor(page[page.length - 1].name) } : {}),
+      };
+    });
+    server.setRequestHandler('prompts/get', async (request) => {
+      const snapshot = await view();
+      const name = request.params.name;
+      if (!snapshot.skills.has(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt named '${name}': prompts are the skills of your catalogue.`);
+      let activated;
+      try {
+        activated = await activateSkillOutput(this.resources.reader({ snapshot }), name);
+      } catch (error) {
+        if (error instanceof AppError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `[${error.code}] ${error.message}`, { code: error.code });
+        throw error;
+      }
+      const wanted = request.params.arguments?.[PROMPT_ARGUMENT]?.trim();
+      const text = wanted ? `${activated.output}\n\nUse the skill '${name}' for this: ${wanted}` : `${activated.output}\n\nFollow the skill '${name}' above.`;
+      return { description: snapshot.skills.get(name)?.description, messages: [{ role: 'user', content: { type: 'text', text } }] };
+    });
+  }
+}
+
+function errorResult(text: string) {
+  return { content: [{ type: 'text' as const, text }], isError: true };
+}
+
+/** A file the user may not read (a path that leads out of the skill, a file gone since the listing) is no resource of theirs: -32602. */
+async function readOrUndefined<T>(read: () => Promise<T | undefined>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof AppError) return undefined;
+    throw error;
+  }
+}
+
+/** Cursors are opaque to clients: the last name (or offset) of the page, base64url. */
+function encodeCursor(value: string): string {
+  return Buffer.from(value, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const value = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (value === '' || encodeCursor(value) !== cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor: pass the nextCursor of the previous page unchanged.');
+  return value;
+}
+
+function decodeOffset(cursor: string | undefined): number {
+  const value = decodeCursor(cursor);
+  if (value === undefined) return 0;
+  const offset = Number(value);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor: pass the nextCursor of the previous page unchanged.');
+  return offset;
+}

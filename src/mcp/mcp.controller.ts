@@ -1,0 +1,61 @@
+import { All, Controller, Get, Req, Res } from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
+import type { Principal } from '../auth/principal.js';
+import { RequireFeature } from '../common/feature.guard.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { McpReportDto } from './dto/mcp-report.dto.js';
+import { McpTransportService } from './mcp-transport.service.js';
+import { PublishedSkillsService } from './published-skills.service.js';
+
+/**
+ * `/mcp`: the Streamable HTTP endpoint (POST messages, GET the notification stream, DELETE a
+ * session), behind the same API keys, rate limits and feature switch as every route. The MCP SDK
+ * answers; this only turns Fastify's request into a web `Request` and sends back its `Response`.
+ */
+@Controller()
+@RequireFeature('mcp')
+@ApiTags('mcp')
+export class McpController {
+  constructor(
+    private readonly transport: McpTransportService,
+    private readonly published: PublishedSkillsService,
+    private readonly registry: SkillRegistryService,
+  ) {}
+
+  @All('mcp')
+  @ApiExcludeEndpoint()
+  async serve(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
+    const aborted = new AbortController();
+    // The client went away (or the stream ended): the SDK closes what it opened for this request.
+    reply.raw.once('close', () => aborted.abort());
+    const response = await this.transport.handle(webRequest(request, aborted.signal), request.body, principal);
+    return reply.send(response);
+  }
+
+  @Get('v1/admin/mcp')
+  @AdminOnly()
+  @ApiTags('admin')
+  @ApiOperation({
+    summary: 'What /mcp and the discovery index serve',
+    description: 'Open sessions on this instance, how many skills are published, and every skill (team or personal) left out with the reason: over the MCP Skills extension\'s limits (512 files, 16 MiB), frontmatter the extension refuses, a code or programmatic skill.',
+  })
+  @ApiOkResponse({ type: McpReportDto })
+  async report(): Promise<McpReportDto> {
+    const snapshot = this.registry.snapshot;
+    const records = [...snapshot.skills.values(), ...[...snapshot.personal.values()].flatMap((personal) => [...personal.skills.values()])];
+    const leftOut = await this.published.leftOut(records);
+    return { sessions: this.transport.openSessions, skills: records.length, published: records.length - leftOut.length, leftOut };
+  }
+}
+
+/** The web `Request` the SDK reads: method, URL and headers; a POST's body is handed over parsed. */
+function webRequest(request: FastifyRequest, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return new Request(new URL(request.url, 'http://skillhost.invalid'), { method: request.method, headers, signal });
+}

@@ -1,0 +1,232 @@
+import { isUtf8 } from 'node:buffer';
+import { Injectable, Logger } from '@nestjs/common';
+import { type Skill, SKILL_LIMITS, SkillCatalogError, skillEntry } from '@modelcontextprotocol/server/ext/skills';
+import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import type { SkillRecord } from '../skills/skill.types.js';
+import { contentDigest } from '../skills/store/skill-version.js';
+import type { ManifestEntry } from '../skills/store/skill-version.js';
+import { mimeTypeOf, parseSkillUri, skillFileUri } from './skill-uri.js';
+
+/** A skill as it is published: its MCP entry, and its files by path (for reads and directories). */
+export interface PublishedSkill {
+  readonly record: SkillRecord;
+  readonly entry: Skill;
+  readonly files: ReadonlyMap<string, ManifestEntry>;
+}
+
+/** A skill of a user's catalogue that is not published, and why (the admin view lists them). */
+export interface LeftOutSkill {
+  readonly name: string;
+  /** The owner of a personal skill; null for a team skill. */
+  readonly owner: string | null;
+  readonly reason: string;
+}
+
+/** One file of a published skill as `resources/read` and the discovery index serve it. */
+export interface PublishedFile {
+  readonly bytes: Buffer;
+  readonly mimeType: string;
+  /** UTF-8 without NUL: sent as `text`; anything else as a base64 `blob`. */
+  readonly isText: boolean;
+}
+
+/** A directory's direct children, as `resources/directory/read` lists them. */
+export interface DirectoryChild {
+  uri: string;
+  name: string;
+  mimeType: string;
+  size?: number;
+}
+
+const DIRECTORY_MIME_TYPE = 'inode/directory';
+/** Frontmatters remembered by the digest of their SKILL.md: a reload of unchanged skills parses nothing again. */
+const FRONTMATTER_MEMO = 20_000;
+
+/**
+ * The skills a user's catalogue publishes over MCP and in the discovery index. Each entry carries
+ * the skill's frontmatter as the MCP SDK reads it (the same parser its clients verify with) and the
+ * files of its version with their digests: a store version's manifest, a disk skill's from its scan,
+ * and, for one skill asked for by URI, from its files as they are now. Nothing here reads every
+ * file for a listing: a SKILL.md is read once per version, for its frontmatter.
+ */
+@Injectable()
+export class PublishedSkillsService {
+  private readonly logger = new Logger('McpSkills');
+  /** Entries built for a record of a snapshot; a record is immutable, a reload makes new ones. */
+  private readonly entries = new WeakMap<SkillRecord, PublishedSkill | LeftOutSkill>();
+  /** Frontmatters by skill name and SKILL.md digest (a promise, so concurrent listings read a file once). */
+  private readonly frontmatters = new Map<string, Promise<FrontmatterRead>>();
+  private readonly reported = new Set<string>();
+
+  constructor(private readonly resources: SkillResourcesService) {}
+
+  /** The skill published, or why not; `fresh` re-checks a disk skill's files against the disk first. */
+  async publish(record: SkillRecord, fresh = false): Promise<PublishedSkill | LeftOutSkill> {
+    if (!fresh) {
+      const known = this.entries.get(record);
+      if (known !== undefined) return known;
+    }
+    const built = await this.build(record, fresh);
+    if (!fresh || isPublished(built)) this.entries.set(record, built);
+    if (!isPublished(built)) this.reportOnce(built, record);
+    return built;
+  }
+
+  /** One page of the view's published skills in name order, after `after` (a name); `next` when more remain. */
+  async page(view: CatalogueSnapshot, after: string | undefined, size: number): Promise<{ skills: PublishedSkill[]; next?: string }> {
+    const skills: PublishedSkill[] = [];
+    for (const record of view.skills.values()) {
+      if (after !== undefined && record.name <= after) continue;
+      if (skills.length === size) return { skills, next: skills[skills.length - 1].record.name };
+      const published = await this.publish(record);
+      if (isPublished(published)) skills.push(published);
+    }
+    return { skills };
+  }
+
+  /** Every published skill of the view, in name order. */
+  async all(view: CatalogueSnapshot): Promise<PublishedSkill[]> {
+    return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER)).skills;
+  }
+
+  /** The skills of the view (and of every user's personal skills, for the whole snapshot) that are not published, and why. */
+  async leftOut(records: Iterable<SkillRecord>): Promise<LeftOutSkill[]> {
+    const out: LeftOutSkill[] = [];
+    for (const record of records) {
+      const published = await this.publish(record);
+      if (!isPublished(published)) out.push(published);
+    }
+    return out;
+  }
+
+  /** The skill whose SKILL.md `uri` names, as it is now; undefined when the view serves none there. */
+  async skillAt(view: CatalogueSnapshot, uri: string): Promise<PublishedSkill | undefined> {
+    const parsed = parseSkillUri(uri);
+    if (parsed === undefined || parsed.path !== 'SKILL.md') return undefined;
+    return this.current(view, parsed.name);
+  }
+
+  /** A published file's content; undefined when `uri` names no file of a skill the view serves. */
+  async file(view: CatalogueSnapshot, uri: string): Promise<PublishedFile | undefined> {
+    const parsed = parseSkillUri(uri);
+    if (parsed === undefined || parsed.path === '') return undefined;
+    const skill = await this.current(view, parsed.name);
+    if (skill === undefined || !skill.files.has(parsed.path)) return undefined;
+    return this.readFile(skill, parsed.path);
+  }
+
+  /** A file of a published skill, by its path in the skill (the discovery index's routes). */
+  async readFile(skill: PublishedSkill, path: string): Promise<PublishedFile> {
+    const bytes = await this.resources.readPublishedFile(skill.record, path);
+    return { bytes, mimeType: mimeTypeOf(path), isText: isUtf8(bytes) && !bytes.includes(0) };
+  }
+
+  /** The direct children of a directory of a served skill (`skill://name` is its root); undefined when `uri` is no such directory. */
+  async directory(view: CatalogueSnapshot, uri: string): Promise<DirectoryChild[] | undefined> {
+    const parsed = parseSkillUri(uri);
+    if (parsed === undefined) return undefined;
+    const skill = await this.current(view, parsed.name);
+    if (skill === undefined) return undefined;
+    const prefix = parsed.path === '' ? '' : `${parsed.path}/`;
+    const children = new Map<string, DirectoryChild>();
+    for (const file of skill.files.values()) {
+      if (!file.path.startsWith(prefix)) continue;
+      const rest = file.path.slice(prefix.length);
+      const slash = rest.indexOf('/');
+      const child = slash === -1 ? rest : rest.slice(0, slash);
+      if (children.has(child)) continue;
+      const path = prefix + child;
+      children.set(
+        child,
+        slash === -1
+          ? { uri: skillFileUri(skill.record.name, path), name: child, mimeType: mimeTypeOf(path), size: file.size }
+          : { uri: skillFileUri(skill.record.name, path), name: child, mimeType: DIRECTORY_MIME_TYPE },
+      );
+    }
+    // A path that is a file, or that no file lies under, is no directory.
+    return children.size === 0 ? undefined : [...children.values()];
+  }
+
+  private async current(view: CatalogueSnapshot, name: string): Promise<PublishedSkill | undefined> {
+    const record = view.skills.get(name);
+    if (record === undefined) return undefined;
+    const published = await this.publish(record, true);
+    return isPublished(published) ? published : undefined;
+  }
+
+  private async build(record: SkillRecord, fresh: boolean): Promise<PublishedSkill | LeftOutSkill> {
+    const leftOut = (reason: string): LeftOutSkill => ({ name: record.name, owner: record.store?.owner ?? null, reason });
+    if (record.code !== undefined) return leftOut('it is a code skill: it runs on this server, not in the client');
+    const found = this.resources.publishedFiles(record, fresh);
+    if ('problem' in found) return leftOut(`its files cannot be published: ${found.problem}`);
+    const files = new Map(found.files.map((file) => [file.path, file]));
+    const skillMd = files.get('SKILL.md');
+    if (skillMd === undefined) return leftOut('its instructions file is not named SKILL.md');
+    const total = found.files.reduce((sum, file) => sum + file.size, 0);
+    if (found.files.length > SKILL_LIMITS.files) return leftOut(`it has ${found.files.length} files; the MCP Skills extension allows ${SKILL_LIMITS.files}`);
+    if (total > SKILL_LIMITS.bytes) return leftOut(`its files hold ${total} bytes; the MCP Skills extension allows ${SKILL_LIMITS.bytes}`);
+    const read = await this.frontmatterFor(record, skillMd.digest);
+    if (!read.ok) {
+      // SKILL.md changed since its digest was taken: take the files as they are now, once.
+      if (read.problem === STALE && !fresh) return this.build(record, true);
+      return leftOut(read.problem);
+    }
+    const entry: Skill = {
+      uri: skillFileUri(record.name),
+      frontmatter: read.frontmatter,
+      resources: found.files.map((file) => ({ uri: skillFileUri(record.name, file.path), digest: file.digest, size: file.size })),
+    };
+    return { record, entry, files };
+  }
+
+  /**
+   * The frontmatter of the skill's SKILL.md whose digest is `digest`, as the MCP SDK parses it
+   * (YAML 1.2 core types, the extension's rules checked): read and parsed once per digest.
+   */
+  private frontmatterFor(record: SkillRecord, digest: string): Promise<FrontmatterRead> {
+    const key = `${record.name}\0${digest}`;
+    let parsed = this.frontmatters.get(key);
+    if (parsed === undefined) {
+      parsed = this.parseFrontmatter(record, digest);
+      if (this.frontmatters.size >= FRONTMATTER_MEMO) this.frontmatters.clear();
+      this.frontmatters.set(key, parsed);
+      // A file that changed while it was read says nothing about that digest: forget it.
+      void parsed.then((result) => !result.ok && result.problem === STALE && this.frontmatters.delete(key));
+    }
+    return parsed;
+  }
+
+  private async parseFrontmatter(record: SkillRecord, digest: string): Promise<FrontmatterRead> {
+    let bytes: Buffer;
+    try {
+      bytes = await this.resources.readPublishedFile(record, 'SKILL.md');
+    } catch (error) {
+      return { ok: false, problem: `its SKILL.md cannot be read: ${(error as Error).message}` };
+    }
+    if (contentDigest(bytes) !== digest) return { ok: false, problem: STALE };
+    try {
+      return { ok: true, frontmatter: (await skillEntry(record.name, { 'SKILL.md': bytes })).frontmatter };
+    } catch (error) {
+      if (error instanceof SkillCatalogError) return { ok: false, problem: `the MCP Skills extension refuses it: ${error.problems.map((problem) => problem.message).join('; ')}` };
+      return { ok: false, problem: `its SKILL.md cannot be published: ${(error as Error).message}` };
+    }
+  }
+
+  private reportOnce(leftOut: LeftOutSkill, record: SkillRecord): void {
+    const key = `${record.path}\0${record.digest ?? ''}\0${leftOut.reason}`;
+    if (this.reported.has(key)) return;
+    if (this.reported.size >= FRONTMATTER_MEMO) this.reported.clear();
+    this.reported.add(key);
+    this.logger.warn(`Skill '${leftOut.name}'${leftOut.owner === null ? '' : ` (personal, ${leftOut.owner})`} is not served over MCP: ${leftOut.reason}`);
+  }
+}
+
+const STALE = 'its SKILL.md changed while it was read';
+
+type FrontmatterRead = { ok: true; frontmatter: Skill['frontmatter'] } | { ok: false; problem: string };
+
+export function isPublished(value: PublishedSkill | LeftOutSkill): value is PublishedSkill {
+  return 'entry' in value;
+}
+
