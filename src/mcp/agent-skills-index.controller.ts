@@ -11,6 +11,7 @@ import { normalizeResourcePath } from '../skills/resource-path.js';
 import { INDEX_VERSION, indexEntry, type IndexSkill } from './agent-skills-index.js';
 import { AgentSkillsIndexDto } from './dto/mcp-report.dto.js';
 import { isPublished, PublishedSkillsService } from './published-skills.service.js';
+import { PUBLISHED_MIME_TYPES } from './skill-uri.js';
 
 /**
  * The Agent Skills discovery index and the files it points to: what the caller may see (their
@@ -44,7 +45,7 @@ export class AgentSkillsIndexController {
   @ApiOperation({ summary: 'One file of a skill in the discovery index', description: 'The raw bytes the index digest covers, text or binary, with a content type by extension and the digest as `ETag`. Only files the index lists are served.' })
   @ApiParam({ name: 'name', description: 'The skill.' })
   @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `SKILL.md` or `references/REFERENCE.md`.' })
-  @ApiProduces('application/octet-stream')
+  @ApiProduces(...PUBLISHED_MIME_TYPES)
   @ApiOkResponse({ schema: { type: 'string', format: 'binary' } })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED, ErrorCode.RESOURCE_NOT_FOUND, ErrorCode.RESOURCE_OUTSIDE_SKILL)
   async file(@Param('name') name: string, @Param('*') requested: string, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {

@@ -1,4 +1,4 @@
-import { All, Controller, Get, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
@@ -24,9 +24,27 @@ export class McpController {
     private readonly registry: SkillRegistryService,
   ) {}
 
-  @All('mcp')
+  @Post('mcp')
   @ApiExcludeEndpoint()
-  async serve(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
+  post(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
+    return this.serve(request, reply, principal);
+  }
+
+  /** A 2025-era session's notification stream. */
+  @Get('mcp')
+  @ApiExcludeEndpoint()
+  stream(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
+    return this.serve(request, reply, principal);
+  }
+
+  /** Closes a 2025-era session. */
+  @Delete('mcp')
+  @ApiExcludeEndpoint()
+  end(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
+    return this.serve(request, reply, principal);
+  }
+
+  private async serve(request: FastifyRequest, reply: FastifyReply, principal: Principal) {
     const aborted = new AbortController();
     // The client went away (or the stream ended): the SDK closes what it opened for this request.
     reply.raw.once('close', () => aborted.abort());

@@ -68,6 +68,9 @@ const MIME_TYPES: Readonly<Record<string, string>> = {
   zip: 'application/zip',
 };
 
+/** Every type `mimeTypeOf` answers (the discovery index's file route documents them). */
+export const PUBLISHED_MIME_TYPES: readonly string[] = [...new Set([...Object.values(MIME_TYPES), 'application/octet-stream'])];
+
 /** A file's MIME type by its extension; `application/octet-stream` when unknown. */
 export function mimeTypeOf(path: string): string {
   const file = path.slice(path.lastIndexOf('/') + 1);

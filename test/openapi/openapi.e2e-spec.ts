@@ -41,7 +41,8 @@ function recordRoutes(): { routes: string[]; stop(): void } {
 /** The documentation itself and GraphQL (another front door with its own schema) are not REST routes. */
 const isRestRoute = (route: string) => {
   const [method, url] = route.split(' ');
-  return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url);
+  // GraphQL and MCP are protocols of their own, described by their schema and specification.
+  return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url) && url !== '/mcp';
 };
 
 /** Sends a request by method name, with no key unless `key` is given. */
@@ -245,6 +246,13 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=fill%20a%20PDF%20form&limit=3').set(admin));
     visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=%20').set(admin));
     visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=pdf&limit=21').set(admin));
+    visit('GET /.well-known/agent-skills/index.json', await http().get('/.well-known/agent-skills/index.json').set(admin));
+    visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/pdf/SKILL.md').set(admin));
+    visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/pdf/references/forms.md').set(admin));
+    visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/pdf/missing.md').set(admin));
+    visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/nope/SKILL.md').set(admin));
+    visit('GET /v1/admin/mcp', await http().get('/v1/admin/mcp').set(admin));
+    visit('GET /v1/admin/mcp', await http().get('/v1/admin/mcp').set('x-api-key', memberKey));
     visit('GET /v1/commands', await http().get('/v1/commands').set(admin));
     visit('GET /v1/commands', await http().get('/v1/commands'));
     visit('GET /v1/admin/skills', await http().get('/v1/admin/skills').set(admin));
