@@ -1,0 +1,164 @@
+/**
+ * MCP benchmark: the whole catalogue of 2,000 skills (each a SKILL.md, a reference and a script)
+ * through `skills/list`, every page walked by the official MCP client (`SkillsClient.list()`), in
+ * both protocol eras, against `GET /v1/skills` (the same skills as one JSON answer, without files)
+ * and the discovery index (every skill with every file's digest). The server runs in its own
+ * process; the first walk after start (each SKILL.md read once for its frontmatter) is reported
+ * apart from the warm ones.
+ *
+ *   npm run bench:mcp          (writes bench/results/mcp.{md,json})
+ */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { databaseUrl, percentile, serveApp, startChild } from './bench-support.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const RESULTS_DIR = join(ROOT, 'bench', 'results');
+const SELF = join(import.meta.dirname, 'mcp.bench.js');
+const SKILLS = Number(process.env.BENCH_SKILLS ?? 2000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 20);
+const PAGE_SIZE = 100;
+
+function writeSkills(dir: string): void {
+  for (let i = 0; i < SKILLS; i++) {
+    const name = `bench-skill-${String(i).padStart(4, '0')}`;
+    const folder = join(dir, name);
+    mkdirSync(join(folder, 'references'), { recursive: true });
+    mkdirSync(join(folder, 'scripts'), { recursive: true });
+    writeFileSync(
+      join(folder, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or area ${i % 13}.\nlicense: MIT\nmetadata:\n  owner: bench\n  version: "1.${i % 10}"\n---\n\n# ${name}\n\nSee references/guide.md and run scripts/run.sh.\n`,
+    );
+    writeFileSync(join(folder, 'references', 'guide.md'), `Guide ${i}.\n`.repeat(40));
+    writeFileSync(join(folder, 'scripts', 'run.sh'), `#!/bin/sh\necho ${i}\n`);
+  }
+}
+
+interface Walk {
+  ms: number;
+  skills: number;
+  bytes?: number;
+}
+
+async function mcpWalk(port: number, mode: 'legacy' | 'auto'): Promise<Walk> {
+  const client = new Client({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode }, listMaxPages: 1000 });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  try {
+    const started = performance.now();
+    const listing = await new SkillsClient(client).list();
+    const ms = performance.now() - started;
+    if (listing.skills.length !== SKILLS) throw new Error(`skills/list walked ${listing.skills.length} skills, expected ${SKILLS}`);
+    return { ms, skills: listing.skills.length };
+  } finally {
+    await client.close();
+  }
+}
+
+async function httpGet(port: number, path: string, count: (body: unknown) => number): Promise<Walk> {
+  const started = performance.now();
+  const response = await fetch(`http://127.0.0.1:${port}${path}`);
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
+  return { ms, skills: count(JSON.parse(text)), bytes: Buffer.byteLength(text) };
+}
+
+function summary(walks: Walk[]) {
+  const ms = walks.map((walk) => walk.ms);
+  return { n: walks.length, p50: percentile(ms, 50), p99: percentile(ms, 99), max: Math.max(...ms), skills: walks[0].skills, bytes: walks[0].bytes };
+}
+
+async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'skillhost-bench-mcp-'));
+  chmodSync(work, 0o755);
+  const skillsDir = join(work, 'skills');
+  writeSkills(skillsDir);
+  const db = await databaseUrl();
+  const configFile = join(work, 'config.toml');
+  writeFileSync(
+    configFile,
+    [
+      '[app.limits]',
+      'requests_per_minute = 1000000',
+      '[app.skills]',
+      'enabled = true',
+      `max_skills = ${SKILLS}`,
+      `directories = [${JSON.stringify(skillsDir)}]`,
+      '[app.mcp]',
+      `page_size = ${PAGE_SIZE}`,
+      '[app.database]',
+      `url = ${JSON.stringify(db.url)}`,
+    ].join('\n'),
+  );
+  const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
+  try {
+    const cold = await mcpWalk(app.port, 'legacy');
+    const runs = { legacy: [] as Walk[], modern: [] as Walk[], rest: [] as Walk[], index: [] as Walk[] };
+    for (let i = 0; i < RUNS; i++) {
+      runs.legacy.push(await mcpWalk(app.port, 'legacy'));
+      runs.modern.push(await mcpWalk(app.port, 'auto'));
+      runs.rest.push(await httpGet(app.port, '/v1/skills', (body) => (body as { skills: unknown[] }).skills.length));
+      runs.index.push(await httpGet(app.port, '/.well-known/agent-skills/index.json', (body) => (body as { skills: unknown[] }).skills.length));
+    }
+    const result = {
+      recordedAt: new Date().toISOString(),
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+      skills: SKILLS,
+      pageSize: PAGE_SIZE,
+      runs: RUNS,
+      coldWalkMs: cold.ms,
+      skillsListLegacy: summary(runs.legacy),
+      skillsListModern: summary(runs.modern),
+      restList: summary(runs.rest),
+      discoveryIndex: summary(runs.index),
+    };
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    writeFileSync(join(RESULTS_DIR, 'mcp.json'), `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(join(RESULTS_DIR, 'mcp.md'), markdown(result));
+    console.log(markdown(result));
+  } finally {
+    app.child.kill('SIGTERM');
+    await new Promise((done) => app.child.once('exit', done));
+    await db.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function markdown(r: {
+  recordedAt: string;
+  machine: string;
+  skills: number;
+  pageSize: number;
+  runs: number;
+  coldWalkMs: number;
+  skillsListLegacy: ReturnType<typeof summary>;
+  skillsListModern: ReturnType<typeof summary>;
+  restList: ReturnType<typeof summary>;
+  discoveryIndex: ReturnType<typeof summary>;
+}): string {
+  const ms = (value: number) => value.toFixed(1);
+  const row = (what: string, s: ReturnType<typeof summary>, requests: string) => `| ${what} | ${requests} | ${s.skills} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} | ${s.bytes === undefined ? '' : Math.round(s.bytes / 1024)} |`;
+  const pages = Math.ceil(r.skills / r.pageSize);
+  return [
+    '# MCP benchmark',
+    '',
+    `Recorded ${r.recordedAt} on ${r.machine}; \`npm run bench:mcp\`.`,
+    `${r.skills} skills on disk (each a SKILL.md with license and metadata, a 480-byte reference and a script). Each row is one whole answer: the official MCP client walking every \`skills/list\` page (${r.pageSize} a page, ${pages} requests, each entry with its three files' digests and sizes; a new connection and handshake each time, not timed), or one GET. ${r.runs} runs each, after one untimed cold walk.`,
+    '',
+    '| what | requests | skills | p50 ms | p99 ms | max ms | KiB |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    row('`skills/list`, all pages, 2025-11-25 session', r.skillsListLegacy, String(pages)),
+    row('`skills/list`, all pages, 2026-07-28', r.skillsListModern, String(pages)),
+    row('`GET /v1/skills` (names, descriptions, frontmatter; no files)', r.restList, '1'),
+    row('`GET /.well-known/agent-skills/index.json` (every file with its digest)', r.discoveryIndex, '1'),
+    '',
+    `The first walk after start took ${ms(r.coldWalkMs)} ms: each SKILL.md is read once there, for the frontmatter as the MCP SDK parses it; digests come from the scan. Later walks read no file.`,
+    '',
+  ].join('\n');
+}
+
+if (process.argv[2] === 'serve-app') await serveApp();
+else await main();
