@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { z } from 'zod';
 import { McpServer, ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
 import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import type { Principal } from '../auth/principal.js';
@@ -19,6 +20,14 @@ const INSTRUCTIONS = [
 ].join(' ');
 
 const PROMPT_ARGUMENT = 'request';
+
+/*
+ * Params are checked with these (the SDK's three-argument handlers), so a malformed request is
+ * -32602 Invalid params, as the specification asks, not an internal error.
+ */
+const LIST_PARAMS = z.looseObject({ cursor: z.string().optional() });
+const CALL_PARAMS = z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() });
+const PROMPT_PARAMS = z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.string()).optional() });
 
 /**
  * Builds the MCP server one caller talks to: the skills of that user's catalogue (shared skills and
@@ -95,15 +104,15 @@ export class McpServerFactory {
   }
 
   private serveActivateTool(server: Server, view: () => Promise<CatalogueSnapshot>): void {
-    server.setRequestHandler('tools/list', async () => {
+    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => {
       const tool = activateSkillTool(await view());
       return { tools: [{ name: tool.wireName, description: tool.description, inputSchema: inputJsonSchema(tool) as { type: 'object' } }] };
     });
-    server.setRequestHandler('tools/call', async (request) => {
+    server.setRequestHandler('tools/call', { params: CALL_PARAMS }, async (params) => {
       const snapshot = await view();
       const tool = activateSkillTool(snapshot);
-      if (request.params.name !== tool.wireName) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${request.params.name}'; this server offers ${tool.wireName}.`);
-      const input = tool.input.safeParse(request.params.arguments ?? {});
+      if (params.name !== tool.wireName) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${params.name}'; this server offers ${tool.wireName}.`);
+      const input = tool.input.safeParse(params.arguments ?? {});
       if (!input.success) {
         const problems = input.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'} ${issue.message}`);
         return errorResult(`Invalid arguments for ${tool.wireName}: ${problems.join('; ')}. Example: ${tool.example}`);
@@ -121,8 +130,8 @@ export class McpServerFactory {
 
   private servePrompts(server: Server, view: () => Promise<CatalogueSnapshot>): void {
     const pageSize = this.config.app.mcp.pageSize;
-    server.setRequestHandler('prompts/list', async (request) => {
-      const after = decodeCursor(request.params?.cursor);
+    server.setRequestHandler('prompts/list', { params: LIST_PARAMS }, async (params) => {
+      const after = decodeCursor(params.cursor);
       const skills = [...(await view()).skills.values()].filter((skill) => after === undefined || skill.name > after);
       const page = skills.slice(0, pageSize);
       return {
@@ -134,9 +143,9 @@ export class McpServerFactory {
         ...(skills.length > pageSize ? { nextCursor: encodeCursor(page[page.length - 1].name) } : {}),
       };
     });
-    server.setRequestHandler('prompts/get', async (request) => {
+    server.setRequestHandler('prompts/get', { params: PROMPT_PARAMS }, async (params) => {
       const snapshot = await view();
-      const name = request.params.name;
+      const name = params.name;
       if (!snapshot.skills.has(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt named '${name}': prompts are the skills of your catalogue.`);
       let activated;
       try {
@@ -145,7 +154,7 @@ export class McpServerFactory {
         if (error instanceof AppError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `[${error.code}] ${error.message}`, { code: error.code });
         throw error;
       }
-      const wanted = request.params.arguments?.[PROMPT_ARGUMENT]?.trim();
+      const wanted = params.arguments?.[PROMPT_ARGUMENT]?.trim();
       const text = wanted ? `${activated.output}\n\nUse the skill '${name}' for this: ${wanted}` : `${activated.output}\n\nFollow the skill '${name}' above.`;
       return { description: snapshot.skills.get(name)?.description, messages: [{ role: 'user', content: { type: 'text', text } }] };
     });

@@ -1,3 +1,6 @@
+import type { OutgoingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -49,7 +52,19 @@ export class McpController {
     // The client went away (or the stream ended): the SDK closes what it opened for this request.
     reply.raw.once('close', () => aborted.abort());
     const response = await this.transport.handle(webRequest(request, aborted.signal), request.body, principal);
-    return reply.send(response);
+    if (response.body === null || !response.headers.get('content-type')?.startsWith('text/event-stream')) return reply.send(response);
+    // A stream's status and headers go out at once, not with its first event (a notification
+    // stream may stay quiet for minutes; its client waits for the 200 to know it is listening).
+    reply.hijack();
+    const raw = reply.raw;
+    const headers = { ...reply.getHeaders(), ...Object.fromEntries(response.headers), 'x-accel-buffering': 'no' } as OutgoingHttpHeaders;
+    raw.writeHead(response.status, headers);
+    raw.flushHeaders();
+    raw.on('error', () => undefined);
+    const stream = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
+    stream.on('error', () => raw.destroy());
+    stream.pipe(raw);
+    return undefined;
   }
 
   @Get('v1/admin/mcp')

@@ -85,9 +85,15 @@ export class PublishedSkillsService {
     return { skills };
   }
 
-  /** Every published skill of the view, in name order. */
-  async all(view: CatalogueSnapshot): Promise<PublishedSkill[]> {
-    return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER)).skills;
+  /** Every published skill of the view, in name order; `fresh` re-checks disk skills against their files (the discovery index, which has no per-skill refresh). */
+  async all(view: CatalogueSnapshot, fresh = false): Promise<PublishedSkill[]> {
+    if (!fresh) return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER)).skills;
+    const skills: PublishedSkill[] = [];
+    for (const record of view.skills.values()) {
+      const published = await this.publish(record, true);
+      if (isPublished(published)) skills.push(published);
+    }
+    return skills;
   }
 
   /** The skills of the view (and of every user's personal skills, for the whole snapshot) that are not published, and why. */

@@ -18,16 +18,19 @@ export function skillRootUri(name: string): string {
 
 /**
  * The skill name and the path inside it (`''` for the root) that a URI names, or undefined for
- * anything that is not a well-formed `skill://` URI: another scheme, a query or fragment, an empty,
- * `.` or `..` segment, a percent-escape that is not UTF-8, or a NUL or backslash once decoded.
+ * anything but a URI exactly as this server writes it: another scheme, a query or fragment, a
+ * trailing slash, an empty, `.` or `..` segment, an escape that is not UTF-8 or that hides a `/`,
+ * NUL or backslash, or any other spelling of a name than the published one (`%61lpha` for `alpha`).
+ * One file has one URI, so a read is always of a file the listing describes.
  */
 export function parseSkillUri(uri: string): { name: string; path: string } | undefined {
   if (!uri.startsWith(SCHEME) || /[?#]/.test(uri)) return undefined;
-  const trimmed = uri.slice(SCHEME.length).replace(/\/+$/, '');
-  const segments = trimmed.split('/').map(decodeSegment);
-  if (segments.some((segment) => segment === undefined || segment === '' || segment === '.' || segment === '..' || /[\0\\]/.test(segment))) return undefined;
-  const [name, ...path] = segments as string[];
-  return { name, path: path.join('/') };
+  const segments = uri.slice(SCHEME.length).split('/').map(decodeSegment);
+  if (segments.some((segment) => segment === undefined || segment === '' || segment === '.' || segment === '..' || /[\0\\/]/.test(segment))) return undefined;
+  const [name, ...rest] = segments as string[];
+  const path = rest.join('/');
+  const canonical = path === '' ? skillRootUri(name) : skillFileUri(name, path);
+  return canonical === uri ? { name, path } : undefined;
 }
 
 function decodeSegment(segment: string): string | undefined {
