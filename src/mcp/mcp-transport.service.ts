@@ -120,6 +120,7 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     const server = this.factory.create(principal);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
       onsessioninitialized: (id) => {
         this.sessions.set(id, { server, transport, userId: principal.userId, lastSeen: Date.now(), streams: 0 });
       },

@@ -168,7 +168,7 @@ export class PublishedSkillsService {
     if ('problem' in found) return leftOut(`its files cannot be published: ${found.problem}`);
     const files = new Map(found.files.map((file) => [file.path, file]));
     const skillMd = files.get('SKILL.md');
-    if (skillMd === undefined) return leftOut('its instructions file is not named SKILL.md');
+    if (skillMd === undefined) return leftOut('it has no SKILL.md file inside its folder (a symbolic link out of it, or a lowercase skill.md)');
     const total = found.files.reduce((sum, file) => sum + file.size, 0);
     if (found.files.length > SKILL_LIMITS.files) return leftOut(`it has ${found.files.length} files; the MCP Skills extension allows ${SKILL_LIMITS.files}`);
     if (total > SKILL_LIMITS.bytes) return leftOut(`its files hold ${total} bytes; the MCP Skills extension allows ${SKILL_LIMITS.bytes}`);

@@ -1,5 +1,5 @@
 import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { APP_CONFIG, type AppConfig, HARD_LIMITS, type SkillsConfig } from '../config/app-config.js';
@@ -186,7 +186,7 @@ export class SkillResourcesService {
     const path = normalizeResourcePath(requestedPath);
     if (located.programmatic !== undefined) throw this.notFound(located, path);
     const root = this.realRoot(located);
-    const target = path === 'SKILL.md' ? located.skillFile : this.resolveInside(located, root, path);
+    const target = this.resolveInside(located, root, path);
     const { bytes, size } = this.readHead(located, target, PUBLISHED_LIMITS.maxBytes + 1, path);
     if (size > PUBLISHED_LIMITS.maxBytes) throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${skill.name}' holds more than ${PUBLISHED_LIMITS.maxBytes} bytes and is not published.`, { name: skill.name, path });
     return bytes;
@@ -276,11 +276,16 @@ export class SkillResourcesService {
   /** The skill's SKILL.md; a skill whose SKILL.md was removed since the scan is gone, not a missing resource. */
   private readSkillMd(skill: SkillRecord, limit: number): { bytes: Buffer; size: number } {
     try {
-      return this.readHead(skill, skill.skillFile, limit, 'SKILL.md');
+      return this.readHead(skill, this.skillMdInside(skill), limit, 'SKILL.md');
     } catch (error) {
       if (error instanceof AppError && error.code === ErrorCode.RESOURCE_NOT_FOUND) throw skillGoneError(skill);
       throw error;
     }
+  }
+
+  /** The skill's SKILL.md by its real path: a SKILL.md that is a symbolic link out of the folder is refused like any other file. */
+  private skillMdInside(skill: SkillRecord): string {
+    return this.resolveInside(skill, this.realRoot(skill), basename(skill.skillFile));
   }
 
   /** Resolves symlinks and refuses anything whose real path is outside the skill's real root. */
