@@ -112,6 +112,13 @@ describe('skills over MCP and the discovery index', () => {
       expect(typed.frontmatter).toEqual({ name: 'typed', description: 'Typed frontmatter: a colon, quotes.', license: 'MIT', metadata: { version: '2.1', owner: 'team' } });
     });
 
+    it('lists each served SKILL.md in resources/list, with its name, description and size', async () => {
+      const { client } = await connect('ann', era);
+      const { resources } = await client.listResources();
+      expect(resources.map((resource) => resource.uri)).toEqual(['alpha', 'delta', 'epsilon', 'gamma', 'typed', 'zeta'].map((name) => `skill://${name}/SKILL.md`));
+      expect(resources.find((resource) => resource.name === 'typed')).toMatchObject({ description: 'Typed frontmatter: a colon, quotes.', mimeType: 'text/markdown', size: expect.any(Number) });
+    });
+
     it('gets one skill by URI and refuses an unknown one with -32602', async () => {
       const { client, skills } = await connect('ann', era);
       const { skill } = await skills.get('skill://typed/SKILL.md');
@@ -218,6 +225,22 @@ describe('skills over MCP and the discovery index', () => {
     expect((await ann.skills.read(skill, 'notes.txt')).text).toBe('MINE-NOTES\n');
     await expect(call(bob.client, 'skills/get', { uri: 'skill://mine/SKILL.md' })).rejects.toMatchObject({ code: -32602 });
     await expect(bob.client.readResource({ uri: 'skill://mine/notes.txt' })).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('tells connected clients when an admin switches a skill off, and stops serving it', async () => {
+    let heard = 0;
+    const ann = await connect('ann', 'legacy', () => heard++);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const http = request(ctx.app.getHttpServer());
+    await http.put('/v1/admin/skills/zeta/enabled').set('authorization', `Bearer ${keys.root}`).send({ enabled: false }).expect(200);
+    try {
+      await waitFor(() => heard > 0);
+      expect(names((await ann.skills.list()).skills)).not.toContain('zeta');
+      await expect(ann.client.readResource({ uri: 'skill://zeta/SKILL.md' })).rejects.toMatchObject({ code: -32602 });
+    } finally {
+      await http.put('/v1/admin/skills/zeta/enabled').set('authorization', `Bearer ${keys.root}`).send({ enabled: true }).expect(200);
+      await waitFor(() => heard > 1);
+    }
   });
 
   it('serves the discovery index with digests that match the files it points to', async () => {
