@@ -121,3 +121,7 @@ export function httpStatusOf(code: ErrorCode): number {
 export function skillsDisabledError(): AppError {
   return new AppError(ErrorCode.SKILLS_DISABLED, 'Skills are disabled on this server (app.skills.enabled = false).');
 }
+
+export function mcpDisabledError(): AppError {
+  return new AppError(ErrorCode.MCP_DISABLED, 'Skills are not served over MCP on this server (app.mcp.enabled = false).');
+}

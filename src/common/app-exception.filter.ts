@@ -65,7 +65,28 @@ interface RequestLike {
   raw?: { destroyed: boolean; socket?: { destroyed: boolean } | null };
 }
 
-/** Every error of every front door, REST and GraphQL, in one shape with one status per code. */
+interface McpRequestLike {
+  url?: string;
+  body?: unknown;
+}
+
+function isMcpRequest(request: McpRequestLike): boolean {
+  return request.url !== undefined && /^\/mcp(?:[?#]|$)/.test(request.url);
+}
+
+/**
+ * For `/mcp`, the error body is also a JSON-RPC error response (MCP clients read `error`), with the
+ * same `code` inside `error.data`: -32001 for a session that is not open (as the MCP SDK answers
+ * it), -32000 (a server error) for the rest.
+ */
+function asJsonRpcError(body: ErrorBody, requestBody: unknown): ErrorBody & Record<string, unknown> {
+  const id = typeof requestBody === 'object' && requestBody !== null && !Array.isArray(requestBody) ? (requestBody as { id?: unknown }).id : undefined;
+  const rpcId = typeof id === 'string' || typeof id === 'number' ? id : null;
+  const data = { code: body.code, ...(body.details !== undefined ? { details: body.details } : {}) };
+  return { jsonrpc: '2.0', id: rpcId, error: { code: body.code === ErrorCode.MCP_SESSION_NOT_FOUND ? -32001 : -32000, message: body.message, data }, ...body };
+}
+
+/** Every error of every front door, REST, GraphQL and MCP, in one shape with one status per code. */
 @Catch()
 export class AppExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
@@ -81,7 +102,9 @@ export class AppExceptionFilter implements ExceptionFilter {
     if (host.getType<string>() === 'graphql') return toGraphQLError(error);
     const reply = host.switchToHttp().getResponse<ReplyLike>();
     if (body.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', 'Bearer realm="skillhost"');
-    reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+    const request = host.getType<string>() === 'http' ? host.switchToHttp().getRequest<McpRequestLike>() : undefined;
+    const sent = request !== undefined && isMcpRequest(request) ? asJsonRpcError(body, request.body) : body;
+    reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(sent));
     return undefined;
   }
 }

@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { AppError, assertUnreachable, ErrorCode, skillsDisabledError } from './app-error.js';
+import { AppError, assertUnreachable, ErrorCode, mcpDisabledError, skillsDisabledError } from './app-error.js';
 
 export type Feature = 'skills' | 'tools' | 'mcp';
 
@@ -35,7 +35,7 @@ export class FeatureGuard implements CanActivate {
         return;
       case 'mcp':
         if (!this.config.app.skills.enabled) throw skillsDisabledError();
-        if (!this.config.app.mcp.enabled) throw new AppError(ErrorCode.MCP_DISABLED, 'Skills are not served over MCP on this server (app.mcp.enabled = false).');
+        if (!this.config.app.mcp.enabled) throw mcpDisabledError();
         return;
       default:
         assertUnreachable(feature);

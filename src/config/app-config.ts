@@ -126,6 +126,7 @@ export interface McpConfig {
   enabled: boolean;
   pageSize: number;
   maxSessions: number;
+  maxSessionsPerUser: number;
   sessionIdleSeconds: number;
   cacheTtlMs: number;
 }

@@ -62,7 +62,7 @@ describe(loadConfig.name, () => {
     expect(sut.app.http).toEqual({ allowedHosts: [], corsOrigins: [] });
     expect(sut.app.logging).toEqual({ level: 'info', format: 'auto' });
     expect(sut.app.metrics).toEqual({ public: false });
-    expect(sut.app.mcp).toEqual({ enabled: true, pageSize: 100, maxSessions: 1000, sessionIdleSeconds: 1800, cacheTtlMs: 60_000 });
+    expect(sut.app.mcp).toEqual({ enabled: true, pageSize: 100, maxSessions: 1000, maxSessionsPerUser: 20, sessionIdleSeconds: 1800, cacheTtlMs: 60_000 });
     expect(sut.app.limits).toEqual({ requestsPerMinute: 600, turnsPerMinute: 60, maxConcurrentTurns: 32 });
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();

@@ -237,6 +237,7 @@ function buildConfig(
         enabled: get<boolean>('app.mcp.enabled'),
         pageSize: get<number>('app.mcp.page_size'),
         maxSessions: get<number>('app.mcp.max_sessions'),
+        maxSessionsPerUser: get<number>('app.mcp.max_sessions_per_user'),
         sessionIdleSeconds: get<number>('app.mcp.session_idle_seconds'),
         cacheTtlMs: get<number>('app.mcp.cache_ttl_ms'),
       },

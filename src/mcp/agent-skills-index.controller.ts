@@ -3,14 +3,14 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@ne
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { AppError, ErrorCode } from '../common/app-error.js';
+import { ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { normalizeResourcePath } from '../skills/resource-path.js';
 import { INDEX_VERSION, indexEntry, type IndexSkill } from './agent-skills-index.js';
 import { AgentSkillsIndexDto } from './dto/mcp-report.dto.js';
-import { isPublished, PublishedSkillsService } from './published-skills.service.js';
+import { PublishedSkillsService } from './published-skills.service.js';
 import { PUBLISHED_MIME_TYPES } from './skill-uri.js';
 
 /**
@@ -42,24 +42,26 @@ export class AgentSkillsIndexController {
   }
 
   @Get(':name/*')
-  @ApiOperation({ summary: 'One file of a skill in the discovery index', description: 'The raw bytes the index digest covers, text or binary, with a content type by extension and the digest as `ETag`. Only files the index lists are served.' })
+  @ApiOperation({
+    summary: 'One file of a skill in the discovery index',
+    description: 'The raw bytes, text or binary, with a content type by extension and the digest of the bytes sent as `ETag`; as a download (`Content-Disposition: attachment`, a sandboxing `Content-Security-Policy`), never as a page of this server. Only files the index lists are served.',
+  })
   @ApiParam({ name: 'name', description: 'The skill.' })
   @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `SKILL.md` or `references/REFERENCE.md`.' })
   @ApiProduces(...PUBLISHED_MIME_TYPES)
   @ApiOkResponse({ schema: { type: 'string', format: 'binary' } })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED, ErrorCode.RESOURCE_NOT_FOUND, ErrorCode.RESOURCE_OUTSIDE_SKILL)
   async file(@Param('name') name: string, @Param('*') requested: string, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
-    const view = await this.registry.viewForUser(principal.userId);
-    const record = this.registry.get(name, view);
-    const published = await this.published.publish(record, true);
-    const path = normalizeResourcePath(requested ?? '');
-    const listed = isPublished(published) ? published.files.get(path) : undefined;
-    if (!isPublished(published) || listed === undefined) {
-      const why = isPublished(published) ? 'it lists no such file' : `the skill is not published: ${published.reason}`;
-      throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${record.name}' is not in the discovery index: ${why}.`, { name: record.name, path });
-    }
-    const file = await this.published.readFile(published, path);
+    const file = await this.published.indexedFile(await this.registry.viewForUser(principal.userId), name, normalizeResourcePath(requested ?? ''));
     const type = file.isText && (file.mimeType.startsWith('text/') || file.mimeType === 'application/json') ? `${file.mimeType}; charset=utf-8` : file.mimeType;
-    return reply.header('content-type', type).header('etag', `"${listed.digest}"`).header('x-content-type-options', 'nosniff').send(file.bytes);
+    // A skill's HTML or SVG is someone's file, not a page of this server: never run as one.
+    return reply
+      .header('content-type', type)
+      .header('etag', `"${file.digest}"`)
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "sandbox; default-src 'none'")
+      .header('content-disposition', 'attachment')
+      .send(file.bytes);
   }
+
 }

@@ -4,14 +4,14 @@ import { McpServer, ProtocolError, ProtocolErrorCode, type Server } from '@model
 import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import type { Principal } from '../auth/principal.js';
 import { activateSkillOutput, activateSkillTool } from '../chat/tools/style-tools.js';
-import { inputJsonSchema } from '../chat/tools/skill-tool.js';
-import { AppError } from '../common/app-error.js';
-import { packageVersion } from '../common/package-version.js';
+import { inputJsonSchema, parseToolArguments } from '../chat/tools/skill-tool.js';
+import { AppError, type ErrorCode } from '../common/app-error.js';
+import { packageVersion } from '../config/package-version.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
-import { PublishedSkillsService } from './published-skills.service.js';
+import { PublishedSkillsService, recordsAfter } from './published-skills.service.js';
 
 /** What the server tells MCP clients about itself at initialisation. */
 const INSTRUCTIONS = [
@@ -112,16 +112,14 @@ export class McpServerFactory {
       const snapshot = await view();
       const tool = activateSkillTool(snapshot);
       if (params.name !== tool.wireName) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${params.name}'; this server offers ${tool.wireName}.`);
-      const input = tool.input.safeParse(params.arguments ?? {});
-      if (!input.success) {
-        const problems = input.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'} ${issue.message}`);
-        return errorResult(`Invalid arguments for ${tool.wireName}: ${problems.join('; ')}. Example: ${tool.example}`);
-      }
-      const { name } = input.data as { name: string };
+      const input = parseToolArguments(tool, params.arguments ?? {});
+      if (!input.ok) return errorResult(input.message);
+      const { name } = input.input as { name: string };
       try {
         const result = await activateSkillOutput(this.resources.reader({ snapshot }), name);
-        return { content: [{ type: 'text', text: result.output }] };
+        return { content: [{ type: 'text' as const, text: result.output }] };
       } catch (error) {
+        // A tool's failure is a result the model reads (naming the skills that exist), as in a chat.
         if (error instanceof AppError) return errorResult(`[${error.code}] ${error.message}`);
         throw error;
       }
@@ -131,8 +129,7 @@ export class McpServerFactory {
   private servePrompts(server: Server, view: () => Promise<CatalogueSnapshot>): void {
     const pageSize = this.config.app.mcp.pageSize;
     server.setRequestHandler('prompts/list', { params: LIST_PARAMS }, async (params) => {
-      const after = decodeCursor(params.cursor);
-      const skills = [...(await view()).skills.values()].filter((skill) => after === undefined || skill.name > after);
+      const skills = [...recordsAfter(await view(), decodeCursor(params.cursor))];
       const page = skills.slice(0, pageSize);
       return {
         prompts: page.map((skill) => ({
@@ -151,8 +148,7 @@ export class McpServerFactory {
       try {
         activated = await activateSkillOutput(this.resources.reader({ snapshot }), name);
       } catch (error) {
-        if (error instanceof AppError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `[${error.code}] ${error.message}`, { code: error.code });
-        throw error;
+        throw protocolErrorOf(error);
       }
       const wanted = params.arguments?.[PROMPT_ARGUMENT]?.trim();
       const text = wanted ? `${activated.output}\n\nUse the skill '${name}' for this: ${wanted}` : `${activated.output}\n\nFollow the skill '${name}' above.`;
@@ -165,14 +161,29 @@ function errorResult(text: string) {
   return { content: [{ type: 'text' as const, text }], isError: true };
 }
 
-/** A file the user may not read (a path that leads out of the skill, a file gone since the listing) is no resource of theirs: -32602. */
+/**
+ * A file the user may not read (a path that leads out of the skill, a file gone since the listing)
+ * is no resource of theirs: undefined, which the SDK answers -32602. Anything else (the database
+ * down while a store skill is unpacked) is the server's failure, -32603 with its code.
+ */
 async function readOrUndefined<T>(read: () => Promise<T | undefined>): Promise<T | undefined> {
   try {
     return await read();
   } catch (error) {
-    if (error instanceof AppError) return undefined;
-    throw error;
+    if (error instanceof AppError && isNotTheirs(error.code)) return undefined;
+    throw protocolErrorOf(error);
   }
+}
+
+/** What the caller asked for does not exist for them: the codes MCP answers -32602. */
+function isNotTheirs(code: ErrorCode): boolean {
+  return code.startsWith('SKILL_') || code.startsWith('RESOURCE_');
+}
+
+/** A domain error as a JSON-RPC error: -32602 for what is not the caller's, -32603 for the server's failures, the code in `data`. */
+function protocolErrorOf(error: unknown): unknown {
+  if (!(error instanceof AppError)) return error;
+  return new ProtocolError(isNotTheirs(error.code) ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError, `[${error.code}] ${error.message}`, { code: error.code });
 }
 
 /** Cursors are opaque to clients: the last name (or offset) of the page, base64url. */

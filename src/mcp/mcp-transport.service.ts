@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import {
   type AuthInfo,
@@ -12,9 +12,10 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.js';
-import { AppError, ErrorCode } from '../common/app-error.js';
+import { AppError, ErrorCode, mcpDisabledError } from '../common/app-error.js';
 import { APP_CONFIG, type AppConfig, type McpConfig } from '../config/app-config.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 
 /** A 2025-era client's session: its server, bound to the user who opened it. */
@@ -25,6 +26,8 @@ interface Session {
   lastSeen: number;
   /** Notification streams (GET) open now: a session listening is not idle. */
   streams: number;
+  /** The user's catalogue as the session last heard of it (see `catalogueKey`). */
+  catalogue?: string;
 }
 
 /** Catalogue swaps that come together (an install, then the store's refresh) are told once. */
@@ -50,15 +53,19 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Mcp');
   private readonly config: McpConfig;
   private readonly sessions = new Map<string, Session>();
+  /** Sessions being opened (initialize sent, id not yet given), by user: they count against the limits. */
+  private readonly opening = new Map<string, number>();
+  private closing = false;
   private modern: McpHttpHandler | undefined;
   private stateless: LegacyHttpHandler | undefined;
-  private stopFollowing: (() => void) | undefined;
+  private stopFollowing: (() => void)[] = [];
   private notifyTimer: NodeJS.Timeout | undefined;
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly factory: McpServerFactory,
     private readonly registry: SkillRegistryService,
+    private readonly store: SkillStoreService,
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
   ) {
     this.config = appConfig.app.mcp;
@@ -70,13 +77,15 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     const onerror = (error: Error) => this.logger.debug(`MCP request refused: ${error.message}`);
     this.modern = createMcpHandler(build, { legacy: 'reject', onerror });
     this.stateless = legacyStatelessFallback(build, onerror);
-    this.stopFollowing = this.registry.onSwap(() => this.catalogueChanged());
+    this.stopFollowing = [this.registry.onSwap(() => this.catalogueChanged()), this.store.onUserFilterChange((userId) => this.notifySafely(new Set([userId])))];
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
     this.sweeper.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopFollowing?.();
+    // From here on a request is refused: nothing opened now would be closed.
+    this.closing = true;
+    for (const stop of this.stopFollowing) stop();
     clearInterval(this.sweeper);
     clearTimeout(this.notifyTimer);
     await Promise.allSettled([...this.sessions.keys()].map((id) => this.close(id)));
@@ -90,7 +99,8 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
 
   /** Answers one HTTP request to `/mcp` for `principal`; `body` is the parsed JSON of a POST. */
   async handle(request: Request, body: unknown, principal: Principal): Promise<Response> {
-    if (this.modern === undefined || this.stateless === undefined) throw new AppError(ErrorCode.MCP_DISABLED, 'Skills are not served over MCP on this server (app.mcp.enabled = false).');
+    if (this.modern === undefined || this.stateless === undefined) throw mcpDisabledError();
+    if (this.closing) throw new AppError(ErrorCode.BUSY, 'This instance is shutting down; retry, and another instance (or this one, restarted) answers.');
     const authInfo: AuthInfo = { token: principal.keyId ?? 'local', clientId: principal.userId, scopes: [], extra: { principal } };
     if (!(await isLegacyRequest(request, body))) return this.modern.fetch(request, { authInfo, parsedBody: body });
     const sessionId = request.headers.get('mcp-session-id');
@@ -114,48 +124,95 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async openSession(request: Request, body: unknown, principal: Principal, authInfo: AuthInfo): Promise<Response> {
-    if (this.sessions.size >= this.config.maxSessions) {
+    this.reserve(principal.userId);
+    const server = this.factory.create(principal);
+    let opened = false;
+    try {
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        // Requests are answered as JSON; the session's notifications have its GET stream.
+        enableJsonResponse: true,
+        onsessioninitialized: (id) => {
+          opened = true;
+          this.sessions.set(id, { server, transport, userId: principal.userId, lastSeen: Date.now(), streams: 0 });
+          void this.catalogueKey(principal.userId).then((key) => {
+            const session = this.sessions.get(id);
+            if (session !== undefined) session.catalogue ??= key;
+          });
+        },
+        onsessionclosed: (id) => {
+          this.sessions.delete(id);
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) this.sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      return await transport.handleRequest(request, { parsedBody: body, authInfo });
+    } finally {
+      this.release(principal.userId);
+      // An initialize the SDK refused opened no session: nothing would ever close its server.
+      if (!opened) await server.close();
+    }
+  }
+
+  /** Counts a session being opened against the instance's and the user's limits, or refuses it (503 BUSY). */
+  private reserve(userId: string): void {
+    const pending = [...this.opening.values()].reduce((sum, count) => sum + count, 0);
+    if (this.sessions.size + pending >= this.config.maxSessions) {
       throw new AppError(ErrorCode.BUSY, `This instance has ${this.sessions.size} open MCP sessions, its limit ([app.mcp] max_sessions); retry when one closes.`);
     }
-    const server = this.factory.create(principal);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: true,
-      onsessioninitialized: (id) => {
-        this.sessions.set(id, { server, transport, userId: principal.userId, lastSeen: Date.now(), streams: 0 });
-      },
-      onsessionclosed: (id) => {
-        this.sessions.delete(id);
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) this.sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    return transport.handleRequest(request, { parsedBody: body, authInfo });
+    const mine = [...this.sessions.values()].filter((session) => session.userId === userId).length + (this.opening.get(userId) ?? 0);
+    if (mine >= this.config.maxSessionsPerUser) {
+      throw new AppError(ErrorCode.BUSY, `You have ${mine} open MCP sessions on this instance, the most one user may ([app.mcp] max_sessions_per_user); close one (DELETE /mcp with its mcp-session-id) or let it idle out.`);
+    }
+    this.opening.set(userId, (this.opening.get(userId) ?? 0) + 1);
+  }
+
+  private release(userId: string): void {
+    const left = (this.opening.get(userId) ?? 1) - 1;
+    if (left <= 0) this.opening.delete(userId);
+    else this.opening.set(userId, left);
   }
 
   private catalogueChanged(): void {
     clearTimeout(this.notifyTimer);
-    this.notifyTimer = setTimeout(() => this.notifyAll(), NOTIFY_DEBOUNCE_MS);
+    this.notifyTimer = setTimeout(() => this.notifySafely(), NOTIFY_DEBOUNCE_MS);
     this.notifyTimer.unref();
   }
 
-  /** Every client hears that the skills, the activate_skill enum and the prompts may have changed. */
-  private notifyAll(): void {
+  /** A notification that cannot be worked out (the database is down) is logged; the next change tries again. */
+  private notifySafely(users?: ReadonlySet<string>): void {
+    this.notify(users).catch((error: Error) => this.logger.warn(`MCP clients could not be told of a catalogue change: ${error.message}`));
+  }
+
+  /**
+   * Tells clients that the skills, the activate_skill enum and the prompts changed. A session hears
+   * only when its own user's catalogue changed (of `users`, or of everyone's after a swap).
+   * 2026-07-28 clients listen on one stream the SDK keeps for all of them: each hears of every change.
+   */
+  private async notify(users?: ReadonlySet<string>): Promise<void> {
     this.modern?.notify.resourcesChanged();
     this.modern?.notify.toolsChanged();
     this.modern?.notify.promptsChanged();
-    for (const [id, session] of this.sessions) {
-      if (!session.server.isConnected()) continue;
-      try {
-        session.server.sendResourceListChanged();
-        session.server.sendToolListChanged();
-        session.server.sendPromptListChanged();
-      } catch (error) {
-        this.logger.debug(`Session ${id} could not be told of a change: ${(error as Error).message}`);
-      }
+    const keys = new Map<string, string>();
+    for (const session of [...this.sessions.values()]) {
+      if (users !== undefined && !users.has(session.userId)) continue;
+      if (!keys.has(session.userId)) keys.set(session.userId, await this.catalogueKey(session.userId));
+      const key = keys.get(session.userId)!;
+      if (session.catalogue === key || !session.server.isConnected()) continue;
+      session.catalogue = key;
+      session.server.sendResourceListChanged();
+      session.server.sendToolListChanged();
+      session.server.sendPromptListChanged();
     }
+  }
+
+  /** What a user's clients are shown, as one digest: each skill's name, description and version. */
+  private async catalogueKey(userId: string): Promise<string> {
+    const hash = createHash('sha256');
+    for (const skill of (await this.registry.viewForUser(userId)).skills.values()) hash.update(`${skill.name}\0${skill.description}\0${skill.digest ?? skill.path}\n`);
+    return hash.digest('hex');
   }
 
   private async sweep(): Promise<void> {

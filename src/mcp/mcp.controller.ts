@@ -76,10 +76,7 @@ export class McpController {
   })
   @ApiOkResponse({ type: McpReportDto })
   async report(): Promise<McpReportDto> {
-    const snapshot = this.registry.snapshot;
-    const records = [...snapshot.skills.values(), ...[...snapshot.personal.values()].flatMap((personal) => [...personal.skills.values()])];
-    const leftOut = await this.published.leftOut(records);
-    return { sessions: this.transport.openSessions, skills: records.length, published: records.length - leftOut.length, leftOut };
+    return { sessions: this.transport.openSessions, ...(await this.published.report(this.registry.snapshot)) };
   }
 }
 

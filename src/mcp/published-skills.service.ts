@@ -2,7 +2,9 @@ import { isUtf8 } from 'node:buffer';
 import { Injectable, Logger } from '@nestjs/common';
 import { type Skill, SKILL_LIMITS, SkillCatalogError, skillEntry } from '@modelcontextprotocol/server/ext/skills';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { AppError, ErrorCode } from '../common/app-error.js';
 import type { SkillRecord } from '../skills/skill.types.js';
 import { contentDigest } from '../skills/store/skill-version.js';
 import type { ManifestEntry } from '../skills/store/skill-version.js';
@@ -21,11 +23,15 @@ export interface LeftOutSkill {
   /** The owner of a personal skill; null for a team skill. */
   readonly owner: string | null;
   readonly reason: string;
+  /** The reason may pass (a read that failed): not remembered. */
+  readonly transient?: boolean;
 }
 
 /** One file of a published skill as `resources/read` and the discovery index serve it. */
 export interface PublishedFile {
   readonly bytes: Buffer;
+  /** Of these bytes, as read (a file edited since the listing has another than its entry's). */
+  readonly digest: string;
   readonly mimeType: string;
   /** UTF-8 without NUL: sent as `text`; anything else as a base64 `blob`. */
   readonly isText: boolean;
@@ -59,7 +65,10 @@ export class PublishedSkillsService {
   private readonly frontmatters = new Map<string, Promise<FrontmatterRead>>();
   private readonly reported = new Set<string>();
 
-  constructor(private readonly resources: SkillResourcesService) {}
+  constructor(
+    private readonly resources: SkillResourcesService,
+    private readonly registry: SkillRegistryService,
+  ) {}
 
   /** The skill published, or why not; `fresh` re-checks a disk skill's files against the disk first. */
   async publish(record: SkillRecord, fresh = false): Promise<PublishedSkill | LeftOutSkill> {
@@ -68,18 +77,18 @@ export class PublishedSkillsService {
       if (known !== undefined) return known;
     }
     const built = await this.build(record, fresh);
-    if (!fresh || isPublished(built)) this.entries.set(record, built);
+    // A failed read (a store skill that cannot be unpacked now) is asked again next time.
+    if ((!fresh || isPublished(built)) && !(!isPublished(built) && built.transient === true)) this.entries.set(record, built);
     if (!isPublished(built)) this.reportOnce(built, record);
     return built;
   }
 
   /** One page of the view's published skills in name order, after `after` (a name); `next` when more remain. */
-  async page(view: CatalogueSnapshot, after: string | undefined, size: number): Promise<{ skills: PublishedSkill[]; next?: string }> {
+  async page(view: CatalogueSnapshot, after: string | undefined, size: number, fresh = false): Promise<{ skills: PublishedSkill[]; next?: string }> {
     const skills: PublishedSkill[] = [];
-    for (const record of view.skills.values()) {
-      if (after !== undefined && record.name <= after) continue;
+    for (const record of recordsAfter(view, after)) {
       if (skills.length === size) return { skills, next: skills[skills.length - 1].record.name };
-      const published = await this.publish(record);
+      const published = await this.publish(record, fresh);
       if (isPublished(published)) skills.push(published);
     }
     return { skills };
@@ -87,23 +96,18 @@ export class PublishedSkillsService {
 
   /** Every published skill of the view, in name order; `fresh` re-checks disk skills against their files (the discovery index, which has no per-skill refresh). */
   async all(view: CatalogueSnapshot, fresh = false): Promise<PublishedSkill[]> {
-    if (!fresh) return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER)).skills;
-    const skills: PublishedSkill[] = [];
-    for (const record of view.skills.values()) {
-      const published = await this.publish(record, true);
-      if (isPublished(published)) skills.push(published);
-    }
-    return skills;
+    return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER, fresh)).skills;
   }
 
-  /** The skills of the view (and of every user's personal skills, for the whole snapshot) that are not published, and why. */
-  async leftOut(records: Iterable<SkillRecord>): Promise<LeftOutSkill[]> {
-    const out: LeftOutSkill[] = [];
+  /** What `GET /v1/admin/mcp` reports of a snapshot: every skill (team and personal) and those not published, with why. */
+  async report(snapshot: CatalogueSnapshot): Promise<{ skills: number; published: number; leftOut: LeftOutSkill[] }> {
+    const records = [...snapshot.skills.values(), ...[...snapshot.personal.values()].flatMap((personal) => [...personal.skills.values()])];
+    const leftOut: LeftOutSkill[] = [];
     for (const record of records) {
       const published = await this.publish(record);
-      if (!isPublished(published)) out.push(published);
+      if (!isPublished(published)) leftOut.push({ name: published.name, owner: published.owner, reason: published.reason });
     }
-    return out;
+    return { skills: records.length, published: records.length - leftOut.length, leftOut };
   }
 
   /** The skill whose SKILL.md `uri` names, as it is now; undefined when the view serves none there. */
@@ -122,10 +126,25 @@ export class PublishedSkillsService {
     return this.readFile(skill, parsed.path);
   }
 
-  /** A file of a published skill, by its path in the skill (the discovery index's routes). */
-  async readFile(skill: PublishedSkill, path: string): Promise<PublishedFile> {
+  /**
+   * A file the discovery index lists, by skill name and path: the skill as its files are now, the
+   * file only if the index lists it. SKILL_NOT_FOUND / SKILL_DISABLED for a skill the caller does
+   * not have, RESOURCE_NOT_FOUND naming why for a file the index does not list.
+   */
+  async indexedFile(view: CatalogueSnapshot, name: string, path: string): Promise<PublishedFile> {
+    const record = this.registry.get(name, view);
+    const published = await this.publish(record, true);
+    if (!isPublished(published)) throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Skill '${record.name}' is not in the discovery index: ${published.reason}.`, { name: record.name, path });
+    if (!published.files.has(path)) {
+      const listed = [...published.files.keys()].slice(0, 20);
+      throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' is not a file of skill '${record.name}' in the discovery index. Its files: ${listed.join(', ')}`, { name: record.name, path, available: listed });
+    }
+    return this.readFile(published, path);
+  }
+
+  private async readFile(skill: PublishedSkill, path: string): Promise<PublishedFile> {
     const bytes = await this.resources.readPublishedFile(skill.record, path);
-    return { bytes, mimeType: mimeTypeOf(path), isText: isUtf8(bytes) && !bytes.includes(0) };
+    return { bytes, digest: contentDigest(bytes), mimeType: mimeTypeOf(path), isText: isUtf8(bytes) && !bytes.includes(0) };
   }
 
   /** The direct children of a directory of a served skill (`skill://name` is its root); undefined when `uri` is no such directory. */
@@ -162,7 +181,7 @@ export class PublishedSkillsService {
   }
 
   private async build(record: SkillRecord, fresh: boolean): Promise<PublishedSkill | LeftOutSkill> {
-    const leftOut = (reason: string): LeftOutSkill => ({ name: record.name, owner: record.store?.owner ?? null, reason });
+    const leftOut = (reason: string, transient = false): LeftOutSkill => ({ name: record.name, owner: record.store?.owner ?? null, reason, ...(transient ? { transient } : {}) });
     if (record.code !== undefined) return leftOut('it is a code skill: it runs on this server, not in the client');
     const found = this.resources.publishedFiles(record, fresh);
     if ('problem' in found) return leftOut(`its files cannot be published: ${found.problem}`);
@@ -176,7 +195,7 @@ export class PublishedSkillsService {
     if (!read.ok) {
       // SKILL.md changed since its digest was taken: take the files as they are now, once.
       if (read.problem === STALE && !fresh) return this.build(record, true);
-      return leftOut(read.problem);
+      return leftOut(read.problem, read.transient);
     }
     const entry: Skill = {
       uri: skillFileUri(record.name),
@@ -197,8 +216,8 @@ export class PublishedSkillsService {
       parsed = this.parseFrontmatter(record, digest);
       if (this.frontmatters.size >= FRONTMATTER_MEMO) this.frontmatters.clear();
       this.frontmatters.set(key, parsed);
-      // A file that changed while it was read says nothing about that digest: forget it.
-      void parsed.then((result) => !result.ok && result.problem === STALE && this.frontmatters.delete(key));
+      // A read that failed, or found the file changed, says nothing about that digest: forget it.
+      void parsed.then((result) => !result.ok && result.transient && this.frontmatters.delete(key));
     }
     return parsed;
   }
@@ -208,14 +227,14 @@ export class PublishedSkillsService {
     try {
       bytes = await this.resources.readPublishedFile(record, 'SKILL.md');
     } catch (error) {
-      return { ok: false, problem: `its SKILL.md cannot be read: ${(error as Error).message}` };
+      return { ok: false, problem: `its SKILL.md cannot be read: ${(error as Error).message}`, transient: true };
     }
-    if (contentDigest(bytes) !== digest) return { ok: false, problem: STALE };
+    if (contentDigest(bytes) !== digest) return { ok: false, problem: STALE, transient: true };
     try {
       return { ok: true, frontmatter: (await skillEntry(record.name, { 'SKILL.md': bytes })).frontmatter };
     } catch (error) {
-      if (error instanceof SkillCatalogError) return { ok: false, problem: `the MCP Skills extension refuses it: ${error.problems.map((problem) => problem.message).join('; ')}` };
-      return { ok: false, problem: `its SKILL.md cannot be published: ${(error as Error).message}` };
+      if (error instanceof SkillCatalogError) return { ok: false, problem: `the MCP Skills extension refuses it: ${error.problems.map((problem) => problem.message).join('; ')}`, transient: false };
+      return { ok: false, problem: `its SKILL.md cannot be published: ${(error as Error).message}`, transient: false };
     }
   }
 
@@ -230,7 +249,14 @@ export class PublishedSkillsService {
 
 const STALE = 'its SKILL.md changed while it was read';
 
-type FrontmatterRead = { ok: true; frontmatter: Skill['frontmatter'] } | { ok: false; problem: string };
+type FrontmatterRead = { ok: true; frontmatter: Skill['frontmatter'] } | { ok: false; problem: string; transient: boolean };
+
+/** The view's skills in name order after `after` (a name; all when undefined). */
+export function recordsAfter(view: CatalogueSnapshot, after: string | undefined): Iterable<SkillRecord> {
+  const records = [...view.skills.values()];
+  if (after === undefined) return records;
+  return records.filter((record) => record.name > after);
+}
 
 export function isPublished(value: PublishedSkill | LeftOutSkill): value is PublishedSkill {
   return 'entry' in value;

@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, type OperationObject, type ParameterObject, type ReferenceObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../common/error-body.dto.js';
-import { packageVersion } from '../common/package-version.js';
+import { packageVersion } from '../config/package-version.js';
 import { errorResponses } from './api-errors.decorator.js';
 import { collectRouteFacts, errorCodesOf, operationIdOf, type RouteFacts } from './route-rules.js';
 import { registerSwaggerUi } from './swagger-ui.js';

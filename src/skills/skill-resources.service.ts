@@ -92,8 +92,8 @@ export class SkillResourcesService {
   private readonly logger = new Logger(SkillResourcesService.name);
   private readonly config: SkillsConfig;
   private readonly truncationLogged = new Set<string>();
-  /** Disk skills' published files, remembered by folder until a file's size, times or inode change. */
-  private readonly published = new FolderDigests();
+  /** Disk skills' published files, remembered by folder until a file's size, times or inode change (looked at once a second at most). */
+  private readonly published = new FolderDigests({ maxFolders: 50_000, recheckMs: 1000 });
 
   constructor(
     private readonly registry: SkillRegistryService,
@@ -147,9 +147,7 @@ export class SkillResourcesService {
     const path = normalizeResourcePath(requestedPath);
     const limit = Math.min(this.config.maxResourceBytes, HARD_LIMITS.resourceBytes);
     if (skill.programmatic !== undefined) return this.readFromMemory(skill, skill.programmatic, path, limit);
-    const root = this.realRoot(skill);
-    const target = this.resolveInside(skill, root, path);
-    const { bytes, size } = this.readHead(skill, target, limit, path);
+    const { bytes, size } = this.readInside(skill, path, limit);
     const truncated = size > bytes.length;
     const sniff = bytes.subarray(0, BINARY_SNIFF_BYTES);
     if (sniff.includes(0)) throw binaryError(skill, path);
@@ -185,10 +183,10 @@ export class SkillResourcesService {
     const located = await this.located(skill, {});
     const path = normalizeResourcePath(requestedPath);
     if (located.programmatic !== undefined) throw this.notFound(located, path);
-    const root = this.realRoot(located);
-    const target = this.resolveInside(located, root, path);
-    const { bytes, size } = this.readHead(located, target, PUBLISHED_LIMITS.maxBytes + 1, path);
-    if (size > PUBLISHED_LIMITS.maxBytes) throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${skill.name}' holds more than ${PUBLISHED_LIMITS.maxBytes} bytes and is not published.`, { name: skill.name, path });
+    const { bytes, size } = this.readInside(located, path, PUBLISHED_LIMITS.maxBytes + 1);
+    if (size > PUBLISHED_LIMITS.maxBytes) {
+      throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${skill.name}' holds more than ${PUBLISHED_LIMITS.maxBytes} bytes, past what a published skill may hold; read it with GET /v1/skills/:name/resources/*.`, { name: skill.name, path });
+    }
     return bytes;
   }
 
@@ -286,6 +284,11 @@ export class SkillResourcesService {
   /** The skill's SKILL.md by its real path: a SKILL.md that is a symbolic link out of the folder is refused like any other file. */
   private skillMdInside(skill: SkillRecord): string {
     return this.resolveInside(skill, this.realRoot(skill), basename(skill.skillFile));
+  }
+
+  /** At most `limit` bytes of the skill's file at `path`, by its real path inside the skill's real folder. */
+  private readInside(skill: SkillRecord, path: string, limit: number): { bytes: Buffer; size: number } {
+    return this.readHead(skill, this.resolveInside(skill, this.realRoot(skill), path), limit, path);
   }
 
   /** Resolves symlinks and refuses anything whose real path is outside the skill's real root. */

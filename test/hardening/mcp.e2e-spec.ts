@@ -349,6 +349,7 @@ describe('MCP and the discovery index, attacked', () => {
       // Same size, so only the times and content differ.
       tree.write('skills/beta/data.txt', 'BBBB\n');
       tree.write('skills/beta/SKILL.md', '---\nname: beta\ndescription: Beta changed on disk. Use for beta.\n---\nNEW-BETA-BODY\n');
+      await settleRecheck();
       const after = await rpc('skills/get', { uri: 'skill://beta/SKILL.md' });
       expect(after.json.result.skill.frontmatter.description).toBe('Beta changed on disk. Use for beta.');
       const data = digestOf(after, 'skill://beta/data.txt');
@@ -361,6 +362,7 @@ describe('MCP and the discovery index, attacked', () => {
       expect([file.status, file.text, file.headers.get('etag')]).toEqual([200, 'BBBB\n', `"${data.digest}"`]);
       // A file removed after the listing is no resource any more.
       tree.write('skills/beta/extra.md', 'EXTRA\n');
+      await settleRecheck();
       expect(digestOf(await rpc('skills/get', { uri: 'skill://beta/SKILL.md' }), 'skill://beta/extra.md')).toBeDefined();
       execSync(`rm '${tree.path('skills/beta/extra.md')}'`);
       expect(errorOf(await rpc('resources/read', { uri: 'skill://beta/extra.md' }))).toBe(-32602);
@@ -369,6 +371,7 @@ describe('MCP and the discovery index, attacked', () => {
     // Regression, fixed since this pass found it. Was: index.json lists the manifests of the last scan (agent-skills-index.controller.ts:37, published.all → publish(record) without `fresh`) while the file route re-reads the disk (publish(record, true)): after an edit on disk, the index's digest does not match the bytes it points to, so a verifying client rejects the file.
     it('a file changed on disk: index.json lists the digest of the bytes its url serves', async () => {
       tree.write('skills/gamma/data.txt', 'second, longer\n');
+      await settleRecheck();
       const index = await send(base, 'GET', '/.well-known/agent-skills/index.json', { key: keys.ann });
       const listed = index.json.skills.find((skill: { name: string }) => skill.name === 'gamma').files.find((file: { path: string }) => file.path === 'data.txt');
       const file = await send(base, 'GET', listed.url, { key: keys.ann });
@@ -505,7 +508,7 @@ describe('MCP and the discovery index, attacked', () => {
   });
 });
 
-describe('MCP sessions: limits and shutdown (max_sessions 2)', () => {
+describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
   let tree: TempTree;
   let ctx: ChatTestContext;
   let base: string;
@@ -514,7 +517,7 @@ describe('MCP sessions: limits and shutdown (max_sessions 2)', () => {
   beforeAll(async () => {
     tree = tempTree();
     writeSkill(tree, 'skills', 'alpha', { description: 'Alpha. Use for alpha.' });
-    ({ ctx, keys, base } = await startWithUsers(tree, { 'app.mcp.max_sessions': 2 }, [['root', 'admin'], ['ann', 'member']]));
+    ({ ctx, keys, base } = await startWithUsers(tree, { 'app.mcp.max_sessions': 3, 'app.mcp.max_sessions_per_user': 2 }, [['root', 'admin'], ['ann', 'member'], ['bob', 'member']]));
   });
 
   afterAll(async () => {
@@ -525,6 +528,19 @@ describe('MCP sessions: limits and shutdown (max_sessions 2)', () => {
   const initialize = () => send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('initialize', INIT) });
   const closeAll = (sessions: (string | null)[]) => Promise.all(sessions.filter((id): id is string => id !== null).map((session) => send(base, 'DELETE', '/mcp', { key: keys.ann, session })));
   const openCount = async () => (await send(base, 'GET', '/v1/admin/mcp', { key: keys.root })).json.sessions;
+
+  it("caps each user's sessions, then the instance's: one key cannot take every session", async () => {
+    const ann = [await initialize(), await initialize()];
+    const annThird = await initialize();
+    expect([annThird.status, annThird.json.code, annThird.json.message]).toEqual([503, 'BUSY', expect.stringContaining('max_sessions_per_user')]);
+    const bob = await send(base, 'POST', '/mcp', { key: keys.bob, body: rpcBody('initialize', INIT) });
+    expect(bob.status).toBe(200);
+    const bobSecond = await send(base, 'POST', '/mcp', { key: keys.bob, body: rpcBody('initialize', INIT) });
+    expect([bobSecond.status, bobSecond.json.message]).toEqual([503, expect.stringContaining('[app.mcp] max_sessions)')]);
+    await send(base, 'DELETE', '/mcp', { key: keys.bob, session: bob.headers.get('mcp-session-id')! });
+    await closeAll(ann.map((answer) => answer.headers.get('mcp-session-id')));
+    expect(await openCount()).toBe(0);
+  });
 
   it('answers the third initialize 503 BUSY; a DELETE frees a slot; requests outside sessions still work', async () => {
     const first = await initialize();
@@ -627,3 +643,8 @@ describe('app.mcp.enabled = false', () => {
     expect(skills.status).toBe(200);
   });
 });
+
+/** A disk skill's files are looked at once a second at most: a change is seen after that. */
+function settleRecheck(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1100));
+}

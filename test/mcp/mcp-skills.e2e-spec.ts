@@ -192,7 +192,8 @@ describe('skills over MCP and the discovery index', () => {
     const accept = 'application/json, text/event-stream';
     const none = await request(ctx.app.getHttpServer()).post('/mcp').set('accept', accept).send(body);
     expect(none.status).toBe(401);
-    expect(none.body.code).toBe('UNAUTHENTICATED');
+    // Both the API's error body and a JSON-RPC error, for MCP clients.
+    expect(none.body).toMatchObject({ code: 'UNAUTHENTICATED', jsonrpc: '2.0', id: 1, error: { code: -32000, data: { code: 'UNAUTHENTICATED' } } });
     const wrong = await request(ctx.app.getHttpServer()).post('/mcp').set('accept', accept).set('authorization', 'Bearer sk_nope').send(body);
     expect(wrong.status).toBe(401);
     const opened = await request(ctx.app.getHttpServer()).post('/mcp').set('accept', accept).set('authorization', `Bearer ${keys.ann}`).send(body);
@@ -206,7 +207,7 @@ describe('skills over MCP and the discovery index', () => {
       .set('mcp-session-id', session)
       .send({ jsonrpc: '2.0', id: 2, method: 'skills/list', params: {} });
     expect(stolen.status).toBe(404);
-    expect(stolen.body.code).toBe('MCP_SESSION_NOT_FOUND');
+    expect(stolen.body).toMatchObject({ code: 'MCP_SESSION_NOT_FOUND', jsonrpc: '2.0', id: 2, error: { code: -32001, data: { code: 'MCP_SESSION_NOT_FOUND' } } });
   });
 
   it("gives each user their own catalogue: a personal skill is its owner's alone; connected clients of both eras hear of the install", async () => {
@@ -225,6 +226,28 @@ describe('skills over MCP and the discovery index', () => {
     expect((await ann.skills.read(skill, 'notes.txt')).text).toBe('MINE-NOTES\n');
     await expect(call(bob.client, 'skills/get', { uri: 'skill://mine/SKILL.md' })).rejects.toMatchObject({ code: -32602 });
     await expect(bob.client.readResource({ uri: 'skill://mine/notes.txt' })).rejects.toMatchObject({ code: -32602 });
+    const bobsFetch = await request(ctx.app.getHttpServer()).get('/.well-known/agent-skills/mine/SKILL.md').set('authorization', `Bearer ${keys.bob}`);
+    expect([bobsFetch.status, bobsFetch.body.code]).toEqual([404, 'SKILL_NOT_FOUND']);
+  });
+
+  it("tells a user's sessions when their own filter changes their catalogue, and applies it", async () => {
+    let annHeard = 0;
+    let bobHeard = 0;
+    const ann = await connect('ann', 'legacy', () => annHeard++);
+    await connect('bob', 'legacy', () => bobHeard++);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const http = request(ctx.app.getHttpServer());
+    await http.put('/v1/me/skills').set('authorization', `Bearer ${keys.ann}`).send({ exclude: ['gamma'] }).expect(200);
+    try {
+      await waitFor(() => annHeard > 0);
+      expect(names((await ann.skills.list()).skills)).not.toContain('gamma');
+      await expect(call(ann.client, 'skills/get', { uri: 'skill://gamma/SKILL.md' })).rejects.toMatchObject({ code: -32602 });
+      // Bob's catalogue did not change: his session is not told.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(bobHeard).toBe(0);
+    } finally {
+      await http.put('/v1/me/skills').set('authorization', `Bearer ${keys.ann}`).send({}).expect(200);
+    }
   });
 
   it('tells connected clients when an admin switches a skill off, and stops serving it', async () => {

@@ -88,11 +88,15 @@ function versionRead(read: FolderFiles): { version: SkillVersion | { problem: st
  * Folder versions remembered across scans: a folder whose files all have the size, modification
  * and change times and inode they had last time has the digest it had, without reading a byte (a rescan of
  * thousands of unchanged skills costs a stat per file instead of reading and hashing each).
- * `sweep()` after a scan forgets the folders it did not see.
+ * `sweep()` after a scan forgets the folders it did not see; without scans (`maxFolders`), the
+ * memory starts again past that many folders. With `recheckMs`, a folder looked at less than that
+ * long ago is not looked at again (a burst of requests costs one look a folder, not one each).
  */
 export class FolderDigests {
-  private known = new Map<string, { fingerprint: string; version: SkillVersion | { problem: string } }>();
+  private known = new Map<string, { fingerprint: string; version: SkillVersion | { problem: string }; checkedAt: number }>();
   private seen = new Set<string>();
+
+  constructor(private readonly options: { maxFolders?: number; recheckMs?: number } = {}) {}
 
   versionOf(folder: string, limits: FolderLimits): SkillVersion | { problem: string } {
     return this.read(folder, limits).version;
@@ -100,13 +104,19 @@ export class FolderDigests {
 
   /** The folder's version, with its files when they had to be read for it (a changed or new folder). */
   read(folder: string, limits: FolderLimits): { version: SkillVersion | { problem: string }; files?: { path: string; bytes: Buffer }[] } {
+    const now = Date.now();
+    const cached = this.known.get(folder);
+    if (cached !== undefined && this.options.recheckMs !== undefined && now - cached.checkedAt < this.options.recheckMs) return { version: cached.version };
     const fingerprint = fingerprintOf(folder, limits);
     if (fingerprint === undefined) return versionRead(readFolderFiles(folder, limits));
     this.seen.add(folder);
-    const cached = this.known.get(folder);
-    if (cached !== undefined && cached.fingerprint === fingerprint) return { version: cached.version };
+    if (cached !== undefined && cached.fingerprint === fingerprint) {
+      cached.checkedAt = now;
+      return { version: cached.version };
+    }
     const read = versionRead(readFolderFiles(folder, limits));
-    this.known.set(folder, { fingerprint, version: read.version });
+    if (this.options.maxFolders !== undefined && this.known.size >= this.options.maxFolders) this.known.clear();
+    this.known.set(folder, { fingerprint, version: read.version, checkedAt: now });
     return read;
   }
 
@@ -116,7 +126,11 @@ export class FolderDigests {
   }
 }
 
-/** Path, size, mtime, ctime and inode of each file the version would hold; undefined past the file limit or when the folder cannot be resolved. */
+/**
+ * Path, size, mtime, ctime and inode of each file the version would hold; undefined when the
+ * folder cannot be resolved. Past the file limit, those of the first files and a mark: enough to
+ * know the verdict (too many files) still holds without reading any file again.
+ */
 function fingerprintOf(folder: string, limits: FolderLimits): string | undefined {
   if (unresolvable(folder) !== undefined) return undefined;
   const parts: string[] = [];
@@ -128,7 +142,7 @@ function fingerprintOf(folder: string, limits: FolderLimits): string | undefined
       continue;
     }
     if (!info.isFile()) continue;
-    if (parts.length >= limits.maxFiles) return undefined;
+    if (parts.length >= limits.maxFiles) return `${parts.join('\n')}\n+more`;
     parts.push(`${path}\0${info.size}\0${info.mtimeMs}\0${info.ctimeMs}\0${info.ino}`);
   }
   return parts.join('\n');

@@ -61,6 +61,7 @@ export class SkillStoreService {
   private readonly stored = new Set<string>();
   /** Disk skills' versions by folder, recognised again by a stat of their files while unchanged. */
   private readonly folders = new FolderDigests();
+  private readonly filterListeners = new Set<(userId: string) => void>();
 
   constructor(
     private readonly repository: SkillStoreRepository,
@@ -177,7 +178,14 @@ export class SkillStoreService {
   async setUserFilter(userId: string, filter: StoredSkillFilter): Promise<StoredSkillFilter | null> {
     const stored = normalizeFilter(filter);
     await this.users.setSkillFilter(userId, stored);
+    for (const listener of this.filterListeners) listener(userId);
     return stored;
+  }
+
+  /** Calls `listener` with the user's id after this instance saves a user's filter (their catalogue changed, not the snapshot); returns how to stop. */
+  onUserFilterChange(listener: (userId: string) => void): () => void {
+    this.filterListeners.add(listener);
+    return () => this.filterListeners.delete(listener);
   }
 
   /** False when the owner has no such chat. */
