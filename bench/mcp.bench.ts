@@ -45,7 +45,8 @@ interface Walk {
 
 async function mcpWalk(port: number, mode: 'legacy' | 'auto'): Promise<Walk> {
   const client = new Client({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode }, listMaxPages: 1000 });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+  await client.connect(transport);
   try {
     const started = performance.now();
     const listing = await new SkillsClient(client).list();
@@ -53,6 +54,7 @@ async function mcpWalk(port: number, mode: 'legacy' | 'auto'): Promise<Walk> {
     if (listing.skills.length !== SKILLS) throw new Error(`skills/list walked ${listing.skills.length} skills, expected ${SKILLS}`);
     return { ms, skills: listing.skills.length };
   } finally {
+    if (mode === 'legacy') await transport.terminateSession();
     await client.close();
   }
 }

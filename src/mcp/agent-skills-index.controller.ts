@@ -29,12 +29,12 @@ export class AgentSkillsIndexController {
   @Get('index.json')
   @ApiOperation({
     summary: 'The Agent Skills discovery index',
-    description: "The caller's skills (disk skills as their files are now) in the shape of the Agent Skills discovery proposal (`version` 0.2.0): name, description, the skill-level digest, and every file with its digest, size and where to fetch it. Skills the proposal cannot describe (a file path outside printable ASCII) are left out.",
+    description: "The caller's skills (as of the last scan: a file found changed on disk makes the server rescan) in the shape of the Agent Skills discovery proposal (`version` 0.2.0): name, description, the skill-level digest, and every file with its digest, size and where to fetch it. Skills the proposal cannot describe (a file path outside printable ASCII) are left out.",
   })
   @ApiOkResponse({ type: AgentSkillsIndexDto })
   async index(@CurrentPrincipal() principal: Principal): Promise<AgentSkillsIndexDto> {
     const skills: IndexSkill[] = [];
-    for (const skill of await this.published.all(await this.registry.viewForUser(principal.userId), true)) {
+    for (const skill of await this.published.all(await this.registry.viewForUser(principal.userId))) {
       const entry = indexEntry(skill);
       if (!('problem' in entry)) skills.push(entry);
     }

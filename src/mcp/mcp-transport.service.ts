@@ -156,17 +156,30 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Counts a session being opened against the instance's and the user's limits, or refuses it (503 BUSY). */
+  /**
+   * Counts a session being opened against the user's and the instance's limits. At a limit, the
+   * least recently used session without an open notification stream makes room (of the user's own
+   * at theirs): many clients never end their sessions (a restarted agent just opens another), and
+   * one that was listening would notice. With every session listening, 503 BUSY.
+   */
   private reserve(userId: string): void {
-    const pending = [...this.opening.values()].reduce((sum, count) => sum + count, 0);
-    if (this.sessions.size + pending >= this.config.maxSessions) {
-      throw new AppError(ErrorCode.BUSY, `This instance has ${this.sessions.size} open MCP sessions, its limit ([app.mcp] max_sessions); retry when one closes.`);
+    const mine = [...this.sessions].filter(([, session]) => session.userId === userId);
+    if (mine.length + (this.opening.get(userId) ?? 0) >= this.config.maxSessionsPerUser && !this.evictIdlest(mine)) {
+      throw new AppError(ErrorCode.BUSY, `You have ${mine.length} MCP sessions on this instance listening for changes, the most one user may ([app.mcp] max_sessions_per_user); close one (DELETE /mcp with its mcp-session-id).`);
     }
-    const mine = [...this.sessions.values()].filter((session) => session.userId === userId).length + (this.opening.get(userId) ?? 0);
-    if (mine >= this.config.maxSessionsPerUser) {
-      throw new AppError(ErrorCode.BUSY, `You have ${mine} open MCP sessions on this instance, the most one user may ([app.mcp] max_sessions_per_user); close one (DELETE /mcp with its mcp-session-id) or let it idle out.`);
+    const pending = [...this.opening.values()].reduce((sum, count) => sum + count, 0);
+    if (this.sessions.size + pending >= this.config.maxSessions && !this.evictIdlest([...this.sessions])) {
+      throw new AppError(ErrorCode.BUSY, `This instance has ${this.sessions.size} MCP sessions listening for changes, its limit ([app.mcp] max_sessions); retry when one closes.`);
     }
     this.opening.set(userId, (this.opening.get(userId) ?? 0) + 1);
+  }
+
+  /** Closes the least recently used of `candidates` that has no notification stream open (its slot is free at once); false when each has one. */
+  private evictIdlest(candidates: [string, Session][]): boolean {
+    const idle = candidates.filter(([, session]) => session.streams === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen);
+    if (idle.length === 0) return false;
+    void this.close(idle[0][0]).catch((error: Error) => this.logger.debug(`An evicted MCP session did not close cleanly: ${error.message}`));
+    return true;
   }
 
   private release(userId: string): void {

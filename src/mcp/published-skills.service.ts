@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { type Skill, SKILL_LIMITS, SkillCatalogError, skillEntry } from '@modelcontextprotocol/server/ext/skills';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
@@ -57,13 +57,14 @@ const FRONTMATTER_MEMO = 20_000;
  * file for a listing: a SKILL.md is read once per version, for its frontmatter.
  */
 @Injectable()
-export class PublishedSkillsService {
+export class PublishedSkillsService implements OnModuleDestroy {
   private readonly logger = new Logger('McpSkills');
   /** Entries built for a record of a snapshot; a record is immutable, a reload makes new ones. */
   private readonly entries = new WeakMap<SkillRecord, PublishedSkill | LeftOutSkill>();
   /** Frontmatters by skill name and SKILL.md digest (a promise, so concurrent listings read a file once). */
   private readonly frontmatters = new Map<string, Promise<FrontmatterRead>>();
   private readonly reported = new Set<string>();
+  private rescan: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly resources: SkillResourcesService,
@@ -80,7 +81,29 @@ export class PublishedSkillsService {
     // A failed read (a store skill that cannot be unpacked now) is asked again next time.
     if ((!fresh || isPublished(built)) && !(!isPublished(built) && built.transient === true)) this.entries.set(record, built);
     if (!isPublished(built)) this.reportOnce(built, record);
+    if (fresh && isPublished(built) && drifted(record, built)) this.rescanSoon();
     return built;
+  }
+
+  /**
+   * A disk skill found changed since the scan (by a `skills/get`, a read or an index file) makes
+   * this instance rescan, as `watch` would: the listings and the discovery index, built from the
+   * snapshot, then describe the files as they are, and clients hear of the change. At most one
+   * rescan a few seconds.
+   */
+  private rescanSoon(): void {
+    if (this.rescan !== undefined) return;
+    this.rescan = setTimeout(() => {
+      this.registry
+        .reload()
+        .catch((error: Error) => this.logger.warn(`A rescan after a skill changed on disk failed: ${error.message}`))
+        .finally(() => (this.rescan = undefined));
+    }, RESCAN_DELAY_MS);
+    this.rescan.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearTimeout(this.rescan);
   }
 
   /** One page of the view's published skills in name order, after `after` (a name); `next` when more remain. */
@@ -248,6 +271,15 @@ export class PublishedSkillsService {
 }
 
 const STALE = 'its SKILL.md changed while it was read';
+/** A rescan waits this long after a change is found, so a folder being written is read once, whole. */
+const RESCAN_DELAY_MS = 500;
+
+/** Whether a disk skill's files now differ from the ones its snapshot record was scanned with. */
+function drifted(record: SkillRecord, published: PublishedSkill): boolean {
+  if (record.store !== undefined || record.files === undefined) return false;
+  if (record.files.length !== published.files.size) return true;
+  return record.files.some((file) => published.files.get(file.path)?.digest !== file.digest);
+}
 
 type FrontmatterRead = { ok: true; frontmatter: Skill['frontmatter'] } | { ok: false; problem: string; transient: boolean };
 

@@ -369,13 +369,19 @@ describe('MCP and the discovery index, attacked', () => {
     });
 
     // Regression, fixed since this pass found it. Was: index.json lists the manifests of the last scan (agent-skills-index.controller.ts:37, published.all → publish(record) without `fresh`) while the file route re-reads the disk (publish(record, true)): after an edit on disk, the index's digest does not match the bytes it points to, so a verifying client rejects the file.
-    it('a file changed on disk: index.json lists the digest of the bytes its url serves', async () => {
+    it('a file changed on disk: its url serves the new bytes with their digest as ETag, the server rescans, and index.json then lists that digest', async () => {
       tree.write('skills/gamma/data.txt', 'second, longer\n');
       await settleRecheck();
       const index = await send(base, 'GET', '/.well-known/agent-skills/index.json', { key: keys.ann });
-      const listed = index.json.skills.find((skill: { name: string }) => skill.name === 'gamma').files.find((file: { path: string }) => file.path === 'data.txt');
-      const file = await send(base, 'GET', listed.url, { key: keys.ann });
-      expect(file.status).toBe(200);
+      const listedOf = (answer: Answer) => answer.json.skills.find((skill: { name: string }) => skill.name === 'gamma').files.find((file: { path: string }) => file.path === 'data.txt');
+      const file = await send(base, 'GET', listedOf(index).url, { key: keys.ann });
+      expect([file.status, file.text, file.headers.get('etag')]).toEqual([200, 'second, longer\n', `"${sha256('second, longer\n')}"`]);
+      const until = Date.now() + 5000;
+      let listed = listedOf(index);
+      while (listed.digest !== sha256(file.text) && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        listed = listedOf(await send(base, 'GET', '/.well-known/agent-skills/index.json', { key: keys.ann }));
+      }
       expect({ digest: listed.digest, size: listed.size }).toEqual({ digest: sha256(file.text), size: Buffer.byteLength(file.text) });
     });
   });
@@ -529,43 +535,67 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
   const closeAll = (sessions: (string | null)[]) => Promise.all(sessions.filter((id): id is string => id !== null).map((session) => send(base, 'DELETE', '/mcp', { key: keys.ann, session })));
   const openCount = async () => (await send(base, 'GET', '/v1/admin/mcp', { key: keys.root })).json.sessions;
 
-  it("caps each user's sessions, then the instance's: one key cannot take every session", async () => {
-    const ann = [await initialize(), await initialize()];
-    const annThird = await initialize();
-    expect([annThird.status, annThird.json.code, annThird.json.message]).toEqual([503, 'BUSY', expect.stringContaining('max_sessions_per_user')]);
-    const bob = await send(base, 'POST', '/mcp', { key: keys.bob, body: rpcBody('initialize', INIT) });
-    expect(bob.status).toBe(200);
-    const bobSecond = await send(base, 'POST', '/mcp', { key: keys.bob, body: rpcBody('initialize', INIT) });
-    expect([bobSecond.status, bobSecond.json.message]).toEqual([503, expect.stringContaining('[app.mcp] max_sessions)')]);
-    await send(base, 'DELETE', '/mcp', { key: keys.bob, session: bob.headers.get('mcp-session-id')! });
-    await closeAll(ann.map((answer) => answer.headers.get('mcp-session-id')));
-    expect(await openCount()).toBe(0);
-  });
+  /** A session of `user` with its GET notification stream open (a listening client); `stop()` ends the stream. */
+  async function listening(user: string): Promise<{ session: string; stop: () => Promise<void> }> {
+    const opened = await send(base, 'POST', '/mcp', { key: keys[user], body: rpcBody('initialize', INIT) });
+    expect(opened.status).toBe(200);
+    const session = opened.headers.get('mcp-session-id')!;
+    await send(base, 'POST', '/mcp', { key: keys[user], session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const aborted = new AbortController();
+    const stream = fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${keys[user]}`, accept: 'text/event-stream', 'mcp-session-id': session }, signal: aborted.signal });
+    expect((await stream).status).toBe(200);
+    return {
+      session,
+      stop: async () => {
+        aborted.abort();
+        await stream.catch(() => undefined);
+        await send(base, 'DELETE', '/mcp', { key: keys[user], session });
+      },
+    };
+  }
 
-  it('answers the third initialize 503 BUSY; a DELETE frees a slot; requests outside sessions still work', async () => {
+  it("at a user's limit, a new session replaces that user's least recently used idle one (clients that never end theirs do not lock their user out)", async () => {
     const first = await initialize();
     const second = await initialize();
-    expect([first.status, second.status]).toEqual([200, 200]);
     const third = await initialize();
-    expect([third.status, third.json.code]).toEqual([503, 'BUSY']);
+    expect([first.status, second.status, third.status]).toEqual([200, 200, 200]);
     expect(await openCount()).toBe(2);
-    // Stateless requests need no slot.
-    expect((await send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('tools/list', {}) })).json.result.tools).toHaveLength(1);
-    expect((await send(base, 'DELETE', '/mcp', { key: keys.ann, session: first.headers.get('mcp-session-id')! })).status).toBe(200);
-    const fourth = await initialize();
-    expect(fourth.status).toBe(200);
-    await closeAll([second.headers.get('mcp-session-id'), fourth.headers.get('mcp-session-id')]);
+    const gone = await send(base, 'POST', '/mcp', { key: keys.ann, session: first.headers.get('mcp-session-id')!, body: rpcBody('tools/list', {}) });
+    expect([gone.status, gone.json.code]).toEqual([404, 'MCP_SESSION_NOT_FOUND']);
+    const kept = await send(base, 'POST', '/mcp', { key: keys.ann, session: second.headers.get('mcp-session-id')!, body: rpcBody('tools/list', {}) });
+    expect(kept.status).toBe(200);
+    await closeAll([second.headers.get('mcp-session-id'), third.headers.get('mcp-session-id')]);
     expect(await openCount()).toBe(0);
   });
 
-  it('never opens more than max_sessions under concurrent initializes', async () => {
-    const answers = await Promise.all(Array.from({ length: 6 }, () => initialize()));
-    const opened = answers.filter((answer) => answer.status === 200);
+  it('refuses 503 BUSY only when every session at the limit is listening: per user, then per instance; another user is never evicted for one', async () => {
+    const ann = [await listening('ann'), await listening('ann')];
     try {
-      expect(opened.length).toBeLessThanOrEqual(2);
-      expect(answers.filter((answer) => answer.status === 503).length).toBeGreaterThanOrEqual(4);
+      const annThird = await initialize();
+      expect([annThird.status, annThird.json.code, annThird.json.message]).toEqual([503, 'BUSY', expect.stringContaining('max_sessions_per_user')]);
+      const bob = await listening('bob');
+      try {
+        const bobSecond = await send(base, 'POST', '/mcp', { key: keys.bob, body: rpcBody('initialize', INIT) });
+        expect([bobSecond.status, bobSecond.json.code, bobSecond.json.message]).toEqual([503, 'BUSY', expect.stringContaining('[app.mcp] max_sessions)')]);
+        expect(await openCount()).toBe(3);
+      } finally {
+        await bob.stop();
+      }
+      // Stateless requests need no slot.
+      expect((await send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('tools/list', {}) })).json.result.tools).toHaveLength(1);
     } finally {
-      await closeAll(opened.map((answer) => answer.headers.get('mcp-session-id')));
+      for (const session of ann) await session.stop();
+    }
+    expect(await openCount()).toBe(0);
+  });
+
+  it('never holds more than a user may under concurrent initializes', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, () => initialize()));
+    try {
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+      expect(await openCount()).toBeLessThanOrEqual(2);
+    } finally {
+      await closeAll(answers.map((answer) => answer.headers.get('mcp-session-id')));
     }
   });
 
