@@ -32,6 +32,7 @@ interface Session {
 
 /** Catalogue swaps that come together (an install, then the store's refresh) are told once. */
 const NOTIFY_DEBOUNCE_MS = 100;
+/** Idle sessions are looked for this often at most (and twice per idle time, so one outlives it by half at most). */
 const SWEEP_INTERVAL_MS = 15_000;
 
 /**
@@ -78,7 +79,7 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     this.modern = createMcpHandler(build, { legacy: 'reject', onerror });
     this.stateless = legacyStatelessFallback(build, onerror);
     this.stopFollowing = [this.registry.onSwap(() => this.catalogueChanged()), this.store.onUserFilterChange((userId) => this.notifySafely(new Set([userId])))];
-    this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
+    this.sweeper = setInterval(() => void this.sweep(), Math.min(SWEEP_INTERVAL_MS, (this.config.sessionIdleSeconds * 1000) / 2));
     this.sweeper.unref();
   }
 

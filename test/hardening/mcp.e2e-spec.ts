@@ -638,6 +638,45 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
   });
 });
 
+describe('MCP sessions idle out (session_idle_seconds 10)', () => {
+  let tree: TempTree;
+  let ctx: ChatTestContext;
+  let base: string;
+  let keys: Record<string, string>;
+
+  beforeAll(async () => {
+    tree = tempTree();
+    writeSkill(tree, 'skills', 'alpha', { description: 'Alpha. Use for alpha.' });
+    ({ ctx, keys, base } = await startWithUsers(tree, { 'app.mcp.session_idle_seconds': 10 }, [['root', 'admin'], ['ann', 'member']]));
+  });
+
+  afterAll(async () => {
+    await ctx?.close();
+    tree?.cleanup();
+  });
+
+  it('closes a session without requests after the idle time, but not one whose notification stream is open', async () => {
+    const idle = await send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('initialize', INIT) });
+    const listening = await send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('initialize', INIT) });
+    const [idleId, listeningId] = [idle.headers.get('mcp-session-id')!, listening.headers.get('mcp-session-id')!];
+    await send(base, 'POST', '/mcp', { key: keys.ann, session: listeningId, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const aborted = new AbortController();
+    const stream = fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': listeningId }, signal: aborted.signal });
+    expect((await stream).status).toBe(200);
+    try {
+      // Idle for 10 s, looked for every 5 s: gone within 15 s.
+      await new Promise((resolve) => setTimeout(resolve, 16_000));
+      const gone = await send(base, 'POST', '/mcp', { key: keys.ann, session: idleId, body: rpcBody('tools/list', {}) });
+      expect([gone.status, gone.json.code]).toEqual([404, 'MCP_SESSION_NOT_FOUND']);
+      const kept = await send(base, 'POST', '/mcp', { key: keys.ann, session: listeningId, body: rpcBody('tools/list', {}) });
+      expect(kept.status).toBe(200);
+    } finally {
+      aborted.abort();
+      await stream.catch(() => undefined);
+    }
+  }, 30_000);
+});
+
 describe('app.mcp.enabled = false', () => {
   let tree: TempTree;
   let ctx: ChatTestContext;
