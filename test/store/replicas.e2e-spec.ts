@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { query } from '../support/database.js';
 import { buildServer, type Instances, startInstances } from '../support/instances.js';
 import { multipartOf, type UploadBody, zipOf } from '../support/skill-archives.js';
@@ -91,5 +93,23 @@ describe('several instances on one database stay in step', () => {
     await query(cluster.db.url, "INSERT INTO skill_switches (name, enabled) VALUES ('late', false)");
     await query(cluster.db.url, 'UPDATE skill_store_state SET generation = generation + 1');
     expect(await eventually(() => get(b, '/v1/skills/late').then((r) => r.body.code), (code) => code === 'SKILL_DISABLED')).toBe('SKILL_DISABLED');
+  });
+
+  it("an MCP client of one instance hears of an install on the other, and lists the skill there", async () => {
+    let heard = 0;
+    const client = new Client({ name: 'replicas', version: '1.0.0' }, { listChanged: { resources: { autoRefresh: false, debounceMs: 0, onChanged: () => heard++ } } });
+    const transport = new StreamableHTTPClientTransport(new URL(url(a, '/mcp')));
+    await client.connect(transport);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const files = { 'mcp-news/SKILL.md': skillMd({ name: 'mcp-news', description: 'Installed on the other instance.' }) };
+      expect((await upload(b, await zipOf(files))).status).toBe(201);
+      expect(await eventually(async () => heard, (count) => count > 0)).toBeGreaterThan(0);
+      const { skills } = await new SkillsClient(client).list();
+      expect(skills.map((skill) => skill.frontmatter.name)).toContain('mcp-news');
+    } finally {
+      await transport.terminateSession();
+      await client.close();
+    }
   });
 });
