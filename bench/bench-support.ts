@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
+import { stringify } from 'smol-toml';
 import { EmbeddedPostgresServer } from '../src/persistence/embedded-postgres.server.js';
 
 /** What the benchmarks share: child processes that serve, a database of their own, and percentiles. */
@@ -36,6 +37,22 @@ export async function databaseUrl(): Promise<{ url: string; stop: () => Promise<
       await embedded?.stop();
     },
   };
+}
+
+/**
+ * A server of its own for one benchmark: a work folder, `skills/` filled by `writeSkills`, a fresh
+ * database, and a config file (no rate limits in the way, `app` sections on top) the child reads.
+ */
+export async function benchWorkspace(prefix: string, writeSkills: (dir: string) => void, app: Record<string, Record<string, unknown>>) {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(work, 0o755);
+  const skillsDir = join(work, 'skills');
+  writeSkills(skillsDir);
+  const db = await databaseUrl();
+  const configFile = join(work, 'config.toml');
+  const sections = { limits: { requests_per_minute: 1_000_000 }, ...app, skills: { enabled: true, directories: [skillsDir], ...app.skills }, database: { url: db.url } };
+  writeFileSync(configFile, stringify({ app: sections }));
+  return { work, skillsDir, db, configFile };
 }
 
 export function percentile(values: number[], p: number): number {

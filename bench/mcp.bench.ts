@@ -8,12 +8,12 @@
  *
  *   npm run bench:mcp          (writes bench/results/mcp.{md,json})
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { databaseUrl, percentile, serveApp, startChild } from './bench-support.js';
+import { benchWorkspace, percentile, serveApp, startChild } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
@@ -74,27 +74,7 @@ function summary(walks: Walk[]) {
 }
 
 async function main(): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'skillhost-bench-mcp-'));
-  chmodSync(work, 0o755);
-  const skillsDir = join(work, 'skills');
-  writeSkills(skillsDir);
-  const db = await databaseUrl();
-  const configFile = join(work, 'config.toml');
-  writeFileSync(
-    configFile,
-    [
-      '[app.limits]',
-      'requests_per_minute = 1000000',
-      '[app.skills]',
-      'enabled = true',
-      `max_skills = ${SKILLS}`,
-      `directories = [${JSON.stringify(skillsDir)}]`,
-      '[app.mcp]',
-      `page_size = ${PAGE_SIZE}`,
-      '[app.database]',
-      `url = ${JSON.stringify(db.url)}`,
-    ].join('\n'),
-  );
+  const { work, db, configFile } = await benchWorkspace('skillhost-bench-mcp-', writeSkills, { skills: { max_skills: SKILLS }, mcp: { page_size: PAGE_SIZE } });
   const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
   try {
     const cold = await mcpWalk(app.port, 'legacy');

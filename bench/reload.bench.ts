@@ -8,11 +8,11 @@
  *
  *   npm run bench:reload          (writes bench/results/reload.{md,json})
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpus, tmpdir } from 'node:os';
+import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
-import { databaseUrl, type LoopDelay, loopDelayOf, percentile, serveApp, startChild } from './bench-support.js';
+import { benchWorkspace, type LoopDelay, loopDelayOf, percentile, serveApp, startChild } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
@@ -66,25 +66,7 @@ function summary(latencies: number[]) {
 }
 
 async function main(): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'skillhost-bench-reload-'));
-  chmodSync(work, 0o755);
-  const skillsDir = join(work, 'skills');
-  writeSkills(skillsDir);
-  const db = await databaseUrl();
-  const configFile = join(work, 'config.toml');
-  writeFileSync(
-    configFile,
-    [
-      '[app.limits]',
-      'requests_per_minute = 1000000',
-      '[app.skills]',
-      'enabled = true',
-      `max_skills = ${SKILLS}`,
-      `directories = [${JSON.stringify(skillsDir)}]`,
-      '[app.database]',
-      `url = ${JSON.stringify(db.url)}`,
-    ].join('\n'),
-  );
+  const { work, db, configFile } = await benchWorkspace('skillhost-bench-reload-', writeSkills, { skills: { max_skills: SKILLS } });
   const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
   try {
     const reloadAgent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -70,6 +70,24 @@ async function startWithUsers(tree: TempTree, overrides: Record<string, unknown>
   return { ctx, keys, base: `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}` };
 }
 
+/**
+ * For a block: the app with API keys, one skill `alpha` in a temp tree, `overrides` on top, and
+ * `users` with a key each; closed and removed after the block.
+ */
+function useMcpApp(overrides: Record<string, unknown>, users: [string, 'admin' | 'member'][]) {
+  const app = {} as { tree: TempTree; ctx: ChatTestContext; base: string; keys: Record<string, string> };
+  beforeAll(async () => {
+    app.tree = tempTree();
+    writeSkill(app.tree, 'skills', 'alpha', { description: 'Alpha. Use for alpha.' });
+    Object.assign(app, await startWithUsers(app.tree, overrides, users));
+  });
+  afterAll(async () => {
+    await app.ctx?.close();
+    app.tree?.cleanup();
+  });
+  return app;
+}
+
 function connectClient(base: string, key: string, era: 'legacy' | 'auto', onChanged?: () => void): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } });
   const client = new Client(
@@ -515,41 +533,27 @@ describe('MCP and the discovery index, attacked', () => {
 });
 
 describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
-  let tree: TempTree;
-  let ctx: ChatTestContext;
-  let base: string;
-  let keys: Record<string, string>;
+  const app = useMcpApp({ 'app.mcp.max_sessions': 3, 'app.mcp.max_sessions_per_user': 2 }, [['root', 'admin'], ['ann', 'member'], ['bob', 'member']]);
 
-  beforeAll(async () => {
-    tree = tempTree();
-    writeSkill(tree, 'skills', 'alpha', { description: 'Alpha. Use for alpha.' });
-    ({ ctx, keys, base } = await startWithUsers(tree, { 'app.mcp.max_sessions': 3, 'app.mcp.max_sessions_per_user': 2 }, [['root', 'admin'], ['ann', 'member'], ['bob', 'member']]));
-  });
-
-  afterAll(async () => {
-    await ctx?.close();
-    tree?.cleanup();
-  });
-
-  const initialize = () => send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('initialize', INIT) });
-  const closeAll = (sessions: (string | null)[]) => Promise.all(sessions.filter((id): id is string => id !== null).map((session) => send(base, 'DELETE', '/mcp', { key: keys.ann, session })));
-  const openCount = async () => (await send(base, 'GET', '/v1/admin/mcp', { key: keys.root })).json.sessions;
+  const initialize = () => send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('initialize', INIT) });
+  const closeAll = (sessions: (string | null)[]) => Promise.all(sessions.filter((id): id is string => id !== null).map((session) => send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session })));
+  const openCount = async () => (await send(app.base, 'GET', '/v1/admin/mcp', { key: app.keys.root })).json.sessions;
 
   /** A session of `user` with its GET notification stream open (a listening client); `stop()` ends the stream. */
   async function listening(user: string): Promise<{ session: string; stop: () => Promise<void> }> {
-    const opened = await send(base, 'POST', '/mcp', { key: keys[user], body: rpcBody('initialize', INIT) });
+    const opened = await send(app.base, 'POST', '/mcp', { key: app.keys[user], body: rpcBody('initialize', INIT) });
     expect(opened.status).toBe(200);
     const session = opened.headers.get('mcp-session-id')!;
-    await send(base, 'POST', '/mcp', { key: keys[user], session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    await send(app.base, 'POST', '/mcp', { key: app.keys[user], session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
     const aborted = new AbortController();
-    const stream = fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${keys[user]}`, accept: 'text/event-stream', 'mcp-session-id': session }, signal: aborted.signal });
+    const stream = fetch(`${app.base}/mcp`, { headers: { authorization: `Bearer ${app.keys[user]}`, accept: 'text/event-stream', 'mcp-session-id': session }, signal: aborted.signal });
     expect((await stream).status).toBe(200);
     return {
       session,
       stop: async () => {
         aborted.abort();
         await stream.catch(() => undefined);
-        await send(base, 'DELETE', '/mcp', { key: keys[user], session });
+        await send(app.base, 'DELETE', '/mcp', { key: app.keys[user], session });
       },
     };
   }
@@ -560,9 +564,9 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
     const third = await initialize();
     expect([first.status, second.status, third.status]).toEqual([200, 200, 200]);
     expect(await openCount()).toBe(2);
-    const gone = await send(base, 'POST', '/mcp', { key: keys.ann, session: first.headers.get('mcp-session-id')!, body: rpcBody('tools/list', {}) });
+    const gone = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: first.headers.get('mcp-session-id')!, body: rpcBody('tools/list', {}) });
     expect([gone.status, gone.json.code]).toEqual([404, 'MCP_SESSION_NOT_FOUND']);
-    const kept = await send(base, 'POST', '/mcp', { key: keys.ann, session: second.headers.get('mcp-session-id')!, body: rpcBody('tools/list', {}) });
+    const kept = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: second.headers.get('mcp-session-id')!, body: rpcBody('tools/list', {}) });
     expect(kept.status).toBe(200);
     await closeAll([second.headers.get('mcp-session-id'), third.headers.get('mcp-session-id')]);
     expect(await openCount()).toBe(0);
@@ -575,14 +579,14 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
       expect([annThird.status, annThird.json.code, annThird.json.message]).toEqual([503, 'BUSY', expect.stringContaining('max_sessions_per_user')]);
       const bob = await listening('bob');
       try {
-        const bobSecond = await send(base, 'POST', '/mcp', { key: keys.bob, body: rpcBody('initialize', INIT) });
+        const bobSecond = await send(app.base, 'POST', '/mcp', { key: app.keys.bob, body: rpcBody('initialize', INIT) });
         expect([bobSecond.status, bobSecond.json.code, bobSecond.json.message]).toEqual([503, 'BUSY', expect.stringContaining('[app.mcp] max_sessions)')]);
         expect(await openCount()).toBe(3);
       } finally {
         await bob.stop();
       }
       // Stateless requests need no slot.
-      expect((await send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('tools/list', {}) })).json.result.tools).toHaveLength(1);
+      expect((await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('tools/list', {}) })).json.result.tools).toHaveLength(1);
     } finally {
       for (const session of ann) await session.stop();
     }
@@ -603,9 +607,9 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
   it('a GET notification stream answers 200 text/event-stream at once, not after the first keep-alive', async () => {
     const opened = await initialize();
     const session = opened.headers.get('mcp-session-id')!;
-    await send(base, 'POST', '/mcp', { key: keys.ann, session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
     const aborted = new AbortController();
-    const stream = fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': session }, signal: aborted.signal });
+    const stream = fetch(`${app.base}/mcp`, { headers: { authorization: `Bearer ${app.keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': session }, signal: aborted.signal });
     try {
       expect(await within(stream, 2000)).toBe(true);
       expect((await stream).status).toBe(200);
@@ -619,18 +623,18 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
   it('closes within seconds while clients hold a 2025-era GET stream (raw and SDK client) and a 2026-07-28 listen stream open', async () => {
     const opened = await initialize();
     const session = opened.headers.get('mcp-session-id')!;
-    await send(base, 'POST', '/mcp', { key: keys.ann, session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-    const raw = fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': session } }).then(async (response) => {
+    await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const raw = fetch(`${app.base}/mcp`, { headers: { authorization: `Bearer ${app.keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': session } }).then(async (response) => {
       const reader = response.body!.getReader();
       while (!(await reader.read()).done);
     });
-    const legacy = await connectClient(base, keys.ann, 'legacy', () => undefined);
-    const modern = await connectClient(base, keys.ann, 'auto', () => undefined);
+    const legacy = await connectClient(app.base, app.keys.ann, 'legacy', () => undefined);
+    const modern = await connectClient(app.base, app.keys.ann, 'auto', () => undefined);
     expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await openCount()).toBe(2);
     const started = Date.now();
-    const closed = await within(ctx.closeApp(), 5000);
+    const closed = await within(app.ctx.closeApp(), 5000);
     expect({ closed, fast: Date.now() - started < 5000 }).toEqual({ closed: true, fast: true });
     // The stream the raw client held ends (or fails) rather than hanging.
     expect(await within(raw, 2000)).toBe(true);
@@ -639,36 +643,22 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
 });
 
 describe('MCP sessions idle out (session_idle_seconds 10)', () => {
-  let tree: TempTree;
-  let ctx: ChatTestContext;
-  let base: string;
-  let keys: Record<string, string>;
-
-  beforeAll(async () => {
-    tree = tempTree();
-    writeSkill(tree, 'skills', 'alpha', { description: 'Alpha. Use for alpha.' });
-    ({ ctx, keys, base } = await startWithUsers(tree, { 'app.mcp.session_idle_seconds': 10 }, [['root', 'admin'], ['ann', 'member']]));
-  });
-
-  afterAll(async () => {
-    await ctx?.close();
-    tree?.cleanup();
-  });
+  const app = useMcpApp({ 'app.mcp.session_idle_seconds': 10 }, [['root', 'admin'], ['ann', 'member']]);
 
   it('closes a session without requests after the idle time, but not one whose notification stream is open', async () => {
-    const idle = await send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('initialize', INIT) });
-    const listening = await send(base, 'POST', '/mcp', { key: keys.ann, body: rpcBody('initialize', INIT) });
+    const idle = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('initialize', INIT) });
+    const listening = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('initialize', INIT) });
     const [idleId, listeningId] = [idle.headers.get('mcp-session-id')!, listening.headers.get('mcp-session-id')!];
-    await send(base, 'POST', '/mcp', { key: keys.ann, session: listeningId, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: listeningId, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
     const aborted = new AbortController();
-    const stream = fetch(`${base}/mcp`, { headers: { authorization: `Bearer ${keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': listeningId }, signal: aborted.signal });
+    const stream = fetch(`${app.base}/mcp`, { headers: { authorization: `Bearer ${app.keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': listeningId }, signal: aborted.signal });
     expect((await stream).status).toBe(200);
     try {
       // Idle for 10 s, looked for every 5 s: gone within 15 s.
       await new Promise((resolve) => setTimeout(resolve, 16_000));
-      const gone = await send(base, 'POST', '/mcp', { key: keys.ann, session: idleId, body: rpcBody('tools/list', {}) });
+      const gone = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: idleId, body: rpcBody('tools/list', {}) });
       expect([gone.status, gone.json.code]).toEqual([404, 'MCP_SESSION_NOT_FOUND']);
-      const kept = await send(base, 'POST', '/mcp', { key: keys.ann, session: listeningId, body: rpcBody('tools/list', {}) });
+      const kept = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: listeningId, body: rpcBody('tools/list', {}) });
       expect(kept.status).toBe(200);
     } finally {
       aborted.abort();
@@ -678,37 +668,23 @@ describe('MCP sessions idle out (session_idle_seconds 10)', () => {
 });
 
 describe('app.mcp.enabled = false', () => {
-  let tree: TempTree;
-  let ctx: ChatTestContext;
-  let base: string;
-  let keys: Record<string, string>;
-
-  beforeAll(async () => {
-    tree = tempTree();
-    writeSkill(tree, 'skills', 'alpha', { description: 'Alpha. Use for alpha.' });
-    ({ ctx, keys, base } = await startWithUsers(tree, { 'app.mcp.enabled': false }, [['root', 'admin']]));
-  });
-
-  afterAll(async () => {
-    await ctx?.close();
-    tree?.cleanup();
-  });
+  const app = useMcpApp({ 'app.mcp.enabled': false }, [['root', 'admin']]);
 
   it('answers 404 MCP_DISABLED on every /mcp method, the index, its files and the admin view; skills still work elsewhere', async () => {
     const answers = [
-      await send(base, 'POST', '/mcp', { key: keys.root, body: rpcBody('initialize', INIT) }),
-      await send(base, 'POST', '/mcp', { key: keys.root, body: rpcBody('tools/list', {}) }),
-      await send(base, 'GET', '/mcp', { key: keys.root, accept: 'text/event-stream' }),
-      await send(base, 'DELETE', '/mcp', { key: keys.root, session: 'x' }),
-      await send(base, 'GET', '/.well-known/agent-skills/index.json', { key: keys.root }),
-      await send(base, 'GET', '/.well-known/agent-skills/alpha/SKILL.md', { key: keys.root }),
-      await send(base, 'GET', '/v1/admin/mcp', { key: keys.root }),
+      await send(app.base, 'POST', '/mcp', { key: app.keys.root, body: rpcBody('initialize', INIT) }),
+      await send(app.base, 'POST', '/mcp', { key: app.keys.root, body: rpcBody('tools/list', {}) }),
+      await send(app.base, 'GET', '/mcp', { key: app.keys.root, accept: 'text/event-stream' }),
+      await send(app.base, 'DELETE', '/mcp', { key: app.keys.root, session: 'x' }),
+      await send(app.base, 'GET', '/.well-known/agent-skills/index.json', { key: app.keys.root }),
+      await send(app.base, 'GET', '/.well-known/agent-skills/alpha/SKILL.md', { key: app.keys.root }),
+      await send(app.base, 'GET', '/v1/admin/mcp', { key: app.keys.root }),
     ];
     for (const answer of answers) expect([answer.status, answer.json.code]).toEqual([404, 'MCP_DISABLED']);
     // Without a key it is still 401 first: a disabled feature says nothing to strangers.
-    const anonymous = await send(base, 'GET', '/.well-known/agent-skills/index.json');
+    const anonymous = await send(app.base, 'GET', '/.well-known/agent-skills/index.json');
     expect(anonymous.status).toBe(401);
-    const skills = await send(base, 'GET', '/v1/skills', { key: keys.root });
+    const skills = await send(app.base, 'GET', '/v1/skills', { key: app.keys.root });
     expect(skills.status).toBe(200);
   });
 });
