@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -53,6 +53,23 @@ export async function benchWorkspace(prefix: string, writeSkills: (dir: string) 
   const sections = { limits: { requests_per_minute: 1_000_000 }, ...app, skills: { enabled: true, directories: [skillsDir], ...app.skills }, database: { url: db.url } };
   writeFileSync(configFile, stringify({ app: sections }));
   return { work, skillsDir, db, configFile };
+}
+
+/** Writes `bench/results/<name>.{json,md}` and prints the markdown. */
+export function recordResults(name: string, result: object, text: string): void {
+  const dir = join(import.meta.dirname, '..', '..', 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(dir, `${name}.md`), text);
+  console.log(text);
+}
+
+/** Stops a benchmark's server process, drops its database and removes its work folder. */
+export async function closeWorkspace(child: ChildProcess, db: { stop: () => Promise<void> }, work: string): Promise<void> {
+  child.kill('SIGTERM');
+  await new Promise((done) => child.once('exit', done));
+  await db.stop();
+  rmSync(work, { recursive: true, force: true });
 }
 
 export function percentile(values: number[], p: number): number {

@@ -8,15 +8,13 @@
  *
  *   npm run bench:mcp          (writes bench/results/mcp.{md,json})
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
-import { benchWorkspace, percentile, serveApp, startChild } from './bench-support.js';
+import { benchWorkspace, closeWorkspace, recordResults, percentile, serveApp, startChild } from './bench-support.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const SELF = join(import.meta.dirname, 'mcp.bench.js');
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 2000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
@@ -97,15 +95,9 @@ async function main(): Promise<void> {
       restList: summary(runs.rest),
       discoveryIndex: summary(runs.index),
     };
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, 'mcp.json'), `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(join(RESULTS_DIR, 'mcp.md'), markdown(result));
-    console.log(markdown(result));
+    recordResults('mcp', result, markdown(result));
   } finally {
-    app.child.kill('SIGTERM');
-    await new Promise((done) => app.child.once('exit', done));
-    await db.stop();
-    rmSync(work, { recursive: true, force: true });
+    await closeWorkspace(app.child, db, work);
   }
 }
 

@@ -8,14 +8,12 @@
  *
  *   npm run bench:reload          (writes bench/results/reload.{md,json})
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus } from 'node:os';
-import { join, resolve } from 'node:path';
-import { benchWorkspace, type LoopDelay, loopDelayOf, percentile, serveApp, startChild } from './bench-support.js';
+import { join } from 'node:path';
+import { benchWorkspace, closeWorkspace, recordResults, type LoopDelay, loopDelayOf, percentile, serveApp, startChild } from './bench-support.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const SELF = join(import.meta.dirname, 'reload.bench.js');
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 10_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 1);
@@ -106,15 +104,9 @@ async function main(): Promise<void> {
       targetP99Ms: TARGET_P99_MS,
       met: busy.p99 < TARGET_P99_MS,
     };
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, 'reload.json'), `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(join(RESULTS_DIR, 'reload.md'), markdown(result));
-    console.log(markdown(result));
+    recordResults('reload', result, markdown(result));
   } finally {
-    app.child.kill('SIGTERM');
-    await new Promise((resolveExit) => app.child.once('exit', resolveExit));
-    await db.stop();
-    rmSync(work, { recursive: true, force: true });
+    await closeWorkspace(app.child, db, work);
   }
 }
 
