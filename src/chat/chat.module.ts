@@ -5,13 +5,14 @@ import { ScriptsModule } from '../scripts/scripts.module.js';
 import { SkillsModule } from '../skills/skills.module.js';
 import { ChatEventsService } from './chat-events.service.js';
 import { CatalogueController } from './catalogue.controller.js';
+import { ModelsController } from './models.controller.js';
 import { AdminChatsController, ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
 
 @Module({
   imports: [SkillsModule, PersistenceModule, AuthModule, ScriptsModule],
-  controllers: [ChatController, AdminChatsController, CatalogueController],
+  controllers: [ChatController, AdminChatsController, CatalogueController, ModelsController],
   providers: [ChatService, SkillToolsService, ChatEventsService],
   exports: [ChatService],
 })

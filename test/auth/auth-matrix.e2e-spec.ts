@@ -65,6 +65,7 @@ const ROUTES: Route[] = [
   { method: 'get', route: '/.well-known/agent-skills/index.json', path: () => '/.well-known/agent-skills/index.json', expect: anyKey(200) },
   { method: 'get', route: '/.well-known/agent-skills/:name/*', path: () => '/.well-known/agent-skills/pdf/SKILL.md', expect: anyKey(200) },
   { method: 'get', route: '/v1/admin/mcp', path: () => '/v1/admin/mcp', expect: adminOnly(200) },
+  { method: 'get', route: '/v1/models', path: () => '/v1/models', expect: anyKey(200) },
   { method: 'get', route: '/v1/commands', path: () => '/v1/commands', expect: anyKey(200) },
   { method: 'get', route: '/v1/admin/skills', path: () => '/v1/admin/skills', expect: adminOnly(200) },
   { method: 'post', route: '/v1/admin/skills/reload', path: () => '/v1/admin/skills/reload', expect: adminOnly(200) },
