@@ -14,6 +14,7 @@ import { acceptSkillUploads } from './skills/store/upload-bodies.js';
 import type { AppConfig } from './config/app-config.js';
 import { createAppLogger, fastifyLoggingOptions } from './ops/logging.js';
 import { setupOpenApi } from './openapi/openapi.js';
+import { registerWebPage } from './ops/web-page.js';
 import { LifecycleService } from './ops/lifecycle.service.js';
 import { TurnGate } from './ops/turn-gate.service.js';
 
@@ -56,6 +57,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   // No Nest shutdown hooks: main.ts owns SIGTERM/SIGINT and runs closeGracefully.
   closeConnectionsWhileStopping(app);
   setupOpenApi(app);
+  registerWebPage(app.getHttpAdapter().getInstance());
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

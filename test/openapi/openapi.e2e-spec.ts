@@ -41,8 +41,9 @@ function recordRoutes(): { routes: string[]; stop(): void } {
 /** The documentation itself and GraphQL (another front door with its own schema) are not REST routes. */
 const isRestRoute = (route: string) => {
   const [method, url] = route.split(' ');
-  // GraphQL and MCP are protocols of their own, described by their schema and specification.
-  return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url) && url !== '/mcp';
+  // GraphQL and MCP are protocols of their own, described by their schema and specification; the web page is files.
+  const webPage = url === '/' || url === '/styles.css' || url.startsWith('/app/');
+  return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url) && url !== '/mcp' && !webPage;
 };
 
 /** Sends a request by method name, with no key unless `key` is given. */
@@ -251,6 +252,7 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/pdf/references/forms.md').set(admin));
     visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/pdf/missing.md').set(admin));
     visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/nope/SKILL.md').set(admin));
+    visit('GET /v1/models', await http().get('/v1/models').set(admin));
     visit('GET /v1/admin/mcp', await http().get('/v1/admin/mcp').set(admin));
     visit('GET /v1/admin/mcp', await http().get('/v1/admin/mcp').set('x-api-key', memberKey));
     visit('GET /v1/commands', await http().get('/v1/commands').set(admin));
