@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -16,6 +17,7 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 const CHROMIUM = process.env.SKILLHOST_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = resolve('test/artifacts');
 const REFERENCE_MARKER = 'REF-7f3c9a1e-skills-reference';
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get install chromium, or set SKILLHOST_CHROMIUM): the web page's browser tests are skipped.`);
 
@@ -67,7 +69,7 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
   });
 
   it('suggests skills as you type /, keyboard first', async () => {
-    const input = page.getByRole('combobox', { name: /Message/ });
+    const input = page.getByRole('textbox', { name: /Message/ });
     await input.fill('');
     await input.type('/skills-sys');
     const option = page.getByRole('option', { name: /\/skills-system-validation/ });
@@ -86,7 +88,7 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     );
     await page.getByRole('button', { name: 'New chat' }).click();
     await page.locator('#chat-list button[aria-current="page"]').waitFor();
-    await page.getByRole('combobox', { name: /Message/ }).fill('/skills-system-validation run the checks');
+    await page.getByRole('textbox', { name: /Message/ }).fill('/skills-system-validation run the checks');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByText('STEP 4: PASS — refused').waitFor();
 
@@ -139,9 +141,32 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await page.screenshot({ path: resolve(ARTIFACTS, 'skills-browser.png') });
   });
 
+  it('has no accessibility violations that axe-core finds (labels, names, roles, contrast), wide or narrow', async () => {
+    // axe is injected as a script, which the page's own CSP refuses: a context of its own lets it in.
+    const checking = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 860 } });
+    try {
+      const audited = await checking.newPage();
+      audited.setDefaultTimeout(10_000);
+      await audited.addInitScript({ content: `sessionStorage.setItem('skillhost.apiKey', ${JSON.stringify(key)})` });
+      await audited.goto(page.url());
+      await audited.locator('#messages article.card').first().waitFor();
+      await audited.locator('#messages details').first().evaluate((details) => details.setAttribute('open', ''));
+      const violationsOf = async () => {
+        await audited.addScriptTag({ path: AXE });
+        const result = (await audited.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
+        return result.violations.map((violation) => `${violation.impact} ${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
+      };
+      await expect(violationsOf()).resolves.toEqual([]);
+      await audited.setViewportSize({ width: 390, height: 844 });
+      await expect(violationsOf()).resolves.toEqual([]);
+    } finally {
+      await checking.close();
+    }
+  });
+
   it('is usable on a narrow screen, and deletes a chat', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await expect(page.getByRole('combobox', { name: /Message/ }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('textbox', { name: /Message/ }).isVisible()).resolves.toBe(true);
     const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
     expect(width).toBeLessThanOrEqual(390);
     await page.screenshot({ path: resolve(ARTIFACTS, 'narrow.png'), fullPage: true });

@@ -27,7 +27,8 @@ export function renderCard(card: ToolCard): HTMLElement {
     ...fact('duration', card.durationMs === undefined ? undefined : `${card.durationMs} ms`),
     ...fact('version', card.summary.version === undefined ? undefined : card.summary.version.slice(0, 19)),
   );
-  const output = h('pre', { class: 'output', text: card.output });
+  // Focusable, so its scrolling works from the keyboard too.
+  const output = h('pre', { class: 'output', tabindex: '0', 'aria-label': `Output of ${card.tool}`, text: card.output });
   const copy = h('button', { type: 'button', class: 'copy', 'aria-label': `Copy the output of ${card.tool}`, text: 'Copy' });
   copy.addEventListener('click', () => {
     void navigator.clipboard.writeText(card.output).then(

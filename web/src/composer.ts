@@ -9,7 +9,8 @@ export interface Suggestion {
 /**
  * The message box: typing `/` or `$` at the start (or after another `/name `) suggests skills and
  * commands whose name starts with what follows; arrows move, Enter or Tab takes one, Escape closes.
- * An ARIA combobox with a listbox, so screen readers announce the choice.
+ * The text box points at the listbox (`aria-controls`, `aria-activedescendant`), so screen readers
+ * announce the highlighted choice.
  */
 export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListElement, suggestions: () => Suggestion[]): void {
   let shown: Suggestion[] = [];
@@ -20,7 +21,6 @@ export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListEle
     list.replaceChildren();
     shown = [];
     active = -1;
-    input.setAttribute('aria-expanded', 'false');
     input.removeAttribute('aria-activedescendant');
   };
 
@@ -71,7 +71,6 @@ export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListEle
       }),
     );
     list.hidden = false;
-    input.setAttribute('aria-expanded', 'true');
     highlight(0);
   };
 

@@ -254,7 +254,7 @@ async function showSkill(name: string): Promise<void> {
     h('p', { text: detail.description }),
     h('h4', { text: 'Files' }),
     h('ul', { class: 'files' }, ...detail.resources.files.map((file) => h('li', { text: `${file.path} (${file.size} bytes)` }))),
-    h('details', {}, h('summary', { text: 'Instructions (SKILL.md)' }), h('pre', { class: 'output', text: body.body })),
+    h('details', {}, h('summary', { text: 'Instructions (SKILL.md)' }), h('pre', { class: 'output', tabindex: '0', 'aria-label': `Instructions of ${detail.name}`, text: body.body })),
   );
 }
 
