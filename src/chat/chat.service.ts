@@ -443,6 +443,14 @@ export class ChatService {
     return model;
   }
 
+  /** The configured models a turn may name, in name order, and the one a turn without `model` uses. */
+  configuredModels(): { defaultModel: string | null; models: { name: string; provider: string; model: string; tools: boolean }[] } {
+    const models = Object.values(this.config.app.models)
+      .map((model) => ({ name: model.name, provider: model.provider, model: model.model, tools: model.tools }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return { defaultModel: this.findModel(undefined)?.name ?? null, models };
+  }
+
   private requireModel(name: string | undefined): ModelConfig {
     const model = this.findModel(name);
     if (model === undefined) {

@@ -28,7 +28,7 @@ export class SkillsResolver {
 
   @Query(() => SkillListModel, { description: 'The loaded skills (GET /v1/skills).' })
   skills(@CurrentPrincipal() principal: Principal) {
-    return presentSkillList(this.registry.viewFor(principal.userId));
+    return presentSkillList(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes);
   }
 
   @Query(() => SkillDetailModel, { description: 'One skill with the list of its other files (GET /v1/skills/{name}).' })

@@ -1,8 +1,9 @@
 import { createReadStream, existsSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode } from '../common/app-error.js';
+import { packageRoot } from '../config/package-version.js';
 
 /**
  * The web chat page (`web/`, built into `dist/web` by `npm run build`): `/` and the files it loads,
@@ -10,8 +11,12 @@ import { ErrorCode } from '../common/app-error.js';
  * files the build wrote are served, each by its known name, so no path reaches a file server.
  */
 export function registerWebPage(fastify: FastifyInstance): void {
-  const folder = webFolder();
-  if (folder === undefined) return;
+  const root = packageRoot();
+  const folder = root === undefined ? undefined : join(root, 'dist', 'web');
+  if (folder === undefined || !existsSync(join(folder, 'index.html')) || !existsSync(join(folder, 'app'))) {
+    new Logger('WebPage').warn(`The web chat page is not built (no ${folder ?? 'dist/web'}): / answers 404 until \`npm run build\` builds it.`);
+    return;
+  }
   const files = new Map<string, { file: string; type: string }>([
     ['/', { file: join(folder, 'index.html'), type: 'text/html; charset=utf-8' }],
     ['/styles.css', { file: join(folder, 'styles.css'), type: 'text/css; charset=utf-8' }],
@@ -30,19 +35,7 @@ export function registerWebPage(fastify: FastifyInstance): void {
   };
   for (const path of files.keys()) fastify.get(path, serve(path));
   fastify.get<{ Params: { name: string } }>('/app/:name', (request, reply) => {
-    const body = { code: ErrorCode.ROUTE_NOT_FOUND, message: `No such file of the web page: ${request.params.name}.` };
+    const body = { code: ErrorCode.ROUTE_NOT_FOUND, message: `No such file of the web page: ${request.params.name}. The page is at /.` };
     return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(body));
   });
-}
-
-/** `dist/web`, found from this file (`dist/src/ops` built, `src/ops` in development and tests); undefined before a build. */
-function webFolder(): string | undefined {
-  let folder = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 4; i++) {
-    for (const candidate of [join(folder, 'web'), join(folder, 'dist', 'web')]) {
-      if (existsSync(join(candidate, 'index.html')) && existsSync(join(candidate, 'app'))) return candidate;
-    }
-    folder = dirname(folder);
-  }
-  return undefined;
 }

@@ -13,21 +13,23 @@ export function presentSkillDetail(skill: SkillRecord, resources: ResourceListin
   return { ...presentSkillSummary(skill), source: skill.source, warnings: skill.warnings, resources };
 }
 
-export function presentSkillList(snapshot: CatalogueSnapshot, withSkills = true) {
-  return { count: snapshot.skills.size, scannedAt: snapshot.scannedAt, skills: withSkills ? [...snapshot.skills.values()].map(presentSkillSummary) : [] };
+/** The list, with the prefixes that invoke a skill at the start of a message (the configuration's). */
+export function presentSkillList(snapshot: CatalogueSnapshot, explicitPrefixes: readonly string[], withSkills = true) {
+  return { count: snapshot.skills.size, scannedAt: snapshot.scannedAt, explicitPrefixes: [...explicitPrefixes], skills: withSkills ? [...snapshot.skills.values()].map(presentSkillSummary) : [] };
 }
 
 const listJson = new WeakMap<CatalogueSnapshot, Promise<string>>();
 
 /**
- * The list as JSON text, serialised once per snapshot (it only changes when the skills are
+ * The list as JSON text, with the prefixes that invoke a skill at the start of a message (the
+ * configuration's, the same for every snapshot), serialised once per snapshot (it only changes when the skills are
  * reloaded), in slices: the first request after a reload of thousands of skills waits for it
  * without stalling the others.
  */
-export function skillListJson(snapshot: CatalogueSnapshot): Promise<string> {
+export function skillListJson(snapshot: CatalogueSnapshot, explicitPrefixes: readonly string[]): Promise<string> {
   let json = listJson.get(snapshot);
   if (json === undefined) {
-    const { skills: _all, ...head } = presentSkillList(snapshot, false);
+    const { skills: _all, ...head } = presentSkillList(snapshot, explicitPrefixes, false);
     json = stringifyInSlices({ ...head, skills: [...snapshot.skills.values()] }, 'skills', undefined, presentSkillSummary);
     listJson.set(snapshot, json);
   }

@@ -1,4 +1,5 @@
-import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
@@ -24,13 +25,14 @@ export class SkillsController {
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
     private readonly searching: SkillSearchService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get('skills')
   @ApiOperation({ summary: 'List the loaded skills' })
   @ApiOkResponse({ type: SkillListDto })
   async list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
-    reply.header('content-type', JSON_TYPE).send(await skillListJson(this.registry.viewFor(principal.userId)));
+    reply.header('content-type', JSON_TYPE).send(await skillListJson(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes));
   }
 
   @Get('skills/search')

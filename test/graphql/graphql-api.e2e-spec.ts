@@ -60,7 +60,7 @@ describe('GraphQL API (auth off: every call is the admin local)', () => {
 
   it('skills, skill (with its files), skillResource and catalogue answer what their REST twins answer', async () => {
     const data = await request(`{
-      skills { count scannedAt skills { name description frontmatter } }
+      skills { count scannedAt explicitPrefixes skills { name description frontmatter } }
       skill(name: "pdf") { name description frontmatter source warnings resources { files { path size } truncated } }
       skillResource(name: "pdf", path: "references/forms.md") { name path content truncated }
       markdown: catalogue(format: "markdown")

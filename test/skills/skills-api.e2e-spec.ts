@@ -38,6 +38,7 @@ describe('Skills HTTP API', () => {
     expect(res.body).toEqual({
       count: 2,
       scannedAt: expect.any(String),
+      explicitPrefixes: ['/'],
       skills: [
         { name: 'demo', description: 'Demo <skill> & co.', frontmatter: { name: 'demo', description: 'Demo <skill> & co.', metadata: { owner: 'team' } } },
         { name: 'zeta', description: 'Last.', frontmatter: { name: 'zeta', description: 'Last.' } },

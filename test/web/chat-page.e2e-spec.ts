@@ -8,11 +8,12 @@ import { UsersService } from '../../src/auth/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 
 /**
- * Issue 15: the web chat page in a real browser (Debian's Chromium through playwright-core): sign
+ * The web chat page in a real browser (Debian's Chromium through playwright-core): sign
  * in with a key, create a chat, run `/skills-system-validation run the checks` against the scripted
  * model, see the cards collapsed, expand and copy one, reload and find everything still there.
  * Screenshots of the main views go to `test/artifacts/` (not committed). Without Chromium (`.ci/run`
- * installs it) the block is skipped, saying why.
+ * installs it) the block is skipped, saying why. The tests of the first block are one visit, in
+ * order: each goes on from where the one before left the page.
  */
 const CHROMIUM = process.env.SKILLHOST_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = resolve('test/artifacts');
@@ -120,6 +121,24 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await page.screenshot({ path: resolve(ARTIFACTS, 'chat-with-cards.png'), fullPage: true });
   });
 
+  it('a turn that fails (the model answers 500) is taken off the page, the message goes back in the box, and nothing is stored', async () => {
+    ctx.model.play({ status: 500, body: '{"error":{"message":"the model is down"}}' });
+    const input = page.getByRole('textbox', { name: /Message/ });
+    await input.fill('this one fails');
+    await input.press('Enter');
+    await page.getByText(/^Not sent: .*Your message is back in the box\.$/).waitFor();
+    await expect(input.inputValue()).resolves.toBe('this one fails');
+    await expect(page.locator('#messages .message-user .content').allTextContents()).resolves.toEqual(['/skills-system-validation run the checks']);
+    await input.fill('');
+  });
+
+  it('suggests $ only when the server reads it, and commands only at the start', async () => {
+    const input = page.getByRole('textbox', { name: /Message/ });
+    await input.fill('$skills');
+    await expect(page.locator('#suggestions').isVisible()).resolves.toBe(false);
+    await input.fill('');
+  });
+
   it('after a reload, the chat with its cards and activated skills is still there', async () => {
     await page.reload();
     await page.getByText('STEP 4: PASS — refused').waitFor();
@@ -201,6 +220,34 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await expect(page.getByRole('dialog', { name: 'Sign in' }).isVisible()).resolves.toBe(false);
     await expect(page.getByLabel('Model').locator('option').allTextContents()).resolves.toEqual(['scripted']);
     await expect(page.getByRole('button', { name: 'Sign out' }).isVisible()).resolves.toBe(false);
+  });
+});
+
+(haveChromium ? describe : describe.skip)('the web chat page with skills switched off', () => {
+  let ctx: ChatTestContext;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    ctx = await startChatApp([resolve('skills')], { 'app.skills.enabled': false });
+    await ctx.app.listen(0, '127.0.0.1');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await ctx?.close();
+  });
+
+  it('still opens, says why the skills are missing, and chats', async () => {
+    ctx.model.play({ text: 'PLAIN-ANSWER' });
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(`http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}/`);
+    await page.getByText(/SKILLS_DISABLED/).waitFor();
+    await page.getByRole('textbox', { name: /Message/ }).fill('hello');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('PLAIN-ANSWER').waitFor();
+    await expect(page.locator('#chat-list button.chat-open').count()).resolves.toBe(1);
   });
 });
 

@@ -50,12 +50,6 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return (response.status === 204 ? undefined : await response.json()) as T;
 }
 
-export async function text(path: string): Promise<string> {
-  const response = await fetch(path, { headers: headers() });
-  if (!response.ok) throw await failure(response);
-  return response.text();
-}
-
 /** One server-sent event of a turn. */
 export interface TurnEvent {
   event: string;

@@ -31,10 +31,13 @@ export function renderCard(card: ToolCard): HTMLElement {
   const output = h('pre', { class: 'output', tabindex: '0', 'aria-label': `Output of ${card.tool}`, text: card.output });
   const copy = h('button', { type: 'button', class: 'copy', 'aria-label': `Copy the output of ${card.tool}`, text: 'Copy' });
   copy.addEventListener('click', () => {
-    void navigator.clipboard.writeText(card.output).then(
-      () => (copy.textContent = 'Copied'),
-      () => (copy.textContent = 'Copy failed: the browser refused the clipboard'),
-    );
+    // Browsers give pages the clipboard only over https or on localhost: elsewhere the text is selected for Ctrl+C.
+    const selectForCopy = () => {
+      getSelection()?.selectAllChildren(output);
+      copy.textContent = 'Selected: press Ctrl+C (this browser keeps the clipboard from plain-http pages)';
+    };
+    if (navigator.clipboard === undefined) return selectForCopy();
+    navigator.clipboard.writeText(card.output).then(() => (copy.textContent = 'Copied'), selectForCopy);
   });
   const long = card.output.length > LONG_OUTPUT;
   // Collapsed until asked for (RemcoChat: a skill's body is not dumped into the conversation, but it is there to expand and copy).

@@ -7,12 +7,13 @@ export interface Suggestion {
 }
 
 /**
- * The message box: typing `/` or `$` at the start (or after another `/name `) suggests skills and
- * commands whose name starts with what follows; arrows move, Enter or Tab takes one, Escape closes.
+ * The message box: typing a prefix the server reads (`/`, and `$` when it is configured) at the
+ * start (or after another `/name `) suggests skills, and `/` at the very start commands, whose name
+ * starts with what follows; arrows move, Enter or Tab takes one, Escape closes.
  * The text box points at the listbox (`aria-controls`, `aria-activedescendant`), so screen readers
  * announce the highlighted choice.
  */
-export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListElement, suggestions: () => Suggestion[]): void {
+export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListElement, suggestions: () => Suggestion[], skillPrefixes: () => readonly string[]): void {
   let shown: Suggestion[] = [];
   let active = -1;
 
@@ -24,14 +25,17 @@ export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListEle
     input.removeAttribute('aria-activedescendant');
   };
 
-  const word = (): { prefix: string; start: number; query: string } | undefined => {
+  /** The word being typed when it could invoke something: after a prefix, at the start or after other invocations. */
+  const word = (): { prefix: string; start: number; query: string; first: boolean } | undefined => {
     const before = input.value.slice(0, input.selectionStart ?? input.value.length);
     const match = /(?:^|\s)([/$])([a-z0-9-]*)$/i.exec(before);
     if (match === null) return undefined;
+    const prefix = match[1];
+    if (prefix !== '/' && !skillPrefixes().includes(prefix)) return undefined;
     // Only invocations at the start of the message (one or more `/name ` in a row) invoke anything.
     const head = before.slice(0, before.length - match[0].length).trim();
     if (head !== '' && !/^(?:[/$][a-z0-9-]+\s+)*[/$][a-z0-9-]+$/i.test(head)) return undefined;
-    return { prefix: match[1], start: before.length - match[2].length - 1, query: match[2].toLowerCase() };
+    return { prefix, start: before.length - match[2].length - 1, query: match[2].toLowerCase(), first: head === '' };
   };
 
   const highlight = (index: number) => {
@@ -55,9 +59,10 @@ export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListEle
   const update = () => {
     const current = word();
     if (current === undefined) return close();
-    // `$` invokes skills only; `/` skills and commands.
+    // A command runs only as `/name` opening the message; a skill by any prefix the server reads, also after another.
+    const skillsToo = skillPrefixes().includes(current.prefix);
     shown = suggestions()
-      .filter((item) => item.name.startsWith(current.query) && (current.prefix === '/' || item.kind === 'skill'))
+      .filter((item) => item.name.startsWith(current.query) && (item.kind === 'skill' ? skillsToo : current.prefix === '/' && current.first))
       .slice(0, 8);
     if (shown.length === 0) return close();
     list.replaceChildren(

@@ -34,24 +34,67 @@ interface Page<T> {
 const state = {
   chatId: null as string | null,
   suggestions: [] as Suggestion[],
+  /** The prefixes this server reads as a skill invocation (`[app.skills] explicit_prefixes`). */
+  prefixes: ['/'] as string[],
   sending: false,
 };
 
+const REFUSED = 'That key was refused; try another.';
+/** The most recent messages a chat shows; older ones are counted, not shown. */
+const SHOWN_MESSAGES = 200;
+
 const CHAT_IN_URL = 'chat';
 
-async function start(): Promise<void> {
-  byId('sign-in-form').addEventListener('submit', (event) => void signIn(event));
+/** Wires the page once, then enters (or asks for a key). */
+function start(): void {
+  byId('sign-in-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    void signIn();
+  });
+  // The page needs a key: Escape does not leave a blank page behind the dialog.
+  byId('sign-in').addEventListener('cancel', (event) => event.preventDefault());
   byId('sign-out').addEventListener('click', () => {
     storeKey(null);
-    location.reload();
+    location.replace(location.pathname);
   });
+  byId('new-chat').addEventListener('click', guarded(newChat));
+  byId('composer').addEventListener('submit', (event) => {
+    event.preventDefault();
+    void guarded(send)();
+  });
+  // First the suggestions: Enter on an open list takes a suggestion and goes no further.
+  attachSuggestions(byId('composer-input'), byId('suggestions'), () => state.suggestions, () => state.prefixes);
+  byId('composer-input').addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.defaultPrevented) {
+      event.preventDefault();
+      void guarded(send)();
+    }
+  });
+  let searching: number | undefined;
+  byId<HTMLInputElement>('skill-search').addEventListener('input', () => {
+    clearTimeout(searching);
+    searching = window.setTimeout(guarded(searchSkills), 200);
+  });
+  void enter();
+}
+
+/** Who the key (or no key, with auth off) is; then the page. A refused key asks for another. */
+async function enter(): Promise<void> {
+  let me: { name: string; authMode: string };
   try {
-    const me = await api<{ name: string; authMode: string }>('GET', '/v1/me');
-    await open(me);
+    me = await api<{ name: string; authMode: string }>('GET', '/v1/me');
   } catch (error) {
-    if (error instanceof ApiFailure && error.error.status === 401) return askForKey(storedKey() === null ? '' : 'That key was refused; try another.');
-    showStatus(messageOf(error));
+    if (isRefused(error)) return askForKey(storedKey() === null ? '' : REFUSED);
+    return showStatus(messageOf(error));
   }
+  byId<HTMLDialogElement>('sign-in').close();
+  byId('who').textContent = me.authMode === 'none' ? `${me.name} (auth off)` : `Signed in as ${me.name}`;
+  byId('sign-out').hidden = storedKey() === null;
+  byId('app').hidden = false;
+  // Each part on its own: one that fails (skills switched off on the server) says so and the rest works.
+  await Promise.all([guarded(loadModels)(), guarded(loadSuggestions)(), guarded(loadChats)(), guarded(searchSkills)()]);
+  const wanted = new URLSearchParams(location.search).get(CHAT_IN_URL);
+  if (wanted !== null) await guarded(() => openChat(wanted))();
 }
 
 function askForKey(problem: string): void {
@@ -61,45 +104,36 @@ function askForKey(problem: string): void {
   byId<HTMLInputElement>('api-key').focus();
 }
 
-async function signIn(event: Event): Promise<void> {
-  event.preventDefault();
-  const key = byId<HTMLInputElement>('api-key').value.trim();
-  storeKey(key);
+async function signIn(): Promise<void> {
+  storeKey(byId<HTMLInputElement>('api-key').value.trim());
   try {
-    const me = await api<{ name: string; authMode: string }>('GET', '/v1/me');
-    byId<HTMLDialogElement>('sign-in').close();
-    await open(me);
+    await api('GET', '/v1/me');
   } catch (error) {
     storeKey(null);
-    askForKey(error instanceof ApiFailure && error.error.status === 401 ? 'That key was refused; try another.' : messageOf(error));
+    return askForKey(isRefused(error) ? REFUSED : messageOf(error));
   }
+  await enter();
 }
 
-async function open(me: { name: string; authMode: string }): Promise<void> {
-  byId('who').textContent = me.authMode === 'none' ? `${me.name} (auth off)` : `Signed in as ${me.name}`;
-  byId('sign-out').hidden = storedKey() === null;
-  byId('app').hidden = false;
-  byId('new-chat').addEventListener('click', () => void newChat());
-  byId('composer').addEventListener('submit', (event) => {
-    event.preventDefault();
-    void send();
-  });
-  // First the suggestions: Enter on an open list takes a suggestion and goes no further.
-  attachSuggestions(byId('composer-input'), byId('suggestions'), () => state.suggestions);
-  byId('composer-input').addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.defaultPrevented) {
-      event.preventDefault();
-      void send();
+/**
+ * An action of the page with its failures shown: a refused key (revoked meanwhile) asks for
+ * another, anything else is said in the status line. Nothing fails silently.
+ */
+function guarded(action: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    try {
+      await action();
+    } catch (error) {
+      if (isRefused(error)) {
+        storeKey(null);
+        askForKey('Your key was refused (revoked or expired?); sign in again.');
+      } else showStatus(messageOf(error));
     }
-  });
-  let searching: number | undefined;
-  byId<HTMLInputElement>('skill-search').addEventListener('input', () => {
-    clearTimeout(searching);
-    searching = window.setTimeout(() => void searchSkills(), 200);
-  });
-  await Promise.all([loadModels(), loadSuggestions(), loadChats(), searchSkills()]);
-  const wanted = new URLSearchParams(location.search).get(CHAT_IN_URL);
-  if (wanted !== null) await openChat(wanted);
+  };
+}
+
+function isRefused(error: unknown): boolean {
+  return error instanceof ApiFailure && error.error.status === 401;
 }
 
 async function loadModels(): Promise<void> {
@@ -111,9 +145,10 @@ async function loadModels(): Promise<void> {
 
 async function loadSuggestions(): Promise<void> {
   const [skills, commands] = await Promise.all([
-    api<{ skills: { name: string; description: string }[] }>('GET', '/v1/skills'),
+    api<{ explicitPrefixes: string[]; skills: { name: string; description: string }[] }>('GET', '/v1/skills'),
     api<{ commands: { name: string; description: string | null }[] }>('GET', '/v1/commands').catch(() => ({ commands: [] })),
   ]);
+  state.prefixes = skills.explicitPrefixes;
   state.suggestions = [
     ...commands.commands.map((command) => ({ name: command.name, description: command.description ?? '', kind: 'command' as const })),
     ...skills.skills.map((skill) => ({ name: skill.name, description: skill.description, kind: 'skill' as const })),
@@ -125,9 +160,9 @@ async function loadChats(): Promise<void> {
   byId('chat-list').replaceChildren(
     ...page.items.map((chat) => {
       const openButton = h('button', { type: 'button', class: 'chat-open', 'aria-current': chat.id === state.chatId ? 'page' : undefined, text: chat.title ?? `Chat of ${when(chat.createdAt)}` });
-      openButton.addEventListener('click', () => void openChat(chat.id));
+      openButton.addEventListener('click', guarded(() => openChat(chat.id)));
       const remove = h('button', { type: 'button', class: 'chat-delete', 'aria-label': `Delete ${chat.title ?? 'this chat'}`, text: '×' });
-      remove.addEventListener('click', () => void deleteChat(chat.id));
+      remove.addEventListener('click', guarded(() => deleteChat(chat.id)));
       return h('li', {}, openButton, remove);
     }),
   );
@@ -155,16 +190,22 @@ async function deleteChat(id: string): Promise<void> {
 
 async function openChat(id: string): Promise<void> {
   try {
-    const [chat, messages] = await Promise.all([api<Chat & { activatedSkills: Activation[] }>('GET', `/v1/chats/${encodeURIComponent(id)}`), api<Page<Message>>('GET', `/v1/chats/${encodeURIComponent(id)}/messages?limit=200`)]);
+    const path = `/v1/chats/${encodeURIComponent(id)}`;
+    const [chat, first] = await Promise.all([api<Chat & { activatedSkills: Activation[] }>('GET', path), api<Page<Message>>('GET', `${path}/messages?limit=${SHOWN_MESSAGES}`)]);
+    // The newest messages: the last page when the chat has more than a page.
+    const older = Math.max(0, first.total - SHOWN_MESSAGES);
+    const messages = older === 0 ? first : await api<Page<Message>>('GET', `${path}/messages?limit=${SHOWN_MESSAGES}&offset=${older}`);
     state.chatId = chat.id;
     history.replaceState(null, '', `?${CHAT_IN_URL}=${encodeURIComponent(chat.id)}`);
     byId('chat-title').textContent = chat.title ?? 'Conversation';
-    byId('messages').replaceChildren(...messages.items.map(renderMessage));
+    const note = older === 0 ? [] : [h('li', { class: 'older', text: `${older} older message(s) not shown.` })];
+    byId('messages').replaceChildren(...note, ...messages.items.map(renderMessage));
     renderActivated(chat.activatedSkills);
     await loadChats();
     scrollToEnd();
   } catch (error) {
-    showStatus(messageOf(error));
+    if (isRefused(error)) throw error;
+    showStatus(`This chat cannot be opened: ${messageOf(error)}`);
   }
 }
 
@@ -190,23 +231,29 @@ function renderActivated(activations: Activation[]): void {
   );
 }
 
+/**
+ * Sends the message and shows the turn as it streams. A turn that fails stores nothing on the
+ * server, so it is taken off the page and the text goes back into the box, to be sent again.
+ */
 async function send(): Promise<void> {
   const input = byId<HTMLTextAreaElement>('composer-input');
   const content = input.value.trim();
   if (content === '' || state.sending) return;
-  if (state.chatId === null) await newChat();
-  const chatId = state.chatId!;
   state.sending = true;
   byId<HTMLButtonElement>('send').disabled = true;
-  input.value = '';
-  const messages = byId('messages');
-  messages.append(renderMessage({ id: 'pending-user', role: 'user', content, toolCards: null, createdAt: new Date().toISOString() }));
+  const asked = renderMessage({ id: 'pending-user', role: 'user', content, toolCards: null, createdAt: new Date().toISOString() });
   const cards = h('div', { class: 'cards' });
   const answer = h('div', { class: 'content' });
-  messages.append(h('li', { class: 'message message-assistant', 'aria-busy': 'true' }, h('p', { class: 'role', text: 'Assistant' }), cards, answer));
-  showStatus('The assistant is answering…');
-  const model = byId<HTMLSelectElement>('model').value;
+  const answering = h('li', { class: 'message message-assistant', 'aria-busy': 'true' }, h('p', { class: 'role', text: 'Assistant' }), cards, answer);
+  let failure: string | undefined;
+  let refused: unknown;
   try {
+    if (state.chatId === null) await newChat();
+    const chatId = state.chatId!;
+    input.value = '';
+    byId('messages').append(asked, answering);
+    showStatus('The assistant is answering…');
+    const model = byId<HTMLSelectElement>('model').value;
     await streamTurn(chatId, { content, ...(model === '' ? {} : { model }) }, ({ event, data }) => {
       if (event === 'tool-call') cards.append(renderPendingCard(data as { id: string; tool: string; args: Record<string, unknown> }));
       else if (event === 'tool-result') {
@@ -215,20 +262,29 @@ async function send(): Promise<void> {
         if (pending === null) cards.append(renderCard(card));
         else pending.replaceWith(renderCard(card));
       } else if (event === 'text-delta') answer.textContent += (data as { text: string }).text;
-      else if (event === 'done') renderActivated((data as { activatedSkills: Activation[] }).activatedSkills);
-      else if (event === 'error') showStatus(`The turn failed: ${(data as { message: string }).message}`);
+      else if (event === 'done' && state.chatId === chatId) renderActivated((data as { activatedSkills: Activation[] }).activatedSkills);
+      else if (event === 'error') failure = (data as { message: string }).message;
       scrollToEnd();
     });
-    answer.parentElement?.removeAttribute('aria-busy');
-    if (!byId('status').textContent?.startsWith('The turn failed')) showStatus('');
-    await loadChats();
+    if (failure === undefined) {
+      answering.removeAttribute('aria-busy');
+      showStatus('The assistant answered.');
+      await loadChats();
+    }
   } catch (error) {
-    showStatus(messageOf(error));
-    input.value = content;
+    failure = messageOf(error);
+    if (isRefused(error)) refused = error;
   } finally {
     state.sending = false;
     byId<HTMLButtonElement>('send').disabled = false;
   }
+  if (failure !== undefined) {
+    asked.remove();
+    answering.remove();
+    if (input.value.trim() === '') input.value = content;
+    showStatus(`Not sent: ${failure} Your message is back in the box.`);
+  }
+  if (refused !== undefined) throw refused;
 }
 
 async function searchSkills(): Promise<void> {
@@ -240,7 +296,7 @@ async function searchSkills(): Promise<void> {
   byId('skill-results').replaceChildren(
     ...skills.map((skill) => {
       const button = h('button', { type: 'button', class: 'skill-open' }, h('strong', { text: skill.name }), h('span', { text: ` ${skill.description}` }));
-      button.addEventListener('click', () => void showSkill(skill.name));
+      button.addEventListener('click', guarded(() => showSkill(skill.name)));
       return h('li', {}, button);
     }),
   );
@@ -271,4 +327,4 @@ function messageOf(error: unknown): string {
   return error instanceof ApiFailure ? `${error.error.code}: ${error.error.message}` : String(error);
 }
 
-void start();
+start();

@@ -22,6 +22,9 @@ export class SkillListModel {
   @Field(() => GraphQLDateTime)
   scannedAt: string;
 
+  @Field(() => [String], { description: 'The prefixes that invoke a skill at the start of a message ([app.skills] explicit_prefixes): /name, and $name when $ is listed.' })
+  explicitPrefixes: string[];
+
   @Field(() => [SkillSummaryModel])
   skills: SkillSummaryModel[];
 }

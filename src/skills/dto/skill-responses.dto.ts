@@ -25,6 +25,9 @@ export class SkillListDto {
   @ApiProperty({ type: String, format: 'date-time' })
   scannedAt: string;
 
+  @ApiProperty({ type: [String], example: ['/'], description: 'The prefixes that invoke a skill at the start of a message (`[app.skills] explicit_prefixes`): `/name`, and `$name` when `$` is listed. Commands are always `/name`.' })
+  explicitPrefixes: string[];
+
   @ApiProperty({ type: () => [SkillSummaryDto], description: 'In name order.' })
   skills: SkillSummaryDto[];
 }
