@@ -37,6 +37,10 @@ const state = {
   /** The prefixes this server reads as a skill invocation (`[app.skills] explicit_prefixes`). */
   prefixes: ['/'] as string[],
   sending: false,
+  /** The chat of the address being opened: a message sent meanwhile waits for it and goes there. */
+  opening: null as Promise<void> | null,
+  /** Pages of the chat list shown (200 chats a page). */
+  chatPages: 1,
 };
 
 const REFUSED = 'That key was refused; try another.';
@@ -80,6 +84,11 @@ function start(): void {
 
 /** Who the key (or no key, with auth off) is; then the page. A refused key asks for another. */
 async function enter(): Promise<void> {
+  const stored = storedKey();
+  if (stored !== null && !isKeyShaped(stored)) {
+    storeKey(null);
+    return askForKey('');
+  }
   let me: { name: string; authMode: string };
   try {
     me = await api<{ name: string; authMode: string }>('GET', '/v1/me');
@@ -94,7 +103,11 @@ async function enter(): Promise<void> {
   // Each part on its own: one that fails (skills switched off on the server) says so and the rest works.
   await Promise.all([guarded(loadModels)(), guarded(loadSuggestions)(), guarded(loadChats)(), guarded(searchSkills)()]);
   const wanted = new URLSearchParams(location.search).get(CHAT_IN_URL);
-  if (wanted !== null) await guarded(() => openChat(wanted))();
+  if (wanted !== null) {
+    state.opening = guarded(() => openChat(wanted))();
+    await state.opening;
+    state.opening = null;
+  }
 }
 
 function askForKey(problem: string): void {
@@ -105,7 +118,9 @@ function askForKey(problem: string): void {
 }
 
 async function signIn(): Promise<void> {
-  storeKey(byId<HTMLInputElement>('api-key').value.trim());
+  const key = byId<HTMLInputElement>('api-key').value.trim();
+  if (!isKeyShaped(key)) return askForKey('An API key is letters, digits and punctuation, without spaces; paste it again.');
+  storeKey(key);
   try {
     await api('GET', '/v1/me');
   } catch (error) {
@@ -132,6 +147,11 @@ function guarded(action: () => Promise<void>): () => Promise<void> {
   };
 }
 
+/** A key an HTTP header can carry (printable ASCII): anything else never reaches the server. */
+function isKeyShaped(key: string): boolean {
+  return /^[\x21-\x7e]+$/.test(key);
+}
+
 function isRefused(error: unknown): boolean {
   return error instanceof ApiFailure && error.error.status === 401;
 }
@@ -155,17 +175,32 @@ async function loadSuggestions(): Promise<void> {
   ].sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** The newest chats, 200 a page, as many pages as asked for; "More chats" asks for another. */
 async function loadChats(): Promise<void> {
-  const page = await api<Page<Chat>>('GET', '/v1/chats?limit=200');
-  byId('chat-list').replaceChildren(
-    ...page.items.map((chat) => {
-      const openButton = h('button', { type: 'button', class: 'chat-open', 'aria-current': chat.id === state.chatId ? 'page' : undefined, text: chat.title ?? `Chat of ${when(chat.createdAt)}` });
-      openButton.addEventListener('click', guarded(() => openChat(chat.id)));
-      const remove = h('button', { type: 'button', class: 'chat-delete', 'aria-label': `Delete ${chat.title ?? 'this chat'}`, text: '×' });
-      remove.addEventListener('click', guarded(() => deleteChat(chat.id)));
-      return h('li', {}, openButton, remove);
-    }),
-  );
+  const chats: Chat[] = [];
+  let total = 0;
+  for (let pageIndex = 0; pageIndex < state.chatPages; pageIndex++) {
+    const page = await api<Page<Chat>>('GET', `/v1/chats?limit=200&offset=${pageIndex * 200}`);
+    chats.push(...page.items);
+    total = page.total;
+    if (chats.length >= total) break;
+  }
+  const items = chats.map((chat) => {
+    const openButton = h('button', { type: 'button', class: 'chat-open', 'aria-current': chat.id === state.chatId ? 'page' : undefined, text: chat.title ?? `Chat of ${when(chat.createdAt)}` });
+    openButton.addEventListener('click', guarded(() => openChat(chat.id)));
+    const remove = h('button', { type: 'button', class: 'chat-delete', 'aria-label': `Delete ${chat.title ?? 'this chat'}`, text: '×' });
+    remove.addEventListener('click', guarded(() => deleteChat(chat.id)));
+    return h('li', {}, openButton, remove);
+  });
+  if (total > chats.length) {
+    const more = h('button', { type: 'button', class: 'chat-more', text: `More chats (${total - chats.length} older)` });
+    more.addEventListener('click', guarded(async () => {
+      state.chatPages++;
+      await loadChats();
+    }));
+    items.push(h('li', {}, more));
+  }
+  byId('chat-list').replaceChildren(...items);
 }
 
 async function newChat(): Promise<void> {
@@ -248,6 +283,7 @@ async function send(): Promise<void> {
   let failure: string | undefined;
   let refused: unknown;
   try {
+    if (state.opening !== null) await state.opening;
     if (state.chatId === null) await newChat();
     const chatId = state.chatId!;
     input.value = '';
@@ -281,7 +317,8 @@ async function send(): Promise<void> {
   if (failure !== undefined) {
     asked.remove();
     answering.remove();
-    if (input.value.trim() === '') input.value = content;
+    // Typed meanwhile: kept after the failed message, so neither is lost.
+    input.value = input.value.trim() === '' ? content : `${content}\n${input.value}`;
     showStatus(`Not sent: ${failure} Your message is back in the box.`);
   }
   if (refused !== undefined) throw refused;
