@@ -196,26 +196,40 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
   });
 });
 
-(haveChromium ? describe : describe.skip)('the web chat page with auth off', () => {
-  let ctx: ChatTestContext;
-  let browser: Browser;
-
+/**
+ * For a block: the app with `overrides` (auth off: it listens on loopback) and Chromium; `open()`
+ * gives a fresh page at `/`. Closed after the block.
+ */
+function usePageApp(overrides: Record<string, unknown>) {
+  const app = {} as { ctx: ChatTestContext; browser: Browser };
   beforeAll(async () => {
-    // On a loopback address with auth `auto`, no key is needed.
-    ctx = await startChatApp([resolve('skills')]);
-    await ctx.app.listen(0, '127.0.0.1');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+    app.ctx = await startChatApp([resolve('skills')], overrides);
+    await app.ctx.app.listen(0, '127.0.0.1');
+    app.browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
   }, 60_000);
-
   afterAll(async () => {
-    await browser?.close();
-    await ctx?.close();
+    await app.browser?.close();
+    await app.ctx?.close();
   });
+  return {
+    get ctx() {
+      return app.ctx;
+    },
+    async open(): Promise<Page> {
+      const page = await app.browser.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`http://127.0.0.1:${(app.ctx.app.getHttpServer().address() as AddressInfo).port}/`);
+      return page;
+    },
+  };
+}
+
+(haveChromium ? describe : describe.skip)('the web chat page with auth off', () => {
+  // On a loopback address with auth `auto`, no key is needed.
+  const app = usePageApp({});
 
   it('opens without asking for a key, and offers the configured models', async () => {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}/`);
+    const page = await app.open();
     await page.getByText('(auth off)').waitFor();
     await expect(page.getByRole('dialog', { name: 'Sign in' }).isVisible()).resolves.toBe(false);
     await expect(page.getByLabel('Model').locator('option').allTextContents()).resolves.toEqual(['scripted']);
@@ -224,25 +238,11 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
 });
 
 (haveChromium ? describe : describe.skip)('the web chat page with skills switched off', () => {
-  let ctx: ChatTestContext;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    ctx = await startChatApp([resolve('skills')], { 'app.skills.enabled': false });
-    await ctx.app.listen(0, '127.0.0.1');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await ctx?.close();
-  });
+  const app = usePageApp({ 'app.skills.enabled': false });
 
   it('still opens, says why the skills are missing, and chats', async () => {
-    ctx.model.play({ text: 'PLAIN-ANSWER' });
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}/`);
+    app.ctx.model.play({ text: 'PLAIN-ANSWER' });
+    const page = await app.open();
     await page.getByText(/SKILLS_DISABLED/).waitFor();
     await page.getByRole('textbox', { name: /Message/ }).fill('hello');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -250,4 +250,3 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await expect(page.locator('#chat-list button.chat-open').count()).resolves.toBe(1);
   });
 });
-
