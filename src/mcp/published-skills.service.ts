@@ -78,8 +78,9 @@ export class PublishedSkillsService implements OnModuleDestroy {
       if (known !== undefined) return known;
     }
     const built = await this.build(record, fresh);
-    // A failed read (a store skill that cannot be unpacked now) is asked again next time.
-    if ((!fresh || isPublished(built)) && !(!isPublished(built) && built.transient === true)) this.entries.set(record, built);
+    // Remembered for the record: a published entry, or a lasting verdict from the scan's files; a
+    // failed read (a store skill that cannot be unpacked now) is asked again next time.
+    if (isPublished(built) || (!fresh && built.transient !== true)) this.entries.set(record, built);
     if (!isPublished(built)) this.reportOnce(built, record);
     if (fresh && isPublished(built) && drifted(record, built)) this.rescanSoon();
     return built;
@@ -107,19 +108,19 @@ export class PublishedSkillsService implements OnModuleDestroy {
   }
 
   /** One page of the view's published skills in name order, after `after` (a name); `next` when more remain. */
-  async page(view: CatalogueSnapshot, after: string | undefined, size: number, fresh = false): Promise<{ skills: PublishedSkill[]; next?: string }> {
+  async page(view: CatalogueSnapshot, after: string | undefined, size: number): Promise<{ skills: PublishedSkill[]; next?: string }> {
     const skills: PublishedSkill[] = [];
     for (const record of recordsAfter(view, after)) {
       if (skills.length === size) return { skills, next: skills[skills.length - 1].record.name };
-      const published = await this.publish(record, fresh);
+      const published = await this.publish(record);
       if (isPublished(published)) skills.push(published);
     }
     return { skills };
   }
 
-  /** Every published skill of the view, in name order; `fresh` re-checks disk skills against their files (the discovery index, which has no per-skill refresh). */
-  async all(view: CatalogueSnapshot, fresh = false): Promise<PublishedSkill[]> {
-    return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER, fresh)).skills;
+  /** Every published skill of the view, in name order. */
+  async all(view: CatalogueSnapshot): Promise<PublishedSkill[]> {
+    return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER)).skills;
   }
 
   /** What `GET /v1/admin/mcp` reports of a snapshot: every skill (team and personal) and those not published, with why. */
