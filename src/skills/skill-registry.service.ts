@@ -57,6 +57,8 @@ export class SkillRegistryService implements OnModuleInit {
   private loaded = { generation: '', reloadGeneration: '' };
   /** The generations a running reload or store read is bringing in (applied to `loaded` only once it succeeds). */
   private pending: { generation: string; reloadGeneration: string } | undefined;
+  /** Operators' reloads under way, from before they ask the others. */
+  private readonly requests = new Set<Promise<unknown>>();
   private readonly digests = new FolderDigests();
   /** Counts registrations and changes of tools, which a snapshot built in slices must not miss. */
   private inputsChanged = 0;
@@ -93,9 +95,14 @@ export class SkillRegistryService implements OnModuleInit {
 
   /** Resolves once no reload or store read is running or queued (whether they succeeded or not). */
   async settled(): Promise<void> {
-    while (this.running !== undefined || this.queued !== undefined) {
-      await (this.queued?.promise ?? this.running)?.catch(() => undefined);
+    while (this.busy) {
+      await (this.queued?.promise ?? this.running ?? this.requests.values().next().value)?.catch(() => undefined);
     }
+  }
+
+  /** Whether a reload, a store read or an operator's reload (still asking the others) is running or queued. */
+  get busy(): boolean {
+    return this.running !== undefined || this.queued !== undefined || this.requests.size > 0;
   }
 
   /**
@@ -137,7 +144,17 @@ export class SkillRegistryService implements OnModuleInit {
    * A reload asked for by an operator: this instance rescans and answers what changed; the others
    * on the same database are asked (through the store) and rescan within seconds.
    */
-  async reloadEverywhere(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
+  reloadEverywhere(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
+    // Counted from its first step: a sync check that reads the database while this asks (its bump
+    // seen before the reload is marked as under way) waits for it instead of asking again.
+    const work = this.reloadEverywhereNow();
+    const request = work.catch(() => undefined);
+    this.requests.add(request);
+    void request.finally(() => this.requests.delete(request));
+    return work;
+  }
+
+  private async reloadEverywhereNow(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
     const before = this.snapshot;
     // Asked first, so this instance's own scan counts as the reload the others are asked for; marked
     // as under way at once (before the notification can be heard), so the sync check does not ask again.

@@ -66,7 +66,13 @@ export class SkillSyncService implements OnApplicationBootstrap, OnApplicationSh
       // A reload under way (this instance's own, asked for by an operator) is what a notification
       // usually announces: compare once it is done, not while it reads.
       await this.registry.settled();
-      const database = await this.store.generations();
+      let database = await this.store.generations();
+      // Something began while the database was read (an operator's reload bumps the generation
+      // before it marks itself as under way): wait for it and read again, so it is not done twice.
+      while (this.registry.busy) {
+        await this.registry.settled();
+        database = await this.store.generations();
+      }
       const loaded = this.registry.loadedGenerations;
       if (database.reloadGeneration !== loaded.reloadGeneration) {
         this.logger.log(`A reload was asked for (generation ${database.reloadGeneration}): rescanning`);
