@@ -49,9 +49,7 @@ describe(TurnGate.name, () => {
     expect(await idle).toBe(true);
 
     sut.enter();
-    const started = Date.now();
     expect(await sut.whenIdle(50)).toBe(false);
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(await sut.whenIdle(5_000, Promise.resolve())).toBe(false);
   });
 });

@@ -119,13 +119,12 @@ describe(parseAllowedTools.name, () => {
     expect(parseAllowedTools(value)).toEqual({ rules: [], problems: [] });
   });
 
-  it('parses 10 000 entries in linear time', () => {
-    const value = Array.from({ length: 10_000 }, (_, i) => `Bash(tool${i}:*)`).join(' ');
-    const started = performance.now();
+  // No clock is read: a parse quadratic in the entries would take minutes here and hit the test's timeout.
+  it('parses 200 000 entries', () => {
+    const value = Array.from({ length: 200_000 }, (_, i) => `Bash(tool${i}:*)`).join(' ');
     const sut = parseAllowedTools(value);
-    expect(sut.rules).toHaveLength(10_000);
-    expect(checkScriptAllowed(sut.rules, { interpreter: 'tool9999', scriptPath: 'x', args: [] })).toEqual({ allowed: true, matched: 'Bash(tool9999:*)' });
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(sut.rules).toHaveLength(200_000);
+    expect(checkScriptAllowed(sut.rules, { interpreter: 'tool199999', scriptPath: 'x', args: [] })).toEqual({ allowed: true, matched: 'Bash(tool199999:*)' });
   });
 
   it('survives 100 000 open parentheses without recursion', () => {

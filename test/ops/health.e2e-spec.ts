@@ -98,9 +98,8 @@ describe('readiness when something is wrong', () => {
     const dataSource = app.get<DataSource>(DATA_SOURCE);
     const holding = dataSource.query('SELECT pg_sleep(3)').catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const started = Date.now();
+    // Waiting for the statement would have answered 200 once pg_sleep ended: the 503 and its message are the ping's timeout.
     const res = await http().get('/health/ready').expect(503);
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(res.body.error).toEqual({ database: { status: 'down', message: 'no answer to SELECT 1 within 800 ms' } });
     await holding;
     await http().get('/health/ready').expect(200);

