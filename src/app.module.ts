@@ -15,7 +15,7 @@ import { OpsModule } from './ops/ops.module.js';
 import { RateLimitGuard } from './ops/rate-limit.guard.js';
 import { ChatModule } from './chat/chat.module.js';
 import { PersistenceModule } from './persistence/persistence.module.js';
-import { SkillsModule } from './skills/skills.module.js';
+import { SkillsApiModule } from './skills/skills-api.module.js';
 import { McpModule } from './mcp/mcp.module.js';
 
 @Module({})
@@ -34,7 +34,7 @@ export class AppModule {
         MetricsModule,
         PersistenceModule,
         AuthModule,
-        SkillsModule,
+        SkillsApiModule,
         ChatModule,
         McpModule,
         GraphqlApiModule,

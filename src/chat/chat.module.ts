@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
 import { PersistenceModule } from '../persistence/persistence.module.js';
 import { ScriptsModule } from '../scripts/scripts.module.js';
-import { SkillsModule } from '../skills/skills.module.js';
+import { SkillsApiModule } from '../skills/skills-api.module.js';
 import { ChatEventsService } from './chat-events.service.js';
 import { CatalogueController } from './catalogue.controller.js';
 import { ModelsController } from './models.controller.js';
@@ -11,7 +11,7 @@ import { ChatService } from './chat.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
 
 @Module({
-  imports: [SkillsModule, PersistenceModule, AuthModule, ScriptsModule],
+  imports: [SkillsApiModule, PersistenceModule, AuthModule, ScriptsModule],
   controllers: [ChatController, AdminChatsController, CatalogueController, ModelsController],
   providers: [ChatService, SkillToolsService, ChatEventsService],
   exports: [ChatService],

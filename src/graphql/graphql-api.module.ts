@@ -3,7 +3,7 @@ import { GraphQLModule } from '@nestjs/graphql';
 import type { MercuriusDriverConfig } from '@nestjs/mercurius';
 import { AuthModule } from '../auth/auth.module.js';
 import { ChatModule } from '../chat/chat.module.js';
-import { SkillsModule } from '../skills/skills.module.js';
+import { SkillsApiModule } from '../skills/skills-api.module.js';
 import { ChatLoadersService } from './chat-loaders.service.js';
 import { DeferredMercuriusDriver } from './deferred-mercurius.driver.js';
 import { graphqlDriverConfig } from './graphql-driver.config.js';
@@ -11,7 +11,7 @@ import { GRAPHQL_RESOLVERS } from './schema.js';
 
 /** The GraphQL front door at /graphql: resolvers that are thin twins of the REST controllers. */
 @Module({
-  imports: [GraphQLModule.forRoot<MercuriusDriverConfig>({ driver: DeferredMercuriusDriver, ...graphqlDriverConfig() }), AuthModule, SkillsModule, ChatModule],
+  imports: [GraphQLModule.forRoot<MercuriusDriverConfig>({ driver: DeferredMercuriusDriver, ...graphqlDriverConfig() }), AuthModule, SkillsApiModule, ChatModule],
   providers: [...GRAPHQL_RESOLVERS, ChatLoadersService],
 })
 export class GraphqlApiModule {}

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { SkillsModule } from '../skills/skills.module.js';
+import { SkillsApiModule } from '../skills/skills-api.module.js';
 import { AgentSkillsIndexController } from './agent-skills-index.controller.js';
 import { McpController } from './mcp.controller.js';
 import { McpServerFactory } from './mcp-server.factory.js';
@@ -8,7 +8,7 @@ import { PublishedSkillsService } from './published-skills.service.js';
 
 /** A front door: the team's skills for every agent, over MCP (`/mcp`) and the discovery index. */
 @Module({
-  imports: [SkillsModule],
+  imports: [SkillsApiModule],
   controllers: [McpController, AgentSkillsIndexController],
   providers: [PublishedSkillsService, McpServerFactory, McpTransportService],
 })

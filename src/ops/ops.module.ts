@@ -3,7 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { AuthModule } from '../auth/auth.module.js';
 import type { AppConfig } from '../config/app-config.js';
 import { PersistenceModule } from '../persistence/persistence.module.js';
-import { SkillsModule } from '../skills/skills.module.js';
+import { SkillsApiModule } from '../skills/skills-api.module.js';
 import { HealthController } from './health.controller.js';
 import { MetricsController, PublicMetricsController } from './metrics.controller.js';
 import { RateLimitGuard } from './rate-limit.guard.js';
@@ -20,7 +20,7 @@ export class OpsModule {
     return {
       module: OpsModule,
       // terminus would log every failing probe as an error; ReadinessChecks logs changes instead.
-      imports: [TerminusModule.forRoot({ logger: false }), PersistenceModule, SkillsModule, AuthModule],
+      imports: [TerminusModule.forRoot({ logger: false }), PersistenceModule, SkillsApiModule, AuthModule],
       controllers: [HealthController, config.app.metrics.public ? PublicMetricsController : MetricsController],
       providers: [ReadinessChecks, RequestObserver, RateLimitGuard],
       exports: [RateLimitGuard],

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { AppError, ErrorCode, skillsDisabledError } from '../common/app-error.js';
-import { APP_CONFIG, type AppConfig, type SkillDirectory, type SkillsConfig } from '../config/app-config.js';
+import type { SkillDirectory, SkillsConfig } from '../config/app-config.js';
+import { SKILLS_SETTINGS, type SkillsSettings } from './skills-settings.js';
 import { MetricsService } from '../ops/metrics.service.js';
 import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from './catalogue-snapshot.js';
 import { type CommandDiscoveryResult, discoverCommands } from './commands/command-discovery.js';
@@ -43,6 +44,8 @@ export class SkillRegistryService implements OnModuleInit {
   private readonly config: SkillsConfig;
   private readonly commandDirectories: readonly SkillDirectory[];
   private readonly scriptsEnabled: boolean;
+  /** What this registry was built with (the tool style and catalogue limits a caller's tools and prompts follow). */
+  readonly settings: SkillsSettings;
   private current: CatalogueSnapshot | undefined;
   private lastScan: Scan | undefined;
   /** By scope, then name: one programmatic skill per name and scope. */
@@ -65,13 +68,14 @@ export class SkillRegistryService implements OnModuleInit {
   private readonly swapListeners = new Set<(snapshot: CatalogueSnapshot) => void>();
 
   constructor(
-    @Inject(APP_CONFIG) appConfig: AppConfig,
+    @Inject(SKILLS_SETTINGS) settings: SkillsSettings,
     @Optional() private readonly metrics?: MetricsService,
     @Optional() private readonly store?: SkillStoreService,
   ) {
-    this.config = appConfig.app.skills;
-    this.commandDirectories = appConfig.app.commands.directories;
-    this.scriptsEnabled = appConfig.app.scripts.enabled;
+    this.settings = settings;
+    this.config = settings.skills;
+    this.commandDirectories = settings.commandDirectories;
+    this.scriptsEnabled = settings.scriptsEnabled;
     this.availability = toolAvailability(defaultToolNames(this.scriptsEnabled), this.scriptsEnabled);
   }
 

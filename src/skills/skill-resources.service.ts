@@ -2,7 +2,8 @@ import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from 'no
 import { basename, join, relative } from 'node:path';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/app-error.js';
-import { APP_CONFIG, type AppConfig, HARD_LIMITS, type SkillsConfig } from '../config/app-config.js';
+import { HARD_LIMITS, type SkillsConfig } from '../config/app-config.js';
+import { SKILLS_SETTINGS, type SkillsSettings } from './skills-settings.js';
 import { locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
 import { isInside, normalizeResourcePath } from './resource-path.js';
 import { SkillRegistryService } from './skill-registry.service.js';
@@ -97,10 +98,10 @@ export class SkillResourcesService {
 
   constructor(
     private readonly registry: SkillRegistryService,
-    @Inject(APP_CONFIG) appConfig: AppConfig,
+    @Inject(SKILLS_SETTINGS) settings: SkillsSettings,
     @Optional() private readonly store?: SkillStoreService,
   ) {
-    this.config = appConfig.app.skills;
+    this.config = settings.skills;
   }
 
   /** The reads of one caller (a user's view; in a chat, its pinned versions). */

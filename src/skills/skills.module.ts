@@ -1,21 +1,47 @@
-import { Module } from '@nestjs/common';
-import { PersistenceModule } from '../persistence/persistence.module.js';
-import { CodeSkillService } from './code/code-skill.service.js';
-import { CommandsController } from './commands.controller.js';
+import { type DynamicModule, type FactoryProvider, Module, type ModuleMetadata } from '@nestjs/common';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
-import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
-import { SkillStoreController } from './store/skill-store.controller.js';
-import { SkillStoreService } from './store/skill-store.service.js';
-import { SkillSyncService } from './store/skill-sync.service.js';
-import { SkillWatcherService } from './skill-watcher.service.js';
-import { SkillsController } from './skills.controller.js';
-import { SkillSearchService } from './ranking/skill-search.service.js';
+import { resolveSkillsOptions, SKILLS_SETTINGS, type SkillsModuleAsyncOptions, type SkillsModuleOptions, type SkillsSettings } from './skills-settings.js';
 
-@Module({
-  imports: [PersistenceModule],
-  controllers: [SkillsController, CommandsController, SkillStoreController],
-  providers: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillWatcherService, SkillStoreService, SkillSyncService, SkillLifecycleService, SkillSearchService],
-  exports: [SkillRegistryService, SkillResourcesService, CodeSkillService, SkillStoreService, SkillLifecycleService, SkillSearchService],
-})
-export class SkillsModule {}
+/**
+ * The skills of an app: the registry (discovery, validation, the catalogue snapshot, reloads) and
+ * the resources service (activation, reads that never leave a skill's folder). An app embedding
+ * Skillhost imports `SkillsModule.forRoot(options)` from `skillhost/nest`; the server imports the
+ * same module with its configuration and its skill store (`SkillsApiModule`).
+ */
+@Module({})
+export class SkillsModule {
+  /** Options checked when the module is built (a `ConfigError` listing every problem). */
+  static forRoot(options: SkillsModuleOptions): DynamicModule {
+    return SkillsModule.forSettings({ useFactory: () => resolveSkillsOptions(options), isGlobal: options?.isGlobal });
+  }
+
+  /** Options from a factory, which may inject providers of `imports`. */
+  static forRootAsync(options: SkillsModuleAsyncOptions): DynamicModule {
+    return SkillsModule.forSettings({
+      imports: options.imports as ModuleMetadata['imports'],
+      inject: options.inject as FactoryProvider['inject'],
+      useFactory: async (...args: unknown[]) => resolveSkillsOptions(await options.useFactory(...args)),
+      isGlobal: options.isGlobal,
+    });
+  }
+
+  /**
+   * Settings already checked (the server's configuration). `imports` may provide the
+   * `SkillStoreService` (installed skills) and the `MetricsService` the registry reports to.
+   */
+  static forSettings(options: {
+    imports?: ModuleMetadata['imports'];
+    inject?: FactoryProvider['inject'];
+    useFactory: (...args: any[]) => SkillsSettings | Promise<SkillsSettings>;
+    isGlobal?: boolean;
+  }): DynamicModule {
+    return {
+      module: SkillsModule,
+      global: options.isGlobal === true,
+      imports: options.imports ?? [],
+      providers: [{ provide: SKILLS_SETTINGS, useFactory: options.useFactory, inject: options.inject ?? [] }, SkillRegistryService, SkillResourcesService],
+      exports: [SKILLS_SETTINGS, SkillRegistryService, SkillResourcesService],
+    };
+  }
+}

@@ -4,12 +4,13 @@ import { AppError, ErrorCode } from '../../src/common/app-error.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { SkillRegistryService } from '../../src/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../src/skills/skill-resources.service.js';
+import { skillsSettingsOf } from '../../src/skills/skills-settings.js';
 
 describe('bundled skills', () => {
   const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': ['./skills'], 'app.skills.validation': 'strict' }, resolve('.'));
-  const registry = new SkillRegistryService(config);
+  const registry = new SkillRegistryService(skillsSettingsOf(config));
   registry.onModuleInit();
-  const sut = new SkillResourcesService(registry, config);
+  const sut = new SkillResourcesService(registry, skillsSettingsOf(config));
 
   it('are all valid in strict mode', () => {
     expect(registry.snapshot.invalid).toEqual([]);

@@ -8,6 +8,7 @@ import { SkillRegistryService } from '../../src/skills/skill-registry.service.js
 import { SkillResourcesService } from '../../src/skills/skill-resources.service.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { makeFifo, makeSymlink } from './special-files.js';
+import { skillsSettingsOf } from '../../src/skills/skills-settings.js';
 
 /** A skill.mjs that leaves a file behind when it is ever imported: proof that it ran. */
 const markerModule = (marker: string) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport async function execute() { return { success: true, output: 'ran' }; }\n`;
@@ -115,9 +116,9 @@ describe('code skills', () => {
         'app.skills.settings.weather': { units: 'metric' },
         ...overrides,
       });
-      const registry = new SkillRegistryService(config);
+      const registry = new SkillRegistryService(skillsSettingsOf(config));
       registry.onModuleInit();
-      return { registry, resources: new SkillResourcesService(registry, config), sut: new CodeSkillService(config) };
+      return { registry, resources: new SkillResourcesService(registry, skillsSettingsOf(config)), sut: new CodeSkillService(config) };
     }
 
     it('runs a folder code skill in a worker with its [app.skills.settings.NAME] as ctx.config, and asks its canHandle', async () => {
@@ -159,7 +160,7 @@ describe('code skills', () => {
 
   describe('tools_required', () => {
     function build(overrides: Record<string, unknown> = {}) {
-      const registry = new SkillRegistryService(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], ...overrides }));
+      const registry = new SkillRegistryService(skillsSettingsOf(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], ...overrides })));
       registry.onModuleInit();
       return registry;
     }

@@ -6,6 +6,7 @@ import type { CodeSkillContext } from '../../src/skills/code/code-skill.types.js
 import { SkillRegistryService } from '../../src/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../src/skills/skill-resources.service.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillsSettingsOf } from '../../src/skills/skills-settings.js';
 
 async function failure(work: () => unknown): Promise<{ code: ErrorCode; message: string }> {
   try {
@@ -32,9 +33,9 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
 
   function build(overrides: Record<string, unknown> = {}, init = true) {
     const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], 'app.skills.settings.greeter': { greeting: 'Hej' }, ...overrides });
-    registry = new SkillRegistryService(config);
+    registry = new SkillRegistryService(skillsSettingsOf(config));
     if (init) registry.onModuleInit();
-    resources = new SkillResourcesService(registry, config);
+    resources = new SkillResourcesService(registry, skillsSettingsOf(config));
     code = new CodeSkillService(config);
   }
 

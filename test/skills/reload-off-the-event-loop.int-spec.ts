@@ -3,6 +3,7 @@ import { configWith } from '../../src/config/config-loader.js';
 import { discoverSkills, discoverSkillsAsync } from '../../src/skills/skill-discovery.js';
 import { SkillRegistryService } from '../../src/skills/skill-registry.service.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillsSettingsOf } from '../../src/skills/skills-settings.js';
 
 /** A reload reads every skill folder with synchronous calls: it must give the event loop turns meanwhile. */
 describe('reloading without stalling the event loop', () => {
@@ -39,7 +40,7 @@ describe('reloading without stalling the event loop', () => {
   });
 
   it('runs a reload asked for during a reload once more after it, and joins any further asks to that one', async () => {
-    const sut = new SkillRegistryService(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], 'app.skills.max_skills': 10_000 }));
+    const sut = new SkillRegistryService(skillsSettingsOf(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], 'app.skills.max_skills': 10_000 })));
     sut.onModuleInit();
     const first = sut.reload();
     writeSkill(tree, 'skills', 'zz-added-meanwhile');
@@ -58,7 +59,7 @@ describe('reloading without stalling the event loop', () => {
   });
 
   it('refuses while skills are disabled, as a rejected promise', async () => {
-    const sut = new SkillRegistryService(configWith({ 'app.skills.enabled': false }));
+    const sut = new SkillRegistryService(skillsSettingsOf(configWith({ 'app.skills.enabled': false })));
     await expect(sut.reload()).rejects.toMatchObject({ code: 'SKILLS_DISABLED' });
   });
 });

@@ -6,6 +6,7 @@ import { configWith } from '../../src/config/config-loader.js';
 import { SkillRegistryService } from '../../src/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../src/skills/skill-resources.service.js';
 import { skillMd, tempTree, type TempTree } from '../support/skill-tree.js';
+import { skillsSettingsOf } from '../../src/skills/skills-settings.js';
 
 async function failure(promise: Promise<unknown>): Promise<{ code: ErrorCode; message: string }> {
   try {
@@ -23,9 +24,9 @@ describe(SkillResourcesService.name, () => {
 
   function build(overrides: Record<string, unknown> = {}) {
     const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], ...overrides });
-    const registry = new SkillRegistryService(config);
+    const registry = new SkillRegistryService(skillsSettingsOf(config));
     registry.onModuleInit();
-    sut = new SkillResourcesService(registry, config);
+    sut = new SkillResourcesService(registry, skillsSettingsOf(config));
   }
 
   beforeEach(() => {

@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { APP_CONFIG } from '../config/app-config.js';
+import { PersistenceModule } from '../persistence/persistence.module.js';
+import { CodeSkillService } from './code/code-skill.service.js';
+import { CommandsController } from './commands.controller.js';
+import { SkillSearchService } from './ranking/skill-search.service.js';
+import { SkillWatcherService } from './skill-watcher.service.js';
+import { SkillsController } from './skills.controller.js';
+import { SkillsModule } from './skills.module.js';
+import { skillsSettingsOf } from './skills-settings.js';
+import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
+import { SkillStoreController } from './store/skill-store.controller.js';
+import { SkillStoreModule } from './store/skill-store.module.js';
+import { SkillSyncService } from './store/skill-sync.service.js';
+
+/** The library's SkillsModule, built from the server's configuration and reading its skill store. */
+const skills = SkillsModule.forSettings({ imports: [SkillStoreModule], inject: [APP_CONFIG], useFactory: skillsSettingsOf });
+
+/**
+ * The server's skills: the same registry and resources an embedding app gets, plus the store,
+ * code skills, search, the watcher, sync between instances, and their routes.
+ */
+@Module({
+  imports: [PersistenceModule, SkillStoreModule, skills],
+  controllers: [SkillsController, CommandsController, SkillStoreController],
+  providers: [CodeSkillService, SkillWatcherService, SkillSyncService, SkillLifecycleService, SkillSearchService],
+  exports: [skills, SkillStoreModule, CodeSkillService, SkillLifecycleService, SkillSearchService],
+})
+export class SkillsApiModule {}
