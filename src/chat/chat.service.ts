@@ -27,8 +27,10 @@ import type { StoredCommand } from '../persistence/entities/chat-message.entity.
 import { type Invocation, parseInvocation } from './invocation-parser.js';
 import { LanguageModelFactory } from './llm/language-model.factory.js';
 import { completeOnce, type LoopEvent, runToolLoop, type ToolLoopResult } from './llm/tool-loop.js';
-import { assembleSystemPrompt, type PromptCommand, type PromptInputs } from './prompt-assembler.js';
+import { assembleSystemPrompt, type PromptCommand } from './prompt-assembler.js';
+import { skillsSystemPrompt } from './skills-prompt.js';
 import { type ToolCard, type ToolRunOptions, SkillToolsService } from './skill-tools.service.js';
+import { serverCallMessages } from './tools/run-tool.js';
 import { searchTool } from './tools/search-tool.js';
 import { useSkillTool } from './tools/style-tools.js';
 import type { ToolStyleSet } from './tools/tool-styles.js';
@@ -525,10 +527,7 @@ export class ChatService {
         const { card, activated, version } = await this.skillTools.execute(tool, args, options);
         show(card);
         if (activated) activations.push({ skillName: activated, how, version });
-        messages.push(
-          { role: 'assistant', content: [{ type: 'tool-call', toolCallId: card.id, toolName: tool.wireName, input: args }] },
-          { role: 'tool', content: [{ type: 'tool-result', toolCallId: card.id, toolName: tool.wireName, output: { type: 'text', value: card.output } }] },
-        );
+        messages.push(...serverCallMessages(card, tool.wireName, args));
         continue;
       }
       try {
@@ -558,9 +557,6 @@ export class ChatService {
     turn: { invoked?: readonly string[]; fallback?: { name: string; body: string }[]; ran?: { name: string; output: string }[]; command?: string } = {},
   ): { system: string; catalogue?: CatalogueChoice } {
     if (snapshot === undefined) return { system: assembleSystemPrompt({ basePrompt: this.config.app.basePrompt }) };
-    const { catalogueFormat, includeLocation } = this.config.app.skills;
-    const style = toolsAvailable ? this.skillTools.style(snapshot) : undefined;
-    const searchable = style?.byName(searchTool.name) !== undefined;
     // The last messages, newest first (only their start is read), rank a partial catalogue.
     const context = this.searching.isComplete(snapshot)
       ? ''
@@ -569,25 +565,16 @@ export class ChatService {
           .reverse()
           .map((m) => m.content.slice(0, CONTEXT_MESSAGE_CHARS))
           .join('\n');
-    const catalogue = this.searching.catalogue(snapshot, {
-      message: message.text,
-      context,
-      pinned: [...activated, ...message.requested],
-      searchable,
-    });
-    const skills: PromptInputs['skills'] = {
-      catalogue: catalogue.text,
-      partial: !catalogue.complete,
-      searchable,
-      catalogueInPrompt: style?.catalogueInPrompt ?? true,
-      layout: catalogueFormat === 'markdown' && includeLocation ? 'aloop' : 'standard',
-      toolRules: style?.rules,
+    return skillsSystemPrompt({
+      basePrompt: this.config.app.basePrompt,
+      snapshot,
+      chooser: this.searching,
+      skills: this.config.app.skills,
+      style: toolsAvailable ? this.skillTools.style(snapshot) : undefined,
       activated,
-      toolsAvailable,
-      commands: promptCommands(snapshot),
-      ...turn,
-    };
-    return { system: assembleSystemPrompt({ basePrompt: this.config.app.basePrompt, skills }), catalogue };
+      message: { text: message.text, context, requested: message.requested },
+      turn: { commands: promptCommands(snapshot), ...turn },
+    });
   }
 
   /**

@@ -4,7 +4,6 @@ import { AppError, ErrorCode } from '../common/app-error.js';
 import { unstorableStringProblems, validationFailed } from '../common/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
-import type { StoredToolCard } from '../persistence/entities/chat-message.entity.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { ScriptsService, scriptsDisabledError } from '../scripts/scripts.service.js';
@@ -12,19 +11,12 @@ import { CodeSkillService } from '../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolOutcome } from '../skills/code/code-skill.types.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
-import { parseToolArguments, type SkillTool, type ToolResult } from './tools/skill-tool.js';
+import { errorOutput, failedCallSummary, runSkillTool, type ToolCard, type ToolExecution } from './tools/run-tool.js';
+import { parseToolArguments, type SkillTool, type ToolContext } from './tools/skill-tool.js';
 import { runScriptTool } from './tools/script-tool.js';
 import { KNOWN_TOOL_NAMES, toolStyleFor, type ToolStyleSet } from './tools/tool-styles.js';
 
-export type ToolCard = StoredToolCard;
-
-export interface ToolExecution {
-  card: ToolCard;
-  /** The skill this call activated, when it activated one. */
-  activated?: string;
-  /** The version it activated (`sha256:…`), when it was kept. */
-  version?: string;
-}
+export type { ToolCard, ToolExecution } from './tools/run-tool.js';
 
 export interface ToolRunOptions {
   /** The chat the call is made in (a code skill's `ctx.chatId`). */
@@ -111,47 +103,26 @@ export class SkillToolsService {
   }
 
   private async run(tool: SkillTool, args: unknown, options: ToolRunOptions): Promise<ToolExecution> {
-    const started = performance.now();
-    const card = (status: 'ok' | 'error', result: Omit<ToolResult, 'activated'>): ToolCard => ({
-      id: options.id ?? randomUUID(),
-      tool: tool.name,
-      args: args ?? null,
-      status,
-      summary: result.summary,
-      output: result.output,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
-    });
-    const failed = failedCallSummary(args);
-    const parsed = parseToolArguments(tool, args);
-    if (!parsed.ok) return { card: card('error', { output: parsed.message, summary: failed }) };
-    try {
-      const snapshot = options.snapshot ?? this.registry.snapshot;
-      const reader = this.resources.reader({ snapshot, pins: options.pins });
-      const context = {
-        resources: reader,
-        registry: reader,
-        snapshot,
-        search: (query: string, limit: number) => this.searching.search(snapshot, query, limit),
-        userMessage: options.userMessage,
-        useSkillThreshold: this.config.app.tools.useSkillThreshold,
-        scripts: this.scripts,
-        code: {
-          service: this.codeSkills,
-          chatId: options.chatId ?? '',
-          llm: options.llm,
-          callTool: (name: string, args: unknown) => this.callFromCode(name, args, options),
-          injectPrompt: options.injectPrompt,
-          depth: options.codeDepth ?? 0,
-        },
-      };
-      const result = await tool.execute(parsed.input, context);
-      this.logger.log(`${tool.name} ${result.summary.skill ?? '-'}${result.summary.path ? ` ${result.summary.path}` : ''}`);
-      return { card: card(result.failed ? 'error' : 'ok', result), activated: result.activated, version: result.version };
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      this.logger.log(`${tool.name} refused: ${error.code}`);
-      return { card: card('error', { output: errorOutput(error), summary: failed }) };
-    }
+    const snapshot = options.snapshot ?? this.registry.snapshot;
+    const reader = this.resources.reader({ snapshot, pins: options.pins });
+    const context: ToolContext = {
+      resources: reader,
+      registry: reader,
+      snapshot,
+      search: (query: string, limit: number) => this.searching.search(snapshot, query, limit),
+      userMessage: options.userMessage,
+      useSkillThreshold: this.config.app.tools.useSkillThreshold,
+      scripts: this.scripts,
+      code: {
+        service: this.codeSkills,
+        chatId: options.chatId ?? '',
+        llm: options.llm,
+        callTool: (name: string, args: unknown) => this.callFromCode(name, args, options),
+        injectPrompt: options.injectPrompt,
+        depth: options.codeDepth ?? 0,
+      },
+    };
+    return runSkillTool(tool, args, context, { id: options.id, log: (line) => this.logger.log(line) });
   }
 
   /**
@@ -204,15 +175,4 @@ export class SkillToolsService {
   private observe(card: ToolCard): void {
     this.metrics.observeToolCall(KNOWN_TOOL_NAMES.has(card.tool) ? card.tool : 'unknown', card.status, card.durationMs);
   }
-}
-
-/** What a failed call's card shows: the skill and path it asked for, when it named them as strings. */
-function failedCallSummary(args: unknown): ToolCard['summary'] {
-  const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
-  const skill = typeof record.name === 'string' ? record.name : typeof record.skill_name === 'string' ? record.skill_name : null;
-  return { skill, ...(typeof record.path === 'string' ? { path: record.path } : {}), truncated: false };
-}
-
-function errorOutput(error: AppError): string {
-  return `Error (${error.code}): ${error.message}`;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ScriptRun } from '../../scripts/scripts.service.js';
+import { type ScriptRun, scriptsDisabledError } from '../../scripts/scripts.service.js';
 import { defineTool, MAX_PATH_ARGUMENT, MAX_SKILL_NAME_ARGUMENT, textArgument } from './skill-tool.js';
 
 const MAX_ARGS = 64;
@@ -32,6 +32,7 @@ export const runScriptTool = defineTool({
   nulAllowed: ['path'],
   async execute({ name, path, args, stdin }: { name: string; path: string; args?: string[]; stdin?: string }, context) {
     const skill = context.registry.get(name);
+    if (context.scripts === undefined) throw scriptsDisabledError();
     const run = await context.scripts.run({ skill, path, args: args ?? [], stdin });
     return {
       output: renderRun(run),

@@ -39,9 +39,10 @@ export interface ToolContext {
   search(query: string, limit: number): SkillSearchResult[];
   /** `app.tools.use_skill_threshold`, in percent. */
   useSkillThreshold: number;
-  scripts: ScriptsService;
-  /** Running code skills: the service, and what their `ctx` reaches in this chat. */
-  code: {
+  /** Running scripts; absent where scripts are not offered (an app embedding Skillhost). */
+  scripts?: ScriptsService;
+  /** Running code skills: the service, and what their `ctx` reaches in this chat; absent where there are none. */
+  code?: {
     service: CodeSkillService;
     chatId: string;
     /** The chat's model; absent outside a turn (an API call), where `ctx.llm.complete` fails with a reason. */

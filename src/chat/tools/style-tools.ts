@@ -110,6 +110,9 @@ async function instructions(name: string, context: ToolContext, input: string): 
 /** Runs a code skill with the chat's ctx; a failure is an error card, never a failed turn. */
 export async function runCode(skill: SkillRecord, context: ToolContext, input: string): Promise<ToolResult> {
   const { code } = context;
+  if (code === undefined) {
+    return { output: `Error (${ErrorCode.CODE_SKILL_FAILED}): Skill '${skill.name}' is a code skill, and code skills do not run here.`, summary: { skill: skill.name, truncated: false }, failed: true };
+  }
   // A code skill may use another through ctx.tools.call, but not without end (each run is a worker).
   if (code.depth >= MAX_CODE_DEPTH) {
     return { output: `Error (${ErrorCode.CODE_SKILL_FAILED}): Skill '${skill.name}' was not run: code skills may call code skills only ${MAX_CODE_DEPTH} deep.`, summary: { skill: skill.name, truncated: false }, failed: true };
@@ -136,9 +139,10 @@ interface SkillMatch {
 async function bestMatches(request: string, context: ToolContext): Promise<(SkillMatch & { byCode: boolean })[]> {
   const snapshot = context.snapshot;
   const byWords = snapshot.index.search(snapshot, request, { limit: 3 }).map((m) => ({ name: m.name, description: m.description, score: m.share, byCode: false }));
-  const coded = [...snapshot.skills.values()].filter(isCodeSkill);
+  const service = context.code?.service;
+  const coded = service === undefined ? [] : [...snapshot.skills.values()].filter(isCodeSkill);
   const byCode = await Promise.all(
-    coded.map(async (skill) => ({ name: skill.name, description: skill.description, score: (await context.code.service.score(skill, request)) ?? 0, byCode: true })),
+    coded.map(async (skill) => ({ name: skill.name, description: skill.description, score: (await service!.score(skill, request)) ?? 0, byCode: true })),
   );
   const best = new Map<string, SkillMatch & { byCode: boolean }>();
   for (const match of [...byWords, ...byCode]) {

@@ -4,22 +4,16 @@ import { ChatRepository } from '../../persistence/chat.repository.js';
 import { validationFailed } from '../../common/validation.pipe.js';
 import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
 import { SkillRegistryService } from '../skill-registry.service.js';
-import { type CatalogueChoice, catalogueIsComplete, type CatalogueLimits, type CatalogueRequest, chooseCatalogue } from './catalogue-choice.js';
-import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './search-limits.js';
-import type { RankedSkill } from './skill-ranker.js';
+import type { CatalogueFormat } from '../../config/app-config.js';
+import type { CatalogueChoice, CatalogueLimits, CatalogueRequest } from './catalogue-choice.js';
+import { CatalogueChooser, type SkillSearchResult } from './catalogue-chooser.js';
 
 /** The team signal: activations within this many days, re-read this often. */
 const USE_WINDOW_DAYS = 30;
 const USE_REFRESH_MS = 5 * 60_000;
 const USE_TOP_SKILLS = 2000;
 
-/** A search result as REST, GraphQL and the tool show it. */
-export interface SkillSearchResult {
-  name: string;
-  description: string;
-  /** 0..1: how well the skill fits the query (its relevance, normalised); results come in this order. */
-  score: number;
-}
+export type { SkillSearchResult } from './catalogue-chooser.js';
 
 /**
  * Choosing skills at scale: the catalogue a turn lists (whole, or ranked within the budget),
@@ -32,12 +26,16 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
   private use: ReadonlyMap<string, number> = new Map();
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
+  /** The same choices an embedding app makes, with the team's use of skills as popularity. */
+  private readonly chooser: CatalogueChooser;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly chats: ChatRepository,
     private readonly registry: SkillRegistryService,
-  ) {}
+  ) {
+    this.chooser = new CatalogueChooser(config.app.skills, () => this.use);
+  }
 
   /** `GET /v1/skills/search` and GraphQL `searchSkills`: what skills_search would answer in a new chat of the user. */
   async searchFor(userId: string, query: string, limit?: number, field = 'query'): Promise<SkillSearchResult[]> {
@@ -77,28 +75,26 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
   }
 
   get limits(): CatalogueLimits {
-    const { catalogueBudgetTokens, catalogueMaxSkills, catalogueFormat } = this.config.app.skills;
-    return { budgetTokens: catalogueBudgetTokens, maxSkills: catalogueMaxSkills, format: catalogueFormat };
+    return this.chooser.limits;
   }
 
   /** Whether the view's skills all fit the budget (every turn then lists them all, byte-identical). */
   isComplete(view: CatalogueSnapshot): boolean {
-    return catalogueIsComplete(view, this.limits);
+    return this.chooser.isComplete(view);
   }
 
   /** Whether the model is offered skills.search with this view: with a partial catalogue, or always if configured. */
   offersSearch(view: CatalogueSnapshot): boolean {
-    return this.config.app.skills.searchTool === 'always' || !this.isComplete(view);
+    return this.chooser.offersSearch(view);
   }
 
   /** The catalogue a turn with this message would list. `format` overrides the configured one (the catalogue route). */
-  catalogue(view: CatalogueSnapshot, request: Omit<CatalogueRequest, 'popularity'>, format = this.config.app.skills.catalogueFormat): CatalogueChoice {
-    return chooseCatalogue(view, { ...this.limits, format }, { ...request, popularity: this.use });
+  catalogue(view: CatalogueSnapshot, request: Omit<CatalogueRequest, 'popularity'>, format?: CatalogueFormat): CatalogueChoice {
+    return this.chooser.catalogue(view, request, format);
   }
 
   /** The view's skills best matching a query, best first, at most `MAX_SEARCH_RESULTS`. */
-  search(view: CatalogueSnapshot, query: string, limit = DEFAULT_SEARCH_RESULTS): SkillSearchResult[] {
-    const ranked: RankedSkill[] = view.index.search(view, query, { limit: Math.min(Math.max(1, Math.floor(limit)), MAX_SEARCH_RESULTS), popularity: this.use });
-    return ranked.map(({ name, description, score }) => ({ name, description, score }));
+  search(view: CatalogueSnapshot, query: string, limit?: number): SkillSearchResult[] {
+    return this.chooser.search(view, query, limit);
   }
 }
