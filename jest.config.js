@@ -6,6 +6,8 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^content-disposition$': '<rootDir>/test/graphql/content-disposition.cjs' },
   transform: { '^.+\\.ts$': ['@swc/jest'] },
+  // The example app has its own suite (run by test/package) and its own install of the packed package.
+  modulePathIgnorePatterns: ['<rootDir>/examples/'],
   testTimeout: 30000,
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
 };

@@ -1,0 +1,194 @@
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import * as aiSdk from 'skillhost/ai-sdk';
+import * as nest from 'skillhost/nest';
+import { ConfigError, parseInvocation, parseSkillMd, SkillRegistryService, SkillResourcesService, SkillsModule } from 'skillhost/nest';
+
+/**
+ * Skillhost's public surface, imported only through the package's export paths (`skillhost`,
+ * `skillhost/nest`, `skillhost/ai-sdk`) as an app installing the tarball does.
+ */
+const here = dirname(new URL(import.meta.url).pathname);
+const app = join(here, '..');
+const installed = join(app, 'node_modules', 'skillhost');
+
+/** What `import(entry)` gives a fresh Node process in this app's folder, by name. */
+function exportsOf(entry: string): string[] {
+  const script = 'const m = await import(process.argv[1]); console.log(JSON.stringify(Object.keys(m).sort())); setImmediate(() => process.exit(0));';
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, entry], { cwd: app, encoding: 'utf8' })) as string[];
+}
+
+describe('the package skillhost, as installed from its tarball', () => {
+  let tree: string;
+  beforeAll(() => {
+    tree = mkdtempSync(join(tmpdir(), 'skillhost-surface-'));
+    const skill = (name: string, description: string, extra = '') => {
+      mkdirSync(join(tree, 'skills', name, 'references'), { recursive: true });
+      writeFileSync(join(tree, 'skills', name, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n${extra}---\n\n# ${name}\n\nDo the thing.\n`);
+    };
+    skill('pdf', 'Works with PDF files.');
+    skill('docx', 'Works with Word files.');
+    writeFileSync(join(tree, 'skills', 'pdf', 'references', 'forms.md'), 'FORMS');
+    writeFileSync(join(tree, 'secret.txt'), 'SECRET');
+  });
+  afterAll(() => rmSync(tree, { recursive: true, force: true }));
+
+  it('exports exactly the documented names from each path', () => {
+    // Each in a plain Node process, as an app loads it (the server's Fastify plugins are ESM that jest's loader cannot require).
+    expect(exportsOf('skillhost')).toEqual(['AppModule', 'ConfigError', 'closeGracefully', 'configWith', 'createApp', 'loadConfig']);
+    expect(exportsOf('skillhost/ai-sdk')).toEqual(['invokeSkills', 'skillSystemPrompt', 'skillTools']);
+    expect(Object.keys(aiSdk).sort()).toEqual(exportsOf('skillhost/ai-sdk'));
+    expect(Object.keys(nest).sort()).toEqual(exportsOf('skillhost/nest'));
+    expect(exportsOf('skillhost/nest')).toEqual(
+      [
+        'ALLOWED_FIELDS',
+        'AppError',
+        'CatalogueChooser',
+        'ConfigError',
+        'ErrorCode',
+        'MAX_COMPATIBILITY_LENGTH',
+        'MAX_DESCRIPTION_LENGTH',
+        'MAX_INVOKED_SKILLS',
+        'MAX_NAME_LENGTH',
+        'PostgresActivationStore',
+        'SKILLS_SETTINGS',
+        'SkillRegistryService',
+        'SkillResourcesService',
+        'SkillsModule',
+        'activationTableSql',
+        'assembleSystemPrompt',
+        'httpStatusOf',
+        'parseFrontmatterYaml',
+        'parseInvocation',
+        'parseSkillMd',
+        'renderCatalogue',
+        'resolveSkillsOptions',
+        'validateFrontmatter',
+      ].sort(),
+    );
+  });
+
+  it('is a package to install: no private flag, the three export paths with types, and no tests, fixtures or source maps', () => {
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+    expect(manifest.private).toBeUndefined();
+    expect(Object.keys(manifest.exports)).toEqual(['.', './nest', './ai-sdk', './package.json']);
+    for (const path of ['.', './nest', './ai-sdk']) expect(readFileSync(join(installed, manifest.exports[path].types), 'utf8')).toContain('export');
+    const files = execFileSync('find', ['.', '-type', 'f'], { cwd: installed, encoding: 'utf8' }).split('\n');
+    expect(files).toEqual(expect.arrayContaining(['./LICENSE', './README.md', './dist/src/nest.js', './dist/src/nest.d.ts']));
+    expect(files.filter((f) => /\.spec\.|\/test\/|\.map$|\/bench\/|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  it('importing an entry point starts nothing: no signal or exit handler, no Skillhost setting read from the environment', () => {
+    // A fresh process per entry, from this app's folder, as `import 'skillhost/nest'` resolves it.
+    const probe = `
+      const count = () => ['SIGINT', 'SIGTERM', 'SIGHUP', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection'].map((e) => process.listenerCount(e)).join(',');
+      const before = count();
+      const read = new Set();
+      const env = process.env;
+      process.env = new Proxy(env, { get(t, k) { if (typeof k === 'string') read.add(k); return Reflect.get(t, k); } });
+      await import(process.argv[1]);
+      process.env = env;
+      console.log(JSON.stringify({ before, after: count(), read: [...read].filter((k) => /^(SKILLHOST_|DATABASE_URL$|PORT$|OPENAI|ANTHROPIC_API_KEY$)/.test(k)) }));
+      setImmediate(() => process.exit(0));
+    `;
+    for (const entry of ['skillhost', 'skillhost/nest', 'skillhost/ai-sdk']) {
+      const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', probe, entry], { cwd: app, encoding: 'utf8', env: { PATH: process.env.PATH, SKILLHOST_PORT: '1' } }));
+      expect({ entry, ...out }).toEqual({ entry, before: out.before, after: out.before, read: [] });
+    }
+  });
+
+  it('SkillsModule.forRoot: the registry lists the folder\'s skills and the resources service never leaves a skill folder', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [SkillsModule.forRoot({ directories: [join(tree, 'skills')] })] }).compile();
+    await moduleRef.init();
+    try {
+      const registry = moduleRef.get(SkillRegistryService);
+      const resources = moduleRef.get(SkillResourcesService);
+      expect([...registry.snapshot.skills.keys()].sort()).toEqual(['docx', 'pdf']);
+      expect((await resources.activate('pdf')).body).toContain('Do the thing.');
+      expect((await resources.readResource('pdf', 'references/forms.md')).content).toBe('FORMS');
+      await expect(resources.readResource('pdf', '../../secret.txt')).rejects.toMatchObject({ code: 'RESOURCE_OUTSIDE_SKILL' });
+      await expect(resources.activate('nope')).rejects.toMatchObject({ code: 'SKILL_NOT_FOUND' });
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it('SkillsModule.forRootAsync takes its options from a factory that injects the app\'s own provider; isGlobal reaches every module', async () => {
+    @Injectable()
+    class AppSettings {
+      readonly folders = [join(tree, 'skills')];
+    }
+    @Module({ providers: [AppSettings], exports: [AppSettings] })
+    class SettingsModule {}
+    @Injectable()
+    class Consumer {
+      constructor(readonly registry: SkillRegistryService) {}
+    }
+    @Module({ providers: [Consumer] })
+    class FeatureModule {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [SkillsModule.forRootAsync({ imports: [SettingsModule], inject: [AppSettings], useFactory: (settings: AppSettings) => ({ directories: settings.folders, disabled: ['docx'] }), isGlobal: true }), FeatureModule],
+    }).compile();
+    await moduleRef.init();
+    try {
+      expect([...moduleRef.get(Consumer).registry.snapshot.skills.keys()]).toEqual(['pdf']);
+    } finally {
+      await moduleRef.close();
+    }
+  });
+
+  it('options are checked like the server\'s configuration: every problem named by its option', async () => {
+    const building = Test.createTestingModule({ imports: [SkillsModule.forRoot({ directories: [tree], maxDepth: 99, validation: 'loose' as never, catalogue: { budgetTokens: -1 } })] }).compile();
+    const error = (await building.catch((e: unknown) => e)) as ConfigError;
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.problems.join('\n')).toMatch(/SkillsModule option `maxDepth`/);
+    expect(error.problems.join('\n')).toMatch(/SkillsModule option `validation`/);
+    expect(error.problems.join('\n')).toMatch(/SkillsModule option `catalogue.budgetTokens`/);
+    await expect(Test.createTestingModule({ imports: [SkillsModule.forRoot({ directories: [tree], watch: true } as never)] }).compile()).rejects.toThrow(/Unknown SkillsModule option `watch`/);
+  });
+
+  it('the pure pieces work on their own', () => {
+    const parsed = parseSkillMd('---\nname: pdf\ndescription: Works with PDF files.\n---\n# PDF\n', 'pdf');
+    expect(parsed).toMatchObject({ ok: true, frontmatter: { name: 'pdf' }, body: '# PDF\n' });
+    expect(parseSkillMd('---\nname: PDF\ndescription: x\n---\n', 'pdf', 'strict')).toMatchObject({ ok: false });
+    expect(parseSkillMd('no frontmatter', 'pdf')).toEqual({ ok: false, errors: ['SKILL.md must start with YAML frontmatter (---)'], warnings: [] });
+    expect(parseInvocation('/pdf /docx merge these', { prefixes: ['/'], isSkill: (n) => n === 'pdf' || n === 'docx' })).toEqual({ skills: ['pdf', 'docx'], command: null, text: 'merge these' });
+    expect(nest.renderCatalogue([{ name: 'pdf', description: 'Works with <PDF> files.', location: '/x' }], 'xml', false)).toContain('Works with &lt;PDF&gt; files.');
+    expect(nest.assembleSystemPrompt({ basePrompt: 'Base.' })).toBe('Base.');
+    expect(nest.activationTableSql('my_table')).toMatch(/^CREATE TABLE IF NOT EXISTS my_table/);
+    expect(() => nest.activationTableSql('x; DROP TABLE users')).toThrow(/plain lower-case SQL identifier/);
+  });
+
+  it('the AI SDK tools of each style come from the registry: their wire names, and calls that answer with text', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [SkillsModule.forRoot({ directories: [join(tree, 'skills')] })] }).compile();
+    await moduleRef.init();
+    try {
+      const registry = moduleRef.get(SkillRegistryService);
+      const resources = moduleRef.get(SkillResourcesService);
+      const styles = { skillhost: ['skills_activate', 'skills_listResources', 'skills_readResource'], activate_skill: ['activate_skill', 'skills_readResource'], load_skill: ['load_skill', 'skills_readResource'], use_skill: ['skills_readResource', 'use_skill'] } as const;
+      for (const [style, names] of Object.entries(styles)) {
+        expect(Object.keys(aiSdk.skillTools({ registry, resources, style: style as keyof typeof styles })).sort()).toEqual(names);
+      }
+      const cards: unknown[] = [];
+      const tools = aiSdk.skillTools({ registry, resources, onCard: (card) => cards.push(card) });
+      const run = (name: string, input: unknown) => (tools[name] as { execute: (input: unknown, options: unknown) => Promise<string> }).execute(input, { toolCallId: `call-${cards.length}`, messages: [] });
+      expect(await run('skills_activate', { name: 'pdf' })).toContain('Do the thing.');
+      expect(await run('skills_readResource', { name: 'pdf', path: '../../secret.txt' })).toMatch(/^Error \(RESOURCE_OUTSIDE_SKILL\)/);
+      expect(await run('skills_activate', { nme: 'pdf' })).toMatch(/^Invalid arguments for skills.activate/);
+      expect(cards).toEqual([
+        expect.objectContaining({ id: 'call-0', tool: 'skills.activate', status: 'ok' }),
+        expect.objectContaining({ id: 'call-1', tool: 'skills.readResource', status: 'error' }),
+        expect.objectContaining({ id: 'call-2', tool: 'skills.activate', status: 'error' }),
+      ]);
+      expect(aiSdk.skillSystemPrompt({ registry, resources, basePrompt: 'Base.' })).toContain('"name":"docx"');
+    } finally {
+      await moduleRef.close();
+    }
+  });
+});

@@ -1,0 +1,144 @@
+import { jsonSchema, type ModelMessage, tool, type ToolSet } from 'ai';
+import type { ToolStyle } from '../../config/app-config.js';
+import type { ActivationHow, ActivationStore } from '../../persistence/activation-store.js';
+import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
+import { CatalogueChooser } from '../../skills/ranking/catalogue-chooser.js';
+import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
+import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
+import { parseInvocation } from '../invocation-parser.js';
+import { skillsSystemPrompt } from '../skills-prompt.js';
+import { runSkillTool, serverCallMessages, type ToolCard, type ToolExecution } from '../tools/run-tool.js';
+import { inputJsonSchema, type SkillTool, type ToolContext } from '../tools/skill-tool.js';
+import { toolStyleFor, type ToolStyleSet } from '../tools/tool-styles.js';
+
+/** What the skill tools of one turn work with. */
+export interface SkillToolsOptions {
+  /** From `SkillsModule` (`skillhost/nest`): inject them where the model loop runs. */
+  registry: SkillRegistryService;
+  resources: SkillResourcesService;
+  /** Hears the card of every call (the model's, and the activations `invokeSkills` makes): what the user is shown. */
+  onCard?: (card: ToolCard) => void;
+  /** The tool style (default: the module's `toolStyle`, itself `skillhost` by default). */
+  style?: ToolStyle;
+  /** Where the chat's activations are remembered; each activation is recorded before the model reads it. */
+  activations?: { store: ActivationStore; chatId: string };
+  /** The catalogue the turn uses (default: the registry's current one, taken when the tools are made). */
+  snapshot?: CatalogueSnapshot;
+  /** The user's words this turn (`use_skill` without a name matches them). */
+  userMessage?: string;
+  /** How often each skill was used lately: the ranker's tie-breaker in a partial catalogue and search. */
+  popularity?: () => ReadonlyMap<string, number>;
+}
+
+/** One turn's tools, context and style, made once from the options. */
+interface Toolbox {
+  snapshot: CatalogueSnapshot;
+  chooser: CatalogueChooser;
+  style: ToolStyleSet;
+  run(tool: SkillTool, args: unknown, id: string | undefined, how: ActivationHow): Promise<ToolExecution>;
+}
+
+function toolbox(options: SkillToolsOptions): Toolbox {
+  const { registry, resources } = options;
+  const settings = registry.settings;
+  const snapshot = options.snapshot ?? registry.snapshot;
+  const chooser = new CatalogueChooser(settings.skills, options.popularity);
+  const style = toolStyleFor(options.style ?? settings.toolStyle, snapshot, { scripts: false, search: chooser.offersSearch(snapshot), partial: !chooser.isComplete(snapshot) });
+  const reader = resources.reader({ snapshot });
+  const context: ToolContext = {
+    resources: reader,
+    registry: reader,
+    snapshot,
+    search: (query, limit) => chooser.search(snapshot, query, limit),
+    userMessage: options.userMessage,
+    useSkillThreshold: settings.useSkillThreshold,
+  };
+  return {
+    snapshot,
+    chooser,
+    style,
+    async run(skillTool, args, id, how) {
+      const execution = await runSkillTool(skillTool, args, context, { id });
+      if (execution.activated !== undefined && options.activations !== undefined) {
+        const { store, chatId } = options.activations;
+        await store.record(chatId, [{ skillName: execution.activated, how, ...(execution.version === undefined ? {} : { version: execution.version }) }]);
+      }
+      options.onCard?.(execution.card);
+      return execution;
+    },
+  };
+}
+
+/**
+ * The skill tools of the style, as AI SDK `tool()` objects keyed by their wire names, for an app's
+ * own `generateText`/`streamText` call: `tools: skillTools({ registry, resources, onCard })`. A call
+ * never throws for a bad argument, an unknown skill or a path outside a skill's folder: the model
+ * reads an error naming what would work, and `onCard` hears an error card.
+ */
+export function skillTools(options: SkillToolsOptions): ToolSet {
+  const box = toolbox(options);
+  // No prototype: a model calling `constructor` must find no tool.
+  const tools: ToolSet = Object.create(null) as ToolSet;
+  for (const skillTool of box.style.tools) {
+    tools[skillTool.wireName] = tool({
+      description: skillTool.description,
+      // No validator here: the tool checks its arguments and answers the model with a readable error.
+      inputSchema: jsonSchema<unknown>(inputJsonSchema(skillTool) as Parameters<typeof jsonSchema>[0]),
+      execute: async (input: unknown, call: { toolCallId: string }) => (await box.run(skillTool, input, call.toolCallId, 'tool')).card.output,
+    });
+  }
+  return tools;
+}
+
+/** What `invokeSkills` did with a message. */
+export interface Invoked {
+  /** The user's words without the invocation (`/name` stripped); the message unchanged when it invoked nothing. */
+  text: string;
+  /** The skills it invoked, in order. */
+  skills: string[];
+  /** The cards of their activations. */
+  cards: ToolCard[];
+  /** The user's message, then each activation as the tool call and result the model's history would hold: append them to the conversation. */
+  messages: ModelMessage[];
+}
+
+/**
+ * A message that starts with `/name` (or `$name`, when listed in `explicitPrefixes`) for loaded
+ * skills: each is activated now with the style's own tool, so the model starts with the
+ * instructions and the user sees the card whatever the model does next. Other messages pass as
+ * they are (`/etc/hosts` is text).
+ */
+export async function invokeSkills(options: SkillToolsOptions & { message: string }): Promise<Invoked> {
+  const box = toolbox({ ...options, userMessage: options.userMessage ?? options.message });
+  const invocation = parseInvocation(options.message, { prefixes: options.registry.settings.skills.explicitPrefixes, isSkill: (name) => box.snapshot.skills.has(name) });
+  const messages: ModelMessage[] = [{ role: 'user', content: invocation.text }];
+  const cards: ToolCard[] = [];
+  for (const name of invocation.skills) {
+    const { tool: activation, args } = box.style.activation(name);
+    const { card } = await box.run(activation, args, undefined, 'explicit');
+    cards.push(card);
+    messages.push(...serverCallMessages(card, activation.wireName, args));
+  }
+  return { text: invocation.text, skills: invocation.skills, cards, messages };
+}
+
+/**
+ * The system prompt for a turn with the skill tools: `basePrompt`, the style's rules, the skills
+ * the chat activated, and the catalogue (whole, or ranked for `message` when it is over the
+ * module's budget).
+ */
+export function skillSystemPrompt(options: SkillToolsOptions & { basePrompt: string; message?: string; activated?: readonly string[]; invoked?: readonly string[] }): string {
+  const box = toolbox(options);
+  const activated = options.activated ?? [];
+  const invoked = options.invoked ?? [];
+  return skillsSystemPrompt({
+    basePrompt: options.basePrompt,
+    snapshot: box.snapshot,
+    chooser: box.chooser,
+    skills: options.registry.settings.skills,
+    style: box.style,
+    activated,
+    message: { text: options.message ?? '', requested: invoked },
+    turn: invoked.length > 0 ? { invoked } : undefined,
+  }).system;
+}
