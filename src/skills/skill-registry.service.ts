@@ -9,7 +9,8 @@ import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecor
 import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from './skill-discovery.js';
 import type { SkillRecord, SkillScope } from './skill.types.js';
 import { FolderDigests } from './store/skill-folder-files.js';
-import { MAX_SKILL_FILES, SkillStoreService } from './store/skill-store.service.js';
+import type { SkillStoreService } from './store/skill-store.service.js';
+import { MAX_SKILL_FILES, SKILL_STORE } from './store/skill-store.token.js';
 import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from './store/store-skills.js';
 import { defaultToolNames, toolAvailability, type ToolAvailability } from './tool-requirements.js';
 
@@ -70,7 +71,7 @@ export class SkillRegistryService implements OnModuleInit {
   constructor(
     @Inject(SKILLS_SETTINGS) settings: SkillsSettings,
     @Optional() private readonly metrics?: MetricsService,
-    @Optional() private readonly store?: SkillStoreService,
+    @Optional() @Inject(SKILL_STORE) private readonly store?: SkillStoreService,
   ) {
     this.settings = settings;
     this.config = settings.skills;

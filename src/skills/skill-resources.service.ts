@@ -11,7 +11,8 @@ import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
 import type { SkillFrontmatter } from './skill-validator.js';
 import type { ProgrammaticContent, SkillRecord } from './skill.types.js';
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
-import { SkillStoreService } from './store/skill-store.service.js';
+import type { SkillStoreService } from './store/skill-store.service.js';
+import { SKILL_STORE } from './store/skill-store.token.js';
 import { readFileHead } from './file-head.js';
 import { FolderDigests, type FolderLimits } from './store/skill-folder-files.js';
 import type { ManifestEntry } from './store/skill-version.js';
@@ -99,7 +100,7 @@ export class SkillResourcesService {
   constructor(
     private readonly registry: SkillRegistryService,
     @Inject(SKILLS_SETTINGS) settings: SkillsSettings,
-    @Optional() private readonly store?: SkillStoreService,
+    @Optional() @Inject(SKILL_STORE) private readonly store?: SkillStoreService,
   ) {
     this.config = settings.skills;
   }

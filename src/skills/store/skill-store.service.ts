@@ -12,10 +12,10 @@ import type { SkillRecord } from '../skill.types.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
 import { FolderDigests, readFolderFiles } from './skill-folder-files.js';
+import { MAX_SKILL_FILES } from './skill-store.token.js';
 import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
 
-/** At most this many files in one skill, installed or pinned. */
-export const MAX_SKILL_FILES = 1_000;
+export { MAX_SKILL_FILES } from './skill-store.token.js';
 
 export interface InstallResult {
   name: string;
