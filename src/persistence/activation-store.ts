@@ -1,3 +1,4 @@
+import { unstorableCharacter } from '../common/storable-text.js';
 import type { ActivationHow } from './entities/chat-activated-skill.entity.js';
 
 export type { ActivationHow };
@@ -29,7 +30,7 @@ export interface StoredSkillActivation {
 export interface ActivationStore {
   /** Remembers activations in a chat: a skill activated again counts once more and keeps its first `how`. */
   record(chatId: string, activations: readonly NewSkillActivation[]): Promise<void>;
-  /** The chat's activated skills, first activated first. */
+  /** The chat's activated skills, first activated first (those first activated in one `record` call by name). */
   activated(chatId: string): Promise<StoredSkillActivation[]>;
 }
 
@@ -39,13 +40,15 @@ export interface PgQueryable {
 }
 
 const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** PostgreSQL's answers when two sessions create the same table at once: the other one made it. */
+const CREATED_MEANWHILE = new Set(['23505', '42P07']);
 const MAX_CHAT_ID = 200;
 const MAX_SKILL_NAME = 64;
 const HOWS: readonly ActivationHow[] = ['explicit', 'tool', 'fallback', 'command'];
 
 /** The table `PostgresActivationStore` uses, for an app's own migrations (`ensureSchema()` runs the same statement). */
 export function activationTableSql(table = 'skillhost_activations'): string {
-  return `CREATE TABLE IF NOT EXISTS ${checkedTable(table)} (
+  return `CREATE TABLE IF NOT EXISTS ${quotedTable(table)} (
   chat_id text NOT NULL,
   skill_name text NOT NULL,
   how text NOT NULL,
@@ -63,18 +66,26 @@ export function activationTableSql(table = 'skillhost_activations'): string {
  * no foreign key, so it fits beside any schema.
  */
 export class PostgresActivationStore implements ActivationStore {
+  /** As given, and quoted for the statements. */
+  private readonly name: string;
   private readonly table: string;
 
   constructor(
     private readonly db: PgQueryable,
     options: { table?: string } = {},
   ) {
-    this.table = checkedTable(options.table ?? 'skillhost_activations');
+    this.name = options.table ?? 'skillhost_activations';
+    this.table = quotedTable(this.name);
   }
 
   /** Creates the table when it does not exist (or run `activationTableSql()` in a migration instead). */
   async ensureSchema(): Promise<void> {
-    await this.db.query(activationTableSql(this.table));
+    try {
+      await this.db.query(activationTableSql(this.name));
+    } catch (error) {
+      // Replicas starting together race on CREATE TABLE IF NOT EXISTS; the loser's table exists.
+      if (!CREATED_MEANWHILE.has((error as { code?: string }).code ?? '')) throw error;
+    }
   }
 
   async record(chatId: string, activations: readonly NewSkillActivation[]): Promise<void> {
@@ -87,7 +98,8 @@ export class PostgresActivationStore implements ActivationStore {
       grouped.set(activation.skillName, { how: known?.how ?? activation.how, count: (known?.count ?? 0) + 1, version: activation.version ?? null });
     }
     if (grouped.size === 0) return;
-    const rows = [...grouped].map(([name, { how, count, version }]) => ({ name, how, count, version }));
+    // In name order: concurrent calls for one chat then lock its rows in one order, never in a cycle.
+    const rows = [...grouped].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, { how, count, version }]) => ({ name, how, count, version }));
     await this.db.query(
       `INSERT INTO ${this.table} AS t (chat_id, skill_name, how, version_digest, activation_count)
        SELECT $1, a.name, a.how, a.version, a.count FROM json_to_recordset($2::json) AS a (name text, how text, version text, count int)
@@ -115,22 +127,27 @@ export class PostgresActivationStore implements ActivationStore {
   }
 }
 
-function checkedTable(table: string): string {
-  if (typeof table !== 'string' || !TABLE_NAME.test(table)) throw new TypeError(`Activation table name must be a plain lower-case SQL identifier (letters, digits, _), not ${JSON.stringify(table)}`);
-  return table;
+/** The table's name, quoted (so `order` or `user` are names like any other); PostgreSQL's own `pg_` names are refused. */
+function quotedTable(table: string): string {
+  if (typeof table !== 'string' || !TABLE_NAME.test(table) || table.startsWith('pg_')) {
+    throw new TypeError(`Activation table name must be a plain lower-case SQL identifier (letters, digits, _; not pg_…), not ${JSON.stringify(table)}`);
+  }
+  return `"${table}"`;
+}
+
+/** Text PostgreSQL stores as given: no NUL, no unpaired surrogate. */
+function storable(text: unknown, max: number): text is string {
+  return typeof text === 'string' && text !== '' && text.length <= max && unstorableCharacter(text) === undefined;
 }
 
 function checkChatId(chatId: string): void {
-  if (typeof chatId !== 'string' || chatId === '' || chatId.length > MAX_CHAT_ID || chatId.includes('\0')) {
-    throw new TypeError(`A chat id must be a non-empty string of at most ${MAX_CHAT_ID} characters without NUL`);
-  }
+  if (!storable(chatId, MAX_CHAT_ID)) throw new TypeError(`A chat id must be a non-empty string of at most ${MAX_CHAT_ID} characters, without NUL or unpaired surrogates`);
 }
 
 function checkActivation(activation: NewSkillActivation): void {
   const { skillName, how, version } = activation ?? ({} as NewSkillActivation);
-  if (typeof skillName !== 'string' || skillName === '' || skillName.length > MAX_SKILL_NAME || skillName.includes('\0')) {
-    throw new TypeError(`A skill name must be a non-empty string of at most ${MAX_SKILL_NAME} characters`);
-  }
+  // A skill name as the specification allows it: never a line break someone could splice into a prompt.
+  if (!storable(skillName, MAX_SKILL_NAME) || /\s/.test(skillName)) throw new TypeError(`A skill name must be a non-empty string of at most ${MAX_SKILL_NAME} characters, without spaces`);
   if (!HOWS.includes(how)) throw new TypeError(`An activation's how must be one of ${HOWS.join(', ')}`);
-  if (version !== undefined && (typeof version !== 'string' || version.length > 200 || version.includes('\0'))) throw new TypeError('A version must be a string such as sha256:…');
+  if (version !== undefined && !storable(version, 200)) throw new TypeError('A version must be a string such as sha256:…');
 }
