@@ -412,6 +412,8 @@ export class SkillRegistryService implements OnModuleInit {
     if (skill !== undefined) return skill;
     const disabled = findSkill(view.disabled, name);
     if (disabled !== undefined) {
+      // Without a store this is an app embedding Skillhost, whose `disabled` option switched it off.
+      if (this.store === undefined) throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off (the SkillsModule option \`disabled\`).`, { name: disabled.name });
       const how = this.configDisabled(disabled.name) ? '[app.skills] disabled' : 'by an admin';
       throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off on this server (${how}); an operator can switch it on again.`, { name: disabled.name });
     }

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import type { AppConfig, CatalogueFormat, SkillDirectory, SkillsConfig, ToolStyle, ValidationMode } from '../config/app-config.js';
+import { unstorableCharacter } from '../common/storable-text.js';
 import { ConfigError, configWith } from '../config/config-loader.js';
 
 /**
@@ -79,67 +80,84 @@ export interface SkillsModuleAsyncOptions {
   isGlobal?: boolean;
 }
 
-const OPTION_KEYS: Readonly<Record<string, string>> = {
-  validation: 'validation',
-  maxDepth: 'max_depth',
-  maxSkills: 'max_skills',
-  maxSkillMdBytes: 'max_skill_md_bytes',
-  maxResourceBytes: 'max_resource_bytes',
-  disabled: 'disabled',
-  explicitPrefixes: 'explicit_prefixes',
-};
-const CATALOGUE_KEYS: Readonly<Record<string, string>> = {
-  format: 'catalogue_format',
-  includeLocation: 'include_location',
-  budgetTokens: 'catalogue_budget_tokens',
-  maxSkills: 'catalogue_max_skills',
-};
+type OptionKind = 'strings' | 'number' | 'boolean' | 'choice';
+
+/** Each option: the server's `[app.skills]` (or `[app.tools]`) key it sets, and what its value must be before that key's own checks. */
+const OPTIONS = new Map<string, { key: string; kind: OptionKind }>([
+  ['directories', { key: 'app.skills.directories', kind: 'strings' }],
+  ['validation', { key: 'app.skills.validation', kind: 'choice' }],
+  ['maxDepth', { key: 'app.skills.max_depth', kind: 'number' }],
+  ['maxSkills', { key: 'app.skills.max_skills', kind: 'number' }],
+  ['maxSkillMdBytes', { key: 'app.skills.max_skill_md_bytes', kind: 'number' }],
+  ['maxResourceBytes', { key: 'app.skills.max_resource_bytes', kind: 'number' }],
+  ['disabled', { key: 'app.skills.disabled', kind: 'strings' }],
+  ['explicitPrefixes', { key: 'app.skills.explicit_prefixes', kind: 'strings' }],
+  ['catalogue.format', { key: 'app.skills.catalogue_format', kind: 'choice' }],
+  ['catalogue.includeLocation', { key: 'app.skills.include_location', kind: 'boolean' }],
+  ['catalogue.budgetTokens', { key: 'app.skills.catalogue_budget_tokens', kind: 'number' }],
+  ['catalogue.maxSkills', { key: 'app.skills.catalogue_max_skills', kind: 'number' }],
+  ['toolStyle', { key: 'app.tools.style', kind: 'choice' }],
+]);
+
+/** What is wrong with an option's value before its key's own checks (bounds, choices), or undefined. */
+function kindProblem(kind: OptionKind, value: unknown): string | undefined {
+  switch (kind) {
+    case 'strings':
+      if (!Array.isArray(value)) return 'must be a list of strings';
+      return value.every((item) => typeof item === 'string' && item.trim() !== '' && unstorableCharacter(item) === undefined) ? undefined : 'must hold only non-empty strings (without NUL)';
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a finite number';
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'must be true or false';
+    case 'choice':
+      return typeof value === 'string' ? undefined : 'must be a string';
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
 
 /**
  * The settings for an app's options, checked like the server's configuration file (a wrong type,
- * a bound, an unknown option: a `ConfigError` listing every problem). No file and no environment
- * variable is read.
+ * a bound, an unknown option: a `ConfigError` listing every problem, each named by its option). No
+ * file and no environment variable is read.
  */
 export function resolveSkillsOptions(options: SkillsModuleOptions, homeDir?: string): SkillsSettings {
+  if (!isPlainObject(options)) throw new ConfigError(['SkillsModule options must be an object with `directories`']);
   const problems: string[] = [];
-  if (options === null || typeof options !== 'object') throw new ConfigError(['SkillsModule options must be an object with `directories`']);
   const overrides: Record<string, unknown> = { 'app.skills.enabled': true, 'app.commands.directories': [], 'app.scripts.enabled': false };
-  const { directories, rootDir, catalogue, toolStyle, isGlobal: _global, ...rest } = options;
-  if (!Array.isArray(directories)) problems.push('SkillsModule option `directories` must be a list of skill folders');
-  else overrides['app.skills.directories'] = directories;
-  if (rootDir !== undefined && (typeof rootDir !== 'string' || rootDir === '')) problems.push('SkillsModule option `rootDir` must be a folder path');
-  for (const [key, value] of Object.entries(rest)) {
-    if (value === undefined) continue;
-    if (OPTION_KEYS[key] === undefined) problems.push(`Unknown SkillsModule option \`${key}\``);
-    else overrides[`app.skills.${OPTION_KEYS[key]}`] = value;
-  }
+  const { rootDir, isGlobal, catalogue, ...rest } = options as SkillsModuleOptions & Record<string, unknown>;
+  if (rootDir !== undefined && (typeof rootDir !== 'string' || rootDir.trim() === '' || unstorableCharacter(rootDir) !== undefined)) problems.push('SkillsModule option `rootDir` must be a folder path');
+  if (isGlobal !== undefined && typeof isGlobal !== 'boolean') problems.push('SkillsModule option `isGlobal` must be true or false');
+  if (rest.directories === undefined) problems.push('SkillsModule option `directories` is required: the skill folders to scan');
+  const given: [string, unknown][] = Object.entries(rest);
   if (catalogue !== undefined) {
-    if (catalogue === null || typeof catalogue !== 'object') problems.push('SkillsModule option `catalogue` must be an object');
-    else {
-      for (const [key, value] of Object.entries(catalogue)) {
-        if (value === undefined) continue;
-        if (CATALOGUE_KEYS[key] === undefined) problems.push(`Unknown SkillsModule option \`catalogue.${key}\``);
-        else overrides[`app.skills.${CATALOGUE_KEYS[key]}`] = value;
-      }
-    }
+    if (isPlainObject(catalogue)) given.push(...Object.entries(catalogue).map(([key, value]): [string, unknown] => [`catalogue.${key}`, value]));
+    else problems.push('SkillsModule option `catalogue` must be an object');
   }
-  if (toolStyle !== undefined) overrides['app.tools.style'] = toolStyle;
+  for (const [name, value] of given) {
+    if (value === undefined) continue;
+    const option = OPTIONS.get(name);
+    if (option === undefined) {
+      problems.push(`Unknown SkillsModule option \`${name}\``);
+      continue;
+    }
+    const problem = kindProblem(option.kind, value);
+    if (problem !== undefined) problems.push(`SkillsModule option \`${name}\` ${problem}`);
+    else overrides[option.key] = value;
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   try {
     return skillsSettingsOf(configWith(overrides, rootDir ?? process.cwd(), homeDir ?? homedir()));
   } catch (error) {
     // The problems name the server's keys (`app.skills.max_depth`): an app wrote the option's name.
-    if (error instanceof ConfigError) throw new ConfigError(error.problems.map(toOptionNames));
+    if (error instanceof ConfigError) throw new ConfigError([...new Set(error.problems.map(toOptionNames))]);
     throw error;
   }
 }
 
-const KEY_TO_OPTION = new Map<string, string>([
-  ...Object.entries(OPTION_KEYS).map(([option, key]) => [`app.skills.${key}`, option] as [string, string]),
-  ...Object.entries(CATALOGUE_KEYS).map(([option, key]) => [`app.skills.${key}`, `catalogue.${option}`] as [string, string]),
-  ['app.skills.directories', 'directories'],
-  ['app.tools.style', 'toolStyle'],
-]);
+const KEY_TO_OPTION = new Map([...OPTIONS].map(([name, { key }]) => [key, name]));
 
 function toOptionNames(problem: string): string {
   return problem.replace(/app\.(?:skills|tools)\.[a-z_]+/g, (key) => (KEY_TO_OPTION.has(key) ? `SkillsModule option \`${KEY_TO_OPTION.get(key)}\`` : key));

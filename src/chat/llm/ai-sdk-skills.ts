@@ -1,5 +1,5 @@
 import { jsonSchema, type ModelMessage, tool, type ToolSet } from 'ai';
-import type { ToolStyle } from '../../config/app-config.js';
+import { TOOL_STYLES, type ToolStyle } from '../../config/app-config.js';
 import type { ActivationHow, ActivationStore } from '../../persistence/activation-store.js';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { CatalogueChooser } from '../../skills/ranking/catalogue-chooser.js';
@@ -38,7 +38,26 @@ interface Toolbox {
   run(tool: SkillTool, args: unknown, id: string | undefined, how: ActivationHow): Promise<ToolExecution>;
 }
 
-function toolbox(options: SkillToolsOptions): Toolbox {
+/** Plain JavaScript callers get a sentence, not a TypeError from deep inside. */
+function checked(options: SkillToolsOptions): SkillToolsOptions {
+  if (options === null || typeof options !== 'object') throw new TypeError('Skill tool options must be an object with `registry` and `resources` (from SkillsModule)');
+  if (typeof options.registry?.settings !== 'object' || typeof options.resources?.reader !== 'function') {
+    throw new TypeError('`registry` and `resources` must be the SkillRegistryService and SkillResourcesService of a SkillsModule (inject them from skillhost/nest)');
+  }
+  if (options.style !== undefined && !TOOL_STYLES.includes(options.style)) throw new TypeError(`\`style\` must be one of ${TOOL_STYLES.join(', ')}, not ${JSON.stringify(options.style)}`);
+  if (options.onCard !== undefined && typeof options.onCard !== 'function') throw new TypeError('`onCard` must be a function');
+  if (options.userMessage !== undefined && typeof options.userMessage !== 'string') throw new TypeError('`userMessage` must be a string');
+  return options;
+}
+
+function names(list: readonly string[] | undefined, option: string): readonly string[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || !list.every((name) => typeof name === 'string')) throw new TypeError(`\`${option}\` must be a list of skill names`);
+  return list;
+}
+
+function toolbox(unchecked: SkillToolsOptions): Toolbox {
+  const options = checked(unchecked);
   const { registry, resources } = options;
   const settings = registry.settings;
   const snapshot = options.snapshot ?? registry.snapshot;
@@ -109,6 +128,7 @@ export interface Invoked {
  * they are (`/etc/hosts` is text).
  */
 export async function invokeSkills(options: SkillToolsOptions & { message: string }): Promise<Invoked> {
+  if (typeof options?.message !== 'string') throw new TypeError('`message` must be the user\'s message, a string');
   const box = toolbox({ ...options, userMessage: options.userMessage ?? options.message });
   const invocation = parseInvocation(options.message, { prefixes: options.registry.settings.skills.explicitPrefixes, isSkill: (name) => box.snapshot.skills.has(name) });
   const messages: ModelMessage[] = [{ role: 'user', content: invocation.text }];
@@ -128,9 +148,13 @@ export async function invokeSkills(options: SkillToolsOptions & { message: strin
  * module's budget).
  */
 export function skillSystemPrompt(options: SkillToolsOptions & { basePrompt: string; message?: string; activated?: readonly string[]; invoked?: readonly string[] }): string {
+  if (typeof options?.basePrompt !== 'string') throw new TypeError('`basePrompt` must be a string (the start of the system prompt)');
+  if (options.message !== undefined && typeof options.message !== 'string') throw new TypeError('`message` must be a string');
   const box = toolbox(options);
-  const activated = options.activated ?? [];
-  const invoked = options.invoked ?? [];
+  // Only skills the catalogue holds: one since removed or switched off is not announced as active.
+  const loaded = (name: string) => box.snapshot.skills.has(name);
+  const activated = names(options.activated, 'activated').filter(loaded);
+  const invoked = names(options.invoked, 'invoked').filter(loaded);
   return skillsSystemPrompt({
     basePrompt: options.basePrompt,
     snapshot: box.snapshot,
