@@ -28,7 +28,7 @@ import { type Invocation, parseInvocation } from './invocation-parser.js';
 import { LanguageModelFactory } from './llm/language-model.factory.js';
 import { completeOnce, type LoopEvent, runToolLoop, type ToolLoopResult } from './llm/tool-loop.js';
 import { assembleSystemPrompt, type PromptCommand } from './prompt-assembler.js';
-import { skillsSystemPrompt } from './skills-prompt.js';
+import { buildSkillsPrompt } from './skills-prompt.js';
 import { type ToolCard, type ToolRunOptions, SkillToolsService } from './skill-tools.service.js';
 import { serverCallMessages } from './tools/run-tool.js';
 import { searchTool } from './tools/search-tool.js';
@@ -565,7 +565,7 @@ export class ChatService {
           .reverse()
           .map((m) => m.content.slice(0, CONTEXT_MESSAGE_CHARS))
           .join('\n');
-    return skillsSystemPrompt({
+    return buildSkillsPrompt({
       basePrompt: this.config.app.basePrompt,
       snapshot,
       chooser: this.searching,

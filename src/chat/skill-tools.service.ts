@@ -16,7 +16,7 @@ import { parseToolArguments, type SkillTool, type ToolContext } from './tools/sk
 import { runScriptTool } from './tools/script-tool.js';
 import { KNOWN_TOOL_NAMES, toolStyleFor, type ToolStyleSet } from './tools/tool-styles.js';
 
-export type { ToolCard, ToolExecution } from './tools/run-tool.js';
+export type { ToolCard } from './tools/run-tool.js';
 
 export interface ToolRunOptions {
   /** The chat the call is made in (a code skill's `ctx.chatId`). */

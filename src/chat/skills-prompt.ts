@@ -27,7 +27,7 @@ export interface SkillsPromptRequest {
  * the view's skills fit the budget, else the ones ranked best for the message, after the activated
  * and the requested skills. The server's chats and `skillhost/ai-sdk` both build prompts with it.
  */
-export function skillsSystemPrompt(request: SkillsPromptRequest): { system: string; catalogue: CatalogueChoice } {
+export function buildSkillsPrompt(request: SkillsPromptRequest): { system: string; catalogue: CatalogueChoice } {
   const { snapshot, style, activated, message } = request;
   const { catalogueFormat, includeLocation } = request.skills;
   const searchable = style?.byName(searchTool.name) !== undefined;

@@ -1,3 +1,4 @@
+import { AppError, ErrorCode } from '../common/app-error.js';
 import { unstorableCharacter } from '../common/storable-text.js';
 import type { ActivationHow } from './entities/chat-activated-skill.entity.js';
 
@@ -56,7 +57,7 @@ export function activationTableSql(table = 'skillhost_activations'): string {
   first_activated_at timestamptz NOT NULL DEFAULT now(),
   last_activated_at timestamptz NOT NULL DEFAULT now(),
   activation_count integer NOT NULL DEFAULT 1,
-  PRIMARY KEY (chat_id, skill_name)
+  CONSTRAINT "${checkedName(table)}_pkey" PRIMARY KEY (chat_id, skill_name)
 )`;
 }
 
@@ -127,12 +128,21 @@ export class PostgresActivationStore implements ActivationStore {
   }
 }
 
+/** A value the store cannot take: VALIDATION_FAILED naming it, as every refusal of Skillhost's services is an AppError with a code. */
+function invalid(field: string, message: string): AppError {
+  return new AppError(ErrorCode.VALIDATION_FAILED, message, { field });
+}
+
 /** The table's name, quoted (so `order` or `user` are names like any other); PostgreSQL's own `pg_` names are refused. */
 function quotedTable(table: string): string {
+  return `"${checkedName(table)}"`;
+}
+
+function checkedName(table: string): string {
   if (typeof table !== 'string' || !TABLE_NAME.test(table) || table.startsWith('pg_')) {
-    throw new TypeError(`Activation table name must be a plain lower-case SQL identifier (letters, digits, _; not pg_…), not ${JSON.stringify(table)}`);
+    throw invalid('table', `Activation table name must be a plain lower-case SQL identifier (letters, digits, _; not pg_…), not ${JSON.stringify(table)}`);
   }
-  return `"${table}"`;
+  return table;
 }
 
 /** Text PostgreSQL stores as given: no NUL, no unpaired surrogate. */
@@ -141,13 +151,13 @@ function storable(text: unknown, max: number): text is string {
 }
 
 function checkChatId(chatId: string): void {
-  if (!storable(chatId, MAX_CHAT_ID)) throw new TypeError(`A chat id must be a non-empty string of at most ${MAX_CHAT_ID} characters, without NUL or unpaired surrogates`);
+  if (!storable(chatId, MAX_CHAT_ID)) throw invalid('chatId', `A chat id must be a non-empty string of at most ${MAX_CHAT_ID} characters, without NUL or unpaired surrogates`);
 }
 
 function checkActivation(activation: NewSkillActivation): void {
   const { skillName, how, version } = activation ?? ({} as NewSkillActivation);
   // A skill name as the specification allows it: never a line break someone could splice into a prompt.
-  if (!storable(skillName, MAX_SKILL_NAME) || /\s/.test(skillName)) throw new TypeError(`A skill name must be a non-empty string of at most ${MAX_SKILL_NAME} characters, without spaces`);
-  if (!HOWS.includes(how)) throw new TypeError(`An activation's how must be one of ${HOWS.join(', ')}`);
-  if (version !== undefined && !storable(version, 200)) throw new TypeError('A version must be a string such as sha256:…');
+  if (!storable(skillName, MAX_SKILL_NAME) || /\s/.test(skillName)) throw invalid('skillName', `A skill name must be a non-empty string of at most ${MAX_SKILL_NAME} characters, without spaces`);
+  if (!HOWS.includes(how)) throw invalid('how', `An activation's how must be one of ${HOWS.join(', ')}`);
+  if (version !== undefined && !storable(version, 200)) throw invalid('version', 'A version must be a string such as sha256:…');
 }

@@ -1,10 +1,8 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { basename } from 'node:path';
 import type { ValidationMode } from '../config/app-config.js';
-import { parseFrontmatterYaml, type FrontmatterData } from './frontmatter-parser.js';
 import { FRONTMATTER_MESSAGES, locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
-import { validateFrontmatter, type SkillFrontmatter } from './skill-validator.js';
-import { readToolsRequired, TOOLS_REQUIRED_FIELD } from './tool-requirements.js';
+import { checkFrontmatter } from './skill-md.js';
 import type { InvalidSkill, SkillRecord } from './skill.types.js';
 
 /**
@@ -43,41 +41,22 @@ export function inspectSkillFolder(folder: string, source: string, mode: Validat
   if (location.kind === 'unclosed') {
     return invalid([head.atEof ? FRONTMATTER_MESSAGES.notClosed : FRONTMATTER_MESSAGES.notClosedWithinCap]);
   }
-  const text = headBuffer.toString('utf8', location.yamlStart, location.yamlEnd);
-  const parsed = parseFrontmatterYaml(text, { lenient: mode === 'lenient' });
-  if (!parsed.ok) return invalid([parsed.error]);
-  const result = validateFrontmatter(parsed.data, folderName, mode);
-  const required = declaresToolsRequired(result.frontmatter) ? readToolsRequired(result.frontmatter) : undefined;
-  const warnings = joinWarnings(head.lowercase ? [LOWERCASE_FILE_WARNING] : NO_WARNINGS, parsed.warnings, required === undefined ? result.warnings : [...result.warnings, ...required.warnings]);
-  if (result.frontmatter === undefined || result.catalogueDescription === undefined) {
-    return invalid(result.errors, warnings, declaredName(parsed.data));
-  }
+  const checked = checkFrontmatter(headBuffer.toString('utf8', location.yamlStart, location.yamlEnd), folderName, mode);
+  const warnings = head.lowercase ? [LOWERCASE_FILE_WARNING, ...checked.warnings] : checked.warnings;
+  if (!checked.ok) return invalid(checked.errors, warnings, checked.name);
   return {
     kind: 'valid',
     skill: {
-      name: result.frontmatter.name,
-      description: result.catalogueDescription,
+      name: checked.frontmatter.name,
+      description: checked.description,
       path: folder,
       skillFile: head.file,
       source,
-      frontmatter: result.frontmatter,
+      frontmatter: checked.frontmatter,
       warnings,
-      ...(required?.tools === undefined ? {} : { toolsRequired: required.tools }),
+      ...(checked.toolsRequired === undefined ? {} : { toolsRequired: checked.toolsRequired }),
     },
   };
-}
-
-/** A cheap test first: almost no skill declares tools_required, and a scan reads thousands. */
-function declaresToolsRequired(frontmatter: SkillFrontmatter | undefined): frontmatter is SkillFrontmatter {
-  return frontmatter !== undefined && (TOOLS_REQUIRED_FIELD in frontmatter || (frontmatter.metadata !== undefined && TOOLS_REQUIRED_FIELD in frontmatter.metadata));
-}
-
-function declaredName(data: FrontmatterData): string | undefined {
-  return typeof data.name === 'string' ? data.name : undefined;
-}
-
-function joinWarnings(a: readonly string[], b: readonly string[], c: readonly string[]): readonly string[] {
-  return a.length + b.length + c.length === 0 ? NO_WARNINGS : [...a, ...b, ...c];
 }
 
 /**

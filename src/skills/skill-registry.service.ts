@@ -10,7 +10,8 @@ import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSk
 import type { SkillRecord, SkillScope } from './skill.types.js';
 import { FolderDigests } from './store/skill-folder-files.js';
 import type { SkillStoreService } from './store/skill-store.service.js';
-import { MAX_SKILL_FILES, SKILL_STORE } from './store/skill-store.token.js';
+import { SKILL_STORE } from './store/skill-store.token.js';
+import { MAX_SKILL_FILES } from './store/store-limits.js';
 import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from './store/store-skills.js';
 import { defaultToolNames, toolAvailability, type ToolAvailability } from './tool-requirements.js';
 
@@ -162,7 +163,8 @@ export class SkillRegistryService implements OnModuleInit {
   private async reloadEverywhereNow(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
     const before = this.snapshot;
     // Asked first, so this instance's own scan counts as the reload the others are asked for; marked
-    // as under way at once (before the notification can be heard), so the sync check does not ask again.
+    // as under way once the bump is known. A sync check that reads the bump before the mark waits
+    // for this reload through `requests` (see reloadEverywhere), so it does not scan again.
     const requested = await this.store?.requestReload();
     const marker = requested === undefined || this.pending !== undefined ? undefined : { generation: this.loaded.generation, reloadGeneration: requested };
     if (marker !== undefined) this.pending = marker;

@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
 import type { AppConfig, CatalogueFormat, SkillDirectory, SkillsConfig, ToolStyle, ValidationMode } from '../config/app-config.js';
 import { unstorableCharacter } from '../common/storable-text.js';
 import { ConfigError, configWith } from '../config/config-loader.js';
@@ -74,9 +75,10 @@ export interface SkillsModuleOptions {
 /** `SkillsModule.forRootAsync`: the options from a factory (a config service, a secret store…). */
 export interface SkillsModuleAsyncOptions {
   /** Modules whose providers the factory injects. */
-  imports?: readonly unknown[];
-  useFactory(...args: any[]): SkillsModuleOptions | Promise<SkillsModuleOptions>;
-  inject?: readonly unknown[];
+  imports?: ModuleMetadata['imports'];
+  /** The options (without `isGlobal`: the module's scope is settled before the factory runs). */
+  useFactory(...args: any[]): Omit<SkillsModuleOptions, 'isGlobal'> | Promise<Omit<SkillsModuleOptions, 'isGlobal'>>;
+  inject?: FactoryProvider['inject'];
   isGlobal?: boolean;
 }
 

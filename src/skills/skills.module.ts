@@ -1,6 +1,7 @@
 import { type DynamicModule, type FactoryProvider, Module, type ModuleMetadata } from '@nestjs/common';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
+import { ConfigError } from '../config/config-loader.js';
 import { resolveSkillsOptions, SKILLS_SETTINGS, type SkillsModuleAsyncOptions, type SkillsModuleOptions, type SkillsSettings } from './skills-settings.js';
 
 /**
@@ -19,9 +20,15 @@ export class SkillsModule {
   /** Options from a factory, which may inject providers of `imports`. */
   static forRootAsync(options: SkillsModuleAsyncOptions): DynamicModule {
     return SkillsModule.forSettings({
-      imports: options.imports as ModuleMetadata['imports'],
-      inject: options.inject as FactoryProvider['inject'],
-      useFactory: async (...args: unknown[]) => resolveSkillsOptions(await options.useFactory(...args)),
+      imports: options.imports,
+      inject: options.inject,
+      useFactory: async (...args: unknown[]) => {
+        const given = await options.useFactory(...args);
+        if (given !== null && typeof given === 'object' && 'isGlobal' in given) {
+          throw new ConfigError(['SkillsModule option `isGlobal` goes in forRootAsync({ isGlobal }) itself, not in what its factory returns (the module is global or not before the factory runs)']);
+        }
+        return resolveSkillsOptions(given);
+      },
       isGlobal: options.isGlobal,
     });
   }

@@ -34,7 +34,8 @@ export class ChatService {
 
   async send(chatId: string, message: string): Promise<ChatAnswer> {
     const cards: ToolCard[] = [];
-    const skills = { registry: this.registry, resources: this.resources, onCard: (card: ToolCard) => cards.push(card), activations: { store: this.activations, chatId } };
+    // One catalogue for the whole turn (the prompt, `/name` and the tools), even if the skills are reloaded meanwhile.
+    const skills = { registry: this.registry, resources: this.resources, snapshot: this.registry.snapshot, onCard: (card: ToolCard) => cards.push(card), activations: { store: this.activations, chatId } };
     // What the chat activated before this turn, then `/skill-name …`: activated before the model runs, its card shown either way.
     const activated = (await this.activations.activated(chatId)).map((a) => a.skillName);
     const invoked = await invokeSkills({ ...skills, message });

@@ -9,4 +9,3 @@ export interface ExampleConfig {
 }
 
 export const EXAMPLE_CONFIG = Symbol('EXAMPLE_CONFIG');
-export const ACTIVATIONS = Symbol('ACTIVATIONS');

@@ -6,7 +6,7 @@ import { CatalogueChooser } from '../../skills/ranking/catalogue-chooser.js';
 import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
 import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
 import { parseInvocation } from '../invocation-parser.js';
-import { skillsSystemPrompt } from '../skills-prompt.js';
+import { buildSkillsPrompt } from '../skills-prompt.js';
 import { runSkillTool, serverCallMessages, type ToolCard, type ToolExecution } from '../tools/run-tool.js';
 import { inputJsonSchema, type SkillTool, type ToolContext } from '../tools/skill-tool.js';
 import { toolStyleFor, type ToolStyleSet } from '../tools/tool-styles.js';
@@ -18,8 +18,8 @@ export interface SkillToolsOptions {
   resources: SkillResourcesService;
   /** Hears the card of every call (the model's, and the activations `invokeSkills` makes): what the user is shown. */
   onCard?: (card: ToolCard) => void;
-  /** The tool style (default: the module's `toolStyle`, itself `skillhost` by default). */
-  style?: ToolStyle;
+  /** The tool style (default: the module's `toolStyle` option, itself `skillhost` by default). */
+  toolStyle?: ToolStyle;
   /** Where the chat's activations are remembered; each activation is recorded before the model reads it. */
   activations?: { store: ActivationStore; chatId: string };
   /** The catalogue the turn uses (default: the registry's current one, taken when the tools are made). */
@@ -44,7 +44,7 @@ function checked(options: SkillToolsOptions): SkillToolsOptions {
   if (typeof options.registry?.settings !== 'object' || typeof options.resources?.reader !== 'function') {
     throw new TypeError('`registry` and `resources` must be the SkillRegistryService and SkillResourcesService of a SkillsModule (inject them from skillhost/nest)');
   }
-  if (options.style !== undefined && !TOOL_STYLES.includes(options.style)) throw new TypeError(`\`style\` must be one of ${TOOL_STYLES.join(', ')}, not ${JSON.stringify(options.style)}`);
+  if (options.toolStyle !== undefined && !TOOL_STYLES.includes(options.toolStyle)) throw new TypeError(`\`toolStyle\` must be one of ${TOOL_STYLES.join(', ')}, not ${JSON.stringify(options.toolStyle)}`);
   if (options.onCard !== undefined && typeof options.onCard !== 'function') throw new TypeError('`onCard` must be a function');
   if (options.userMessage !== undefined && typeof options.userMessage !== 'string') throw new TypeError('`userMessage` must be a string');
   return options;
@@ -62,7 +62,7 @@ function toolbox(unchecked: SkillToolsOptions): Toolbox {
   const settings = registry.settings;
   const snapshot = options.snapshot ?? registry.snapshot;
   const chooser = new CatalogueChooser(settings.skills, options.popularity);
-  const style = toolStyleFor(options.style ?? settings.toolStyle, snapshot, { scripts: false, search: chooser.offersSearch(snapshot), partial: !chooser.isComplete(snapshot) });
+  const style = toolStyleFor(options.toolStyle ?? settings.toolStyle, snapshot, { scripts: false, search: chooser.offersSearch(snapshot), partial: !chooser.isComplete(snapshot) });
   const reader = resources.reader({ snapshot });
   const context: ToolContext = {
     resources: reader,
@@ -155,7 +155,7 @@ export function skillSystemPrompt(options: SkillToolsOptions & { basePrompt: str
   const loaded = (name: string) => box.snapshot.skills.has(name);
   const activated = names(options.activated, 'activated').filter(loaded);
   const invoked = names(options.invoked, 'invoked').filter(loaded);
-  return skillsSystemPrompt({
+  return buildSkillsPrompt({
     basePrompt: options.basePrompt,
     snapshot: box.snapshot,
     chooser: box.chooser,

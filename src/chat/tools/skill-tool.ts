@@ -4,7 +4,7 @@ import type { ScriptsService } from '../../scripts/scripts.service.js';
 import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolCaller } from '../../skills/code/code-skill.types.js';
 import type { ActivatedSkill, SkillReader } from '../../skills/skill-resources.service.js';
-import type { SkillSearchResult } from '../../skills/ranking/skill-search.service.js';
+import type { SkillSearchResult } from '../../skills/ranking/catalogue-chooser.js';
 
 /**
  * A skill tool is one definition: its names, its description, a zod schema for its arguments (the

@@ -13,7 +13,6 @@ const USE_WINDOW_DAYS = 30;
 const USE_REFRESH_MS = 5 * 60_000;
 const USE_TOP_SKILLS = 2000;
 
-export type { SkillSearchResult } from './catalogue-chooser.js';
 
 /**
  * Choosing skills at scale: the catalogue a turn lists (whole, or ranked within the budget),

@@ -12,10 +12,8 @@ import type { SkillRecord } from '../skill.types.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
 import { FolderDigests, readFolderFiles } from './skill-folder-files.js';
-import { MAX_SKILL_FILES } from './skill-store.token.js';
+import { MAX_SKILL_FILES } from './store-limits.js';
 import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
-
-export { MAX_SKILL_FILES } from './skill-store.token.js';
 
 export interface InstallResult {
   name: string;

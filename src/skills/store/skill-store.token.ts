@@ -4,6 +4,3 @@
  * load the store, its repositories and TypeORM).
  */
 export const SKILL_STORE = Symbol('SKILLHOST_SKILL_STORE');
-
-/** How many files a skill version may hold (installed, or pinned from disk). */
-export const MAX_SKILL_FILES = 1_000;

@@ -73,11 +73,12 @@ export class SkillSyncService implements OnApplicationBootstrap, OnApplicationSh
         await this.registry.settled();
         database = await this.store.generations();
       }
+      // Only a newer generation is news: a database read before a reload that finished meanwhile is older than what is loaded.
       const loaded = this.registry.loadedGenerations;
-      if (database.reloadGeneration !== loaded.reloadGeneration) {
+      if (newer(database.reloadGeneration, loaded.reloadGeneration)) {
         this.logger.log(`A reload was asked for (generation ${database.reloadGeneration}): rescanning`);
         await this.registry.reload();
-      } else if (database.generation !== loaded.generation) {
+      } else if (newer(database.generation, loaded.generation)) {
         await this.registry.refreshStore();
       }
       if (this.failing) this.logger.log('Skill store checks work again');
@@ -88,4 +89,9 @@ export class SkillSyncService implements OnApplicationBootstrap, OnApplicationSh
       this.failing = true;
     }
   }
+}
+
+/** Whether generation `a` (PostgreSQL bigint counters, as text; '' before the first read) comes after `b`. */
+function newer(a: string, b: string): boolean {
+  return BigInt(a || '0') > BigInt(b || '0');
 }
