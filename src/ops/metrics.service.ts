@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { toErrorBody } from '../common/app-exception.filter.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DATABASE_ERROR_CHANNEL, type DatabaseErrorEvent } from '../persistence/database-errors.js';
+import { SKILLS_METRICS } from '../skills/skills-metrics.js';
 
 /** Where a turn's time went, in ms (ChatService's `TurnTiming`). */
 export interface TurnTimingMs {
@@ -227,5 +228,5 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
 
 /** Global, so the services that record (skills, chat, tools) need no module import of ops. */
 @Global()
-@Module({ providers: [MetricsService], exports: [MetricsService] })
+@Module({ providers: [MetricsService, { provide: SKILLS_METRICS, useExisting: MetricsService }], exports: [MetricsService, SKILLS_METRICS] })
 export class MetricsModule {}

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { AppError, ErrorCode, skillsDisabledError } from '../common/app-error.js';
 import type { SkillDirectory, SkillsConfig } from '../config/app-config.js';
+import { SKILLS_METRICS, type SkillsMetrics } from './skills-metrics.js';
 import { SKILLS_SETTINGS, type SkillsSettings } from './skills-settings.js';
-import { MetricsService } from '../ops/metrics.service.js';
 import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from './catalogue-snapshot.js';
 import { type CommandDiscoveryResult, discoverCommands } from './commands/command-discovery.js';
 import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
@@ -71,7 +71,7 @@ export class SkillRegistryService implements OnModuleInit {
 
   constructor(
     @Inject(SKILLS_SETTINGS) settings: SkillsSettings,
-    @Optional() private readonly metrics?: MetricsService,
+    @Optional() @Inject(SKILLS_METRICS) private readonly metrics?: SkillsMetrics,
     @Optional() @Inject(SKILL_STORE) private readonly store?: SkillStoreService,
   ) {
     this.settings = settings;

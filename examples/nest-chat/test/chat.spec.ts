@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -107,8 +108,9 @@ describe('nest-chat: a NestJS app of its own with skillhost/nest and skillhost/a
 
   (process.env.DATABASE_URL === undefined ? it.skip : it)('activations are remembered in PostgreSQL: the next turn of the chat is told the skill is active', async () => {
     model.play({ text: 'activated' }, { text: 'still active' });
-    await chat({ message: `/${SKILL}`, chatId: 'remembered' }).expect(200);
-    await chat({ message: 'and now?', chatId: 'remembered' }).expect(200);
+    const chatId = `remembered-${randomUUID()}`;
+    await chat({ message: `/${SKILL}`, chatId }).expect(200);
+    await chat({ message: 'and now?', chatId }).expect(200);
     expect(ScriptedModelServer.systemPrompt(model.requests[1])).toContain(`Skills already activated in this chat: ${SKILL}.`);
     expect(ScriptedModelServer.systemPrompt(model.requests[0])).not.toContain('Skills already activated in this chat');
   });

@@ -6,9 +6,12 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { stepCountIs, streamText } from 'ai';
+import { ScriptedModelServer } from '../../../test/support/scripted-model-server.js';
 import * as aiSdk from 'skillhost/ai-sdk';
 import * as nest from 'skillhost/nest';
-import { ConfigError, parseInvocation, parseSkillMd, SkillRegistryService, SkillResourcesService, SkillsModule } from 'skillhost/nest';
+import { ConfigError, parseInvocation, parseSkillMd, SkillRegistryService, SkillResourcesService, SkillsModule, type SkillsModuleOptions } from 'skillhost/nest';
 
 /**
  * Skillhost's public surface, imported only through the package's export paths (`skillhost`,
@@ -22,6 +25,17 @@ const installed = join(app, 'node_modules', 'skillhost');
 function exportsOf(entry: string): string[] {
   const script = 'const m = await import(process.argv[1]); console.log(JSON.stringify(Object.keys(m).sort())); setImmediate(() => process.exit(0));';
   return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, entry], { cwd: app, encoding: 'utf8' })) as string[];
+}
+
+/** A testing module of `SkillsModule.forRoot(options)`, started; closed after `use`. */
+async function withSkills(options: SkillsModuleOptions, use: (services: { registry: SkillRegistryService; resources: SkillResourcesService }) => Promise<void>): Promise<void> {
+  const moduleRef = await Test.createTestingModule({ imports: [SkillsModule.forRoot(options)] }).compile();
+  await moduleRef.init();
+  try {
+    await use({ registry: moduleRef.get(SkillRegistryService), resources: moduleRef.get(SkillResourcesService) });
+  } finally {
+    await moduleRef.close();
+  }
 }
 
 describe('the package skillhost, as installed from its tarball', () => {
@@ -104,33 +118,22 @@ describe('the package skillhost, as installed from its tarball', () => {
   });
 
   it('SkillsModule.forRoot: the registry lists the folder\'s skills and the resources service never leaves a skill folder', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [SkillsModule.forRoot({ directories: [join(tree, 'skills')] })] }).compile();
-    await moduleRef.init();
-    try {
-      const registry = moduleRef.get(SkillRegistryService);
-      const resources = moduleRef.get(SkillResourcesService);
+    await withSkills({ directories: [join(tree, 'skills')] }, async ({ registry, resources }) => {
       expect([...registry.snapshot.skills.keys()].sort()).toEqual(['docx', 'pdf']);
       expect((await resources.activate('pdf')).body).toContain('Do the thing.');
       expect((await resources.readResource('pdf', 'references/forms.md')).content).toBe('FORMS');
       await expect(resources.readResource('pdf', '../../secret.txt')).rejects.toMatchObject({ code: 'RESOURCE_OUTSIDE_SKILL' });
       await expect(resources.activate('nope')).rejects.toMatchObject({ code: 'SKILL_NOT_FOUND' });
-    } finally {
-      await moduleRef.close();
-    }
+    });
   });
 
   it("a skill switched off by the `disabled` option is in no catalogue, and activating it says so in the app's terms", async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [SkillsModule.forRoot({ directories: [join(tree, 'skills')], disabled: ['docx'] })] }).compile();
-    await moduleRef.init();
-    try {
-      const registry = moduleRef.get(SkillRegistryService);
+    await withSkills({ directories: [join(tree, 'skills')], disabled: ['docx'] }, async ({ registry, resources }) => {
       expect([...registry.snapshot.skills.keys()]).toEqual(['pdf']);
-      await expect(moduleRef.get(SkillResourcesService).activate('docx')).rejects.toMatchObject({ code: 'SKILL_DISABLED', message: "Skill 'docx' is switched off (the SkillsModule option `disabled`)." });
-      const invoked = await aiSdk.invokeSkills({ registry, resources: moduleRef.get(SkillResourcesService), message: '/docx write a letter' });
+      await expect(resources.activate('docx')).rejects.toMatchObject({ code: 'SKILL_DISABLED', message: "Skill 'docx' is switched off (the SkillsModule option `disabled`)." });
+      const invoked = await aiSdk.invokeSkills({ registry, resources, message: '/docx write a letter' });
       expect(invoked).toMatchObject({ skills: [], text: '/docx write a letter' });
-    } finally {
-      await moduleRef.close();
-    }
+    });
   });
 
   it('SkillsModule.forRootAsync takes its options from a factory that injects the app\'s own provider; isGlobal reaches every module', async () => {
@@ -194,11 +197,7 @@ describe('the package skillhost, as installed from its tarball', () => {
   });
 
   it('the AI SDK tools of each style come from the registry: their wire names, and calls that answer with text', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [SkillsModule.forRoot({ directories: [join(tree, 'skills')] })] }).compile();
-    await moduleRef.init();
-    try {
-      const registry = moduleRef.get(SkillRegistryService);
-      const resources = moduleRef.get(SkillResourcesService);
+    await withSkills({ directories: [join(tree, 'skills')] }, async ({ registry, resources }) => {
       const styles = { skillhost: ['skills_activate', 'skills_listResources', 'skills_readResource'], activate_skill: ['activate_skill', 'skills_readResource'], load_skill: ['load_skill', 'skills_readResource'], use_skill: ['skills_readResource', 'use_skill'] } as const;
       for (const [style, names] of Object.entries(styles)) {
         expect(Object.keys(aiSdk.skillTools({ registry, resources, toolStyle: style as keyof typeof styles })).sort()).toEqual(names);
@@ -222,8 +221,34 @@ describe('the package skillhost, as installed from its tarball', () => {
       expect(() => aiSdk.skillTools({ registry, resources, toolStyle: 'nope' as never })).toThrow('`toolStyle` must be one of skillhost, activate_skill, load_skill, use_skill, not "nope"');
       expect(() => aiSdk.skillSystemPrompt({ registry, resources } as never)).toThrow('`basePrompt` must be a string');
       expect(() => aiSdk.skillTools({ registry: {} as never, resources })).toThrow(/must be the SkillRegistryService and SkillResourcesService of a SkillsModule/);
+    });
+  });
+
+  it('the tools work in a streaming loop too (streamText): the cards come as the calls run, the model reads their output', async () => {
+    const model = await new ScriptedModelServer().start();
+    try {
+      await withSkills({ directories: [join(tree, 'skills')] }, async ({ registry, resources }) => {
+        model.play({ toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }, { name: 'skills_readResource', arguments: { name: 'pdf', path: '../../secret.txt' } }] }, { text: 'Done.' });
+        const cards: { tool: string; status: string; id: string }[] = [];
+        const result = streamText({
+          model: createOpenAICompatible({ name: 'scripted', baseURL: model.url })('scripted'),
+          system: aiSdk.skillSystemPrompt({ registry, resources, basePrompt: 'Base.' }),
+          prompt: 'Fill in the PDF form.',
+          tools: aiSdk.skillTools({ registry, resources, onCard: (card) => cards.push(card) }),
+          stopWhen: stepCountIs(4),
+        });
+        expect(await result.text).toBe('Done.');
+        // The SDK runs a step's calls at once: cards arrive as each finishes, with the model's call id to order them by.
+        expect(cards.map((c) => [c.tool, c.status]).sort()).toEqual([
+          ['skills.activate', 'ok'],
+          ['skills.readResource', 'error'],
+        ]);
+        expect(model.requests[0].body.stream).toBe(true);
+        const results = model.requests[1].body.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+        expect(results).toEqual([expect.stringContaining('Do the thing.'), expect.stringContaining('RESOURCE_OUTSIDE_SKILL')]);
+      });
     } finally {
-      await moduleRef.close();
+      await model.stop();
     }
   });
 });
