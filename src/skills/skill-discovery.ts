@@ -70,6 +70,10 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
     if (!Array.isArray(entries)) {
       warnings.push(`${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' (${directory.path}) ${folderProblem(entries)}; skipped`);
     } else {
+      // An easy mistake: the folder of one skill given where the folder of skills was meant.
+      if (entries.some((entry) => entry.name === 'SKILL.md')) {
+        warnings.push(`${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' (${directory.path}) holds a SKILL.md itself: skills are its subfolders, so list its parent folder to load it`);
+      }
       const scan = function* (folder: string, children: Dirent[], depth: number): Generator<void> {
         for (const entry of sortByName(children)) {
           yield;

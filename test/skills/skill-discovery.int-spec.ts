@@ -52,6 +52,13 @@ describe(discoverSkills.name, () => {
     expect(sut.directories.map((d) => d.exists)).toEqual([false, true]);
   });
 
+  it('warns when a directory is one skill\'s own folder (its parent was meant): it loads nothing from it, and says so', () => {
+    writeSkill(tree, 'real', 'pdf');
+    const sut = discover([dir(tree.path('real', 'pdf'), './real/pdf')]);
+    expect(sut.skills).toEqual([]);
+    expect(sut.warnings).toEqual([`Skills directory './real/pdf' (${tree.path('real', 'pdf')}) holds a SKILL.md itself: skills are its subfolders, so list its parent folder to load it`]);
+  });
+
   it('reports every invalid skill with its folder and all its errors', () => {
     writeSkill(tree, 'a', 'Bad_Name', { extra: 'compatibility: ' + 'c'.repeat(501) });
     tree.write('a/no-frontmatter/SKILL.md', '# Just markdown\n');
