@@ -1,4 +1,4 @@
-import { jsonSchema, type ModelMessage, tool, type ToolSet } from 'ai';
+import type { ModelMessage, ToolSet } from 'ai';
 import { TOOL_STYLES, type ToolStyle } from '../../config/app-config.js';
 import type { ActivationHow, ActivationStore } from '../../persistence/activation-store.js';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
@@ -8,8 +8,9 @@ import type { SkillResourcesService } from '../../skills/skill-resources.service
 import { parseInvocation } from '../invocation-parser.js';
 import { buildSkillsPrompt } from '../skills-prompt.js';
 import { runSkillTool, serverCallMessages, type ToolCard, type ToolExecution } from '../tools/run-tool.js';
-import { inputJsonSchema, type SkillTool, type ToolContext } from '../tools/skill-tool.js';
+import type { SkillTool, ToolContext } from '../tools/skill-tool.js';
 import { toolStyleFor, type ToolStyleSet } from '../tools/tool-styles.js';
+import { toolSetOf } from './tool-loop.js';
 
 /** What the skill tools of one turn work with. */
 export interface SkillToolsOptions {
@@ -96,17 +97,8 @@ function toolbox(unchecked: SkillToolsOptions): Toolbox {
  */
 export function skillTools(options: SkillToolsOptions): ToolSet {
   const box = toolbox(options);
-  // No prototype: a model calling `constructor` must find no tool.
-  const tools: ToolSet = Object.create(null) as ToolSet;
-  for (const skillTool of box.style.tools) {
-    tools[skillTool.wireName] = tool({
-      description: skillTool.description,
-      // No validator here: the tool checks its arguments and answers the model with a readable error.
-      inputSchema: jsonSchema<unknown>(inputJsonSchema(skillTool) as Parameters<typeof jsonSchema>[0]),
-      execute: async (input: unknown, call: { toolCallId: string }) => (await box.run(skillTool, input, call.toolCallId, 'tool')).card.output,
-    });
-  }
-  return tools;
+  // The style's definitions, their JSON Schemas made once per snapshot, as the server's loop sends them.
+  return toolSetOf(box.style.definitions, async (call) => (await box.run(box.style.byWireName(call.wireName)!, call.input, call.toolCallId, 'tool')).card.output);
 }
 
 /** What `invokeSkills` did with a message. */
