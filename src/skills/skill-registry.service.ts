@@ -60,8 +60,6 @@ export class SkillRegistryService implements OnModuleInit {
   private viewsOf: CatalogueSnapshot | undefined;
   /** The store generation the current snapshot was built from (read before its contents), and the reload generation of its last scan. */
   private loaded = { generation: '', reloadGeneration: '' };
-  /** The generations a running reload or store read is bringing in (applied to `loaded` only once it succeeds). */
-  private pending: { generation: string; reloadGeneration: string } | undefined;
   /** Operators' reloads under way, from before they ask the others. */
   private readonly requests = new Set<Promise<unknown>>();
   private readonly digests = new FolderDigests();
@@ -112,12 +110,12 @@ export class SkillRegistryService implements OnModuleInit {
   }
 
   /**
-   * The store generation and reload generation the catalogue reflects, or is being brought to by a
-   * reload under way (sync compares them with the database's: a reload running is not asked for
-   * again, and one that failed is, since its generations were never applied).
+   * The store generation and reload generation the catalogue reflects (sync compares them with the
+   * database's once nothing is `busy`: a reload that failed is asked for again, since its
+   * generations were never applied).
    */
   get loadedGenerations(): { generation: string; reloadGeneration: string } {
-    return { ...(this.pending ?? this.loaded) };
+    return { ...this.loaded };
   }
 
   get enabled(): boolean {
@@ -162,19 +160,10 @@ export class SkillRegistryService implements OnModuleInit {
 
   private async reloadEverywhereNow(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
     const before = this.snapshot;
-    // Asked first, so this instance's own scan counts as the reload the others are asked for; marked
-    // as under way once the bump is known. A sync check that reads the bump before the mark waits
-    // for this reload through `requests` (see reloadEverywhere), so it does not scan again.
-    const requested = await this.store?.requestReload();
-    const marker = requested === undefined || this.pending !== undefined ? undefined : { generation: this.loaded.generation, reloadGeneration: requested };
-    if (marker !== undefined) this.pending = marker;
-    let snapshot: CatalogueSnapshot;
-    try {
-      snapshot = await this.reload();
-    } finally {
-      // A reload that failed before it began leaves no mark: the next check asks again.
-      if (this.pending === marker) this.pending = undefined;
-    }
+    // Asked first, so this instance's own scan (which reads the bumped generation) counts as the
+    // reload the others are asked for; a sync check meanwhile waits for it (see `requests`).
+    await this.store?.requestReload();
+    const snapshot = await this.reload();
     return { snapshot, diff: await diffCatalogues(before, snapshot) };
   }
 
@@ -231,14 +220,9 @@ export class SkillRegistryService implements OnModuleInit {
 
   /** Runs a reload that brings the catalogue to `generations`, which count as loaded once it succeeds. */
   private async bringing(generations: { generation: string; reloadGeneration: string }, work: () => Promise<CatalogueSnapshot>): Promise<CatalogueSnapshot> {
-    this.pending = generations;
-    try {
-      const next = await work();
-      this.loaded = generations;
-      return next;
-    } finally {
-      this.pending = undefined;
-    }
+    const next = await work();
+    this.loaded = generations;
+    return next;
   }
 
   private async readStore(): Promise<StoreSkills> {

@@ -64,15 +64,13 @@ export class SkillSyncService implements OnApplicationBootstrap, OnApplicationSh
     if (this.timer === undefined) return;
     try {
       // A reload under way (this instance's own, asked for by an operator) is what a notification
-      // usually announces: compare once it is done, not while it reads.
-      await this.registry.settled();
-      let database = await this.store.generations();
-      // Something began while the database was read (an operator's reload bumps the generation
-      // before it marks itself as under way): wait for it and read again, so it is not done twice.
-      while (this.registry.busy) {
+      // usually announces: compare once it is done, not while it reads. One that began while the
+      // database was read is waited for too, and the database read again, so it is not done twice.
+      let database: { generation: string; reloadGeneration: string };
+      do {
         await this.registry.settled();
         database = await this.store.generations();
-      }
+      } while (this.registry.busy);
       // Only a newer generation is news: a database read before a reload that finished meanwhile is older than what is loaded.
       const loaded = this.registry.loadedGenerations;
       if (newer(database.reloadGeneration, loaded.reloadGeneration)) {
