@@ -8,7 +8,33 @@ export type { ActivationHow };
 export interface NewSkillActivation {
   skillName: string;
   how: ActivationHow;
+  /** The version activated (`sha256:…`); the chat reads that version until it activates the skill again. */
   version?: string;
+}
+
+/** One row a skill, as the server's turns and `PostgresActivationStore` both upsert them. */
+export interface ActivationUpsert {
+  name: string;
+  /** How it was first activated among these. */
+  how: ActivationHow;
+  /** How many times: a skill activated twice counts twice. */
+  count: number;
+  /** The last version activated, or null. */
+  version: string | null;
+}
+
+/** Activations grouped by skill (a statement may not upsert one row twice), in the order each skill first appears. */
+export function activationRows(activations: readonly NewSkillActivation[]): ActivationUpsert[] {
+  const grouped = new Map<string, ActivationUpsert>();
+  for (const activation of activations) {
+    const row = grouped.get(activation.skillName);
+    if (row === undefined) grouped.set(activation.skillName, { name: activation.skillName, how: activation.how, count: 1, version: activation.version ?? null });
+    else {
+      row.count++;
+      row.version = activation.version ?? null;
+    }
+  }
+  return [...grouped.values()];
 }
 
 /** What a chat has activated, one entry per skill. */
@@ -91,16 +117,10 @@ export class PostgresActivationStore implements ActivationStore {
 
   async record(chatId: string, activations: readonly NewSkillActivation[]): Promise<void> {
     checkChatId(chatId);
-    // One row a skill: a skill activated twice in one call counts twice (and keeps the last version).
-    const grouped = new Map<string, { how: ActivationHow; count: number; version: string | null }>();
-    for (const activation of activations) {
-      checkActivation(activation);
-      const known = grouped.get(activation.skillName);
-      grouped.set(activation.skillName, { how: known?.how ?? activation.how, count: (known?.count ?? 0) + 1, version: activation.version ?? null });
-    }
-    if (grouped.size === 0) return;
+    for (const activation of activations) checkActivation(activation);
     // In name order: concurrent calls for one chat then lock its rows in one order, never in a cycle.
-    const rows = [...grouped].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, { how, count, version }]) => ({ name, how, count, version }));
+    const rows = activationRows(activations).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (rows.length === 0) return;
     await this.db.query(
       `INSERT INTO ${this.table} AS t (chat_id, skill_name, how, version_digest, activation_count)
        SELECT $1, a.name, a.how, a.version, a.count FROM json_to_recordset($2::json) AS a (name text, how text, version text, count int)

@@ -9,6 +9,7 @@ import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
 import type { StoredSkillFilter } from './skill-store.repository.js';
+import { activationRows, type NewSkillActivation } from './activation-store.js';
 
 export interface NewMessage {
   role: MessageRole;
@@ -20,12 +21,7 @@ export interface NewMessage {
   model?: string | null;
 }
 
-export interface NewActivation {
-  skillName: string;
-  how: ActivationHow;
-  /** The version activated (`sha256:…`); the chat reads that version until it activates the skill again. */
-  version?: string;
-}
+export type NewActivation = NewSkillActivation;
 
 export interface Page<T> {
   items: T[];
@@ -204,7 +200,7 @@ export class ChatRepository {
         command: m.command ? toStorableJson(m.command) : null,
         model: toStorableTextOrNull(m.model),
       }));
-      const grouped = groupActivations(activations).map(([name, { how, count, version }]) => ({ name, how, count, version: version ?? null }));
+      const grouped = activationRows(activations);
       const [row] = await runPrepared<{ found: number; messages: { seq: number; created_at: string }[] | null; activated: ActivationRow[] | null }>(this.dataSource, RECORD_TURN, [
         chatId,
         rows.length,
@@ -288,19 +284,6 @@ function toActivationEntity(chatId: string, row: ActivationRow): ChatActivatedSk
     activationCount: row.activation_count,
     versionDigest: row.version_digest,
   });
-}
-
-/** One row per skill (a statement may not upsert the same row twice); the first `how` wins, the last version. */
-function groupActivations(activations: NewActivation[]): [string, { how: ActivationHow; count: number; version?: string }][] {
-  const grouped = new Map<string, { how: ActivationHow; count: number; version?: string }>();
-  for (const activation of activations) {
-    const entry = grouped.get(activation.skillName);
-    if (entry) {
-      entry.count++;
-      entry.version = activation.version;
-    } else grouped.set(activation.skillName, { how: activation.how, count: 1, version: activation.version });
-  }
-  return [...grouped];
 }
 
 /**
