@@ -9,5 +9,7 @@ export default {
   // The example app has its own suite (run by test/package) and its own install of the packed package.
   modulePathIgnorePatterns: ['<rootDir>/examples/'],
   testTimeout: 30000,
+  reporters: ['default', '<rootDir>/test/support/memory-reporter.mjs'],
+  globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
 };

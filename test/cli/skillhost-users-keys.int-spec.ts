@@ -11,6 +11,7 @@ import { createTestDatabase, query, type TestDatabase } from '../support/databas
 import { tempTree } from '../support/skill-tree.js';
 import { run } from './run-cli.js';
 import { isAlive } from '../support/process.js';
+import { freePort } from '../support/ports.js';
 
 const KEY = /^skh_[A-Za-z0-9_-]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -220,7 +221,7 @@ describe('skillhost users / keys with the embedded PostgreSQL', () => {
   // As root the server runs as `postgres`, which must be able to reach its data folder.
   chmodSync(tree.root, 0o755);
   const dataDir = tree.path('pg', 'data');
-  tree.write('cfg.toml', `[app.database]\nembedded_dir = "${dataDir}"\nembedded_port = 25341\n`);
+  beforeAll(async () => tree.write('cfg.toml', `[app.database]\nembedded_dir = "${dataDir}"\nembedded_port = ${await freePort()}\n`));
   /** No DATABASE_URL in the environment: the configured embedded server's data folder is used. */
   const cli = (...argv: string[]) => run([...argv, '--config', 'cfg.toml'], tree.root, {});
   const postmasterPid = () => (existsSync(`${dataDir}/postmaster.pid`) ? Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10) : undefined);
@@ -234,7 +235,7 @@ describe('skillhost users / keys with the embedded PostgreSQL', () => {
   }, 120_000);
 
   it('uses the server already running on the data folder (its own port) and leaves it running', async () => {
-    const server = new EmbeddedPostgresServer({ dataDir, port: 25342 });
+    const server = new EmbeddedPostgresServer({ dataDir, port: await freePort() });
     const url = await server.start();
     try {
       const pid = postmasterPid()!;
@@ -270,7 +271,7 @@ describe('the built skillhost command (spawned)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     tree.write('url.toml', `[app.database]\nurl = "${db.url}"\n`);
-    tree.write('embedded.toml', `[app.database]\nembedded_dir = "${tree.path('pg', 'data')}"\nembedded_port = 25343\n`);
+    tree.write('embedded.toml', `[app.database]\nembedded_dir = "${tree.path('pg', 'data')}"\nembedded_port = ${await freePort()}\n`);
     try {
       execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'pipe' });
     } catch {

@@ -3,6 +3,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { freePort } from '../support/ports.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
 import { tempTree } from '../support/skill-tree.js';
@@ -152,11 +153,12 @@ describe('start and graceful shutdown of a server process', () => {
 
   it('with the embedded PostgreSQL: the same, and the embedded server is stopped last', async () => {
     const dataDir = tree.path('pg', 'data');
-    const server = await startServer('embedded', `embedded_dir = "${dataDir}"\nembedded_port = 25350`);
+    const port = await freePort();
+    const server = await startServer('embedded', `embedded_dir = "${dataDir}"\nembedded_port = ${port}`);
     const chats = await createChats(server, 10);
     await tenTurnsThroughSigterm(server, chats);
     expect(existsSync(`${dataDir}/postmaster.pid`)).toBe(false);
-    const embedded = new EmbeddedPostgresServer({ dataDir, port: 25350 });
+    const embedded = new EmbeddedPostgresServer({ dataDir, port });
     try {
       expect((await storedTurns(await embedded.start())).sort()).toEqual(expectedTurns);
     } finally {

@@ -11,6 +11,7 @@ import { LifecycleService } from '../../src/ops/lifecycle.service.js';
 import { DATA_SOURCE } from '../../src/persistence/persistence.tokens.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
+import { freePort } from '../support/ports.js';
 import { tempTree } from '../support/skill-tree.js';
 
 const UNAVAILABLE = { code: 'DATABASE_UNAVAILABLE', message: 'The database is unavailable; nothing was changed. Try again shortly.' };
@@ -74,7 +75,7 @@ describe('the embedded PostgreSQL fails under a running Skillhost', () => {
     app = await createApp(
       configWith({
         'app.database.embedded_dir': dataDir,
-        'app.database.embedded_port': 25355,
+        'app.database.embedded_port': await freePort(),
         'app.database.statement_timeout_ms': STATEMENT_TIMEOUT_MS,
         'app.models': { scripted: { provider: 'openai-compatible', base_url: model.url, model: 'scripted-1', timeout_ms: 5000, max_retries: 0 } },
         'app.default_model': 'scripted',

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { redactDatabaseUrl } from '../../src/persistence/data-source.js';
 import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { freePort } from '../support/ports.js';
 import { tempTree } from '../support/skill-tree.js';
 
 /** Names of files that appear in the temp folder while `work` runs, even ones removed again. */
@@ -39,9 +40,10 @@ describe('the embedded PostgreSQL: its password and its folders', () => {
 
   it('generates a random password per data folder, kept beside it with mode 0600, never in the temp folder, the log or a redacted URL', async () => {
     const logs: string[] = [];
+    const [portA, portB] = [await freePort(), await freePort()];
     const servers = [
-      new EmbeddedPostgresServer({ dataDir: tree.path('a', 'data'), port: 25352, log: (m) => logs.push(m), warn: (m) => logs.push(m) }),
-      new EmbeddedPostgresServer({ dataDir: tree.path('b', 'data'), port: 25353, log: (m) => logs.push(m), warn: (m) => logs.push(m) }),
+      new EmbeddedPostgresServer({ dataDir: tree.path('a', 'data'), port: portA, log: (m) => logs.push(m), warn: (m) => logs.push(m) }),
+      new EmbeddedPostgresServer({ dataDir: tree.path('b', 'data'), port: portB, log: (m) => logs.push(m), warn: (m) => logs.push(m) }),
     ];
     const tempBefore = readdirSync(tmpdir());
     const { result: urls, seen } = await tempFilesDuring(() => Promise.all(servers.map((s) => s.start())));
@@ -61,7 +63,7 @@ describe('the embedded PostgreSQL: its password and its folders', () => {
       await client.connect();
       expect((await client.query('SELECT current_database() AS db')).rows).toEqual([{ db: 'skillhost' }]);
       await client.end();
-      expect(await loginFails(25352, 'postgres')).toBe('28P01');
+      expect(await loginFails(portA, 'postgres')).toBe('28P01');
 
       const shown = [...logs, ...urls.map(redactDatabaseUrl)].join('\n');
       for (const password of passwords) expect(shown).not.toContain(password);
@@ -73,7 +75,7 @@ describe('the embedded PostgreSQL: its password and its folders', () => {
     }
 
     // A restart keeps the data folder's password.
-    const again = new EmbeddedPostgresServer({ dataDir: tree.path('a', 'data'), port: 25352 });
+    const again = new EmbeddedPostgresServer({ dataDir: tree.path('a', 'data'), port: portA });
     try {
       expect(await again.start()).toBe(urls[0]);
     } finally {
@@ -86,7 +88,7 @@ describe('the embedded PostgreSQL: its password and its folders', () => {
     const locked = tree.path('locked');
     mkdirSync(locked, { mode: 0o700 });
     const dataDir = tree.path('locked', 'skillhost', 'data');
-    const sut = new EmbeddedPostgresServer({ dataDir, port: 25354 });
+    const sut = new EmbeddedPostgresServer({ dataDir, port: await freePort() });
     const error = (await sut.start().catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(Error);
     expect(error.message).not.toContain('\n');

@@ -7,6 +7,7 @@ import { configWith } from '../../src/config/config-loader.js';
 import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { tempTree } from '../support/skill-tree.js';
 import { isAlive } from '../support/process.js';
+import { freePort } from '../support/ports.js';
 
 /** Starts PostgreSQL from a child process and kills that process, leaving the server orphaned. */
 async function leaveOrphan(dataDir: string, port: number): Promise<number> {
@@ -32,10 +33,11 @@ describe(EmbeddedPostgresServer.name, () => {
 
   it('stops a server orphaned by a killed process, starts on the same data, keeps data across restarts', async () => {
     const dataDir = tree.path('data');
-    const orphan = await leaveOrphan(dataDir, 25391);
+    const orphan = await leaveOrphan(dataDir, await freePort());
+    const port = await freePort();
     expect(isAlive(orphan)).toBe(true);
 
-    const sut = new EmbeddedPostgresServer({ dataDir, port: 25392 });
+    const sut = new EmbeddedPostgresServer({ dataDir, port });
     const url = await sut.start();
     try {
       expect(isAlive(orphan)).toBe(false);
@@ -56,7 +58,7 @@ describe(EmbeddedPostgresServer.name, () => {
     }
     expect(existsSync(`${dataDir}/postmaster.pid`)).toBe(false);
 
-    const again = new EmbeddedPostgresServer({ dataDir, port: 25392 });
+    const again = new EmbeddedPostgresServer({ dataDir, port });
     const client = new pg.Client({ connectionString: await again.start() });
     try {
       await client.connect();
@@ -71,10 +73,11 @@ describe(EmbeddedPostgresServer.name, () => {
     const logs: string[] = [];
     const capture = (message: unknown) => void logs.push(String(message));
     const dataDir = tree.path('app-data');
-    const app = await createApp(configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': 25393 }), { logger: { log: capture, warn: capture, error: capture } });
+    const port = await freePort();
+    const app = await createApp(configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': port }), { logger: { log: capture, warn: capture, error: capture } });
     const pid = Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
     expect(isAlive(pid)).toBe(true);
-    expect(logs).toContain(`Using the embedded PostgreSQL at postgres://postgres@127.0.0.1:25393/skillhost (data in ${dataDir})`);
+    expect(logs).toContain(`Using the embedded PostgreSQL at postgres://postgres@127.0.0.1:${port}/skillhost (data in ${dataDir})`);
     expect(logs.join('\n')).not.toContain(':postgres@');
     expect(logs.join('\n')).not.toContain(readFileSync(embeddedPasswordFile(dataDir), 'utf8').trim());
     await app.close();

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { freePort } from './ports.js';
+import { runFolder } from './run-folder.js';
 
 /**
  * Each test file gets its own fresh database on the test server (DATABASE_URL, or the embedded
@@ -15,11 +14,6 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Where the shared embedded test server keeps its data; test/support/global-teardown.mjs stops it. */
-export const EMBEDDED_TEST_DIR = join(tmpdir(), 'skillhost-test-pg');
-// Below Linux's ephemeral range (32768–60999): a port in it can be taken by any outgoing connection's source port.
-const EMBEDDED_TEST_PORT = 25330;
-
 /**
  * DATABASE_URL when set; otherwise one embedded PostgreSQL for the whole run, started by the first
  * test that needs it. Its URL is kept in the process environment, which every test file shares.
@@ -27,10 +21,8 @@ const EMBEDDED_TEST_PORT = 25330;
 export async function serverUrl(): Promise<string> {
   const url = process.env.DATABASE_URL || process.env.SKILLHOST_TEST_DATABASE_URL;
   if (url) return url;
-  mkdirSync(EMBEDDED_TEST_DIR, { recursive: true });
-  // As root the server runs as `postgres`, which must be able to reach its data folder.
-  chmodSync(EMBEDDED_TEST_DIR, 0o755);
-  const server = new EmbeddedPostgresServer({ dataDir: join(EMBEDDED_TEST_DIR, 'data'), port: EMBEDDED_TEST_PORT });
+  // In this run's folder (test/support/global-teardown.mjs stops it there), on a port of its own.
+  const server = new EmbeddedPostgresServer({ dataDir: runFolder('pg', 'data'), port: await freePort() });
   process.env.SKILLHOST_TEST_DATABASE_URL = await server.start();
   return process.env.SKILLHOST_TEST_DATABASE_URL;
 }

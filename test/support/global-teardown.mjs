@@ -1,11 +1,17 @@
 // Stops the shared embedded PostgreSQL that test/support/database.ts starts when no DATABASE_URL
-// is set. Plain JavaScript: Jest loads this file outside the TypeScript transform.
-import { existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// is set, then removes this run's temp folder. Plain JavaScript: Jest loads this file outside the
+// TypeScript transform.
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 export default async function globalTeardown() {
-  const pidFile = join(tmpdir(), 'skillhost-test-pg', 'data', 'postmaster.pid');
+  const folder = process.env.SKILLHOST_TEST_RUN_DIR;
+  if (folder === undefined) return;
+  await stopPostgres(join(folder, 'pg', 'data', 'postmaster.pid'));
+  rmSync(folder, { recursive: true, force: true });
+}
+
+async function stopPostgres(pidFile) {
   if (!existsSync(pidFile)) return;
   const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0], 10);
   if (!Number.isInteger(pid) || pid <= 0) return;
