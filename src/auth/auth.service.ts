@@ -38,17 +38,21 @@ export class AuthService implements OnModuleInit {
     if (this.mode === 'api_key') {
       this.logger.log(`API keys required (app.auth.mode = ${auth.mode}, listening on ${host})`);
     } else if (isLoopbackHost(host)) {
-      this.logger.log(`Auth is off: every request acts as the admin 'local' (app.auth.mode = ${auth.mode}, loopback address ${host})`);
+      this.logger.log(`Auth is off: a request without a key acts as the admin 'local'; a key that is sent is still checked (app.auth.mode = ${auth.mode}, loopback address ${host})`);
     } else {
       const bar = '!'.repeat(78);
       this.logger.warn(`${bar}\nAUTH IS OFF on a non-loopback address (${host}): anyone who can reach this server acts as the admin 'local'.\nSet [app.auth] mode = "api_key" (or SKILLHOST_AUTH_MODE=api_key) unless a proxy in front authenticates.\n${bar}`);
     }
   }
 
-  /** The principal for a request, or UNAUTHENTICATED (missing, malformed, unknown, revoked or expired key; disabled user). */
+  /**
+   * The principal for a request, or UNAUTHENTICATED (missing, malformed, unknown, revoked or
+   * expired key; disabled user). With auth off, a request without a key acts as `local`; one that
+   * carries a key is checked all the same, so a wrong key is never silently ignored.
+   */
   async authenticate(headers: CredentialHeaders): Promise<Principal> {
-    if (this.mode === 'none') return LOCAL_PRINCIPAL;
     const key = presentedKey(headers);
+    if (key === undefined && this.mode === 'none') return LOCAL_PRINCIPAL;
     if (key === undefined) throw unauthenticated('An API key is required: send `Authorization: Bearer <key>` or `x-api-key: <key>`.');
     if (key === 'malformed') throw unauthenticated('The API key is malformed: expected `Authorization: Bearer skh_…` (or `x-api-key: skh_…`).');
     const hash = hashApiKey(key);

@@ -40,7 +40,7 @@ function documentConfig(): Omit<OpenAPIObject, 'paths'> {
     .setDescription(
       'A team-hosted server for Agent Skills: discovery, validation, catalogue, activation and resources, and chats that use them.\n\n' +
         'Every error is `{code, message, details?}` with one HTTP status per code; each operation lists the codes it can answer.\n\n' +
-        'Keys are required when `app.auth.mode` is `api_key` (or `auto` on a non-loopback address). With auth off, every request acts as the admin `local` and no key is needed.',
+        'Keys are required when `app.auth.mode` is `api_key` (or `auto` on a non-loopback address). With auth off, a request without a key acts as the admin `local`; a key that is sent is still checked (a valid one acts as its user, any other answers 401).',
     )
     .setVersion(packageVersion())
     .setOpenAPIVersion('3.1.0')

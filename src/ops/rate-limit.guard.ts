@@ -53,9 +53,9 @@ export class RateLimitGuard implements CanActivate {
     return true;
   }
 
-  /** The user while auth is on; the client address while it is off (everyone is then the one local admin). */
+  /** The key's user; without a key (auth off: everyone is the one local admin), the client address. */
   private callerOf(exchange: HttpExchange, principal: Principal | undefined): string {
-    if (this.auth.mode === 'api_key' && principal !== undefined) return `user:${principal.userId}`;
+    if (principal !== undefined && principal.keyId !== null) return `user:${principal.userId}`;
     return `ip:${exchange.request.ip}`;
   }
 

@@ -216,6 +216,35 @@ describe('auth modes', () => {
     }
   });
 
+  it('auto on a loopback address still checks a key that is sent: a valid one acts as its user, any other is 401', async () => {
+    const ctx = await start({ 'app.auth.mode': 'auto', 'app.host': '127.0.0.1' });
+    try {
+      const users = ctx.app.get(UsersService);
+      const carol = await users.createUser('carol', 'member');
+      const { key } = await users.createKey(carol.id);
+      const http = () => request(ctx.app.getHttpServer());
+      const me = await http().get('/v1/me').set('authorization', `Bearer ${key}`).expect(200);
+      expect(me.body).toMatchObject({ name: 'carol', role: 'member', authMode: 'none', keyId: expect.any(String) });
+      expect((await http().get('/v1/me').set('x-api-key', key).expect(200)).body.name).toBe('carol');
+      // The key's user, not `local`: a member is refused on admin routes and owns what it makes.
+      expect((await http().get('/v1/admin/users').set('authorization', `Bearer ${key}`).expect(403)).body.code).toBe('FORBIDDEN');
+      const chat = (await http().post('/v1/chats').set('authorization', `Bearer ${key}`).send({ title: 'carol’s' }).expect(201)).body;
+      await http().get(`/v1/chats/${chat.id}`).expect(404);
+      for (const wrong of ['Bearer skh_garbage', `Bearer skh_${'A'.repeat(43)}`, 'Basic Zm9vOmJhcg==']) {
+        const refused = await http().get('/v1/me').set('authorization', wrong).expect(401);
+        expect(refused.body.code).toBe('UNAUTHENTICATED');
+        expect(refused.headers['www-authenticate']).toContain('Bearer');
+      }
+      expect((await http().get('/v1/me').set('x-api-key', 'nonsense').expect(401)).body.code).toBe('UNAUTHENTICATED');
+      await users.revokeKey(me.body.keyId, carol.id);
+      expect((await http().get('/v1/me').set('authorization', `Bearer ${key}`).expect(401)).body.message).toBe('The API key has been revoked.');
+      // No key at all: still `local`.
+      expect((await http().get('/v1/me').expect(200)).body.name).toBe('local');
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it('auto on a non-loopback address requires keys', async () => {
     const ctx = await start({ 'app.auth.mode': 'auto', 'app.host': '0.0.0.0' });
     try {
