@@ -4,7 +4,7 @@ export default {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/test/**/*.int-spec.ts'],
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^content-disposition$': '<rootDir>/test/graphql/content-disposition.cjs' },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.ts$': ['@swc/jest'] },
   // The example app has its own suite (run by test/package) and its own install of the packed package.
   modulePathIgnorePatterns: ['<rootDir>/examples/'],

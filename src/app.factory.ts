@@ -4,7 +4,6 @@ import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module.js';
 import { ErrorCode } from './common/app-error.js';
@@ -13,6 +12,7 @@ import { SKILL_UPLOAD_ROUTES } from './skills/store/skill-store.controller.js';
 import { acceptSkillUploads } from './skills/store/upload-bodies.js';
 import type { AppConfig } from './config/app-config.js';
 import { createAppLogger, fastifyLoggingOptions } from './ops/logging.js';
+import { PinoNestLogger } from './ops/nest-logger.js';
 import { setupOpenApi } from './openapi/openapi.js';
 import { registerWebPage } from './ops/web-page.js';
 import { LifecycleService } from './ops/lifecycle.service.js';
@@ -51,7 +51,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     // With pino, what Nest logs before the logger exists is kept and written through it.
     { logger: options.logger, bufferLogs: pino !== undefined, abortOnError: false, bodyParser: false },
   );
-  if (pino !== undefined) app.useLogger(app.get(PinoNestLogger));
+  if (pino !== undefined) app.useLogger(new PinoNestLogger(pino));
   hardenHttp(app, config);
   acceptSkillUploads(app.getHttpAdapter().getInstance(), SKILL_UPLOAD_ROUTES);
   // No Nest shutdown hooks: main.ts owns SIGTERM/SIGINT and runs closeGracefully.

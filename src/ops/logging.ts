@@ -3,10 +3,10 @@ import type { IncomingMessage } from 'node:http';
 import { type DynamicModule, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type FastifyInstance, LogController } from 'fastify';
-import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 import { build as prettyStream } from 'pino-pretty';
 import type { LogFormat, LogLevel } from '../config/app-config.js';
+import { runWithRequestLogger } from './nest-logger.js';
 
 export type AppLogger = Logger;
 
@@ -84,34 +84,25 @@ export function fastifyLoggingOptions(logger: AppLogger | undefined) {
 }
 
 /**
- * nestjs-pino binds a request's logger in a middleware, but reading a request body leaves that
- * context behind; the handler runs after the body is read, so the binding is made again just
- * before it (for a POST turn, its services' lines then carry `reqId` too).
+ * A request's logger (Fastify's `request.log`, carrying `reqId`) is bound just before its handler:
+ * guards, the handler and the services it calls all run after `preHandler`, and a binding made
+ * earlier would be left behind by reading the body.
  */
 @Injectable()
 export class RequestLogContext implements OnModuleInit {
-  constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    private readonly pino: PinoLogger,
-  ) {}
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    fastify.addHook('preHandler', (request, _reply, done) => {
-      this.pino.runInContext(done, { bindings: { reqId: request.id } });
-    });
+    fastify.addHook('preHandler', (request, _reply, done) => runWithRequestLogger(request.log as Logger, done));
   }
 }
 
-/**
- * Nest's logger facade over the app's pino logger (nestjs-pino): `new Logger(context)` anywhere
- * writes through it, with the request's `reqId` inside a request. `useExisting`: the logger in a
- * request is Fastify's `request.log`. Nothing when the app logs elsewhere (tests: none, or their own).
- */
+/** Binds each request's logger for PinoNestLogger; nothing when the app logs elsewhere (tests: none, or their own). */
 @Module({})
 export class LoggingModule {
   static forLogger(logger: AppLogger | undefined): DynamicModule {
     if (logger === undefined) return { module: LoggingModule };
-    return { module: LoggingModule, imports: [LoggerModule.forRoot({ pinoHttp: { logger }, useExisting: true })], providers: [RequestLogContext] };
+    return { module: LoggingModule, providers: [RequestLogContext] };
   }
 }
