@@ -1,10 +1,14 @@
 import 'reflect-metadata';
-import type { AddressInfo } from 'node:net';
 import { ConsoleLogger, Logger, type LogLevel as NestLogLevel } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { closeGracefully, createApp } from './app.factory.js';
 import type { AppConfig, LogLevel } from './config/app-config.js';
 import { ConfigError, loadConfig } from './config/config-loader.js';
+import { packageVersion } from './config/package-version.js';
+import { AuthService } from './auth/auth.service.js';
+import { listeningLine, type StartupFacts, startupSummary } from './ops/startup-summary.js';
+import { DatabaseLifecycle } from './persistence/database.provider.js';
+import { SkillRegistryService } from './skills/skill-registry.service.js';
 
 /** Past the grace period, how long closing (the pool, the embedded PostgreSQL) may take before the process exits anyway. */
 const CLOSE_MARGIN_MS = 30_000;
@@ -20,9 +24,7 @@ async function bootstrap(): Promise<void> {
   Logger.overrideLogger(new StartupLogger(config.app.logging.level));
   const app = await startOrExit(config);
   const logger = new Logger('Skillhost');
-  // The bound port: `app.port = 0` picks a free one.
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  logger.log(`Listening on http://${config.app.host}:${port} (skills ${config.app.skills.enabled ? 'enabled' : 'disabled'})`);
+  for (const line of startupSummary(startupFacts(app, config))) logger.log(line);
 
   const signal = await signals.first;
   const graceMs = config.app.shutdownGraceMs;
@@ -43,6 +45,20 @@ async function bootstrap(): Promise<void> {
   process.exit(0);
 }
 
+/** The facts of the start-up summary, from the running app. */
+function startupFacts(app: NestFastifyApplication, config: AppConfig): StartupFacts {
+  const { skills, mcp, models, defaultModel } = config.app;
+  const snapshot = skills.enabled ? app.get(SkillRegistryService, { strict: false }).snapshot : undefined;
+  return {
+    authMode: app.get(AuthService, { strict: false }).mode,
+    database: app.get(DatabaseLifecycle, { strict: false }).description,
+    skills: snapshot && { loaded: snapshot.skills.size, invalid: snapshot.invalid.length, directories: snapshot.directories },
+    mcp: mcp.enabled,
+    models: Object.keys(models),
+    defaultModel,
+  };
+}
+
 function loadConfigOrExit(): AppConfig {
   try {
     return loadConfig();
@@ -58,7 +74,8 @@ async function startOrExit(config: AppConfig): Promise<NestFastifyApplication> {
   let app: NestFastifyApplication | undefined;
   try {
     app = await createApp(config);
-    await app.listen(config.app.port, config.app.host);
+    // Fastify's own line for each address is the summary's first: `app.port = 0` picks a free port.
+    await app.listen({ port: config.app.port, host: config.app.host, listenTextResolver: (address) => listeningLine(packageVersion(), address) });
     return app;
   } catch (error) {
     console.error(`skillhost: cannot start: ${error instanceof Error ? error.message : String(error)}`);

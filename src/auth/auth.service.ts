@@ -35,10 +35,9 @@ export class AuthService implements OnModuleInit {
 
   onModuleInit(): void {
     const { host, auth } = this.config.app;
-    if (this.mode === 'api_key') {
-      this.logger.log(`API keys required (app.auth.mode = ${auth.mode}, listening on ${host})`);
-    } else if (isLoopbackHost(host)) {
-      this.logger.log(`Auth is off: a request without a key acts as the admin 'local'; a key that is sent is still checked (app.auth.mode = ${auth.mode}, loopback address ${host})`);
+    // The start-up summary says which mode is in force; only auth off where others can reach the server is a warning.
+    if (this.mode === 'api_key' || isLoopbackHost(host)) {
+      this.logger.debug(`Auth mode ${this.mode} (app.auth.mode = ${auth.mode}, listening on ${host})`);
     } else {
       const bar = '!'.repeat(78);
       this.logger.warn(`${bar}\nAUTH IS OFF on a non-loopback address (${host}): anyone who can reach this server acts as the admin 'local'.\nSet [app.auth] mode = "api_key" (or SKILLHOST_AUTH_MODE=api_key) unless a proxy in front authenticates.\n${bar}`);

@@ -19,7 +19,7 @@ const USAGE = `Usage:
   skillhost validate PATH... [--mode strict|standard|lenient] [--json]
   skillhost to-prompt PATH... [--format xml|json|markdown] [--mode MODE]
   skillhost list [--config FILE] [--json]
-  skillhost create NAME [--dir D] [--description TEXT]
+  skillhost create NAME [--dir D] [--description TEXT] [--config FILE]
   skillhost users add NAME [--admin] [--config FILE] [--json]
   skillhost users list [--config FILE] [--json]
   skillhost keys create --user NAME [--label L] [--expires-at ISO] [--config FILE] [--json]

@@ -29,6 +29,19 @@ describe(PinoNestLogger.name, () => {
     ]);
   });
 
+  it('writes Nest’s own progress lines (modules, routes) at debug', () => {
+    const { logger, records } = capture('debug');
+    const sut = new PinoNestLogger(logger);
+    sut.log('AppModule dependencies initialized', 'InstanceLoader');
+    sut.log('Mapped {/v1/me, GET} route', 'RouterExplorer');
+    sut.warn('a framework warning', 'NestApplication');
+    expect(records.map(({ level, context }) => ({ level, context }))).toEqual([
+      { level: 20, context: 'InstanceLoader' },
+      { level: 20, context: 'RouterExplorer' },
+      { level: 40, context: 'NestApplication' },
+    ]);
+  });
+
   it('keeps extra arguments in the message, an Error as err, an object as fields, and the exception handlers’ stack', () => {
     const { logger, records } = capture();
     const sut = new PinoNestLogger(logger);

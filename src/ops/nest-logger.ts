@@ -4,6 +4,12 @@ import type { Logger } from 'pino';
 
 type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
+/**
+ * Nest's own progress lines (each module initialised, each route mapped: a hundred lines a start)
+ * are debug lines: the server's start-up summary says what a person needs.
+ */
+const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'GraphQLModule']);
+
 /** The logger of the request being handled (Fastify's `request.log`, carrying `reqId`). */
 const requestLogger = new AsyncLocalStorage<Logger>();
 
@@ -30,7 +36,7 @@ export class PinoNestLogger implements LoggerService {
   }
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    this.write(FRAMEWORK_CONTEXTS.has(rest[rest.length - 1] as string) ? 'debug' : 'info', message, rest);
   }
 
   warn(message: unknown, ...rest: unknown[]): void {

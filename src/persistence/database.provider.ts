@@ -15,6 +15,8 @@ import { DATA_SOURCE } from './persistence.tokens.js';
 export class DatabaseLifecycle implements OnApplicationShutdown {
   dataSource: DataSource | undefined;
   embedded: EmbeddedPostgresServer | undefined;
+  /** Which database this app uses, without its password: for the start-up summary. */
+  description = '';
   private poolClosed: Promise<void> | undefined;
 
   constructor(@Optional() @Inject(LifecycleService) readonly app?: LifecycleService) {
@@ -52,10 +54,11 @@ export const dataSourceProvider: Provider = {
           down: (reason) => started.app?.markDatabaseDown(`the embedded PostgreSQL stopped (${reason}) and is restarting`),
           up: () => started.app?.markDatabaseUp(),
         });
-        logger.log(`Using the embedded PostgreSQL at ${redactDatabaseUrl(url)} (data in ${settings.embeddedDir})`);
+        started.description = `embedded PostgreSQL on 127.0.0.1:${new URL(url).port}, data in ${settings.embeddedDir}`;
       } else {
-        logger.log(`Using PostgreSQL at ${redactDatabaseUrl(url)} (DATABASE_URL)`);
+        started.description = `PostgreSQL at ${redactDatabaseUrl(url)}`;
       }
+      logger.debug(`Using ${started.description}`);
       await migrate(url, logger);
       const dataSource = createDataSource(url, {
         poolSize: settings.poolSize,
@@ -80,7 +83,10 @@ async function migrate(url: string, logger: Logger): Promise<void> {
   await dataSource.initialize();
   try {
     const applied = await runPendingMigrations(dataSource);
-    if (applied.length > 0) logger.log(`Applied migrations: ${applied.map((m) => m.name).join(', ')}`);
+    if (applied.length > 0) {
+      logger.log(`Applied ${applied.length} database migration(s)`);
+      logger.debug(`Applied migrations: ${applied.map((m) => m.name).join(', ')}`);
+    }
   } finally {
     await dataSource.destroy();
   }

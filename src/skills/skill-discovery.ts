@@ -1,6 +1,7 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SkillDirectory, ValidationMode } from '../config/app-config.js';
+import { DEFAULT_SKILL_DIRECTORIES } from '../config/config-schema.js';
 import { inspectCodeModule } from './code/code-module.reader.js';
 import { type FolderInspection, inspectSkillFolder } from './skill-folder.reader.js';
 import { runInSlices, runThrough } from '../common/sliced-work.js';
@@ -68,7 +69,8 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
     const entries = readFolder(directory.path);
     exists.push(Array.isArray(entries));
     if (!Array.isArray(entries)) {
-      warnings.push(`${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' (${directory.path}) ${folderProblem(entries)}; skipped`);
+      const warning = unreadableFolderWarning(code ? 'Code skills' : 'Skills', directory, entries, code ? [] : DEFAULT_SKILL_DIRECTORIES);
+      if (warning !== undefined) warnings.push(warning);
     } else {
       // An easy mistake: the folder of one skill given where the folder of skills was meant.
       if (entries.some((entry) => entry.name === 'SKILL.md')) {
@@ -166,6 +168,16 @@ export function readFolder(path: string): Dirent[] | NodeJS.ErrnoException {
 
 function isPermissionError(error: NodeJS.ErrnoException): boolean {
   return error.code === 'EACCES' || error.code === 'EPERM';
+}
+
+/**
+ * The warning for a directory that cannot be listed. A default one that does not exist is none:
+ * the defaults name the usual places, most of which a server does not have.
+ */
+export function unreadableFolderWarning(kind: string, directory: SkillDirectory, error: NodeJS.ErrnoException, defaults: readonly string[]): string | undefined {
+  const missing = error.code === 'ENOENT' || error.code === 'ENOTDIR';
+  if (missing && defaults.includes(directory.configured)) return undefined;
+  return `${kind} directory '${directory.configured}' (${directory.path}) ${folderProblem(error)}; skipped`;
 }
 
 /** Why a directory to scan cannot be listed, for a warning: `<directory> ${folderProblem(error)}`. */

@@ -94,7 +94,7 @@ export class SkillRegistryService implements OnModuleInit {
 
   private firstScan(): void {
     const started = performance.now();
-    this.swapIn(discoverSkills(this.discoveryOptions()), started, new Date());
+    this.swapIn(discoverSkills(this.discoveryOptions()), started, new Date(), 'start-up');
   }
 
   /** Resolves once no reload or store read is running or queued (whether they succeeded or not). */
@@ -235,8 +235,8 @@ export class SkillRegistryService implements OnModuleInit {
   }
 
   /** Publishes what a scan found (with the commands, read now) as the next snapshot, and reports it. */
-  private swapIn(result: DiscoveryResult, started: number, scannedAt: Date): CatalogueSnapshot {
-    return this.reportSwap(this.publish(this.recordScan(result, started, scannedAt)));
+  private swapIn(result: DiscoveryResult, started: number, scannedAt: Date, when: 'start-up' | 'reload' = 'reload'): CatalogueSnapshot {
+    return this.reportSwap(this.publish(this.recordScan(result, started, scannedAt)), when);
   }
 
   /** The same, the snapshot built in slices (a reload while requests are served). */
@@ -250,13 +250,17 @@ export class SkillRegistryService implements OnModuleInit {
     return this.lastScan;
   }
 
-  private reportSwap(next: CatalogueSnapshot): CatalogueSnapshot {
+  /**
+   * Logs what a scan loaded. At start-up the server's summary counts the skills and the invalid
+   * ones (and says where to see why), so the details are debug lines there; a reload's are news.
+   */
+  private reportSwap(next: CatalogueSnapshot, when: 'start-up' | 'reload' = 'reload'): CatalogueSnapshot {
     this.metrics?.observeSkillsReload(next, () => Buffer.byteLength(next.catalogue(this.config.catalogueFormat)));
-    this.logger.log(
-      `Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ${next.collisions.length} collision(s), mode ${next.mode})`,
-    );
+    const detail = when === 'start-up' ? this.logger.debug.bind(this.logger) : this.logger.log.bind(this.logger);
+    detail(`Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ${next.collisions.length} collision(s), mode ${next.mode})`);
     for (const warning of next.warnings) this.logger.warn(warning);
-    for (const entry of next.invalid) this.logger.warn(`Invalid skill at ${entry.path}: ${entry.errors.join('; ')}`);
+    const invalid = when === 'start-up' ? this.logger.debug.bind(this.logger) : this.logger.warn.bind(this.logger);
+    for (const entry of next.invalid) invalid(`Invalid skill at ${entry.path}: ${entry.errors.join('; ')}`);
     this.logUnavailable(next);
     this.logCommands(next);
     return next;

@@ -67,13 +67,39 @@ describe('skillhost CLI', () => {
   describe('create', () => {
     it('scaffolds a skill folder that the strict validator accepts as it is', async () => {
       const created = await run(['create', 'release-notes', '--dir', 'new', '--description', 'Writes release notes. Use when a release is cut.'], tree.root);
-      expect(created).toEqual({ code: 0, err: '', out: `Created ${tree.path('new/release-notes')}: edit SKILL.md (its description is what the catalogue shows), then check it with skillhost validate new/release-notes` });
+      expect(created).toEqual({
+        code: 0,
+        err: '',
+        out: [
+          `Created ${tree.path('new/release-notes')}: edit SKILL.md (its description is what the catalogue shows), then check it with skillhost validate new/release-notes`,
+          `Note: the server does not load skills from ${tree.path('new')}: its skills directories are ./.skills, ./.agents/skills, ~/.agents/skills, ~/.skillhost/skills ([app.skills] directories).`,
+        ].join('\n'),
+      });
       expect(readdirSync(tree.path('new/release-notes')).sort()).toEqual(['SKILL.md', 'assets', 'references', 'scripts']);
       expect(readFileSync(tree.path('new/release-notes/SKILL.md'), 'utf8')).toMatch(/^---\nname: release-notes\ndescription: "Writes release notes\. Use when a release is cut\."\n---\n\n# release-notes\n/);
       expect(await run(['validate', 'new/release-notes'], tree.root)).toMatchObject({ code: 0, out: 'Valid skill: new/release-notes' });
       // With no description, a placeholder that still validates.
-      expect((await run(['create', 'plain'], tree.root)).code).toBe(0);
+      expect((await run(['create', 'plain', '--dir', '.'], tree.root)).code).toBe(0);
       expect(await run(['validate', 'plain'], tree.root)).toMatchObject({ code: 0 });
+    });
+
+    it('without --dir goes into the first configured skills directory, where the server loads it', async () => {
+      tree.write('create.toml', '[app.skills]\nenabled = true\ndirectories = ["./mine", "./shared"]\n');
+      const created = await run(['create', 'weekly-report', '--config', 'create.toml'], tree.root);
+      expect(created).toEqual({
+        code: 0,
+        err: '',
+        out: [
+          `Created ${tree.path('mine/weekly-report')}: edit SKILL.md (its description is what the catalogue shows), then check it with skillhost validate mine/weekly-report`,
+          'The server loads it from there after a reload (POST /v1/admin/skills/reload, a restart, or at once with [app.skills] watch = true).',
+        ].join('\n'),
+      });
+      expect(await run(['list', '--config', 'create.toml', '--json'], tree.root).then((r) => JSON.parse(r.out).valid.map((s: { name: string }) => s.name))).toEqual(['weekly-report']);
+      // The shipped defaults: ./.skills, with skills off said.
+      expect((await run(['create', 'defaulted'], tree.root)).out).toContain(`Created ${tree.path('.skills/defaulted')}`);
+      expect((await run(['create', 'off', '--dir', 'shared', '--config', 'create.toml'], tree.root)).out).toContain('The server loads it from there');
+      tree.write('empty.toml', '[app.skills]\ndirectories = []\n');
+      expect(await run(['create', 'nowhere', '--config', 'empty.toml'], tree.root)).toMatchObject({ code: 2, err: expect.stringContaining('give --dir') });
     });
 
     it('refuses a name the specification does not allow, or a folder that exists, and changes nothing', async () => {
@@ -81,8 +107,8 @@ describe('skillhost CLI', () => {
       expect(bad.code).toBe(1);
       expect(bad.err).toMatch(/^Cannot create skill 'Bad_Name': .*lowercase/);
       expect(existsSync(tree.path('Bad_Name'))).toBe(false);
-      await run(['create', 'twice'], tree.root);
-      const again = await run(['create', 'twice'], tree.root);
+      await run(['create', 'twice', '--dir', '.'], tree.root);
+      const again = await run(['create', 'twice', '--dir', '.'], tree.root);
       expect(again).toMatchObject({ code: 1, err: `Cannot create skill 'twice': ${tree.path('twice')} already exists; choose another name or --dir.` });
       expect(await run(['create'], tree.root)).toMatchObject({ code: 2 });
     });

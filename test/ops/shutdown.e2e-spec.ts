@@ -82,9 +82,9 @@ describe('start and graceful shutdown of a server process', () => {
     const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     let exited = false;
     void exit.then(() => (exited = true));
-    await until(() => exited || /Listening on http:\/\/127\.0\.0\.1:\d+/.test(output), 'the server to listen', 30_000);
+    await until(() => exited || /listening at http:\/\/127\.0\.0\.1:\d+/.test(output), 'the server to listen', 30_000);
     if (exited) throw new Error(`the server exited before listening:\n${output}`);
-    const port = /Listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1];
+    const port = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1];
     return { child, baseUrl: `http://127.0.0.1:${port}`, exit, output: () => output };
   }
 

@@ -176,7 +176,7 @@ describe('Skills HTTP API with skills disabled', () => {
     expect(logs.filter((line) => /Loaded \d+ skill/.test(line))).toEqual([]);
     const enabledLogs: string[] = [];
     const capture = (message: unknown) => void enabledLogs.push(String(message));
-    const enabled = await createTestApp({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')] }, { log: capture, warn: capture, error: capture });
+    const enabled = await createTestApp({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')] }, { log: capture, warn: capture, error: capture, debug: capture });
     await enabled.close();
     expect(enabledLogs.filter((line) => /Loaded \d+ skill/.test(line))).toEqual([expect.stringContaining('Loaded 1 skill(s)')]);
   });

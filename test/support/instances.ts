@@ -115,7 +115,7 @@ async function startInstance(configFile: string, cwd: string, env: Record<string
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const listening = /Listening on http:\/\/127\.0\.0\.1:(\d+)/;
+  const listening = /listening at http:\/\/127\.0\.0\.1:(\d+)/;
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!listening.test(output)) {
     if (hasExited(child)) throw new Error(`a Skillhost instance exited before listening:\n${output}`);

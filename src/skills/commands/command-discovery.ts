@@ -2,7 +2,7 @@ import { closeSync, type Dirent, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SkillDirectory } from '../../config/app-config.js';
 import { DEFAULT_COMMAND_DIRECTORIES } from '../../config/config-schema.js';
-import { folderProblem, readFolder } from '../skill-discovery.js';
+import { readFolder, unreadableFolderWarning } from '../skill-discovery.js';
 import { describeSpecialFile, OPEN_FLAGS, openProblem } from '../skill-folder.reader.js';
 import { compareByName } from '../skill-order.js';
 import { parseCommandFile } from './command-file.js';
@@ -49,7 +49,7 @@ export function discoverCommands(directories: readonly SkillDirectory[]): Comman
     const entries = readFolder(directory.path);
     exists.push(Array.isArray(entries));
     if (!Array.isArray(entries)) {
-      const warning = unreadableDirectoryWarning(directory, entries);
+      const warning = unreadableFolderWarning('Commands', directory, entries, DEFAULT_COMMAND_DIRECTORIES);
       if (warning !== undefined) warnings.push(warning);
       continue;
     }
@@ -72,13 +72,6 @@ export function discoverCommands(directories: readonly SkillDirectory[]): Comman
 
 function isCommandFileName(entry: Dirent): boolean {
   return entry.name.endsWith('.md') && !entry.name.startsWith('.');
-}
-
-/** The default directories usually do not exist, so only a configured one that is missing (or any that cannot be read) is worth a warning. */
-function unreadableDirectoryWarning(directory: SkillDirectory, error: NodeJS.ErrnoException): string | undefined {
-  const missing = error.code === 'ENOENT' || error.code === 'ENOTDIR';
-  if (missing && DEFAULT_COMMAND_DIRECTORIES.includes(directory.configured)) return undefined;
-  return `Commands directory '${directory.configured}' (${directory.path}) ${folderProblem(error)}; skipped`;
 }
 
 /** First occurrence of a name wins; each later one is a collision. */
