@@ -9,7 +9,7 @@ import { runFolder } from '../support/run-folder.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { type DocBlock, extractBlocks, runnerOf, splitShellSteps } from './doc-blocks.js';
 import { answerAsTheDocsShow } from './doc-model.js';
-import { checkStaticBlock, DocServer, initializeMcp, makeCheckout, runGraphqlBlock, runShellBlock, ShellSession, type StepFailure } from './doc-runner.js';
+import { checkStaticBlock, DocServer, initializeMcp, REPO, runGraphqlBlock, runShellBlock, ShellSession, type StepFailure } from './doc-runner.js';
 
 /**
  * Every fenced block of README.md and docs/*.md runs here, so the docs cannot drift from the code:
@@ -89,9 +89,12 @@ describe('the examples in README.md and docs/', () => {
   it.each(liveFiles)('%s: its commands print what it shows, run in order against a live server', async (file) => {
     const db = await createTestDatabase();
     const dir = mkdtempSync(join(root, `${file.replace(/\W/g, '_')}-`));
-    const { cwd, home } = makeCheckout(dir);
-    const env = { PATH: process.env.PATH, HOME: home, LANG: 'C.UTF-8', DATABASE_URL: db.url };
-    const session = new ShellSession(cwd, env, join(dir, 'steps'));
+    const home = join(dir, 'home');
+    mkdirSync(home);
+    // A home of its own, so `~/.agents/skills` is empty; npm's notices would be part of the output.
+    const env = { PATH: process.env.PATH, HOME: home, LANG: 'C.UTF-8', DATABASE_URL: db.url, NPM_CONFIG_UPDATE_NOTIFIER: 'false', NPM_CONFIG_FUND: 'false' };
+    const leftBefore = untrackedFiles();
+    const session = new ShellSession(REPO, env, join(dir, 'steps'));
     let server: DocServer | undefined;
     const failures: StepFailure[] = [];
     try {
@@ -102,7 +105,7 @@ describe('the examples in README.md and docs/', () => {
           server = undefined;
           const steps = splitShellSteps(block.text);
           if (steps.length !== 1) failures.push({ block, line: block.line, message: 'a server block holds exactly one command' });
-          else server = await DocServer.start(steps[0].command, cwd, env, model.url).catch((error: Error) => (failures.push({ block, line: block.line, message: error.message }), undefined));
+          else server = await DocServer.start(steps[0].command, REPO, env, model.url).catch((error: Error) => (failures.push({ block, line: block.line, message: error.message }), undefined));
         } else if (runner === 'shell') failures.push(...(await runShellBlock(block, session, server, model.url)));
         else if (runner === 'graphql') {
           const problem = await runGraphqlBlock(block, server);
@@ -118,8 +121,18 @@ describe('the examples in README.md and docs/', () => {
       await db.drop();
     }
     expect(failures.map(format)).toEqual([]);
+    // The examples run in this checkout: what they leave behind would be left in a reader's.
+    expect(untrackedFiles().filter((file) => !leftBefore.includes(file))).toEqual([]);
   }, 600_000);
 });
+
+/** Files git does not know and does not ignore. */
+function untrackedFiles(): string[] {
+  return execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.startsWith('??'))
+    .map((line) => line.slice(3));
+}
 
 /** Whether dist/ was built after the last change to the server's sources (CI builds before `npm test`). */
 function isBuildCurrent(): boolean {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { load as parseYaml } from 'js-yaml';
 import { parse as parseToml } from 'smol-toml';
@@ -9,25 +9,10 @@ import { parseSkillMd } from '../../src/skills/skill-md.js';
 import { freePort } from '../support/ports.js';
 import { type AgentName, type DocBlock, matchesExpected, rewriteAddresses, splitShellSteps } from './doc-blocks.js';
 
-const REPO = resolve('.');
+/** The commands run in this checkout, as a reader's would (`npx skillhost` needs the package's own folder). */
+export const REPO = resolve('.');
 const STEP_TIMEOUT_MS = 120_000;
 const START_TIMEOUT_MS = 90_000;
-
-/**
- * A reader's checkout, without the reader's side effects on this one: the configuration, the
- * bundled skills and package.json copied, the build and node_modules linked, and a home folder of
- * its own (so `~/.agents/skills` is empty).
- */
-export function makeCheckout(root: string): { cwd: string; home: string } {
-  const cwd = join(root, 'skillhost');
-  const home = join(root, 'home');
-  mkdirSync(cwd, { recursive: true });
-  mkdirSync(home, { recursive: true });
-  for (const file of ['config.toml', 'package.json', 'schema.graphql']) cpSync(join(REPO, file), join(cwd, file));
-  cpSync(join(REPO, 'skills'), join(cwd, 'skills'), { recursive: true });
-  for (const linked of ['node_modules', 'dist', 'bin', 'examples']) symlinkSync(join(REPO, linked), join(cwd, linked));
-  return { cwd, home };
-}
 
 export interface StepFailure {
   block: DocBlock;
