@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import ts from 'typescript';
@@ -91,8 +92,17 @@ describe('the examples in README.md and docs/', () => {
     const dir = mkdtempSync(join(root, `${file.replace(/\W/g, '_')}-`));
     const home = join(dir, 'home');
     mkdirSync(home);
-    // A home of its own, so `~/.agents/skills` is empty; npm's notices would be part of the output.
-    const env = { PATH: process.env.PATH, HOME: home, LANG: 'C.UTF-8', DATABASE_URL: db.url, NPM_CONFIG_UPDATE_NOTIFIER: 'false', NPM_CONFIG_FUND: 'false' };
+    // A home of its own, so `~/.agents/skills` is empty, but npm's own cache, where `npx skillhost`
+    // keeps its link to this package once made; npm's notices would be part of the output.
+    const env = {
+      PATH: process.env.PATH,
+      HOME: home,
+      LANG: 'C.UTF-8',
+      DATABASE_URL: db.url,
+      NPM_CONFIG_CACHE: process.env.npm_config_cache ?? join(homedir(), '.npm'),
+      NPM_CONFIG_UPDATE_NOTIFIER: 'false',
+      NPM_CONFIG_FUND: 'false',
+    };
     const leftBefore = untrackedFiles();
     const session = new ShellSession(REPO, env, join(dir, 'steps'));
     let server: DocServer | undefined;
@@ -150,7 +160,9 @@ function isBuildCurrent(): boolean {
 function typeErrors(files: string[]): { file: string; line: number; message: string }[] {
   const config = ts.readConfigFile(resolve('tsconfig.json'), (path) => ts.sys.readFile(path));
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, resolve('.'));
-  const program = ts.createProgram(files, { ...parsed.options, noEmit: true, noUnusedLocals: false, noUnusedParameters: false });
+  // A self-import (`skillhost/nest`) is type-checked from the sources, which need the project's own declarations of untyped packages.
+  const declarations = readdirSync('src/types').map((name) => resolve('src/types', name));
+  const program = ts.createProgram([...files, ...declarations], { ...parsed.options, noEmit: true, noUnusedLocals: false, noUnusedParameters: false });
   return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
     const file = diagnostic.file?.fileName ?? '';
     const line = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line + 1 : 0;
