@@ -29,11 +29,7 @@ export class ShellSession {
   private steps = 0;
   private readonly dir: string;
 
-  constructor(
-    private readonly cwd: string,
-    env: NodeJS.ProcessEnv,
-    scratch: string,
-  ) {
+  constructor(cwd: string, env: NodeJS.ProcessEnv, scratch: string) {
     this.dir = scratch;
     mkdirSync(scratch, { recursive: true });
     this.child = spawn('bash', ['--noprofile', '--norc'], { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
