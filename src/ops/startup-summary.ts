@@ -53,5 +53,6 @@ function modelsLine(models: readonly string[], defaultModel: string | undefined)
   if (models.length === 0) {
     return 'Models: none configured, so chats answer 503 MODEL_NOT_CONFIGURED until you configure one: SKILLHOST_MODEL with OPENAI_BASE_URL (any OpenAI-compatible server, e.g. Ollama), or [app.models.NAME] in config.toml; see docs/configuration.md#models';
   }
+  if (models.length === 1) return `Models: ${models[0]}`;
   return `Models: ${models.map((name) => (name === defaultModel ? `${name} (default)` : name)).join(', ')}`;
 }

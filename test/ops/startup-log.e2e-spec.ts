@@ -56,6 +56,6 @@ describe('the start-up log', () => {
     expect(all).toContainEqual(expect.objectContaining({ level: 'debug', context: 'InstanceLoader' }));
     expect(all).toContainEqual(expect.objectContaining({ level: 'debug', msg: expect.stringMatching(/^Invalid skill at .*broken/) }));
     expect(all).toContainEqual(expect.objectContaining({ level: 'debug', msg: expect.stringMatching(/^Applied migrations: InitialSchema/) }));
-    expect(all).toContainEqual(expect.objectContaining({ level: 'info', msg: 'Models: local (default)' }));
+    expect(all).toContainEqual(expect.objectContaining({ level: 'info', msg: 'Models: local' }));
   }, 60_000);
 });
