@@ -141,11 +141,11 @@ const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, sty
 
   /** How far the document itself could scroll, each way, and where it is after trying. */
   const documentScroll = (page: Page) =>
-    page.evaluate(() => {
-      const root = document.scrollingElement!;
-      window.scrollTo(10_000, 10_000);
+    page.evaluate(`(() => {
+      const root = document.scrollingElement;
+      window.scrollTo(10000, 10000);
       return { overflowY: root.scrollHeight - root.clientHeight, overflowX: root.scrollWidth - root.clientWidth, scrolledTo: [window.scrollX, window.scrollY] };
-    });
+    })()`);
   const FITS = { overflowY: 0, overflowX: 0, scrolledTo: [0, 0] };
 
   const composer = (page: Page) => page.locator('#composer-input');
@@ -224,15 +224,14 @@ const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, sty
     ctx.model.play({ text: MARKDOWN_ANSWER, pieceDelayMs: 15 });
     const { page, errors, close } = await open(WIDE);
     // What the answer looked like at each change while it streamed.
-    await page.evaluate((dangerous) => {
-      const seen: { busy: boolean; headings: number; dangerous: number }[] = [];
-      (window as unknown as { __renders: typeof seen }).__renders = seen;
+    await page.evaluate(`(() => {
+      const seen = (window.__renders = []);
       new MutationObserver(() => {
         const answer = document.querySelector('#messages li.message-assistant:last-child');
         if (answer === null) return;
-        seen.push({ busy: answer.hasAttribute('aria-busy'), headings: answer.querySelectorAll('.markdown h3').length, dangerous: answer.querySelectorAll(`.markdown :is(${dangerous})`).length });
-      }).observe(document.getElementById('messages')!, { childList: true, subtree: true, characterData: true, attributes: true });
-    }, DANGEROUS);
+        seen.push({ busy: answer.hasAttribute('aria-busy'), headings: answer.querySelectorAll('.markdown h3').length, dangerous: answer.querySelectorAll(${JSON.stringify(`.markdown :is(${DANGEROUS})`)}).length });
+      }).observe(document.getElementById('messages'), { childList: true, subtree: true, characterData: true, attributes: true });
+    })()`);
     await composer(page).fill('How do we release?');
     await composer(page).press('Enter');
     await answered(page);
@@ -305,7 +304,7 @@ const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, sty
   it('a chat is titled from its first message, in the list and the header; until then it is "New chat"', async () => {
     ctx.model.play({ text: 'Sure.' }, { text: 'Again.' });
     const { page, errors, close } = await open(WIDE);
-    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.locator('#new-chat').click();
     const current = page.locator('#chat-list button.chat-open[aria-current="page"]');
     await expect(current.textContent()).resolves.toBe('New chat');
     await expect(page.locator('#chat-title').textContent()).resolves.toBe('New chat');
@@ -335,7 +334,7 @@ const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, sty
     await expect(status.locator('strong').textContent()).resolves.toMatch(/^[A-Z][A-Z_]+$/);
     await expect(status.textContent()).resolves.toMatch(/^Not sent: [A-Z_]+: .*scripted failure 500.* Your message is back in the box\.$/);
     expect(await inViewport(page, status)).toBe(true);
-    await expect(status.evaluate((node) => getComputedStyle(node).backgroundColor)).resolves.not.toBe('rgba(0, 0, 0, 0)');
+    await expect(status.evaluate((node) => node.ownerDocument.defaultView!.getComputedStyle(node).backgroundColor)).resolves.not.toBe('rgba(0, 0, 0, 0)');
     await expect(composer(page).inputValue()).resolves.toBe('this one fails');
     await page.screenshot({ path: resolve(ARTIFACTS, 'error-phone.png') });
     expect(errors).toEqual([]);
@@ -352,7 +351,7 @@ const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, sty
     await expect(violations(page)).resolves.toEqual([]);
     await page.setViewportSize({ width: PHONE.width, height: PHONE.height });
     await expect(violations(page)).resolves.toEqual([]);
-    await page.locator('#skill-results button').first().evaluate((button: HTMLButtonElement) => button.click());
+    await page.locator('#skill-results button').first().dispatchEvent('click');
     await page.locator('#skill-detail h3').waitFor();
     await expect(violations(page)).resolves.toEqual([]);
     await close();
