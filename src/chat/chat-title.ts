@@ -8,6 +8,11 @@
  */
 export const CHAT_TITLE_MAX_CHARACTERS = 60;
 
+/** What REST's and GraphQL's descriptions say of a chat's title. */
+export const CHAT_TITLE_DESCRIPTION = `The title given when the chat was created; otherwise, from the first stored message with words in it: that message on one line, white space collapsed, at most ${CHAT_TITLE_MAX_CHARACTERS} characters (cut at a word, with "…"). Null until then.`;
+/** What REST's and GraphQL's descriptions say of the title a chat is created with. */
+export const NEW_CHAT_TITLE_DESCRIPTION = 'Up to 200 characters. Without one (or with white space only), the chat is titled from its first message.';
+
 const ELLIPSIS = '…';
 /** Bidi embeddings, overrides, isolates and marks: invisible, and able to reorder what a title shows. */
 const DIRECTION_CONTROLS = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;

@@ -94,29 +94,37 @@ function escapeHtml(text: string): string {
 }
 
 /**
- * An answer that streams in: rendered again as it grows, at most once a frame, so the text is
- * always shown as Markdown (raw HTML in it never is HTML, not even for a moment); `finish` renders
- * the answer as stored (with the server's notices) at once.
+ * An answer that streams in: rendered again as it grows, so the text is always shown as Markdown
+ * (raw HTML in it never is HTML, not even for a moment). At most once a frame, and a long answer,
+ * whose rendering takes longer, less often (a pause of RENDER_PAUSE times the last rendering's
+ * time), so the page stays responsive; `finish` renders the answer as stored (with the server's
+ * notices) at once.
  */
 export function markdownAnswer(rendered: () => void): { element: HTMLElement; append(text: string): void; finish(stored?: string): void } {
   const element = h('div', { class: 'content markdown' });
   let text = '';
-  let frame: number | undefined;
+  let pending: number | undefined;
+  let nextAt = 0;
   const render = () => {
-    frame = undefined;
+    pending = undefined;
+    const started = performance.now();
     element.replaceChildren(renderMarkdown(text));
+    nextAt = performance.now() + (performance.now() - started) * RENDER_PAUSE;
     rendered();
   };
   return {
     element,
     append(piece) {
       text += piece;
-      frame ??= requestAnimationFrame(render);
+      pending ??= window.setTimeout(() => requestAnimationFrame(render), Math.max(0, nextAt - performance.now()));
     },
     finish(stored) {
-      if (frame !== undefined) cancelAnimationFrame(frame);
+      clearTimeout(pending);
+      pending = undefined;
       if (stored !== undefined) text = stored;
       render();
     },
   };
 }
+
+const RENDER_PAUSE = 3;
