@@ -15,7 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const STAMP = join(root, 'dist', '.built');
 /** What `npm run build` reads: the TypeScript of the server, the page, the migrations, and their settings. */
-const INPUTS = ['src', 'web', 'migrations', 'bench', 'test/support', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+const INPUTS = ['src', 'web', 'migrations', 'bench', 'test/support', 'tools/build-web-assets.mjs', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 /** The newest modification time among the build inputs, in ms (0 when none exists). */
 function newestInput() {

@@ -19,6 +19,7 @@ import type { CatalogueChoice } from '../skills/ranking/catalogue-choice.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { type SkillFilterResult, SkillLifecycleService } from '../skills/store/skill-lifecycle.service.js';
 import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
+import { chatTitleFrom } from './chat-title.js';
 import { presentCatalogueChoice, presentTurn, type TurnOutcome } from './chat.presenter.js';
 import { expandTemplate } from '../skills/commands/command-file.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
@@ -78,8 +79,9 @@ export class ChatService {
     private readonly searching: SkillSearchService,
   ) {}
 
+  /** A title of white space only is none: the chat is then titled from its first message. */
   createChat(principal: Principal, title?: string): Promise<ChatEntity> {
-    return this.chats.createChat(principal.userId, title ?? null);
+    return this.chats.createChat(principal.userId, title === undefined || title.trim() === '' ? null : title);
   }
 
   listChats(principal: Principal, limit = 50, offset = 0): Promise<Page<ChatEntity>> {
@@ -258,7 +260,8 @@ export class ChatService {
 
   /**
    * One turn. Nothing is stored until the model has answered; then one statement stores the user
-   * message, the assistant message with its tool cards, and the activations. A turn that fails
+   * message, the assistant message with its tool cards, the activations, and (for a chat without a
+   * title) the title taken from the user's message (chat-title.ts). A turn that fails
    * (model error, timeout, database gone) stores nothing at all, so it can simply be sent again.
    *
    * `onEvent` hears the turn's events (ending with `done` or `error`); subscribers of the chat hear
@@ -365,6 +368,7 @@ export class ChatService {
         { role: 'assistant', content: answer, toolCards: cards, model: model.name },
       ],
       activations,
+      chatTitleFrom(input.content),
     );
     dbMs += performance.now() - writeStarted;
     // Deleted while the model was answering: nothing was stored.

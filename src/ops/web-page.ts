@@ -6,9 +6,10 @@ import { ErrorCode } from '../common/app-error.js';
 import { packageRoot } from '../config/package-version.js';
 
 /**
- * The web chat page (`web/`, built into `dist/web` by `npm run build`): `/` and the files it loads,
- * served on Fastify itself without a key (the page asks for one when the API wants it). Only the
- * files the build wrote are served, each by its known name, so no path reaches a file server.
+ * The web chat page (`web/`, built into `dist/web` by `npm run build`): `/` and the files it loads
+ * (its scripts in `app/`, the Markdown renderer and sanitiser in `vendor/`), served on Fastify
+ * itself without a key (the page asks for one when the API wants it). Only the files the build
+ * wrote are served, each by its known name, so no path reaches a file server.
  */
 export function registerWebPage(fastify: FastifyInstance): void {
   const root = packageRoot();
@@ -21,8 +22,11 @@ export function registerWebPage(fastify: FastifyInstance): void {
     ['/', { file: join(folder, 'index.html'), type: 'text/html; charset=utf-8' }],
     ['/styles.css', { file: join(folder, 'styles.css'), type: 'text/css; charset=utf-8' }],
   ]);
-  for (const name of readdirSync(join(folder, 'app'))) {
-    if (name.endsWith('.js')) files.set(`/app/${name}`, { file: join(folder, 'app', name), type: 'text/javascript; charset=utf-8' });
+  for (const scripts of SCRIPT_FOLDERS) {
+    if (!existsSync(join(folder, scripts))) continue;
+    for (const name of readdirSync(join(folder, scripts))) {
+      if (name.endsWith('.js')) files.set(`/${scripts}/${name}`, { file: join(folder, scripts, name), type: 'text/javascript; charset=utf-8' });
+    }
   }
   const serve = (path: string) => (_request: unknown, reply: { type(type: string): typeof reply; header(name: string, value: string): typeof reply; send(body: unknown): unknown }) => {
     const known = files.get(path)!;
@@ -34,8 +38,13 @@ export function registerWebPage(fastify: FastifyInstance): void {
       .send(createReadStream(known.file));
   };
   for (const path of files.keys()) fastify.get(path, serve(path));
-  fastify.get<{ Params: { name: string } }>('/app/:name', (request, reply) => {
-    const body = { code: ErrorCode.ROUTE_NOT_FOUND, message: `No such file of the web page: ${request.params.name}. The page is at /.` };
-    return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(body));
-  });
+  for (const scripts of SCRIPT_FOLDERS) {
+    fastify.get<{ Params: { name: string } }>(`/${scripts}/:name`, (request, reply) => {
+      const body = { code: ErrorCode.ROUTE_NOT_FOUND, message: `No such file of the web page: ${request.params.name}. The page is at /.` };
+      return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(body));
+    });
+  }
 }
+
+/** The folders of dist/web whose scripts are served: the page's own, and the packages it imports. */
+const SCRIPT_FOLDERS = ['app', 'vendor'] as const;

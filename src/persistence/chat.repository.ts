@@ -184,8 +184,11 @@ export class ChatRepository {
    * not the owner's (missing, another user's, or just deleted) stores nothing and answers null.
    * The statement answers only what the database decides (the messages' positions and times, the
    * chat's activations); the messages' contents are not sent back.
+   *
+   * `title` becomes the chat's title when it has none yet, in the same statement: under the row
+   * lock, so of two turns racing to be a chat's first, the one stored first titles it.
    */
-  recordTurn(chatId: string, ownerId: string, messages: NewMessage[], activations: NewActivation[]): Promise<StoredTurn | null> {
+  recordTurn(chatId: string, ownerId: string, messages: NewMessage[], activations: NewActivation[], title: string | null = null): Promise<StoredTurn | null> {
     return runQuery(async () => {
       const rows = messages.map((m, index) => ({
         id: randomUUID(),
@@ -207,6 +210,7 @@ export class ChatRepository {
         JSON.stringify(rows),
         JSON.stringify(grouped),
         ownerId,
+        toStorableTextOrNull(title),
       ]);
       if (row.found === 0) return null;
       const stored = row.messages ?? [];
@@ -306,13 +310,15 @@ const TURN_CONTEXT = {
 
 /**
  * The turn's write, whatever its number of messages and activations: $1 chat id, $2 message count,
- * $3 the messages and $4 the activations (one per skill), each a JSON array, $5 the owner.
+ * $3 the messages and $4 the activations (one per skill), each a JSON array, $5 the owner, $6 the
+ * title for a chat that has none (null: keep it untitled).
  */
 const RECORD_TURN = {
-  name: 'skillhost_record_turn_v4',
+  name: 'skillhost_record_turn_v5',
   text: `
     WITH chat AS (
-      UPDATE chats SET updated_at = now(), last_seq = last_seq + $2 WHERE id = $1 AND owner_id = $5 RETURNING id, last_seq
+      UPDATE chats SET updated_at = now(), last_seq = last_seq + $2, title = COALESCE(title, $6::text)
+       WHERE id = $1 AND owner_id = $5 RETURNING id, last_seq
     ), inserted AS (
       INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, invoked_skills, command, model)
       SELECT m.id, chat.id, chat.last_seq - $2 + m.ord, m.role, m.content, m.tool_cards, m.invoked_skill, m.invoked_skills, m.command, m.model

@@ -119,7 +119,7 @@ const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefgh\n`.repeat(10_000) + BIG_MARK
 
   describe('the static server', () => {
     it('serves no file by a path it does not know: traversal, encodings, sources, other names', async () => {
-      const paths = ['/app/../../package.json', '/app/%2e%2e/package.json', '/app/%2e%2e%2f%2e%2e%2fpackage.json', '/app/..%2f..%2fpackage.json', '/app/..%5c..%5cpackage.json', '/app/unknown.js', '/app/main.ts', '/app/main.js.map', '/app/', '/app/.', '/index.html', '/web/src/main.ts', '/web/index.html', '/dist/web/index.html', '/app/main.js%00.ts', '/styles.css/..', '/%2e%2e/package.json'];
+      const paths = ['/app/../../package.json', '/app/%2e%2e/package.json', '/app/%2e%2e%2f%2e%2e%2fpackage.json', '/app/..%2f..%2fpackage.json', '/app/..%5c..%5cpackage.json', '/app/unknown.js', '/app/main.ts', '/app/main.js.map', '/app/', '/app/.', '/index.html', '/web/src/main.ts', '/web/index.html', '/dist/web/index.html', '/app/main.js%00.ts', '/styles.css/..', '/%2e%2e/package.json', '/vendor/../package.json', '/vendor/%2e%2e/package.json', '/vendor/marked.js.map', '/vendor/purify.es.mjs', '/vendor/', '/node_modules/marked/package.json'];
       for (const path of paths) {
         const answer = await raw('GET', path);
         expect([path, answer.status]).toEqual([path, 404]);
@@ -128,7 +128,7 @@ const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefgh\n`.repeat(10_000) + BIG_MARK
     });
 
     it('sends CSP and nosniff with every page file, for GET, HEAD and a query string', async () => {
-      const files = [['/', 'text/html'], ['/?chat=x', 'text/html'], ['/styles.css', 'text/css'], ['/styles.css?x', 'text/css'], ...['api', 'cards', 'composer', 'dom', 'main'].map((name) => [`/app/${name}.js`, 'text/javascript'])];
+      const files = [['/', 'text/html'], ['/?chat=x', 'text/html'], ['/styles.css', 'text/css'], ['/styles.css?x', 'text/css'], ...['api', 'cards', 'composer', 'dom', 'main', 'markdown'].map((name) => [`/app/${name}.js`, 'text/javascript']), ...['marked', 'purify'].map((name) => [`/vendor/${name}.js`, 'text/javascript'])];
       for (const [path, type] of files) {
         for (const method of ['GET', 'HEAD']) {
           const answer = await raw(method, path);
@@ -281,7 +281,7 @@ const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefgh\n`.repeat(10_000) + BIG_MARK
 
     it('a key revoked mid-session: New chat, opening a chat and searching skills each ask to sign in again, without a script error', async () => {
       const actions: [string, (page: Page) => Promise<void>][] = [
-        ['new chat', (page) => page.getByRole('button', { name: 'New chat' }).click()],
+        ['new chat', (page) => page.locator('#new-chat').click()],
         ['open a chat', (page) => page.locator('#chat-list button.chat-open').first().click()],
         ['search skills', (page) => page.getByLabel('Search skills').fill('pdf')],
       ];

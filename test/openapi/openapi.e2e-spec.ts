@@ -42,7 +42,7 @@ function recordRoutes(): { routes: string[]; stop(): void } {
 const isRestRoute = (route: string) => {
   const [method, url] = route.split(' ');
   // GraphQL and MCP are protocols of their own, described by their schema and specification; the web page is files.
-  const webPage = url === '/' || url === '/styles.css' || url.startsWith('/app/');
+  const webPage = url === '/' || url === '/styles.css' || url.startsWith('/app/') || url.startsWith('/vendor/');
   return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url) && url !== '/mcp' && !webPage;
 };
 

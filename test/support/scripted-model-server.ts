@@ -17,6 +17,8 @@ export type ScriptStep = (
 ) & {
   /** Waits this long before answering (a slow model). */
   delayMs?: number;
+  /** Waits this long between the pieces of a streamed text (a model that writes as it thinks). */
+  pieceDelayMs?: number;
 };
 
 export interface RecordedRequest {
@@ -124,10 +126,10 @@ export class ScriptedModelServer {
       })),
     };
     if (api === 'anthropic') this.answerAnthropic(res, recorded, answer);
-    else this.answerOpenAi(res, recorded, answer);
+    else await this.answerOpenAi(res, recorded, answer, step.pieceDelayMs);
   }
 
-  private answerOpenAi(res: ServerResponse, recorded: RecordedRequest, answer: ScriptedAnswer): void {
+  private async answerOpenAi(res: ServerResponse, recorded: RecordedRequest, answer: ScriptedAnswer, pieceDelayMs = 0): Promise<void> {
     const { text } = answer;
     const toolCalls = answer.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
     const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
@@ -149,7 +151,11 @@ export class ScriptedModelServer {
       res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
     send({ role: 'assistant', content: '' });
     // Text arrives in pieces, as real providers send it.
-    for (const piece of textPieces(text)) send({ content: piece });
+    for (const piece of textPieces(text)) {
+      send({ content: piece });
+      if (pieceDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, pieceDelayMs).unref());
+      if (res.destroyed) return;
+    }
     toolCalls.forEach((call, index) => send({ tool_calls: [{ index, ...call }] }));
     send({}, finishReason);
     res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);

@@ -87,7 +87,7 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
       { toolCalls: [{ name: 'skills_readResource', arguments: { name: 'skills-system-validation', path: '../../config.toml' } }] },
       { text: `STEP 1: PASS\nSTEP 2: PASS — ${REFERENCE_MARKER}\nSTEP 4: PASS — refused` },
     );
-    await page.getByRole('button', { name: 'New chat' }).click();
+    await page.locator('#new-chat').click();
     await page.locator('#chat-list button[aria-current="page"]').waitFor();
     await page.getByRole('textbox', { name: /Message/ }).fill('/skills-system-validation run the checks');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -158,6 +158,9 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await page.locator('#skill-detail summary').click();
     await expect(page.locator('#skill-detail pre').textContent()).resolves.toContain('# Skills system validation');
     await page.screenshot({ path: resolve(ARTIFACTS, 'skills-browser.png') });
+    // The details are a dialog: Close (or Escape) goes back to the page.
+    await page.getByRole('dialog', { name: 'skills-system-validation' }).getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('dialog', { name: 'skills-system-validation' }).waitFor({ state: 'hidden' });
   });
 
   it('has no accessibility violations that axe-core finds (labels, names, roles, contrast), wide or narrow', async () => {
@@ -189,6 +192,8 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
     expect(width).toBeLessThanOrEqual(390);
     await page.screenshot({ path: resolve(ARTIFACTS, 'narrow.png'), fullPage: true });
+    // One panel at a time: the chat list is behind its button.
+    await page.locator('#views').getByRole('button', { name: 'Chats' }).click();
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: /^Delete / }).first().click();
     await page.locator('#chat-list button.chat-open').first().waitFor({ state: 'detached' });

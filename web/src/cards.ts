@@ -1,4 +1,4 @@
-import { h } from './dom.js';
+import { copyButton, h } from './dom.js';
 
 /** A tool card as the API stores it (`toolCards` of an assistant message, `tool-result` events). */
 export interface ToolCard {
@@ -29,16 +29,7 @@ export function renderCard(card: ToolCard): HTMLElement {
   );
   // Focusable, so its scrolling works from the keyboard too.
   const output = h('pre', { class: 'output', tabindex: '0', 'aria-label': `Output of ${card.tool}`, text: card.output });
-  const copy = h('button', { type: 'button', class: 'copy', 'aria-label': `Copy the output of ${card.tool}`, text: 'Copy' });
-  copy.addEventListener('click', () => {
-    // Browsers give pages the clipboard only over https or on localhost: elsewhere the text is selected for Ctrl+C.
-    const selectForCopy = () => {
-      getSelection()?.selectAllChildren(output);
-      copy.textContent = 'Selected: press Ctrl+C (this browser keeps the clipboard from plain-http pages)';
-    };
-    if (navigator.clipboard === undefined) return selectForCopy();
-    navigator.clipboard.writeText(card.output).then(() => (copy.textContent = 'Copied'), selectForCopy);
-  });
+  const copy = copyButton(() => card.output, output, `Copy the output of ${card.tool}`);
   const long = card.output.length > LONG_OUTPUT;
   // Collapsed until asked for (RemcoChat: a skill's body is not dumped into the conversation, but it is there to expand and copy).
   const details = h('details', { class: 'card-output' }, h('summary', { text: long ? `Output (${card.output.length} characters)` : 'Output' }), output, copy);

@@ -19,3 +19,20 @@ export function byId<T extends HTMLElement>(id: string): T {
 export function when(iso: string): string {
   return new Date(iso).toLocaleString();
 }
+
+/**
+ * A Copy button for the text `text()` gives. Browsers give pages the clipboard only over https or
+ * on localhost: elsewhere the text in `shown` is selected for Ctrl+C, and the button says so.
+ */
+export function copyButton(text: () => string, shown: HTMLElement, label: string): HTMLButtonElement {
+  const copy = h('button', { type: 'button', class: 'copy', 'aria-label': label, text: 'Copy' });
+  copy.addEventListener('click', () => {
+    const selectForCopy = () => {
+      getSelection()?.selectAllChildren(shown);
+      copy.textContent = 'Selected: press Ctrl+C (this browser keeps the clipboard from plain-http pages)';
+    };
+    if (navigator.clipboard === undefined) return selectForCopy();
+    navigator.clipboard.writeText(text()).then(() => (copy.textContent = 'Copied'), selectForCopy);
+  });
+  return copy;
+}

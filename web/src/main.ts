@@ -1,7 +1,8 @@
-import { api, ApiFailure, storedKey, storeKey, streamTurn } from './api.js';
+import { api, ApiFailure, storedKey, storeKey, streamTurn, type TurnEvent } from './api.js';
 import { renderCard, renderPendingCard, type ToolCard } from './cards.js';
 import { attachSuggestions, type Suggestion } from './composer.js';
 import { byId, h, when } from './dom.js';
+import { markdownAnswer, renderMarkdown } from './markdown.js';
 
 interface Chat {
   id: string;
@@ -41,7 +42,20 @@ const state = {
   opening: null as Promise<void> | null,
   /** Pages of the chat list shown (200 chats a page). */
   chatPages: 1,
+  /** The server has no model: chats answer 503 until one is configured, so nothing is sent. */
+  noModel: false,
 };
+
+/** An error as the API answers it (`code`, `message`), or what the page says of one. */
+interface Problem {
+  code?: string;
+  message: string;
+}
+
+/** On a narrow screen, the panel shown: the conversation, the chat list or the skills. */
+type View = 'chats' | 'conversation' | 'skills';
+
+const UNTITLED = 'New chat';
 
 const REFUSED = 'That key was refused; try another.';
 /** The most recent messages a chat shows; older ones are counted, not shown. */
@@ -74,6 +88,9 @@ function start(): void {
       void guarded(send)();
     }
   });
+  for (const button of document.querySelectorAll<HTMLButtonElement>('#views button')) button.addEventListener('click', () => showView(button.dataset.view as View));
+  // The message box is on the conversation panel: skipping to it shows that panel first.
+  byId('skip').addEventListener('click', () => showView('conversation'));
   let searching: number | undefined;
   byId<HTMLInputElement>('skill-search').addEventListener('input', () => {
     clearTimeout(searching);
@@ -94,12 +111,13 @@ async function enter(): Promise<void> {
     me = await api<{ name: string; authMode: string }>('GET', '/v1/me');
   } catch (error) {
     if (isRefused(error)) return askForKey(storedKey() === null ? '' : REFUSED);
-    return showStatus(messageOf(error));
+    return showProblem(problemOf(error));
   }
   byId<HTMLDialogElement>('sign-in').close();
   byId('who').textContent = me.authMode === 'none' ? `${me.name} (auth off)` : `Signed in as ${me.name}`;
   byId('sign-out').hidden = storedKey() === null;
   byId('app').hidden = false;
+  byId('views').hidden = false;
   // Each part on its own: one that fails (skills switched off on the server) says so and the rest works.
   await Promise.all([guarded(loadModels)(), guarded(loadSuggestions)(), guarded(loadChats)(), guarded(searchSkills)()]);
   const wanted = new URLSearchParams(location.search).get(CHAT_IN_URL);
@@ -125,7 +143,7 @@ async function signIn(): Promise<void> {
     await api('GET', '/v1/me');
   } catch (error) {
     storeKey(null);
-    return askForKey(isRefused(error) ? REFUSED : messageOf(error));
+    return askForKey(isRefused(error) ? REFUSED : textOf(problemOf(error)));
   }
   await enter();
 }
@@ -142,7 +160,7 @@ function guarded(action: () => Promise<void>): () => Promise<void> {
       if (isRefused(error)) {
         storeKey(null);
         askForKey('Your key was refused (revoked or expired?); sign in again.');
-      } else showStatus(messageOf(error));
+      } else showProblem(problemOf(error));
     }
   };
 }
@@ -161,6 +179,12 @@ async function loadModels(): Promise<void> {
   const select = byId<HTMLSelectElement>('model');
   select.replaceChildren(...models.map((model) => h('option', { value: model.name, selected: model.name === defaultModel, text: model.tools ? model.name : `${model.name} (no tools)` })));
   select.disabled = models.length === 0;
+  // No model: said before anyone types, and Send is off (the server would answer 503).
+  state.noModel = models.length === 0;
+  byId('no-model').hidden = !state.noModel;
+  byId<HTMLButtonElement>('send').disabled = state.noModel || state.sending;
+  if (state.noModel) byId('composer-input').setAttribute('aria-describedby', 'no-model');
+  else byId('composer-input').removeAttribute('aria-describedby');
 }
 
 async function loadSuggestions(): Promise<void> {
@@ -186,9 +210,11 @@ async function loadChats(): Promise<void> {
     if (chats.length >= total) break;
   }
   const items = chats.map((chat) => {
-    const openButton = h('button', { type: 'button', class: 'chat-open', 'aria-current': chat.id === state.chatId ? 'page' : undefined, text: chat.title ?? `Chat of ${when(chat.createdAt)}` });
+    const title = titleOf(chat);
+    if (chat.id === state.chatId) showTitle(title);
+    const openButton = h('button', { type: 'button', class: 'chat-open', 'aria-current': chat.id === state.chatId ? 'page' : undefined, title: `${title} · ${when(chat.createdAt)}`, text: title });
     openButton.addEventListener('click', guarded(() => openChat(chat.id)));
-    const remove = h('button', { type: 'button', class: 'chat-delete', 'aria-label': `Delete ${chat.title ?? 'this chat'}`, text: '×' });
+    const remove = h('button', { type: 'button', class: 'chat-delete', 'aria-label': `Delete ${chat.title === null ? 'this chat' : title}`, text: '×' });
     remove.addEventListener('click', guarded(() => deleteChat(chat.id)));
     return h('li', {}, openButton, remove);
   });
@@ -208,6 +234,7 @@ async function newChat(): Promise<void> {
   // A message sent while the chat opens goes to it, not to another new one.
   state.chatId = chat.id;
   await openChat(chat.id);
+  showView('conversation');
   byId('composer-input').focus();
 }
 
@@ -216,6 +243,7 @@ async function deleteChat(id: string): Promise<void> {
   await api('DELETE', `/v1/chats/${encodeURIComponent(id)}`);
   if (state.chatId === id) {
     state.chatId = null;
+    showTitle(UNTITLED);
     byId('messages').replaceChildren();
     byId('activated').replaceChildren();
     history.replaceState(null, '', location.pathname);
@@ -232,7 +260,8 @@ async function openChat(id: string): Promise<void> {
     const messages = older === 0 ? first : await api<Page<Message>>('GET', `${path}/messages?limit=${SHOWN_MESSAGES}&offset=${older}`);
     state.chatId = chat.id;
     history.replaceState(null, '', `?${CHAT_IN_URL}=${encodeURIComponent(chat.id)}`);
-    byId('chat-title').textContent = chat.title ?? 'Conversation';
+    showTitle(titleOf(chat));
+    showView('conversation');
     const note = older === 0 ? [] : [h('li', { class: 'older', text: `${older} older message(s) not shown.` })];
     byId('messages').replaceChildren(...note, ...messages.items.map(renderMessage));
     renderActivated(chat.activatedSkills);
@@ -240,13 +269,15 @@ async function openChat(id: string): Promise<void> {
     scrollToEnd();
   } catch (error) {
     if (isRefused(error)) throw error;
-    showStatus(`This chat cannot be opened: ${messageOf(error)}`);
+    showProblem(problemOf(error), 'This chat cannot be opened: ');
   }
 }
 
+/** A message: the user's as they typed it (plain text), the assistant's rendered from Markdown. */
 function renderMessage(message: Message): HTMLElement {
   const cards = (message.toolCards ?? []).map(renderCard);
-  return h('li', { class: `message message-${message.role}` }, h('p', { class: 'role', text: message.role === 'user' ? 'You' : 'Assistant' }), cards.length > 0 ? h('div', { class: 'cards' }, ...cards) : null, h('div', { class: 'content', text: message.content }));
+  const content = message.role === 'user' ? h('div', { class: 'content', text: message.content }) : h('div', { class: 'content markdown' }, renderMarkdown(message.content));
+  return h('li', { class: `message message-${message.role}` }, h('p', { class: 'role', text: message.role === 'user' ? 'You' : 'Assistant' }), cards.length > 0 ? h('div', { class: 'cards' }, ...cards) : null, content);
 }
 
 function renderActivated(activations: Activation[]): void {
@@ -274,54 +305,74 @@ async function send(): Promise<void> {
   const input = byId<HTMLTextAreaElement>('composer-input');
   const content = input.value.trim();
   if (content === '' || state.sending) return;
+  if (state.noModel) return showProblem(NO_MODEL, 'Not sent: ', ' Your message stays in the box.');
   state.sending = true;
   byId<HTMLButtonElement>('send').disabled = true;
   const asked = renderMessage({ id: 'pending-user', role: 'user', content, toolCards: null, createdAt: new Date().toISOString() });
-  const cards = h('div', { class: 'cards' });
-  const answer = h('div', { class: 'content' });
-  const answering = h('li', { class: 'message message-assistant', 'aria-busy': 'true' }, h('p', { class: 'role', text: 'Assistant' }), cards, answer);
-  let failure: string | undefined;
+  const answer = answeringMessage();
+  let failure: Problem | undefined;
   let refused: unknown;
   try {
     if (state.opening !== null) await state.opening;
     if (state.chatId === null) await newChat();
     const chatId = state.chatId!;
     input.value = '';
-    byId('messages').append(asked, answering);
+    byId('messages').append(asked, answer.element);
     showStatus('The assistant is answering…');
+    scrollToEnd();
     const model = byId<HTMLSelectElement>('model').value;
-    await streamTurn(chatId, { content, ...(model === '' ? {} : { model }) }, ({ event, data }) => {
-      if (event === 'tool-call') cards.append(renderPendingCard(data as { id: string; tool: string; args: Record<string, unknown> }));
-      else if (event === 'tool-result') {
-        const card = data as ToolCard;
-        const pending = cards.querySelector(`[data-call="${CSS.escape(card.id)}"]`);
-        if (pending === null) cards.append(renderCard(card));
-        else pending.replaceWith(renderCard(card));
-      } else if (event === 'text-delta') answer.textContent += (data as { text: string }).text;
-      else if (event === 'done' && state.chatId === chatId) renderActivated((data as { activatedSkills: Activation[] }).activatedSkills);
-      else if (event === 'error') failure = (data as { message: string }).message;
-      scrollToEnd();
+    await streamTurn(chatId, { content, ...(model === '' ? {} : { model }) }, (event) => {
+      if (event.event === 'error') failure = event.data as Problem;
+      else if (event.event === 'done' && state.chatId === chatId) renderActivated((event.data as { activatedSkills: Activation[] }).activatedSkills);
+      answer.hear(event);
     });
     if (failure === undefined) {
-      answering.removeAttribute('aria-busy');
+      answer.finish();
       showStatus('The assistant answered.');
       await loadChats();
     }
   } catch (error) {
-    failure = messageOf(error);
+    failure = problemOf(error);
     if (isRefused(error)) refused = error;
   } finally {
     state.sending = false;
-    byId<HTMLButtonElement>('send').disabled = false;
+    byId<HTMLButtonElement>('send').disabled = state.noModel;
   }
   if (failure !== undefined) {
     asked.remove();
-    answering.remove();
+    answer.element.remove();
     // Typed meanwhile: kept after the failed message, so neither is lost.
     input.value = input.value.trim() === '' ? content : `${content}\n${input.value}`;
-    showStatus(`Not sent: ${failure} Your message is back in the box.`);
+    showProblem(failure, 'Not sent: ', ' Your message is back in the box.');
   }
   if (refused !== undefined) throw refused;
+}
+
+/**
+ * The assistant's message while its turn streams: tool cards as the calls start and end, the
+ * answer rendered from Markdown as it grows, and at the end the answer as stored.
+ */
+function answeringMessage(): { element: HTMLElement; hear(event: TurnEvent): void; finish(): void } {
+  const cards = h('div', { class: 'cards' });
+  const answer = markdownAnswer(scrollToEnd);
+  const element = h('li', { class: 'message message-assistant', 'aria-busy': 'true' }, h('p', { class: 'role', text: 'Assistant' }), cards, answer.element);
+  let stored: string | undefined;
+  const hear = ({ event, data }: TurnEvent) => {
+    if (event === 'tool-call') cards.append(renderPendingCard(data as { id: string; tool: string; args: Record<string, unknown> }));
+    else if (event === 'tool-result') {
+      const card = data as ToolCard;
+      const pending = cards.querySelector(`[data-call="${CSS.escape(card.id)}"]`);
+      if (pending === null) cards.append(renderCard(card));
+      else pending.replaceWith(renderCard(card));
+    } else if (event === 'text-delta') answer.append((data as { text: string }).text);
+    else if (event === 'done') stored = (data as { assistantMessage: { content: string } }).assistantMessage.content;
+    scrollToEnd();
+  };
+  const finish = () => {
+    answer.finish(stored);
+    element.removeAttribute('aria-busy');
+  };
+  return { element, hear, finish };
 }
 
 async function searchSkills(): Promise<void> {
@@ -343,16 +394,42 @@ async function showSkill(name: string): Promise<void> {
   const path = `/v1/skills/${encodeURIComponent(name)}`;
   const [detail, body] = await Promise.all([api<{ name: string; description: string; resources: { files: { path: string; size: number }[] } }>('GET', path), api<{ body: string }>('GET', `${path}/body`)]);
   byId('skill-detail').replaceChildren(
-    h('h3', { text: detail.name }),
+    h('h3', { id: 'skill-name', text: detail.name }),
     h('p', { text: detail.description }),
     h('h4', { text: 'Files' }),
     h('ul', { class: 'files' }, ...detail.resources.files.map((file) => h('li', { text: `${file.path} (${file.size} bytes)` }))),
     h('details', {}, h('summary', { text: 'Instructions (SKILL.md)' }), h('pre', { class: 'output', tabindex: '0', 'aria-label': `Instructions of ${detail.name}`, text: body.body })),
   );
+  // A dialog: in view wherever the skill was listed, on a phone too; Escape or Close returns to the list.
+  const dialog = byId<HTMLDialogElement>('skill-dialog');
+  if (!dialog.open) dialog.showModal();
+}
+
+function showView(view: View): void {
+  byId('app').dataset.view = view;
+  for (const button of document.querySelectorAll<HTMLButtonElement>('#views button')) button.setAttribute('aria-pressed', String(button.dataset.view === view));
+}
+
+function titleOf(chat: Chat): string {
+  return chat.title === null || chat.title.trim() === '' ? UNTITLED : chat.title;
+}
+
+function showTitle(title: string): void {
+  byId('chat-title').textContent = title;
+  document.title = `${title} · Skillhost`;
 }
 
 function showStatus(message: string): void {
-  byId('status').textContent = message;
+  const status = byId('status');
+  status.className = 'status';
+  status.textContent = message;
+}
+
+/** An error, shown so it is seen: its code and its message, in the status box above the message box. */
+function showProblem(problem: Problem, before = '', after = ''): void {
+  const status = byId('status');
+  status.className = 'status status-error';
+  status.replaceChildren(before, ...(problem.code === undefined ? [] : [h('strong', { text: problem.code }), ': ']), problem.message, after);
 }
 
 function scrollToEnd(): void {
@@ -360,8 +437,15 @@ function scrollToEnd(): void {
   messages.scrollTop = messages.scrollHeight;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof ApiFailure ? `${error.error.code}: ${error.error.message}` : String(error);
+function problemOf(error: unknown): Problem {
+  return error instanceof ApiFailure ? { code: error.error.code, message: error.error.message } : { message: String(error) };
 }
+
+function textOf(problem: Problem): string {
+  return problem.code === undefined ? problem.message : `${problem.code}: ${problem.message}`;
+}
+
+/** What sending says while the server has no model (it would answer 503 with this code). */
+const NO_MODEL: Problem = { code: 'MODEL_NOT_CONFIGURED', message: 'No model is configured on this server; the note above the messages says how to configure one.' };
 
 start();

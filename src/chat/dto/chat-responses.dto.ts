@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageDto } from '../../common/page-response.dto.js';
+import { CHAT_TITLE_DESCRIPTION } from '../chat-title.js';
 
 /** OpenAPI schemas of what `chat.presenter.ts` answers; documentation only, nothing is built from them. */
 
@@ -7,7 +8,7 @@ export class ChatDto {
   @ApiProperty({ format: 'uuid' })
   id: string;
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({ type: String, nullable: true, description: CHAT_TITLE_DESCRIPTION })
   title: string | null;
 
   @ApiProperty({ type: String, format: 'date-time' })

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
 import { MAX_PREVIEW_MESSAGE } from '../../skills/ranking/search-limits.js';
+import { NEW_CHAT_TITLE_DESCRIPTION } from '../chat-title.js';
 
 export class CreateChatDto {
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ maxLength: 200, description: NEW_CHAT_TITLE_DESCRIPTION })
   @IsOptional()
   @IsString()
   @MaxLength(200)

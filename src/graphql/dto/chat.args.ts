@@ -1,5 +1,6 @@
 import { ArgsType, Field, ID } from '@nestjs/graphql';
 import { Allow, IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { NEW_CHAT_TITLE_DESCRIPTION } from '../../chat/chat-title.js';
 import { CreateChatDto, SendMessageDto } from '../../chat/dto/chat.dto.js';
 import { NulAllowed, StringsCheckedByService } from '../../common/validation.pipe.js';
 import { RESOURCE_TYPES } from '../../skills/skill-resources.service.js';
@@ -20,7 +21,7 @@ export class ChatIdArgs {
 
 @ArgsType()
 export class CreateChatArgs extends CreateChatDto {
-  @Field(() => String, { nullable: true, description: 'Up to 200 characters.' })
+  @Field(() => String, { nullable: true, description: NEW_CHAT_TITLE_DESCRIPTION })
   declare title?: string;
 }
 

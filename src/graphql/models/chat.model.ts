@@ -1,4 +1,5 @@
 import { Field, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { CHAT_TITLE_DESCRIPTION } from '../../chat/chat-title.js';
 import { GraphQLDateTime } from '../scalars/date-time.scalar.js';
 import { PageOf } from './page.model.js';
 
@@ -32,7 +33,7 @@ export class ChatModel {
   @Field(() => ID)
   id: string;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: CHAT_TITLE_DESCRIPTION })
   title: string | null;
 
   @Field(() => GraphQLDateTime)
