@@ -390,7 +390,7 @@ const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, sty
     const banner = page.locator('#no-model');
     await banner.waitFor();
     const text = (await banner.textContent())!.replace(/\s+/g, ' ');
-    for (const part of ['No model configured', '503', 'MODEL_NOT_CONFIGURED', 'SKILLHOST_MODEL', 'OPENAI_BASE_URL', 'OPENAI_API_KEY', '[app.models.NAME]', 'config.toml', "README's Models section"]) expect(text).toContain(part);
+    for (const part of ['No model configured', '503', 'MODEL_NOT_CONFIGURED', 'SKILLHOST_MODEL', 'OPENAI_BASE_URL', 'OPENAI_API_KEY', '[app.models.NAME]', 'config.toml', 'Models in docs/configuration.md']) expect(text).toContain(part);
     const box = (await banner.boundingBox())!;
     expect(box.y >= 0 && box.y + box.height <= viewport.height).toBe(true);
     await expect(page.getByRole('button', { name: 'Send' }).isDisabled()).resolves.toBe(true);
