@@ -350,11 +350,12 @@ const LIFECYCLE_OF_NPM_CI = ['preinstall', 'install', 'postinstall', 'prepublish
  * `npm ci`, stood in for: the registry is off limits to tests, and a real `npm ci --offline` from
  * the npm cache takes 30 s for the production dependencies alone (60 s and more for all) on a
  * 2-core machine, once per run. The lockfile copied into the stage must be the repository's, whose
- * node_modules npm ci made from it; then a full install is a link to that node_modules, and an
- * install with omissions (`--omit=dev|optional|peer`, or NODE_ENV=production) gets a node_modules
- * of its own with hard-linked copies of exactly the packages npm would keep (its own rule on the
- * lockfile's dev/optional/peer flags), so code that needs an omitted package fails to find it.
- * Unless `--ignore-scripts`, the project's own install scripts then run as npm ci runs them.
+ * node_modules npm ci made from it. The stage gets a node_modules of its own, hard-linked from that
+ * one in under a second (a later step that deletes or adds files there leaves the repository's
+ * alone): all of it for a full install; for one with omissions (`--omit=dev|optional|peer`, or
+ * NODE_ENV=production) exactly the packages npm would keep (its own rule on the lockfile's
+ * dev/optional/peer flags), so code that needs an omitted package fails to find it. Unless
+ * `--ignore-scripts`, the project's own install scripts then run as npm ci runs them.
  */
 async function installDependencies(flags: string[], state: BuiltStage, ctx: StepContext): Promise<void> {
   const cwd = hostPath(state, '.');
@@ -369,7 +370,7 @@ async function installDependencies(flags: string[], state: BuiltStage, ctx: Step
   const repositoryLock = readFileSync(join(ctx.context, 'package-lock.json'), 'utf8');
   if (!existsSync(join(cwd, 'package.json')) || !existsSync(join(cwd, 'package-lock.json'))) throw new Error('npm ci needs package.json and package-lock.json, which no COPY brought');
   if (readFileSync(join(cwd, 'package-lock.json'), 'utf8') !== repositoryLock) throw new Error("the stage's package-lock.json is not the repository's, so the repository's node_modules cannot stand for it");
-  if (omit.size === 0) symlinkSync(ctx.nodeModules, join(cwd, 'node_modules'));
+  if (omit.size === 0) await copyTree([ctx.nodeModules], cwd);
   else await linkKeptPackages(JSON.parse(repositoryLock) as Lockfile, omit, ctx.nodeModules, join(cwd, 'node_modules'));
   if (ignoreScripts) return;
   const scripts = (JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
