@@ -1,22 +1,39 @@
-# Build stage: install everything, compile TypeScript.
+# syntax=docker/dockerfile:1
+# Skillhost on a PostgreSQL of your own (DATABASE_URL; docker-compose.yml brings one): the image holds
+# no embedded PostgreSQL. test/ops/docker-build.int-spec.ts builds both stages from this file without
+# Docker, from exactly what .dockerignore lets into the context, and starts the result.
+
+# Build stage: every dependency, then the shipped code compiled (the server, its migrations and the
+# web page; no tests, no benchmarks).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY package.json package-lock.json ./
+# No scripts: `prepare` would build before the sources are here, and the build is the next step.
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.release.json ./
 COPY src ./src
-COPY bench ./bench
 COPY migrations ./migrations
-RUN npm ci
+COPY web ./web
+COPY tools/build-web-assets.mjs ./tools/
+RUN npm run build:release
 
-# Runtime stage: production dependencies and the compiled output only.
+# Runtime stage: production dependencies, the compiled output, the CLI, the bundled skills, a config.
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production SKILLHOST_HOST=0.0.0.0
+# Reachable from outside the container, so API keys are always required. The skill store's cache
+# goes under /tmp, writable whatever user the container runs as (the app's own files are not).
+ENV NODE_ENV=production \
+    SKILLHOST_HOST=0.0.0.0 \
+    SKILLHOST_AUTH_MODE=api_key \
+    SKILLHOST_SKILLS_STORE_DIRECTORY=/tmp/skillhost/skill-store \
+    SKILLHOST_DATABASE_EMBEDDED_DIR=/tmp/skillhost/postgres
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts
+# The optional dependencies are the embedded PostgreSQL's programs (60 MB), unused with DATABASE_URL.
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --ignore-scripts
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY skills ./skills
-COPY config.toml ./config.toml
+COPY config.toml LICENSE ./
 EXPOSE 3000
 USER node
 CMD ["node", "dist/src/main.js"]

@@ -14,7 +14,11 @@ export interface GeneratedApiKey {
 }
 
 export function generateApiKey(): GeneratedApiKey {
-  const key = `skh_${randomBytes(32).toString('base64url')}`;
+  return describeApiKey(`skh_${randomBytes(32).toString('base64url')}`);
+}
+
+/** What is stored of a key, for one made here or one an operator chose (the bootstrap admin key). */
+export function describeApiKey(key: string): GeneratedApiKey {
   return { key, prefix: key.slice(0, PREFIX_LENGTH), hash: hashApiKey(key) };
 }
 

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { isUuid } from '../common/uuid.js';
-import { ApiKeyRepository, type ListedApiKey } from '../persistence/api-key.repository.js';
+import { ApiKeyRepository, type KeyOwner, type ListedApiKey } from '../persistence/api-key.repository.js';
 import type { Page } from '../persistence/chat.repository.js';
 import type { ApiKeyEntity } from '../persistence/entities/api-key.entity.js';
 import { USER_NAME_PATTERN, type UserEntity, type UserRole } from '../persistence/entities/user.entity.js';
 import { UserRepository } from '../persistence/user.repository.js';
-import { generateApiKey } from './api-key.js';
+import { describeApiKey, generateApiKey } from './api-key.js';
 import { AuthService } from './auth.service.js';
 
 /** A key as created: the only moment the key itself exists outside the client. */
@@ -15,6 +15,21 @@ export interface CreatedApiKey {
   userName: string;
   key: string;
 }
+
+/** The admin the bootstrap admin key (app.auth.bootstrap_admin_key) belongs to, and the key's label. */
+export const BOOTSTRAP_ADMIN_NAME = 'admin';
+export const BOOTSTRAP_KEY_LABEL = 'bootstrap';
+
+/**
+ * What registering the bootstrap admin key found: `registered` now; `stored` before (by an earlier
+ * start or by an instance starting beside this one), its owner as it is now; `revoked`, and left
+ * so; or not registered because the user `admin` exists but is not an enabled admin.
+ */
+export type BootstrapKeyOutcome =
+  | { kind: 'registered'; keyId: string; userName: string }
+  | { kind: 'stored'; owner: KeyOwner }
+  | { kind: 'revoked'; owner: KeyOwner }
+  | { kind: 'user-not-admin'; user: UserEntity };
 
 /** Users and their keys, for the REST and GraphQL front doors and the CLI alike. */
 @Injectable()
@@ -69,6 +84,40 @@ export class UsersService {
     const generated = generateApiKey();
     const apiKey = await this.keys.create({ userId: user.id, label: options.label ?? null, prefix: generated.prefix, keyHash: generated.hash, expiresAt: options.expiresAt ?? null });
     return { apiKey, userName: user.name, key: generated.key };
+  }
+
+  /**
+   * Registers a key the operator chose (validated by the configuration) for the admin `admin`,
+   * created when there is no user of that name. Idempotent, and safe with several instances
+   * starting at once on one database: a name or key another instance inserted first counts as
+   * done (the unique constraints decide). A revoked key is never registered again, and an
+   * existing `admin` who is a member or disabled is neither promoted nor re-enabled: the
+   * environment is not an admin's decision, and promoting that account would hand admin rights
+   * to whoever holds its other keys.
+   */
+  async registerBootstrapKey(key: string): Promise<BootstrapKeyOutcome> {
+    const { prefix, hash } = describeApiKey(key);
+    const stored = await this.keys.findOwnerByHash(hash);
+    if (stored !== null) return { kind: stored.revokedAt === null ? 'stored' : 'revoked', owner: stored };
+    const user = await this.bootstrapAdmin();
+    if (user.role !== 'admin' || user.disabled) return { kind: 'user-not-admin', user };
+    const created = await this.keys.createIfAbsent({ userId: user.id, label: BOOTSTRAP_KEY_LABEL, prefix, keyHash: hash, expiresAt: null });
+    // null: another instance stored it since the look-up above, which now finds it (keys are never deleted).
+    if (created === null) return this.registerBootstrapKey(key);
+    return { kind: 'registered', keyId: created.id, userName: user.name };
+  }
+
+  /** Whether some enabled admin has a working key (else, with keys required, nobody can administer the server). */
+  hasUsableAdminKey(): Promise<boolean> {
+    return this.keys.hasUsableAdminKey();
+  }
+
+  /** The user `admin`: found, created as an admin, or found after another instance created it first. */
+  private async bootstrapAdmin(): Promise<UserEntity> {
+    const user = (await this.users.findByName(BOOTSTRAP_ADMIN_NAME)) ?? (await this.users.create(BOOTSTRAP_ADMIN_NAME, 'admin')) ?? (await this.users.findByName(BOOTSTRAP_ADMIN_NAME));
+    // Users are disabled, never deleted: a name once taken stays found.
+    if (user === null) throw new Error(`The user '${BOOTSTRAP_ADMIN_NAME}' could be neither created nor found`);
+    return user;
   }
 
   /** Keys of one user, or of everyone when `userId` is undefined. */

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import type { CreateApiKeyDto } from '../auth/dto/users.dto.js';
+import { generateApiKey } from '../auth/api-key.js';
 import { presentApiKey, presentCreatedApiKey } from '../auth/user.presenter.js';
 import { loadConfig } from '../config/config-loader.js';
 import { withUsersService } from './cli-context.js';
 import { type CliIo, UsageError } from './cli-io.js';
 import { formatInstant, formatTable } from './text-table.js';
 
-/** `skillhost keys create | list | revoke`, on the configured database. Keys are shown once, at creation. */
+/** `skillhost keys create | list | revoke`, on the configured database (keys are shown once, at creation), and `keys generate`, on none. */
 export async function keysCommand(args: string[], io: CliIo): Promise<number> {
   const [subcommand, ...rest] = args;
   switch (subcommand) {
@@ -16,8 +17,10 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
       return listKeys(rest, io);
     case 'revoke':
       return revokeKey(rest, io);
+    case 'generate':
+      return generateKey(rest, io);
     default:
-      throw new UsageError(subcommand === undefined || subcommand.startsWith('-') ? 'Give a keys command: create, list or revoke.' : `Unknown keys command '${subcommand}'; expected create, list or revoke.`);
+      throw new UsageError(subcommand === undefined || subcommand.startsWith('-') ? 'Give a keys command: create, list, revoke or generate.' : `Unknown keys command '${subcommand}'; expected create, list, revoke or generate.`);
   }
 }
 
@@ -39,6 +42,17 @@ async function createKey(args: string[], io: CliIo): Promise<number> {
   }
   io.out(created.key);
   io.err(`Created API key ${created.apiKey.id} (${created.apiKey.prefix}…) for '${created.userName}'. It is shown this once; keep it somewhere safe.`);
+  return 0;
+}
+
+/**
+ * A new well-formed key, stored nowhere: for SKILLHOST_BOOTSTRAP_ADMIN_KEY, set before there is a
+ * database (`export SKILLHOST_BOOTSTRAP_ADMIN_KEY=$(skillhost keys generate)`). Stdout carries the key alone.
+ */
+function generateKey(args: string[], io: CliIo): number {
+  parseArgs({ args, allowPositionals: false, options: {} });
+  io.out(generateApiKey().key);
+  io.err('A new API key, stored nowhere yet: set it as SKILLHOST_BOOTSTRAP_ADMIN_KEY, and the server registers it for the admin `admin` when it starts. Keep it somewhere safe.');
   return 0;
 }
 

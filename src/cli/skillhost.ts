@@ -25,6 +25,7 @@ const USAGE = `Usage:
   skillhost keys create --user NAME [--label L] [--expires-at ISO] [--config FILE] [--json]
   skillhost keys list [--user NAME] [--config FILE] [--json]
   skillhost keys revoke ID [--config FILE] [--json]
+  skillhost keys generate
   skillhost install PATH|ARCHIVE [--personal --user NAME] [--config FILE] [--json]
   skillhost uninstall NAME [--personal --user NAME] [--config FILE] [--json]
   skillhost versions NAME [--personal --user NAME] [--config FILE] [--json]
@@ -34,7 +35,8 @@ const USAGE = `Usage:
 PATH is a skill folder or its SKILL.md (install: a skill folder, .zip, .tar.gz or .tar). users, keys and
 the store commands (install … disable) work on the configured database (DATABASE_URL
 or [app.database] url; else the embedded PostgreSQL's data folder, through the running server's
-PostgreSQL when there is one). Exit codes: 0 ok, 1 something invalid or failed (not found, name
+PostgreSQL when there is one); keys generate needs none: it prints a new key (for
+SKILLHOST_BOOTSTRAP_ADMIN_KEY) and stores it nowhere. Exit codes: 0 ok, 1 something invalid or failed (not found, name
 taken, database unreachable), 2 usage or configuration error.`;
 
 /**

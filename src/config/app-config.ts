@@ -113,7 +113,8 @@ export interface AppConfig {
     scripts: ScriptsConfig;
     models: Readonly<Record<string, ModelConfig>>;
     database: DatabaseConfig;
-    auth: { mode: AuthMode };
+    /** `bootstrapAdminKey`: a well-formed key or empty; a secret, never logged. */
+    auth: { mode: AuthMode; bootstrapAdminKey: string };
     http: { allowedHosts: readonly string[]; corsOrigins: readonly string[] };
     logging: { level: LogLevel; format: LogFormat };
     metrics: { public: boolean };

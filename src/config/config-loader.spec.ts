@@ -67,7 +67,7 @@ describe(loadConfig.name, () => {
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();
     expect(sut.app.historyMessages).toBe(20);
-    expect(sut.app.auth).toEqual({ mode: 'auto' });
+    expect(sut.app.auth).toEqual({ mode: 'auto', bootstrapAdminKey: '' });
   });
 
   it("reads each skill's [app.skills.settings.NAME] table as it is, and refuses settings that are not tables", () => {
@@ -192,6 +192,27 @@ describe(loadConfig.name, () => {
       ]);
     }
     expect(loadConfig({ env: { DATABASE_URL: 'postgresql://app:s3cret@db:5432/x' }, toml: {}, projectRoot, homeDir }).app.database.url).toBe('postgresql://app:s3cret@db:5432/x');
+  });
+
+  it('reads a well-formed bootstrap admin key from SKILLHOST_BOOTSTRAP_ADMIN_KEY or [app.auth], the environment winning', () => {
+    const [fromEnv, fromFile] = [`skh_${'A'.repeat(43)}`, `skh_${'b-_9'.repeat(10)}xyz`];
+    expect(loadConfig({ env: { SKILLHOST_BOOTSTRAP_ADMIN_KEY: fromEnv }, toml: { app: { auth: { bootstrap_admin_key: fromFile } } }, projectRoot, homeDir }).app.auth.bootstrapAdminKey).toBe(fromEnv);
+    expect(loadConfig({ env: {}, toml: { app: { auth: { bootstrap_admin_key: fromFile } } }, projectRoot, homeDir }).app.auth.bootstrapAdminKey).toBe(fromFile);
+  });
+
+  it('refuses a malformed bootstrap admin key at load time, saying what a key looks like, without echoing any of it', () => {
+    const malformed = [`skh_${'A'.repeat(42)}`, `skh_${'A'.repeat(44)}`, `skh_${'A'.repeat(42)}+`, `SKH_${'A'.repeat(43)}`, `skh_${'A'.repeat(43)}\n`, ` skh_${'A'.repeat(43)}`, 'hunter2-secret'];
+    for (const key of malformed) {
+      const problems = problemsOf(() => loadConfig({ env: { SKILLHOST_BOOTSTRAP_ADMIN_KEY: key }, toml: {}, projectRoot, homeDir }));
+      expect(problems).toEqual([
+        `SKILLHOST_BOOTSTRAP_ADMIN_KEY (app.auth.bootstrap_admin_key): (a value of ${key.length} characters; not shown, it is a secret) is not allowed; expected an API key: 'skh_' and 43 characters of A-Z, a-z, 0-9, '_' or '-', as \`skillhost keys generate\` prints (or empty for none)`,
+      ]);
+      const message = new ConfigError(problems).message;
+      for (const part of [key.trim(), key.trim().slice(4, 14)]) expect(message).not.toContain(part);
+    }
+    expect(problemsOf(() => loadConfig({ env: {}, toml: { app: { auth: { bootstrap_admin_key: 12345 } } }, projectRoot, homeDir }))).toEqual([
+      expect.stringMatching(/^app\.auth\.bootstrap_admin_key: \(a number; not shown, it is a secret\) is not allowed; /),
+    ]);
   });
 
   it('reports a section written as a plain value, and unknown keys at any depth, each on its line', () => {

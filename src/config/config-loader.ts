@@ -222,7 +222,7 @@ function buildConfig(
         maxProcesses: get<number>('app.scripts.max_processes'),
       },
       models,
-      auth: { mode: get<AuthMode>('app.auth.mode') },
+      auth: { mode: get<AuthMode>('app.auth.mode'), bootstrapAdminKey: get<string>('app.auth.bootstrap_admin_key') },
       database: {
         url: get<string>('app.database.url'),
         poolSize: get<number>('app.database.pool_size'),

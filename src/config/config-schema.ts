@@ -10,7 +10,9 @@ export type SettingKind =
   | { type: 'string'; nonEmpty?: boolean }
   | { type: 'enum'; values: readonly string[] }
   | { type: 'string-list'; values?: readonly string[] }
-  | { type: 'database-url' };
+  | { type: 'database-url' }
+  /** A secret Skillhost API key (`skh_…`), or empty: checked like a key a request presents, never shown. */
+  | { type: 'api-key' };
 
 export interface Setting {
   /** Dotted TOML path, e.g. `app.skills.enabled`. */
@@ -79,6 +81,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.scripts.memory_mb', env: 'SKILLHOST_SCRIPTS_MEMORY_MB', default: 512, kind: { type: 'integer', min: 16, max: 65_536 }, description: "Each script process's data limit (its address space gets 1 GiB more); also the size of its `/tmp` and the largest file it may write." },
   { key: 'app.scripts.max_processes', env: 'SKILLHOST_SCRIPTS_MAX_PROCESSES', default: 64, kind: { type: 'integer', min: 1, max: 4096 }, description: 'The most processes a script may run at once (a fork bomb stops there).' },
   { key: 'app.auth.mode', env: 'SKILLHOST_AUTH_MODE', default: 'auto', kind: { type: 'enum', values: AUTH_MODES }, description: '`auto`: no key needed while the server listens on a loopback address only, API keys required on any other; `api_key`: keys always required; `none`: a request without a key acts as the built-in admin `local` (a loud warning on a non-loopback address). With auth off, a key that is sent is still checked: a valid one acts as its user, any other answers 401.' },
+  { key: 'app.auth.bootstrap_admin_key', env: 'SKILLHOST_BOOTSTRAP_ADMIN_KEY', default: '', kind: { type: 'api-key' }, description: "For containers and other headless installs: an API key (make one with `skillhost keys generate`) registered at start-up, labelled `bootstrap`, for the admin `admin` (created if missing; an existing `admin` who is a member or disabled is left as it is, and the key not registered). Registered once, whatever the restarts and instances; a revoked one stays revoked. Never logged; prefer the environment to the file. Empty: none." },
   { key: 'app.database.url', env: 'DATABASE_URL', default: '', kind: { type: 'database-url' }, description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' },
   { key: 'app.database.pool_size', env: 'SKILLHOST_DATABASE_POOL_SIZE', default: 20, kind: { type: 'integer', min: 1, max: 200 }, description: 'Connections in the pool to PostgreSQL.' },
   { key: 'app.database.embedded_dir', env: 'SKILLHOST_DATABASE_EMBEDDED_DIR', default: './.data/postgres', kind: { type: 'string', nonEmpty: true }, description: "The embedded server's data folder, kept across restarts." },
@@ -129,6 +132,8 @@ export function renderConfigReference(): string {
         return kind.values ? `list of ${kind.values.map((v) => `\`${v}\``).join(', ')}` : 'list of strings';
       case 'database-url':
         return '`postgres://` URL';
+      case 'api-key':
+        return 'API key `skh_…`';
     }
   };
   const rows = SETTINGS.map((s) => {

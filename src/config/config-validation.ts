@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { API_KEY_PATTERN } from '../auth/api-key.js';
 import { MODEL_SETTINGS, SETTINGS, type SettingKind } from './config-schema.js';
 
 /**
@@ -22,6 +23,8 @@ export function kindSchema(kind: SettingKind): z.ZodType {
       return z.array(kind.values ? z.enum(kind.values as [string, ...string[]]) : z.string().refine((v) => v.trim() !== ''));
     case 'database-url':
       return z.string().refine((v) => v === '' || isDatabaseUrl(v));
+    case 'api-key':
+      return z.string().refine((v) => v === '' || API_KEY_PATTERN.test(v));
   }
 }
 
@@ -40,7 +43,16 @@ export function expectedText(kind: SettingKind): string {
       return kind.values ? `a list of ${kind.values.join(', ')}` : 'a list of non-empty strings';
     case 'database-url':
       return 'a postgres:// or postgresql:// URL with a host (or empty for the embedded PostgreSQL)';
+    case 'api-key':
+      return "an API key: 'skh_' and 43 characters of A-Z, a-z, 0-9, '_' or '-', as `skillhost keys generate` prints (or empty for none)";
   }
+}
+
+/** The bad value as a problem line shows it: secrets (and URLs, which may hold a password) are described, never echoed. */
+function shownValue(kind: SettingKind | undefined, value: unknown): string {
+  if (kind?.type === 'database-url') return '(a URL that is not valid here; not shown, it may hold a password)';
+  if (kind?.type === 'api-key') return typeof value === 'string' ? `(a value of ${value.length} characters; not shown, it is a secret)` : `(a ${typeof value}; not shown, it is a secret)`;
+  return JSON.stringify(value);
 }
 
 function isDatabaseUrl(text: string): boolean {
@@ -100,7 +112,7 @@ export function describeIssues(
     }
     const kind = options.kindOf(key);
     const value = options.valueAt(issue.path);
-    const shown = kind?.type === 'database-url' ? '(a URL that is not valid here; not shown, it may hold a password)' : JSON.stringify(value);
+    const shown = shownValue(kind, value);
     problems.push({ rank: options.rankOf(key), line: `${options.where(key)}: ${shown} is not allowed; expected ${kind ? expectedText(kind) : 'a table'}` });
   }
   return problems;

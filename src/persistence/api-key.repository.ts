@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { toStorableTextOrNull } from '../common/storable-text.js';
-import { runQuery } from './database-errors.js';
+import { isUniqueViolation, runQuery } from './database-errors.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 import type { UserRole } from './entities/user.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
@@ -39,14 +39,31 @@ export class ApiKeyRepository {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   create(key: NewApiKey): Promise<ApiKeyEntity> {
+    return runQuery(() => this.insert(key));
+  }
+
+  /**
+   * The new key, or null when a key with this hash is stored already: for a key chosen outside
+   * (the bootstrap admin key), which several instances starting at once may all try to register.
+   */
+  createIfAbsent(key: NewApiKey): Promise<ApiKeyEntity | null> {
     return runQuery(async () => {
-      const saved = await this.dataSource.manager.save(
-        this.dataSource.manager.create(ApiKeyEntity, { id: randomUUID(), ...key, label: toStorableTextOrNull(key.label), lastUsedAt: null, revokedAt: null }),
-      );
-      // The hash never leaves the repository.
-      const { keyHash: _, ...visible } = saved;
-      return Object.assign(new ApiKeyEntity(), visible);
+      try {
+        return await this.insert(key);
+      } catch (error) {
+        if (isUniqueViolation(error, 'uq_api_keys_key_hash')) return null;
+        throw error;
+      }
     });
+  }
+
+  private async insert(key: NewApiKey): Promise<ApiKeyEntity> {
+    const saved = await this.dataSource.manager.save(
+      this.dataSource.manager.create(ApiKeyEntity, { id: randomUUID(), ...key, label: toStorableTextOrNull(key.label), lastUsedAt: null, revokedAt: null }),
+    );
+    // The hash never leaves the repository.
+    const { keyHash: _, ...visible } = saved;
+    return Object.assign(new ApiKeyEntity(), visible);
   }
 
   findOwnerByHash(keyHash: string): Promise<KeyOwner | null> {
@@ -96,6 +113,19 @@ export class ApiKeyRepository {
       if (row === undefined) return null;
       const key = Object.assign(new ApiKeyEntity(), { id: row.id, userId: row.user_id, label: row.label, prefix: row.prefix, createdAt: row.created_at, lastUsedAt: row.last_used_at, revokedAt: row.revoked_at, expiresAt: row.expires_at });
       return { key, keyHash: row.key_hash };
+    });
+  }
+
+  /** Whether some enabled admin has a key that works (not revoked, not expired): whether anyone can administer the server with keys. */
+  hasUsableAdminKey(): Promise<boolean> {
+    return runQuery(async () => {
+      const [row] = await this.dataSource.query<{ usable: boolean }[]>(
+        `SELECT EXISTS (
+           SELECT 1 FROM api_keys k JOIN users u ON u.id = k.user_id
+            WHERE u.role = 'admin' AND NOT u.disabled AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+         ) AS usable`,
+      );
+      return row.usable;
     });
   }
 

@@ -182,6 +182,20 @@ describe('skillhost users / keys', () => {
     });
   });
 
+  describe('keys generate', () => {
+    it('prints a new well-formed key alone on stdout, one the configuration accepts as the bootstrap admin key, with no database at all', async () => {
+      // A configuration whose database does not answer, and one that is not even valid: neither is read.
+      tree.write('broken/config.toml', '[app.database]\npool_size = 0\n');
+      const env = { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' };
+      const [first, second] = [await run(['keys', 'generate'], tree.path('broken'), env), await run(['keys', 'generate'], tree.path('broken'), env)];
+      expect(first).toEqual({ code: 0, out: expect.stringMatching(KEY), err: expect.stringContaining('SKILLHOST_BOOTSTRAP_ADMIN_KEY') });
+      expect(second.out).toMatch(KEY);
+      expect(second.out).not.toBe(first.out);
+      expect(configWith({}, tree.root, tree.root, { SKILLHOST_BOOTSTRAP_ADMIN_KEY: first.out }).app.auth.bootstrapAdminKey).toBe(first.out);
+      expect(await query(db.url, 'SELECT count(*)::int AS n FROM api_keys WHERE key_hash = $1', [sha256(first.out)])).toEqual([{ n: 0 }]);
+    });
+  });
+
   describe('failures before any work', () => {
     it('reports bad usage with exit 2 without touching the database', async () => {
       const usage = (...argv: string[]) => run([...argv, '--config', 'unreachable.toml'], tree.root);
@@ -191,7 +205,8 @@ describe('skillhost users / keys', () => {
         [['users', 'add'], 'users add takes one NAME; got 0.'],
         [['users', 'add', 'a', 'b'], 'users add takes one NAME; got 2.'],
         [['users', 'list', '--admin'], "Unknown option '--admin'"],
-        [['keys'], 'Give a keys command: create, list or revoke.'],
+        [['keys'], 'Give a keys command: create, list, revoke or generate.'],
+        [['keys', 'generate', 'extra'], "Unexpected argument 'extra'"],
         [['keys', 'revoke'], 'keys revoke takes one key ID (see `skillhost keys list`); got 0.'],
         [['keys', 'list', 'alice'], "Unexpected argument 'alice'"],
       ] as const) {

@@ -105,12 +105,17 @@ export async function startInstances(count: number, options: StartInstancesOptio
   return { instances, baseUrls: instances.map((i) => i.baseUrl), db, close };
 }
 
-async function startInstance(configFile: string, cwd: string, env: Record<string, string>): Promise<AppInstance> {
-  const child = spawn(process.execPath, [`${process.cwd()}/dist/src/main.js`], {
-    cwd,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, SKILLHOST_CONFIG: configFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+function startInstance(configFile: string, cwd: string, env: Record<string, string>): Promise<AppInstance> {
+  return startServerProcess([process.execPath, `${process.cwd()}/dist/src/main.js`], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, SKILLHOST_CONFIG: configFile } });
+}
+
+/**
+ * A Skillhost server started as `command` (`[program, ...args]`) in `cwd` with exactly `env`,
+ * answered once it logs that it listens on 127.0.0.1; it throws with the output if it exits first.
+ */
+export async function startServerProcess(command: string[], options: { cwd: string; env: Record<string, string> }): Promise<AppInstance> {
+  const [program, ...args] = command;
+  const child = spawn(program === 'node' ? process.execPath : program, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
