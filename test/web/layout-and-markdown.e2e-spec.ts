@@ -71,6 +71,13 @@ const HOSTILE_ANSWER = [
 /** What must never be in a rendered answer: elements that run or load things, handlers, and script URLs. */
 const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, style, link, meta, form, input, button:not(.copy), details, base), [onerror], [onload], [ontoggle], [onclick], [style], a[href^="javascript:" i], a[href^="data:" i]';
 
+/** The app listening on a free port of 127.0.0.1, and a browser to visit it. */
+async function serveAndLaunch(ctx: ChatTestContext): Promise<{ base: string; browser: Browser }> {
+  await ctx.app.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
+  return { base, browser: await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS }) };
+}
+
 (haveChromium ? describe : describe.skip)(`the web page with ${SKILL_COUNT} skills, wide and on a phone`, () => {
   const tree = tempTree('skillhost-web-layout-');
   let ctx: ChatTestContext;
@@ -86,9 +93,7 @@ const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, sty
       tree.write(`skills/${name}/references/notes.md`, `Notes of ${name}.\n`);
     }
     ctx = await startChatApp([tree.path('skills')], { 'app.limits.requests_per_minute': 100_000, 'app.limits.turns_per_minute': 10_000 });
-    await ctx.app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    ({ base, browser } = await serveAndLaunch(ctx));
   }, 60_000);
 
   afterAll(async () => {
@@ -365,9 +370,7 @@ const DANGEROUS = ':is(script, iframe, frame, object, embed, svg, math, img, sty
 
   beforeAll(async () => {
     ctx = await startChatApp([resolve('skills')], {}, () => ({}));
-    await ctx.app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    ({ base, browser } = await serveAndLaunch(ctx));
   }, 60_000);
 
   afterAll(async () => {
