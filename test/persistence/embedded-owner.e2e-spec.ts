@@ -74,7 +74,8 @@ describe('one Skillhost per embedded data folder', () => {
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const exit = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    // 'close', not 'exit': by then everything it wrote has been read.
+    const exit = new Promise<Exit>((resolve) => child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })));
     const settled = new Promise<{ baseUrl: string } | { exited: Exit }>((resolve) => {
       child.stdout!.on('data', () => {
         const listening = LISTENING.exec(stdout);
@@ -126,7 +127,7 @@ describe('one Skillhost per embedded data folder', () => {
 
     for (const config of [configFor('other-port', dataDir, pgPort), configFor('first', dataDir, pgPort, httpPort)]) {
       const second = launch(config);
-      expect(await second.exit).toEqual({ code: 1, signal: null });
+      expect(await second.settled).toEqual({ exited: { code: 1, signal: null } });
       expect(second.stderr()).toBe(refusedBy(dataDir, first));
       expect(second.stdout()).toBe('');
       expect(await health(first.baseUrl)).toBe(200);
@@ -211,10 +212,10 @@ describe('one Skillhost per embedded data folder', () => {
     const during = await withServices(configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': pgPort }), async ({ users }) => {
       await users.createUser('dave', 'member');
       const server = launch(config);
-      return { exit: await server.exit, stderr: server.stderr() };
+      return { settled: await server.settled, stderr: server.stderr() };
     });
     expect(during).toEqual({
-      exit: { code: 1, signal: null },
+      settled: { exited: { code: 1, signal: null } },
       stderr: `skillhost: cannot start: The embedded PostgreSQL in ${dataDir} belongs to a skillhost command (pid ${process.pid}): ${ADVICE}\n`,
     });
     expect(existsSync(`${dataDir}/postmaster.pid`)).toBe(false);
