@@ -102,6 +102,7 @@ export class EmbeddedPostgresServer {
   /**
    * The URL of the server already running on `dataDir` (left running: `stop()` does not touch it),
    * else of one started here. The port is the running server's own, read from its postmaster.pid.
+   * A folder whose owner lives but runs no server right now (starting, restarting) is refused, as by `start()`.
    */
   async connectOrStart(): Promise<string> {
     const { dataDir } = this.options;
