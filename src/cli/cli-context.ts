@@ -37,7 +37,7 @@ export function withUsersService<T>(config: AppConfig, work: (users: UsersServic
 /** The same, with the skill store too (`install`, `versions`, `enable`…). */
 export async function withServices<T>(config: AppConfig, work: (services: { users: UsersService; store: SkillStoreService }) => Promise<T>): Promise<T> {
   const settings = config.app.database;
-  const embedded = settings.url === '' ? new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort }) : undefined;
+  const embedded = settings.url === '' ? new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort, ownerName: 'a skillhost command' }) : undefined;
   try {
     const url = embedded === undefined ? settings.url : await failWith(embedded.connectOrStart());
     const context = await failWith(

@@ -1,4 +1,7 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, Optional, type Provider } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LifecycleService } from '../ops/lifecycle.service.js';
@@ -9,7 +12,8 @@ import { DATA_SOURCE } from './persistence.tokens.js';
 /**
  * What was started for this app, so shutdown can undo it in reverse order. The lifecycle (absent
  * in the CLI) hears when the embedded server is down, and cuts the pool when shutdown stops
- * waiting for turns.
+ * waiting for turns. The HTTP server (absent in the CLI) tells the embedded server where the app
+ * answers once it listens.
  */
 @Injectable()
 export class DatabaseLifecycle implements OnApplicationShutdown {
@@ -19,8 +23,20 @@ export class DatabaseLifecycle implements OnApplicationShutdown {
   description = '';
   private poolClosed: Promise<void> | undefined;
 
-  constructor(@Optional() @Inject(LifecycleService) readonly app?: LifecycleService) {
+  constructor(
+    @Optional() @Inject(LifecycleService) readonly app?: LifecycleService,
+    @Optional() private readonly http?: HttpAdapterHost,
+  ) {
     app?.cutSignal.addEventListener('abort', () => void this.closePool(), { once: true });
+  }
+
+  /** A second start on the embedded data folder then names this app's address (see `EmbeddedPostgresOwner`). */
+  noteAddressOnListen(): void {
+    const server = this.http?.httpAdapter?.getHttpServer() as Server | undefined;
+    server?.once('listening', () => {
+      const address = server.address();
+      if (address !== null && typeof address === 'object') this.embedded?.noteAddress(httpAddressOf(address));
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -54,6 +70,7 @@ export const dataSourceProvider: Provider = {
           down: (reason) => started.app?.markDatabaseDown(`the embedded PostgreSQL stopped (${reason}) and is restarting`),
           up: () => started.app?.markDatabaseUp(),
         });
+        started.noteAddressOnListen();
         started.description = `embedded PostgreSQL on 127.0.0.1:${new URL(url).port}, data in ${settings.embeddedDir}`;
       } else {
         started.description = `PostgreSQL at ${redactDatabaseUrl(url)}`;
@@ -90,6 +107,10 @@ async function migrate(url: string, logger: Logger): Promise<void> {
   } finally {
     await dataSource.destroy();
   }
+}
+
+function httpAddressOf({ address, family, port }: AddressInfo): string {
+  return `http://${family === 'IPv6' ? `[${address}]` : address}:${port}`;
 }
 
 function messageOf(error: unknown): string {

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join, parse } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { EmbeddedFolderInUseError, EmbeddedPostgresOwner, isAlive, programOf, unrecordedOwnerOf } from './embedded-postgres.owner.js';
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -13,6 +14,8 @@ export interface EmbeddedPostgresOptions {
   log?: (message: string) => void;
   /** Trouble: the server died, a restart failed. Defaults to `log`. */
   warn?: (message: string) => void;
+  /** What a second start on the data folder is told holds it (default "Skillhost"). */
+  ownerName?: string;
 }
 
 /** Hears when a server started here dies unexpectedly and when it is running again (see `keepRunning`). */
@@ -49,9 +52,10 @@ export function embeddedPasswordFile(dataDir: string): string {
  * the temp folder; and it cannot tell anyone that the server died. The server gets its own
  * process group, so a Ctrl-C in the terminal reaches Skillhost only, which stops the server last.
  *
- * `start()` stops a server left behind by a killed process (its postmaster.pid still names a live
- * process) before this one starts; `connectOrStart()` uses such a server instead, for short-lived
- * tools (the CLI) that run beside a live Skillhost.
+ * One process owns a data folder (`EmbeddedPostgresOwner`, recorded beside it) from `start()` to
+ * `stop()`: a `start()` on a folder whose owner is alive refuses, naming it, and touches nothing.
+ * A server whose owner is gone (killed) is stopped before this one starts. `connectOrStart()`
+ * uses a running server instead, for short-lived tools (the CLI) that run beside a live Skillhost.
  */
 export class EmbeddedPostgresServer {
   private port: number;
@@ -70,7 +74,11 @@ export class EmbeddedPostgresServer {
   /** Bumped by `stop()`, so a restart loop from before it never launches a server after it. */
   private generation = 0;
   private watcher: EmbeddedPostgresWatcher | undefined;
-  private readonly stopOnExit = () => this.child?.kill('SIGINT');
+  private owner: EmbeddedPostgresOwner | undefined;
+  private readonly stopOnExit = () => {
+    this.child?.kill('SIGINT');
+    this.owner?.release();
+  };
 
   constructor(private readonly options: EmbeddedPostgresOptions) {
     this.port = options.port;
@@ -94,6 +102,7 @@ export class EmbeddedPostgresServer {
   /**
    * The URL of the server already running on `dataDir` (left running: `stop()` does not touch it),
    * else of one started here. The port is the running server's own, read from its postmaster.pid.
+   * A folder whose owner lives but runs no server right now (starting, restarting) is refused, as by `start()`.
    */
   async connectOrStart(): Promise<string> {
     const { dataDir } = this.options;
@@ -110,10 +119,32 @@ export class EmbeddedPostgresServer {
     return this.url;
   }
 
+  /**
+   * Becomes the data folder's owner, then initialises it on first use and starts the server.
+   * Throws `EmbeddedFolderInUseError` (one line naming the owner) when a live process holds it.
+   */
   async start(): Promise<string> {
+    const { dataDir } = this.options;
+    mkdirSync(dirname(dataDir), { recursive: true });
+    this.owner = EmbeddedPostgresOwner.acquire(dataDir, this.options.ownerName ?? 'Skillhost');
+    process.once('exit', this.stopOnExit);
+    try {
+      await this.startOwned();
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    return this.url;
+  }
+
+  /** Where this process's HTTP server answers: a second start on the data folder names it. */
+  noteAddress(address: string): void {
+    this.owner?.noteAddress(address);
+  }
+
+  private async startOwned(): Promise<void> {
     const { dataDir, port } = this.options;
     const log = this.options.log ?? (() => undefined);
-    mkdirSync(dirname(dataDir), { recursive: true });
     this.ids = postgresUserIds();
     this.programs = await findPrograms();
     if (this.ids !== undefined) assertReachable(this.programs, dataDir, this.ids);
@@ -129,14 +160,7 @@ export class EmbeddedPostgresServer {
     this.port = port;
     await this.launch();
     this.started = true;
-    process.once('exit', this.stopOnExit);
-    try {
-      await this.adoptPassword(passwordFile);
-    } catch (error) {
-      await this.stop();
-      throw error;
-    }
-    return this.url;
+    await this.adoptPassword(passwordFile);
   }
 
   /**
@@ -158,6 +182,8 @@ export class EmbeddedPostgresServer {
     this.child = undefined;
     this.running = undefined;
     if (child !== undefined && exited !== undefined) await terminate(child, exited);
+    this.owner?.release();
+    this.owner = undefined;
     if (!this.started) return;
     this.started = false;
     this.options.log?.(`Stopped the embedded PostgreSQL (data kept in ${this.options.dataDir})`);
@@ -491,7 +517,8 @@ function readPidFile(dataDir: string): string[] | undefined {
 }
 
 /**
- * The server running on `dataDir`, from its postmaster.pid, when that file names a live process.
+ * The server running on `dataDir`, from its postmaster.pid, when that file names a live process
+ * (a PostgreSQL one, where /proc tells: after a reboot the pid may be another program's).
  * https://www.postgresql.org/docs/current/server-start.html (the file's lines: pid, data folder, start time, port, …)
  */
 function readLivePostmaster(dataDir: string): LivePostmaster | undefined {
@@ -499,11 +526,17 @@ function readLivePostmaster(dataDir: string): LivePostmaster | undefined {
   if (lines === undefined) return undefined;
   const pid = Number.parseInt(lines[0] ?? '', 10);
   if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return undefined;
+  const program = programOf(pid);
+  if (program !== undefined && program !== 'postgres') return undefined;
   const port = Number.parseInt(lines[3] ?? '', 10);
   return { pid, port: Number.isInteger(port) && port > 0 ? port : undefined };
 }
 
-/** Stops a server still running on this data folder from an earlier, killed process. */
+/**
+ * Stops a server still running on this data folder, whose owner is gone: this process owns the
+ * folder now. Unless its parent still runs it without a record (an older Skillhost): then it
+ * refuses, as for a recorded owner.
+ */
 async function stopOrphan(dataDir: string, log: (message: string) => void): Promise<void> {
   const pidFile = join(dataDir, 'postmaster.pid');
   const running = readLivePostmaster(dataDir);
@@ -512,19 +545,12 @@ async function stopOrphan(dataDir: string, log: (message: string) => void): Prom
     return;
   }
   const { pid } = running;
+  const parent = unrecordedOwnerOf(pid);
+  if (parent !== undefined) throw new EmbeddedFolderInUseError(dataDir, parent);
   log(`Stopping an orphaned embedded PostgreSQL (pid ${pid}) left on ${dataDir}`);
   process.kill(pid, 'SIGINT');
   for (let waited = 0; waited < 15_000 && isAlive(pid); waited += 100) await new Promise((r) => setTimeout(r, 100));
   if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   for (let waited = 0; waited < 5_000 && isAlive(pid); waited += 100) await new Promise((r) => setTimeout(r, 100));
   rmSync(pidFile, { force: true });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

