@@ -67,8 +67,8 @@ export interface PgQueryable {
 }
 
 const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-/** PostgreSQL's answers when two sessions create the same table at once: the other one made it. */
-const CREATED_MEANWHILE = new Set(['23505', '42P07']);
+/** PostgreSQL's answers when two sessions create the same table at once (unique violation in the catalogue, the table or its row type exists): the other one made it. */
+const CREATED_MEANWHILE = new Set(['23505', '42P07', '42710']);
 const MAX_CHAT_ID = 200;
 const MAX_SKILL_NAME = 64;
 const HOWS: readonly ActivationHow[] = ['explicit', 'tool', 'fallback', 'command'];
