@@ -6,18 +6,18 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { stringify } from 'smol-toml';
 import { EmbeddedPostgresServer } from '../src/persistence/embedded-postgres.server.js';
+import { freePort } from '../test/support/ports.js';
+import { runFolder } from '../test/support/run-folder.js';
 
 /** What the benchmarks share: child processes that serve, a database of their own, and percentiles. */
 
 /** A fresh database on DATABASE_URL's server, or on an embedded PostgreSQL started for the run. */
 export async function databaseUrl(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const dir = join(tmpdir(), 'skillhost-bench-pg');
   let base = process.env.DATABASE_URL;
   let embedded: EmbeddedPostgresServer | undefined;
   if (!base) {
-    mkdirSync(dir, { recursive: true });
-    chmodSync(dir, 0o755);
-    embedded = new EmbeddedPostgresServer({ dataDir: join(dir, 'data'), port: 54340 });
+    // In this process's own temp folder, on a free port: two benchmarks never share a server.
+    embedded = new EmbeddedPostgresServer({ dataDir: runFolder('bench-pg', 'data'), port: await freePort() });
     base = await embedded.start();
   }
   const name = `skillhost_bench_${Date.now()}`;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -11,6 +11,8 @@ import { join } from 'node:path';
 export function runFolder(...parts: string[]): string {
   if (process.env.SKILLHOST_TEST_RUN_DIR === undefined) {
     const folder = mkdtempSync(join(tmpdir(), 'skillhost-run-'));
+    // As root an embedded PostgreSQL here runs as `postgres`, which must be able to pass through it.
+    chmodSync(folder, 0o755);
     process.env.SKILLHOST_TEST_RUN_DIR = folder;
     process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
   }
