@@ -102,15 +102,30 @@ describe(BootstrapAdminService.name, () => {
   it('with several instances starting at once on one database, and more registrations racing, makes one user and one key; a racing insert counts as done', async () => {
     const [first] = await Promise.all([start(), start(), start()]);
     expect(await rows()).toHaveLength(1);
-    // Eight registrations at once on a second key: each looks up, finds nothing, and inserts; all but one insert lose to the unique constraint.
+    // Eight registrations at once on a second key: each looks up and finds nothing (held until all
+    // eight have, so the race is certain), then inserts; all but one insert lose to the unique constraint.
     const racing = generateApiKey().key;
     secrets.push(racing);
-    const keyInserts = jest.spyOn(first.app.get(ApiKeyRepository), 'createIfAbsent');
+    const repository = first.app.get(ApiKeyRepository);
+    const lookUp = repository.findOwnerByHash.bind(repository);
+    let lookedUp = 0;
+    let allLookedUp: () => void = () => undefined;
+    const barrier = new Promise<void>((resolve) => (allLookedUp = resolve));
+    const lookUps = jest.spyOn(repository, 'findOwnerByHash').mockImplementation(async (hash) => {
+      const found = await lookUp(hash);
+      if (lookedUp < 8) {
+        if (++lookedUp === 8) allLookedUp();
+        await barrier;
+      }
+      return found;
+    });
+    const keyInserts = jest.spyOn(repository, 'createIfAbsent');
     const users = first.app.get(UsersService);
     const outcomes = await Promise.all(Array.from({ length: 8 }, () => users.registerBootstrapKey(racing)));
     const lost = await Promise.all(keyInserts.mock.results.map((r) => r.value as Promise<unknown>));
     keyInserts.mockRestore();
-    expect(lost.filter((created) => created === null).length).toBeGreaterThan(0);
+    lookUps.mockRestore();
+    expect(lost.filter((created) => created === null)).toHaveLength(7);
     expect(outcomes.map((o: BootstrapKeyOutcome) => o.kind).sort()).toEqual(['registered', ...Array<string>(7).fill('stored')]);
     expect(await query(db.url, "SELECT name FROM users WHERE name = 'admin'")).toHaveLength(1);
     expect(await query(db.url, 'SELECT id FROM api_keys WHERE key_hash = $1', [sha256(racing)])).toHaveLength(1);
@@ -119,13 +134,28 @@ describe(BootstrapAdminService.name, () => {
 
   it('creates the user `admin` only once when instances race for the name, and a name another instance took counts as done', async () => {
     const { app } = await start({});
-    const userInserts = jest.spyOn(app.get(UserRepository), 'create');
+    // Each of the six looks for `admin` and finds none (held until all six have), then creates it.
+    const repository = app.get(UserRepository);
+    const findByName = repository.findByName.bind(repository);
+    let looked = 0;
+    let allLooked: () => void = () => undefined;
+    const barrier = new Promise<void>((resolve) => (allLooked = resolve));
+    const lookUps = jest.spyOn(repository, 'findByName').mockImplementation(async (name) => {
+      const found = await findByName(name);
+      if (looked < 6) {
+        if (++looked === 6) allLooked();
+        await barrier;
+      }
+      return found;
+    });
+    const userInserts = jest.spyOn(repository, 'create');
     const keys = Array.from({ length: 6 }, () => generateApiKey().key);
     secrets.push(...keys);
     const outcomes = await Promise.all(keys.map((k) => app.get(UsersService).registerBootstrapKey(k)));
     const created = await Promise.all(userInserts.mock.results.map((r) => r.value as Promise<unknown>));
     userInserts.mockRestore();
-    expect(created.filter((user) => user === null).length).toBeGreaterThan(0);
+    lookUps.mockRestore();
+    expect(created.filter((user) => user === null)).toHaveLength(5);
     expect(outcomes.map((o) => o.kind)).toEqual(Array(6).fill('registered'));
     expect(await query(db.url, "SELECT count(*)::int AS n FROM users WHERE name = 'admin'")).toEqual([{ n: 1 }]);
     for (const k of keys) await me(app, k).expect(200);

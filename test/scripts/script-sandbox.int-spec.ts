@@ -252,7 +252,9 @@ describeWithSandbox('runSandboxed (bubblewrap)', () => {
   });
 
   it('contains a fork bomb: the process limit stops it, nothing is left behind, the machine still works', async () => {
-    const sut = await run(`bomb-${MARKER}.sh`, 'bomb() { bomb | bomb & }\nbomb\nwait\n', { maxProcesses: 16, timeoutMs: 2500 });
+    // Each level waits for the two it started, so the tree lives until the limit stops its growth;
+    // without that wait the first levels could return, and the script end, before any fork failed.
+    const sut = await run(`bomb-${MARKER}.sh`, 'bomb() { bomb | bomb & wait; }\nbomb\n', { maxProcesses: 16, timeoutMs: 2500 });
     // Usually the shell gives up at the limit ("Cannot fork", or "fork: retry: Resource temporarily
     // unavailable" while it retries); on a loaded machine the time limit may end it first.
     expect(/Cannot fork|Resource temporarily unavailable/.test(sut.output) || sut.timedOut).toBe(true);
