@@ -9,24 +9,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'smol-toml';
+import { freePort } from '../test/support/ports.js';
 import { percentile, recordResults } from './bench-support.js';
 
 const ROUNDS = 3;
 const ROOT = join(import.meta.dirname, '..', '..');
 
 type Kind = 'fresh data folder' | 'existing data folder' | 'baseline: build on every start';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Milliseconds from spawning `command` until the server it starts answers `GET /health` with 200. */
 async function timeToFirstAnswer(command: string[], configFile: string, port: number): Promise<number> {

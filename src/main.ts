@@ -47,10 +47,11 @@ async function bootstrap(): Promise<void> {
 
 /** The facts of the start-up summary, from the running app. */
 function startupFacts(app: NestFastifyApplication, config: AppConfig): StartupFacts {
-  const { skills, mcp, models, defaultModel } = config.app;
+  const { host, skills, mcp, models, defaultModel } = config.app;
   const snapshot = skills.enabled ? app.get(SkillRegistryService, { strict: false }).snapshot : undefined;
   return {
     authMode: app.get(AuthService, { strict: false }).mode,
+    host,
     database: app.get(DatabaseLifecycle, { strict: false }).description,
     skills: snapshot && { loaded: snapshot.skills.size, invalid: snapshot.invalid.length, directories: snapshot.directories },
     mcp: mcp.enabled,

@@ -1,7 +1,6 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { GqlExecutionContext } from '@nestjs/graphql';
-import { AuthService } from '../auth/auth.service.js';
 import type { Principal } from '../auth/principal.js';
 import { principalCarrier } from '../auth/request-context.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
@@ -16,8 +15,8 @@ const MINUTE_MS = 60_000;
 const OPERATION_CHECKED = Symbol('skillhost.requestLimitChecked');
 
 /**
- * Per-principal rate limits (per client address while auth is off), registered after the
- * principal guard so it knows who is calling: every REST call and GraphQL operation counts
+ * Per-principal rate limits (per client address for requests without a key while auth is off),
+ * registered after the principal guard so it knows who is calling: every REST call and GraphQL operation counts
  * against `requests_per_minute`, every turn against `turns_per_minute` too. Past a limit the
  * answer is 429 RATE_LIMITED with `Retry-After` (seconds). Counts live in this instance's memory.
  * It also notes the principal on the request, for the request's log line.
@@ -29,7 +28,6 @@ export class RateLimitGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly auth: AuthService,
     private readonly metrics: MetricsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
@@ -65,7 +63,7 @@ export class RateLimitGuard implements CanActivate {
     const retryAfterSeconds = Math.max(1, Math.ceil(verdict.retryAfterMs / 1000));
     exchange.reply.header('retry-after', String(retryAfterSeconds));
     this.metrics.observeRateLimited(limit);
-    throw this.rateLimited(limit, limiter.limit, retryAfterSeconds);
+    throw this.rateLimited(limit, limiter.limit, retryAfterSeconds, caller);
   }
 
   /** Every root field of an operation shares the verdict of its first: all pass, or all are refused. */
@@ -82,8 +80,9 @@ export class RateLimitGuard implements CanActivate {
     if (operation[OPERATION_CHECKED] !== null) throw operation[OPERATION_CHECKED];
   }
 
-  private rateLimited(limit: string, max: number, retryAfterSeconds: number): AppError {
-    const who = this.auth.mode === 'api_key' ? 'user' : 'client address';
+  /** `caller` as `callerOf` made it: a key's user, or a client address. */
+  private rateLimited(limit: string, max: number, retryAfterSeconds: number, caller: string): AppError {
+    const who = caller.startsWith('user:') ? 'user' : 'client address';
     const what = limit === TURNS_LIMIT ? 'turns' : 'requests';
     return new AppError(
       ErrorCode.RATE_LIMITED,

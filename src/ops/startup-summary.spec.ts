@@ -4,6 +4,7 @@ import { listeningLine, type StartupFacts, startupSummary } from './startup-summ
 function facts(overrides: Partial<StartupFacts> = {}): StartupFacts {
   return {
     authMode: 'none',
+    host: '127.0.0.1',
     database: 'embedded PostgreSQL on 127.0.0.1:54329, data in /srv/.data/postgres',
     skills: { loaded: 3, invalid: 0, directories: [{ configured: './.skills', exists: false, skills: 0 }, { configured: './skills', exists: true, skills: 3 }] },
     mcp: true,
@@ -37,6 +38,14 @@ describe(startupSummary.name, () => {
     expect(lines[1]).toBe('Auth: API keys required; make one with `npx skillhost users add NAME --admin` and `npx skillhost keys create --user NAME`');
     expect(lines[3]).toBe('Skills: 7 loaded from ./.skills (1), ./skills (3), ./code (1), the skill store (2); 2 invalid: `npx skillhost list` or GET /v1/admin/skills says why');
     expect(lines[4]).toBe('Models: local (default), claude');
+  });
+
+  it('does not call auth off safe on an address others can reach (app.auth.mode = none on 0.0.0.0)', () => {
+    expect(startupSummary(facts({ host: '0.0.0.0' }))[1]).toBe(
+      "Auth: OFF on 0.0.0.0, which is not a loopback address: anyone who can reach it acts as the admin 'local'; set SKILLHOST_AUTH_MODE=api_key unless a proxy in front authenticates",
+    );
+    expect(startupSummary(facts({ host: 'localhost' }))[1]).toMatch(/^Auth: off on this loopback address/);
+    expect(startupSummary(facts({ authMode: 'api_key', host: '0.0.0.0' }))[1]).toMatch(/^Auth: API keys required/);
   });
 
   it('says how to get a first skill when none loaded, and when skills or MCP are off', () => {

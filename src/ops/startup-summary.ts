@@ -1,8 +1,11 @@
+import { isLoopbackHost } from '../auth/auth-mode.js';
 import type { DirectoryReport } from '../skills/skill.types.js';
 
 /** What a person starting the server needs to know, gathered once it listens. */
 export interface StartupFacts {
   authMode: 'api_key' | 'none';
+  /** The address it listens on (app.host): auth off is only safe on a loopback one. */
+  host: string;
   /** Which database, without its password (DatabaseLifecycle.description). */
   database: string;
   /** Undefined while skills are off. */
@@ -19,7 +22,7 @@ export function listeningLine(version: string, address: string): string {
 
 /** The rest of the start-up summary: where to go, auth, database, skills, models; one line each. */
 export function startupSummary(facts: StartupFacts): string[] {
-  return [doorsLine(facts), authLine(facts.authMode), `Database: ${facts.database}`, skillsLine(facts.skills), modelsLine(facts.models, facts.defaultModel)];
+  return [doorsLine(facts), authLine(facts.authMode, facts.host), `Database: ${facts.database}`, skillsLine(facts.skills), modelsLine(facts.models, facts.defaultModel)];
 }
 
 function doorsLine(facts: StartupFacts): string {
@@ -28,8 +31,9 @@ function doorsLine(facts: StartupFacts): string {
   return `Open ${doors.join(', ')}`;
 }
 
-function authLine(mode: StartupFacts['authMode']): string {
+function authLine(mode: StartupFacts['authMode'], host: string): string {
   if (mode === 'api_key') return 'Auth: API keys required; make one with `npx skillhost users add NAME --admin` and `npx skillhost keys create --user NAME`';
+  if (!isLoopbackHost(host)) return `Auth: OFF on ${host}, which is not a loopback address: anyone who can reach it acts as the admin 'local'; set SKILLHOST_AUTH_MODE=api_key unless a proxy in front authenticates`;
   return "Auth: off on this loopback address: requests without a key act as the admin 'local' (a key that is sent is still checked)";
 }
 

@@ -13,8 +13,9 @@ import { UserRepository } from '../../src/persistence/user.repository.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 
 /**
- * Every line pino writes. One capture for the whole file: nestjs-pino keeps the first app's logger
- * for the process (its root logger is global), so every app here writes to the first destination.
+ * Every line pino writes. One capture for the whole file: Nest's `Logger` is process-wide (each
+ * app's `useLogger` replaces it for every app), so apps running at once may write through each
+ * other's logger; with one destination every line is kept whichever app wrote it.
  */
 class LogCapture extends Writable {
   readonly lines: string[] = [];

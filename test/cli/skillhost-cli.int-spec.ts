@@ -96,7 +96,9 @@ describe('skillhost CLI', () => {
       });
       expect(await run(['list', '--config', 'create.toml', '--json'], tree.root).then((r) => JSON.parse(r.out).valid.map((s: { name: string }) => s.name))).toEqual(['weekly-report']);
       // The shipped defaults: ./.skills, with skills off said.
-      expect((await run(['create', 'defaulted'], tree.root)).out).toContain(`Created ${tree.path('.skills/defaulted')}`);
+      const defaulted = (await run(['create', 'defaulted'], tree.root)).out;
+      expect(defaulted).toContain(`Created ${tree.path('.skills/defaulted')}`);
+      expect(defaulted).toContain('Skills are off in this configuration ([app.skills] enabled = false).');
       expect((await run(['create', 'off', '--dir', 'shared', '--config', 'create.toml'], tree.root)).out).toContain('The server loads it from there');
       tree.write('empty.toml', '[app.skills]\ndirectories = []\n');
       expect(await run(['create', 'nowhere', '--config', 'empty.toml'], tree.root)).toMatchObject({ code: 2, err: expect.stringContaining('give --dir') });

@@ -6,11 +6,11 @@ import { NestFactory } from '@nestjs/core';
 import { AuthService } from '../../src/auth/auth.service.js';
 import { CliModule } from '../../src/cli/cli-context.js';
 import { configWith } from '../../src/config/config-loader.js';
+import { isAlive } from '../../src/persistence/embedded-postgres.owner.js';
 import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { tempTree } from '../support/skill-tree.js';
 import { run } from './run-cli.js';
-import { isAlive } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 
 const KEY = /^skh_[A-Za-z0-9_-]{43}$/;

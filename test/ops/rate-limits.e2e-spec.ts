@@ -133,4 +133,15 @@ describe('limits while auth is off: per client address', () => {
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     await request(app.getHttpServer()).get('/health/ready').expect(200);
   });
+
+  it('counts a request that carries a valid key against its user, not the address, and says so', async () => {
+    const users = app.get(UsersService);
+    const { key } = await users.createKey((await users.createUser('erin', 'member')).id);
+    // The address's own allowance spent (or already spent by the test above).
+    for (let i = 0; i < 4; i++) await request(app.getHttpServer()).get('/v1/chats');
+    await request(app.getHttpServer()).get('/v1/chats').expect(429);
+    for (let i = 0; i < 3; i++) expect((await request(app.getHttpServer()).get('/v1/me').set(bearer(key)).expect(200)).body.name).toBe('erin');
+    const res = await request(app.getHttpServer()).get('/v1/me').set(bearer(key)).expect(429);
+    expect(res.body.message).toContain('at most 3 a minute per user');
+  });
 });

@@ -13,7 +13,14 @@ describe('the start-up log', () => {
   const start = async (overrides: Record<string, unknown>) => {
     const instances = await startInstances(1, { overrides: { 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills'), './.skills', '~/.agents/skills'], ...overrides } });
     servers.push(instances);
-    return instances.instances[0];
+    const [server] = instances.instances;
+    // Started means listening; the summary's lines come after that one, so its last is waited for.
+    const deadline = Date.now() + 30_000;
+    while (!/"msg":"Models: /.test(server.output())) {
+      if (Date.now() > deadline) throw new Error(`no start-up summary within 30 s:\n${server.output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return server;
   };
   const records = (output: string) =>
     output

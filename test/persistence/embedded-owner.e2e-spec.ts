@@ -5,10 +5,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { withServices } from '../../src/cli/cli-context.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { embeddedOwnerFolder, type OwnerRecord } from '../../src/persistence/embedded-postgres.owner.js';
+import { embeddedOwnerFolder, isAlive, type OwnerRecord } from '../../src/persistence/embedded-postgres.owner.js';
 import { buildServer } from '../support/instances.js';
 import { freePort } from '../support/ports.js';
-import { isAlive } from '../support/process.js';
 import { tempTree } from '../support/skill-tree.js';
 
 /**

@@ -4,10 +4,9 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { createApp } from '../../src/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { EmbeddedFolderInUseError } from '../../src/persistence/embedded-postgres.owner.js';
+import { EmbeddedFolderInUseError, isAlive } from '../../src/persistence/embedded-postgres.owner.js';
 import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { tempTree } from '../support/skill-tree.js';
-import { isAlive } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 
 /**
