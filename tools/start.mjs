@@ -1,51 +1,49 @@
 #!/usr/bin/env node
 /**
  * `npm start`: serves the built server, building it first only when a build input changed since
- * the last build (or there is none), so a start after `npm ci` (which builds) takes seconds.
- * `npm run build` ends with `node tools/start.mjs --stamp`, which records that build.
- *
- *   node tools/start.mjs           build if needed, then run dist/src/main.js
- *   node tools/start.mjs --stamp   record that dist/ was just built from the current inputs
+ * the last build (or there is none; tools/build-stamp.mjs tells), so a start after `npm ci` (which
+ * builds) takes seconds. It does not rebuild under a Skillhost that serves from this folder.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { isBuildCurrent, ROOT } from './build-stamp.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const STAMP = join(root, 'dist', '.built');
-/** What `npm run build` reads: the TypeScript of the server, the page, the migrations, and their settings. */
-const INPUTS = ['src', 'web', 'migrations', 'bench', 'test/support', 'tools/build-web-assets.mjs', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
-
-/** The newest modification time among the build inputs, in ms (0 when none exists). */
-function newestInput() {
-  let newest = 0;
-  const visit = (path) => {
-    let stats;
+/**
+ * A Skillhost already running from this folder's dist/ (Linux: from /proc), which a build would
+ * pull its files out from under. Elsewhere none is found.
+ */
+function serverRunningHere() {
+  const main = join(ROOT, 'dist', 'src', 'main.js');
+  const mine = new Set([String(process.pid), String(process.ppid)]);
+  let pids;
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name) && !mine.has(name));
+  } catch {
+    return undefined;
+  }
+  for (const pid of pids) {
     try {
-      stats = statSync(path);
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      const runs = (arg) => arg === main || join(cwd, arg) === main || join(cwd, arg) === join(ROOT, 'tools', 'start.mjs');
+      if (args.slice(1).some(runs)) return pid;
     } catch {
-      return;
+      // Gone, or not ours to read.
     }
-    newest = Math.max(newest, stats.mtimeMs);
-    if (stats.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-  };
-  for (const input of INPUTS) visit(join(root, input));
-  return newest;
+  }
+  return undefined;
 }
 
-function builtAt() {
-  return existsSync(STAMP) && existsSync(join(root, 'dist', 'src', 'main.js')) ? statSync(STAMP).mtimeMs : -1;
-}
-
-if (process.argv.includes('--stamp')) {
-  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
-  process.exit(0);
-}
-
-if (builtAt() < newestInput()) {
+if (!isBuildCurrent()) {
+  const running = serverRunningHere();
+  if (running !== undefined) {
+    process.stderr.write(`skillhost: the sources changed since the last build, but a Skillhost started from this folder is running (pid ${running}); building now would replace its files. Stop it first, or serve the last build as it is: node dist/src/main.js\n`);
+    process.exit(1);
+  }
   process.stderr.write('skillhost: the sources changed since the last build (or there is none): building first (npm run build)\n');
-  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit', shell: process.platform === 'win32' });
+  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
-await import(pathToFileURL(join(root, 'dist', 'src', 'main.js')).href);
+await import(pathToFileURL(join(ROOT, 'dist', 'src', 'main.js')).href);

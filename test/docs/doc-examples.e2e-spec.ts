@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -35,7 +35,7 @@ describe('the examples in README.md and docs/', () => {
   const root = runFolder('docs-examples');
 
   beforeAll(async () => {
-    if (!isBuildCurrent()) buildServer();
+    buildServer();
     mkdirSync(root, { recursive: true });
     model = await new ScriptedModelServer().start();
     model.answerWith(answerAsTheDocsShow);
@@ -142,18 +142,6 @@ function untrackedFiles(): string[] {
     .split('\n')
     .filter((line) => line.startsWith('??'))
     .map((line) => line.slice(3));
-}
-
-/** Whether dist/ was built after the last change to the server's sources (CI builds before `npm test`). */
-function isBuildCurrent(): boolean {
-  const built = statSync('dist/src/main.js', { throwIfNoEntry: false })?.mtimeMs;
-  if (built === undefined) return false;
-  const newest = (dir: string): number =>
-    readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
-      const path = join(dir, entry.name);
-      return Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs);
-    }, 0);
-  return Math.max(newest('src'), newest('migrations')) < built;
 }
 
 /** Type errors of `files` as the project's compiler options see them (unused names allowed: examples are excerpts). */

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { stringify } from 'smol-toml';
+import { isBuildCurrent } from '../../tools/build-stamp.mjs';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { tempTree } from './skill-tree.js';
 
@@ -55,20 +56,14 @@ const BASE_OVERRIDES: Record<string, unknown> = {
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 
-let built = false;
-
 /**
- * Compiles `dist/` once per test process (about 15 s: call it from a `beforeAll` with a long
- * timeout). Type errors elsewhere do not stop tsc from emitting.
+ * Builds `dist/` (`npm run build`: the server and the web page) unless it is a build of the
+ * sources as they are (tools/build-stamp.mjs): CI builds before the tests, so they start at once;
+ * after an edit the first test process to ask builds (call it from a `beforeAll` with a long timeout).
  */
 export function buildServer(): void {
-  if (built) return;
-  try {
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'pipe' });
-  } catch {
-    // Emitted anyway; a server that does not start says why in its output.
-  }
-  built = true;
+  if (isBuildCurrent()) return;
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'pipe' });
 }
 
 /**
