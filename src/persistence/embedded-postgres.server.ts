@@ -232,7 +232,7 @@ export class EmbeddedPostgresServer {
     const child = spawn(
       programs.postgres,
       ['-D', dataDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'],
-      { ...this.ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
+      { ...this.ids, env: postgresEnvironment(), detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     this.child = child;
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => keepTail(this.stderrTail, chunk));
@@ -423,9 +423,19 @@ async function initialise(initdb: string, dataDir: string, passwordFile: string,
   }
 }
 
+/**
+ * What PostgreSQL's programs get of the server's environment: where programs are and the time
+ * zone, nothing else. The rest holds secrets (a bootstrap admin key, model providers' keys) that
+ * the database's processes, run as another user under root, have no business seeing.
+ */
+function postgresEnvironment(): NodeJS.ProcessEnv {
+  const { PATH, TZ } = process.env;
+  return { ...(PATH === undefined ? {} : { PATH }), ...(TZ === undefined ? {} : { TZ }), LC_ALL: 'C' };
+}
+
 function runToEnd(program: string, args: string[], ids: UserIds | undefined): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { ...ids, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(program, args, { ...ids, env: postgresEnvironment(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.once('error', reject);

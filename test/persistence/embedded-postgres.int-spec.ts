@@ -97,6 +97,22 @@ describe(EmbeddedPostgresServer.name, () => {
     }
   }, 90_000);
 
+  (existsSync('/proc/self/environ') ? it : it.skip)('gives PostgreSQL’s programs none of the server’s environment but PATH, TZ and the locale (secrets stay with the server)', async () => {
+    const saved = process.env.SKILLHOST_TEST_SECRET;
+    process.env.SKILLHOST_TEST_SECRET = 'not-for-postgres-4e1b';
+    const sut = new EmbeddedPostgresServer({ dataDir: tree.path('env-data'), port: await freePort() });
+    try {
+      await sut.start();
+      const environment = readFileSync(`/proc/${sut.pid}/environ`, 'utf8').split('\0').filter(Boolean);
+      expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(['LC_ALL', 'PATH', ...(process.env.TZ === undefined ? [] : ['TZ'])].sort());
+      expect(environment.join('\n')).not.toContain('not-for-postgres-4e1b');
+    } finally {
+      await sut.stop();
+      if (saved === undefined) delete process.env.SKILLHOST_TEST_SECRET;
+      else process.env.SKILLHOST_TEST_SECRET = saved;
+    }
+  }, 60_000);
+
   it('an app without DATABASE_URL starts it, logs it without the password, and stops it on close', async () => {
     const logs: string[] = [];
     const capture = (message: unknown) => void logs.push(String(message));
