@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { EmbeddedFolderInUseError } from '../../src/persistence/embedded-postgres.owner.js';
 import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { freePort } from './ports.js';
 import { runFolder } from './run-folder.js';
@@ -24,8 +25,24 @@ export async function serverUrl(): Promise<string> {
   if (url) return url;
   // In this run's folder (test/support/global-teardown.mjs stops it there), on a port of its own.
   const server = new EmbeddedPostgresServer({ dataDir: runFolder('pg', 'data'), port: await freePort() });
-  process.env.SKILLHOST_TEST_DATABASE_URL = await server.connectOrStart();
+  process.env.SKILLHOST_TEST_DATABASE_URL = await connectOrWaitForStart(server);
   return process.env.SKILLHOST_TEST_DATABASE_URL;
+}
+
+/**
+ * The shared server, started here or by another test worker of this run; a worker that finds the
+ * folder held by one still starting it waits for it to run (parallel runs: `npm run test:unit`).
+ */
+async function connectOrWaitForStart(server: EmbeddedPostgresServer): Promise<string> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      return await server.connectOrStart();
+    } catch (error) {
+      if (!(error instanceof EmbeddedFolderInUseError) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {
