@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { settingLabel } from '../config/config-schema.js';
 import { AuthService } from './auth.service.js';
 import { BOOTSTRAP_ADMIN_NAME, type BootstrapKeyOutcome, UsersService } from './users.service.js';
 
-const SETTING = 'SKILLHOST_BOOTSTRAP_ADMIN_KEY (app.auth.bootstrap_admin_key)';
+const SETTING = settingLabel('app.auth.bootstrap_admin_key');
 const CREATE_AN_ADMIN = '`skillhost users add NAME --admin` then `skillhost keys create --user NAME`';
 
 /**

@@ -55,4 +55,12 @@ describe(chatTitleFrom.name, () => {
   it('gives no title for a message of white space only', () => {
     expect(chatTitleFrom(' \n\t\u00a0')).toBeNull();
   });
+
+  it('reads only the start of a long message, after any white space, never splitting an emoji', () => {
+    expect(chatTitleFrom(`${' \n'.repeat(50_000)}Plan the release`)).toBe('Plan the release');
+    const words = 'word '.repeat(20_000);
+    expect(chatTitleFrom(words)).toBe(chatTitleFrom(words.slice(0, 200)));
+    expect(chatTitleFrom(`${'a'.repeat(4095)}😀`)).toBe(`${'a'.repeat(59)}…`);
+    expect(chatTitleFrom(`${'😀'.repeat(3000)}`)).toBe(`${'😀'.repeat(59)}…`);
+  });
 });

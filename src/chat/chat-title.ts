@@ -24,9 +24,12 @@ const MIN_KEPT_SHARE = 0.5;
 /** Punctuation that reads badly right before the ellipsis. */
 const TRAILING_PUNCTUATION = /[\s,;:.\-–—]+$/u;
 
+/** Far more of a message than a title can show, so a long one is not scanned whole on every turn. */
+const SCANNED_CODE_UNITS = 4096;
+
 /** The title a chat gets from `message`, or null when the message has nothing to show (white space only). */
 export function chatTitleFrom(message: string): string | null {
-  const line = message.replace(DIRECTION_CONTROLS, '').replace(CONTROLS, ' ').replace(WHITE_SPACE, ' ').trim();
+  const line = titleSource(message).replace(DIRECTION_CONTROLS, '').replace(CONTROLS, ' ').replace(WHITE_SPACE, ' ').trim();
   if (line === '') return null;
   const characters = firstGraphemes(line, CHAT_TITLE_MAX_CHARACTERS + 1);
   if (characters.length <= CHAT_TITLE_MAX_CHARACTERS) return line;
@@ -36,6 +39,14 @@ export function chatTitleFrom(message: string): string | null {
   const kept = lastSpace >= room * MIN_KEPT_SHARE ? characters.slice(0, lastSpace) : characters.slice(0, room);
   const text = kept.join('');
   return `${text.replace(TRAILING_PUNCTUATION, '') || text}${ELLIPSIS}`;
+}
+
+/** The start of `message` after its leading white space, never ending in half a surrogate pair. */
+function titleSource(message: string): string {
+  const text = message.trimStart();
+  if (text.length <= SCANNED_CODE_UNITS) return text;
+  const end = /[\ud800-\udbff]/.test(text[SCANNED_CODE_UNITS - 1]) ? SCANNED_CODE_UNITS - 1 : SCANNED_CODE_UNITS;
+  return text.slice(0, end);
 }
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });

@@ -116,6 +116,13 @@ export const MODEL_SETTINGS: readonly ModelSetting[] = [
   { key: 'max_retries', required: false, default: 1, kind: { type: 'integer', min: 0, max: 5 }, description: 'Retries of a failed provider call (5xx, rate limits) before the turn fails.' },
 ];
 
+/** How messages name a setting: its environment variable and its key, e.g. `SKILLHOST_PORT (app.port)`. */
+export function settingLabel(key: string): string {
+  const setting = SETTINGS.find((candidate) => candidate.key === key);
+  if (setting === undefined) throw new Error(`No setting '${key}'`);
+  return `${setting.env} (${key})`;
+}
+
 /** The configuration reference table in the README; a test keeps the README equal to this. */
 export function renderConfigReference(): string {
   const kindText = (kind: SettingKind): string => {

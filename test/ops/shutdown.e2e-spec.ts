@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
 import { freePort } from '../support/ports.js';
+import { LISTENING_LINE } from '../support/instances.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
 import { tempTree } from '../support/skill-tree.js';
@@ -82,9 +83,9 @@ describe('start and graceful shutdown of a server process', () => {
     const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     let exited = false;
     void exit.then(() => (exited = true));
-    await until(() => exited || /listening at http:\/\/127\.0\.0\.1:\d+/.test(output), 'the server to listen', 30_000);
+    await until(() => exited || LISTENING_LINE.test(output), 'the server to listen', 30_000);
     if (exited) throw new Error(`the server exited before listening:\n${output}`);
-    const port = /listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1];
+    const port = LISTENING_LINE.exec(output)![2];
     return { child, baseUrl: `http://127.0.0.1:${port}`, exit, output: () => output };
   }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { withServices } from '../../src/cli/cli-context.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { embeddedOwnerFolder, isAlive, type OwnerRecord } from '../../src/persistence/embedded-postgres.owner.js';
-import { buildServer } from '../support/instances.js';
+import { buildServer, LISTENING_LINE } from '../support/instances.js';
 import { freePort } from '../support/ports.js';
 import { tempTree } from '../support/skill-tree.js';
 
@@ -29,7 +29,6 @@ interface ServerRun {
   stop(): Promise<Exit>;
 }
 
-const LISTENING = /listening at (http:\/\/127\.0\.0\.1:\d+)/;
 const ADVICE = 'stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, or set DATABASE_URL.';
 
 const postmasterPid = (dataDir: string) => Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
@@ -77,7 +76,7 @@ describe('one Skillhost per embedded data folder', () => {
     const exit = new Promise<Exit>((resolve) => child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })));
     const settled = new Promise<{ baseUrl: string } | { exited: Exit }>((resolve) => {
       child.stdout!.on('data', () => {
-        const listening = LISTENING.exec(stdout);
+        const listening = LISTENING_LINE.exec(stdout);
         if (listening) resolve({ baseUrl: listening[1] });
       });
       void exit.then((exited) => resolve({ exited }));

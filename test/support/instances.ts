@@ -53,6 +53,9 @@ const BASE_OVERRIDES: Record<string, unknown> = {
   'app.limits.requests_per_minute': 100_000,
 };
 
+/** The server's first line (src/ops/startup-summary.ts `listeningLine`): its address, and the port in it. */
+export const LISTENING_LINE = /listening at (http:\/\/127\.0\.0\.1:(\d+))/;
+
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 
@@ -115,7 +118,7 @@ export async function startServerProcess(command: string[], options: { cwd: stri
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const listening = /listening at http:\/\/127\.0\.0\.1:(\d+)/;
+  const listening = LISTENING_LINE;
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!listening.test(output)) {
     if (hasExited(child)) throw new Error(`a Skillhost instance exited before listening:\n${output}`);
@@ -125,7 +128,7 @@ export async function startServerProcess(command: string[], options: { cwd: stri
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  const port = listening.exec(output)![1];
+  const port = listening.exec(output)![2];
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     graphqlWsUrl: `ws://127.0.0.1:${port}/graphql`,
