@@ -6,7 +6,7 @@ import type { AppConfig, LogLevel } from './config/app-config.js';
 import { ConfigError, loadConfig } from './config/config-loader.js';
 import { packageVersion } from './config/package-version.js';
 import { AuthService } from './auth/auth.service.js';
-import { listeningLine, type StartupFacts, startupSummary } from './ops/startup-summary.js';
+import { listeningLine, type StartupFacts, startupSummary } from './startup-summary.js';
 import { DatabaseLifecycle } from './persistence/database.provider.js';
 import { SkillRegistryService } from './skills/skill-registry.service.js';
 

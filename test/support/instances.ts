@@ -53,7 +53,7 @@ const BASE_OVERRIDES: Record<string, unknown> = {
   'app.limits.requests_per_minute': 100_000,
 };
 
-/** The server's first line (src/ops/startup-summary.ts `listeningLine`): its address, and the port in it. */
+/** The server's first line (src/startup-summary.ts `listeningLine`): its address, and the port in it. */
 export const LISTENING_LINE = /listening at (http:\/\/127\.0\.0\.1:(\d+))/;
 
 const START_TIMEOUT_MS = 60_000;

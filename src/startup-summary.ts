@@ -1,5 +1,5 @@
-import { isLoopbackHost } from '../auth/auth-mode.js';
-import type { DirectoryReport } from '../skills/skill.types.js';
+import { isLoopbackHost } from './auth/auth-mode.js';
+import type { DirectoryReport } from './skills/skill.types.js';
 
 /** What a person starting the server needs to know, gathered once it listens. */
 export interface StartupFacts {
