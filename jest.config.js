@@ -9,6 +9,10 @@ export default {
   // The example app has its own suite (run by test/package) and its own install of the packed package.
   modulePathIgnorePatterns: ['<rootDir>/examples/'],
   testTimeout: 30000,
+  // One test file at a time (they share the machine's PostgreSQL, ports and CPU), in a worker that
+  // is replaced once it holds more than this after a file: each file loads the app anew, and in one
+  // long-lived process their leftovers outgrow V8's heap over the whole suite.
+  workerIdleMemoryLimit: '1GB',
   reporters: ['default', '<rootDir>/test/support/memory-reporter.mjs'],
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',

@@ -1,6 +1,6 @@
 // A Jest reporter that reports the peak memory of the test run: the resident memory of the Jest
-// process and of every process under it (servers, PostgreSQL, Chromium, CLIs), summed, sampled
-// every 250 ms from /proc. Plain JavaScript: Jest loads reporters outside the TypeScript transform.
+// process and of every process under it (its test worker, servers, PostgreSQL, Chromium, CLIs),
+// summed, sampled every 250 ms from /proc. Plain JavaScript: Jest loads reporters outside the TypeScript transform.
 import { readdirSync, readFileSync } from 'node:fs';
 
 const SAMPLE_MS = 250;
@@ -19,10 +19,11 @@ export default class MemoryReporter {
 
   onRunComplete() {
     clearInterval(this.timer);
-    // maxRSS is in KiB: the Jest process's own high-water mark, however briefly it was reached.
-    const own = process.resourceUsage().maxRSS * 1024;
-    const tree = this.timer === undefined ? 'not sampled (no /proc here)' : `${mib(Math.max(this.peakTree, own))} MiB`;
-    process.stderr.write(`\nPeak memory of this test run: ${tree} for the Jest process and every process it started (resident, summed, sampled every ${SAMPLE_MS} ms); the Jest process alone: ${mib(own)} MiB.\n`);
+    if (this.timer === undefined) {
+      process.stderr.write('\nPeak memory of this test run: not measured (no /proc here).\n');
+      return;
+    }
+    process.stderr.write(`\nPeak memory of this test run: ${mib(this.peakTree)} MiB, resident, summed over Jest, its test worker and every process they started (sampled every ${SAMPLE_MS} ms).\n`);
   }
 
   sample() {
