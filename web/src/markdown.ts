@@ -103,10 +103,13 @@ function escapeHtml(text: string): string {
 export function markdownAnswer(rendered: () => void): { element: HTMLElement; append(text: string): void; finish(stored?: string): void } {
   const element = h('div', { class: 'content markdown' });
   let text = '';
-  let pending: number | undefined;
+  // A rendering is due: first its pause (a timeout), then the next frame.
+  let pause: number | undefined;
+  let frame: number | undefined;
   let nextAt = 0;
   const render = () => {
-    pending = undefined;
+    pause = undefined;
+    frame = undefined;
     const started = performance.now();
     element.replaceChildren(renderMarkdown(text));
     nextAt = performance.now() + (performance.now() - started) * RENDER_PAUSE;
@@ -116,11 +119,15 @@ export function markdownAnswer(rendered: () => void): { element: HTMLElement; ap
     element,
     append(piece) {
       text += piece;
-      pending ??= window.setTimeout(() => requestAnimationFrame(render), Math.max(0, nextAt - performance.now()));
+      if (pause !== undefined || frame !== undefined) return;
+      pause = window.setTimeout(() => {
+        pause = undefined;
+        frame = requestAnimationFrame(render);
+      }, Math.max(0, nextAt - performance.now()));
     },
     finish(stored) {
-      clearTimeout(pending);
-      pending = undefined;
+      clearTimeout(pause);
+      if (frame !== undefined) cancelAnimationFrame(frame);
       if (stored !== undefined) text = stored;
       render();
     },
