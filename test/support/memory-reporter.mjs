@@ -1,9 +1,11 @@
-// A Jest reporter that reports the peak memory of the test run: the resident memory of the Jest
-// process and of every process under it (its test worker, servers, PostgreSQL, Chromium, CLIs),
-// summed, sampled every 250 ms from /proc. Plain JavaScript: Jest loads reporters outside the TypeScript transform.
+// A Jest reporter that reports the peak memory of the test run: the memory of the Jest process and
+// of every process under it (its test worker, servers, PostgreSQL, Chromium, CLIs), summed and
+// sampled from /proc. Each process counts its proportional set size (PSS: a page shared by n
+// processes counts 1/n in each), so PostgreSQL's shared buffers and Chromium's shared pages are
+// counted once, not once per process as resident sizes would. Plain JavaScript: Jest loads reporters outside the TypeScript transform.
 import { readdirSync, readFileSync } from 'node:fs';
 
-const SAMPLE_MS = 250;
+const SAMPLE_MS = 500;
 const MIB = 1024 * 1024;
 
 export default class MemoryReporter {
@@ -23,7 +25,7 @@ export default class MemoryReporter {
       process.stderr.write('\nPeak memory of this test run: not measured (no /proc here).\n');
       return;
     }
-    process.stderr.write(`\nPeak memory of this test run: ${mib(this.peakTree)} MiB, resident, summed over Jest, its test worker and every process they started (sampled every ${SAMPLE_MS} ms).\n`);
+    process.stderr.write(`\nPeak memory of this test run: ${mib(this.peakTree)} MiB (proportional set size summed over Jest, its test worker and every process they started, sampled every ${SAMPLE_MS} ms).\n`);
   }
 
   sample() {
@@ -58,7 +60,7 @@ function treeRss(root) {
   const queue = [root];
   while (queue.length > 0) {
     const pid = queue.pop();
-    total += rssOf(pid);
+    total += memoryOf(pid);
     queue.push(...(children.get(pid) ?? []));
   }
   return total;
@@ -74,13 +76,17 @@ function parentOf(pid) {
   }
 }
 
-function rssOf(pid) {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match === null ? 0 : Number(match[1]) * 1024;
-  } catch {
-    return 0;
+/** The process's proportional set size in bytes; its resident size where the kernel has no smaps_rollup. */
+function memoryOf(pid) {
+  for (const [file, field] of [['smaps_rollup', 'Pss'], ['status', 'VmRSS']]) {
+    try {
+      const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'));
+      if (match !== null) return Number(match[1]) * 1024;
+    } catch {
+      // Gone, or this kernel has no such file: try the next.
+    }
   }
+  return 0;
 }
 
 function mib(bytes) {
