@@ -35,6 +35,21 @@ class LogCapture extends Writable {
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
+/** `call`, its first `count` calls each held until all of them have answered: a race made certain. */
+function heldTogether<A extends unknown[], R>(count: number, call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  let answered = 0;
+  let release: () => void = () => undefined;
+  const allAnswered = new Promise<void>((resolve) => (release = resolve));
+  return async (...args) => {
+    const result = await call(...args);
+    if (answered < count) {
+      if (++answered === count) release();
+      await allAnswered;
+    }
+    return result;
+  };
+}
+
 describe(BootstrapAdminService.name, () => {
   let db: TestDatabase;
   const apps: NestFastifyApplication[] = [];
@@ -109,17 +124,7 @@ describe(BootstrapAdminService.name, () => {
     secrets.push(racing);
     const repository = first.app.get(ApiKeyRepository);
     const lookUp = repository.findOwnerByHash.bind(repository);
-    let lookedUp = 0;
-    let allLookedUp: () => void = () => undefined;
-    const barrier = new Promise<void>((resolve) => (allLookedUp = resolve));
-    const lookUps = jest.spyOn(repository, 'findOwnerByHash').mockImplementation(async (hash) => {
-      const found = await lookUp(hash);
-      if (lookedUp < 8) {
-        if (++lookedUp === 8) allLookedUp();
-        await barrier;
-      }
-      return found;
-    });
+    const lookUps = jest.spyOn(repository, 'findOwnerByHash').mockImplementation(heldTogether(8, lookUp));
     const keyInserts = jest.spyOn(repository, 'createIfAbsent');
     const users = first.app.get(UsersService);
     const outcomes = await Promise.all(Array.from({ length: 8 }, () => users.registerBootstrapKey(racing)));
@@ -138,17 +143,7 @@ describe(BootstrapAdminService.name, () => {
     // Each of the six looks for `admin` and finds none (held until all six have), then creates it.
     const repository = app.get(UserRepository);
     const findByName = repository.findByName.bind(repository);
-    let looked = 0;
-    let allLooked: () => void = () => undefined;
-    const barrier = new Promise<void>((resolve) => (allLooked = resolve));
-    const lookUps = jest.spyOn(repository, 'findByName').mockImplementation(async (name) => {
-      const found = await findByName(name);
-      if (looked < 6) {
-        if (++looked === 6) allLooked();
-        await barrier;
-      }
-      return found;
-    });
+    const lookUps = jest.spyOn(repository, 'findByName').mockImplementation(heldTogether(6, findByName));
     const userInserts = jest.spyOn(repository, 'create');
     const keys = Array.from({ length: 6 }, () => generateApiKey().key);
     secrets.push(...keys);
