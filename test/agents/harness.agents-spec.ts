@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
 
 describe('the real-agent harness', () => {
