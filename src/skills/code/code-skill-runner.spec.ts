@@ -135,22 +135,26 @@ describe(runCodeSkill.name, () => {
   });
 
   it('a timed-out run ignores answers that arrive after it ended', async () => {
-    let answered = false;
+    let answered!: () => void;
+    // Waited for, not timed: on a loaded machine the call may start well after the run did.
+    const lateAnswer = new Promise<void>((resolve) => (answered = resolve));
     const sut = await runCodeSkill(
       request('calls', {
-        timeoutMs: 200,
+        // Long enough for a worker to start and call on a loaded machine.
+        timeoutMs: 1000,
         llm: () =>
           new Promise((resolve) =>
             setTimeout(() => {
-              answered = true;
               resolve('late');
-            }, 400),
+              answered();
+            }, 1500),
           ),
       }),
     );
-    expect(sut.error).toBe('The code skill failed: it was stopped after 200 ms (app.skills.code_timeout_ms)');
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(answered).toBe(true);
+    expect(sut.error).toBe('The code skill failed: it was stopped after 1000 ms (app.skills.code_timeout_ms)');
+    await lateAnswer;
+    // The late answer went to a run that had ended: it changed nothing, and the next run works.
+    expect(await runCodeSkill(request('echo'))).toMatchObject({ success: true, output: 'echo: hello' });
   });
 
   it('stops a skill that allocates past its memory limit, and the next run works', async () => {
