@@ -20,6 +20,7 @@ export enum ErrorCode {
   TOOLS_DISABLED = 'TOOLS_DISABLED',
   MCP_DISABLED = 'MCP_DISABLED',
   MCP_SESSION_NOT_FOUND = 'MCP_SESSION_NOT_FOUND',
+  OAUTH_NOT_SUPPORTED = 'OAUTH_NOT_SUPPORTED',
   TOOL_NOT_FOUND = 'TOOL_NOT_FOUND',
   SCRIPTS_DISABLED = 'SCRIPTS_DISABLED',
   SCRIPT_NOT_ALLOWED = 'SCRIPT_NOT_ALLOWED',
@@ -72,6 +73,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.TOOLS_DISABLED:
     case ErrorCode.MCP_DISABLED:
     case ErrorCode.MCP_SESSION_NOT_FOUND:
+    case ErrorCode.OAUTH_NOT_SUPPORTED:
     case ErrorCode.USER_NOT_FOUND:
     case ErrorCode.API_KEY_NOT_FOUND:
       return 404;

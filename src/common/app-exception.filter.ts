@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { GraphQLError } from 'graphql';
+import { type CredentialHeaders, presentedKey } from '../auth/api-key.js';
 import { AppError, ErrorCode, httpStatusOf } from './app-error.js';
 
 export interface ErrorBody {
@@ -68,6 +69,7 @@ interface RequestLike {
 interface McpRequestLike {
   url?: string;
   body?: unknown;
+  headers?: CredentialHeaders;
 }
 
 function isMcpRequest(request: McpRequestLike): boolean {
@@ -86,6 +88,18 @@ function asJsonRpcError(body: ErrorBody, requestBody: unknown): ErrorBody & Reco
   return { jsonrpc: '2.0', id: rpcId, error: { code: body.code === ErrorCode.MCP_SESSION_NOT_FOUND ? -32001 : -32000, message: body.message, data }, ...body };
 }
 
+/**
+ * The 401's challenge (RFC 6750 §3): `invalid_token` when a key was sent, and the API's own message
+ * either way, so an agent that shows only the header (many MCP clients) tells its user what to do.
+ * (The RFC would leave a request without credentials with the realm alone; the message saying how
+ * to send a key is worth more to the person reading it.) The description keeps to the characters
+ * the RFC allows: printable ASCII but `"` and `\`.
+ */
+export function bearerChallenge(message: string, keySent: boolean): string {
+  const description = message.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?');
+  return `Bearer realm="skillhost"${keySent ? ', error="invalid_token"' : ''}, error_description="${description}"`;
+}
+
 /** Every error of every front door, REST, GraphQL and MCP, in one shape with one status per code. */
 @Catch()
 export class AppExceptionFilter implements ExceptionFilter {
@@ -101,8 +115,8 @@ export class AppExceptionFilter implements ExceptionFilter {
     // GraphQL: Nest rethrows what the filter returns, and the GraphQL server puts it in `errors`.
     if (host.getType<string>() === 'graphql') return toGraphQLError(error);
     const reply = host.switchToHttp().getResponse<ReplyLike>();
-    if (body.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', 'Bearer realm="skillhost"');
     const request = host.getType<string>() === 'http' ? host.switchToHttp().getRequest<McpRequestLike>() : undefined;
+    if (body.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', bearerChallenge(body.message, request !== undefined && presentedKey(request.headers ?? {}) !== undefined));
     const sent = request !== undefined && isMcpRequest(request) ? asJsonRpcError(body, request.body) : body;
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(sent));
     return undefined;

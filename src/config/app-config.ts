@@ -130,6 +130,10 @@ export interface McpConfig {
   maxSessionsPerUser: number;
   sessionIdleSeconds: number;
   cacheTtlMs: number;
+  /** The catalogue listed to MCP clients: `[app.mcp]`'s settings, or `[app.skills]`' where those are 0. */
+  catalogueBudgetTokens: number;
+  catalogueMaxSkills: number;
+  instructionsMaxChars: number;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -240,6 +240,9 @@ function buildConfig(
         maxSessionsPerUser: get<number>('app.mcp.max_sessions_per_user'),
         sessionIdleSeconds: get<number>('app.mcp.session_idle_seconds'),
         cacheTtlMs: get<number>('app.mcp.cache_ttl_ms'),
+        catalogueBudgetTokens: get<number>('app.mcp.catalogue_budget_tokens') || get<number>('app.skills.catalogue_budget_tokens'),
+        catalogueMaxSkills: get<number>('app.mcp.catalogue_max_skills') || get<number>('app.skills.catalogue_max_skills'),
+        instructionsMaxChars: get<number>('app.mcp.instructions_max_chars'),
       },
       limits: {
         requestsPerMinute: get<number>('app.limits.requests_per_minute'),

@@ -3,21 +3,19 @@ import { z } from 'zod';
 import { McpServer, ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
 import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import type { Principal } from '../auth/principal.js';
-import { activateSkillOutput, activateSkillTool } from '../chat/tools/style-tools.js';
-import { inputJsonSchema, parseToolArguments } from '../chat/tools/skill-tool.js';
+import { runSkillTool } from '../chat/tools/run-tool.js';
+import { inputJsonSchema, type SkillTool, type ToolContext } from '../chat/tools/skill-tool.js';
 import { AppError, type ErrorCode } from '../common/app-error.js';
 import { packageVersion } from '../config/package-version.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import { type CatalogueChoice, chooseCatalogue } from '../skills/ranking/catalogue-choice.js';
+import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { MCP_ACTIVATE_TOOL, MCP_SEARCH_TOOL, mcpInstructions, mcpTools } from './mcp-tools.js';
 import { PublishedSkillsService, recordsAfter } from './published-skills.service.js';
-
-/** What the server tells MCP clients about itself at initialisation. */
-const INSTRUCTIONS = [
-  "Skillhost serves this team's Agent Skills. Clients with the MCP Skills extension (io.modelcontextprotocol/skills) list them with skills/list and read each file as a skill:// resource, verified against its digest.",
-  'Other clients: call activate_skill with a skill name to get its instructions and its list of files (read a file as skill://<name>/<path>), or use the prompt named after the skill.',
-].join(' ');
+import { mimeTypeOf, skillFileUri } from './skill-uri.js';
 
 const PROMPT_ARGUMENT = 'request';
 
@@ -36,8 +34,10 @@ const PROMPT_PARAMS = z.looseObject({ name: z.string(), arguments: z.record(z.st
  *
  * - the MCP Skills extension (`skills/list`, `skills/get`, `skill://` resources, directory reads),
  *   served by the SDK's `SkillsExtension` over this catalogue;
- * - for clients without the extension, the `activate_skill` tool (the chat tool of the same name:
- *   the same enum of names, description and answer);
+ * - for clients without the extension (every agent today), the tools of `mcp-tools.ts`: the
+ *   catalogue in `activate_team_skill`'s description and in the instructions, `read_skill_file`, and
+ *   `search_skills` while the catalogue is partial; `resources/list` names every file, for clients
+ *   that read only resources listed there;
  * - one prompt per skill, so a client that maps prompts to slash commands offers `/skill-name`.
  *
  * Tools and prompts are answered by handlers that read the catalogue per call, rather than
@@ -48,27 +48,57 @@ export class McpServerFactory {
   private readonly logger = new Logger('Mcp');
   private readonly version: string;
 
+  /** The catalogue listed for each view, with the popularity it was ranked by (see `catalogue`). */
+  private readonly catalogues = new WeakMap<CatalogueSnapshot, { popularity: ReadonlyMap<string, number>; choice: CatalogueChoice }>();
+
   constructor(
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
     private readonly published: PublishedSkillsService,
+    private readonly searching: SkillSearchService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.version = packageVersion();
   }
 
-  create(principal: Principal): McpServer {
-    const mcp = new McpServer({ name: 'skillhost', version: this.version }, { instructions: INSTRUCTIONS });
+  async create(principal: Principal): Promise<McpServer> {
     const view = () => this.registry.viewForUser(principal.userId);
+    const instructions = mcpInstructions(this.catalogue(await view()), this.config.app.mcp.instructionsMaxChars);
+    const mcp = new McpServer({ name: 'skillhost', title: 'Skillhost', version: this.version }, { instructions });
     new SkillsExtension({
       source: this.skillSource(view),
       cacheHint: { ttlMs: this.config.app.mcp.cacheTtlMs, cacheScope: 'private' },
       onWarning: (warning) => this.logger.warn(`${warning.path}: ${warning.message}`),
     }).attach(mcp);
     mcp.server.registerCapabilities({ resources: { listChanged: true }, tools: { listChanged: true }, prompts: { listChanged: true } });
-    this.serveActivateTool(mcp.server, view);
+    this.serveResourceList(mcp.server, view);
+    this.serveTools(mcp.server, view);
     this.servePrompts(mcp.server, view);
     return mcp;
+  }
+
+  /**
+   * The skills a view lists to a client, in `[app.mcp]`'s budget: all of them in name order (the
+   * same bytes on every listing while nothing changes, so a client's prompt cache holds) when they
+   * fit; otherwise the team's most used, then the rest in name order, whole entries only, and a
+   * note pointing to `search_skills`. Made once per view and popularity.
+   */
+  catalogue(view: CatalogueSnapshot): CatalogueChoice {
+    const popularity = this.searching.popularity;
+    const known = this.catalogues.get(view);
+    if (known !== undefined && known.popularity === popularity) return known.choice;
+    const { catalogueBudgetTokens, catalogueMaxSkills } = this.config.app.mcp;
+    const choice = chooseCatalogue(
+      view,
+      { budgetTokens: catalogueBudgetTokens, maxSkills: catalogueMaxSkills, format: 'markdown' },
+      { message: '', popularity, searchable: true, searchToolName: MCP_SEARCH_TOOL, fill: true },
+    );
+    this.catalogues.set(view, { popularity, choice });
+    return choice;
+  }
+
+  private tools(view: CatalogueSnapshot): SkillTool[] {
+    return mcpTools(view, this.catalogue(view), this.config.app.skills.searchTool === 'always');
   }
 
   /** The extension's methods over the user's catalogue; pages are cursors over skill names. */
@@ -92,40 +122,74 @@ export class McpServerFactory {
         const page = children.slice(start, start + pageSize);
         return { resources: page, ...(start + pageSize < children.length ? { nextCursor: encodeCursor(String(start + pageSize)) } : {}) };
       },
-      listResources: async () =>
-        (await this.published.all(await view())).map(({ entry, record, files }) => ({
-          uri: entry.uri,
-          name: record.name,
-          description: record.description,
-          mimeType: 'text/markdown',
-          size: files.get('SKILL.md')?.size,
-        })),
     };
   }
 
-  private serveActivateTool(server: Server, view: () => Promise<CatalogueSnapshot>): void {
-    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => {
-      const tool = activateSkillTool(await view());
-      return { tools: [{ name: tool.wireName, description: tool.description, inputSchema: inputJsonSchema(tool) as { type: 'object' } }] };
-    });
-    server.setRequestHandler('tools/call', { params: CALL_PARAMS }, async (params) => {
-      const snapshot = await view();
-      const tool = activateSkillTool(snapshot);
-      if (params.name !== tool.wireName) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${params.name}'; this server offers ${tool.wireName}.`);
-      const input = parseToolArguments(tool, params.arguments ?? {});
-      if (!input.ok) return errorResult(input.message);
-      const { name } = input.input as { name: string };
-      try {
-        const result = await activateSkillOutput(this.resources.reader({ snapshot }), name);
-        return { content: [{ type: 'text' as const, text: result.output }] };
-      } catch (error) {
-        // A tool's failure is a result the model reads (naming the skills that exist), as in a chat.
-        if (error instanceof AppError) return errorResult(`[${error.code}] ${error.message}`);
-        throw error;
-      }
+  /**
+   * `resources/list`, paged as `skills/list` is (`page_size` skills a page, cursor the last name):
+   * every file of every published skill, with its MIME type and size. Some clients (Gemini CLI)
+   * read only resources listed here; the `skill://{+path}` template serves the rest.
+   */
+  private serveResourceList(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    const pageSize = this.config.app.mcp.pageSize;
+    server.removeRequestHandler('resources/list');
+    server.setRequestHandler('resources/list', { params: LIST_PARAMS }, async (params) => {
+      const page = await this.published.page(await view(), decodeCursor(params.cursor), pageSize);
+      const resources = page.skills.flatMap(({ record, files }) =>
+        [...files.values()].map((file) => ({
+          uri: skillFileUri(record.name, file.path),
+          name: `${record.name}/${file.path}`,
+          title: file.path === 'SKILL.md' ? `${record.name} (skill)` : `${file.path} of the skill ${record.name}`,
+          ...(file.path === 'SKILL.md' ? { description: record.description } : {}),
+          mimeType: mimeTypeOf(file.path),
+          size: file.size,
+        })),
+      );
+      return { resources, ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) };
     });
   }
 
+  /** The tools of `mcp-tools.ts`, run as a chat runs them: a failure is a result the model reads (naming the skills that exist). */
+  private serveTools(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => ({
+      tools: this.tools(await view()).map((tool) => ({
+        name: tool.wireName,
+        title: tool.annotations.title,
+        description: tool.description,
+        inputSchema: inputJsonSchema(tool) as { type: 'object' },
+        annotations: tool.annotations,
+      })),
+    }));
+    server.setRequestHandler('tools/call', { params: CALL_PARAMS }, async (params) => {
+      const snapshot = await view();
+      const tools = this.tools(snapshot);
+      const tool = tools.find((candidate) => candidate.wireName === params.name);
+      if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${params.name}'; this server offers ${tools.map((t) => t.wireName).join(', ')}.`);
+      const { card } = await runSkillTool(tool, params.arguments ?? {}, this.toolContext(snapshot));
+      return { content: [{ type: 'text' as const, text: card.output }], ...(card.status === 'error' ? { isError: true } : {}) };
+    });
+  }
+
+  private toolContext(snapshot: CatalogueSnapshot): ToolContext {
+    const reader = this.resources.reader({ snapshot });
+    return {
+      resources: reader,
+      registry: reader,
+      snapshot,
+      search: (query, limit) => this.searching.search(snapshot, query, limit),
+      useSkillThreshold: this.config.app.tools.useSkillThreshold,
+    };
+  }
+
+  /**
+   * One prompt per skill, which clients offer as a slash command. Its one argument is required:
+   * Gemini CLI fills only required arguments from the words typed after the command (all of them,
+   * joined, when there is one), OpenCode gives the last argument the rest of the text, and Claude
+   * Code gives each argument one word (its model sees the whole text beside the prompt anyway).
+   * The message names the skill and the tool that activates it, and quotes the request; it holds
+   * no text of the skill's: OpenCode runs `!`…`` in a prompt's text as a shell command and fills
+   * `$1`…, so a skill's body there would run on the user's machine.
+   */
   private servePrompts(server: Server, view: () => Promise<CatalogueSnapshot>): void {
     const pageSize = this.config.app.mcp.pageSize;
     server.setRequestHandler('prompts/list', { params: LIST_PARAMS }, async (params) => {
@@ -135,30 +199,31 @@ export class McpServerFactory {
         prompts: page.map((skill) => ({
           name: skill.name,
           description: skill.description,
-          arguments: [{ name: PROMPT_ARGUMENT, description: 'What to do with the skill (optional).', required: false }],
+          arguments: [{ name: PROMPT_ARGUMENT, description: 'What to do with the skill, in your words.', required: true }],
         })),
         ...(skills.length > pageSize ? { nextCursor: encodeCursor(page[page.length - 1].name) } : {}),
       };
     });
     server.setRequestHandler('prompts/get', { params: PROMPT_PARAMS }, async (params) => {
       const snapshot = await view();
-      const name = params.name;
-      if (!snapshot.skills.has(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt named '${name}': prompts are the skills of your catalogue.`);
-      let activated;
+      const skill = snapshot.skills.get(params.name);
+      if (skill === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt named '${params.name}': prompts are the skills of your catalogue.`);
+      // Only a skill that activates now (its SKILL.md inside its folder, readable) is a prompt that works.
       try {
-        activated = await activateSkillOutput(this.resources.reader({ snapshot }), name);
+        await this.resources.reader({ snapshot }).activate(skill.name);
       } catch (error) {
         throw protocolErrorOf(error);
       }
-      const wanted = params.arguments?.[PROMPT_ARGUMENT]?.trim();
-      const text = wanted ? `${activated.output}\n\nUse the skill '${name}' for this: ${wanted}` : `${activated.output}\n\nFollow the skill '${name}' above.`;
-      return { description: snapshot.skills.get(name)?.description, messages: [{ role: 'user', content: { type: 'text', text } }] };
+      const wanted = params.arguments?.[PROMPT_ARGUMENT]?.trim() ?? '';
+      return { description: skill.description, messages: [{ role: 'user', content: { type: 'text', text: promptText(skill.name, wanted) } }] };
     });
   }
 }
 
-function errorResult(text: string) {
-  return { content: [{ type: 'text' as const, text }], isError: true };
+/** What a skill's prompt asks of the model: the activation, then the user's request (or to ask for one). */
+export function promptText(name: string, request: string): string {
+  const activate = `First call the ${MCP_ACTIVATE_TOOL} tool with {"name": "${name}"} and follow the instructions it returns.`;
+  return request === '' ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.` : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
 }
 
 /**

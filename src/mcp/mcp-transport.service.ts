@@ -42,9 +42,11 @@ const SWEEP_INTERVAL_MS = 15_000;
  *   their clients hear of changes on `subscriptions/listen` streams, fed through `notify`.
  * - 2025-era clients (today's Claude Code, Codex, Goose) open a session with `initialize`: it keeps
  *   its server and transport, is bound to the user who opened it, and hears of changes on its GET
- *   stream. Sessions are capped per instance and closed after `session_idle_seconds` without a
- *   request (one holding a notification stream open is not idle). A request outside a session
- *   (no `initialize`) is answered statelessly.
+ *   stream. Sessions are capped per user and per instance, and closed after `session_idle_seconds`
+ *   without a request, a notification stream open or not: agents rarely end their sessions (Claude
+ *   Code and OpenCode open two a run and leave both; Codex's background process keeps its streams
+ *   open after its session is over). A request outside a session (no `initialize`) is answered
+ *   statelessly.
  *
  * Every request has already passed the API key guard; the principal travels in `authInfo` to the
  * server factory, which builds that user's catalogue.
@@ -126,16 +128,19 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
 
   private async openSession(request: Request, body: unknown, principal: Principal, authInfo: AuthInfo): Promise<Response> {
     this.reserve(principal.userId);
-    const server = this.factory.create(principal);
+    let server: McpServer | undefined;
     let opened = false;
     try {
+      server = await this.factory.create(principal);
+      const serving = server;
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         // Requests are answered as JSON; the session's notifications have its GET stream.
         enableJsonResponse: true,
         onsessioninitialized: (id) => {
           opened = true;
-          this.sessions.set(id, { server, transport, userId: principal.userId, lastSeen: Date.now(), streams: 0 });
+          this.sessions.set(id, { server: serving, transport, userId: principal.userId, lastSeen: Date.now(), streams: 0 });
+          this.trim(principal.userId, id);
           void this.catalogueKey(principal.userId).then((key) => {
             const session = this.sessions.get(id);
             if (session !== undefined) session.catalogue ??= key;
@@ -153,7 +158,7 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     } finally {
       this.release(principal.userId);
       // An initialize the SDK refused opened no session: nothing would ever close its server.
-      if (!opened) await server.close();
+      if (!opened) await server?.close();
     }
   }
 
@@ -161,26 +166,34 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
    * Counts a session being opened against the user's and the instance's limits. At a limit, the
    * least recently used session without an open notification stream makes room (of the user's own
    * at theirs): many clients never end their sessions (a restarted agent just opens another), and
-   * one that was listening would notice. With every session listening, 503 BUSY.
+   * one that was listening would notice. At the user's limit with every one of theirs listening,
+   * their least recently used makes room anyway: a user re-initialising is the one who knows which
+   * of their agents is alive (sessions opened at the same moment are trimmed once open, `trim`).
+   * At the instance's, 503 BUSY: other users' sessions stay.
    */
   private reserve(userId: string): void {
     const mine = [...this.sessions].filter(([, session]) => session.userId === userId);
-    if (mine.length + (this.opening.get(userId) ?? 0) >= this.config.maxSessionsPerUser && !this.evictIdlest(mine)) {
-      throw new AppError(ErrorCode.BUSY, `You have ${mine.length} MCP sessions on this instance listening for changes, the most one user may ([app.mcp] max_sessions_per_user); close one (DELETE /mcp with its mcp-session-id).`);
-    }
-    const pending = [...this.opening.values()].reduce((sum, count) => sum + count, 0);
-    if (this.sessions.size + pending >= this.config.maxSessions && !this.evictIdlest([...this.sessions])) {
+    if (mine.length + (this.opening.get(userId) ?? 0) >= this.config.maxSessionsPerUser && !this.evictIdlest(mine)) this.evictIdlest(mine, true);
+    if (this.sessions.size >= this.config.maxSessions && !this.evictIdlest([...this.sessions])) {
       throw new AppError(ErrorCode.BUSY, `This instance has ${this.sessions.size} MCP sessions listening for changes, its limit ([app.mcp] max_sessions); retry when one closes.`);
     }
     this.opening.set(userId, (this.opening.get(userId) ?? 0) + 1);
   }
 
-  /** Closes the least recently used of `candidates` that has no notification stream open (its slot is free at once); false when each has one. */
-  private evictIdlest(candidates: [string, Session][]): boolean {
-    const idle = candidates.filter(([, session]) => session.streams === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen);
+  /** Closes the least recently used of `candidates` that has no notification stream open (or any, `listening` too), its slot free at once; false when there is none. */
+  private evictIdlest(candidates: [string, Session][], listening = false): boolean {
+    const idle = candidates.filter(([, session]) => listening || session.streams === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen);
     if (idle.length === 0) return false;
     void this.close(idle[0][0]).catch((error: Error) => this.logger.debug(`An evicted MCP session did not close cleanly: ${error.message}`));
     return true;
+  }
+
+  /** Brings the user's sessions back to their limit once `opened` is open (several may have been opened at once), oldest first. */
+  private trim(userId: string, opened: string): void {
+    for (;;) {
+      const others = [...this.sessions].filter(([id, session]) => session.userId === userId && id !== opened);
+      if (others.length < this.config.maxSessionsPerUser || !(this.evictIdlest(others) || this.evictIdlest(others, true))) return;
+    }
   }
 
   private release(userId: string): void {
@@ -201,7 +214,7 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Tells clients that the skills, the activate_skill enum and the prompts changed. A session hears
+   * Tells clients that the skills, the activation tool's enum and the prompts changed. A session hears
    * only when its own user's catalogue changed (of `users`, or of everyone's after a swap).
    * 2026-07-28 clients listen on one stream the SDK keeps for all of them: each hears of every change.
    */
@@ -231,7 +244,7 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
 
   private async sweep(): Promise<void> {
     const idleBefore = Date.now() - this.config.sessionIdleSeconds * 1000;
-    const idle = [...this.sessions].filter(([, session]) => session.streams === 0 && session.lastSeen < idleBefore).map(([id]) => id);
+    const idle = [...this.sessions].filter(([, session]) => session.lastSeen < idleBefore).map(([id]) => id);
     await Promise.allSettled(idle.map((id) => this.close(id)));
   }
 

@@ -22,6 +22,7 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.TOOL_NOT_FOUND]: 'the configured tool style (`[app.tools] style`) offers no tool of that name; the message names the ones it offers',
   [ErrorCode.TOOLS_DISABLED]: '`[app.tools] enabled` is false',
   [ErrorCode.MCP_DISABLED]: '`[app.mcp] enabled` is false: no `/mcp`, no discovery index',
+  [ErrorCode.OAUTH_NOT_SUPPORTED]: 'an OAuth discovery, registration or token route (which MCP clients probe after a 401): this server takes API keys, and the message says how to send one',
   [ErrorCode.MCP_SESSION_NOT_FOUND]: "the `mcp-session-id` names no open session of the caller's (it closed, idled out, was another user's, or the instance restarted); the client starts a new one",
   [ErrorCode.MODEL_NOT_CONFIGURED]: 'a turn was asked for but no model is configured',
   [ErrorCode.MODEL_ERROR]: 'the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored',

@@ -176,7 +176,7 @@ describe('MCP and the discovery index, attacked', () => {
       const deep = await send(base, 'POST', '/mcp', { key: keys.ann, body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":${'{"a":'.repeat(200)}1${'}'.repeat(200)}}` });
       expect([deep.status, deep.json.code]).toEqual([400, 'VALIDATION_FAILED']);
       // Still answering afterwards.
-      expect((await rpc('tools/list', {})).json.result.tools).toHaveLength(1);
+      expect((await rpc('tools/list', {})).json.result.tools).toHaveLength(2);
     });
 
     it('answers 406 to a client that does not accept both JSON and an event stream', async () => {
@@ -220,7 +220,7 @@ describe('MCP and the discovery index, attacked', () => {
   describe('sessions', () => {
     it('a DELETEd session is gone: reusing it (POST, GET, DELETE) answers 404 MCP_SESSION_NOT_FOUND', async () => {
       const session = await openSession('ann');
-      expect((await send(base, 'POST', '/mcp', { key: keys.ann, session, body: rpcBody('tools/list', {}, 2) })).json.result.tools).toHaveLength(1);
+      expect((await send(base, 'POST', '/mcp', { key: keys.ann, session, body: rpcBody('tools/list', {}, 2) })).json.result.tools).toHaveLength(2);
       expect((await send(base, 'DELETE', '/mcp', { key: keys.ann, session })).status).toBe(200);
       for (const method of ['POST', 'GET', 'DELETE']) {
         const reused = await send(base, method, '/mcp', { key: keys.ann, session, ...(method === 'POST' ? { body: rpcBody('tools/list', {}, 3) } : {}) });
@@ -235,7 +235,7 @@ describe('MCP and the discovery index, attacked', () => {
         expect([stolen.status, stolen.json.code]).toEqual([404, 'MCP_SESSION_NOT_FOUND']);
       }
       const still = await send(base, 'POST', '/mcp', { key: keys.ann, session, body: rpcBody('tools/list', {}, 4) });
-      expect(still.json.result.tools).toHaveLength(1);
+      expect(still.json.result.tools).toHaveLength(2);
       expect((await send(base, 'DELETE', '/mcp', { key: keys.ann, session })).status).toBe(200);
     });
 
@@ -310,7 +310,7 @@ describe('MCP and the discovery index, attacked', () => {
   });
 
   describe("a skill folder's files", () => {
-    it('never lists or serves symlinks leading outside (file, relative, folder), a FIFO or a dangling link, over MCP, the index or activate_skill', async () => {
+    it('never lists or serves symlinks leading outside (file, relative, folder), a FIFO or a dangling link, over MCP, the index or activate_team_skill', async () => {
       const got = await rpc('skills/get', { uri: 'skill://alpha/SKILL.md' });
       const uris = got.json.result.skill.resources.map((resource: { uri: string }) => resource.uri).sort();
       // A link to a file inside the skill is a file of the skill.
@@ -336,7 +336,7 @@ describe('MCP and the discovery index, attacked', () => {
       expect(entry.files.map((file: { path: string }) => file.path)).toEqual(['SKILL.md', 'references/alias.md', 'references/guide.md']);
       const alias = await send(base, 'GET', '/.well-known/agent-skills/alpha/references/alias.md', { key: keys.ann });
       expect([alias.status, alias.text]).toEqual([200, 'GUIDE\n']);
-      const activated = await rpc('tools/call', { name: 'activate_skill', arguments: { name: 'alpha' } });
+      const activated = await rpc('tools/call', { name: 'activate_team_skill', arguments: { name: 'alpha' } });
       const text: string = activated.json.result.content[0].text;
       expect(text).toContain('ALPHA-BODY');
       for (const hidden of ['leak.md', 'relative-leak.md', 'linkdir', 'pipe.txt', 'gone.md', 'MARKER']) expect(text).not.toContain(hidden);
@@ -353,8 +353,8 @@ describe('MCP and the discovery index, attacked', () => {
     });
 
     // Regression, fixed since this pass found it. Was: activation reads skill.skillFile as is (src/skills/skill-resources.service.ts:279, no resolveInside), so activate_skill and prompts/get over /mcp serve a SKILL.md symlinked outside the folder that skills/get, resources/read and the index refuse.
-    it('activate_skill and prompts/get never serve a SKILL.md that is a symlink leading outside its folder', async () => {
-      const tool = await rpc('tools/call', { name: 'activate_skill', arguments: { name: 'outlink' } });
+    it('activate_team_skill and prompts/get never serve a SKILL.md that is a symlink leading outside its folder', async () => {
+      const tool = await rpc('tools/call', { name: 'activate_team_skill', arguments: { name: 'outlink' } });
       const prompt = await rpc('prompts/get', { name: 'outlink' });
       expect([tool.text.includes('OUTSIDE-BODY-MARKER'), prompt.text.includes('OUTSIDE-BODY-MARKER')]).toEqual([false, false]);
       expect([tool.json.result?.isError, errorOf(prompt)]).toEqual([true, -32602]);
@@ -467,14 +467,14 @@ describe('MCP and the discovery index, attacked', () => {
       expect(errorOf(await rpc('prompts/get', { name: 'alpha', arguments: { request: 7 } }))).toBe(-32602);
     });
 
-    it('activate_skill with wrong types or extra arguments is an error result naming the problem; a non-object is -32602; an unknown tool -32602', async () => {
+    it('activate_team_skill with wrong types or extra arguments is an error result naming the problem; a non-object is -32602; an unknown tool -32602', async () => {
       for (const args of [{ name: 5 }, { name: ['alpha'] }, { name: 'alpha', extra: true }, {}, { name: 'off' }, { name: 'nope' }, { name: 'x'.repeat(100_000) }]) {
-        const answer = await rpc('tools/call', { name: 'activate_skill', arguments: args });
+        const answer = await rpc('tools/call', { name: 'activate_team_skill', arguments: args });
         expect(answer.json.result.isError).toBe(true);
-        expect(answer.json.result.content[0].text).toMatch(/Invalid arguments for activate_skill/);
+        expect(answer.json.result.content[0].text).toMatch(/Invalid arguments for activate_team_skill/);
         expect(answer.json.result.content[0].text.length).toBeLessThan(5000);
       }
-      for (const args of [['alpha'], 'alpha', 5]) expect(errorOf(await rpc('tools/call', { name: 'activate_skill', arguments: args }))).toBe(-32602);
+      for (const args of [['alpha'], 'alpha', 5]) expect(errorOf(await rpc('tools/call', { name: 'activate_team_skill', arguments: args }))).toBe(-32602);
       expect(errorOf(await rpc('tools/call', { name: 'run_script', arguments: {} }))).toBe(-32602);
       expect(errorOf(await rpc('tools/call', { name: '__proto__', arguments: {} }))).toBe(-32602);
     });
@@ -522,7 +522,7 @@ describe('MCP and the discovery index, attacked', () => {
         await expect(client.readResource({ uri: 'skill://hidden/SKILL.md' })).rejects.toMatchObject({ code: -32602 });
         await expect(call(client, 'resources/directory/read', { uri: 'skill://hidden' })).rejects.toMatchObject({ code: -32602 });
         await expect(client.getPrompt({ name: 'hidden' })).rejects.toMatchObject({ code: -32602 });
-        const refused = await client.callTool({ name: 'activate_skill', arguments: { name: 'hidden' } });
+        const refused = await client.callTool({ name: 'activate_team_skill', arguments: { name: 'hidden' } });
         expect(refused.isError).toBe(true);
         expect(JSON.stringify(refused)).not.toContain('HIDDEN-BODY');
       }
@@ -572,21 +572,29 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
     expect(await openCount()).toBe(0);
   });
 
-  it('refuses 503 BUSY only when every session at the limit is listening: per user, then per instance; another user is never evicted for one', async () => {
+  it("at a user's limit with every session of theirs listening, their least recently used makes room (agents re-initialise and leave streams open); at the instance's, 503 BUSY and another user is never evicted", async () => {
     const ann = [await listening('ann'), await listening('ann')];
     try {
       const annThird = await initialize();
-      expect([annThird.status, annThird.json.code, annThird.json.message]).toEqual([503, 'BUSY', expect.stringContaining('max_sessions_per_user')]);
+      expect(annThird.status).toBe(200);
+      expect(await openCount()).toBe(2);
+      const gone = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: ann[0].session, body: rpcBody('tools/list', {}) });
+      expect([gone.status, gone.json.code]).toEqual([404, 'MCP_SESSION_NOT_FOUND']);
+      await closeAll([annThird.headers.get('mcp-session-id')]);
       const bob = await listening('bob');
+      const annAgain = await listening('ann');
       try {
+        // Three sessions, each listening: bob's second finds no room, and none of ann's is closed for it.
         const bobSecond = await send(app.base, 'POST', '/mcp', { key: app.keys.bob, body: rpcBody('initialize', INIT) });
         expect([bobSecond.status, bobSecond.json.code, bobSecond.json.message]).toEqual([503, 'BUSY', expect.stringContaining('[app.mcp] max_sessions)')]);
         expect(await openCount()).toBe(3);
+        expect((await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: ann[1].session, body: rpcBody('tools/list', {}) })).status).toBe(200);
       } finally {
         await bob.stop();
+        await annAgain.stop();
       }
       // Stateless requests need no slot.
-      expect((await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('tools/list', {}) })).json.result.tools).toHaveLength(1);
+      expect((await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('tools/list', {}) })).json.result.tools).toHaveLength(2);
     } finally {
       for (const session of ann) await session.stop();
     }
@@ -645,21 +653,30 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
 describe('MCP sessions idle out (session_idle_seconds 10)', () => {
   const app = useMcpApp({ 'app.mcp.session_idle_seconds': 10 }, [['root', 'admin'], ['ann', 'member']]);
 
-  it('closes a session without requests after the idle time, but not one whose notification stream is open', async () => {
+  it('closes a session without requests after the idle time, its notification stream open or not; one that sent a request stays', async () => {
     const idle = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('initialize', INIT) });
     const listening = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('initialize', INIT) });
-    const [idleId, listeningId] = [idle.headers.get('mcp-session-id')!, listening.headers.get('mcp-session-id')!];
+    const active = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('initialize', INIT) });
+    const [idleId, listeningId, activeId] = [idle.headers.get('mcp-session-id')!, listening.headers.get('mcp-session-id')!, active.headers.get('mcp-session-id')!];
     await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: listeningId, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
     const aborted = new AbortController();
     const stream = fetch(`${app.base}/mcp`, { headers: { authorization: `Bearer ${app.keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': listeningId }, signal: aborted.signal });
     expect((await stream).status).toBe(200);
     try {
-      // Idle for 10 s, looked for every 5 s: gone within 15 s.
-      await new Promise((resolve) => setTimeout(resolve, 16_000));
-      const gone = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: idleId, body: rpcBody('tools/list', {}) });
-      expect([gone.status, gone.json.code]).toEqual([404, 'MCP_SESSION_NOT_FOUND']);
-      const kept = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: listeningId, body: rpcBody('tools/list', {}) });
-      expect(kept.status).toBe(200);
+      // Idle for 10 s, looked for every 5 s: gone within 15 s. The active session calls every 4 s.
+      for (let waited = 0; waited < 16_000; waited += 4000) {
+        await new Promise((resolve) => setTimeout(resolve, 4000));
+        expect((await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: activeId, body: rpcBody('tools/list', {}) })).status).toBe(200);
+      }
+      for (const id of [idleId, listeningId]) {
+        const gone = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: id, body: rpcBody('tools/list', {}) });
+        expect([gone.status, gone.json.code]).toEqual([404, 'MCP_SESSION_NOT_FOUND']);
+      }
+      // The stream of the closed session ended rather than hanging.
+      expect(await within(stream.then(async (response) => {
+        const reader = response.body!.getReader();
+        while (!(await reader.read()).done);
+      }), 2000)).toBe(true);
     } finally {
       aborted.abort();
       await stream.catch(() => undefined);

@@ -74,7 +74,7 @@ describe('skills over MCP and the discovery index', () => {
   const names = (skills: readonly Skill[]) => skills.map((skill) => skill.frontmatter.name);
 
   describe.each<Era>(['legacy', 'auto'])('with a %s client', (era) => {
-    it('sees the extension with directory reads, resources, the activate_skill tool and the prompts', async () => {
+    it('sees the extension with directory reads, resources, the tools and the prompts', async () => {
       const { client, skills } = await connect('ann', era);
       // The SDK's default is the 2025 handshake (today's agents); `auto` negotiates 2026-07-28.
       expect(client.getNegotiatedProtocolVersion()).toBe(era === 'auto' ? '2026-07-28' : '2025-11-25');
@@ -84,9 +84,51 @@ describe('skills over MCP and the discovery index', () => {
       expect(capabilities?.resources).toBeDefined();
       expect(capabilities?.extensions?.['io.modelcontextprotocol/skills']).toEqual({ directoryRead: true });
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(['activate_skill']);
+      // Every skill fits the budget: no search tool.
+      expect(tools.map((tool) => tool.name)).toEqual(['activate_team_skill', 'read_skill_file']);
       const nameSchema = (tools[0].inputSchema.properties as Record<string, { enum?: string[] }>).name;
       expect(nameSchema.enum).toEqual(expect.arrayContaining(['alpha', 'typed', 'zeta']));
+    });
+
+    it("gives level 1 to clients without the extension: every skill's name and description in the tool's description and in the instructions, the same bytes on every listing", async () => {
+      const { client } = await connect('ann', era);
+      const { tools } = await client.listTools();
+      const entries = ['- alpha: Alpha does the first thing. Use when a test needs alpha.', '- typed: Typed frontmatter: a colon, quotes.', '- zeta: The zeta skill. Use for zeta work.'];
+      for (const entry of entries) expect(tools[0].description).toContain(entry);
+      // The crowded skill is no resource here, but it is a skill of the catalogue: it can be activated.
+      expect(tools[0].description).toContain('- crowded: Has more files than the extension allows.');
+      const instructions = client.getInstructions() ?? '';
+      for (const entry of entries) expect(instructions).toContain(entry);
+      // A client that defers tools shows its model only the first line, cut at about 240 characters.
+      expect(instructions.split('\n')[0].length).toBeLessThan(240);
+      expect(instructions.split('\n')[0]).toContain('activate_team_skill');
+      const again = await (await connect('ann', era)).client.listTools();
+      expect(again.tools[0].description).toBe(tools[0].description);
+      expect((await client.listTools()).tools).toEqual(tools);
+    });
+
+    it('marks every tool read-only, idempotent and closed-world, with a title (clients that gate tools by these run them unattended)', async () => {
+      const { client } = await connect('ann', era);
+      const { tools } = await client.listTools();
+      for (const tool of tools) {
+        expect(tool.annotations).toEqual({ title: expect.any(String), readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+        expect(tool.title).toBe(tool.annotations?.title);
+      }
+    });
+
+    it("reads a skill's other file with read_skill_file, under the REST path rules", async () => {
+      const { client } = await connect('ann', era);
+      const text = (result: unknown) => (result as { content: { text: string }[] }).content[0].text;
+      const read = await client.callTool({ name: 'read_skill_file', arguments: { name: 'alpha', path: 'references/guide.md' } });
+      expect([read.isError ?? false, text(read)]).toEqual([false, 'ALPHA-GUIDE-MARKER\n']);
+      // The crowded skill is over the extension's limits, but its files are the user's to read here.
+      expect(text(await client.callTool({ name: 'read_skill_file', arguments: { name: 'crowded', path: 'references/f7.md' } }))).toBe('7\n');
+      for (const [path, code] of [['../typed/SKILL.md', 'RESOURCE_OUTSIDE_SKILL'], ['/etc/passwd', 'RESOURCE_OUTSIDE_SKILL'], ['references/missing.md', 'RESOURCE_NOT_FOUND'], ['references', 'RESOURCE_IS_DIRECTORY']]) {
+        const refused = await client.callTool({ name: 'read_skill_file', arguments: { name: 'alpha', path } });
+        expect({ path, isError: refused.isError, text: text(refused) }).toEqual({ path, isError: true, text: expect.stringContaining(code) });
+      }
+      const unknown = await client.callTool({ name: 'read_skill_file', arguments: { name: 'nope', path: 'SKILL.md' } });
+      expect([unknown.isError, text(unknown)]).toEqual([true, expect.stringContaining('SKILL_NOT_FOUND')]);
     });
 
     it('pages through skills/list to every served skill, each a complete manifest; the crowded skill is left out', async () => {
@@ -112,11 +154,32 @@ describe('skills over MCP and the discovery index', () => {
       expect(typed.frontmatter).toEqual({ name: 'typed', description: 'Typed frontmatter: a colon, quotes.', license: 'MIT', metadata: { version: '2.1', owner: 'team' } });
     });
 
-    it('lists each served SKILL.md in resources/list, with its name, description and size', async () => {
+    it('lists every file of every served skill in resources/list, paged, each with its MIME type and size (clients that read only listed resources)', async () => {
       const { client } = await connect('ann', era);
-      const { resources } = await client.listResources();
-      expect(resources.map((resource) => resource.uri)).toEqual(['alpha', 'delta', 'epsilon', 'gamma', 'typed', 'zeta'].map((name) => `skill://${name}/SKILL.md`));
-      expect(resources.find((resource) => resource.name === 'typed')).toMatchObject({ description: 'Typed frontmatter: a colon, quotes.', mimeType: 'text/markdown', size: expect.any(Number) });
+      type Listed = { uri: string; name: string; mimeType?: string; size?: number; description?: string };
+      const pages: Listed[][] = [];
+      let cursor: string | undefined;
+      do {
+        // The raw method: the client's listResources walks the pages itself.
+        const page = (await call(client, 'resources/list', cursor === undefined ? {} : { cursor })) as unknown as { resources: Listed[]; nextCursor?: string };
+        pages.push(page.resources);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      expect((await client.listResources()).resources).toEqual(pages.flat());
+      // page_size 3: three skills' files a page.
+      expect(pages).toHaveLength(2);
+      const all = pages.flat();
+      expect(all.filter((resource) => resource.uri.endsWith('/SKILL.md')).map((resource) => resource.uri)).toEqual(['alpha', 'delta', 'epsilon', 'gamma', 'typed', 'zeta'].map((name) => `skill://${name}/SKILL.md`));
+      expect(all.filter((resource) => resource.uri.startsWith('skill://alpha/')).map((resource) => resource.uri).sort()).toEqual(
+        ['SKILL.md', 'assets/logo.png', 'references/deep/more.md', 'references/guide.md', 'scripts/run.sh'].map((path) => `skill://alpha/${path}`),
+      );
+      expect(all.find((resource) => resource.uri === 'skill://alpha/references/guide.md')).toMatchObject({ name: 'alpha/references/guide.md', mimeType: 'text/markdown', size: 'ALPHA-GUIDE-MARKER\n'.length });
+      expect(all.find((resource) => resource.uri === 'skill://alpha/assets/logo.png')).toMatchObject({ mimeType: 'image/png', size: PNG.length });
+      expect(all.find((resource) => resource.uri === 'skill://typed/SKILL.md')).toMatchObject({ description: 'Typed frontmatter: a colon, quotes.', mimeType: 'text/markdown', size: expect.any(Number) });
+      expect(JSON.stringify(all)).not.toContain('crowded');
+      // Every listed file reads.
+      for (const resource of all) expect((await client.readResource({ uri: resource.uri })).contents).toHaveLength(1);
+      await expect(call(client, 'resources/list', { cursor: 'not-a-cursor' })).rejects.toMatchObject({ code: -32602 });
     });
 
     it('gets one skill by URI and refuses an unknown one with -32602', async () => {
@@ -164,26 +227,38 @@ describe('skills over MCP and the discovery index', () => {
       await expect(call(client, 'resources/directory/read', { uri: 'skill://alpha/SKILL.md' })).rejects.toMatchObject({ code: -32602 });
     });
 
-    it('activates a skill through activate_skill and refuses an unknown name with an error result', async () => {
+    it('activates a skill through activate_team_skill and refuses an unknown name with an error result', async () => {
       const { client } = await connect('ann', era);
-      const result = await client.callTool({ name: 'activate_skill', arguments: { name: 'alpha' } });
+      const result = await client.callTool({ name: 'activate_team_skill', arguments: { name: 'alpha' } });
       expect(result.isError).toBeFalsy();
       const text = (result.content as { type: string; text: string }[])[0].text;
       expect(text).toContain('<skill_content name="alpha">');
       expect(text).toContain('ALPHA-BODY-MARKER');
       expect(text).toContain('<file>references/guide.md</file>');
-      const refused = await client.callTool({ name: 'activate_skill', arguments: { name: 'nope' } });
+      const refused = await client.callTool({ name: 'activate_team_skill', arguments: { name: 'nope' } });
       expect(refused.isError).toBe(true);
+      expect((refused.content as { text: string }[])[0].text).toMatch(/SKILL_NOT_FOUND|must be one of the available skills: alpha/);
+      await expect(client.callTool({ name: 'activate_skill', arguments: { name: 'alpha' } })).rejects.toMatchObject({ code: -32602 });
     });
 
-    it('offers one prompt per skill that brings in the instructions', async () => {
+    it('offers one prompt per skill with one required argument; the message asks for the activation and quotes the request, and holds none of the skill', async () => {
       const { client } = await connect('ann', era);
       const listed = await client.listPrompts();
       expect(listed.prompts.map((prompt) => prompt.name)).toEqual(expect.arrayContaining(['alpha', 'typed']));
-      const prompt = await client.getPrompt({ name: 'alpha', arguments: { request: 'tidy the report' } });
+      expect(listed.prompts.find((prompt) => prompt.name === 'alpha')).toMatchObject({
+        description: 'Alpha does the first thing. Use when a test needs alpha.',
+        arguments: [{ name: 'request', description: expect.any(String), required: true }],
+      });
+      const prompt = await client.getPrompt({ name: 'alpha', arguments: { request: 'tidy the report for the board, in three parts' } });
       const text = (prompt.messages[0].content as { text: string }).text;
-      expect(text).toContain('ALPHA-BODY-MARKER');
-      expect(text).toContain('tidy the report');
+      expect(text).toContain('activate_team_skill tool with {"name": "alpha"}');
+      expect(text).toContain('My request: tidy the report for the board, in three parts');
+      expect(text).not.toContain('ALPHA-BODY-MARKER');
+      // A bare /alpha (Gemini CLI sends an empty request).
+      for (const args of [{ request: '' }, {}] as Record<string, string>[]) {
+        const bare = ((await client.getPrompt({ name: 'alpha', arguments: args })).messages[0].content as { text: string }).text;
+        expect(bare).toContain('Then ask me what to do with it');
+      }
     });
   });
 
@@ -208,6 +283,47 @@ describe('skills over MCP and the discovery index', () => {
       .send({ jsonrpc: '2.0', id: 2, method: 'skills/list', params: {} });
     expect(stolen.status).toBe(404);
     expect(stolen.body).toMatchObject({ code: 'MCP_SESSION_NOT_FOUND', jsonrpc: '2.0', id: 2, error: { code: -32001, data: { code: 'MCP_SESSION_NOT_FOUND' } } });
+  });
+
+  it("says in the 401's challenge what is wrong with the key (RFC 6750), as agents that show only the header need", async () => {
+    const body = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const post = (authorization?: string) => {
+      const req = request(ctx.app.getHttpServer()).post('/mcp').set('accept', 'application/json, text/event-stream');
+      return authorization === undefined ? req.send(body) : req.set('authorization', authorization).send(body);
+    };
+    const none = await post();
+    expect(none.headers['www-authenticate']).toBe(`Bearer realm="skillhost", error_description="${none.body.message.replace(/"/g, "'")}"`);
+    const wrong = await post(`Bearer skh_${'w'.repeat(43)}`);
+    expect(wrong.body).toMatchObject({ code: 'UNAUTHENTICATED', message: 'The API key is not valid.', error: { data: { code: 'UNAUTHENTICATED' } } });
+    expect(wrong.headers['www-authenticate']).toBe('Bearer realm="skillhost", error="invalid_token", error_description="The API key is not valid."');
+    const malformed = await post('Bearer $SKILLHOST_API_KEY');
+    expect(malformed.headers['www-authenticate']).toContain('error="invalid_token", error_description="The API key is malformed: expected `Authorization: Bearer skh_');
+    const users = ctx.app.get(UsersService);
+    const revoked = await users.createKey((await users.createUser('carol', 'member')).id);
+    await users.revokeKey(revoked.apiKey.id);
+    const refused = await post(`Bearer ${revoked.key}`);
+    expect([refused.status, refused.headers['www-authenticate']]).toEqual([401, 'Bearer realm="skillhost", error="invalid_token", error_description="The API key has been revoked."']);
+  });
+
+  it('answers the OAuth discovery and registration probes of MCP clients with 404 OAUTH_NOT_SUPPORTED saying how to send a key', async () => {
+    const probes: [string, string][] = [
+      ['GET', '/.well-known/oauth-protected-resource'],
+      ['GET', '/.well-known/oauth-protected-resource/mcp'],
+      ['GET', '/.well-known/oauth-authorization-server'],
+      ['GET', '/.well-known/oauth-authorization-server/mcp'],
+      ['GET', '/.well-known/openid-configuration'],
+      ['GET', '/.well-known/openid-configuration/mcp'],
+      ['GET', '/mcp/.well-known/openid-configuration'],
+      ['GET', '/authorize?response_type=code'],
+      ['POST', '/register'],
+      ['POST', '/token'],
+    ];
+    for (const [method, path] of probes) {
+      const answer = await fetch(`${base}${path}`, { method, headers: method === 'POST' ? { 'content-type': 'application/json' } : {}, body: method === 'POST' ? '{}' : undefined });
+      const json = (await answer.json()) as { code: string; message: string };
+      expect({ path, status: answer.status, code: json.code }).toEqual({ path, status: 404, code: 'OAUTH_NOT_SUPPORTED' });
+      expect(json.message).toContain('Authorization: Bearer skh_');
+    }
   });
 
   it("gives each user their own catalogue: a personal skill is its owner's alone; connected clients of both eras hear of the install", async () => {
@@ -309,3 +425,62 @@ async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+describe('skills over MCP when they do not all fit the budget', () => {
+  let tree: TempTree;
+  let ctx: ChatTestContext;
+  let base: string;
+  let client: Client;
+
+  beforeAll(async () => {
+    tree = tempTree();
+    for (let i = 0; i < 40; i++) {
+      const name = `tool-${String(i).padStart(2, '0')}`;
+      writeSkill(tree, 'skills', name, { description: `Handles chore number ${i} of the team's weekly routine. Use when asked about chore ${i}.` });
+    }
+    // Longer than the others: it does not fill what is left of the budget once they are listed.
+    writeSkill(tree, 'skills', 'zz-invoices', { description: 'Reconciles supplier invoices against purchase orders and goods receipts, line by line, flagging price and quantity differences. Use for invoice matching.' });
+    ctx = await startChatApp([tree.path('skills')], { 'app.mcp.catalogue_budget_tokens': 300, 'app.mcp.instructions_max_chars': 1024 });
+    await ctx.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
+    client = new Client({ name: 'skillhost-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await ctx?.close();
+    tree?.cleanup();
+  });
+
+  it('lists whole entries within the budget, says how many more there are, and offers search_skills (the same bytes on every listing)', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['activate_team_skill', 'read_skill_file', 'search_skills']);
+    const description = tools[0].description ?? '';
+    const listed = description.split('\n').filter((line) => line.startsWith('- '));
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.length).toBeLessThan(41);
+    for (const line of listed) expect(line).toMatch(/^- tool-\d\d: Handles chore number \d+ of the team's weekly routine\. Use when asked about chore \d+\.$/);
+    expect(description).toContain(`(${41 - listed.length} more skills are not listed here: find them with the search_skills tool when no listed skill fits the task.)`);
+    // A name from search is not in an enum of the listed ones.
+    expect((tools[0].inputSchema.properties as Record<string, { enum?: string[] }>).name.enum).toBeUndefined();
+    expect((await client.listTools()).tools).toEqual(tools);
+    expect(tools[2].annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+  });
+
+  it('keeps the instructions within instructions_max_chars, whole entries only, naming what it leaves out', async () => {
+    const instructions = client.getInstructions() ?? '';
+    expect(instructions.length).toBeLessThanOrEqual(1024);
+    const lines = instructions.split('\n');
+    for (const line of lines.filter((l) => l.startsWith('- '))) expect(line).toMatch(/Use when asked about chore \d+\.$/);
+    expect(lines[lines.length - 1]).toMatch(/^\(\d+ more skills are listed in activate_team_skill's description; \d+ more are found with search_skills\.\)$/);
+  });
+
+  it('finds an unlisted skill with search_skills, and activates it by name', async () => {
+    const found = await client.callTool({ name: 'search_skills', arguments: { query: 'match supplier invoices' } });
+    const results = JSON.parse((found.content as { text: string }[])[0].text).results as { name: string }[];
+    expect(results[0].name).toBe('zz-invoices');
+    const activated = await client.callTool({ name: 'activate_team_skill', arguments: { name: 'zz-invoices' } });
+    expect([activated.isError ?? false, (activated.content as { text: string }[])[0].text]).toEqual([false, expect.stringContaining('<skill_content name="zz-invoices">')]);
+  });
+});

@@ -2,11 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { AppError, ErrorCode } from '../../common/app-error.js';
 import { runSkillTool, serverCallMessages } from './run-tool.js';
-import { defineTool, type ToolContext } from './skill-tool.js';
+import { defineTool, readsSkills, type ToolContext } from './skill-tool.js';
 
 const context = {} as ToolContext;
 const echo = (execute: (input: { name: string }) => Promise<{ output: string; summary: { skill: string | null; truncated: boolean }; failed?: boolean; activated?: string }>) =>
-  defineTool({ name: 'skills.echo', wireName: 'skills_echo', description: 'Echo.', input: z.strictObject({ name: z.string() }), example: '{"name": "<skill>"}', execute });
+  defineTool({ name: 'skills.echo', wireName: 'skills_echo', description: 'Echo.', input: z.strictObject({ name: z.string() }), example: '{"name": "<skill>"}', annotations: readsSkills('Echo'), execute });
 
 describe(runSkillTool.name, () => {
   it('an answer is an ok card with the output, the summary and the call id; an activation is reported', async () => {

@@ -30,6 +30,8 @@ export const runScriptTool = defineTool({
   }),
   example: '{"name": "<skill>", "path": "scripts/run.sh", "args": ["--help"]}',
   nulAllowed: ['path'],
+  // It runs code, though in a sandbox that can write only its own /tmp and reach no network.
+  annotations: { title: "Run a skill's script", readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async execute({ name, path, args, stdin }: { name: string; path: string; args?: string[]; stdin?: string }, context) {
     const skill = context.registry.get(name);
     if (context.scripts === undefined) throw scriptsDisabledError();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../../skills/ranking/search-limits.js';
-import { defineTool, textArgument } from './skill-tool.js';
+import { defineTool, readsSkills, textArgument } from './skill-tool.js';
 
 /**
  * `skills.search`: offered while the catalogue is partial (and always, if configured), so the model
@@ -22,6 +22,7 @@ export const searchTool = defineTool({
       .describe(`How many skills at most (default ${DEFAULT_SEARCH_RESULTS}, at most ${MAX_SEARCH_RESULTS}).`),
   }),
   example: '{"query": "extract tables from a PDF", "limit": 5}',
+  annotations: readsSkills('Search skills'),
   async execute({ query, limit }: { query: string; limit?: number }, context) {
     const results = context.search(query, limit ?? DEFAULT_SEARCH_RESULTS);
     const output =

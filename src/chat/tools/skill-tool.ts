@@ -21,9 +21,29 @@ export interface SkillTool<Input = unknown> {
   input: z.ZodType<Input>;
   /** Shown with an argument error, so the model (or a person) sees a call that works. */
   example: string;
+  /** What the tool does to the world, as MCP clients read it (some run only read-only tools unattended), and its title. */
+  annotations: ToolAnnotations;
   /** Top-level string arguments where NUL is the tool's to refuse (a resource path: RESOURCE_OUTSIDE_SKILL). */
   nulAllowed?: readonly string[];
   execute(input: Input, context: ToolContext): Promise<ToolResult>;
+}
+
+/** MCP's tool annotations: hints a client may use to decide whether to ask before a call. */
+export interface ToolAnnotations {
+  /** A short human name clients show in place of the wire name. */
+  title: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+/**
+ * A tool that only reads skills: activating one, reading its files, searching. (In a chat an
+ * activation is remembered, but that changes what the chat shows, not the world.)
+ */
+export function readsSkills(title: string): ToolAnnotations {
+  return { title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 }
 
 /** What a tool may use while it runs. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RESOURCE_TYPES, type ResourceListing, type ResourceType } from '../../skills/skill-resources.service.js';
-import { activationResult, defineTool, MAX_PATH_ARGUMENT, MAX_SKILL_NAME_ARGUMENT, textArgument, type ToolContext } from './skill-tool.js';
+import { activationResult, defineTool, readsSkills, MAX_PATH_ARGUMENT, MAX_SKILL_NAME_ARGUMENT, textArgument, type ToolContext } from './skill-tool.js';
 
 /** The `skillhost` style's tools; `skills.readResource` is offered in every style. */
 
@@ -13,6 +13,7 @@ export const activateTool = defineTool({
     "Load a skill's full instructions (its SKILL.md) by name. Call this before using any skill from the catalogue, then follow the instructions it returns.",
   input: z.strictObject({ name: textArgument(MAX_SKILL_NAME_ARGUMENT, 'The skill name, exactly as listed in the catalogue.') }),
   example: '{"name": "<skill>"}',
+  annotations: readsSkills('Activate a skill'),
   async execute({ name }, context) {
     // Independent reads: overlap them rather than waiting for one, then the other.
     const [skill, listing] = await Promise.all([context.resources.activate(name), context.resources.listResources(name)]);
@@ -34,6 +35,7 @@ export const readResourceTool = defineTool({
   }),
   example: '{"name": "<skill>", "path": "references/REFERENCE.md"}',
   nulAllowed: ['path'],
+  annotations: readsSkills("Read a skill's file"),
   async execute({ name, path }, context) {
     const resource = await context.resources.readResource(name, path);
     return { output: resource.content, summary: { skill: resource.name, path: resource.path, truncated: resource.truncated } };
@@ -50,6 +52,7 @@ export const listResourcesTool = defineTool({
     type: z.enum(RESOURCE_TYPES, { error: `must be one of ${RESOURCE_TYPES.join(', ')}` }).optional().describe('Only files of this type.'),
   }),
   example: '{"name": "<skill>", "type": "references"}',
+  annotations: readsSkills("List a skill's files"),
   async execute({ name, type }, context: ToolContext) {
     const skill = context.registry.get(name);
     const listing = await context.resources.listResources(skill.name, type);

@@ -4,7 +4,7 @@ import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { escapeXml } from '../../skills/catalogue-renderer.js';
 import type { SkillReader } from '../../skills/skill-resources.service.js';
 import { isCodeSkill, type SkillRecord } from '../../skills/skill.types.js';
-import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
+import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, readsSkills, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
 
 /**
  * The activation tools of the other designs Skillhost was built from. Each activates a skill as
@@ -14,8 +14,9 @@ import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, type SkillTool, 
 /**
  * The agentskills.io client guide: `name` is an enum of the skills the chat may use; a plain string
  * when the catalogue is partial (an enum of thousands of names would cost more than the catalogue).
+ * `catalogue`, when given, follows the description (MCP's, where no system prompt lists the skills).
  */
-export function activateSkillTool(snapshot: CatalogueSnapshot, partial = false): SkillTool {
+export function activateSkillTool(snapshot: CatalogueSnapshot, partial = false, catalogue?: string): SkillTool {
   const names = [...snapshot.skills.keys()];
   const nameSchema = partial
     ? textArgument(MAX_SKILL_NAME_ARGUMENT, 'The skill to activate: a name from the catalogue or from skills_search.')
@@ -25,14 +26,18 @@ export function activateSkillTool(snapshot: CatalogueSnapshot, partial = false):
   return defineTool({
     name: 'activate_skill',
     wireName: 'activate_skill',
-    description: "Activate a skill: returns its full instructions in <skill_content> and the list of its files in <skill_resources>. Call it when a task matches a skill's description, then follow the instructions.",
+    description: `${ACTIVATE_SKILL_DESCRIPTION}${catalogue === undefined ? '' : `\n\n${catalogue}`}`,
     input: z.strictObject({ name: nameSchema }),
     example: `{"name": "${names[0] ?? '<skill>'}"}`,
+    annotations: readsSkills('Activate a skill'),
     execute({ name }: { name: string }, context: ToolContext): Promise<ToolResult> {
       return activateSkillOutput(context.resources, name);
     },
   });
 }
+
+const ACTIVATE_SKILL_DESCRIPTION =
+  "Activate a skill: returns its full instructions in <skill_content> and the list of its files in <skill_resources>. Call it when a task matches a skill's description, then follow the instructions.";
 
 /** What activate_skill answers (in a chat, and over MCP): the instructions in <skill_content>, the files in <skill_resources>. */
 export async function activateSkillOutput(reader: Pick<SkillReader, 'activate' | 'listResources'>, name: string): Promise<ToolResult> {
@@ -57,6 +62,7 @@ export function loadSkillTool(snapshot: CatalogueSnapshot, partial = false): Ski
     description: `Load a skill's instructions by name when the task matches its description, then follow them. Its other files are read with skills_readResource, by paths relative to its base directory.${available}`,
     input: z.strictObject({ name: textArgument(MAX_SKILL_NAME_ARGUMENT, 'The skill name, exactly as listed.') }),
     example: '{"name": "<skill>"}',
+    annotations: readsSkills('Load a skill'),
     async execute({ name }: { name: string }, context: ToolContext): Promise<ToolResult> {
       const skill = await context.resources.activate(name);
       return activationResult(skill, `## Skill: ${skill.name}\n\n**Base directory**: skills/${skill.name}\n\n${skill.body}`);
@@ -84,6 +90,8 @@ export const useSkillTool = defineTool({
     input: z.string({ error: 'must be a string' }).max(100_000, { error: 'must be at most 100000 characters' }).optional().describe('The task, to find the best-matching skill when no skill_name is given.'),
   }),
   example: '{"skill_name": "<skill>"} or {"input": "<the task>"}',
+  // A code skill it runs may do anything its code does: not a read-only tool.
+  annotations: { title: 'Use a skill', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async execute({ skill_name, input }: { skill_name?: string; input?: string }, context: ToolContext): Promise<ToolResult> {
     if (skill_name !== undefined) return instructions(skill_name, context, input ?? context.userMessage ?? '');
     const request = input?.trim() || context.userMessage?.trim() || '';

@@ -4,7 +4,7 @@ import { TOOL_STYLES } from '../../config/app-config.js';
 import { buildSnapshot, type CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { NO_COMMANDS } from '../../skills/commands/command-discovery.js';
 import type { SkillRecord } from '../../skills/skill.types.js';
-import { defineTool, inputJsonSchema, parseToolArguments, textArgument } from './skill-tool.js';
+import { defineTool, inputJsonSchema, parseToolArguments, readsSkills, textArgument } from './skill-tool.js';
 import { activateTool, listResourcesTool, readResourceTool } from './skillhost-tools.js';
 import { KNOWN_TOOL_NAMES, toolStyleFor } from './tool-styles.js';
 
@@ -53,7 +53,7 @@ describe(parseToolArguments.name, () => {
   });
 
   it('derives the JSON Schema of any definition, without the dialect marker providers do not need', () => {
-    const tool = defineTool({ name: 't', wireName: 't', description: 'd', input: z.strictObject({ a: textArgument(5, 'A.').optional() }), example: '{}', execute: async () => ({ output: '', summary: { skill: null, truncated: false } }) });
+    const tool = defineTool({ name: 't', wireName: 't', description: 'd', input: z.strictObject({ a: textArgument(5, 'A.').optional() }), example: '{}', annotations: readsSkills('T'), execute: async () => ({ output: '', summary: { skill: null, truncated: false } }) });
     expect(inputJsonSchema(tool)).toEqual({ type: 'object', properties: { a: { type: 'string', maxLength: 5, description: 'A.' } }, additionalProperties: false });
   });
 });

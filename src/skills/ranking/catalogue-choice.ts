@@ -28,6 +28,13 @@ export interface CatalogueRequest {
   popularity?: ReadonlyMap<string, number>;
   /** Whether the model is offered skills_search this turn (the note says how to find the rest). */
   searchable: boolean;
+  /** The search tool's name as the note gives it (default `skills_search`, the chat's). */
+  searchToolName?: string;
+  /**
+   * After the ranked and the most used skills, the rest in name order while they fit: a catalogue
+   * made with no message to rank for (MCP's, listed once per session) fills its budget.
+   */
+  fill?: boolean;
 }
 
 /** The catalogue a turn shows. */
@@ -63,7 +70,8 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
     return { text: view.catalogue(format), complete: true, listed: [...view.skills.keys()], unlisted: 0, tokens: view.index.wholeCost(view, format) };
   }
   const index = view.index;
-  const closing = closingCost(format, total, request.searchable);
+  const search = { searchable: request.searchable, toolName: request.searchToolName ?? DEFAULT_SEARCH_TOOL };
+  const closing = closingCost(format, total, search);
   let tokens = closing;
   const chosen: SkillRecord[] = [];
   const taken = new Set<string>();
@@ -88,9 +96,15 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
     // The popularity map comes most used first (as the repository reads it).
     for (const [name, uses] of request.popularity) if (uses > 0) take(view.skills.get(name), false);
   }
+  if (request.fill === true) {
+    for (const record of view.skills.values()) {
+      if (chosen.length >= limits.maxSkills) break;
+      take(record, false);
+    }
+  }
   const unlisted = total - chosen.length;
   const entries: CatalogueEntry[] = chosen.map(entryOf);
-  const note = { count: unlisted, note: unlistedNote(unlisted, request.searchable) };
+  const note = { count: unlisted, note: unlistedNote(unlisted, search) };
   let text = renderListing(entries, format, includeLocation, note);
   if (entries.length === 0 && format === 'markdown') text = text.replace(/^\n/, '');
   return { text, complete: false, listed: chosen.map((record) => record.name), unlisted, tokens };
@@ -104,14 +118,21 @@ const MAX_CANDIDATES = 500;
  * The frame and the closing note (counted once per distinct text by countTokens): the note's count
  * is at most the total, so counting it with the total's digits keeps the sum an upper bound.
  */
-function closingCost(format: CatalogueFormat, total: number, searchable: boolean): number {
-  return countTokens(catalogueFrame(format).open) + countTokens(renderUnlisted({ count: total, note: unlistedNote(total, searchable) }, format));
+function closingCost(format: CatalogueFormat, total: number, search: SearchNote): number {
+  return countTokens(catalogueFrame(format).open) + countTokens(renderUnlisted({ count: total, note: unlistedNote(total, search) }, format));
 }
 
-function unlistedNote(count: number, searchable: boolean): string {
+const DEFAULT_SEARCH_TOOL = 'skills_search';
+
+interface SearchNote {
+  searchable: boolean;
+  toolName: string;
+}
+
+function unlistedNote(count: number, search: SearchNote): string {
   const skills = count === 1 ? '1 more skill is' : `${count} more skills are`;
-  return searchable
-    ? `${skills} not listed here: find them with the skills_search tool when no listed skill fits the task.`
+  return search.searchable
+    ? `${skills} not listed here: find them with the ${search.toolName} tool when no listed skill fits the task.`
     : `${skills} not listed here; the user can invoke any skill by name.`;
 }
 

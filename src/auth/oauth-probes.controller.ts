@@ -1,0 +1,43 @@
+import { Controller, Get, Post } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { AppError, ErrorCode } from '../common/app-error.js';
+import { Public } from './auth.decorators.js';
+
+/**
+ * After a 401, MCP clients look for OAuth (the MCP authorization specification): protected-resource
+ * metadata, authorization-server metadata, OpenID configuration, then the default `/register`,
+ * `/authorize` and `/token`. Skillhost takes API keys only, so each of those answers 404
+ * `OAUTH_NOT_SUPPORTED` with a message saying how to send a key, which the clients that show the
+ * body pass on, rather than a bare "no such route" that reads like a broken server.
+ */
+@Controller()
+@Public()
+@ApiExcludeController()
+export class OAuthProbesController {
+  @Get([
+    '.well-known/oauth-protected-resource',
+    '.well-known/oauth-protected-resource/*',
+    '.well-known/oauth-authorization-server',
+    '.well-known/oauth-authorization-server/*',
+    '.well-known/openid-configuration',
+    '.well-known/openid-configuration/*',
+    'mcp/.well-known/openid-configuration',
+    'mcp/.well-known/oauth-authorization-server',
+    'authorize',
+  ])
+  discovery(): never {
+    throw oauthNotSupported();
+  }
+
+  @Post(['register', 'token'])
+  registration(): never {
+    throw oauthNotSupported();
+  }
+}
+
+export function oauthNotSupported(): AppError {
+  return new AppError(
+    ErrorCode.OAUTH_NOT_SUPPORTED,
+    'This Skillhost server takes API keys, not OAuth: send `Authorization: Bearer skh_…` with a key of yours (ask an admin, or run `skillhost keys create`); see docs/mcp-and-agents.md for each agent\'s configuration.',
+  );
+}
