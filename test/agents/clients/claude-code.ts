@@ -1,0 +1,122 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** The pinned Claude Code (test/agents/clients.json), installed by test/agents/install.mjs: a native executable. */
+export const CLAUDE = resolve(process.cwd(), '.agents', 'claude-code', 'node_modules', '.bin', 'claude');
+
+export interface RunOptions {
+  /** Skillhost's `/mcp` URL. */
+  mcpUrl: string;
+  /** The API key the user puts in `SKILLHOST_API_KEY`. */
+  key: string;
+  /** The scripted model's origin (`ANTHROPIC_BASE_URL`). */
+  modelUrl: string;
+  /** What the user types: a request, or a slash command such as `/mcp__skillhost__internal-comms …`. */
+  prompt: string;
+  timeoutMs: number;
+  /** More arguments for `claude -p` (a permission a test needs). */
+  args?: string[];
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Killed at `timeoutMs`. */
+  timedOut: boolean;
+}
+
+/**
+ * Everything that would call a server other than the scripted model and Skillhost is switched off
+ * (update checks, telemetry, error reports, feature flags, surveys), so a run never waits on the
+ * closed network.
+ */
+const QUIET_ENV = {
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  DISABLE_AUTOUPDATER: '1',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_ERROR_REPORTING: '1',
+  DISABLE_BUG_COMMAND: '1',
+  CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: '1',
+};
+
+/**
+ * Runs Claude Code headless for one prompt, as a user who followed the README would: in a fresh
+ * HOME and project folder, the README's command adds Skillhost (`claude mcp add --transport http
+ * skillhost <url> --header "Authorization: Bearer $SKILLHOST_API_KEY"`: the shell puts the key in,
+ * and Claude Code stores the header in ~/.claude.json for this folder), then `claude -p <prompt>`.
+ * The model is the scripted one, reached with a dummy key. On timeout the CLI and its children are
+ * killed.
+ */
+export function run(options: RunOptions): Promise<RunResult> {
+  return afterAdding(options, ['-p', options.prompt, ...(options.args ?? [])]);
+}
+
+/**
+ * `claude mcp list` after the README's command: where a user sees whether Skillhost connected
+ * (headless `-p` runs say nothing of a server that failed; the interactive UI points to `/mcp`).
+ */
+export function listServers(options: Omit<RunOptions, 'prompt' | 'args'>): Promise<RunResult> {
+  return afterAdding(options, ['mcp', 'list']);
+}
+
+async function afterAdding(options: Omit<RunOptions, 'prompt' | 'args'>, args: string[]): Promise<RunResult> {
+  const home = mkdtempSync(join(tmpdir(), 'claude-home-'));
+  const project = mkdtempSync(join(tmpdir(), 'claude-project-'));
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    SKILLHOST_API_KEY: options.key,
+    ANTHROPIC_BASE_URL: options.modelUrl,
+    ANTHROPIC_API_KEY: 'sk-ant-scripted',
+    ...QUIET_ENV,
+  };
+  const spawnOptions = { cwd: project, env, timeoutMs: options.timeoutMs };
+  try {
+    const added = await spawnFor(['mcp', 'add', '--transport', 'http', 'skillhost', options.mcpUrl, '--header', `Authorization: Bearer ${options.key}`], spawnOptions);
+    if (added.code !== 0) return added;
+    return await spawnFor(args, spawnOptions);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(project, { recursive: true, force: true });
+  }
+}
+
+function spawnFor(args: string[], { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<RunResult> {
+  return new Promise((done, fail) => {
+    // Its own process group, so a timeout kills the children it started too.
+    const child = spawn(CLAUDE, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      fail(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      // Whatever it left running (a detached server, a shell) goes with it.
+      killGroup(child.pid);
+      done({ code, stdout, stderr, timedOut });
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // The group is gone already.
+  }
+}
