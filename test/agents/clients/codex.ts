@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Codex CLI (`@openai/codex`, a native binary) run headless, `codex exec PROMPT`, against a
+ * Skillhost and a scripted model, each run in a fresh HOME and CODEX_HOME and an empty working
+ * folder. The MCP entry is the README's (docs/mcp-and-agents.md), only its URL changed; the key is
+ * in SKILLHOST_API_KEY, which the entry names. Everything else in the config is the model
+ * provider and switches that keep Codex off the network.
+ */
+
+export const CODEX_BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../.agents/codex/node_modules/.bin/codex');
+
+export interface CodexRun {
+  mcpUrl: string;
+  /** Put in SKILLHOST_API_KEY (the README entry's `bearer_token_env_var`). */
+  key: string;
+  /** The scripted provider's `base_url` (`http://127.0.0.1:<port>/v1`). */
+  modelUrl: string;
+  prompt: string;
+  timeoutMs?: number;
+  /**
+   * The model slug sent. Codex shapes the request by the model's metadata: an unknown slug (the
+   * default, `scripted`) gets every tool inline; a known one like `gpt-5.5` gets MCP tools deferred
+   * behind `tool_search`.
+   */
+  model?: string;
+  /** TOML lines added to the `[mcp_servers.skillhost]` table (to measure what a user could add). */
+  mcpExtra?: string[];
+  /** Extra `codex exec` arguments (`-c key=value`…). */
+  args?: string[];
+}
+
+export interface CodexResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Whether it was killed at `timeoutMs`. */
+  timedOut: boolean;
+}
+
+/** The README snippet, with the server's URL in it. */
+export function readmeMcpEntry(mcpUrl: string): string {
+  return ['[mcp_servers.skillhost]', `url = ${JSON.stringify(mcpUrl)}`, 'bearer_token_env_var = "SKILLHOST_API_KEY"'].join('\n');
+}
+
+/**
+ * The model provider (a custom `model_providers` entry speaking the Responses API, no retries so
+ * a script error shows at once) and every switch that would reach the network: update checks,
+ * analytics, OpenTelemetry export, the feedback upload, the web search tool, and the plugins
+ * feature (on by default, it syncs the curated plugins from github.com and chatgpt.com at start:
+ * seen as DNS look-ups under strace, gone with `features.plugins = false`).
+ */
+function providerConfig(modelUrl: string, model: string): string {
+  return [
+    `model = ${JSON.stringify(model)}`,
+    'model_provider = "scripted"',
+    'approval_policy = "never"',
+    'check_for_update_on_startup = false',
+    'web_search = "disabled"',
+    '',
+    '[model_providers.scripted]',
+    'name = "Scripted"',
+    `base_url = ${JSON.stringify(modelUrl)}`,
+    'wire_api = "responses"',
+    'env_key = "SCRIPTED_API_KEY"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[feedback]',
+    'enabled = false',
+    '',
+    '[otel]',
+    'exporter = "none"',
+    'trace_exporter = "none"',
+    'metrics_exporter = "none"',
+    '',
+    '[features]',
+    'plugins = false',
+  ].join('\n');
+}
+
+export async function run(options: CodexRun): Promise<CodexResult> {
+  const home = mkdtempSync(join(tmpdir(), 'skillhost-codex-'));
+  const codexHome = join(home, '.codex');
+  const work = join(home, 'work');
+  mkdirSync(codexHome);
+  mkdirSync(work);
+  const mcpEntry = [readmeMcpEntry(options.mcpUrl), ...(options.mcpExtra ?? [])].join('\n');
+  writeFileSync(join(codexHome, 'config.toml'), `${providerConfig(options.modelUrl, options.model ?? 'scripted')}\n\n${mcpEntry}\n`);
+  try {
+    return await spawnCodex(['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...(options.args ?? []), options.prompt], {
+      cwd: work,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: home,
+        CODEX_HOME: codexHome,
+        SKILLHOST_API_KEY: options.key,
+        SCRIPTED_API_KEY: 'scripted',
+        TERM: 'dumb',
+        NO_COLOR: '1',
+      },
+      timeoutMs: options.timeoutMs ?? 120_000,
+    });
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** Runs the binary in its own process group, so a timeout kills it and everything it started. */
+function spawnCodex(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<CodexResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(CODEX_BIN, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid);
+    }, options.timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      killGroup(child.pid);
+      resolvePromise({ code, stdout, stderr, timedOut });
+    });
+  });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // The group is gone already.
+  }
+}
