@@ -79,13 +79,15 @@ export async function run(options: GeminiRunOptions): Promise<AgentRun> {
   const work = join(home, 'work');
   mkdirSync(join(home, '.gemini'), { recursive: true });
   mkdirSync(work);
+  // Its error reports (gemini-client-error-*.json) go to the temp folder: keep them in the run's.
+  mkdirSync(join(home, 'tmp'));
   writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify({ ...readmeSettings(options.mcpUrl), ...TEST_SETTINGS }, null, 2));
   try {
     // Headless, an untrusted folder is fatal (FatalUntrustedWorkspaceError); --skip-trust trusts it for this run.
     return await spawnCli(['--skip-trust', ...(options.args ?? []), '-p', options.prompt], work, {
       PATH: process.env.PATH ?? '',
       HOME: home,
-      TMPDIR: tmpdir(),
+      TMPDIR: join(home, 'tmp'),
       LANG: 'C.UTF-8',
       TERM: 'dumb',
       NO_COLOR: '1',
