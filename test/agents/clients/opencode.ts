@@ -84,7 +84,7 @@ function userConfig(modelUrl: string): Record<string, unknown> {
         npm: '@ai-sdk/openai-compatible',
         name: 'Scripted model',
         options: { baseURL: modelUrl, apiKey: 'scripted' },
-        models: { [MODEL]: { name: 'Scripted model', tool_call: true } },
+        models: { [MODEL]: { name: 'Scripted model' } },
       },
     },
     model: `${MODEL}/${MODEL}`,
