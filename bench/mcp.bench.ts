@@ -4,7 +4,9 @@
  * both protocol eras, against `GET /v1/skills` (the same skills as one JSON answer, without files)
  * and the discovery index (every skill with every file's digest). The server runs in its own
  * process; the first walk after start (each SKILL.md read once for its frontmatter) is reported
- * apart from the warm ones.
+ * apart from the warm ones. Then what an agent without the extension does first: connect (the
+ * server's instructions carry the catalogue) and `tools/list` (the activation tool's description
+ * carries it too), and `resources/list` walked to its end (every file of every skill).
  *
  *   npm run bench:mcp          (writes bench/results/mcp.{md,json})
  */
@@ -57,6 +59,39 @@ async function mcpWalk(port: number, mode: 'legacy' | 'auto'): Promise<Walk> {
   }
 }
 
+/** A client's start as an agent makes it: the handshake (whose answer carries the instructions) and tools/list, timed together. */
+async function agentStart(port: number, mode: 'legacy' | 'auto'): Promise<Walk> {
+  const client = new Client({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode } });
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+  const started = performance.now();
+  await client.connect(transport);
+  try {
+    const { tools } = await client.listTools();
+    const ms = performance.now() - started;
+    const bytes = Buffer.byteLength(JSON.stringify(tools)) + Buffer.byteLength(client.getInstructions() ?? '');
+    return { ms, skills: (tools[0]?.description ?? '').split('\n').filter((line) => line.startsWith('- ')).length, bytes };
+  } finally {
+    if (mode === 'legacy') await transport.terminateSession();
+    await client.close();
+  }
+}
+
+/** resources/list walked page by page to its end, as Gemini CLI does at connect. */
+async function resourcesWalk(port: number): Promise<Walk & { resources: number }> {
+  const client = new Client({ name: 'bench', version: '1.0.0' }, { listMaxPages: 1000 });
+  const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
+  await client.connect(transport);
+  try {
+    const started = performance.now();
+    const { resources } = await client.listResources();
+    const ms = performance.now() - started;
+    return { ms, skills: new Set(resources.map((resource) => resource.uri.split('/')[2])).size, resources: resources.length, bytes: Buffer.byteLength(JSON.stringify(resources)) };
+  } finally {
+    await transport.terminateSession();
+    await client.close();
+  }
+}
+
 async function httpGet(port: number, path: string, count: (body: unknown) => number): Promise<Walk> {
   const started = performance.now();
   const response = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -76,8 +111,11 @@ async function main(): Promise<void> {
   const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
   try {
     const cold = await mcpWalk(app.port, 'legacy');
-    const runs = { legacy: [] as Walk[], modern: [] as Walk[], rest: [] as Walk[], index: [] as Walk[] };
+    const runs = { legacy: [] as Walk[], modern: [] as Walk[], rest: [] as Walk[], index: [] as Walk[], startLegacy: [] as Walk[], startModern: [] as Walk[], resources: [] as Walk[] };
     for (let i = 0; i < RUNS; i++) {
+      runs.startLegacy.push(await agentStart(app.port, 'legacy'));
+      runs.startModern.push(await agentStart(app.port, 'auto'));
+      runs.resources.push(await resourcesWalk(app.port));
       runs.legacy.push(await mcpWalk(app.port, 'legacy'));
       runs.modern.push(await mcpWalk(app.port, 'auto'));
       runs.rest.push(await httpGet(app.port, '/v1/skills', (body) => (body as { skills: unknown[] }).skills.length));
@@ -94,6 +132,9 @@ async function main(): Promise<void> {
       skillsListModern: summary(runs.modern),
       restList: summary(runs.rest),
       discoveryIndex: summary(runs.index),
+      agentStartLegacy: summary(runs.startLegacy),
+      agentStartModern: summary(runs.startModern),
+      resourcesList: { ...summary(runs.resources), resources: (runs.resources[0] as Walk & { resources: number }).resources },
     };
     recordResults('mcp', result, markdown(result));
   } finally {
@@ -112,6 +153,9 @@ function markdown(r: {
   skillsListModern: ReturnType<typeof summary>;
   restList: ReturnType<typeof summary>;
   discoveryIndex: ReturnType<typeof summary>;
+  agentStartLegacy: ReturnType<typeof summary>;
+  agentStartModern: ReturnType<typeof summary>;
+  resourcesList: ReturnType<typeof summary> & { resources: number };
 }): string {
   const ms = (value: number) => value.toFixed(1);
   const row = (what: string, s: ReturnType<typeof summary>, requests: string) => `| ${what} | ${requests} | ${s.skills} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} | ${s.bytes === undefined ? '' : Math.round(s.bytes / 1024)} |`;
@@ -130,6 +174,16 @@ function markdown(r: {
     row('`GET /.well-known/agent-skills/index.json` (every file with its digest)', r.discoveryIndex, '1'),
     '',
     `The first walk after start took ${ms(r.coldWalkMs)} ms: each SKILL.md is read once there, for the frontmatter as the MCP SDK parses it; digests come from the scan. Later walks read no file.`,
+    '',
+    '## An agent without the extension',
+    '',
+    `What every agent does today: connect (the answer's instructions list skills) and \`tools/list\` (the activation tool's description lists them, within the budget: the "skills" column counts the entries it listed), timed together from the first byte of the handshake; and \`resources/list\` walked to its end (${r.resourcesList.resources} files). KiB: the tools' JSON and the instructions; the resources' JSON.`,
+    '',
+    '| what | requests | skills | p50 ms | p99 ms | max ms | KiB |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    row('connect + `tools/list`, 2025-11-25 session', r.agentStartLegacy, '3'),
+    row('connect + `tools/list`, 2026-07-28', r.agentStartModern, '2'),
+    row('`resources/list`, all pages', r.resourcesList, String(pages)),
     '',
   ].join('\n');
 }

@@ -9,4 +9,5 @@ export default {
   rootDir: '../..',
   testMatch: ['<rootDir>/test/agents/**/*.agents-spec.ts'],
   testTimeout: 300_000,
+  reporters: [...base.reporters, '<rootDir>/test/agents/results-reporter.mjs'],
 };

@@ -20,7 +20,7 @@ export type Directive =
   | { kind: 'command'; name: string }
   | { kind: 'agent-config'; agent: AgentName };
 
-export const AGENTS = ['codex', 'claude', 'gemini', 'goose'] as const;
+export const AGENTS = ['codex', 'claude', 'gemini', 'opencode', 'goose'] as const;
 export type AgentName = (typeof AGENTS)[number];
 
 export interface DocBlock {

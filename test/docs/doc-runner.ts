@@ -221,9 +221,17 @@ export function mcpUrlOf(agent: AgentName, text: string): string {
       return stringAt(entry, 'url', 'mcpServers.skillhost');
     }
     case 'gemini': {
-      // settings.json: streamable HTTP is `httpUrl` (`url` would be SSE), with `headers`.
+      // settings.json: streamable HTTP is `url` with `type: "http"` (as `gemini mcp add --transport http` writes it), or the older `httpUrl`.
       const entry = entryOf((JSON.parse(text) as Record<string, unknown>).mcpServers, 'mcpServers');
-      return stringAt(entry, 'httpUrl', 'mcpServers.skillhost');
+      if (entry.httpUrl !== undefined) return stringAt(entry, 'httpUrl', 'mcpServers.skillhost');
+      if (entry.type !== 'http') throw new Error('mcpServers.skillhost.type must be "http" (without it, `url` is SSE)');
+      return stringAt(entry, 'url', 'mcpServers.skillhost');
+    }
+    case 'opencode': {
+      // opencode.json: a `remote` server with `url`; `{env:VAR}` is expanded in `headers`.
+      const entry = entryOf((JSON.parse(text) as Record<string, unknown>).mcp, 'mcp');
+      if (entry.type !== 'remote') throw new Error('mcp.skillhost.type must be "remote"');
+      return stringAt(entry, 'url', 'mcp.skillhost');
     }
     case 'goose': {
       const entry = entryOf((parseYaml(text) as Record<string, unknown>).extensions, 'extensions');
