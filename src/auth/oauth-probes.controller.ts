@@ -10,11 +10,9 @@ import { Public } from './auth.decorators.js';
  * `OAUTH_NOT_SUPPORTED` with a message saying how to send a key, which the clients that show the
  * body pass on, rather than a bare "no such route" that reads like a broken server.
  */
-@Controller()
-@Public()
-@ApiExcludeController()
-export class OAuthProbesController {
-  @Get([
+/** The routes MCP clients probe for OAuth (GET discovery and `authorize`; POST registration and token). Part of MCP's authorization specification, not of the REST API: left out of the OpenAPI document. */
+export const OAUTH_PROBES = {
+  get: [
     '.well-known/oauth-protected-resource',
     '.well-known/oauth-protected-resource/*',
     '.well-known/oauth-authorization-server',
@@ -24,12 +22,20 @@ export class OAuthProbesController {
     'mcp/.well-known/openid-configuration',
     'mcp/.well-known/oauth-authorization-server',
     'authorize',
-  ])
+  ],
+  post: ['register', 'token'],
+} as const;
+
+@Controller()
+@Public()
+@ApiExcludeController()
+export class OAuthProbesController {
+  @Get([...OAUTH_PROBES.get])
   discovery(): never {
     throw oauthNotSupported();
   }
 
-  @Post(['register', 'token'])
+  @Post([...OAUTH_PROBES.post])
   registration(): never {
     throw oauthNotSupported();
   }

@@ -62,7 +62,8 @@ describe(loadConfig.name, () => {
     expect(sut.app.http).toEqual({ allowedHosts: [], corsOrigins: [] });
     expect(sut.app.logging).toEqual({ level: 'info', format: 'auto' });
     expect(sut.app.metrics).toEqual({ public: false });
-    expect(sut.app.mcp).toEqual({ enabled: true, pageSize: 100, maxSessions: 1000, maxSessionsPerUser: 20, sessionIdleSeconds: 1800, cacheTtlMs: 60_000 });
+    // The catalogue MCP lists defaults to the chats' budget and count.
+    expect(sut.app.mcp).toEqual({ enabled: true, pageSize: 100, maxSessions: 1000, maxSessionsPerUser: 20, sessionIdleSeconds: 1800, cacheTtlMs: 60_000, catalogueBudgetTokens: 4000, catalogueMaxSkills: 50, instructionsMaxChars: 4096 });
     expect(sut.app.limits).toEqual({ requestsPerMinute: 600, turnsPerMinute: 60, maxConcurrentTurns: 32 });
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();
@@ -74,6 +75,14 @@ describe(loadConfig.name, () => {
     const toml = { app: { skills: { settings: { weather: { units: 'metric', retries: 2, nested: { a: [1] } } } } } };
     expect(loadConfig({ env: {}, toml, projectRoot, homeDir }).app.skills.settings).toEqual({ weather: { units: 'metric', retries: 2, nested: { a: [1] } } });
     expect(problemsOf(() => loadConfig({ env: {}, toml: { app: { skills: { settings: { weather: 'metric' } } } }, projectRoot, homeDir }))).toEqual([expect.stringMatching(/^app\.skills\.settings\.weather: /)]);
+  });
+
+  it("takes the MCP catalogue's budget and count from [app.skills] while [app.mcp]'s are 0, and its own otherwise", () => {
+    const mcp = (toml: Record<string, unknown>, env: Record<string, string> = {}) => loadConfig({ env, toml: { app: toml }, projectRoot, homeDir }).app.mcp;
+    expect(mcp({ skills: { catalogue_budget_tokens: 9000, catalogue_max_skills: 80 } })).toMatchObject({ catalogueBudgetTokens: 9000, catalogueMaxSkills: 80 });
+    expect(mcp({ skills: { catalogue_budget_tokens: 9000 }, mcp: { catalogue_budget_tokens: 700, catalogue_max_skills: 12 } })).toMatchObject({ catalogueBudgetTokens: 700, catalogueMaxSkills: 12 });
+    expect(mcp({}, { SKILLHOST_MCP_CATALOGUE_BUDGET_TOKENS: '1500', SKILLHOST_MCP_INSTRUCTIONS_MAX_CHARS: '2048' })).toMatchObject({ catalogueBudgetTokens: 1500, instructionsMaxChars: 2048 });
+    expect(problemsOf(() => mcp({ mcp: { instructions_max_chars: 100 } }))).toEqual([expect.stringMatching(/^app\.mcp\.instructions_max_chars: /)]);
   });
 
   it('reads the auth mode from [app.auth] and SKILLHOST_AUTH_MODE, refusing anything else', () => {

@@ -46,7 +46,7 @@ function errorResponse(status: number, codes: ErrorCode[]): ResponseObject {
       },
     },
   };
-  if (status === 401) response.headers = { 'www-authenticate': { description: 'Always `Bearer realm="skillhost"`.', schema: { type: 'string' } } };
+  if (status === 401) response.headers = { 'www-authenticate': { description: 'RFC 6750: `Bearer realm="skillhost", error="invalid_token", error_description="<the message>"` (without `error` when no key was sent).', schema: { type: 'string' } } };
   if (status === 429) response.headers = { 'retry-after': { description: 'Seconds until the call would be let through.', schema: { type: 'integer', minimum: 1 } } };
   return response;
 }

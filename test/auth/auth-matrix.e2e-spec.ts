@@ -157,7 +157,7 @@ describe('the auth matrix', () => {
     expect({ status: res.status, body: res.body }).toMatchObject({ status: expected });
     if (expected === 401) {
       expect(res.body.code).toBe('UNAUTHENTICATED');
-      expect(res.headers['www-authenticate']).toBe('Bearer realm="skillhost"');
+      expect(res.headers['www-authenticate']).toMatch(key === undefined ? /^Bearer realm="skillhost", error_description="[^"]+"$/ : /^Bearer realm="skillhost", error="invalid_token", error_description="[^"]+"$/);
     }
     if (expected === 403) expect(res.body.code).toBe('FORBIDDEN');
     if (expected === 404) expect(res.body.code).toBe(route.notFound ?? (route.route.includes('/keys/') ? 'API_KEY_NOT_FOUND' : 'CHAT_NOT_FOUND'));

@@ -66,7 +66,10 @@ describe('API keys and users (auth mode api_key)', () => {
   ])('%s → 401 UNAUTHENTICATED with WWW-Authenticate', async (_, headers, message) => {
     const res = await http().get('/v1/me').set(headers as Record<string, string>).expect(401);
     expect(res.body).toEqual({ code: 'UNAUTHENTICATED', message: expect.stringContaining(message) });
-    expect(res.headers['www-authenticate']).toBe('Bearer realm="skillhost"');
+    // RFC 6750: `invalid_token` when a key was sent, and the message (printable ASCII without `"`) either way.
+    const description = res.body.message.replace(/"/g, "'").replace(/[^\x20-\x7e]/g, '?');
+    const error = _ === 'no header' ? '' : ', error="invalid_token"';
+    expect(res.headers['www-authenticate']).toBe(`Bearer realm="skillhost"${error}, error_description="${description}"`);
   });
 
   it('a revoked key stops working at once on the instance that revoked it, even though it was just cached', async () => {

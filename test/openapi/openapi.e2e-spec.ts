@@ -10,6 +10,7 @@ import { type ErrorCode, httpStatusOf } from '../../src/common/app-error.js';
 import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { collectText, parseSse } from '../support/sse.js';
+import { OAUTH_PROBES } from '../../src/auth/oauth-probes.controller.js';
 import { usePdfSkillsFolder } from '../support/skill-tree.js';
 import { multipartOf, tarGzOf, type UploadBody, zipOf } from '../support/skill-archives.js';
 import {
@@ -41,9 +42,10 @@ function recordRoutes(): { routes: string[]; stop(): void } {
 /** The documentation itself and GraphQL (another front door with its own schema) are not REST routes. */
 const isRestRoute = (route: string) => {
   const [method, url] = route.split(' ');
-  // GraphQL and MCP are protocols of their own, described by their schema and specification; the web page is files.
+  // GraphQL and MCP (with the OAuth probes its clients make) are protocols of their own, described by their schema and specification; the web page is files.
   const webPage = url === '/' || url === '/styles.css' || url.startsWith('/app/') || url.startsWith('/vendor/');
-  return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url) && url !== '/mcp' && !webPage;
+  const oauthProbe = [...OAUTH_PROBES.get, ...OAUTH_PROBES.post].some((path) => url === `/${path}`);
+  return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url) && url !== '/mcp' && !webPage && !oauthProbe;
 };
 
 /** Sends a request by method name, with no key unless `key` is given. */
