@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { corpusPath } from '../support/corpus.js';
-import { run, type CodexResult, type CodexRun } from './clients/codex.js';
+import { README_SNIPPET, run, type CodexResult, type CodexRun } from './clients/codex.js';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
 import { inOrder, OpenAiResponsesProvider, type ResponsesRequest, type Script } from './providers/openai-responses.js';
 import { mentions } from './providers/recording-server.js';
 
 /**
- * Codex CLI (`codex exec`, headless) with the README's `[mcp_servers.skillhost]` entry, against
- * a fresh Skillhost and a scripted model. Unless a test says otherwise the model slug is one Codex
+ * Codex CLI (`codex exec`, headless) with the README's `[mcp_servers.skillhost]` entry
+ * (README_SNIPPET) alone, against a fresh Skillhost and a scripted model. Unless a test says otherwise the model slug is one Codex
  * has no metadata for, so every tool is sent inline in the first request; `gpt-5.5` is a model
  * Codex defers MCP tools for (behind `tool_search`), as for its default models.
  */
@@ -37,45 +37,50 @@ describe('Codex CLI with Skillhost', () => {
     }
   }
 
-  const activate = { toolCall: { name: 'activate_skill', arguments: { name: 'internal-comms' } } };
+  const activate = { toolCall: { name: 'activate_team_skill', arguments: { name: 'internal-comms' } } };
 
   it('reads lines that are in the corpus', () => {
     expect(readFileSync(corpusPath('anthropics-skills', 'internal-comms', 'SKILL.md'), 'utf8')).toContain(SKILL_BODY_LINE);
     expect(readFileSync(corpusPath('anthropics-skills', 'internal-comms', 'examples', '3p-updates.md'), 'utf8')).toContain(EXAMPLE_FILE_LINE);
   });
 
-  it("shows the model every served skill's description in its first request", async () => {
-    const { requests } = await session(inOrder(), 'hello');
-    expect(requests.length).toBeGreaterThan(0);
-    for (const skill of skillhost.skills) expect({ skill: skill.name, mentioned: mentions(requests[0].body, skill.description) }).toEqual({ skill: skill.name, mentioned: true });
+  it("drives the README's snippet", () => {
+    expect(readFileSync(new URL('../../docs/mcp-and-agents.md', import.meta.url), 'utf8')).toContain(`\`\`\`toml\n${README_SNIPPET}\`\`\``);
   });
 
-  it("offers the server's instructions as the description of the tools' namespace", async () => {
+  it("shows every served skill's description in the first request, in activate_team_skill's description and in the namespace's (the server's instructions)", async () => {
     const { requests } = await session(inOrder(), 'hello');
+    const activateTool = requests[0].tools.find((tool) => tool.fullName === 'mcp__skillhost__activate_team_skill');
     const namespace = requests[0].body.tools?.find((tool) => tool.type === 'namespace' && tool.name === 'mcp__skillhost');
-    expect(namespace?.description).toMatch(/activate_skill/);
+    for (const skill of skillhost.skills) {
+      expect({ skill: skill.name, inTool: activateTool?.description?.includes(`- ${skill.name}: ${skill.description}`), inNamespace: namespace?.description?.includes(`- ${skill.name}: ${skill.description}`) }).toEqual({
+        skill: skill.name,
+        inTool: true,
+        inNamespace: true,
+      });
+    }
   });
 
-  it('with a tool-searching model, a search for the user task finds every skill', async () => {
-    const { requests, failures } = await session(inOrder({ toolCall: { name: 'tool_search', arguments: { query: 'write a 3P update internal communications', limit: 8 } } }), USER_REQUEST, { model: 'gpt-5.5' });
+  it("with a tool-searching model (gpt-5.5), the first request shows only the instructions' first line; a search for the user's task loads activate_team_skill with every skill", async () => {
+    const search = { toolCall: { name: 'tool_search', arguments: { query: 'write a 3P update internal communications', limit: 8 } } };
+    const { requests, failures } = await session(inOrder(search), USER_REQUEST, { model: 'gpt-5.5' });
     expect(failures).toEqual([]);
-    // Before the search the model sees only the namespace, described by the first line of the instructions.
-    expect(requests[0].tools.map((tool) => tool.fullName)).not.toContain('mcp__skillhost__activate_skill');
-    expect(mentions(requests[0].body, '- mcp__skillhost: ')).toBe(true);
-    expect(requests[1].tools.map((tool) => tool.fullName)).toContain('mcp__skillhost__activate_skill');
-    for (const skill of skillhost.skills) expect({ skill: skill.name, found: mentions(requests[1].body.input, skill.description) }).toEqual({ skill: skill.name, found: true });
+    expect(requests[0].tools.map((tool) => tool.fullName)).not.toContain('mcp__skillhost__activate_team_skill');
+    const loaded = requests[1].tools.find((tool) => tool.fullName === 'mcp__skillhost__activate_team_skill');
+    const instructions = (requests[1].body.input ?? []).flatMap((item) => ((item as { type?: string }).type === 'tool_search_output' ? (item as { tools: { name?: string; description?: string }[] }).tools : [])).find((tool) => tool.name === 'mcp__skillhost')?.description;
+    const firstLine = instructions?.split('\n')[0] ?? '';
+    expect(firstLine).toMatch(/activate_team_skill/);
+    expect(mentions(requests[0].body.input, `- mcp__skillhost: ${firstLine}\n`)).toBe(true);
+    for (const skill of skillhost.skills) {
+      expect({ skill: skill.name, firstRequest: mentions(requests[0].body, skill.description), loaded: loaded?.description?.includes(`- ${skill.name}: ${skill.description}`) }).toEqual({ skill: skill.name, firstRequest: false, loaded: true });
+    }
   });
 
-  it("activates a skill: the next request holds the skill's body", async () => {
+  it("activates a skill with activate_team_skill and no approval setting: the next request holds the skill's body", async () => {
     const { requests, result, failures } = await session(inOrder(activate), USER_REQUEST);
     expect(failures).toEqual([]);
-    expect(result.stderr).not.toContain('MCP tool call requires approval');
-    expect(mentions(requests[1].body.input, SKILL_BODY_LINE)).toBe(true);
-  });
-
-  it('activates a skill today once the user adds default_tools_approval_mode = "approve" to the entry', async () => {
-    const { requests, failures } = await session(inOrder(activate), USER_REQUEST, { mcpExtra: ['default_tools_approval_mode = "approve"'] });
-    expect(failures).toEqual([]);
+    expect(result.stderr).toContain('mcp: skillhost/activate_team_skill (completed)');
+    expect(result.stderr).not.toContain('requires approval');
     expect(mentions(requests[1].body.input, SKILL_BODY_LINE)).toBe(true);
   });
 
@@ -85,21 +90,18 @@ describe('Codex CLI with Skillhost', () => {
     expect(mentions(requests[1].body.input, EXAMPLE_FILE_LINE)).toBe(true);
   });
 
-  it("reads a file of a skill as an MCP resource with Codex's read_mcp_resource (a URI not in resources/list)", async () => {
-    const read = { toolCall: { name: 'read_mcp_resource', arguments: { server: 'skillhost', uri: 'skill://internal-comms/examples/3p-updates.md' } } };
-    const { requests, failures } = await session(inOrder(read), USER_REQUEST);
-    expect(failures).toEqual([]);
-    expect(mentions(requests[1].body.input, EXAMPLE_FILE_LINE)).toBe(true);
-  });
-
-  it('lists every file of a skill with list_mcp_resources', async () => {
+  it("reads a file that Codex's list_mcp_resources lists with its read_mcp_resource", async () => {
+    const uri = 'skill://internal-comms/examples/3p-updates.md';
     const list = { toolCall: { name: 'list_mcp_resources', arguments: { server: 'skillhost' } } };
-    const { requests, failures } = await session(inOrder(list), USER_REQUEST);
+    const read = { toolCall: { name: 'read_mcp_resource', arguments: { server: 'skillhost', uri } } };
+    const { requests, failures } = await session(inOrder(list, read), USER_REQUEST);
     expect(failures).toEqual([]);
-    expect(mentions(requests[1].body.input, 'skill://internal-comms/examples/3p-updates.md')).toBe(true);
+    const listed = (requests[1].body.input ?? []).find((item) => (item as { type?: string; call_id?: string }).type === 'function_call_output' && (item as { call_id?: string }).call_id === 'call_0');
+    expect(JSON.parse((listed as { output: string }).output)).toMatchObject({ resources: expect.arrayContaining([expect.objectContaining({ uri })]) });
+    expect(mentions(requests[2].body.input, EXAMPLE_FILE_LINE)).toBe(true);
   });
 
-  it('has no MCP prompts: `/internal-comms <request>` reaches the model as typed, and the skill is not put in', async () => {
+  it('has no MCP prompts: `/internal-comms <request>` reaches the model as typed, with no skill text put in', async () => {
     const typed = `/internal-comms ${USER_REQUEST}`;
     const { requests } = await session(inOrder(), typed);
     const lastInput = requests[0].body.input?.at(-1);
@@ -110,11 +112,17 @@ describe('Codex CLI with Skillhost', () => {
   it.each([
     ['a wrong key', () => skillhost.wrongKey, 'The API key is not valid.'],
     ['a revoked key', () => skillhost.revokedKey, 'The API key has been revoked.'],
-  ])("shows the server's 401 message for %s", async (_label, key, message) => {
+  ])("shows the server's 401 message for %s on stderr, and runs on without the server's tools", async (_label, key, message) => {
     const { requests, result } = await session(inOrder(), 'hello', { key: key() });
-    // The server's tools are gone, and the run still answers.
     expect(requests[0].tools.some((tool) => tool.namespace === 'mcp__skillhost')).toBe(false);
-    expect(result.stderr).toContain('AuthRequired');
-    expect(`${result.stdout}\n${result.stderr}`).toContain(message);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`AuthRequired(AuthRequiredError { www_authenticate_header: "Bearer realm=\\"skillhost\\", error=\\"invalid_token\\", error_description=\\"${message}\\"" })`);
+  });
+
+  it('with SKILLHOST_API_KEY unset, runs on without the server\'s tools and says nothing about it', async () => {
+    const { requests, result } = await session(inOrder(), 'hello', { key: undefined });
+    expect(requests[0].tools.some((tool) => tool.namespace === 'mcp__skillhost')).toBe(false);
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toMatch(/ERROR|AuthRequired|SKILLHOST_API_KEY|bearer/i);
   });
 });

@@ -7,17 +7,33 @@ import { fileURLToPath } from 'node:url';
 /**
  * Codex CLI (`@openai/codex`, a native binary) run headless, `codex exec PROMPT`, against a
  * Skillhost and a scripted model, each run in a fresh HOME and CODEX_HOME and an empty working
- * folder. The MCP entry is the README's (docs/mcp-and-agents.md), only its URL changed; the key is
- * in SKILLHOST_API_KEY, which the entry names. Everything else in the config is the model
- * provider and switches that keep Codex off the network.
+ * folder. The config holds README_SNIPPET as it is, only its URL changed; the key is in
+ * SKILLHOST_API_KEY, which the snippet names. Everything else in the config is the model provider
+ * and switches that keep Codex off the network.
  */
+
+/** What the README tells a Codex user to put in `~/.codex/config.toml` (docs/mcp-and-agents.md). */
+export const README_SNIPPET = `[mcp_servers.skillhost]
+url = "http://127.0.0.1:3000/mcp"
+bearer_token_env_var = "SKILLHOST_API_KEY"
+`;
+
+/** What else a user must know, each measured by codex.agents-spec.ts. */
+export const README_NOTES: string[] = [
+  'Export SKILLHOST_API_KEY in the shell that starts Codex; when it is unset or empty Codex starts without the skills and says nothing.',
+  'With a wrong or revoked key Codex also starts without the skills; the server\'s reason is in an ERROR line on stderr (`AuthRequired … error_description="The API key is not valid."`).',
+  'Nothing to approve: `codex exec` runs the skill tools without asking, as Skillhost marks them read-only.',
+  'Codex has no MCP prompts: `/internal-comms …` is not a command there, it reaches the model as typed, which still sees every skill in activate_team_skill\'s description.',
+];
+
+const README_URL = 'http://127.0.0.1:3000/mcp';
 
 export const CODEX_BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../.agents/codex/node_modules/.bin/codex');
 
 export interface CodexRun {
   mcpUrl: string;
-  /** Put in SKILLHOST_API_KEY (the README entry's `bearer_token_env_var`). */
-  key: string;
+  /** Put in SKILLHOST_API_KEY (the snippet's `bearer_token_env_var`); left unset when undefined. */
+  key: string | undefined;
   /** The scripted provider's `base_url` (`http://127.0.0.1:<port>/v1`). */
   modelUrl: string;
   prompt: string;
@@ -28,8 +44,6 @@ export interface CodexRun {
    * behind `tool_search`.
    */
   model?: string;
-  /** TOML lines added to the `[mcp_servers.skillhost]` table (to measure what a user could add). */
-  mcpExtra?: string[];
   /** Extra `codex exec` arguments (`-c key=value`…). */
   args?: string[];
 }
@@ -42,9 +56,9 @@ export interface CodexResult {
   timedOut: boolean;
 }
 
-/** The README snippet, with the server's URL in it. */
-export function readmeMcpEntry(mcpUrl: string): string {
-  return ['[mcp_servers.skillhost]', `url = ${JSON.stringify(mcpUrl)}`, 'bearer_token_env_var = "SKILLHOST_API_KEY"'].join('\n');
+/** README_SNIPPET with the server's URL in place of the README's. */
+export function readmeSnippetFor(mcpUrl: string): string {
+  return README_SNIPPET.replace(README_URL, mcpUrl);
 }
 
 /**
@@ -52,13 +66,14 @@ export function readmeMcpEntry(mcpUrl: string): string {
  * a script error shows at once) and every switch that would reach the network: update checks,
  * analytics, OpenTelemetry export, the feedback upload, the web search tool, and the plugins
  * feature (on by default, it syncs the curated plugins from github.com and chatgpt.com at start:
- * seen as DNS look-ups under strace, gone with `features.plugins = false`).
+ * seen as DNS look-ups under strace, gone with `features.plugins = false`). No `approval_policy`:
+ * `codex exec` runs with `never` whatever the config says (its banner reads `approval: never` even
+ * with `-c approval_policy="on-request"`), so a user's run is this one.
  */
 function providerConfig(modelUrl: string, model: string): string {
   return [
     `model = ${JSON.stringify(model)}`,
     'model_provider = "scripted"',
-    'approval_policy = "never"',
     'check_for_update_on_startup = false',
     'web_search = "disabled"',
     '',
@@ -92,8 +107,7 @@ export async function run(options: CodexRun): Promise<CodexResult> {
   const work = join(home, 'work');
   mkdirSync(codexHome);
   mkdirSync(work);
-  const mcpEntry = [readmeMcpEntry(options.mcpUrl), ...(options.mcpExtra ?? [])].join('\n');
-  writeFileSync(join(codexHome, 'config.toml'), `${providerConfig(options.modelUrl, options.model ?? 'scripted')}\n\n${mcpEntry}\n`);
+  writeFileSync(join(codexHome, 'config.toml'), `${providerConfig(options.modelUrl, options.model ?? 'scripted')}\n\n${readmeSnippetFor(options.mcpUrl)}`);
   try {
     return await spawnCodex(['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...(options.args ?? []), options.prompt], {
       cwd: work,
@@ -101,7 +115,7 @@ export async function run(options: CodexRun): Promise<CodexResult> {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: home,
         CODEX_HOME: codexHome,
-        SKILLHOST_API_KEY: options.key,
+        ...(options.key === undefined ? {} : { SKILLHOST_API_KEY: options.key }),
         SCRIPTED_API_KEY: 'scripted',
         TERM: 'dumb',
         NO_COLOR: '1',

@@ -29,7 +29,7 @@ export interface ResponsesRequest {
   /** The whole parsed body: `input`, `tools`, `instructions`, `model`… */
   body: ResponsesBody;
   /**
-   * Every tool offered, flattened: `{ fullName: 'mcp__skillhost__activate_skill', name: 'activate_skill', namespace: 'mcp__skillhost' }`,
+   * Every tool offered, flattened: `{ fullName: 'mcp__skillhost__activate_team_skill', name: 'activate_team_skill', namespace: 'mcp__skillhost' }`,
    * those of `tools` and those a tool search loaded (`tool_search_output` items of `input`).
    */
   tools: OfferedTool[];
