@@ -3,13 +3,24 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { corpusPath } from '../support/corpus.js';
 import { listServers, run } from './clients/claude-code.js';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
-import { AnthropicProvider, lastToolResult, type MessagesRequest, type Script, shownToModel } from './providers/anthropic.js';
+import { AnthropicProvider, lastToolResult, loadedTools, type MessagesRequest, type Script, shownToModel } from './providers/anthropic.js';
 import { mentions, stringsIn } from './providers/recording-server.js';
 
 const TIMEOUT_MS = 120_000;
 /** Headless Claude Code asks before every MCP tool call, and refuses it with no one to ask: the README tells users to allow the server's tools. */
 const ALLOW_SKILLHOST = ['--allowedTools', 'mcp__skillhost'];
 const REQUEST = 'write a 3P update for the data team about the Q3 launch';
+
+/**
+ * A server's instructions as Claude Code shows them to the model: under `## <server>` in the
+ * `# MCP Server Instructions` section of a message, up to the end of that message (other sections
+ * follow it there, so this may hold more; none of them has Skillhost's text).
+ */
+function serverInstructions(request: MessagesRequest, server: string): string | undefined {
+  const section = stringsIn(request.messages).find((text) => text.includes('# MCP Server Instructions\n'));
+  const [, block] = section?.split('# MCP Server Instructions\n')[1]?.split(`\n## ${server}\n`) ?? [];
+  return block;
+}
 
 /**
  * A line of a corpus file's text to look for in what the model was sent: the first long line after
@@ -52,24 +63,25 @@ describe('Claude Code', () => {
     return { after, answer: lastToolResult(after) };
   }
 
-  it('shows the model every skill with its description in its first request', async () => {
+  it("shows the model every skill's description in its first request, in the server's instructions (the tools are deferred)", async () => {
     const { requests } = await session(() => ({ text: 'Hello.' }), 'Hello');
-    // Claude Code defers MCP tools (the model sees their names until it loads one with ToolSearch),
-    // so only what it shows up front counts: the system prompt, the messages (server instructions
-    // among them) and the loaded tools.
-    const shown = shownToModel(requests[0]);
-    for (const skill of skillhost.skills) expect({ skill: skill.name, shown: mentions(shown, skill.description) }).toEqual({ skill: skill.name, shown: true });
+    // Claude Code defers MCP tools: the model sees their names, and a tool's description only once
+    // it loads the tool with ToolSearch. What it shows up front of Skillhost is the instructions.
+    expect(loadedTools(requests[0]).map((tool) => tool.name)).not.toContain('mcp__skillhost__activate_team_skill');
+    const instructions = serverInstructions(requests[0], 'skillhost');
+    expect(instructions).toMatch(/^This team's Agent Skills/);
+    for (const skill of skillhost.skills) expect({ skill: skill.name, shown: instructions?.includes(skill.description) }).toEqual({ skill: skill.name, shown: true });
   });
 
-  it('answers a scripted activate_skill with the body of internal-comms/SKILL.md', async () => {
-    const { after, answer } = await callOnce('activate_skill', { name: 'internal-comms' });
+  it('answers a scripted activate_team_skill with the body of internal-comms/SKILL.md', async () => {
+    const { after, answer } = await callOnce('activate_team_skill', { name: 'internal-comms' });
     expect(answer).toContain(lineOf('anthropics-skills', 'internal-comms', 'SKILL.md'));
     expect(mentions(shownToModel(after), lineOf('anthropics-skills', 'internal-comms', 'SKILL.md'))).toBe(true);
   });
 
-  it('refuses the activate_skill call headless without a permission rule for mcp__skillhost', async () => {
-    const { answer } = await callOnce('activate_skill', { name: 'internal-comms' }, { args: [] });
-    expect(answer).toContain("Claude requested permissions to use mcp__skillhost__activate_skill, but you haven't granted it yet.");
+  it('refuses the activate_team_skill call headless without a permission rule for mcp__skillhost', async () => {
+    const { answer } = await callOnce('activate_team_skill', { name: 'internal-comms' }, { args: [] });
+    expect(answer).toContain("Claude requested permissions to use mcp__skillhost__activate_team_skill, but you haven't granted it yet.");
   });
 
   it('reads a file of a skill other than SKILL.md with read_skill_file', async () => {
@@ -90,19 +102,19 @@ describe('Claude Code', () => {
       } = await session(() => ({ text: 'Here is the update.' }), `/mcp__skillhost__internal-comms ${REQUEST}`));
     }, TIMEOUT_MS + 30_000);
 
-    it('sends the model the skill and the whole typed text (Claude Code echoes it in <command-args>)', () => {
-      expect(mentions(first.messages, lineOf('anthropics-skills', 'internal-comms', 'SKILL.md'))).toBe(true);
+    it('sends the model the whole typed text (Claude Code echoes it in <command-args>)', () => {
       expect(mentions(first.messages, `<command-args>${REQUEST}</command-args>`)).toBe(true);
     });
 
-    it('does not hand the model the typed text cut to its first words in the prompt the server wrote', () => {
-      // Claude Code splits the text on whitespace, one word per declared argument, and drops the rest.
-      const words = REQUEST.split(' ');
-      const cut = words.slice(1).map((_, end) => words.slice(0, end + 1).join(' '));
-      const [, promptText = ''] = stringsIn(first.messages).join('\n').split('</command-args>');
-      expect(promptText).toContain(lineOf('anthropics-skills', 'internal-comms', 'SKILL.md'));
-      const lines = promptText.split('\n');
-      expect(lines.filter((line) => cut.some((prefix) => line.trimEnd().endsWith(` ${prefix}`)))).toEqual([]);
+    it('sends the model the prompt the server wrote, which names activate_team_skill and holds no text of the skill', () => {
+      const prompt = stringsIn(first.messages).find((text) => text.startsWith('Use the skill "internal-comms"'));
+      expect(prompt).toContain('First call the activate_team_skill tool with {"name": "internal-comms"}');
+      expect(prompt).not.toContain(lineOf('anthropics-skills', 'internal-comms', 'SKILL.md'));
+    });
+
+    it('passes the server only the first word of the text (one word per declared argument, and the prompt declares one)', () => {
+      const prompt = stringsIn(first.messages).find((text) => text.startsWith('Use the skill "internal-comms"'));
+      expect(prompt?.split('\n').at(-1)).toBe(`My request: ${REQUEST.split(' ')[0]}`);
     });
   });
 

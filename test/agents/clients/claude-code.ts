@@ -1,10 +1,28 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /** The pinned Claude Code (test/agents/clients.json), installed by test/agents/install.mjs: a native executable. */
 export const CLAUDE = resolve(process.cwd(), '.agents', 'claude-code', 'node_modules', '.bin', 'claude');
+
+/** The URL in the README's snippet; a run puts the test server's in its place. */
+const README_URL = 'http://127.0.0.1:3000/mcp';
+
+/**
+ * What the README tells a Claude Code user to run: the shell puts the key in, and Claude Code
+ * stores the header in ~/.claude.json for the folder it was run in (its default `local` scope).
+ */
+export const README_SNIPPET = `claude mcp add --transport http skillhost ${README_URL} --header "Authorization: Bearer $SKILLHOST_API_KEY"`;
+
+/** What a user must also know, as measured by test/agents/claude-code.agents-spec.ts. */
+export const README_NOTES: string[] = [
+  'Run it in your project folder: it adds Skillhost for that folder only (add `--scope user` for every folder).',
+  'The shell puts the key into ~/.claude.json as it is; for a new key, run `claude mcp remove skillhost` and the command again.',
+  'Allow the tools: Claude Code asks before each Skillhost tool call, and `claude -p` refuses them unless run with `--allowedTools mcp__skillhost`.',
+  '`claude mcp list` shows whether Skillhost connected, with the server\'s message when the key is refused; `claude -p` does not say.',
+  'A skill\'s prompt is `/mcp__skillhost__<skill> <request>`: the model sees the whole request, but Claude Code passes only its first word to Skillhost.',
+];
 
 export interface RunOptions {
   /** Skillhost's `/mcp` URL. */
@@ -44,11 +62,9 @@ const QUIET_ENV = {
 
 /**
  * Runs Claude Code headless for one prompt, as a user who followed the README would: in a fresh
- * HOME and project folder, the README's command adds Skillhost (`claude mcp add --transport http
- * skillhost <url> --header "Authorization: Bearer $SKILLHOST_API_KEY"`: the shell puts the key in,
- * and Claude Code stores the header in ~/.claude.json for this folder), then `claude -p <prompt>`.
- * The model is the scripted one, reached with a dummy key. On timeout the CLI and its children are
- * killed.
+ * HOME and project folder, a shell runs README_SNIPPET (the test server's URL in place of the
+ * README's, the key in SKILLHOST_API_KEY), then `claude -p <prompt>`. The model is the scripted
+ * one, reached with a dummy key. On timeout the CLI and its children are killed.
  */
 export function run(options: RunOptions): Promise<RunResult> {
   return afterAdding(options, ['-p', options.prompt, ...(options.args ?? [])]);
@@ -66,7 +82,8 @@ async function afterAdding(options: Omit<RunOptions, 'prompt' | 'args'>, args: s
   const home = mkdtempSync(join(tmpdir(), 'claude-home-'));
   const project = mkdtempSync(join(tmpdir(), 'claude-project-'));
   const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    // The snippet's `claude` is the pinned one.
+    PATH: `${dirname(CLAUDE)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
     HOME: home,
     LANG: 'C.UTF-8',
     TERM: 'dumb',
@@ -77,19 +94,19 @@ async function afterAdding(options: Omit<RunOptions, 'prompt' | 'args'>, args: s
   };
   const spawnOptions = { cwd: project, env, timeoutMs: options.timeoutMs };
   try {
-    const added = await spawnFor(['mcp', 'add', '--transport', 'http', 'skillhost', options.mcpUrl, '--header', `Authorization: Bearer ${options.key}`], spawnOptions);
+    const added = await spawnFor('/bin/sh', ['-c', README_SNIPPET.replace(README_URL, () => options.mcpUrl)], spawnOptions);
     if (added.code !== 0) return added;
-    return await spawnFor(args, spawnOptions);
+    return await spawnFor(CLAUDE, args, spawnOptions);
   } finally {
     rmSync(home, { recursive: true, force: true });
     rmSync(project, { recursive: true, force: true });
   }
 }
 
-function spawnFor(args: string[], { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<RunResult> {
+function spawnFor(command: string, args: string[], { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<RunResult> {
   return new Promise((done, fail) => {
     // Its own process group, so a timeout kills the children it started too.
-    const child = spawn(CLAUDE, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timedOut = false;

@@ -25,8 +25,8 @@ const MAX_TURNS = 20;
  * A scripted model behind Anthropic's Messages API (`POST /v1/messages`, SSE when the request says
  * `stream: true`), for agent CLIs pointed at it with their base-URL setting.
  *
- * A scripted tool name is matched to the tool the client offers by suffix (`activate_skill` is
- * `mcp__skillhost__activate_skill`). A client that defers tools (Claude Code names its MCP tools in
+ * A scripted tool name is matched to the tool the client offers by suffix (`activate_team_skill` is
+ * `mcp__skillhost__activate_team_skill`). A client that defers tools (Claude Code names its MCP tools in
  * a message and sends their definitions with `defer_loading: true`; its `ToolSearch` answers a
  * `tool_reference`, with which the API loads one) gets what a model would do: first a `ToolSearch`
  * for `select:<name>`, then the scripted call; that loading turn is no turn of the script. A
