@@ -45,7 +45,7 @@ describe('Codex CLI with Skillhost', () => {
   });
 
   it("drives the README's snippet", () => {
-    expect(readFileSync(new URL('../../docs/mcp-and-agents.md', import.meta.url), 'utf8')).toContain(`\`\`\`toml\n${README_SNIPPET}\`\`\``);
+    expect(readFileSync(new URL('../../README.md', import.meta.url), 'utf8')).toContain(`\`\`\`toml\n${README_SNIPPET}\`\`\``);
   });
 
   it("shows every served skill's description in the first request, in activate_team_skill's description and in the namespace's (the server's instructions)", async () => {
