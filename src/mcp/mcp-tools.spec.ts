@@ -3,7 +3,7 @@ import { buildSnapshot } from '../skills/catalogue-snapshot.js';
 import { NO_COMMANDS } from '../skills/commands/command-discovery.js';
 import { chooseCatalogue } from '../skills/ranking/catalogue-choice.js';
 import type { SkillRecord } from '../skills/skill.types.js';
-import { MCP_INSTRUCTIONS_SUMMARY, mcpInstructions, mcpTools } from './mcp-tools.js';
+import { instructionsSummary, mcpInstructions, mcpTools } from './mcp-tools.js';
 
 function record(name: string, description: string): SkillRecord {
   return { name, description, path: `/s/${name}`, skillFile: `/s/${name}/SKILL.md`, source: '/s', frontmatter: { name, description }, warnings: [] };
@@ -48,8 +48,7 @@ describe('the MCP catalogue', () => {
 describe('mcpInstructions', () => {
   it('starts with a line of its own under 240 characters, then lists the whole catalogue when it fits', () => {
     const sut = mcpInstructions(choose(3), 4096);
-    expect(sut.split('\n')[0]).toBe(MCP_INSTRUCTIONS_SUMMARY);
-    expect(MCP_INSTRUCTIONS_SUMMARY.length).toBeLessThan(240);
+    expect(sut.split('\n')[0]).toBe("This team's Agent Skills (skill-000, skill-001, skill-002): instructions to follow when a task matches a skill; activate_team_skill lists them and returns one's instructions.");
     expect(sut).toContain('Available skills:\n- skill-000: Does task 0 of the team. Use when the user asks for task 0.\n- skill-001');
     expect(sut.endsWith('- skill-002: Does task 2 of the team. Use when the user asks for task 2.')).toBe(true);
   });
@@ -68,6 +67,14 @@ describe('mcpInstructions', () => {
     const partial = choose(300, 500);
     expect(mcpInstructions(partial, 100_000).split('\n').at(-1)).toContain('find them with the search_skills tool');
     expect(mcpInstructions(partial, 1024).split('\n').at(-1)).toMatch(/^\(\d+ more skills are listed in activate_team_skill's description; \d+ more are found with search_skills\.\)$/);
+  });
+
+  it('names in its first line as many skills as fit in 239 characters, whole names only', () => {
+    const sut = instructionsSummary(choose(100).listed);
+    expect(sut.length).toBeLessThanOrEqual(239);
+    expect(sut).toMatch(/^This team's Agent Skills \(skill-000, skill-001, (skill-\d{3}, )+…\): instructions/);
+    expect(instructionsSummary([])).toBe("This team's Agent Skills: instructions to follow when a task matches a skill; activate_team_skill lists them and returns one's instructions.");
+    expect(instructionsSummary(['x'.repeat(200)])).toBe("This team's Agent Skills (…): instructions to follow when a task matches a skill; activate_team_skill lists them and returns one's instructions.");
   });
 
   it('with no skills says so', () => {

@@ -23,8 +23,29 @@ export const MCP_ACTIVATE_TOOL = 'activate_team_skill';
 /** The search tool's name over MCP, as the partial catalogue's note gives it. */
 export const MCP_SEARCH_TOOL = 'search_skills';
 
-/** The first line of the instructions. */
-export const MCP_INSTRUCTIONS_SUMMARY = `This team's Agent Skills: task instructions (writing, reviews, data, tools…) to follow when a task matches a skill's description; ${MCP_ACTIVATE_TOOL} lists the skills and returns one's instructions.`;
+/** The most the first line of the instructions takes: Codex cuts it at 247 characters and an ellipsis. */
+const SUMMARY_MAX = 239;
+
+/**
+ * The first line of the instructions: what the skills are, as many of their names as fit (so a
+ * model that sees only this line knows what to look for), and the tool that lists them all.
+ */
+export function instructionsSummary(listed: readonly string[]): string {
+  const tail = `: instructions to follow when a task matches a skill; ${MCP_ACTIVATE_TOOL} lists them and returns one's instructions.`;
+  const lead = "This team's Agent Skills";
+  if (listed.length === 0) return lead + tail;
+  let names = '';
+  for (const [index, name] of listed.entries()) {
+    const more = index < listed.length - 1 ? ', …' : '';
+    const next = names === '' ? name : `${names}, ${name}`;
+    if (`${lead} (${next}${more})${tail}`.length > SUMMARY_MAX) {
+      names = names === '' ? '…' : `${names}, …`;
+      break;
+    }
+    names = next;
+  }
+  return `${lead} (${names})${tail}`;
+}
 
 export const readSkillFileTool: SkillTool = {
   ...readResourceTool,
@@ -57,9 +78,8 @@ function availableSkills(catalogue: CatalogueChoice): string {
  */
 export function mcpInstructions(catalogue: CatalogueChoice, maxChars: number): string {
   const head = [
-    MCP_INSTRUCTIONS_SUMMARY,
+    instructionsSummary(catalogue.listed),
     `Call ${MCP_ACTIVATE_TOOL} with the skill's name before you start such a task, and follow the instructions it returns; read the files they mention with read_skill_file.`,
-    'Clients with the MCP Skills extension (io.modelcontextprotocol/skills) may instead list the skills with skills/list and read each file as a skill:// resource. The user can also start a skill with the prompt named after it.',
     '',
   ].join('\n');
   if (catalogue.listed.length === 0) return `${head}\n${availableSkills(catalogue)}`;
