@@ -61,31 +61,22 @@ describe('Gemini CLI with Skillhost', () => {
   /** What the user saw, for a failure message. */
   const shown = (result: AgentRun) => `exit ${result.code}${result.timedOut ? ' (timed out)' : ''}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
 
-  it("sends each served skill's description in its first model request", async () => {
+  it("sends each served skill's description in its first model request, both in the server instructions (the first user message) and in activate_team_skill's function declaration", async () => {
     const { result, provider } = await runGemini(steps({ text: 'done' }), 'Which skills do you have?');
     expect(provider.modelRequests.length).toBeGreaterThan(0);
     const first = provider.modelRequests[0].body;
-    // The server's instructions reach the model, wrapped as project context in the first user message (McpClientManager.getMcpInstructions).
-    expect(mentions(first, SERVER_INSTRUCTIONS)).toBe(true);
-    const missing = skillhost.skills.filter((skill) => !mentions(first, skill.description)).map((skill) => skill.name);
-    expect({ missing, run: missing.length > 0 ? shown(result) : '' }).toEqual({ missing: [], run: '' });
+    // The server's instructions reach the model wrapped as context in the first user message (McpClientManager.getMcpInstructions).
+    const missingFromInstructions = skillhost.skills.filter((skill) => !mentions(first.contents, skill.description)).map((skill) => skill.name);
+    const activation = first.tools?.flatMap((tool) => tool.functionDeclarations ?? []).find((declaration) => declaration.name === 'mcp_skillhost_activate_team_skill');
+    const missingFromTool = skillhost.skills.filter((skill) => !mentions(activation?.description, skill.description)).map((skill) => skill.name);
+    const run = missingFromInstructions.length + missingFromTool.length > 0 ? shown(result) : '';
+    expect({ instructions: mentions(first.contents, SERVER_INSTRUCTIONS), missingFromInstructions, missingFromTool, run }).toEqual({ instructions: true, missingFromInstructions: [], missingFromTool: [], run: '' });
   });
 
-  it('headless with the README settings (trust: true), the model is offered activate_skill and it returns the skill body', async () => {
-    // Gemini CLI 0.61 hides an MCP tool whose own name is a built-in tool's (its `activate_skill`)
-    // whenever that built-in is denied, as every tool without an allow rule is headless
-    // (ToolRegistry.isActiveTool matches the unprefixed name against the policy's exclusions).
-    const { result, provider } = await runGemini(steps({ toolCall: { name: 'activate_skill', arguments: { name: 'internal-comms' } } }), 'Help me write internal comms.');
+  it('headless with the README snippet (--trust), without yolo, the model is offered activate_team_skill and it returns the skill body', async () => {
+    const { result, provider } = await runGemini(steps({ toolCall: { name: 'activate_team_skill', arguments: { name: 'internal-comms' } } }), 'Help me write internal comms.');
     expect({ failures: provider.failures, run: provider.failures.length > 0 ? shown(result) : '' }).toEqual({ failures: [], run: '' });
-    expect(mentions(provider.modelRequests[0].body, SKILL_BODY_LINE)).toBe(false);
-    expect(found(provider, 1, SKILL_BODY_LINE)).toBe('found');
-    expect(result.code).toBe(0);
-  });
-
-  it('with --approval-mode yolo, activate_skill is offered and returns the skill body', async () => {
-    const { result, provider } = await runGemini(steps({ toolCall: { name: 'activate_skill', arguments: { name: 'internal-comms' } } }), 'Help me write internal comms.', { args: ['--approval-mode', 'yolo'] });
-    expect({ failures: provider.failures, run: provider.failures.length > 0 ? shown(result) : '' }).toEqual({ failures: [], run: '' });
-    expect(provider.offeredTools()).toEqual(expect.arrayContaining(['mcp_skillhost_activate_skill', 'activate_skill']));
+    expect(provider.offeredTools()).toEqual(expect.arrayContaining(['mcp_skillhost_activate_team_skill', 'mcp_skillhost_read_skill_file']));
     expect(mentions(provider.modelRequests[0].body, SKILL_BODY_LINE)).toBe(false);
     expect(found(provider, 1, SKILL_BODY_LINE)).toBe('found');
     expect(result.code).toBe(0);
@@ -96,39 +87,57 @@ describe('Gemini CLI with Skillhost', () => {
     expect({ failures: provider.failures, run: provider.failures.length > 0 ? shown(result) : '' }).toEqual({ failures: [], run: '' });
     expect(mentions(provider.modelRequests[0].body, EXAMPLE_LINE)).toBe(false);
     expect(found(provider, 1, EXAMPLE_LINE)).toBe('found');
+    expect(result.code).toBe(0);
   });
 
-  it("reads a skill's other file with its own read_mcp_resource tool, given the skill:// URI", async () => {
+  it("reads a skill's other file with its own read_mcp_resource tool, given the skill:// URI resources/list returned", async () => {
     // Gemini CLI reads only URIs that resources/list returned (McpClientManager.findResourceByUri);
     // any other is "Resource not found for URI" without asking the server.
     const { result, provider } = await runGemini(steps({ toolCall: { name: 'read_mcp_resource', arguments: { uri: 'skill://internal-comms/examples/3p-updates.md' } } }), 'Show me how 3P updates are written.');
     expect({ failures: provider.failures, run: provider.failures.length > 0 ? shown(result) : '' }).toEqual({ failures: [], run: '' });
+    expect(mentions(provider.modelRequests[0].body, EXAMPLE_LINE)).toBe(false);
     expect(found(provider, 1, EXAMPLE_LINE)).toBe('found');
+    expect(result.code).toBe(0);
   });
 
-  it('runs the skill prompt as `gemini -p "/internal-comms <request>"` and the model gets the whole request', async () => {
+  it('`gemini -p "/internal-comms <request>"` sends the server\'s prompt message whole, as a JSON string literal, and the activation it asks for returns the body', async () => {
     // Headless, a leading slash command is resolved like the interactive one (nonInteractiveCliCommands.ts
-    // handleSlashCommand, with McpPromptLoader): prompts/get, then the prompt's first message is the turn.
-    const { result, provider } = await runGemini(steps({ text: 'done' }), `/internal-comms ${REQUEST}`);
-    expect(provider.modelRequests.length).toBeGreaterThan(0);
-    const first = provider.modelRequests[0].body;
-    expect(mentions(first, SKILL_BODY_LINE)).toBe(true);
-    expect(found(provider, 0, REQUEST)).toBe('found');
+    // handleSlashCommand, with McpPromptLoader): prompts/get with the rest of the line as `request`.
+    // McpPromptLoader submits `JSON.stringify(message.text)`, so the model gets the text quoted, its
+    // quotes escaped and its line breaks as `\n`: all of it, but not as the server wrote it.
+    const { result, provider } = await runGemini(steps({ toolCall: { name: 'activate_team_skill', arguments: { name: 'internal-comms' } } }), `/internal-comms ${REQUEST}`);
+    expect({ failures: provider.failures, run: provider.failures.length > 0 ? shown(result) : '' }).toEqual({ failures: [], run: '' });
+    const message = `Use the skill "internal-comms" for my request. First call the activate_team_skill tool with {"name": "internal-comms"} and follow the instructions it returns.\n\nMy request: ${REQUEST}`;
+    // The user's turn: the session context part, then the prompt's text.
+    const parts = provider.modelRequests[0].body.contents?.at(-1)?.parts ?? [];
+    expect(parts.at(-1)).toEqual({ text: JSON.stringify(message) });
+    expect(mentions(provider.modelRequests[0].body, SKILL_BODY_LINE)).toBe(false);
+    expect(found(provider, 1, SKILL_BODY_LINE)).toBe('found');
     expect(result.code).toBe(0);
   });
 
   it.each([
     ['wrong', (host: AgentSkillhost) => host.wrongKey, 'The API key is not valid.'],
     ['revoked', (host: AgentSkillhost) => host.revokedKey, 'The API key has been revoked.'],
-  ])('a %s key: the 401 is swallowed; the run goes on without Skillhost and the user sees nothing of why', async (_kind, keyOf, message) => {
-    // The 401's message is what a user would need. Gemini CLI (connectToMcpServer) turns any 401 of a
-    // server without `oauth` configured into its own "requires authentication using: /mcp auth skillhost",
-    // a diagnostic that headless mode keeps silent; the server's body never reaches the user.
-    const { result, provider } = await runGemini(steps({ text: 'done' }), 'Which skills do you have?', { key: keyOf(skillhost) });
-    const output = result.stdout + result.stderr;
-    expect(output).not.toContain(message);
+  ])("a %s key: the run goes on without Skillhost; --debug shows only Gemini CLI's own \"requires authentication using: /mcp auth skillhost\", and `gemini mcp list` only \"Disconnected\", never the server's message", async (_kind, keyOf, message) => {
+    // Gemini CLI (connectToMcpServer) turns any 401 of a server without `oauth` configured into its
+    // own diagnostic, which headless mode prints only with --debug; `gemini mcp list` catches the
+    // error and prints only the status. The server's WWW-Authenticate and body go nowhere.
+    const key = keyOf(skillhost);
+    const { result, provider } = await runGemini(steps({ text: 'done' }), 'Which skills do you have?', { key, args: ['--debug'] });
+    expect(result.stderr).toContain("MCP server 'skillhost' requires authentication using: /mcp auth skillhost");
+    expect(result.stdout + result.stderr).not.toContain(message);
     expect(result.code).toBe(0);
     expect(provider.offeredTools().filter((name) => name.startsWith('mcp_skillhost_'))).toEqual([]);
     expect(mentions(provider.modelRequests[0].body, SERVER_INSTRUCTIONS)).toBe(false);
+
+    const list = await run({ mcpUrl: skillhost.mcpUrl, key, modelUrl: 'http://127.0.0.1:9', command: ['mcp', 'list'], env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' }, timeoutMs: 60_000 });
+    expect(list.stdout + list.stderr).toContain(`skillhost: ${skillhost.mcpUrl} (http) - Disconnected`);
+    expect(list.stdout + list.stderr).not.toContain(message);
+  });
+
+  it('`gemini mcp list` with the right key calls skillhost Connected', async () => {
+    const list = await run({ mcpUrl: skillhost.mcpUrl, key: skillhost.key, modelUrl: 'http://127.0.0.1:9', command: ['mcp', 'list'], env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' }, timeoutMs: 60_000 });
+    expect(list.stdout + list.stderr).toContain(`skillhost: ${skillhost.mcpUrl} (http) - Connected`);
   });
 });

@@ -13,7 +13,7 @@ import { type ProviderRequest, RecordingServer } from './recording-server.js';
  *
  * A turn's answer comes from the script: `{ text }`, or `{ toolCall: { name, arguments } }` whose
  * name is matched by suffix to one of the function declarations the client offered
- * (`activate_skill` → `mcp_skillhost_activate_skill`). A name that matches no offered tool fails
+ * (`activate_team_skill` → `mcp_skillhost_activate_team_skill`). A name that matches no offered tool fails
  * the turn with a 400 naming the offered tools, so a wrong script shows in the agent's output and
  * in `failures`.
  *
