@@ -9,7 +9,7 @@ import { AppError, type ErrorCode } from '../common/app-error.js';
 import { packageVersion } from '../config/package-version.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
-import { type CatalogueChoice, chooseCatalogue } from '../skills/ranking/catalogue-choice.js';
+import { chooseCatalogue } from '../skills/ranking/catalogue-choice.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
@@ -49,7 +49,7 @@ export class McpServerFactory {
   private readonly version: string;
 
   /** The catalogue listed for each view, with the popularity it was ranked by (see `catalogue`). */
-  private readonly catalogues = new WeakMap<CatalogueSnapshot, { popularity: ReadonlyMap<string, number>; choice: CatalogueChoice }>();
+  private readonly listings = new WeakMap<CatalogueSnapshot, Listing>();
 
   constructor(
     private readonly registry: SkillRegistryService,
@@ -63,7 +63,7 @@ export class McpServerFactory {
 
   async create(principal: Principal): Promise<McpServer> {
     const view = () => this.registry.viewForUser(principal.userId);
-    const instructions = mcpInstructions(this.catalogue(await view()), this.config.app.mcp.instructionsMaxChars);
+    const { instructions } = this.listing(await view());
     const mcp = new McpServer({ name: 'skillhost', title: 'Skillhost', version: this.version }, { instructions });
     new SkillsExtension({
       source: this.skillSource(view),
@@ -81,24 +81,34 @@ export class McpServerFactory {
    * The skills a view lists to a client, in `[app.mcp]`'s budget: all of them in name order (the
    * same bytes on every listing while nothing changes, so a client's prompt cache holds) when they
    * fit; otherwise the team's most used, then the rest in name order, whole entries only, and a
-   * note pointing to `search_skills`. Made once per view and popularity.
+   * note pointing to `search_skills`. With the instructions and the tools that carry it, made once
+   * per view and popularity (a 2026-07-28 client's every request builds a server).
    */
-  catalogue(view: CatalogueSnapshot): CatalogueChoice {
+  private listing(view: CatalogueSnapshot): Listing {
     const popularity = this.searching.popularity;
-    const known = this.catalogues.get(view);
-    if (known !== undefined && known.popularity === popularity) return known.choice;
-    const { catalogueBudgetTokens, catalogueMaxSkills } = this.config.app.mcp;
-    const choice = chooseCatalogue(
+    const known = this.listings.get(view);
+    if (known !== undefined && known.popularity === popularity) return known;
+    const { catalogueBudgetTokens, catalogueMaxSkills, instructionsMaxChars } = this.config.app.mcp;
+    const catalogue = chooseCatalogue(
       view,
       { budgetTokens: catalogueBudgetTokens, maxSkills: catalogueMaxSkills, format: 'markdown' },
       { message: '', popularity, searchable: true, searchToolName: MCP_SEARCH_TOOL, fill: true },
     );
-    this.catalogues.set(view, { popularity, choice });
-    return choice;
-  }
-
-  private tools(view: CatalogueSnapshot): SkillTool[] {
-    return mcpTools(view, this.catalogue(view), this.config.app.skills.searchTool === 'always');
+    const tools = mcpTools(view, catalogue, this.config.app.skills.searchTool === 'always');
+    const listing: Listing = {
+      popularity,
+      instructions: mcpInstructions(catalogue, instructionsMaxChars),
+      tools,
+      listed: tools.map((tool) => ({
+        name: tool.wireName,
+        title: tool.annotations.title,
+        description: tool.description,
+        inputSchema: inputJsonSchema(tool) as { type: 'object' },
+        annotations: tool.annotations,
+      })),
+    };
+    this.listings.set(view, listing);
+    return listing;
   }
 
   /** The extension's methods over the user's catalogue; pages are cursors over skill names. */
@@ -151,18 +161,10 @@ export class McpServerFactory {
 
   /** The tools of `mcp-tools.ts`, run as a chat runs them: a failure is a result the model reads (naming the skills that exist). */
   private serveTools(server: Server, view: () => Promise<CatalogueSnapshot>): void {
-    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => ({
-      tools: this.tools(await view()).map((tool) => ({
-        name: tool.wireName,
-        title: tool.annotations.title,
-        description: tool.description,
-        inputSchema: inputJsonSchema(tool) as { type: 'object' },
-        annotations: tool.annotations,
-      })),
-    }));
+    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => ({ tools: [...this.listing(await view()).listed] }));
     server.setRequestHandler('tools/call', { params: CALL_PARAMS }, async (params) => {
       const snapshot = await view();
-      const tools = this.tools(snapshot);
+      const { tools } = this.listing(snapshot);
       const tool = tools.find((candidate) => candidate.wireName === params.name);
       if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${params.name}'; this server offers ${tools.map((t) => t.wireName).join(', ')}.`);
       const { card } = await runSkillTool(tool, params.arguments ?? {}, this.toolContext(snapshot));
@@ -224,6 +226,15 @@ export class McpServerFactory {
 export function promptText(name: string, request: string): string {
   const activate = `First call the ${MCP_ACTIVATE_TOOL} tool with {"name": "${name}"} and follow the instructions it returns.`;
   return request === '' ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.` : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
+}
+
+/** What a view lists to MCP clients, made once per view and popularity. */
+interface Listing {
+  readonly popularity: ReadonlyMap<string, number>;
+  readonly instructions: string;
+  readonly tools: readonly SkillTool[];
+  /** The `tools/list` answer's entries. */
+  readonly listed: readonly { name: string; title: string; description: string; inputSchema: { type: 'object' }; annotations: SkillTool['annotations'] }[];
 }
 
 /**
