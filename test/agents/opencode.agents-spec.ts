@@ -3,34 +3,52 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { corpusPath } from '../support/corpus.js';
 import { mcpList, run, type RunResult } from './clients/opencode.js';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
-import { type ChatRequest, OpenAiChatProvider, type Script } from './providers/openai-chat.js';
+import { type ChatMessage, type ChatRequest, OpenAiChatProvider, type Script } from './providers/openai-chat.js';
 import { mentions } from './providers/recording-server.js';
 
 /*
- * OpenCode (opencode-ai, test/agents/clients.json) against a real Skillhost, configured as the README
- * says (clients/opencode.ts), its model a scripted OpenAI-compatible provider. OpenCode names an MCP
- * tool `<server>_<tool>` (`skillhost_activate_skill`), an MCP prompt becomes the command
- * `skillhost:<prompt>`, and it offers the model its own `read_mcp_resource` tool.
+ * OpenCode (opencode-ai, test/agents/clients.json) against a real Skillhost, configured with the
+ * README's opencode.json (clients/opencode.ts, README_SNIPPET), its model a scripted
+ * OpenAI-compatible provider. OpenCode names an MCP tool `<server>_<tool>`
+ * (`skillhost_activate_team_skill`), puts the server's instructions in its system prompt, offers
+ * an MCP prompt as the command `skillhost:<prompt>`, and offers the model its own
+ * `list_mcp_resources` and `read_mcp_resource` tools.
  */
 
 const RUN_TIMEOUT_MS = 120_000;
 const REQUEST = 'write a 3P update for the data team about the Q3 launch';
+const SKILL = 'internal-comms';
 
-/** The first line of a skill file's text that is long enough to be its own (frontmatter skipped). */
+/** A skill file's text without its frontmatter. */
+function bodyOf(path: string): string {
+  return readFileSync(corpusPath('anthropics-skills', SKILL, path), 'utf8').replace(/^---\n[\s\S]*?\n---\n/, '');
+}
+
+/** The lines of a skill file's text that are its own: long enough not to turn up anywhere by chance. */
+function linesOf(path: string): string[] {
+  return bodyOf(path)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length >= 20);
+}
+
+/** The first line of a skill file's text that is its own. */
 function lineOf(path: string): string {
-  const text = readFileSync(corpusPath('anthropics-skills', 'internal-comms', path), 'utf8').replace(/^---\n[\s\S]*?\n---\n/, '');
-  const line = text.split('\n').find((candidate) => candidate.trim().length >= 40);
+  const line = linesOf(path).find((candidate) => candidate.length >= 40);
   if (line === undefined) throw new Error(`No line of 40 characters in ${path}.`);
-  return line.trim();
+  return line;
 }
 
 function output(result: RunResult): string {
   return `${result.stdout}\n${result.stderr}`;
 }
 
-/** Whether the request offers the model a tool named `name`. */
-function offers(request: ChatRequest | undefined, name: string): boolean {
-  return (request?.tools ?? []).some((tool) => tool.function.name === name);
+function tool(request: ChatRequest | undefined, name: string) {
+  return (request?.tools ?? []).find((offered) => offered.function.name === name);
+}
+
+function messagesOf(request: ChatRequest | undefined, role: string): ChatMessage[] {
+  return (request?.messages ?? []).filter((message) => message.role === role);
 }
 
 describe('OpenCode with Skillhost', () => {
@@ -62,68 +80,80 @@ describe('OpenCode with Skillhost', () => {
 
   const done: Script = () => ({ text: 'Done.' });
 
-  it('sends the model every served skill with its description on the first request', async () => {
+  it("sends every served skill's description on the first request, in skillhost_activate_team_skill's description and in the system prompt's server instructions", async () => {
     const { requests, diagnosis } = await runWith(done);
     expect({ requests: requests.length, diagnosis }).toEqual({ requests: 1, diagnosis });
-    for (const skill of skillhost.skills) expect({ skill: skill.name, mentioned: mentions(requests[0], skill.description) }).toEqual({ skill: skill.name, mentioned: true });
+    const description = tool(requests[0], 'skillhost_activate_team_skill')?.function.description ?? '';
+    const system = messagesOf(requests[0], 'system');
+    const found = skillhost.skills.map((skill) => ({ skill: skill.name, inTool: description.includes(skill.description), inSystem: mentions(system, skill.description) }));
+    expect({ found, diagnosis }).toEqual({ found: skillhost.skills.map((skill) => ({ skill: skill.name, inTool: true, inSystem: true })), diagnosis });
+    expect({ instructions: mentions(system, '<server name="skillhost">') && mentions(system, "This team's Agent Skills"), diagnosis }).toEqual({ instructions: true, diagnosis });
   });
 
-  it('hands MCP server instructions to the model in its system prompt', async () => {
-    const { requests, diagnosis } = await runWith(done);
-    const system = requests[0]?.messages.find((message) => message.role === 'system');
-    expect({ system: mentions(system, '<server name="skillhost">') && mentions(system, 'activate_skill'), diagnosis }).toEqual({ system: true, diagnosis });
+  it('returns the skill body when the model calls skillhost_activate_team_skill', async () => {
+    const { provider, requests, diagnosis } = await runWith((_request, turn) => (turn === 0 ? { toolCall: { name: 'skillhost_activate_team_skill', arguments: { name: SKILL } } } : { text: 'Done.' }));
+    expect({ failures: provider.failures, diagnosis }).toEqual({ failures: [], diagnosis });
+    expect({ body: mentions(messagesOf(requests[1], 'tool'), lineOf('SKILL.md')), diagnosis }).toEqual({ body: true, diagnosis });
   });
 
-  it('returns the skill body when the model activates a skill', async () => {
-    const { provider, requests, diagnosis } = await runWith((_request, turn) => (turn === 0 ? { toolCall: { name: 'activate_skill', arguments: { name: 'internal-comms' } } } : { text: 'Done.' }));
-    expect({ failures: provider.failures, offered: offers(requests[0], 'skillhost_activate_skill'), diagnosis }).toEqual({ failures: [], offered: true, diagnosis });
-    expect({ body: mentions(requests[1], lineOf('SKILL.md')), diagnosis }).toEqual({ body: true, diagnosis });
-  });
-
-  it('reads a skill file other than SKILL.md with read_skill_file', async () => {
+  it('reads examples/3p-updates.md with skillhost_read_skill_file', async () => {
     const { provider, requests, diagnosis } = await runWith((_request, turn) =>
-      turn === 0 ? { toolCall: { name: 'read_skill_file', arguments: { name: 'internal-comms', path: 'examples/3p-updates.md' } } } : { text: 'Done.' },
+      turn === 0 ? { toolCall: { name: 'skillhost_read_skill_file', arguments: { name: SKILL, path: 'examples/3p-updates.md' } } } : { text: 'Done.' },
     );
     expect({ failures: provider.failures, diagnosis }).toEqual({ failures: [], diagnosis });
-    expect({ file: mentions(requests[1], lineOf('examples/3p-updates.md')), diagnosis }).toEqual({ file: true, diagnosis });
+    expect({ file: mentions(messagesOf(requests[1], 'tool'), lineOf('examples/3p-updates.md')), diagnosis }).toEqual({ file: true, diagnosis });
   });
 
-  it("reads a skill file as a skill:// resource with OpenCode's read_mcp_resource tool", async () => {
+  it("lists examples/3p-updates.md with OpenCode's list_mcp_resources and reads its skill:// URI with read_mcp_resource", async () => {
+    const uri = `skill://${SKILL}/examples/3p-updates.md`;
     const { provider, requests, diagnosis } = await runWith((_request, turn) =>
-      turn === 0 ? { toolCall: { name: 'read_mcp_resource', arguments: { server: 'skillhost', uri: 'skill://internal-comms/examples/3p-updates.md' } } } : { text: 'Done.' },
+      turn === 0
+        ? { toolCall: { name: 'list_mcp_resources', arguments: {} } }
+        : turn === 1
+          ? { toolCall: { name: 'read_mcp_resource', arguments: { server: 'skillhost', uri } } }
+          : { text: 'Done.' },
     );
     expect({ failures: provider.failures, diagnosis }).toEqual({ failures: [], diagnosis });
-    expect({ file: mentions(requests[1], lineOf('examples/3p-updates.md')), diagnosis }).toEqual({ file: true, diagnosis });
+    expect({ listed: mentions(messagesOf(requests[1], 'tool'), uri), diagnosis }).toEqual({ listed: true, diagnosis });
+    expect({ file: mentions(messagesOf(requests[2], 'tool').slice(-1), lineOf('examples/3p-updates.md')), diagnosis }).toEqual({ file: true, diagnosis });
   });
 
-  it('runs the skill prompt as the command skillhost:internal-comms with the whole typed text', async () => {
-    const { requests, diagnosis } = await runWith(done, { command: 'skillhost:internal-comms', prompt: REQUEST });
-    expect({ requests: requests.length, diagnosis }).toEqual({ requests: 1, diagnosis });
-    expect({ text: mentions(requests[0], REQUEST), body: mentions(requests[0], lineOf('SKILL.md')), diagnosis }).toEqual({ text: true, body: true, diagnosis });
+  describe('the skill prompt as the command skillhost:internal-comms', () => {
+    let requests: ChatRequest[];
+    let diagnosis: string;
+    beforeAll(async () => {
+      ({ requests, diagnosis } = await runWith(done, { command: `skillhost:${SKILL}`, prompt: REQUEST }));
+    }, RUN_TIMEOUT_MS + 30_000);
+
+    it("sends the model the prompt's message with the whole typed text as the request", () => {
+      const expected = `Use the skill "${SKILL}" for my request. First call the activate_team_skill tool with {"name": "${SKILL}"} and follow the instructions it returns.\n\nMy request: ${REQUEST}`;
+      expect({ requests: requests.length, diagnosis }).toEqual({ requests: 1, diagnosis });
+      expect({ message: mentions(messagesOf(requests[0], 'user'), expected), diagnosis }).toEqual({ message: true, diagnosis });
+    });
+
+    it('sends no line of SKILL.md in the user message, so no !`…` of a skill reaches the shell OpenCode runs a prompt through', () => {
+      const user = messagesOf(requests[0], 'user');
+      const leaked = linesOf('SKILL.md').filter((line) => mentions(user, line));
+      expect({ lines: linesOf('SKILL.md').length > 5, leaked, diagnosis }).toEqual({ lines: true, leaked: [], diagnosis });
+    });
   });
 
   it('sends a typed /skillhost:internal-comms line in a plain message as text, not as the command', async () => {
-    const { requests, diagnosis } = await runWith(done, { prompt: `/skillhost:internal-comms ${REQUEST}` });
-    expect({ typed: mentions(requests[0], `/skillhost:internal-comms ${REQUEST}`), body: mentions(requests[0], lineOf('SKILL.md')), diagnosis }).toEqual({ typed: true, body: false, diagnosis });
+    const { requests, diagnosis } = await runWith(done, { prompt: `/skillhost:${SKILL} ${REQUEST}` });
+    expect({ typed: mentions(messagesOf(requests[0], 'user'), `/skillhost:${SKILL} ${REQUEST}`), prompt: mentions(requests[0], 'My request:'), diagnosis }).toEqual({ typed: true, prompt: false, diagnosis });
   });
 
   describe.each([
     ['a wrong key', () => skillhost.wrongKey, 'The API key is not valid.'],
     ['a revoked key', () => skillhost.revokedKey, 'The API key has been revoked.'],
-  ])('with %s', (_label, key, message) => {
-    it("shows the server's 401 message to the user", async () => {
-      const { result, diagnosis } = await runWith(done, { key: key() });
-      expect({ shown: output(result).includes(message), diagnosis }).toEqual({ shown: true, diagnosis });
-    });
-
-    it('today: runs the prompt without Skillhost, saying nothing, and `opencode mcp list` shows only the status', async () => {
+  ])('with %s at start', (_label, key, message) => {
+    it("runs the prompt without Skillhost and shows nothing; `opencode mcp list` shows only the SSE fallback's 'Non-200 status code (401)', not the server's message", async () => {
       const { result, requests, diagnosis } = await runWith(done, { key: key() });
-      expect({ code: result.code, offered: offers(requests[0], 'skillhost_activate_skill'), diagnosis }).toEqual({ code: 0, offered: false, diagnosis });
-      expect({ shown: output(result).includes(message), diagnosis }).toEqual({ shown: false, diagnosis });
+      expect({ code: result.code, offered: tool(requests[0], 'skillhost_activate_team_skill') !== undefined, diagnosis }).toEqual({ code: 0, offered: false, diagnosis });
+      expect({ shown: output(result).includes(message) || output(result).includes('401'), diagnosis }).toEqual({ shown: false, diagnosis });
       const list = await mcpList({ mcpUrl: skillhost.mcpUrl, key: key(), modelUrl: 'http://127.0.0.1:9/v1', timeoutMs: RUN_TIMEOUT_MS });
-      // The Streamable HTTP error (which carries the body) is replaced by the SSE fallback's.
-      expect(output(list)).toContain('SSE error: Non-200 status code (401)');
-      expect(output(list)).not.toContain(message);
+      // OpenCode tries Streamable HTTP (whose error carries the body), then SSE, and keeps the last error.
+      expect({ failed: output(list).includes('SSE error: Non-200 status code (401)'), message: output(list).includes(message), list: output(list) }).toEqual({ failed: true, message: false, list: output(list) });
     });
   });
 
@@ -132,8 +162,9 @@ describe('OpenCode with Skillhost', () => {
     const { result, requests, diagnosis } = await runWith(async (_request, turn) => {
       if (turn !== 0) return { text: 'Done.' };
       await skillhost.revoke(skillhost.key);
-      return { toolCall: { name: 'activate_skill', arguments: { name: 'internal-comms' } } };
+      return { toolCall: { name: 'skillhost_activate_team_skill', arguments: { name: SKILL } } };
     });
-    expect({ shown: output(result).includes('The API key has been revoked.'), toModel: mentions(requests[1], 'The API key has been revoked.'), diagnosis }).toEqual({ shown: true, toModel: true, diagnosis });
+    const revoked = 'The API key has been revoked.';
+    expect({ shown: output(result).includes(revoked), toModel: mentions(messagesOf(requests[1], 'tool'), revoked), diagnosis }).toEqual({ shown: true, toModel: true, diagnosis });
   });
 });

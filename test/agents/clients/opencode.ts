@@ -51,22 +51,33 @@ const QUIET_ENV = {
 };
 
 /**
- * The README's configuration (docs/mcp-and-agents.md), with only the URL put in: a project's
- * `opencode.json`. OpenCode expands `{env:VAR}` in its config's strings. `oauth: false` stops the
- * OAuth discovery it otherwise starts on a 401, so Skillhost's own error reaches the user.
+ * What the README tells an OpenCode user to paste: a project's whole `opencode.json`. OpenCode
+ * expands `{env:VAR}` in its config's strings. `"oauth": false` stops the OAuth flow it otherwise
+ * starts on a 401: without it a wrong key shows as "needs authentication" and a key revoked
+ * mid-session ends in a failed OAuth discovery, not the server's message.
  */
-export function readmeConfig(mcpUrl: string): Record<string, unknown> {
-  return {
-    $schema: 'https://opencode.ai/config.json',
-    mcp: {
-      skillhost: {
-        type: 'remote',
-        url: mcpUrl,
-        oauth: false,
-        headers: { Authorization: 'Bearer {env:SKILLHOST_API_KEY}' },
-      },
-    },
-  };
+export const README_SNIPPET = `{
+  "$schema": "https://opencode.ai/config.json",
+  "mcp": {
+    "skillhost": {
+      "type": "remote",
+      "url": "http://127.0.0.1:3000/mcp",
+      "oauth": false,
+      "headers": { "Authorization": "Bearer {env:SKILLHOST_API_KEY}" }
+    }
+  }
+}
+`;
+
+/** What else the user must know, from the runs in opencode.agents-spec.ts. */
+export const README_NOTES: string[] = [
+  'OpenCode asks no permission for MCP tools by default, so nothing needs allowing; a skill\'s prompt is the command `/skillhost:<skill> <request>` (in `opencode run`, `--command skillhost:<skill> "<request>"`).',
+  'OpenCode does not show why a key was refused: with a wrong or revoked key it runs without Skillhost and says nothing, and `opencode mcp list` shows only `SSE error: Non-200 status code (401)`, so check the key with `curl -H "Authorization: Bearer $SKILLHOST_API_KEY" http://127.0.0.1:3000/v1/me`.',
+];
+
+/** The README's text with the test server's URL in place of the example's: the only change. */
+export function readmeConfigText(mcpUrl: string): string {
+  return README_SNIPPET.replace('http://127.0.0.1:3000/mcp', mcpUrl);
 }
 
 /**
@@ -115,7 +126,7 @@ async function runOpencode(args: string[], options: Omit<RunOptions, 'prompt' | 
     mkdirSync(join(home, '.config', 'opencode'), { recursive: true });
     mkdirSync(project);
     writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), JSON.stringify(userConfig(options.modelUrl), null, 2));
-    writeFileSync(join(project, 'opencode.json'), JSON.stringify(readmeConfig(options.mcpUrl), null, 2));
+    writeFileSync(join(project, 'opencode.json'), readmeConfigText(options.mcpUrl));
     // A bare environment: nothing of this machine's HOME, XDG folders or npm settings reaches the run.
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TERM: 'dumb', NO_COLOR: '1', SKILLHOST_API_KEY: options.key, ...QUIET_ENV };
     const result = await spawnWithTimeout(OPENCODE, args, { cwd: project, env }, options.timeoutMs);

@@ -34,8 +34,8 @@ const MAX_TURNS = 20;
  * with `tool_calls` deltas when the request says `stream: true`, one JSON completion otherwise), for
  * clients with an OpenAI-compatible provider pointed at `url`.
  *
- * A scripted tool name is matched to the tool the client offers by suffix (`activate_skill` is
- * OpenCode's `skillhost_activate_skill`); an exact name wins. A scripted tool the client does not
+ * A scripted tool name is matched to the tool the client offers by suffix (`activate_team_skill` is
+ * OpenCode's `skillhost_activate_team_skill`); an exact name wins. A scripted tool the client does not
  * offer, or a script that throws, is a 400 (clients retry a 500 for minutes, not a 400) that the
  * client shows, and is kept in `failures`.
  *
