@@ -100,6 +100,14 @@ export function bearerChallenge(message: string, keySent: boolean): string {
   return `Bearer realm="skillhost"${keySent ? ', error="invalid_token"' : ''}, error_description="${description}"`;
 }
 
+/**
+ * An OAuth probe's answer is also an OAuth error response (RFC 6749 §5.2, RFC 7591 §3.2.2), which
+ * the MCP SDKs' OAuth code parses: without `error` it reports a schema complaint, with it the message.
+ */
+function asOAuthError(body: ErrorBody): Record<string, unknown> {
+  return { ...body, error: 'invalid_request', error_description: body.message };
+}
+
 /** Every error of every front door, REST, GraphQL and MCP, in one shape with one status per code. */
 @Catch()
 export class AppExceptionFilter implements ExceptionFilter {
@@ -117,7 +125,7 @@ export class AppExceptionFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<ReplyLike>();
     const request = host.getType<string>() === 'http' ? host.switchToHttp().getRequest<McpRequestLike>() : undefined;
     if (body.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', bearerChallenge(body.message, request !== undefined && presentedKey(request.headers ?? {}) !== undefined));
-    const sent = request !== undefined && isMcpRequest(request) ? asJsonRpcError(body, request.body) : body;
+    const sent = request !== undefined && isMcpRequest(request) ? asJsonRpcError(body, request.body) : body.code === ErrorCode.OAUTH_NOT_SUPPORTED ? asOAuthError(body) : body;
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(sent));
     return undefined;
   }

@@ -320,9 +320,11 @@ describe('skills over MCP and the discovery index', () => {
     ];
     for (const [method, path] of probes) {
       const answer = await fetch(`${base}${path}`, { method, headers: method === 'POST' ? { 'content-type': 'application/json' } : {}, body: method === 'POST' ? '{}' : undefined });
-      const json = (await answer.json()) as { code: string; message: string };
+      const json = (await answer.json()) as { code: string; message: string; error: string; error_description: string };
       expect({ path, status: answer.status, code: json.code }).toEqual({ path, status: 404, code: 'OAUTH_NOT_SUPPORTED' });
       expect(json.message).toContain('Authorization: Bearer skh_');
+      // Also an OAuth error response, which the MCP SDKs' OAuth code reports by its description.
+      expect([json.error, json.error_description]).toEqual(['invalid_request', json.message]);
     }
   });
 

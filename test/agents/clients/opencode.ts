@@ -59,12 +59,7 @@ const QUIET_ENV = {
 export const README_SNIPPET = `{
   "$schema": "https://opencode.ai/config.json",
   "mcp": {
-    "skillhost": {
-      "type": "remote",
-      "url": "http://127.0.0.1:3000/mcp",
-      "oauth": false,
-      "headers": { "Authorization": "Bearer {env:SKILLHOST_API_KEY}" }
-    }
+    "skillhost": { "type": "remote", "url": "http://127.0.0.1:3000/mcp", "oauth": false, "headers": { "Authorization": "Bearer {env:SKILLHOST_API_KEY}" } }
   }
 }
 `;
