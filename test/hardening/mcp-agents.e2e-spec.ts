@@ -381,12 +381,16 @@ describe('MCP tools, catalogue and probes, attacked (complete catalogue)', () =>
       ['GET', '/mcp/.well-known/openid-configuration'],
       ['GET', '/mcp/.well-known/oauth-authorization-server'],
       ['GET', '/authorize'],
+      ['GET', '/authorize/'],
       ['GET', `/authorize?response_type=code&client_id=x&redirect_uri=${encodeURIComponent('http://127.0.0.1:1/cb')}&state=${'s'.repeat(4000)}`],
       ['POST', '/register'],
+      ['POST', '/register/'],
       ['POST', '/token'],
+      ['POST', '/token/'],
       ['POST', '/token?grant_type=x'],
     ] as const;
 
+    // Regression, fixed since this pass found it. Was: OAUTH_PROBES (src/auth/oauth-probes.controller.ts:24-26) registers `authorize`, `register` and `token` without a trailing-slash form (the discovery routes have `/*`), so `/authorize/`, `/register/` and `/token/` answered a bare ROUTE_NOT_FOUND, not the OAuth error naming API keys.
     it('every GET/POST variant answers 404 OAUTH_NOT_SUPPORTED as an OAuth error, with or without a key', async () => {
       const wrong: unknown[] = [];
       for (const [method, path] of probes) {
