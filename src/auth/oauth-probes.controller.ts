@@ -22,8 +22,9 @@ export const OAUTH_PROBES = {
     'mcp/.well-known/openid-configuration',
     'mcp/.well-known/oauth-authorization-server',
     'authorize',
+    'authorize/*',
   ],
-  post: ['register', 'token'],
+  post: ['register', 'register/*', 'token', 'token/*'],
 } as const;
 
 @Controller()

@@ -59,7 +59,7 @@ export const searchSkillsTool: SkillTool = { ...searchTool, name: MCP_SEARCH_TOO
 
 /** The tools for a view and the catalogue it lists (`search`: offered even when everything is listed, `[app.skills] search_tool = "always"`). */
 export function mcpTools(view: CatalogueSnapshot, catalogue: CatalogueChoice, search: boolean): SkillTool[] {
-  const activate = { ...activateSkillTool(view, !catalogue.complete, availableSkills(catalogue)), name: MCP_ACTIVATE_TOOL, wireName: MCP_ACTIVATE_TOOL };
+  const activate = { ...activateSkillTool(view, !catalogue.complete, availableSkills(catalogue), MCP_SEARCH_TOOL), name: MCP_ACTIVATE_TOOL, wireName: MCP_ACTIVATE_TOOL };
   return [activate, readSkillFileTool, ...(search || !catalogue.complete ? [searchSkillsTool] : [])];
 }
 

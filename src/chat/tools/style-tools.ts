@@ -4,6 +4,7 @@ import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { escapeXml } from '../../skills/catalogue-renderer.js';
 import type { SkillReader } from '../../skills/skill-resources.service.js';
 import { isCodeSkill, type SkillRecord } from '../../skills/skill.types.js';
+import { searchTool } from './search-tool.js';
 import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, readsSkills, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
 
 /**
@@ -14,12 +15,13 @@ import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, readsSkills, typ
 /**
  * The agentskills.io client guide: `name` is an enum of the skills the chat may use; a plain string
  * when the catalogue is partial (an enum of thousands of names would cost more than the catalogue).
- * `catalogue`, when given, follows the description (MCP's, where no system prompt lists the skills).
+ * `catalogue`, when given, follows the description (MCP's, where no system prompt lists the skills);
+ * `searchToolName` is the search tool as this door names it (MCP's is `search_skills`).
  */
-export function activateSkillTool(snapshot: CatalogueSnapshot, partial = false, catalogue?: string): SkillTool {
+export function activateSkillTool(snapshot: CatalogueSnapshot, partial = false, catalogue?: string, searchToolName = searchTool.wireName): SkillTool {
   const names = [...snapshot.skills.keys()];
   const nameSchema = partial
-    ? textArgument(MAX_SKILL_NAME_ARGUMENT, 'The skill to activate: a name from the catalogue or from skills_search.')
+    ? textArgument(MAX_SKILL_NAME_ARGUMENT, `The skill to activate: a name from the catalogue or from ${searchToolName}.`)
     : names.length > 0
       ? z.enum(names as [string, ...string[]], { error: `must be one of the available skills: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}` }).describe('The skill to activate.')
       : textArgument(MAX_SKILL_NAME_ARGUMENT, 'No skills are available.');
