@@ -333,11 +333,19 @@ describe('skills over MCP and the discovery index', () => {
     let bobHeard = 0;
     const ann = await connect('ann', 'legacy', () => annHeard++);
     const bob = await connect('bob', 'auto', () => bobHeard++);
+    // An agent without the extension re-lists its tools when told they changed: the new skill is in the activation tool's description.
+    let annToolsHeard = 0;
+    const annAgent = new Client({ name: 'agent', version: '1' }, { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => annToolsHeard++ } } });
+    await annAgent.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.ann}` } } }));
+    clients.push(annAgent);
+    expect((await annAgent.listTools()).tools[0].description).not.toContain('- mine:');
     // Let the notification streams open before the change.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const archive = await tarGzOf({ 'mine/SKILL.md': skillMd({ name: 'mine', description: 'Ann only. Use for ann things.', body: 'MINE-BODY' }), 'mine/notes.txt': 'MINE-NOTES\n' });
     await request(ctx.app.getHttpServer()).post('/v1/skills').set('authorization', `Bearer ${keys.ann}`).set('content-type', archive.contentType).send(archive.body).expect(201);
-    await waitFor(() => annHeard > 0 && bobHeard > 0);
+    await waitFor(() => annHeard > 0 && bobHeard > 0 && annToolsHeard > 0);
+    expect((await annAgent.listTools()).tools[0].description).toContain('- mine: Ann only. Use for ann things.');
+    expect((await bob.client.listTools()).tools[0].description).not.toContain('- mine:');
     expect(names((await ann.skills.list()).skills)).toContain('mine');
     expect(names((await bob.skills.list()).skills)).not.toContain('mine');
     const { skill } = await ann.skills.get('skill://mine/SKILL.md');
