@@ -96,7 +96,7 @@ function asJsonRpcError(body: ErrorBody, requestBody: unknown): ErrorBody & Reco
  * the RFC allows: printable ASCII but `"` and `\`.
  */
 export function bearerChallenge(message: string, keySent: boolean): string {
-  const description = message.replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?');
+  const description = message.replace(/"/g, "'").replace(/\\/g, '/').replace(/…/g, '...').replace(/[^\x20-\x7e]/g, '?');
   return `Bearer realm="skillhost"${keySent ? ', error="invalid_token"' : ''}, error_description="${description}"`;
 }
 

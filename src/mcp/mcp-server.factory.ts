@@ -48,7 +48,7 @@ export class McpServerFactory {
   private readonly logger = new Logger('Mcp');
   private readonly version: string;
 
-  /** The catalogue listed for each view, with the popularity it was ranked by (see `catalogue`). */
+  /** What each view lists to clients (see `listing`). */
   private readonly listings = new WeakMap<CatalogueSnapshot, Listing>();
 
   constructor(
@@ -82,21 +82,21 @@ export class McpServerFactory {
    * same bytes on every listing while nothing changes, so a client's prompt cache holds) when they
    * fit; otherwise the team's most used, then the rest in name order, whole entries only, and a
    * note pointing to `search_skills`. With the instructions and the tools that carry it, made once
-   * per view and popularity (a 2026-07-28 client's every request builds a server).
+   * per view (a 2026-07-28 client's every request builds a server), ranked by the team's use as it
+   * was then: the listing changes only with the catalogue, which clients hear of (`list_changed`).
    */
   private listing(view: CatalogueSnapshot): Listing {
-    const popularity = this.searching.popularity;
     const known = this.listings.get(view);
-    if (known !== undefined && known.popularity === popularity) return known;
+    if (known !== undefined) return known;
+    const popularity = this.searching.popularity;
     const { catalogueBudgetTokens, catalogueMaxSkills, instructionsMaxChars } = this.config.app.mcp;
     const catalogue = chooseCatalogue(
       view,
       { budgetTokens: catalogueBudgetTokens, maxSkills: catalogueMaxSkills, format: 'markdown' },
-      { message: '', popularity, searchable: true, searchToolName: MCP_SEARCH_TOOL, fill: true },
+      { message: '', popularity, searchable: true, searchToolName: MCP_SEARCH_TOOL, fill: true, hideLocations: true },
     );
     const tools = mcpTools(view, catalogue, this.config.app.skills.searchTool === 'always');
     const listing: Listing = {
-      popularity,
       instructions: mcpInstructions(catalogue, instructionsMaxChars),
       tools,
       listed: tools.map((tool) => ({
@@ -228,9 +228,8 @@ export function promptText(name: string, request: string): string {
   return request === '' ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.` : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
 }
 
-/** What a view lists to MCP clients, made once per view and popularity. */
+/** What a view lists to MCP clients, made once per view. */
 interface Listing {
-  readonly popularity: ReadonlyMap<string, number>;
   readonly instructions: string;
   readonly tools: readonly SkillTool[];
   /** The `tools/list` answer's entries. */

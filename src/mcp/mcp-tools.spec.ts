@@ -9,11 +9,11 @@ function record(name: string, description: string): SkillRecord {
   return { name, description, path: `/s/${name}`, skillFile: `/s/${name}/SKILL.md`, source: '/s', frontmatter: { name, description }, warnings: [] };
 }
 
-function viewOf(count: number) {
+function viewOf(count: number, includeLocation = false) {
   const skills = Array.from({ length: count }, (_, i) => record(`skill-${String(i).padStart(3, '0')}`, `Does task ${i} of the team. Use when the user asks for task ${i}.`));
   return buildSnapshot(
     { skills, invalid: [], collisions: [], excluded: [], warnings: [], directories: [] },
-    { validation: 'standard', includeLocation: false, catalogueFormat: 'json' },
+    { validation: 'standard', includeLocation, catalogueFormat: 'json' },
     { scannedAt: new Date(0), durationMs: 0 },
     NO_COMMANDS,
   );
@@ -38,6 +38,19 @@ describe('the MCP catalogue', () => {
     expect(sut.tokens).toBeLessThanOrEqual(500);
     expect(sut.text.split('\n').at(-1)).toBe(`(${300 - sut.listed.length} more skills are not listed here: find them with the search_skills tool when no listed skill fits the task.)`);
     expect(mcpTools(viewOf(300), sut, false).map((tool) => tool.wireName)).toEqual(['activate_team_skill', 'read_skill_file', 'search_skills']);
+  });
+
+  it.each([[5, 4000], [300, 500]])("never shows the server's SKILL.md paths, even with include_location on (%i skills, budget %i)", (count, budgetTokens) => {
+    const view = viewOf(count, true);
+    const request = { message: '', popularity: new Map<string, number>(), searchable: true, searchToolName: 'search_skills', fill: true };
+    const limits = { budgetTokens, maxSkills: 1000, format: 'markdown' as const };
+    // The chats' catalogue shows them (the model there may read the files)…
+    expect(chooseCatalogue(view, limits, request).text).toContain('(file: /s/skill-000/SKILL.md)');
+    // …MCP's does not: the client is on another machine.
+    const sut = chooseCatalogue(view, limits, { ...request, hideLocations: true });
+    expect(sut.text).not.toContain('/s/');
+    expect(sut.text).toContain('- skill-000: Does task 0 of the team. Use when the user asks for task 0.');
+    expect(mcpInstructions(sut, 4096)).not.toContain('/s/');
   });
 
   it('offers search_skills with a complete catalogue when search_tool is "always"', () => {

@@ -167,22 +167,30 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
    * least recently used session without an open notification stream makes room (of the user's own
    * at theirs): many clients never end their sessions (a restarted agent just opens another), and
    * one that was listening would notice. At the user's limit with every one of theirs listening,
-   * their least recently used makes room anyway: a user re-initialising is the one who knows which
-   * of their agents is alive (sessions opened at the same moment are trimmed once open, `trim`).
-   * At the instance's, 503 BUSY: other users' sessions stay.
+   * their least recently used makes room too, but only once the new session is open (`trim`): an
+   * initialize the SDK refuses must not end a working agent's session. A user re-initialising is the
+   * one who knows which of their agents is alive. At the instance's limit (counting sessions being
+   * opened, each user's at most up to their own limit), 503 BUSY: other users' sessions stay.
    */
   private reserve(userId: string): void {
     const mine = [...this.sessions].filter(([, session]) => session.userId === userId);
-    if (mine.length + (this.opening.get(userId) ?? 0) >= this.config.maxSessionsPerUser && !this.evictIdlest(mine)) this.evictIdlest(mine, true);
-    if (this.sessions.size >= this.config.maxSessions && !this.evictIdlest([...this.sessions])) {
+    if (mine.length + (this.opening.get(userId) ?? 0) >= this.config.maxSessionsPerUser) this.evictIdlest(mine);
+    if (this.sessions.size + this.pendingCount() >= this.config.maxSessions && !this.evictIdlest([...this.sessions])) {
       throw new AppError(ErrorCode.BUSY, `This instance has ${this.sessions.size} MCP sessions listening for changes, its limit ([app.mcp] max_sessions); retry when one closes.`);
     }
     this.opening.set(userId, (this.opening.get(userId) ?? 0) + 1);
   }
 
-  /** Closes the least recently used of `candidates` that has no notification stream open (or any, `listening` too), its slot free at once; false when there is none. */
-  private evictIdlest(candidates: [string, Session][], listening = false): boolean {
-    const idle = candidates.filter(([, session]) => listening || session.streams === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen);
+  /** Sessions being opened, each user's counted up to their limit (their excess is trimmed once open). */
+  private pendingCount(): number {
+    let pending = 0;
+    for (const count of this.opening.values()) pending += Math.min(count, this.config.maxSessionsPerUser);
+    return pending;
+  }
+
+  /** Closes the least recently used of `candidates` without a notification stream open (with `includeListening`, of any), its slot free at once; false when there is none. */
+  private evictIdlest(candidates: [string, Session][], { includeListening = false } = {}): boolean {
+    const idle = candidates.filter(([, session]) => includeListening || session.streams === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen);
     if (idle.length === 0) return false;
     void this.close(idle[0][0]).catch((error: Error) => this.logger.debug(`An evicted MCP session did not close cleanly: ${error.message}`));
     return true;
@@ -192,7 +200,7 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
   private trim(userId: string, opened: string): void {
     for (;;) {
       const others = [...this.sessions].filter(([id, session]) => session.userId === userId && id !== opened);
-      if (others.length < this.config.maxSessionsPerUser || !(this.evictIdlest(others) || this.evictIdlest(others, true))) return;
+      if (others.length < this.config.maxSessionsPerUser || !(this.evictIdlest(others) || this.evictIdlest(others, { includeListening: true }))) return;
     }
   }
 

@@ -67,7 +67,7 @@ describe('API keys and users (auth mode api_key)', () => {
     const res = await http().get('/v1/me').set(headers as Record<string, string>).expect(401);
     expect(res.body).toEqual({ code: 'UNAUTHENTICATED', message: expect.stringContaining(message) });
     // RFC 6750: `invalid_token` when a key was sent, and the message (printable ASCII without `"`) either way.
-    const description = res.body.message.replace(/"/g, "'").replace(/[^\x20-\x7e]/g, '?');
+    const description = res.body.message.replace(/"/g, "'").replace(/…/g, '...').replace(/[^\x20-\x7e]/g, '?');
     const error = _ === 'no header' ? '' : ', error="invalid_token"';
     expect(res.headers['www-authenticate']).toBe(`Bearer realm="skillhost"${error}, error_description="${description}"`);
   });

@@ -601,6 +601,34 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
     expect(await openCount()).toBe(0);
   });
 
+  it("an initialize the SDK refuses (no event-stream in accept) closes none of the user's listening sessions", async () => {
+    const ann = [await listening('ann'), await listening('ann')];
+    try {
+      const refused = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('initialize', INIT), accept: 'application/json' });
+      expect(refused.status).toBe(406);
+      for (const session of ann) expect((await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session: session.session, body: rpcBody('tools/list', {}) })).status).toBe(200);
+      expect(await openCount()).toBe(2);
+    } finally {
+      for (const session of ann) await session.stop();
+    }
+  });
+
+  it('holds no more than the instance may when several users initialize at once: the rest are 503 BUSY', async () => {
+    const answers = await Promise.all([...['ann', 'ann', 'ann', 'bob', 'bob', 'bob'].map((user) => send(app.base, 'POST', '/mcp', { key: app.keys[user], body: rpcBody('initialize', INIT) }))]);
+    try {
+      for (const answer of answers) expect([200, 503]).toContain(answer.status);
+      expect(answers.filter((answer) => answer.status === 503).every((answer) => answer.json.code === 'BUSY')).toBe(true);
+      expect(await openCount()).toBeLessThanOrEqual(3);
+    } finally {
+      await Promise.all(
+        answers.map((answer, index) => {
+          const session = answer.headers.get('mcp-session-id');
+          return session === null ? undefined : send(app.base, 'DELETE', '/mcp', { key: app.keys[index < 3 ? 'ann' : 'bob'], session });
+        }),
+      );
+    }
+  });
+
   it('never holds more than a user may under concurrent initializes', async () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => initialize()));
     try {

@@ -237,7 +237,8 @@ describe('skills over MCP and the discovery index', () => {
       expect(text).toContain('<file>references/guide.md</file>');
       const refused = await client.callTool({ name: 'activate_team_skill', arguments: { name: 'nope' } });
       expect(refused.isError).toBe(true);
-      expect((refused.content as { text: string }[])[0].text).toMatch(/SKILL_NOT_FOUND|must be one of the available skills: alpha/);
+      // Every skill is listed: the name is an enum, and an unknown one is an argument error naming them.
+      expect((refused.content as { text: string }[])[0].text).toMatch(/^Invalid arguments for activate_team_skill: 'name' must be one of the available skills: alpha, /);
       await expect(client.callTool({ name: 'activate_skill', arguments: { name: 'alpha' } })).rejects.toMatchObject({ code: -32602 });
     });
 
@@ -297,7 +298,7 @@ describe('skills over MCP and the discovery index', () => {
     expect(wrong.body).toMatchObject({ code: 'UNAUTHENTICATED', message: 'The API key is not valid.', error: { data: { code: 'UNAUTHENTICATED' } } });
     expect(wrong.headers['www-authenticate']).toBe('Bearer realm="skillhost", error="invalid_token", error_description="The API key is not valid."');
     const malformed = await post('Bearer $SKILLHOST_API_KEY');
-    expect(malformed.headers['www-authenticate']).toContain('error="invalid_token", error_description="The API key is malformed: expected `Authorization: Bearer skh_');
+    expect(malformed.headers['www-authenticate']).toContain('error="invalid_token", error_description="The API key is malformed: expected `Authorization: Bearer skh_...` (or `x-api-key: skh_...`).');
     const users = ctx.app.get(UsersService);
     const revoked = await users.createKey((await users.createUser('carol', 'member')).id);
     await users.revokeKey(revoked.apiKey.id);

@@ -35,6 +35,12 @@ export interface CatalogueRequest {
    * made with no message to rank for (MCP's, listed once per session) fills its budget.
    */
   fill?: boolean;
+  /**
+   * Entries without their SKILL.md path even when `include_location` is on: a catalogue for a client
+   * on another machine (MCP's), to whom the server's paths mean nothing and should not be shown.
+   * (The budget is still counted with the locations: an upper bound.)
+   */
+  hideLocations?: boolean;
 }
 
 /** The catalogue a turn shows. */
@@ -64,10 +70,11 @@ export function catalogueIsComplete(view: CatalogueSnapshot, limits: CatalogueLi
  */
 export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits, request: CatalogueRequest): CatalogueChoice {
   const { format } = limits;
-  const includeLocation = view.index.includeLocation;
+  const includeLocation = view.index.includeLocation && request.hideLocations !== true;
   const total = view.skills.size;
   if (catalogueIsComplete(view, limits)) {
-    return { text: view.catalogue(format), complete: true, listed: [...view.skills.keys()], unlisted: 0, tokens: view.index.wholeCost(view, format) };
+    const text = includeLocation === view.index.includeLocation ? view.catalogue(format) : renderListing([...view.skills.values()].map(entryOf), format, false);
+    return { text, complete: true, listed: [...view.skills.keys()], unlisted: 0, tokens: view.index.wholeCost(view, format) };
   }
   const index = view.index;
   const search = { searchable: request.searchable, toolName: request.searchToolName ?? DEFAULT_SEARCH_TOOL };
