@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type CliRun, runCli } from './cli-run.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -38,13 +38,7 @@ export interface RunOptions {
   args?: string[];
 }
 
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** Killed at `timeoutMs`. */
-  timedOut: boolean;
-}
+export type RunResult = CliRun;
 
 /**
  * Everything that would call a server other than the scripted model and Skillhost is switched off
@@ -94,46 +88,11 @@ async function afterAdding(options: Omit<RunOptions, 'prompt' | 'args'>, args: s
   };
   const spawnOptions = { cwd: project, env, timeoutMs: options.timeoutMs };
   try {
-    const added = await spawnFor('/bin/sh', ['-c', README_SNIPPET.replace(README_URL, () => options.mcpUrl)], spawnOptions);
+    const added = await runCli('/bin/sh', ['-c', README_SNIPPET.replace(README_URL, () => options.mcpUrl)], spawnOptions);
     if (added.code !== 0) return added;
-    return await spawnFor(CLAUDE, args, spawnOptions);
+    return await runCli(CLAUDE, args, spawnOptions);
   } finally {
     rmSync(home, { recursive: true, force: true });
     rmSync(project, { recursive: true, force: true });
-  }
-}
-
-function spawnFor(command: string, args: string[], { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<RunResult> {
-  return new Promise((done, fail) => {
-    // Its own process group, so a timeout kills the children it started too.
-    const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      fail(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      // Whatever it left running (a detached server, a shell) goes with it.
-      killGroup(child.pid);
-      done({ code, stdout, stderr, timedOut });
-    });
-  });
-}
-
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // The group is gone already.
   }
 }

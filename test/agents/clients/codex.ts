@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type CliRun, runCli } from './cli-run.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -48,13 +48,7 @@ export interface CodexRun {
   args?: string[];
 }
 
-export interface CodexResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** Whether it was killed at `timeoutMs`. */
-  timedOut: boolean;
-}
+export type CodexResult = CliRun;
 
 /** README_SNIPPET with the server's URL in place of the README's. */
 export function readmeSnippetFor(mcpUrl: string): string {
@@ -109,7 +103,7 @@ export async function run(options: CodexRun): Promise<CodexResult> {
   mkdirSync(work);
   writeFileSync(join(codexHome, 'config.toml'), `${providerConfig(options.modelUrl, options.model ?? 'scripted')}\n\n${readmeSnippetFor(options.mcpUrl)}`);
   try {
-    return await spawnCodex(['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...(options.args ?? []), options.prompt], {
+    return await runCli(CODEX_BIN, ['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...(options.args ?? []), options.prompt], {
       cwd: work,
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -124,39 +118,5 @@ export async function run(options: CodexRun): Promise<CodexResult> {
     });
   } finally {
     rmSync(home, { recursive: true, force: true });
-  }
-}
-
-/** Runs the binary in its own process group, so a timeout kills it and everything it started. */
-function spawnCodex(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<CodexResult> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(CODEX_BIN, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, options.timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      killGroup(child.pid);
-      resolvePromise({ code, stdout, stderr, timedOut });
-    });
-  });
-}
-
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // The group is gone already.
   }
 }

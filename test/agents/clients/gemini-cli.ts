@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type CliRun, runCli } from './cli-run.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -64,13 +64,7 @@ export interface GeminiRunOptions {
   args?: string[];
 }
 
-export interface AgentRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** Whether it was killed for running past `timeoutMs`. */
-  timedOut: boolean;
-}
+export type AgentRun = CliRun;
 
 /**
  * Runs Gemini CLI once, headless (`gemini -p <prompt>`), in a fresh HOME, from an empty working
@@ -103,46 +97,12 @@ export async function run(options: GeminiRunOptions): Promise<AgentRun> {
   };
   const timeoutMs = options.timeoutMs ?? 120_000;
   try {
-    const setup = await spawnIn('/bin/sh', ['-c', readmeSnippet(options.mcpUrl)], work, env, timeoutMs);
+    const setup = await runCli('/bin/sh', ['-c', readmeSnippet(options.mcpUrl)], { cwd: work, env, timeoutMs });
     if (setup.code !== 0) throw new Error(`The README's snippet failed (exit ${setup.code}):\n${setup.stdout}\n${setup.stderr}`);
     // Headless, an untrusted folder is fatal (FatalUntrustedWorkspaceError); --skip-trust trusts it for this run.
     const argv = options.command ?? ['--skip-trust', ...(options.args ?? []), '-p', options.prompt ?? ''];
-    return await spawnIn(process.execPath, [GEMINI_BIN, ...argv], work, env, timeoutMs);
+    return await runCli(process.execPath, [GEMINI_BIN, ...argv], { cwd: work, env, timeoutMs });
   } finally {
     rmSync(home, { recursive: true, force: true });
-  }
-}
-
-function spawnIn(command: string, args: string[], cwd: string, env: Record<string, string>, timeoutMs: number): Promise<AgentRun> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup(child.pid);
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      fail(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      // Whatever it left running (an MCP connection's helper, a relaunched child) goes with it.
-      killGroup(child.pid);
-      done({ code, stdout, stderr, timedOut });
-    });
-  });
-}
-
-function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // The group is gone already.
   }
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type CliRun, runCli } from './cli-run.js';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -20,12 +20,7 @@ export interface RunOptions {
   command?: string;
 }
 
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  /** Killed at `timeoutMs`. */
-  timedOut: boolean;
+export interface RunResult extends CliRun {
   /** OpenCode's own log of the run (~/.local/share/opencode/log), for diagnosing a failure. */
   log: string;
 }
@@ -124,44 +119,11 @@ async function runOpencode(args: string[], options: Omit<RunOptions, 'prompt' | 
     writeFileSync(join(project, 'opencode.json'), readmeConfigText(options.mcpUrl));
     // A bare environment: nothing of this machine's HOME, XDG folders or npm settings reaches the run.
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TERM: 'dumb', NO_COLOR: '1', SKILLHOST_API_KEY: options.key, ...QUIET_ENV };
-    const result = await spawnWithTimeout(OPENCODE, args, { cwd: project, env }, options.timeoutMs);
+    const result = await runCli(OPENCODE, args, { cwd: project, env, timeoutMs: options.timeoutMs });
     return { ...result, log: readLogs(join(home, '.local', 'share', 'opencode', 'log')) };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
-}
-
-function spawnWithTimeout(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }, timeoutMs: number): Promise<Omit<RunResult, 'log'>> {
-  return new Promise((resolvePromise, reject) => {
-    // Its own process group, so a timeout kills OpenCode and anything it started. Standard input
-    // is closed: `opencode run` reads a piped stdin to its end before it starts.
-    const child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const killGroup = () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      killGroup();
-      resolvePromise({ code, stdout, stderr, timedOut });
-    });
-  });
 }
 
 function readLogs(folder: string): string {
