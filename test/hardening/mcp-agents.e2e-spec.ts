@@ -9,6 +9,7 @@ import { DATA_SOURCE } from '../../src/persistence/persistence.tokens.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tarGzOf } from '../support/skill-archives.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { type Answer, rpcBody, type Send, send } from '../support/mcp-http.js';
 
 /**
  * Hostile pass over what `/mcp` gives clients without the Skills extension (every agent today):
@@ -20,27 +21,7 @@ import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-t
  * Bugs this pass found (fixed in the tree since) stay as regression tests, each with a `// Regression` line above.
  */
 
-const BOTH = 'application/json, text/event-stream';
 const INIT = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'hostile-agents', version: '1' } };
-const rpcBody = (method: string, params?: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
-
-interface Answer { status: number; headers: Headers; text: string; json: any }
-interface Send { key?: string; session?: string; body?: string | Buffer; accept?: string | null; contentType?: string | null; headers?: Record<string, string> }
-
-async function send(base: string, method: string, path: string, options: Send = {}): Promise<Answer> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-  if (options.accept !== null) headers.accept = options.accept ?? BOTH;
-  if (options.body !== undefined && options.contentType !== null) headers['content-type'] = options.contentType ?? 'application/json';
-  if (options.session !== undefined) headers['mcp-session-id'] = options.session;
-  const response = await fetch(`${base}${path}`, { method, headers, body: options.body === undefined ? undefined : Buffer.from(options.body) });
-  const text = await response.text();
-  const type = response.headers.get('content-type') ?? '';
-  let json: any;
-  if (type.includes('event-stream')) json = text.split('\n').filter((line) => line.startsWith('data:')).map((line) => JSON.parse(line.slice(5)))[0];
-  else if (type.includes('json') && text !== '') json = JSON.parse(text);
-  return { status: response.status, headers: response.headers, text, json };
-}
 
 async function startWithUsers(tree: TempTree, overrides: Record<string, unknown>, users: [string, 'admin' | 'member'][]) {
   const ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree.path(`store-${Math.random()}`), ...overrides });

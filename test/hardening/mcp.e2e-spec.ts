@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { UsersService } from '../../src/auth/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { type Answer, rpcBody, send } from '../support/mcp-http.js';
 
 /**
  * Hostile pass over the MCP front door (`/mcp`, both protocol eras), the Agent Skills discovery
@@ -22,37 +23,9 @@ import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
  * Bugs this pass found (fixed in the tree since) stay as regression tests, each with a `// Regression` line above.
  */
 
-const BOTH = 'application/json, text/event-stream';
 const INIT = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'hostile', version: '1' } };
 const sha256 = (bytes: Uint8Array | string) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-const rpcBody = (method: string, params?: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
 const call = (client: Client, method: string, params: Record<string, unknown>) => client.request({ method, params } as never, z.looseObject({}));
-
-/** `json`: the JSON body, or the first JSON-RPC message of an SSE body; `messages`: all of them. */
-interface Answer { status: number; headers: Headers; text: string; json: any; messages: any[] }
-/** `accept` / `contentType` null: no such header; by default both media types, and JSON for a body. */
-interface Send { key?: string; session?: string; body?: string | Buffer; accept?: string | null; contentType?: string | null }
-
-async function send(base: string, method: string, path: string, options: Send = {}): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-  if (options.accept !== null) headers.accept = options.accept ?? BOTH;
-  if (options.body !== undefined && options.contentType !== null) headers['content-type'] = options.contentType ?? 'application/json';
-  if (options.session !== undefined) headers['mcp-session-id'] = options.session;
-  const response = await fetch(`${base}${path}`, { method, headers, body: options.body === undefined ? undefined : Buffer.from(options.body) });
-  const text = await response.text();
-  const type = response.headers.get('content-type') ?? '';
-  let json: any;
-  let messages: any[] = [];
-  if (type.includes('event-stream')) {
-    messages = text.split('\n').filter((line) => line.startsWith('data:')).map((line) => JSON.parse(line.slice(5)));
-    json = messages[0];
-  } else if (type.includes('json') && text !== '') {
-    json = JSON.parse(text);
-    messages = Array.isArray(json) ? json : [json];
-  }
-  return { status: response.status, headers: response.headers, text, json, messages };
-}
 
 /** Whether `promise` settles within `ms`. */
 async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
