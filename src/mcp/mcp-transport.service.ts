@@ -17,6 +17,7 @@ import { APP_CONFIG, type AppConfig, type McpConfig } from '../config/app-config
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { McpServerFactory } from './mcp-server.factory.js';
+import { SessionEventStore } from './session-event-store.js';
 
 /** A 2025-era client's session: its server, bound to the user who opened it. */
 interface Session {
@@ -120,6 +121,10 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     }
     session.lastSeen = Date.now();
     if (request.method === 'GET') {
+      // A session has one notification stream. A client opening another has lost the one it had
+      // (the connection dropped where the server could not see it, or the client restarted): the
+      // new one replaces it, and with `Last-Event-ID` hears what it missed.
+      if (session.streams > 0 && request.headers.get('accept')?.includes('text/event-stream')) session.transport.closeStandaloneSSEStream();
       session.streams++;
       request.signal.addEventListener('abort', () => session.streams--, { once: true });
     }
@@ -135,8 +140,10 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
       const serving = server;
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        // Requests are answered as JSON; the session's notifications have its GET stream.
+        // Requests are answered as JSON; the session's notifications have its GET stream, and a
+        // client reconnecting to it with `Last-Event-ID` is sent those it missed.
         enableJsonResponse: true,
+        eventStore: new SessionEventStore(),
         onsessioninitialized: (id) => {
           opened = true;
           this.sessions.set(id, { server: serving, transport, userId: principal.userId, lastSeen: Date.now(), streams: 0 });

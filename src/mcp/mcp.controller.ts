@@ -63,6 +63,9 @@ export class McpController {
     raw.on('error', () => undefined);
     const stream = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
     stream.on('error', () => raw.destroy());
+    // The client went away: the SDK's stream is cancelled too, so it knows the session no longer
+    // listens (piping alone leaves it open, and the session could never listen again).
+    raw.once('close', () => stream.destroy());
     stream.pipe(raw);
     return undefined;
   }

@@ -651,6 +651,130 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
   });
 });
 
+describe('MCP notification streams after a drop', () => {
+  const app = useMcpApp({}, [['root', 'admin'], ['ann', 'member']]);
+
+  /** A session of ann's, initialized. */
+  async function openSession(): Promise<string> {
+    const opened = await send(app.base, 'POST', '/mcp', { key: app.keys.ann, body: rpcBody('initialize', INIT) });
+    expect(opened.status).toBe(200);
+    const session = opened.headers.get('mcp-session-id')!;
+    await send(app.base, 'POST', '/mcp', { key: app.keys.ann, session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    return session;
+  }
+
+  /** A GET notification stream of `session`, its events collected as they come; `drop()` aborts it as a lost connection would. */
+  async function listen(session: string, lastEventId?: string) {
+    const aborted = new AbortController();
+    const response = await fetch(`${app.base}/mcp`, {
+      headers: { authorization: `Bearer ${app.keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': session, ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
+      signal: aborted.signal,
+    });
+    const events: { id?: string; method: string }[] = [];
+    let ended = false;
+    const reading = (async () => {
+      if (response.body === null) return;
+      const decoder = new TextDecoder();
+      let buffered = '';
+      try {
+        for await (const chunk of response.body) {
+          buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+          let end: number;
+          while ((end = buffered.indexOf('\n\n')) >= 0) {
+            const lines = buffered.slice(0, end).split('\n');
+            buffered = buffered.slice(end + 2);
+            const data = lines.find((line) => line.startsWith('data: '));
+            if (data !== undefined && data.length > 6) events.push({ id: lines.find((line) => line.startsWith('id: '))?.slice(4), method: JSON.parse(data.slice(6)).method });
+          }
+        }
+      } catch {
+        // Aborted by drop().
+      }
+      ended = true;
+    })();
+    return {
+      status: response.status,
+      events,
+      ended: () => ended,
+      drop: async () => {
+        aborted.abort();
+        await reading;
+      },
+      finished: reading,
+    };
+  }
+
+  /** Changes ann's catalogue (her filter leaves `alpha` out, or lets it in): her sessions are told. */
+  const changeCatalogue = async (exclude: string[]) => expect((await send(app.base, 'PUT', '/v1/me/skills', { key: app.keys.ann, body: JSON.stringify({ exclude }) })).status).toBe(200);
+
+  async function until(check: () => boolean): Promise<void> {
+    for (let waited = 0; !check() && waited < 5000; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+
+  const CHANGED = ['notifications/resources/list_changed', 'notifications/tools/list_changed', 'notifications/prompts/list_changed'];
+
+  // Regression, fixed since this pass found it. Was: McpController.serve piped the SDK's stream into the socket without cancelling it when the client went away, so the SDK still counted the session's GET stream as open: every later GET with the session id answered 409 "Only one SSE stream is allowed per session", for good.
+  it('a session whose notification stream dropped opens another, and hears the next change on it', async () => {
+    const session = await openSession();
+    const first = await listen(session);
+    expect(first.status).toBe(200);
+    await first.drop();
+    const second = await listen(session);
+    try {
+      expect(second.status).toBe(200);
+      await changeCatalogue(['alpha']);
+      await until(() => second.events.length >= 3);
+      expect(second.events.map((event) => event.method)).toEqual(CHANGED);
+    } finally {
+      await second.drop();
+      await changeCatalogue([]);
+      await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+    }
+  });
+
+  it('a client reconnecting with Last-Event-ID is sent the notifications it missed while it was away', async () => {
+    const session = await openSession();
+    const first = await listen(session);
+    await changeCatalogue(['alpha']);
+    await until(() => first.events.length >= 3);
+    const lastSeen = first.events.at(-1)!.id;
+    expect(lastSeen).toMatch(/^\d+$/);
+    await first.drop();
+    // While no stream is open, the catalogue changes back.
+    await changeCatalogue([]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await listen(session, lastSeen);
+    try {
+      expect(second.status).toBe(200);
+      await until(() => second.events.length >= 3);
+      expect(second.events.map((event) => event.method)).toEqual(CHANGED);
+      expect(Number(second.events[0].id)).toBeGreaterThan(Number(lastSeen));
+    } finally {
+      await second.drop();
+      await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+    }
+  });
+
+  it('a stream the server still holds (its client lost it unseen) is released when the session listens again: the new one gets the notifications', async () => {
+    const session = await openSession();
+    const stale = await listen(session);
+    const fresh = await listen(session);
+    try {
+      expect([stale.status, fresh.status]).toEqual([200, 200]);
+      await stale.finished;
+      expect(stale.ended()).toBe(true);
+      await changeCatalogue(['alpha']);
+      await until(() => fresh.events.length >= 3);
+      expect(fresh.events.map((event) => event.method)).toEqual(CHANGED);
+      expect(stale.events).toEqual([]);
+    } finally {
+      await fresh.drop();
+      await changeCatalogue([]);
+      await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+    }
+  });
+});
+
 describe('MCP sessions idle out (session_idle_seconds 10)', () => {
   const app = useMcpApp({ 'app.mcp.session_idle_seconds': 10 }, [['root', 'admin'], ['ann', 'member']]);
 
