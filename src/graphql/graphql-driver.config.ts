@@ -1,10 +1,13 @@
 import type { MercuriusDriverConfig } from '@nestjs/mercurius';
+import type { MercuriusContext } from 'mercurius';
 import { type DocumentNode, type GraphQLSchema, specifiedRules, validate } from 'graphql';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { toGraphQLError } from '../common/app-exception.filter.js';
+import { unstorableStringProblems, validationFailed } from '../common/validation.pipe.js';
 import { formatGraphQLErrors } from './graphql-errors.js';
 import { assertSourceNesting, assertWithinLimits, isParsedDocument } from './query-limits.js';
-import { connectionCredentials } from './subscription-auth.js';
+import type { AuthService } from '../auth/auth.service.js';
+import { authenticateConnection, type SubscriptionConnectionLike } from './subscription-auth.js';
 
 /**
  * Documents longer than this are refused while parsing: ten times what the cost cap lets through
@@ -20,7 +23,7 @@ const KEEP_ALIVE_MS = 30_000;
  * graphql-ws subscriptions (`graphql-transport-ws`). The schema is built in memory at start-up;
  * `npm run schema:graphql` writes it to schema.graphql. GraphiQL is off; introspection is on.
  */
-export function graphqlDriverConfig(): Omit<MercuriusDriverConfig, 'driver'> {
+export function graphqlDriverConfig(auth: AuthService): Omit<MercuriusDriverConfig, 'driver'> {
   return {
     path: '/graphql',
     autoSchemaFile: true,
@@ -32,7 +35,11 @@ export function graphqlDriverConfig(): Omit<MercuriusDriverConfig, 'driver'> {
     graphql: { parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS } },
     hooks: {
       // Before parsing: graphql-js parses recursively, so thousands of nested brackets would overflow its stack.
-      preParsing: async (_schema, source) => refuse(() => assertSourceNesting(source)),
+      preParsing: async (_schema, source, context) =>
+        refuse(() => {
+          assertStorableFields(context);
+          assertSourceNesting(source);
+        }),
       // Before validation, so an oversized document costs no validation work either.
       preValidation: async (_schema, document) => refuseTooComplex(document),
       // mercurius neither limits nor validates subscription documents: both happen here.
@@ -42,15 +49,29 @@ export function graphqlDriverConfig(): Omit<MercuriusDriverConfig, 'driver'> {
       },
     },
     subscription: {
-      // Credentials in `connection_init` become the headers every subscription of the connection is
-      // authenticated with (by the principal guard, as a request's headers are).
-      onConnect: ({ payload }) => {
-        const headers = connectionCredentials(payload);
-        return headers === undefined ? true : { headers };
+      // A connection is authenticated at `connection_init` (refused ones are closed with 4401), and
+      // its credentials become the headers every subscription of it is authenticated with again (by
+      // the principal guard, as a request's headers are). mercurius calls this as a method of the
+      // connection, which is how it reaches the socket to close.
+      onConnect(this: SubscriptionConnectionLike, { payload }) {
+        return authenticateConnection(auth, this, payload);
       },
       keepAlive: KEEP_ALIVE_MS,
     },
   };
+}
+
+/**
+ * Every field of a GraphQL request over HTTP (`query`, `operationName`, `extensions`, any other)
+ * holds storable text, as every REST body field must. `variables` are left to the arguments they
+ * become, which the validation pipe checks with each field's own rules (a resource path keeps NUL
+ * for RESOURCE_OUTSIDE_SKILL).
+ */
+function assertStorableFields(context: MercuriusContext): void {
+  const request = context.reply?.request;
+  if (request === undefined) return;
+  const problems = unstorableStringProblems(request.method === 'GET' ? request.query : request.body, undefined, (key) => key === 'variables');
+  if (problems.length > 0) throw validationFailed(problems);
 }
 
 function refuseTooComplex(document: DocumentNode): void {

@@ -99,3 +99,15 @@ export async function subscriptionErrors(iterator: AsyncIterator<unknown>): Prom
     throw error;
   }
 }
+
+/** How the server closed the connection of a subscription it refused at `connection_init`: its close code and reason. */
+export async function connectionRefusal(iterator: AsyncIterator<unknown>): Promise<{ code: number; reason: string }> {
+  try {
+    const next = await iterator.next();
+    throw new Error(`the subscription was not refused: ${JSON.stringify(next)}`);
+  } catch (error) {
+    const { code, reason } = error as { code?: unknown; reason?: unknown };
+    if (typeof code === 'number') return { code, reason: String(reason) };
+    throw error;
+  }
+}

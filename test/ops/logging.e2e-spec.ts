@@ -1,8 +1,10 @@
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
+import WebSocket from 'ws';
 import { createApp } from '../../src/app.factory.js';
 import { UsersService } from '../../src/auth/users.service.js';
 import { configWith } from '../../src/config/config-loader.js';
@@ -199,5 +201,28 @@ describe('logs: [app.logging] level and format', () => {
     } finally {
       await pretty.close();
     }
+  });
+});
+
+describe('refused GraphQL WebSocket connections', () => {
+  /** Opens a graphql-transport-ws connection that sends `connection_init` with no key; resolves with its close code. */
+  function refusedConnection(port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws');
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: {} })));
+      socket.on('close', (code) => resolve(code));
+      socket.on('error', reject);
+    });
+  }
+
+  // Regression, fixed since this pass found it. Was: an unauthenticated subscription was acknowledged, then failed and was logged at error each time, so anyone could fill the log.
+  it('are closed with 4401 and logged once at warn, however many come', async () => {
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    const codes = await Promise.all(Array.from({ length: 20 }, () => refusedConnection(port)));
+    expect(new Set(codes)).toEqual(new Set([4401]));
+    const refusals = logs.records.filter((record) => String(record.msg).includes('GraphQL WebSocket connection was refused'));
+    expect(refusals).toEqual([expect.objectContaining({ level: 'warn' })]);
+    expect(logs.records.filter((record) => record.level === 'error' || record.level === 'fatal')).toEqual([]);
   });
 });
