@@ -41,8 +41,7 @@ function binds(args: string[]): string[][] {
 
 describe(sandboxArgs.name, () => {
   const sut = sandboxArgs(spec(), mergedUsr);
-  const separator = sut.indexOf('--');
-  const bwrapOptions = sut.slice(0, separator);
+  const bwrapOptions = sut.options;
 
   it('unshares every namespace, user namespaces included, and shares no network', () => {
     expect(bwrapOptions).toEqual(expect.arrayContaining(['--unshare-all', '--unshare-user', '--disable-userns', '--new-session', '--die-with-parent']));
@@ -63,7 +62,7 @@ describe(sandboxArgs.name, () => {
   });
 
   it('gives an empty /skill to the self-check', () => {
-    const check = sandboxArgs(spec({ skillDir: null }), mergedUsr);
+    const check = sandboxArgs(spec({ skillDir: null }), mergedUsr).options;
     expect(check.join(' ')).toContain('--dir /skill');
     expect(binds(check).map(([, source]) => source)).toEqual(['/usr', '/etc/ld.so.cache']);
   });
@@ -77,16 +76,15 @@ describe(sandboxArgs.name, () => {
   });
 
   it('clears the environment and sets exactly the given variables', () => {
-    const withExtra = sandboxArgs(spec({ env: { ...SANDBOX_ENV, SKILL: 'pdf' } }), mergedUsr);
-    const options = withExtra.slice(0, withExtra.indexOf('--'));
+    const options = sandboxArgs(spec({ env: { ...SANDBOX_ENV, SKILL: 'pdf' } }), mergedUsr).options;
     expect(options).toContain('--clearenv');
     expect(options.indexOf('--clearenv')).toBeLessThan(options.indexOf('--setenv'));
     const set = options.flatMap((arg, i) => (arg === '--setenv' ? [`${options[i + 1]}=${options[i + 2]}`] : []));
-    expect(set).toEqual(['PATH=/usr/bin:/bin', 'HOME=/tmp', 'LANG=C.UTF-8', 'TMPDIR=/tmp', 'SKILL=pdf']);
+    expect(set).toEqual(['PATH=/usr/local/bin:/usr/bin:/bin', 'HOME=/tmp', 'LANG=C.UTF-8', 'TMPDIR=/tmp', 'SKILL=pdf']);
   });
 
   it('sets the limits with prlimit inside the sandbox, then merges stderr into stdout and runs the command as given', () => {
-    expect(sut.slice(separator + 1)).toEqual([
+    expect(sut.command).toEqual([
       '/usr/bin/prlimit',
       '--nproc=17',
       `--data=${256 * MB}`,
@@ -105,12 +103,18 @@ describe(sandboxArgs.name, () => {
     ]);
   });
 
+  it('keeps every host path in the options (read from a pipe), off the command line the script can read as /proc/1/cmdline', () => {
+    expect(sut.options).toContain('/srv/skills/pdf');
+    expect(sut.command.filter((arg) => arg.includes('/srv/'))).toEqual([]);
+    expect(sut.command.filter((arg) => arg.startsWith('--') && !arg.includes('='))).toEqual(['--']);
+  });
+
   it('recreates /bin and /lib as folders where the host has no merged /usr', () => {
     const split = sandboxArgs(spec(), [
       { path: '/usr', kind: 'bind' },
       { path: '/bin', kind: 'bind' },
       { path: '/lib', kind: 'bind' },
-    ]);
+    ]).options;
     expect(binds(split).slice(0, 3)).toEqual([
       ['--ro-bind', '/usr', '/usr'],
       ['--ro-bind', '/bin', '/bin'],
@@ -136,7 +140,7 @@ describe(runSandboxed.name, () => {
     [{ args: ['ok', 'x\uD800'] }, "Script argument 2 holds an unpaired UTF-16 surrogate, which cannot reach a program's argument list; remove it or pass the data on stdin."],
     [{ args: ['x'.repeat(70_000)] }, 'Script arguments total 70001 bytes, over the 65536-byte limit; pass large input on stdin instead.'],
     [{ stdin: 'ok\0 but \uDC00' }, 'Script stdin holds an unpaired UTF-16 surrogate, which has no UTF-8 form; send well-formed text.'],
-    [{ env: { PATH: '/tmp' } }, 'Environment variable PATH is fixed by the sandbox (/usr/bin:/bin); choose another name.'],
+    [{ env: { PATH: '/tmp' } }, 'Environment variable PATH is fixed by the sandbox (/usr/local/bin:/usr/bin:/bin); choose another name.'],
     [{ env: { HOME: '/root' } }, 'Environment variable HOME is fixed by the sandbox (/tmp); choose another name.'],
     [{ env: { 'A=B': 'x' } }, "Environment variable name 'A=B' is not valid; use letters, digits and '_'."],
     [{ env: { A: 'x\0y' } }, 'Environment variable A must be a string without NUL bytes.'],

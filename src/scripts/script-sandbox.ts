@@ -16,7 +16,8 @@
  *   `/etc/ld.so.cache`, `/etc/alternatives`: the system's runtime, enough for sh, bash, python3 and
  *   node to start. Nothing else of the host: no other skills, no config, no `/root`, no
  *   `/etc/passwd` or `/etc/shadow`, no `/run` (so no database or D-Bus sockets), no `/home`.
- * - `--proc /proc`: a procfs of the new PID namespace. `--dev /dev` then `--remount-ro /dev`:
+ * - `--proc /proc`: a procfs of the new PID namespace: PID 1 is bwrap's own init and every other
+ *   process is the script's; no host process is visible. `--dev /dev` then `--remount-ro /dev`:
  *   the usual device nodes (null, zero, urandom, tty) without host devices, and no writable
  *   `/dev/shm` (it would be an unbounded tmpfs).
  * - `--size <memoryBytes> --tmpfs /tmp`: the only writable place, private and bounded; `HOME` and
@@ -26,7 +27,14 @@
  * - `--remount-ro /`: the sandbox's root (bwrap's own tmpfs) read-only, so `/x` cannot be written.
  * - `--clearenv` and `--setenv`: only PATH, HOME, LANG, TMPDIR (and the caller's explicit extras;
  *   the shell that starts the script adds PWD=/skill); no secret of the server's environment
- *   reaches the script. bwrap itself also starts with PATH only.
+ *   reaches the script.
+ * - What the script can read of its init (bwrap): bwrap starts with an empty environment and reads
+ *   these options from a pipe (`--args 3`), so `/proc/1/environ` is empty and `/proc/1/cmdline` is
+ *   `bwrap --args 3 --` and the command (prlimit, sh, the interpreter, the script and its
+ *   arguments, all as the sandbox names them): no host path, nothing of the server's environment.
+ *   The one host path left in /proc is the skill folder's, as the source of /skill in
+ *   `/proc/self/mountinfo`: the kernel shows every bind mount's source there, and bwrap cannot hide
+ *   it (https://github.com/containers/bubblewrap/issues/631).
  * - `--hostname sandbox`: the host's name is not revealed.
  * - `--new-session`: no controlling terminal to inject keystrokes into (CVE-2017-5226).
  * - `--die-with-parent`: the sandbox is SIGKILLed when bwrap or the server dies.
@@ -54,6 +62,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import type { Writable } from 'node:stream';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { unstorableCharacter } from '../common/storable-text.js';
 import { CappedOutput } from './capped-output.js';
@@ -98,7 +107,7 @@ export interface SandboxResult {
 
 export const SANDBOX_UID = 65534;
 export const SKILL_MOUNT = '/skill';
-export const SANDBOX_ENV: Readonly<Record<string, string>> = { PATH: '/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8', TMPDIR: '/tmp' };
+export const SANDBOX_ENV: Readonly<Record<string, string>> = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8', TMPDIR: '/tmp' };
 /** Address space on top of `memoryBytes`; see the header (node needs it to start). */
 export const ADDRESS_SPACE_HEADROOM_BYTES = 1024 ** 3;
 const MAX_OPEN_FILES = 1024;
@@ -110,6 +119,12 @@ export const RUNTIME_PATHS = ['/usr', '/bin', '/lib', '/lib32', '/lib64', '/libx
 const KILL_GRACE_MS = 2000;
 /** How much of bwrap's own stderr is kept to explain a failed start. */
 const SETUP_MESSAGE_BYTES = 4096;
+
+/** bwrap's options (read from a pipe) and the command it runs (on its command line). */
+export interface SandboxInvocation {
+  options: string[];
+  command: string[];
+}
 
 export type HostPath = { path: string; kind: 'bind' } | { path: string; kind: 'symlink'; target: string };
 
@@ -126,8 +141,14 @@ export interface SandboxSpec {
   sh: string;
 }
 
-/** bwrap's arguments for `spec`; pure, so each flag is asserted by a unit test. */
-export function sandboxArgs(spec: SandboxSpec, runtime: readonly HostPath[]): string[] {
+/**
+ * bwrap's arguments for `spec`, in two parts: `options` (every mount, the host paths among them)
+ * reach bwrap through a pipe (`--args 3`), so its command line, which the script can read as
+ * `/proc/1/cmdline` (bwrap is the sandbox's init), holds only `bwrap --args 3 --` and `command`:
+ * programs and paths as the sandbox sees them, and the script's own arguments. Pure, so each flag
+ * is asserted by a unit test.
+ */
+export function sandboxArgs(spec: SandboxSpec, runtime: readonly HostPath[]): SandboxInvocation {
   const mounts = runtime.flatMap((entry) => (entry.kind === 'symlink' ? ['--symlink', entry.target, entry.path] : ['--ro-bind', entry.path, entry.path]));
   const skill = spec.skillDir === null ? ['--dir', SKILL_MOUNT] : ['--ro-bind', spec.skillDir, SKILL_MOUNT];
   const env = Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]);
@@ -139,7 +160,7 @@ export function sandboxArgs(spec: SandboxSpec, runtime: readonly HostPath[]): st
     `--nofile=${MAX_OPEN_FILES}`,
     '--core=0',
   ];
-  return [
+  const options = [
     '--unshare-all',
     '--unshare-user',
     '--disable-userns',
@@ -169,7 +190,8 @@ export function sandboxArgs(spec: SandboxSpec, runtime: readonly HostPath[]): st
     '/',
     '--clearenv',
     ...env,
-    '--',
+  ];
+  const command = [
     spec.prlimit,
     ...limits,
     '--',
@@ -181,6 +203,7 @@ export function sandboxArgs(spec: SandboxSpec, runtime: readonly HostPath[]): st
     'sh',
     ...spec.command,
   ];
+  return { options, command };
 }
 
 /** How this host lays out the runtime folders (merged /usr or not), read once. */
@@ -308,17 +331,38 @@ interface Execution extends Omit<SandboxResult, 'command' | 'path'> {
 
 type ExecuteOptions = Pick<SandboxRequest, 'timeoutMs' | 'maxOutputBytes' | 'stdin' | 'signal'>;
 
-/** Spawns bwrap, feeds stdin, enforces the timeout and the output cap, and waits for the end. */
-function execute(bwrapPath: string, args: string[], options: ExecuteOptions): Promise<Execution> {
+/** The fd bwrap reads its options from (`--args`); the pipe is the child's fourth stdio entry. */
+const OPTIONS_FD = 3;
+
+/**
+ * Spawns bwrap, feeds it its options and stdin, enforces the timeout and the output cap, and waits
+ * for the end. bwrap starts with an empty environment (it needs none: every program it runs is
+ * named by its absolute path), so the sandbox's init shows none of the server's in
+ * `/proc/1/environ`.
+ */
+function execute(bwrapPath: string, invocation: SandboxInvocation, options: ExecuteOptions): Promise<Execution> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const dropRoot = process.getuid?.() === 0;
-    const child = spawn(bwrapPath, args, {
+    let bwrap: string;
+    try {
+      bwrap = locateBwrap(bwrapPath);
+    } catch (error) {
+      reject(error as Error);
+      return;
+    }
+    const child = spawn(bwrap, ['--args', String(OPTIONS_FD), '--', ...invocation.command], {
+      // The name alone: where bwrap is installed on the host is none of the script's business.
+      argv0: 'bwrap',
       detached: true,
-      env: { PATH: process.env.PATH ?? SANDBOX_ENV.PATH },
-      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      env: {},
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'],
       ...(dropRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
     });
+    const optionsPipe = child.stdio[OPTIONS_FD] as Writable;
+    // bwrap reads the options to the end before anything else; should it fail first, its exit says why.
+    optionsPipe.on('error', () => {});
+    optionsPipe.end(invocation.options.map((option) => `${option}\0`).join(''));
     const output = new CappedOutput(options.maxOutputBytes);
     const setupMessage = new CappedOutput(SETUP_MESSAGE_BYTES);
     let stdoutBytes = 0;
@@ -365,11 +409,7 @@ function execute(bwrapPath: string, args: string[], options: ExecuteOptions): Pr
     }
     child.on('error', (error: NodeJS.ErrnoException) => {
       settle();
-      reject(
-        error.code === 'ENOENT'
-          ? new Error(`bubblewrap is not installed ('${bwrapPath}' was not found); install the Debian package bubblewrap.`)
-          : new Error(`bubblewrap ('${bwrapPath}') could not be started: ${error.message}.`),
-      );
+      reject(error.code === 'ENOENT' ? bwrapMissing(bwrapPath) : new Error(`bubblewrap ('${bwrapPath}') could not be started: ${error.message}.`));
     });
     child.on('close', (code, signal) => {
       settle();
@@ -386,6 +426,25 @@ function execute(bwrapPath: string, args: string[], options: ExecuteOptions): Pr
       });
     });
   });
+}
+
+/**
+ * `bwrap` as an absolute path: a bare name is looked up in the server's PATH here, since bwrap
+ * starts with an empty environment (which spawn would search instead).
+ */
+function locateBwrap(name: string): string {
+  if (name.includes('/')) return name;
+  const found = (process.env.PATH ?? '')
+    .split(':')
+    .filter((dir) => dir.startsWith('/'))
+    .map((dir) => `${dir}/${name}`)
+    .find(isExecutableFile);
+  if (found === undefined) throw bwrapMissing(name);
+  return found;
+}
+
+function bwrapMissing(name: string): Error {
+  return new Error(`bubblewrap is not installed ('${name}' was not found); install the Debian package bubblewrap.`);
 }
 
 /** SIGKILL to bwrap's whole process group; bwrap's death then takes the PID namespace with it. */

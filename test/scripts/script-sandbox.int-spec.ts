@@ -181,8 +181,37 @@ describeWithSandbox('runSandboxed (bubblewrap)', () => {
     // PWD comes from the shell that starts the script inside the sandbox.
     const expected = { ...SANDBOX_ENV, SKILL_NAME: 'tool', PWD: '/skill' };
     expect(scriptEnv.trim().split('\n')).toEqual(Object.entries(expected).map(([k, v]) => `${k}=${v}`).sort());
-    // The sandbox's init (bwrap) was started with PATH alone.
-    expect(initEnv.trim().split('\n').map((line) => line.split('=')[0])).toEqual(['PATH']);
+    // The sandbox's init (bwrap) was started with no environment at all.
+    expect(initEnv.trim()).toBe('');
+  });
+
+  // Regression, fixed since this pass found it. Was: /proc/1/cmdline (bwrap, the sandbox's init) held
+  // every bind with its host path, and /proc/1/environ the server's PATH (naming /root: it ran as root).
+  it("shows in /proc no host path, no server PATH and no host process: bwrap's options came through a pipe", async () => {
+    const sut = await run(
+      'procs.sh',
+      ['for p in /proc/[0-9]*; do echo "${p#/proc/} $(tr "\\0" " " < "$p/cmdline" 2>/dev/null)| $(tr "\\0" " " < "$p/environ" 2>/dev/null)"; done', 'echo ---', 'cat /proc/self/mountinfo'].join('\n'),
+      { args: ['one arg'] },
+    );
+    const [processes, mountinfo] = sut.output.split('---\n');
+    const serverPath = process.env.PATH ?? '';
+    for (const hostThing of [serverPath, tree.root, skillDir, SECRET, process.cwd()]) expect(processes).not.toContain(hostThing);
+    const lines = processes.trim().split('\n').map((line) => line.split(' | '));
+    expect(lines[0]).toEqual(['1 bwrap --args 3 -- /usr/bin/prlimit --nproc=33 --data=268435456 --as=1342177280 --fsize=268435456 --nofile=1024 --core=0 -- /usr/bin/sh -c exec "$@" 2>&1 sh /usr/bin/sh ./scripts/procs.sh one arg', '']);
+    expect(lines[1][0]).toBe('2 /usr/bin/sh ./scripts/procs.sh one arg');
+    expect(lines[1][1].split(' ').sort()).toEqual(Object.entries({ ...SANDBOX_ENV, PWD: '/skill' }).map(([k, v]) => `${k}=${v}`).sort());
+    // Init and the script's own processes only, numbered from 1 in the sandbox's PID namespace.
+    expect(lines.map(([head]) => Number(head.split(' ')[0])).filter((pid) => pid > 20)).toEqual([]);
+    // The kernel names each bind mount's source in mountinfo (bwrap cannot hide it): the skill
+    // folder is the one host path there; the runtime's paths are the same inside and out.
+    const sources = mountinfo
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '))
+      .map(([, , , root, mountPoint]) => ({ root, mountPoint }))
+      .filter(({ root, mountPoint }) => root !== mountPoint && root !== '/' && mountPoint !== `/dev${root}` && !(root === '/newroot' && mountPoint === '/'))
+      .map(({ root, mountPoint }) => `${root} on ${mountPoint}`);
+    expect(sources).toEqual([`${skillDir} on /skill`]);
   });
 
   it('passes stdin through, bytes as given', async () => {
@@ -332,12 +361,12 @@ describeWithSandbox('runSandboxed (bubblewrap)', () => {
   });
 
   it('dies with the server: killing the process that started bwrap kills the whole sandbox', async () => {
-    const args = sandboxArgs(
+    const { options, command } = sandboxArgs(
       { skillDir, command: ['/bin/sh', '-c', `sh -c 'sleep 1000; :' ${MARKER}-orphan & sh -c 'sleep 1001; :' ${MARKER}-orphan; :`], env: SANDBOX_ENV, memoryBytes: 64 * MB, maxProcesses: 8, prlimit: '/usr/bin/prlimit', sh: '/bin/sh' },
       describeRuntime(),
     );
     const drop = process.getuid?.() === 0 ? `, uid: ${SANDBOX_UID}, gid: ${SANDBOX_UID}` : '';
-    const server = spawn(process.execPath, ['-e', `require('child_process').spawn('bwrap', JSON.parse(process.argv[1]), { stdio: 'ignore'${drop} }); setInterval(() => {}, 1000);`, JSON.stringify(args)], { stdio: 'ignore' });
+    const server = spawn(process.execPath, ['-e', `require('child_process').spawn('bwrap', JSON.parse(process.argv[1]), { stdio: 'ignore'${drop} }); setInterval(() => {}, 1000);`, JSON.stringify([...options, '--', ...command])], { stdio: 'ignore' });
     try {
       await waitFor(async () => (await leftovers(`${MARKER}-orphan`)).length >= 2, 5000);
     } finally {
