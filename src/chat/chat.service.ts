@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ModelMessage } from 'ai';
 import type { Principal } from '../auth/principal.js';
@@ -244,7 +245,7 @@ export class ChatService {
   async executeTool(principal: Principal, id: string, tool: string, args: unknown): Promise<{ card: ToolCard; activatedSkills: ChatActivatedSkillEntity[] }> {
     const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
     if (context === null) throw chatNotFound(id);
-    const { card, activated, version } = await this.skillTools.executeForApi(tool, args, { snapshot: this.viewOf(principal, context), pins: context.pins, chatId: id });
+    const { card, activated, version } = await this.skillTools.executeForApi(tool, args, { snapshot: this.viewOf(principal, context), pins: context.pins, chatId: id, caller: { userId: principal.userId } });
     // The write finds out whether the chat still exists (deleted meanwhile: CHAT_NOT_FOUND); reading files is harmless.
     const stored = await this.chats.recordTurn(id, principal.userId, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool', version }] : []);
     if (stored === null) throw chatNotFound(id);
@@ -310,7 +311,7 @@ export class ChatService {
     messages.push({ role: 'user', content: prompt });
     const cards: ToolCard[] = [];
     const injections: string[] = [];
-    const runOptions = this.turnToolOptions({ chatId: id, snapshot, pins: new Map(context.pins), userMessage: invocation.text, model, cards, injections, onEvent });
+    const runOptions = this.turnToolOptions({ chatId: id, userId: principal.userId, snapshot, pins: new Map(context.pins), userMessage: invocation.text, model, cards, injections, onEvent });
     const { activations, fallback, ran, durationMs: skillsMs } = await this.activateRequested(requested, style, messages, runOptions, cards, onEvent);
     const forcedCount = cards.length;
     const turnPrompt = { invoked: invocation.skills, fallback, ran, command: command?.stored.name };
@@ -382,6 +383,7 @@ export class ChatService {
   /** What the turn's tool calls get: the chat, its snapshot and model (for code skills), and where their cards and prompt injections go. */
   private turnToolOptions(turn: {
     chatId: string;
+    userId: string;
     snapshot: CatalogueSnapshot | undefined;
     pins: Map<string, string>;
     userMessage: string;
@@ -394,6 +396,8 @@ export class ChatService {
     const { model } = turn;
     return {
       chatId: turn.chatId,
+      // The turn's scripts, its code skills' included, share the turn's cap.
+      caller: { userId: turn.userId, turnId: randomUUID() },
       snapshot: turn.snapshot,
       pins: turn.pins,
       userMessage: turn.userMessage,

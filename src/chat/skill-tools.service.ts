@@ -6,7 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
-import { ScriptsService, scriptsDisabledError } from '../scripts/scripts.service.js';
+import { type ScriptCaller, ScriptsService, scriptsDisabledError } from '../scripts/scripts.service.js';
 import { CodeSkillService } from '../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolOutcome } from '../skills/code/code-skill.types.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
@@ -37,6 +37,8 @@ export interface ToolRunOptions {
   pins?: Map<string, string>;
   /** The user's words this turn (use_skill matches them when given no input). */
   userMessage?: string;
+  /** The user, and the turn when there is one: the script caps count by them. */
+  caller?: ScriptCaller;
 }
 
 /**
@@ -113,6 +115,7 @@ export class SkillToolsService {
       userMessage: options.userMessage,
       useSkillThreshold: this.config.app.tools.useSkillThreshold,
       scripts: this.scripts,
+      caller: options.caller,
       code: {
         service: this.codeSkills,
         chatId: options.chatId ?? '',

@@ -24,6 +24,7 @@ export enum ErrorCode {
   TOOL_NOT_FOUND = 'TOOL_NOT_FOUND',
   SCRIPTS_DISABLED = 'SCRIPTS_DISABLED',
   SCRIPT_NOT_ALLOWED = 'SCRIPT_NOT_ALLOWED',
+  SCRIPTS_BUSY = 'SCRIPTS_BUSY',
   CODE_SKILL_FAILED = 'CODE_SKILL_FAILED',
   MODEL_NOT_CONFIGURED = 'MODEL_NOT_CONFIGURED',
   MODEL_ERROR = 'MODEL_ERROR',
@@ -92,6 +93,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.MODEL_NOT_CONFIGURED:
     case ErrorCode.DATABASE_UNAVAILABLE:
     case ErrorCode.BUSY:
+    case ErrorCode.SCRIPTS_BUSY:
       return 503;
     case ErrorCode.RESOURCE_OUTSIDE_SKILL:
     case ErrorCode.RESOURCE_IS_DIRECTORY:

@@ -70,6 +70,11 @@ export interface ScriptsConfig {
   maxOutputBytes: number;
   memoryMb: number;
   maxProcesses: number;
+  /** Sandboxes at once on this instance. */
+  maxConcurrent: number;
+  /** Per user, per turn; 0: no cap of their own. */
+  maxConcurrentPerUser: number;
+  maxConcurrentPerTurn: number;
 }
 
 export type ModelProvider = 'openai-compatible' | 'anthropic';

@@ -51,7 +51,7 @@ describe(loadConfig.name, () => {
       codeMemoryMb: 256,
       settings: {},
     });
-    expect(sut.app.scripts).toEqual({ enabled: false, requireAllowedTools: true, personalSkills: false, timeoutMs: 60_000, maxOutputBytes: 1_000_000, memoryMb: 512, maxProcesses: 64 });
+    expect(sut.app.scripts).toEqual({ enabled: false, requireAllowedTools: true, personalSkills: false, timeoutMs: 60_000, maxOutputBytes: 1_000_000, memoryMb: 512, maxProcesses: 64, maxConcurrent: 4, maxConcurrentPerUser: 3, maxConcurrentPerTurn: 2 });
     expect(sut.app.tools).toEqual({ enabled: true, style: 'skillhost', useSkillThreshold: 50, maxSteps: 8, maxAnswerBytes: 1_000_000 });
     expect(sut.app.commands.directories).toEqual([
       { configured: './.skillhost/commands', path: '/srv/app/.skillhost/commands' },

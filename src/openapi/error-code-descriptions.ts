@@ -17,6 +17,7 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.ROUTE_NOT_FOUND]: 'no such route',
   [ErrorCode.CHAT_NOT_FOUND]: "no chat of the caller's has that id (another user's chat is not found either)",
   [ErrorCode.SCRIPTS_DISABLED]: '`[app.scripts] enabled` is false: `skills.runScript` is not offered',
+  [ErrorCode.SCRIPTS_BUSY]: 'as many scripts as `[app.scripts] max_concurrent` (on this instance), `max_concurrent_per_user` or `max_concurrent_per_turn` allow are already running; the call did not run (a tool card; `details.reason` names the cap): retry once one has finished, one at a time',
   [ErrorCode.SCRIPT_NOT_ALLOWED]: "the skill's `allowed-tools` does not permit that script (a tool card; the message says what the skill would need to declare)",
   [ErrorCode.CODE_SKILL_FAILED]: "a code skill's `execute` threw, timed out, crashed or answered a bad result (a tool card, never an error answer)",
   [ErrorCode.TOOL_NOT_FOUND]: 'the configured tool style (`[app.tools] style`) offers no tool of that name; the message names the ones it offers',

@@ -144,6 +144,24 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
     registers: [this.registry],
   });
 
+  /** Asked when scraped: the script sandboxes running now. */
+  private scriptsRunning: (() => number) | undefined;
+  private readonly scriptSandboxes = new Gauge({
+    name: 'skillhost_scripts_running',
+    help: 'Script sandboxes running now on this instance.',
+    registers: [this.registry],
+    collect: () => {
+      if (this.scriptsRunning !== undefined) this.scriptSandboxes.set(this.scriptsRunning());
+    },
+  });
+
+  private readonly scriptsRefused = new Counter({
+    name: 'skillhost_scripts_refused_total',
+    help: 'Script calls refused with SCRIPTS_BUSY, by the cap that was full: `turn`, `user` or `instance`.',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
   private readonly onDatabaseError = (message: unknown) => this.databaseErrors.inc({ kind: (message as DatabaseErrorEvent).kind });
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
@@ -208,6 +226,15 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy {
     this.snapshotInvalid.set(snapshot.invalid.length);
     this.snapshotCollisions.set(snapshot.collisions.length);
     this.catalogueSize = catalogueBytes;
+  }
+
+  /** `running`: how many script sandboxes run now (asked when scraped). */
+  observeScripts(running: () => number): void {
+    this.scriptsRunning = running;
+  }
+
+  observeScriptsRefused(limit: 'turn' | 'user' | 'instance'): void {
+    this.scriptsRefused.inc({ limit });
   }
 
   observeRateLimited(limit: string): void {

@@ -35,7 +35,7 @@ export const runScriptTool = defineTool({
   async execute({ name, path, args, stdin }: { name: string; path: string; args?: string[]; stdin?: string }, context) {
     const skill = context.registry.get(name);
     if (context.scripts === undefined) throw scriptsDisabledError();
-    const run = await context.scripts.run({ skill, path, args: args ?? [], stdin });
+    const run = await context.scripts.run({ skill, path, args: args ?? [], stdin, caller: context.caller });
     return {
       output: renderRun(run),
       summary: { skill: skill.name, path: run.path, command: run.command, exitCode: run.exitCode, timedOut: run.timedOut, truncated: run.truncated },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
-import type { ScriptsService } from '../../scripts/scripts.service.js';
+import type { ScriptCaller, ScriptsService } from '../../scripts/scripts.service.js';
 import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolCaller } from '../../skills/code/code-skill.types.js';
 import type { ActivatedSkill, SkillReader } from '../../skills/skill-resources.service.js';
@@ -61,6 +61,8 @@ export interface ToolContext {
   useSkillThreshold: number;
   /** Running scripts; absent where scripts are not offered (an app embedding Skillhost). */
   scripts?: ScriptsService;
+  /** Who the call is made for: a script counts against this user's and this turn's caps. */
+  caller?: ScriptCaller;
   /** Running code skills: the service, and what their `ctx` reaches in this chat; absent where there are none. */
   code?: {
     service: CodeSkillService;
