@@ -54,6 +54,10 @@ const tree = useSkillTree((t) => {
   );
   t.write('skills/runner/scripts/environ.sh', '#!/bin/sh\ncat /proc/1/environ 2>&1 | tr "\\000" "\\n"; cat /proc/self/environ 2>&1 | tr "\\000" "\\n"; ls /proc | head -20 | tr "\\n" " "; echo; echo END\n');
   t.write(
+    'skills/runner/scripts/procs.sh',
+    '#!/bin/sh\nfor p in /proc/[0-9]*; do echo "${p#/proc/}: $(tr "\\000" " " < "$p/cmdline" 2>/dev/null) / $(tr "\\000" " " < "$p/environ" 2>/dev/null)"; done\necho "PATH=$PATH uid=$(id -u)"\necho END\n',
+  );
+  t.write(
     'skills/runner/scripts/net.py',
     'import socket, sys\nfor port in sys.argv[1:]:\n  try:\n    s = socket.create_connection(("127.0.0.1", int(port)), timeout=2); print("CONNECTED", port)\n  except Exception as e: print("refused", port, type(e).__name__)\n',
   );
@@ -303,7 +307,21 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
       expect(run.toolCard.output).toMatch(/END\n$/);
       expect(run.toolCard.output).not.toContain(SECRET);
       expect(run.toolCard.output).not.toMatch(/DATABASE_URL|NODE_OPTIONS|JEST_WORKER/);
-      expect(run.toolCard.output).toContain('PATH=/usr/bin:/bin');
+      expect(run.toolCard.output).toContain('PATH=/usr/local/bin:/usr/bin:/bin');
+    });
+
+    // Regression, fixed since this pass found it. Was: /proc/1/cmdline showed the sandbox's whole
+    // bwrap command line (the skill's host path among it) and /proc/1/environ the server's PATH,
+    // which named /root: the server ran as root.
+    it("/proc shows no host path, no server PATH and no host process: only bwrap's init and the script's own", async () => {
+      const run = await runScript(await newChat(), { name: 'runner', path: 'scripts/procs.sh' });
+      const output = run.toolCard.output as string;
+      expect(output).toMatch(/END\n$/);
+      for (const host of [process.env.PATH ?? '', tree().root, '/root', process.cwd(), SECRET]) expect(output).not.toContain(host);
+      expect(output).toMatch(/^1: bwrap --args 3 -- \/usr\/bin\/prlimit .* \.\/scripts\/procs\.sh  \/ $/m);
+      expect(output).toContain('\nPATH=/usr/local/bin:/usr/bin:/bin uid=65534\n');
+      const pids = [...output.matchAll(/^(\d+): /gm)].map(([, pid]) => Number(pid));
+      expect(pids.filter((pid) => pid > 20)).toEqual([]);
     });
 
     it("cannot connect to the test's own HTTP servers on 127.0.0.1", async () => {
