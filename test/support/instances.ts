@@ -108,12 +108,14 @@ function startInstance(configFile: string, cwd: string, env: Record<string, stri
 }
 
 /**
- * A Skillhost server started as `command` (`[program, ...args]`) in `cwd` with exactly `env`,
- * answered once it logs that it listens on 127.0.0.1; it throws with the output if it exits first.
+ * A Skillhost server started as `command` (`[program, ...args]`) in `cwd` with exactly `env`
+ * (and as user and group `uid` when given: the tests' process must be root then), answered once it
+ * logs that it listens on 127.0.0.1; it throws with the output if it exits first.
  */
-export async function startServerProcess(command: string[], options: { cwd: string; env: Record<string, string> }): Promise<AppInstance> {
+export async function startServerProcess(command: string[], options: { cwd: string; env: Record<string, string>; uid?: number }): Promise<AppInstance> {
   const [program, ...args] = command;
-  const child = spawn(program === 'node' ? process.execPath : program, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
+  const child = spawn(program === 'node' ? process.execPath : program, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], ...user });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
