@@ -1,5 +1,8 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { chooseInterpreter, type InterpreterChoice, parseShebang } from './interpreter.js';
+import { chooseInterpreter, type InterpreterChoice, isExecutableFile, isSandboxProgram, parseShebang } from './interpreter.js';
 
 /** Every interpreter installed in /usr/bin, as on a merged-/usr Debian. */
 const inUsrBin = (path: string) => path.startsWith('/usr/bin/');
@@ -67,9 +70,10 @@ describe(chooseInterpreter.name, () => {
     expect(choose('scripts/tool', '#!/usr/local/bin/node\n')).toEqual({ name: 'node', command: '/usr/bin/node', args: [] });
   });
 
-  it('looks in /usr/bin first, then /bin, and says when the interpreter is not installed', () => {
+  it('looks in /usr/local/bin first (the sandbox PATH\'s order), then /usr/bin, then /bin, and says when the interpreter is not installed', () => {
+    expect(choose('a.js', '', (path) => path === '/usr/local/bin/node' || path === '/usr/bin/node')).toEqual({ name: 'node', command: '/usr/local/bin/node', args: [] });
     expect(choose('a.sh', '', (path) => path === '/bin/sh')).toEqual({ name: 'sh', command: '/bin/sh', args: [] });
-    expect(choose('a.py', '', () => false)).toEqual({ error: 'it needs python3, which is not installed on this server (looked in /usr/bin and /bin); ask the operator to install it.' });
+    expect(choose('a.py', '', () => false)).toEqual({ error: 'it needs python3, which is not installed on this server (looked in /usr/local/bin, /usr/bin and /bin); ask the operator to install it.' });
   });
 
   it.each([
@@ -84,5 +88,21 @@ describe(chooseInterpreter.name, () => {
   ])('refuses %s (%j)', (path, head, error) => {
     const sut = choose(path, head);
     expect('error' in sut ? sut.error : sut).toContain(error);
+  });
+});
+
+describe(isSandboxProgram.name, () => {
+  it('takes an executable that really lives under /usr or /bin, and refuses one elsewhere, which the sandbox would not see', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skillhost-program-'));
+    try {
+      const elsewhere = join(dir, 'node');
+      writeFileSync(elsewhere, '#!/bin/sh\n');
+      chmodSync(elsewhere, 0o755);
+      expect([isExecutableFile(elsewhere), isSandboxProgram(elsewhere)]).toEqual([true, false]);
+      expect(isSandboxProgram('/usr/bin/env')).toBe(true);
+      expect(isSandboxProgram('/usr/bin/no-such-program')).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, realpathSync } from 'node:fs';
 
 /**
  * Which program runs a skill's script. The sandbox never executes the script file itself (a skill
@@ -19,8 +19,14 @@ const BY_EXTENSION: Readonly<Record<string, InterpreterName>> = {
   '.cjs': 'node',
 };
 
-/** Where interpreters are looked up, in order; both are bound read-only into the sandbox. */
-export const INTERPRETER_DIRS = ['/usr/bin', '/bin'] as const;
+/**
+ * Where interpreters are looked up, in the order of the sandbox's PATH; all are bound read-only
+ * into the sandbox. `/usr/local/bin` is where the official Node.js images keep `node`.
+ */
+export const INTERPRETER_DIRS = ['/usr/local/bin', '/usr/bin', '/bin'] as const;
+
+/** A program is only of use when it really lives in a folder the sandbox binds (not a link to /opt or a home). */
+const BOUND_PROGRAM_ROOTS = ['/usr/', '/bin/'] as const;
 
 /** Linux reads at most this many bytes of a shebang line (BINPRM_BUF_SIZE); so do we. */
 export const SHEBANG_BYTES = 256;
@@ -51,11 +57,27 @@ export const isExecutableFile: IsExecutable = (path) => {
   }
 };
 
+/** An executable file that is really inside the folders the sandbox binds, so it runs in there too. */
+export const isSandboxProgram: IsExecutable = (path) => {
+  if (!isExecutableFile(path)) return false;
+  try {
+    const real = realpathSync(path);
+    return BOUND_PROGRAM_ROOTS.some((root) => real.startsWith(root));
+  } catch {
+    return false;
+  }
+};
+
+/** `/usr/local/bin, /usr/bin and /bin`, for messages. */
+export function interpreterDirsText(): string {
+  return `${INTERPRETER_DIRS.slice(0, -1).join(', ')} and ${INTERPRETER_DIRS.at(-1)}`;
+}
+
 /**
  * `relativePath` is the script's path in the skill folder (for its extension);
  * `firstBytes` its first bytes (at least the first line, up to SHEBANG_BYTES).
  */
-export function chooseInterpreter(relativePath: string, firstBytes: Buffer, isExecutable: IsExecutable = isExecutableFile): InterpreterChoice {
+export function chooseInterpreter(relativePath: string, firstBytes: Buffer, isExecutable: IsExecutable = isSandboxProgram): InterpreterChoice {
   const shebang = parseShebang(firstBytes);
   if (shebang.kind === 'invalid') return { error: shebang.reason };
   let name: InterpreterName;
@@ -81,7 +103,7 @@ export function chooseInterpreter(relativePath: string, firstBytes: Buffer, isEx
   }
   const command = INTERPRETER_DIRS.map((dir) => `${dir}/${name}`).find(isExecutable);
   if (!command) {
-    return { error: `it needs ${name}, which is not installed on this server (looked in ${INTERPRETER_DIRS.join(' and ')}); ask the operator to install it.` };
+    return { error: `it needs ${name}, which is not installed on this server (looked in ${interpreterDirsText()}); ask the operator to install it.` };
   }
   return { name, command, args: options };
 }
