@@ -85,7 +85,7 @@ export interface SandboxRequest {
   env?: Record<string, string>;
   /** Aborting kills the sandbox at once (the server shutting down); the result then reports SIGKILL. */
   signal?: AbortSignal;
-  /** Asked once the script and its interpreter are known, before anything runs: throws to refuse (allowed-tools). */
+  /** Asked once the script and its interpreter are known, before anything runs: throws to refuse (allowed-tools, no free sandbox slot). */
   authorize?: (invocation: ScriptInvocation) => void;
 }
 

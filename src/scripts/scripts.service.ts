@@ -65,7 +65,7 @@ export class ScriptsService implements OnModuleInit {
    * SCRIPTS_DISABLED, SCRIPT_NOT_ALLOWED, SCRIPTS_BUSY or a path/interpreter problem as an
    * AppError; a script that runs and fails is a result. The slot is taken once the call is known
    * to be valid, just before the sandbox starts, and given back however the run ends (exit,
-   * timeout, output cap, abort, a sandbox that would not start).
+   * time limit, output cap, a sandbox that would not start).
    */
   async run(request: ScriptRequest): Promise<ScriptRun> {
     if (!this.config.enabled) throw scriptsDisabledError();
