@@ -33,6 +33,7 @@ export enum ErrorCode {
   FORBIDDEN = 'FORBIDDEN',
   USER_NOT_FOUND = 'USER_NOT_FOUND',
   USER_NAME_TAKEN = 'USER_NAME_TAKEN',
+  LAST_ADMIN = 'LAST_ADMIN',
   API_KEY_NOT_FOUND = 'API_KEY_NOT_FOUND',
   QUERY_TOO_COMPLEX = 'QUERY_TOO_COMPLEX',
   UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
@@ -85,6 +86,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.SKILL_QUOTA_EXCEEDED:
       return 403;
     case ErrorCode.USER_NAME_TAKEN:
+    case ErrorCode.LAST_ADMIN:
     case ErrorCode.SKILL_SWITCH_LOCKED:
       return 409;
     case ErrorCode.MODEL_ERROR:

@@ -32,6 +32,7 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.FORBIDDEN]: 'the route needs an admin and the caller is a member',
   [ErrorCode.USER_NOT_FOUND]: 'no user has that id',
   [ErrorCode.USER_NAME_TAKEN]: 'a user with that name already exists',
+  [ErrorCode.LAST_ADMIN]: 'the change (a demotion, a disabling, a key revoked) would leave no enabled admin with a working API key; make another admin a key first (the CLI can always add one)',
   [ErrorCode.API_KEY_NOT_FOUND]: 'no API key has that id (for `/v1/me/keys`: none of the caller\'s)',
   [ErrorCode.QUERY_TOO_COMPLEX]: 'a GraphQL query is too deep or too large',
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 'a request body that is not `application/json` (form posts, XML, multipart, a missing content type)',
