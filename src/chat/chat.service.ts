@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ModelMessage } from 'ai';
 import type { Principal } from '../auth/principal.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
-import { toErrorBody } from '../common/app-exception.filter.js';
+import { errorReaderOf, toErrorBody } from '../common/app-exception.filter.js';
 import { isUuid } from '../common/uuid.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat, type ModelConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
@@ -281,7 +281,8 @@ export class ChatService {
       return result;
     } catch (error) {
       this.metrics.observeFailedTurn(input.model, error);
-      emit?.({ event: 'error', data: toErrorBody(error).body });
+      // The caller and the chat's subscribers are the same user: the error as that user may read it.
+      emit?.({ event: 'error', data: toErrorBody(error, errorReaderOf(principal)).body });
       throw error;
     } finally {
       release?.();

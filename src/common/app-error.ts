@@ -50,6 +50,11 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
+    /**
+     * Added to `details` for admins only: what may show the server's insides (a provider's own
+     * words, an address). The message and `details` are for everyone, and are what gets stored.
+     */
+    readonly adminDetails?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'AppError';
