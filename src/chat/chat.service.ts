@@ -162,7 +162,7 @@ export class ChatService {
    * skill the caller may see.
    */
   async previewCatalogue(principal: Principal, message: string | undefined, format: CatalogueFormat): Promise<string> {
-    if (message === undefined) return this.registry.viewFor(principal.userId).catalogue(format);
+    if (message === undefined) return this.searching.wholeCatalogue(this.registry.viewFor(principal.userId), format);
     // A new chat: the user's filter, the default model, the configured style.
     const view = await this.registry.viewForUser(principal.userId);
     const { prompt, requested } = this.turnRequest(message, view);
