@@ -66,11 +66,10 @@ export class UserRepository {
         await lockEnabledAdmins(manager);
         const user = await manager.findOne(UserEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
         if (user === null) return null;
-        const wasAdmin = user.role === 'admin' && !user.disabled;
+        const staysAdmin = (changes.role ?? user.role) === 'admin' && !(changes.disabled ?? user.disabled);
+        if (user.role === 'admin' && !user.disabled && !staysAdmin && (await takesLastAdminKey(manager, { user: id }))) return { lastAdmin: user };
         if (changes.role !== undefined) user.role = changes.role;
         if (changes.disabled !== undefined) user.disabled = changes.disabled;
-        const isAdmin = user.role === 'admin' && !user.disabled;
-        if (wasAdmin && !isAdmin && (await takesLastAdminKey(manager, { user: id }))) return { lastAdmin: await manager.findOneByOrFail(UserEntity, { id }) };
         return { user: await manager.save(user) };
       }),
     );
