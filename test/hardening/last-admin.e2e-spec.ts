@@ -104,43 +104,39 @@ describe('the last enabled admin with a working key', () => {
     // Regression, fixed since this pass found it. Was: both demotions checked "another admin remains" before either committed, and both went through.
     const alice = await account('alice', 'admin');
     const bob = await account('bob', 'admin');
-    // Both requests are held at the same point, behind a transaction that holds the admins' rows, then let go together.
-    const holder = new pg.Client({ connectionString: db.url });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query("SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR UPDATE");
-      const answers = Promise.all([
-        send('PATCH', `/v1/admin/users/${bob.id}`, by(alice, { json: { role: 'member' } })),
-        send('PATCH', `/v1/admin/users/${alice.id}`, by(bob, { json: { role: 'member' } })),
-      ]);
-      await waitForLockWaiters(db.url, 2);
-      await holder.query('COMMIT');
-      const [first, second] = await answers;
-      expect([first.status, second.status].sort()).toEqual([200, 409]);
-      expect([first, second].find((answer) => answer.status === 409)?.body.code).toBe('LAST_ADMIN');
-    } finally {
-      await holder.end();
-    }
+    const answers = await together(() => [
+      send('PATCH', `/v1/admin/users/${bob.id}`, by(alice, { json: { role: 'member' } })),
+      send('PATCH', `/v1/admin/users/${alice.id}`, by(bob, { json: { role: 'member' } })),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    expect(answers.find((answer) => answer.status === 409)?.body.code).toBe('LAST_ADMIN');
     expect(await workingAdmins()).toHaveLength(1);
   });
 
-  it('an admin revoking its last key while another admin demotes it at the same moment: one of the two is refused', async () => {
+  it('an admin revoking its last key while demoting the other admin at the same moment: one of the two is refused', async () => {
     const alice = await account('alice', 'admin');
     const bob = await account('bob', 'admin');
-    const holder = new pg.Client({ connectionString: db.url });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query("SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR UPDATE");
-      const answers = Promise.all([send('DELETE', `/v1/me/keys/${alice.keyId}`, by(alice)), send('PATCH', `/v1/admin/users/${bob.id}`, by(alice, { json: { role: 'member' } }))]);
-      await waitForLockWaiters(db.url, 2);
-      await holder.query('COMMIT');
-      const statuses = (await answers).map((answer) => answer.status);
-      expect(statuses.filter((status) => status === 409)).toHaveLength(1);
-    } finally {
-      await holder.end();
-    }
+    const answers = await together(() => [send('DELETE', `/v1/me/keys/${alice.keyId}`, by(alice)), send('PATCH', `/v1/admin/users/${bob.id}`, by(alice, { json: { role: 'member' } }))]);
+    expect(answers.map((answer) => answer.status).filter((status) => status === 409)).toHaveLength(1);
     expect(await workingAdmins()).toHaveLength(1);
   });
 });
+
+/**
+ * Sends the requests so that they meet at the same point: behind a transaction holding the admins'
+ * rows until every one of them waits for it, then let go together.
+ */
+async function together(requests: () => Promise<Answer>[]): Promise<Answer[]> {
+  const holder = new pg.Client({ connectionString: db.url });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query("SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR UPDATE");
+    const sent = requests();
+    await waitForLockWaiters(db.url, sent.length);
+    await holder.query('COMMIT');
+    return await Promise.all(sent);
+  } finally {
+    await holder.end();
+  }
+}
