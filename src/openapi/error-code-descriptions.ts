@@ -25,7 +25,7 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.OAUTH_NOT_SUPPORTED]: 'an OAuth discovery, registration or token route (which MCP clients probe after a 401): this server takes API keys, and the message says how to send one',
   [ErrorCode.MCP_SESSION_NOT_FOUND]: "the `mcp-session-id` names no open session of the caller's (it closed, idled out, was another user's, or the instance restarted); the client starts a new one",
   [ErrorCode.MODEL_NOT_CONFIGURED]: 'a turn was asked for but no model is configured',
-  [ErrorCode.MODEL_ERROR]: 'the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored',
+  [ErrorCode.MODEL_ERROR]: "the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored. The message and `details.requestId` name the request id under which the server's log holds the provider's reason; only an admin's answer has it, in `details.reason`",
   [ErrorCode.DATABASE_UNAVAILABLE]: 'PostgreSQL is unreachable (the API key look-up needs it too); nothing was changed',
   [ErrorCode.PAYLOAD_TOO_LARGE]: 'the request body is over 1 MiB; a skill upload past `[app.skills] max_install_bytes` unpacked or 1,000 files (reading stops there)',
   [ErrorCode.UNAUTHENTICATED]: 'the API key is missing, malformed, unknown, revoked or expired, or its user is disabled',
