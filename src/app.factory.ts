@@ -32,7 +32,7 @@ export interface CreateAppOptions {
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const pino = options.logger === undefined ? createAppLogger(config.app.logging, options.logDestination) : undefined;
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forConfig(config, pino),
+    AppModule.forConfig(config),
     new FastifyAdapter({
       ...fastifyLoggingOptions(pino),
       bodyLimit: BODY_LIMIT_BYTES,

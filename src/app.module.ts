@@ -9,7 +9,7 @@ import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { GraphqlApiModule } from './graphql/graphql-api.module.js';
 import { LifecycleModule } from './ops/lifecycle.service.js';
-import { type AppLogger, LoggingModule } from './ops/logging.js';
+import { LoggingModule } from './ops/logging.js';
 import { MetricsModule } from './ops/metrics.service.js';
 import { OpsModule } from './ops/ops.module.js';
 import { RateLimitGuard } from './ops/rate-limit.guard.js';
@@ -20,16 +20,13 @@ import { McpModule } from './mcp/mcp.module.js';
 
 @Module({})
 export class AppModule {
-  /**
-   * The whole application for one validated configuration (main.ts and tests build it the same
-   * way); `logger`: the app's pino logger, when Nest's logs go to pino (app.factory.ts decides).
-   */
-  static forConfig(config: AppConfig, logger?: AppLogger): DynamicModule {
+  /** The whole application for one validated configuration (main.ts and tests build it the same way). */
+  static forConfig(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggingModule.forLogger(logger),
+        LoggingModule,
         LifecycleModule,
         MetricsModule,
         PersistenceModule,

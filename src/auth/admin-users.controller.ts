@@ -35,7 +35,7 @@ export class AdminUsersController {
   @Patch('users/:id')
   @ApiOperation({ summary: "Change a user's role or disable it" })
   @ApiOkResponse({ type: UserDto })
-  @ApiErrors(ErrorCode.USER_NOT_FOUND)
+  @ApiErrors(ErrorCode.USER_NOT_FOUND, ErrorCode.LAST_ADMIN)
   @ApiBody({ type: UpdateUserDto, required: false })
   async updateUser(@Param('id') id: string, @Body() body: UpdateUserDto) {
     return presentUser(await this.users.updateUser(id, body));
@@ -54,7 +54,7 @@ export class AdminUsersController {
   @HttpCode(204)
   @ApiOperation({ summary: "Revoke anyone's API key" })
   @ApiNoContentResponse({ description: 'Revoked.' })
-  @ApiErrors(ErrorCode.API_KEY_NOT_FOUND)
+  @ApiErrors(ErrorCode.API_KEY_NOT_FOUND, ErrorCode.LAST_ADMIN)
   async revokeKey(@Param('id') id: string): Promise<void> {
     await this.users.revokeKey(id);
   }

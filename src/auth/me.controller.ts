@@ -47,7 +47,7 @@ export class MeController {
   @HttpCode(204)
   @ApiOperation({ summary: "Revoke one of the caller's keys" })
   @ApiNoContentResponse({ description: 'Revoked; it stops working on this instance at once, on others within seconds.' })
-  @ApiErrors(ErrorCode.API_KEY_NOT_FOUND)
+  @ApiErrors(ErrorCode.API_KEY_NOT_FOUND, ErrorCode.LAST_ADMIN)
   async revokeKey(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
     await this.users.revokeKey(id, principal.userId);
   }

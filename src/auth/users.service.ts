@@ -68,11 +68,12 @@ export class UsersService {
 
   async updateUser(id: string, changes: { role?: UserRole | null; disabled?: boolean | null }): Promise<UserEntity> {
     // A JSON null is "not sent", as an omitted field is: neither may be unset.
-    const user = isUuid(id) ? await this.users.update(id, { role: changes.role ?? undefined, disabled: changes.disabled ?? undefined }) : null;
-    if (user === null) throw userNotFound(id);
+    const updated = isUuid(id) ? await this.users.update(id, { role: changes.role ?? undefined, disabled: changes.disabled ?? undefined }) : null;
+    if (updated === null) throw userNotFound(id);
+    if ('lastAdmin' in updated) throw lastAdmin(`'${updated.lastAdmin.name}' holds the last working API key of an enabled admin: ${changes.disabled ? 'disabling' : 'demoting'} them`, { id: updated.lastAdmin.id, name: updated.lastAdmin.name });
     // Keys this instance has cached for the user must not outlive a demotion or a disabling.
-    this.auth.forgetUser(user.id);
-    return user;
+    this.auth.forgetUser(updated.user.id);
+    return updated.user;
   }
 
   async createKey(userId: string, options: { label?: string | null; expiresAt?: Date | null } = {}): Promise<CreatedApiKey> {
@@ -125,13 +126,33 @@ export class UsersService {
     return this.keys.list(userId);
   }
 
-  /** Revokes a key (only one of `userId`'s, when given); it stops working on this instance at once. */
-  async revokeKey(id: string, userId?: string): Promise<ApiKeyEntity> {
-    const revoked = isUuid(id) ? await this.keys.revoke(id, userId) : null;
+  /**
+   * Revokes a key (only one of `userId`'s, when given); it stops working on this instance at once.
+   * The last working key of an enabled admin is LAST_ADMIN, unless `keepAnAdmin` is false: the CLI,
+   * whose operator can always make a new admin key, may revoke any key (a leaked one above all).
+   */
+  async revokeKey(id: string, userId?: string, options: { keepAnAdmin: boolean } = { keepAnAdmin: true }): Promise<ApiKeyEntity> {
+    const revoked = isUuid(id) ? await this.keys.revoke(id, userId, options.keepAnAdmin) : null;
     if (revoked === null) throw new AppError(ErrorCode.API_KEY_NOT_FOUND, `API key '${id}' not found.`, { id });
+    if ('lastAdmin' in revoked) {
+      const { keyId, userId: ownerId, userName } = revoked.lastAdmin;
+      throw lastAdmin(`This is the last working API key of an enabled admin ('${userName}'): revoking it`, { id: keyId, userId: ownerId, name: userName });
+    }
     this.auth.forgetKey(revoked.keyHash);
     return revoked.key;
   }
+}
+
+/**
+ * A change that would leave nobody able to administer the server over the API; `change` says which
+ * change, as the start of a sentence. The CLI on the server's database is the way back in either way.
+ */
+function lastAdmin(change: string, details: Record<string, unknown>): AppError {
+  return new AppError(
+    ErrorCode.LAST_ADMIN,
+    `${change} would leave no enabled admin with a working API key, and nobody able to administer the server over the API. Make another admin a key first (POST /v1/admin/users/{id}/keys), then try again.`,
+    details,
+  );
 }
 
 function userNotFound(id: string): AppError {

@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ModelMessage } from 'ai';
 import type { Principal } from '../auth/principal.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
-import { toErrorBody } from '../common/app-exception.filter.js';
+import { errorReaderOf, toErrorBody } from '../common/app-exception.filter.js';
 import { isUuid } from '../common/uuid.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat, type ModelConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
@@ -163,7 +163,7 @@ export class ChatService {
    * skill the caller may see.
    */
   async previewCatalogue(principal: Principal, message: string | undefined, format: CatalogueFormat): Promise<string> {
-    if (message === undefined) return this.registry.viewFor(principal.userId).catalogue(format);
+    if (message === undefined) return this.searching.wholeCatalogue(this.registry.viewFor(principal.userId), format);
     // A new chat: the user's filter, the default model, the configured style.
     const view = await this.registry.viewForUser(principal.userId);
     const { prompt, requested } = this.turnRequest(message, view);
@@ -282,7 +282,8 @@ export class ChatService {
       return result;
     } catch (error) {
       this.metrics.observeFailedTurn(input.model, error);
-      emit?.({ event: 'error', data: toErrorBody(error).body });
+      // The caller and the chat's subscribers are the same user: the error as that user may read it.
+      emit?.({ event: 'error', data: toErrorBody(error, errorReaderOf(principal)).body });
       throw error;
     } finally {
       release?.();

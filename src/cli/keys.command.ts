@@ -89,7 +89,8 @@ async function revokeKey(args: string[], io: CliIo): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(`keys revoke takes one key ID (see \`skillhost keys list\`); got ${positionals.length}.`);
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   const { key, userName } = await withUsersService(config, async (users) => {
-    const revoked = await users.revokeKey(positionals[0]);
+    // The operator at the server's database may revoke any key, the last admin's too: `keys create` makes another.
+    const revoked = await users.revokeKey(positionals[0], undefined, { keepAnAdmin: false });
     return { key: revoked, userName: (await users.getUser(revoked.userId)).name };
   });
   if (values.json) io.out(JSON.stringify(presentApiKey(key, userName), null, 2));

@@ -34,6 +34,7 @@ export enum ErrorCode {
   FORBIDDEN = 'FORBIDDEN',
   USER_NOT_FOUND = 'USER_NOT_FOUND',
   USER_NAME_TAKEN = 'USER_NAME_TAKEN',
+  LAST_ADMIN = 'LAST_ADMIN',
   API_KEY_NOT_FOUND = 'API_KEY_NOT_FOUND',
   QUERY_TOO_COMPLEX = 'QUERY_TOO_COMPLEX',
   UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
@@ -50,6 +51,11 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
+    /**
+     * Added to `details` for admins only: what may show the server's insides (a provider's own
+     * words, an address). The message and `details` are for everyone, and are what gets stored.
+     */
+    readonly adminDetails?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'AppError';
@@ -86,6 +92,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.SKILL_QUOTA_EXCEEDED:
       return 403;
     case ErrorCode.USER_NAME_TAKEN:
+    case ErrorCode.LAST_ADMIN:
     case ErrorCode.SKILL_SWITCH_LOCKED:
       return 409;
     case ErrorCode.MODEL_ERROR:

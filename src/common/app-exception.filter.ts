@@ -1,6 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { GqlArgumentsHost } from '@nestjs/graphql';
 import { GraphQLError } from 'graphql';
 import { type CredentialHeaders, presentedKey } from '../auth/api-key.js';
+import type { Principal } from '../auth/principal.js';
 import { AppError, ErrorCode, httpStatusOf } from './app-error.js';
 
 export interface ErrorBody {
@@ -9,11 +11,25 @@ export interface ErrorBody {
   details?: Record<string, unknown>;
 }
 
-/** Turns anything thrown into `{code, message, details?}`; unexpected errors become a bare INTERNAL. */
-export function toErrorBody(error: unknown): { status: number; body: ErrorBody } {
+/** Who an error answer is for: an admin also gets the error's `adminDetails`. */
+export interface ErrorReader {
+  admin: boolean;
+}
+
+/** Anyone: no admin details. */
+export const ANY_READER: ErrorReader = Object.freeze({ admin: false });
+
+/** The reader a request acts as (the guard has put its principal there; none yet reads as anyone). */
+export function errorReaderOf(principal: Pick<Principal, 'role'> | undefined): ErrorReader {
+  return principal?.role === 'admin' ? { admin: true } : ANY_READER;
+}
+
+/** Turns anything thrown into `{code, message, details?}` for `reader`; unexpected errors become a bare INTERNAL. */
+export function toErrorBody(error: unknown, reader: ErrorReader = ANY_READER): { status: number; body: ErrorBody } {
   if (error instanceof AppError) {
     const body: ErrorBody = { code: error.code, message: error.message };
-    if (error.details !== undefined) body.details = error.details;
+    const details = reader.admin && error.adminDetails !== undefined ? { ...error.details, ...error.adminDetails } : error.details;
+    if (details !== undefined) body.details = details;
     return { status: httpStatusOf(error.code), body };
   }
   if (error instanceof HttpException) {
@@ -28,8 +44,8 @@ export function toErrorBody(error: unknown): { status: number; body: ErrorBody }
 }
 
 /** The same error for GraphQL: the REST code and status in `extensions`, validation problems in `extensions.details`. */
-export function toGraphQLError(error: unknown): GraphQLError {
-  const { status, body } = toErrorBody(error);
+export function toGraphQLError(error: unknown, reader: ErrorReader = ANY_READER): GraphQLError {
+  const { status, body } = toErrorBody(error, reader);
   return new GraphQLError(body.message, { extensions: { code: body.code, status, ...(body.details !== undefined ? { details: body.details } : {}) } });
 }
 
@@ -40,6 +56,13 @@ function codeForHttpStatus(status: number): ErrorCode | undefined {
   if (status === 413) return ErrorCode.PAYLOAD_TOO_LARGE;
   if (status === 415) return ErrorCode.UNSUPPORTED_MEDIA_TYPE;
   if (status === 400) return ErrorCode.VALIDATION_FAILED;
+  return undefined;
+}
+
+/** Who the failed call acted as, once the principal guard has said (REST: the request; GraphQL: the operation's context). */
+function principalOf(host: ArgumentsHost): Principal | undefined {
+  if (host.getType<string>() === 'graphql') return GqlArgumentsHost.create(host).getContext<{ principal?: Principal }>().principal;
+  if (host.getType<string>() === 'http') return host.switchToHttp().getRequest<{ principal?: Principal }>().principal;
   return undefined;
 }
 
@@ -115,13 +138,14 @@ export class AppExceptionFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): GraphQLError | undefined {
     const aborted = host.getType<string>() === 'http' && isClientAbort(error, host.switchToHttp().getRequest<RequestLike>());
-    const { status, body } = aborted ? CLIENT_ABORTED : toErrorBody(error);
+    const reader = errorReaderOf(principalOf(host));
+    const { status, body } = aborted ? CLIENT_ABORTED : toErrorBody(error, reader);
     // Expected failures (a model down, the database gone) are one line; anything else gets its stack.
     if (aborted) this.logger.debug(`The client went away before its request was read (${(error as Error).message})`);
     else if (error instanceof AppError && status >= 500) this.logger.warn(`${error.code}: ${error.message}`);
     else if (status >= 500) this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     // GraphQL: Nest rethrows what the filter returns, and the GraphQL server puts it in `errors`.
-    if (host.getType<string>() === 'graphql') return toGraphQLError(error);
+    if (host.getType<string>() === 'graphql') return toGraphQLError(error, reader);
     const reply = host.switchToHttp().getResponse<ReplyLike>();
     const request = host.getType<string>() === 'http' ? host.switchToHttp().getRequest<McpRequestLike>() : undefined;
     if (body.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', bearerChallenge(body.message, request !== undefined && presentedKey(request.headers ?? {}) !== undefined));

@@ -35,7 +35,7 @@ export class SkillsResolver {
   async skill(@Args() { name }: SkillNameArgs, @CurrentPrincipal() principal: Principal) {
     const scope = { snapshot: this.registry.viewFor(principal.userId) };
     const skill = this.registry.get(name, scope.snapshot);
-    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, scope));
+    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, scope), scope.snapshot.directories);
   }
 
   @Query(() => SkillResourceModel, { description: 'One file of a skill as text, size-capped (GET /v1/skills/{name}/resources/{path}).' })

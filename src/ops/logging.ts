@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { type DynamicModule, Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type FastifyInstance, LogController } from 'fastify';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 import { build as prettyStream } from 'pino-pretty';
 import type { LogFormat, LogLevel } from '../config/app-config.js';
-import { runWithRequestLogger } from './nest-logger.js';
+import { runInRequest } from './request-scope.js';
 
 export type AppLogger = Logger;
 
@@ -84,25 +84,23 @@ export function fastifyLoggingOptions(logger: AppLogger | undefined) {
 }
 
 /**
- * A request's logger (Fastify's `request.log`, carrying `reqId`) is bound just before its handler:
- * guards, the handler and the services it calls all run after `preHandler`, and a binding made
- * earlier would be left behind by reading the body.
+ * A request's id and logger (Fastify's `request.log`, carrying `reqId`) are bound just before its
+ * handler (request-scope.ts): guards, the handler and the services it calls all run after
+ * `preHandler`, and a binding made earlier would be left behind by reading the body.
  */
 @Injectable()
-export class RequestLogContext implements OnModuleInit {
+export class RequestScopeBinding implements OnModuleInit {
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    fastify.addHook('preHandler', (request, _reply, done) => runWithRequestLogger(request.log as Logger, done));
+    fastify.addHook('preHandler', (request, _reply, done) => runInRequest({ id: request.id, log: request.log as Logger }, done));
   }
 }
 
-/** Binds each request's logger for PinoNestLogger; nothing when the app logs elsewhere (tests: none, or their own). */
-@Module({})
-export class LoggingModule {
-  static forLogger(logger: AppLogger | undefined): DynamicModule {
-    if (logger === undefined) return { module: LoggingModule };
-    return { module: LoggingModule, providers: [RequestLogContext] };
-  }
-}
+/**
+ * Binds each request's id and logger for the code it runs (PinoNestLogger writes through the
+ * logger; errors name the id), whether the app logs through pino or elsewhere (tests: none, or their own).
+ */
+@Module({ providers: [RequestScopeBinding] })
+export class LoggingModule {}

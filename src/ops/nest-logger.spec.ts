@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
-import { PinoNestLogger, runWithRequestLogger } from './nest-logger.js';
+import { PinoNestLogger } from './nest-logger.js';
+import { runInRequest } from './request-scope.js';
 
 function capture(level = 'info') {
   const records: Record<string, unknown>[] = [];
@@ -62,7 +63,7 @@ describe(PinoNestLogger.name, () => {
     const { logger, records } = capture();
     const sut = new PinoNestLogger(logger);
     await new Promise<void>((resolve) =>
-      runWithRequestLogger(logger.child({ reqId: 'r-1' }), () => {
+      runInRequest({ id: 'r-1', log: logger.child({ reqId: 'r-1' }) }, () => {
         void Promise.resolve().then(() => {
           sut.log('in a request', 'Svc');
           resolve();

@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { currentRequestLogger } from './request-scope.js';
 
 type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
@@ -9,14 +9,6 @@ type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
  * are debug lines: the server's start-up summary says what a person needs.
  */
 const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'GraphQLModule']);
-
-/** The logger of the request being handled (Fastify's `request.log`, carrying `reqId`). */
-const requestLogger = new AsyncLocalStorage<Logger>();
-
-/** Runs `next` (and everything it starts) with `logger` as the request's logger. */
-export function runWithRequestLogger(logger: Logger, next: () => void): void {
-  requestLogger.run(logger, next);
-}
 
 /**
  * Nest's `LoggerService` over the app's pino logger: `new Logger(context).warn(…)` anywhere
@@ -52,7 +44,7 @@ export class PinoNestLogger implements LoggerService {
   }
 
   private write(level: Level, message: unknown, rest: unknown[]): void {
-    const logger = requestLogger.getStore() ?? this.root;
+    const logger = currentRequestLogger() ?? this.root;
     if (!logger.isLevelEnabled(level)) return;
     const fields: Record<string, unknown> = {};
     const extra = rest.length > 0 ? rest.slice(0, -1) : [];

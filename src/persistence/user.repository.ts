@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { Page } from './chat.repository.js';
 import { isUniqueViolation, runQuery } from './database-errors.js';
 import { UserEntity, type UserRole } from './entities/user.entity.js';
+import { lockEnabledAdmins, takesLastAdminKey } from './last-admin.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import type { StoredSkillFilter } from './skill-store.repository.js';
 
@@ -55,14 +56,22 @@ export class UserRepository {
     });
   }
 
-  /** The updated user, or null when there is none with that id. */
-  update(id: string, changes: { role?: UserRole; disabled?: boolean }): Promise<UserEntity | null> {
-    return runQuery(async () => {
-      const user = await this.dataSource.manager.findOneBy(UserEntity, { id });
-      if (user === null) return null;
-      if (changes.role !== undefined) user.role = changes.role;
-      if (changes.disabled !== undefined) user.disabled = changes.disabled;
-      return this.dataSource.manager.save(user);
-    });
+  /**
+   * The updated user; null when there is none with that id; `lastAdmin` (nothing changed) when the
+   * change would take the server's last working admin key out of use (see last-admin.ts).
+   */
+  update(id: string, changes: { role?: UserRole; disabled?: boolean }): Promise<{ user: UserEntity } | { lastAdmin: UserEntity } | null> {
+    return runQuery(() =>
+      this.dataSource.transaction(async (manager) => {
+        await lockEnabledAdmins(manager);
+        const user = await manager.findOne(UserEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+        if (user === null) return null;
+        const staysAdmin = (changes.role ?? user.role) === 'admin' && !(changes.disabled ?? user.disabled);
+        if (user.role === 'admin' && !user.disabled && !staysAdmin && (await takesLastAdminKey(manager, { user: id }))) return { lastAdmin: user };
+        if (changes.role !== undefined) user.role = changes.role;
+        if (changes.disabled !== undefined) user.disabled = changes.disabled;
+        return { user: await manager.save(user) };
+      }),
+    );
   }
 }

@@ -1,16 +1,49 @@
+import { join } from 'node:path';
 import { stringifyInSlices } from '../common/sliced-json.js';
+import { packageRoot } from '../config/package-version.js';
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
 import { presentCommandReport } from './command.presenter.js';
+import { programmaticSource } from './programmatic-skill.js';
 import type { ResourceListing } from './skill-resources.service.js';
-import { isCodeSkill, type SkillRecord } from './skill.types.js';
+import { type DirectoryReport, isCodeSkill, SKILL_SCOPES, type SkillRecord } from './skill.types.js';
+import { storeSource } from './store/store-skills.js';
 
 /** Response shapes for the skills routes (REST today, GraphQL later): one place, no host paths for users. */
 export function presentSkillSummary(skill: SkillRecord) {
   return { name: skill.name, description: skill.description, frontmatter: skill.frontmatter };
 }
 
-export function presentSkillDetail(skill: SkillRecord, resources: ResourceListing) {
-  return { ...presentSkillSummary(skill), source: skill.source, warnings: skill.warnings, resources };
+/** `directories`: the scan's (a snapshot's or a view's), which number the folders `source` names. */
+export function presentSkillDetail(skill: SkillRecord, resources: ResourceListing, directories: readonly DirectoryReport[]) {
+  return { ...presentSkillSummary(skill), source: presentSource(skill.source, directories), warnings: skill.warnings, resources };
+}
+
+/**
+ * Where a skill comes from, in words anyone may read: `bundled` (Skillhost's own skills folder),
+ * `shared folder N` (the Nth of `[app.skills] directories`), `code folder N` (of
+ * `code_directories`), `store` (a shared store skill), `personal` (a user's own store skill), or
+ * `programmatic:<scope>`. Never the folder itself: host paths are for the admin report.
+ */
+export function presentSource(source: string, directories: readonly DirectoryReport[]): string {
+  if (source === storeSource('shared', null)) return 'store';
+  if (source.startsWith(storeSource('personal', ''))) return 'personal';
+  if (SKILL_SCOPES.some((scope) => source === programmaticSource(scope))) return source;
+  const directory = directories.find((candidate) => candidate.configured === source);
+  if (directory === undefined) return 'unknown';
+  if (directory.path === bundledSkillsFolder()) return 'bundled';
+  const siblings = directories.filter((candidate) => (candidate.code ?? false) === (directory.code ?? false));
+  return `${directory.code ? 'code' : 'shared'} folder ${siblings.indexOf(directory) + 1}`;
+}
+
+let bundled: string | null | undefined;
+
+/** The `skills/` folder Skillhost's package ships (null when the package is not found). */
+function bundledSkillsFolder(): string | null {
+  if (bundled === undefined) {
+    const root = packageRoot();
+    bundled = root === undefined ? null : join(root, 'skills');
+  }
+  return bundled;
 }
 
 /** The list, with the prefixes that invoke a skill at the start of a message (the configuration's). */

@@ -53,9 +53,9 @@ export class SkillsController {
   @ApiOkResponse({ type: SkillDetailDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
   async detail(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
-    const scope = this.scopeOf(principal);
-    const skill = this.registry.get(name, scope.snapshot);
-    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, scope));
+    const snapshot = this.registry.viewFor(principal.userId);
+    const skill = this.registry.get(name, snapshot);
+    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, { snapshot }), snapshot.directories);
   }
 
   /** What the caller may read: the team's skills and the caller's personal ones. */

@@ -160,7 +160,9 @@ describe(BootstrapAdminService.name, () => {
   it('never brings a revoked key back: it stays revoked after a restart, answers 401, and start-up warns', async () => {
     const { app } = await start();
     const [{ id }] = await query<{ id: string }>(db.url, 'SELECT id FROM api_keys WHERE key_hash = $1', [sha256(key)]);
-    await request(app.getHttpServer()).delete(`/v1/me/keys/${id}`).set('authorization', `Bearer ${key}`).expect(204);
+    // Over the API the last admin key cannot be revoked (LAST_ADMIN); the CLI (`skillhost keys revoke`) can.
+    await request(app.getHttpServer()).delete(`/v1/me/keys/${id}`).set('authorization', `Bearer ${key}`).expect(409);
+    await app.get(UsersService).revokeKey(id, undefined, { keepAnAdmin: false });
     apps.splice(apps.indexOf(app), 1);
     await app.close();
 
@@ -189,7 +191,10 @@ describe(BootstrapAdminService.name, () => {
   it("leaves a registered key's owner as an admin changed it (disabled), and warns instead of re-enabling", async () => {
     const first = await start();
     const [{ id: userId }] = await query<{ id: string }>(db.url, "SELECT id FROM users WHERE name = 'admin'");
-    await first.app.get(UsersService).updateUser(userId, { disabled: true });
+    // Another admin with a working key first: the last one cannot be disabled (LAST_ADMIN).
+    const users = first.app.get(UsersService);
+    await users.createKey((await users.createUser('root', 'admin')).id);
+    await users.updateUser(userId, { disabled: true });
     apps.splice(apps.indexOf(first.app), 1);
     await first.app.close();
     const { app, log } = await start();

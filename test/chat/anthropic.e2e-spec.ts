@@ -99,11 +99,12 @@ describe('chats with an anthropic model', () => {
     expect(done.activatedSkills.map((a) => [a.name, a.how])).toEqual([['pdf', 'tool']]);
   });
 
-  it("a provider error comes back as 502 MODEL_ERROR with Anthropic's message; nothing is stored", async () => {
+  it("a provider error comes back as 502 MODEL_ERROR, Anthropic's message as the reason admins read (auth is off: everyone is); nothing is stored", async () => {
     ctx.model.play({ status: 529, body: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }) });
     const res = await http().post(`/v1/chats/${chatId}/messages`).send({ content: 'hello' }).expect(502);
     expect(res.body.code).toBe('MODEL_ERROR');
-    expect(res.body.message).toBe("Model 'claude' failed: Overloaded");
+    expect(res.body.message).toBe(`Model 'claude' could not answer (request id ${res.headers['x-request-id']}); an admin can find the reason in the server's log.`);
+    expect(res.body.details).toMatchObject({ reason: 'Overloaded', providerStatus: 529 });
     expect((await http().get(`/v1/chats/${chatId}/messages`).expect(200)).body.total).toBe(0);
   });
 });

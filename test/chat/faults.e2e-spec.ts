@@ -35,16 +35,19 @@ describe('faults: the model and the database misbehave', () => {
   });
 
   it.each([
-    ['answers 500', { status: 500, body: JSON.stringify({ error: { message: 'upstream exploded', type: 'server_error' } }) }, /upstream exploded/],
-    ['answers 401', { status: 401, body: JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }) }, /Incorrect API key provided/],
-    ['sends garbage', { garbage: 'this is not JSON {{{' }, /./],
-  ])('the model %s → 502 MODEL_ERROR with the reason; nothing is stored', async (_, step, reason) => {
+    ['answers 500', { status: 500, body: JSON.stringify({ error: { message: 'upstream exploded', type: 'server_error' } }) }, /upstream exploded/, 500],
+    ['answers 401', { status: 401, body: JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }) }, /Incorrect API key provided/, 401],
+    ['sends garbage', { garbage: 'this is not JSON {{{' }, /./, 200],
+  ])('the model %s → 502 MODEL_ERROR naming the request id, the reason for admins (auth is off: everyone is); nothing is stored', async (_, step, reason, providerStatus) => {
     ctx.model.play(step as never);
     const before = await rowCounts();
     const res = await http().post(`/v1/chats/${chatId}/messages`).send({ content: '/pdf go' }).expect(502);
-    expect(res.body.code).toBe('MODEL_ERROR');
-    expect(res.body.message).toMatch(/^Model 'scripted' failed: /);
-    expect(res.body.message).toMatch(reason);
+    const requestId = res.headers['x-request-id'];
+    expect(res.body).toEqual({
+      code: 'MODEL_ERROR',
+      message: `Model 'scripted' could not answer (request id ${requestId}); an admin can find the reason in the server's log.`,
+      details: { model: 'scripted', requestId, reason: expect.stringMatching(reason), providerStatus },
+    });
     expect(await rowCounts()).toEqual(before);
     expect((await http().get(`/v1/chats/${chatId}/messages`).expect(200)).body.total).toBe(0);
   });
@@ -53,7 +56,8 @@ describe('faults: the model and the database misbehave', () => {
     ctx.model.play({ hang: true });
     const before = await rowCounts();
     const res = await http().post(`/v1/chats/${chatId}/messages`).send({ content: 'hello?' }).expect(502);
-    expect(res.body).toEqual({ code: 'MODEL_ERROR', message: "Model 'scripted' did not answer within 1500 ms.", details: { model: 'scripted', reason: 'timeout' } });
+    const requestId = res.headers['x-request-id'];
+    expect(res.body).toEqual({ code: 'MODEL_ERROR', message: `Model 'scripted' did not answer within 1500 ms (request id ${requestId}).`, details: { model: 'scripted', reason: 'timeout', requestId } });
     expect(await rowCounts()).toEqual(before);
   });
 
@@ -103,7 +107,8 @@ describe('faults: the model and the database misbehave', () => {
       const id = (await request(other.app.getHttpServer()).post('/v1/chats').send({}).expect(201)).body.id;
       const res = await request(other.app.getHttpServer()).post(`/v1/chats/${id}/messages`).send({ content: 'hi' }).expect(502);
       expect(res.body.code).toBe('MODEL_ERROR');
-      expect(res.body.message).toMatch(/^Model 'gone' failed: /);
+      expect(res.body.message).toMatch(/^Model 'gone' could not answer \(request id [^)]+\); an admin can find the reason in the server's log\.$/);
+      expect(res.body.details.reason).toMatch(/ECONNREFUSED 127\.0\.0\.1:9/);
     } finally {
       await other.close();
     }

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { UsersService } from '../../src/auth/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
-import { multipartOf, tarGzOf, type UploadBody, type UploadFiles, zipOf } from '../support/skill-archives.js';
+import { multipartOf, tarGzOf, type UploadBody, type UploadFiles, zipOf, zipWithChangedByteOf } from '../support/skill-archives.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { RecordingLogger } from './http-client.js';
 import { abortedUpload, filePart, filesUnder, rawMultipart, type RawPart, storeCounts, waitForLockWaiters } from './skill-store-attacks.js';
@@ -511,6 +511,20 @@ describe('the skill store against a hostile client', () => {
       const answer = await upload('/v1/admin/skills', 'root', await archive());
       expect({ status: answer.status, code: answer.body.code }).toEqual({ status, code });
       expect(await counts()).toEqual(before);
+    });
+
+    it("a zip one of whose entries no longer matches its CRC-32 is INVALID_ARCHIVE naming the entry, nothing stored, and no skill offered", async () => {
+      // Regression, fixed since this pass found it. Was: 201, the changed bytes installed as the skill's content (the CRC-32 was never checked).
+      const before = await counts();
+      const archive = await zipWithChangedByteOf(skillFiles('crc', { 'references/guide.md': 'GUIDE-CONTENT' }), 'crc/references/guide.md');
+      const answer = await upload('/v1/skills', 'eve', archive).expect(400);
+      expect(answer.body).toEqual({
+        code: 'INVALID_ARCHIVE',
+        message: expect.stringMatching(/^Entry 'crc\/references\/guide\.md' does not match its CRC-32 \(the archive says 0x[0-9a-f]{8}, its content is 0x[0-9a-f]{8}\); the archive is corrupt: make it again and upload that\.$/),
+        details: { entry: 'crc/references/guide.md', problem: 'crc32' },
+      });
+      expect(await counts()).toEqual(before);
+      expect(await names('eve')).not.toContain('crc');
     });
 
     it('a body with no content type is 415, nothing stored', async () => {

@@ -214,6 +214,25 @@ const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefgh\n`.repeat(10_000) + BIG_MARK
       expect(errors).toEqual([]);
     });
 
+    // Regression, fixed since this pass found it. Was: `MODEL_ERROR: Model 'scripted' failed: <b>Upstream 10.20.30.40:8443</b> refused key sk-live-…` in a member's #status.
+    it("a model answering 500 with markup, an address and a key: a member's #status names a request id and none of it; an admin's adds the reason, as text", async () => {
+      const leaky = '<b>Upstream 10.20.30.40:8443</b> refused key sk-live-LEAKED0123456789abcdef';
+      const fail = () => ctx.model.play({ status: 500, body: JSON.stringify({ error: { message: leaky } }) });
+      fail();
+      const member = await ready(`/?chat=${await newChat()}`);
+      await say(member.page, 'hello');
+      const shown = await turnOver(member.page);
+      expect(shown).toMatch(/^Not sent: MODEL_ERROR: Model 'scripted' could not answer \(request id [0-9a-f-]{36}\); an admin can find the reason in the server's log\. Your message is back in the box\.$/);
+      for (const leak of ['<b>', '10.20.30.40', 'sk-live-LEAKED']) expect(shown).not.toContain(leak);
+      const root = await users.createUser('root-web', 'admin');
+      const rootKey = (await users.createKey(root.id)).key;
+      fail();
+      const admin = await ready(`/?chat=${await newChat(rootKey)}`, rootKey);
+      await say(admin.page, 'hello');
+      await expect(turnOver(admin.page)).resolves.toContain(`; an admin can find the reason in the server's log. Reason: ${leaky} Your message is back in the box.`);
+      await expect(injected(admin.page)).resolves.toEqual({ pwned: undefined, elements: 0 });
+    });
+
     // Regression, fixed since this pass found it. Was: when the user types a follow-up while a turn runs and the turn fails, the failed message is taken off the page and not put back (`if (input.value.trim() === '') input.value = content`, web/src/main.ts send()): it is lost.
     it('a follow-up typed while a failing turn runs does not make the failed message vanish', async () => {
       ctx.model.play({ status: 500, delayMs: 600 });

@@ -46,11 +46,11 @@ describe('Skills HTTP API', () => {
     });
   });
 
-  it('GET /v1/skills/:name gives metadata and the resource list', async () => {
+  it('GET /v1/skills/:name gives metadata, where it comes from (never a host path) and the resource list', async () => {
     const res = await http().get('/v1/skills/demo').expect(200);
     expect(res.body).toMatchObject({
       name: 'demo',
-      source: tree.path('skills'),
+      source: 'shared folder 1',
       warnings: [],
       resources: {
         files: [

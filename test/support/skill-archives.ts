@@ -20,6 +20,25 @@ export async function zipOf(files: UploadFiles): Promise<UploadBody> {
   return { body: Buffer.concat(chunks), contentType: 'application/zip' };
 }
 
+/**
+ * A zip of the files (stored, not deflated) in which one byte of `corrupted`'s content was changed
+ * after the archive was made: every header still holds the CRC-32 of the original content, as when
+ * an archive is damaged in transit or on disk.
+ */
+export async function zipWithChangedByteOf(files: UploadFiles, corrupted: string): Promise<UploadBody> {
+  const zip = new ZipFile();
+  for (const [path, content] of Object.entries(files)) zip.addBuffer(Buffer.from(content), path, { compress: false });
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of zip.outputStream) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  const content = Buffer.from(files[corrupted]);
+  const at = body.indexOf(content);
+  if (content.length === 0 || at === -1) throw new Error(`'${corrupted}' has no content to change in the archive`);
+  body[at] ^= 0x01;
+  return { body, contentType: 'application/zip' };
+}
+
 /** A gzipped tar of the files; `entries` adds raw headers (symlinks, devices…) for attacks. */
 export async function tarGzOf(files: UploadFiles, entries: { name: string; type: 'symlink' | 'link' | 'character-device' | 'fifo' | 'directory'; linkname?: string }[] = []): Promise<UploadBody> {
   const tar = pack();

@@ -50,6 +50,8 @@ const state = {
 interface Problem {
   code?: string;
   message: string;
+  /** Why, in the words of what failed (a model provider's): the server tells admins only. */
+  reason?: string;
 }
 
 /** On a narrow screen, the panel shown: the conversation, the chat list or the skills. */
@@ -322,7 +324,7 @@ async function send(): Promise<void> {
     scrollToEnd();
     const model = byId<HTMLSelectElement>('model').value;
     await streamTurn(chatId, { content, ...(model === '' ? {} : { model }) }, (event) => {
-      if (event.event === 'error') failure = event.data as Problem;
+      if (event.event === 'error') failure = streamedProblem(event.data);
       else if (event.event === 'done' && state.chatId === chatId) renderActivated((event.data as { activatedSkills: Activation[] }).activatedSkills);
       answer.hear(event);
     });
@@ -429,7 +431,14 @@ function showStatus(message: string): void {
 function showProblem(problem: Problem, before = '', after = ''): void {
   const status = byId('status');
   status.className = 'status status-error';
-  status.replaceChildren(before, ...(problem.code === undefined ? [] : [h('strong', { text: problem.code }), ': ']), problem.message, after);
+  const reason = problem.reason === undefined ? [] : [` Reason: ${problem.reason}`];
+  status.replaceChildren(before, ...(problem.code === undefined ? [] : [h('strong', { text: problem.code }), ': ']), problem.message, ...reason, after);
+}
+
+/** A streamed turn's `error` event: `{code, message, details?}`, `details.reason` when the server gave one (to admins). */
+function streamedProblem(data: unknown): Problem {
+  const { code, message, details } = data as { code?: string; message: string; details?: { reason?: unknown } };
+  return { code, message, ...(typeof details?.reason === 'string' ? { reason: details.reason } : {}) };
 }
 
 function scrollToEnd(): void {

@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import { APICallError, generateText, jsonSchema, type LanguageModel, type ModelMessage, RetryError, stepCountIs, streamText, type ToolSet, tool } from 'ai';
 import { AppError, ErrorCode } from '../../common/app-error.js';
+import { currentRequestId } from '../../ops/request-scope.js';
 
 /**
  * Runs one turn of the model with tools through the Vercel AI SDK: the SDK calls the model, our
  * `execute` runs each tool server-side, and the loop goes on until a final answer or the step
- * limit. Provider failures become MODEL_ERROR with the provider's reason.
+ * limit. Provider failures become MODEL_ERROR naming a request id; the provider's reason goes to
+ * the log and to admins.
  */
 export interface LoopTool {
   wireName: string;
@@ -195,12 +199,30 @@ export function cutToUtf8Bytes(text: string, maxBytes: number): string {
   return text.slice(0, read);
 }
 
+const modelLog = new Logger('Model');
+
+/**
+ * A failed model call as everyone may read it: which model, and the request id under which the
+ * server's log holds the reason. The provider's own words (which may name its address, echo its
+ * markup or a key) are logged and go to admins only (`adminDetails`); a time-out is our own words.
+ */
 function modelError(modelName: string, error: unknown, timedOut: boolean, timeoutMs: number): AppError {
-  if (timedOut) return new AppError(ErrorCode.MODEL_ERROR, `Model '${modelName}' did not answer within ${timeoutMs} ms.`, { model: modelName, reason: 'timeout' });
+  // A call outside any request (a GraphQL operation over a WebSocket) gets an id of its own, logged with it.
+  const requestId = currentRequestId() ?? randomUUID();
+  if (timedOut) {
+    modelLog.warn(`Model '${modelName}' did not answer within ${timeoutMs} ms (request id ${requestId})`);
+    return new AppError(ErrorCode.MODEL_ERROR, `Model '${modelName}' did not answer within ${timeoutMs} ms (request id ${requestId}).`, { model: modelName, reason: 'timeout', requestId });
+  }
   const cause = RetryError.isInstance(error) ? error.lastError : error;
   const status = APICallError.isInstance(cause) ? cause.statusCode : undefined;
   const reason = describeError(cause);
-  return new AppError(ErrorCode.MODEL_ERROR, `Model '${modelName}' failed: ${reason}`, { model: modelName, reason, ...(status !== undefined ? { providerStatus: status } : {}) });
+  modelLog.warn(`Model '${modelName}' failed (request id ${requestId}${status === undefined ? '' : `, provider status ${status}`}): ${reason}`);
+  return new AppError(
+    ErrorCode.MODEL_ERROR,
+    `Model '${modelName}' could not answer (request id ${requestId}); an admin can find the reason in the server's log.`,
+    { model: modelName, requestId },
+    { reason, ...(status !== undefined ? { providerStatus: status } : {}) },
+  );
 }
 
 function describeError(error: unknown): string {

@@ -49,7 +49,7 @@ export class SkillFileListingModel {
 
 @ObjectType('SkillDetail', { description: 'One skill with its other files (the twin of GET /v1/skills/{name}).' })
 export class SkillDetailModel extends SkillSummaryModel {
-  @Field({ description: 'The configured skills directory it came from.' })
+  @Field({ description: "Where it comes from: `bundled` (Skillhost's own skills), `shared folder N` (the Nth of [app.skills] directories), `code folder N` (of code_directories), `store`, `personal` (your own store skill) or `programmatic:<scope>`. Never a host path: admins find those in the admin report." })
   source: string;
 
   @Field(() => [String])

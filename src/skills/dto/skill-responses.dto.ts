@@ -49,7 +49,7 @@ export class ResourceListingDto {
 }
 
 export class SkillDetailDto extends SkillSummaryDto {
-  @ApiProperty({ description: 'The configured skills directory it came from.' })
+  @ApiProperty({ description: "Where it comes from: `bundled` (Skillhost's own skills), `shared folder N` (the Nth of [app.skills] directories), `code folder N` (of code_directories), `store`, `personal` (your own store skill) or `programmatic:<scope>`. Never a host path: admins find those in the admin report." })
   source: string;
 
   @ApiProperty({ type: [String] })
@@ -80,9 +80,6 @@ export class CatalogueEntryDto {
 
   @ApiProperty()
   description: string;
-
-  @ApiPropertyOptional({ description: "The skill's SKILL.md path, with `include_location = true`." })
-  location?: string;
 }
 
 /** The `json` catalogue, exactly as a model gets it. */

@@ -36,8 +36,9 @@ export interface CatalogueRequest {
    */
   fill?: boolean;
   /**
-   * Entries without their SKILL.md path even when `include_location` is on: a catalogue for a client
-   * on another machine (MCP's), to whom the server's paths mean nothing and should not be shown.
+   * Entries without their SKILL.md path even when `include_location` is on: every catalogue the
+   * server's own doors show (chats, previews, MCP), whose readers (its members, their models, clients
+   * on other machines) can read no file of the server's by its path and must not learn them.
    * (The budget is still counted with the locations: an upper bound.)
    */
   hideLocations?: boolean;
@@ -61,6 +62,11 @@ export function catalogueIsComplete(view: CatalogueSnapshot, limits: CatalogueLi
   return view.skills.size <= limits.maxSkills && view.index.wholeCost(view, limits.format) <= limits.budgetTokens;
 }
 
+/** Every skill of the view in name order, whatever the budget; `hideLocations` as in CatalogueRequest. */
+export function wholeCatalogue(view: CatalogueSnapshot, format: CatalogueFormat, hideLocations: boolean): string {
+  return hideLocations && view.index.includeLocation ? renderListing([...view.skills.values()].map(entryOf), format, false) : view.catalogue(format);
+}
+
 /**
  * The catalogue for one turn. When the view's skills all fit the budget and the count, all of them
  * in name order (`view.catalogue`, identical from turn to turn). Otherwise the pinned skills, then
@@ -73,7 +79,7 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
   const includeLocation = view.index.includeLocation && request.hideLocations !== true;
   const total = view.skills.size;
   if (catalogueIsComplete(view, limits)) {
-    const text = includeLocation === view.index.includeLocation ? view.catalogue(format) : renderListing([...view.skills.values()].map(entryOf), format, false);
+    const text = wholeCatalogue(view, format, !includeLocation);
     return { text, complete: true, listed: [...view.skills.keys()], unlisted: 0, tokens: view.index.wholeCost(view, format) };
   }
   const index = view.index;

@@ -5,7 +5,7 @@ import { validationFailed } from '../../common/validation.pipe.js';
 import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
 import { SkillRegistryService } from '../skill-registry.service.js';
 import type { CatalogueFormat } from '../../config/app-config.js';
-import type { CatalogueChoice, CatalogueLimits, CatalogueRequest } from './catalogue-choice.js';
+import { type CatalogueChoice, type CatalogueLimits, type CatalogueRequest, wholeCatalogue } from './catalogue-choice.js';
 import { CatalogueChooser, type SkillSearchResult } from './catalogue-chooser.js';
 
 /** The team signal: activations within this many days, re-read this often. */
@@ -87,9 +87,18 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
     return this.chooser.offersSearch(view);
   }
 
-  /** The catalogue a turn with this message would list. `format` overrides the configured one (the catalogue route). */
-  catalogue(view: CatalogueSnapshot, request: Omit<CatalogueRequest, 'popularity'>, format?: CatalogueFormat): CatalogueChoice {
-    return this.chooser.catalogue(view, request, format);
+  /**
+   * The catalogue a turn with this message would list. `format` overrides the configured one (the
+   * catalogue route). Never with the server's paths (`include_location` gives them to the model of
+   * an app that embeds Skillhost and reads files itself; the server's chats read none by path).
+   */
+  catalogue(view: CatalogueSnapshot, request: Omit<CatalogueRequest, 'popularity' | 'hideLocations'>, format?: CatalogueFormat): CatalogueChoice {
+    return this.chooser.catalogue(view, { ...request, hideLocations: true }, format);
+  }
+
+  /** Every skill of the view, whatever the budget (the catalogue route without a message); never with the server's paths. */
+  wholeCatalogue(view: CatalogueSnapshot, format: CatalogueFormat): string {
+    return wholeCatalogue(view, format, true);
   }
 
   /** The view's skills best matching a query, best first, at most `MAX_SEARCH_RESULTS`. */

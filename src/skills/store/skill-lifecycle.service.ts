@@ -3,6 +3,7 @@ import type { Principal } from '../../auth/principal.js';
 import { AppError, ErrorCode } from '../../common/app-error.js';
 import type { StoredSkillFilter, StoreScope } from '../../persistence/skill-store.repository.js';
 import { findSkill } from '../catalogue-snapshot.js';
+import { presentSource } from '../skill.presenter.js';
 import { SkillRegistryService } from '../skill-registry.service.js';
 import { type InstallResult, SkillStoreService } from './skill-store.service.js';
 import { storeSource } from './store-skills.js';
@@ -34,7 +35,7 @@ export class SkillLifecycleService {
     const source = storeSource(target.scope, target.owner);
     for (const collision of snapshot.collisions) {
       if (collision.name === result.name && collision.loser.source === source) {
-        result.warnings.push(`A skill named '${result.name}' from ${collision.winner.source} wins over this one: it is installed but not offered until that one is gone (see the admin view's collisions).`);
+        result.warnings.push(`A skill named '${result.name}' from ${presentSource(collision.winner.source, snapshot.directories)} wins over this one: it is installed but not offered until that one is gone (see the admin view's collisions).`);
       }
     }
     return result;

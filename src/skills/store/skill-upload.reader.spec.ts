@@ -95,6 +95,13 @@ function craftedZip(entries: CraftedZipEntry[]): Buffer {
   return Buffer.concat([...locals, directory, end]);
 }
 
+/** A number as the 4 little-endian bytes a zip header holds it in. */
+function u32(value: number): Buffer {
+  const bytes = Buffer.alloc(4);
+  bytes.writeUInt32LE(value >>> 0);
+  return bytes;
+}
+
 /** Rewrites the uncompressed size the central directory declares for the first entry (a lying header). */
 function withDeclaredSize(zip: Buffer, size: number): Buffer {
   const patched = Buffer.from(zip);
@@ -559,6 +566,27 @@ describe(readSkillUpload.name, () => {
 
       expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
       expect(error.message).toMatch(/^Entry 'SKILL.md' could not be read: .+; the archive is corrupt\.$/);
+    });
+
+    it.each([
+      ['stored', { compress: false }],
+      ['deflated', { compress: true }],
+    ])('refuses a %s zip entry whose content does not match its CRC-32, naming the entry', async (_kind, options) => {
+      const content = Buffer.from('---\nname: good\ndescription: A skill.\n---\nBody '.repeat(20));
+      const zip = await zipOf([{ name: 'good/SKILL.md' }], (z) => z.addBuffer(content, 'good/references/guide.md', options));
+      const declared = crc32(content);
+      // The headers keep the original CRC-32 while the content changes by one bit: the local header's and the central directory's.
+      const patched = Buffer.from(zip);
+      for (let at = patched.indexOf(u32(declared)); at !== -1; at = patched.indexOf(u32(declared), at + 4)) patched.writeUInt32LE((declared ^ 0x80) >>> 0, at);
+      const changed = (declared ^ 0x80) >>> 0;
+
+      const error = await refusalOf(read(patched, 'application/zip'));
+
+      expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
+      expect(error.message).toBe(
+        `Entry 'good/references/guide.md' does not match its CRC-32 (the archive says 0x${changed.toString(16).padStart(8, '0')}, its content is 0x${declared.toString(16).padStart(8, '0')}); the archive is corrupt: make it again and upload that.`,
+      );
+      expect(error.details).toEqual({ entry: 'good/references/guide.md', problem: 'crc32' });
     });
 
     it('refuses a tar.gz body that is not gzip', async () => {

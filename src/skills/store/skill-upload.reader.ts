@@ -1,6 +1,6 @@
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
+import { crc32, createGunzip } from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
 import tar from 'tar-stream';
 import yauzl from 'yauzl';
@@ -225,7 +225,11 @@ async function readZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, collector: U
   let stream: Readable | undefined;
   try {
     stream = await zip.openReadStreamPromise(entry);
-    collector.add(path, await collectEntry(stream, collector));
+    const checked = { crc32: 0 };
+    const bytes = await collectEntry(stream, collector, checked);
+    // yauzl checks sizes but not the checksum: a changed byte would otherwise be installed as content.
+    if (checked.crc32 !== entry.crc32) throw checksumMismatch(name, entry.crc32, checked.crc32);
+    collector.add(path, bytes);
   } catch (error) {
     stream?.destroy();
     throw error instanceof AppError ? error : invalidEntry(name, `Entry '${shown(name)}' could not be read: ${reasonOf(error)}; the archive is corrupt.`);
@@ -493,8 +497,11 @@ async function bufferOf(source: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** An entry's bytes, each chunk counted against the limit as it arrives; the caller disposes of the stream on failure. */
-function collectEntry(stream: Readable, collector: UploadCollector): Promise<Buffer> {
+/**
+ * An entry's bytes, each chunk counted against the limit as it arrives (and, given `checksum`,
+ * added to its CRC-32 as it passes); the caller disposes of the stream on failure.
+ */
+function collectEntry(stream: Readable, collector: UploadCollector, checksum?: { crc32: number }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let failed = false;
@@ -506,6 +513,7 @@ function collectEntry(stream: Readable, collector: UploadCollector): Promise<Buf
       if (failed) return;
       try {
         collector.take(chunk.length);
+        if (checksum !== undefined) checksum.crc32 = crc32(chunk, checksum.crc32);
         chunks.push(chunk);
       } catch (error) {
         fail(error);
@@ -526,6 +534,15 @@ function maxArchiveBytes(limits: UploadLimits): number {
 
 function invalidEntry(name: string, message: string): AppError {
   return new AppError(ErrorCode.INVALID_ARCHIVE, message, { entry: shown(name) });
+}
+
+function checksumMismatch(name: string, expected: number, actual: number): AppError {
+  const hex = (value: number) => `0x${value.toString(16).padStart(8, '0')}`;
+  return new AppError(
+    ErrorCode.INVALID_ARCHIVE,
+    `Entry '${shown(name)}' does not match its CRC-32 (the archive says ${hex(expected)}, its content is ${hex(actual)}); the archive is corrupt: make it again and upload that.`,
+    { entry: shown(name), problem: 'crc32' },
+  );
 }
 
 function specialEntry(name: string, type: string): AppError {
