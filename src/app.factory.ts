@@ -6,11 +6,15 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module.js';
+import { checkKeysBeforeBodies } from './auth/keys-before-bodies.js';
 import { ErrorCode } from './common/app-error.js';
 import { answerClientError, hardenHttp } from './common/http-hardening.js';
+import { limitBodyTime } from './common/body-deadlines.js';
 import { SKILL_UPLOAD_ROUTES } from './skills/store/skill-store.controller.js';
 import { acceptSkillUploads } from './skills/store/upload-bodies.js';
+import { uploadKindOf } from './skills/store/skill-upload.reader.js';
 import type { AppConfig } from './config/app-config.js';
+import { GRAPHQL_PATH } from './graphql/graphql-driver.config.js';
 import { createAppLogger, fastifyLoggingOptions } from './ops/logging.js';
 import { PinoNestLogger } from './ops/nest-logger.js';
 import { setupOpenApi } from './openapi/openapi.js';
@@ -54,6 +58,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   if (pino !== undefined) app.useLogger(new PinoNestLogger(pino));
   hardenHttp(app, config);
   acceptSkillUploads(app.getHttpAdapter().getInstance(), SKILL_UPLOAD_ROUTES);
+  checkKeysBeforeBodies(app, [GRAPHQL_PATH]);
+  limitBodyTime(app.getHttpAdapter().getInstance(), config.app.http, (request) => uploadKindOf(request.headers['content-type']) !== undefined);
   // No Nest shutdown hooks: main.ts owns SIGTERM/SIGINT and runs closeGracefully.
   closeConnectionsWhileStopping(app);
   setupOpenApi(app);

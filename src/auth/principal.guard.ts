@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AppError, ErrorCode } from '../common/app-error.js';
-import { AdminOnly, Public } from './auth.decorators.js';
+import { AdminOnly, isPublicRoute } from './auth.decorators.js';
 import { AuthService } from './auth.service.js';
 import { principalCarrier } from './request-context.js';
 
@@ -20,7 +20,7 @@ export class PrincipalGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride(Public, targets)) return true;
+    if (isPublicRoute(this.reflector, context.getHandler(), context.getClass())) return true;
     const carrier = principalCarrier(context);
     // A GraphQL operation authenticates once; its nested resolvers find the principal already there.
     carrier.principal ??= await this.auth.authenticate(carrier.headers);

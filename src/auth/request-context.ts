@@ -11,12 +11,15 @@ export interface PrincipalCarrier {
 
 /**
  * HTTP: the request itself. GraphQL: the operation's context, which holds the HTTP request's
- * headers, or for a subscription the `authorization` sent in graphql-ws's `connection_init`.
+ * headers and principal, or for a subscription the `authorization` sent in graphql-ws's
+ * `connection_init`.
  */
 export function principalCarrier(context: ExecutionContext): PrincipalCarrier {
   if (context.getType<string>() === 'graphql') {
-    const gql = GqlExecutionContext.create(context).getContext<{ principal?: Principal; headers?: CredentialHeaders; reply?: { request: { headers: CredentialHeaders } } }>();
+    const gql = GqlExecutionContext.create(context).getContext<{ principal?: Principal; headers?: CredentialHeaders; reply?: { request: PrincipalCarrier } }>();
     gql.headers ??= gql.reply?.request.headers ?? {};
+    // Over HTTP the key was checked before the body was read (keys-before-bodies.ts).
+    gql.principal ??= gql.reply?.request.principal;
     return gql as PrincipalCarrier;
   }
   return context.switchToHttp().getRequest<PrincipalCarrier>();

@@ -42,6 +42,7 @@ export enum ErrorCode {
   RATE_LIMITED = 'RATE_LIMITED',
   BUSY = 'BUSY',
   HEADERS_TOO_LARGE = 'HEADERS_TOO_LARGE',
+  URI_TOO_LONG = 'URI_TOO_LONG',
   REQUEST_TIMEOUT = 'REQUEST_TIMEOUT',
   INTERNAL = 'INTERNAL',
 }
@@ -117,6 +118,8 @@ export function httpStatusOf(code: ErrorCode): number {
       return 429;
     case ErrorCode.HEADERS_TOO_LARGE:
       return 431;
+    case ErrorCode.URI_TOO_LONG:
+      return 414;
     case ErrorCode.REQUEST_TIMEOUT:
       return 408;
     case ErrorCode.PAYLOAD_TOO_LARGE:

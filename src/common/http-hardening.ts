@@ -11,7 +11,7 @@ import { parseJsonBody } from './json-body.js';
 /**
  * What the HTTP server accepts before any route runs, for every front door (REST, GraphQL, its
  * WebSocket upgrades, the static files): bodies in JSON only, `Host` names when auth is off, CORS
- * only for configured origins. Called by createApp before `app.init()`, with the Nest application
+ * only for configured origins; and no answer sniffed into another type. Called by createApp before `app.init()`, with the Nest application
  * created with `bodyParser: false` (so no form parser exists at all).
  */
 export function hardenHttp(app: NestFastifyApplication, config: AppConfig): void {
@@ -20,6 +20,18 @@ export function hardenHttp(app: NestFastifyApplication, config: AppConfig): void
   if (app.get(AuthService, { strict: false }).mode === 'none') refuseForeignHosts(fastify, config);
   acceptJsonBodiesOnly(fastify);
   allowConfiguredOrigins(app, config.app.http.corsOrigins);
+  forbidSniffing(fastify);
+}
+
+/**
+ * Every answer is what its Content-Type says: no browser guesses a JSON error, a skill's text or
+ * a page's script into HTML.
+ */
+function forbidSniffing(fastify: FastifyInstance): void {
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
+    void reply.header('x-content-type-options', 'nosniff');
+    done(null, payload);
+  });
 }
 
 /**
@@ -31,7 +43,7 @@ export function hardenHttp(app: NestFastifyApplication, config: AppConfig): void
  */
 function closeRefusedUpgrades(fastify: FastifyInstance): void {
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (request.headers.upgrade !== undefined && /\bupgrade\b/i.test(request.headers.connection ?? '')) {
+    if (isWebSocketUpgrade(request)) {
       reply.raw.once('finish', () => {
         const socket = request.raw.socket;
         socket.end();
@@ -40,6 +52,10 @@ function closeRefusedUpgrades(fastify: FastifyInstance): void {
     }
     done();
   });
+}
+
+export function isWebSocketUpgrade(request: FastifyRequest): boolean {
+  return request.headers.upgrade !== undefined && /\bupgrade\b/i.test(request.headers.connection ?? '');
 }
 
 /**
@@ -83,6 +99,13 @@ export function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
 
 const BODYLESS_METHODS = new Set(['GET', 'HEAD']);
 
+/** Whether Fastify reads a body for this request: one is announced, on a method that has one. */
+export function carriesBody(request: FastifyRequest): boolean {
+  const { headers } = request;
+  const announced = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  return announced && !BODYLESS_METHODS.has(request.method);
+}
+
 /**
  * The 415 for a body whose media type `accepts` refuses (by default: any type without a parser);
  * undefined when the request has no body or its type is accepted. Also used by the skill upload
@@ -92,11 +115,9 @@ export function unsupportedBody(
   request: FastifyRequest,
   accepts: (mediaType: string) => boolean = (mediaType) => request.server.hasContentTypeParser(mediaType),
 ): AppError | undefined {
-  const { headers } = request;
-  const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
-  // A body on an unknown route is never read: the answer is 404.
-  if (!hasBody || BODYLESS_METHODS.has(request.method) || request.is404) return undefined;
-  const contentType = headers['content-type'];
+  // A body on an unknown route is never parsed: the answer is 404.
+  if (!carriesBody(request) || request.is404) return undefined;
+  const contentType = request.headers['content-type'];
   const media = contentType === undefined ? undefined : parseMediaType(contentType);
   if (media !== undefined && media.charsetOk && accepts(media.type)) return undefined;
   const what = contentType === undefined ? 'A body without a content type' : `A body of type '${contentType.slice(0, 100)}'`;
@@ -140,29 +161,61 @@ function originOf(configured: string): string {
 }
 
 /**
- * Fastify's `clientErrorHandler`: requests Node's parser refuses before Fastify sees them (headers
- * over 16 KiB, a malformed request line or Content-Length) are answered in the `{code, message}`
- * shape too. A connection the client already reset gets nothing.
+ * How long a connection whose request Node refused is still read, its bytes dropped, after the
+ * answer went out: a client still sending (a URL of megabytes) then reads the answer, where closing
+ * at once would make the kernel reset the connection under it.
+ */
+const LINGER_MS = 2000;
+const refusedSockets = new WeakSet<Socket>();
+
+/**
+ * Fastify's `clientErrorHandler`: requests Node's parser refuses before Fastify sees them (a request
+ * line or headers over 16 KiB, a malformed request line or Content-Length, headers that never end)
+ * are answered in the `{code, message}` shape too, and the connection is closed gently (see
+ * LINGER_MS). A connection the client already reset, or one whose answer had begun, gets nothing.
  */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // While it lingers, Node reports each further chunk of the refused request again.
+  if (refusedSockets.has(socket)) return;
+  refusedSockets.add(socket);
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { status, code, message } = describeClientError(error);
-  if (socket.writable) {
-    const body = JSON.stringify({ code, message });
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+  const answering = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+  if (!socket.writable || answering?.headersSent === true) {
+    socket.destroy();
+    return;
   }
-  socket.destroy();
+  const { status, code, message } = describeClientError(error);
+  const body = JSON.stringify({ code, message });
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  socket.once('close', () => clearTimeout(linger));
 }
 
-function describeClientError(error: NodeJS.ErrnoException): { status: number; code: ErrorCode; message: string } {
+/** Node's parse errors carry the chunk being parsed and how far into it the parser got. */
+type ParseError = NodeJS.ErrnoException & { rawPacket?: unknown; bytesParsed?: number };
+
+function describeClientError(error: ParseError): { status: number; code: ErrorCode; message: string } {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, code: ErrorCode.HEADERS_TOO_LARGE, message: 'The request headers are too large (over 16 KiB in all); send fewer or shorter headers.' };
+      if (overflowsInRequestLine(error.rawPacket, error.bytesParsed)) {
+        return { status: 414, code: ErrorCode.URI_TOO_LONG, message: 'The URL is too long (the request line is over 16 KiB); send long input in a JSON body instead.' };
+      }
+      return { status: 431, code: ErrorCode.HEADERS_TOO_LARGE, message: 'The request line and headers are too large (over 16 KiB in all); use a shorter URL, or send fewer or shorter headers.' };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, code: ErrorCode.REQUEST_TIMEOUT, message: 'The request was not received in time; send it again.' };
     default:
       return { status: 400, code: ErrorCode.VALIDATION_FAILED, message: `Malformed HTTP request (${error.code ?? 'parse error'}); nothing was done.` };
   }
+}
+
+/**
+ * Node's parser counts the request line and the headers against one limit and says only "header
+ * overflow". The request line is what overflowed when the bytes it was parsing start a request
+ * (a method and a space) and hold no line end up to the overflow. A request line that came in
+ * pieces smaller than the limit cannot be told from a long header: that is 431.
+ */
+function overflowsInRequestLine(packet: unknown, parsed: number | undefined): boolean {
+  if (!Buffer.isBuffer(packet)) return false;
+  const head = packet.subarray(0, parsed ?? packet.length);
+  return /^[A-Z]+ /.test(head.subarray(0, 16).toString('latin1')) && !head.includes(0x0a);
 }

@@ -120,7 +120,7 @@ export interface AppConfig {
     database: DatabaseConfig;
     /** `bootstrapAdminKey`: a well-formed key or empty; a secret, never logged. */
     auth: { mode: AuthMode; bootstrapAdminKey: string };
-    http: { allowedHosts: readonly string[]; corsOrigins: readonly string[] };
+    http: { allowedHosts: readonly string[]; corsOrigins: readonly string[]; bodyTimeoutMs: number; uploadTimeoutMs: number; bodyMinBytesPerSecond: number };
     logging: { level: LogLevel; format: LogFormat };
     metrics: { public: boolean };
     limits: { requestsPerMinute: number; turnsPerMinute: number; maxConcurrentTurns: number };

@@ -59,7 +59,7 @@ describe(loadConfig.name, () => {
     ]);
     expect(sut.app.database).toEqual({ url: '', poolSize: 20, embeddedDir: '/srv/app/.data/postgres', embeddedPort: 54329, statementTimeoutMs: 5000 });
     expect(sut.app.shutdownGraceMs).toBe(30_000);
-    expect(sut.app.http).toEqual({ allowedHosts: [], corsOrigins: [] });
+    expect(sut.app.http).toEqual({ allowedHosts: [], corsOrigins: [], bodyTimeoutMs: 30_000, uploadTimeoutMs: 300_000, bodyMinBytesPerSecond: 1024 });
     expect(sut.app.logging).toEqual({ level: 'info', format: 'auto' });
     expect(sut.app.metrics).toEqual({ public: false });
     // The catalogue MCP lists defaults to the chats' budget and count.

@@ -233,7 +233,13 @@ function buildConfig(
         embeddedPort: get<number>('app.database.embedded_port'),
         statementTimeoutMs: get<number>('app.database.statement_timeout_ms'),
       },
-      http: { allowedHosts: get<string[]>('app.http.allowed_hosts'), corsOrigins: get<string[]>('app.http.cors_origins') },
+      http: {
+        allowedHosts: get<string[]>('app.http.allowed_hosts'),
+        corsOrigins: get<string[]>('app.http.cors_origins'),
+        bodyTimeoutMs: get<number>('app.http.body_timeout_ms'),
+        uploadTimeoutMs: get<number>('app.http.upload_timeout_ms'),
+        bodyMinBytesPerSecond: get<number>('app.http.body_min_bytes_per_second'),
+      },
       logging: { level: get<LogLevel>('app.logging.level'), format: get<LogFormat>('app.logging.format') },
       metrics: { public: get<boolean>('app.metrics.public') },
       mcp: {

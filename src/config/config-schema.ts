@@ -27,6 +27,11 @@ export interface Setting {
 
 export const EXPLICIT_PREFIXES = ['/', '$'] as const;
 export const DEFAULT_BASE_PROMPT = 'You are a helpful assistant.';
+/**
+ * How long a request body may come at any pace before `body_min_bytes_per_second` applies: a
+ * connection's slow start and a phone's short stall (Kestrel's minimum body rate has the same grace).
+ */
+export const BODY_RATE_GRACE_MS = 5000;
 
 export const DEFAULT_SKILL_DIRECTORIES = ['./.skills', './.agents/skills', '~/.agents/skills', '~/.skillhost/skills'];
 export const DEFAULT_COMMAND_DIRECTORIES = ['./.skillhost/commands', './commands'];
@@ -95,6 +100,9 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'app.database.embedded_port', env: 'SKILLHOST_DATABASE_EMBEDDED_PORT', default: 54329, kind: { type: 'integer', min: 1024, max: 65535 }, description: "The embedded server's port on 127.0.0.1." },
   { key: 'app.http.allowed_hosts', env: 'SKILLHOST_HTTP_ALLOWED_HOSTS', default: [], kind: { type: 'string-list' }, description: 'With auth off, requests must name the listening address or `localhost` in `Host` (else 421 `MISDIRECTED_REQUEST`, against DNS rebinding); these host names are accepted too.' },
   { key: 'app.http.cors_origins', env: 'SKILLHOST_HTTP_CORS_ORIGINS', default: [], kind: { type: 'string-list' }, description: 'Origins (e.g. `https://chat.example.com`) that browsers may call the API from; none by default.' },
+  { key: 'app.http.body_timeout_ms', env: 'SKILLHOST_HTTP_BODY_TIMEOUT_MS', default: 30_000, kind: { type: 'integer', min: 100, max: 3_600_000 }, description: 'How long a request body may take to arrive whole, from when the server starts reading it (after the key is checked); past it 408 `REQUEST_TIMEOUT` and the connection is closed. Skill uploads have `upload_timeout_ms`.' },
+  { key: 'app.http.upload_timeout_ms', env: 'SKILLHOST_HTTP_UPLOAD_TIMEOUT_MS', default: 300_000, kind: { type: 'integer', min: 100, max: 3_600_000 }, description: 'The same for a skill upload (`POST /v1/skills`, `POST /v1/admin/skills`).' },
+  { key: 'app.http.body_min_bytes_per_second', env: 'SKILLHOST_HTTP_BODY_MIN_BYTES_PER_SECOND', default: 1024, kind: { type: 'integer', min: 0, max: 100_000_000 }, description: `After its first ${BODY_RATE_GRACE_MS / 1000} s, a request body must average at least this many bytes a second (time the server is busy not reading is not counted), else 408 \`REQUEST_TIMEOUT\` and the connection is closed; \`0\` turns the check off.` },
   { key: 'app.logging.level', env: 'SKILLHOST_LOGGING_LEVEL', default: 'info', kind: { type: 'enum', values: LOG_LEVELS }, description: 'Least severe level logged.' },
   { key: 'app.logging.format', env: 'SKILLHOST_LOGGING_FORMAT', default: 'auto', kind: { type: 'enum', values: LOG_FORMATS }, description: '`json` (one JSON object a line), `pretty` (readable), or `auto`: `pretty` on a terminal, else `json`.' },
   { key: 'app.metrics.public', env: 'SKILLHOST_METRICS_PUBLIC', default: false, kind: { type: 'boolean' }, description: '`/metrics` needs an admin key while auth is on, unless this is true.' },

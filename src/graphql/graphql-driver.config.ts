@@ -15,6 +15,9 @@ import { authenticateConnection, type SubscriptionConnectionLike } from './subsc
  */
 export const MAX_DOCUMENT_TOKENS = 10_000;
 
+/** Where GraphQL is served, over HTTP and WebSocket. */
+export const GRAPHQL_PATH = '/graphql';
+
 /** graphql-transport-ws pings this often, so that proxies keep an idle subscription open. */
 const KEEP_ALIVE_MS = 30_000;
 
@@ -25,7 +28,7 @@ const KEEP_ALIVE_MS = 30_000;
  */
 export function graphqlDriverConfig(auth: AuthService): Omit<MercuriusDriverConfig, 'driver'> {
   return {
-    path: '/graphql',
+    path: GRAPHQL_PATH,
     autoSchemaFile: true,
     sortSchema: true,
     graphiql: false,

@@ -8,6 +8,7 @@ import { RequireFeature } from '../common/feature.guard.js';
 import { ApiErrors } from '../openapi/api-errors.decorator.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { normalizeResourcePath } from '../skills/resource-path.js';
+import { skillFileHeaders } from '../skills/skill-file-headers.js';
 import { INDEX_VERSION, indexEntry, type IndexSkill } from './agent-skills-index.js';
 import { AgentSkillsIndexDto } from './dto/mcp-report.dto.js';
 import { PublishedSkillsService } from './published-skills.service.js';
@@ -52,15 +53,13 @@ export class AgentSkillsIndexController {
   @ApiOkResponse({ schema: { type: 'string', format: 'binary' } })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED, ErrorCode.RESOURCE_NOT_FOUND, ErrorCode.RESOURCE_OUTSIDE_SKILL)
   async file(@Param('name') name: string, @Param('*') requested: string, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
-    const file = await this.published.indexedFile(await this.registry.viewForUser(principal.userId), name, normalizeResourcePath(requested ?? ''));
+    const path = normalizeResourcePath(requested ?? '');
+    const file = await this.published.indexedFile(await this.registry.viewForUser(principal.userId), name, path);
     const type = file.isText && (file.mimeType.startsWith('text/') || file.mimeType === 'application/json') ? `${file.mimeType}; charset=utf-8` : file.mimeType;
-    // A skill's HTML or SVG is someone's file, not a page of this server: never run as one.
     return reply
+      .headers(skillFileHeaders(path, 'always'))
       .header('content-type', type)
       .header('etag', `"${file.digest}"`)
-      .header('x-content-type-options', 'nosniff')
-      .header('content-security-policy', "sandbox; default-src 'none'")
-      .header('content-disposition', 'attachment')
       .send(file.bytes);
   }
 

@@ -40,8 +40,9 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.MISDIRECTED_REQUEST]: 'auth is off and the `Host` header names neither the listening address, `localhost`, nor an `[app.http] allowed_hosts` entry (DNS rebinding)',
   [ErrorCode.RATE_LIMITED]: 'over `[app.limits] requests_per_minute` or `turns_per_minute`; `Retry-After` says when to try again',
   [ErrorCode.BUSY]: '`[app.limits] max_concurrent_turns` turns are already running on this instance',
-  [ErrorCode.HEADERS_TOO_LARGE]: 'the request headers are over 16 KiB in all (answered before routing)',
-  [ErrorCode.REQUEST_TIMEOUT]: 'the request did not arrive in time (answered before routing)',
+  [ErrorCode.HEADERS_TOO_LARGE]: 'the request line and headers are over 16 KiB in all (answered before routing)',
+  [ErrorCode.URI_TOO_LONG]: 'the request line alone (the URL) is over 16 KiB; send long input in a JSON body (answered before routing)',
+  [ErrorCode.REQUEST_TIMEOUT]: 'the headers did not arrive in time, or the body did not arrive whole within `[app.http] body_timeout_ms` (`upload_timeout_ms` for skill uploads) or came slower than `body_min_bytes_per_second`; the connection is closed',
   [ErrorCode.INTERNAL]: 'anything unexpected; details stay in the server log',
 };
 

@@ -19,11 +19,12 @@ describe(errorCodesOf.name, () => {
     expect(errorCodesOf(route(), noInput)).not.toContain(ErrorCode.FORBIDDEN);
   });
 
-  it('a query can be invalid; a body can be invalid or too large', () => {
+  it('a query can be invalid; a body can be invalid, too large or too slow', () => {
     const query = errorCodesOf(route(), { body: false, query: true });
     expect(query).toContain(ErrorCode.VALIDATION_FAILED);
     expect(query).not.toContain(ErrorCode.PAYLOAD_TOO_LARGE);
-    expect(errorCodesOf(route(), { body: true, query: false })).toEqual(expect.arrayContaining([ErrorCode.VALIDATION_FAILED, ErrorCode.PAYLOAD_TOO_LARGE]));
+    expect(query).not.toContain(ErrorCode.REQUEST_TIMEOUT);
+    expect(errorCodesOf(route(), { body: true, query: false })).toEqual(expect.arrayContaining([ErrorCode.VALIDATION_FAILED, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.REQUEST_TIMEOUT]));
     expect(errorCodesOf(route(), noInput)).not.toContain(ErrorCode.VALIDATION_FAILED);
   });
 

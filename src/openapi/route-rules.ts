@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { METHOD_METADATA } from '@nestjs/common/constants.js';
 import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
-import { AdminOnly, Public } from '../auth/auth.decorators.js';
+import { AdminOnly, isPublicRoute } from '../auth/auth.decorators.js';
 import { assertUnreachable, ErrorCode } from '../common/app-error.js';
 import { type Feature, RequireFeature } from '../common/feature.guard.js';
 import { NotRateLimited } from '../ops/rate-limit.decorators.js';
@@ -38,7 +38,10 @@ export function errorCodesOf(route: RouteFacts, input: RouteInput): ErrorCode[] 
     if (route.adminOnly) codes.add(ErrorCode.FORBIDDEN);
   }
   if (input.body || input.query) codes.add(ErrorCode.VALIDATION_FAILED);
-  if (input.body) codes.add(ErrorCode.PAYLOAD_TOO_LARGE);
+  if (input.body) {
+    codes.add(ErrorCode.PAYLOAD_TOO_LARGE);
+    codes.add(ErrorCode.REQUEST_TIMEOUT);
+  }
   for (const feature of route.features) for (const code of featureDisabledCodes(feature)) codes.add(code);
   if (route.rateLimited) codes.add(ErrorCode.RATE_LIMITED);
   return [...codes];
@@ -75,7 +78,7 @@ export function collectRouteFacts(app: INestApplication): Map<string, RouteFacts
       const targets = [handler, metatype];
       const features = reflector.getAllAndOverride(RequireFeature, targets) ?? [];
       facts.set(operationIdOf(metatype.name, methodName), {
-        isPublic: reflector.getAllAndOverride(Public, targets) === true,
+        isPublic: isPublicRoute(reflector, handler, metatype),
         adminOnly: reflector.getAllAndOverride(AdminOnly, targets) === true,
         features: Array.isArray(features) ? features : [features],
         rateLimited: reflector.getAllAndOverride(NotRateLimited, targets) !== true,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, posix } from 'node:path';
@@ -22,8 +23,8 @@ const ASSETS: Readonly<Record<string, string>> = {
 export function registerSwaggerUi(fastify: FastifyInstance, uiPath: string, documentPath: string, title: string): void {
   const folder = swaggerUiDistFolder();
   // Relative links, so the page also works behind a proxy that mounts the server under a prefix.
-  const page = swaggerUiPage(title, `${posix.basename(uiPath)}/`, posix.relative(posix.dirname(uiPath), documentPath));
-  fastify.get(uiPath, (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+  const { html, policy } = swaggerUiPage(title, `${posix.basename(uiPath)}/`, posix.relative(posix.dirname(uiPath), documentPath));
+  fastify.get(uiPath, (_request, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', policy).send(html));
   fastify.get<{ Params: { asset: string } }>(`${uiPath}/:asset`, (request, reply) => {
     const { asset } = request.params;
     const type = Object.hasOwn(ASSETS, asset) ? ASSETS[asset] : undefined;
@@ -41,8 +42,25 @@ function swaggerUiDistFolder(): string {
   return dirname(createRequire(swagger).resolve('swagger-ui-dist/package.json'));
 }
 
-function swaggerUiPage(title: string, assetBase: string, documentUrl: string): string {
-  return `<!doctype html>
+/**
+ * The page, and the Content-Security-Policy it is served with: its own files and its one inline
+ * script (by hash) only, the document and "Try it out" requests to this server only, icons from the
+ * stylesheet's `data:` URLs, and never inside another site's frame. The validator badge is off: it
+ * would send the document's URL to validator.swagger.io.
+ */
+function swaggerUiPage(title: string, assetBase: string, documentUrl: string): { html: string; policy: string } {
+  const start = `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(documentUrl)}, dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });`;
+  const policy = [
+    "default-src 'none'",
+    `script-src 'self' 'sha256-${createHash('sha256').update(start).digest('base64')}'`,
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+  const html = `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -55,8 +73,9 @@ function swaggerUiPage(title: string, assetBase: string, documentUrl: string): s
 <body>
   <div id="swagger-ui"></div>
   <script src="${assetBase}swagger-ui-bundle.js"></script>
-  <script>window.ui = SwaggerUIBundle({ url: ${JSON.stringify(documentUrl)}, dom_id: '#swagger-ui', deepLinking: true });</script>
+  <script>${start}</script>
 </body>
 </html>
 `;
+  return { html, policy };
 }

@@ -33,7 +33,6 @@ export function registerWebPage(fastify: FastifyInstance): void {
     return reply
       .type(known.type)
       .header('cache-control', 'no-cache')
-      .header('x-content-type-options', 'nosniff')
       .header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
       .send(createReadStream(known.file));
   };

@@ -14,6 +14,7 @@ import { SkillRegistryService } from './skill-registry.service.js';
 import { ReloadReportDto } from './dto/store.dto.js';
 import { type SkillReadScope, SkillResourcesService } from './skill-resources.service.js';
 import type { TextReply } from '../common/text-reply.js';
+import { skillFileHeaders } from './skill-file-headers.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -81,7 +82,11 @@ export class SkillsController {
 
   /** Level 3 as plain text; `x-skillhost-truncated` says whether the file was cut. */
   @Get('skills/:name/resources/*')
-  @ApiOperation({ summary: "Read one of a skill's files (level 3)", description: 'The file as UTF-8 text; a cut file ends with a `[Truncated: …]` notice.' })
+  @ApiOperation({
+    summary: "Read one of a skill's files (level 3)",
+    description:
+      "The file as UTF-8 text; a cut file ends with a `[Truncated: …]` notice. Under a sandboxing `Content-Security-Policy`, and markup, scripts and styles (`.html`, `.svg`, `.xml`, `.js`, `.css`, …) as a download (`Content-Disposition: attachment`): a skill's file is never a page of this server.",
+  })
   @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `references/REFERENCE.md`.' })
   @ApiProduces('text/plain')
   @ApiOkResponse({
@@ -100,6 +105,7 @@ export class SkillsController {
   async resource(@Param('name') name: string, @Param('*') path: string, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
     const resource = await this.resources.readResource(name, path ?? '', this.scopeOf(principal));
     reply
+      .headers(skillFileHeaders(resource.path, 'active'))
       .header('content-type', 'text/plain; charset=utf-8')
       .header('x-skillhost-truncated', String(resource.truncated))
       .send(resource.content);

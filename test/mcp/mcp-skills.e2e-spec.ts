@@ -268,8 +268,9 @@ describe('skills over MCP and the discovery index', () => {
     const accept = 'application/json, text/event-stream';
     const none = await request(ctx.app.getHttpServer()).post('/mcp').set('accept', accept).send(body);
     expect(none.status).toBe(401);
-    // Both the API's error body and a JSON-RPC error, for MCP clients.
-    expect(none.body).toMatchObject({ code: 'UNAUTHENTICATED', jsonrpc: '2.0', id: 1, error: { code: -32000, data: { code: 'UNAUTHENTICATED' } } });
+    // Both the API's error body and a JSON-RPC error, for MCP clients; the key is checked before the
+    // body is read, so the request's id is not known (JSON-RPC's null).
+    expect(none.body).toMatchObject({ code: 'UNAUTHENTICATED', jsonrpc: '2.0', id: null, error: { code: -32000, data: { code: 'UNAUTHENTICATED' } } });
     const wrong = await request(ctx.app.getHttpServer()).post('/mcp').set('accept', accept).set('authorization', 'Bearer sk_nope').send(body);
     expect(wrong.status).toBe(401);
     const opened = await request(ctx.app.getHttpServer()).post('/mcp').set('accept', accept).set('authorization', `Bearer ${keys.ann}`).send(body);

@@ -1,0 +1,138 @@
+import type { IncomingMessage } from 'node:http';
+import { Transform, type TransformCallback } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError, ErrorCode } from './app-error.js';
+import { carriesBody } from './http-hardening.js';
+import { BODY_RATE_GRACE_MS } from '../config/config-schema.js';
+
+/** `[app.http]`: how long a request body may take, and how slowly it may come. */
+export interface BodyTimeLimits {
+  bodyTimeoutMs: number;
+  uploadTimeoutMs: number;
+  /** 0: no minimum. */
+  bodyMinBytesPerSecond: number;
+}
+
+/** How often bodies in flight are looked at. */
+const SWEEP_MS = 250;
+
+/**
+ * Bounds the time a request body may hold its connection, on every route (skill uploads included):
+ * a body must arrive whole within `bodyTimeoutMs` (`uploadTimeoutMs` on the upload routes), and,
+ * after the first 5 s, at `bodyMinBytesPerSecond` on average. Past either, the route answers 408
+ * REQUEST_TIMEOUT and the connection is closed. Time the server itself spends not reading (a
+ * handler busy before it reads an upload) is not held against the client. The clock starts when
+ * the server starts reading, after the key was checked (keys-before-bodies.ts).
+ *
+ * Also: an answer that leaves before its request arrived whole (a 401, 404, 413 or 415 sent
+ * without reading the body) closes the connection, so a client cannot hold it by trickling a body
+ * nobody reads.
+ */
+export function limitBodyTime(fastify: FastifyInstance, limits: BodyTimeLimits, isUpload: (request: FastifyRequest) => boolean): void {
+  const watch = new BodyWatch(limits.bodyMinBytesPerSecond);
+  fastify.addHook('preParsing', (request, _reply, payload, done) => {
+    if (!carriesBody(request)) return done(null, payload);
+    const [timeoutMs, setting] = isUpload(request) ? [limits.uploadTimeoutMs, 'upload_timeout_ms'] : [limits.bodyTimeoutMs, 'body_timeout_ms'];
+    done(null, watch.track(request.raw, timeoutMs, setting));
+  });
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+}
+
+/** What is known of one body in flight. */
+export interface BodyProgress {
+  /** Since the server began reading it. */
+  elapsedMs: number;
+  /** Of that, how long the server was waiting for the client (not busy itself). */
+  waitedMs: number;
+  /** Bytes received so far. */
+  bytes: number;
+}
+
+/** Whether a body in flight may go on: `timeout` past its deadline, `slow` under the minimum rate after the grace period. */
+export function bodyVerdict(progress: BodyProgress, timeoutMs: number, minBytesPerSecond: number): 'ok' | 'timeout' | 'slow' {
+  if (progress.elapsedMs >= timeoutMs) return 'timeout';
+  if (minBytesPerSecond > 0 && progress.waitedMs >= BODY_RATE_GRACE_MS && progress.bytes < (minBytesPerSecond * progress.waitedMs) / 1000) return 'slow';
+  return 'ok';
+}
+
+interface WatchedBody {
+  raw: IncomingMessage;
+  stream: CountingStream;
+  timeoutMs: number;
+  setting: string;
+  startedAt: number;
+  lastLook: number;
+  waitedMs: number;
+}
+
+/** The body's bytes, passed on as they come, counted. */
+class CountingStream extends Transform {
+  bytes = 0;
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    callback(null, chunk);
+  }
+}
+
+/** The bodies in flight, looked at by one timer that runs only while there are some. */
+class BodyWatch {
+  private readonly bodies = new Set<WatchedBody>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly minBytesPerSecond: number) {}
+
+  /**
+   * The body as a stream that counts its bytes, for Fastify to read instead of `raw`. On a cut it
+   * fails with the 408, and `raw` is left unread rather than destroyed: destroying an unfinished
+   * request closes its socket before the answer can go out.
+   */
+  track(raw: IncomingMessage, timeoutMs: number, setting: string): Transform {
+    const now = Date.now();
+    const body: WatchedBody = { raw, stream: new CountingStream(), timeoutMs, setting, startedAt: now, lastLook: now, waitedMs: 0 };
+    // Whoever reads the body hears of a cut; once they stopped listening it must not crash the process.
+    body.stream.on('error', () => undefined);
+    raw.on('error', (error) => body.stream.destroy(error));
+    body.stream.once('close', () => this.forget(body));
+    raw.pipe(body.stream);
+    this.bodies.add(body);
+    this.timer ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+    return body.stream;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const body of this.bodies) {
+      if (body.raw.complete) {
+        this.forget(body);
+        continue;
+      }
+      // Bytes waiting on the server's side: the server is the slow one for now.
+      if (body.raw.readableLength === 0 && body.stream.readableLength === 0) body.waitedMs += now - body.lastLook;
+      body.lastLook = now;
+      const verdict = bodyVerdict({ elapsedMs: now - body.startedAt, waitedMs: body.waitedMs, bytes: body.stream.bytes }, body.timeoutMs, this.minBytesPerSecond);
+      if (verdict !== 'ok') this.cut(body, verdict);
+    }
+  }
+
+  private cut(body: WatchedBody, verdict: 'timeout' | 'slow'): void {
+    this.forget(body);
+    body.raw.unpipe(body.stream);
+    const message =
+      verdict === 'timeout'
+        ? `The request body did not arrive whole within ${body.timeoutMs / 1000} s ([app.http] ${body.setting}); nothing was done. Send it again over a faster connection.`
+        : `The request body came at under ${this.minBytesPerSecond} bytes a second ([app.http] body_min_bytes_per_second); nothing was done. Send it again over a faster connection.`;
+    body.stream.destroy(new AppError(ErrorCode.REQUEST_TIMEOUT, message));
+  }
+
+  private forget(body: WatchedBody): void {
+    this.bodies.delete(body);
+    if (this.bodies.size === 0 && this.timer !== undefined) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+}
