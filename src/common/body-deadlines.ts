@@ -1,9 +1,9 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { BODY_RATE_GRACE_MS } from '../config/config-schema.js';
 import { AppError, ErrorCode } from './app-error.js';
 import { carriesBody } from './http-hardening.js';
-import { BODY_RATE_GRACE_MS } from '../config/config-schema.js';
 
 /** `[app.http]`: how long a request body may take, and how slowly it may come. */
 export interface BodyTimeLimits {
@@ -18,25 +18,28 @@ const SWEEP_MS = 250;
 
 /**
  * Bounds the time a request body may hold its connection, on every route (skill uploads included):
- * a body must arrive whole within `bodyTimeoutMs` (`uploadTimeoutMs` on the upload routes), and,
- * after the first 5 s, at `bodyMinBytesPerSecond` on average. Past either, the route answers 408
- * REQUEST_TIMEOUT and the connection is closed. Time the server itself spends not reading (a
- * handler busy before it reads an upload) is not held against the client. The clock starts when
- * the server starts reading, after the key was checked (keys-before-bodies.ts).
+ * a body must arrive whole within `bodyTimeoutMs` (`uploadTimeoutMs` on the upload routes) and,
+ * after its first 5 s, at `bodyMinBytesPerSecond` on average. The clock starts when the server
+ * starts reading, after the key was checked (keys-before-bodies.ts); time the server spends not
+ * reading (a handler busy before it reads an upload) is not held against the client. Past either
+ * limit the route answers 408 REQUEST_TIMEOUT and the connection is closed.
  *
- * Also: an answer that leaves before its request arrived whole (a 401, 404, 413 or 415 sent
- * without reading the body) closes the connection, so a client cannot hold it by trickling a body
- * nobody reads.
+ * A body the server answers without reading whole (a 401, 413 or 415 sent first) is still read and
+ * dropped under the same limits: a client sending its whole body then reads the answer (closing at
+ * once would reset the connection under it), one that trickles is cut off.
  */
 export function limitBodyTime(fastify: FastifyInstance, limits: BodyTimeLimits, isUpload: (request: FastifyRequest) => boolean): void {
   const watch = new BodyWatch(limits.bodyMinBytesPerSecond);
+  const deadlineOf = (request: FastifyRequest): Deadline =>
+    isUpload(request) ? { timeoutMs: limits.uploadTimeoutMs, setting: 'upload_timeout_ms' } : { timeoutMs: limits.bodyTimeoutMs, setting: 'body_timeout_ms' };
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
-    if (!carriesBody(request)) return done(null, payload);
-    const [timeoutMs, setting] = isUpload(request) ? [limits.uploadTimeoutMs, 'upload_timeout_ms'] : [limits.bodyTimeoutMs, 'body_timeout_ms'];
-    done(null, watch.track(request.raw, timeoutMs, setting));
+    done(null, carriesBody(request) ? watch.read(request.raw, deadlineOf(request)) : payload);
   });
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    if (!request.raw.complete) void reply.header('connection', 'close');
+    if (!request.raw.complete) {
+      if (watch.wasCut(request.raw)) void reply.header('connection', 'close');
+      else watch.drop(request.raw, reply.raw, deadlineOf(request));
+    }
     done(null, payload);
   });
 }
@@ -58,14 +61,21 @@ export function bodyVerdict(progress: BodyProgress, timeoutMs: number, minBytesP
   return 'ok';
 }
 
+interface Deadline {
+  timeoutMs: number;
+  /** The `[app.http]` key that set it, for the message. */
+  setting: string;
+}
+
 interface WatchedBody {
   raw: IncomingMessage;
   stream: CountingStream;
-  timeoutMs: number;
-  setting: string;
+  deadline: Deadline;
   startedAt: number;
   lastLook: number;
   waitedMs: number;
+  /** Answered already: the rest is dropped, and a cut closes the connection once the answer is written. */
+  answer?: ServerResponse;
 }
 
 /** The body's bytes, passed on as they come, counted. */
@@ -80,7 +90,8 @@ class CountingStream extends Transform {
 
 /** The bodies in flight, looked at by one timer that runs only while there are some. */
 class BodyWatch {
-  private readonly bodies = new Set<WatchedBody>();
+  private readonly bodies = new Map<IncomingMessage, WatchedBody>();
+  private readonly cut = new WeakSet<IncomingMessage>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly minBytesPerSecond: number) {}
@@ -90,22 +101,38 @@ class BodyWatch {
    * fails with the 408, and `raw` is left unread rather than destroyed: destroying an unfinished
    * request closes its socket before the answer can go out.
    */
-  track(raw: IncomingMessage, timeoutMs: number, setting: string): Transform {
+  read(raw: IncomingMessage, deadline: Deadline): CountingStream {
+    return this.watch(raw, deadline).stream;
+  }
+
+  /** The request was answered before its body arrived whole: what is left is read and dropped. */
+  drop(raw: IncomingMessage, answer: ServerResponse, deadline: Deadline): void {
+    const body = this.bodies.get(raw) ?? this.watch(raw, deadline);
+    body.answer = answer;
+    body.stream.resume();
+  }
+
+  /** Whether this request's body was cut (its answer is the 408). */
+  wasCut(raw: IncomingMessage): boolean {
+    return this.cut.has(raw);
+  }
+
+  private watch(raw: IncomingMessage, deadline: Deadline): WatchedBody {
     const now = Date.now();
-    const body: WatchedBody = { raw, stream: new CountingStream(), timeoutMs, setting, startedAt: now, lastLook: now, waitedMs: 0 };
+    const body: WatchedBody = { raw, stream: new CountingStream(), deadline, startedAt: now, lastLook: now, waitedMs: 0 };
     // Whoever reads the body hears of a cut; once they stopped listening it must not crash the process.
     body.stream.on('error', () => undefined);
     raw.on('error', (error) => body.stream.destroy(error));
     body.stream.once('close', () => this.forget(body));
     raw.pipe(body.stream);
-    this.bodies.add(body);
+    this.bodies.set(raw, body);
     this.timer ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
-    return body.stream;
+    return body;
   }
 
   private sweep(): void {
     const now = Date.now();
-    for (const body of this.bodies) {
+    for (const body of this.bodies.values()) {
       if (body.raw.complete) {
         this.forget(body);
         continue;
@@ -113,23 +140,30 @@ class BodyWatch {
       // Bytes waiting on the server's side: the server is the slow one for now.
       if (body.raw.readableLength === 0 && body.stream.readableLength === 0) body.waitedMs += now - body.lastLook;
       body.lastLook = now;
-      const verdict = bodyVerdict({ elapsedMs: now - body.startedAt, waitedMs: body.waitedMs, bytes: body.stream.bytes }, body.timeoutMs, this.minBytesPerSecond);
-      if (verdict !== 'ok') this.cut(body, verdict);
+      const verdict = bodyVerdict({ elapsedMs: now - body.startedAt, waitedMs: body.waitedMs, bytes: body.stream.bytes }, body.deadline.timeoutMs, this.minBytesPerSecond);
+      if (verdict !== 'ok') this.cutOff(body, verdict);
     }
   }
 
-  private cut(body: WatchedBody, verdict: 'timeout' | 'slow'): void {
+  private cutOff(body: WatchedBody, verdict: 'timeout' | 'slow'): void {
     this.forget(body);
+    this.cut.add(body.raw);
     body.raw.unpipe(body.stream);
+    if (body.answer !== undefined) {
+      const close = () => body.raw.socket.destroy();
+      if (body.answer.writableFinished) close();
+      else body.answer.once('finish', close);
+      return;
+    }
     const message =
       verdict === 'timeout'
-        ? `The request body did not arrive whole within ${body.timeoutMs / 1000} s ([app.http] ${body.setting}); nothing was done. Send it again over a faster connection.`
+        ? `The request body did not arrive whole within ${body.deadline.timeoutMs / 1000} s ([app.http] ${body.deadline.setting}); nothing was done. Send it again over a faster connection.`
         : `The request body came at under ${this.minBytesPerSecond} bytes a second ([app.http] body_min_bytes_per_second); nothing was done. Send it again over a faster connection.`;
     body.stream.destroy(new AppError(ErrorCode.REQUEST_TIMEOUT, message));
   }
 
   private forget(body: WatchedBody): void {
-    this.bodies.delete(body);
+    this.bodies.delete(body.raw);
     if (this.bodies.size === 0 && this.timer !== undefined) {
       clearInterval(this.timer);
       this.timer = undefined;
