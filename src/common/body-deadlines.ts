@@ -33,7 +33,8 @@ export function limitBodyTime(fastify: FastifyInstance, limits: BodyTimeLimits, 
   const deadlineOf = (request: FastifyRequest): Deadline =>
     isUpload(request) ? { timeoutMs: limits.uploadTimeoutMs, setting: 'upload_timeout_ms' } : { timeoutMs: limits.bodyTimeoutMs, setting: 'body_timeout_ms' };
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
-    done(null, carriesBody(request) ? watch.read(request.raw, deadlineOf(request)) : payload);
+    // A body that came with its head (most JSON bodies, once the key check has awaited) has nothing left to wait for.
+    done(null, carriesBody(request) && !request.raw.complete ? watch.read(request.raw, deadlineOf(request)) : payload);
   });
   fastify.addHook('onSend', (request, reply, payload, done) => {
     if (!request.raw.complete) {
