@@ -34,10 +34,22 @@ export function namesText(names: readonly string[]): string {
   return more > 0 ? `${listed.join(', ')} … and ${more} more` : listed.join(', ');
 }
 
-function cutProblem(problem: string): string {
+/**
+ * `problem` itself when it is short enough, else its start and its end around an ellipsis,
+ * MAX_PROBLEM_CHARS in all: what was wrong is said at the start ("x: …") or at the end ("…; must be
+ * a string"), and the value quoted in the middle is what grows.
+ */
+export function cutProblem(problem: string): string {
   if (problem.length <= MAX_PROBLEM_CHARS) return problem;
-  let end = MAX_PROBLEM_CHARS - 1;
+  const half = (MAX_PROBLEM_CHARS - 1) / 2;
+  let head = Math.ceil(half);
+  let tail = problem.length - Math.floor(half);
   // Never between the two halves of a surrogate pair: the answer would hold half a character.
-  if (/[\ud800-\udbff]/.test(problem[end - 1])) end--;
-  return `${problem.slice(0, end)}…`;
+  if (isHighSurrogate(problem.charCodeAt(head - 1))) head--;
+  if (isHighSurrogate(problem.charCodeAt(tail - 1))) tail++;
+  return `${problem.slice(0, head)}…${problem.slice(tail)}`;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
