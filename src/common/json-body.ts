@@ -3,16 +3,19 @@ import { AppError, ErrorCode } from './app-error.js';
 
 /**
  * What a JSON body may hold, checked on its bytes before it is parsed (see `jsonLimitExceeded`).
- * No route takes anything near these, and each bounds the work a body causes after parsing:
+ * Each is far above what any route takes, and each bounds the work a body causes after parsing
+ * (measured in bench/results/worst-request.md):
  *
  * - `maxDepth`: arrays and objects inside one another. No DTO nests more than three levels, and
  *   validating (or merely walking) a value thousands of levels deep would exhaust the stack.
  * - `maxWidth`: members of one array or object. The longest list a route takes is 200 skill
  *   names (`PUT /v1/me/skills`); class-transformer deduplicates an object's keys in quadratic time.
- * - `maxValues`: array items and object members at every level together. Validation costs about
- *   a microsecond a value, so a megabyte of small values would keep every other request waiting.
+ * - `maxValues`: array items and object members at every level together. The largest body a
+ *   route takes holds about 400; class-transformer and class-validator spend one to three
+ *   microseconds on each, so the 300,000 small values a megabyte holds would keep every other
+ *   request waiting for most of a second.
  */
-export const JSON_LIMITS = { maxDepth: 64, maxWidth: 1_000, maxValues: 10_000 } as const;
+export const JSON_LIMITS = { maxDepth: 64, maxWidth: 1_000, maxValues: 5_000 } as const;
 
 export type JsonLimits = { readonly [limit in keyof typeof JSON_LIMITS]: number };
 
