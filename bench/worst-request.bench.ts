@@ -12,12 +12,12 @@
  *   BENCH_BEFORE=<folder> npm run bench:worst-request
  *     also runs every request against the build in <folder> (its package.json and dist/, e.g. a
  *     copy of main's before a fix) on the same database, and records both.
+ *   BENCH_ONLY=graphql BENCH_RUNS=9 …   only the routes whose name contains "graphql".
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BODY_LIMIT_BYTES } from '../src/app.factory.js';
 import { JSON_LIMITS } from '../src/common/json-body.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import { benchWorkspace, closeWorkspace, createBenchKey, type LoopDelay, loopDelayOf, recordResults, serveApp, startChild } from './bench-support.js';
@@ -25,6 +25,8 @@ import { benchWorkspace, closeWorkspace, createBenchKey, type LoopDelay, loopDel
 const SELF = join(import.meta.dirname, 'worst-request.bench.js');
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const BEFORE = process.env.BENCH_BEFORE;
+/** Only the routes whose name contains this (a quick look at one; the results file is then partial). */
+const ONLY = process.env.BENCH_ONLY;
 
 /** `{"0":0,"1":0,…,"2bi3":0}`: unknown fields with the shortest names, as many as fit in `bytes` (or exactly `count`). */
 function unknownFields(bytes: number, count = Infinity): string {
@@ -53,8 +55,6 @@ function manyValues(field: string): string {
 
 const nested = (field: string) => `{${JSON.stringify(field)}:${'['.repeat(JSON_LIMITS.maxDepth - 1)}${']'.repeat(JSON_LIMITS.maxDepth - 1)}}`;
 const unstorable = (field: string) => JSON.stringify({ [field]: Array(1000).fill('\u0000') });
-/** 1 MiB less room for what wraps the fields (a GraphQL query, a JSON-RPC envelope). */
-const ONE_MIB_OF_FIELDS = unknownFields(BODY_LIMIT_BYTES - 1024);
 const WIDEST = unknownFields(Infinity, JSON_LIMITS.maxWidth);
 
 interface Case {
@@ -74,11 +74,14 @@ const graphqlBody = (args: string) => `{"query":${JSON.stringify(RUN_TOOL)},"var
 const mcpBody = (args: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"activate_team_skill","arguments":${args}}}`;
 const MCP_ACCEPT = 'application/json, text/event-stream';
 
-function cases(): Case[] {
+/** The requests, for bodies of up to `bodyLimit` bytes. */
+function cases(bodyLimit: number): Case[] {
+  // Room left for what wraps the fields (a GraphQL query, a JSON-RPC envelope).
+  const oneMibOfFields = unknownFields(bodyLimit - 1024);
   const rest = (route: string, method: string, path: string, field: string, valid: string, more: Partial<Record<string, string>> = {}, undo?: Case['undo']): Case[] => [
     { route, request: 'valid (baseline)', method, path, body: valid, undo },
     ...Object.entries({
-      '1 MiB of unknown fields': ONE_MIB_OF_FIELDS,
+      '1 MiB of unknown fields': oneMibOfFields,
       [`${JSON_LIMITS.maxWidth} unknown fields (the width limit)`]: WIDEST,
       [`${JSON_LIMITS.maxValues} values in \`${field}\` (the values limit)`]: manyValues(field),
       [`\`${field}\` nested ${JSON_LIMITS.maxDepth} deep (the depth limit)`]: nested(field),
@@ -99,10 +102,10 @@ function cases(): Case[] {
     { route: 'GET /v1/chats', request: 'valid (baseline)', method: 'GET', path: '/v1/chats' },
     { route: 'GET /v1/chats', request: '15 KiB of unknown query parameters', method: 'GET', path: `/v1/chats?${longQuery}` },
     { route: 'POST /graphql runSkillTool', request: 'valid (baseline)', method: 'POST', path: '/graphql', body: graphqlBody('{"name":"pdf"}') },
-    { route: 'POST /graphql runSkillTool', request: '1 MiB of unknown fields in the variables', method: 'POST', path: '/graphql', body: graphqlBody(ONE_MIB_OF_FIELDS) },
+    { route: 'POST /graphql runSkillTool', request: '1 MiB of unknown fields in the variables', method: 'POST', path: '/graphql', body: graphqlBody(oneMibOfFields) },
     { route: 'POST /graphql runSkillTool', request: `${JSON_LIMITS.maxWidth} unknown arguments`, method: 'POST', path: '/graphql', body: graphqlBody(WIDEST) },
     { route: 'POST /mcp tools/call', request: 'valid (baseline)', method: 'POST', path: '/mcp', body: mcpBody('{"name":"pdf"}'), accept: MCP_ACCEPT },
-    { route: 'POST /mcp tools/call', request: '1 MiB of unknown arguments', method: 'POST', path: '/mcp', body: mcpBody(ONE_MIB_OF_FIELDS), accept: MCP_ACCEPT },
+    { route: 'POST /mcp tools/call', request: '1 MiB of unknown arguments', method: 'POST', path: '/mcp', body: mcpBody(oneMibOfFields), accept: MCP_ACCEPT },
     { route: 'POST /mcp tools/call', request: `${JSON_LIMITS.maxWidth} unknown arguments`, method: 'POST', path: '/mcp', body: mcpBody(WIDEST), accept: MCP_ACCEPT },
   ];
 }
@@ -203,7 +206,9 @@ async function main(): Promise<void> {
     models: { scripted: { provider: 'openai-compatible', base_url: model.url, model: 'scripted-1', max_retries: 0 } },
   });
   const loadBefore = loadavg();
-  const list = cases();
+  // Imported here, not at the top: the child that serves another build must not load this build's app too.
+  const { BODY_LIMIT_BYTES } = await import('../src/app.factory.js');
+  const list = cases(BODY_LIMIT_BYTES).filter((c) => ONLY === undefined || c.route.includes(ONLY));
   // The first start creates the tables the key goes in.
   let server = await startServer(undefined, configFile, db.url);
   try {
@@ -221,6 +226,7 @@ async function main(): Promise<void> {
       loadAverage: { atStart: loadBefore.map((n) => Math.round(n * 100) / 100), atEnd: loadavg().map((n) => Math.round(n * 100) / 100) },
       runs: RUNS,
       limits: { ...JSON_LIMITS, bodyBytes: BODY_LIMIT_BYTES },
+      unknownFieldsInOneMib: unknownFields(BODY_LIMIT_BYTES).split(',').length,
       before: BEFORE,
       cases: list.map((c, i) => ({ route: c.route, request: c.request, bodyBytes: Buffer.byteLength(c.body ?? c.path), after: after[i], before: before?.[i] })),
     };
@@ -237,6 +243,7 @@ function markdown(r: {
   loadAverage: { atStart: number[]; atEnd: number[] };
   runs: number;
   limits: Record<string, number>;
+  unknownFieldsInOneMib: number;
   before?: string;
   cases: { route: string; request: string; bodyBytes: number; after: Sample; before?: Sample }[];
 }): string {
@@ -249,7 +256,7 @@ function markdown(r: {
     '',
     `Recorded ${r.recordedAt} on ${r.machine}; load average ${r.loadAverage.atStart.join(' / ')} at the start, ${r.loadAverage.atEnd.join(' / ')} at the end (the machine was shared). \`npm run bench:worst-request\`${withBefore ? ' with `BENCH_BEFORE`' : ''}.`,
     '',
-    `Limits: bodies up to ${size(r.limits.bodyBytes)}, ${r.limits.maxDepth} levels deep, ${r.limits.maxWidth} members to an array or object, ${r.limits.maxValues} values in all. Each request is sent ${r.runs} times to a server in its own process (API keys on, a member's key); the run shown is the median by the server's longest event-loop delay while the request was handled (1 ms resolution, so ~1–2 ms is an idle loop). Meanwhile this process asks \`GET /health\` back to back; "probe" is its longest wait for an answer.`,
+    `Limits: bodies up to ${size(r.limits.bodyBytes)}, ${r.limits.maxDepth} levels deep, ${r.limits.maxWidth} members to an array or object, ${r.limits.maxValues} values in all; "1 MiB of unknown fields" is ${r.unknownFieldsInOneMib.toLocaleString('en')} of them (1,024 bytes fewer for GraphQL and MCP, whose envelope takes the rest). Each request is sent ${r.runs} times to a server in its own process (API keys on, a member's key); the run shown is the median by the server's longest event-loop delay while the request was handled (1 ms resolution, so ~1–2 ms is an idle loop). Meanwhile this process asks \`GET /health\` back to back; "probe" is its longest wait for an answer.`,
     '',
     `Each cell: status · answer size · **longest event-loop block, ms** · longest probe wait, ms.${withBefore ? ` "Before": the same requests against ${r.before} (main before this fix), same database, same run.` : ''}`,
     '',
