@@ -258,7 +258,7 @@ function markdown(r: {
     '',
     `Limits: bodies up to ${size(r.limits.bodyBytes)}, ${r.limits.maxDepth} levels deep, ${r.limits.maxWidth} members to an array or object, ${r.limits.maxValues} values in all; "1 MiB of unknown fields" is ${r.unknownFieldsInOneMib.toLocaleString('en')} of them (1,024 bytes fewer for GraphQL and MCP, whose envelope takes the rest). Each request is sent ${r.runs} times to a server in its own process (API keys on, a member's key); the run shown is the median by the server's longest event-loop delay while the request was handled (1 ms resolution, so ~1–2 ms is an idle loop). Meanwhile this process asks \`GET /health\` back to back; "probe" is its longest wait for an answer.`,
     '',
-    `Each cell: status · answer size · **longest event-loop block, ms** · longest probe wait, ms.${withBefore ? ` "Before": the same requests against ${r.before} (main before this fix), same database, same run.` : ''}`,
+    `Each cell: status · answer size · **longest event-loop block, ms** · longest probe wait, ms.${withBefore ? ` "Before": the same requests against the build in ${r.before}, on the same database, in the same run.` : ''}`,
     '',
     withBefore ? '| route | request | body | after | before |' : '| route | request | body | after |',
     withBefore ? '|---|---|---:|---|---|' : '|---|---|---:|---|',
