@@ -279,6 +279,13 @@ describe('the worst request on every route', () => {
       expect(answer.body.error).toEqual({ code: -32000, message: expect.stringMatching(/more than 1000 members/), data: expect.objectContaining({ code: 'VALIDATION_FAILED' }) });
     });
 
+    // Regression, fixed since this pass found it. Was: the MCP SDK wrote every params issue into the -32602 message: 1,000 wrongly typed prompt arguments answered 69 KB.
+    it('prompts/get with as many wrongly typed arguments as an object may hold is -32602 in a few lines', async () => {
+      const answer = await request('POST', '/mcp', rpcBody('prompts/get', { name: 'pdf', arguments: '@' }).replace('"@"', unknownFields(maxWidth)), keys.member);
+      expect({ status: answer.status, small: answer.bytes <= MAX_ANSWER_BYTES, code: answer.body.error?.code }).toEqual({ status: 200, small: true, code: -32602 });
+      expect(answer.body.error.message).toMatch(/^Invalid params for prompts\/get: arguments\.k0000000: .*, … and 990 more$/);
+    });
+
     it('tools/call with as many unknown arguments as an object may hold is an error result of a few lines', async () => {
       const answer = await call(unknownFields(maxWidth));
       expect({ status: answer.status, small: answer.bytes <= MAX_ANSWER_BYTES, probed: answer.probes >= 1, isError: answer.body.result.isError }).toEqual({ status: 200, small: true, probed: true, isError: true });
