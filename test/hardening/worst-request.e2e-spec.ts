@@ -164,16 +164,15 @@ describe('the worst request on every route', () => {
   });
 
   // Regression, fixed since this pass found it. Was: 111,000 unknown fields (1.04 MB) to a validated route kept every other request waiting 8–15 s, and the 400 listed each one (8.7 MB); on the tool route 0.3 s and a 1.3 MiB answer naming every unknown argument.
-  it('1 MiB of unknown fields is refused before it is parsed, on every route that takes a body, with a key or without', async () => {
+  it('1 MiB of unknown fields is refused before it is parsed, on every route that takes a body; without a key, before it is read', async () => {
     const results = [];
     for (const { method, path } of bodyRoutes()) {
       const answer = await request(method, concrete(path), UNKNOWN_FIELDS_1MIB, keyFor(path));
       results.push({ ...outcome(`${method} ${path}`, answer), message: answer.body?.message });
     }
-    const anonymous = await request('POST', '/v1/chats', UNKNOWN_FIELDS_1MIB);
-    results.push({ ...outcome('POST /v1/chats without a key', anonymous), message: anonymous.body?.message });
     const expected = results.map(({ route }) => ({ ...refused(route), message: `The body has an array or object of more than ${maxWidth} members; nothing takes that many: send fewer.` }));
     expect(results).toEqual(expected);
+    expect(outcome('POST /v1/chats without a key', await request('POST', '/v1/chats', UNKNOWN_FIELDS_1MIB))).toEqual(refused('POST /v1/chats without a key', 401, 'UNAUTHENTICATED'));
   });
 
   it.each([
