@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { stringify } from 'smol-toml';
+import { generateApiKey } from '../src/auth/api-key.js';
 import { EmbeddedPostgresServer } from '../src/persistence/embedded-postgres.server.js';
 import { freePort } from '../test/support/ports.js';
 import { runFolder } from '../test/support/run-folder.js';
@@ -64,6 +65,20 @@ export function recordResults(name: string, result: object, text: string): void 
   console.log(text);
 }
 
+/** A user and key made the way the service makes them (only the hash stored), straight in the bench database. */
+export async function createBenchKey(url: string, name = 'bench', role: 'member' | 'admin' = 'member'): Promise<string> {
+  const { key, prefix, hash } = generateApiKey();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>('INSERT INTO users (name, role) VALUES ($1, $2) RETURNING id', [name, role]);
+    await client.query('INSERT INTO api_keys (user_id, label, prefix, key_hash) VALUES ($1, $2, $3, $4)', [rows[0].id, 'bench', prefix, hash]);
+  } finally {
+    await client.end();
+  }
+  return key;
+}
+
 /** Stops a benchmark's server process, drops its database and removes its work folder. */
 export async function closeWorkspace(child: ChildProcess, db: { stop: () => Promise<void> }, work: string): Promise<void> {
   child.kill('SIGTERM');
@@ -81,11 +96,11 @@ export function percentile(values: number[], p: number): number {
  * Child mode `serve-app`: the real application from its config file (SKILLHOST_CONFIG), on a free
  * port it prints as `READY <port>`. On SIGUSR2 it prints the event loop's delay since the last
  * SIGUSR2 (or the start) as `LOOP {p50, p99, max}` in milliseconds: how long the server kept
- * everything else waiting.
+ * everything else waiting. `src`: another build's `dist/src/` (e.g. main's, for a before/after).
  */
-export async function serveApp(): Promise<void> {
-  const { loadConfig } = await import('../src/config/config-loader.js');
-  const { createApp } = await import('../src/app.factory.js');
+export async function serveApp(src = new URL('../src/', import.meta.url)): Promise<void> {
+  const { loadConfig } = (await import(new URL('config/config-loader.js', src).href)) as typeof import('../src/config/config-loader.js');
+  const { createApp } = (await import(new URL('app.factory.js', src).href)) as typeof import('../src/app.factory.js');
   const app = await createApp(loadConfig(), { logger: false });
   await app.listen(0, '127.0.0.1');
   const delay = monitorEventLoopDelay({ resolution: 1 });

@@ -17,10 +17,8 @@ import { Agent, createServer, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import pg from 'pg';
-import { generateApiKey } from '../src/auth/api-key.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
-import { databaseUrl, percentile, serveApp, startChild as startChildProcess } from './bench-support.js';
+import { createBenchKey, databaseUrl, percentile, serveApp, startChild as startChildProcess } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
@@ -160,20 +158,6 @@ function postTurn(agent: Agent, port: number, path: string, body: string, author
 
 /** The GraphQL twin of `GET /v1/skills`: the same fields. */
 const GRAPHQL_SKILLS_QUERY = '{ skills { count scannedAt skills { name description frontmatter } } }';
-
-/** A user and key made the way the service makes them (only the hash stored), straight in the bench database. */
-async function createBenchKey(url: string): Promise<string> {
-  const { key, prefix, hash } = generateApiKey();
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ id: string }>("INSERT INTO users (name, role) VALUES ('bench', 'member') RETURNING id");
-    await client.query('INSERT INTO api_keys (user_id, label, prefix, key_hash) VALUES ($1, $2, $3, $4)', [rows[0].id, 'bench', prefix, hash]);
-  } finally {
-    await client.end();
-  }
-  return key;
-}
 
 async function load(options: autocannon.Options): Promise<autocannon.Result> {
   return autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...options });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { isUuid } from '../common/uuid.js';
+import { validationFailed } from '../common/validation.pipe.js';
 import { ApiKeyRepository, type KeyOwner, type ListedApiKey } from '../persistence/api-key.repository.js';
 import type { Page } from '../persistence/chat.repository.js';
 import type { ApiKeyEntity } from '../persistence/entities/api-key.entity.js';
@@ -58,8 +59,7 @@ export class UsersService {
 
   async createUser(name: string, role: UserRole): Promise<UserEntity> {
     if (!USER_NAME_PATTERN.test(name)) {
-      const problem = `name: '${name}' is not allowed; use 1–64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`;
-      throw new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problem}`, { problems: [problem] });
+      throw validationFailed([`name: '${name}' is not allowed; use 1–64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`]);
     }
     const user = await this.users.create(name, role);
     if (user === null) throw new AppError(ErrorCode.USER_NAME_TAKEN, `A user named '${name}' already exists.`, { name });
@@ -79,8 +79,7 @@ export class UsersService {
   async createKey(userId: string, options: { label?: string | null; expiresAt?: Date | null } = {}): Promise<CreatedApiKey> {
     const user = await this.getUser(userId);
     if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) {
-      const problem = 'expiresAt: must be in the future';
-      throw new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problem}`, { problems: [problem] });
+      throw validationFailed(['expiresAt: must be in the future']);
     }
     const generated = generateApiKey();
     const apiKey = await this.keys.create({ userId: user.id, label: options.label ?? null, prefix: generated.prefix, keyHash: generated.hash, expiresAt: options.expiresAt ?? null });

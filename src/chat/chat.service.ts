@@ -4,7 +4,9 @@ import type { ModelMessage } from 'ai';
 import type { Principal } from '../auth/principal.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { errorReaderOf, toErrorBody } from '../common/app-exception.filter.js';
+import { cutProblem } from '../common/problem-list.js';
 import { isUuid } from '../common/uuid.js';
+import { validationFailed } from '../common/validation.pipe.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat, type ModelConfig } from '../config/app-config.js';
 import { MetricsService } from '../ops/metrics.service.js';
 import { TurnGate, type TurnRelease } from '../ops/turn-gate.service.js';
@@ -476,7 +478,9 @@ export class ChatService {
     const model = ownModel(models, name);
     if (model === undefined) {
       const available = Object.keys(models);
-      throw new AppError(ErrorCode.VALIDATION_FAILED, `Model '${name}' is not configured. Available: ${available.join(', ') || 'none'}`, { problems: [`model: '${name}' is not configured`], available });
+      // The name as a listed problem shows it: a client may send a megabyte of it.
+      const shown = cutProblem(name);
+      throw new AppError(ErrorCode.VALIDATION_FAILED, `Model '${shown}' is not configured. Available: ${available.join(', ') || 'none'}`, { problems: [`model: '${shown}' is not configured`], available });
     }
     return model;
   }
@@ -632,8 +636,7 @@ function runCommand(snapshot: CatalogueSnapshot, invoked: { name: string; argume
   if (command === undefined) return undefined;
   const prompt = expandTemplate(command.template, invoked.arguments, MAX_COMMAND_PROMPT_CHARS);
   if (prompt === undefined) {
-    const problem = `content: the command /${command.name} with these arguments expands to more than ${MAX_COMMAND_PROMPT_CHARS} characters (its template repeats $ARGUMENTS or $1…$9); send shorter arguments`;
-    throw new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problem}`, { problems: [problem] });
+    throw validationFailed([`content: the command /${command.name} with these arguments expands to more than ${MAX_COMMAND_PROMPT_CHARS} characters (its template repeats $ARGUMENTS or $1…$9); send shorter arguments`]);
   }
   return { requiredSkills: command.requiredSkills, stored: { name: command.name, arguments: invoked.arguments, prompt } };
 }

@@ -88,7 +88,7 @@ export class SkillToolsService {
     const unstorable = unstorableStringProblems(args, (key) => tool.nulAllowed?.includes(key) === true);
     if (unstorable.length > 0) throw validationFailed(unstorable);
     const parsed = parseToolArguments(tool, args);
-    if (!parsed.ok) throw new AppError(ErrorCode.VALIDATION_FAILED, parsed.message, { problems: parsed.problems });
+    if (!parsed.ok) throw validationFailed(parsed.problems, parsed.message);
     return this.execute(tool, args, options);
   }
 

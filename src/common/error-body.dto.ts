@@ -10,6 +10,6 @@ export class ErrorBodyDto implements ErrorBody {
   @ApiProperty({ description: 'What was wrong, for a person.', example: "Chat '1b4e28ba-2fa1-11d2-883f-0016d3cca427' not found." })
   message: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Structured context, e.g. `problems` (one line per problem) for VALIDATION_FAILED.' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Structured context, e.g. `problems` (one line per problem, the first ten) and `moreProblems` (how many more) for VALIDATION_FAILED.' })
   details?: Record<string, unknown>;
 }

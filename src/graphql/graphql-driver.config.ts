@@ -1,7 +1,6 @@
 import type { MercuriusDriverConfig } from '@nestjs/mercurius';
 import type { MercuriusContext } from 'mercurius';
 import { type DocumentNode, type GraphQLSchema, specifiedRules, validate } from 'graphql';
-import { AppError, ErrorCode } from '../common/app-error.js';
 import { toGraphQLError } from '../common/app-exception.filter.js';
 import { unstorableStringProblems, validationFailed } from '../common/validation.pipe.js';
 import { formatGraphQLErrors } from './graphql-errors.js';
@@ -80,8 +79,7 @@ function assertStorableFields(context: MercuriusContext): void {
 function refuseTooComplex(document: DocumentNode): void {
   refuse(() => {
     if (!isParsedDocument(document)) {
-      const problem = 'query: must be GraphQL text (a JSON-encoded document or any other JSON value is not accepted)';
-      throw new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problem}`, { problems: [problem] });
+      throw validationFailed(['query: must be GraphQL text (a JSON-encoded document or any other JSON value is not accepted)']);
     }
     assertWithinLimits(document);
   });
@@ -98,5 +96,5 @@ function refuse(check: () => void): void {
 
 function refuseInvalid(schema: GraphQLSchema, document: DocumentNode): void {
   const problems = validate(schema, document, specifiedRules).map((error) => error.message);
-  if (problems.length > 0) throw toGraphQLError(new AppError(ErrorCode.VALIDATION_FAILED, `Invalid request: ${problems.join('; ')}`, { problems }));
+  if (problems.length > 0) throw toGraphQLError(validationFailed(problems));
 }

@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { toGraphQLError } from '../common/app-exception.filter.js';
+import { cutProblem, MAX_LISTED_PROBLEMS } from '../common/problem-list.js';
+import { validationFailed } from '../common/validation.pipe.js';
 
 export interface FormattedErrors {
   statusCode: number;
@@ -33,9 +35,19 @@ const logger = new Logger('GraphQL');
  */
 export function formatGraphQLErrors(execution: ErroredExecution): FormattedErrors {
   const executed = execution.data !== undefined;
-  const errors = execution.errors.flatMap((error) => leafErrors(error)).map(({ error, refusalStatus }) => formatError(error, executed ? undefined : refusalStatus));
+  const leaves = execution.errors.flatMap((error) => leafErrors(error));
+  // A refused request's problems are listed as REST lists them: the first ten, then how many more
+  // (graphql-js stops at 100). An operation that ran keeps every error: each belongs to a field.
+  const listed = executed ? leaves : leaves.slice(0, MAX_LISTED_PROBLEMS);
+  const errors = listed.map(({ error, refusalStatus }) => formatError(error, executed ? undefined : refusalStatus));
+  if (leaves.length > listed.length) errors.push(formatError(moreProblems(leaves.length - listed.length), undefined));
   const statusCode = executed ? 200 : ((errors[0]?.extensions?.status as number | undefined) ?? 500);
   return { statusCode, response: { data: execution.data ?? null, errors } };
+}
+
+/** The error that stands for the refused request's problems left unlisted. */
+function moreProblems(count: number): AppError {
+  return new AppError(ErrorCode.VALIDATION_FAILED, `… and ${count} more problems, not listed: fix the ones above first.`, { problems: [], moreProblems: count });
 }
 
 /**
@@ -77,8 +89,10 @@ function formatError(error: GraphQLError | Error, refusalStatus: number | undefi
   };
 }
 
+/** graphql-js's words, cut as a listed problem is: they quote the value refused, which may be a megabyte long. */
 function refusalError(message: string, status: number): AppError {
-  if (status === 413) return new AppError(ErrorCode.PAYLOAD_TOO_LARGE, message);
-  if (TOO_MANY_TOKENS.test(message)) return new AppError(ErrorCode.QUERY_TOO_COMPLEX, message);
-  return new AppError(ErrorCode.VALIDATION_FAILED, message, { problems: [message] });
+  const shown = cutProblem(message);
+  if (status === 413) return new AppError(ErrorCode.PAYLOAD_TOO_LARGE, shown);
+  if (TOO_MANY_TOKENS.test(message)) return new AppError(ErrorCode.QUERY_TOO_COMPLEX, shown);
+  return validationFailed([message], shown);
 }

@@ -15,17 +15,19 @@ import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
 import { MCP_ACTIVATE_TOOL, MCP_SEARCH_TOOL, mcpInstructions, mcpTools } from './mcp-tools.js';
 import { PublishedSkillsService, recordsAfter } from './published-skills.service.js';
+import { withBoundedIssues } from './bounded-params.js';
 import { mimeTypeOf, skillFileUri } from './skill-uri.js';
 
 const PROMPT_ARGUMENT = 'request';
 
 /*
  * Params are checked with these (the SDK's three-argument handlers), so a malformed request is
- * -32602 Invalid params, as the specification asks, not an internal error.
+ * -32602 Invalid params, as the specification asks, not an internal error; its message names ten
+ * problems at most.
  */
-const LIST_PARAMS = z.looseObject({ cursor: z.string().optional() });
-const CALL_PARAMS = z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() });
-const PROMPT_PARAMS = z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.string()).optional() });
+const LIST_PARAMS = withBoundedIssues(z.looseObject({ cursor: z.string().optional() }));
+const CALL_PARAMS = withBoundedIssues(z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }));
+const PROMPT_PARAMS = withBoundedIssues(z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.string()).optional() }));
 
 /**
  * Builds the MCP server one caller talks to: the skills of that user's catalogue (shared skills and

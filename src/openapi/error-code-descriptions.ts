@@ -11,7 +11,7 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.RESOURCE_OUTSIDE_SKILL]: 'absolute path, `..`, NUL byte, or a symlink that leads out of the skill',
   [ErrorCode.RESOURCE_IS_DIRECTORY]: 'the path names a folder',
   [ErrorCode.RESOURCE_BINARY]: 'the file is not UTF-8 text',
-  [ErrorCode.VALIDATION_FAILED]: 'invalid request input (body, query, an unknown field or model, malformed JSON, JSON that is not UTF-8 or nests past 64, a NUL or unpaired surrogate in a string); `details.problems` lists each problem',
+  [ErrorCode.VALIDATION_FAILED]: 'invalid request input (body, query, an unknown field or model, malformed JSON, JSON that is not UTF-8 or goes past 64 levels, 1,000 members to an array or object or 5,000 values, a NUL or unpaired surrogate in a string); `details.problems` lists the first ten problems and `details.moreProblems` counts the rest',
   [ErrorCode.INVALID_ARCHIVE]: 'a skill upload (zip, tar.gz, tar or multipart) that is corrupt, has an unsafe entry (absolute path, `..`, backslash, control character, symlink, hard link, device, FIFO, encrypted), a duplicate path, no files, or no SKILL.md at its root or in its one top folder; the message and `details.entry` name the entry',
   [ErrorCode.SKILLS_DISABLED]: '`app.skills.enabled` is false',
   [ErrorCode.ROUTE_NOT_FOUND]: 'no such route',

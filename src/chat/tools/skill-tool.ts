@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { namesText, problemsText } from '../../common/problem-list.js';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import type { ScriptCaller, ScriptsService } from '../../scripts/scripts.service.js';
 import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
@@ -138,12 +139,12 @@ export function parseToolArguments(tool: SkillTool, args: unknown): { ok: true; 
   const parsed = tool.input.safeParse(args);
   if (parsed.success) return { ok: true, input: parsed.data };
   const problems = describeIssues(parsed.error.issues);
-  return { ok: false, message: `Invalid arguments for ${tool.name}: ${problems.join('; ')}. Expected ${tool.example}.`, problems };
+  return { ok: false, message: `Invalid arguments for ${tool.name}: ${problemsText(problems)}. Expected ${tool.example}.`, problems };
 }
 
-/** Field problems first, in field order, then unknown arguments. */
+/** Field problems first, in field order, then unknown arguments (the first few named, the rest counted). */
 function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
   const fields = issues.filter((issue) => issue.code !== 'unrecognized_keys').map((issue) => `'${issue.path.join('.')}' ${issue.message}`);
   const unknown = issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : []));
-  return unknown.length > 0 ? [...fields, `unknown argument(s): ${unknown.join(', ')}`] : fields;
+  return unknown.length > 0 ? [...fields, `unknown argument(s): ${namesText(unknown)}`] : fields;
 }

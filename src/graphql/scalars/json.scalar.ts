@@ -1,17 +1,26 @@
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { beyondLimit, jsonValueLimitExceeded } from '../../common/json-body.js';
 
 /**
  * Any JSON value, for the fields whose REST twin is free-form JSON (tool arguments, frontmatter,
  * tool-card summaries, tool input schemas, the data of chat events). Values go out as they are,
- * so a client gets exactly what the REST body (or the SSE stream) carries.
+ * so a client gets exactly what the REST body (or the SSE stream) carries. Values coming in keep
+ * to a JSON body's limits (json-body.ts): a literal in the query, or variables sent in a GET's
+ * URL, never passed through the body parser that checks them.
  */
 export const GraphQLJSON = new GraphQLScalarType({
   name: 'JSON',
   description: 'Any JSON value: object, array, string, number, boolean or null.',
   serialize: (value) => value,
-  parseValue: (value) => value,
-  parseLiteral: (ast, variables) => literalValue(ast, variables ?? undefined),
+  parseValue: (value) => withinJsonLimits(value),
+  parseLiteral: (ast, variables) => withinJsonLimits(literalValue(ast, variables ?? undefined)),
 });
+
+function withinJsonLimits(value: unknown): unknown {
+  const exceeded = jsonValueLimitExceeded(value);
+  if (exceeded !== undefined) throw new TypeError(beyondLimit(exceeded, 'A JSON value'));
+  return value;
+}
 
 function literalValue(ast: ValueNode, variables: Record<string, unknown> | undefined): unknown {
   switch (ast.kind) {
