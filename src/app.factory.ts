@@ -59,7 +59,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   hardenHttp(app, config);
   acceptSkillUploads(app.getHttpAdapter().getInstance(), SKILL_UPLOAD_ROUTES);
   checkKeysBeforeBodies(app, [GRAPHQL_PATH]);
-  limitBodyTime(app.getHttpAdapter().getInstance(), config.app.http, (request) => uploadKindOf(request.headers['content-type']) !== undefined);
+  limitBodyTime(app.getHttpAdapter().getInstance(), config.app.http, { json: BODY_LIMIT_BYTES, upload: config.app.skills.maxInstallBytes }, (request) => uploadKindOf(request.headers['content-type']) !== undefined);
   // No Nest shutdown hooks: main.ts owns SIGTERM/SIGINT and runs closeGracefully.
   closeConnectionsWhileStopping(app);
   setupOpenApi(app);

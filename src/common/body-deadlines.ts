@@ -13,6 +13,12 @@ export interface BodyTimeLimits {
   bodyMinBytesPerSecond: number;
 }
 
+/** The most of a body answered before it was read that is read and dropped: the route's own body limit. */
+export interface DropLimits {
+  json: number;
+  upload: number;
+}
+
 /** How often bodies in flight are looked at. */
 const SWEEP_MS = 250;
 
@@ -28,18 +34,24 @@ const SWEEP_MS = 250;
  * dropped under the same limits: a client sending its whole body then reads the answer (closing at
  * once would reset the connection under it), one that trickles is cut off.
  */
-export function limitBodyTime(fastify: FastifyInstance, limits: BodyTimeLimits, isUpload: (request: FastifyRequest) => boolean): void {
+export function limitBodyTime(fastify: FastifyInstance, limits: BodyTimeLimits, dropLimits: DropLimits, isUpload: (request: FastifyRequest) => boolean): void {
   const watch = new BodyWatch(limits.bodyMinBytesPerSecond);
   const deadlineOf = (request: FastifyRequest): Deadline =>
-    isUpload(request) ? { timeoutMs: limits.uploadTimeoutMs, setting: 'upload_timeout_ms' } : { timeoutMs: limits.bodyTimeoutMs, setting: 'body_timeout_ms' };
+    isUpload(request)
+      ? { timeoutMs: limits.uploadTimeoutMs, setting: 'upload_timeout_ms', dropBytes: dropLimits.upload }
+      : { timeoutMs: limits.bodyTimeoutMs, setting: 'body_timeout_ms', dropBytes: dropLimits.json };
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
     // A body that came with its head (most JSON bodies, once the key check has awaited) has nothing left to wait for.
     done(null, carriesBody(request) && !request.raw.complete ? watch.read(request.raw, deadlineOf(request)) : payload);
   });
   fastify.addHook('onSend', (request, reply, payload, done) => {
     if (!request.raw.complete) {
-      if (watch.wasCut(request.raw)) void reply.header('connection', 'close');
-      else watch.drop(request.raw, reply.raw, deadlineOf(request));
+      const deadline = deadlineOf(request);
+      if (watch.wasCut(request.raw) || Number(request.headers['content-length']) > deadline.dropBytes) {
+        // No more than the route takes is read to be dropped: a body announced larger is not read at all.
+        void reply.header('connection', 'close');
+        if (!watch.wasCut(request.raw)) watch.closeAfter(request.raw, reply.raw);
+      } else watch.drop(request.raw, reply.raw, deadline);
     }
     done(null, payload);
   });
@@ -66,6 +78,8 @@ interface Deadline {
   timeoutMs: number;
   /** The `[app.http]` key that set it, for the message. */
   setting: string;
+  /** Past this many bytes, a body answered before it was read is cut rather than read on. */
+  dropBytes: number;
 }
 
 interface WatchedBody {
@@ -110,7 +124,18 @@ class BodyWatch {
   drop(raw: IncomingMessage, answer: ServerResponse, deadline: Deadline): void {
     const body = this.bodies.get(raw) ?? this.watch(raw, deadline);
     body.answer = answer;
+    body.stream.on('data', () => {
+      if (body.stream.bytes > deadline.dropBytes && this.bodies.has(raw)) this.cutOff(body, 'timeout');
+    });
     body.stream.resume();
+  }
+
+  /** The request was answered before a body too large to drop arrived: its connection closes once the answer is out. */
+  closeAfter(raw: IncomingMessage, answer: ServerResponse): void {
+    const body = this.bodies.get(raw);
+    if (body !== undefined) this.forget(body);
+    this.cut.add(raw);
+    closeOnceWritten(raw, answer);
   }
 
   /** Whether this request's body was cut (its answer is the 408). */
@@ -151,9 +176,7 @@ class BodyWatch {
     this.cut.add(body.raw);
     body.raw.unpipe(body.stream);
     if (body.answer !== undefined) {
-      const close = () => body.raw.socket.destroy();
-      if (body.answer.writableFinished) close();
-      else body.answer.once('finish', close);
+      closeOnceWritten(body.raw, body.answer);
       return;
     }
     const message =
@@ -170,4 +193,11 @@ class BodyWatch {
       this.timer = undefined;
     }
   }
+}
+
+/** Closes the request's connection once its answer has been written (at once if it has). */
+function closeOnceWritten(raw: IncomingMessage, answer: ServerResponse): void {
+  const close = () => raw.socket.destroy();
+  if (answer.writableFinished) close();
+  else answer.once('finish', close);
 }

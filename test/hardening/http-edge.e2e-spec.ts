@@ -70,6 +70,19 @@ class RawConnection {
     }, everyMs);
   }
 
+  /**
+   * Sends `chunk` again and again as fast as the connection takes it, until the server closes it or
+   * `limit` bytes are sent; resolves with how many were sent.
+   */
+  async flood(chunk: Buffer, limit: number): Promise<number> {
+    let sent = 0;
+    while (!this.socket.destroyed && sent < limit) {
+      sent += chunk.length;
+      if (!this.socket.write(chunk)) await Promise.race([new Promise((resolve) => this.socket.once('drain', resolve)), this.closed]);
+    }
+    return sent;
+  }
+
   /** The first answer, once its head and `Content-Length` bytes of body have come. */
   answer(): Promise<RawAnswer> {
     return new Promise((resolve, reject) => {
@@ -171,9 +184,25 @@ describe('keys and slow bodies (auth on, bodies given 2 s)', () => {
     connection.close();
   });
 
-  it('a large upload with a wrong key reads its 401 rather than a reset', async () => {
-    const answer = await fetch(`http://127.0.0.1:${port}/v1/skills`, { method: 'POST', headers: { 'content-type': 'application/zip', authorization: `Bearer skh_${'x'.repeat(43)}` }, body: Buffer.alloc(20 * 1024 * 1024, 1) });
+  it('an upload with a wrong key reads its 401 rather than a reset', async () => {
+    const answer = await fetch(`http://127.0.0.1:${port}/v1/skills`, { method: 'POST', headers: { 'content-type': 'application/zip', authorization: `Bearer skh_${'x'.repeat(43)}` }, body: Buffer.alloc(8 * 1024 * 1024, 1) });
     expect([answer.status, ((await answer.json()) as { code: string }).code]).toEqual([401, 'UNAUTHENTICATED']);
+  });
+
+  // Regression, fixed since a review pass found it. Was: a body answered 401 (or 415) before it was read was read and dropped whole, however large: one keyless client sent 2 GB in 6 s, four kept the server busy for 30 s.
+  it.each([
+    ['announced as 2 GB', head('POST', '/v1/chats', 2_000_000_000)],
+    ['chunked, without end', 'POST /v1/chats HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n'],
+  ])('a keyless body %s is not read past the route\'s body limit: 401, then the connection closes', async (_, requestHead) => {
+    const connection = await open();
+    connection.send(requestHead);
+    const chunk = Buffer.from(requestHead.includes('chunked') ? `10000\r\n${'x'.repeat(0x10000)}\r\n` : 'x'.repeat(0x10000));
+    const sent = connection.flood(chunk, 1024 * 1024 * 1024);
+    const answer = await connection.answer();
+    expect([answer.status, answer.body.code]).toEqual([401, 'UNAUTHENTICATED']);
+    await connection.closed;
+    // 1 MiB read and dropped at most, plus what the sockets' buffers took.
+    expect(await sent).toBeLessThan(64 * 1024 * 1024);
   });
 
   it('with a valid key, a body sent in pieces is read as before', async () => {
