@@ -216,13 +216,35 @@ describe('refused GraphQL WebSocket connections', () => {
   }
 
   // Regression, fixed since this pass found it. Was: an unauthenticated subscription was acknowledged, then failed and was logged at error each time, so anyone could fill the log.
-  it('are closed with 4401 and logged once at warn, however many come', async () => {
+  beforeAll(async () => {
     await app.listen(0, '127.0.0.1');
+  });
+
+  it('are closed with 4401 and logged once at warn, however many come', async () => {
     const { port } = app.getHttpServer().address() as AddressInfo;
     const codes = await Promise.all(Array.from({ length: 20 }, () => refusedConnection(port)));
     expect(new Set(codes)).toEqual(new Set([4401]));
     const refusals = logs.records.filter((record) => String(record.msg).includes('GraphQL WebSocket connection was refused'));
     expect(refusals).toEqual([expect.objectContaining({ level: 'warn' })]);
+    expect(logs.records.filter((record) => record.level === 'error' || record.level === 'fatal')).toEqual([]);
+  });
+
+  // Regression, fixed since a review pass found it. Was: each connection that sent a frame over 1 MiB was logged at error with its stack (RangeError: Max payload size exceeded).
+  it('a frame over the limit closes its connection and is logged once at warn, however many come', async () => {
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    const oversized = () =>
+      new Promise<number>((resolve, reject) => {
+        const socket = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws');
+        socket.on('open', () => socket.send('x'.repeat(1024 * 1024 + 1)));
+        socket.on('close', (code) => resolve(code));
+        socket.on('error', () => undefined);
+        setTimeout(() => reject(new Error('still open after 10 s')), 10_000).unref();
+      });
+    await Promise.all(Array.from({ length: 10 }, oversized));
+    // The line is written as the socket is dropped, just after the client hears it close.
+    const closedLines = () => logs.records.filter((record) => String(record.msg).includes('A GraphQL WebSocket was closed'));
+    for (let waited = 0; closedLines().length === 0 && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closedLines()).toEqual([expect.objectContaining({ level: 'warn' })]);
     expect(logs.records.filter((record) => record.level === 'error' || record.level === 'fatal')).toEqual([]);
   });
 });
