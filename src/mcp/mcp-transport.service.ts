@@ -9,6 +9,7 @@ import {
   legacyStatelessFallback,
   type McpHttpHandler,
   type McpServer,
+  SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Principal } from '../auth/principal.js';
@@ -23,6 +24,8 @@ import { SessionEventStore } from './session-event-store.js';
 interface Session {
   readonly server: McpServer;
   readonly transport: WebStandardStreamableHTTPServerTransport;
+  /** What its notification stream sent, for a client resuming it. */
+  readonly events: SessionEventStore;
   readonly userId: string;
   lastSeen: number;
   /** Notification streams (GET) open now: a session listening is not idle. */
@@ -124,7 +127,7 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
       // A session has one notification stream. A client opening another has lost the one it had
       // (the connection dropped where the server could not see it, or the client restarted): the
       // new one replaces it, and with `Last-Event-ID` hears what it missed.
-      if (session.streams > 0 && request.headers.get('accept')?.includes('text/event-stream')) session.transport.closeStandaloneSSEStream();
+      if (session.streams > 0 && opensStream(request, session.events)) session.transport.closeStandaloneSSEStream();
       session.streams++;
       request.signal.addEventListener('abort', () => session.streams--, { once: true });
     }
@@ -138,15 +141,16 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     try {
       server = await this.factory.create(principal);
       const serving = server;
+      const events = new SessionEventStore();
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         // Requests are answered as JSON; the session's notifications have its GET stream, and a
         // client reconnecting to it with `Last-Event-ID` is sent those it missed.
         enableJsonResponse: true,
-        eventStore: new SessionEventStore(),
+        eventStore: events,
         onsessioninitialized: (id) => {
           opened = true;
-          this.sessions.set(id, { server: serving, transport, userId: principal.userId, lastSeen: Date.now(), streams: 0 });
+          this.sessions.set(id, { server: serving, transport, events, userId: principal.userId, lastSeen: Date.now(), streams: 0 });
           this.trim(principal.userId, id);
           void this.catalogueKey(principal.userId).then((key) => {
             const session = this.sessions.get(id);
@@ -268,6 +272,21 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     this.sessions.delete(id);
     await session?.server.close();
   }
+}
+
+/**
+ * Whether the SDK will open the notification stream this GET asks for: it accepts an event stream,
+ * names a protocol version the SDK speaks (if any), and resumes (if at all) from an event the
+ * session gave out. Only such a GET replaces the stream open now; a refused one leaves it working.
+ */
+function opensStream(request: Request, events: SessionEventStore): boolean {
+  const version = request.headers.get('mcp-protocol-version');
+  const lastEventId = request.headers.get('last-event-id');
+  return (
+    request.headers.get('accept')?.includes('text/event-stream') === true &&
+    (version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) &&
+    (lastEventId === null || lastEventId === '' || events.gaveOut(lastEventId))
+  );
 }
 
 function principalOf(authInfo: AuthInfo | undefined): Principal {

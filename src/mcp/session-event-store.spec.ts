@@ -31,6 +31,10 @@ describe('SessionEventStore', () => {
   it('an id it never gave out names no stream', async () => {
     const store = new SessionEventStore();
     await store.storeEvent('get', note(1));
-    for (const id of ['2', '0', '-1', 'abc', '1e3', '', '01']) expect(await store.getStreamIdForEventId(id)).toBeUndefined();
+    for (const id of ['2', '0', '-1', 'abc', '1e3', '', '01']) {
+      expect(await store.getStreamIdForEventId(id)).toBeUndefined();
+      expect(store.gaveOut(id)).toBe(false);
+    }
+    expect(store.gaveOut('1')).toBe(true);
   });
 });

@@ -6,9 +6,10 @@ export const SESSION_EVENTS_KEPT = 64;
 /**
  * The events of one 2025-era session, kept so a client whose notification stream dropped hears on
  * reconnecting (with `Last-Event-ID`) what it missed: list-changed notifications it would otherwise
- * never refetch for. Bounded: the last `SESSION_EVENTS_KEPT` events; an id older than those (or
- * another session's) replays nothing and the client simply listens from now on, which is what it
- * would get without resumption.
+ * never refetch for. Bounded: the last `SESSION_EVENTS_KEPT` events. An id this session gave out
+ * but no longer keeps replays every event it still keeps (the client missed at least those); an id
+ * it never gave out (not a number, or past the last) names no stream, and the SDK answers 400.
+ * Ids count from 1 in each session: another session's id is only a number here.
  */
 export class SessionEventStore implements EventStore {
   private readonly events: { id: EventId; streamId: StreamId; message: JSONRPCMessage }[] = [];
@@ -22,6 +23,15 @@ export class SessionEventStore implements EventStore {
   }
 
   async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
+    return this.streamOf(eventId);
+  }
+
+  /** Whether `eventId` is one this session gave out (so a GET resuming from it will be served). */
+  gaveOut(eventId: EventId): boolean {
+    return this.streamOf(eventId) !== undefined;
+  }
+
+  private streamOf(eventId: EventId): StreamId | undefined {
     return this.events.find((event) => event.id === eventId)?.streamId ?? this.oldestStream(eventId);
   }
 

@@ -755,6 +755,28 @@ describe('MCP notification streams after a drop', () => {
     }
   });
 
+  // Regression, fixed since a review pass found it. Was: any second GET accepting an event stream closed the session's open stream before the SDK checked it, so one it then refused (400) left the session deaf.
+  it('a GET the SDK refuses (an unknown protocol version or event id) leaves the open stream working', async () => {
+    const session = await openSession();
+    const open = await listen(session);
+    try {
+      const headers = { authorization: `Bearer ${app.keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': session };
+      for (const extra of [{ 'mcp-protocol-version': '1999-01-01' }, { 'last-event-id': '999' }, { 'last-event-id': 'x' }]) {
+        const refused = await fetch(`${app.base}/mcp`, { headers: { ...headers, ...extra } });
+        expect(refused.status).toBe(400);
+        await refused.text();
+      }
+      expect(open.ended()).toBe(false);
+      await changeCatalogue(['alpha']);
+      await until(() => open.events.length >= 3);
+      expect(open.events.map((event) => event.method)).toEqual(CHANGED);
+    } finally {
+      await open.drop();
+      await changeCatalogue([]);
+      await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+    }
+  });
+
   it('a stream the server still holds (its client lost it unseen) is released when the session listens again: the new one gets the notifications', async () => {
     const session = await openSession();
     const stale = await listen(session);
