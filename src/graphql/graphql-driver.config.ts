@@ -72,8 +72,19 @@ export function graphqlDriverConfig(auth: AuthService): Omit<MercuriusDriverConf
 function assertStorableFields(context: MercuriusContext): void {
   const request = context.reply?.request;
   if (request === undefined) return;
-  const problems = unstorableStringProblems(request.method === 'GET' ? request.query : request.body, undefined, (key) => key === 'variables');
+  const problems = unstorableStringProblems(request.method === 'GET' ? decodedExtensions(request.query) : request.body, undefined, (key) => key === 'variables');
   if (problems.length > 0) throw validationFailed(problems);
+}
+
+/** A GET's query parameters with `extensions`, JSON text in the URL, as the value it stands for (mercurius answers JSON that does not parse). */
+function decodedExtensions(query: unknown): unknown {
+  const { extensions } = (query ?? {}) as { extensions?: unknown };
+  if (typeof extensions !== 'string') return query;
+  try {
+    return { ...(query as object), extensions: JSON.parse(extensions) as unknown };
+  } catch {
+    return query;
+  }
 }
 
 function refuseTooComplex(document: DocumentNode): void {

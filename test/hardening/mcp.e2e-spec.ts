@@ -761,7 +761,8 @@ describe('MCP notification streams after a drop', () => {
     const open = await listen(session);
     try {
       const headers = { authorization: `Bearer ${app.keys.ann}`, accept: 'text/event-stream', 'mcp-session-id': session };
-      for (const extra of [{ 'mcp-protocol-version': '1999-01-01' }, { 'last-event-id': '999' }, { 'last-event-id': 'x' }]) {
+      const refusedHeaders: Record<string, string>[] = [{ 'mcp-protocol-version': '1999-01-01' }, { 'last-event-id': '999' }, { 'last-event-id': 'x' }];
+      for (const extra of refusedHeaders) {
         const refused = await fetch(`${app.base}/mcp`, { headers: { ...headers, ...extra } });
         expect(refused.status).toBe(400);
         await refused.text();
