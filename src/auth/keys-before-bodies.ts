@@ -1,16 +1,14 @@
 import type { INestApplication } from '@nestjs/common';
-import { METHOD_METADATA } from '@nestjs/common/constants.js';
-import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
+import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { bearerChallenge } from '../common/app-exception.filter.js';
+import { type ControllerRoute, controllerRoutes } from '../common/controller-routes.js';
 import { isWebSocketUpgrade } from '../common/http-hardening.js';
 import { presentedKey } from './api-key.js';
 import { isPublicRoute } from './auth.decorators.js';
 import { AuthService } from './auth.service.js';
 import type { PrincipalCarrier } from './request-context.js';
-
-type Handler = (...args: never[]) => unknown;
 
 /**
  * Checks the API key of every route that needs one in an `onRequest` hook, before Fastify reads a
@@ -31,7 +29,8 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
   const auth = app.get(AuthService, { strict: false });
   const reflector = new Reflector();
-  const controllerRoutes = controllerRoutesByName(app);
+  const routesByName = controllerRoutesByName(app);
+  const unmatched = new Set(routesByName.keys());
   const checkKey: onRequestHookHandler = async (request, reply) => {
     if (isWebSocketUpgrade(request)) return;
     try {
@@ -42,12 +41,18 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
     }
   };
   fastify.addHook('onRoute', (route: RouteOptions) => {
-    const target = controllerRoutes.get(route.handler.name);
+    const target = routesByName.get(route.handler.name);
+    unmatched.delete(route.handler.name);
     const needsKey = target === undefined ? keyedPaths.includes(route.url ?? '') : !isPublicRoute(reflector, target.handler, target.controller);
     if (!needsKey) return;
     const hooks = [route.onRequest ?? []].flat();
     // Fastify registers a GET route's HEAD twin with the GET's options, hooks included.
     if (!hooks.includes(checkKey)) route.onRequest = [...hooks, checkKey];
+  });
+  // A controller route registered under another name would be left to the guard alone (its key
+  // checked only once its body is read): a start-up error, not a silent gap.
+  fastify.addHook('onReady', async () => {
+    if (unmatched.size > 0) throw new Error(`The key check before bodies found no route for ${[...unmatched].join(', ')}: Nest no longer names its handlers Controller.method.`);
   });
 }
 
@@ -56,19 +61,12 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
  * (`Controller.method`), with the targets the guard reads. Two controllers of one name would make
  * that name ambiguous, so it stops the start.
  */
-function controllerRoutesByName(app: INestApplication): Map<string, { handler: Handler; controller: abstract new (...args: never[]) => unknown }> {
-  const routes = new Map<string, { handler: Handler; controller: abstract new (...args: never[]) => unknown }>();
-  const scanner = new MetadataScanner();
-  for (const wrapper of new DiscoveryService(app.get(ModulesContainer)).getControllers()) {
-    const controller = wrapper.metatype;
-    if (typeof controller !== 'function') continue;
-    for (const methodName of scanner.getAllMethodNames(controller.prototype)) {
-      const handler = (controller.prototype as Record<string, Handler>)[methodName];
-      if (Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
-      const name = `${wrapper.name}.${methodName}`;
-      if (routes.has(name)) throw new Error(`Two controllers are named ${wrapper.name}: rename one, so that the key check can tell their routes apart.`);
-      routes.set(name, { handler, controller: controller as abstract new (...args: never[]) => unknown });
-    }
+function controllerRoutesByName(app: INestApplication): Map<string, ControllerRoute> {
+  const routes = new Map<string, ControllerRoute>();
+  for (const route of controllerRoutes(app)) {
+    const name = `${route.controller.name}.${route.methodName}`;
+    if (routes.has(name)) throw new Error(`Two controllers are named ${route.controller.name}: rename one, so that the key check can tell their routes apart.`);
+    routes.set(name, route);
   }
   return routes;
 }

@@ -11,8 +11,9 @@ import { parseJsonBody } from './json-body.js';
 /**
  * What the HTTP server accepts before any route runs, for every front door (REST, GraphQL, its
  * WebSocket upgrades, the static files): bodies in JSON only, `Host` names when auth is off, CORS
- * only for configured origins; and no answer sniffed into another type. Called by createApp before `app.init()`, with the Nest application
- * created with `bodyParser: false` (so no form parser exists at all).
+ * only for configured origins; and no answer sniffed into another type. Called by createApp
+ * before `app.init()`, with the Nest application created with `bodyParser: false` (so no form
+ * parser exists at all).
  */
 export function hardenHttp(app: NestFastifyApplication, config: AppConfig): void {
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
@@ -186,7 +187,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   }
   const { status, code, message } = describeClientError(error);
   const body = JSON.stringify({ code, message });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   socket.once('close', () => clearTimeout(linger));
 }

@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
-import { METHOD_METADATA } from '@nestjs/common/constants.js';
-import { DiscoveryService, MetadataScanner, ModulesContainer, Reflector } from '@nestjs/core';
+import { Reflector } from '@nestjs/core';
 import { AdminOnly, isPublicRoute } from '../auth/auth.decorators.js';
 import { assertUnreachable, ErrorCode } from '../common/app-error.js';
+import { controllerRoutes } from '../common/controller-routes.js';
 import { type Feature, RequireFeature } from '../common/feature.guard.js';
 import { NotRateLimited } from '../ops/rate-limit.decorators.js';
 import { declaredErrorCodes } from './api-errors.decorator.js';
@@ -68,23 +68,17 @@ export function operationIdOf(controllerName: string, methodName: string): strin
 /** The facts of every route handler of the application, by operation id. */
 export function collectRouteFacts(app: INestApplication): Map<string, RouteFacts> {
   const reflector = new Reflector();
-  const scanner = new MetadataScanner();
   const facts = new Map<string, RouteFacts>();
-  for (const { metatype } of new DiscoveryService(app.get(ModulesContainer)).getControllers()) {
-    if (typeof metatype !== 'function') continue;
-    for (const methodName of scanner.getAllMethodNames(metatype.prototype)) {
-      const handler = (metatype.prototype as Record<string, unknown>)[methodName] as (...args: unknown[]) => unknown;
-      if (Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
-      const targets = [handler, metatype];
-      const features = reflector.getAllAndOverride(RequireFeature, targets) ?? [];
-      facts.set(operationIdOf(metatype.name, methodName), {
-        isPublic: isPublicRoute(reflector, handler, metatype),
-        adminOnly: reflector.getAllAndOverride(AdminOnly, targets) === true,
-        features: Array.isArray(features) ? features : [features],
-        rateLimited: reflector.getAllAndOverride(NotRateLimited, targets) !== true,
-        declaredCodes: declaredErrorCodes(handler),
-      });
-    }
+  for (const { controller, methodName, handler } of controllerRoutes(app)) {
+    const targets = [handler, controller];
+    const features = reflector.getAllAndOverride(RequireFeature, targets) ?? [];
+    facts.set(operationIdOf(controller.name, methodName), {
+      isPublic: isPublicRoute(reflector, handler, controller),
+      adminOnly: reflector.getAllAndOverride(AdminOnly, targets) === true,
+      features: Array.isArray(features) ? features : [features],
+      rateLimited: reflector.getAllAndOverride(NotRateLimited, targets) !== true,
+      declaredCodes: declaredErrorCodes(handler as (...args: unknown[]) => unknown),
+    });
   }
   return facts;
 }

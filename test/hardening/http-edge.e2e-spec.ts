@@ -313,7 +313,7 @@ describe('the defaults (auth off on loopback)', () => {
     const connection = await RawConnection.open(port);
     connection.send(`GET /v1/skills-catalogue?query=${'q'.repeat(20_000)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     const answer = await connection.answer();
-    expect(answer).toMatchObject({ status: 414, headers: { connection: 'close' }, body: { code: 'URI_TOO_LONG', message: expect.stringContaining('send long input in a JSON body') } });
+    expect(answer).toMatchObject({ status: 414, headers: { connection: 'close', 'x-content-type-options': 'nosniff' }, body: { code: 'URI_TOO_LONG', message: expect.stringContaining('send long input in a JSON body') } });
     await connection.closed;
   });
 
