@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { toErrorBody } from '../common/app-exception.filter.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DATABASE_ERROR_CHANNEL, type DatabaseErrorEvent } from '../persistence/database-errors.js';
-import { SKILLS_METRICS } from '../skills/skills-metrics.js';
+import { SKILLS_METRICS, type SkillsMetrics, type SnapshotFacts } from '../skills/skills-metrics.js';
 
 /** Where a turn's time went, in ms (ChatService's `TurnTiming`). */
 export interface TurnTimingMs {
@@ -13,14 +13,6 @@ export interface TurnTimingMs {
   overheadMs: number;
   dbMs: number;
   skillsMs: number;
-}
-
-/** What a reload produced, as far as metrics care (a `CatalogueSnapshot`). */
-export interface SnapshotFacts {
-  durationMs: number;
-  skills: { size: number };
-  invalid: readonly unknown[];
-  collisions: readonly unknown[];
 }
 
 export interface RequestFacts {
@@ -61,7 +53,7 @@ function processMetrics(): Registry {
  * models and tools are the configured ones, skills are the loaded ones.
  */
 @Injectable()
-export class MetricsService implements OnModuleInit, OnModuleDestroy {
+export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetrics {
   readonly registry = new Registry();
   private readonly models: ReadonlySet<string>;
   private readonly defaultModel: string | undefined;

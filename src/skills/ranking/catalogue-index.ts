@@ -1,9 +1,13 @@
 import type { CatalogueFormat } from '../../config/app-config.js';
 import { catalogueFrame, type CatalogueEntry, renderEntry } from '../catalogue-renderer.js';
-import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
 import type { SkillRecord } from '../skill.types.js';
 import { type RankedSkill, SkillRanker } from './skill-ranker.js';
 import { countTokens } from './token-count.js';
+
+/** What the index reads of a view of the catalogue (a `CatalogueSnapshot`): its skills by name. */
+export interface CatalogueView {
+  readonly skills: ReadonlyMap<string, SkillRecord>;
+}
 
 /**
  * The ranking side of a snapshot: an index of every skill it holds (team and personal; a view
@@ -14,7 +18,7 @@ export class CatalogueIndex {
   /** Entry sizes by format: the configured one counted at build, another (a catalogue route's `format`) on first use. */
   private readonly entryTokens: Map<CatalogueFormat, Map<SkillRecord, number>>;
   /** What a view's whole catalogue costs, by format, computed once per view. */
-  private readonly wholeCosts = new WeakMap<CatalogueSnapshot, Map<CatalogueFormat, number>>();
+  private readonly wholeCosts = new WeakMap<CatalogueView, Map<CatalogueFormat, number>>();
 
   private constructor(
     private readonly ranker: SkillRanker,
@@ -50,7 +54,7 @@ export class CatalogueIndex {
   }
 
   /** Tokens of the view's whole catalogue (frame and every entry). */
-  wholeCost(view: CatalogueSnapshot, format: CatalogueFormat): number {
+  wholeCost(view: CatalogueView, format: CatalogueFormat): number {
     let costs = this.wholeCosts.get(view);
     if (costs === undefined) this.wholeCosts.set(view, (costs = new Map()));
     let tokens = costs.get(format);
@@ -64,15 +68,15 @@ export class CatalogueIndex {
   }
 
   /** The view's skills best matching a request, best first (skills of other views are never returned). */
-  search(view: CatalogueSnapshot, request: string, options: { limit?: number; context?: string; popularity?: ReadonlyMap<string, number> } = {}): RankedSkill[] {
+  search(view: CatalogueView, request: string, options: { limit?: number; context?: string; popularity?: ReadonlyMap<string, number> } = {}): RankedSkill[] {
     const include = this.holdsOnly(view) ? undefined : (position: number) => view.skills.get(this.records[position].name) === this.records[position];
     return this.ranker.rank(request, { ...options, include, privateSkills: this.privateOf(view) });
   }
 
-  private readonly privates = new WeakMap<CatalogueSnapshot, number[]>();
+  private readonly privates = new WeakMap<CatalogueView, number[]>();
 
   /** The positions of the personal skills a view holds (its owner's). */
-  private privateOf(view: CatalogueSnapshot): number[] {
+  private privateOf(view: CatalogueView): number[] {
     let positions = this.privates.get(view);
     if (positions === undefined) {
       positions = [];
@@ -85,9 +89,9 @@ export class CatalogueIndex {
   }
 
   /** Views that hold every indexed skill (no personal skills elsewhere, no filter) need no check per result. */
-  private readonly whole = new WeakMap<CatalogueSnapshot, boolean>();
+  private readonly whole = new WeakMap<CatalogueView, boolean>();
 
-  private holdsOnly(view: CatalogueSnapshot): boolean {
+  private holdsOnly(view: CatalogueView): boolean {
     let whole = this.whole.get(view);
     if (whole === undefined) {
       whole = view.skills.size === this.records.length && this.records.every((record) => view.skills.get(record.name) === record);
