@@ -6,6 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module.js';
+import { AuthService } from './auth/auth.service.js';
 import { checkKeysBeforeBodies } from './auth/keys-before-bodies.js';
 import { ErrorCode } from './common/app-error.js';
 import { answerClientError, hardenHttp } from './common/http-hardening.js';
@@ -56,7 +57,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     { logger: options.logger, bufferLogs: pino !== undefined, abortOnError: false, bodyParser: false },
   );
   if (pino !== undefined) app.useLogger(new PinoNestLogger(pino));
-  hardenHttp(app, config);
+  hardenHttp(app, config, app.get(AuthService, { strict: false }).mode);
   acceptSkillUploads(app.getHttpAdapter().getInstance(), SKILL_UPLOAD_ROUTES);
   checkKeysBeforeBodies(app, [GRAPHQL_PATH]);
   limitBodyTime(app.getHttpAdapter().getInstance(), config.app.http, { json: BODY_LIMIT_BYTES, upload: config.app.skills.maxInstallBytes }, (request) => uploadKindOf(request.headers['content-type']) !== undefined);

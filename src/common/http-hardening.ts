@@ -2,7 +2,6 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AuthService } from '../auth/auth.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { AppError, ErrorCode } from './app-error.js';
 import { createHostCheck } from './host-check.js';
@@ -10,15 +9,15 @@ import { parseJsonBody } from './json-body.js';
 
 /**
  * What the HTTP server accepts before any route runs, for every front door (REST, GraphQL, its
- * WebSocket upgrades, the static files): bodies in JSON only, `Host` names when auth is off, CORS
- * only for configured origins; and no answer sniffed into another type. Called by createApp
- * before `app.init()`, with the Nest application created with `bodyParser: false` (so no form
- * parser exists at all).
+ * WebSocket upgrades, the static files): bodies in JSON only, `Host` names when auth is off
+ * (`authMode` none), CORS only for configured origins; and no answer sniffed into another type.
+ * Called by createApp before `app.init()`, with the Nest application created with
+ * `bodyParser: false` (so no form parser exists at all).
  */
-export function hardenHttp(app: NestFastifyApplication, config: AppConfig): void {
+export function hardenHttp(app: NestFastifyApplication, config: AppConfig, authMode: 'api_key' | 'none'): void {
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
   closeRefusedUpgrades(fastify);
-  if (app.get(AuthService, { strict: false }).mode === 'none') refuseForeignHosts(fastify, config);
+  if (authMode === 'none') refuseForeignHosts(fastify, config);
   acceptJsonBodiesOnly(fastify);
   allowConfiguredOrigins(app, config.app.http.corsOrigins);
   forbidSniffing(fastify);

@@ -1,4 +1,5 @@
 import { Global, Injectable, Module } from '@nestjs/common';
+import { DATABASE_STATE, type DatabaseState } from '../persistence/persistence.tokens.js';
 import { TurnGate } from './turn-gate.service.js';
 
 /**
@@ -7,7 +8,7 @@ import { TurnGate } from './turn-gate.service.js';
  * when the database is known to be down (the embedded server died and is being restarted).
  */
 @Injectable()
-export class LifecycleService {
+export class LifecycleService implements DatabaseState {
   private shuttingDown = false;
   private databaseProblem: string | undefined;
   private readonly cutController = new AbortController();
@@ -56,5 +57,8 @@ export class LifecycleService {
 }
 
 @Global()
-@Module({ providers: [LifecycleService, TurnGate], exports: [LifecycleService, TurnGate] })
+@Module({
+  providers: [LifecycleService, TurnGate, { provide: DATABASE_STATE, useExisting: LifecycleService }],
+  exports: [LifecycleService, TurnGate, DATABASE_STATE],
+})
 export class LifecycleModule {}

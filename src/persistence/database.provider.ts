@@ -4,10 +4,9 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, Optional, type 
 import { HttpAdapterHost } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { LifecycleService } from '../ops/lifecycle.service.js';
 import { createDataSource, redactDatabaseUrl, runPendingMigrations } from './data-source.js';
 import { EmbeddedPostgresServer } from './embedded-postgres.server.js';
-import { DATA_SOURCE } from './persistence.tokens.js';
+import { DATA_SOURCE, DATABASE_STATE, type DatabaseState } from './persistence.tokens.js';
 
 /**
  * What was started for this app, so shutdown can undo it in reverse order. The lifecycle (absent
@@ -24,7 +23,7 @@ export class DatabaseLifecycle implements OnApplicationShutdown {
   private poolClosed: Promise<void> | undefined;
 
   constructor(
-    @Optional() @Inject(LifecycleService) readonly app?: LifecycleService,
+    @Optional() @Inject(DATABASE_STATE) readonly app?: DatabaseState,
     @Optional() private readonly http?: HttpAdapterHost,
   ) {
     app?.cutSignal.addEventListener('abort', () => void this.closePool(), { once: true });

@@ -12,7 +12,7 @@ import { UPLOAD_MEDIA_TYPES } from './skill-upload.reader.js';
  * content-type parser, these too) and before `app.init()`, with the upload routes as Fastify
  * knows them (the full URL pattern, with any global prefix):
  *
- *   hardenHttp(app, config);
+ *   hardenHttp(app, config, authMode);
  *   acceptSkillUploads(app.getHttpAdapter().getInstance(), [
  *     { method: 'POST', url: '/v1/admin/skills' },
  *     { method: 'POST', url: '/v1/skills' },
