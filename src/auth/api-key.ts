@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { API_KEY_PATTERN } from '../config/config-schema.js';
 
 /**
- * API keys: `skh_` and 32 random bytes in base64url (43 characters). The key is shown once; only
- * its SHA-256 is stored, with a short prefix that lets people tell their keys apart.
+ * API keys: `skh_` and 32 random bytes in base64url (43 characters: `API_KEY_PATTERN`). The key is
+ * shown once; only its SHA-256 is stored, with a short prefix that lets people tell their keys apart.
  */
-export const API_KEY_PATTERN = /^skh_[A-Za-z0-9_-]{43}$/;
+export { API_KEY_PATTERN };
 const PREFIX_LENGTH = 'skh_'.length + 6;
 
 export interface GeneratedApiKey {

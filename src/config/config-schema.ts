@@ -25,6 +25,13 @@ export interface Setting {
   description: string;
 }
 
+/**
+ * An API key's shape: `skh_` and 32 random bytes in base64url (43 characters). Here, at the bottom
+ * of the imports, because the configuration checks a key it is given (`bootstrap_admin_key`) as
+ * auth does (src/auth/api-key.ts).
+ */
+export const API_KEY_PATTERN = /^skh_[A-Za-z0-9_-]{43}$/;
+
 export const EXPLICIT_PREFIXES = ['/', '$'] as const;
 export const DEFAULT_BASE_PROMPT = 'You are a helpful assistant.';
 /**

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { API_KEY_PATTERN } from '../auth/api-key.js';
-import { MODEL_SETTINGS, SETTINGS, type SettingKind } from './config-schema.js';
+import { API_KEY_PATTERN, MODEL_SETTINGS, SETTINGS, type SettingKind } from './config-schema.js';
 
 /**
  * The configuration's validation, derived from the one settings table: a zod schema per kind of
