@@ -713,6 +713,13 @@ describe('MCP notification streams after a drop', () => {
 
   const CHANGED = ['notifications/resources/list_changed', 'notifications/tools/list_changed', 'notifications/prompts/list_changed'];
 
+  /** After a test: its stream dropped, ann's catalogue whole again, the session closed. */
+  async function endListening(stream: { drop(): Promise<void> }, session: string): Promise<void> {
+    await stream.drop();
+    await changeCatalogue([]);
+    await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+  }
+
   // Regression, fixed since this pass found it. Was: McpController.serve piped the SDK's stream into the socket without cancelling it when the client went away, so the SDK still counted the session's GET stream as open: every later GET with the session id answered 409 "Only one SSE stream is allowed per session", for good.
   it('a session whose notification stream dropped opens another, and hears the next change on it', async () => {
     const session = await openSession();
@@ -726,9 +733,7 @@ describe('MCP notification streams after a drop', () => {
       await until(() => second.events.length >= 3);
       expect(second.events.map((event) => event.method)).toEqual(CHANGED);
     } finally {
-      await second.drop();
-      await changeCatalogue([]);
-      await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+      await endListening(second, session);
     }
   });
 
@@ -750,8 +755,7 @@ describe('MCP notification streams after a drop', () => {
       expect(second.events.map((event) => event.method)).toEqual(CHANGED);
       expect(Number(second.events[0].id)).toBeGreaterThan(Number(lastSeen));
     } finally {
-      await second.drop();
-      await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+      await endListening(second, session);
     }
   });
 
@@ -772,9 +776,7 @@ describe('MCP notification streams after a drop', () => {
       await until(() => open.events.length >= 3);
       expect(open.events.map((event) => event.method)).toEqual(CHANGED);
     } finally {
-      await open.drop();
-      await changeCatalogue([]);
-      await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+      await endListening(open, session);
     }
   });
 
@@ -791,9 +793,7 @@ describe('MCP notification streams after a drop', () => {
       expect(fresh.events.map((event) => event.method)).toEqual(CHANGED);
       expect(stale.events).toEqual([]);
     } finally {
-      await fresh.drop();
-      await changeCatalogue([]);
-      await send(app.base, 'DELETE', '/mcp', { key: app.keys.ann, session });
+      await endListening(fresh, session);
     }
   });
 });
