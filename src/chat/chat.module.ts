@@ -8,12 +8,13 @@ import { CatalogueController } from './catalogue.controller.js';
 import { ModelsController } from './models.controller.js';
 import { AdminChatsController, ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';
+import { LanguageModelFactory } from './llm/language-model.factory.js';
 import { SkillToolsService } from './skill-tools.service.js';
 
 @Module({
   imports: [SkillsApiModule, PersistenceModule, AuthModule, ScriptsModule],
   controllers: [ChatController, AdminChatsController, CatalogueController, ModelsController],
-  providers: [ChatService, SkillToolsService, ChatEventsService],
+  providers: [ChatService, SkillToolsService, ChatEventsService, LanguageModelFactory],
   exports: [ChatService],
 })
 export class ChatModule {}

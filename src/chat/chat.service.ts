@@ -66,7 +66,6 @@ export interface TurnTiming {
 @Injectable()
 export class ChatService {
   private readonly logger = new Logger(ChatService.name);
-  private readonly models = new LanguageModelFactory();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -80,6 +79,7 @@ export class ChatService {
     private readonly skillStore: SkillStoreService,
     private readonly lifecycle: SkillLifecycleService,
     private readonly searching: SkillSearchService,
+    private readonly models: LanguageModelFactory,
   ) {}
 
   /** A title of white space only is none: the chat is then titled from its first message. */

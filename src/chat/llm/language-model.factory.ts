@@ -1,11 +1,16 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { Injectable } from '@nestjs/common';
 import { type LanguageModel, wrapLanguageModel } from 'ai';
 import type { ModelConfig } from '../../config/app-config.js';
 import { boundedToolInput } from './bounded-tool-input.js';
 import { nodeFetch } from './node-fetch.js';
 
-/** One AI SDK model object per configured model, built on first use; a model's tool input is bounded (see bounded-tool-input.ts). */
+/**
+ * One AI SDK model object per configured model, built on first use; a model's tool input is bounded
+ * (see bounded-tool-input.ts). A provider of ChatModule, so a test or an app can put its own in.
+ */
+@Injectable()
 export class LanguageModelFactory {
   private readonly cache = new Map<string, LanguageModel>();
 
