@@ -23,15 +23,17 @@ export function problemDetails(problems: readonly string[]): ProblemDetails {
 
 /** The problems as one sentence's tail: `a; b; c`, or `a; …; j … and 990 more`. */
 export function problemsText(problems: readonly string[]): string {
-  const { problems: listed, moreProblems } = problemDetails(problems);
-  return moreProblems === undefined ? listed.join('; ') : `${listed.join('; ')} … and ${moreProblems} more`;
+  return listedText(problems, '; ');
 }
 
 /** Names as a comma-separated list of at most MAX_LISTED_PROBLEMS (each cut like a problem), then how many more. */
 export function namesText(names: readonly string[]): string {
-  const listed = names.slice(0, MAX_LISTED_PROBLEMS).map(cutProblem);
-  const more = names.length - listed.length;
-  return more > 0 ? `${listed.join(', ')} … and ${more} more` : listed.join(', ');
+  return listedText(names, ', ');
+}
+
+function listedText(items: readonly string[], separator: string): string {
+  const { problems: listed, moreProblems } = problemDetails(items);
+  return moreProblems === undefined ? listed.join(separator) : `${listed.join(separator)} … and ${moreProblems} more`;
 }
 
 /**

@@ -1,11 +1,11 @@
 import type { MercuriusDriverConfig } from '@nestjs/mercurius';
-import type { MercuriusContext } from 'mercurius';
 import { type DocumentNode, type GraphQLSchema, specifiedRules, validate } from 'graphql';
+import type { MercuriusContext } from 'mercurius';
+import type { AuthService } from '../auth/auth.service.js';
 import { toGraphQLError } from '../common/app-exception.filter.js';
 import { unstorableStringProblems, validationFailed } from '../common/validation.pipe.js';
 import { formatGraphQLErrors } from './graphql-errors.js';
 import { assertSourceNesting, assertWithinLimits, isParsedDocument } from './query-limits.js';
-import type { AuthService } from '../auth/auth.service.js';
 import { authenticateConnection, type SubscriptionConnectionLike } from './subscription-auth.js';
 
 /**
