@@ -19,12 +19,12 @@ export class PrincipalGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (isPublicRoute(this.reflector, context.getHandler(), context.getClass())) return true;
+    const [handler, owner] = [context.getHandler(), context.getClass()];
+    if (isPublicRoute(this.reflector, handler, owner)) return true;
     const carrier = principalCarrier(context);
     // A GraphQL operation authenticates once; its nested resolvers find the principal already there.
     carrier.principal ??= await this.auth.authenticate(carrier.headers);
-    if (this.reflector.getAllAndOverride(AdminOnly, targets) && carrier.principal.role !== 'admin') {
+    if (this.reflector.getAllAndOverride(AdminOnly, [handler, owner]) && carrier.principal.role !== 'admin') {
       throw new AppError(ErrorCode.FORBIDDEN, `This needs an admin; '${carrier.principal.name}' is a ${carrier.principal.role}.`);
     }
     return true;

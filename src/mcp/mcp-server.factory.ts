@@ -13,9 +13,9 @@ import { chooseCatalogue } from '../skills/ranking/catalogue-choice.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { withBoundedIssues } from './bounded-params.js';
 import { MCP_ACTIVATE_TOOL, MCP_SEARCH_TOOL, mcpInstructions, mcpTools } from './mcp-tools.js';
 import { PublishedSkillsService, recordsAfter } from './published-skills.service.js';
-import { withBoundedIssues } from './bounded-params.js';
 import { mimeTypeOf, skillFileUri } from './skill-uri.js';
 
 const PROMPT_ARGUMENT = 'request';
