@@ -68,6 +68,11 @@ export const isSandboxProgram: IsExecutable = (path) => {
   }
 };
 
+/** Where `name` is, the first of INTERPRETER_DIRS that has it as a program the sandbox can run; undefined when none. */
+export function findSandboxProgram(name: string, isExecutable: IsExecutable = isSandboxProgram): string | undefined {
+  return INTERPRETER_DIRS.map((dir) => `${dir}/${name}`).find(isExecutable);
+}
+
 /** `/usr/local/bin, /usr/bin and /bin`, for messages. */
 export function interpreterDirsText(): string {
   return `${INTERPRETER_DIRS.slice(0, -1).join(', ')} and ${INTERPRETER_DIRS.at(-1)}`;
@@ -101,7 +106,7 @@ export function chooseInterpreter(relativePath: string, firstBytes: Buffer, isEx
     }
     name = byExtension;
   }
-  const command = INTERPRETER_DIRS.map((dir) => `${dir}/${name}`).find(isExecutable);
+  const command = findSandboxProgram(name, isExecutable);
   if (!command) {
     return { error: `it needs ${name}, which is not installed on this server (looked in ${interpreterDirsText()}); ask the operator to install it.` };
   }

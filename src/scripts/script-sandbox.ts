@@ -67,7 +67,7 @@ import { AppError, ErrorCode } from '../common/app-error.js';
 import { unstorableCharacter } from '../common/storable-text.js';
 import { CappedOutput } from './capped-output.js';
 import { formatCommandLine, invocationForms, type ScriptInvocation } from './command-line.js';
-import { chooseInterpreter, INTERPRETER_DIRS, interpreterDirsText, isExecutableFile, isSandboxProgram } from './interpreter.js';
+import { chooseInterpreter, findSandboxProgram, interpreterDirsText, isExecutableFile } from './interpreter.js';
 import { resolveScriptFile } from './script-file.js';
 
 export interface SandboxRequest {
@@ -272,10 +272,9 @@ function runtime(): HostPath[] {
 }
 
 function findTools(): { prlimit: string; sh: string } {
-  const find = (name: string) => INTERPRETER_DIRS.map((dir) => `${dir}/${name}`).find(isSandboxProgram);
-  const prlimit = find('prlimit');
+  const prlimit = findSandboxProgram('prlimit');
   if (!prlimit) throw new Error(`prlimit is not installed (looked in ${interpreterDirsText()}); install the Debian package util-linux.`);
-  const sh = find('sh');
+  const sh = findSandboxProgram('sh');
   if (!sh) throw new Error(`sh is not installed (looked in ${interpreterDirsText()}); install the Debian package dash.`);
   return { prlimit, sh };
 }
