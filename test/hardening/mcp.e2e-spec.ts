@@ -713,6 +713,13 @@ describe('MCP notification streams after a drop', () => {
 
   const CHANGED = ['notifications/resources/list_changed', 'notifications/tools/list_changed', 'notifications/prompts/list_changed'];
 
+  /** Ann's catalogue changes (`alpha` left out), and `stream` hears the three list_changed notifications. */
+  async function hearsTheNextChange(stream: { events: { method: string }[] }): Promise<void> {
+    await changeCatalogue(['alpha']);
+    await until(() => stream.events.length >= 3);
+    expect(stream.events.map((event) => event.method)).toEqual(CHANGED);
+  }
+
   /** After a test: its stream dropped, ann's catalogue whole again, the session closed. */
   async function endListening(stream: { drop(): Promise<void> }, session: string): Promise<void> {
     await stream.drop();
@@ -729,9 +736,7 @@ describe('MCP notification streams after a drop', () => {
     const second = await listen(session);
     try {
       expect(second.status).toBe(200);
-      await changeCatalogue(['alpha']);
-      await until(() => second.events.length >= 3);
-      expect(second.events.map((event) => event.method)).toEqual(CHANGED);
+      await hearsTheNextChange(second);
     } finally {
       await endListening(second, session);
     }
@@ -772,9 +777,7 @@ describe('MCP notification streams after a drop', () => {
         await refused.text();
       }
       expect(open.ended()).toBe(false);
-      await changeCatalogue(['alpha']);
-      await until(() => open.events.length >= 3);
-      expect(open.events.map((event) => event.method)).toEqual(CHANGED);
+      await hearsTheNextChange(open);
     } finally {
       await endListening(open, session);
     }
@@ -788,9 +791,7 @@ describe('MCP notification streams after a drop', () => {
       expect([stale.status, fresh.status]).toEqual([200, 200]);
       await stale.finished;
       expect(stale.ended()).toBe(true);
-      await changeCatalogue(['alpha']);
-      await until(() => fresh.events.length >= 3);
-      expect(fresh.events.map((event) => event.method)).toEqual(CHANGED);
+      await hearsTheNextChange(fresh);
       expect(stale.events).toEqual([]);
     } finally {
       await endListening(fresh, session);
