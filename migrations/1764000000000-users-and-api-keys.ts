@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { LOCAL_USER } from '../src/persistence/entities/user.entity.js';
+import { LOCAL_USER } from '../src/infra/database/entities/user.entity.js';
 
 /**
  * users and api_keys (SHA-256 hashes only), and an owner for every chat: chats that exist before

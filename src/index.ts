@@ -3,7 +3,7 @@
  * `dist/src/main.js` do it from `config.toml` and the environment). `loadConfig()` reads those;
  * `configWith()` builds a configuration from values alone.
  */
-export { closeGracefully, createApp } from './app.factory.js';
-export { AppModule } from './app.module.js';
+export { closeGracefully, createApp } from './app/app.factory.js';
+export { AppModule } from './app/app.module.js';
 export { ConfigError, configWith, loadConfig, type LoadConfigOptions } from './config/config-loader.js';
 export type { AppConfig } from './config/app-config.js';

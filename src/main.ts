@@ -1,14 +1,14 @@
 import 'reflect-metadata';
 import { ConsoleLogger, Logger, type LogLevel as NestLogLevel } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { closeGracefully, createApp } from './app.factory.js';
+import { closeGracefully, createApp } from './app/app.factory.js';
 import type { AppConfig, LogLevel } from './config/app-config.js';
 import { ConfigError, loadConfig } from './config/config-loader.js';
 import { packageVersion } from './config/package-version.js';
-import { AuthService } from './auth/auth.service.js';
-import { listeningLine, type StartupFacts, startupSummary } from './startup-summary.js';
-import { DatabaseLifecycle } from './persistence/database.provider.js';
-import { SkillRegistryService } from './skills/skill-registry.service.js';
+import { AuthService } from './domain/users/auth.service.js';
+import { listeningLine, type StartupFacts, startupSummary } from './app/startup-summary.js';
+import { DatabaseLifecycle } from './infra/database/database.provider.js';
+import { SkillRegistryService } from './domain/skills/skill-registry.service.js';
 
 /** Past the grace period, how long closing (the pool, the embedded PostgreSQL) may take before the process exits anyway. */
 const CLOSE_MARGIN_MS = 30_000;

@@ -3,7 +3,7 @@
 // function answers now. test/docs/readme.int-spec.ts fails while a region differs from the code.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { renderConfigReference } from '../dist/src/config/config-schema.js';
-import { renderErrorReference } from '../dist/src/openapi/error-code-descriptions.js';
+import { renderErrorReference } from '../dist/src/api/http/openapi/error-code-descriptions.js';
 
 const RENDERERS = { renderConfigReference, renderErrorReference };
 const FILES = ['docs/configuration.md', 'docs/http-api.md'];

@@ -1,20 +1,20 @@
 import 'reflect-metadata';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AuthService } from '../auth/auth.service.js';
-import { UsersService } from '../auth/users.service.js';
+import { AuthService } from '../domain/users/auth.service.js';
+import { UsersService } from '../domain/users/users.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConfigModule } from '../config/config.module.js';
-import { EmbeddedPostgresServer } from '../persistence/embedded-postgres.server.js';
-import { PersistenceModule } from '../persistence/persistence.module.js';
-import { SkillStoreService } from '../skills/store/skill-store.service.js';
+import { EmbeddedPostgresServer } from '../infra/database/embedded-postgres.server.js';
+import { PersistenceModule } from '../infra/database/persistence.module.js';
+import { SkillStoreService } from '../domain/skills/store/skill-store.service.js';
 import { CommandFailure } from './cli-io.js';
 
 /** A command does one thing at a time: two connections leave the rest of the server's pool alone. */
 const CLI_POOL_SIZE = 2;
 
 /**
- * The server's own users and keys services and repositories, without AuthModule's controllers and
+ * The server's own users and keys services and repositories, without the users' routes and
  * guard: those load Swagger and GraphQL, which would double the start-up time of every command.
  */
 @Module({})

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import type { CreateApiKeyDto } from '../auth/dto/users.dto.js';
-import { generateApiKey } from '../auth/api-key.js';
-import { presentApiKey, presentCreatedApiKey } from '../auth/user.presenter.js';
+import type { CreateApiKeyDto } from '../api/http/dto/users.dto.js';
+import { generateApiKey } from '../domain/users/api-key.js';
+import { presentApiKey, presentCreatedApiKey } from '../api/presenters/user.presenter.js';
 import { loadConfig } from '../config/config-loader.js';
 import { withUsersService } from './cli-context.js';
 import { type CliIo, UsageError } from './cli-io.js';
@@ -61,7 +61,7 @@ function generateKey(args: string[], io: CliIo): number {
  * here only: its OpenAPI decorators bring in Swagger, which the other commands do without.
  */
 async function keyOptions(label: string | undefined, expiresAt: string | undefined): Promise<CreateApiKeyDto> {
-  const [{ plainToInstance }, { validateSync }, { CreateApiKeyDto }] = await Promise.all([import('class-transformer'), import('class-validator'), import('../auth/dto/users.dto.js')]);
+  const [{ plainToInstance }, { validateSync }, { CreateApiKeyDto }] = await Promise.all([import('class-transformer'), import('class-validator'), import('../api/http/dto/users.dto.js')]);
   const dto = plainToInstance(CreateApiKeyDto, { label, expiresAt });
   const flags: Record<string, string> = { label: '--label', expiresAt: '--expires-at' };
   const problems = validateSync(dto).flatMap((e) => Object.values(e.constraints ?? {}).map((message) => `${flags[e.property] ?? e.property}: ${message}`));

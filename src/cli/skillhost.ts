@@ -1,15 +1,15 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../domain/shared/app-error.js';
 import { CATALOGUE_FORMATS, type CatalogueFormat, VALIDATION_MODES, type ValidationMode } from '../config/app-config.js';
 import { ConfigError, loadConfig } from '../config/config-loader.js';
-import { renderCatalogue } from '../skills/catalogue-renderer.js';
-import { buildSnapshot } from '../skills/catalogue-snapshot.js';
-import { discoverCommands } from '../skills/commands/command-discovery.js';
-import { discoverSkills } from '../skills/skill-discovery.js';
-import { type FolderInspection, inspectSkillFolder } from '../skills/skill-folder.reader.js';
-import { presentAdminReport } from '../skills/skill.presenter.js';
+import { renderCatalogue } from '../domain/skills/catalogue-renderer.js';
+import { buildSnapshot } from '../domain/skills/catalogue-snapshot.js';
+import { discoverCommands } from '../domain/skills/commands/command-discovery.js';
+import { discoverSkills } from '../domain/skills/skill-discovery.js';
+import { type FolderInspection, inspectSkillFolder } from '../domain/skills/skill-folder.reader.js';
+import { presentAdminReport } from '../api/presenters/skill.presenter.js';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
 import { createCommand } from './create.command.js';
 

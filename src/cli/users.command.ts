@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { presentUser } from '../auth/user.presenter.js';
-import type { UsersService } from '../auth/users.service.js';
+import { presentUser } from '../api/presenters/user.presenter.js';
+import type { UsersService } from '../domain/users/users.service.js';
 import { loadConfig } from '../config/config-loader.js';
-import type { UserEntity } from '../persistence/entities/user.entity.js';
+import type { UserEntity } from '../infra/database/entities/user.entity.js';
 import { withUsersService } from './cli-context.js';
 import { type CliIo, UsageError } from './cli-io.js';
 import { formatInstant, formatTable } from './text-table.js';

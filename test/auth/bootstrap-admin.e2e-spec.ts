@@ -3,13 +3,13 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
-import { generateApiKey } from '../../src/auth/api-key.js';
-import { BootstrapAdminService } from '../../src/auth/bootstrap-admin.service.js';
-import { type BootstrapKeyOutcome, UsersService } from '../../src/auth/users.service.js';
-import { createApp } from '../../src/app.factory.js';
+import { generateApiKey } from '../../src/domain/users/api-key.js';
+import { BootstrapAdminService } from '../../src/domain/users/bootstrap-admin.service.js';
+import { type BootstrapKeyOutcome, UsersService } from '../../src/domain/users/users.service.js';
+import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { ApiKeyRepository } from '../../src/persistence/api-key.repository.js';
-import { UserRepository } from '../../src/persistence/user.repository.js';
+import { ApiKeyRepository } from '../../src/infra/database/api-key.repository.js';
+import { UserRepository } from '../../src/infra/database/user.repository.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 
 /**

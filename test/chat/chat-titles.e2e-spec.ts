@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { CHAT_TITLE_MAX_CHARACTERS } from '../../src/chat/chat-title.js';
+import { CHAT_TITLE_MAX_CHARACTERS } from '../../src/domain/chats/chat-title.js';
 import { gql } from '../graphql/documents.js';
 import { failure, type GraphqlTestContext, startGraphqlApp } from '../graphql/graphql-test-app.js';
 import { useChatSkillsTree } from '../support/skill-tree.js';

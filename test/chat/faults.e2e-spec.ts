@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { DATA_SOURCE } from '../../src/persistence/persistence.tokens.js';
+import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';

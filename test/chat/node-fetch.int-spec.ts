@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { MAX_BUFFERED_BYTES, nodeFetch } from '../../src/chat/llm/node-fetch.js';
+import { MAX_BUFFERED_BYTES, nodeFetch } from '../../src/infra/llm/node-fetch.js';
 
 /** The providers' fetch against a real HTTP server on 127.0.0.1, case by case. */
 describe('nodeFetch', () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { renderConfigReference } from '../../src/config/config-schema.js';
-import { renderErrorReference } from '../../src/openapi/error-code-descriptions.js';
+import { renderErrorReference } from '../../src/api/http/openapi/error-code-descriptions.js';
 
 const readme = readFileSync('README.md', 'utf8');
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Client, createClient } from 'graphql-ws';
 import pg from 'pg';
 import WebSocket from 'ws';
-import { CHAT_EVENTS_CHANNEL, CHAT_INTEREST_CHANNEL } from '../../src/chat/chat-events.service.js';
+import { CHAT_EVENTS_CHANNEL, CHAT_INTEREST_CHANNEL } from '../../src/domain/chats/chat-events.service.js';
 import { query } from '../support/database.js';
 import { buildServer, type Instances, startInstances } from '../support/instances.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';

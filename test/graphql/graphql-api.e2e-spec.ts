@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { getIntrospectionQuery } from 'graphql';
-import { LOCAL_PRINCIPAL } from '../../src/auth/principal.js';
-import { ChatRepository } from '../../src/persistence/chat.repository.js';
+import { LOCAL_PRINCIPAL } from '../../src/domain/users/principal.js';
+import { ChatRepository } from '../../src/infra/database/chat.repository.js';
 import { useChatSkillsTree, writeSkill } from '../support/skill-tree.js';
 import { gql } from './documents.js';
 import { failure, startGraphqlApp, type GraphqlTestContext } from './graphql-test-app.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GraphQLClient } from 'graphql-request';
-import { UsersService } from '../../src/auth/users.service.js';
-import { ChatEventsService } from '../../src/chat/chat-events.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
+import { ChatEventsService } from '../../src/domain/chats/chat-events.service.js';
 import { query } from '../support/database.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { chatEvents, connectionRefusal, failure, type GraphqlTestContext, startGraphqlApp, subscribed, subscriptionErrors, untilTurnEnds } from './graphql-test-app.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
 import { parse, validate } from 'graphql';
 import request from 'supertest';
-import { UsersService } from '../../src/auth/users.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { query } from '../support/database.js';
 import { failure, type GraphqlTestContext, startGraphqlApp } from './graphql-test-app.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GraphQLSchemaHost } from '@nestjs/graphql';
-import { buildSchemaSdl, printSortedSchema } from '../../src/graphql/schema.js';
+import { buildSchemaSdl, printSortedSchema } from '../../src/api/graphql/schema.js';
 import { type GraphqlTestContext, startGraphqlApp } from './graphql-test-app.js';
 
 const SCHEMA_FILE = 'schema.graphql';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { UsersService } from '../../src/auth/users.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { zipOf } from '../support/skill-archives.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { failure, type GraphqlTestContext, startGraphqlApp } from './graphql-test-app.js';

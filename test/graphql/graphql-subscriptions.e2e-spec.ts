@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ChatEventsService } from '../../src/chat/chat-events.service.js';
+import { ChatEventsService } from '../../src/domain/chats/chat-events.service.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { parseSse } from '../support/sse.js';
 import { gql } from './documents.js';

@@ -3,7 +3,7 @@ import { jest } from '@jest/globals';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { ChatEventsService } from '../../src/chat/chat-events.service.js';
+import { ChatEventsService } from '../../src/domain/chats/chat-events.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 
 /** The real app (scripted model, fresh database) listening on 127.0.0.1 at a random port, for real GraphQL clients. */

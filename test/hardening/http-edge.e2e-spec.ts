@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { chromium } from 'playwright-core';
-import { UsersService } from '../../src/auth/users.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { zipOf } from '../support/skill-archives.js';

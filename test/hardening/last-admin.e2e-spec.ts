@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import pg from 'pg';
-import { createApp } from '../../src/app.factory.js';
-import { UsersService } from '../../src/auth/users.service.js';
+import { createApp } from '../../src/app/app.factory.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { type Answer, listen, type RawRequest } from './http-client.js';

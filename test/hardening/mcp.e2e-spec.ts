@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { UsersService } from '../../src/auth/users.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { type Answer, rpcBody, send } from '../support/mcp-http.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import request from 'supertest';
-import { UsersService } from '../../src/auth/users.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { multipartOf, tarGzOf, type UploadBody, type UploadFiles, zipOf, zipWithChangedByteOf } from '../support/skill-archives.js';

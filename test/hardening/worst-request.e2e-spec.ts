@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { BODY_LIMIT_BYTES } from '../../src/app.factory.js';
-import { UsersService } from '../../src/auth/users.service.js';
-import { JSON_LIMITS } from '../../src/common/json-body.js';
-import { MAX_LISTED_PROBLEMS } from '../../src/common/problem-list.js';
+import { BODY_LIMIT_BYTES } from '../../src/app/app.factory.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
+import { JSON_LIMITS } from '../../src/api/http/pipes/json-body.js';
+import { MAX_LISTED_PROBLEMS } from '../../src/domain/shared/problem-list.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { BOTH, rpcBody } from '../support/mcp-http.js';
 import { usePdfSkillsFolder } from '../support/skill-tree.js';

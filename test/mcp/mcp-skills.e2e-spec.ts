@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { type Skill, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import request from 'supertest';
 import { z } from 'zod';
-import { UsersService } from '../../src/auth/users.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tarGzOf } from '../support/skill-archives.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';

@@ -4,7 +4,7 @@ import { join, posix, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { load as parseYaml } from 'js-yaml';
-import { generateApiKey } from '../../src/auth/api-key.js';
+import { generateApiKey } from '../../src/domain/users/api-key.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { type BuiltStage, buildStages, contextFiles, dockerignore, hostPath, parseDockerfile } from '../support/dockerfile.js';
 import { type AppInstance, startServerProcess } from '../support/instances.js';

@@ -2,10 +2,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { createApp } from '../../src/app.factory.js';
+import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { LifecycleService } from '../../src/ops/lifecycle.service.js';
-import { DATA_SOURCE } from '../../src/persistence/persistence.tokens.js';
+import { LifecycleService } from '../../src/app/lifecycle.service.js';
+import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { createTestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
-import { createApp } from '../../src/app.factory.js';
-import { UsersService } from '../../src/auth/users.service.js';
+import { createApp } from '../../src/app/app.factory.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';

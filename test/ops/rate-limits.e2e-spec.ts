@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
-import { UsersService } from '../../src/auth/users.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_pr
 import { chmodSync, existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
 import { freePort } from '../support/ports.js';
 import { LISTENING_LINE } from '../support/instances.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { withServices } from '../../src/cli/cli-context.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { embeddedOwnerFolder, isAlive, type OwnerRecord } from '../../src/persistence/embedded-postgres.owner.js';
+import { embeddedOwnerFolder, isAlive, type OwnerRecord } from '../../src/infra/database/embedded-postgres.owner.js';
 import { buildServer, LISTENING_LINE } from '../support/instances.js';
 import { freePort } from '../support/ports.js';
 import { tempTree } from '../support/skill-tree.js';

@@ -2,8 +2,8 @@ import { chmodSync, existsSync, type FSWatcher, mkdirSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { redactDatabaseUrl } from '../../src/persistence/data-source.js';
-import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { redactDatabaseUrl } from '../../src/infra/database/data-source.js';
+import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
 import { freePort } from '../support/ports.js';
 import { tempTree } from '../support/skill-tree.js';
 

@@ -2,10 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { createApp } from '../../src/app.factory.js';
+import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { EmbeddedFolderInUseError, isAlive } from '../../src/persistence/embedded-postgres.owner.js';
-import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { EmbeddedFolderInUseError, isAlive } from '../../src/infra/database/embedded-postgres.owner.js';
+import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
 import { tempTree } from '../support/skill-tree.js';
 import { freePort } from '../support/ports.js';
 

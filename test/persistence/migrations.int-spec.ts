@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { migrate } from '../../src/persistence/migrate.js';
+import { migrate } from '../../src/infra/database/migrate.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 
 const tables = (url: string) =>

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { createDataSource } from '../../src/persistence/data-source.js';
-import { LISTEN_APPLICATION_NAME, MAX_NOTIFY_PAYLOAD_BYTES, PgNotificationsService } from '../../src/persistence/pg-notifications.service.js';
+import { createDataSource } from '../../src/infra/database/data-source.js';
+import { LISTEN_APPLICATION_NAME, MAX_NOTIFY_PAYLOAD_BYTES, PgNotificationsService } from '../../src/infra/database/pg-notifications.service.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 
 /**

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { DATA_SOURCE } from '../../src/persistence/persistence.tokens.js';
-import { ChatRepository } from '../../src/persistence/chat.repository.js';
-import { SkillSearchService } from '../../src/skills/ranking/skill-search.service.js';
+import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
+import { ChatRepository } from '../../src/infra/database/chat.repository.js';
+import { SkillSearchService } from '../../src/domain/skills/ranking/skill-search.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { useSkillTree, writeSkill } from '../support/skill-tree.js';
 

@@ -2,12 +2,12 @@ import { chmodSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { createApp } from '../../src/app.factory.js';
+import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { createTestDatabase, query } from '../support/database.js';
 import { useSkillTree, writeSkill } from '../support/skill-tree.js';
-import { checkSandbox } from '../../src/scripts/script-sandbox.js';
+import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
 import { zipOf } from '../support/skill-archives.js';
 
 /**

@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../../src/common/app-error.js';
-import { checkSandbox, describeRuntime, runSandboxed, SANDBOX_ENV, SANDBOX_UID, sandboxArgs, type SandboxRequest, type SandboxResult } from '../../src/scripts/script-sandbox.js';
+import { AppError, ErrorCode } from '../../src/domain/shared/app-error.js';
+import { checkSandbox, describeRuntime, runSandboxed, SANDBOX_ENV, SANDBOX_UID, sandboxArgs, type SandboxRequest, type SandboxResult } from '../../src/domain/sandbox/script-sandbox.js';
 import { makeFifo, makeSymlink, openToEveryone } from '../skills/special-files.js';
 import { tempTree, type TempTree } from '../support/skill-tree.js';
 

@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../../src/common/app-error.js';
+import { AppError, ErrorCode } from '../../src/domain/shared/app-error.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { SkillRegistryService } from '../../src/skills/skill-registry.service.js';
-import { SkillResourcesService } from '../../src/skills/skill-resources.service.js';
-import { skillsSettingsOf } from '../../src/skills/skills-settings.js';
+import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
+import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';
+import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
 
 describe('bundled skills', () => {
   const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': ['./skills'], 'app.skills.validation': 'strict' }, resolve('.'));

@@ -1,14 +1,14 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../../src/common/app-error.js';
+import { AppError, ErrorCode } from '../../src/domain/shared/app-error.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { CodeSkillService, type CodeSkillInvocation } from '../../src/skills/code/code-skill.service.js';
-import { discoverSkills } from '../../src/skills/skill-discovery.js';
-import { SkillRegistryService } from '../../src/skills/skill-registry.service.js';
-import { SkillResourcesService } from '../../src/skills/skill-resources.service.js';
+import { CodeSkillService, type CodeSkillInvocation } from '../../src/domain/skills/code/code-skill.service.js';
+import { discoverSkills } from '../../src/domain/skills/skill-discovery.js';
+import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
+import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { makeFifo, makeSymlink } from './special-files.js';
-import { skillsSettingsOf } from '../../src/skills/skills-settings.js';
+import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
 
 /** A skill.mjs that leaves a file behind when it is ever imported: proof that it ran. */
 const markerModule = (marker: string) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport async function execute() { return { success: true, output: 'ran' }; }\n`;

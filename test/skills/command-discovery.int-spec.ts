@@ -2,10 +2,10 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { SkillDirectory } from '../../src/config/app-config.js';
-import { buildSnapshot } from '../../src/skills/catalogue-snapshot.js';
-import { discoverCommands, MAX_COMMAND_FILE_BYTES } from '../../src/skills/commands/command-discovery.js';
-import type { InvalidCommand } from '../../src/skills/commands/command.types.js';
-import { discoverSkills } from '../../src/skills/skill-discovery.js';
+import { buildSnapshot } from '../../src/domain/skills/catalogue-snapshot.js';
+import { discoverCommands, MAX_COMMAND_FILE_BYTES } from '../../src/domain/skills/commands/command-discovery.js';
+import type { InvalidCommand } from '../../src/domain/skills/commands/command.types.js';
+import { discoverSkills } from '../../src/domain/skills/skill-discovery.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { asNobody, makeFifo, makeSocket, makeSymlink, openToEveryone, releaseFifosLater } from './special-files.js';
 

@@ -1,8 +1,8 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { discoverSkills } from '../../src/skills/skill-discovery.js';
-import type { InvalidSkill } from '../../src/skills/skill.types.js';
+import { discoverSkills } from '../../src/domain/skills/skill-discovery.js';
+import type { InvalidSkill } from '../../src/domain/skills/skill.types.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 import { asNobody, makeFifo, makeSocket, makeSymlink, openToEveryone, releaseFifosLater } from './special-files.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SkillRegistryService } from '../../src/skills/skill-registry.service.js';
-import { SkillStoreService } from '../../src/skills/store/skill-store.service.js';
-import { SkillSyncService } from '../../src/skills/store/skill-sync.service.js';
+import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
+import { SkillStoreService } from '../../src/domain/skills/store/skill-store.service.js';
+import { SkillSyncService } from '../../src/domain/skills/store/skill-sync.service.js';
 import { createTestApp } from '../support/app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { UsersService } from '../../src/auth/users.service.js';
+import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { multipartOf, tarGzOf, type UploadBody, zipOf } from '../support/skill-archives.js';

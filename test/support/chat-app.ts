@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createApp } from '../../src/app.factory.js';
+import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { ScriptedModelServer } from './scripted-model-server.js';

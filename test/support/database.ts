@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { EmbeddedFolderInUseError } from '../../src/persistence/embedded-postgres.owner.js';
-import { EmbeddedPostgresServer } from '../../src/persistence/embedded-postgres.server.js';
+import { EmbeddedFolderInUseError } from '../../src/infra/database/embedded-postgres.owner.js';
+import { EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
 import { freePort } from './ports.js';
 import { runFolder } from './run-folder.js';
 

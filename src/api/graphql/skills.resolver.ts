@@ -1,0 +1,62 @@
+import { Inject } from '@nestjs/common';
+import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
+import { AdminOnly, CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import type { Principal } from '../../domain/users/principal.js';
+import { RequireFeature } from '../http/guards/feature.guard.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { presentAdminReport, presentSkillDetail, presentSkillList } from '../presenters/skill.presenter.js';
+import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillResourcesService } from '../../domain/skills/skill-resources.service.js';
+import { ChatService } from '../../domain/chats/chat.service.js';
+import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
+import { CatalogueArgs, SkillNameArgs, SkillResourceArgs, SkillSearchArgs } from './dto/skill.args.js';
+import { SkillSearchResultModel } from './models/skill-search.model.js';
+import { SkillScanReportModel } from './models/skill-scan-report.model.js';
+import { SkillDetailModel, SkillListModel, SkillResourceModel } from './models/skill.model.js';
+
+/** The twin of SkillsController: SKILLS_DISABLED while skills are off. */
+@Resolver()
+@RequireFeature('skills')
+export class SkillsResolver {
+  constructor(
+    private readonly registry: SkillRegistryService,
+    private readonly resources: SkillResourcesService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly searching: SkillSearchService,
+    private readonly chats: ChatService,
+  ) {}
+
+  @Query(() => SkillListModel, { description: 'The loaded skills (GET /v1/skills).' })
+  skills(@CurrentPrincipal() principal: Principal) {
+    return presentSkillList(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes);
+  }
+
+  @Query(() => SkillDetailModel, { description: 'One skill with the list of its other files (GET /v1/skills/{name}).' })
+  async skill(@Args() { name }: SkillNameArgs, @CurrentPrincipal() principal: Principal) {
+    const scope = { snapshot: this.registry.viewFor(principal.userId) };
+    const skill = this.registry.get(name, scope.snapshot);
+    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, scope), scope.snapshot.directories);
+  }
+
+  @Query(() => SkillResourceModel, { description: 'One file of a skill as text, size-capped (GET /v1/skills/{name}/resources/{path}).' })
+  skillResource(@Args() { name, path }: SkillResourceArgs, @CurrentPrincipal() principal: Principal) {
+    return this.resources.readResource(name, path, { snapshot: this.registry.viewFor(principal.userId) });
+  }
+
+  @Query(() => String, { description: 'The rendered catalogue exactly as a model gets it; empty when no skill is loaded. With `query`, the catalogue a turn with that message would list (GET /v1/skills-catalogue).' })
+  catalogue(@Args() { format, query }: CatalogueArgs, @CurrentPrincipal() principal: Principal) {
+    return this.chats.previewCatalogue(principal, query ?? undefined, format ?? this.config.app.skills.catalogueFormat);
+  }
+
+  @Query(() => [SkillSearchResultModel], { description: "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search)." })
+  searchSkills(@Args() { query, limit }: SkillSearchArgs, @CurrentPrincipal() principal: Principal) {
+    return this.searching.searchFor(principal.userId, query, limit ?? undefined);
+  }
+
+  @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
+  @AdminOnly()
+  async reloadSkills() {
+    const { snapshot, diff } = await this.registry.reloadEverywhere();
+    return { ...presentAdminReport(snapshot), diff };
+  }
+}

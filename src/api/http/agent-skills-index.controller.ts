@@ -1,0 +1,66 @@
+import { Controller, Get, Param, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { CurrentPrincipal } from './decorators/auth.decorators.js';
+import type { Principal } from '../../domain/users/principal.js';
+import { ErrorCode } from '../../domain/shared/app-error.js';
+import { RequireFeature } from './guards/feature.guard.js';
+import { ApiErrors } from './openapi/api-errors.decorator.js';
+import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { normalizeResourcePath } from '../../domain/skills/resource-path.js';
+import { skillFileHeaders } from '../../domain/skills/skill-file-headers.js';
+import { INDEX_VERSION, indexEntry, type IndexSkill } from '../mcp/agent-skills-index.js';
+import { AgentSkillsIndexDto } from './dto/mcp-report.dto.js';
+import { PublishedSkillsService } from '../mcp/published-skills.service.js';
+import { PUBLISHED_MIME_TYPES } from '../mcp/skill-uri.js';
+
+/**
+ * The Agent Skills discovery index and the files it points to: what the caller may see (their
+ * catalogue, as over MCP), behind the same API keys as every route.
+ */
+@Controller('.well-known/agent-skills')
+@RequireFeature('mcp')
+@ApiTags('skills')
+export class AgentSkillsIndexController {
+  constructor(
+    private readonly registry: SkillRegistryService,
+    private readonly published: PublishedSkillsService,
+  ) {}
+
+  @Get('index.json')
+  @ApiOperation({
+    summary: 'The Agent Skills discovery index',
+    description: "The caller's skills (as of the last scan: a file found changed on disk makes the server rescan) in the shape of the Agent Skills discovery proposal (`version` 0.2.0): name, description, the skill-level digest, and every file with its digest, size and where to fetch it. Skills the proposal cannot describe (a file path outside printable ASCII) are left out.",
+  })
+  @ApiOkResponse({ type: AgentSkillsIndexDto })
+  async index(@CurrentPrincipal() principal: Principal): Promise<AgentSkillsIndexDto> {
+    const skills: IndexSkill[] = [];
+    for (const skill of await this.published.all(await this.registry.viewForUser(principal.userId))) {
+      const entry = indexEntry(skill);
+      if (!('problem' in entry)) skills.push(entry);
+    }
+    return { version: INDEX_VERSION, skills };
+  }
+
+  @Get(':name/*')
+  @ApiOperation({
+    summary: 'One file of a skill in the discovery index',
+    description: 'The raw bytes, text or binary, with a content type by extension and the digest of the bytes sent as `ETag`; as a download (`Content-Disposition: attachment`, a sandboxing `Content-Security-Policy`), never as a page of this server. Only files the index lists are served.',
+  })
+  @ApiParam({ name: 'name', description: 'The skill.' })
+  @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `SKILL.md` or `references/REFERENCE.md`.' })
+  @ApiProduces(...PUBLISHED_MIME_TYPES)
+  @ApiOkResponse({ schema: { type: 'string', format: 'binary' } })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED, ErrorCode.RESOURCE_NOT_FOUND, ErrorCode.RESOURCE_OUTSIDE_SKILL)
+  async file(@Param('name') name: string, @Param('*') requested: string, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
+    const path = normalizeResourcePath(requested ?? '');
+    const file = await this.published.indexedFile(await this.registry.viewForUser(principal.userId), name, path);
+    const type = file.isText && (file.mimeType.startsWith('text/') || file.mimeType === 'application/json') ? `${file.mimeType}; charset=utf-8` : file.mimeType;
+    return reply
+      .headers(skillFileHeaders(path, 'always'))
+      .header('content-type', type)
+      .header('etag', `"${file.digest}"`)
+      .send(file.bytes);
+  }
+
+}

@@ -1,0 +1,148 @@
+import type { Readable } from 'node:stream';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
+import type { Principal } from '../../domain/users/principal.js';
+import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { RequireFeature } from './guards/feature.guard.js';
+import { ApiErrors } from './openapi/api-errors.decorator.js';
+import type { StoreScope } from '../../infra/database/skill-store.repository.js';
+import { InstallResultDto, RollbackDto, RollbackResultDto, SkillFilterBodyDto, SkillFilterResultDto, SwitchDto, SwitchResultDto, VersionHistoryDto, VersionsQueryDto } from './dto/store.dto.js';
+import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle.service.js';
+import type { InstallResult } from '../../domain/skills/store/skill-store.service.js';
+import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
+
+/** The upload routes, as Fastify knows them: the only routes that take an archive or a form body. */
+export const SKILL_UPLOAD_ROUTES = [
+  { method: 'POST', url: '/v1/admin/skills' },
+  { method: 'POST', url: '/v1/skills' },
+];
+
+interface UploadRequest {
+  body?: unknown;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+interface StatusReply {
+  status(code: number): unknown;
+}
+
+const UPLOAD_DESCRIPTION =
+  'One skill per upload: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`) body, or `multipart/form-data` with one part per file whose filename is its path relative to the skill folder. `SKILL.md` at the root or inside one top folder. Validated with the configured rules (400 `VALIDATION_FAILED` with the validator\'s messages); unsafe or malformed archives are 400 `INVALID_ARCHIVE`; past `[app.skills] max_install_bytes` unpacked or 1,000 files, 413 (reading stops there). 201 for a new version, 200 when the same content was installed before (that version becomes current).';
+
+/** How an upload route is documented: the body types, both answers, the refusals. */
+function ApiSkillUpload(summary: string, ...more: ErrorCode[]) {
+  return applyDecorators(
+    ApiOperation({ summary, description: UPLOAD_DESCRIPTION }),
+    ApiConsumes(...UPLOAD_MEDIA_TYPES),
+    ApiBody({ schema: { type: 'string', format: 'binary' } }),
+    ApiCreatedResponse({ type: InstallResultDto, description: 'A new version.' }),
+    ApiOkResponse({ type: InstallResultDto, description: 'This content was installed before: that version is current again.' }),
+    ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE, ...more),
+  );
+}
+
+/**
+ * The skill store over HTTP: installs (shared by admins, personal by anyone), versions, rollback,
+ * uninstall, persisted switches and the caller's skill filter. Every change is read back into the
+ * catalogue before the answer, so the next request here sees it; other instances within seconds.
+ */
+@Controller('v1')
+@RequireFeature('skills')
+@ApiTags('store')
+export class SkillStoreController {
+  constructor(private readonly lifecycle: SkillLifecycleService) {}
+
+  @Post('admin/skills')
+  @AdminOnly()
+  @ApiSkillUpload('Install a shared skill (a new version when it exists)')
+  installShared(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
+    return this.install(request, reply, 'shared', principal);
+  }
+
+  @Post('skills')
+  @ApiSkillUpload('Install a personal skill: in your catalogue and chats only', ErrorCode.SKILL_QUOTA_EXCEEDED)
+  installPersonal(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
+    return this.install(request, reply, 'personal', principal);
+  }
+
+  private async install(request: UploadRequest, reply: StatusReply, scope: StoreScope, principal: Principal): Promise<InstallResult> {
+    const body = request.body;
+    const contentType = String(request.headers['content-type'] ?? '');
+    if (!isStream(body)) {
+      throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Send the skill as a zip (application/zip), a tar.gz (application/gzip) or multipart/form-data body${contentType === '' ? '' : `, not '${contentType.slice(0, 100)}'`}.`, {
+        contentType: contentType.slice(0, 100) || null,
+      });
+    }
+    const result = await this.lifecycle.install(body, contentType, scope, principal);
+    reply.status(result.created ? 201 : 200);
+    return result;
+  }
+
+  @Get('skills/:name/versions')
+  @ApiOperation({ summary: "An installed skill's versions" })
+  @ApiOkResponse({ type: VersionHistoryDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
+  versions(@Param('name') name: string, @Query() query: VersionsQueryDto, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.versions(name, principal, query.scope);
+  }
+
+  @Post('admin/skills/:name/rollback')
+  @AdminOnly()
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Make an earlier version of a shared skill current' })
+  @ApiOkResponse({ type: RollbackResultDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_VERSION_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
+  rollback(@Param('name') name: string, @Body() body: RollbackDto) {
+    return this.lifecycle.rollback(name, body.version);
+  }
+
+  @Delete('admin/skills/:name')
+  @AdminOnly()
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Uninstall a shared skill', description: 'It leaves every catalogue; activating or reading it answers SKILL_NOT_FOUND, in chats that activated it too.' })
+  @ApiNoContentResponse({ description: 'Uninstalled.' })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
+  async uninstallShared(@Param('name') name: string, @CurrentPrincipal() principal: Principal): Promise<void> {
+    await this.lifecycle.uninstall(name, 'shared', principal);
+  }
+
+  @Delete('skills/:name')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Uninstall one of your personal skills' })
+  @ApiNoContentResponse({ description: 'Uninstalled.' })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
+  async uninstallPersonal(@Param('name') name: string, @CurrentPrincipal() principal: Principal): Promise<void> {
+    await this.lifecycle.uninstall(name, 'personal', principal);
+  }
+
+  @Put('admin/skills/:name/enabled')
+  @AdminOnly()
+  @ApiOperation({ summary: 'Switch a skill on or off, whatever its source (persisted)', description: 'Off: in no catalogue, `/name` stays plain text, activating or reading it answers 403 SKILL_DISABLED (an error card in a chat). A skill switched off in the configuration (`[app.skills] disabled`) cannot be switched on here (409).' })
+  @ApiOkResponse({ type: SwitchResultDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_SWITCH_LOCKED, ErrorCode.VALIDATION_FAILED)
+  setEnabled(@Param('name') name: string, @Body() body: SwitchDto, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.setEnabled(name, body.enabled, principal);
+  }
+
+  @Get('me/skills')
+  @ApiTags('me')
+  @ApiOperation({ summary: 'Your skill filter and the skills it offers you' })
+  @ApiOkResponse({ type: SkillFilterResultDto })
+  myFilter(@CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.userFilter(principal);
+  }
+
+  @Put('me/skills')
+  @ApiTags('me')
+  @ApiOperation({ summary: 'Narrow the catalogue your chats get', description: '`include` (only these) and `exclude` (never these): skill names or `prefix-*` patterns. Send `{}` to remove the filter. A chat can narrow further (`PUT /v1/chats/:id/skills`).' })
+  @ApiOkResponse({ type: SkillFilterResultDto })
+  @ApiErrors(ErrorCode.VALIDATION_FAILED)
+  setMyFilter(@CurrentPrincipal() principal: Principal, @Body() body: SkillFilterBodyDto) {
+    return this.lifecycle.setUserFilter(principal, body);
+  }
+}
+
+function isStream(body: unknown): body is Readable {
+  return typeof body === 'object' && body !== null && typeof (body as Readable).pipe === 'function' && typeof (body as Readable).on === 'function';
+}

@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import { comparePaths, digestHex } from '../../domain/skills/store/skill-version.js';
+import type { PublishedSkill } from './published-skills.service.js';
+
+/**
+ * The Agent Skills discovery index (`/.well-known/agent-skills/index.json`), version 0.2.0 of the
+ * proposal: https://github.com/cloudflare/agent-skills-discovery-rfc (Discovery Index, Integrity).
+ */
+export const INDEX_VERSION = '0.2.0';
+export const INDEX_BASE_PATH = '/.well-known/agent-skills';
+
+export interface IndexFile {
+  path: string;
+  digest: string;
+  size: number;
+  url: string;
+}
+
+export interface IndexSkill {
+  name: string;
+  description: string;
+  digest: string;
+  files: IndexFile[];
+}
+
+/** Paths the proposal allows: printable ASCII without `\`, `?`, `#`, `[` or `]`. */
+const INDEX_PATH = /^[\x20-\x7e]+$/;
+const UNSAFE_IN_PATH = /[\\?#[\]]/;
+
+/** A published skill as an index entry, SKILL.md first; or why the proposal cannot describe it. */
+export function indexEntry(skill: PublishedSkill): IndexSkill | { problem: string } {
+  const files = [...skill.files.values()];
+  const unfit = files.find((file) => !INDEX_PATH.test(file.path) || UNSAFE_IN_PATH.test(file.path));
+  if (unfit !== undefined) return { problem: `the discovery index allows printable ASCII paths without \\ ? # [ ] only, and it has '${unfit.path}'` };
+  const name = skill.record.name;
+  const ordered = [...files].sort((a, b) => (a.path === 'SKILL.md' ? -1 : b.path === 'SKILL.md' ? 1 : comparePaths(a.path, b.path)));
+  return {
+    name,
+    description: skill.record.description,
+    digest: skillDigest(files),
+    files: ordered.map((file) => ({ path: file.path, digest: file.digest, size: file.size, url: fileUrl(name, file.path) })),
+  };
+}
+
+/** The proposal's skill-level digest: SHA-256 of the `path NUL hex LF` lines of the files sorted by path (byte order). */
+export function skillDigest(files: readonly { path: string; digest: string }[]): string {
+  const hash = createHash('sha256');
+  for (const file of [...files].sort((a, b) => comparePaths(a.path, b.path))) hash.update(`${file.path}\0${digestHex(file.digest)}\n`);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+export function fileUrl(name: string, path: string): string {
+  return `${INDEX_BASE_PATH}/${encodeURIComponent(name)}/${path.split('/').map(encodeURIComponent).join('/')}`;
+}

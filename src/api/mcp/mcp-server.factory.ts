@@ -1,0 +1,284 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { z } from 'zod';
+import { McpServer, ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
+import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
+import type { Principal } from '../../domain/users/principal.js';
+import { runSkillTool } from '../../domain/chats/tools/run-tool.js';
+import { inputJsonSchema, type SkillTool, type ToolContext } from '../../domain/chats/tools/skill-tool.js';
+import { AppError, type ErrorCode } from '../../domain/shared/app-error.js';
+import { packageVersion } from '../../config/package-version.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import type { CatalogueSnapshot } from '../../domain/skills/catalogue-snapshot.js';
+import { chooseCatalogue } from '../../domain/skills/ranking/catalogue-choice.js';
+import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
+import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillResourcesService } from '../../domain/skills/skill-resources.service.js';
+import { withBoundedIssues } from './bounded-params.js';
+import { MCP_ACTIVATE_TOOL, MCP_SEARCH_TOOL, mcpInstructions, mcpTools } from './mcp-tools.js';
+import { PublishedSkillsService, recordsAfter } from './published-skills.service.js';
+import { mimeTypeOf, skillFileUri } from './skill-uri.js';
+
+const PROMPT_ARGUMENT = 'request';
+
+/*
+ * Params are checked with these (the SDK's three-argument handlers), so a malformed request is
+ * -32602 Invalid params, as the specification asks, not an internal error; its message names ten
+ * problems at most.
+ */
+const LIST_PARAMS = withBoundedIssues(z.looseObject({ cursor: z.string().optional() }));
+const CALL_PARAMS = withBoundedIssues(z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }));
+const PROMPT_PARAMS = withBoundedIssues(z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.string()).optional() }));
+
+/**
+ * Builds the MCP server one caller talks to: the skills of that user's catalogue (shared skills and
+ * their personal ones, their filter applied, as a new chat of theirs would have), read afresh on
+ * every request so a session sees a reload at once. Three ways in, over the same reads:
+ *
+ * - the MCP Skills extension (`skills/list`, `skills/get`, `skill://` resources, directory reads),
+ *   served by the SDK's `SkillsExtension` over this catalogue;
+ * - for clients without the extension (every agent today), the tools of `mcp-tools.ts`: the
+ *   catalogue in `activate_team_skill`'s description and in the instructions, `read_skill_file`, and
+ *   `search_skills` while the catalogue is partial; `resources/list` names every file, for clients
+ *   that read only resources listed there;
+ * - one prompt per skill, so a client that maps prompts to slash commands offers `/skill-name`.
+ *
+ * Tools and prompts are answered by handlers that read the catalogue per call, rather than
+ * registered one by one, so building a server costs the same for ten skills as for ten thousand.
+ */
+@Injectable()
+export class McpServerFactory {
+  private readonly logger = new Logger('Mcp');
+  private readonly version: string;
+
+  /** What each view lists to clients (see `listing`). */
+  private readonly listings = new WeakMap<CatalogueSnapshot, Listing>();
+
+  constructor(
+    private readonly registry: SkillRegistryService,
+    private readonly resources: SkillResourcesService,
+    private readonly published: PublishedSkillsService,
+    private readonly searching: SkillSearchService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.version = packageVersion();
+  }
+
+  async create(principal: Principal): Promise<McpServer> {
+    const view = () => this.registry.viewForUser(principal.userId);
+    const { instructions } = this.listing(await view());
+    const mcp = new McpServer({ name: 'skillhost', title: 'Skillhost', version: this.version }, { instructions });
+    new SkillsExtension({
+      source: this.skillSource(view),
+      cacheHint: { ttlMs: this.config.app.mcp.cacheTtlMs, cacheScope: 'private' },
+      onWarning: (warning) => this.logger.warn(`${warning.path}: ${warning.message}`),
+    }).attach(mcp);
+    mcp.server.registerCapabilities({ resources: { listChanged: true }, tools: { listChanged: true }, prompts: { listChanged: true } });
+    this.serveResourceList(mcp.server, view);
+    this.serveTools(mcp.server, view);
+    this.servePrompts(mcp.server, view);
+    return mcp;
+  }
+
+  /**
+   * The skills a view lists to a client, in `[app.mcp]`'s budget: all of them in name order (the
+   * same bytes on every listing while nothing changes, so a client's prompt cache holds) when they
+   * fit; otherwise the team's most used, then the rest in name order, whole entries only, and a
+   * note pointing to `search_skills`. With the instructions and the tools that carry it, made once
+   * per view (a 2026-07-28 client's every request builds a server), ranked by the team's use as it
+   * was then: the listing changes only with the catalogue, which clients hear of (`list_changed`).
+   */
+  private listing(view: CatalogueSnapshot): Listing {
+    const known = this.listings.get(view);
+    if (known !== undefined) return known;
+    const popularity = this.searching.popularity;
+    const { catalogueBudgetTokens, catalogueMaxSkills, instructionsMaxChars } = this.config.app.mcp;
+    const catalogue = chooseCatalogue(
+      view,
+      { budgetTokens: catalogueBudgetTokens, maxSkills: catalogueMaxSkills, format: 'markdown' },
+      { message: '', popularity, searchable: true, searchToolName: MCP_SEARCH_TOOL, fill: true, hideLocations: true },
+    );
+    const tools = mcpTools(view, catalogue, this.config.app.skills.searchTool === 'always');
+    const listing: Listing = {
+      instructions: mcpInstructions(catalogue, instructionsMaxChars),
+      tools,
+      listed: tools.map((tool) => ({
+        name: tool.wireName,
+        title: tool.annotations.title,
+        description: tool.description,
+        inputSchema: inputJsonSchema(tool) as { type: 'object' },
+        annotations: tool.annotations,
+      })),
+    };
+    this.listings.set(view, listing);
+    return listing;
+  }
+
+  /** The extension's methods over the user's catalogue; pages are cursors over skill names. */
+  private skillSource(view: () => Promise<CatalogueSnapshot>): SkillSource {
+    const pageSize = this.config.app.mcp.pageSize;
+    return {
+      list: async ({ cursor }) => {
+        const page = await this.published.page(await view(), decodeCursor(cursor), pageSize);
+        return { skills: page.skills.map((skill) => skill.entry), ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) };
+      },
+      get: async (uri) => (await this.published.skillAt(await view(), uri))?.entry,
+      read: async (uri) => {
+        const file = await readOrUndefined(async () => this.published.file(await view(), uri));
+        if (file === undefined) return undefined;
+        return file.isText ? { text: file.bytes.toString('utf8'), mimeType: file.mimeType } : { bytes: file.bytes, mimeType: file.mimeType };
+      },
+      readDirectory: async (uri, { cursor }) => {
+        const children = await this.published.directory(await view(), uri);
+        if (children === undefined) return undefined;
+        const start = decodeOffset(cursor);
+        const page = children.slice(start, start + pageSize);
+        return { resources: page, ...(start + pageSize < children.length ? { nextCursor: encodeCursor(String(start + pageSize)) } : {}) };
+      },
+    };
+  }
+
+  /**
+   * `resources/list`, paged as `skills/list` is (`page_size` skills a page, cursor the last name):
+   * every file of every published skill, with its MIME type and size. Some clients (Gemini CLI)
+   * read only resources listed here; the `skill://{+path}` template serves the rest.
+   */
+  private serveResourceList(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    const pageSize = this.config.app.mcp.pageSize;
+    server.removeRequestHandler('resources/list');
+    server.setRequestHandler('resources/list', { params: LIST_PARAMS }, async (params) => {
+      const page = await this.published.page(await view(), decodeCursor(params.cursor), pageSize);
+      const resources = page.skills.flatMap(({ record, files }) =>
+        [...files.values()].map((file) => ({
+          uri: skillFileUri(record.name, file.path),
+          name: `${record.name}/${file.path}`,
+          title: file.path === 'SKILL.md' ? `${record.name} (skill)` : `${file.path} of the skill ${record.name}`,
+          ...(file.path === 'SKILL.md' ? { description: record.description } : {}),
+          mimeType: mimeTypeOf(file.path),
+          size: file.size,
+        })),
+      );
+      return { resources, ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) };
+    });
+  }
+
+  /** The tools of `mcp-tools.ts`, run as a chat runs them: a failure is a result the model reads (naming the skills that exist). */
+  private serveTools(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => ({ tools: [...this.listing(await view()).listed] }));
+    server.setRequestHandler('tools/call', { params: CALL_PARAMS }, async (params) => {
+      const snapshot = await view();
+      const { tools } = this.listing(snapshot);
+      const tool = tools.find((candidate) => candidate.wireName === params.name);
+      if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${params.name}'; this server offers ${tools.map((t) => t.wireName).join(', ')}.`);
+      const { card } = await runSkillTool(tool, params.arguments ?? {}, this.toolContext(snapshot));
+      return { content: [{ type: 'text' as const, text: card.output }], ...(card.status === 'error' ? { isError: true } : {}) };
+    });
+  }
+
+  private toolContext(snapshot: CatalogueSnapshot): ToolContext {
+    const reader = this.resources.reader({ snapshot });
+    return {
+      resources: reader,
+      registry: reader,
+      snapshot,
+      search: (query, limit) => this.searching.search(snapshot, query, limit),
+      useSkillThreshold: this.config.app.tools.useSkillThreshold,
+    };
+  }
+
+  /**
+   * One prompt per skill, which clients offer as a slash command. Its one argument is required:
+   * Gemini CLI fills only required arguments from the words typed after the command (all of them,
+   * joined, when there is one), OpenCode gives the last argument the rest of the text, and Claude
+   * Code gives each argument one word (its model sees the whole text beside the prompt anyway).
+   * The message names the skill and the tool that activates it, and quotes the request; it holds
+   * no text of the skill's: OpenCode runs `!`…`` in a prompt's text as a shell command and fills
+   * `$1`…, so a skill's body there would run on the user's machine.
+   */
+  private servePrompts(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    const pageSize = this.config.app.mcp.pageSize;
+    server.setRequestHandler('prompts/list', { params: LIST_PARAMS }, async (params) => {
+      const skills = [...recordsAfter(await view(), decodeCursor(params.cursor))];
+      const page = skills.slice(0, pageSize);
+      return {
+        prompts: page.map((skill) => ({
+          name: skill.name,
+          description: skill.description,
+          arguments: [{ name: PROMPT_ARGUMENT, description: 'What to do with the skill, in your words.', required: true }],
+        })),
+        ...(skills.length > pageSize ? { nextCursor: encodeCursor(page[page.length - 1].name) } : {}),
+      };
+    });
+    server.setRequestHandler('prompts/get', { params: PROMPT_PARAMS }, async (params) => {
+      const snapshot = await view();
+      const skill = snapshot.skills.get(params.name);
+      if (skill === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt named '${params.name}': prompts are the skills of your catalogue.`);
+      // Only a skill that activates now (its SKILL.md inside its folder, readable) is a prompt that works.
+      try {
+        await this.resources.reader({ snapshot }).activate(skill.name);
+      } catch (error) {
+        throw protocolErrorOf(error);
+      }
+      const wanted = params.arguments?.[PROMPT_ARGUMENT]?.trim() ?? '';
+      return { description: skill.description, messages: [{ role: 'user', content: { type: 'text', text: promptText(skill.name, wanted) } }] };
+    });
+  }
+}
+
+/** What a skill's prompt asks of the model: the activation, then the user's request (or to ask for one). */
+export function promptText(name: string, request: string): string {
+  const activate = `First call the ${MCP_ACTIVATE_TOOL} tool with {"name": "${name}"} and follow the instructions it returns.`;
+  return request === '' ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.` : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
+}
+
+/** What a view lists to MCP clients, made once per view. */
+interface Listing {
+  readonly instructions: string;
+  readonly tools: readonly SkillTool[];
+  /** The `tools/list` answer's entries. */
+  readonly listed: readonly { name: string; title: string; description: string; inputSchema: { type: 'object' }; annotations: SkillTool['annotations'] }[];
+}
+
+/**
+ * A file the user may not read (a path that leads out of the skill, a file gone since the listing)
+ * is no resource of theirs: undefined, which the SDK answers -32602. Anything else (the database
+ * down while a store skill is unpacked) is the server's failure, -32603 with its code.
+ */
+async function readOrUndefined<T>(read: () => Promise<T | undefined>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof AppError && isNotTheirs(error.code)) return undefined;
+    throw protocolErrorOf(error);
+  }
+}
+
+/** What the caller asked for does not exist for them: the codes MCP answers -32602. */
+function isNotTheirs(code: ErrorCode): boolean {
+  return code.startsWith('SKILL_') || code.startsWith('RESOURCE_');
+}
+
+/** A domain error as a JSON-RPC error: -32602 for what is not the caller's, -32603 for the server's failures, the code in `data`. */
+function protocolErrorOf(error: unknown): unknown {
+  if (!(error instanceof AppError)) return error;
+  return new ProtocolError(isNotTheirs(error.code) ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError, `[${error.code}] ${error.message}`, { code: error.code });
+}
+
+/** Cursors are opaque to clients: the last name (or offset) of the page, base64url. */
+function encodeCursor(value: string): string {
+  return Buffer.from(value, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const value = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (value === '' || encodeCursor(value) !== cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor: pass the nextCursor of the previous page unchanged.');
+  return value;
+}
+
+function decodeOffset(cursor: string | undefined): number {
+  const value = decodeCursor(cursor);
+  if (value === undefined) return 0;
+  const offset = Number(value);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor: pass the nextCursor of the previous page unchanged.');
+  return offset;
+}

@@ -1,0 +1,50 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AuthHttpModule } from '../api/http/auth-http.module.js';
+import { PrincipalGuard } from '../api/http/guards/principal.guard.js';
+import { AppExceptionFilter } from '../api/errors/app-exception.filter.js';
+import { FeatureGuard } from '../api/http/guards/feature.guard.js';
+import { createValidationPipe } from '../api/http/pipes/validation.pipe.js';
+import type { AppConfig } from '../config/app-config.js';
+import { ConfigModule } from '../config/config.module.js';
+import { GraphqlApiModule } from '../api/graphql/graphql-api.module.js';
+import { LifecycleModule } from './lifecycle.service.js';
+import { LoggingModule } from '../infra/observability/logging.js';
+import { MetricsModule } from '../infra/observability/metrics.service.js';
+import { OpsModule } from '../api/http/ops-http.module.js';
+import { RateLimitGuard } from '../api/http/guards/rate-limit.guard.js';
+import { ChatHttpModule } from '../api/http/chat-http.module.js';
+import { PersistenceModule } from '../infra/database/persistence.module.js';
+import { SkillsHttpModule } from '../api/http/skills-http.module.js';
+import { McpModule } from '../api/mcp/mcp.module.js';
+
+@Module({})
+export class AppModule {
+  /** The whole application for one validated configuration (main.ts and tests build it the same way). */
+  static forConfig(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule,
+        LifecycleModule,
+        MetricsModule,
+        PersistenceModule,
+        AuthHttpModule,
+        SkillsHttpModule,
+        ChatHttpModule,
+        McpModule,
+        GraphqlApiModule,
+        OpsModule.forConfig(config),
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: AppExceptionFilter },
+        // Who first (401/403), then how much they may (429), then whether the feature is on.
+        { provide: APP_GUARD, useExisting: PrincipalGuard },
+        { provide: APP_GUARD, useExisting: RateLimitGuard },
+        { provide: APP_GUARD, useClass: FeatureGuard },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+      ],
+    };
+  }
+}

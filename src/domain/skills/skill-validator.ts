@@ -1,0 +1,185 @@
+import type { ValidationMode } from '../../config/app-config.js';
+import type { FrontmatterData } from './frontmatter-parser.js';
+
+/**
+ * The Agent Skills frontmatter rules, with the reference validator's (skills-ref) messages so users
+ * recognise them. Lengths are counted in code points, as Python's len() does.
+ * https://agentskills.io/specification#frontmatter
+ */
+export const ALLOWED_FIELDS = ['allowed-tools', 'compatibility', 'description', 'license', 'metadata', 'name'] as const;
+export const MAX_NAME_LENGTH = 64;
+export const MAX_DESCRIPTION_LENGTH = 1024;
+export const MAX_COMPATIBILITY_LENGTH = 500;
+
+const ALLOWED = new Set<string>(ALLOWED_FIELDS);
+const NAME_CHARACTERS = /^[\p{L}\p{N}-]+$/u;
+
+export interface SkillFrontmatter {
+  name: string;
+  description: string;
+  license?: string;
+  compatibility?: string;
+  metadata?: Readonly<Record<string, string>>;
+  'allowed-tools'?: string;
+  /** Fields outside the specification, kept as written (only outside strict mode). */
+  [field: string]: unknown;
+}
+
+export interface ValidationResult {
+  errors: string[];
+  warnings: string[];
+  /** Present when the skill loads (no errors). */
+  frontmatter?: SkillFrontmatter;
+  /** The description shown in the catalogue (cut to 1024 code points in lenient mode). */
+  catalogueDescription?: string;
+}
+
+/** Code points, as Python's len() counts; a string never has more code points than UTF-16 units. */
+export function codePointLength(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
+function exceeds(text: string, max: number): number | undefined {
+  if (text.length <= max) return undefined;
+  const length = codePointLength(text);
+  return length > max ? length : undefined;
+}
+
+/** NFKC leaves ASCII unchanged; skipping ICU for it is most of the cost of checking a name. */
+function nfkc(text: string): string {
+  return ASCII.test(text) ? text : text.normalize('NFKC');
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+/** A name that passes every character rule at once (the common case). */
+const SIMPLE_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+function cutToCodePoints(text: string, max: number): string {
+  return [...text].slice(0, max).join('');
+}
+
+/** Python's repr of the sorted allowed-field list, as the reference prints it. */
+const ALLOWED_LIST_TEXT = `[${ALLOWED_FIELDS.map((f) => `'${f}'`).join(', ')}]`;
+
+export function validateFrontmatter(data: FrontmatterData, directoryName: string, mode: ValidationMode): ValidationResult {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const lenient = mode === 'lenient';
+  /** A rule the specification makes an error, which lenient mode downgrades to a warning. */
+  const report = (message: string, lenientDowngrades: boolean) => (lenient && lenientDowngrades ? warnings : errors).push(message);
+
+  let unexpected: string[] | undefined;
+  for (const field in data) {
+    if (!ALLOWED.has(field)) (unexpected ??= []).push(field);
+  }
+  if (unexpected !== undefined) {
+    unexpected.sort();
+    const message = `Unexpected fields in frontmatter: ${unexpected.join(', ')}. Only ${ALLOWED_LIST_TEXT} are allowed.`;
+    (mode === 'strict' ? errors : warnings).push(message);
+  }
+
+  let name: string | undefined;
+  if (!('name' in data)) {
+    report('Missing required field in frontmatter: name', true);
+  } else {
+    const nameErrors = nameProblems(data.name, directoryName);
+    for (const message of nameErrors.problems) report(message, true);
+    name = nameErrors.normalized;
+  }
+  if (lenient && (name === undefined || name === '')) {
+    name = nfkc(directoryName);
+    warnings.push(`Using the directory name '${name}' as the skill name`);
+  }
+
+  let description: string | undefined;
+  let catalogueDescription: string | undefined;
+  if (!('description' in data)) {
+    errors.push('Missing required field in frontmatter: description');
+  } else if (typeof data.description !== 'string' || data.description.trim() === '') {
+    errors.push("Field 'description' must be a non-empty string");
+  } else {
+    description = data.description;
+    catalogueDescription = description;
+    const length = exceeds(description, MAX_DESCRIPTION_LENGTH);
+    if (length !== undefined) {
+      report(`Description exceeds ${MAX_DESCRIPTION_LENGTH} character limit (${length} chars)`, true);
+      catalogueDescription = cutToCodePoints(description, MAX_DESCRIPTION_LENGTH);
+    }
+  }
+
+  let compatibility: string | undefined;
+  if ('compatibility' in data) {
+    if (typeof data.compatibility !== 'string') {
+      report("Field 'compatibility' must be a string", true);
+    } else {
+      compatibility = data.compatibility;
+      const length = exceeds(compatibility, MAX_COMPATIBILITY_LENGTH);
+      if (length !== undefined) report(`Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${length} chars)`, true);
+    }
+  }
+
+  if (errors.length > 0 || name === undefined || description === undefined) return { errors, warnings };
+
+  // `data` is the parser's fresh object, owned by this call: normalise it in place, not by copying.
+  const frontmatter = data as SkillFrontmatter;
+  frontmatter.name = name;
+  if (compatibility === undefined) delete frontmatter.compatibility;
+  if ('metadata' in data) setOrDelete(frontmatter, 'metadata', normalizeMetadata(data.metadata, warnings));
+  for (const field of ['license', 'allowed-tools'] as const) {
+    if (field in data) setOrDelete(frontmatter, field, normalizeStringField(field, data[field], warnings));
+  }
+  return { errors, warnings, frontmatter, catalogueDescription };
+}
+
+function nameProblems(value: unknown, directoryName: string): { problems: string[]; normalized?: string } {
+  if (typeof value !== 'string' || value.trim() === '') return { problems: ["Field 'name' must be a non-empty string"] };
+  const name = nfkc(value.trim());
+  const directory = nfkc(directoryName);
+  if (SIMPLE_NAME.test(name) && name.length <= MAX_NAME_LENGTH && name === directory) return { problems: [], normalized: name };
+  const problems: string[] = [];
+  const length = exceeds(name, MAX_NAME_LENGTH);
+  if (length !== undefined) problems.push(`Skill name '${name}' exceeds ${MAX_NAME_LENGTH} character limit (${length} chars)`);
+  if (name !== name.toLowerCase()) problems.push(`Skill name '${name}' must be lowercase`);
+  if (name.startsWith('-') || name.endsWith('-')) problems.push('Skill name cannot start or end with a hyphen');
+  if (name.includes('--')) problems.push('Skill name cannot contain consecutive hyphens');
+  if (!NAME_CHARACTERS.test(name)) problems.push(`Skill name '${name}' contains invalid characters. Only letters, digits, and hyphens are allowed.`);
+  if (directory !== name) problems.push(`Directory name '${directoryName}' must match skill name '${name}'`);
+  return { problems, normalized: name };
+}
+
+function setOrDelete(target: SkillFrontmatter, field: string, value: unknown): void {
+  if (value === undefined) delete target[field];
+  else target[field] = value;
+}
+
+/** `metadata` maps strings to strings; other values become their JSON text, with a warning. */
+function normalizeMetadata(value: unknown, warnings: string[]): Record<string, string> | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    warnings.push("Field 'metadata' must be a mapping of strings to strings; it was ignored");
+    return undefined;
+  }
+  const result = value as Record<string, unknown>;
+  for (const key in result) {
+    if (typeof result[key] !== 'string') {
+      result[key] = JSON.stringify(result[key]);
+      warnings.push(`metadata.${key} is not a string; stored as its JSON text`);
+    }
+  }
+  return result as Record<string, string>;
+}
+
+function normalizeStringField(field: string, value: unknown, warnings: string[]): string | undefined {
+  if (typeof value === 'string') return value;
+  if (value === null) {
+    warnings.push(`Field '${field}' is empty; it was ignored`);
+    return undefined;
+  }
+  if (field === 'allowed-tools' && Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+    warnings.push("Field 'allowed-tools' should be a space-separated string; the list was joined with spaces");
+    return value.join(' ');
+  }
+  warnings.push(`Field '${field}' must be a string; stored as its JSON text`);
+  return JSON.stringify(value);
+}

@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../../users/principal.js';
+import { AppError, ErrorCode } from '../../shared/app-error.js';
+import type { StoredSkillFilter, StoreScope } from '../../../infra/database/skill-store.repository.js';
+import { findSkill } from '../catalogue-snapshot.js';
+import { presentSource } from '../../../api/presenters/skill.presenter.js';
+import { SkillRegistryService } from '../skill-registry.service.js';
+import { type InstallResult, SkillStoreService } from './skill-store.service.js';
+import { storeSource } from './store-skills.js';
+
+/** What a filter answer holds: the filter as stored, and the skills it offers. */
+export interface SkillFilterResult {
+  include: string[] | null;
+  exclude: string[] | null;
+  offered: string[];
+}
+
+/**
+ * The store's operations as the API offers them (REST and GraphQL alike): each change is made in
+ * the store and read back into this instance's catalogue before it answers, so the caller's next
+ * request sees it (other instances hear of it through PostgreSQL within moments).
+ */
+@Injectable()
+export class SkillLifecycleService {
+  constructor(
+    private readonly store: SkillStoreService,
+    private readonly registry: SkillRegistryService,
+  ) {}
+
+  /** Installs an upload for the caller: shared (admins; the route checks) or the caller's personal skill. A clash it loses is a warning. */
+  async install(body: NodeJS.ReadableStream, contentType: string, scope: StoreScope, principal: Principal): Promise<InstallResult> {
+    const target = scope === 'shared' ? { scope, ownerId: null, owner: null } : { scope, ownerId: principal.userId, owner: principal.name };
+    const result = await this.store.installUpload(body, contentType, target, principal.userId);
+    const snapshot = await this.registry.refreshStore();
+    const source = storeSource(target.scope, target.owner);
+    for (const collision of snapshot.collisions) {
+      if (collision.name === result.name && collision.loser.source === source) {
+        result.warnings.push(`A skill named '${result.name}' from ${presentSource(collision.winner.source, snapshot.directories)} wins over this one: it is installed but not offered until that one is gone (see the admin view's collisions).`);
+      }
+    }
+    return result;
+  }
+
+  async versions(name: string, principal: Principal, scope?: StoreScope) {
+    const history = await this.store.historyFor(skillName(name), principal.userId, scope);
+    return { name: history.key.name, scope: history.key.scope, current: history.current, versions: history.versions };
+  }
+
+  async rollback(name: string, version: number) {
+    const key = { scope: 'shared' as const, ownerId: null, name: skillName(name) };
+    const result = await this.store.rollback(key, version);
+    await this.registry.refreshStore();
+    return { name: key.name, version, digest: result.digest, changed: result.changed };
+  }
+
+  /** A shared skill (admins; the route checks), or the caller's own personal one. */
+  async uninstall(name: string, scope: StoreScope, principal: Principal): Promise<void> {
+    await this.store.uninstall({ scope, ownerId: scope === 'shared' ? null : principal.userId, name: skillName(name) });
+    await this.registry.refreshStore();
+  }
+
+  /** Switches a skill any user or folder has by that name; a name no skill has is SKILL_NOT_FOUND. */
+  async setEnabled(name: string, enabled: boolean, principal: Principal): Promise<{ name: string; enabled: boolean }> {
+    const snapshot = this.registry.snapshot;
+    const known =
+      findSkill(snapshot.skills, name) ??
+      findSkill(snapshot.disabled, name) ??
+      [...snapshot.personal.values()].map((own) => findSkill(own.skills, name) ?? findSkill(own.disabled, name)).find((skill) => skill !== undefined);
+    const canonical = known?.name ?? this.registry.get(name).name;
+    await this.store.setSwitch(canonical, enabled, principal.userId);
+    await this.registry.refreshStore();
+    return { name: canonical, enabled };
+  }
+
+  async userFilter(principal: Principal): Promise<SkillFilterResult> {
+    return this.presentFilter(principal, await this.store.userFilter(principal.userId), null);
+  }
+
+  async setUserFilter(principal: Principal, filter: StoredSkillFilter): Promise<SkillFilterResult> {
+    return this.presentFilter(principal, await this.store.setUserFilter(principal.userId, filter), null);
+  }
+
+  /** A filter (the user's, or a chat's over the user's), and what the two together offer. */
+  presentFilter(principal: Principal, filter: StoredSkillFilter | null, under: StoredSkillFilter | null): SkillFilterResult {
+    return { include: filter?.include ?? null, exclude: filter?.exclude ?? null, offered: [...this.registry.viewFor(principal.userId, [under, filter]).skills.keys()] };
+  }
+}
+
+/**
+ * A skill name from a request, as names are compared everywhere (trimmed, NFKC). One no skill can
+ * have (a control character, past 64 characters) names no skill: SKILL_NOT_FOUND, before any query.
+ */
+export function skillName(raw: string): string {
+  const name = raw.trim().normalize('NFKC');
+  if (name === '' || name.length > 64 || /\p{Cc}/u.test(name)) throw new AppError(ErrorCode.SKILL_NOT_FOUND, `No skill is named '${raw.replace(/\p{Cc}/gu, '?').slice(0, 80)}'.`, { name: raw.slice(0, 80) });
+  return name;
+}

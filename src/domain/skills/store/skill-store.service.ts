@@ -1,0 +1,313 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppError, ErrorCode } from '../../shared/app-error.js';
+import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
+import { ChatRepository } from '../../../infra/database/chat.repository.js';
+import { UserRepository } from '../../../infra/database/user.repository.js';
+import { type CurrentInstall, type InstallKey, SkillStoreRepository, type StoredSkillFilter, type StoreScope, type VersionHistory } from '../../../infra/database/skill-store.repository.js';
+import { inspectSkillFolder } from '../skill-folder.reader.js';
+import type { SkillRecord } from '../skill.types.js';
+import { SkillCache } from './skill-cache.js';
+import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
+import { FolderDigests, readFolderFiles } from './skill-folder-files.js';
+import { MAX_SKILL_FILES } from './store-limits.js';
+import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
+
+export interface InstallResult {
+  name: string;
+  scope: StoreScope;
+  /** The owner's name, for a personal skill. */
+  owner: string | null;
+  version: number;
+  digest: string;
+  files: ManifestEntry[];
+  /** False when this content was installed before: nothing new was stored. */
+  created: boolean;
+  warnings: string[];
+}
+
+/** An installed skill at its current version, unpacked and ready to be read like a folder. */
+export interface StoreEntry {
+  install: CurrentInstall;
+  folder: string;
+}
+
+/** What the store holds now: every instance builds its catalogue from it. */
+export interface StoreContents {
+  entries: StoreEntry[];
+  /** Persisted switches: name → enabled. */
+  switches: ReadonlyMap<string, boolean>;
+}
+
+/** What keeping the activated version gave: its digest, or why it was not kept. */
+export type KeptVersion = { digest: string } | { warning: string };
+
+/**
+ * The skill store: versions in PostgreSQL (content-addressed), unpacked into a local cache folder
+ * that the registry reads as one more source. Installs are validated with the configured rules
+ * before anything is stored. Disk skills are kept too when a chat activates them, so the chat can
+ * go on reading the version it activated after the folder changes.
+ */
+@Injectable()
+export class SkillStoreService {
+  private readonly logger = new Logger(SkillStoreService.name);
+  private readonly config: SkillsConfig;
+  readonly cache: SkillCache;
+  /** Versions known to be stored: saving them again is skipped. */
+  private readonly stored = new Set<string>();
+  /** Disk skills' versions by folder, recognised again by a stat of their files while unchanged. */
+  private readonly folders = new FolderDigests();
+  private readonly filterListeners = new Set<(userId: string) => void>();
+
+  constructor(
+    private readonly repository: SkillStoreRepository,
+    private readonly users: UserRepository,
+    private readonly chats: ChatRepository,
+    @Inject(APP_CONFIG) appConfig: AppConfig,
+  ) {
+    this.config = appConfig.app.skills;
+    this.cache = new SkillCache(this.config.storeDirectory);
+  }
+
+  get limits() {
+    return { maxBytes: this.config.maxInstallBytes, maxFiles: MAX_SKILL_FILES };
+  }
+
+  /**
+   * Validates one skill's files (re-rooted at the skill folder; `folder`: the archive's top folder,
+   * whose name the skill's must match) and makes them the skill's current version.
+   */
+  async install(files: readonly { path: string; bytes: Buffer }[], folder: string | undefined, target: { scope: StoreScope; ownerId: string | null; owner: string | null }, installedBy: string | null): Promise<InstallResult> {
+    const { name, warnings } = this.validate(files, folder);
+    const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name };
+    // Checked before anything is stored; the install checks again under a lock (two at once).
+    if (key.ownerId !== null) {
+      const { owned, exists } = await this.repository.personalCount(key.ownerId, name);
+      if (!exists && owned >= this.config.maxPersonalSkills) throw this.quotaExceeded(target.owner, owned, name);
+    }
+    const version = versionOf(files);
+    await this.save(name, version, files);
+    const installed = await this.repository.install(key, version.digest, installedBy, this.config.maxPersonalSkills);
+    if ('quotaReached' in installed) throw this.quotaExceeded(target.owner, installed.quotaReached, name);
+    const { version: number, created } = installed;
+    await this.cache.materialise(version.digest, name, version.files, (digests) => this.repository.blobs(digests));
+    this.logger.log(`${created ? 'Installed' : 'Re-installed'} ${target.scope} skill '${name}'${target.owner === null ? '' : ` of ${target.owner}`} version ${number} (${version.digest})`);
+    return { name, scope: target.scope, owner: target.owner, version: number, digest: version.digest, files: [...version.files], created, warnings };
+  }
+
+  private quotaExceeded(owner: string | null, owned: number, name: string): AppError {
+    return new AppError(
+      ErrorCode.SKILL_QUOTA_EXCEEDED,
+      `${owner ?? 'This user'} has ${owned} personal skill(s), as many as [app.skills] max_personal_skills allows; uninstall one (DELETE /v1/skills/:name) to install '${name}'.`,
+      { name, limit: this.config.maxPersonalSkills },
+    );
+  }
+
+  /** An upload (zip, tar.gz, tar or multipart body) read with every check, then installed as `install` does. */
+  async installUpload(body: NodeJS.ReadableStream, contentType: string, target: { scope: StoreScope; ownerId: string | null; owner: string | null }, installedBy: string | null): Promise<InstallResult> {
+    const root = skillRootOf(await readSkillUpload(body, contentType, this.limits));
+    return this.install(root.files, root.folder, target, installedBy);
+  }
+
+  history(key: InstallKey): Promise<VersionHistory | null> {
+    return this.repository.history(key);
+  }
+
+  /**
+   * The versions of the skill a user means by a name: with `scope`, that one; without, the user's
+   * personal skill of that name when there is one, else the shared one. SKILL_NOT_FOUND otherwise.
+   */
+  async historyFor(name: string, userId: string, scope?: StoreScope): Promise<VersionHistory> {
+    const personal: InstallKey = { scope: 'personal', ownerId: userId, name };
+    const shared: InstallKey = { scope: 'shared', ownerId: null, name };
+    for (const key of scope === 'personal' ? [personal] : scope === 'shared' ? [shared] : [personal, shared]) {
+      const history = await this.repository.history(key);
+      if (history !== null) return history;
+    }
+    throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${name}' is not installed in the store${scope === undefined ? '' : ` (${scope})`}; skills from the skills directories have no version history.`, { name });
+  }
+
+  async rollback(key: InstallKey, version: number): Promise<{ changed: boolean; digest: string }> {
+    const result = await this.repository.rollback(key, version);
+    switch (result.outcome) {
+      case 'no-skill':
+        throw notInstalled(key);
+      case 'no-version': {
+        const history = await this.repository.history(key);
+        const versions = history?.versions.map((entry) => entry.version) ?? [];
+        throw new AppError(ErrorCode.SKILL_VERSION_NOT_FOUND, `Skill '${key.name}' has no version ${version}. Its versions: ${versions.join(', ')}.`, { name: key.name, version, versions });
+      }
+      default:
+        this.logger.log(`Rolled ${key.scope} skill '${key.name}' back to version ${version}`);
+        return { changed: result.outcome === 'rolled-back', digest: result.digest };
+    }
+  }
+
+  async uninstall(key: InstallKey): Promise<void> {
+    if (!(await this.repository.uninstall(key))) throw notInstalled(key);
+    this.logger.log(`Uninstalled ${key.scope} skill '${key.name}'`);
+  }
+
+  /** The store's generation (bumped by every change) and reload generation (bumped by every reload asked for). */
+  generations(): Promise<{ generation: string; reloadGeneration: string }> {
+    return this.repository.state();
+  }
+
+  /** Asks every instance (this one too) to rescan its skill directories; the new reload generation. */
+  requestReload(): Promise<string> {
+    return this.repository.requestReload();
+  }
+
+  /** Persists a switch; a skill the configuration switches off cannot be switched on (SKILL_SWITCH_LOCKED). */
+  setSwitch(name: string, enabled: boolean, by: string | null): Promise<void> {
+    if (enabled && this.config.disabled.includes(name)) {
+      throw new AppError(ErrorCode.SKILL_SWITCH_LOCKED, `Skill '${name}' is switched off in the configuration ([app.skills] disabled); remove it there to switch it on.`, { name });
+    }
+    return this.repository.setSwitch(name, enabled, by);
+  }
+
+  userFilter(userId: string): Promise<StoredSkillFilter | null> {
+    return this.users.skillFilter(userId);
+  }
+
+  /** A filter with neither list is stored as none. */
+  async setUserFilter(userId: string, filter: StoredSkillFilter): Promise<StoredSkillFilter | null> {
+    const stored = normalizeFilter(filter);
+    await this.users.setSkillFilter(userId, stored);
+    for (const listener of this.filterListeners) listener(userId);
+    return stored;
+  }
+
+  /** Calls `listener` with the user's id after this instance saves a user's filter (their catalogue changed, not the snapshot); returns how to stop. */
+  onUserFilterChange(listener: (userId: string) => void): () => void {
+    this.filterListeners.add(listener);
+    return () => this.filterListeners.delete(listener);
+  }
+
+  /** False when the owner has no such chat. */
+  async setChatFilter(chatId: string, ownerId: string, filter: StoredSkillFilter): Promise<{ found: boolean; filter: StoredSkillFilter | null }> {
+    const stored = normalizeFilter(filter);
+    return { found: await this.chats.setSkillFilter(chatId, ownerId, stored), filter: stored };
+  }
+
+  /** Every current install unpacked (the missing ones read from the database), and the switches. */
+  async contents(): Promise<StoreContents> {
+    const [installs, switches] = await Promise.all([this.repository.currentInstalls(), this.repository.switches()]);
+    const entries: StoreEntry[] = [];
+    for (const install of installs) {
+      try {
+        const folder = await this.cache.materialise(install.digest, install.name, install.manifest, (digests) => this.repository.blobs(digests));
+        entries.push({ install, folder });
+      } catch (error) {
+        if (error instanceof AppError) throw error;
+        this.logger.error(`Installed skill '${install.name}' (${install.digest}) cannot be unpacked into ${this.cache.directory}: ${(error as Error).message}`);
+      }
+    }
+    return { entries, switches: new Map(switches.map((entry) => [entry.name, entry.enabled])) };
+  }
+
+  /**
+   * The version a chat activates, kept in the store so the chat can read it after the skill
+   * changes: a store skill's is stored already; a disk skill's files are read and stored (content
+   * stored before is not written again). Programmatic skills have none.
+   */
+  keep(skill: SkillRecord): Promise<KeptVersion> | undefined {
+    if (skill.programmatic !== undefined) return undefined;
+    if (skill.store !== undefined && skill.digest !== undefined) return Promise.resolve({ digest: skill.digest });
+    return this.keepFolder(skill);
+  }
+
+  /** The digest of what a skill's folder holds now (a stat per file while it is unchanged), as keep() would record it. */
+  async keptDigest(skill: SkillRecord): Promise<string | undefined> {
+    if (skill.store !== undefined || skill.programmatic !== undefined) return skill.digest;
+    const version = this.folders.versionOf(skill.path, this.limits);
+    return 'digest' in version ? version.digest : undefined;
+  }
+
+  /**
+   * A disk skill's version as its folder holds it now (edited since the scan or not), stored unless
+   * it was before: with the files read to find the version when they were, else read once more.
+   */
+  private async keepFolder(skill: SkillRecord): Promise<KeptVersion> {
+    const { version, files } = this.folders.read(skill.path, this.limits);
+    if ('problem' in version) return { warning: `This version of '${skill.name}' is not pinned for the chat (${version.problem}; [app.skills] max_install_bytes): after a change on disk the chat reads the new files.` };
+    if (this.stored.has(version.digest)) return { digest: version.digest };
+    // Recognised by its files' stats alone (not read this time): read now, to store what is there.
+    if (files === undefined) {
+      const read = readFolderFiles(skill.path, this.limits);
+      if (read.kind !== 'files') return { warning: `This version of '${skill.name}' is not pinned for the chat (${read.reason}).` };
+      const stored = versionOf(read.files);
+      await this.save(skill.name, stored, read.files);
+      return { digest: stored.digest };
+    }
+    await this.save(skill.name, version, files);
+    return { digest: version.digest };
+  }
+
+  /** The unpacked folder of a stored version of a skill, or undefined when the store has no such version. */
+  async versionFolder(digest: string, name: string): Promise<string | undefined> {
+    if (!DIGEST_PATTERN.test(digest)) return undefined;
+    if (this.cache.has(digest, name)) return this.cache.folderOf(digest, name);
+    // The version's files are what count; its name is the folder's (one digest may serve two names in lenient mode).
+    const version = await this.repository.findVersion(digest);
+    if (version === null) return undefined;
+    return this.cache.materialise(digest, name, version.manifest, (digests) => this.repository.blobs(digests));
+  }
+
+  private async save(name: string, version: SkillVersion, files: readonly { path: string; bytes: Buffer }[]): Promise<void> {
+    if (this.stored.has(version.digest)) return;
+    const blobs = new Map<string, Buffer>();
+    files.forEach((file) => blobs.set(version.files.find((entry) => entry.path === file.path)!.digest, file.bytes));
+    await this.repository.saveVersion({ name, digest: version.digest, manifest: version.files, totalBytes: version.totalBytes, blobs });
+    this.stored.add(version.digest);
+  }
+
+  /** The skill's name and warnings; VALIDATION_FAILED with the validator's messages when the rules refuse it. */
+  private validate(files: readonly { path: string; bytes: Buffer }[], folder: string | undefined): { name: string; warnings: string[] } {
+    const scratch = mkdtempSync(join(tmpdir(), 'skillhost-install-'));
+    try {
+      const written = join(scratch, 'skill');
+      for (const file of files) {
+        const path = join(written, file.path);
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, file.bytes);
+      }
+      // Without a top folder there is no folder name to match: the skill's own name stands in.
+      const declared = folder ?? declaredName(written);
+      const inspection = inspectSkillFolder(written, 'upload', this.config.validation, declared ?? 'skill');
+      if (inspection === undefined) throw new AppError(ErrorCode.INVALID_ARCHIVE, 'The upload has no SKILL.md at the skill folder root.');
+      if (inspection.kind === 'invalid') {
+        const problems = [...inspection.invalid.errors];
+        throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill is not valid (${this.config.validation} rules): ${problems.join('; ')}`, { problems, warnings: inspection.invalid.warnings });
+      }
+      const name = inspection.skill.name;
+      if (name === '.' || name === '..' || /[/\\\0]/.test(name)) throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill's name '${name}' cannot name a folder.`, { problems: [`name '${name}' cannot name a folder`] });
+      return { name, warnings: [...inspection.skill.warnings] };
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+}
+
+/** The name a SKILL.md declares (lenient reading), to stand for the folder name of an upload without one. */
+function declaredName(folder: string): string | undefined {
+  const inspection = inspectSkillFolder(folder, 'upload', 'lenient', 'skill');
+  if (inspection?.kind === 'valid') return inspection.skill.name;
+  return inspection?.invalid.name;
+}
+
+/** Entries NFKC-normalised (as names are compared), duplicates dropped; no lists at all is no filter. */
+function normalizeFilter(filter: StoredSkillFilter): StoredSkillFilter | null {
+  const clean = (list: string[] | undefined) => (list === undefined ? undefined : [...new Set(list.map((entry) => entry.trim().normalize('NFKC')))]);
+  const include = clean(filter.include);
+  const exclude = clean(filter.exclude);
+  if (include === undefined && exclude === undefined) return null;
+  return { ...(include === undefined ? {} : { include }), ...(exclude === undefined ? {} : { exclude }) };
+}
+
+export function notInstalled(key: InstallKey): AppError {
+  const where = key.scope === 'shared' ? 'as a shared skill' : "as this user's personal skill";
+  return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${key.name}' is not installed ${where} in the store.`, { name: key.name, scope: key.scope });
+}

@@ -1,0 +1,101 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { AppError, ErrorCode } from '../shared/app-error.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { ApiKeyRepository, type KeyOwner } from '../../infra/database/api-key.repository.js';
+import { type CredentialHeaders, hashApiKey, presentedKey } from './api-key.js';
+import { effectiveAuthMode, isLoopbackHost } from './auth-mode.js';
+import { LOCAL_PRINCIPAL, type Principal } from './principal.js';
+
+/**
+ * How long a key look-up is trusted. A revocation clears the entry on the instance that made it at
+ * once; other instances see it when their entry expires, so this is the most they lag (under 5 s).
+ */
+export const KEY_CACHE_TTL_MS = 4000;
+const KEY_CACHE_MAX_ENTRIES = 10_000;
+const LAST_USED_INTERVAL_MS = 60_000;
+
+interface CachedKey {
+  owner: KeyOwner | null;
+  until: number;
+}
+
+/** Turns a request's credentials into a principal: the mode, key look-ups and their brief cache. */
+@Injectable()
+export class AuthService implements OnModuleInit {
+  private readonly logger = new Logger('Auth');
+  readonly mode: 'api_key' | 'none';
+  private readonly cache = new Map<string, CachedKey>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly keys: ApiKeyRepository,
+  ) {
+    this.mode = effectiveAuthMode(config.app.auth.mode, config.app.host);
+  }
+
+  onModuleInit(): void {
+    const { host, auth } = this.config.app;
+    // The start-up summary says which mode is in force; only auth off where others can reach the server is a warning.
+    if (this.mode === 'api_key' || isLoopbackHost(host)) {
+      this.logger.debug(`Auth mode ${this.mode} (app.auth.mode = ${auth.mode}, listening on ${host})`);
+    } else {
+      const bar = '!'.repeat(78);
+      this.logger.warn(`${bar}\nAUTH IS OFF on a non-loopback address (${host}): anyone who can reach this server acts as the admin 'local'.\nSet [app.auth] mode = "api_key" (or SKILLHOST_AUTH_MODE=api_key) unless a proxy in front authenticates.\n${bar}`);
+    }
+  }
+
+  /**
+   * The principal for a request, or UNAUTHENTICATED (missing, malformed, unknown, revoked or
+   * expired key; disabled user). With auth off, a request without a key acts as `local`; one that
+   * carries a key is checked all the same, so a wrong key is never silently ignored.
+   */
+  async authenticate(headers: CredentialHeaders): Promise<Principal> {
+    const key = presentedKey(headers);
+    if (key === undefined && this.mode === 'none') return LOCAL_PRINCIPAL;
+    if (key === undefined) throw unauthenticated('An API key is required: send `Authorization: Bearer <key>` or `x-api-key: <key>`.');
+    if (key === 'malformed') throw unauthenticated('The API key is malformed: expected `Authorization: Bearer skh_…` (or `x-api-key: skh_…`).');
+    const hash = hashApiKey(key);
+    const owner = await this.lookUp(hash);
+    if (owner === null) throw unauthenticated('The API key is not valid.');
+    if (owner.revokedAt !== null) throw unauthenticated('The API key has been revoked.');
+    if (owner.expiresAt !== null && owner.expiresAt.getTime() <= Date.now()) throw unauthenticated('The API key has expired.');
+    if (owner.disabled) throw unauthenticated(`The user '${owner.userName}' is disabled.`);
+    this.noteUse(owner);
+    return { userId: owner.userId, name: owner.userName, role: owner.role, keyId: owner.keyId };
+  }
+
+  /** Drops a key from the cache (it was revoked here): the next request with it is refused at once. */
+  forgetKey(keyHash: string): void {
+    this.cache.delete(keyHash);
+  }
+
+  /** Drops every cached key of a user (its role or disabled flag changed here). */
+  forgetUser(userId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.owner?.userId === userId) this.cache.delete(hash);
+  }
+
+  private async lookUp(hash: string): Promise<KeyOwner | null> {
+    const now = Date.now();
+    const cached = this.cache.get(hash);
+    if (cached !== undefined && cached.until > now) return cached.owner;
+    const owner = await this.keys.findOwnerByHash(hash);
+    this.cache.delete(hash);
+    // Unknown keys are cached too, so a flood of made-up keys costs no more queries than real ones;
+    // a key cannot be looked up before it is created, so such an entry never hides a new key.
+    if (this.cache.size >= KEY_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(hash, { owner, until: now + KEY_CACHE_TTL_MS });
+    return owner;
+  }
+
+  /** `last_used_at` is written at most once a minute per key, off the request's path. */
+  private noteUse(owner: KeyOwner): void {
+    const now = Date.now();
+    if (owner.lastUsedAt !== null && now - owner.lastUsedAt.getTime() < LAST_USED_INTERVAL_MS) return;
+    owner.lastUsedAt = new Date(now);
+    this.keys.touchLastUsed(owner.keyId).catch((error: unknown) => this.logger.warn(`Could not record the use of key ${owner.keyId}: ${error instanceof Error ? error.message : String(error)}`));
+  }
+}
+
+export function unauthenticated(message: string): AppError {
+  return new AppError(ErrorCode.UNAUTHENTICATED, message);
+}

@@ -1,0 +1,13 @@
+import type { UserRole } from '../../infra/database/entities/user.entity.js';
+import { LOCAL_USER } from '../../infra/database/entities/user.entity.js';
+
+/** Who a request acts as: a user, and the key it came with (null when auth is off). */
+export interface Principal {
+  readonly userId: string;
+  readonly name: string;
+  readonly role: UserRole;
+  readonly keyId: string | null;
+}
+
+/** The principal of every request while auth is off. */
+export const LOCAL_PRINCIPAL: Principal = Object.freeze({ userId: LOCAL_USER.id, name: LOCAL_USER.name, role: 'admin', keyId: null });
