@@ -2,9 +2,10 @@
 export default {
   rootDir: '.',
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/test/**/*.int-spec.ts'],
+  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/packages/*/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/test/**/*.int-spec.ts'],
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // The workspace packages are tested from their sources, as the server's own files are.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1', '^@skillhost/(core|nest|ai-sdk|sandbox)$': '<rootDir>/packages/$1/src/index.ts' },
   transform: { '^.+\\.ts$': ['@swc/jest'] },
   // The example app has its own suite (run by test/package) and its own install of the packed package.
   modulePathIgnorePatterns: ['<rootDir>/examples/'],

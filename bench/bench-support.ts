@@ -8,7 +8,7 @@ import { stringify } from 'smol-toml';
 import { generateApiKey } from '../src/domain/users/api-key.js';
 import { EmbeddedPostgresServer } from '../src/infra/database/embedded-postgres.server.js';
 import { freePort } from '../test/support/ports.js';
-import { runFolder } from '../test/support/run-folder.js';
+import { runFolder } from '../test/support/files/run-folder.js';
 
 /** What the benchmarks share: child processes that serve, a database of their own, and percentiles. */
 

@@ -25,7 +25,7 @@ import { CatalogueIndex } from '../src/domain/skills/ranking/catalogue-index.js'
 import { type DiscoveryResult, discoverSkills } from '../src/domain/skills/skill-discovery.js';
 import type { SkillRecord } from '../src/domain/skills/skill.types.js';
 import { runThrough } from '../src/domain/shared/sliced-work.js';
-import { corpusPath } from '../test/support/corpus.js';
+import { corpusPath } from '../test/support/files/corpus.js';
 import { percentile } from './bench-support.js';
 import { countTokens } from '../src/domain/skills/ranking/token-count.js';
 

@@ -16,17 +16,17 @@ export type { CatalogueSnapshot } from './domain/skills/catalogue-snapshot.js';
 export type { InvalidSkill, SkillRecord } from './domain/skills/skill.types.js';
 
 // Errors: every refusal of the services is an AppError with a stable code.
-export { AppError, ErrorCode, httpStatusOf } from './domain/shared/app-error.js';
+export { AppError, ErrorCode, httpStatusOf } from '@skillhost/core';
 
 // The pure pieces.
 export { parseSkillMd, type ParsedSkillMd } from './domain/skills/skill-md.js';
-export { parseFrontmatterYaml, type FrontmatterData, type ParsedFrontmatter } from './domain/skills/frontmatter-parser.js';
+export { parseFrontmatterYaml, type FrontmatterData, type ParsedFrontmatter } from '@skillhost/core';
 export { ALLOWED_FIELDS, MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, type SkillFrontmatter, validateFrontmatter, type ValidationResult } from './domain/skills/skill-validator.js';
-export { type Invocation, type InvocationRules, MAX_INVOKED_SKILLS, parseInvocation } from './domain/chats/invocation-parser.js';
+export { type Invocation, type InvocationRules, MAX_INVOKED_SKILLS, parseInvocation } from '@skillhost/core';
 export { type CatalogueEntry, renderCatalogue } from './domain/skills/catalogue-renderer.js';
 export { CatalogueChooser, type SkillSearchResult } from './domain/skills/ranking/catalogue-chooser.js';
 export type { CatalogueChoice } from './domain/skills/ranking/catalogue-choice.js';
-export { assembleSystemPrompt, type PromptInputs } from './domain/chats/prompt-assembler.js';
+export { assembleSystemPrompt, type PromptInputs } from '@skillhost/core';
 
 // Activations, for an app that keeps its chats itself.
 export { activationTableSql, PostgresActivationStore } from './infra/database/activation-store.js';

@@ -8,7 +8,7 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module.js';
 import { AuthService } from '../domain/users/auth.service.js';
 import { checkKeysBeforeBodies } from './http/keys-before-bodies.js';
-import { ErrorCode } from '../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { answerClientError, hardenHttp } from './http/http-hardening.js';
 import { limitBodyTime } from './http/body-deadlines.js';
 import { SKILL_UPLOAD_ROUTES } from '../api/http/skill-store.controller.js';

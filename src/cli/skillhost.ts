@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AppError } from '../domain/shared/app-error.js';
+import { AppError } from '@skillhost/core';
 import { CATALOGUE_FORMATS, type CatalogueFormat, VALIDATION_MODES, type ValidationMode } from '../config/app-config.js';
 import { ConfigError, loadConfig } from '../config/config-loader.js';
 import { renderCatalogue } from '../domain/skills/catalogue-renderer.js';

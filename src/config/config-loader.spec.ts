@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { tempTree } from '../../test/support/skill-tree.js';
+import { tempTree } from '../../test/support/files/skill-tree.js';
 import { ConfigError, configWith, loadConfig } from './config-loader.js';
 
 function problemsOf(run: () => unknown): readonly string[] {

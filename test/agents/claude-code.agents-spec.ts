@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { corpusPath } from '../support/corpus.js';
+import { corpusPath } from '../support/files/corpus.js';
 import { listServers, run } from './clients/claude-code.js';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
 import { AnthropicProvider, lastToolResult, loadedTools, type MessagesRequest, type Script, shownToModel } from './providers/anthropic.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { corpusPath } from '../support/corpus.js';
+import { corpusPath } from '../support/files/corpus.js';
 import { README_SNIPPET, run, type CodexResult, type CodexRun } from './clients/codex.js';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
 import { inOrder, OpenAiResponsesProvider, type ResponsesRequest, type Script } from './providers/openai-responses.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { corpusPath } from '../support/corpus.js';
+import { corpusPath } from '../support/files/corpus.js';
 import { type AgentRun, run } from './clients/gemini-cli.js';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
 import { GeminiProvider, type GeminiScript, type GeminiStep } from './providers/gemini.js';

@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { corpusPath } from '../support/corpus.js';
+import { corpusPath } from '../support/files/corpus.js';
 import { buildServer, type Instances, startInstances } from '../support/instances.js';
 
 /**

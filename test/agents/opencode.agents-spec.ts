@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { corpusPath } from '../support/corpus.js';
+import { corpusPath } from '../support/files/corpus.js';
 import { mcpList, run, type RunResult } from './clients/opencode.js';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
 import { type ChatMessage, type ChatRequest, OpenAiChatProvider, type Script } from './providers/openai-chat.js';

@@ -8,7 +8,7 @@ import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 let tree: TempTree;
 beforeAll(() => {

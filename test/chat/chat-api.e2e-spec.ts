@@ -3,7 +3,7 @@ import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
-import { useChatSkillsTree } from '../support/skill-tree.js';
+import { useChatSkillsTree } from '../support/files/skill-tree.js';
 import { collectText, parseSse } from '../support/sse.js';
 
 const chatSkills = useChatSkillsTree();

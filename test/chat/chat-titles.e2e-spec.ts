@@ -3,7 +3,7 @@ import request from 'supertest';
 import { CHAT_TITLE_MAX_CHARACTERS } from '../../src/domain/chats/chat-title.js';
 import { gql } from '../graphql/documents.js';
 import { failure, type GraphqlTestContext, startGraphqlApp } from '../graphql/graphql-test-app.js';
-import { useChatSkillsTree } from '../support/skill-tree.js';
+import { useChatSkillsTree } from '../support/files/skill-tree.js';
 
 const chatSkills = useChatSkillsTree();
 const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
-import { useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * Code skills (the Rumi design) in real turns: invoked through use_skill and /name, their

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
-import { useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 
 /** Commands (aloop), and several explicit skills in one message, through real turns. */
 const tree = useSkillTree((t) => {

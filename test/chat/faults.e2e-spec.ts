@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 describe('faults: the model and the database misbehave', () => {
   let tree: TempTree;

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
-import { useChatSkillsTree } from '../support/skill-tree.js';
+import { useChatSkillsTree } from '../support/files/skill-tree.js';
 
 /**
  * Each tool style with the scripted model: what the model is sent (tools, descriptions, the

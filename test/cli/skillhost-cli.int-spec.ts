@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { corpusPath } from '../support/corpus.js';
-import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { corpusPath } from '../support/files/corpus.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { run } from './run-cli.js';
 
 describe('skillhost CLI', () => {

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { tarGzOf, zipOf } from '../support/skill-archives.js';
-import { skillMd, tempTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, tempTree, writeSkill } from '../support/files/skill-tree.js';
 import { run } from './run-cli.js';
 
 const DIGEST = /sha256:[0-9a-f]{64}/;

@@ -9,7 +9,7 @@ import { configWith } from '../../src/config/config-loader.js';
 import { isAlive } from '../../src/infra/database/embedded-postgres.owner.js';
 import { EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
-import { tempTree } from '../support/skill-tree.js';
+import { tempTree } from '../support/files/skill-tree.js';
 import { run } from './run-cli.js';
 import { freePort } from '../support/ports.js';
 

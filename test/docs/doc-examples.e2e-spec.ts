@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import ts from 'typescript';
 import { createTestDatabase } from '../support/database.js';
 import { buildServer } from '../support/instances.js';
-import { runFolder } from '../support/run-folder.js';
+import { runFolder } from '../support/files/run-folder.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { type DocBlock, extractBlocks, runnerOf, splitShellSteps } from './doc-blocks.js';
 import { answerAsTheDocsShow } from './doc-model.js';

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { load as parseYaml } from 'js-yaml';
 import { parse as parseToml } from 'smol-toml';
 import { loadConfig } from '../../src/config/config-loader.js';
-import { parseCommandFile } from '../../src/domain/skills/commands/command-file.js';
+import { parseCommandFile } from '@skillhost/core';
 import { parseSkillMd } from '../../src/domain/skills/skill-md.js';
 import { freePort } from '../support/ports.js';
 import { type AgentName, type DocBlock, matchesExpected, rewriteAddresses, splitShellSteps } from './doc-blocks.js';

@@ -6,7 +6,7 @@ import { CHAT_EVENTS_CHANNEL, CHAT_INTEREST_CHANNEL } from '../../src/domain/cha
 import { query } from '../support/database.js';
 import { buildServer, type Instances, startInstances } from '../support/instances.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { parseSse } from '../support/sse.js';
 import { untilTurnEnds } from './graphql-test-app.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { getIntrospectionQuery } from 'graphql';
 import { LOCAL_PRINCIPAL } from '../../src/domain/users/principal.js';
 import { ChatRepository } from '../../src/infra/database/chat.repository.js';
-import { useChatSkillsTree, writeSkill } from '../support/skill-tree.js';
+import { useChatSkillsTree, writeSkill } from '../support/files/skill-tree.js';
 import { gql } from './documents.js';
 import { failure, startGraphqlApp, type GraphqlTestContext } from './graphql-test-app.js';
 

@@ -3,7 +3,7 @@ import { GraphQLClient } from 'graphql-request';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { ChatEventsService } from '../../src/domain/chats/chat-events.service.js';
 import { query } from '../support/database.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { chatEvents, connectionRefusal, failure, type GraphqlTestContext, startGraphqlApp, subscribed, subscriptionErrors, untilTurnEnds } from './graphql-test-app.js';
 
 const UNKNOWN_KEY = `skh_${'A'.repeat(43)}`;

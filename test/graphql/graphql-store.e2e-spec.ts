@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { zipOf } from '../support/skill-archives.js';
-import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { failure, type GraphqlTestContext, startGraphqlApp } from './graphql-test-app.js';
 
 /** The store over GraphQL: the twin of the REST routes (installing is REST's: it takes an upload). */

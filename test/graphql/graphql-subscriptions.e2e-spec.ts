@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChatEventsService } from '../../src/domain/chats/chat-events.service.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { parseSse } from '../support/sse.js';
 import { gql } from './documents.js';
 import { chatEvents, type ChatEventItem, type GraphqlTestContext, startGraphqlApp, subscribed, untilTurnEnds } from './graphql-test-app.js';

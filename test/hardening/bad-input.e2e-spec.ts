@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { query } from '../support/database.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { usePdfSkillsFolder } from '../support/skill-tree.js';
+import { usePdfSkillsFolder } from '../support/files/skill-tree.js';
 import { type Answer, listen, RecordingLogger, type RawRequest, storedState } from './http-client.js';
 
 /**

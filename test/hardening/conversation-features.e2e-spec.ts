@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { type RecordedRequest } from '../support/scripted-model-server.js';
-import { useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 import { storedState } from './http-client.js';
 
 /**

@@ -8,7 +8,7 @@ import { UsersService } from '../../src/domain/users/users.service.js';
 import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tarGzOf } from '../support/skill-archives.js';
-import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { type Answer, rpcBody, type Send, send } from '../support/mcp-http.js';
 
 /**

@@ -14,7 +14,7 @@ import { createTestDatabase, query, type TestDatabase } from '../support/databas
 import { freePort } from '../support/ports.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { zipOf } from '../support/skill-archives.js';
-import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { parseSse } from '../support/sse.js';
 import { type Answer, listen, type RawRequest } from './http-client.js';
 

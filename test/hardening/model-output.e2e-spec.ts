@@ -3,7 +3,7 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import type { ScriptStep } from '../support/scripted-model-server.js';
 import { parseSse } from '../support/sse.js';
-import { usePdfSkillsFolder } from '../support/skill-tree.js';
+import { usePdfSkillsFolder } from '../support/files/skill-tree.js';
 import { type Answer, listen, RecordingLogger, type RawRequest } from './http-client.js';
 
 /**

@@ -7,7 +7,7 @@ import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
 import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
-import { useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * A hostile run at skill code: skills.runScript (special files, shebangs, huge or odd arguments,

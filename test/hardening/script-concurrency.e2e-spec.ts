@@ -4,7 +4,7 @@ import request from 'supertest';
 import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
-import { useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * How many script sandboxes run at once, through the real doors: one model step calling

@@ -6,7 +6,7 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
 import { zipOf } from '../support/skill-archives.js';
-import { skillMd, type TempTree, useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, type TempTree, useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 import { type Answer, listen, RecordingLogger, type RawRequest, storedState } from './http-client.js';
 
 /**

@@ -8,7 +8,7 @@ import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { multipartOf, tarGzOf, type UploadBody, type UploadFiles, zipOf, zipWithChangedByteOf } from '../support/skill-archives.js';
-import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { RecordingLogger } from './http-client.js';
 import { abortedUpload, filePart, filesUnder, rawMultipart, type RawPart, storeCounts, waitForLockWaiters } from './skill-store-attacks.js';
 

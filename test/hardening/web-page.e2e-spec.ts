@@ -7,7 +7,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import type { ScriptStep } from '../support/scripted-model-server.js';
-import { tempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * A hostile pass over the web chat page (web/, served by src/ops/web-page.ts): markup in every

@@ -6,7 +6,7 @@ import { JSON_LIMITS } from '../../src/api/http/pipes/json-body.js';
 import { MAX_LISTED_PROBLEMS } from '../../src/domain/shared/problem-list.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { BOTH, rpcBody } from '../support/mcp-http.js';
-import { usePdfSkillsFolder } from '../support/skill-tree.js';
+import { usePdfSkillsFolder } from '../support/files/skill-tree.js';
 
 /**
  * The worst request a client can send, on every route that takes a body or a query (found in the

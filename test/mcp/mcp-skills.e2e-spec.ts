@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tarGzOf } from '../support/skill-archives.js';
-import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * Issue 14: the team's skills for every agent over MCP (`/mcp`, the MCP Skills extension with the

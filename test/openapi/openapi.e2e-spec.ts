@@ -6,12 +6,12 @@ import type { RouteOptions } from 'fastify';
 import request from 'supertest';
 import type { Response } from 'superagent';
 import { UsersService } from '../../src/domain/users/users.service.js';
-import { type ErrorCode, httpStatusOf } from '../../src/domain/shared/app-error.js';
+import { type ErrorCode, httpStatusOf } from '@skillhost/core';
 import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { collectText, parseSse } from '../support/sse.js';
 import { OAUTH_PROBES } from '../../src/api/http/oauth-probes.controller.js';
-import { usePdfSkillsFolder } from '../support/skill-tree.js';
+import { usePdfSkillsFolder } from '../support/files/skill-tree.js';
 import { multipartOf, tarGzOf, type UploadBody, zipOf } from '../support/skill-archives.js';
 import {
   documentedCodes,

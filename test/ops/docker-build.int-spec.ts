@@ -8,7 +8,7 @@ import { generateApiKey } from '../../src/domain/users/api-key.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { type BuiltStage, buildStages, contextFiles, dockerignore, hostPath, parseDockerfile } from '../support/dockerfile.js';
 import { type AppInstance, startServerProcess } from '../support/instances.js';
-import { tempTree } from '../support/skill-tree.js';
+import { tempTree } from '../support/files/skill-tree.js';
 
 /**
  * The image as `docker compose up` builds and runs it, on a machine without Docker (see

@@ -8,7 +8,7 @@ import { LifecycleService } from '../../src/app/lifecycle.service.js';
 import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { createTestApp } from '../support/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 let tree: TempTree;
 beforeAll(() => {

@@ -11,7 +11,7 @@ import { configWith } from '../../src/config/config-loader.js';
 import { LifecycleService } from '../../src/app/lifecycle.service.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /** Everything pino writes, line by line. */
 class LogCapture extends Writable {

@@ -7,7 +7,7 @@ import { configWith } from '../../src/config/config-loader.js';
 import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /** The value of one sample of a Prometheus text exposition, e.g. `skillhost_turns_total{model="scripted",outcome="ok"}`; undefined when absent. */
 function sample(exposition: string, series: string): number | undefined {

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { tempTree } from '../support/skill-tree.js';
+import { tempTree } from '../support/files/skill-tree.js';
 
 /**
  * `npm start` (tools/start.mjs) builds only when a build input changed since the last build

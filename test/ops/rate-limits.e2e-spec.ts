@@ -4,7 +4,7 @@ import request from 'supertest';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 let tree: TempTree;
 beforeAll(() => {

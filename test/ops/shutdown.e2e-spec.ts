@@ -7,7 +7,7 @@ import { freePort } from '../support/ports.js';
 import { LISTENING_LINE } from '../support/instances.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
-import { tempTree } from '../support/skill-tree.js';
+import { tempTree } from '../support/files/skill-tree.js';
 import { parseSse } from '../support/sse.js';
 
 /**

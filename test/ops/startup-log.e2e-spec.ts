@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { buildServer, type Instances, startInstances } from '../support/instances.js';
-import { tempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * What a person sees when the server starts: a short summary (address, auth, database, skills,

@@ -12,7 +12,7 @@ import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { freePort } from '../support/ports.js';
-import { tempTree } from '../support/skill-tree.js';
+import { tempTree } from '../support/files/skill-tree.js';
 
 const UNAVAILABLE = { code: 'DATABASE_UNAVAILABLE', message: 'The database is unavailable; nothing was changed. Try again shortly.' };
 const STATEMENT_TIMEOUT_MS = 1000;

@@ -8,7 +8,7 @@ import { configWith } from '../../src/config/config-loader.js';
 import { embeddedOwnerFolder, isAlive, type OwnerRecord } from '../../src/infra/database/embedded-postgres.owner.js';
 import { buildServer, LISTENING_LINE } from '../support/instances.js';
 import { freePort } from '../support/ports.js';
-import { tempTree } from '../support/skill-tree.js';
+import { tempTree } from '../support/files/skill-tree.js';
 
 /**
  * Real server processes (the built `dist/src/main.js`, as `npm start` runs it) on one embedded

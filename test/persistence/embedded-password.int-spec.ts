@@ -5,7 +5,7 @@ import pg from 'pg';
 import { redactDatabaseUrl } from '../../src/infra/database/data-source.js';
 import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
 import { freePort } from '../support/ports.js';
-import { tempTree } from '../support/skill-tree.js';
+import { tempTree } from '../support/files/skill-tree.js';
 
 /** Names of files that appear in the temp folder while `work` runs, even ones removed again. */
 async function tempFilesDuring<T>(work: () => Promise<T>): Promise<{ result: T; seen: string[] }> {

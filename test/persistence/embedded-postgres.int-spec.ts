@@ -6,7 +6,7 @@ import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { EmbeddedFolderInUseError, isAlive } from '../../src/infra/database/embedded-postgres.owner.js';
 import { embeddedPasswordFile, EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
-import { tempTree } from '../support/skill-tree.js';
+import { tempTree } from '../support/files/skill-tree.js';
 import { freePort } from '../support/ports.js';
 
 /**

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { corpusPath } from '../support/corpus.js';
+import { corpusPath } from '../support/files/corpus.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
-import { type TempTree, useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { type TempTree, useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * Issue 13, choosing skills at scale: the catalogue in the system prompt within

@@ -5,7 +5,7 @@ import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { ChatRepository } from '../../src/infra/database/chat.repository.js';
 import { SkillSearchService } from '../../src/domain/skills/ranking/skill-search.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * The team signal: skills activated in more chats lately rank higher among near-equal matches,

@@ -5,7 +5,7 @@ import { stringify } from 'smol-toml';
 import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { type AppInstance, buildServer, startServerProcess } from '../support/instances.js';
-import { tempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * The server as the Docker image runs it: not root (`USER node`, uid 1000), scripts on. bubblewrap

@@ -6,7 +6,7 @@ import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { createTestDatabase, query } from '../support/database.js';
-import { useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
 import { zipOf } from '../support/skill-archives.js';
 

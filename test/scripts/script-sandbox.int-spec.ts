@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../../src/domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { checkSandbox, describeRuntime, runSandboxed, SANDBOX_ENV, SANDBOX_UID, sandboxArgs, type SandboxRequest, type SandboxResult } from '../../src/domain/sandbox/script-sandbox.js';
 import { makeFifo, makeSymlink, openToEveryone } from '../skills/special-files.js';
-import { tempTree, type TempTree } from '../support/skill-tree.js';
+import { tempTree, type TempTree } from '../support/files/skill-tree.js';
 
 /**
  * The sandbox with real bubblewrap and real skill folders: every hostile script below must be

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../../src/domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
 import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 const WEATHER_MODULE = 'export async function execute(ctx) { return { success: true, output: ctx.input }; }\n';
 

@@ -4,9 +4,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { SkillDirectory } from '../../src/config/app-config.js';
 import { buildSnapshot } from '../../src/domain/skills/catalogue-snapshot.js';
 import { discoverCommands, MAX_COMMAND_FILE_BYTES } from '../../src/domain/skills/commands/command-discovery.js';
-import type { InvalidCommand } from '../../src/domain/skills/commands/command.types.js';
+import type { InvalidCommand } from '@skillhost/core';
 import { discoverSkills } from '../../src/domain/skills/skill-discovery.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { asNobody, makeFifo, makeSocket, makeSymlink, openToEveryone, releaseFifosLater } from './special-files.js';
 
 const dir = (path: string, configured = path): SkillDirectory => ({ configured, path });

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 function commandMd(description: string, fields: string[] = [], body = 'Run with $ARGUMENTS.'): string {
   return ['---', `description: ${description}`, ...fields, '---', '', body, ''].join('\n');

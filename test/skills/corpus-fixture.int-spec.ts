@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { corpusPath, findSkillFiles } from '../support/corpus.js';
+import { corpusPath, findSkillFiles } from '../support/files/corpus.js';
 
 /**
  * The real-world corpus ships with the repository (test/fixtures/skills-corpus.tar.gz), so the

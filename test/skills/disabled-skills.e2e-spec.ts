@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
-import { useChatSkillsTree } from '../support/skill-tree.js';
+import { useChatSkillsTree } from '../support/files/skill-tree.js';
 
 /** `[app.skills] disabled`: a switched-off skill is in no catalogue, `/name` stays text, and reaching it answers SKILL_DISABLED. */
 const chatSkills = useChatSkillsTree();

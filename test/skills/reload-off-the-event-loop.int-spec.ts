@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { configWith } from '../../src/config/config-loader.js';
 import { discoverSkills, discoverSkillsAsync } from '../../src/domain/skills/skill-discovery.js';
 import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
 
 /** A reload reads every skill folder with synchronous calls: it must give the event loop turns meanwhile. */

@@ -2,8 +2,8 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { SkillDirectory, ValidationMode } from '../../src/config/app-config.js';
 import { discoverSkills } from '../../src/domain/skills/skill-discovery.js';
-import { corpusPath } from '../support/corpus.js';
-import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { corpusPath } from '../support/files/corpus.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 const dir = (path: string, configured = path): SkillDirectory => ({ configured, path });
 

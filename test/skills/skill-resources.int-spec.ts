@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../../src/domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
 import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';
-import { skillMd, tempTree, type TempTree } from '../support/skill-tree.js';
+import { skillMd, tempTree, type TempTree } from '../support/files/skill-tree.js';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
 
 async function failure(promise: Promise<unknown>): Promise<{ code: ErrorCode; message: string }> {

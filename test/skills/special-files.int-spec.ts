@@ -3,7 +3,7 @@ import type { Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { discoverSkills } from '../../src/domain/skills/skill-discovery.js';
 import type { InvalidSkill } from '../../src/domain/skills/skill.types.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { asNobody, makeFifo, makeSocket, makeSymlink, openToEveryone, releaseFifosLater } from './special-files.js';
 
 /**

@@ -3,7 +3,7 @@ import type { LoggerService } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { useSkillTree, writeSkill } from '../support/skill-tree.js';
+import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 
 /** `[app.skills] watch = true`: a change on disk reaches the catalogue within a second, and is logged. */
 const tree = useSkillTree((t) => {

@@ -4,7 +4,7 @@ import { SkillRegistryService } from '../../src/domain/skills/skill-registry.ser
 import { SkillStoreService } from '../../src/domain/skills/store/skill-store.service.js';
 import { SkillSyncService } from '../../src/domain/skills/store/skill-sync.service.js';
 import { createTestApp } from '../support/app.js';
-import { tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * An operator's reload bumps the reload generation in PostgreSQL before it marks itself as under

@@ -4,7 +4,7 @@ import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { query } from '../support/database.js';
 import { buildServer, type Instances, startInstances } from '../support/instances.js';
 import { multipartOf, type UploadBody, zipOf } from '../support/skill-archives.js';
-import { skillMd, tempTree, type TempTree, writeSkill } from '../support/skill-tree.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * Two server processes on one database, started together on a fresh one: a store change or a

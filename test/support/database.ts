@@ -3,7 +3,7 @@ import pg from 'pg';
 import { EmbeddedFolderInUseError } from '../../src/infra/database/embedded-postgres.owner.js';
 import { EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
 import { freePort } from './ports.js';
-import { runFolder } from './run-folder.js';
+import { runFolder } from './files/run-folder.js';
 
 /**
  * Each test file gets its own fresh database on the test server (DATABASE_URL, or the embedded

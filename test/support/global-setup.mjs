@@ -1,4 +1,4 @@
-// Makes this test run's own temp folder (see test/support/run-folder.ts); the teardown removes it.
+// Makes this test run's own temp folder (see test/support/files/run-folder.ts); the teardown removes it.
 // Plain JavaScript: Jest loads this file outside the TypeScript transform.
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

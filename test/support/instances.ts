@@ -3,7 +3,7 @@ import { chmodSync } from 'node:fs';
 import { stringify } from 'smol-toml';
 import { isBuildCurrent } from '../../tools/build-stamp.mjs';
 import { createTestDatabase, type TestDatabase } from './database.js';
-import { tempTree } from './skill-tree.js';
+import { tempTree } from './files/skill-tree.js';
 
 /**
  * Several Skillhost server processes on one database, as a load balancer would have them: each

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { tempTree, writeSkill } from '../support/skill-tree.js';
+import { tempTree, writeSkill } from '../support/files/skill-tree.js';
 
 /**
  * The web page as a newcomer meets it, in Debian's Chromium: a server with 50 skills, at a laptop's

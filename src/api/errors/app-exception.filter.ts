@@ -3,7 +3,7 @@ import { GqlArgumentsHost } from '@nestjs/graphql';
 import { GraphQLError } from 'graphql';
 import { type CredentialHeaders, presentedKey } from '../../domain/users/api-key.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { AppError, ErrorCode, httpStatusOf } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode, httpStatusOf } from '@skillhost/core';
 
 export interface ErrorBody {
   code: ErrorCode;

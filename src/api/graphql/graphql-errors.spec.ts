@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { GraphQLError } from 'graphql';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { toGraphQLError } from '../errors/app-exception.filter.js';
 import { formatGraphQLErrors } from './graphql-errors.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { getIntrospectionQuery, parse } from 'graphql';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { assertWithinLimits, measureDocument, QUERY_LIMITS } from './query-limits.js';
 
 const measure = (source: string) => measureDocument(parse(source));

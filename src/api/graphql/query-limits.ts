@@ -1,5 +1,5 @@
 import { type DocumentNode, type FragmentDefinitionNode, Kind, type SelectionSetNode, Source } from 'graphql';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 
 export interface QueryLimits {
   /** Nesting of fields: `{ chats { items { id } } }` is 3 deep. */

@@ -2,7 +2,7 @@ import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { AdminOnly, CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { ChatService } from '../../domain/chats/chat.service.js';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle.service.js';
 import { ChatSkillFilterArgs, RollbackSkillArgs, SetSkillEnabledArgs, SkillFilterArgs, SkillVersionsArgs, UninstallSkillArgs } from './dto/store.args.js';

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ErrorCode } from '../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { PageQueryDto } from './dto/page-query.dto.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { AdminOnly } from './decorators/auth.decorators.js';

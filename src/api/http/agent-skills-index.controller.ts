@@ -3,12 +3,12 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@ne
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ErrorCode } from '../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
-import { normalizeResourcePath } from '../../domain/skills/resource-path.js';
-import { skillFileHeaders } from '../../domain/skills/skill-file-headers.js';
+import { normalizeResourcePath } from '@skillhost/core';
+import { skillFileHeaders } from '@skillhost/core';
 import { INDEX_VERSION, indexEntry, type IndexSkill } from '../mcp/agent-skills-index.js';
 import { AgentSkillsIndexDto } from './dto/mcp-report.dto.js';
 import { PublishedSkillsService } from '../mcp/published-skills.service.js';

@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Query, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ErrorCode } from '../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../../config/app-config.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';

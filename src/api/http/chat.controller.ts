@@ -3,7 +3,7 @@ import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOp
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ErrorCode } from '../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { PageQueryDto } from './dto/page-query.dto.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';

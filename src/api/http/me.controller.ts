@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ErrorCode } from '../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { AuthService } from '../../domain/users/auth.service.js';
 import { CurrentPrincipal } from './decorators/auth.decorators.js';

@@ -1,6 +1,6 @@
 import { Controller, Get, Post } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { Public } from './decorators/auth.decorators.js';
 
 /** The routes MCP clients probe for OAuth (GET discovery and `authorize`; POST registration and token). Part of MCP's authorization specification, not of the REST API: left out of the OpenAPI document. */

@@ -3,7 +3,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ErrorCode } from '../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
@@ -14,7 +14,7 @@ import { SkillRegistryService } from '../../domain/skills/skill-registry.service
 import { ReloadReportDto } from './dto/store.dto.js';
 import { type SkillReadScope, SkillResourcesService } from '../../domain/skills/skill-resources.service.js';
 import type { TextReply } from '../../domain/shared/text-reply.js';
-import { skillFileHeaders } from '../../domain/skills/skill-file-headers.js';
+import { skillFileHeaders } from '@skillhost/core';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -2,7 +2,7 @@ import { createReadStream, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance } from 'fastify';
-import { ErrorCode } from '../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { packageRoot } from '../../config/package-version.js';
 
 /**

@@ -5,7 +5,7 @@ import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/
 import type { Principal } from '../../domain/users/principal.js';
 import { runSkillTool } from '../../domain/chats/tools/run-tool.js';
 import { inputJsonSchema, type SkillTool, type ToolContext } from '../../domain/chats/tools/skill-tool.js';
-import { AppError, type ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, type ErrorCode } from '@skillhost/core';
 import { packageVersion } from '../../config/package-version.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { CatalogueSnapshot } from '../../domain/skills/catalogue-snapshot.js';

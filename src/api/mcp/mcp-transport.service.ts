@@ -13,7 +13,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Principal } from '../../domain/users/principal.js';
-import { AppError, ErrorCode, mcpDisabledError } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode, mcpDisabledError } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type McpConfig } from '../../config/app-config.js';
 import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
 import { SkillStoreService } from '../../domain/skills/store/skill-store.service.js';

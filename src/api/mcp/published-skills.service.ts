@@ -4,7 +4,7 @@ import { type Skill, SKILL_LIMITS, SkillCatalogError, skillEntry } from '@modelc
 import type { CatalogueSnapshot } from '../../domain/skills/catalogue-snapshot.js';
 import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../domain/skills/skill-resources.service.js';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import type { SkillRecord } from '../../domain/skills/skill.types.js';
 import { contentDigest } from '../../domain/skills/store/skill-version.js';
 import type { ManifestEntry } from '../../domain/skills/store/skill-version.js';

@@ -1,5 +1,5 @@
 import { type CatalogueSnapshot, findSkill } from '../../domain/skills/catalogue-snapshot.js';
-import type { CommandRecord } from '../../domain/skills/commands/command.types.js';
+import type { CommandRecord } from '@skillhost/core';
 
 /** Response shapes for commands, shared by REST and GraphQL: what users see, no host paths. */
 export function presentCommand(command: CommandRecord, snapshot: CatalogueSnapshot) {

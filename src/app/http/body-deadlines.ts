@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BODY_RATE_GRACE_MS } from '../../config/config-schema.js';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { carriesBody } from './http-hardening.js';
 
 /** `[app.http]`: how long a request body may take, and how slowly it may come. */

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppConfig } from '../../config/app-config.js';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { createHostCheck } from './host-check.js';
 import { parseJsonBody } from '../../api/http/pipes/json-body.js';
 

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { bearerChallenge } from '../../api/errors/app-exception.filter.js';
 import { type ControllerRoute, controllerRoutes } from '../../api/http/controller-routes.js';
 import { isWebSocketUpgrade } from './http-hardening.js';

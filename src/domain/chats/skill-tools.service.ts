@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { unstorableStringProblems, validationFailed } from '../../api/http/pipes/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../infra/observability/metrics.service.js';

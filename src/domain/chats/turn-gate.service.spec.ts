@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import type { AppConfig } from '../../config/app-config.js';
 import { TurnGate } from './turn-gate.service.js';
 

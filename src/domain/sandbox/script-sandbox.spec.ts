@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { ADDRESS_SPACE_HEADROOM_BYTES, type HostPath, runSandboxed, SANDBOX_ENV, sandboxArgs, type SandboxRequest, type SandboxSpec } from './script-sandbox.js';
 
 const MB = 1024 * 1024;

@@ -63,12 +63,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { unstorableCharacter } from '../shared/storable-text.js';
-import { CappedOutput } from './capped-output.js';
-import { formatCommandLine, invocationForms, type ScriptInvocation } from './command-line.js';
-import { chooseInterpreter, findSandboxProgram, interpreterDirsText, isExecutableFile } from './interpreter.js';
-import { resolveScriptFile } from './script-file.js';
+import { CappedOutput } from '@skillhost/sandbox';
+import { formatCommandLine, invocationForms, type ScriptInvocation } from '@skillhost/sandbox';
+import { chooseInterpreter, findSandboxProgram, interpreterDirsText, isExecutableFile } from '@skillhost/sandbox';
+import { resolveScriptFile } from '@skillhost/sandbox';
 
 export interface SandboxRequest {
   /** The skill folder (an absolute real path), bound read-only as the working directory. */

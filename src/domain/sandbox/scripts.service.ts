@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type ScriptsConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../infra/observability/metrics.service.js';
 import { skillGoneError } from '../skills/skill-resources.service.js';
 import type { SkillRecord } from '../skills/skill.types.js';
-import { checkScriptAllowed, parseAllowedTools } from './allowed-tools.js';
-import type { ScriptInvocation } from './command-line.js';
+import { checkScriptAllowed, parseAllowedTools } from '@skillhost/sandbox';
+import type { ScriptInvocation } from '@skillhost/sandbox';
 import { SandboxSlots, type ScriptCaller, type SlotScope } from './sandbox-slots.js';
 import { checkSandbox, runSandboxed, type SandboxResult } from './script-sandbox.js';
 

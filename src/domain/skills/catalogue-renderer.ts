@@ -1,5 +1,5 @@
 import type { CatalogueFormat } from '../../config/app-config.js';
-import { compareByName } from './skill-order.js';
+import { compareByName } from '@skillhost/core';
 
 /**
  * Level 1 of progressive disclosure: the name and description of each enabled skill, rendered for

@@ -5,7 +5,7 @@ import { DEFAULT_SKILL_DIRECTORIES } from '../../config/config-schema.js';
 import { inspectCodeModule } from './code/code-module.reader.js';
 import { type FolderInspection, inspectSkillFolder } from './skill-folder.reader.js';
 import { runInSlices, runThrough } from '../shared/sliced-work.js';
-import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
+import { compareByName, SKIPPED_FOLDERS } from '@skillhost/core';
 import { type FolderDigests, type FolderLimits, folderVersion } from './store/skill-folder-files.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
 

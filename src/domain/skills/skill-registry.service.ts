@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
-import { AppError, ErrorCode, skillsDisabledError } from '../shared/app-error.js';
+import { AppError, ErrorCode, skillsDisabledError } from '@skillhost/core';
 import type { SkillDirectory, SkillsConfig } from '../../config/app-config.js';
 import { SKILLS_METRICS, type SkillsMetrics } from './skills-metrics.js';
 import { SKILLS_SETTINGS, type SkillsSettings } from './skills-settings.js';

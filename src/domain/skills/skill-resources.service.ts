@@ -1,24 +1,24 @@
 import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { HARD_LIMITS, type SkillsConfig } from '../../config/app-config.js';
 import { SKILLS_SETTINGS, type SkillsSettings } from './skills-settings.js';
-import { locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
-import { isInside, normalizeResourcePath } from './resource-path.js';
+import { locateFrontmatter, MAX_FRONTMATTER_BYTES } from '@skillhost/core';
+import { isInside, normalizeResourcePath } from '@skillhost/core';
 import { SkillRegistryService } from './skill-registry.service.js';
-import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
+import { compareByName, SKIPPED_FOLDERS } from '@skillhost/core';
 import type { SkillFrontmatter } from './skill-validator.js';
 import type { ProgrammaticContent, SkillRecord } from './skill.types.js';
 import type { CatalogueSnapshot } from './catalogue-snapshot.js';
 import type { SkillStoreService } from './store/skill-store.service.js';
 import { SKILL_STORE } from './store/skill-store.token.js';
-import { readFileHead } from './file-head.js';
+import { readFileHead } from '@skillhost/core';
 import { FolderDigests, type FolderLimits } from './store/skill-folder-files.js';
 import type { ManifestEntry } from './store/skill-version.js';
-import { capUtf8, truncationNotice } from './truncation.js';
+import { capUtf8, truncationNotice } from '@skillhost/core';
 
-export { truncationNotice } from './truncation.js';
+export { truncationNotice } from '@skillhost/core';
 
 export interface ActivatedSkill {
   name: string;

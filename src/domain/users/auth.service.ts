@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ApiKeyRepository, type KeyOwner } from '../../infra/database/api-key.repository.js';
 import { type CredentialHeaders, hashApiKey, presentedKey } from './api-key.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { isUuid } from '../shared/uuid.js';
 import { validationFailed } from '../../api/http/pipes/validation.pipe.js';
 import { ApiKeyRepository, type KeyOwner, type ListedApiKey } from '../../infra/database/api-key.repository.js';

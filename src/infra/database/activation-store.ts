@@ -1,4 +1,4 @@
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { unstorableCharacter } from '../../domain/shared/storable-text.js';
 import type { ActivationHow } from './entities/chat-activated-skill.entity.js';
 

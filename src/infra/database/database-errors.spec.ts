@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { runQuery } from './database-errors.js';
 
 const failWith = (error: unknown) => runQuery(() => Promise.reject(error));

@@ -1,5 +1,5 @@
 import { channel } from 'node:diagnostics_channel';
-import { AppError, ErrorCode } from '../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 
 /** Where runQuery announces failed database work (for metrics); publishing costs nothing while nobody listens. */
 export const DATABASE_ERROR_CHANNEL = 'skillhost.database.error';

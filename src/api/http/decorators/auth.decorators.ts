@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AppError, ErrorCode } from '../../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import type { Principal } from '../../../domain/users/principal.js';
 import { principalCarrier } from '../../../domain/users/request-context.js';
 

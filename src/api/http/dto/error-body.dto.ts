@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ErrorCode } from '../../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import type { ErrorBody } from '../../errors/app-exception.filter.js';
 
 /** The OpenAPI schema of every error answer (`toErrorBody` in app-exception.filter.ts builds it). */

@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
-import { AppError, assertUnreachable, ErrorCode, mcpDisabledError, skillsDisabledError } from '../../../domain/shared/app-error.js';
+import { AppError, assertUnreachable, ErrorCode, mcpDisabledError, skillsDisabledError } from '@skillhost/core';
 
 export type Feature = 'skills' | 'tools' | 'mcp';
 

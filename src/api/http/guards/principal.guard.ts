@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AppError, ErrorCode } from '../../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { AdminOnly, isPublicRoute } from '../decorators/auth.decorators.js';
 import { AuthService } from '../../../domain/users/auth.service.js';
 import { principalCarrier } from '../../../domain/users/request-context.js';

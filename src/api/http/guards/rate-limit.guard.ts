@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { GqlExecutionContext } from '@nestjs/graphql';
 import type { Principal } from '../../../domain/users/principal.js';
 import { principalCarrier } from '../../../domain/users/request-context.js';
-import { AppError, ErrorCode } from '../../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { type HttpExchange, httpExchangeOf, notePrincipalId } from '../../../infra/observability/http-context.js';
 import { MetricsService } from '../../../infra/observability/metrics.service.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { DECORATORS } from '@nestjs/swagger';
-import { ErrorCode } from '../../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { ErrorBodyDto } from '../dto/error-body.dto.js';
 import { ApiErrors, declaredErrorCodes, errorResponses } from './api-errors.decorator.js';
 

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiResponse, getSchemaPath, type ResponseObject } from '@nestjs/swagger';
-import { type ErrorCode, httpStatusOf } from '../../../domain/shared/app-error.js';
+import { type ErrorCode, httpStatusOf } from '@skillhost/core';
 import { ErrorBodyDto } from '../dto/error-body.dto.js';
 import { ERROR_CODE_DESCRIPTIONS } from './error-code-descriptions.js';
 

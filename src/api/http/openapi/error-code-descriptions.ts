@@ -1,4 +1,4 @@
-import { ErrorCode, httpStatusOf } from '../../../domain/shared/app-error.js';
+import { ErrorCode, httpStatusOf } from '@skillhost/core';
 
 /** When each code is answered, as the API documentation says it; a `Record` so a new code must be described. */
 export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {

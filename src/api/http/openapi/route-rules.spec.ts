@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ErrorCode } from '../../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import { errorCodesOf, operationIdOf, type RouteFacts } from './route-rules.js';
 
 const route = (overrides: Partial<RouteFacts> = {}): RouteFacts => ({ isPublic: false, adminOnly: false, features: [], rateLimited: false, declaredCodes: [], ...overrides });

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AdminOnly, isPublicRoute } from '../decorators/auth.decorators.js';
-import { assertUnreachable, ErrorCode } from '../../../domain/shared/app-error.js';
+import { assertUnreachable, ErrorCode } from '@skillhost/core';
 import { controllerRoutes } from '../controller-routes.js';
 import { type Feature, RequireFeature } from '../guards/feature.guard.js';
 import { NotRateLimited } from '../decorators/rate-limit.decorators.js';

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, posix } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { ErrorCode } from '../../../domain/shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 
 /** The Swagger UI files the page loads, with their types; nothing else is served from the UI's folder. */
 const ASSETS: Readonly<Record<string, string>> = {

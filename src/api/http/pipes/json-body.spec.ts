@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { JSON_LIMITS, jsonLimitExceeded, jsonValueLimitExceeded, parseJsonBody, type JsonTextParser } from './json-body.js';
 
 /** Fastify's default parser's behaviour: JSON.parse, refusing a `__proto__` key. */

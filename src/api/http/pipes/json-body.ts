@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { AppError, ErrorCode } from '../../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 
 /**
  * What a JSON body may hold, checked on its bytes before it is parsed (see `jsonLimitExceeded`).

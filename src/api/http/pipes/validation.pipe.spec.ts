@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { IsOptional, IsString } from 'class-validator';
-import { AppError, ErrorCode } from '../../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { MAX_LISTED_PROBLEMS, MAX_PROBLEM_CHARS } from '../../../domain/shared/problem-list.js';
 import { createValidationPipe, NulAllowed, unstorableStringProblems, validationFailed } from './validation.pipe.js';
 

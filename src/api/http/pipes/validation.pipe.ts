@@ -1,6 +1,6 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
-import { AppError, ErrorCode } from '../../../domain/shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { problemDetails, problemsText } from '../../../domain/shared/problem-list.js';
 import { unstorableCharacter } from '../../../domain/shared/storable-text.js';
 

@@ -5,7 +5,7 @@ import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { CatalogueChooser } from '../../skills/ranking/catalogue-chooser.js';
 import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
 import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
-import { parseInvocation } from '../invocation-parser.js';
+import { parseInvocation } from '@skillhost/core';
 import { buildSkillsPrompt } from '../skills-prompt.js';
 import { runSkillTool, serverCallMessages, type ToolCard, type ToolExecution } from '../tools/run-tool.js';
 import type { SkillTool, ToolContext } from '../tools/skill-tool.js';

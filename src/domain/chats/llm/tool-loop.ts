@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { APICallError, generateText, jsonSchema, type LanguageModel, type ModelMessage, RetryError, stepCountIs, streamText, type ToolSet, tool } from 'ai';
-import { AppError, ErrorCode } from '../../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { currentRequestId } from '../../../infra/observability/request-scope.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { AppError, ErrorCode } from '../../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { runSkillTool, serverCallMessages } from './run-tool.js';
 import { defineTool, readsSkills, type ToolContext } from './skill-tool.js';
 

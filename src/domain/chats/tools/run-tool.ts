@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
-import { AppError } from '../../shared/app-error.js';
+import { AppError } from '@skillhost/core';
 import type { StoredToolCard } from '../../../infra/database/entities/chat-message.entity.js';
 import { parseToolArguments, type SkillTool, type ToolContext, type ToolResult } from './skill-tool.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorCode } from '../../shared/app-error.js';
+import { ErrorCode } from '@skillhost/core';
 import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
 import { escapeXml } from '../../skills/catalogue-renderer.js';
 import type { SkillReader } from '../../skills/skill-resources.service.js';

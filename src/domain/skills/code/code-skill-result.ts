@@ -1,4 +1,4 @@
-import { capUtf8 } from '../truncation.js';
+import { capUtf8 } from '@skillhost/core';
 import type { CodeSkillOutput, CodeSkillResult } from './code-skill.types.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { tempTree, type TempTree } from '../../../../test/support/skill-tree.js';
+import { tempTree, type TempTree } from '../../../../test/support/files/skill-tree.js';
 import { runCodeSkill, scoreCodeSkill } from './code-skill-runner.js';
 import type { CodeSkillRequest, CodeSkillToolOutcome } from './code-skill.types.js';
 

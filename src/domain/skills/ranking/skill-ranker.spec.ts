@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { corpusPath } from '../../../../test/support/corpus.js';
+import { corpusPath } from '../../../../test/support/files/corpus.js';
 import { runThrough } from '../../shared/sliced-work.js';
 import { discoverSkills } from '../skill-discovery.js';
 import { MAX_QUERY_WORDS } from './query-terms.js';

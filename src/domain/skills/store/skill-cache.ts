@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isInside } from '../resource-path.js';
+import { isInside } from '@skillhost/core';
 import { contentDigest, digestHex } from './skill-version.js';
 
 export interface CachedFile {

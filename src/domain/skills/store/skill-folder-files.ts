@@ -1,8 +1,8 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
-import { readFileHead } from '../file-head.js';
+import { readFileHead } from '@skillhost/core';
 import { join, relative } from 'node:path';
-import { isInside } from '../resource-path.js';
-import { SKIPPED_FOLDERS } from '../skill-order.js';
+import { isInside } from '@skillhost/core';
+import { SKIPPED_FOLDERS } from '@skillhost/core';
 import { type SkillVersion, versionOf } from './skill-version.js';
 
 export interface FolderLimits {

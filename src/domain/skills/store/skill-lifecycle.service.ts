@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../users/principal.js';
-import { AppError, ErrorCode } from '../../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import type { StoredSkillFilter, StoreScope } from '../../../infra/database/skill-store.repository.js';
 import { findSkill } from '../catalogue-snapshot.js';
 import { presentSource } from '../../../api/presenters/skill.presenter.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AppError, ErrorCode } from '../../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
 import { ChatRepository } from '../../../infra/database/chat.repository.js';
 import { UserRepository } from '../../../infra/database/user.repository.js';

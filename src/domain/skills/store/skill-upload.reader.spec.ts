@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fastify, { type FastifyInstance } from 'fastify';
 import tar from 'tar-stream';
 import yazl from 'yazl';
-import { AppError, ErrorCode } from '../../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 import { toErrorBody } from '../../../api/errors/app-exception.filter.js';
 import { acceptJsonBodiesOnly } from '../../../app/http/http-hardening.js';
 import { normalizeEntryPath, readSkillUpload, skillRootOf, type UploadedFile, type UploadLimits, uploadKindOf } from './skill-upload.reader.js';

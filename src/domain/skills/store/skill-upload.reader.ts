@@ -4,7 +4,7 @@ import { crc32, createGunzip } from 'node:zlib';
 import { Busboy } from '@fastify/busboy';
 import tar from 'tar-stream';
 import yauzl from 'yauzl';
-import { AppError, ErrorCode } from '../../shared/app-error.js';
+import { AppError, ErrorCode } from '@skillhost/core';
 
 /**
  * Turns one skill upload (a zip, a tar.gz or tar, or a multipart form with one part per file) into

@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '../errors/app-error.js';
 
 /**
  * First line of defence for `readResource`: a request must name a file *inside* the skill folder by

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '../shared/app-error.js';
+import { AppError, ErrorCode } from '../errors/app-error.js';
 import { isInside, normalizeResourcePath } from './resource-path.js';
 
 function refusal(path: string): ErrorCode | 'accepted' {

@@ -1,5 +1,5 @@
-import { NOT_A_MAPPING, parseFrontmatterYaml, type FrontmatterData } from '../frontmatter-parser.js';
-import { locateFrontmatter } from '../frontmatter-reader.js';
+import { NOT_A_MAPPING, parseFrontmatterYaml, type FrontmatterData } from '../skill/frontmatter-parser.js';
+import { locateFrontmatter } from '../skill/frontmatter-reader.js';
 
 /**
  * A command file (`<name>.md`, the aloop design): YAML frontmatter with `description`, optional

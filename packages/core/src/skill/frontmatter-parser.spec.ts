@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import yaml from 'js-yaml';
-import { corpusPath, findSkillFiles } from '../../../test/support/corpus.js';
+import { corpusPath, findSkillFiles } from '../../../../test/support/files/corpus.js';
 import { NOT_A_MAPPING, parseFrontmatterYaml, parseSimpleFrontmatter } from './frontmatter-parser.js';
 import { locateFrontmatter } from './frontmatter-reader.js';
 
