@@ -84,7 +84,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       for (const problem of error.problems) io.err(`config: ${problem}`);
       return 2;
     }
-    if (error instanceof AppError || error instanceof CommandFailure) {
+    if (AppError.isInstance(error) || error instanceof CommandFailure) {
       io.err(oneLine(error.message));
       return 1;
     }

@@ -32,7 +32,7 @@ function failure(work: () => unknown): { code: ErrorCode; message: string } {
   try {
     work();
   } catch (error) {
-    if (error instanceof AppError) return { code: error.code, message: error.message };
+    if (AppError.isInstance(error)) return { code: error.code, message: error.message };
     throw error;
   }
   throw new Error('expected an AppError');

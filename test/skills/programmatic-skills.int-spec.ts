@@ -12,7 +12,7 @@ async function failure(work: () => unknown): Promise<{ code: ErrorCode; message:
   try {
     await work();
   } catch (error) {
-    if (error instanceof AppError) return { code: error.code, message: error.message };
+    if (AppError.isInstance(error)) return { code: error.code, message: error.message };
     throw error;
   }
   throw new Error('expected an AppError');

@@ -26,7 +26,7 @@ export function errorReaderOf(principal: Pick<Principal, 'role'> | undefined): E
 
 /** Turns anything thrown into `{code, message, details?}` for `reader`; unexpected errors become a bare INTERNAL. */
 export function toErrorBody(error: unknown, reader: ErrorReader = ANY_READER): { status: number; body: ErrorBody } {
-  if (error instanceof AppError) {
+  if (AppError.isInstance(error)) {
     const body: ErrorBody = { code: error.code, message: error.message };
     const details = reader.admin && error.adminDetails !== undefined ? { ...error.details, ...error.adminDetails } : error.details;
     if (details !== undefined) body.details = details;
@@ -142,7 +142,7 @@ export class AppExceptionFilter implements ExceptionFilter {
     const { status, body } = aborted ? CLIENT_ABORTED : toErrorBody(error, reader);
     // Expected failures (a model down, the database gone) are one line; anything else gets its stack.
     if (aborted) this.logger.debug(`The client went away before its request was read (${(error as Error).message})`);
-    else if (error instanceof AppError && status >= 500) this.logger.warn(`${error.code}: ${error.message}`);
+    else if (AppError.isInstance(error) && status >= 500) this.logger.warn(`${error.code}: ${error.message}`);
     else if (status >= 500) this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
     // GraphQL: Nest rethrows what the filter returns, and the GraphQL server puts it in `errors`.
     if (host.getType<string>() === 'graphql') return toGraphQLError(error, reader);

@@ -67,7 +67,7 @@ function leafErrors(error: GraphQLError | Error): { error: GraphQLError | Error;
 /** `refusalStatus` is set when the request was refused before executing. */
 function formatError(error: GraphQLError | Error, refusalStatus: number | undefined): GraphQLFormattedError {
   const graphQLError = error instanceof GraphQLError ? error : undefined;
-  const appError = error instanceof AppError ? error : graphQLError?.originalError instanceof AppError ? graphQLError.originalError : undefined;
+  const appError = AppError.isInstance(error) ? error : AppError.isInstance(graphQLError?.originalError) ? graphQLError.originalError : undefined;
   let shaped: GraphQLError;
   if (appError !== undefined) {
     shaped = toGraphQLError(appError);

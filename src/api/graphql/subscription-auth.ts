@@ -28,7 +28,7 @@ export async function authenticateConnection(auth: AuthService, connection: Subs
   try {
     await auth.authenticate(headers ?? connection.context?.request?.headers ?? {});
   } catch (error) {
-    if (!(error instanceof AppError) || error.code !== ErrorCode.UNAUTHENTICATED) throw error;
+    if (!(AppError.isInstance(error)) || error.code !== ErrorCode.UNAUTHENTICATED) throw error;
     warnRefused(`A GraphQL WebSocket connection was refused (from ${connection.context?.request?.ip ?? 'an unknown address'}): ${error.message}`);
     // A close reason is at most 123 bytes.
     connection.socket.close(UNAUTHORIZED_CLOSE, Buffer.from(error.message).subarray(0, 123).toString('utf8').replace(/\uFFFD$/, ''));

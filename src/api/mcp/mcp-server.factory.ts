@@ -247,7 +247,7 @@ async function readOrUndefined<T>(read: () => Promise<T | undefined>): Promise<T
   try {
     return await read();
   } catch (error) {
-    if (error instanceof AppError && isNotTheirs(error.code)) return undefined;
+    if (AppError.isInstance(error) && isNotTheirs(error.code)) return undefined;
     throw protocolErrorOf(error);
   }
 }
@@ -259,7 +259,7 @@ function isNotTheirs(code: ErrorCode): boolean {
 
 /** A domain error as a JSON-RPC error: -32602 for what is not the caller's, -32603 for the server's failures, the code in `data`. */
 function protocolErrorOf(error: unknown): unknown {
-  if (!(error instanceof AppError)) return error;
+  if (!(AppError.isInstance(error))) return error;
   return new ProtocolError(isNotTheirs(error.code) ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError, `[${error.code}] ${error.message}`, { code: error.code });
 }
 

@@ -36,7 +36,7 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
     try {
       (request as PrincipalCarrier).principal = await auth.authenticate(request.headers);
     } catch (error) {
-      if (error instanceof AppError && error.code === ErrorCode.UNAUTHENTICATED) challenge(request, reply, error);
+      if (AppError.isInstance(error) && error.code === ErrorCode.UNAUTHENTICATED) challenge(request, reply, error);
       throw error;
     }
   };

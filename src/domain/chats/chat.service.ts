@@ -196,7 +196,7 @@ export class ChatService {
         const skill = await this.resources.activate(skillName, { snapshot, pins });
         bodies.push({ name: skill.name, body: skill.body });
       } catch (error) {
-        if (!(error instanceof AppError)) throw error;
+        if (!(AppError.isInstance(error))) throw error;
       }
     }
     return bodies;
@@ -548,7 +548,7 @@ export class ChatService {
         fallback.push({ name: skill.name, body: skill.body });
         activations.push({ skillName: skill.name, how: how === 'explicit' ? 'fallback' : how, version: skill.version });
       } catch (error) {
-        if (!(error instanceof AppError)) throw error;
+        if (!(AppError.isInstance(error))) throw error;
         const card = this.skillTools.errorCard('skills.activate', { name: skillName }, error);
         onEvent?.({ event: 'tool-result', data: card });
         cards.push(card);

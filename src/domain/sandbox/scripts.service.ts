@@ -112,8 +112,8 @@ export class ScriptsService implements OnModuleInit {
     try {
       return await runSandboxed(request);
     } catch (error) {
-      if (error instanceof AppError && error.code === ErrorCode.SKILL_NOT_FOUND) throw skillGoneError(skill);
-      if (error instanceof AppError) throw error;
+      if (AppError.isInstance(error) && error.code === ErrorCode.SKILL_NOT_FOUND) throw skillGoneError(skill);
+      if (AppError.isInstance(error)) throw error;
       this.logger.error(`Script sandbox failed to start: ${(error as Error).message}`);
       throw new AppError(ErrorCode.INTERNAL, (error as Error).message);
     }

@@ -8,7 +8,7 @@ function problemsOf(skill: unknown, scope: SkillScope = 'workspace'): { message:
   try {
     programmaticSkillRecord(skill as ProgrammaticSkill, scope);
   } catch (error) {
-    if (error instanceof AppError && error.code === ErrorCode.VALIDATION_FAILED) return { message: error.message, problems: error.details?.problems };
+    if (AppError.isInstance(error) && error.code === ErrorCode.VALIDATION_FAILED) return { message: error.message, problems: error.details?.problems };
     throw error;
   }
   throw new Error('expected VALIDATION_FAILED');

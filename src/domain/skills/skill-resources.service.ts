@@ -278,7 +278,7 @@ export class SkillResourcesService {
     try {
       return this.readHead(skill, this.skillMdInside(skill), limit, 'SKILL.md');
     } catch (error) {
-      if (error instanceof AppError && error.code === ErrorCode.RESOURCE_NOT_FOUND) throw skillGoneError(skill);
+      if (AppError.isInstance(error) && error.code === ErrorCode.RESOURCE_NOT_FOUND) throw skillGoneError(skill);
       throw error;
     }
   }

@@ -41,7 +41,7 @@ export async function runQuery<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof AppError) throw error;
+    if (AppError.isInstance(error)) throw error;
     const unavailable = isUnavailable(error);
     if (databaseErrors.hasSubscribers) databaseErrors.publish({ kind: unavailable ? 'unavailable' : 'query' } satisfies DatabaseErrorEvent);
     if (unavailable) throw databaseUnavailable();

@@ -1,6 +1,6 @@
 /**
- * Domain errors. Services throw `AppError` with a stable code; one filter maps codes to HTTP
- * statuses (see `app-exception.filter.ts`), so no service knows about HTTP.
+ * Domain errors. Services throw `AppError` with a stable code; one table maps codes to HTTP
+ * statuses (`httpStatusOf`; the server's exception filter uses it), so no service knows about HTTP.
  */
 export enum ErrorCode {
   SKILL_NOT_FOUND = 'SKILL_NOT_FOUND',
@@ -47,7 +47,20 @@ export enum ErrorCode {
   INTERNAL = 'INTERNAL',
 }
 
+/**
+ * Marks an AppError across copies of this package: an app whose dependencies install @skillhost/core
+ * twice has two AppError classes, and `instanceof` of one fails on the other's errors.
+ */
+const APP_ERROR_MARKER = Symbol.for('skillhost.AppError');
+
 export class AppError extends Error {
+  readonly [APP_ERROR_MARKER] = true;
+
+  /** Whether `error` is an AppError of any copy of @skillhost/core (use this, not `instanceof`). */
+  static isInstance(error: unknown): error is AppError {
+    return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[APP_ERROR_MARKER] === true;
+  }
+
   constructor(
     readonly code: ErrorCode,
     message: string,

@@ -39,7 +39,7 @@ export async function runSkillTool(tool: SkillTool, args: unknown, context: Tool
     options.log?.(`${tool.name} ${result.summary.skill ?? '-'}${result.summary.path ? ` ${result.summary.path}` : ''}`);
     return { card: card(result.failed ? 'error' : 'ok', result), activated: result.activated, version: result.version };
   } catch (error) {
-    if (!(error instanceof AppError)) throw error;
+    if (!(AppError.isInstance(error))) throw error;
     options.log?.(`${tool.name} refused: ${error.code}`);
     return { card: card('error', { output: errorOutput(error), summary: failed }) };
   }

@@ -201,7 +201,7 @@ export class SkillStoreService {
         const folder = await this.cache.materialise(install.digest, install.name, install.manifest, (digests) => this.repository.blobs(digests));
         entries.push({ install, folder });
       } catch (error) {
-        if (error instanceof AppError) throw error;
+        if (AppError.isInstance(error)) throw error;
         this.logger.error(`Installed skill '${install.name}' (${install.digest}) cannot be unpacked into ${this.cache.directory}: ${(error as Error).message}`);
       }
     }

@@ -198,7 +198,7 @@ async function readZip(source: Readable, collector: UploadCollector): Promise<vo
   try {
     for await (const entry of zip.eachEntry()) await readZipEntry(zip, entry, collector);
   } catch (error) {
-    throw error instanceof AppError ? error : zipListingError(error);
+    throw AppError.isInstance(error) ? error : zipListingError(error);
   } finally {
     zip.close();
   }
@@ -232,7 +232,7 @@ async function readZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, collector: U
     collector.add(path, bytes);
   } catch (error) {
     stream?.destroy();
-    throw error instanceof AppError ? error : invalidEntry(name, `Entry '${shown(name)}' could not be read: ${reasonOf(error)}; the archive is corrupt.`);
+    throw AppError.isInstance(error) ? error : invalidEntry(name, `Entry '${shown(name)}' could not be read: ${reasonOf(error)}; the archive is corrupt.`);
   }
 }
 
@@ -279,7 +279,7 @@ async function readTar(source: Readable, gzipped: boolean, collector: UploadColl
   try {
     await (gzipped ? pipeline(source, createGunzip(), inflated, extract) : pipeline(source, inflated, extract));
   } catch (error) {
-    throw error instanceof AppError ? error : tarError(error, gzipped);
+    throw AppError.isInstance(error) ? error : tarError(error, gzipped);
   }
 }
 
@@ -330,7 +330,7 @@ async function readMultipart(source: Readable, contentType: string, collector: U
       settled = true;
       source.unpipe(form);
       for (const file of open) file.destroy();
-      reject(error instanceof AppError ? error : multipartError(error));
+      reject(AppError.isInstance(error) ? error : multipartError(error));
     };
     const finishIfDone = (): void => {
       if (settled || !formFinished || open.size > 0) return;
@@ -581,7 +581,7 @@ function bodyTooLarge(limit: number): AppError {
 }
 
 function uploadCut(error: unknown): AppError {
-  if (error instanceof AppError) return error;
+  if (AppError.isInstance(error)) return error;
   const reason = error === undefined ? 'the connection closed' : reasonOf(error);
   return new AppError(ErrorCode.INVALID_ARCHIVE, `The upload was not received whole (${reason}); send it again.`);
 }
