@@ -1,7 +1,8 @@
 import { StemmerEs } from '@nlpjs/lang-es';
 import { boundedMemo } from '../../common/bounded-memo.js';
-import { SPANISH_GLOSSARY, SPANISH_STOP_WORDS } from './lexicon-es.js';
-import { RELATED_TERMS } from './related-terms.js';
+import relatedTerms from './related-terms.json' with { type: 'json' };
+import spanishGlossary from './spanish-glossary.json' with { type: 'json' };
+import spanishStopWords from './spanish-stop-words.json' with { type: 'json' };
 import { ENGLISH_STOP_WORDS, englishStem, foldedWords, indexTerm, WORD } from './text-terms.js';
 
 /**
@@ -96,10 +97,25 @@ function readWords(text: string, limits: { sequence: number; distinct: number })
   return { sequence, distinct: [...distinct] };
 }
 
+/**
+ * A lexicon as its data file holds it: entries grouped in sections named for the people who edit
+ * them. An entry's value is the words (space-separated, most likely first) that skill descriptions
+ * use for its key.
+ * - spanish-glossary.json: Spanish words users type in requests → the English words skill
+ *   descriptions use for them. Keys: natural Spanish (lower case, accents as written); the ranker
+ *   folds accents and stems both sides, so one form per word family is enough.
+ * - related-terms.json: words users type → words skill descriptions use for the same need, for a
+ *   weak second query: a paraphrase names the need, not the skill. Keys: lower-case English words or
+ *   short phrases.
+ * spanish-stop-words.json is Spanish function words and request filler (de, la, para, hazme, dime,
+ * por favor, quiero, necesito, ayúdame...).
+ */
+type Lexicon = Readonly<Record<string, Readonly<Record<string, string>>>>;
+
 /** A lexicon's keys as stem sequences ("base de datos" → "bas de dat"), values as index terms. */
-function compile(entries: Readonly<Record<string, string>>, stem: (word: string) => string): Map<string, string[]> {
+function compile(lexicon: Lexicon, stem: (word: string) => string): Map<string, string[]> {
   const compiled = new Map<string, string[]>();
-  for (const [key, value] of Object.entries(entries)) {
+  for (const [key, value] of Object.values(lexicon).flatMap((section) => Object.entries(section))) {
     const words = foldedWords(key);
     if (words.length === 0 || words.length > MAX_PHRASE_WORDS) continue;
     const terms = foldedWords(value).map(indexTerm).filter((term): term is string => term !== null);
@@ -114,9 +130,9 @@ let lexicons: { spanish: Map<string, string[]>; related: Map<string, string[]>; 
 /** Compiled once, on first use. */
 function lexiconsOf() {
   lexicons ??= {
-    spanish: compile(SPANISH_GLOSSARY, spanishStem),
-    related: compile(RELATED_TERMS, englishStem),
-    spanishStop: new Set(foldedWords(SPANISH_STOP_WORDS)),
+    spanish: compile(spanishGlossary, spanishStem),
+    related: compile(relatedTerms, englishStem),
+    spanishStop: new Set(spanishStopWords.flatMap(foldedWords)),
   };
   return lexicons;
 }
