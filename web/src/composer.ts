@@ -16,6 +16,8 @@ export interface Suggestion {
 export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListElement, suggestions: () => Suggestion[], skillPrefixes: () => readonly string[]): void {
   let shown: Suggestion[] = [];
   let active = -1;
+  const caret = () => input.selectionStart ?? input.value.length;
+  const word = () => invocationWord(input.value.slice(0, caret()), skillPrefixes());
 
   const close = () => {
     list.hidden = true;
@@ -23,19 +25,6 @@ export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListEle
     shown = [];
     active = -1;
     input.removeAttribute('aria-activedescendant');
-  };
-
-  /** The word being typed when it could invoke something: after a prefix, at the start or after other invocations. */
-  const word = (): { prefix: string; start: number; query: string; first: boolean } | undefined => {
-    const before = input.value.slice(0, input.selectionStart ?? input.value.length);
-    const match = /(?:^|\s)([/$])([a-z0-9-]*)$/i.exec(before);
-    if (match === null) return undefined;
-    const prefix = match[1];
-    if (prefix !== '/' && !skillPrefixes().includes(prefix)) return undefined;
-    // Only invocations at the start of the message (one or more `/name ` in a row) invoke anything.
-    const head = before.slice(0, before.length - match[0].length).trim();
-    if (head !== '' && !/^(?:[/$][a-z0-9-]+\s+)*[/$][a-z0-9-]+$/i.test(head)) return undefined;
-    return { prefix, start: before.length - match[2].length - 1, query: match[2].toLowerCase(), first: head === '' };
   };
 
   const highlight = (index: number) => {
@@ -48,10 +37,10 @@ export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListEle
     const current = word();
     const chosen = shown[index];
     if (current === undefined || chosen === undefined) return close();
-    const after = input.value.slice(input.selectionStart ?? input.value.length);
+    const after = input.value.slice(caret());
     input.value = `${input.value.slice(0, current.start)}${current.prefix}${chosen.name} ${after.trimStart()}`;
-    const caret = current.start + chosen.name.length + 2;
-    input.setSelectionRange(caret, caret);
+    const end = current.start + chosen.name.length + 2;
+    input.setSelectionRange(end, end);
     close();
     input.focus();
   };
@@ -59,22 +48,9 @@ export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListEle
   const update = () => {
     const current = word();
     if (current === undefined) return close();
-    // A command runs only as `/name` opening the message; a skill by any prefix the server reads, also after another.
-    const skillsToo = skillPrefixes().includes(current.prefix);
-    shown = suggestions()
-      .filter((item) => item.name.startsWith(current.query) && (item.kind === 'skill' ? skillsToo : current.prefix === '/' && current.first))
-      .slice(0, 8);
+    shown = suggestionsFor(current, suggestions(), skillPrefixes());
     if (shown.length === 0) return close();
-    list.replaceChildren(
-      ...shown.map((item, index) => {
-        const option = h('li', { id: `suggestion-${index}`, role: 'option', 'aria-selected': 'false' }, h('strong', { text: `${current.prefix}${item.name}` }), h('span', { class: 'kind', text: item.kind }), h('span', { class: 'description', text: item.description }));
-        option.addEventListener('mousedown', (event) => {
-          event.preventDefault();
-          choose(index);
-        });
-        return option;
-      }),
-    );
+    list.replaceChildren(...shown.map((item, index) => optionOf(item, index, current.prefix, () => choose(index))));
     list.hidden = false;
     highlight(0);
   };
@@ -91,4 +67,44 @@ export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListEle
     event.preventDefault();
     event.stopImmediatePropagation();
   });
+}
+
+/** The word being typed, when it could invoke something. */
+interface InvocationWord {
+  prefix: string;
+  /** Where its prefix is in the message. */
+  start: number;
+  /** What follows the prefix, lower case. */
+  query: string;
+  /** Whether it opens the message (where a command may be). */
+  first: boolean;
+}
+
+/** The word typed just before the caret when it could invoke something: after a prefix, at the start or after other invocations. */
+function invocationWord(before: string, skillPrefixes: readonly string[]): InvocationWord | undefined {
+  const match = /(?:^|\s)([/$])([a-z0-9-]*)$/i.exec(before);
+  if (match === null) return undefined;
+  const prefix = match[1];
+  if (prefix !== '/' && !skillPrefixes.includes(prefix)) return undefined;
+  // Only invocations at the start of the message (one or more `/name ` in a row) invoke anything.
+  const head = before.slice(0, before.length - match[0].length).trim();
+  if (head !== '' && !/^(?:[/$][a-z0-9-]+\s+)*[/$][a-z0-9-]+$/i.test(head)) return undefined;
+  return { prefix, start: before.length - match[2].length - 1, query: match[2].toLowerCase(), first: head === '' };
+}
+
+/** The first eight suggestions whose name starts with the word's query and that the word's prefix and place can invoke. */
+function suggestionsFor(current: InvocationWord, all: Suggestion[], skillPrefixes: readonly string[]): Suggestion[] {
+  // A command runs only as `/name` opening the message; a skill by any prefix the server reads, also after another.
+  const skillsToo = skillPrefixes.includes(current.prefix);
+  return all.filter((item) => item.name.startsWith(current.query) && (item.kind === 'skill' ? skillsToo : current.prefix === '/' && current.first)).slice(0, 8);
+}
+
+/** One suggestion of the listbox; a press on it chooses it (before the text box loses focus). */
+function optionOf(item: Suggestion, index: number, prefix: string, choose: () => void): HTMLLIElement {
+  const option = h('li', { id: `suggestion-${index}`, role: 'option', 'aria-selected': 'false' }, h('strong', { text: `${prefix}${item.name}` }), h('span', { class: 'kind', text: item.kind }), h('span', { class: 'description', text: item.description }));
+  option.addEventListener('mousedown', (event) => {
+    event.preventDefault();
+    choose();
+  });
+  return option;
 }

@@ -335,71 +335,17 @@ const OPTIONS_FD = 3;
 
 /**
  * Spawns bwrap, feeds it its options and stdin, enforces the timeout and the output cap, and waits
- * for the end. bwrap starts with an empty environment (it needs none: every program it runs is
- * named by its absolute path), so the sandbox's init shows none of the server's in
- * `/proc/1/environ`.
+ * for the end.
  */
 function execute(bwrapPath: string, invocation: SandboxInvocation, options: ExecuteOptions): Promise<Execution> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const dropRoot = process.getuid?.() === 0;
-    let bwrap: string;
-    try {
-      bwrap = locateBwrap(bwrapPath);
-    } catch (error) {
-      reject(error as Error);
-      return;
-    }
-    const child = spawn(bwrap, ['--args', String(OPTIONS_FD), '--', ...invocation.command], {
-      // The name alone: where bwrap is installed on the host is none of the script's business.
-      argv0: 'bwrap',
-      detached: true,
-      env: {},
-      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', 'pipe'],
-      ...(dropRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
-    });
-    const optionsPipe = child.stdio[OPTIONS_FD] as Writable;
-    // bwrap reads the options to the end before anything else; should it fail first, its exit says why.
-    optionsPipe.on('error', () => {});
-    optionsPipe.end(invocation.options.map((option) => `${option}\0`).join(''));
+    // Thrown here (bwrap not found on PATH), an error rejects the promise.
+    const child = startBwrap(bwrapPath, invocation, options.stdin !== undefined);
     const output = new CappedOutput(options.maxOutputBytes);
     const setupMessage = new CappedOutput(SETUP_MESSAGE_BYTES);
-    let stdoutBytes = 0;
-    let timedOut = false;
-    let killed = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-
-    const kill = () => {
-      if (killed) return;
-      killed = true;
-      killGroup(child);
-      // Should a process outlive the kill while holding the pipes, stop waiting for them.
-      graceTimer = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-      }, KILL_GRACE_MS);
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, options.timeoutMs);
-    const abort = () => kill();
-    if (options.signal?.aborted) kill();
-    options.signal?.addEventListener('abort', abort, { once: true });
-    const settle = () => {
-      clearTimeout(timer);
-      clearTimeout(graceTimer);
-      options.signal?.removeEventListener('abort', abort);
-    };
-
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdoutBytes += chunk.length;
-      if (!output.add(chunk)) kill();
-    });
-    child.stderr!.on('data', (chunk: Buffer) => {
-      setupMessage.add(chunk);
-      if (!output.add(chunk)) kill();
-    });
+    const limits = enforceLimits(child, options);
+    const stdout = readOutput(child, output, setupMessage, limits.kill);
     if (child.stdin) {
       child.stdin.on('error', () => {
         // The script exited or closed stdin without reading it all: not an error of the run.
@@ -407,24 +353,104 @@ function execute(bwrapPath: string, invocation: SandboxInvocation, options: Exec
       child.stdin.end(options.stdin);
     }
     child.on('error', (error: NodeJS.ErrnoException) => {
-      settle();
+      limits.settle();
       reject(error.code === 'ENOENT' ? bwrapMissing(bwrapPath) : new Error(`bubblewrap ('${bwrapPath}') could not be started: ${error.message}.`));
     });
     child.on('close', (code, signal) => {
-      settle();
+      limits.settle();
       const message = setupMessage.text().trim();
-      const failedToStart = code === 1 && stdoutBytes === 0 && !killed && /^(bwrap|prlimit): /.test(message);
+      const failedToStart = code === 1 && stdout.bytes === 0 && !limits.killed && /^(bwrap|prlimit): /.test(message);
       resolve({
         exitCode: code,
         signal: signal ?? null,
         durationMs: Math.round(performance.now() - started),
-        timedOut,
+        timedOut: limits.timedOut,
         truncated: output.truncated,
         output: output.text(),
         ...(failedToStart ? { setupFailure: message.split('\n')[0] } : {}),
       });
     });
   });
+}
+
+/**
+ * Spawns bwrap and writes it its options. bwrap starts with an empty environment (it needs none:
+ * every program it runs is named by its absolute path), so the sandbox's init shows none of the
+ * server's in `/proc/1/environ`.
+ */
+function startBwrap(bwrapPath: string, invocation: SandboxInvocation, withStdin: boolean): ChildProcess {
+  const dropRoot = process.getuid?.() === 0;
+  const child = spawn(locateBwrap(bwrapPath), ['--args', String(OPTIONS_FD), '--', ...invocation.command], {
+    // The name alone: where bwrap is installed on the host is none of the script's business.
+    argv0: 'bwrap',
+    detached: true,
+    env: {},
+    stdio: [withStdin ? 'pipe' : 'ignore', 'pipe', 'pipe', 'pipe'],
+    ...(dropRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
+  });
+  const optionsPipe = child.stdio[OPTIONS_FD] as Writable;
+  // bwrap reads the options to the end before anything else; should it fail first, its exit says why.
+  optionsPipe.on('error', () => {});
+  optionsPipe.end(invocation.options.map((option) => `${option}\0`).join(''));
+  return child;
+}
+
+/** A run's kill switch: pulled at the timeout, on abort, or by the caller (output over the cap). */
+interface RunLimits {
+  kill(): void;
+  /** Clears the timers and the abort listener once the run has ended. */
+  settle(): void;
+  readonly timedOut: boolean;
+  readonly killed: boolean;
+}
+
+function enforceLimits(child: ChildProcess, options: ExecuteOptions): RunLimits {
+  let graceTimer: NodeJS.Timeout | undefined;
+  const limits = {
+    timedOut: false,
+    killed: false,
+    kill: () => {
+      if (limits.killed) return;
+      limits.killed = true;
+      killGroup(child);
+      // Should a process outlive the kill while holding the pipes, stop waiting for them.
+      graceTimer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, KILL_GRACE_MS);
+    },
+    settle: () => {
+      clearTimeout(timer);
+      clearTimeout(graceTimer);
+      options.signal?.removeEventListener('abort', abort);
+    },
+  };
+  const timer = setTimeout(() => {
+    limits.timedOut = true;
+    limits.kill();
+  }, options.timeoutMs);
+  const abort = () => limits.kill();
+  if (options.signal?.aborted) limits.kill();
+  options.signal?.addEventListener('abort', abort, { once: true });
+  return limits;
+}
+
+/**
+ * Reads the script's output (stdout and stderr share one pipe inside the sandbox; bwrap's and
+ * prlimit's own messages come on stderr) up to the cap, then kills it. Returns how many bytes came
+ * on stdout, so far.
+ */
+function readOutput(child: ChildProcess, output: CappedOutput, setupMessage: CappedOutput, kill: () => void): { readonly bytes: number } {
+  const stdout = { bytes: 0 };
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout.bytes += chunk.length;
+    if (!output.add(chunk)) kill();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    setupMessage.add(chunk);
+    if (!output.add(chunk)) kill();
+  });
+  return stdout;
 }
 
 /**

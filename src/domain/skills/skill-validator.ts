@@ -64,12 +64,33 @@ function cutToCodePoints(text: string, max: number): string {
 const ALLOWED_LIST_TEXT = `[${ALLOWED_FIELDS.map((f) => `'${f}'`).join(', ')}]`;
 
 export function validateFrontmatter(data: FrontmatterData, directoryName: string, mode: ValidationMode): ValidationResult {
+  const findings = newFindings(mode);
+  checkFieldNames(data, mode, findings);
+  const name = readName(data, directoryName, mode, findings);
+  const catalogueDescription = readDescription(data, findings);
+  const compatibility = readCompatibility(data, findings);
+  const { errors, warnings } = findings;
+  if (errors.length > 0 || name === undefined || catalogueDescription === undefined) return { errors, warnings };
+  return { errors, warnings, frontmatter: normalizeFrontmatter(data, name, compatibility, warnings), catalogueDescription };
+}
+
+/** One validation's messages, in the order its rules run. */
+interface Findings {
+  errors: string[];
+  warnings: string[];
+  /** A rule the specification makes an error, which lenient mode downgrades to a warning. */
+  report(message: string): void;
+}
+
+function newFindings(mode: ValidationMode): Findings {
   const errors: string[] = [];
   const warnings: string[] = [];
   const lenient = mode === 'lenient';
-  /** A rule the specification makes an error, which lenient mode downgrades to a warning. */
-  const report = (message: string, lenientDowngrades: boolean) => (lenient && lenientDowngrades ? warnings : errors).push(message);
+  return { errors, warnings, report: (message) => (lenient ? warnings : errors).push(message) };
+}
 
+/** Fields outside the specification: an error in strict mode, else a warning. */
+function checkFieldNames(data: FrontmatterData, mode: ValidationMode, findings: Findings): void {
   let unexpected: string[] | undefined;
   for (const field in data) {
     if (!ALLOWED.has(field)) (unexpected ??= []).push(field);
@@ -77,51 +98,58 @@ export function validateFrontmatter(data: FrontmatterData, directoryName: string
   if (unexpected !== undefined) {
     unexpected.sort();
     const message = `Unexpected fields in frontmatter: ${unexpected.join(', ')}. Only ${ALLOWED_LIST_TEXT} are allowed.`;
-    (mode === 'strict' ? errors : warnings).push(message);
+    (mode === 'strict' ? findings.errors : findings.warnings).push(message);
   }
+}
 
+/** The skill's name, NFKC-normalised; in lenient mode the directory's name when it has none. */
+function readName(data: FrontmatterData, directoryName: string, mode: ValidationMode, findings: Findings): string | undefined {
   let name: string | undefined;
   if (!('name' in data)) {
-    report('Missing required field in frontmatter: name', true);
+    findings.report('Missing required field in frontmatter: name');
   } else {
     const nameErrors = nameProblems(data.name, directoryName);
-    for (const message of nameErrors.problems) report(message, true);
+    for (const message of nameErrors.problems) findings.report(message);
     name = nameErrors.normalized;
   }
-  if (lenient && (name === undefined || name === '')) {
+  if (mode === 'lenient' && (name === undefined || name === '')) {
     name = nfkc(directoryName);
-    warnings.push(`Using the directory name '${name}' as the skill name`);
+    findings.warnings.push(`Using the directory name '${name}' as the skill name`);
   }
+  return name;
+}
 
-  let description: string | undefined;
-  let catalogueDescription: string | undefined;
+/** The description as the catalogue shows it (cut to the limit when lenient mode lets a longer one load), or undefined when there is none. */
+function readDescription(data: FrontmatterData, findings: Findings): string | undefined {
   if (!('description' in data)) {
-    errors.push('Missing required field in frontmatter: description');
-  } else if (typeof data.description !== 'string' || data.description.trim() === '') {
-    errors.push("Field 'description' must be a non-empty string");
-  } else {
-    description = data.description;
-    catalogueDescription = description;
-    const length = exceeds(description, MAX_DESCRIPTION_LENGTH);
-    if (length !== undefined) {
-      report(`Description exceeds ${MAX_DESCRIPTION_LENGTH} character limit (${length} chars)`, true);
-      catalogueDescription = cutToCodePoints(description, MAX_DESCRIPTION_LENGTH);
-    }
+    findings.errors.push('Missing required field in frontmatter: description');
+    return undefined;
   }
-
-  let compatibility: string | undefined;
-  if ('compatibility' in data) {
-    if (typeof data.compatibility !== 'string') {
-      report("Field 'compatibility' must be a string", true);
-    } else {
-      compatibility = data.compatibility;
-      const length = exceeds(compatibility, MAX_COMPATIBILITY_LENGTH);
-      if (length !== undefined) report(`Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${length} chars)`, true);
-    }
+  if (typeof data.description !== 'string' || data.description.trim() === '') {
+    findings.errors.push("Field 'description' must be a non-empty string");
+    return undefined;
   }
+  const description = data.description;
+  const length = exceeds(description, MAX_DESCRIPTION_LENGTH);
+  if (length === undefined) return description;
+  findings.report(`Description exceeds ${MAX_DESCRIPTION_LENGTH} character limit (${length} chars)`);
+  return cutToCodePoints(description, MAX_DESCRIPTION_LENGTH);
+}
 
-  if (errors.length > 0 || name === undefined || description === undefined) return { errors, warnings };
+/** The compatibility field when it is a string (kept, even over the limit in lenient mode). */
+function readCompatibility(data: FrontmatterData, findings: Findings): string | undefined {
+  if (!('compatibility' in data)) return undefined;
+  if (typeof data.compatibility !== 'string') {
+    findings.report("Field 'compatibility' must be a string");
+    return undefined;
+  }
+  const length = exceeds(data.compatibility, MAX_COMPATIBILITY_LENGTH);
+  if (length !== undefined) findings.report(`Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${length} chars)`);
+  return data.compatibility;
+}
 
+/** The frontmatter of a skill that loads, its optional fields normalised (warnings for those dropped). */
+function normalizeFrontmatter(data: FrontmatterData, name: string, compatibility: string | undefined, warnings: string[]): SkillFrontmatter {
   // `data` is the parser's fresh object, owned by this call: normalise it in place, not by copying.
   const frontmatter = data as SkillFrontmatter;
   frontmatter.name = name;
@@ -130,7 +158,7 @@ export function validateFrontmatter(data: FrontmatterData, directoryName: string
   for (const field of ['license', 'allowed-tools'] as const) {
     if (field in data) setOrDelete(frontmatter, field, normalizeStringField(field, data[field], warnings));
   }
-  return { errors, warnings, frontmatter, catalogueDescription };
+  return frontmatter;
 }
 
 function nameProblems(value: unknown, directoryName: string): { problems: string[]; normalized?: string } {

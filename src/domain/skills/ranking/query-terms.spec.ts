@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { analyseQuery, MAX_QUERY_WORDS, MAX_REQUEST_CHARS, type QueryTerm, type Vocabulary, WEIGHTS } from './query-terms.js';
 import { englishStem } from './text-terms.js';
@@ -191,5 +192,16 @@ describe(analyseQuery.name, () => {
     it('counts at most MAX_QUERY_WORDS concepts with many glossary phrases', () => {
       expect(analyseQuery('base de datos '.repeat(100), KNOWN).concepts).toBeLessThanOrEqual(MAX_QUERY_WORDS);
     });
+  });
+});
+
+describe('the word lists (data files)', () => {
+  /** The keys of a lexicon's entries, read from the file's text: JSON.parse keeps only the last of a key written twice. */
+  const entryKeys = (file: string) => [...readFileSync(new URL(file, import.meta.url), 'utf8').matchAll(/^ {4}"((?:[^"\\]|\\.)*)": "/gm)].map((match) => match[1]);
+
+  it.each(['spanish-glossary.json', 'related-terms.json'])('%s has each key once, across its sections', (file) => {
+    const keys = entryKeys(file);
+    expect(keys.length).toBeGreaterThan(1000);
+    expect(keys.filter((key, index) => keys.indexOf(key) !== index)).toEqual([]);
   });
 });

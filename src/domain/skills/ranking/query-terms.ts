@@ -1,7 +1,8 @@
 import { StemmerEs } from '@nlpjs/lang-es';
 import { boundedMemo } from '../../shared/bounded-memo.js';
-import { SPANISH_GLOSSARY, SPANISH_STOP_WORDS } from './lexicon-es.js';
-import { RELATED_TERMS } from './related-terms.js';
+import relatedTerms from './related-terms.json' with { type: 'json' };
+import spanishGlossary from './spanish-glossary.json' with { type: 'json' };
+import spanishStopWords from './spanish-stop-words.json' with { type: 'json' };
 import { ENGLISH_STOP_WORDS, englishStem, foldedWords, indexTerm, WORD } from './text-terms.js';
 
 /**
@@ -96,10 +97,25 @@ function readWords(text: string, limits: { sequence: number; distinct: number })
   return { sequence, distinct: [...distinct] };
 }
 
+/**
+ * A lexicon as its data file holds it: entries grouped in sections named for the people who edit
+ * them. An entry's value is the words (space-separated, most likely first) that skill descriptions
+ * use for its key.
+ * - spanish-glossary.json: Spanish words users type in requests → the English words skill
+ *   descriptions use for them. Keys: natural Spanish (lower case, accents as written); the ranker
+ *   folds accents and stems both sides, so one form per word family is enough.
+ * - related-terms.json: words users type → words skill descriptions use for the same need, for a
+ *   weak second query: a paraphrase names the need, not the skill. Keys: lower-case English words or
+ *   short phrases.
+ * spanish-stop-words.json is Spanish function words and request filler (de, la, para, hazme, dime,
+ * por favor, quiero, necesito, ayúdame...).
+ */
+type Lexicon = Readonly<Record<string, Readonly<Record<string, string>>>>;
+
 /** A lexicon's keys as stem sequences ("base de datos" → "bas de dat"), values as index terms. */
-function compile(entries: Readonly<Record<string, string>>, stem: (word: string) => string): Map<string, string[]> {
+function compile(lexicon: Lexicon, stem: (word: string) => string): Map<string, string[]> {
   const compiled = new Map<string, string[]>();
-  for (const [key, value] of Object.entries(entries)) {
+  for (const [key, value] of Object.values(lexicon).flatMap((section) => Object.entries(section))) {
     const words = foldedWords(key);
     if (words.length === 0 || words.length > MAX_PHRASE_WORDS) continue;
     const terms = foldedWords(value).map(indexTerm).filter((term): term is string => term !== null);
@@ -109,14 +125,20 @@ function compile(entries: Readonly<Record<string, string>>, stem: (word: string)
   return compiled;
 }
 
-let lexicons: { spanish: Map<string, string[]>; related: Map<string, string[]>; spanishStop: ReadonlySet<string> } | undefined;
+interface Lexicons {
+  spanish: Map<string, string[]>;
+  related: Map<string, string[]>;
+  spanishStop: ReadonlySet<string>;
+}
+
+let lexicons: Lexicons | undefined;
 
 /** Compiled once, on first use. */
-function lexiconsOf() {
+function lexiconsOf(): Lexicons {
   lexicons ??= {
-    spanish: compile(SPANISH_GLOSSARY, spanishStem),
-    related: compile(RELATED_TERMS, englishStem),
-    spanishStop: new Set(foldedWords(SPANISH_STOP_WORDS)),
+    spanish: compile(spanishGlossary, spanishStem),
+    related: compile(relatedTerms, englishStem),
+    spanishStop: new Set(spanishStopWords.flatMap(foldedWords)),
   };
   return lexicons;
 }
@@ -164,13 +186,43 @@ function addWords(
   { sequence, distinct: words }: { sequence: readonly string[]; distinct: readonly string[] },
   scale: number,
   conceptBase: number,
-  { terms: vocabulary, skills }: Vocabulary,
-  add: (term: string, next: QueryTerm) => void,
+  vocabulary: Vocabulary,
+  add: AddTerm,
 ): number {
-  const { spanish, related, spanishStop } = lexiconsOf();
-  let concepts = 0;
-  const conceptOf = () => (conceptBase < 0 ? -1 : conceptBase + concepts++);
+  const lexicons = lexiconsOf();
+  const concepts = new ConceptCounter(conceptBase);
   // Phrases first ("base de datos", "small screens"): their words are then not read on their own.
+  const inPhrase = addPhrases(sequence, scale, concepts, lexicons, add);
+  const inSpanish = readsAsSpanish(sequence, lexicons);
+  const reading: WordReading = { scale, context: conceptBase < 0, concepts, vocabulary, add, lexicons, inSpanish, stemsSeen: new Set(), typoWords: 0 };
+  let meaningful = concepts.count;
+  for (const word of words) {
+    if (meaningful >= MAX_QUERY_WORDS) break;
+    if (inPhrase.has(word) || word.length < 2 || ENGLISH_STOP_WORDS.has(word) || (inSpanish && lexicons.spanishStop.has(word))) continue;
+    if (addWord(word, reading)) meaningful++;
+  }
+  return concepts.count;
+}
+
+type AddTerm = (term: string, next: QueryTerm) => void;
+
+/** Numbers a text's concepts from its base: the request's from 0 on, a context's all -1 (and not counted). */
+class ConceptCounter {
+  count = 0;
+
+  constructor(private readonly base: number) {}
+
+  next(): number {
+    return this.base < 0 ? -1 : this.base + this.count++;
+  }
+}
+
+/**
+ * Adds the lexicons' phrases found in a text's word sequence; returns the words of its translated
+ * (Spanish) phrases. A translated phrase is one of the request's concepts; a related phrase only adds
+ * weak terms (its words count on their own).
+ */
+function addPhrases(sequence: readonly string[], scale: number, concepts: ConceptCounter, { spanish, related }: Lexicons, add: AddTerm): Set<string> {
   const inPhrase = new Set<string>();
   const phrasesSeen = new Set<string>();
   for (const [lexicon, stem, weight] of [
@@ -183,59 +235,84 @@ function addWords(
         const key = stems.slice(i, i + n).join(' ');
         const found = lexicon.get(key);
         // A phrase said twice is one concept, once.
-        if (found === undefined || phrasesSeen.has(key) || concepts >= MAX_QUERY_WORDS) continue;
+        if (found === undefined || phrasesSeen.has(key) || concepts.count >= MAX_QUERY_WORDS) continue;
         phrasesSeen.add(key);
-        // A translated phrase is one of the request's concepts; a related phrase only adds weak terms
-        // (its words count on their own).
-        const concept = lexicon === spanish ? conceptOf() : -1;
+        const concept = lexicon === spanish ? concepts.next() : -1;
         for (const term of found) add(term, { weight: weight * scale, prefix: false, fuzzy: false, concept });
         if (lexicon === spanish) for (const word of sequence.slice(i, i + n)) inPhrase.add(word);
       }
     }
   }
-  // A request with more Spanish function words than English ones is read as Spanish: its function
-  // words are dropped even where English has them ("con", "solo", "muy" → MUI), and a word the
-  // glossary knows is translated even where English has it ("informe", "resume").
-  const inSpanish = countIn(sequence, spanishStop) > countIn(sequence, ENGLISH_STOP_WORDS);
-  let meaningful = concepts;
-  let typoWords = 0;
-  // Two forms of one word ("PDFs, a pdf") are one concept.
-  const stemsSeen = new Set<string>();
-  for (const word of words) {
-    if (meaningful >= MAX_QUERY_WORDS) break;
-    if (inPhrase.has(word) || word.length < 2 || ENGLISH_STOP_WORDS.has(word) || (inSpanish && spanishStop.has(word))) continue;
-    const term = englishStem(word);
-    if (stemsSeen.has(term)) continue;
-    const glossary = spanish.get(spanishStem(word)) ?? spanish.get(word);
-    // A glossary entry that gives the word back ("scrapear" → scrape) does not make an English word Spanish.
-    const translated = glossary?.includes(term) ? undefined : glossary;
-    const known = vocabulary.has(term) && !(inSpanish && translated !== undefined);
-    const translation = known ? undefined : translated;
-    if (!known && translation === undefined && spanishStop.has(word)) continue;
-    stemsSeen.add(term);
-    meaningful++;
-    const concept = conceptOf();
-    if (translation !== undefined) {
-      for (const english of translation) add(english, { weight: WEIGHTS.translated * scale, prefix: false, fuzzy: false, concept });
-      continue;
-    }
-    const context = conceptBase < 0;
-    const rare = (vocabulary.get(term) ?? 0) <= skills * PREFIX_MAX_SHARE;
-    const typo = !known && !context && typoWords < MAX_TYPO_WORDS;
-    add(term, { weight: scale, prefix: !context && rare && term.length >= 5, fuzzy: typo ? typoDistance(term) : false, concept });
-    if (!known && !context && typoWords++ < MAX_TYPO_WORDS) {
-      for (const swapped of transpositions(word)) {
-        const candidate = englishStem(swapped);
-        if (vocabulary.has(candidate)) add(candidate, { weight: WEIGHTS.transposed * scale, prefix: false, fuzzy: false, concept });
-      }
-      for (const [left, right] of splits(word, vocabulary)) {
-        add(left, { weight: WEIGHTS.split * scale, prefix: false, fuzzy: false, concept });
-        add(right, { weight: WEIGHTS.split * scale, prefix: false, fuzzy: false, concept });
-      }
-    }
-    for (const near of related.get(term) ?? []) if (near !== term) add(near, { weight: WEIGHTS.related * scale, prefix: false, fuzzy: false, concept });
+  return inPhrase;
+}
+
+/**
+ * A request with more Spanish function words than English ones is read as Spanish: its function
+ * words are dropped even where English has them ("con", "solo", "muy" → MUI), and a word the
+ * glossary knows is translated even where English has it ("informe", "resume").
+ */
+function readsAsSpanish(sequence: readonly string[], { spanishStop }: Lexicons): boolean {
+  return countIn(sequence, spanishStop) > countIn(sequence, ENGLISH_STOP_WORDS);
+}
+
+/** What reading one text's words carries from word to word. */
+interface WordReading {
+  scale: number;
+  /** The chat's last messages, not the request: no prefixes, no typos. */
+  context: boolean;
+  concepts: ConceptCounter;
+  vocabulary: Vocabulary;
+  add: AddTerm;
+  lexicons: Lexicons;
+  inSpanish: boolean;
+  /** Two forms of one word ("PDFs, a pdf") are one concept. */
+  stemsSeen: Set<string>;
+  /** Unknown words met so far (the first MAX_TYPO_WORDS are tried as typos). */
+  typoWords: number;
+}
+
+/**
+ * Adds a word's terms: its translation when the glossary has one the index needs, else the word as
+ * the index knows it (with its likely typos when unknown) and the words related to it. Returns
+ * false, adding nothing, for another form of a word already added or a Spanish function word.
+ */
+function addWord(word: string, reading: WordReading): boolean {
+  const { lexicons, vocabulary, inSpanish, scale, add } = reading;
+  const term = englishStem(word);
+  if (reading.stemsSeen.has(term)) return false;
+  const glossary = lexicons.spanish.get(spanishStem(word)) ?? lexicons.spanish.get(word);
+  // A glossary entry that gives the word back ("scrapear" → scrape) does not make an English word Spanish.
+  const translated = glossary?.includes(term) ? undefined : glossary;
+  const known = vocabulary.terms.has(term) && !(inSpanish && translated !== undefined);
+  const translation = known ? undefined : translated;
+  if (!known && translation === undefined && lexicons.spanishStop.has(word)) return false;
+  reading.stemsSeen.add(term);
+  const concept = reading.concepts.next();
+  if (translation !== undefined) {
+    for (const english of translation) add(english, { weight: WEIGHTS.translated * scale, prefix: false, fuzzy: false, concept });
+    return true;
   }
-  return concepts;
+  addAsTyped(word, term, known, concept, reading);
+  for (const near of lexicons.related.get(term) ?? []) if (near !== term) add(near, { weight: WEIGHTS.related * scale, prefix: false, fuzzy: false, concept });
+  return true;
+}
+
+/** Adds a word's own term; a word the index does not know also as its likely typos (the first few only). */
+function addAsTyped(word: string, term: string, known: boolean, concept: number, reading: WordReading): void {
+  const { vocabulary, context, scale, add } = reading;
+  const rare = (vocabulary.terms.get(term) ?? 0) <= vocabulary.skills * PREFIX_MAX_SHARE;
+  const typo = !known && !context && reading.typoWords < MAX_TYPO_WORDS;
+  add(term, { weight: scale, prefix: !context && rare && term.length >= 5, fuzzy: typo ? typoDistance(term) : false, concept });
+  if (!known && !context) reading.typoWords++;
+  if (!typo) return;
+  for (const swapped of transpositions(word)) {
+    const candidate = englishStem(swapped);
+    if (vocabulary.terms.has(candidate)) add(candidate, { weight: WEIGHTS.transposed * scale, prefix: false, fuzzy: false, concept });
+  }
+  for (const [left, right] of splits(word, vocabulary.terms)) {
+    add(left, { weight: WEIGHTS.split * scale, prefix: false, fuzzy: false, concept });
+    add(right, { weight: WEIGHTS.split * scale, prefix: false, fuzzy: false, concept });
+  }
 }
 
 function countIn(words: readonly string[], set: ReadonlySet<string>): number {

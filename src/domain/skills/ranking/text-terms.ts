@@ -1,5 +1,6 @@
 import { stemmer } from 'stemmer';
 import { boundedMemo } from '../../shared/bounded-memo.js';
+import englishStopWords from './english-stop-words.json' with { type: 'json' };
 
 /** A word is a run of letters, combining marks and digits; punctuation, symbols, emoji and controls separate words. */
 export const WORD = /[\p{L}\p{M}\p{N}]+/gu;
@@ -8,20 +9,10 @@ export const MAX_TERM_LENGTH = 64;
 
 /**
  * Function words plus what people put around a request ("can you please help me…"), so that only
- * the words that say what is wanted count. "use"/"using" are here because nearly every skill
- * description says "Use when…".
+ * the words that say what is wanted count. "use"/"using" are there because nearly every skill
+ * description says "Use when…". The words are data: english-stop-words.json.
  */
-export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(
-  (
-    'a about above after again all also am an and any anything are as at be because been before being below between both but by ' +
-    'can could did do does doing done down during each either etc few for from further get gets getting got had has have having ' +
-    'he hello help her here hers hey hi him his how i if in into is it its itself just kindly let lets like make me might mine more ' +
-    'most much must my myself need needs no nor not now of off ok okay on once only or other our ours out over own please same ' +
-    'shall she should so some something such than thank thanks that the their theirs them then there these they thing things this ' +
-    'those through to too under until up us use using very want wants was we were what when where which while who whom why will ' +
-    'with would you your yours yourself'
-  ).split(' '),
-);
+export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(englishStopWords);
 
 /**
  * Lower case without accents (NFKD, combining marks dropped): "Diseño" and "diseno", "Café" and
