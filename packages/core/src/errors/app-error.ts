@@ -80,69 +80,54 @@ export function assertUnreachable(value: never): never {
   throw new Error(`Unhandled case: ${String(value)}`);
 }
 
-/** The one code → HTTP status table; the switch is exhaustive, so a new code must be mapped. */
+/** The one code → HTTP status table; a `Record` over every code, so a new code must be mapped. */
+const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
+  [ErrorCode.SKILL_NOT_FOUND]: 404,
+  [ErrorCode.SKILL_DISABLED]: 403,
+  [ErrorCode.SKILL_VERSION_NOT_FOUND]: 404,
+  [ErrorCode.SKILL_SWITCH_LOCKED]: 409,
+  [ErrorCode.SKILL_QUOTA_EXCEEDED]: 403,
+  [ErrorCode.RESOURCE_NOT_FOUND]: 404,
+  [ErrorCode.RESOURCE_OUTSIDE_SKILL]: 400,
+  [ErrorCode.RESOURCE_IS_DIRECTORY]: 400,
+  [ErrorCode.RESOURCE_BINARY]: 415,
+  [ErrorCode.VALIDATION_FAILED]: 400,
+  [ErrorCode.INVALID_ARCHIVE]: 400,
+  [ErrorCode.SKILLS_DISABLED]: 404,
+  [ErrorCode.ROUTE_NOT_FOUND]: 404,
+  [ErrorCode.CHAT_NOT_FOUND]: 404,
+  [ErrorCode.TOOLS_DISABLED]: 404,
+  [ErrorCode.MCP_DISABLED]: 404,
+  [ErrorCode.MCP_SESSION_NOT_FOUND]: 404,
+  [ErrorCode.OAUTH_NOT_SUPPORTED]: 404,
+  [ErrorCode.TOOL_NOT_FOUND]: 404,
+  [ErrorCode.SCRIPTS_DISABLED]: 404,
+  [ErrorCode.SCRIPT_NOT_ALLOWED]: 403,
+  [ErrorCode.SCRIPTS_BUSY]: 503,
+  [ErrorCode.CODE_SKILL_FAILED]: 500,
+  [ErrorCode.MODEL_NOT_CONFIGURED]: 503,
+  [ErrorCode.MODEL_ERROR]: 502,
+  [ErrorCode.DATABASE_UNAVAILABLE]: 503,
+  [ErrorCode.PAYLOAD_TOO_LARGE]: 413,
+  [ErrorCode.UNAUTHENTICATED]: 401,
+  [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.USER_NOT_FOUND]: 404,
+  [ErrorCode.USER_NAME_TAKEN]: 409,
+  [ErrorCode.LAST_ADMIN]: 409,
+  [ErrorCode.API_KEY_NOT_FOUND]: 404,
+  [ErrorCode.QUERY_TOO_COMPLEX]: 400,
+  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 415,
+  [ErrorCode.MISDIRECTED_REQUEST]: 421,
+  [ErrorCode.RATE_LIMITED]: 429,
+  [ErrorCode.BUSY]: 503,
+  [ErrorCode.HEADERS_TOO_LARGE]: 431,
+  [ErrorCode.URI_TOO_LONG]: 414,
+  [ErrorCode.REQUEST_TIMEOUT]: 408,
+  [ErrorCode.INTERNAL]: 500,
+};
+
 export function httpStatusOf(code: ErrorCode): number {
-  switch (code) {
-    case ErrorCode.SKILL_NOT_FOUND:
-    case ErrorCode.RESOURCE_NOT_FOUND:
-    case ErrorCode.SKILL_VERSION_NOT_FOUND:
-    case ErrorCode.SKILLS_DISABLED:
-    case ErrorCode.ROUTE_NOT_FOUND:
-    case ErrorCode.CHAT_NOT_FOUND:
-    case ErrorCode.TOOL_NOT_FOUND:
-    case ErrorCode.SCRIPTS_DISABLED:
-    case ErrorCode.TOOLS_DISABLED:
-    case ErrorCode.MCP_DISABLED:
-    case ErrorCode.MCP_SESSION_NOT_FOUND:
-    case ErrorCode.OAUTH_NOT_SUPPORTED:
-    case ErrorCode.USER_NOT_FOUND:
-    case ErrorCode.API_KEY_NOT_FOUND:
-      return 404;
-    case ErrorCode.UNAUTHENTICATED:
-      return 401;
-    case ErrorCode.FORBIDDEN:
-    case ErrorCode.SCRIPT_NOT_ALLOWED:
-    case ErrorCode.SKILL_DISABLED:
-    case ErrorCode.SKILL_QUOTA_EXCEEDED:
-      return 403;
-    case ErrorCode.USER_NAME_TAKEN:
-    case ErrorCode.LAST_ADMIN:
-    case ErrorCode.SKILL_SWITCH_LOCKED:
-      return 409;
-    case ErrorCode.MODEL_ERROR:
-      return 502;
-    case ErrorCode.MODEL_NOT_CONFIGURED:
-    case ErrorCode.DATABASE_UNAVAILABLE:
-    case ErrorCode.BUSY:
-    case ErrorCode.SCRIPTS_BUSY:
-      return 503;
-    case ErrorCode.RESOURCE_OUTSIDE_SKILL:
-    case ErrorCode.RESOURCE_IS_DIRECTORY:
-    case ErrorCode.VALIDATION_FAILED:
-    case ErrorCode.INVALID_ARCHIVE:
-    case ErrorCode.QUERY_TOO_COMPLEX:
-      return 400;
-    case ErrorCode.RESOURCE_BINARY:
-    case ErrorCode.UNSUPPORTED_MEDIA_TYPE:
-      return 415;
-    case ErrorCode.MISDIRECTED_REQUEST:
-      return 421;
-    case ErrorCode.RATE_LIMITED:
-      return 429;
-    case ErrorCode.HEADERS_TOO_LARGE:
-      return 431;
-    case ErrorCode.URI_TOO_LONG:
-      return 414;
-    case ErrorCode.REQUEST_TIMEOUT:
-      return 408;
-    case ErrorCode.PAYLOAD_TOO_LARGE:
-      return 413;
-    case ErrorCode.CODE_SKILL_FAILED:
-    case ErrorCode.INTERNAL:
-      return 500;
-    default:
-      return assertUnreachable(code);
-  }
+  return HTTP_STATUS[code];
 }
 
 export function skillsDisabledError(): AppError {
