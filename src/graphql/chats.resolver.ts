@@ -2,7 +2,7 @@ import { Args, Context, Mutation, Parent, Query, ResolveField, Resolver } from '
 import { CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
 import { presentActivation, presentChat, presentMessage, presentPage } from '../chat/chat.presenter.js';
-import { ChatService } from '../chat/chat.service.js';
+import { ChatsService } from '../chat/chats.service.js';
 import { ChatLoadersService } from './chat-loaders.service.js';
 import { ChatIdArgs, CreateChatArgs } from './dto/chat.args.js';
 import { PageArgs } from './dto/page.args.js';
@@ -16,7 +16,7 @@ import { MessagePageModel } from './models/message.model.js';
 @Resolver(() => ChatModel)
 export class ChatsResolver {
   constructor(
-    private readonly chatService: ChatService,
+    private readonly chatService: ChatsService,
     private readonly loaders: ChatLoadersService,
   ) {}
 

@@ -1,7 +1,7 @@
 import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { AdminOnly, CurrentPrincipal } from '../auth/auth.decorators.js';
 import type { Principal } from '../auth/principal.js';
-import { ChatService } from '../chat/chat.service.js';
+import { ChatsService } from '../chat/chats.service.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { RequireFeature } from '../common/feature.guard.js';
 import { SkillLifecycleService } from '../skills/store/skill-lifecycle.service.js';
@@ -14,7 +14,7 @@ import { SkillFilterResultModel, SkillRollbackModel, SkillSwitchModel, SkillVers
 export class SkillStoreResolver {
   constructor(
     private readonly lifecycle: SkillLifecycleService,
-    private readonly chats: ChatService,
+    private readonly chats: ChatsService,
   ) {}
 
   @Query(() => SkillVersionsModel, { description: "An installed skill's versions (GET /v1/skills/{name}/versions)." })

@@ -6,7 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DATABASE_ERROR_CHANNEL, type DatabaseErrorEvent } from '../persistence/database-errors.js';
 import { SKILLS_METRICS, type SkillsMetrics, type SnapshotFacts } from '../skills/skills-metrics.js';
 
-/** Where a turn's time went, in ms (ChatService's `TurnTiming`). */
+/** Where a turn's time went, in ms (the chat's `TurnTiming`). */
 export interface TurnTimingMs {
   totalMs: number;
   modelMs: number;
