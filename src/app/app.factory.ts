@@ -20,7 +20,7 @@ import { createAppLogger, fastifyLoggingOptions } from '../infra/observability/l
 import { PinoNestLogger } from '../infra/observability/nest-logger.js';
 import { setupOpenApi } from '../api/http/openapi/openapi.js';
 import { registerWebPage } from '../api/http/web-page.js';
-import { LifecycleService } from './lifecycle.service.js';
+import { LifecycleService } from '../domain/lifecycle/lifecycle.service.js';
 import { TurnGate } from '../domain/chats/turn-gate.service.js';
 
 /** Request bodies larger than this are refused with 413 PAYLOAD_TOO_LARGE before any parsing. */

@@ -8,20 +8,37 @@ import { createValidationPipe } from '../api/http/pipes/validation.pipe.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConfigModule } from '../config/config.module.js';
 import { GraphqlApiModule } from '../api/graphql/graphql-api.module.js';
-import { LifecycleModule } from './lifecycle.service.js';
+import { LifecycleModule } from '../domain/lifecycle/lifecycle.module.js';
 import { LoggingModule } from '../infra/observability/logging.js';
-import { MetricsModule } from '../infra/observability/metrics.service.js';
+import { MetricsModule, MetricsService } from '../infra/observability/metrics.service.js';
 import { OpsModule } from '../api/http/ops-http.module.js';
 import { RateLimitGuard } from '../api/http/guards/rate-limit.guard.js';
 import { ChatHttpModule } from '../api/http/chat-http.module.js';
 import { PersistenceModule } from '../infra/database/persistence.module.js';
 import { SkillsHttpModule } from '../api/http/skills-http.module.js';
 import { McpModule } from '../api/mcp/mcp.module.js';
+import { turnEventShapes } from '../api/presenters/chat.presenter.js';
+import { CHAT_METRICS, type ChatMetrics } from '../domain/chats/chat-metrics.js';
+import { ChatModule } from '../domain/chats/chat.module.js';
+import { TURN_EVENT_SHAPES } from '../domain/chats/turn-runner.js';
+
+/** The chats with the adapters of their ports: metrics from observability, the turn's event shapes from the doors. */
+function chatsWithAdapters(): DynamicModule {
+  return ChatModule.forRoot({
+    imports: [MetricsModule],
+    providers: [
+      { provide: CHAT_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => ChatMetrics },
+      { provide: TURN_EVENT_SHAPES, useValue: turnEventShapes },
+    ],
+  });
+}
 
 @Module({})
 export class AppModule {
   /** The whole application for one validated configuration (main.ts and tests build it the same way). */
   static forConfig(config: AppConfig): DynamicModule {
+    // One instance of the chats for every door that uses them.
+    const chats = chatsWithAdapters();
     return {
       module: AppModule,
       imports: [
@@ -32,9 +49,9 @@ export class AppModule {
         PersistenceModule,
         AuthHttpModule,
         SkillsHttpModule,
-        ChatHttpModule,
+        ChatHttpModule.forChats(chats),
         McpModule,
-        GraphqlApiModule,
+        GraphqlApiModule.forChats(chats),
         OpsModule.forConfig(config),
       ],
       providers: [

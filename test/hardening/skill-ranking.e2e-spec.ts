@@ -822,8 +822,8 @@ describe('the catalogue previews agree with the turn under other settings', () =
     }
   });
 
-  // BUG: src/chat/chat.service.ts:133 (getContext) always reads CONTEXT_MESSAGES (4) earlier
-  // messages to rank with, while a turn (runTurn, line 295) reads `app.history_messages` of them and
+  // BUG: ChatContextService.getContext (src/chat/chat-context.service.ts) always reads CONTEXT_MESSAGES (4) earlier
+  // messages to rank with, while a turn (TurnRunner.readChat) reads `app.history_messages` of them and
   // ranks with the last 4 of those: with history_messages below 4 the context route's
   // `?message=` ranks with messages the turn never sees, so its systemPrompt is not "exactly what
   // the model would get next".

@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { createApp } from '../../src/app/app.factory.js';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { LifecycleService } from '../../src/app/lifecycle.service.js';
+import { LifecycleService } from '../../src/domain/lifecycle/lifecycle.service.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { LifecycleService } from '../../src/app/lifecycle.service.js';
+import { LifecycleService } from '../../src/domain/lifecycle/lifecycle.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 

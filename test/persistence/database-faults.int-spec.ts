@@ -7,7 +7,7 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app/app.factory.js';
 import { configWith } from '../../src/config/config-loader.js';
-import { LifecycleService } from '../../src/app/lifecycle.service.js';
+import { LifecycleService } from '../../src/domain/lifecycle/lifecycle.service.js';
 import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import DataLoader from 'dataloader';
 import type { Principal } from '../../domain/users/principal.js';
-import { ChatService, chatNotFound } from '../../domain/chats/chat.service.js';
+import { chatNotFound } from '../../domain/chats/chat-errors.js';
+import { ChatsService } from '../../domain/chats/chats.service.js';
 import type { Page } from '../../infra/database/chat.repository.js';
 import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
 import type { ChatMessageEntity } from '../../infra/database/entities/chat-message.entity.js';
@@ -13,7 +14,7 @@ export class OperationLoaders {
   private readonly messagePages = new Map<string, DataLoader<string, Page<ChatMessageEntity>>>();
 
   constructor(
-    private readonly chats: ChatService,
+    private readonly chats: ChatsService,
     private readonly principal: Principal,
   ) {
     this.activatedSkills = new DataLoader(async (chatIds) => {
@@ -47,7 +48,7 @@ export class OperationLoaders {
 export class ChatLoadersService {
   private readonly byOperation = new WeakMap<object, OperationLoaders>();
 
-  constructor(private readonly chats: ChatService) {}
+  constructor(private readonly chats: ChatsService) {}
 
   of(context: object, principal: Principal): OperationLoaders {
     let loaders = this.byOperation.get(context);

@@ -2,8 +2,11 @@ import { Args, Mutation, Query, Resolver, Subscription } from '@nestjs/graphql';
 import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import type { ChatEvent } from '../../domain/chats/chat-events.service.js';
-import { presentToolRun, presentTurn } from '../presenters/chat.presenter.js';
-import { ChatService } from '../../domain/chats/chat.service.js';
+import { ChatContextService } from '../../domain/chats/chat-context.service.js';
+import { ChatToolsService } from '../../domain/chats/chat-tools.service.js';
+import { presentChatContext, presentToolRun, presentTurn } from '../presenters/chat.presenter.js';
+import { ChatsService } from '../../domain/chats/chats.service.js';
+import { TurnRunner } from '../../domain/chats/turn-runner.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { CountsAsTurn } from '../http/decorators/rate-limit.decorators.js';
 import { ActivateSkillArgs, ChatContextArgs, ChatEventsArgs, ListSkillResourcesArgs, ReadSkillResourceArgs, RunSkillToolArgs, SendMessageArgs } from './dto/chat.args.js';
@@ -14,17 +17,22 @@ import { ToolRunModel, TurnModel } from './models/turn.model.js';
 /** The twin of ChatController's turn and tool routes, and the live events of a chat's turns. */
 @Resolver()
 export class ChatTurnsResolver {
-  constructor(private readonly chats: ChatService) {}
+  constructor(
+    private readonly chats: ChatsService,
+    private readonly turns: TurnRunner,
+    private readonly contexts: ChatContextService,
+    private readonly tools: ChatToolsService,
+  ) {}
 
   @Mutation(() => TurnModel, { description: 'One turn, exactly as POST /v1/chats/{id}/messages runs it; its events also reach `chatEvents` subscribers.' })
   @CountsAsTurn()
   async sendMessage(@CurrentPrincipal() principal: Principal, @Args() { chatId, content, model, tools }: SendMessageArgs) {
-    return presentTurn(await this.chats.sendMessage(principal, chatId, { content, model, tools }));
+    return presentTurn(await this.turns.run(principal, chatId, { content, model, tools }));
   }
 
   @Query(() => ChatContextModel, { description: 'For teams running their own model loop: the system prompt and tools the model would get next (GET /v1/chats/{id}/context).' })
-  chatContext(@CurrentPrincipal() principal: Principal, @Args() { id, model, tools, message }: ChatContextArgs) {
-    return this.chats.getContext(principal, id, { model, tools, message });
+  async chatContext(@CurrentPrincipal() principal: Principal, @Args() { id, model, tools, message }: ChatContextArgs) {
+    return presentChatContext(await this.contexts.getContext(principal, id, { model, tools, message }));
   }
 
   @Mutation(() => ToolRunModel, {
@@ -32,25 +40,25 @@ export class ChatTurnsResolver {
   })
   @RequireFeature(['skills', 'tools'])
   async activateSkill(@CurrentPrincipal() principal: Principal, @Args() { chatId, name }: ActivateSkillArgs) {
-    return presentToolRun(await this.chats.activateSkill(principal, chatId, name));
+    return presentToolRun(await this.tools.activateSkill(principal, chatId, name));
   }
 
   @Mutation(() => ToolRunModel, { description: 'Runs skills.readResource against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/skills.readResource).' })
   @RequireFeature(['skills', 'tools'])
   async readSkillResource(@CurrentPrincipal() principal: Principal, @Args() { chatId, name, path }: ReadSkillResourceArgs) {
-    return presentToolRun(await this.chats.executeTool(principal, chatId, 'skills.readResource', { name, path }));
+    return presentToolRun(await this.tools.executeTool(principal, chatId, 'skills.readResource', { name, path }));
   }
 
   @Mutation(() => ToolRunModel, { description: 'Runs skills.listResources against a chat (`skillhost` style), stored like a model-made call (POST /v1/chats/{id}/tools/skills.listResources).' })
   @RequireFeature(['skills', 'tools'])
   async listSkillResources(@CurrentPrincipal() principal: Principal, @Args() { chatId, name, type }: ListSkillResourcesArgs) {
-    return presentToolRun(await this.chats.executeTool(principal, chatId, 'skills.listResources', type === undefined || type === null ? { name } : { name, type }));
+    return presentToolRun(await this.tools.executeTool(principal, chatId, 'skills.listResources', type === undefined || type === null ? { name } : { name, type }));
   }
 
   @Mutation(() => ToolRunModel, { description: 'Runs any tool of the configured style against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/{tool}).' })
   @RequireFeature(['skills', 'tools'])
   async runSkillTool(@CurrentPrincipal() principal: Principal, @Args() { chatId, tool, arguments: args }: RunSkillToolArgs) {
-    return presentToolRun(await this.chats.executeTool(principal, chatId, tool, args));
+    return presentToolRun(await this.tools.executeTool(principal, chatId, tool, args));
   }
 
   @Subscription(() => ChatEventModel, {

@@ -2,7 +2,7 @@ import { Args, Context, Mutation, Parent, Query, ResolveField, Resolver } from '
 import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { presentActivation, presentChat, presentMessage, presentPage } from '../presenters/chat.presenter.js';
-import { ChatService } from '../../domain/chats/chat.service.js';
+import { ChatsService } from '../../domain/chats/chats.service.js';
 import { ChatLoadersService } from './chat-loaders.service.js';
 import { ChatIdArgs, CreateChatArgs } from './dto/chat.args.js';
 import { PageArgs } from './dto/page.args.js';
@@ -16,7 +16,7 @@ import { MessagePageModel } from './models/message.model.js';
 @Resolver(() => ChatModel)
 export class ChatsResolver {
   constructor(
-    private readonly chatService: ChatService,
+    private readonly chatService: ChatsService,
     private readonly loaders: ChatLoadersService,
   ) {}
 

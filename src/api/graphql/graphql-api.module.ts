@@ -1,9 +1,8 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import type { MercuriusDriverConfig } from '@nestjs/mercurius';
 import { AuthHttpModule } from '../http/auth-http.module.js';
 import { AuthService } from '../../domain/users/auth.service.js';
-import { ChatModule } from '../../domain/chats/chat.module.js';
 import { TeamSkillsModule } from '../../domain/skills/team-skills.module.js';
 import { ChatLoadersService } from './chat-loaders.service.js';
 import { DeferredMercuriusDriver } from './deferred-mercurius.driver.js';
@@ -11,13 +10,24 @@ import { graphqlDriverConfig } from './graphql-driver.config.js';
 import { GRAPHQL_RESOLVERS } from './schema.js';
 
 /** The GraphQL front door at /graphql: resolvers that are thin twins of the REST controllers. */
-@Module({
-  imports: [GraphQLModule.forRootAsync<MercuriusDriverConfig>({
-      driver: DeferredMercuriusDriver,
-      imports: [AuthHttpModule],
-      inject: [AuthService],
-      useFactory: (auth: AuthService) => graphqlDriverConfig(auth),
-    }), AuthHttpModule, TeamSkillsModule, ChatModule],
-  providers: [...GRAPHQL_RESOLVERS, ChatLoadersService],
-})
-export class GraphqlApiModule {}
+/** The GraphQL door over the app's ChatModule (given, so that every door shares one instance of it). */
+@Module({})
+export class GraphqlApiModule {
+  static forChats(chats: DynamicModule): DynamicModule {
+    return {
+      module: GraphqlApiModule,
+      imports: [
+        GraphQLModule.forRootAsync<MercuriusDriverConfig>({
+          driver: DeferredMercuriusDriver,
+          imports: [AuthHttpModule],
+          inject: [AuthService],
+          useFactory: (auth: AuthService) => graphqlDriverConfig(auth),
+        }),
+        AuthHttpModule,
+        TeamSkillsModule,
+        chats,
+      ],
+      providers: [...GRAPHQL_RESOLVERS, ChatLoadersService],
+    };
+  }
+}

@@ -1,7 +1,7 @@
 import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { AdminOnly, CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ChatService } from '../../domain/chats/chat.service.js';
+import { ChatsService } from '../../domain/chats/chats.service.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle.service.js';
@@ -14,7 +14,7 @@ import { SkillFilterResultModel, SkillRollbackModel, SkillSwitchModel, SkillVers
 export class SkillStoreResolver {
   constructor(
     private readonly lifecycle: SkillLifecycleService,
-    private readonly chats: ChatService,
+    private readonly chats: ChatsService,
   ) {}
 
   @Query(() => SkillVersionsModel, { description: "An installed skill's versions (GET /v1/skills/{name}/versions)." })

@@ -7,7 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { presentAdminReport, presentSkillDetail, presentSkillList } from '../presenters/skill.presenter.js';
 import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../domain/skills/skill-resources.service.js';
-import { ChatService } from '../../domain/chats/chat.service.js';
+import { ChatContextService } from '../../domain/chats/chat-context.service.js';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
 import { CatalogueArgs, SkillNameArgs, SkillResourceArgs, SkillSearchArgs } from './dto/skill.args.js';
 import { SkillSearchResultModel } from './models/skill-search.model.js';
@@ -23,7 +23,7 @@ export class SkillsResolver {
     private readonly resources: SkillResourcesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly searching: SkillSearchService,
-    private readonly chats: ChatService,
+    private readonly contexts: ChatContextService,
   ) {}
 
   @Query(() => SkillListModel, { description: 'The loaded skills (GET /v1/skills).' })
@@ -45,7 +45,7 @@ export class SkillsResolver {
 
   @Query(() => String, { description: 'The rendered catalogue exactly as a model gets it; empty when no skill is loaded. With `query`, the catalogue a turn with that message would list (GET /v1/skills-catalogue).' })
   catalogue(@Args() { format, query }: CatalogueArgs, @CurrentPrincipal() principal: Principal) {
-    return this.chats.previewCatalogue(principal, query ?? undefined, format ?? this.config.app.skills.catalogueFormat);
+    return this.contexts.previewCatalogue(principal, query ?? undefined, format ?? this.config.app.skills.catalogueFormat);
   }
 
   @Query(() => [SkillSearchResultModel], { description: "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search)." })

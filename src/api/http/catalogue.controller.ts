@@ -8,7 +8,7 @@ import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../../config/a
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { CatalogueQueryDto } from './dto/catalogue-query.dto.js';
 import { CatalogueJsonDto } from './dto/skill-responses.dto.js';
-import { ChatService } from '../../domain/chats/chat.service.js';
+import { ChatContextService } from '../../domain/chats/chat-context.service.js';
 import type { TextReply } from '../../domain/shared/text-reply.js';
 
 const CATALOGUE_CONTENT_TYPES: Record<CatalogueFormat, string> = {
@@ -23,7 +23,7 @@ const CATALOGUE_CONTENT_TYPES: Record<CatalogueFormat, string> = {
 @ApiTags('skills')
 export class CatalogueController {
   constructor(
-    private readonly chats: ChatService,
+    private readonly contexts: ChatContextService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -44,6 +44,6 @@ export class CatalogueController {
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
   async catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
     const format = query.format ?? this.config.app.skills.catalogueFormat;
-    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(await this.chats.previewCatalogue(principal, query.query, format));
+    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(await this.contexts.previewCatalogue(principal, query.query, format));
   }
 }

@@ -9,8 +9,12 @@ import { PageQueryDto } from './dto/page-query.dto.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { CountsAsTurn } from './decorators/rate-limit.decorators.js';
 import type { ChatEvent } from '../../domain/chats/chat-events.service.js';
-import { presentChat, presentChatDetail, presentMessage, presentOwnedChat, presentPage, presentToolRun, presentTurn } from '../presenters/chat.presenter.js';
-import { ChatService, type TurnTiming } from '../../domain/chats/chat.service.js';
+import type { TurnTiming } from '../../domain/chats/chat-metrics.js';
+import { ChatContextService } from '../../domain/chats/chat-context.service.js';
+import { ChatToolsService } from '../../domain/chats/chat-tools.service.js';
+import { presentChat, presentChatContext, presentChatDetail, presentMessage, presentOwnedChat, presentPage, presentToolRun, presentTurn } from '../presenters/chat.presenter.js';
+import { ChatsService } from '../../domain/chats/chats.service.js';
+import { TurnRunner } from '../../domain/chats/turn-runner.js';
 import { ContextQueryDto, CreateChatDto, SendMessageDto } from './dto/chat.dto.js';
 import { SkillFilterBodyDto, SkillFilterResultDto } from './dto/store.dto.js';
 import { ToolArguments } from './decorators/tool-arguments.decorator.js';
@@ -21,7 +25,12 @@ import { ChatContextDto, ChatDetailDto, ChatDto, ChatPageDto, MessagePageDto, Ow
 @Controller('v1/chats')
 @ApiTags('chats')
 export class ChatController {
-  constructor(private readonly chats: ChatService) {}
+  constructor(
+    private readonly chats: ChatsService,
+    private readonly turns: TurnRunner,
+    private readonly contexts: ChatContextService,
+    private readonly tools: ChatToolsService,
+  ) {}
 
   @Post()
   @ApiOperation({ summary: 'Start a chat' })
@@ -93,12 +102,12 @@ export class ChatController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
     if (!accept?.includes('text/event-stream')) {
-      const turn = await this.chats.sendMessage(principal, id, body);
+      const turn = await this.turns.run(principal, id, body);
       reply.status(201).header('server-timing', serverTiming(turn.timing));
       return presentTurn(turn);
     }
     // Problems found before the turn starts (unknown chat, no model) still answer as plain JSON errors.
-    await this.chats.prepareTurn(principal, id, body);
+    await this.turns.prepare(principal, id, body);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
@@ -107,8 +116,8 @@ export class ChatController {
     const write = ({ event, data }: ChatEvent) => {
       if (!raw.destroyed && !raw.writableEnded) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
-    // The service ends the stream with `done` or `error`; a failure has been written as the latter.
-    await this.chats.sendMessage(principal, id, body, write).catch(() => undefined);
+    // The turn ends the stream with `done` or `error`; a failure has been written as the latter.
+    await this.turns.run(principal, id, body, write).catch(() => undefined);
     if (!raw.destroyed) raw.end();
     return undefined;
   }
@@ -119,8 +128,9 @@ export class ChatController {
   @ApiOperation({ summary: 'What the model would get next', description: 'For teams running their own model loop. With `message`, the catalogue a turn with that message would list.' })
   @ApiOkResponse({ type: ChatContextDto })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
-  context(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ContextQueryDto) {
-    return this.chats.getContext(principal, id, { model: query.model, tools: query.tools === undefined ? undefined : query.tools !== 'false', message: query.message });
+  async context(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ContextQueryDto) {
+    const tools = query.tools === undefined ? undefined : query.tools !== 'false';
+    return presentChatContext(await this.contexts.getContext(principal, id, { model: query.model, tools, message: query.message }));
   }
 
   @Get(':id/skills')
@@ -171,7 +181,7 @@ export class ChatController {
   @ApiOkResponse({ type: ToolRunDto })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.TOOL_NOT_FOUND, ErrorCode.SCRIPTS_DISABLED)
   async runTool(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('tool') tool: string, @ToolArguments() args: unknown) {
-    return presentToolRun(await this.chats.executeTool(principal, id, tool, args));
+    return presentToolRun(await this.tools.executeTool(principal, id, tool, args));
   }
 }
 
@@ -180,7 +190,7 @@ export class ChatController {
 @AdminOnly()
 @ApiTags('admin')
 export class AdminChatsController {
-  constructor(private readonly chats: ChatService) {}
+  constructor(private readonly chats: ChatsService) {}
 
   @Get()
   @ApiOperation({ summary: "Every user's chats, newest first" })

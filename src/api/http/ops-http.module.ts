@@ -1,6 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { AuthHttpModule } from './auth-http.module.js';
+import { LifecycleModule } from '../../domain/lifecycle/lifecycle.module.js';
+import { MetricsModule } from '../../infra/observability/metrics.service.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { PersistenceModule } from '../../infra/database/persistence.module.js';
 import { TeamSkillsModule } from '../../domain/skills/team-skills.module.js';
@@ -20,7 +22,7 @@ export class OpsModule {
     return {
       module: OpsModule,
       // terminus would log every failing probe as an error; ReadinessChecks logs changes instead.
-      imports: [TerminusModule.forRoot({ logger: false }), PersistenceModule, TeamSkillsModule, AuthHttpModule],
+      imports: [TerminusModule.forRoot({ logger: false }), PersistenceModule, TeamSkillsModule, AuthHttpModule, LifecycleModule, MetricsModule],
       controllers: [HealthController, config.app.metrics.public ? PublicMetricsController : MetricsController],
       providers: [ReadinessChecks, RequestObserver, RateLimitGuard],
       exports: [RateLimitGuard],

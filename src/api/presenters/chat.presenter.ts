@@ -1,9 +1,13 @@
+import type { Principal } from '../../domain/users/principal.js';
+import { errorReaderOf, toErrorBody } from '../errors/app-exception.filter.js';
 import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
-import type { ChatMessageEntity, StoredCommand } from '../../infra/database/entities/chat-message.entity.js';
+import type { ChatMessageEntity } from '../../infra/database/entities/chat-message.entity.js';
 import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
 import type { OwnedChat, Page } from '../../infra/database/chat.repository.js';
-import type { ToolCard } from '../../domain/chats/skill-tools.service.js';
-import type { CatalogueChoice } from '../../domain/skills/ranking/catalogue-choice.js';
+import type { CatalogueChoice, CatalogueLimits } from '../../domain/skills/ranking/catalogue-choice.js';
+import type { ChatContext } from '../../domain/chats/chat-context.service.js';
+import type { ToolRun } from '../../domain/chats/chat-tools.service.js';
+import type { TurnEventShapes, TurnOutcome } from '../../domain/chats/turn-runner.js';
 
 /**
  * Response shapes of the chat resources: the one place REST, GraphQL and the event stream take
@@ -52,16 +56,6 @@ export function presentPage<T, R>(page: Page<T>, present: (item: T) => R): Page<
   return { ...page, items: page.items.map(present) };
 }
 
-/** What one turn answers (and the `done` event carries). */
-export interface TurnOutcome {
-  userMessage: ChatMessageEntity;
-  assistantMessage: ChatMessageEntity;
-  activatedSkills: readonly ChatActivatedSkillEntity[];
-  invokedSkills: readonly string[];
-  /** The command the message ran: its name, arguments, and the prompt the model got. */
-  command: StoredCommand | null;
-}
-
 export function presentTurn(turn: TurnOutcome) {
   return {
     userMessage: presentMessage(turn.userMessage),
@@ -73,12 +67,35 @@ export function presentTurn(turn: TurnOutcome) {
   };
 }
 
+/**
+ * The `done` and `error` events of a turn, as every listener gets them (the SSE stream, GraphQL
+ * subscribers on any instance): the turn's answer, and the error as its user may read it.
+ */
+export const turnEventShapes: TurnEventShapes = {
+  done: presentTurn,
+  error: (error: unknown, principal: Principal) => toErrorBody(error, errorReaderOf(principal)).body,
+};
+
 /** What a tool run through the API answers. */
-export function presentToolRun(run: { card: ToolCard; activatedSkills: readonly ChatActivatedSkillEntity[] }) {
+export function presentToolRun(run: ToolRun) {
   return { toolCard: run.card, activatedSkills: run.activatedSkills.map(presentActivation) };
 }
 
+/** What the context route (and GraphQL's `chatContext`) shows: exactly what the model would get next. */
+export function presentChatContext(context: ChatContext) {
+  return {
+    model: context.model,
+    systemPrompt: context.systemPrompt,
+    catalogue: context.catalogue === undefined ? null : presentCatalogueChoice(context.catalogue, context.catalogueLimits),
+    tools: context.tools,
+    activatedSkills: context.activatedSkills,
+    activatedVersions: context.activatedVersions,
+    skills: context.skills,
+    commands: context.commands,
+  };
+}
+
 /** What the context route shows of the catalogue a turn would list. */
-export function presentCatalogueChoice(choice: CatalogueChoice, limits: { budgetTokens: number; maxSkills: number }) {
+function presentCatalogueChoice(choice: CatalogueChoice, limits: Pick<CatalogueLimits, 'budgetTokens' | 'maxSkills'>) {
   return { complete: choice.complete, listed: choice.listed, unlisted: choice.unlisted, tokens: choice.tokens, budgetTokens: limits.budgetTokens, maxSkills: limits.maxSkills };
 }

@@ -1,17 +1,84 @@
-import { Module } from '@nestjs/common';
-import { UsersModule } from '../users/users.module.js';
+import { type DynamicModule, Module, type ModuleMetadata, type Provider } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { ChatRepository } from '../../infra/database/chat.repository.js';
 import { PersistenceModule } from '../../infra/database/persistence.module.js';
-import { ScriptsModule } from '../sandbox/scripts.module.js';
-import { TeamSkillsModule } from '../skills/team-skills.module.js';
-import { ChatEventsService } from './chat-events.service.js';
-import { ChatService } from './chat.service.js';
 import { LanguageModelFactory } from '../../infra/llm/language-model.factory.js';
+import { LifecycleModule } from '../lifecycle/lifecycle.module.js';
+import { ScriptsModule } from '../sandbox/scripts.module.js';
+import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { TeamSkillsModule } from '../skills/team-skills.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { ChatContextService } from './chat-context.service.js';
+import { ChatEventsService } from './chat-events.service.js';
+import { CHAT_METRICS, type ChatMetrics } from './chat-metrics.js';
+import { ChatToolsService } from './chat-tools.service.js';
+import { ChatsService } from './chats.service.js';
+import { ModelLoopService } from './llm/model-loop.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
+import { TURN_ADMISSION, type TurnAdmission } from './turn-admission.js';
+import { TurnGate } from './turn-gate.service.js';
+import { TurnPlanner } from './turn-planner.js';
+import { TURN_EVENT_SHAPES, type TurnEventShapes, TurnRunner } from './turn-runner.js';
 
-/** Chats and their turns: the rules, without the routes (api/http/chat-http.module.ts). */
-@Module({
-  imports: [TeamSkillsModule, PersistenceModule, UsersModule, ScriptsModule],
-  providers: [ChatService, SkillToolsService, ChatEventsService, LanguageModelFactory],
-  exports: [ChatService, SkillToolsService, ChatEventsService, LanguageModelFactory, TeamSkillsModule, UsersModule],
-})
-export class ChatModule {}
+function createTurnPlanner(config: AppConfig, searching: SkillSearchService, skillTools: SkillToolsService): TurnPlanner {
+  const { basePrompt, skills, tools } = config.app;
+  return new TurnPlanner({ basePrompt, explicitPrefixes: skills.explicitPrefixes, skills, toolsEnabled: tools.enabled }, searching, (view) => skillTools.style(view));
+}
+
+function createTurnRunner(
+  config: AppConfig,
+  store: ChatRepository,
+  views: SkillRegistryService,
+  planner: TurnPlanner,
+  tools: SkillToolsService,
+  instructions: SkillResourcesService,
+  events: ChatEventsService,
+  admission: TurnAdmission,
+  metrics: ChatMetrics,
+  models: ModelLoopService,
+  shapes: TurnEventShapes,
+): TurnRunner {
+  const { models: configured, defaultModel, historyMessages, tools: toolSettings } = config.app;
+  const settings = { models: configured, defaultModel, historyMessages, maxSteps: toolSettings.maxSteps, maxAnswerBytes: toolSettings.maxAnswerBytes };
+  return new TurnRunner({ settings, store, views, planner, tools, instructions, events, shapes, admission, metrics, models });
+}
+
+/**
+ * What the outer layers give the chats: the adapters of their ports, provided by the app that
+ * wires the layers (`CHAT_METRICS` from observability, `TURN_EVENT_SHAPES` from the doors' presenters).
+ */
+export interface ChatAdapters {
+  imports: NonNullable<ModuleMetadata['imports']>;
+  providers: Provider[];
+}
+
+/** Chats and their turns: the rules, without the routes (those are in api/http and api/graphql). */
+@Module({})
+export class ChatModule {
+  static forRoot(adapters: ChatAdapters): DynamicModule {
+    return {
+      module: ChatModule,
+      imports: [TeamSkillsModule, PersistenceModule, UsersModule, ScriptsModule, LifecycleModule, ...adapters.imports],
+      providers: [
+        ...adapters.providers,
+        ChatsService,
+        ChatContextService,
+        ChatToolsService,
+        SkillToolsService,
+        ChatEventsService,
+        LanguageModelFactory,
+        ModelLoopService,
+        { provide: TURN_ADMISSION, useExisting: TurnGate satisfies new (...args: never[]) => TurnAdmission },
+        { provide: TurnPlanner, useFactory: createTurnPlanner, inject: [APP_CONFIG, SkillSearchService, SkillToolsService] },
+        {
+          provide: TurnRunner,
+          useFactory: createTurnRunner,
+          inject: [APP_CONFIG, ChatRepository, SkillRegistryService, TurnPlanner, SkillToolsService, SkillResourcesService, ChatEventsService, TURN_ADMISSION, CHAT_METRICS, ModelLoopService, TURN_EVENT_SHAPES],
+        },
+      ],
+      exports: [ChatsService, ChatContextService, ChatToolsService, TurnRunner, ChatEventsService, LanguageModelFactory, TeamSkillsModule, UsersModule],
+    };
+  }
+}

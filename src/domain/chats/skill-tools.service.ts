@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { unstorableStringProblems, validationFailed } from '../../api/http/pipes/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { MetricsService } from '../../infra/observability/metrics.service.js';
+import { CHAT_METRICS, type ChatMetrics } from './chat-metrics.js';
 import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
 import { SkillRegistryService } from '../skills/skill-registry.service.js';
 import { type ScriptCaller, ScriptsService, scriptsDisabledError } from '../sandbox/scripts.service.js';
@@ -54,7 +54,7 @@ export class SkillToolsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
-    private readonly metrics: MetricsService,
+    @Inject(CHAT_METRICS) private readonly metrics: ChatMetrics,
     private readonly scripts: ScriptsService,
     private readonly codeSkills: CodeSkillService,
     private readonly searching: SkillSearchService,

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { MetricsModule } from '../../infra/observability/metrics.service.js';
 import { APP_CONFIG } from '../../config/app-config.js';
 import { PersistenceModule } from '../../infra/database/persistence.module.js';
 import { CodeSkillService } from './code/code-skill.service.js';
@@ -11,7 +12,7 @@ import { SkillStoreModule } from './store/skill-store.module.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
 
 /** The library's SkillsModule, built from the server's configuration and reading its skill store. */
-const skills = SkillsModule.forSettings({ imports: [SkillStoreModule], inject: [APP_CONFIG], useFactory: skillsSettingsOf });
+const skills = SkillsModule.forSettings({ imports: [SkillStoreModule, MetricsModule], inject: [APP_CONFIG], useFactory: skillsSettingsOf });
 
 /**
  * The server's skills: the same registry and resources an embedding app gets, plus the store,

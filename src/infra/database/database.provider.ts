@@ -6,7 +6,8 @@ import type { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { createDataSource, redactDatabaseUrl, runPendingMigrations } from './data-source.js';
 import { EmbeddedPostgresServer } from './embedded-postgres.server.js';
-import { DATA_SOURCE, DATABASE_STATE, type DatabaseState } from './persistence.tokens.js';
+import { DATABASE_STATE, type DatabaseState } from '../../domain/lifecycle/database-state.js';
+import { DATA_SOURCE } from './persistence.tokens.js';
 
 /**
  * What was started for this app, so shutdown can undo it in reverse order. The lifecycle (absent

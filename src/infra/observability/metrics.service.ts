@@ -1,12 +1,12 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { Global, Inject, Injectable, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { toErrorBody } from '../../api/errors/app-exception.filter.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { DATABASE_ERROR_CHANNEL, type DatabaseErrorEvent } from '../database/database-errors.js';
 import { SKILLS_METRICS, type SkillsMetrics, type SnapshotFacts } from '../../domain/skills/skills-metrics.js';
 
-/** Where a turn's time went, in ms (ChatService's `TurnTiming`). */
+/** Where a turn's time went, in ms (the chat's `TurnTiming`). */
 export interface TurnTimingMs {
   totalMs: number;
   modelMs: number;
@@ -245,7 +245,6 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
   }
 }
 
-/** Global, so the services that record (skills, chat, tools) need no module import of ops. */
-@Global()
+/** Imported by the modules whose services record; the chats get it through their `CHAT_METRICS` port (the app binds it). */
 @Module({ providers: [MetricsService, { provide: SKILLS_METRICS, useExisting: MetricsService }], exports: [MetricsService, SKILLS_METRICS] })
 export class MetricsModule {}

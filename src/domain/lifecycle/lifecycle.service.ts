@@ -1,6 +1,6 @@
-import { Global, Injectable, Module } from '@nestjs/common';
-import { DATABASE_STATE, type DatabaseState } from '../infra/database/persistence.tokens.js';
-import { TurnGate } from '../domain/chats/turn-gate.service.js';
+import { Injectable } from '@nestjs/common';
+import { TurnGate } from '../chats/turn-gate.service.js';
+import type { DatabaseState } from './database-state.js';
 
 /**
  * Where the process is in its life, for everything that must act differently while it stops:
@@ -55,10 +55,3 @@ export class LifecycleService implements DatabaseState {
     return !this.shuttingDown && this.databaseProblem === undefined;
   }
 }
-
-@Global()
-@Module({
-  providers: [LifecycleService, TurnGate, { provide: DATABASE_STATE, useExisting: LifecycleService }],
-  exports: [LifecycleService, TurnGate, DATABASE_STATE],
-})
-export class LifecycleModule {}

@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../users/principal.js';
+import { isUuid } from '../shared/uuid.js';
+import { ChatRepository } from '../../infra/database/chat.repository.js';
+import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
+import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { chatNotFound } from './chat-errors.js';
+import { chatView } from './chat-view.js';
+import { type ToolCard, SkillToolsService } from './skill-tools.service.js';
+
+/** A tool call made through the API, and what it stored. */
+export interface ToolRun {
+  card: ToolCard;
+  activatedSkills: ChatActivatedSkillEntity[];
+}
+
+/** The external-loop API: a team running its own model loop calls the skill tools against a chat, stored like a model-made call. */
+@Injectable()
+export class ChatToolsService {
+  constructor(
+    private readonly chats: ChatRepository,
+    private readonly registry: SkillRegistryService,
+    private readonly skillTools: SkillToolsService,
+  ) {}
+
+  /** Runs one tool of the configured style against a chat. */
+  async executeTool(principal: Principal, id: string, tool: string, args: unknown): Promise<ToolRun> {
+    const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
+    if (context === null) throw chatNotFound(id);
+    const snapshot = chatView(this.registry, principal.userId, context);
+    const { card, activated, version } = await this.skillTools.executeForApi(tool, args, { snapshot, pins: context.pins, chatId: id, caller: { userId: principal.userId } });
+    // The write finds out whether the chat still exists (deleted meanwhile: CHAT_NOT_FOUND); reading files is harmless.
+    const stored = await this.chats.recordTurn(id, principal.userId, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool', version }] : []);
+    if (stored === null) throw chatNotFound(id);
+    // The card as stored (a NUL in a path became U+FFFD): the answer and a later read agree.
+    return { card: stored.messages[0].toolCards[0], activatedSkills: stored.activatedSkills };
+  }
+
+  /** Activates a skill with the configured style's activation tool, as `/name` does in a turn. */
+  activateSkill(principal: Principal, id: string, name: string): Promise<ToolRun> {
+    const { tool, args } = this.skillTools.style().activation(name);
+    return this.executeTool(principal, id, tool.name, args);
+  }
+}
