@@ -8,9 +8,13 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspace packages' manifests, so that npm ci links them (their sources come below).
+COPY packages/core/package.json ./packages/core/
+COPY packages/sandbox/package.json ./packages/sandbox/
 # No scripts: `prepare` would build before the sources are here, and the build is the next step.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.release.json ./
+COPY packages ./packages
 COPY src ./src
 COPY migrations ./migrations
 COPY web ./web
@@ -28,9 +32,13 @@ ENV NODE_ENV=production \
     SKILLHOST_DATABASE_EMBEDDED_DIR=/tmp/skillhost/postgres
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/core/package.json ./packages/core/
+COPY packages/sandbox/package.json ./packages/sandbox/
 # The optional dependencies are the embedded PostgreSQL's programs (60 MB), unused with DATABASE_URL.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --ignore-scripts
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/core/dist ./packages/core/dist
+COPY --from=build /app/packages/sandbox/dist ./packages/sandbox/dist
 COPY bin ./bin
 COPY skills ./skills
 COPY config.toml LICENSE ./
