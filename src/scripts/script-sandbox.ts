@@ -65,6 +65,7 @@ import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { unstorableCharacter } from '../common/storable-text.js';
+import { inheritedEnvironment } from '../config/inherited-environment.js';
 import { CappedOutput } from './capped-output.js';
 import { formatCommandLine, invocationForms, type ScriptInvocation } from './command-line.js';
 import { chooseInterpreter, findSandboxProgram, interpreterDirsText, isExecutableFile } from './interpreter.js';
@@ -433,7 +434,7 @@ function execute(bwrapPath: string, invocation: SandboxInvocation, options: Exec
  */
 function locateBwrap(name: string): string {
   if (name.includes('/')) return name;
-  const found = (process.env.PATH ?? '')
+  const found = (inheritedEnvironment().PATH ?? '')
     .split(':')
     .filter((dir) => dir.startsWith('/'))
     .map((dir) => `${dir}/${name}`)
