@@ -3,7 +3,8 @@ export interface CliIo {
   out(line: string): void;
   err(line: string): void;
   cwd: string;
-  env: Record<string, string | undefined>;
+  /** The environment the configuration is read with; absent: the process's own environment, which only src/config reads. */
+  env?: Record<string, string | undefined>;
 }
 
 /** Wrong arguments: reported with the usage text, exit code 2. */

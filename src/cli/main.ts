@@ -6,7 +6,6 @@ try {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     cwd: process.cwd(),
-    env: process.env,
   });
 } catch (error) {
   process.stderr.write(`skillhost: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

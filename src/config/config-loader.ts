@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import type { AppConfig, AuthMode, CatalogueFormat, LogFormat, LogLevel, ModelConfig, ModelProvider, SkillDirectory, ToolStyle, ValidationMode } from './app-config.js';
-import { MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS, type Setting } from './config-schema.js';
-import { CONFIG_TREE_SCHEMA, describeIssues, MODEL_TABLE_SCHEMA, type Problem } from './config-validation.js';
+import type { z } from 'zod';
+import { type Place, resolveValues, type Setting, settingsOf } from '@skillhost/core';
+import type { AppConfig, ConfigValues, ModelConfig, ModelProvider, SkillsConfig } from './app-config.js';
+import { CONFIG_SETTINGS, MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS } from './config-schema.js';
+import { CONFIG_TREE_SCHEMA, describeIssues, MODEL_TABLE_SCHEMA } from './config-validation.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -29,65 +31,70 @@ type Raw = Record<string, unknown>;
 
 /**
  * Reads config.toml (if any) and the environment, validates every key against the schema derived
- * from the settings table (zod), and returns a frozen AppConfig; every problem is one line of the
+ * from the settings tree (zod), and returns a frozen AppConfig; every problem is one line of the
  * ConfigError.
  */
 export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const env = options.env ?? process.env;
-  const projectRoot = options.projectRoot ?? process.cwd();
-  const fileProblems: string[] = [];
-  const toml = options.toml ?? readConfigFile(options.file ?? env.SKILLHOST_CONFIG, projectRoot, fileProblems);
+  const place = { root: options.projectRoot ?? process.cwd(), home: options.homeDir ?? homedir() };
+  const lines: string[] = [];
+  const toml = options.toml ?? readConfigFile(options.file ?? env.SKILLHOST_CONFIG, place.root, lines);
   const { tree, fromEnv } = mergedTree(toml, env);
-  const problems: Problem[] = [];
   const parsed = CONFIG_TREE_SCHEMA.safeParse(tree);
-  if (!parsed.success) problems.push(...describeIssues(parsed.error.issues, issueContext(tree, fromEnv)));
-  problems.sort((a, b) => a.rank - b.rank);
-  const lines = [...fileProblems, ...problems.map((p) => p.line)];
+  if (!parsed.success) lines.push(...treeProblems(parsed.error.issues, tree, fromEnv));
   const models = readModels(lookup(tree, 'app.models'), env, lines);
-  const values = new Map(SETTINGS.map((setting) => [setting.key, lookup(tree, setting.key)]));
-  let defaultModel = values.get('app.default_model') as string;
-  if (defaultModel === '') defaultModel = Object.keys(models)[0] ?? '';
-  else if (!Object.hasOwn(models, defaultModel)) {
-    lines.push(`app.default_model: ${JSON.stringify(defaultModel)} is not allowed; expected one of the configured models (${Object.keys(models).join(', ') || 'none configured'})`);
-  }
-  if (lines.length > 0) throw new ConfigError(lines);
-  const settings = (lookup(tree, 'app.skills.settings') ?? {}) as Record<string, Record<string, unknown>>;
-  return buildConfig(values, models, defaultModel || undefined, projectRoot, options.homeDir ?? homedir(), settings);
+  const defaultModel = chooseDefaultModel(lookup(tree, 'app.default_model') ?? '', models, lines);
+  if (!parsed.success || lines.length > 0) throw new ConfigError(lines);
+  return deepFreeze(toAppConfig(parsed.data, models, defaultModel, place));
 }
 
 /**
- * The file's tree with every setting filled in: the environment's value (coerced from text to the
- * setting's kind) where set, else the file's, else the default. `fromEnv` maps a key to the
- * variable that set it, for the problem lines.
+ * The file's tree with the environment's values in it: each variable's text read as its
+ * setting's kind. `fromEnv` maps a key to the variable that set it, for the problem lines. Absent
+ * keys are left to the schema's defaults.
  */
 function mergedTree(toml: Raw, env: Record<string, string | undefined>): { tree: Raw; fromEnv: Map<string, string> } {
   const tree = structuredClone(toml);
   const fromEnv = new Map<string, string>();
-  for (const setting of SETTINGS) {
-    const variable = [setting.env, setting.fallbackEnv].find((name) => name !== undefined && env[name] !== undefined && env[name] !== '');
-    let value: unknown;
-    if (variable !== undefined) {
-      value = coerceEnv(setting, env[variable]!);
-      fromEnv.set(setting.key, variable);
-    } else {
-      value = lookup(toml, setting.key);
-      if (value === undefined) value = setting.default;
-    }
-    assign(tree, setting.key, value);
+  for (const { key, env: name, fallbackEnv, setting } of SETTINGS) {
+    const variable = [name, fallbackEnv].find((candidate) => candidate !== undefined && env[candidate] !== undefined && env[candidate] !== '');
+    if (variable === undefined) continue;
+    assign(tree, key, fromText(setting.shape, env[variable]!));
+    fromEnv.set(key, variable);
   }
   return { tree, fromEnv };
 }
 
-function issueContext(tree: Raw, fromEnv: Map<string, string>) {
-  const known = SETTINGS.map((s) => s.key);
+function treeProblems(issues: readonly z.core.$ZodIssue[], tree: Raw, fromEnv: Map<string, string>): string[] {
   const index = new Map(SETTINGS.map((s, i) => [s.key, i]));
-  return {
-    where: (key: string) => (fromEnv.has(key) ? `${fromEnv.get(key)} (${key})` : key),
-    valueAt: (path: readonly PropertyKey[]) => lookup(tree, path.map(String).join('.')),
-    kindOf: (key: string) => SETTINGS.find((s) => s.key === key)?.kind,
-    rankOf: (key: string) => index.get(key) ?? SETTINGS.length,
-    knownUnder: (prefix: string) => known.filter((k) => k.startsWith(prefix)),
+  const problems = describeIssues(issues, {
+    tree: CONFIG_SETTINGS,
+    where: (key) => (fromEnv.has(key) ? `${fromEnv.get(key)} (${key})` : key),
+    valueAt: (key) => lookup(tree, key),
+    rankOf: (key) => index.get(key) ?? SETTINGS.length,
+    knownUnder: (prefix) => SETTINGS.map((s) => s.key).filter((key) => key.startsWith(prefix)),
+  });
+  return problems.sort((a, b) => a.rank - b.rank).map((p) => p.line);
+}
+
+/** `[app] default_model` when it names a model; empty: the first model (`default` from the quick start comes first). */
+function chooseDefaultModel(named: unknown, models: Record<string, ModelConfig>, problems: string[]): string | undefined {
+  if (named === '') return Object.keys(models)[0];
+  if (typeof named === 'string' && Object.hasOwn(models, named)) return named;
+  problems.push(`app.default_model: ${JSON.stringify(named)} is not allowed; expected one of the configured models (${Object.keys(models).join(', ') || 'none configured'})`);
+  return undefined;
+}
+
+/** The valid tree as the configuration: keys in camelCase, folders resolved, the MCP catalogue's 0s taken from [app.skills]. */
+function toAppConfig(values: ConfigValues, models: Record<string, ModelConfig>, defaultModel: string | undefined, place: Place): AppConfig {
+  const { app } = resolveValues(CONFIG_SETTINGS, values, place);
+  const settings = (lookup(values as Raw, 'app.skills.settings') ?? {}) as SkillsConfig['settings'];
+  const mcp = {
+    ...app.mcp,
+    catalogueBudgetTokens: app.mcp.catalogueBudgetTokens || app.skills.catalogueBudgetTokens,
+    catalogueMaxSkills: app.mcp.catalogueMaxSkills || app.skills.catalogueMaxSkills,
   };
+  return { app: { ...app, defaultModel, models, mcp, skills: { ...app.skills, settings } } };
 }
 
 /**
@@ -97,20 +104,8 @@ function issueContext(tree: Raw, fromEnv: Map<string, string>) {
  */
 function readModels(table: unknown, env: Record<string, string | undefined>, problems: string[]): Record<string, ModelConfig> {
   const models: Record<string, ModelConfig> = {};
-  const quickStart = env.SKILLHOST_MODEL;
-  if (quickStart !== undefined && quickStart.trim() !== '') {
-    models.default = {
-      name: 'default',
-      provider: 'openai-compatible',
-      model: quickStart.trim(),
-      baseUrl: env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1',
-      apiKeyEnv: 'OPENAI_API_KEY',
-      apiKey: env.OPENAI_API_KEY || undefined,
-      tools: true,
-      timeoutMs: 60000,
-      maxRetries: 1,
-    };
-  }
+  const quickStart = quickStartModel(env);
+  if (quickStart !== undefined) models.default = quickStart;
   if (table === undefined) return models;
   if (table === null || typeof table !== 'object' || Array.isArray(table)) {
     problems.push('app.models: expected tables like [app.models.NAME]');
@@ -119,48 +114,50 @@ function readModels(table: unknown, env: Record<string, string | undefined>, pro
   for (const [name, raw] of Object.entries(table as Raw)) {
     const where = `app.models.${name}`;
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) problems.push(`${where}: model names may use letters, digits, '.', '_' and '-' (1–64)`);
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      problems.push(`${where}: expected a table`);
-      continue;
-    }
-    const entry = raw as Raw;
-    for (const setting of MODEL_SETTINGS) {
-      if (setting.required && entry[setting.key] === undefined) problems.push(`${where}.${setting.key}: missing; expected ${setting.key === 'provider' ? MODEL_PROVIDERS.join(' or ') : 'a value'}`);
-    }
-    const parsed = MODEL_TABLE_SCHEMA.safeParse(entry);
-    if (!parsed.success) {
-      const lines = describeIssues(parsed.error.issues, {
-        prefix: `${where}.`,
-        where: (key) => `${where}.${key}`,
-        valueAt: (path) => entry[String(path[0])],
-        kindOf: (key) => MODEL_SETTINGS.find((s) => s.key === key)?.kind,
-        rankOf: (key) => MODEL_SETTINGS.findIndex((s) => s.key === key),
-        knownUnder: () => MODEL_SETTINGS.map((s) => s.key),
-      });
-      problems.push(...lines.sort((a, b) => a.rank - b.rank).map((p) => p.line));
-    }
-    // Invalid values have been reported; the model is still listed, so default_model is checked against every name.
-    const valid = parsed.success ? (parsed.data as Raw) : {};
-    const value = (key: string) => valid[key] ?? MODEL_SETTINGS.find((s) => s.key === key)!.default;
-    const provider = value('provider') as ModelProvider;
-    let baseUrl = typeof entry.base_url === 'string' ? entry.base_url : '';
-    if (baseUrl === '' && provider === 'anthropic') baseUrl = 'https://api.anthropic.com/v1';
-    if (baseUrl === '' && (provider === 'openai-compatible' || entry.provider === 'openai-compatible')) problems.push(`${where}.base_url: missing; an openai-compatible model needs its API's base URL`);
-    else if (baseUrl !== '' && !/^https?:\/\/[^\s]+$/.test(baseUrl)) problems.push(`${where}.base_url: ${JSON.stringify(baseUrl)} is not allowed; expected an http(s) URL`);
-    const apiKeyEnv = value('api_key_env') as string;
-    models[name] = {
-      name,
-      provider,
-      model: value('model') as string,
-      baseUrl,
-      apiKeyEnv,
-      apiKey: apiKeyEnv ? env[apiKeyEnv] || undefined : undefined,
-      tools: value('tools') as boolean,
-      timeoutMs: Number(value('timeout_ms')),
-      maxRetries: Number(value('max_retries')),
-    };
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) problems.push(`${where}: expected a table`);
+    // Invalid values are reported; the model is still listed, so default_model is checked against every name.
+    else models[name] = readModel(name, raw as Raw, env, problems);
   }
   return models;
+}
+
+function quickStartModel(env: Record<string, string | undefined>): ModelConfig | undefined {
+  const model = env.SKILLHOST_MODEL?.trim();
+  if (model === undefined || model === '') return undefined;
+  const baseUrl = env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1';
+  return { name: 'default', provider: 'openai-compatible', model, baseUrl, apiKeyEnv: 'OPENAI_API_KEY', apiKey: env.OPENAI_API_KEY || undefined, tools: true, timeoutMs: 60000, maxRetries: 1 };
+}
+
+function readModel(name: string, entry: Raw, env: Record<string, string | undefined>, problems: string[]): ModelConfig {
+  const where = `app.models.${name}`;
+  for (const { key, setting } of settingsOf(MODEL_SETTINGS)) {
+    if (setting.default === undefined && entry[key] === undefined) problems.push(`${where}.${key}: missing; expected ${key === 'provider' ? MODEL_PROVIDERS.join(' or ') : 'a value'}`);
+  }
+  const parsed = MODEL_TABLE_SCHEMA.safeParse(entry);
+  if (!parsed.success) problems.push(...modelProblems(parsed.error.issues, where, entry));
+  const valid = (parsed.success ? parsed.data : {}) as Raw;
+  const value = <T>(key: keyof typeof MODEL_SETTINGS) => (valid[key] ?? MODEL_SETTINGS[key].default) as T;
+  const provider = value<ModelProvider>('provider');
+  let baseUrl = typeof entry.base_url === 'string' ? entry.base_url : '';
+  if (baseUrl === '' && provider === 'anthropic') baseUrl = 'https://api.anthropic.com/v1';
+  if (baseUrl === '' && (provider === 'openai-compatible' || entry.provider === 'openai-compatible')) problems.push(`${where}.base_url: missing; an openai-compatible model needs its API's base URL`);
+  else if (baseUrl !== '' && !/^https?:\/\/[^\s]+$/.test(baseUrl)) problems.push(`${where}.base_url: ${JSON.stringify(baseUrl)} is not allowed; expected an http(s) URL`);
+  const apiKeyEnv = value<string>('api_key_env');
+  const apiKey = apiKeyEnv ? env[apiKeyEnv] || undefined : undefined;
+  return { name, provider, model: value('model'), baseUrl, apiKeyEnv, apiKey, tools: value('tools'), timeoutMs: value('timeout_ms'), maxRetries: value('max_retries') };
+}
+
+function modelProblems(issues: readonly z.core.$ZodIssue[], where: string, entry: Raw): string[] {
+  const keys = Object.keys(MODEL_SETTINGS);
+  const problems = describeIssues(issues, {
+    tree: MODEL_SETTINGS,
+    prefix: `${where}.`,
+    where: (key) => `${where}.${key}`,
+    valueAt: (key) => entry[key],
+    rankOf: (key) => keys.indexOf(key),
+    knownUnder: () => keys,
+  });
+  return problems.sort((a, b) => a.rank - b.rank).map((p) => p.line);
 }
 
 /**
@@ -176,117 +173,6 @@ export function configWith(overrides: Record<string, unknown>, projectRoot = pro
     node[parts[parts.length - 1]] = value;
   }
   return loadConfig({ env, toml, projectRoot, homeDir });
-}
-
-export function resolveSkillDirectory(configured: string, projectRoot: string, homeDir: string): SkillDirectory {
-  let path = configured;
-  if (path === '~') path = homeDir;
-  else if (path.startsWith('~/')) path = resolve(homeDir, path.slice(2));
-  else if (!isAbsolute(path)) path = resolve(projectRoot, path);
-  return { configured, path };
-}
-
-function buildConfig(
-  values: Map<string, unknown>,
-  models: Record<string, ModelConfig>,
-  defaultModel: string | undefined,
-  projectRoot: string,
-  homeDir: string,
-  settings: Record<string, Record<string, unknown>>,
-): AppConfig {
-  const get = <T>(key: string) => values.get(key) as T;
-  const folders = (key: string) => get<string[]>(key).map((d) => resolveSkillDirectory(d, projectRoot, homeDir));
-  const config: AppConfig = {
-    app: {
-      port: get<number>('app.port'),
-      host: get<string>('app.host'),
-      basePrompt: get<string>('app.base_prompt'),
-      defaultModel,
-      historyMessages: get<number>('app.history_messages'),
-      shutdownGraceMs: get<number>('app.shutdown_grace_ms'),
-      tools: {
-        enabled: get<boolean>('app.tools.enabled'),
-        style: get<ToolStyle>('app.tools.style'),
-        useSkillThreshold: get<number>('app.tools.use_skill_threshold'),
-        maxSteps: get<number>('app.tools.max_steps'),
-        maxAnswerBytes: get<number>('app.tools.max_answer_bytes'),
-      },
-      commands: { directories: folders('app.commands.directories') },
-      scripts: {
-        enabled: get<boolean>('app.scripts.enabled'),
-        requireAllowedTools: get<boolean>('app.scripts.require_allowed_tools'),
-        personalSkills: get<boolean>('app.scripts.personal_skills'),
-        timeoutMs: get<number>('app.scripts.timeout_ms'),
-        maxOutputBytes: get<number>('app.scripts.max_output_bytes'),
-        memoryMb: get<number>('app.scripts.memory_mb'),
-        maxProcesses: get<number>('app.scripts.max_processes'),
-        maxConcurrent: get<number>('app.scripts.max_concurrent'),
-        maxConcurrentPerUser: get<number>('app.scripts.max_concurrent_per_user'),
-        maxConcurrentPerTurn: get<number>('app.scripts.max_concurrent_per_turn'),
-      },
-      models,
-      auth: { mode: get<AuthMode>('app.auth.mode'), bootstrapAdminKey: get<string>('app.auth.bootstrap_admin_key') },
-      database: {
-        url: get<string>('app.database.url'),
-        poolSize: get<number>('app.database.pool_size'),
-        embeddedDir: resolve(projectRoot, get<string>('app.database.embedded_dir')),
-        embeddedPort: get<number>('app.database.embedded_port'),
-        statementTimeoutMs: get<number>('app.database.statement_timeout_ms'),
-      },
-      http: {
-        allowedHosts: get<string[]>('app.http.allowed_hosts'),
-        corsOrigins: get<string[]>('app.http.cors_origins'),
-        bodyTimeoutMs: get<number>('app.http.body_timeout_ms'),
-        uploadTimeoutMs: get<number>('app.http.upload_timeout_ms'),
-        bodyMinBytesPerSecond: get<number>('app.http.body_min_bytes_per_second'),
-      },
-      logging: { level: get<LogLevel>('app.logging.level'), format: get<LogFormat>('app.logging.format') },
-      metrics: { public: get<boolean>('app.metrics.public') },
-      mcp: {
-        enabled: get<boolean>('app.mcp.enabled'),
-        pageSize: get<number>('app.mcp.page_size'),
-        maxSessions: get<number>('app.mcp.max_sessions'),
-        maxSessionsPerUser: get<number>('app.mcp.max_sessions_per_user'),
-        sessionIdleSeconds: get<number>('app.mcp.session_idle_seconds'),
-        cacheTtlMs: get<number>('app.mcp.cache_ttl_ms'),
-        catalogueBudgetTokens: get<number>('app.mcp.catalogue_budget_tokens') || get<number>('app.skills.catalogue_budget_tokens'),
-        catalogueMaxSkills: get<number>('app.mcp.catalogue_max_skills') || get<number>('app.skills.catalogue_max_skills'),
-        instructionsMaxChars: get<number>('app.mcp.instructions_max_chars'),
-      },
-      limits: {
-        requestsPerMinute: get<number>('app.limits.requests_per_minute'),
-        turnsPerMinute: get<number>('app.limits.turns_per_minute'),
-        maxConcurrentTurns: get<number>('app.limits.max_concurrent_turns'),
-      },
-      skills: {
-        enabled: get<boolean>('app.skills.enabled'),
-        directories: folders('app.skills.directories'),
-        validation: get<ValidationMode>('app.skills.validation'),
-        catalogueFormat: get<CatalogueFormat>('app.skills.catalogue_format'),
-        includeLocation: get<boolean>('app.skills.include_location'),
-        maxSkills: get<number>('app.skills.max_skills'),
-        catalogueBudgetTokens: get<number>('app.skills.catalogue_budget_tokens'),
-        catalogueMaxSkills: get<number>('app.skills.catalogue_max_skills'),
-        searchTool: get<'auto' | 'always'>('app.skills.search_tool'),
-        maxSkillMdBytes: get<number>('app.skills.max_skill_md_bytes'),
-        maxResourceBytes: get<number>('app.skills.max_resource_bytes'),
-        maxDepth: get<number>('app.skills.max_depth'),
-        explicitPrefixes: get<string[]>('app.skills.explicit_prefixes'),
-        disabled: get<string[]>('app.skills.disabled'),
-        watch: get<boolean>('app.skills.watch'),
-        maxInstallBytes: get<number>('app.skills.max_install_bytes'),
-        maxPersonalSkills: get<number>('app.skills.max_personal_skills'),
-        storeDirectory: resolve(projectRoot, get<string>('app.skills.store_directory')),
-        storePrecedence: get<'first' | 'last'>('app.skills.store_precedence'),
-        syncIntervalMs: get<number>('app.skills.sync_interval_ms'),
-        codeDirectories: folders('app.skills.code_directories'),
-        codeTimeoutMs: get<number>('app.skills.code_timeout_ms'),
-        codeMemoryMb: get<number>('app.skills.code_memory_mb'),
-        settings,
-      },
-    },
-  };
-  return deepFreeze(config);
 }
 
 function readConfigFile(explicitFile: string | undefined, projectRoot: string, problems: string[]): Raw {
@@ -329,18 +215,18 @@ function lookup(root: Raw, dotted: string): unknown {
   return node;
 }
 
-/** An environment variable's text as the setting's kind, where it spells one; else the text (which then fails validation). */
-function coerceEnv(setting: Setting, text: string): unknown {
-  switch (setting.kind.type) {
-    case 'integer':
+/** An environment variable's text as its setting's kind, where it spells one; else the text (which then fails validation). */
+function fromText(shape: Setting['shape'], text: string): unknown {
+  switch (shape) {
+    case 'number':
       return /^-?\d+$/.test(text.trim()) ? Number(text.trim()) : text;
     case 'boolean': {
       const lowered = text.trim().toLowerCase();
       return ['true', '1', 'yes', 'on'].includes(lowered) ? true : ['false', '0', 'no', 'off'].includes(lowered) ? false : text;
     }
-    case 'string-list':
+    case 'list':
       return parseEnvList(text);
-    default:
+    case 'string':
       return text;
   }
 }
@@ -358,7 +244,8 @@ function parseEnvList(text: string): unknown {
   return trimmed.split(',').map((part) => part.trim()).filter((part) => part.length > 0);
 }
 
-function deepFreeze<T>(value: T): T {
+/** The value with every object in it frozen: a configuration nobody can change once it is read. */
+export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
     for (const inner of Object.values(value)) deepFreeze(inner);
     Object.freeze(value);

@@ -4,6 +4,8 @@ export * from './chat/prompt-assembler.js';
 export * from './commands/command-file.js';
 export * from './commands/command.types.js';
 export * from './errors/app-error.js';
+export * from './options/setting.js';
+export * from './options/skills-options.schema.js';
 export * from './resources/file-head.js';
 export * from './resources/resource-path.js';
 export * from './resources/skill-file-headers.js';

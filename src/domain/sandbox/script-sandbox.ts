@@ -65,6 +65,7 @@ import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { unstorableCharacter } from '../shared/storable-text.js';
+import { inheritedEnvironment } from '../../config/inherited-environment.js';
 import { CappedOutput } from '@skillhost/sandbox';
 import { formatCommandLine, invocationForms, type ScriptInvocation } from '@skillhost/sandbox';
 import { chooseInterpreter, findSandboxProgram, interpreterDirsText, isExecutableFile } from '@skillhost/sandbox';
@@ -459,7 +460,7 @@ function readOutput(child: ChildProcess, output: CappedOutput, setupMessage: Cap
  */
 function locateBwrap(name: string): string {
   if (name.includes('/')) return name;
-  const found = (process.env.PATH ?? '')
+  const found = (inheritedEnvironment().PATH ?? '')
     .split(':')
     .filter((dir) => dir.startsWith('/'))
     .map((dir) => `${dir}/${name}`)

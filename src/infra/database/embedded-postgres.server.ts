@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join, parse } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { inheritedEnvironment } from '../../config/inherited-environment.js';
 import { EmbeddedFolderInUseError, EmbeddedPostgresOwner, isAlive, programOf, unrecordedOwnerOf } from './embedded-postgres.owner.js';
 
 export interface EmbeddedPostgresOptions {
@@ -429,8 +430,7 @@ async function initialise(initdb: string, dataDir: string, passwordFile: string,
  * the database's processes, run as another user under root, have no business seeing.
  */
 function postgresEnvironment(): NodeJS.ProcessEnv {
-  const { PATH, TZ } = process.env;
-  return { ...(PATH === undefined ? {} : { PATH }), ...(TZ === undefined ? {} : { TZ }), LC_ALL: 'C' };
+  return { ...inheritedEnvironment(), LC_ALL: 'C' };
 }
 
 function runToEnd(program: string, args: string[], ids: UserIds | undefined): Promise<{ code: number | null; stderr: string }> {
