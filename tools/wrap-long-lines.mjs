@@ -7,9 +7,10 @@
  * what is still too long: comments with no space to break at, comments after code, and string,
  * template and regex literals (the formatter does not split those either).
  *
- *   node tools/wrap-long-lines.mjs           (lists what is too long, changes nothing; exit 1 if any)
- *   node tools/wrap-long-lines.mjs --write   (re-wraps the comments, then lists what is left)
- *   node tools/wrap-long-lines.mjs --write --quiet src/a.ts …   (only those files; counts only)
+ *   node tools/wrap-long-lines.mjs            (changes nothing; exit 1 if a comment needs re-wrapping)
+ *   node tools/wrap-long-lines.mjs --strict   (exit 1 if any line at all is over 120)
+ *   node tools/wrap-long-lines.mjs --write    (re-wraps the comments, then lists what is left)
+ *   node tools/wrap-long-lines.mjs --write --quiet src/a.ts …   (only those files; counts, not lines)
  *
  * Comments are found with the TypeScript parser, so text in strings and templates that looks like a
  * comment is never touched.
@@ -32,6 +33,7 @@ const DIRECTIVES = [
 const args = process.argv.slice(2);
 const write = args.includes('--write');
 const quiet = args.includes('--quiet');
+const strict = args.includes('--strict');
 const given = args.filter((arg) => !arg.startsWith('--'));
 const files = given.length > 0 ? given : trackedSources();
 
@@ -65,7 +67,8 @@ for (const [kind, lines] of Object.entries(left)) {
   console.log(`  ${kind}: ${lines.length}`);
   if (!quiet) for (const line of lines) console.log(`    ${line}`);
 }
-process.exitCode = !write && (rewrapped > 0 || total > 0) ? 1 : 0;
+const commentsLeft = left['comment without a space to break at'].length + left['comment after code'].length;
+process.exitCode = (!write && rewrapped > 0) || commentsLeft > 0 || (strict && total > 0) ? 1 : 0;
 
 function trackedSources() {
   const listed = execFileSync('git', ['ls-files', '--', ...FOLDERS], { encoding: 'utf8' }).split('\n');
