@@ -115,6 +115,7 @@ function snapshotOverheadPerSkill(root: string, size: number): { heapPerSkill: n
       if (!seen.has(value)) {
         seen.add(value);
         // V8 stores Latin-1 strings one byte per character, others two; plus a 16-byte header.
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the Latin-1 range starts at U+0000
         stringBytes += 16 + (/^[\x00-\xff]*$/.test(value) ? value.length : value.length * 2);
       }
     } else if (value !== null && typeof value === 'object') {

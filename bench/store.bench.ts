@@ -191,7 +191,7 @@ async function main(): Promise<void> {
   writeFileSync(configB, config(db.url, skillsDir, join(work, 'store-b')));
   try {
     const server = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configA, DATABASE_URL: db.url });
-    let install;
+    let install: Awaited<ReturnType<typeof installs>>;
     try {
       install = await installs(`http://127.0.0.1:${server.port}`);
     } finally {

@@ -9,6 +9,10 @@ import { SKILLS_OPTIONS } from '@skillhost/core';
  * (`app.skills.max_depth` → `SKILLHOST_SKILLS_MAX_DEPTH`) unless it names another. The loader's
  * schema, the AppConfig type, the problem lines and the README's reference are derived from it.
  */
+/** A configuration setting of any value type (see AnySetting). */
+// biome-ignore lint/suspicious/noExplicitAny: the one place the tree erases its settings' types
+export type AnyConfigSetting = ConfigSetting<any, any>;
+
 export type ConfigSetting<T = unknown, R = T> = Setting<T, R> & {
   /** The environment variable, where it is not the one the path gives. */
   env?: string;
@@ -17,7 +21,7 @@ export type ConfigSetting<T = unknown, R = T> = Setting<T, R> & {
 };
 
 interface ConfigTree {
-  readonly [key: string]: ConfigSetting<any, any> | ConfigTree;
+  readonly [key: string]: AnyConfigSetting | ConfigTree;
 }
 
 export const AUTH_MODES = ['auto', 'api_key', 'none'] as const;
@@ -183,7 +187,7 @@ export interface KeyedSetting {
   key: string;
   env: string;
   fallbackEnv?: string;
-  setting: ConfigSetting<any, any>;
+  setting: AnyConfigSetting;
 }
 
 /** Every key, in the tree's order (the order of the reference table and of the problem lines). */

@@ -49,6 +49,6 @@ function mark(status) {
 }
 
 function strip(text) {
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
   return text.replace(/\u001b\[[0-9;]*m/g, '');
 }

@@ -200,7 +200,8 @@ describe('Chat REST API', () => {
   it('a streaming client that disconnects mid-turn breaks nothing: the turn completes and is stored', async () => {
     const id = await newChat(ctx);
     ctx.model.answerWith((req) => (req.body.messages[req.body.messages.length - 1].role === 'tool' ? { text: 'finished' } : { toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] }));
-    const { port } = (await ctx.app.listen(0, '127.0.0.1'), ctx.app.getHttpServer().address() as { port: number });
+    await ctx.app.listen(0, '127.0.0.1');
+    const { port } = ctx.app.getHttpServer().address() as { port: number };
     const controller = new AbortController();
     const response = await fetch(`http://127.0.0.1:${port}/v1/chats/${id}/messages`, {
       method: 'POST',

@@ -4,6 +4,7 @@ import { CHAT_TITLE_MAX_CHARACTERS } from '../../src/domain/chats/chat-title.js'
 import { gql } from '../graphql/documents.js';
 import { failure, type GraphqlTestContext, startGraphqlApp } from '../graphql/graphql-test-app.js';
 import { useChatSkillsTree } from '../support/files/skill-tree.js';
+import type { WireJson } from '../support/wire-json.js';
 
 const chatSkills = useChatSkillsTree();
 const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
@@ -15,7 +16,7 @@ const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granular
 describe('chat titles from the first message', () => {
   let ctx: GraphqlTestContext;
   const http = () => request(ctx.app.getHttpServer());
-  const graphql = <T = any>(document: string, variables?: Record<string, unknown>) => ctx.client().request<T>(gql(document), variables);
+  const graphql = <T = WireJson>(document: string, variables?: Record<string, unknown>) => ctx.client().request<T>(gql(document), variables);
   const newChat = async (body: Record<string, unknown> = {}) => (await http().post('/v1/chats').send(body).expect(201)).body.id as string;
   const titleOf = async (id: string) => (await http().get(`/v1/chats/${id}`).expect(200)).body.title as string | null;
   const say = (id: string, content: string) => http().post(`/v1/chats/${id}/messages`).send({ content });

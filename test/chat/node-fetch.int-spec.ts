@@ -70,7 +70,7 @@ describe('nodeFetch', () => {
   });
 
   it('hands an event stream over as it arrives, before the server has finished', async () => {
-    let finish = () => undefined as void;
+    let finish: () => void = () => undefined;
     handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: one\n\n');

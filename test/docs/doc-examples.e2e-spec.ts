@@ -115,7 +115,10 @@ describe('the examples in README.md and docs/', () => {
           server = undefined;
           const steps = splitShellSteps(block.text);
           if (steps.length !== 1) failures.push({ block, line: block.line, message: 'a server block holds exactly one command' });
-          else server = await DocServer.start(steps[0].command, REPO, env, model.url).catch((error: Error) => (failures.push({ block, line: block.line, message: error.message }), undefined));
+          else server = await DocServer.start(steps[0].command, REPO, env, model.url).catch((error: Error) => {
+            failures.push({ block, line: block.line, message: error.message });
+            return undefined;
+          });
         } else if (runner === 'shell') failures.push(...(await runShellBlock(block, session, server, model.url)));
         else if (runner === 'graphql') {
           const problem = await runGraphqlBlock(block, server);

@@ -21,14 +21,14 @@ export function answerAsTheDocsShow(request: RecordedRequest): ScriptStep {
   return { text: reportOf(results.slice(1).map((result) => textOf(result.content))) };
 }
 
-function reportOf([reference, fixture, escape, script]: string[]): string {
+function reportOf([reference, fixture, escaping, script]: string[]): string {
   const marker = /MARKER: ([\w-]+)/.exec(reference)?.[1];
   const asset = /marker\\?":\s*\\?"([\w-]+)/.exec(fixture)?.[1];
   const steps = [
     'STEP 1: PASS — instructions received',
     marker ? `STEP 2: PASS — ${marker}` : 'STEP 2: FAIL — no marker',
     asset ? `STEP 3: PASS — ${asset}` : 'STEP 3: FAIL — no marker',
-    escape.includes('leaves the skill folder') ? 'STEP 4: PASS — the path was refused' : 'STEP 4: FAIL — the path was read',
+    escaping.includes('leaves the skill folder') ? 'STEP 4: PASS — the path was refused' : 'STEP 4: FAIL — the path was read',
     script.includes('SCRIPT-MARKER') ? 'STEP 5: PASS — the script holds SCRIPT-MARKER' : 'STEP 5: FAIL — no SCRIPT-MARKER',
   ];
   return [...steps, `RESULT: ${steps.filter((step) => step.includes('PASS')).length}/5 passed`].join('\n');

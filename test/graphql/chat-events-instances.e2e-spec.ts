@@ -9,6 +9,7 @@ import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { parseSse } from '../support/sse.js';
 import { untilTurnEnds } from './graphql-test-app.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /**
  * Two server processes on one database: a `chatEvents` subscriber on one hears the turns the
@@ -18,7 +19,7 @@ import { untilTurnEnds } from './graphql-test-app.js';
 
 interface ChatEventItem {
   event: string;
-  data: any;
+  data: WireJson;
 }
 
 const CHAT_EVENTS = 'subscription($chatId: ID!) { chatEvents(chatId: $chatId) { event data } }';
@@ -29,7 +30,7 @@ const TOOL_TURN = [{ toolCalls: [{ name: 'skills_activate', arguments: { name: '
 
 interface Heard {
   channel: string;
-  payload: Record<string, any>;
+  payload: Record<string, WireJson>;
 }
 
 describe('chatEvents across instances (two server processes, one database)', () => {

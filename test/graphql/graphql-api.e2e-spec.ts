@@ -6,10 +6,11 @@ import { ChatRepository } from '../../src/infra/database/chat.repository.js';
 import { useChatSkillsTree, writeSkill } from '../support/files/skill-tree.js';
 import { gql } from './documents.js';
 import { failure, startGraphqlApp, type GraphqlTestContext } from './graphql-test-app.js';
+import type { WireJson } from '../support/wire-json.js';
 
 interface RestAnswer {
   status: number;
-  body: any;
+  body: WireJson;
   text: string;
 }
 
@@ -44,7 +45,7 @@ function shapeOf(value: unknown): unknown {
 
 describe('GraphQL API (auth off: every call is the admin local)', () => {
   let ctx: GraphqlTestContext;
-  const request = <T = any>(document: string, variables?: Record<string, unknown>) => ctx.client().request<T>(gql(document), variables);
+  const request = <T = WireJson>(document: string, variables?: Record<string, unknown>) => ctx.client().request<T>(gql(document), variables);
   const newChat = async (title = 't') => (await request<{ createChat: { id: string } }>('mutation($title: String) { createChat(title: $title) { id } }', { title })).createChat.id;
 
   beforeAll(async () => {

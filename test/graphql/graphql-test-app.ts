@@ -5,6 +5,7 @@ import { type Client, createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { ChatEventsService } from '../../src/domain/chats/chat-events.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /** The real app (scripted model, fresh database) listening on 127.0.0.1 at a random port, for real GraphQL clients. */
 export interface GraphqlTestContext extends ChatTestContext {
@@ -54,7 +55,7 @@ export async function failure(request: Promise<unknown>): Promise<{ status: numb
 
 export interface ChatEventItem {
   event: string;
-  data: any;
+  data: WireJson;
 }
 
 export const CHAT_EVENTS = 'subscription($chatId: ID!) { chatEvents(chatId: $chatId) { event data } }';

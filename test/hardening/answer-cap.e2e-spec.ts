@@ -4,6 +4,7 @@ import { query } from '../support/database.js';
 import { parseSse } from '../support/sse.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { type Answer, listen, type RawRequest } from './http-client.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /**
  * One cap on the model's answer, `app.tools.max_answer_bytes` (UTF-8 bytes), for the JSON and the
@@ -42,7 +43,7 @@ describe('the answer cap', () => {
 
   /** The streamed text deltas, and the answer the `done` event carries. */
   const streamed = (answer: Answer) => {
-    const events = parseSse(answer.text) as { event: string; data: any }[];
+    const events = parseSse(answer.text) as { event: string; data: WireJson }[];
     expect(events.at(-1)?.event).toBe('done');
     return { text: events.filter((e) => e.event === 'text-delta').map((e) => e.data.text).join(''), done: events.at(-1)!.data.assistantMessage.content as string };
   };

@@ -5,6 +5,7 @@ import request from 'supertest';
 import WebSocket from 'ws';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { RecordingLogger, storedState } from './http-client.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /** Sends raw bytes on a new connection and returns all the server writes back until it closes. */
 async function rawExchange(port: number, bytes: string | Buffer, options: { endAfterMs?: number } = {}): Promise<string> {
@@ -23,7 +24,7 @@ async function rawExchange(port: number, bytes: string | Buffer, options: { endA
 }
 
 /** The status line and JSON body of a raw HTTP answer. */
-function parseRaw(answer: string): { status: number; body: any } {
+function parseRaw(answer: string): { status: number; body: WireJson } {
   const [head, body] = answer.split('\r\n\r\n');
   return { status: Number(head.split(' ')[1]), body: JSON.parse(body) };
 }

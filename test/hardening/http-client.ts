@@ -2,12 +2,13 @@ import type { AddressInfo } from 'node:net';
 import type { LoggerService } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { query } from '../support/database.js';
+import type { WireJson } from '../support/wire-json.js';
 
 export interface Answer {
   status: number;
   headers: Headers;
   /** JSON-decoded when the answer is JSON, else the text. */
-  body: any;
+  body: WireJson;
   text: string;
 }
 

@@ -9,6 +9,7 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { zipOf } from '../support/skill-archives.js';
 import { storedState } from './http-client.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /**
  * The HTTP edge a hostile client probes through the real door, on raw sockets where a client
@@ -24,7 +25,7 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
 interface RawAnswer {
   status: number;
   headers: Record<string, string>;
-  body: any;
+  body: WireJson;
 }
 
 /** One raw connection: bytes sent as given (all at once, or a byte at a time), and what comes back. */

@@ -5,6 +5,7 @@ import type { ScriptStep } from '../support/scripted-model-server.js';
 import { parseSse } from '../support/sse.js';
 import { usePdfSkillsFolder } from '../support/files/skill-tree.js';
 import { type Answer, listen, RecordingLogger, type RawRequest } from './http-client.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /**
  * Strings PostgreSQL cannot store, produced by the model after it has been paid for: NUL and
@@ -40,7 +41,7 @@ describe('model output that PostgreSQL cannot store as it is', () => {
   const stored = () => query<StoredMessage>(ctx.db.url, 'SELECT role, content, tool_cards FROM chat_messages WHERE chat_id = $1 ORDER BY seq', [chat]);
 
   /** The turn as JSON and, in a second chat, as SSE: both succeed; returns the stored assistant messages of both. */
-  async function bothWays(steps: () => ScriptStep[]): Promise<{ json: Answer; events: { event: string; data: any }[]; assistant: StoredMessage[] }> {
+  async function bothWays(steps: () => ScriptStep[]): Promise<{ json: Answer; events: { event: string; data: WireJson }[]; assistant: StoredMessage[] }> {
     ctx.model.play(...steps());
     const json = await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'go' } });
     expect(json.status).toBe(201);
@@ -49,7 +50,7 @@ describe('model output that PostgreSQL cannot store as it is', () => {
     ctx.model.play(...steps());
     const sse = await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'go' }, headers: { accept: 'text/event-stream' } });
     expect(sse.status).toBe(200);
-    const events = parseSse(sse.text) as { event: string; data: any }[];
+    const events = parseSse(sse.text) as { event: string; data: WireJson }[];
     expect(events.at(-1)?.event).toBe('done');
     const sseRows = await stored();
     expect(logger.errors).toEqual([]);

@@ -318,7 +318,7 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
       const output = run.toolCard.output as string;
       expect(output).toMatch(/END\n$/);
       for (const host of [process.env.PATH ?? '', tree().root, '/root', process.cwd(), SECRET]) expect(output).not.toContain(host);
-      expect(output).toMatch(/^1: bwrap --args 3 -- \/usr\/bin\/prlimit .* \.\/scripts\/procs\.sh  \/ $/m);
+      expect(output).toMatch(/^1: bwrap --args 3 -- \/usr\/bin\/prlimit .* \.\/scripts\/procs\.sh {2}\/ $/m);
       expect(output).toContain('\nPATH=/usr/local/bin:/usr/bin:/bin uid=65534\n');
       const pids = [...output.matchAll(/^(\d+): /gm)].map(([, pid]) => Number(pid));
       expect(pids.filter((pid) => pid > 20)).toEqual([]);

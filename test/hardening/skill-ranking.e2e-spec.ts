@@ -147,7 +147,7 @@ describe('search, catalogue and context routes against a hostile client', () => 
       ['fullwidth letters', 'ＰＤＦ ｔａｂｌｅｓ', undefined],
       ['decomposed accents', 'pdf te\u0301bles', undefined],
       ['only punctuation', '!!!???...,,,;;;---', []],
-      ['2,000 characters of one word', 'pdf'.repeat(666) + 'pd', []],
+      ['2,000 characters of one word', `${'pdf'.repeat(666)}pd`, []],
       ['2,000 characters of stop words', 'the and of '.repeat(181).slice(0, 2000), []],
       ['2,000 characters of one short real word', 'pdf '.repeat(500), undefined],
       ['three hundred distinct unknown words', Array.from({ length: 300 }, (_, i) => `w${i}x`).join(' ').slice(0, 2000), []],

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { readdirSync } from 'node:fs';
+import { type Dirent, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { query } from '../support/database.js';
 import type { UploadBody } from '../support/skill-archives.js';
@@ -61,7 +61,7 @@ export function abortedUpload(port: number, path: string, headers: Record<string
 export function filesUnder(folder: string): string[] {
   const found: string[] = [];
   const walk = (current: string): void => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(current, { withFileTypes: true });
     } catch {

@@ -8,6 +8,7 @@ import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import type { ScriptStep } from '../support/scripted-model-server.js';
 import { tempTree, writeSkill } from '../support/files/skill-tree.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /**
  * A hostile pass over the web chat page (web/, served by src/ops/web-page.ts): markup in every
@@ -89,9 +90,12 @@ const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefgh\n`.repeat(10_000) + BIG_MARK
     if (path.includes('chat=')) await opened.page.locator('#activated li').first().waitFor({ state: 'attached' });
     return opened;
   }
-  const say = async (page: Page, text: string) => (await composer(page).fill(text), await composer(page).press('Enter'));
+  const say = async (page: Page, text: string) => {
+    await composer(page).fill(text);
+    await composer(page).press('Enter');
+  };
 
-  async function call(method: string, path: string, key = alice.key, body?: unknown): Promise<{ status: number; body: any }> {
+  async function call(method: string, path: string, key = alice.key, body?: unknown): Promise<{ status: number; body: WireJson }> {
     const response = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await response.text();
     return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
@@ -165,7 +169,9 @@ const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefgh\n`.repeat(10_000) + BIG_MARK
     await expect(page.locator('#skill-detail pre').textContent()).resolves.toContain('<script>window.__pwned=5</script>');
 
     const check = async () => {
-      await page.locator('#messages details').evaluateAll((all) => all.forEach((details) => details.setAttribute('open', '')));
+      await page.locator('#messages details').evaluateAll((all) => {
+        for (const details of all) details.setAttribute('open', '');
+      });
       await expect(page.locator('#messages .message-user .content').last().textContent()).resolves.toBe(`/xss-skill ${PAYLOAD}`);
       const outputs = (await page.locator('#messages pre.output').allTextContents()).join('\n');
       expect(outputs).toContain('<script>window.__pwned=5</script>'); // the activated SKILL.md

@@ -7,6 +7,7 @@ import { MAX_LISTED_PROBLEMS } from '../../src/domain/shared/problem-list.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { BOTH, rpcBody } from '../support/mcp-http.js';
 import { usePdfSkillsFolder } from '../support/files/skill-tree.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /**
  * The worst request a client can send, on every route that takes a body or a query (found in the
@@ -66,9 +67,9 @@ interface Operation {
 }
 
 /** Every operation of the OpenAPI document, with its JSON body's first field and its query parameters. */
-function operationsOf(document: any): Operation[] {
-  const schemaOf = (schema: any) => (schema?.$ref ? document.components.schemas[schema.$ref.split('/').pop()] : schema);
-  return Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, operations]) =>
+function operationsOf(document: WireJson): Operation[] {
+  const schemaOf = (schema: WireJson) => (schema?.$ref ? document.components.schemas[schema.$ref.split('/').pop()] : schema);
+  return Object.entries(document.paths as Record<string, Record<string, WireJson>>).flatMap(([path, operations]) =>
     Object.entries(operations).map(([method, operation]) => {
       const json = schemaOf(operation.requestBody?.content?.['application/json']?.schema);
       return {
@@ -76,7 +77,7 @@ function operationsOf(document: any): Operation[] {
         path,
         // A free-form body (a tool's arguments) documents no fields: `name` is every tool's first.
         jsonField: json === undefined ? undefined : (Object.keys(json.properties ?? {})[0] ?? 'name'),
-        queryParameters: (operation.parameters ?? []).filter((parameter: any) => parameter.in === 'query').map((parameter: any) => parameter.name),
+        queryParameters: (operation.parameters ?? []).filter((parameter: WireJson) => parameter.in === 'query').map((parameter: WireJson) => parameter.name),
       };
     }),
   );
@@ -85,7 +86,7 @@ function operationsOf(document: any): Operation[] {
 interface Answer {
   status: number;
   bytes: number;
-  body: any;
+  body: WireJson;
   /** GET /health answers received while the request was outstanding (each checked to be 200 `ok`). */
   probes: number;
 }

@@ -174,7 +174,11 @@ describe('logs: [app.logging] level and format', () => {
     const capture = new LogCapture();
     const other = await createTestDatabase();
     const started = await createApp(configFor(other.url, overrides), { logDestination: capture });
-    return { app: started, capture, close: async () => (await started.close(), await other.drop()) };
+    const close = async () => {
+      await started.close();
+      await other.drop();
+    };
+    return { app: started, capture, close };
   };
 
   it('level = "warn" leaves the request lines out', async () => {

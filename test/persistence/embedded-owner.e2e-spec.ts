@@ -258,13 +258,13 @@ describe('one Skillhost per embedded data folder', () => {
         return { child, lines, exit, answered };
       });
       await Promise.all(racers.map((r) => r.answered(1)));
-      racers.forEach((r) => r.child.stdin.write('go\n'));
+      for (const r of racers) r.child.stdin.write('go\n');
       await Promise.all(racers.map((r) => r.answered(2)));
       const results = racers.map((r) => JSON.parse(r.lines[1]) as { won?: number; refused?: number });
       const winners = results.filter((r) => r.won !== undefined);
       expect(winners).toHaveLength(1);
       expect(results.filter((r) => r.refused !== undefined)).toEqual(Array(5).fill({ refused: winners[0].won }));
-      racers.forEach((r) => r.child.stdin.end());
+      for (const r of racers) r.child.stdin.end();
       await Promise.all(racers.map((r) => r.exit));
       expect(readdirSync(join(dataDir, '..'))).toEqual([]);
     }

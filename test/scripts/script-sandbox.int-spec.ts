@@ -148,7 +148,7 @@ describeWithSandbox('runSandboxed (bubblewrap)', () => {
       'write.sh',
       ['for f in /x /usr/x /etc/x /dev/shm/x /skill/x ./scripts/x /proc/x; do if { echo w > "$f"; } 2>/dev/null; then echo "WROTE $f"; else echo "refused $f"; fi; done', 'echo hello > /tmp/t && cat /tmp/t', 'echo home > "$HOME/h" && cat "$HOME/h"'].join('\n'),
     );
-    expect(sut.output).toBe(['/x', '/usr/x', '/etc/x', '/dev/shm/x', '/skill/x', './scripts/x', '/proc/x'].map((f) => `refused ${f}\n`).join('') + 'hello\nhome\n');
+    expect(sut.output).toBe(`${['/x', '/usr/x', '/etc/x', '/dev/shm/x', '/skill/x', './scripts/x', '/proc/x'].map((f) => `refused ${f}\n`).join('')}hello\nhome\n`);
     expect(readdirSync(skillDir).sort()).toEqual(['SKILL.md', 'data.txt', 'scripts']);
     const again = await run('tmp.sh', 'ls -A /tmp | wc -l\n');
     expect(again.output).toBe('0\n');

@@ -9,7 +9,7 @@ import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
 describe('bundled skills', () => {
   const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': ['./skills'], 'app.skills.validation': 'strict' }, resolve('.'));
   const registry = new SkillRegistryService(skillsSettingsOf(config));
-  registry.onModuleInit();
+  void registry.onModuleInit(); // no store: the first scan is done before it returns
   const sut = new SkillResourcesService(registry, skillsSettingsOf(config));
 
   it('are all valid in strict mode', () => {

@@ -117,7 +117,7 @@ describe('code skills', () => {
         ...overrides,
       });
       const registry = new SkillRegistryService(skillsSettingsOf(config));
-      registry.onModuleInit();
+      void registry.onModuleInit(); // no store: the first scan is done before it returns
       return { registry, resources: new SkillResourcesService(registry, skillsSettingsOf(config)), sut: new CodeSkillService(config) };
     }
 
@@ -161,7 +161,7 @@ describe('code skills', () => {
   describe('tools_required', () => {
     function build(overrides: Record<string, unknown> = {}) {
       const registry = new SkillRegistryService(skillsSettingsOf(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], ...overrides })));
-      registry.onModuleInit();
+      void registry.onModuleInit(); // no store: the first scan is done before it returns
       return registry;
     }
 

@@ -34,7 +34,7 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
   function build(overrides: Record<string, unknown> = {}, init = true) {
     const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], 'app.skills.settings.greeter': { greeting: 'Hej' }, ...overrides });
     registry = new SkillRegistryService(skillsSettingsOf(config));
-    if (init) registry.onModuleInit();
+    if (init) void registry.onModuleInit(); // no store: the first scan is done before it returns
     resources = new SkillResourcesService(registry, skillsSettingsOf(config));
     code = new CodeSkillService(config);
   }
@@ -141,7 +141,7 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
   it('keeps programmatic skills across a reload, and includes those registered before the first scan', async () => {
     build({}, false);
     registry.register(RELEASE_NOTES);
-    registry.onModuleInit();
+    await registry.onModuleInit();
     expect([...registry.snapshot.skills.keys()]).toEqual(['pdf', 'release-notes']);
     writeSkill(tree, 'skills', 'added');
     expect([...(await registry.reload()).skills.keys()]).toEqual(['added', 'pdf', 'release-notes']);

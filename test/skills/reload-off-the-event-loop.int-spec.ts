@@ -41,7 +41,7 @@ describe('reloading without stalling the event loop', () => {
 
   it('runs a reload asked for during a reload once more after it, and joins any further asks to that one', async () => {
     const sut = new SkillRegistryService(skillsSettingsOf(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], 'app.skills.max_skills': 10_000 })));
-    sut.onModuleInit();
+    await sut.onModuleInit();
     const first = sut.reload();
     writeSkill(tree, 'skills', 'zz-added-meanwhile');
     const second = sut.reload();

@@ -60,7 +60,7 @@ describe(discoverSkills.name, () => {
   });
 
   it('reports every invalid skill with its folder and all its errors', () => {
-    writeSkill(tree, 'a', 'Bad_Name', { extra: 'compatibility: ' + 'c'.repeat(501) });
+    writeSkill(tree, 'a', 'Bad_Name', { extra: `compatibility: ${'c'.repeat(501)}` });
     tree.write('a/no-frontmatter/SKILL.md', '# Just markdown\n');
     tree.write('a/unclosed/SKILL.md', '---\nname: unclosed\ndescription: x\n');
     tree.write('a/bad-yaml/SKILL.md', '---\nname: bad-yaml\ndescription: [oops\n---\n');

@@ -25,7 +25,7 @@ describe(SkillResourcesService.name, () => {
   function build(overrides: Record<string, unknown> = {}) {
     const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], ...overrides });
     const registry = new SkillRegistryService(skillsSettingsOf(config));
-    registry.onModuleInit();
+    void registry.onModuleInit(); // no store: the first scan is done before it returns
     sut = new SkillResourcesService(registry, skillsSettingsOf(config));
   }
 

@@ -5,6 +5,7 @@ import { query } from '../support/database.js';
 import { buildServer, type Instances, startInstances } from '../support/instances.js';
 import { multipartOf, type UploadBody, zipOf } from '../support/skill-archives.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /**
  * Two server processes on one database, started together on a fresh one: a store change or a
@@ -20,15 +21,15 @@ describe('several instances on one database stay in step', () => {
   const url = (instance: number, path: string) => `${cluster.baseUrls[instance]}${path}`;
   const get = async (instance: number, path: string) => {
     const response = await fetch(url(instance, path));
-    return { status: response.status, body: (await response.json()) as any };
+    return { status: response.status, body: (await response.json()) as WireJson };
   };
   const send = async (instance: number, method: string, path: string, body?: unknown) => {
     const response = await fetch(url(instance, path), { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: response.status, body: response.status === 204 ? null : ((await response.json()) as any) };
+    return { status: response.status, body: response.status === 204 ? null : ((await response.json()) as WireJson) };
   };
   const upload = async (instance: number, archive: UploadBody) => {
     const response = await fetch(url(instance, '/v1/admin/skills'), { method: 'POST', headers: { 'content-type': archive.contentType }, body: archive.body });
-    return { status: response.status, body: (await response.json()) as any };
+    return { status: response.status, body: (await response.json()) as WireJson };
   };
   const names = async (instance: number) => (await get(instance, '/v1/skills')).body.skills.map((s: { name: string }) => s.name) as string[];
   /** Polls until `check` holds (or 15 s pass, and the last value is what the assertion sees). */

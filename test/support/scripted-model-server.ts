@@ -156,7 +156,7 @@ export class ScriptedModelServer {
       if (pieceDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, pieceDelayMs).unref());
       if (res.destroyed) return;
     }
-    toolCalls.forEach((call, index) => send({ tool_calls: [{ index, ...call }] }));
+    for (const [index, call] of toolCalls.entries()) send({ tool_calls: [{ index, ...call }] });
     send({}, finishReason);
     res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
     res.end('data: [DONE]\n\n');

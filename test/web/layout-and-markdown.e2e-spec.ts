@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tempTree, writeSkill } from '../support/files/skill-tree.js';
+import type { WireJson } from '../support/wire-json.js';
 
 /**
  * The web page as a newcomer meets it, in Debian's Chromium: a server with 50 skills, at a laptop's
@@ -102,7 +103,7 @@ async function serveAndLaunch(ctx: ChatTestContext): Promise<{ base: string; bro
     tree.cleanup();
   });
 
-  async function call(method: string, path: string, body?: unknown): Promise<any> {
+  async function call(method: string, path: string, body?: unknown): Promise<WireJson> {
     const response = await fetch(base + path, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);

@@ -71,7 +71,8 @@ export function renderMarkdown(text: string): DocumentFragment {
  */
 function headingLevels(tokens: ReturnType<typeof markdown.lexer>): Map<number, number> {
   const depths = new Set<number>();
-  markdown.walkTokens(tokens, (token) => {
+  // Without async extensions, walkTokens calls back synchronously: nothing here is awaited.
+  void markdown.walkTokens(tokens, (token) => {
     if (token.type === 'heading') depths.add((token as Tokens.Heading).depth);
   });
   return new Map([...depths].sort((a, b) => a - b).map((depth, index) => [depth, Math.min(6, FIRST_HEADING + index)]));

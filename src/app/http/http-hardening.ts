@@ -119,7 +119,7 @@ export function unsupportedBody(
   if (!carriesBody(request) || request.is404) return undefined;
   const contentType = request.headers['content-type'];
   const media = contentType === undefined ? undefined : parseMediaType(contentType);
-  if (media !== undefined && media.charsetOk && accepts(media.type)) return undefined;
+  if (media?.charsetOk && accepts(media.type)) return undefined;
   const what = contentType === undefined ? 'A body without a content type' : `A body of type '${contentType.slice(0, 100)}'`;
   return new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `${what} is not accepted: send JSON with \`Content-Type: application/json\` (UTF-8).`, {
     contentType: contentType?.slice(0, 100) ?? null,

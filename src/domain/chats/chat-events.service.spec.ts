@@ -32,7 +32,9 @@ class FakeBus {
       notify(channel: string, payload: string) {
         if (bus.relaysFail && channel === CHAT_EVENTS_CHANNEL) return Promise.reject(new Error('The database is unavailable'));
         bus.sent.push({ channel, payload });
-        bus.delivery = bus.delivery.then(() => bus.handlers.get(channel)?.forEach((handler) => handler(payload)));
+        bus.delivery = bus.delivery.then(() => {
+          for (const handler of bus.handlers.get(channel) ?? []) handler(payload);
+        });
         return bus.delivery;
       },
       ready: () => Promise.resolve(),
@@ -66,7 +68,7 @@ class FakeBus {
   }
 
   reconnect(): void {
-    this.reconnectHandlers.forEach((handler) => handler());
+    for (const handler of this.reconnectHandlers) handler();
   }
 
   relays(): { origin: string; chatId: string; event?: ChatEvent; ref?: string }[] {

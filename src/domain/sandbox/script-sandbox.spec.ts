@@ -25,7 +25,7 @@ const mergedUsr: HostPath[] = [
 ];
 
 /** The value after `flag`, for flags that take one. */
-function after(args: string[], flag: string): string | undefined {
+function valueAfter(args: string[], flag: string): string | undefined {
   const index = args.indexOf(flag);
   return index < 0 ? undefined : args[index + 1];
 }
@@ -46,9 +46,9 @@ describe(sandboxArgs.name, () => {
   it('unshares every namespace, user namespaces included, and shares no network', () => {
     expect(bwrapOptions).toEqual(expect.arrayContaining(['--unshare-all', '--unshare-user', '--disable-userns', '--new-session', '--die-with-parent']));
     expect(bwrapOptions).not.toContain('--share-net');
-    expect(after(bwrapOptions, '--uid')).toBe('65534');
-    expect(after(bwrapOptions, '--gid')).toBe('65534');
-    expect(after(bwrapOptions, '--hostname')).toBe('sandbox');
+    expect(valueAfter(bwrapOptions, '--uid')).toBe('65534');
+    expect(valueAfter(bwrapOptions, '--gid')).toBe('65534');
+    expect(valueAfter(bwrapOptions, '--hostname')).toBe('sandbox');
   });
 
   it('binds only the runtime and the skill folder, all read-only', () => {
@@ -58,7 +58,7 @@ describe(sandboxArgs.name, () => {
       ['--ro-bind', '/srv/skills/pdf', '/skill'],
     ]);
     expect(bwrapOptions.join(' ')).toContain('--symlink usr/bin /bin --symlink usr/lib /lib');
-    expect(after(bwrapOptions, '--chdir')).toBe('/skill');
+    expect(valueAfter(bwrapOptions, '--chdir')).toBe('/skill');
   });
 
   it('gives an empty /skill to the self-check', () => {

@@ -44,7 +44,7 @@ describe(programmaticSkillRecord.name, () => {
       "Field 'description' must be a non-empty string",
     ]);
     expect(problemsOf({ name: 'x'.repeat(65), description: 'd'.repeat(1025), instructions: 'x' }).problems).toEqual([
-      "Skill name '" + 'x'.repeat(65) + "' exceeds 64 character limit (65 chars)",
+      `Skill name '${'x'.repeat(65)}' exceeds 64 character limit (65 chars)`,
       'Description exceeds 1024 character limit (1025 chars)',
     ]);
   });

@@ -52,6 +52,7 @@ function nfkc(text: string): string {
   return ASCII.test(text) ? text : text.normalize('NFKC');
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII starts at U+0000
 const ASCII = /^[\x00-\x7f]*$/;
 /** A name that passes every character rule at once (the common case). */
 const SIMPLE_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;

@@ -50,7 +50,7 @@ export interface SkillsModuleAsyncOptions {
   /** Modules whose providers the factory injects. */
   imports?: ModuleMetadata['imports'];
   /** The options (without `isGlobal`: the module's scope is settled before the factory runs). */
-  useFactory(...args: any[]): Omit<SkillsModuleOptions, 'isGlobal'> | Promise<Omit<SkillsModuleOptions, 'isGlobal'>>;
+  useFactory(...args: never[]): Omit<SkillsModuleOptions, 'isGlobal'> | Promise<Omit<SkillsModuleOptions, 'isGlobal'>>;
   inject?: FactoryProvider['inject'];
   isGlobal?: boolean;
 }

@@ -22,7 +22,7 @@ export class SkillsModule {
     return SkillsModule.forSettings({
       imports: options.imports,
       inject: options.inject,
-      useFactory: async (...args: unknown[]) => {
+      useFactory: async (...args: never[]) => {
         const given = await options.useFactory(...args);
         if (given !== null && typeof given === 'object' && 'isGlobal' in given) {
           throw new ConfigError(['SkillsModule option `isGlobal` goes in forRootAsync({ isGlobal }) itself, not in what its factory returns (the module is global or not before the factory runs)']);
@@ -40,7 +40,7 @@ export class SkillsModule {
   static forSettings(options: {
     imports?: ModuleMetadata['imports'];
     inject?: FactoryProvider['inject'];
-    useFactory: (...args: any[]) => SkillsSettings | Promise<SkillsSettings>;
+    useFactory: (...args: never[]) => SkillsSettings | Promise<SkillsSettings>;
     isGlobal?: boolean;
   }): DynamicModule {
     return {

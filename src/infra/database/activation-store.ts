@@ -63,7 +63,7 @@ export interface ActivationStore {
 
 /** Anything that runs a parameterised query as `pg` does: a `pg.Pool`, a `pg.Client`, a pool's checked-out client. */
 export interface PgQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
 }
 
 const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

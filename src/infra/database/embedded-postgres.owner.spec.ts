@@ -42,9 +42,11 @@ describe(EmbeddedPostgresOwner.name, () => {
   beforeEach(() => {
     dataDir = join(mkdtempSync(join(root, 'case-')), 'postgres');
   });
-  afterEach(() => held.splice(0).forEach((owner) => owner.release()));
+  afterEach(() => {
+    for (const owner of held.splice(0)) owner.release();
+  });
   afterAll(() => {
-    sleepers.forEach((child) => child.kill('SIGKILL'));
+    for (const child of sleepers) child.kill('SIGKILL');
     rmSync(root, { recursive: true, force: true });
   });
 

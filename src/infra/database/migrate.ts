@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();
   } catch (error) {

@@ -30,8 +30,12 @@ export interface Place {
   home: string;
 }
 
+/** A setting of any value type (a tree holds settings of many; `Setting` is invariant in its types). */
+// biome-ignore lint/suspicious/noExplicitAny: the one place the tree erases its settings' types
+export type AnySetting = Setting<any, any>;
+
 export interface SettingTree {
-  readonly [key: string]: Setting<any, any> | SettingTree;
+  readonly [key: string]: AnySetting | SettingTree;
 }
 
 export interface SkillDirectory {
@@ -41,7 +45,7 @@ export interface SkillDirectory {
   path: string;
 }
 
-export function isSetting(node: Setting<any, any> | SettingTree | undefined): node is Setting<any, any> {
+export function isSetting(node: AnySetting | SettingTree | undefined): node is AnySetting {
   return node !== undefined && (node as Setting).rule instanceof z.ZodType;
 }
 
@@ -104,12 +108,12 @@ export function resolveSkillDirectory(configured: string, projectRoot: string, h
 }
 
 /** The values a tree's settings hold once valid, defaults filled in. */
-export type ValuesOf<D> = { [K in keyof D]: D[K] extends Setting<infer T, any> ? T : ValuesOf<D[K]> };
+export type ValuesOf<D> = { [K in keyof D]: D[K] extends Setting<infer T, infer _R> ? T : ValuesOf<D[K]> };
 
 type Camel<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<Camel<Tail>>}` : S;
 
 /** The configuration a tree gives: its keys in camelCase, each value resolved. */
-export type ResolvedOf<D> = { [K in keyof D as Camel<K & string>]: D[K] extends Setting<any, infer R> ? R : ResolvedOf<D[K]> };
+export type ResolvedOf<D> = { [K in keyof D as Camel<K & string>]: D[K] extends Setting<infer _T, infer R> ? R : ResolvedOf<D[K]> };
 
 /** `max_depth` → `maxDepth`. */
 export function camelCase(key: string): string {
@@ -134,7 +138,7 @@ export function schemaOf<D extends SettingTree>(tree: D, extra: Readonly<Record<
 }
 
 /** Every setting of a tree with its dotted path, in the tree's order. */
-export function settingsOf(tree: SettingTree, prefix = ''): { key: string; setting: Setting<any, any> }[] {
+export function settingsOf(tree: SettingTree, prefix = ''): { key: string; setting: AnySetting }[] {
   return Object.entries(tree).flatMap(([key, node]) => (isSetting(node) ? [{ key: `${prefix}${key}`, setting: node }] : settingsOf(node, `${prefix}${key}.`)));
 }
 
@@ -149,8 +153,8 @@ export function resolveValues<D extends SettingTree>(tree: D, values: ValuesOf<D
 }
 
 /** The setting a path lands in or under (a list's item), with its dotted key; undefined off the settings (a section, a free-form table). */
-export function settingOnPath(tree: SettingTree, path: readonly PropertyKey[]): { key: string; setting: Setting<any, any> } | undefined {
-  let node: Setting<any, any> | SettingTree | undefined = tree;
+export function settingOnPath(tree: SettingTree, path: readonly PropertyKey[]): { key: string; setting: AnySetting } | undefined {
+  let node: AnySetting | SettingTree | undefined = tree;
   for (let depth = 0; depth < path.length; depth++) {
     if (node === undefined || isSetting(node)) return undefined;
     node = node[String(path[depth])];
@@ -160,7 +164,7 @@ export function settingOnPath(tree: SettingTree, path: readonly PropertyKey[]): 
 }
 
 /** The bad value as a problem line shows it: secrets (and URLs, which may hold a password) are described, never echoed. */
-export function shownValue(of: Setting<any, any> | undefined, value: unknown): string {
+export function shownValue(of: AnySetting | undefined, value: unknown): string {
   if (of?.secret === 'url') return '(a URL that is not valid here; not shown, it may hold a password)';
   if (of?.secret === 'key') return typeof value === 'string' ? `(a value of ${value.length} characters; not shown, it is a secret)` : `(a ${typeof value}; not shown, it is a secret)`;
   return JSON.stringify(value);

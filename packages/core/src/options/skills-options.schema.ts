@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { type Place, type ResolvedOf, resolveValues, schemaOf, type Setting, setting, settingOnPath, settingsOf, shownValue, type ValuesOf } from './setting.js';
+import { type AnySetting, type Place, type ResolvedOf, resolveValues, schemaOf, type Setting, setting, settingOnPath, settingsOf, shownValue, type ValuesOf } from './setting.js';
 
 /**
  * The skills library's options (`SkillsModule.forRoot`): each one's rule, default and meaning,
@@ -65,7 +65,7 @@ export const SKILLS_OPTIONS = {
 /** The options' zod schema: defaults filled in, an unknown option refused. */
 export const SKILLS_OPTIONS_SCHEMA = schemaOf(SKILLS_OPTIONS);
 
-type Optional<D> = { [K in keyof D]?: D[K] extends Setting<infer T, any> ? T : Optional<D[K]> };
+type Optional<D> = { [K in keyof D]?: D[K] extends Setting<infer T, infer _R> ? T : Optional<D[K]> };
 
 /** `SkillsModule.forRoot(options)`: `directories` and any other option, which then has the server's default. */
 export type SkillsOptions = Optional<typeof SKILLS_OPTIONS> & Pick<ValuesOf<typeof SKILLS_OPTIONS>, 'directories'>;
@@ -115,7 +115,7 @@ function typeProblems(options: unknown): string[] {
 }
 
 /** What is wrong with a value's type, before its rule (bounds, choices), or undefined. */
-function shapeProblem(of: Setting<any, any>, value: unknown): string | undefined {
+function shapeProblem(of: AnySetting, value: unknown): string | undefined {
   switch (of.shape) {
     case 'list':
       if (!Array.isArray(value)) return 'must be a list of strings';

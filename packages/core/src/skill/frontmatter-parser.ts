@@ -75,6 +75,7 @@ function describeYamlError(error: unknown, firstLine: number): string {
 }
 
 const PLAIN_FIRST_FORBIDDEN = new Set([...'-?:,[]{}#&*!|>\'"%@`']);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: YAML's non-printable characters are what it finds
 const NON_PRINTABLE_OR_TAB = /[\x00-\x1f\x7f-\x9f\ufeff\ufffe\uffff]/;
 const SPACE = 32;
 const HASH = 35;

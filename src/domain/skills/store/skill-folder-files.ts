@@ -1,4 +1,4 @@
-import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { readFileHead } from '@skillhost/core';
 import { join, relative } from 'node:path';
 import { isInside } from '@skillhost/core';
@@ -135,7 +135,7 @@ function fingerprintOf(folder: string, limits: FolderLimits): string | undefined
   if (unresolvable(folder) !== undefined) return undefined;
   const parts: string[] = [];
   for (const { path, target } of folderEntries(folder)) {
-    let info;
+    let info: Stats;
     try {
       info = statSync(target);
     } catch {

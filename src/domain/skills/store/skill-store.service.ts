@@ -259,7 +259,7 @@ export class SkillStoreService {
   private async save(name: string, version: SkillVersion, files: readonly { path: string; bytes: Buffer }[]): Promise<void> {
     if (this.stored.has(version.digest)) return;
     const blobs = new Map<string, Buffer>();
-    files.forEach((file) => blobs.set(version.files.find((entry) => entry.path === file.path)!.digest, file.bytes));
+    for (const file of files) blobs.set(version.files.find((entry) => entry.path === file.path)!.digest, file.bytes);
     await this.repository.saveVersion({ name, digest: version.digest, manifest: version.files, totalBytes: version.totalBytes, blobs });
     this.stored.add(version.digest);
   }
