@@ -1,61 +1,81 @@
+import { Float, Int, ObjectType } from '@nestjs/graphql';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiField } from '../../common/api-field.decorator.js';
 import { VALIDATION_MODES, type ValidationMode } from '../../config/app-config.js';
+import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';
+import { GraphQLJSON } from '../../graphql/scalars/json.scalar.js';
 import { SKILL_SCOPES, type SkillOrigin, type SkillScope } from '../skill.types.js';
 import { CommandScanReportDto } from './command-responses.dto.js';
 
-/** OpenAPI schemas of what `skill.presenter.ts` and the skills routes answer; documentation only. */
+/**
+ * What `skill.presenter.ts` and the skills routes answer: the OpenAPI schemas (the class names) and,
+ * where GraphQL answers the same shape, its object types (the names given to `@ObjectType`).
+ * Documentation only: nothing is built from them.
+ */
 
 const FRONTMATTER = { type: 'object', additionalProperties: true, description: "The SKILL.md frontmatter as parsed (`name`, `description`, and any other fields)." } as const;
 
+@ObjectType('SkillSummary')
 export class SkillSummaryDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ description: 'As shown in the catalogue.' })
+  @ApiField({ openapi: { description: 'As shown in the catalogue.' } })
   description: string;
 
-  @ApiProperty(FRONTMATTER)
+  @ApiField(() => GraphQLJSON, { openapi: FRONTMATTER, graphql: { description: 'The SKILL.md frontmatter as parsed.' } })
   frontmatter: Record<string, unknown>;
 }
 
+@ObjectType('SkillList', { description: 'The loaded skills (the twin of GET /v1/skills).' })
 export class SkillListDto {
-  @ApiProperty({ type: 'integer', minimum: 0 })
+  @ApiField(() => Int, { openapi: { minimum: 0 } })
   count: number;
 
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   scannedAt: string;
 
-  @ApiProperty({ type: [String], example: ['/'], description: 'The prefixes that invoke a skill at the start of a message (`[app.skills] explicit_prefixes`): `/name`, and `$name` when `$` is listed. Commands are always `/name`.' })
+  @ApiField(() => [String], {
+    openapi: { example: ['/'], description: 'The prefixes that invoke a skill at the start of a message (`[app.skills] explicit_prefixes`): `/name`, and `$name` when `$` is listed. Commands are always `/name`.' },
+    graphql: { description: 'The prefixes that invoke a skill at the start of a message ([app.skills] explicit_prefixes): /name, and $name when $ is listed.' },
+  })
   explicitPrefixes: string[];
 
-  @ApiProperty({ type: () => [SkillSummaryDto], description: 'In name order.' })
+  @ApiField(() => [SkillSummaryDto], { openapi: { description: 'In name order.' } })
   skills: SkillSummaryDto[];
 }
 
+@ObjectType('SkillFile')
 export class ResourceFileDto {
-  @ApiProperty({ example: 'references/REFERENCE.md', description: 'Relative to the skill folder.' })
+  @ApiField({ openapi: { example: 'references/REFERENCE.md' }, description: 'Relative to the skill folder.' })
   path: string;
 
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'Bytes.' })
+  // GraphQL's Int stops at 2^31-1 bytes; the file size is a Float there.
+  @ApiField(() => Float, { openapi: { type: 'integer', minimum: 0, description: 'Bytes.' }, graphql: { description: 'In bytes.' } })
   size: number;
 }
 
+@ObjectType('SkillFileListing')
 export class ResourceListingDto {
-  @ApiProperty({ type: () => [ResourceFileDto], description: "The skill's files other than SKILL.md." })
+  @ApiField(() => [ResourceFileDto], { openapi: { description: "The skill's files other than SKILL.md." } })
   files: ResourceFileDto[];
 
-  @ApiProperty({ description: 'True when the listing stopped at its bounds and more files exist.' })
+  @ApiField({ description: 'True when the listing stopped at its bounds and more files exist.' })
   truncated: boolean;
 }
 
+@ObjectType('SkillDetail', { description: 'One skill with its other files (the twin of GET /v1/skills/{name}).' })
 export class SkillDetailDto extends SkillSummaryDto {
-  @ApiProperty({ description: "Where it comes from: `bundled` (Skillhost's own skills), `shared folder N` (the Nth of [app.skills] directories), `code folder N` (of code_directories), `store`, `personal` (your own store skill) or `programmatic:<scope>`. Never a host path: admins find those in the admin report." })
+  @ApiField({
+    description:
+      "Where it comes from: `bundled` (Skillhost's own skills), `shared folder N` (the Nth of [app.skills] directories), `code folder N` (of code_directories), `store`, `personal` (your own store skill) or `programmatic:<scope>`. Never a host path: admins find those in the admin report.",
+  })
   source: string;
 
-  @ApiProperty({ type: [String] })
+  @ApiField(() => [String])
   warnings: string[];
 
-  @ApiProperty({ type: () => ResourceListingDto })
+  @ApiField(() => ResourceListingDto)
   resources: ResourceListingDto;
 }
 
@@ -88,14 +108,18 @@ export class CatalogueJsonDto {
   available_skills: CatalogueEntryDto[];
 }
 
+@ObjectType('SkillSearchResult', { description: 'A skill ranked for a query (skills.search, GET /v1/skills/search).' })
 export class SkillSearchResultDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty()
+  @ApiField()
   description: string;
 
-  @ApiProperty({ minimum: 0, maximum: 1, description: 'How well the skill fits the query, 0 to 1: its relevance (BM25 over name, description and triggers), normalised so that 0.5 is a middling match; results come in this order.' })
+  @ApiField(() => Float, {
+    openapi: { minimum: 0, maximum: 1 },
+    description: 'How well the skill fits the query, 0 to 1: its relevance (BM25 over name, description and triggers), normalised so that 0.5 is a middling match; results come in this order.',
+  })
   score: number;
 }
 
