@@ -8,7 +8,7 @@ export interface ApiFieldOptions {
   nullable?: boolean;
   /** The value may be absent (`name?: T`): not `required` in OpenAPI, a nullable GraphQL field. */
   optional?: boolean;
-  /** OpenAPI's own keywords (format, enum, bounds, example…), as `@ApiProperty` takes them; `type` when GraphQL's does not say it. */
+  /** OpenAPI's own keywords (format, enum, bounds, example…), as `@ApiProperty` takes them; `type` when GraphQL's does not say it (an `enum` says it). */
   openapi?: ApiPropertyOptions;
   /** GraphQL's own description. */
   graphql?: { description?: string };
@@ -30,7 +30,7 @@ type Flag<B> = B extends true ? true : false;
  * the other. The GraphQL type comes first, as with `@Field` (absent: the design type). OpenAPI's
  * type is `openapi.type` when given, else the GraphQL type's plain meaning (`Int` an integer,
  * `Float` a number, `ID` a string, a class its schema, a list an array of these), else the design
- * type; any other GraphQL type (a custom scalar, an enum) needs `openapi.type`.
+ * type; any other GraphQL type (a custom scalar, an enum) needs `openapi.type` or `openapi.enum`.
  */
 export function ApiField<const O extends ApiFieldOptions = object>(options?: O): ApiFieldDecorator<O>;
 export function ApiField<const O extends ApiFieldOptions = object>(type: ReturnTypeFunc, options?: O): ApiFieldDecorator<O>;
@@ -51,7 +51,7 @@ export function ApiField(typeOrOptions?: ReturnTypeFunc | ApiFieldOptions, maybe
 function openApiOptions(type: ReturnTypeFunc | undefined, { openapi = {}, nullable, optional, description }: ApiFieldOptions): ApiPropertyOptions {
   return {
     // Resolved when the document is built, as `@ApiProperty({ type: () => X })` is (Swagger knows such a function by its name, `type`).
-    ...(type !== undefined && openapi.type === undefined ? { type: () => openApiTypeOf(type()) } : {}),
+    ...(type !== undefined && openapi.type === undefined && openapi.enum === undefined ? { type: () => openApiTypeOf(type()) } : {}),
     ...openapi,
     ...(nullable ? { nullable: true } : {}),
     ...(description !== undefined && openapi.description === undefined ? { description } : {}),

@@ -50,7 +50,6 @@ export class ResourceFileDto {
   @ApiField({ openapi: { example: 'references/REFERENCE.md' }, description: 'Relative to the skill folder.' })
   path: string;
 
-  // GraphQL's Int stops at 2^31-1 bytes; the file size is a Float there.
   @ApiField(() => Float, { openapi: { type: 'integer', minimum: 0, description: 'Bytes.' }, graphql: { description: 'In bytes.' } })
   size: number;
 }
