@@ -10,8 +10,7 @@ import { SkillResourcesService } from '../skills/skill-resources.service.js';
 import { ChatService } from '../chat/chat.service.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { CatalogueArgs, SkillNameArgs, SkillResourceArgs, SkillSearchArgs } from './dto/skill.args.js';
-import { SkillDetailDto, SkillListDto, SkillSearchResultDto } from '../skills/dto/skill-responses.dto.js';
-import { SkillScanReportModel } from './models/skill-scan-report.model.js';
+import { SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResultDto } from '../skills/dto/skill-responses.dto.js';
 import { SkillResourceModel } from './models/skill.model.js';
 
 /** The twin of SkillsController: SKILLS_DISABLED while skills are off. */
@@ -53,7 +52,7 @@ export class SkillsResolver {
     return this.searching.searchFor(principal.userId, query, limit ?? undefined);
   }
 
-  @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
+  @Mutation(() => SkillScanReportDto, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
   @AdminOnly()
   async reloadSkills() {
     const { snapshot, diff } = await this.registry.reloadEverywhere();

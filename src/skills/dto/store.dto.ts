@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { DisabledSkillDto, SkillScanReportDto } from './skill-responses.dto.js';
+import { CatalogueDiffDto, DisabledSkillDto, SkillScanReportDto } from './skill-responses.dto.js';
 
 /** A name, or a prefix ending in `*`: no spaces or control characters, at most 65 characters. */
 export const FILTER_ENTRY_PATTERN = /^[^\s\p{Cc}*]{1,64}\*?$/u;
@@ -159,48 +159,9 @@ export class SkillFilterResultDto {
   offered: string[];
 }
 
-export class DiffEntryDto {
-  @ApiProperty()
-  name: string;
-
-  @ApiProperty({ type: String, nullable: true })
-  digest: string | null;
-
-  @ApiProperty()
-  source: string;
-}
-
-export class ChangedEntryDto {
-  @ApiProperty()
-  name: string;
-
-  @ApiProperty({ type: String, nullable: true })
-  oldDigest: string | null;
-
-  @ApiProperty({ type: String, nullable: true })
-  newDigest: string | null;
-
-  @ApiProperty()
-  source: string;
-}
-
-export class CatalogueDiffDto {
-  @ApiProperty({ type: () => [DiffEntryDto] })
-  added: DiffEntryDto[];
-
-  @ApiProperty({ type: () => [DiffEntryDto] })
-  removed: DiffEntryDto[];
-
-  @ApiProperty({ type: () => [ChangedEntryDto], description: 'Same name, other content (or another source).' })
-  changed: ChangedEntryDto[];
-
-  @ApiProperty({ type: 'integer' })
-  unchanged: number;
-}
-
 export class ReloadReportDto extends SkillScanReportDto {
   @ApiProperty({ type: () => CatalogueDiffDto, description: 'What the reload changed in the catalogue, by content digest.' })
-  diff: CatalogueDiffDto;
+  declare diff: CatalogueDiffDto;
 }
 
 export { DisabledSkillDto };
