@@ -67,5 +67,5 @@ function openApiTypeOf(type: ReturnTypeFuncValue): OpenApiType {
   if (type === Float) return Number;
   if (type === ID) return String;
   if (typeof type === 'function') return type;
-  throw new Error(`ApiField: GraphQL's ${String(type)} has no plain OpenAPI type; give openapi.type.`);
+  throw new Error(`ApiField: GraphQL's ${String(type)} has no plain OpenAPI type; give openapi.type or openapi.enum.`);
 }
