@@ -9,10 +9,9 @@ import { ChatsService } from '../../domain/chats/chats.service.js';
 import { TurnRunner } from '../../domain/chats/turn-runner.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { CountsAsTurn } from '../http/decorators/rate-limit.decorators.js';
+import { ChatContextDto, ToolRunDto, TurnDto } from '../http/dto/chat-responses.dto.js';
 import { ActivateSkillArgs, ChatContextArgs, ChatEventsArgs, ListSkillResourcesArgs, ReadSkillResourceArgs, RunSkillToolArgs, SendMessageArgs } from './dto/chat.args.js';
-import { ChatContextModel } from './models/chat-context.model.js';
 import { ChatEventModel } from './models/chat-event.model.js';
-import { ToolRunModel, TurnModel } from './models/turn.model.js';
 
 /** The twin of ChatController's turn and tool routes, and the live events of a chat's turns. */
 @Resolver()
@@ -24,18 +23,18 @@ export class ChatTurnsResolver {
     private readonly tools: ChatToolsService,
   ) {}
 
-  @Mutation(() => TurnModel, { description: 'One turn, exactly as POST /v1/chats/{id}/messages runs it; its events also reach `chatEvents` subscribers.' })
+  @Mutation(() => TurnDto, { description: 'One turn, exactly as POST /v1/chats/{id}/messages runs it; its events also reach `chatEvents` subscribers.' })
   @CountsAsTurn()
   async sendMessage(@CurrentPrincipal() principal: Principal, @Args() { chatId, content, model, tools }: SendMessageArgs) {
     return presentTurn(await this.turns.run(principal, chatId, { content, model, tools }));
   }
 
-  @Query(() => ChatContextModel, { description: 'For teams running their own model loop: the system prompt and tools the model would get next (GET /v1/chats/{id}/context).' })
+  @Query(() => ChatContextDto, { description: 'For teams running their own model loop: the system prompt and tools the model would get next (GET /v1/chats/{id}/context).' })
   async chatContext(@CurrentPrincipal() principal: Principal, @Args() { id, model, tools, message }: ChatContextArgs) {
     return presentChatContext(await this.contexts.getContext(principal, id, { model, tools, message }));
   }
 
-  @Mutation(() => ToolRunModel, {
+  @Mutation(() => ToolRunDto, {
     description: "Activates a skill in a chat with the configured style's activation tool (`skills.activate`, `activate_skill`, `load_skill` or `use_skill`), stored like a model-made call.",
   })
   @RequireFeature(['skills', 'tools'])
@@ -43,19 +42,19 @@ export class ChatTurnsResolver {
     return presentToolRun(await this.tools.activateSkill(principal, chatId, name));
   }
 
-  @Mutation(() => ToolRunModel, { description: 'Runs skills.readResource against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/skills.readResource).' })
+  @Mutation(() => ToolRunDto, { description: 'Runs skills.readResource against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/skills.readResource).' })
   @RequireFeature(['skills', 'tools'])
   async readSkillResource(@CurrentPrincipal() principal: Principal, @Args() { chatId, name, path }: ReadSkillResourceArgs) {
     return presentToolRun(await this.tools.executeTool(principal, chatId, 'skills.readResource', { name, path }));
   }
 
-  @Mutation(() => ToolRunModel, { description: 'Runs skills.listResources against a chat (`skillhost` style), stored like a model-made call (POST /v1/chats/{id}/tools/skills.listResources).' })
+  @Mutation(() => ToolRunDto, { description: 'Runs skills.listResources against a chat (`skillhost` style), stored like a model-made call (POST /v1/chats/{id}/tools/skills.listResources).' })
   @RequireFeature(['skills', 'tools'])
   async listSkillResources(@CurrentPrincipal() principal: Principal, @Args() { chatId, name, type }: ListSkillResourcesArgs) {
     return presentToolRun(await this.tools.executeTool(principal, chatId, 'skills.listResources', type === undefined || type === null ? { name } : { name, type }));
   }
 
-  @Mutation(() => ToolRunModel, { description: 'Runs any tool of the configured style against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/{tool}).' })
+  @Mutation(() => ToolRunDto, { description: 'Runs any tool of the configured style against a chat, stored like a model-made call (POST /v1/chats/{id}/tools/{tool}).' })
   @RequireFeature(['skills', 'tools'])
   async runSkillTool(@CurrentPrincipal() principal: Principal, @Args() { chatId, tool, arguments: args }: RunSkillToolArgs) {
     return presentToolRun(await this.tools.executeTool(principal, chatId, tool, args));

@@ -4,7 +4,7 @@ import type { Principal } from '../../domain/users/principal.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { presentCommandList } from '../presenters/command.presenter.js';
 import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
-import { CommandModel } from './models/command.model.js';
+import { CommandDto } from '../http/dto/command-responses.dto.js';
 
 /** The twin of CommandsController: SKILLS_DISABLED while skills are off. */
 @Resolver()
@@ -12,7 +12,7 @@ import { CommandModel } from './models/command.model.js';
 export class CommandsResolver {
   constructor(private readonly registry: SkillRegistryService) {}
 
-  @Query(() => [CommandModel], { description: 'The loaded commands, run as `/name args`, in name order (GET /v1/commands).' })
+  @Query(() => [CommandDto], { description: 'The loaded commands, run as `/name args`, in name order (GET /v1/commands).' })
   commands(@CurrentPrincipal() principal: Principal) {
     return presentCommandList(this.registry.viewFor(principal.userId)).commands;
   }

@@ -4,17 +4,17 @@ import { AuthService } from '../../domain/users/auth.service.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { presentUser } from '../presenters/user.presenter.js';
 import { UsersService } from '../../domain/users/users.service.js';
-import { CurrentUserModel } from './models/current-user.model.js';
+import { MeDto } from '../http/dto/user-responses.dto.js';
 
 /** The twin of MeController's GET /v1/me. */
-@Resolver(() => CurrentUserModel)
+@Resolver(() => MeDto)
 export class MeResolver {
   constructor(
     private readonly users: UsersService,
     private readonly auth: AuthService,
   ) {}
 
-  @Query(() => CurrentUserModel, { description: 'The caller: their user, the auth mode in force and the key they came with.' })
+  @Query(() => MeDto, { description: 'The caller: their user, the auth mode in force and the key they came with.' })
   async me(@CurrentPrincipal() principal: Principal) {
     return { ...presentUser(await this.users.getUser(principal.userId)), authMode: this.auth.mode, keyId: principal.keyId };
   }

@@ -5,8 +5,8 @@ import { ChatsService } from '../../domain/chats/chats.service.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle.service.js';
+import { RollbackResultDto, SkillFilterResultDto, SwitchResultDto, VersionHistoryDto } from '../http/dto/store.dto.js';
 import { ChatSkillFilterArgs, RollbackSkillArgs, SetSkillEnabledArgs, SkillFilterArgs, SkillVersionsArgs, UninstallSkillArgs } from './dto/store.args.js';
-import { SkillFilterResultModel, SkillRollbackModel, SkillSwitchModel, SkillVersionsModel } from './models/store.model.js';
 
 /** The twin of SkillStoreController (installing takes an upload: REST and the CLI only). */
 @Resolver()
@@ -17,12 +17,12 @@ export class SkillStoreResolver {
     private readonly chats: ChatsService,
   ) {}
 
-  @Query(() => SkillVersionsModel, { description: "An installed skill's versions (GET /v1/skills/{name}/versions)." })
+  @Query(() => VersionHistoryDto, { description: "An installed skill's versions (GET /v1/skills/{name}/versions)." })
   skillVersions(@Args() { name, scope }: SkillVersionsArgs, @CurrentPrincipal() principal: Principal) {
     return this.lifecycle.versions(name, principal, scope);
   }
 
-  @Mutation(() => SkillRollbackModel, { description: 'Makes an earlier version of a shared skill current; admins only (POST /v1/admin/skills/{name}/rollback).' })
+  @Mutation(() => RollbackResultDto, { description: 'Makes an earlier version of a shared skill current; admins only (POST /v1/admin/skills/{name}/rollback).' })
   @AdminOnly()
   rollbackSkill(@Args() { name, version }: RollbackSkillArgs) {
     return this.lifecycle.rollback(name, version);
@@ -35,23 +35,23 @@ export class SkillStoreResolver {
     return true;
   }
 
-  @Mutation(() => SkillSwitchModel, { description: 'Switches a skill on or off for everyone, persisted; admins only (PUT /v1/admin/skills/{name}/enabled).' })
+  @Mutation(() => SwitchResultDto, { description: 'Switches a skill on or off for everyone, persisted; admins only (PUT /v1/admin/skills/{name}/enabled).' })
   @AdminOnly()
   setSkillEnabled(@Args() { name, enabled }: SetSkillEnabledArgs, @CurrentPrincipal() principal: Principal) {
     return this.lifecycle.setEnabled(name, enabled, principal);
   }
 
-  @Query(() => SkillFilterResultModel, { description: 'Your skill filter and the skills it offers you (GET /v1/me/skills).' })
+  @Query(() => SkillFilterResultDto, { description: 'Your skill filter and the skills it offers you (GET /v1/me/skills).' })
   mySkillFilter(@CurrentPrincipal() principal: Principal) {
     return this.lifecycle.userFilter(principal);
   }
 
-  @Mutation(() => SkillFilterResultModel, { description: 'Narrows the catalogue your chats get (PUT /v1/me/skills); no lists removes the filter.' })
+  @Mutation(() => SkillFilterResultDto, { description: 'Narrows the catalogue your chats get (PUT /v1/me/skills); no lists removes the filter.' })
   setMySkillFilter(@Args() filter: SkillFilterArgs, @CurrentPrincipal() principal: Principal) {
     return this.lifecycle.setUserFilter(principal, { include: filter.include, exclude: filter.exclude });
   }
 
-  @Mutation(() => SkillFilterResultModel, { description: "Narrows one chat's catalogue over your own filter (PUT /v1/chats/{id}/skills)." })
+  @Mutation(() => SkillFilterResultDto, { description: "Narrows one chat's catalogue over your own filter (PUT /v1/chats/{id}/skills)." })
   setChatSkillFilter(@Args() { chatId, include, exclude }: ChatSkillFilterArgs, @CurrentPrincipal() principal: Principal) {
     return this.chats.setSkillFilter(principal, chatId, { include, exclude });
   }

@@ -10,9 +10,8 @@ import { SkillResourcesService } from '../../domain/skills/skill-resources.servi
 import { ChatContextService } from '../../domain/chats/chat-context.service.js';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
 import { CatalogueArgs, SkillNameArgs, SkillResourceArgs, SkillSearchArgs } from './dto/skill.args.js';
-import { SkillSearchResultModel } from './models/skill-search.model.js';
-import { SkillScanReportModel } from './models/skill-scan-report.model.js';
-import { SkillDetailModel, SkillListModel, SkillResourceModel } from './models/skill.model.js';
+import { SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResultDto } from '../http/dto/skill-responses.dto.js';
+import { SkillResourceModel } from './models/skill.model.js';
 
 /** The twin of SkillsController: SKILLS_DISABLED while skills are off. */
 @Resolver()
@@ -26,12 +25,12 @@ export class SkillsResolver {
     private readonly contexts: ChatContextService,
   ) {}
 
-  @Query(() => SkillListModel, { description: 'The loaded skills (GET /v1/skills).' })
+  @Query(() => SkillListDto, { description: 'The loaded skills (GET /v1/skills).' })
   skills(@CurrentPrincipal() principal: Principal) {
     return presentSkillList(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes);
   }
 
-  @Query(() => SkillDetailModel, { description: 'One skill with the list of its other files (GET /v1/skills/{name}).' })
+  @Query(() => SkillDetailDto, { description: 'One skill with the list of its other files (GET /v1/skills/{name}).' })
   async skill(@Args() { name }: SkillNameArgs, @CurrentPrincipal() principal: Principal) {
     const scope = { snapshot: this.registry.viewFor(principal.userId) };
     const skill = this.registry.get(name, scope.snapshot);
@@ -48,12 +47,12 @@ export class SkillsResolver {
     return this.contexts.previewCatalogue(principal, query ?? undefined, format ?? this.config.app.skills.catalogueFormat);
   }
 
-  @Query(() => [SkillSearchResultModel], { description: "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search)." })
+  @Query(() => [SkillSearchResultDto], { description: "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search)." })
   searchSkills(@Args() { query, limit }: SkillSearchArgs, @CurrentPrincipal() principal: Principal) {
     return this.searching.searchFor(principal.userId, query, limit ?? undefined);
   }
 
-  @Mutation(() => SkillScanReportModel, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
+  @Mutation(() => SkillScanReportDto, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
   @AdminOnly()
   async reloadSkills() {
     const { snapshot, diff } = await this.registry.reloadEverywhere();

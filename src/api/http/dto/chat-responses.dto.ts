@@ -1,20 +1,39 @@
+import { Float, ID, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageDto } from './page-response.dto.js';
 import { CHAT_TITLE_DESCRIPTION } from '../../../domain/chats/chat-title.js';
+import { ApiField } from './api-field.decorator.js';
+import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';
+import { GraphQLJSON } from '../../graphql/scalars/json.scalar.js';
 
-/** OpenAPI schemas of what `chat.presenter.ts` answers; documentation only, nothing is built from them. */
+/**
+ * What `chat.presenter.ts` answers, to REST and GraphQL alike: the OpenAPI schemas (the class names)
+ * and, where GraphQL answers the same shape, its object types (the names given to `@ObjectType`).
+ * Documentation only: nothing is built from them.
+ */
 
+const ActivationHow = { explicit: 'explicit', tool: 'tool', fallback: 'fallback' } as const;
+registerEnumType(ActivationHow, { name: 'ActivationHow', description: 'How a skill was first activated in a chat.' });
+
+const MessageRole = { user: 'user', assistant: 'assistant', tool: 'tool' } as const;
+registerEnumType(MessageRole, { name: 'MessageRole', description: '`tool` messages hold tool calls made through the external-loop API.' });
+
+const ToolCardStatus = { ok: 'ok', error: 'error' } as const;
+registerEnumType(ToolCardStatus, { name: 'ToolCardStatus' });
+
+/** A chat; GraphQL resolves its `activatedSkills` and `messages` (batched) only when asked for. */
+@ObjectType('Chat')
 export class ChatDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiField(() => ID, { openapi: { format: 'uuid' } })
   id: string;
 
-  @ApiProperty({ type: String, nullable: true, description: CHAT_TITLE_DESCRIPTION })
+  @ApiField(() => String, { nullable: true, description: CHAT_TITLE_DESCRIPTION })
   title: string | null;
 
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   createdAt: string;
 
-  @ApiProperty({ type: String, format: 'date-time', description: 'Bumped by every stored turn or tool run.' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time', description: 'Bumped by every stored turn or tool run.' } })
   updatedAt: string;
 }
 
@@ -31,26 +50,33 @@ export class OwnedChatDto extends ChatDto {
   owner: ChatOwnerDto;
 }
 
+@ObjectType('ActivatedSkill', { description: 'A skill a chat has activated.' })
 export class ActivatedSkillDto {
-  @ApiProperty({ description: 'The skill name.' })
+  @ApiField({ openapi: { description: 'The skill name.' } })
   name: string;
 
-  @ApiProperty({
-    enum: ['explicit', 'tool', 'fallback', 'command'],
-    description: 'How the skill was first activated in this chat: invoked by the user with tools (`explicit`) or without (`fallback`), by the model (`tool`), or by a command the user ran (`command`).',
+  @ApiField(() => ActivationHow, {
+    openapi: {
+      enum: ['explicit', 'tool', 'fallback', 'command'],
+      description: 'How the skill was first activated in this chat: invoked by the user with tools (`explicit`) or without (`fallback`), by the model (`tool`), or by a command the user ran (`command`).',
+    },
   })
   how: 'explicit' | 'tool' | 'fallback' | 'command';
 
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   firstActivatedAt: string;
 
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   lastActivatedAt: string;
 
-  @ApiProperty({ type: 'integer', minimum: 1 })
+  @ApiField(() => Int, { openapi: { minimum: 1 } })
   count: number;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The version last activated (`sha256:…`), which the chat reads until it activates the skill again; null for skills without versions (programmatic, or past `max_install_bytes`).' })
+  @ApiField(() => String, {
+    nullable: true,
+    openapi: { description: 'The version last activated (`sha256:…`), which the chat reads until it activates the skill again; null for skills without versions (programmatic, or past `max_install_bytes`).' },
+    graphql: { description: 'The version last activated (`sha256:…`), which the chat reads until it activates the skill again.' },
+  })
   version: string | null;
 }
 
@@ -86,77 +112,89 @@ export class ToolCardSummaryDto {
 }
 
 /** One tool call as the user sees it; the summary never repeats the body, `output` is what the model read. */
+@ObjectType('ToolCard', { description: 'The user-visible record of one tool call.' })
 export class ToolCardDto {
-  @ApiProperty()
+  @ApiField(() => ID)
   id: string;
 
-  @ApiProperty({
-    example: 'skills.activate',
-    description: 'The canonical tool name (`skills.activate`, `skills.readResource`, `skills.listResources`, `activate_skill`, `load_skill`, `use_skill`), or what a model asked for that does not exist.',
+  @ApiField({
+    openapi: {
+      example: 'skills.activate',
+      description: 'The canonical tool name (`skills.activate`, `skills.readResource`, `skills.listResources`, `activate_skill`, `load_skill`, `use_skill`), or what a model asked for that does not exist.',
+    },
+    graphql: { description: 'The canonical tool name, such as `skills.activate`.' },
   })
   tool: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, nullable: true, description: 'The arguments as the model (or the API caller) sent them.' })
+  @ApiField(() => GraphQLJSON, {
+    nullable: true,
+    openapi: { type: 'object', additionalProperties: true, description: 'The arguments as the model (or the API caller) sent them.' },
+    graphql: { description: 'The arguments as the model (or the caller) sent them.' },
+  })
   args: Record<string, unknown> | null;
 
-  @ApiProperty({ enum: ['ok', 'error'] })
+  @ApiField(() => ToolCardStatus, { openapi: { enum: ['ok', 'error'] } })
   status: 'ok' | 'error';
 
-  @ApiProperty({ type: () => ToolCardSummaryDto })
+  // GraphQL carries the summary as JSON: its fields depend on the tool.
+  @ApiField(() => GraphQLJSON, { openapi: { type: () => ToolCardSummaryDto }, graphql: { description: '`{skill, path?, type?, count?, candidates?, version?, versionWarning?, truncated}`.' } })
   summary: ToolCardSummaryDto;
 
-  @ApiProperty()
+  @ApiField({ graphql: { description: 'What the tool answered (an error text when status is `error`).' } })
   output: string;
 
-  @ApiProperty()
+  @ApiField(() => Float)
   durationMs: number;
 }
 
+@ObjectType('MessageCommand', { description: 'The command a user message ran.' })
 export class MessageCommandDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ description: 'Everything after `/name`, trimmed.' })
+  @ApiField({ description: 'Everything after `/name`, trimmed.' })
   arguments: string;
 
-  @ApiProperty({ description: "The command's template with the arguments filled in: what the model got as the user's message." })
+  @ApiField({ description: "The command's template with the arguments filled in: what the model got as the user's message." })
   prompt: string;
 }
 
+@ObjectType('Message')
 export class MessageDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiField(() => ID, { openapi: { format: 'uuid' } })
   id: string;
 
-  @ApiProperty({ type: 'integer', minimum: 1, description: 'Position in the chat, from 1.' })
+  @ApiField(() => Int, { openapi: { minimum: 1, description: 'Position in the chat, from 1.' }, graphql: { description: 'Position within the chat, from 1.' } })
   seq: number;
 
-  @ApiProperty({ enum: ['user', 'assistant', 'tool'] })
+  @ApiField(() => MessageRole, { openapi: { enum: ['user', 'assistant', 'tool'] } })
   role: 'user' | 'assistant' | 'tool';
 
-  @ApiProperty()
+  @ApiField()
   content: string;
 
-  @ApiProperty({ type: () => [ToolCardDto] })
+  @ApiField(() => [ToolCardDto])
   toolCards: ToolCardDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'The first skill a user message invoked explicitly (`/name`, `$name`); all of them are in `invokedSkills`.' })
+  @ApiField(() => String, { nullable: true, description: 'The first skill a user message invoked explicitly (`/name`, `$name`); all of them are in `invokedSkills`.' })
   invokedSkill: string | null;
 
-  @ApiProperty({ type: [String], description: 'Every skill a user message invoked explicitly, in order (up to 5).' })
+  @ApiField(() => [String], { description: 'Every skill a user message invoked explicitly, in order (up to 5).' })
   invokedSkills: string[];
 
-  @ApiProperty({ type: () => MessageCommandDto, nullable: true, description: 'The command a user message ran.' })
+  @ApiField(() => MessageCommandDto, { nullable: true, description: 'The command a user message ran.' })
   command: MessageCommandDto | null;
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiField(() => String, { nullable: true })
   model: string | null;
 
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   createdAt: string;
 }
 
+@ObjectType('ChatPage')
 export class ChatPageDto extends PageDto {
-  @ApiProperty({ type: () => [ChatDto], description: 'Newest first.' })
+  @ApiField(() => [ChatDto], { openapi: { description: 'Newest first.' } })
   items: ChatDto[];
 }
 
@@ -165,147 +203,184 @@ export class OwnedChatPageDto extends PageDto {
   items: OwnedChatDto[];
 }
 
+@ObjectType('MessagePage')
 export class MessagePageDto extends PageDto {
-  @ApiProperty({ type: () => [MessageDto], description: 'In order.' })
+  @ApiField(() => [MessageDto], { openapi: { description: 'In order.' } })
   items: MessageDto[];
 }
 
 /** One turn's answer (also the data of the stream's `done` event). */
+@ObjectType('Turn', { description: "One turn's answer, as REST's POST /v1/chats/{id}/messages answers it (and the `done` event carries)." })
 export class TurnDto {
-  @ApiProperty({ type: () => MessageDto })
+  @ApiField(() => MessageDto)
   userMessage: MessageDto;
 
-  @ApiProperty({ type: () => MessageDto })
+  @ApiField(() => MessageDto)
   assistantMessage: MessageDto;
 
-  @ApiProperty({ type: () => [ActivatedSkillDto], description: "The chat's activated skills after the turn." })
+  @ApiField(() => [ActivatedSkillDto], { description: "The chat's activated skills after the turn." })
   activatedSkills: ActivatedSkillDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'The first invoked skill; all of them are in `invokedSkills`.' })
+  @ApiField(() => String, { nullable: true, description: 'The first invoked skill; all of them are in `invokedSkills`.' })
   invokedSkill: string | null;
 
-  @ApiProperty({ type: [String], description: 'The skills the message invoked explicitly, in order.' })
+  @ApiField(() => [String], { description: 'The skills the message invoked explicitly, in order.' })
   invokedSkills: string[];
 
-  @ApiProperty({ type: () => MessageCommandDto, nullable: true, description: 'The command the message ran, with the prompt it expanded to.' })
+  @ApiField(() => MessageCommandDto, { nullable: true, description: 'The command the message ran, with the prompt it expanded to.' })
   command: MessageCommandDto | null;
 }
 
+@ObjectType('ToolRun', { description: 'A skill tool run through the API against a chat, stored like a model-made call.' })
 export class ToolRunDto {
-  @ApiProperty({ type: () => ToolCardDto })
+  @ApiField(() => ToolCardDto)
   toolCard: ToolCardDto;
 
-  @ApiProperty({ type: () => [ActivatedSkillDto] })
+  @ApiField(() => [ActivatedSkillDto])
   activatedSkills: ActivatedSkillDto[];
 }
 
+@ObjectType('ToolDefinition')
 export class ContextToolDto {
-  @ApiProperty({ example: 'skills.activate' })
+  @ApiField({ openapi: { example: 'skills.activate' }, graphql: { description: 'Canonical name, such as `skills.activate`.' } })
   name: string;
 
-  @ApiProperty({ example: 'skills_activate', description: 'The name on the wire (model APIs allow only `[a-zA-Z0-9_-]`).' })
+  @ApiField({
+    openapi: { example: 'skills_activate', description: 'The name on the wire (model APIs allow only `[a-zA-Z0-9_-]`).' },
+    graphql: { description: 'The name model APIs see, such as `skills_activate`.' },
+  })
   wireName: string;
 
-  @ApiProperty()
+  @ApiField()
   description: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'JSON Schema of the arguments.' })
+  @ApiField(() => GraphQLJSON, { openapi: { type: 'object', additionalProperties: true }, description: 'JSON Schema of the arguments.' })
   inputSchema: Record<string, unknown>;
 }
 
+@ObjectType('ActivatedVersion', { description: 'An activated skill: the version the chat reads, the one loaded now, and whether activating it again moves the chat to a newer one.' })
 export class ContextActivatedVersionDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The version the chat activated and reads (`sha256:…`); null when it has none.' })
+  @ApiField(() => String, {
+    nullable: true,
+    openapi: { description: 'The version the chat activated and reads (`sha256:…`); null when it has none.' },
+    graphql: { description: 'The version the chat activated and reads (`sha256:…`).' },
+  })
   version: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The version loaded now; null when the skill is gone or has none.' })
+  @ApiField(() => String, { nullable: true, description: 'The version loaded now; null when the skill is gone or has none.' })
   currentVersion: string | null;
 
-  @ApiProperty({ enum: ['current', 'newer-available', 'disabled', 'filtered-out', 'gone'], description: "`newer-available`: activating the skill again moves the chat to `currentVersion`; `disabled`, `filtered-out` (by the user's or the chat's filter) and `gone`: it cannot be used now." })
+  @ApiField({
+    openapi: {
+      enum: ['current', 'newer-available', 'disabled', 'filtered-out', 'gone'],
+      description: "`newer-available`: activating the skill again moves the chat to `currentVersion`; `disabled`, `filtered-out` (by the user's or the chat's filter) and `gone`: it cannot be used now.",
+    },
+    graphql: { description: '`current`, `newer-available`, `disabled`, `filtered-out` or `gone`.' },
+  })
   status: 'current' | 'newer-available' | 'disabled' | 'filtered-out' | 'gone';
 }
 
+@ObjectType('SkillFilter', { description: 'Names or `prefix-*` patterns; an absent list does not narrow.' })
 export class SkillFilterDto {
-  @ApiPropertyOptional({ type: [String], description: 'Only these skills (names or `prefix-*` patterns).' })
+  @ApiField(() => [String], { optional: true, openapi: { description: 'Only these skills (names or `prefix-*` patterns).' } })
   include?: string[];
 
-  @ApiPropertyOptional({ type: [String], description: 'Never these skills (names or `prefix-*` patterns).' })
+  @ApiField(() => [String], { optional: true, openapi: { description: 'Never these skills (names or `prefix-*` patterns).' } })
   exclude?: string[];
 }
 
+@ObjectType('ContextSkills', { description: "The catalogue this chat's prompts get: the user's personal skills included, narrowed by the user's and the chat's filters." })
 export class ContextSkillsDto {
-  @ApiProperty({ type: [String], description: 'The skills offered in this chat.' })
+  @ApiField(() => [String], { openapi: { description: 'The skills offered in this chat.' } })
   offered: string[];
 
-  @ApiProperty({ type: [String], description: "Skills the filters leave out." })
+  @ApiField(() => [String], { openapi: { description: 'Skills the filters leave out.' } })
   filteredOut: string[];
 
-  @ApiProperty({ type: () => SkillFilterDto, nullable: true, description: "The user's filter (`PUT /v1/me/skills`)." })
+  @ApiField(() => SkillFilterDto, { nullable: true, openapi: { description: "The user's filter (`PUT /v1/me/skills`)." } })
   userFilter: SkillFilterDto | null;
 
-  @ApiProperty({ type: () => SkillFilterDto, nullable: true, description: "The chat's filter (`PUT /v1/chats/:id/skills`)." })
+  @ApiField(() => SkillFilterDto, { nullable: true, openapi: { description: "The chat's filter (`PUT /v1/chats/:id/skills`)." } })
   chatFilter: SkillFilterDto | null;
 }
 
 /** Exactly what the model would get next. */
+@ObjectType('ContextCatalogue', { description: 'The catalogue in the system prompt: whole, or a ranked subset within the budget.' })
 export class ContextCatalogueDto {
-  @ApiProperty({ description: "Every skill the chat may use is listed (in name order, the same bytes every turn); false: a ranked subset within the budget." })
+  @ApiField({
+    openapi: { description: 'Every skill the chat may use is listed (in name order, the same bytes every turn); false: a ranked subset within the budget.' },
+    graphql: { description: 'Every skill the chat may use is listed (in name order, the same bytes every turn).' },
+  })
   complete: boolean;
 
-  @ApiProperty({ type: [String], description: 'The skills the catalogue lists, in the order shown (activated and invoked skills first when partial).' })
+  @ApiField(() => [String], {
+    openapi: { description: 'The skills the catalogue lists, in the order shown (activated and invoked skills first when partial).' },
+    graphql: { description: 'The listed skills, in the order shown.' },
+  })
   listed: string[];
 
-  @ApiProperty({ description: 'Skills the chat may use that are not listed (found with skills.search).' })
+  @ApiField(() => Int, {
+    openapi: { type: Number, description: 'Skills the chat may use that are not listed (found with skills.search).' },
+    graphql: { description: 'Skills the chat may use that are not listed.' },
+  })
   unlisted: number;
 
-  @ApiProperty({ description: 'The catalogue\'s size in o200k tokens, as the budget counts it.' })
+  @ApiField(() => Int, { openapi: { type: Number, description: "The catalogue's size in o200k tokens, as the budget counts it." }, graphql: { description: 'Size in o200k tokens, as the budget counts it.' } })
   tokens: number;
 
-  @ApiProperty({ description: '`app.skills.catalogue_budget_tokens`.' })
+  @ApiField(() => Int, { openapi: { type: Number, description: '`app.skills.catalogue_budget_tokens`.' } })
   budgetTokens: number;
 
-  @ApiProperty({ description: '`app.skills.catalogue_max_skills`.' })
+  @ApiField(() => Int, { openapi: { type: Number, description: '`app.skills.catalogue_max_skills`.' } })
   maxSkills: number;
 }
 
+@ObjectType('ChatContext', { description: 'Exactly what the model would get next in a chat (the twin of GET /v1/chats/{id}/context).' })
 export class ChatContextDto {
-  @ApiProperty({ type: String, nullable: true, description: 'The model that would answer; null when none is configured.' })
+  @ApiField(() => String, { nullable: true, openapi: { description: 'The model that would answer; null when none is configured.' } })
   model: string | null;
 
-  @ApiProperty()
+  @ApiField()
   systemPrompt: string;
 
-  @ApiProperty({ type: () => ContextCatalogueDto, nullable: true, description: 'The catalogue in the system prompt; null with skills off.' })
+  @ApiField(() => ContextCatalogueDto, { nullable: true, description: 'The catalogue in the system prompt; null with skills off.' })
   catalogue: ContextCatalogueDto | null;
 
-  @ApiProperty({ type: () => [ContextToolDto], description: 'The tools of the configured style (`app.tools.style`), exactly as the model is sent them; empty when they are not offered.' })
+  @ApiField(() => [ContextToolDto], {
+    openapi: { description: 'The tools of the configured style (`app.tools.style`), exactly as the model is sent them; empty when they are not offered.' },
+    graphql: { description: 'The tools of the configured style, exactly as the model is sent them; empty when they are not offered.' },
+  })
   tools: ContextToolDto[];
 
-  @ApiProperty({ type: [String], description: "Names of the chat's activated skills." })
+  @ApiField(() => [String], { openapi: { description: "Names of the chat's activated skills." }, graphql: { description: 'Names of the skills the chat has activated.' } })
   activatedSkills: string[];
 
-  @ApiProperty({ type: () => [ContextActivatedVersionDto], description: 'Each activated skill: the version the chat reads, the version loaded now, and whether activating it again would move the chat to a newer one.' })
+  @ApiField(() => [ContextActivatedVersionDto], {
+    openapi: { description: 'Each activated skill: the version the chat reads, the version loaded now, and whether activating it again would move the chat to a newer one.' },
+  })
   activatedVersions: ContextActivatedVersionDto[];
 
-  @ApiProperty({ type: () => ContextSkillsDto, description: "The catalogue this chat's prompts get: the user's personal skills included, narrowed by the user's and the chat's filters." })
+  @ApiField(() => ContextSkillsDto, { openapi: { description: "The catalogue this chat's prompts get: the user's personal skills included, narrowed by the user's and the chat's filters." } })
   skills: ContextSkillsDto;
 
-  @ApiProperty({ type: () => [ContextCommandDto], description: 'The commands the system prompt lists.' })
+  @ApiField(() => [ContextCommandDto], { description: 'The commands the system prompt lists.' })
   commands: ContextCommandDto[];
 }
 
+@ObjectType('ContextCommand', { description: 'A command the system prompt lists.' })
 export class ContextCommandDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty()
+  @ApiField()
   description: string;
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiField(() => String, { nullable: true })
   argumentHint: string | null;
 
-  @ApiProperty({ type: [String] })
+  @ApiField(() => [String])
   requiredSkills: string[];
 }

@@ -1,21 +1,33 @@
+import { Field, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiField } from './api-field.decorator.js';
 
-/** OpenAPI schemas of what `command.presenter.ts` answers; documentation only. */
+/**
+ * What `command.presenter.ts` answers: the OpenAPI schemas (the class names) and, where GraphQL
+ * answers the same shape, its object types (the names given to `@ObjectType`). Documentation only.
+ */
 
+const CommandCollisionKind = { command: 'command', skill: 'skill' } as const;
+registerEnumType(CommandCollisionKind, {
+  name: 'CommandCollisionKind',
+  description: '`command`: two command files of one name (the earlier directory wins); `skill`: a command named like a loaded skill (the command wins `/name`; the skill stays reachable as `$name` and through the tools).',
+});
+
+@ObjectType('Command', { description: 'A command a message runs as `/name args` (the twin of an item of GET /v1/commands).' })
 export class CommandDto {
-  @ApiProperty({ description: 'Run it as `/name args`; the file name without `.md`.', example: 'review-pr' })
+  @ApiField({ openapi: { description: 'Run it as `/name args`; the file name without `.md`.', example: 'review-pr' }, graphql: { description: 'The file name without `.md`.' } })
   name: string;
 
-  @ApiProperty()
+  @ApiField()
   description: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'What to type after the name, e.g. `<pr-number> [focus]`.' })
+  @ApiField(() => String, { nullable: true, description: 'What to type after the name, e.g. `<pr-number> [focus]`.' })
   argumentHint: string | null;
 
-  @ApiProperty({ type: [String], description: '`requires-skills`: activated before the prompt runs, in this order.' })
+  @ApiField(() => [String], { description: '`requires-skills`: activated before the prompt runs, in this order.' })
   requiredSkills: string[];
 
-  @ApiProperty({ type: [String], description: 'Required skills that are not loaded now; running the command reports them.' })
+  @ApiField(() => [String], { description: 'Required skills that are not loaded now; running the command reports them.' })
   missingSkills: string[];
 }
 
@@ -27,11 +39,12 @@ export class CommandListDto {
   commands: CommandDto[];
 }
 
+@ObjectType('CommandLocation')
 export class CommandLocationDto {
-  @ApiProperty({ description: 'Host path: a command file, or a skill folder.' })
+  @ApiField({ description: 'Host path: a command file, or a skill folder.' })
   path: string;
 
-  @ApiProperty({ description: 'The configured commands (or skills) directory.' })
+  @ApiField({ description: 'The configured commands (or skills) directory.' })
   source: string;
 }
 
@@ -51,51 +64,94 @@ export class InvalidCommandDto extends CommandLocationDto {
   errors: string[];
 }
 
-export class CommandCollisionDto {
-  @ApiProperty()
+/*
+ * GraphQL's own twins of the two above: they describe neither `path` nor `source` (REST's inherit
+ * CommandLocation's descriptions), so one class would change one door's schema.
+ */
+
+@ObjectType('LoadedCommand')
+class LoadedCommandModel {
+  @Field()
   name: string;
 
-  @ApiProperty({ enum: ['command', 'skill'], description: '`command`: two command files of one name (the earlier directory wins); `skill`: a command named like a loaded skill (the command wins `/name`, the skill stays reachable as `$name` and through the tools).' })
+  @Field()
+  path: string;
+
+  @Field()
+  source: string;
+
+  @Field(() => [String])
+  warnings: string[];
+}
+
+@ObjectType('InvalidCommand')
+class InvalidCommandModel {
+  @Field({ description: 'The name its file gives it.' })
+  name: string;
+
+  @Field()
+  path: string;
+
+  @Field()
+  source: string;
+
+  @Field(() => [String])
+  errors: string[];
+}
+
+@ObjectType('CommandCollision')
+export class CommandCollisionDto {
+  @ApiField()
+  name: string;
+
+  @ApiField(() => CommandCollisionKind, {
+    openapi: {
+      enum: ['command', 'skill'],
+      description: '`command`: two command files of one name (the earlier directory wins); `skill`: a command named like a loaded skill (the command wins `/name`, the skill stays reachable as `$name` and through the tools).',
+    },
+  })
   kind: 'command' | 'skill';
 
-  @ApiProperty({ type: () => CommandLocationDto, description: 'What `/name` runs.' })
+  @ApiField(() => CommandLocationDto, { description: 'What `/name` runs.' })
   winner: CommandLocationDto;
 
-  @ApiProperty({ type: () => CommandLocationDto })
+  @ApiField(() => CommandLocationDto)
   loser: CommandLocationDto;
 }
 
+@ObjectType('CommandDirectoryReport')
 export class CommandDirectoryReportDto {
-  @ApiProperty({ description: 'As written in the configuration.' })
+  @ApiField({ description: 'As written in the configuration.' })
   configured: string;
 
-  @ApiProperty({ description: 'Resolved host path.' })
+  @ApiField({ openapi: { description: 'Resolved host path.' } })
   path: string;
 
-  @ApiProperty()
+  @ApiField()
   exists: boolean;
 
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'Commands loaded from it.' })
+  @ApiField(() => Int, { openapi: { minimum: 0, description: 'Commands loaded from it.' } })
   commands: number;
 
-  @ApiProperty({ type: 'integer', minimum: 0 })
+  @ApiField(() => Int, { openapi: { minimum: 0 } })
   invalid: number;
 }
 
 /** The commands section of the admin report. */
+@ObjectType('CommandScanReport', { description: 'The commands directories, scanned with the skills (a section of the admin report).' })
 export class CommandScanReportDto {
-  @ApiProperty({ type: () => [CommandDirectoryReportDto] })
+  @ApiField(() => [CommandDirectoryReportDto])
   directories: CommandDirectoryReportDto[];
 
-  @ApiProperty({ type: () => [ScannedCommandDto] })
+  @ApiField(() => [LoadedCommandModel], { openapi: { type: () => [ScannedCommandDto] } })
   valid: ScannedCommandDto[];
 
-  @ApiProperty({ type: () => [InvalidCommandDto] })
+  @ApiField(() => [InvalidCommandModel], { openapi: { type: () => [InvalidCommandDto] } })
   invalid: InvalidCommandDto[];
 
-  @ApiProperty({ type: () => [CommandCollisionDto] })
+  @ApiField(() => [CommandCollisionDto])
   collisions: CommandCollisionDto[];
 
-  @ApiProperty({ type: [String] })
+  @ApiField(() => [String])
   warnings: string[];
 }

@@ -1,13 +1,15 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { Int, ObjectType } from '@nestjs/graphql';
+import { ApiField } from './api-field.decorator.js';
 
 /** The paging fields of every `{items, total, limit, offset}` answer; subclasses declare `items`. */
+@ObjectType({ isAbstract: true })
 export abstract class PageDto {
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'All items, not just this page.' })
+  @ApiField(() => Int, { openapi: { minimum: 0, description: 'All items, not just this page.' }, graphql: { description: 'How many items there are in all.' } })
   total: number;
 
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: 200 })
+  @ApiField(() => Int, { openapi: { minimum: 1, maximum: 200 } })
   limit: number;
 
-  @ApiProperty({ type: 'integer', minimum: 0 })
+  @ApiField(() => Int, { openapi: { minimum: 0 } })
   offset: number;
 }

@@ -1,61 +1,80 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { VALIDATION_MODES, type ValidationMode } from '../../../config/app-config.js';
 import { SKILL_SCOPES, type SkillOrigin, type SkillScope } from '../../../domain/skills/skill.types.js';
+import { Field, Float, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
+import { ApiField } from './api-field.decorator.js';
+import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';
+import { GraphQLJSON } from '../../graphql/scalars/json.scalar.js';
 import { CommandScanReportDto } from './command-responses.dto.js';
 
-/** OpenAPI schemas of what `skill.presenter.ts` and the skills routes answer; documentation only. */
+/**
+ * What `skill.presenter.ts` and the skills routes answer: the OpenAPI schemas (the class names) and,
+ * where GraphQL answers the same shape, its object types (the names given to `@ObjectType`).
+ * Documentation only: nothing is built from them.
+ */
 
 const FRONTMATTER = { type: 'object', additionalProperties: true, description: "The SKILL.md frontmatter as parsed (`name`, `description`, and any other fields)." } as const;
 
+@ObjectType('SkillSummary')
 export class SkillSummaryDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ description: 'As shown in the catalogue.' })
+  @ApiField({ openapi: { description: 'As shown in the catalogue.' } })
   description: string;
 
-  @ApiProperty(FRONTMATTER)
+  @ApiField(() => GraphQLJSON, { openapi: FRONTMATTER, graphql: { description: 'The SKILL.md frontmatter as parsed.' } })
   frontmatter: Record<string, unknown>;
 }
 
+@ObjectType('SkillList', { description: 'The loaded skills (the twin of GET /v1/skills).' })
 export class SkillListDto {
-  @ApiProperty({ type: 'integer', minimum: 0 })
+  @ApiField(() => Int, { openapi: { minimum: 0 } })
   count: number;
 
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   scannedAt: string;
 
-  @ApiProperty({ type: [String], example: ['/'], description: 'The prefixes that invoke a skill at the start of a message (`[app.skills] explicit_prefixes`): `/name`, and `$name` when `$` is listed. Commands are always `/name`.' })
+  @ApiField(() => [String], {
+    openapi: { example: ['/'], description: 'The prefixes that invoke a skill at the start of a message (`[app.skills] explicit_prefixes`): `/name`, and `$name` when `$` is listed. Commands are always `/name`.' },
+    graphql: { description: 'The prefixes that invoke a skill at the start of a message ([app.skills] explicit_prefixes): /name, and $name when $ is listed.' },
+  })
   explicitPrefixes: string[];
 
-  @ApiProperty({ type: () => [SkillSummaryDto], description: 'In name order.' })
+  @ApiField(() => [SkillSummaryDto], { openapi: { description: 'In name order.' } })
   skills: SkillSummaryDto[];
 }
 
+@ObjectType('SkillFile')
 export class ResourceFileDto {
-  @ApiProperty({ example: 'references/REFERENCE.md', description: 'Relative to the skill folder.' })
+  @ApiField({ openapi: { example: 'references/REFERENCE.md' }, description: 'Relative to the skill folder.' })
   path: string;
 
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'Bytes.' })
+  @ApiField(() => Float, { openapi: { type: 'integer', minimum: 0, description: 'Bytes.' }, graphql: { description: 'In bytes.' } })
   size: number;
 }
 
+@ObjectType('SkillFileListing')
 export class ResourceListingDto {
-  @ApiProperty({ type: () => [ResourceFileDto], description: "The skill's files other than SKILL.md." })
+  @ApiField(() => [ResourceFileDto], { openapi: { description: "The skill's files other than SKILL.md." } })
   files: ResourceFileDto[];
 
-  @ApiProperty({ description: 'True when the listing stopped at its bounds and more files exist.' })
+  @ApiField({ description: 'True when the listing stopped at its bounds and more files exist.' })
   truncated: boolean;
 }
 
+@ObjectType('SkillDetail', { description: 'One skill with its other files (the twin of GET /v1/skills/{name}).' })
 export class SkillDetailDto extends SkillSummaryDto {
-  @ApiProperty({ description: "Where it comes from: `bundled` (Skillhost's own skills), `shared folder N` (the Nth of [app.skills] directories), `code folder N` (of code_directories), `store`, `personal` (your own store skill) or `programmatic:<scope>`. Never a host path: admins find those in the admin report." })
+  @ApiField({
+    description:
+      "Where it comes from: `bundled` (Skillhost's own skills), `shared folder N` (the Nth of [app.skills] directories), `code folder N` (of code_directories), `store`, `personal` (your own store skill) or `programmatic:<scope>`. Never a host path: admins find those in the admin report.",
+  })
   source: string;
 
-  @ApiProperty({ type: [String] })
+  @ApiField(() => [String])
   warnings: string[];
 
-  @ApiProperty({ type: () => ResourceListingDto })
+  @ApiField(() => ResourceListingDto)
   resources: ResourceListingDto;
 }
 
@@ -88,14 +107,18 @@ export class CatalogueJsonDto {
   available_skills: CatalogueEntryDto[];
 }
 
+@ObjectType('SkillSearchResult', { description: 'A skill ranked for a query (skills.search, GET /v1/skills/search).' })
 export class SkillSearchResultDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty()
+  @ApiField()
   description: string;
 
-  @ApiProperty({ minimum: 0, maximum: 1, description: 'How well the skill fits the query, 0 to 1: its relevance (BM25 over name, description and triggers), normalised so that 0.5 is a middling match; results come in this order.' })
+  @ApiField(() => Float, {
+    openapi: { minimum: 0, maximum: 1 },
+    description: 'How well the skill fits the query, 0 to 1: its relevance (BM25 over name, description and triggers), normalised so that 0.5 is a middling match; results come in this order.',
+  })
   score: number;
 }
 
@@ -104,152 +127,238 @@ export class SkillSearchResponseDto {
   results: SkillSearchResultDto[];
 }
 
+const ValidationModeEnum = Object.fromEntries(VALIDATION_MODES.map((mode) => [mode, mode]));
+registerEnumType(ValidationModeEnum, { name: 'ValidationMode' });
+
+const SkillKind = { instructions: 'instructions', code: 'code' };
+registerEnumType(SkillKind, { name: 'SkillKind', description: '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).' });
+
+const SkillOriginEnum = { folder: 'folder', programmatic: 'programmatic' };
+registerEnumType(SkillOriginEnum, { name: 'SkillOrigin', description: '`programmatic`: registered by the embedding application at run time.' });
+
+const SkillScopeEnum = Object.fromEntries(SKILL_SCOPES.map((scope) => [scope, scope]));
+registerEnumType(SkillScopeEnum, { name: 'SkillScope', description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.' });
+
+@ObjectType('SkillLocation')
 export class SkillLocationDto {
-  @ApiProperty({ description: 'Host path.' })
+  @ApiField({ openapi: { description: 'Host path.' } })
   path: string;
 
-  @ApiProperty({ description: 'The configured skills directory.' })
+  @ApiField({ openapi: { description: 'The configured skills directory.' } })
   source: string;
 }
 
+@ObjectType('LoadedSkill')
 export class ScannedSkillDto extends SkillLocationDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ type: [String] })
+  @ApiField(() => [String])
   warnings: string[];
 
-  @ApiProperty({ enum: ['instructions', 'code'], description: '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).' })
+  @ApiField(() => SkillKind, { openapi: { enum: ['instructions', 'code'], description: '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).' } })
   kind: 'instructions' | 'code';
 
-  @ApiProperty({ enum: ['folder', 'programmatic'], description: '`programmatic`: registered by the embedding application at run time; its `path` and `source` are `programmatic:<scope>…`.' })
+  @ApiField(() => SkillOriginEnum, {
+    openapi: { enum: ['folder', 'programmatic'], description: '`programmatic`: registered by the embedding application at run time; its `path` and `source` are `programmatic:<scope>…`.' },
+  })
   origin: SkillOrigin;
 
-  @ApiProperty({ enum: SKILL_SCOPES, description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.' })
+  @ApiField(() => SkillScopeEnum, { openapi: { enum: SKILL_SCOPES, description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.' } })
   scope: SkillScope;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The content version loaded (`sha256:…`); null for programmatic skills and folders past `max_install_bytes`.' })
+  @ApiField(() => String, {
+    nullable: true,
+    openapi: { description: 'The content version loaded (`sha256:…`); null for programmatic skills and folders past `max_install_bytes`.' },
+    graphql: { description: 'The content version loaded (`sha256:…`); null for programmatic skills and folders past max_install_bytes.' },
+  })
   digest: string | null;
 
-  @ApiProperty({ type: () => StoreOriginDto, nullable: true, description: 'For a skill installed through the store: its scope, owner and version number.' })
+  @ApiField(() => StoreOriginDto, {
+    nullable: true,
+    openapi: { description: 'For a skill installed through the store: its scope, owner and version number.' },
+    graphql: { description: 'For a skill installed through the store.' },
+  })
   store: StoreOriginDto | null;
 }
 
+@ObjectType('StoreOrigin', { description: "A store skill's scope, owner and version number." })
 export class StoreOriginDto {
-  @ApiProperty({ enum: ['shared', 'personal'] })
+  @ApiField({ openapi: { enum: ['shared', 'personal'] }, graphql: { description: '`shared` or `personal`.' } })
   scope: 'shared' | 'personal';
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiField(() => String, { nullable: true })
   owner: string | null;
 
-  @ApiProperty({ type: 'integer' })
+  @ApiField(() => Int)
   version: number;
 }
 
+@ObjectType('UnavailableSkill', { description: 'A valid skill left out of the catalogue: it needs tools (tools_required) the chats do not have.' })
 export class UnavailableSkillDto extends SkillLocationDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ type: [String], description: 'The tools of its `tools_required` that the chats do not have, as it wrote them.' })
+  @ApiField(() => [String], { openapi: { description: 'The tools of its `tools_required` that the chats do not have, as it wrote them.' }, graphql: { description: 'As the skill wrote them.' } })
   missingTools: string[];
 
-  @ApiProperty({ description: 'Why, and what would offer it.' })
+  @ApiField({ description: 'Why, and what would offer it.' })
   reason: string;
 }
 
+@ObjectType('InvalidSkill')
 export class InvalidSkillDto extends SkillLocationDto {
-  @ApiPropertyOptional({ description: 'The name it declared, when it declared a string.' })
+  @ApiField(() => String, { optional: true, description: 'The name it declared, when it declared a string.' })
   name?: string;
 
-  @ApiProperty({ type: [String], description: 'Every reason it did not load.' })
+  @ApiField(() => [String], { openapi: { description: 'Every reason it did not load.' } })
   errors: string[];
 
-  @ApiProperty({ type: [String] })
+  @ApiField(() => [String])
   warnings: string[];
 }
 
+@ObjectType('SkillCollision')
 export class SkillCollisionDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ type: () => SkillLocationDto })
+  @ApiField(() => SkillLocationDto)
   winner: SkillLocationDto;
 
-  @ApiProperty({ type: () => SkillLocationDto })
+  @ApiField(() => SkillLocationDto)
   loser: SkillLocationDto;
 }
 
+@ObjectType('ExcludedSkill')
 export class ExcludedSkillDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty()
+  @ApiField()
   path: string;
 }
 
+@ObjectType('DisabledSkill', { description: 'A valid skill switched off ([app.skills] disabled).' })
 export class DisabledSkillDto extends ExcludedSkillDto {
-  @ApiProperty({ description: 'The configured directory it came from.' })
+  @ApiField({ openapi: { description: 'The configured directory it came from.' } })
   source: string;
 }
 
+@ObjectType('SkillDirectoryReport')
 export class DirectoryReportDto {
-  @ApiProperty({ description: 'As written in the configuration.' })
+  @ApiField({ description: 'As written in the configuration.' })
   configured: string;
 
-  @ApiProperty({ description: 'Resolved host path.' })
+  @ApiField({ openapi: { description: 'Resolved host path.' } })
   path: string;
 
-  @ApiProperty()
+  @ApiField()
   exists: boolean;
 
-  @ApiPropertyOptional({ description: 'Present (true) for an `app.skills.code_directories` folder.' })
+  @ApiField({ optional: true, openapi: { description: 'Present (true) for an `app.skills.code_directories` folder.' }, graphql: { description: 'True for an app.skills.code_directories folder.' } })
   code?: boolean;
 
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'Skills loaded from it.' })
+  @ApiField(() => Int, { openapi: { minimum: 0, description: 'Skills loaded from it.' } })
   skills: number;
 
-  @ApiProperty({ type: 'integer', minimum: 0 })
+  @ApiField(() => Int, { openapi: { minimum: 0 } })
   invalid: number;
 }
 
-/** The operator's view of the last scan, host paths included. */
+@ObjectType('CatalogueDiffEntry')
+export class DiffEntryDto {
+  @ApiField()
+  name: string;
+
+  @ApiField(() => String, { nullable: true })
+  digest: string | null;
+
+  @ApiField()
+  source: string;
+}
+
+@ObjectType('CatalogueChange')
+export class ChangedEntryDto {
+  @ApiField()
+  name: string;
+
+  @ApiField(() => String, { nullable: true })
+  oldDigest: string | null;
+
+  @ApiField(() => String, { nullable: true })
+  newDigest: string | null;
+
+  @ApiField()
+  source: string;
+}
+
+@ObjectType('CatalogueDiff', { description: 'What a reload changed in the catalogue, by content digest.' })
+export class CatalogueDiffDto {
+  @ApiField(() => [DiffEntryDto])
+  added: DiffEntryDto[];
+
+  @ApiField(() => [DiffEntryDto])
+  removed: DiffEntryDto[];
+
+  @ApiField(() => [ChangedEntryDto], { openapi: { description: 'Same name, other content (or another source).' } })
+  changed: ChangedEntryDto[];
+
+  @ApiField(() => Int)
+  unchanged: number;
+}
+
+/**
+ * The operator's view of the last scan, host paths included. GraphQL answers it for the admin
+ * report and for `reloadSkills` alike, with `diff` (null in the report); REST gives the reload its
+ * own schema, `ReloadReportDto`, where `diff` is always there.
+ */
+@ObjectType('SkillScanReport', { description: "Everything a scan saw, host paths included: the operators' view (the twin of GET /v1/admin/skills)." })
 export class SkillScanReportDto {
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   scannedAt: string;
 
-  @ApiProperty()
+  @ApiField(() => Float)
   durationMs: number;
 
-  @ApiProperty({ enum: VALIDATION_MODES })
+  @ApiField(() => ValidationModeEnum, { openapi: { enum: VALIDATION_MODES } })
   mode: ValidationMode;
 
-  @ApiProperty({ type: () => [DirectoryReportDto] })
+  @ApiField(() => [DirectoryReportDto])
   directories: DirectoryReportDto[];
 
-  @ApiProperty({ type: () => [ScannedSkillDto] })
+  @ApiField(() => [ScannedSkillDto])
   valid: ScannedSkillDto[];
 
-  @ApiProperty({ type: () => [InvalidSkillDto] })
+  @ApiField(() => [InvalidSkillDto])
   invalid: InvalidSkillDto[];
 
-  @ApiProperty({ type: () => [SkillCollisionDto] })
+  @ApiField(() => [SkillCollisionDto])
   collisions: SkillCollisionDto[];
 
-  @ApiProperty({ type: () => [ExcludedSkillDto] })
+  @ApiField(() => [ExcludedSkillDto])
   excluded: ExcludedSkillDto[];
 
-  @ApiProperty({ type: () => [UnavailableSkillDto], description: 'Valid skills left out of the catalogue because they need tools (`tools_required`) the chats do not have.' })
+  @ApiField(() => [UnavailableSkillDto], { openapi: { description: 'Valid skills left out of the catalogue because they need tools (`tools_required`) the chats do not have.' } })
   unavailable: UnavailableSkillDto[];
 
-  @ApiProperty({ type: () => [DisabledSkillDto], description: 'Valid skills switched off (`[app.skills] disabled` or the persisted switch): in no catalogue; activating or reading one answers SKILL_DISABLED.' })
+  @ApiField(() => [DisabledSkillDto], {
+    openapi: { description: 'Valid skills switched off (`[app.skills] disabled` or the persisted switch): in no catalogue; activating or reading one answers SKILL_DISABLED.' },
+  })
   disabled: DisabledSkillDto[];
 
-  @ApiProperty({ type: () => [ScannedSkillDto], description: "Users' personal store skills, offered only to their owners (a personal skill named like a team skill is a collision, and not offered)." })
+  @ApiField(() => [ScannedSkillDto], {
+    openapi: { description: "Users' personal store skills, offered only to their owners (a personal skill named like a team skill is a collision, and not offered)." },
+    graphql: { description: "Users' personal store skills, offered only to their owners." },
+  })
   personal: ScannedSkillDto[];
 
-  @ApiProperty({ type: [String] })
+  @Field(() => CatalogueDiffDto, { nullable: true, description: 'From reloadSkills: what the reload changed. Null in the admin report.' })
+  diff?: CatalogueDiffDto | null;
+
+  @ApiField(() => [String])
   warnings: string[];
 
-  @ApiProperty({ type: () => CommandScanReportDto, description: 'The commands directories, scanned with the skills.' })
+  @ApiField(() => CommandScanReportDto, { description: 'The commands directories, scanned with the skills.' })
   commands: CommandScanReportDto;
 }

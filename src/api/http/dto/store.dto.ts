@@ -1,7 +1,10 @@
+import { Int, ObjectType } from '@nestjs/graphql';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { DisabledSkillDto, SkillScanReportDto } from './skill-responses.dto.js';
+import { ApiField } from './api-field.decorator.js';
+import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';
+import { CatalogueDiffDto, DisabledSkillDto, SkillScanReportDto } from './skill-responses.dto.js';
 
 /** A name, or a prefix ending in `*`: no spaces or control characters, at most 65 characters. */
 export const FILTER_ENTRY_PATTERN = /^[^\s\p{Cc}*]{1,64}\*?$/u;
@@ -44,37 +47,39 @@ export class InstallResultDto {
   warnings: string[];
 }
 
+@ObjectType('InstalledVersion')
 export class InstalledVersionDto {
-  @ApiProperty({ type: 'integer' })
+  @ApiField(() => Int)
   version: number;
 
-  @ApiProperty()
+  @ApiField()
   digest: string;
 
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   installedAt: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'Who installed it (null: the CLI, or a deleted user).' })
+  @ApiField(() => String, { nullable: true, openapi: { description: 'Who installed it (null: the CLI, or a deleted user).' } })
   installedBy: string | null;
 
-  @ApiProperty({ type: 'integer' })
+  @ApiField(() => Int)
   fileCount: number;
 
-  @ApiProperty({ type: 'integer' })
+  @ApiField(() => Int)
   totalBytes: number;
 }
 
+@ObjectType('SkillVersions', { description: "An installed skill's versions (GET /v1/skills/{name}/versions)." })
 export class VersionHistoryDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ enum: ['shared', 'personal'] })
+  @ApiField({ openapi: { enum: ['shared', 'personal'] }, graphql: { description: '`shared` or `personal`.' } })
   scope: 'shared' | 'personal';
 
-  @ApiProperty({ type: 'integer', description: 'The version in use.' })
+  @ApiField(() => Int, { description: 'The version in use.' })
   current: number;
 
-  @ApiProperty({ type: () => [InstalledVersionDto], description: 'Oldest first.' })
+  @ApiField(() => [InstalledVersionDto], { description: 'Oldest first.' })
   versions: InstalledVersionDto[];
 }
 
@@ -93,17 +98,18 @@ export class RollbackDto {
   version: number;
 }
 
+@ObjectType('SkillRollback')
 export class RollbackResultDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty({ type: 'integer' })
+  @ApiField(() => Int)
   version: number;
 
-  @ApiProperty()
+  @ApiField()
   digest: string;
 
-  @ApiProperty({ description: 'False when that version was current already.' })
+  @ApiField({ description: 'False when that version was current already.' })
   changed: boolean;
 }
 
@@ -113,11 +119,12 @@ export class SwitchDto {
   enabled: boolean;
 }
 
+@ObjectType('SkillSwitch')
 export class SwitchResultDto {
-  @ApiProperty()
+  @ApiField()
   name: string;
 
-  @ApiProperty()
+  @ApiField()
   enabled: boolean;
 }
 
@@ -148,59 +155,21 @@ export class SkillFilterBodyDto {
   exclude?: string[];
 }
 
+@ObjectType('SkillFilterResult', { description: 'A skill filter as stored (null: no restriction) and the skills it offers.' })
 export class SkillFilterResultDto {
-  @ApiProperty({ type: [String], nullable: true, description: 'null: no restriction.' })
+  @ApiField(() => [String], { nullable: true, openapi: { description: 'null: no restriction.' } })
   include: string[] | null;
 
-  @ApiProperty({ type: [String], nullable: true })
+  @ApiField(() => [String], { nullable: true })
   exclude: string[] | null;
 
-  @ApiProperty({ type: [String], description: 'The skills offered with this filter (for a chat: with the user\'s filter too).' })
+  @ApiField(() => [String], { openapi: { description: "The skills offered with this filter (for a chat: with the user's filter too)." } })
   offered: string[];
-}
-
-export class DiffEntryDto {
-  @ApiProperty()
-  name: string;
-
-  @ApiProperty({ type: String, nullable: true })
-  digest: string | null;
-
-  @ApiProperty()
-  source: string;
-}
-
-export class ChangedEntryDto {
-  @ApiProperty()
-  name: string;
-
-  @ApiProperty({ type: String, nullable: true })
-  oldDigest: string | null;
-
-  @ApiProperty({ type: String, nullable: true })
-  newDigest: string | null;
-
-  @ApiProperty()
-  source: string;
-}
-
-export class CatalogueDiffDto {
-  @ApiProperty({ type: () => [DiffEntryDto] })
-  added: DiffEntryDto[];
-
-  @ApiProperty({ type: () => [DiffEntryDto] })
-  removed: DiffEntryDto[];
-
-  @ApiProperty({ type: () => [ChangedEntryDto], description: 'Same name, other content (or another source).' })
-  changed: ChangedEntryDto[];
-
-  @ApiProperty({ type: 'integer' })
-  unchanged: number;
 }
 
 export class ReloadReportDto extends SkillScanReportDto {
   @ApiProperty({ type: () => CatalogueDiffDto, description: 'What the reload changed in the catalogue, by content digest.' })
-  diff: CatalogueDiffDto;
+  declare diff: CatalogueDiffDto;
 }
 
 export { DisabledSkillDto };

@@ -1,24 +1,39 @@
+import { ID, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { ApiProperty } from '@nestjs/swagger';
 import { PageDto } from './page-response.dto.js';
 import { USER_ROLES, type UserRole } from '../../../infra/database/entities/user.entity.js';
 import { API_KEY_PATTERN } from '../../../domain/users/api-key.js';
+import { ApiField } from './api-field.decorator.js';
+import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';
 
-/** OpenAPI schemas of what `user.presenter.ts` and the account routes answer; documentation only. */
+/**
+ * What `user.presenter.ts` and the account routes answer: the OpenAPI schemas (the class names) and,
+ * where GraphQL answers the same shape, its object types (the names given to `@ObjectType`).
+ * Documentation only.
+ */
 
+const UserRoleEnum = { admin: 'admin', member: 'member' } as const;
+registerEnumType(UserRoleEnum, { name: 'UserRole' });
+
+const AuthMode = { api_key: 'api_key', none: 'none' } as const;
+registerEnumType(AuthMode, { name: 'AuthMode', description: 'The auth mode in force: `none` means every call acts as the admin `local`.' });
+
+/** GraphQL has no user type of its own: `CurrentUser` (MeDto) carries these fields. */
+@ObjectType({ isAbstract: true })
 export class UserDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiField(() => ID, { openapi: { format: 'uuid' } })
   id: string;
 
-  @ApiProperty({ example: 'ada' })
+  @ApiField({ openapi: { example: 'ada' } })
   name: string;
 
-  @ApiProperty({ enum: USER_ROLES })
+  @ApiField(() => UserRoleEnum, { openapi: { enum: USER_ROLES } })
   role: UserRole;
 
-  @ApiProperty({ description: "A disabled user's keys stop working; its chats stay." })
+  @ApiField({ openapi: { description: "A disabled user's keys stop working; its chats stay." } })
   disabled: boolean;
 
-  @ApiProperty({ type: String, format: 'date-time' })
+  @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   createdAt: string;
 }
 
@@ -28,11 +43,16 @@ export class UserPageDto extends PageDto {
 }
 
 /** The caller: its user, the auth mode in force, and the key it came with. */
+@ObjectType('CurrentUser', { description: 'The caller (the twin of GET /v1/me).' })
 export class MeDto extends UserDto {
-  @ApiProperty({ enum: ['api_key', 'none'], description: '`none`: auth is off and every request acts as the admin `local`.' })
+  @ApiField(() => AuthMode, { openapi: { enum: ['api_key', 'none'], description: '`none`: auth is off and every request acts as the admin `local`.' } })
   authMode: 'api_key' | 'none';
 
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'Null when auth is off.' })
+  @ApiField(() => ID, {
+    nullable: true,
+    openapi: { type: String, format: 'uuid', description: 'Null when auth is off.' },
+    graphql: { description: 'The key this call came with; null while auth is off.' },
+  })
   keyId: string | null;
 }
 
