@@ -12,20 +12,20 @@ export { resolveSkillsOptions, SKILLS_SETTINGS } from './domain/skills/skills-se
 export type { SkillsModuleAsyncOptions, SkillsModuleOptions, SkillsSettings } from './domain/skills/skills-settings.js';
 export { ConfigError } from './config/config-loader.js';
 export type { CatalogueFormat, SkillsConfig, ToolStyle, ValidationMode } from './config/app-config.js';
-export type { CatalogueSnapshot } from './domain/skills/catalogue-snapshot.js';
-export type { InvalidSkill, SkillRecord } from './domain/skills/skill.types.js';
+export type { CatalogueSnapshot } from '@skillhost/core';
+export type { InvalidSkill, SkillRecord } from '@skillhost/core';
 
 // Errors: every refusal of the services is an AppError with a stable code.
 export { AppError, ErrorCode, httpStatusOf } from '@skillhost/core';
 
 // The pure pieces.
-export { parseSkillMd, type ParsedSkillMd } from './domain/skills/skill-md.js';
+export { parseSkillMd, type ParsedSkillMd } from '@skillhost/core';
 export { parseFrontmatterYaml, type FrontmatterData, type ParsedFrontmatter } from '@skillhost/core';
-export { ALLOWED_FIELDS, MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, type SkillFrontmatter, validateFrontmatter, type ValidationResult } from './domain/skills/skill-validator.js';
+export { ALLOWED_FIELDS, MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, type SkillFrontmatter, validateFrontmatter, type ValidationResult } from '@skillhost/core';
 export { type Invocation, type InvocationRules, MAX_INVOKED_SKILLS, parseInvocation } from '@skillhost/core';
-export { type CatalogueEntry, renderCatalogue } from './domain/skills/catalogue-renderer.js';
-export { CatalogueChooser, type SkillSearchResult } from './domain/skills/ranking/catalogue-chooser.js';
-export type { CatalogueChoice } from './domain/skills/ranking/catalogue-choice.js';
+export { type CatalogueEntry, renderCatalogue } from '@skillhost/core';
+export { CatalogueChooser, type SkillSearchResult } from '@skillhost/core';
+export type { CatalogueChoice } from '@skillhost/core';
 export { assembleSystemPrompt, type PromptInputs } from '@skillhost/core';
 
 // Activations, for an app that keeps its chats itself.

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
 import { CodeSkillService } from '../../src/domain/skills/code/code-skill.service.js';
-import type { CodeSkillContext } from '../../src/domain/skills/code/code-skill.types.js';
+import type { CodeSkillContext } from '@skillhost/core';
 import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';

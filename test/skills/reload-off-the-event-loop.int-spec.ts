@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { configWith } from '../../src/config/config-loader.js';
-import { discoverSkills, discoverSkillsAsync } from '../../src/domain/skills/skill-discovery.js';
+import { discoverSkills, discoverSkillsAsync } from '@skillhost/core';
 import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';

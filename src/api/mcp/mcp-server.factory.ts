@@ -8,8 +8,8 @@ import { inputJsonSchema, type SkillTool, type ToolContext } from '../../domain/
 import { AppError, type ErrorCode } from '@skillhost/core';
 import { packageVersion } from '../../config/package-version.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import type { CatalogueSnapshot } from '../../domain/skills/catalogue-snapshot.js';
-import { chooseCatalogue } from '../../domain/skills/ranking/catalogue-choice.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import { chooseCatalogue } from '@skillhost/core';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
 import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
 import { SkillResourcesService } from '../../domain/skills/skill-resources.service.js';

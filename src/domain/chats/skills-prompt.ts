@@ -1,7 +1,7 @@
 import type { SkillsConfig } from '../../config/app-config.js';
-import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
-import type { CatalogueChoice } from '../skills/ranking/catalogue-choice.js';
-import type { CatalogueChooser } from '../skills/ranking/catalogue-chooser.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import type { CatalogueChoice } from '@skillhost/core';
+import type { CatalogueChooser } from '@skillhost/core';
 import { assembleSystemPrompt, type PromptInputs } from '@skillhost/core';
 import { searchTool } from './tools/search-tool.js';
 import type { ToolStyleSet } from './tools/tool-styles.js';

@@ -6,10 +6,10 @@ import type { NewActivation, NewMessage, TurnContext } from '../../infra/databas
 import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
 import type { ChatMessageEntity } from '../../infra/database/entities/chat-message.entity.js';
 import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
-import { buildSnapshot, type CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
-import { NO_COMMANDS } from '../skills/commands/command-discovery.js';
-import { CatalogueChooser } from '../skills/ranking/catalogue-chooser.js';
-import type { SkillRecord } from '../skills/skill.types.js';
+import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
+import { NO_COMMANDS } from '@skillhost/core';
+import { CatalogueChooser } from '@skillhost/core';
+import type { SkillRecord } from '@skillhost/core';
 import type { ChatEvent } from './chat-events.service.js';
 import type { ChatMetrics, TurnTiming } from './chat-metrics.js';
 import type { ModelLoop, ModelLoopRequest } from './llm/model-loop.service.js';

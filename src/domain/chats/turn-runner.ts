@@ -10,7 +10,7 @@ import type { ChatActivatedSkillEntity } from '../../infra/database/entities/cha
 import type { ChatMessageEntity, StoredCommand } from '../../infra/database/entities/chat-message.entity.js';
 import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
 import type { SkillReadScope } from '../skills/skill-resources.service.js';
-import { isCodeSkill } from '../skills/skill.types.js';
+import { isCodeSkill } from '@skillhost/core';
 import { chatNotFound } from './chat-errors.js';
 import type { ChatEvent } from './chat-events.service.js';
 import type { ChatMetrics, TurnTiming } from './chat-metrics.js';

@@ -3,7 +3,7 @@ import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type ScriptsConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../infra/observability/metrics.service.js';
 import { skillGoneError } from '../skills/skill-resources.service.js';
-import type { SkillRecord } from '../skills/skill.types.js';
+import type { SkillRecord } from '@skillhost/core';
 import { checkScriptAllowed, parseAllowedTools } from '@skillhost/sandbox';
 import type { ScriptInvocation } from '@skillhost/sandbox';
 import { SandboxSlots, type ScriptCaller, type SlotScope } from './sandbox-slots.js';

@@ -1,19 +1,19 @@
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { AppError, ErrorCode, skillsDisabledError } from '@skillhost/core';
 import type { SkillDirectory, SkillsConfig } from '../../config/app-config.js';
-import { SKILLS_METRICS, type SkillsMetrics } from './skills-metrics.js';
+import { SKILLS_METRICS, type SkillsMetrics } from '@skillhost/core';
 import { SKILLS_SETTINGS, type SkillsSettings } from './skills-settings.js';
-import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from './catalogue-snapshot.js';
-import { type CommandDiscoveryResult, discoverCommands } from './commands/command-discovery.js';
-import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
-import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from './skill-discovery.js';
-import type { SkillRecord, SkillScope } from './skill.types.js';
-import { FolderDigests } from './store/skill-folder-files.js';
+import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from '@skillhost/core';
+import { type CommandDiscoveryResult, discoverCommands } from '@skillhost/core';
+import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from '@skillhost/core';
+import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from '@skillhost/core';
+import type { SkillRecord, SkillScope } from '@skillhost/core';
+import { FolderDigests } from '@skillhost/core';
 import type { SkillStoreService } from './store/skill-store.service.js';
-import { SKILL_STORE } from './store/skill-store.token.js';
-import { MAX_SKILL_FILES } from './store/store-limits.js';
-import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from './store/store-skills.js';
-import { defaultToolNames, toolAvailability, type ToolAvailability } from './tool-requirements.js';
+import { SKILL_STORE } from '@skillhost/core';
+import { MAX_SKILL_FILES } from '@skillhost/core';
+import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from '@skillhost/core';
+import { defaultToolNames, toolAvailability, type ToolAvailability } from '@skillhost/core';
 
 const SUGGESTION_LIMIT = 20;
 /** Views (a user's personal skills and filters over the snapshot) kept per snapshot; past this many the cache starts again. */

@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '@skillhost/core';
-import { unstorableCharacter } from '../../domain/shared/storable-text.js';
+import { unstorableCharacter } from '@skillhost/core';
 import type { ActivationHow } from './entities/chat-activated-skill.entity.js';
 
 export type { ActivationHow };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DataSource, In } from 'typeorm';
-import { toStorableJson, toStorableText, toStorableTextOrNull } from '../../domain/shared/storable-text.js';
+import { toStorableJson, toStorableText, toStorableTextOrNull } from '@skillhost/core';
 import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
 import { ChatMessageEntity, type MessageRole, type StoredCommand, type StoredToolCard } from './entities/chat-message.entity.js';

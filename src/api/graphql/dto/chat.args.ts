@@ -5,7 +5,7 @@ import { CreateChatDto, SendMessageDto } from '../../http/dto/chat.dto.js';
 import { NulAllowed, StringsCheckedByService } from '../../http/pipes/validation.pipe.js';
 import { RESOURCE_TYPES } from '../../../domain/skills/skill-resources.service.js';
 import { GraphQLJSON } from '../scalars/json.scalar.js';
-import { MAX_PREVIEW_MESSAGE } from '../../../domain/skills/ranking/search-limits.js';
+import { MAX_PREVIEW_MESSAGE } from '@skillhost/core';
 
 /**
  * Arguments of the chat operations. Where REST has a body DTO, the arguments extend it: the

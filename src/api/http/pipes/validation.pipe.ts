@@ -2,7 +2,7 @@ import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@ne
 import { getMetadataStorage } from 'class-validator';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { problemDetails, problemsText } from '../../../domain/shared/problem-list.js';
-import { unstorableCharacter } from '../../../domain/shared/storable-text.js';
+import { unstorableCharacter } from '@skillhost/core';
 
 /** Flattens class-validator errors into one readable line per problem, e.g. "format: must be one of …". */
 export function describeValidationErrors(errors: ValidationError[], prefix = ''): string[] {

@@ -1,8 +1,8 @@
 import type { ModelMessage, ToolSet } from 'ai';
 import { TOOL_STYLES, type ToolStyle } from '../../../config/app-config.js';
 import type { ActivationHow, ActivationStore } from '../../../infra/database/activation-store.js';
-import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
-import { CatalogueChooser } from '../../skills/ranking/catalogue-chooser.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import { CatalogueChooser } from '@skillhost/core';
 import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
 import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
 import { parseInvocation } from '@skillhost/core';

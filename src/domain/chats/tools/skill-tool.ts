@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { namesText, problemsText } from '../../shared/problem-list.js';
-import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
 import type { ScriptCaller, ScriptsService } from '../../sandbox/scripts.service.js';
 import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
-import type { CodeSkillLlm, CodeSkillToolCaller } from '../../skills/code/code-skill.types.js';
+import type { CodeSkillLlm, CodeSkillToolCaller } from '@skillhost/core';
 import type { ActivatedSkill, SkillReader } from '../../skills/skill-resources.service.js';
-import type { SkillSearchResult } from '../../skills/ranking/catalogue-chooser.js';
+import type { SkillSearchResult } from '@skillhost/core';
 
 /**
  * A skill tool is one definition: its names, its description, a zod schema for its arguments (the

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ErrorCode } from '@skillhost/core';
-import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
-import { escapeXml } from '../../skills/catalogue-renderer.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import { escapeXml } from '@skillhost/core';
 import type { SkillReader } from '../../skills/skill-resources.service.js';
-import { isCodeSkill, type SkillRecord } from '../../skills/skill.types.js';
+import { isCodeSkill, type SkillRecord } from '@skillhost/core';
 import { searchTool } from './search-tool.js';
 import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, readsSkills, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
 

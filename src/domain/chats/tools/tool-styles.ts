@@ -1,5 +1,5 @@
 import type { ToolStyle } from '../../../config/app-config.js';
-import type { CatalogueSnapshot } from '../../skills/catalogue-snapshot.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
 import { runScriptTool } from './script-tool.js';
 import { searchTool } from './search-tool.js';
 import { inputJsonSchema, type SkillTool } from './skill-tool.js';

@@ -1,13 +1,14 @@
-import type { CatalogueFormat, SkillsConfig, ValidationMode } from '../../config/app-config.js';
-import { runInSlices, runThrough } from '../shared/sliced-work.js';
+import type { SkillsConfig } from '../options/skills-config.js';
+import type { CatalogueFormat, ValidationMode } from '../options/skills-options.schema.js';
+import { runInSlices, runThrough } from '../util/sliced-work.js';
 import { renderCatalogue } from './catalogue-renderer.js';
-import { CatalogueIndex } from './ranking/catalogue-index.js';
-import type { CommandDirectoryReport, CommandDiscoveryResult } from './commands/command-discovery.js';
-import type { CommandCollision, CommandRecord, InvalidCommand } from '@skillhost/core';
-import { compareByName } from '@skillhost/core';
-import type { DiscoveryResult } from './skill-discovery.js';
-import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord, UnavailableSkill } from './skill.types.js';
-import { checkToolsRequired, type ToolAvailability } from './tool-requirements.js';
+import { CatalogueIndex } from '../ranking/catalogue-index.js';
+import type { CommandDirectoryReport, CommandDiscoveryResult } from '../commands/command-discovery.js';
+import type { CommandCollision, CommandRecord, InvalidCommand } from '../commands/command.types.js';
+import { compareByName } from '../skill/skill-order.js';
+import type { DiscoveryResult } from '../skill/skill-discovery.js';
+import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord, UnavailableSkill } from '../skill/skill.types.js';
+import { checkToolsRequired, type ToolAvailability } from '../skill/tool-requirements.js';
 
 /**
  * Everything one scan found, frozen. The registry swaps whole snapshots, so a request sees one

@@ -1,5 +1,5 @@
-import type { CatalogueFormat } from '../../config/app-config.js';
-import { compareByName } from '@skillhost/core';
+import type { CatalogueFormat } from '../options/skills-options.schema.js';
+import { compareByName } from '../skill/skill-order.js';
 
 /**
  * Level 1 of progressive disclosure: the name and description of each enabled skill, rendered for

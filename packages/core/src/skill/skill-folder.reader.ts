@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { basename } from 'node:path';
-import type { ValidationMode } from '../../config/app-config.js';
-import { FRONTMATTER_MESSAGES, locateFrontmatter, MAX_FRONTMATTER_BYTES } from '@skillhost/core';
+import type { ValidationMode } from '../options/skills-options.schema.js';
+import { FRONTMATTER_MESSAGES, locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
 import { checkFrontmatter } from './skill-md.js';
 import type { InvalidSkill, SkillRecord } from './skill.types.js';
 

@@ -1,5 +1,5 @@
 import { StemmerEs } from '@nlpjs/lang-es';
-import { boundedMemo } from '../../shared/bounded-memo.js';
+import { boundedMemo } from '../util/bounded-memo.js';
 import relatedTerms from './related-terms.json' with { type: 'json' };
 import spanishGlossary from './spanish-glossary.json' with { type: 'json' };
 import spanishStopWords from './spanish-stop-words.json' with { type: 'json' };

@@ -1,8 +1,8 @@
 import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
-import { readFileHead } from '@skillhost/core';
+import { readFileHead } from '../resources/file-head.js';
 import { join, relative } from 'node:path';
-import { isInside } from '@skillhost/core';
-import { SKIPPED_FOLDERS } from '@skillhost/core';
+import { isInside } from '../resources/resource-path.js';
+import { SKIPPED_FOLDERS } from '../skill/skill-order.js';
 import { type SkillVersion, versionOf } from './skill-version.js';
 
 export interface FolderLimits {

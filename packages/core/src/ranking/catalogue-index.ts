@@ -1,6 +1,6 @@
-import type { CatalogueFormat } from '../../../config/app-config.js';
-import { catalogueFrame, type CatalogueEntry, renderEntry } from '../catalogue-renderer.js';
-import type { SkillRecord } from '../skill.types.js';
+import type { CatalogueFormat } from '../options/skills-options.schema.js';
+import { catalogueFrame, type CatalogueEntry, renderEntry } from '../catalogue/catalogue-renderer.js';
+import type { SkillRecord } from '../skill/skill.types.js';
 import { type RankedSkill, SkillRanker } from './skill-ranker.js';
 import { countTokens } from './token-count.js';
 

@@ -1,5 +1,5 @@
-import type { ValidationMode } from '../../config/app-config.js';
-import type { FrontmatterData } from '@skillhost/core';
+import type { ValidationMode } from '../options/skills-options.schema.js';
+import type { FrontmatterData } from './frontmatter-parser.js';
 
 /**
  * The Agent Skills frontmatter rules, with the reference validator's (skills-ref) messages so users

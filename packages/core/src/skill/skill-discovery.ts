@@ -1,12 +1,13 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SkillDirectory, ValidationMode } from '../../config/app-config.js';
-import { DEFAULT_SKILL_DIRECTORIES } from '../../config/config-schema.js';
-import { inspectCodeModule } from './code/code-module.reader.js';
+import { DEFAULT_SKILL_DIRECTORIES } from '../options/skills-config.js';
+import type { ValidationMode } from '../options/skills-options.schema.js';
+import type { SkillDirectory } from '../options/setting.js';
+import { inspectCodeModule } from '../code/code-module.reader.js';
 import { type FolderInspection, inspectSkillFolder } from './skill-folder.reader.js';
-import { runInSlices, runThrough } from '../shared/sliced-work.js';
-import { compareByName, SKIPPED_FOLDERS } from '@skillhost/core';
-import { type FolderDigests, type FolderLimits, folderVersion } from './store/skill-folder-files.js';
+import { runInSlices, runThrough } from '../util/sliced-work.js';
+import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
+import { type FolderDigests, type FolderLimits, folderVersion } from '../store/skill-folder-files.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
 
 export interface DiscoveryOptions {

@@ -1,5 +1,5 @@
-import type { SkillsConfig } from '../../../config/app-config.js';
-import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
+import type { SkillsConfig } from '../options/skills-config.js';
+import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
 import { type CatalogueChoice, catalogueIsComplete, type CatalogueLimits, type CatalogueRequest, chooseCatalogue } from './catalogue-choice.js';
 import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './search-limits.js';
 

@@ -1,12 +1,12 @@
 import { closeSync, type Dirent, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SkillDirectory } from '../../../config/app-config.js';
-import { DEFAULT_COMMAND_DIRECTORIES } from '../../../config/config-schema.js';
-import { readFolder, unreadableFolderWarning } from '../skill-discovery.js';
-import { describeSpecialFile, OPEN_FLAGS, openProblem } from '../skill-folder.reader.js';
-import { compareByName } from '@skillhost/core';
-import { parseCommandFile } from '@skillhost/core';
-import type { CommandCollision, CommandRecord, InvalidCommand } from '@skillhost/core';
+import { DEFAULT_COMMAND_DIRECTORIES } from '../options/skills-config.js';
+import type { SkillDirectory } from '../options/setting.js';
+import { readFolder, unreadableFolderWarning } from '../skill/skill-discovery.js';
+import { describeSpecialFile, OPEN_FLAGS, openProblem } from '../skill/skill-folder.reader.js';
+import { compareByName } from '../skill/skill-order.js';
+import { parseCommandFile } from './command-file.js';
+import type { CommandCollision, CommandRecord, InvalidCommand } from './command.types.js';
 
 /** A command file is read whole (it is the prompt), so it is capped. */
 export const MAX_COMMAND_FILE_BYTES = 256 * 1024;

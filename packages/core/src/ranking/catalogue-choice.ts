@@ -1,7 +1,7 @@
-import type { CatalogueFormat } from '../../../config/app-config.js';
-import { catalogueFrame, type CatalogueEntry, renderListing, renderUnlisted } from '../catalogue-renderer.js';
-import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
-import type { SkillRecord } from '../skill.types.js';
+import type { CatalogueFormat } from '../options/skills-options.schema.js';
+import { catalogueFrame, type CatalogueEntry, renderListing, renderUnlisted } from '../catalogue/catalogue-renderer.js';
+import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
+import type { SkillRecord } from '../skill/skill.types.js';
 import { entryOf } from './catalogue-index.js';
 import { countTokens } from './token-count.js';
 

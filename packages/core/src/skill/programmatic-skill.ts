@@ -1,6 +1,6 @@
-import { AppError, ErrorCode } from '@skillhost/core';
-import type { CodeSkillCanHandle, CodeSkillExecute } from './code/code-skill.types.js';
-import { normalizeResourcePath } from '@skillhost/core';
+import { AppError, ErrorCode } from '../errors/app-error.js';
+import type { CodeSkillCanHandle, CodeSkillExecute } from '../code/code-skill.types.js';
+import { normalizeResourcePath } from '../resources/resource-path.js';
 import type { DiscoveryResult } from './skill-discovery.js';
 import { validateFrontmatter } from './skill-validator.js';
 import { SKILL_SCOPES, type SkillCollision, type SkillRecord, type SkillScope } from './skill.types.js';

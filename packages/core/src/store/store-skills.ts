@@ -1,8 +1,8 @@
-import type { ValidationMode } from '../../../config/app-config.js';
-import type { DiscoveryResult } from '../skill-discovery.js';
-import { inspectSkillFolder } from '../skill-folder.reader.js';
-import type { InvalidSkill, SkillCollision, SkillRecord } from '../skill.types.js';
-import type { StoreContents } from './skill-store.service.js';
+import type { ValidationMode } from '../options/skills-options.schema.js';
+import type { DiscoveryResult } from '../skill/skill-discovery.js';
+import { inspectSkillFolder } from '../skill/skill-folder.reader.js';
+import type { InvalidSkill, SkillCollision, SkillRecord } from '../skill/skill.types.js';
+import type { StoreContents } from './skill-store-reader.js';
 
 /** What the store adds to a snapshot: shared skills, personal ones (by owner id), and the store's switches. */
 export interface StoreSkills {

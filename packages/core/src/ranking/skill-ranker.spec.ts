@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { corpusPath } from '../../../../test/support/files/corpus.js';
-import { runThrough } from '../../shared/sliced-work.js';
-import { discoverSkills } from '../skill-discovery.js';
+import { runThrough } from '../util/sliced-work.js';
+import { discoverSkills } from '../skill/skill-discovery.js';
 import { MAX_QUERY_WORDS } from './query-terms.js';
 import { POPULARITY_BOOST, type RankableSkill, type RankedSkill, SkillRanker } from './skill-ranker.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ErrorCode } from '../errors/app-error.js';
 import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
 import type { DiscoveryResult } from './skill-discovery.js';
 import type { SkillRecord, SkillScope } from './skill.types.js';

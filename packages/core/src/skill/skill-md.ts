@@ -1,6 +1,6 @@
-import type { ValidationMode } from '../../config/app-config.js';
-import { type FrontmatterData, parseFrontmatterYaml } from '@skillhost/core';
-import { FRONTMATTER_MESSAGES, locateFrontmatter, MAX_FRONTMATTER_BYTES } from '@skillhost/core';
+import type { ValidationMode } from '../options/skills-options.schema.js';
+import { type FrontmatterData, parseFrontmatterYaml } from './frontmatter-parser.js';
+import { FRONTMATTER_MESSAGES, locateFrontmatter, MAX_FRONTMATTER_BYTES } from './frontmatter-reader.js';
 import { type SkillFrontmatter, validateFrontmatter } from './skill-validator.js';
 import { readToolsRequired, TOOLS_REQUIRED_FIELD } from './tool-requirements.js';
 

@@ -1,5 +1,5 @@
 import { stemmer } from 'stemmer';
-import { boundedMemo } from '../../shared/bounded-memo.js';
+import { boundedMemo } from '../util/bounded-memo.js';
 import englishStopWords from './english-stop-words.json' with { type: 'json' };
 
 /** A word is a run of letters, combining marks and digits; punctuation, symbols, emoji and controls separate words. */
