@@ -4,7 +4,7 @@ import { packageRoot } from '../../config/package-version.js';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import { presentCommandReport } from './command.presenter.js';
 import { programmaticSource } from '@skillhost/core';
-import type { ResourceListing } from '../../domain/skills/skill-resources.service.js';
+import type { ResourceListing } from '@skillhost/core';
 import { type DirectoryReport, isCodeSkill, SKILL_SCOPES, type SkillRecord } from '@skillhost/core';
 import { storeSource } from '@skillhost/core';
 

@@ -8,8 +8,8 @@ import type { StoredSkillFilter } from '../../infra/database/skill-store.reposit
 import type { CatalogueSnapshot } from '@skillhost/core';
 import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
-import { SkillRegistryService } from '../skills/skill-registry.service.js';
-import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
+import { SkillResourcesService } from '@skillhost/nest';
 import { isCodeSkill } from '@skillhost/core';
 import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { chatNotFound } from './chat-errors.js';

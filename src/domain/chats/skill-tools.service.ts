@@ -5,11 +5,11 @@ import { unstorableStringProblems, validationFailed } from '../../api/http/pipes
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CHAT_METRICS, type ChatMetrics } from './chat-metrics.js';
 import type { CatalogueSnapshot } from '@skillhost/core';
-import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { type ScriptCaller, ScriptsService, scriptsDisabledError } from '../sandbox/scripts.service.js';
 import { CodeSkillService } from '../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolOutcome } from '@skillhost/core';
-import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { SkillResourcesService } from '@skillhost/nest';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { errorOutput, failedCallSummary, runSkillTool, type ToolCard, type ToolExecution } from './tools/run-tool.js';
 import { parseToolArguments, type SkillTool, type ToolContext } from './tools/skill-tool.js';

@@ -9,7 +9,7 @@ import type { NewActivation, NewMessage, StoredTurn, TurnContext } from '../../i
 import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
 import type { ChatMessageEntity, StoredCommand } from '../../infra/database/entities/chat-message.entity.js';
 import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
-import type { SkillReadScope } from '../skills/skill-resources.service.js';
+import type { SkillReadScope } from '@skillhost/core';
 import { isCodeSkill } from '@skillhost/core';
 import { chatNotFound } from './chat-errors.js';
 import type { ChatEvent } from './chat-events.service.js';

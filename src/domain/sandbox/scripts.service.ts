@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type ScriptsConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../infra/observability/metrics.service.js';
-import { skillGoneError } from '../skills/skill-resources.service.js';
+import { skillGoneError } from '@skillhost/core';
 import type { SkillRecord } from '@skillhost/core';
 import { checkScriptAllowed, parseAllowedTools } from '@skillhost/sandbox';
 import type { ScriptInvocation } from '@skillhost/sandbox';

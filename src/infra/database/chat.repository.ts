@@ -9,7 +9,7 @@ import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
 import type { StoredSkillFilter } from './skill-store.repository.js';
-import { activationRows, type NewSkillActivation } from './activation-store.js';
+import { activationRows, type NewSkillActivation } from '@skillhost/core';
 
 export interface NewMessage {
   role: MessageRole;

@@ -22,4 +22,8 @@ export interface SkillsConfig extends Omit<ResolvedSkillsOptions, 'catalogue' | 
   readonly searchTool: 'auto' | 'always';
   /** `last`: a skill in the folders wins a name collision with a store skill; `first`: the store wins. */
   readonly storePrecedence: 'first' | 'last';
+  /** Folders of code skills (`skill.mjs`), trusted by whoever configures them; none in an app's options. */
+  readonly codeDirectories: readonly SkillDirectory[];
+  /** The most a skill may hold to be kept (pinned) when a chat activates it. */
+  readonly maxInstallBytes: number;
 }

@@ -1,10 +1,10 @@
 import type { ModelMessage, ToolSet } from 'ai';
 import { TOOL_STYLES, type ToolStyle } from '../../../config/app-config.js';
-import type { ActivationHow, ActivationStore } from '../../../infra/database/activation-store.js';
+import type { ActivationHow, ActivationStore } from '@skillhost/core';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import { CatalogueChooser } from '@skillhost/core';
-import type { SkillRegistryService } from '../../skills/skill-registry.service.js';
-import type { SkillResourcesService } from '../../skills/skill-resources.service.js';
+import type { SkillRegistryService } from '@skillhost/nest';
+import type { SkillResourcesService } from '@skillhost/nest';
 import { parseInvocation } from '@skillhost/core';
 import { buildSkillsPrompt } from '../skills-prompt.js';
 import { runSkillTool, serverCallMessages, type ToolCard, type ToolExecution } from '../tools/run-tool.js';

@@ -4,7 +4,7 @@ import type { CatalogueSnapshot } from '@skillhost/core';
 import type { ScriptCaller, ScriptsService } from '../../sandbox/scripts.service.js';
 import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
 import type { CodeSkillLlm, CodeSkillToolCaller } from '@skillhost/core';
-import type { ActivatedSkill, SkillReader } from '../../skills/skill-resources.service.js';
+import type { ActivatedSkill, SkillReader } from '@skillhost/core';
 import type { SkillSearchResult } from '@skillhost/core';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RESOURCE_TYPES, type ResourceListing, type ResourceType } from '../../skills/skill-resources.service.js';
+import { RESOURCE_TYPES, type ResourceListing, type ResourceType } from '@skillhost/core';
 import { activationResult, defineTool, readsSkills, MAX_PATH_ARGUMENT, MAX_SKILL_NAME_ARGUMENT, textArgument, type ToolContext } from './skill-tool.js';
 
 /** The `skillhost` style's tools; `skills.readResource` is offered in every style. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorCode } from '@skillhost/core';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import { escapeXml } from '@skillhost/core';
-import type { SkillReader } from '../../skills/skill-resources.service.js';
+import type { SkillReader } from '@skillhost/core';
 import { isCodeSkill, type SkillRecord } from '@skillhost/core';
 import { searchTool } from './search-tool.js';
 import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, readsSkills, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';

@@ -3,7 +3,7 @@ import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { ChatRepository } from '../../../infra/database/chat.repository.js';
 import { validationFailed } from '../../../api/http/pipes/validation.pipe.js';
 import type { CatalogueSnapshot } from '@skillhost/core';
-import { SkillRegistryService } from '../skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import type { CatalogueFormat } from '../../../config/app-config.js';
 import { type CatalogueChoice, type CatalogueLimits, type CatalogueRequest, wholeCatalogue } from '@skillhost/core';
 import { CatalogueChooser, type SkillSearchResult } from '@skillhost/core';

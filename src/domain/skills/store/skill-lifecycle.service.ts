@@ -4,7 +4,7 @@ import { AppError, ErrorCode } from '@skillhost/core';
 import type { StoredSkillFilter, StoreScope } from '../../../infra/database/skill-store.repository.js';
 import { findSkill } from '@skillhost/core';
 import { presentSource } from '../../../api/presenters/skill.presenter.js';
-import { SkillRegistryService } from '../skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { type InstallResult, SkillStoreService } from './skill-store.service.js';
 import { storeSource } from '@skillhost/core';
 

@@ -1,8 +1,8 @@
 import { type DynamicModule, type FactoryProvider, Module, type ModuleMetadata } from '@nestjs/common';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
-import { ConfigError } from '../../config/config-loader.js';
-import { resolveSkillsOptions, SKILLS_SETTINGS, type SkillsModuleAsyncOptions, type SkillsModuleOptions, type SkillsSettings } from './skills-settings.js';
+import { ConfigError, SKILLS_SETTINGS, type SkillsSettings } from '@skillhost/core';
+import { resolveSkillsOptions, type SkillsModuleAsyncOptions, type SkillsModuleOptions } from './skills-options.js';
 
 /**
  * The skills of an app: the registry (discovery, validation, the catalogue snapshot, reloads) and

@@ -1,37 +1,6 @@
 import { homedir } from 'node:os';
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
-import type { AppConfig, SkillDirectory, SkillsConfig, ToolStyle } from '../../config/app-config.js';
-import { ConfigError, configWith, deepFreeze } from '../../config/config-loader.js';
-import { parseSkillsOptions, type SkillsOptions } from '@skillhost/core';
-
-/**
- * What the skills services read: the `[app.skills]` section, the command folders and whether
- * scripts run. The server takes it from its configuration; an app embedding Skillhost gets it from
- * `SkillsModule.forRoot(options)`, checked by the same rules (and defaults) as the server's file.
- */
-export interface SkillsSettings {
-  readonly skills: SkillsConfig;
-  readonly commandDirectories: readonly SkillDirectory[];
-  readonly scriptsEnabled: boolean;
-  /** The tool style the model is offered (`skillhost/ai-sdk` uses it unless told another). */
-  readonly toolStyle: ToolStyle;
-  /** `use_skill` without a name: the least share of the request's words the best match must cover, in percent. */
-  readonly useSkillThreshold: number;
-}
-
-/** The injection token of the skills services' settings. */
-export const SKILLS_SETTINGS = Symbol('SKILLHOST_SKILLS_SETTINGS');
-
-/** The server's: its configuration's sections. */
-export function skillsSettingsOf(config: AppConfig): SkillsSettings {
-  return {
-    skills: config.app.skills,
-    commandDirectories: config.app.commands.directories,
-    scriptsEnabled: config.app.scripts.enabled,
-    toolStyle: config.app.tools.style,
-    useSkillThreshold: config.app.tools.useSkillThreshold,
-  };
-}
+import { ConfigError, deepFreeze, parseSkillsOptions, type SkillsOptions, type SkillsSettings } from '@skillhost/core';
 
 /**
  * `SkillsModule.forRoot(options)`: the skills an app serves, read from its folders. Every option but
@@ -66,23 +35,30 @@ export function resolveSkillsOptions(options: SkillsModuleOptions, homeDir = hom
   const parsed = parseSkillsOptions(options, { root, home: homeDir });
   if (!parsed.ok) throw new ConfigError(parsed.problems);
   const { catalogue, toolStyle, ...skills } = parsed.options;
-  const server = configWith({}, root, homeDir).app;
   return deepFreeze({
     skills: {
-      ...server.skills,
       ...skills,
       enabled: true,
       catalogueFormat: catalogue.format,
       includeLocation: catalogue.includeLocation,
       catalogueBudgetTokens: catalogue.budgetTokens,
       catalogueMaxSkills: catalogue.maxSkills,
+      ...LIBRARY_SKILLS,
     },
     commandDirectories: [],
     scriptsEnabled: false,
     toolStyle,
-    useSkillThreshold: server.tools.useSkillThreshold,
+    useSkillThreshold: USE_SKILL_THRESHOLD,
   });
 }
+
+/**
+ * What an app's skills have that its options do not set: no store and no code skills (the server's),
+ * so folders win every collision and nothing is installed; the search tool when the catalogue is partial.
+ */
+const LIBRARY_SKILLS = { codeDirectories: [], maxInstallBytes: 10 * 1024 * 1024, searchTool: 'auto', storePrecedence: 'last' } as const;
+/** `use_skill` without a name: the best match must cover half the request's words (the server's default). */
+const USE_SKILL_THRESHOLD = 50;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -1,8 +1,8 @@
-import { AppError, ErrorCode } from '@skillhost/core';
-import { unstorableCharacter } from '@skillhost/core';
-import type { ActivationHow } from './entities/chat-activated-skill.entity.js';
+import { AppError, ErrorCode } from '../errors/app-error.js';
+import { unstorableCharacter } from '../util/storable-text.js';
+/** How a chat came to activate a skill: the user named it, the model called a tool, a fallback chose it, or a command. */
+export type ActivationHow = 'explicit' | 'tool' | 'fallback' | 'command';
 
-export type { ActivationHow };
 
 /** One activation to remember: the skill, how it was activated, and the version it was (`sha256:…`) when it has one. */
 export interface NewSkillActivation {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError } from '../../config/config-loader.js';
-import { resolveSkillsOptions, type SkillsModuleOptions } from './skills-settings.js';
+import { ConfigError } from '../../../src/config/config-loader.js';
+import { resolveSkillsOptions, type SkillsModuleOptions } from './skills-options.js';
 
 /** What `SkillsModule.forRoot` options become, and every way they can be wrong. */
 describe(resolveSkillsOptions.name, () => {

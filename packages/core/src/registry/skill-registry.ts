@@ -1,19 +1,19 @@
-import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
-import { AppError, ErrorCode, skillsDisabledError } from '@skillhost/core';
-import type { SkillDirectory, SkillsConfig } from '../../config/app-config.js';
-import { SKILLS_METRICS, type SkillsMetrics } from '@skillhost/core';
-import { SKILLS_SETTINGS, type SkillsSettings } from './skills-settings.js';
-import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from '@skillhost/core';
-import { type CommandDiscoveryResult, discoverCommands } from '@skillhost/core';
-import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from '@skillhost/core';
-import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from '@skillhost/core';
-import type { SkillRecord, SkillScope } from '@skillhost/core';
-import { FolderDigests } from '@skillhost/core';
-import type { SkillStoreService } from './store/skill-store.service.js';
-import { SKILL_STORE } from '@skillhost/core';
-import { MAX_SKILL_FILES } from '@skillhost/core';
-import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from '@skillhost/core';
-import { defaultToolNames, toolAvailability, type ToolAvailability } from '@skillhost/core';
+import { AppError, ErrorCode, skillsDisabledError } from '../errors/app-error.js';
+import type { SkillDirectory } from '../options/setting.js';
+import type { SkillsConfig } from '../options/skills-config.js';
+import type { SkillStoreReader } from '../store/skill-store-reader.js';
+import { SILENT_LOGGER, type SkillsLogger } from './skills-logger.js';
+import type { SkillsMetrics } from './skills-metrics.js';
+import type { SkillsSettings } from './skills-settings.js';
+import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from '../catalogue/catalogue-snapshot.js';
+import { type CommandDiscoveryResult, discoverCommands } from '../commands/command-discovery.js';
+import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from '../skill/programmatic-skill.js';
+import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from '../skill/skill-discovery.js';
+import type { SkillRecord, SkillScope } from '../skill/skill.types.js';
+import { FolderDigests } from '../store/skill-folder-files.js';
+import { MAX_SKILL_FILES } from '../store/store-limits.js';
+import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from '../store/store-skills.js';
+import { defaultToolNames, toolAvailability, type ToolAvailability } from '../skill/tool-requirements.js';
 
 const SUGGESTION_LIMIT = 20;
 /** Views (a user's personal skills and filters over the snapshot) kept per snapshot; past this many the cache starts again. */
@@ -40,9 +40,7 @@ interface Scan {
  * one assignment; `register`/`unregister` (programmatic skills) and `setAvailableTools` rebuild it
  * from the last scan and swap it the same way, so the catalogue changes at once and whole.
  */
-@Injectable()
-export class SkillRegistryService implements OnModuleInit {
-  private readonly logger = new Logger(SkillRegistryService.name);
+export class SkillRegistry {
   private readonly config: SkillsConfig;
   private readonly commandDirectories: readonly SkillDirectory[];
   private readonly scriptsEnabled: boolean;
@@ -68,9 +66,10 @@ export class SkillRegistryService implements OnModuleInit {
   private readonly swapListeners = new Set<(snapshot: CatalogueSnapshot) => void>();
 
   constructor(
-    @Inject(SKILLS_SETTINGS) settings: SkillsSettings,
-    @Optional() @Inject(SKILLS_METRICS) private readonly metrics?: SkillsMetrics,
-    @Optional() @Inject(SKILL_STORE) private readonly store?: SkillStoreService,
+    settings: SkillsSettings,
+    private readonly metrics?: SkillsMetrics,
+    private readonly store?: SkillStoreReader,
+    private readonly logger: SkillsLogger = SILENT_LOGGER,
   ) {
     this.settings = settings;
     this.config = settings.skills;
@@ -79,8 +78,8 @@ export class SkillRegistryService implements OnModuleInit {
     this.availability = toolAvailability(defaultToolNames(this.scriptsEnabled), this.scriptsEnabled);
   }
 
-  /** The first scan runs straight through: nothing is served before the module is ready. */
-  onModuleInit(): Promise<void> | void {
+  /** The first scan runs straight through: nothing is served before this is done. */
+  init(): Promise<void> | void {
     // With skills disabled no folder is read at all, as the specification asks.
     if (!this.config.enabled) return;
     // Without a store (a registry built alone) the first scan is all there is, done before this returns.

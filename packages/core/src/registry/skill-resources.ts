@@ -1,24 +1,23 @@
 import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { AppError, ErrorCode } from '@skillhost/core';
-import { HARD_LIMITS, type SkillsConfig } from '../../config/app-config.js';
-import { SKILLS_SETTINGS, type SkillsSettings } from './skills-settings.js';
-import { locateFrontmatter, MAX_FRONTMATTER_BYTES } from '@skillhost/core';
-import { isInside, normalizeResourcePath } from '@skillhost/core';
-import { SkillRegistryService } from './skill-registry.service.js';
-import { compareByName, SKIPPED_FOLDERS } from '@skillhost/core';
-import type { SkillFrontmatter } from '@skillhost/core';
-import type { ProgrammaticContent, SkillRecord } from '@skillhost/core';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import type { SkillStoreService } from './store/skill-store.service.js';
-import { SKILL_STORE } from '@skillhost/core';
-import { readFileHead } from '@skillhost/core';
-import { FolderDigests, type FolderLimits } from '@skillhost/core';
-import type { ManifestEntry } from '@skillhost/core';
-import { capUtf8, truncationNotice } from '@skillhost/core';
+import { AppError, ErrorCode } from '../errors/app-error.js';
+import type { SkillsConfig } from '../options/skills-config.js';
+import { HARD_LIMITS } from '../options/skills-options.schema.js';
+import type { SkillStoreReader } from '../store/skill-store-reader.js';
+import { SILENT_LOGGER, type SkillsLogger } from './skills-logger.js';
+import type { SkillsSettings } from './skills-settings.js';
+import { locateFrontmatter, MAX_FRONTMATTER_BYTES } from '../skill/frontmatter-reader.js';
+import { isInside, normalizeResourcePath } from '../resources/resource-path.js';
+import type { SkillRegistry } from './skill-registry.js';
+import { compareByName, SKIPPED_FOLDERS } from '../skill/skill-order.js';
+import type { SkillFrontmatter } from '../skill/skill-validator.js';
+import type { ProgrammaticContent, SkillRecord } from '../skill/skill.types.js';
+import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
+import { readFileHead } from '../resources/file-head.js';
+import { FolderDigests, type FolderLimits } from '../store/skill-folder-files.js';
+import type { ManifestEntry } from '../store/skill-version.js';
+import { capUtf8, truncationNotice } from '../skill/truncation.js';
 
-export { truncationNotice } from '@skillhost/core';
 
 export interface ActivatedSkill {
   name: string;
@@ -89,18 +88,17 @@ const SUGGESTION_LIMIT = 20;
  * libuv's four-thread pool, which under load cost far more than the reads: with 32 turns in
  * flight, an activation took 41 ms (p50) that way and takes 0.2 ms now (bench/results/http.md).
  */
-@Injectable()
-export class SkillResourcesService {
-  private readonly logger = new Logger(SkillResourcesService.name);
+export class SkillResources {
   private readonly config: SkillsConfig;
   private readonly truncationLogged = new Set<string>();
   /** Disk skills' published files, remembered by folder until a file's size, times or inode change (looked at once a second at most). */
   private readonly published = new FolderDigests({ maxFolders: 50_000, recheckMs: 1000 });
 
   constructor(
-    private readonly registry: SkillRegistryService,
-    @Inject(SKILLS_SETTINGS) settings: SkillsSettings,
-    @Optional() @Inject(SKILL_STORE) private readonly store?: SkillStoreService,
+    private readonly registry: SkillRegistry,
+    settings: SkillsSettings,
+    private readonly store?: SkillStoreReader,
+    private readonly logger: SkillsLogger = SILENT_LOGGER,
   ) {
     this.config = settings.skills;
   }
