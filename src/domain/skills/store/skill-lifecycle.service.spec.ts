@@ -40,7 +40,7 @@ interface RegistryPort {
   viewFor(ownerId: string | undefined, filters?: readonly (SkillFilter | null | undefined)[]): CatalogueSnapshot;
 }
 
-const ALICE: Principal = { userId: 'alice-id', name: 'alice', role: 'user', keyId: 'key-1' };
+const ALICE: Principal = { userId: 'alice-id', name: 'alice', role: 'member', keyId: 'key-1' };
 
 function skill(name: string, overrides: Partial<SkillRecord> = {}): SkillRecord {
   return {
@@ -175,12 +175,18 @@ describe(SkillLifecycleService.name, () => {
     it("installs a personal skill as the caller's own", async () => {
       const { sut, log } = build();
       await sut.install(upload(), 'application/zip', 'personal', ALICE);
-      expect(log[0]).toBe('installUpload application/zip {"scope":"personal","ownerId":"alice-id","owner":"alice"} by alice-id');
+      expect(log[0]).toBe(
+        'installUpload application/zip {"scope":"personal","ownerId":"alice-id","owner":"alice"} by alice-id',
+      );
     });
 
     it('warns when the installed skill loses a name clash, naming the winner', async () => {
       const collisions: SkillCollision[] = [
-        { name: 'pdf', winner: { path: '/skills/pdf', source: '/skills' }, loser: { path: '/cache/pdf', source: 'store' } },
+        {
+          name: 'pdf',
+          winner: { path: '/skills/pdf', source: '/skills' },
+          loser: { path: '/cache/pdf', source: 'store' },
+        },
       ];
       const { sut } = build({ snapshot: snapshot({ collisions }) });
       const result = await sut.install(upload(), 'application/zip', 'shared', ALICE);
@@ -192,8 +198,16 @@ describe(SkillLifecycleService.name, () => {
 
     it('does not warn for a clash it wins, or a clash of another source or name', async () => {
       const collisions: SkillCollision[] = [
-        { name: 'pdf', winner: { path: '/cache/pdf', source: 'store' }, loser: { path: '/skills/pdf', source: '/skills' } },
-        { name: 'pdf', winner: { path: '/skills/pdf', source: '/skills' }, loser: { path: '/p', source: 'store:personal:bob' } },
+        {
+          name: 'pdf',
+          winner: { path: '/cache/pdf', source: 'store' },
+          loser: { path: '/skills/pdf', source: '/skills' },
+        },
+        {
+          name: 'pdf',
+          winner: { path: '/skills/pdf', source: '/skills' },
+          loser: { path: '/p', source: 'store:personal:bob' },
+        },
         { name: 'docx', winner: { path: '/skills/docx', source: '/skills' }, loser: { path: '/c', source: 'store' } },
       ];
       const { sut } = build({ snapshot: snapshot({ collisions }) });
@@ -213,7 +227,12 @@ describe(SkillLifecycleService.name, () => {
   describe('versions', () => {
     it("asks the store for the caller's skill of that name (normalised) and answers its history", async () => {
       const { sut, log } = build();
-      expect(await sut.versions(' pdf ', ALICE, 'shared')).toEqual({ name: 'pdf', scope: 'shared', current: 2, versions: [] });
+      expect(await sut.versions(' pdf ', ALICE, 'shared')).toEqual({
+        name: 'pdf',
+        scope: 'shared',
+        current: 2,
+        versions: [],
+      });
       expect(log).toEqual(['historyFor pdf alice-id shared']);
     });
   });

@@ -151,7 +151,12 @@ describe(SkillStoreService.name, () => {
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
   function build(
-    options: { records?: StoreRecords; users?: UserRecords; chats?: ChatRecords; config?: Record<string, unknown> } = {},
+    options: {
+      records?: StoreRecords;
+      users?: UserRecords;
+      chats?: ChatRecords;
+      config?: Record<string, unknown>;
+    } = {},
   ) {
     const config = configWith(
       {
@@ -174,7 +179,11 @@ describe(SkillStoreService.name, () => {
   }
 
   /** A disk skill as discovery records it, its folder written under the temp root. */
-  function diskSkill(name: string, files: Record<string, string> = {}, overrides: Partial<SkillRecord> = {}): SkillRecord {
+  function diskSkill(
+    name: string,
+    files: Record<string, string> = {},
+    overrides: Partial<SkillRecord> = {},
+  ): SkillRecord {
     const path = join(root, 'skills', name);
     for (const [file, text] of Object.entries({ 'SKILL.md': skillMd(name), ...files })) {
       mkdirSync(dirname(join(path, file)), { recursive: true });
@@ -212,7 +221,11 @@ describe(SkillStoreService.name, () => {
         warnings: [],
       });
       expect(calls.saveVersion).toHaveLength(1);
-      expect(calls.saveVersion[0]).toMatchObject({ name: 'pdf', digest: version.digest, totalBytes: version.totalBytes });
+      expect(calls.saveVersion[0]).toMatchObject({
+        name: 'pdf',
+        digest: version.digest,
+        totalBytes: version.totalBytes,
+      });
       expect([...calls.saveVersion[0].blobs.keys()].sort()).toEqual(version.files.map((f) => f.digest).sort());
       expect(calls.install).toEqual([[{ scope: 'shared', ownerId: null, name: 'pdf' }, version.digest, 'admin-id', 2]]);
       const folder = sut.cache.folderOf(version.digest, 'pdf');
@@ -259,7 +272,7 @@ describe(SkillStoreService.name, () => {
     });
 
     describe('personal quota', () => {
-      it("refuses a new personal skill past max_personal_skills before storing anything", async () => {
+      it('refuses a new personal skill past max_personal_skills before storing anything', async () => {
         const { records, calls } = fakeRecords({ personalCount: async () => ({ owned: 2, exists: false }) });
         const sut = build({ records });
         const error = await failure(sut.install(skillFiles('pdf'), 'pdf', ALICE, 'alice-id'));
@@ -277,7 +290,7 @@ describe(SkillStoreService.name, () => {
         expect(calls.install[0][0]).toEqual({ scope: 'personal', ownerId: 'alice-id', name: 'pdf' });
       });
 
-      it('refuses the install when the records find the quota reached under their lock (two installs at once)', async () => {
+      it('refuses the install when the records find the quota reached under their lock', async () => {
         const { records } = fakeRecords({ install: async () => ({ quotaReached: 2 }) });
         const sut = build({ records });
         const error = await failure(sut.install(skillFiles('pdf'), 'pdf', ALICE, 'alice-id'));
@@ -346,9 +359,13 @@ describe(SkillStoreService.name, () => {
     const key: InstallKey = { scope: 'shared', ownerId: null, name: 'pdf' };
 
     it('answers whether the current version changed, and its digest', async () => {
-      const rolled = build({ records: fakeRecords({ rollback: async () => ({ outcome: 'rolled-back', digest: 'd1' }) }).records });
+      const rolled = build({
+        records: fakeRecords({ rollback: async () => ({ outcome: 'rolled-back', digest: 'd1' }) }).records,
+      });
       expect(await rolled.rollback(key, 1)).toEqual({ changed: true, digest: 'd1' });
-      const same = build({ records: fakeRecords({ rollback: async () => ({ outcome: 'unchanged', digest: 'd2' }) }).records });
+      const same = build({
+        records: fakeRecords({ rollback: async () => ({ outcome: 'unchanged', digest: 'd2' }) }).records,
+      });
       expect(await same.rollback(key, 2)).toEqual({ changed: false, digest: 'd2' });
     });
 
@@ -398,7 +415,7 @@ describe(SkillStoreService.name, () => {
       expect(calls.setSwitch).toEqual([['pdf', false, 'admin-id']]);
     });
 
-    it('refuses to switch on a skill the configuration switches off (SKILL_SWITCH_LOCKED), persisting nothing', async () => {
+    it('refuses to switch on a skill the configuration switches off (SKILL_SWITCH_LOCKED)', async () => {
       const { records, calls } = fakeRecords();
       const sut = build({ records });
       const error = await failure(() => sut.setSwitch('locked', true, 'admin-id'));
@@ -434,7 +451,9 @@ describe(SkillStoreService.name, () => {
     });
 
     it("reads a user's filter from the user records", async () => {
-      const { users } = fakeUsers({ skillFilter: async (userId) => (userId === 'alice-id' ? { exclude: ['pdf'] } : null) });
+      const { users } = fakeUsers({
+        skillFilter: async (userId) => (userId === 'alice-id' ? { exclude: ['pdf'] } : null),
+      });
       expect(await build({ users }).userFilter('alice-id')).toEqual({ exclude: ['pdf'] });
     });
 
@@ -495,7 +514,13 @@ describe(SkillStoreService.name, () => {
 
     it("answers a store skill's own digest without reading or storing anything", async () => {
       const { records, calls } = fakeRecords();
-      const store = { scope: 'shared' as const, ownerId: null, owner: null, version: 1, history: new Set(['sha256:x']) };
+      const store = {
+        scope: 'shared' as const,
+        ownerId: null,
+        owner: null,
+        version: 1,
+        history: new Set(['sha256:x']),
+      };
       const skill = diskSkill('pdf', {}, { store, digest: 'sha256:x' });
       expect(await build({ records }).keep(skill)).toEqual({ digest: 'sha256:x' });
       expect(calls.saveVersion).toEqual([]);
@@ -561,6 +586,9 @@ describe(SkillStoreService.name, () => {
   });
 
   it("limits uploads to max_install_bytes and the store's file count", () => {
-    expect(build({ config: { 'app.skills.max_install_bytes': 4096 } }).limits).toEqual({ maxBytes: 4096, maxFiles: 1000 });
+    expect(build({ config: { 'app.skills.max_install_bytes': 4096 } }).limits).toEqual({
+      maxBytes: 4096,
+      maxFiles: 1000,
+    });
   });
 });
