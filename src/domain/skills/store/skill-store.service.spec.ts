@@ -561,7 +561,8 @@ describe(SkillStoreService.name, () => {
   describe('versionFolder', () => {
     it('is undefined for something that is not a digest, and for a digest the store does not hold', async () => {
       const sut = build();
-      expect(await sut.versionFolder('../../etc', 'pdf')).toBeUndefined();
+      diskSkill('pdf'); // <root>/skills/pdf, beside the cache folder: a digest must not lead there
+      expect(await sut.versionFolder('sha256:../skills', 'pdf')).toBeUndefined();
       expect(await sut.versionFolder(`sha256:${'0'.repeat(64)}`, 'pdf')).toBeUndefined();
     });
 
