@@ -1,6 +1,14 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '@skillhost/core';
+import {
+  AppError,
+  type CatalogueSnapshot,
+  ErrorCode,
+  type PersonalSkills,
+  type SkillCollision,
+  type SkillFilter,
+  type SkillRecord,
+} from '@skillhost/core';
 import type {
   InstallKey,
   StoredSkillFilter,
@@ -8,9 +16,7 @@ import type {
   VersionHistory,
 } from '../../../infra/database/skill-store.repository.js';
 import type { Principal } from '../../users/principal.js';
-import type { CatalogueSnapshot, PersonalSkills, SkillFilter } from '../catalogue-snapshot.js';
 import type { SkillRegistryService } from '../skill-registry.service.js';
-import type { SkillCollision, SkillRecord } from '../skill.types.js';
 import { SkillLifecycleService, skillName } from './skill-lifecycle.service.js';
 import type { InstallResult, SkillStoreService } from './skill-store.service.js';
 

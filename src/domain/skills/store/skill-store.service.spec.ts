@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ErrorCode, type SkillRecord, versionOf } from '@skillhost/core';
 import { configWith } from '../../../config/config-loader.js';
 import type { ChatRepository } from '../../../infra/database/chat.repository.js';
 import type {
@@ -15,9 +15,7 @@ import type {
   VersionHistory,
 } from '../../../infra/database/skill-store.repository.js';
 import type { UserRepository } from '../../../infra/database/user.repository.js';
-import type { SkillRecord } from '../skill.types.js';
 import { SkillStoreService } from './skill-store.service.js';
-import { versionOf } from './skill-version.js';
 
 /**
  * The store's records as the service uses them. The service takes the repository classes (no port
