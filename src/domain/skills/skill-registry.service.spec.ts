@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../config/config-loader.js';
-import { SkillRegistryService } from './skill-registry.service.js';
-import { skillsSettingsOf } from './skills-settings.js';
+import { SkillRegistryService } from '@skillhost/nest';
+import { skillsSettingsOf } from './skills-settings-of.js';
 
 // Only the registry's public API is used here, with real skill folders in a temp directory, a fake
 // store and a fake metrics object: the registry can move (into @skillhost/core) by changing the

@@ -16,7 +16,7 @@ import type {
   VersionHistory,
 } from '../../../infra/database/skill-store.repository.js';
 import type { Principal } from '../../users/principal.js';
-import type { SkillRegistryService } from '../skill-registry.service.js';
+import type { SkillRegistryService } from '@skillhost/nest';
 import { SkillLifecycleService, skillName } from './skill-lifecycle.service.js';
 import type { InstallResult, SkillStoreService } from './skill-store.service.js';
 
