@@ -1,7 +1,7 @@
-import { searchTool } from '../../domain/chats/tools/search-tool.js';
-import type { SkillTool } from '../../domain/chats/tools/skill-tool.js';
-import { readResourceTool } from '../../domain/chats/tools/skillhost-tools.js';
-import { activateSkillTool } from '../../domain/chats/tools/style-tools.js';
+import { searchTool } from '@skillhost/core';
+import type { SkillTool } from '@skillhost/core';
+import { readResourceTool } from '@skillhost/core';
+import { activateSkillTool } from '@skillhost/core';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import type { CatalogueChoice } from '@skillhost/core';
 

@@ -16,7 +16,7 @@ import { chatNotFound } from './chat-errors.js';
 import { findModel } from './chat-models.js';
 import { chatView } from './chat-view.js';
 import type { PromptCommand } from '@skillhost/core';
-import type { ToolDefinitionView } from './tools/tool-styles.js';
+import type { ToolDefinitionView } from '@skillhost/core';
 import { CONTEXT_MESSAGES, promptCommands, type RequestedSkill, TurnPlanner } from './turn-planner.js';
 
 /** An activated skill's pinned version against the one loaded now (`newer-available`: activating it again moves the chat there). */

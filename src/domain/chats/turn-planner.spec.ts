@@ -4,7 +4,7 @@ import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
 import type { CommandRecord } from '@skillhost/core';
 import { CatalogueChooser } from '@skillhost/core';
 import type { SkillRecord } from '@skillhost/core';
-import { toolStyleFor } from './tools/tool-styles.js';
+import { toolStyleFor } from '@skillhost/core';
 import { MAX_COMMAND_PROMPT_CHARS, type TurnPlanInput, TurnPlanner, type TurnPlanSettings } from './turn-planner.js';
 
 function skill(name: string, description: string): SkillRecord {

@@ -6,9 +6,9 @@ import { expandTemplate } from '@skillhost/core';
 import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
 import { type Invocation, parseInvocation } from '@skillhost/core';
 import { assembleSystemPrompt, type PromptCommand } from '@skillhost/core';
-import { buildSkillsPrompt } from './skills-prompt.js';
-import { searchTool } from './tools/search-tool.js';
-import type { ToolStyleSet } from './tools/tool-styles.js';
+import { buildSkillsPrompt } from '@skillhost/core';
+import { searchTool } from '@skillhost/core';
+import type { ToolStyleSet } from '@skillhost/core';
 
 /** The last messages of a chat that rank a partial catalogue, as weaker context than the message, and how much of each is read. */
 export const CONTEXT_MESSAGES = 4;

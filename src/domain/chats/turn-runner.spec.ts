@@ -15,7 +15,7 @@ import type { ChatMetrics, TurnTiming } from './chat-metrics.js';
 import type { ModelLoop, ModelLoopRequest } from './llm/model-loop.service.js';
 import type { LoopTool, ToolLoopResult } from './llm/tool-loop.js';
 import type { ToolCard } from './skill-tools.service.js';
-import { toolStyleFor } from './tools/tool-styles.js';
+import { toolStyleFor } from '@skillhost/core';
 import type { TurnAdmission } from './turn-admission.js';
 import { TurnPlanner } from './turn-planner.js';
 import { type TurnRunnerPorts, type TurnStore, type TurnTools, TurnRunner } from './turn-runner.js';

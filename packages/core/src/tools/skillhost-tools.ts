@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RESOURCE_TYPES, type ResourceListing, type ResourceType } from '@skillhost/core';
+import { RESOURCE_TYPES, type ResourceListing, type ResourceType } from '../registry/skill-resources.js';
 import { activationResult, defineTool, readsSkills, MAX_PATH_ARGUMENT, MAX_SKILL_NAME_ARGUMENT, textArgument, type ToolContext } from './skill-tool.js';
 
 /** The `skillhost` style's tools; `skills.readResource` is offered in every style. */
@@ -56,12 +56,12 @@ export const listResourcesTool = defineTool({
   async execute({ name, type }, context: ToolContext) {
     const skill = context.registry.get(name);
     const listing = await context.resources.listResources(skill.name, type);
-    return { output: renderListing(skill.name, type, listing), summary: { skill: skill.name, ...(type ? { type } : {}), count: listing.files.length, truncated: listing.truncated } };
+    return { output: renderResourceListing(skill.name, type, listing), summary: { skill: skill.name, ...(type ? { type } : {}), count: listing.files.length, truncated: listing.truncated } };
   },
 });
 
 /** One file a line, `path (size bytes)`; a notice when the listing was cut. */
-export function renderListing(name: string, type: ResourceType | undefined, listing: ResourceListing): string {
+export function renderResourceListing(name: string, type: ResourceType | undefined, listing: ResourceListing): string {
   const kind = type === undefined ? '' : ` of type ${type}`;
   if (listing.files.length === 0) return `The skill '${name}' has no files${kind} besides SKILL.md.`;
   const lines = [`Files${kind} in the skill '${name}' (${listing.files.length}${listing.truncated ? '+' : ''}), relative to its folder:`];

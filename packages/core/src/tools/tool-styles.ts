@@ -1,5 +1,5 @@
-import type { ToolStyle } from '../../../config/app-config.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
+import type { ToolStyle } from '../options/skills-options.schema.js';
+import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
 import { runScriptTool } from './script-tool.js';
 import { searchTool } from './search-tool.js';
 import { inputJsonSchema, type SkillTool } from './skill-tool.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { TOOL_STYLES } from '../../../config/app-config.js';
-import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
-import { NO_COMMANDS } from '@skillhost/core';
-import type { SkillRecord } from '@skillhost/core';
+import { TOOL_STYLES } from '../options/skills-options.schema.js';
+import { buildSnapshot, type CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
+import { NO_COMMANDS } from '../commands/command-discovery.js';
+import type { SkillRecord } from '../skill/skill.types.js';
 import { defineTool, inputJsonSchema, parseToolArguments, readsSkills, textArgument } from './skill-tool.js';
 import { activateTool, listResourcesTool, readResourceTool } from './skillhost-tools.js';
 import { KNOWN_TOOL_NAMES, toolStyleFor } from './tool-styles.js';

@@ -1,22 +1,21 @@
 import type { ModelMessage, ToolSet } from 'ai';
-import { TOOL_STYLES, type ToolStyle } from '../../../config/app-config.js';
+import { TOOL_STYLES, type ToolStyle } from '@skillhost/core';
 import type { ActivationHow, ActivationStore } from '@skillhost/core';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import { CatalogueChooser } from '@skillhost/core';
-import type { SkillRegistryService } from '@skillhost/nest';
-import type { SkillResourcesService } from '@skillhost/nest';
+import type { SkillRegistry, SkillResources } from '@skillhost/core';
 import { parseInvocation } from '@skillhost/core';
-import { buildSkillsPrompt } from '../skills-prompt.js';
-import { runSkillTool, serverCallMessages, type ToolCard, type ToolExecution } from '../tools/run-tool.js';
-import type { SkillTool, ToolContext } from '../tools/skill-tool.js';
-import { toolStyleFor, type ToolStyleSet } from '../tools/tool-styles.js';
-import { toolSetOf } from './tool-loop.js';
+import { buildSkillsPrompt } from '@skillhost/core';
+import { runSkillTool, serverCallMessages, type ToolCard, type ToolExecution } from './run-tool.js';
+import type { SkillTool, ToolContext } from '@skillhost/core';
+import { toolStyleFor, type ToolStyleSet } from '@skillhost/core';
+import { toolSetOf } from './tool-set.js';
 
 /** What the skill tools of one turn work with. */
 export interface SkillToolsOptions {
   /** From `SkillsModule` (`skillhost/nest`): inject them where the model loop runs. */
-  registry: SkillRegistryService;
-  resources: SkillResourcesService;
+  registry: SkillRegistry;
+  resources: SkillResources;
   /** Hears the card of every call (the model's, and the activations `invokeSkills` makes): what the user is shown. */
   onCard?: (card: ToolCard) => void;
   /** The tool style (default: the module's `toolStyle` option, itself `skillhost` by default). */
@@ -43,7 +42,7 @@ interface Toolbox {
 function checked(options: SkillToolsOptions): SkillToolsOptions {
   if (options === null || typeof options !== 'object') throw new TypeError('Skill tool options must be an object with `registry` and `resources` (from SkillsModule)');
   if (typeof options.registry?.settings !== 'object' || typeof options.resources?.reader !== 'function') {
-    throw new TypeError('`registry` and `resources` must be the SkillRegistryService and SkillResourcesService of a SkillsModule (inject them from skillhost/nest)');
+    throw new TypeError('`registry` and `resources` must be the SkillRegistryService and SkillResourcesService of a SkillsModule (inject them from @skillhost/nest), or a SkillRegistry and SkillResources of @skillhost/core');
   }
   if (options.toolStyle !== undefined && !TOOL_STYLES.includes(options.toolStyle)) throw new TypeError(`\`toolStyle\` must be one of ${TOOL_STYLES.join(', ')}, not ${JSON.stringify(options.toolStyle)}`);
   if (options.onCard !== undefined && typeof options.onCard !== 'function') throw new TypeError('`onCard` must be a function');

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ErrorCode } from '@skillhost/core';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import { escapeXml } from '@skillhost/core';
-import type { SkillReader } from '@skillhost/core';
-import { isCodeSkill, type SkillRecord } from '@skillhost/core';
+import { ErrorCode } from '../errors/app-error.js';
+import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
+import { escapeXml } from '../catalogue/catalogue-renderer.js';
+import type { SkillReader } from '../registry/skill-resources.js';
+import { isCodeSkill, type SkillRecord } from '../skill/skill.types.js';
 import { searchTool } from './search-tool.js';
 import { activationResult, defineTool, MAX_SKILL_NAME_ARGUMENT, readsSkills, type SkillTool, textArgument, type ToolContext, type ToolResult } from './skill-tool.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '@skillhost/core';
+import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../ranking/search-limits.js';
 import { defineTool, readsSkills, textArgument } from './skill-tool.js';
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { runSkillTool, serverCallMessages } from './run-tool.js';
-import { defineTool, readsSkills, type ToolContext } from './skill-tool.js';
+import { defineTool, readsSkills, type ToolContext } from '@skillhost/core';
 
 const context = {} as ToolContext;
 const echo = (execute: (input: { name: string }) => Promise<{ output: string; summary: { skill: string | null; truncated: boolean }; failed?: boolean; activated?: string }>) =>

@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { namesText, problemsText } from '../../shared/problem-list.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import type { ScriptCaller, ScriptsService } from '../../sandbox/scripts.service.js';
-import type { CodeSkillService } from '../../skills/code/code-skill.service.js';
-import type { CodeSkillLlm, CodeSkillToolCaller } from '@skillhost/core';
-import type { ActivatedSkill, SkillReader } from '@skillhost/core';
-import type { SkillSearchResult } from '@skillhost/core';
+import { namesText, problemsText } from '../util/problem-list.js';
+import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
+import type { CodeSkillRunner, ScriptCaller, ScriptRunner } from './tool-ports.js';
+import type { CodeSkillLlm, CodeSkillToolCaller } from '../code/code-skill.types.js';
+import type { ActivatedSkill, SkillReader } from '../registry/skill-resources.js';
+import type { SkillSearchResult } from '../ranking/catalogue-chooser.js';
 
 /**
  * A skill tool is one definition: its names, its description, a zod schema for its arguments (the
@@ -61,12 +60,12 @@ export interface ToolContext {
   /** `app.tools.use_skill_threshold`, in percent. */
   useSkillThreshold: number;
   /** Running scripts; absent where scripts are not offered (an app embedding Skillhost). */
-  scripts?: ScriptsService;
+  scripts?: ScriptRunner;
   /** Who the call is made for: a script counts against this user's and this turn's caps. */
   caller?: ScriptCaller;
   /** Running code skills: the service, and what their `ctx` reaches in this chat; absent where there are none. */
   code?: {
-    service: CodeSkillService;
+    service: CodeSkillRunner;
     chatId: string;
     /** The chat's model; absent outside a turn (an API call), where `ctx.llm.complete` fails with a reason. */
     llm?: CodeSkillLlm;
@@ -78,8 +77,7 @@ export interface ToolContext {
   };
 }
 
-export type { ToolCardSummary } from '../../../infra/database/entities/chat-message.entity.js';
-import type { ToolCardSummary } from '../../../infra/database/entities/chat-message.entity.js';
+import type { ToolCardSummary } from './tool-cards.js';
 
 export interface ToolResult {
   output: string;

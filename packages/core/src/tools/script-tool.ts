@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type ScriptRun, scriptsDisabledError } from '../../sandbox/scripts.service.js';
+import { type ScriptRun, scriptsDisabledError } from './tool-ports.js';
 import { defineTool, MAX_PATH_ARGUMENT, MAX_SKILL_NAME_ARGUMENT, textArgument } from './skill-tool.js';
 
 const MAX_ARGS = 64;

@@ -1,10 +1,10 @@
-import type { SkillsConfig } from '../../config/app-config.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import type { CatalogueChoice } from '@skillhost/core';
-import type { CatalogueChooser } from '@skillhost/core';
-import { assembleSystemPrompt, type PromptInputs } from '@skillhost/core';
-import { searchTool } from './tools/search-tool.js';
-import type { ToolStyleSet } from './tools/tool-styles.js';
+import type { SkillsConfig } from '../options/skills-config.js';
+import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
+import type { CatalogueChoice } from '../ranking/catalogue-choice.js';
+import type { CatalogueChooser } from '../ranking/catalogue-chooser.js';
+import { assembleSystemPrompt, type PromptInputs } from '../chat/prompt-assembler.js';
+import { searchTool } from './search-tool.js';
+import type { ToolStyleSet } from './tool-styles.js';
 
 /** What one turn's system prompt is made of, besides the base prompt. */
 export interface SkillsPromptRequest {
