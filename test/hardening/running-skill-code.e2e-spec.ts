@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
+import { checkSandbox } from '@skillhost/sandbox';
 import { SkillRegistryService } from '@skillhost/nest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';

@@ -1,7 +1,7 @@
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
+import { checkSandbox } from '@skillhost/sandbox';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';

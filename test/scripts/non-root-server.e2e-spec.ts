@@ -2,7 +2,7 @@ import { chownSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { stringify } from 'smol-toml';
-import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
+import { checkSandbox } from '@skillhost/sandbox';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { type AppInstance, buildServer, startServerProcess } from '../support/instances.js';
 import { tempTree, writeSkill } from '../support/files/skill-tree.js';

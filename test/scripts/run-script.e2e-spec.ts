@@ -7,7 +7,7 @@ import { configWith } from '../../src/config/config-loader.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { createTestDatabase, query } from '../support/database.js';
 import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
-import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
+import { checkSandbox } from '@skillhost/sandbox';
 import { zipOf } from '../support/skill-archives.js';
 
 /**

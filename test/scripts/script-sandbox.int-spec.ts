@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync } from '
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { checkSandbox, describeRuntime, runSandboxed, SANDBOX_ENV, SANDBOX_UID, sandboxArgs, type SandboxRequest, type SandboxResult } from '../../src/domain/sandbox/script-sandbox.js';
+import { checkSandbox, describeRuntime, runSandboxed, SANDBOX_ENV, SANDBOX_UID, sandboxArgs, type SandboxRequest, type SandboxResult } from '@skillhost/sandbox';
 import { makeFifo, makeSymlink, openToEveryone } from '../skills/special-files.js';
 import { tempTree, type TempTree } from '../support/files/skill-tree.js';
 

@@ -6,10 +6,12 @@ import { skillGoneError } from '@skillhost/core';
 import type { SkillRecord } from '@skillhost/core';
 import { checkScriptAllowed, parseAllowedTools } from '@skillhost/sandbox';
 import type { ScriptInvocation } from '@skillhost/sandbox';
-import { SandboxSlots, type ScriptCaller, type SlotScope } from './sandbox-slots.js';
-import { checkSandbox, runSandboxed, type SandboxResult } from './script-sandbox.js';
+import type { ScriptCaller } from '@skillhost/core';
+import { inheritedEnvironment } from '../../config/inherited-environment.js';
+import { SandboxSlots, type SlotScope } from '@skillhost/sandbox';
+import { checkSandbox, runSandboxed, type SandboxResult } from '@skillhost/sandbox';
 
-export type { ScriptCaller } from './sandbox-slots.js';
+export type { ScriptCaller } from '@skillhost/core';
 
 export interface ScriptRequest {
   skill: SkillRecord;
@@ -46,7 +48,7 @@ export class ScriptsService implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     if (!this.config.enabled) return;
     try {
-      await checkSandbox();
+      await checkSandbox('bwrap', inheritedEnvironment().PATH ?? '');
     } catch (error) {
       const reason = (error as Error).message.replace(/\.$/, '');
       throw new Error(`[app.scripts] enabled = true, but the sandbox cannot run: ${reason}. Scripts are never run unsandboxed: fix this or set enabled = false.`);
@@ -110,7 +112,7 @@ export class ScriptsService implements OnModuleInit {
   /** A sandbox that cannot start (bwrap gone since start-up, a folder uid 65534 cannot read) is the card's error, not the turn's. */
   private async sandboxed(skill: SkillRecord, request: Parameters<typeof runSandboxed>[0]): Promise<SandboxResult> {
     try {
-      return await runSandboxed(request);
+      return await runSandboxed(request, 'bwrap', inheritedEnvironment().PATH ?? '');
     } catch (error) {
       if (AppError.isInstance(error) && error.code === ErrorCode.SKILL_NOT_FOUND) throw skillGoneError(skill);
       if (AppError.isInstance(error)) throw error;

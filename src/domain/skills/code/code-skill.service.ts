@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
 import type { SkillRecord } from '@skillhost/core';
 import { failedResult } from '@skillhost/core';
-import { runCodeSkill, scoreCodeSkill } from './code-skill-runner.js';
+import { runCodeSkill, scoreCodeSkill } from '@skillhost/sandbox';
 import type { CodeSkillLlm, CodeSkillResult, CodeSkillToolCaller } from '@skillhost/core';
-import { runInProcess, scoreInProcess } from './in-process-runner.js';
+import { runInProcess, scoreInProcess } from '@skillhost/sandbox';
 
 /** One invocation of a code skill, as the chat makes it. */
 export interface CodeSkillInvocation {

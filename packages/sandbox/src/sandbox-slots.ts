@@ -14,12 +14,7 @@ export interface SandboxSlotLimits {
   perTurn: number;
 }
 
-/** Who a script runs for; the per-user and per-turn caps count by these (absent: not counted there). */
-export interface ScriptCaller {
-  userId?: string;
-  /** One id per chat turn; a call through the tool API is no turn. */
-  turnId?: string;
-}
+import type { ScriptCaller } from '@skillhost/core';
 
 export type SlotScope = 'turn' | 'user' | 'instance';
 

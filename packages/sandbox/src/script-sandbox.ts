@@ -65,11 +65,10 @@ import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { unstorableCharacter } from '@skillhost/core';
-import { inheritedEnvironment } from '../../config/inherited-environment.js';
-import { CappedOutput } from '@skillhost/sandbox';
-import { formatCommandLine, invocationForms, type ScriptInvocation } from '@skillhost/sandbox';
-import { chooseInterpreter, findSandboxProgram, interpreterDirsText, isExecutableFile } from '@skillhost/sandbox';
-import { resolveScriptFile } from '@skillhost/sandbox';
+import { CappedOutput } from './capped-output.js';
+import { formatCommandLine, invocationForms, type ScriptInvocation } from './command-line.js';
+import { chooseInterpreter, findSandboxProgram, interpreterDirsText, isExecutableFile } from './interpreter.js';
+import { resolveScriptFile } from './script-file.js';
 
 export interface SandboxRequest {
   /** The skill folder (an absolute real path), bound read-only as the working directory. */
@@ -225,10 +224,10 @@ export function describeRuntime(paths: readonly string[] = RUNTIME_PATHS): HostP
  * Throws one line saying what is missing when scripts cannot run here: bwrap not installed,
  * prlimit not installed, or namespaces not permitted. Runs a real (empty) sandbox to find out.
  */
-export async function checkSandbox(bwrapPath = 'bwrap'): Promise<void> {
+export async function checkSandbox(bwrapPath = 'bwrap', hostPath = STANDARD_PATH): Promise<void> {
   const tools = findTools();
   const spec: SandboxSpec = { skillDir: null, command: [tools.sh, '-c', 'exit 0'], env: SANDBOX_ENV, memoryBytes: 64 * 1024 * 1024, maxProcesses: 4, ...tools };
-  const run = await execute(bwrapPath, sandboxArgs(spec, runtime()), { timeoutMs: 10_000, maxOutputBytes: 4096 });
+  const run = await execute(locateBwrap(bwrapPath, hostPath), sandboxArgs(spec, runtime()), { timeoutMs: 10_000, maxOutputBytes: 4096 });
   if (run.setupFailure !== undefined || run.exitCode !== 0) {
     const detail = run.setupFailure ?? (run.output.trim().split('\n')[0] || `exit code ${run.exitCode}, signal ${run.signal}`);
     if (/Unknown option/.test(detail)) {
@@ -245,7 +244,7 @@ export async function checkSandbox(bwrapPath = 'bwrap'): Promise<void> {
  * interpreter, bwrap missing or refused); a failing, crashing, hanging or flooding script is a
  * result.
  */
-export async function runSandboxed(request: SandboxRequest, bwrapPath = 'bwrap'): Promise<SandboxResult> {
+export async function runSandboxed(request: SandboxRequest, bwrapPath = 'bwrap', hostPath = STANDARD_PATH): Promise<SandboxResult> {
   assertLimits(request);
   const env = sandboxEnv(request.env);
   assertArgs(request.args, request.stdin);
@@ -261,7 +260,7 @@ export async function runSandboxed(request: SandboxRequest, bwrapPath = 'bwrap')
     maxProcesses: request.maxProcesses,
     ...findTools(),
   };
-  const run = await execute(bwrapPath, sandboxArgs(spec, runtime()), request);
+  const run = await execute(locateBwrap(bwrapPath, hostPath), sandboxArgs(spec, runtime()), request);
   if (run.setupFailure !== undefined) throw new Error(`The script sandbox could not start: ${run.setupFailure}${setupHint(run.setupFailure)}`);
   const command = formatCommandLine(invocationForms({ interpreter: interpreter.name, scriptPath: script.relativePath, args: request.args }).viaInterpreter);
   return { path: script.relativePath, command, exitCode: run.exitCode, signal: run.signal, durationMs: run.durationMs, timedOut: run.timedOut, truncated: run.truncated, output: run.output };
@@ -381,7 +380,7 @@ function execute(bwrapPath: string, invocation: SandboxInvocation, options: Exec
  */
 function startBwrap(bwrapPath: string, invocation: SandboxInvocation, withStdin: boolean): ChildProcess {
   const dropRoot = process.getuid?.() === 0;
-  const child = spawn(locateBwrap(bwrapPath), ['--args', String(OPTIONS_FD), '--', ...invocation.command], {
+  const child = spawn(bwrapPath, ['--args', String(OPTIONS_FD), '--', ...invocation.command], {
     // The name alone: where bwrap is installed on the host is none of the script's business.
     argv0: 'bwrap',
     detached: true,
@@ -454,13 +453,16 @@ function readOutput(child: ChildProcess, output: CappedOutput, setupMessage: Cap
   return stdout;
 }
 
+/** Where `bwrap` is looked for when the host gives no PATH of its own (Debian installs it in /usr/bin). */
+const STANDARD_PATH = '/usr/local/bin:/usr/bin:/bin';
+
 /**
- * `bwrap` as an absolute path: a bare name is looked up in the server's PATH here, since bwrap
- * starts with an empty environment (which spawn would search instead).
+ * `bwrap` as an absolute path: a bare name is looked up in the host's PATH (`hostPath`; the server
+ * passes its own) here, since bwrap starts with an empty environment (which spawn would search instead).
  */
-function locateBwrap(name: string): string {
+function locateBwrap(name: string, hostPath: string): string {
   if (name.includes('/')) return name;
-  const found = (inheritedEnvironment().PATH ?? '')
+  const found = hostPath
     .split(':')
     .filter((dir) => dir.startsWith('/'))
     .map((dir) => `${dir}/${name}`)
