@@ -229,7 +229,7 @@ const NOTES = [
   '',
   'A second set, 80 requests (bench/fixtures/skill-queries-heldout.json), was written after the ranker by a helper that saw neither its lexicons nor the first set, and measured once, with nothing changed for it: recall@5/@10/@20 0.85/0.88/0.90, 0.93 in budget; the old matcher 0.75/0.79/0.80 on it. Plain, typo, Spanish and two-skill requests 1.00 at 20; paraphrases 0.47 (old 0.33). Results: bench/results/skill-ranking-skill-queries-heldout.md.',
   '',
-  'Caveats: the lexicons (src/skills/ranking/spanish-glossary.json, related-terms.json) were written without reading this set, but their brief named about ten needs taken from the baseline\'s misses (small screens, the pager, the books, closing the month…): paraphrase figures here flatter them. A second, held-out set measures the same with `BENCH_QUERIES=<file>`. Index size: MiniSearch keeps its postings in JavaScript Maps; the heap figure counts everything the index holds (terms, postings, ids, token counts); its serialised form (`JSON.stringify`) is about a tenth of that.',
+  'Caveats: the lexicons (packages/core/src/ranking/spanish-glossary.json, related-terms.json) were written without reading this set, but their brief named about ten needs taken from the baseline\'s misses (small screens, the pager, the books, closing the month…): paraphrase figures here flatter them. A second, held-out set measures the same with `BENCH_QUERIES=<file>`. Index size: MiniSearch keeps its postings in JavaScript Maps; the heap figure counts everything the index holds (terms, postings, ids, token counts); its serialised form (`JSON.stringify`) is about a tenth of that.',
   '',
 ];
 
@@ -254,7 +254,7 @@ function markdown(r: {
     '',
     `Recorded ${r.recordedAt} on ${r.machine}; \`npm run bench:skill-ranking\`.`,
     `${r.corpusSkills} corpus skills (lenient, max_depth 6); ${r.queries} labelled requests (${r.queryFile}).`,
-    'Ranker: `SkillRanker` (src/skills/ranking): MiniSearch BM25 over name (×3), triggers (×2) and description; accent folding, Porter stems; unknown words tried as Spanish (glossary, Snowball stems) and as typos (two letters swapped, edit distance 1) and compounds; related terms at 0.35.',
+    'Ranker: `SkillRanker` (src/domain/skills/ranking): MiniSearch BM25 over name (×3), triggers (×2) and description; accent folding, Porter stems; unknown words tried as Spanish (glossary, Snowball stems) and as typos (two letters swapped, edit distance 1) and compounds; related terms at 0.35.',
     '',
     `Share of needed slots with an acceptable skill among the first 5, 10 and 20 ranked, and in the catalogue a turn lists within the default budget (${r.limits.budgetTokens} tokens, ${r.limits.maxSkills} skills, ${r.limits.format}):`,
     '',

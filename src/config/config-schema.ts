@@ -34,7 +34,7 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 /**
  * An API key's shape: `skh_` and 32 random bytes in base64url (43 characters). Here, at the bottom
  * of the imports, because the configuration checks a key it is given (`bootstrap_admin_key`) as
- * auth does (src/auth/api-key.ts).
+ * auth does (src/domain/users/api-key.ts).
  */
 export const API_KEY_PATTERN = /^skh_[A-Za-z0-9_-]{43}$/;
 

@@ -10,7 +10,7 @@ const chatSkills = useChatSkillsTree();
 const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
 
 /**
- * A chat without a title is titled, by the server, from its first user message (src/chat/chat-title.ts),
+ * A chat without a title is titled, by the server, from its first user message (src/domain/chats/chat-title.ts),
  * in the statement that stores the turn: every client sees the same title, through REST and GraphQL.
  */
 describe('chat titles from the first message', () => {

@@ -371,7 +371,7 @@ describe('MCP tools, catalogue and probes, attacked (complete catalogue)', () =>
       ['POST', '/token?grant_type=x'],
     ] as const;
 
-    // Regression, fixed since this pass found it. Was: OAUTH_PROBES (src/auth/oauth-probes.controller.ts:24-26) registers `authorize`, `register` and `token` without a trailing-slash form (the discovery routes have `/*`), so `/authorize/`, `/register/` and `/token/` answered a bare ROUTE_NOT_FOUND, not the OAuth error naming API keys.
+    // Regression, fixed since this pass found it. Was: OAUTH_PROBES (src/api/http/oauth-probes.controller.ts:24-26) registers `authorize`, `register` and `token` without a trailing-slash form (the discovery routes have `/*`), so `/authorize/`, `/register/` and `/token/` answered a bare ROUTE_NOT_FOUND, not the OAuth error naming API keys.
     it('every GET/POST variant answers 404 OAUTH_NOT_SUPPORTED as an OAuth error, with or without a key', async () => {
       const wrong: unknown[] = [];
       for (const [method, path] of probes) {
@@ -452,7 +452,7 @@ describe('MCP catalogue attacked: partial (catalogue_budget_tokens 120, instruct
     expect(instructions).toMatch(/search_skills/);
   });
 
-  // Regression, fixed since this pass found it. Was: activateSkillTool (src/chat/tools/style-tools.ts:22) names the chat's search tool in the partial catalogue's `name` parameter ("a name from the catalogue or from skills_search"), a tool /mcp does not have (its is search_skills).
+  // Regression, fixed since this pass found it. Was: activateSkillTool (packages/core/src/tools/style-tools.ts:22) names the chat's search tool in the partial catalogue's `name` parameter ("a name from the catalogue or from skills_search"), a tool /mcp does not have (its is search_skills).
   it('every tool name the model reads in tools/list is one this server offers: no skills_search', async () => {
     const listed = await rpc('tools/list', {});
     const offered = listed.json.result.tools.map((tool: { name: string }) => tool.name);

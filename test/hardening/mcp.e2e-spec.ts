@@ -267,14 +267,14 @@ describe('MCP and the discovery index, attacked', () => {
       expect(answer.json.result.contents[0]).toMatchObject({ uri: 'skill://alpha/SKILL.md', text: expect.stringContaining('ALPHA-BODY') });
     });
 
-    // Regression, fixed since this pass found it. Was: parseSkillUri (src/mcp/skill-uri.ts:26) strips trailing slashes and decodes every segment, so skillAt accepts aliases; the SDK then finds the entry's URI differs from the one asked for and answers -32603 InternalError.
+    // Regression, fixed since this pass found it. Was: parseSkillUri (src/api/mcp/skill-uri.ts:26) strips trailing slashes and decodes every segment, so skillAt accepts aliases; the SDK then finds the entry's URI differs from the one asked for and answers -32603 InternalError.
     it('skills/get with a non-canonical alias of a SKILL.md URI (trailing slash, %-encoded letters) answers -32602, not -32603', async () => {
       for (const uri of ['skill://alpha/SKILL.md/', 'skill://%61lpha/SKILL.md', 'skill://alpha/SKILL%2Emd']) {
         expect({ uri, code: errorOf(await rpc('skills/get', { uri })) }).toEqual({ uri, code: -32602 });
       }
     });
 
-    // Regression, fixed since this pass found it. Was: parseSkillUri (src/mcp/skill-uri.ts:26-27) decodes %2F inside a segment into a path separator and drops trailing slashes, so resources/read serves files at URIs no listing publishes (and no digest covers).
+    // Regression, fixed since this pass found it. Was: parseSkillUri (src/api/mcp/skill-uri.ts:26-27) decodes %2F inside a segment into a path separator and drops trailing slashes, so resources/read serves files at URIs no listing publishes (and no digest covers).
     it('resources/read serves a file only at its published URI: no %2F-joined or trailing-slash aliases', async () => {
       for (const uri of ['skill://alpha/references%2Fguide.md', 'skill://alpha/SKILL.md/', 'skill://alpha/references/guide.md//']) {
         expect({ uri, code: errorOf(await rpc('resources/read', { uri })) }).toEqual({ uri, code: -32602 });
@@ -325,7 +325,7 @@ describe('MCP and the discovery index, attacked', () => {
       expect(report.json.leftOut).toContainEqual({ name: 'outlink', owner: null, reason: expect.any(String) });
     });
 
-    // Regression, fixed since this pass found it. Was: activation reads skill.skillFile as is (src/skills/skill-resources.service.ts:279, no resolveInside), so activate_skill and prompts/get over /mcp serve a SKILL.md symlinked outside the folder that skills/get, resources/read and the index refuse.
+    // Regression, fixed since this pass found it. Was: activation reads skill.skillFile as is (packages/core/src/registry/skill-resources.ts:279, no resolveInside), so activate_skill and prompts/get over /mcp serve a SKILL.md symlinked outside the folder that skills/get, resources/read and the index refuse.
     it('activate_team_skill and prompts/get never serve a SKILL.md that is a symlink leading outside its folder', async () => {
       const tool = await rpc('tools/call', { name: 'activate_team_skill', arguments: { name: 'outlink' } });
       const prompt = await rpc('prompts/get', { name: 'outlink' });
@@ -433,7 +433,7 @@ describe('MCP and the discovery index, attacked', () => {
       await expect(call(client, 'skills/get', { uri: 'skill://alpha/%00' })).rejects.toMatchObject({ code: -32602 });
     });
 
-    // Regression, fixed since this pass found it. Was: prompts/list and prompts/get are registered with the SDK's 2-argument setRequestHandler (src/mcp/mcp-server.factory.ts:124,137), whose request-schema failure is a plain Error (SDK src-*.mjs setRequestHandler), i.e. -32603 InternalError.
+    // Regression, fixed since this pass found it. Was: prompts/list and prompts/get are registered with the SDK's 2-argument setRequestHandler (src/api/mcp/mcp-server.factory.ts:124,137), whose request-schema failure is a plain Error (SDK src-*.mjs setRequestHandler), i.e. -32603 InternalError.
     it('wrongly typed prompts/list and prompts/get params are -32602 (invalid params), not -32603', async () => {
       expect(errorOf(await rpc('prompts/list', { cursor: 5 }))).toBe(-32602);
       expect(errorOf(await rpc('prompts/get', { name: 5 }))).toBe(-32602);
@@ -612,7 +612,7 @@ describe('MCP sessions: limits and shutdown (max_sessions 3, 2 a user)', () => {
     }
   });
 
-  // Regression, fixed since this pass found it. Was: McpController.serve (src/mcp/mcp.controller.ts:52) hands the SDK's streaming Response to reply.send without flushing headers: the 200 of a GET notification stream reaches the client only with the first event or the SDK's 15 s keep-alive.
+  // Regression, fixed since this pass found it. Was: McpController.serve (src/api/mcp/mcp.controller.ts:52) hands the SDK's streaming Response to reply.send without flushing headers: the 200 of a GET notification stream reaches the client only with the first event or the SDK's 15 s keep-alive.
   it('a GET notification stream answers 200 text/event-stream at once, not after the first keep-alive', async () => {
     const opened = await initialize();
     const session = opened.headers.get('mcp-session-id')!;

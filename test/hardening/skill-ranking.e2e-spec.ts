@@ -240,7 +240,7 @@ describe('search, catalogue and context routes against a hostile client', () => 
       expect(answer.body.details.problems).toContain('q: q must be a string');
     });
 
-    // BUG: src/skills/dto/catalogue-query.dto.ts:21-26 (and the catalogue's `query`, the context's
+    // BUG: src/api/http/dto/catalogue-query.dto.ts:21-26 (and the catalogue's `query`, the context's
     // `message`): a repeated parameter (`?q=a&q=b`, two characters in all) is also told "q must be
     // shorter than or equal to 2000 characters": @MaxLength fails for any non-string, so the client
     // gets a false problem beside the real one.
@@ -796,7 +796,7 @@ describe('the catalogue previews agree with the turn under other settings', () =
     }
   });
 
-  // BUG: src/chat/prompt-assembler.ts:90,95 heads every partial catalogue with PARTIAL_INTRO,
+  // BUG: packages/core/src/chat/prompt-assembler.ts:90,95 heads every partial catalogue with PARTIAL_INTRO,
   // "Available skills (the most relevant to this conversation; skills_search finds the others):",
   // also when no tools are offered (a model with `tools = false`, `?tools=false`, `[app.tools]
   // enabled = false`): the model is pointed at a tool it does not have, and the same prompt's note
@@ -822,7 +822,7 @@ describe('the catalogue previews agree with the turn under other settings', () =
     }
   });
 
-  // BUG: ChatContextService.getContext (src/chat/chat-context.service.ts) always reads CONTEXT_MESSAGES (4) earlier
+  // BUG: ChatContextService.getContext (src/domain/chats/chat-context.service.ts) always reads CONTEXT_MESSAGES (4) earlier
   // messages to rank with, while a turn (TurnRunner.readChat) reads `app.history_messages` of them and
   // ranks with the last 4 of those: with history_messages below 4 the context route's
   // `?message=` ranks with messages the turn never sees, so its systemPrompt is not "exactly what
@@ -871,7 +871,7 @@ describe('a best match too large for the budget does not crowd out the next one'
     expect(pinned.tokens).toBeGreaterThan(100);
   });
 
-  // BUG: src/skills/ranking/catalogue-choice.ts:80 asks the ranker for only `maxSkills` candidates
+  // BUG: packages/core/src/ranking/catalogue-choice.ts:80 asks the ranker for only `maxSkills` candidates
   // and then skips those whose entries do not fit the budget: the skills that do not fit use up the
   // count. With catalogue_max_skills = 1, a best match over the budget leaves the catalogue empty
   // (or filled with merely popular skills) although the second-best match fits; with the default
@@ -1111,7 +1111,7 @@ describe("personal skills never reach another user's search, catalogue, context 
     expect(gql.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'CHAT_NOT_FOUND' }) })]);
   });
 
-  // BUG: src/skills/ranking/catalogue-index.ts:8-13,65-67 (CatalogueIndex) ranks every user's
+  // BUG: packages/core/src/ranking/catalogue-index.ts:8-13,65-67 (CatalogueIndex) ranks every user's
   // view over one index of all skills, personal ones included, filtering only the results. The
   // vocabulary (query-terms.ts: a word the index knows is not tried as a typo, a Spanish word or
   // a run-together word) and the BM25 statistics are everyone's, so one user's personal skill

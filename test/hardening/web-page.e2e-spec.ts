@@ -11,7 +11,7 @@ import { tempTree, writeSkill } from '../support/files/skill-tree.js';
 import type { WireJson } from '../support/wire-json.js';
 
 /**
- * A hostile pass over the web chat page (web/, served by src/ops/web-page.ts): markup in every
+ * A hostile pass over the web chat page (web/, served by src/api/http/web-page.ts): markup in every
  * string the page shows, the static file server, models that fail, keys that stop working, big and
  * odd input, keyboard-only use, two tabs and other users' chats. The bugs it found are fixed and kept as regressions.
  */

@@ -225,7 +225,7 @@ describe('one Skillhost per embedded data folder', () => {
 
   it('the owner record itself: of six processes racing for it, fresh or stale, exactly one wins and the rest name it', async () => {
     const racer = `
-      import { EmbeddedPostgresOwner } from ${JSON.stringify(`${process.cwd()}/dist/src/persistence/embedded-postgres.owner.js`)};
+      import { EmbeddedPostgresOwner } from ${JSON.stringify(`${process.cwd()}/dist/src/infra/database/embedded-postgres.owner.js`)};
       process.stdout.write('ready\\n');
       process.stdin.once('data', () => {
         let owner;

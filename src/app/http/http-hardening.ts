@@ -109,7 +109,7 @@ export function carriesBody(request: FastifyRequest): boolean {
 /**
  * The 415 for a body whose media type `accepts` refuses (by default: any type without a parser);
  * undefined when the request has no body or its type is accepted. Also used by the skill upload
- * routes (src/skills/store/upload-bodies.ts) to refuse upload types everywhere else.
+ * routes (src/domain/skills/store/upload-bodies.ts) to refuse upload types everywhere else.
  */
 export function unsupportedBody(
   request: FastifyRequest,

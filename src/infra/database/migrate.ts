@@ -27,7 +27,7 @@ export async function migrate(url: string, direction: 'run' | 'revert', log: (li
 async function main(): Promise<void> {
   const direction = process.argv[2];
   if (direction !== 'run' && direction !== 'revert') {
-    console.error('Usage: node dist/src/persistence/migrate.js run|revert');
+    console.error('Usage: node dist/src/infra/database/migrate.js run|revert');
     process.exitCode = 2;
     return;
   }
