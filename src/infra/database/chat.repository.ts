@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DataSource, In } from 'typeorm';
+import type { Page } from '../../domain/shared/page.js';
 import { toStorableJson, toStorableText, toStorableTextOrNull } from '@skillhost/core';
 import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
@@ -23,12 +24,7 @@ export interface NewMessage {
 
 export type NewActivation = NewSkillActivation;
 
-export interface Page<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-}
+export type { Page };
 
 export interface TurnContext {
   history: { role: 'user' | 'assistant'; content: string }[];
