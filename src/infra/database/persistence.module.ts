@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LifecycleModule } from '../../domain/lifecycle/lifecycle.module.js';
+import { CHAT_STORE } from '../../domain/chats/chat-store.js';
 import { API_KEY_STORE } from '../../domain/users/api-key-store.js';
 import { USER_STORE } from '../../domain/users/user-store.js';
 import { ApiKeyRepository } from './api-key.repository.js';
@@ -13,6 +14,7 @@ import { UserRepository } from './user.repository.js';
 
 /** The domain's storage ports, each bound to the repository that implements it. */
 const STORES = [
+  { provide: CHAT_STORE, useExisting: ChatRepository },
   { provide: USER_STORE, useExisting: UserRepository },
   { provide: API_KEY_STORE, useExisting: ApiKeyRepository },
 ];
