@@ -1,5 +1,5 @@
 import type { CatalogueFormat, ModelConfig, SkillsConfig } from '../../config/app-config.js';
-import { validationFailed } from '../../api/http/pipes/validation.pipe.js';
+import { validationFailed } from '../shared/validation-errors.js';
 import type { StoredCommand } from './chat.types.js';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import { expandTemplate } from '@skillhost/core';

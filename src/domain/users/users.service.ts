@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import type { Page } from '../shared/page.js';
 import { isUuid } from '../shared/uuid.js';
-import { validationFailed } from '../../api/http/pipes/validation.pipe.js';
+import { validationFailed } from '../shared/validation-errors.js';
 import { describeApiKey, generateApiKey } from './api-key.js';
 import { API_KEY_STORE, type ApiKeyStore } from './api-key-store.js';
 import { AuthService } from './auth.service.js';
