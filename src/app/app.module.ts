@@ -21,12 +21,15 @@ import { turnEventShapes } from '../api/presenters/chat.presenter.js';
 import { CHAT_METRICS, type ChatMetrics } from '../domain/chats/chat-metrics.js';
 import { ChatModule } from '../domain/chats/chat.module.js';
 import { TURN_EVENT_SHAPES } from '../domain/chats/turn-runner.js';
+import { LANGUAGE_MODELS } from '../domain/chats/llm/language-models.js';
+import { LanguageModelFactory } from '../infra/llm/language-model.factory.js';
 
-/** The chats with the adapters of their ports: metrics from observability, the turn's event shapes from the doors. */
+/** The chats with the adapters of their ports: storage from the database, models from the providers, metrics from observability, the turn's event shapes from the doors. */
 function chatsWithAdapters(): DynamicModule {
   return ChatModule.forRoot({
-    imports: [MetricsModule],
+    imports: [PersistenceModule, MetricsModule],
     providers: [
+      { provide: LANGUAGE_MODELS, useClass: LanguageModelFactory },
       { provide: CHAT_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => ChatMetrics },
       { provide: TURN_EVENT_SHAPES, useValue: turnEventShapes },
     ],

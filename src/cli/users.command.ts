@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { presentUser } from '../api/presenters/user.presenter.js';
+import type { User } from '../domain/users/user.types.js';
 import type { UsersService } from '../domain/users/users.service.js';
 import { loadConfig } from '../config/config-loader.js';
-import type { UserEntity } from '../infra/database/entities/user.entity.js';
 import { withUsersService } from './cli-context.js';
 import { type CliIo, UsageError } from './cli-io.js';
 import { formatInstant, formatTable } from './text-table.js';
@@ -43,8 +43,8 @@ async function listUsers(args: string[], io: CliIo): Promise<number> {
 }
 
 /** Every user, page by page: the service pages for the HTTP routes; a terminal wants them all. */
-async function allUsers(users: UsersService): Promise<UserEntity[]> {
-  const all: UserEntity[] = [];
+async function allUsers(users: UsersService): Promise<User[]> {
+  const all: User[] = [];
   for (;;) {
     const page = await users.listUsers(200, all.length);
     all.push(...page.items);

@@ -1,17 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import type { ChatActivation, ChatMessage } from '../../domain/chats/chat.types.js';
+import type { Page } from '../../domain/shared/page.js';
 import DataLoader from 'dataloader';
 import type { Principal } from '../../domain/users/principal.js';
 import { chatNotFound } from '../../domain/chats/chat-errors.js';
 import { ChatsService } from '../../domain/chats/chats.service.js';
-import type { Page } from '../../infra/database/chat.repository.js';
-import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
-import type { ChatMessageEntity } from '../../infra/database/entities/chat-message.entity.js';
 
 /** The batching loaders of one GraphQL operation, acting as its caller. */
 export class OperationLoaders {
   /** Activated skills of chats the operation has already loaded (so owned by the caller). */
-  readonly activatedSkills: DataLoader<string, ChatActivatedSkillEntity[]>;
-  private readonly messagePages = new Map<string, DataLoader<string, Page<ChatMessageEntity>>>();
+  readonly activatedSkills: DataLoader<string, ChatActivation[]>;
+  private readonly messagePages = new Map<string, DataLoader<string, Page<ChatMessage>>>();
 
   constructor(
     private readonly chats: ChatsService,
@@ -24,11 +23,11 @@ export class OperationLoaders {
   }
 
   /** One loader per page window: every chat asking for the same `limit`/`offset` is served by one query. */
-  messages(limit: number | undefined, offset: number | undefined): DataLoader<string, Page<ChatMessageEntity>> {
+  messages(limit: number | undefined, offset: number | undefined): DataLoader<string, Page<ChatMessage>> {
     const key = `${limit}:${offset}`;
     let loader = this.messagePages.get(key);
     if (loader === undefined) {
-      loader = new DataLoader<string, Page<ChatMessageEntity>>(async (chatIds) => {
+      loader = new DataLoader<string, Page<ChatMessage>>(async (chatIds) => {
         const pages = await this.chats.messagePages(this.principal, chatIds, limit, offset);
         // A chat deleted since the operation loaded it is gone, as REST would say.
         return chatIds.map((id) => pages.get(id) ?? chatNotFound(id));

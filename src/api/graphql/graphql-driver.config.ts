@@ -3,7 +3,7 @@ import { type DocumentNode, type GraphQLSchema, specifiedRules, validate } from 
 import type { MercuriusContext } from 'mercurius';
 import type { AuthService } from '../../domain/users/auth.service.js';
 import { toGraphQLError } from '../errors/app-exception.filter.js';
-import { unstorableStringProblems, validationFailed } from '../http/pipes/validation.pipe.js';
+import { unstorableStringProblems, validationFailed } from '../../domain/shared/validation-errors.js';
 import { formatGraphQLErrors } from './graphql-errors.js';
 import { assertSourceNesting, assertWithinLimits, isParsedDocument } from './query-limits.js';
 import { authenticateConnection, type SubscriptionConnectionLike } from './subscription-auth.js';

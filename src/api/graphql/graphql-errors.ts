@@ -3,7 +3,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { toGraphQLError } from '../errors/app-exception.filter.js';
 import { cutProblem, MAX_LISTED_PROBLEMS } from '@skillhost/core';
-import { validationFailed } from '../http/pipes/validation.pipe.js';
+import { validationFailed } from '../../domain/shared/validation-errors.js';
 
 export interface FormattedErrors {
   statusCode: number;

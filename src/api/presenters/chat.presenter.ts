@@ -1,9 +1,8 @@
 import type { Principal } from '../../domain/users/principal.js';
+import type { OwnedChat } from '../../domain/chats/chat-store.js';
+import type { Chat, ChatActivation, ChatMessage } from '../../domain/chats/chat.types.js';
+import type { Page } from '../../domain/shared/page.js';
 import { errorReaderOf, toErrorBody } from '../errors/app-exception.filter.js';
-import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
-import type { ChatMessageEntity } from '../../infra/database/entities/chat-message.entity.js';
-import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
-import type { OwnedChat, Page } from '../../infra/database/chat.repository.js';
 import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
 import type { ChatContext } from '../../domain/chats/chat-context.service.js';
 import type { ToolRun } from '../../domain/chats/chat-tools.service.js';
@@ -13,7 +12,7 @@ import type { TurnEventShapes, TurnOutcome } from '../../domain/chats/turn-runne
  * Response shapes of the chat resources: the one place REST, GraphQL and the event stream take
  * them from, so the two APIs answer field for field alike.
  */
-export function presentChat(chat: ChatEntity) {
+export function presentChat(chat: Chat) {
   return { id: chat.id, title: chat.title, createdAt: chat.createdAt, updatedAt: chat.updatedAt };
 }
 
@@ -22,11 +21,11 @@ export function presentOwnedChat({ chat, ownerName }: OwnedChat) {
   return { ...presentChat(chat), owner: { id: chat.ownerId, name: ownerName } };
 }
 
-export function presentChatDetail(chat: ChatEntity, activatedSkills: readonly ChatActivatedSkillEntity[]) {
+export function presentChatDetail(chat: Chat, activatedSkills: readonly ChatActivation[]) {
   return { ...presentChat(chat), activatedSkills: activatedSkills.map(presentActivation) };
 }
 
-export function presentMessage(message: ChatMessageEntity) {
+export function presentMessage(message: ChatMessage) {
   return {
     id: message.id,
     seq: message.seq,
@@ -41,7 +40,7 @@ export function presentMessage(message: ChatMessageEntity) {
   };
 }
 
-export function presentActivation(activation: ChatActivatedSkillEntity) {
+export function presentActivation(activation: ChatActivation) {
   return {
     name: activation.skillName,
     how: activation.how,

@@ -1,13 +1,12 @@
-import type { ApiKeyEntity } from '../../infra/database/entities/api-key.entity.js';
-import type { UserEntity } from '../../infra/database/entities/user.entity.js';
+import type { ApiKey, User } from '../../domain/users/user.types.js';
 import type { CreatedApiKey } from '../../domain/users/users.service.js';
 
 /** Response shapes for users and keys: one place for REST, GraphQL and the CLI. Key hashes never leave. */
-export function presentUser(user: UserEntity) {
+export function presentUser(user: User) {
   return { id: user.id, name: user.name, role: user.role, disabled: user.disabled, createdAt: user.createdAt };
 }
 
-export function presentApiKey(key: ApiKeyEntity, userName: string) {
+export function presentApiKey(key: ApiKey, userName: string) {
   return {
     id: key.id,
     user: userName,

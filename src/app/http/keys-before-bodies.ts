@@ -8,7 +8,7 @@ import { isWebSocketUpgrade } from './http-hardening.js';
 import { presentedKey } from '../../domain/users/api-key.js';
 import { isPublicRoute } from '../../api/http/decorators/auth.decorators.js';
 import { AuthService } from '../../domain/users/auth.service.js';
-import type { PrincipalCarrier } from '../../domain/users/request-context.js';
+import type { PrincipalCarrier } from '../../api/http/decorators/request-context.js';
 
 /**
  * Checks the API key of every route that needs one in an `onRequest` hook, before Fastify reads a

@@ -3,8 +3,8 @@ import type { Principal } from '../users/principal.js';
 import { AppError } from '@skillhost/core';
 import { isUuid } from '../shared/uuid.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../../config/app-config.js';
-import { ChatRepository } from '../../infra/database/chat.repository.js';
-import type { StoredSkillFilter } from '../../infra/database/skill-store.repository.js';
+import type { StoredSkillFilter } from '../shared/skill-filter.js';
+import { CHAT_STORE, type ChatStore } from './chat-store.js';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
@@ -52,7 +52,7 @@ export interface ContextOptions {
 export class ChatContextService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly chats: ChatRepository,
+    @Inject(CHAT_STORE) private readonly chats: ChatStore,
     private readonly registry: SkillRegistryService,
     private readonly resources: SkillResourcesService,
     private readonly skillStore: SkillStoreService,

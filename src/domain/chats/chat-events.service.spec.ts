@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import type { ChatEventRelayRepository } from '../../infra/database/chat-event-relay.repository.js';
-import type { PgNotificationsService } from '../../infra/database/pg-notifications.service.js';
+import type { NotificationBus } from '../shared/notification-bus.js';
+import type { ChatEventRelay } from './chat-event-relay.js';
 import { CHAT_EVENTS_CHANNEL, CHAT_INTEREST_CHANNEL, type ChatEvent, ChatEventsService, INTEREST_REFRESH_MS, INTEREST_TTL_MS } from './chat-events.service.js';
 
 /**
@@ -20,7 +20,7 @@ class FakeBus {
   private delivery = Promise.resolve();
   private lastRowId = 0;
 
-  instance(): PgNotificationsService {
+  instance(): NotificationBus {
     const bus = this;
     return {
       instanceId: randomUUID(),
@@ -42,14 +42,14 @@ class FakeBus {
         bus.reconnectHandlers.add(handler);
         return () => void bus.reconnectHandlers.delete(handler);
       },
-    } as unknown as PgNotificationsService;
+    };
   }
 
   /**
    * A relay table whose writes and reads take a while, so small events sent after a large one
    * would overtake it if they could; `keep: false` loses every row (as if removed before it is read).
    */
-  store({ writeMs = 0, readMs = 0, keep = true } = {}): ChatEventRelayRepository {
+  store({ writeMs = 0, readMs = 0, keep = true } = {}): ChatEventRelay {
     const rows = this.rows;
     const bus = this;
     return {
@@ -64,7 +64,7 @@ class FakeBus {
         const row = rows.get(id);
         return row?.chatId === chatId ? row.json : null;
       },
-    } as unknown as ChatEventRelayRepository;
+    };
   }
 
   reconnect(): void {

@@ -1,6 +1,6 @@
-import { type BeforeApplicationShutdown, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
-import { ChatEventRelayRepository } from '../../infra/database/chat-event-relay.repository.js';
-import { PgNotificationsService } from '../../infra/database/pg-notifications.service.js';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
+import { NOTIFICATION_BUS, type NotificationBus } from '../shared/notification-bus.js';
+import { CHAT_EVENT_RELAY, type ChatEventRelay } from './chat-event-relay.js';
 
 /**
  * The events of a turn, exactly as the SSE stream sends them: `tool-call`, `tool-result`,
@@ -49,7 +49,7 @@ type RelayMessage = { origin: string; chatId: string; event: ChatEvent } | { ori
  * Relayed events keep their order (one queue per instance, and one delivery queue per chat on the
  * receiving side); an event too large for a notification is stored and its id sent instead.
  *
- * Without PgNotificationsService (a unit test building this service alone) it is in-process only.
+ * Without a NOTIFICATION_BUS (a unit test building this service alone) it is in-process only.
  */
 @Injectable()
 export class ChatEventsService implements OnModuleInit, BeforeApplicationShutdown {
@@ -71,8 +71,8 @@ export class ChatEventsService implements OnModuleInit, BeforeApplicationShutdow
   private stopped = false;
 
   constructor(
-    @Optional() private readonly notifications?: PgNotificationsService,
-    @Optional() private readonly relayStore?: ChatEventRelayRepository,
+    @Optional() @Inject(NOTIFICATION_BUS) private readonly notifications?: NotificationBus,
+    @Optional() @Inject(CHAT_EVENT_RELAY) private readonly relayStore?: ChatEventRelay,
   ) {}
 
   onModuleInit(): void {

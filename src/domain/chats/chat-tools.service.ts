@@ -1,8 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../users/principal.js';
+import { CHAT_STORE, type ChatStore } from './chat-store.js';
+import type { ChatActivation } from './chat.types.js';
 import { isUuid } from '../shared/uuid.js';
-import { ChatRepository } from '../../infra/database/chat.repository.js';
-import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { chatNotFound } from './chat-errors.js';
 import { chatView } from './chat-view.js';
@@ -11,14 +11,14 @@ import { type ToolCard, SkillToolsService } from './skill-tools.service.js';
 /** A tool call made through the API, and what it stored. */
 export interface ToolRun {
   card: ToolCard;
-  activatedSkills: ChatActivatedSkillEntity[];
+  activatedSkills: ChatActivation[];
 }
 
 /** The external-loop API: a team running its own model loop calls the skill tools against a chat, stored like a model-made call. */
 @Injectable()
 export class ChatToolsService {
   constructor(
-    private readonly chats: ChatRepository,
+    @Inject(CHAT_STORE) private readonly chats: ChatStore,
     private readonly registry: SkillRegistryService,
     private readonly skillTools: SkillToolsService,
   ) {}

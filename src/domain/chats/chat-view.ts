@@ -1,4 +1,4 @@
-import type { StoredSkillFilter } from '../../infra/database/skill-store.repository.js';
+import type { StoredSkillFilter } from '../shared/skill-filter.js';
 import type { CatalogueSnapshot } from '@skillhost/core';
 
 /** The loaded skills as each user sees them (the server's SkillRegistryService). */

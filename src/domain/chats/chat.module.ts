@@ -1,17 +1,14 @@
 import { type DynamicModule, Module, type ModuleMetadata, type Provider } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { ChatRepository } from '../../infra/database/chat.repository.js';
-import { PersistenceModule } from '../../infra/database/persistence.module.js';
-import { LanguageModelFactory } from '../../infra/llm/language-model.factory.js';
 import { LifecycleModule } from '../lifecycle/lifecycle.module.js';
 import { ScriptsModule } from '../sandbox/scripts.module.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { SkillResourcesService } from '@skillhost/nest';
 import { TeamSkillsModule } from '../skills/team-skills.module.js';
-import { UsersModule } from '../users/users.module.js';
 import { ChatContextService } from './chat-context.service.js';
 import { ChatEventsService } from './chat-events.service.js';
+import { CHAT_STORE, type ChatStore } from './chat-store.js';
 import { CHAT_METRICS, type ChatMetrics } from './chat-metrics.js';
 import { ChatToolsService } from './chat-tools.service.js';
 import { ChatsService } from './chats.service.js';
@@ -29,7 +26,7 @@ function createTurnPlanner(config: AppConfig, searching: SkillSearchService, ski
 
 function createTurnRunner(
   config: AppConfig,
-  store: ChatRepository,
+  store: ChatStore,
   views: SkillRegistryService,
   planner: TurnPlanner,
   tools: SkillToolsService,
@@ -47,7 +44,8 @@ function createTurnRunner(
 
 /**
  * What the outer layers give the chats: the adapters of their ports, provided by the app that
- * wires the layers (`CHAT_METRICS` from observability, `TURN_EVENT_SHAPES` from the doors' presenters).
+ * wires the layers (`CHAT_STORE` from the database, `LANGUAGE_MODELS` from the model providers,
+ * `CHAT_METRICS` from observability, `TURN_EVENT_SHAPES` from the doors' presenters).
  */
 export interface ChatAdapters {
   imports: NonNullable<ModuleMetadata['imports']>;
@@ -60,7 +58,7 @@ export class ChatModule {
   static forRoot(adapters: ChatAdapters): DynamicModule {
     return {
       module: ChatModule,
-      imports: [TeamSkillsModule, PersistenceModule, UsersModule, ScriptsModule, LifecycleModule, ...adapters.imports],
+      imports: [TeamSkillsModule, ScriptsModule, LifecycleModule, ...adapters.imports],
       providers: [
         ...adapters.providers,
         ChatsService,
@@ -68,17 +66,16 @@ export class ChatModule {
         ChatToolsService,
         SkillToolsService,
         ChatEventsService,
-        LanguageModelFactory,
         ModelLoopService,
         { provide: TURN_ADMISSION, useExisting: TurnGate satisfies new (...args: never[]) => TurnAdmission },
         { provide: TurnPlanner, useFactory: createTurnPlanner, inject: [APP_CONFIG, SkillSearchService, SkillToolsService] },
         {
           provide: TurnRunner,
           useFactory: createTurnRunner,
-          inject: [APP_CONFIG, ChatRepository, SkillRegistryService, TurnPlanner, SkillToolsService, SkillResourcesService, ChatEventsService, TURN_ADMISSION, CHAT_METRICS, ModelLoopService, TURN_EVENT_SHAPES],
+          inject: [APP_CONFIG, CHAT_STORE, SkillRegistryService, TurnPlanner, SkillToolsService, SkillResourcesService, ChatEventsService, TURN_ADMISSION, CHAT_METRICS, ModelLoopService, TURN_EVENT_SHAPES],
         },
       ],
-      exports: [ChatsService, ChatContextService, ChatToolsService, TurnRunner, ChatEventsService, LanguageModelFactory, TeamSkillsModule, UsersModule],
+      exports: [ChatsService, ChatContextService, ChatToolsService, TurnRunner, ChatEventsService, TeamSkillsModule],
     };
   }
 }

@@ -1,11 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../users/principal.js';
+import type { Page } from '../shared/page.js';
+import type { StoredSkillFilter } from '../shared/skill-filter.js';
+import { CHAT_STORE, type ChatStore, type OwnedChat } from './chat-store.js';
+import type { Chat, ChatActivation, ChatMessage } from './chat.types.js';
 import { isUuid } from '../shared/uuid.js';
-import { ChatRepository, type OwnedChat, type Page } from '../../infra/database/chat.repository.js';
-import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
-import type { ChatMessageEntity } from '../../infra/database/entities/chat-message.entity.js';
-import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
-import type { StoredSkillFilter } from '../../infra/database/skill-store.repository.js';
 import { type SkillFilterResult, SkillLifecycleService } from '../skills/store/skill-lifecycle.service.js';
 import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { chatNotFound } from './chat-errors.js';
@@ -15,18 +14,18 @@ import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
 @Injectable()
 export class ChatsService {
   constructor(
-    private readonly chats: ChatRepository,
+    @Inject(CHAT_STORE) private readonly chats: ChatStore,
     private readonly events: ChatEventsService,
     private readonly skillStore: SkillStoreService,
     private readonly lifecycle: SkillLifecycleService,
   ) {}
 
   /** A title of white space only is none: the chat is then titled from its first message. */
-  createChat(principal: Principal, title?: string): Promise<ChatEntity> {
+  createChat(principal: Principal, title?: string): Promise<Chat> {
     return this.chats.createChat(principal.userId, title === undefined || title.trim() === '' ? null : title);
   }
 
-  listChats(principal: Principal, limit = 50, offset = 0): Promise<Page<ChatEntity>> {
+  listChats(principal: Principal, limit = 50, offset = 0): Promise<Page<Chat>> {
     return this.chats.listChats(principal.userId, limit, offset);
   }
 
@@ -36,18 +35,18 @@ export class ChatsService {
   }
 
   /** The caller's chat, or CHAT_NOT_FOUND: another user's chat is answered exactly as a missing one. */
-  async getChat(principal: Principal, id: string): Promise<ChatEntity> {
+  async getChat(principal: Principal, id: string): Promise<Chat> {
     const chat = isUuid(id) ? await this.chats.findChat(id, principal.userId) : null;
     if (chat === null) throw chatNotFound(id);
     return chat;
   }
 
   /** Activated skills of chats the caller has already been given (batched for GraphQL's nested fields). */
-  activatedSkills(chatIds: readonly string[]): Promise<Map<string, ChatActivatedSkillEntity[]>> {
+  activatedSkills(chatIds: readonly string[]): Promise<Map<string, ChatActivation[]>> {
     return this.chats.activatedSkills(chatIds);
   }
 
-  async getChatWithActivations(principal: Principal, id: string): Promise<{ chat: ChatEntity; activatedSkills: ChatActivatedSkillEntity[] }> {
+  async getChatWithActivations(principal: Principal, id: string): Promise<{ chat: Chat; activatedSkills: ChatActivation[] }> {
     const chat = await this.getChat(principal, id);
     return { chat, activatedSkills: (await this.chats.activatedSkills([chat.id])).get(chat.id) ?? [] };
   }
@@ -56,7 +55,7 @@ export class ChatsService {
     if (!isUuid(id) || !(await this.chats.deleteChat(id, principal.userId))) throw chatNotFound(id);
   }
 
-  async listMessages(principal: Principal, id: string, limit = 50, offset = 0): Promise<Page<ChatMessageEntity>> {
+  async listMessages(principal: Principal, id: string, limit = 50, offset = 0): Promise<Page<ChatMessage>> {
     const page = isUuid(id) ? await this.chats.listMessages(id, principal.userId, limit, offset) : null;
     if (page === null) throw chatNotFound(id);
     return page;
@@ -66,7 +65,7 @@ export class ChatsService {
    * A page of messages of each of several of the caller's chats, in one query (batched for
    * GraphQL's nested `Chat.messages`); a chat that is not the caller's is absent from the map.
    */
-  messagePages(principal: Principal, chatIds: readonly string[], limit = 50, offset = 0): Promise<Map<string, Page<ChatMessageEntity>>> {
+  messagePages(principal: Principal, chatIds: readonly string[], limit = 50, offset = 0): Promise<Map<string, Page<ChatMessage>>> {
     return this.chats.messagePages(chatIds.filter(isUuid), principal.userId, limit, offset);
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { unstorableStringProblems, validationFailed } from '../../api/http/pipes/validation.pipe.js';
+import { unstorableStringProblems, validationFailed } from '../shared/validation-errors.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CHAT_METRICS, type ChatMetrics } from './chat-metrics.js';
 import type { CatalogueSnapshot } from '@skillhost/core';

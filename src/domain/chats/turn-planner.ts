@@ -1,6 +1,6 @@
 import type { CatalogueFormat, ModelConfig, SkillsConfig } from '../../config/app-config.js';
-import { validationFailed } from '../../api/http/pipes/validation.pipe.js';
-import type { StoredCommand } from '../../infra/database/entities/chat-message.entity.js';
+import { validationFailed } from '../shared/validation-errors.js';
+import type { StoredCommand } from './chat.types.js';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import { expandTemplate } from '@skillhost/core';
 import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';

@@ -2,10 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import type { Principal } from '../users/principal.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import type { ModelConfig } from '../../config/app-config.js';
-import type { NewActivation, NewMessage, TurnContext } from '../../infra/database/chat.repository.js';
-import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
-import type { ChatMessageEntity } from '../../infra/database/entities/chat-message.entity.js';
-import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
+import type { NewActivation, NewMessage, TurnContext } from './chat-store.js';
+import type { Chat, ChatActivation, ChatMessage } from './chat.types.js';
 import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
 import { NO_COMMANDS } from '@skillhost/core';
 import { CatalogueChooser } from '@skillhost/core';
@@ -43,12 +41,12 @@ function fakeStore(overrides: Partial<TurnStore> = {}) {
   const writes: { messages: NewMessage[]; activations: NewActivation[]; title: string | null }[] = [];
   const context: TurnContext = { history: [{ role: 'user', content: 'earlier' }], activated: [], pins: new Map(), userFilter: null, chatFilter: null };
   const store: TurnStore = {
-    findChat: async (id) => (id === CHAT ? ({ id } as ChatEntity) : null),
+    findChat: async (id) => (id === CHAT ? ({ id } as Chat) : null),
     turnContext: async (id) => (id === CHAT ? context : null),
     recordTurn: async (_chatId, _ownerId, messages, activations, title) => {
       writes.push({ messages, activations, title });
-      const stored = messages.map((message, seq) => ({ ...message, seq }) as unknown as ChatMessageEntity);
-      return { messages: stored, activatedSkills: activations.map((a) => ({ skillName: a.skillName, how: a.how }) as ChatActivatedSkillEntity) };
+      const stored = messages.map((message, seq) => ({ ...message, seq }) as unknown as ChatMessage);
+      return { messages: stored, activatedSkills: activations.map((a) => ({ skillName: a.skillName, how: a.how }) as ChatActivation) };
     },
     ...overrides,
   };

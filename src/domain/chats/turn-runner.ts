@@ -5,10 +5,8 @@ import type { Principal } from '../users/principal.js';
 import { AppError } from '@skillhost/core';
 import { isUuid } from '../shared/uuid.js';
 import type { ModelConfig } from '../../config/app-config.js';
-import type { NewActivation, NewMessage, StoredTurn, TurnContext } from '../../infra/database/chat.repository.js';
-import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
-import type { ChatMessageEntity, StoredCommand } from '../../infra/database/entities/chat-message.entity.js';
-import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
+import type { NewActivation, NewMessage, StoredTurn, TurnContext } from './chat-store.js';
+import type { Chat, ChatActivation, ChatMessage, StoredCommand } from './chat.types.js';
 import type { SkillReadScope } from '@skillhost/core';
 import { isCodeSkill } from '@skillhost/core';
 import { chatNotFound } from './chat-errors.js';
@@ -34,9 +32,9 @@ export interface TurnInput {
 
 /** What one turn answers (and the `done` event carries). */
 export interface TurnOutcome {
-  userMessage: ChatMessageEntity;
-  assistantMessage: ChatMessageEntity;
-  activatedSkills: readonly ChatActivatedSkillEntity[];
+  userMessage: ChatMessage;
+  assistantMessage: ChatMessage;
+  activatedSkills: readonly ChatActivation[];
   invokedSkills: readonly string[];
   /** The command the message ran: its name, arguments, and the prompt the model got. */
   command: StoredCommand | null;
@@ -59,9 +57,9 @@ export interface TurnSettings extends ModelSettings {
   maxAnswerBytes: number;
 }
 
-/** The chats' storage as a turn uses it (ChatRepository). */
+/** The chats' storage as a turn uses it (part of `ChatStore`). */
 export interface TurnStore {
-  findChat(id: string, ownerId: string): Promise<ChatEntity | null>;
+  findChat(id: string, ownerId: string): Promise<Chat | null>;
   turnContext(chatId: string, ownerId: string, historyCount: number): Promise<TurnContext | null>;
   recordTurn(chatId: string, ownerId: string, messages: NewMessage[], activations: NewActivation[], title: string | null): Promise<StoredTurn | null>;
 }

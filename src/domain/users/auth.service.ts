@@ -1,10 +1,11 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { ApiKeyRepository, type KeyOwner } from '../../infra/database/api-key.repository.js';
+import { API_KEY_STORE, type ApiKeyStore } from './api-key-store.js';
 import { type CredentialHeaders, hashApiKey, presentedKey } from './api-key.js';
 import { effectiveAuthMode, isLoopbackHost } from './auth-mode.js';
 import { LOCAL_PRINCIPAL, type Principal } from './principal.js';
+import type { KeyOwner } from './user.types.js';
 
 /**
  * How long a key look-up is trusted. A revocation clears the entry on the instance that made it at
@@ -28,7 +29,7 @@ export class AuthService implements OnModuleInit {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly keys: ApiKeyRepository,
+    @Inject(API_KEY_STORE) private readonly keys: ApiKeyStore,
   ) {
     this.mode = effectiveAuthMode(config.app.auth.mode, config.app.host);
   }

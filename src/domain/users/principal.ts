@@ -1,5 +1,4 @@
-import type { UserRole } from '../../infra/database/entities/user.entity.js';
-import { LOCAL_USER } from '../../infra/database/entities/user.entity.js';
+import { LOCAL_USER, type UserRole } from './user.types.js';
 
 /** Who a request acts as: a user, and the key it came with (null when auth is off). */
 export interface Principal {

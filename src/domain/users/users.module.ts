@@ -1,13 +1,22 @@
-import { Module } from '@nestjs/common';
-import { PersistenceModule } from '../../infra/database/persistence.module.js';
+import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { AuthService } from './auth.service.js';
 import { BootstrapAdminService } from './bootstrap-admin.service.js';
 import { UsersService } from './users.service.js';
 
+/** What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`). */
+export interface UsersAdapters {
+  imports: NonNullable<ModuleMetadata['imports']>;
+}
+
 /** Users, their keys and who a request's key belongs to: the rules, without the routes. */
-@Module({
-  imports: [PersistenceModule],
-  providers: [AuthService, UsersService, BootstrapAdminService],
-  exports: [AuthService, UsersService],
-})
-export class UsersModule {}
+@Module({})
+export class UsersModule {
+  static forRoot(adapters: UsersAdapters): DynamicModule {
+    return {
+      module: UsersModule,
+      imports: adapters.imports,
+      providers: [AuthService, UsersService, BootstrapAdminService],
+      exports: [AuthService, UsersService],
+    };
+  }
+}

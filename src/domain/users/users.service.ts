@@ -1,18 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
+import type { Page } from '../shared/page.js';
 import { isUuid } from '../shared/uuid.js';
-import { validationFailed } from '../../api/http/pipes/validation.pipe.js';
-import { ApiKeyRepository, type KeyOwner, type ListedApiKey } from '../../infra/database/api-key.repository.js';
-import type { Page } from '../../infra/database/chat.repository.js';
-import type { ApiKeyEntity } from '../../infra/database/entities/api-key.entity.js';
-import { USER_NAME_PATTERN, type UserEntity, type UserRole } from '../../infra/database/entities/user.entity.js';
-import { UserRepository } from '../../infra/database/user.repository.js';
+import { validationFailed } from '../shared/validation-errors.js';
 import { describeApiKey, generateApiKey } from './api-key.js';
+import { API_KEY_STORE, type ApiKeyStore } from './api-key-store.js';
 import { AuthService } from './auth.service.js';
+import { USER_STORE, type UserStore } from './user-store.js';
+import { type ApiKey, type KeyOwner, type ListedApiKey, USER_NAME_PATTERN, type User, type UserRole } from './user.types.js';
 
 /** A key as created: the only moment the key itself exists outside the client. */
 export interface CreatedApiKey {
-  apiKey: ApiKeyEntity;
+  apiKey: ApiKey;
   userName: string;
   key: string;
 }
@@ -30,34 +29,34 @@ export type BootstrapKeyOutcome =
   | { kind: 'registered'; keyId: string; userName: string }
   | { kind: 'stored'; owner: KeyOwner }
   | { kind: 'revoked'; owner: KeyOwner }
-  | { kind: 'user-not-admin'; user: UserEntity };
+  | { kind: 'user-not-admin'; user: User };
 
 /** Users and their keys, for the REST and GraphQL front doors and the CLI alike. */
 @Injectable()
 export class UsersService {
   constructor(
-    private readonly users: UserRepository,
-    private readonly keys: ApiKeyRepository,
+    @Inject(USER_STORE) private readonly users: UserStore,
+    @Inject(API_KEY_STORE) private readonly keys: ApiKeyStore,
     private readonly auth: AuthService,
   ) {}
 
-  async getUser(id: string): Promise<UserEntity> {
+  async getUser(id: string): Promise<User> {
     const user = isUuid(id) ? await this.users.findById(id) : null;
     if (user === null) throw userNotFound(id);
     return user;
   }
 
-  async getUserByName(name: string): Promise<UserEntity> {
+  async getUserByName(name: string): Promise<User> {
     const user = await this.users.findByName(name);
     if (user === null) throw new AppError(ErrorCode.USER_NOT_FOUND, `No user is named '${name}'.`, { name });
     return user;
   }
 
-  listUsers(limit = 50, offset = 0): Promise<Page<UserEntity>> {
+  listUsers(limit = 50, offset = 0): Promise<Page<User>> {
     return this.users.list(limit, offset);
   }
 
-  async createUser(name: string, role: UserRole): Promise<UserEntity> {
+  async createUser(name: string, role: UserRole): Promise<User> {
     if (!USER_NAME_PATTERN.test(name)) {
       throw validationFailed([`name: '${name}' is not allowed; use 1–64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`]);
     }
@@ -66,7 +65,7 @@ export class UsersService {
     return user;
   }
 
-  async updateUser(id: string, changes: { role?: UserRole | null; disabled?: boolean | null }): Promise<UserEntity> {
+  async updateUser(id: string, changes: { role?: UserRole | null; disabled?: boolean | null }): Promise<User> {
     // A JSON null is "not sent", as an omitted field is: neither may be unset.
     const updated = isUuid(id) ? await this.users.update(id, { role: changes.role ?? undefined, disabled: changes.disabled ?? undefined }) : null;
     if (updated === null) throw userNotFound(id);
@@ -113,7 +112,7 @@ export class UsersService {
   }
 
   /** The user `admin`: found, created as an admin, or found after another instance created it first. */
-  private async bootstrapAdmin(): Promise<UserEntity> {
+  private async bootstrapAdmin(): Promise<User> {
     const user = (await this.users.findByName(BOOTSTRAP_ADMIN_NAME)) ?? (await this.users.create(BOOTSTRAP_ADMIN_NAME, 'admin')) ?? (await this.users.findByName(BOOTSTRAP_ADMIN_NAME));
     // Users are disabled, never deleted: a name once taken stays found.
     if (user === null) throw new Error(`The user '${BOOTSTRAP_ADMIN_NAME}' could be neither created nor found`);
@@ -130,7 +129,7 @@ export class UsersService {
    * The last working key of an enabled admin is LAST_ADMIN, unless `keepAnAdmin` is false: the CLI,
    * whose operator can always make a new admin key, may revoke any key (a leaked one above all).
    */
-  async revokeKey(id: string, userId?: string, options: { keepAnAdmin: boolean } = { keepAnAdmin: true }): Promise<ApiKeyEntity> {
+  async revokeKey(id: string, userId?: string, options: { keepAnAdmin: boolean } = { keepAnAdmin: true }): Promise<ApiKey> {
     const revoked = isUuid(id) ? await this.keys.revoke(id, userId, options.keepAnAdmin) : null;
     if (revoked === null) throw new AppError(ErrorCode.API_KEY_NOT_FOUND, `API key '${id}' not found.`, { id });
     if ('lastAdmin' in revoked) {

@@ -2,41 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { toStorableTextOrNull } from '@skillhost/core';
+import type { ApiKeyStore } from '../../domain/users/api-key-store.js';
+import type { KeyOwner, ListedApiKey, NewApiKey } from '../../domain/users/user.types.js';
 import { isUniqueViolation, runQuery } from './database-errors.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 import type { UserRole } from './entities/user.entity.js';
 import { lockEnabledAdmins, takesLastAdminKey, WORKING_ADMIN_KEY } from './last-admin.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 
-export interface NewApiKey {
-  userId: string;
-  label: string | null;
-  prefix: string;
-  keyHash: string;
-  expiresAt: Date | null;
-}
-
-/** What authenticating one key needs, in one round trip: the key's state and its user's. */
-export interface KeyOwner {
-  keyId: string;
-  revokedAt: Date | null;
-  expiresAt: Date | null;
-  lastUsedAt: Date | null;
-  userId: string;
-  userName: string;
-  role: UserRole;
-  disabled: boolean;
-}
-
-/** A key with its user's name, for listings that span users. */
-export interface ListedApiKey {
-  key: ApiKeyEntity;
-  userName: string;
-}
+export type { KeyOwner, ListedApiKey, NewApiKey };
 
 /** API keys, stored as SHA-256 hashes only. Queries that reach one key take its owner when the caller is not an admin. */
 @Injectable()
-export class ApiKeyRepository {
+export class ApiKeyRepository implements ApiKeyStore {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   create(key: NewApiKey): Promise<ApiKeyEntity> {

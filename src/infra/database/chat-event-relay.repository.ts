@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import type { ChatEventRelay } from '../../domain/chats/chat-event-relay.js';
 import { runQuery } from './database-errors.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 
@@ -10,7 +11,7 @@ import { DATA_SOURCE } from './persistence.tokens.js';
  * unpaired surrogates that JSON text may spell.
  */
 @Injectable()
-export class ChatEventRelayRepository {
+export class ChatEventRelayRepository implements ChatEventRelay {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   /** Stores one event's JSON text and returns its id; rows older than a minute go in the same statement. */

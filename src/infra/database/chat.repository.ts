@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DataSource, In } from 'typeorm';
+import type { ChatStore, NewActivation, NewMessage, OwnedChat, StoredTurn, TurnContext } from '../../domain/chats/chat-store.js';
+import type { Page } from '../../domain/shared/page.js';
 import { toStorableJson, toStorableText, toStorableTextOrNull } from '@skillhost/core';
 import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
@@ -9,47 +11,9 @@ import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
 import type { StoredSkillFilter } from './skill-store.repository.js';
-import { activationRows, type NewSkillActivation } from '@skillhost/core';
+import { activationRows } from '@skillhost/core';
 
-export interface NewMessage {
-  role: MessageRole;
-  content: string;
-  toolCards?: StoredToolCard[];
-  /** The skills a user message invoked explicitly, in order. */
-  invokedSkills?: readonly string[];
-  command?: StoredCommand | null;
-  model?: string | null;
-}
-
-export type NewActivation = NewSkillActivation;
-
-export interface Page<T> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-}
-
-export interface TurnContext {
-  history: { role: 'user' | 'assistant'; content: string }[];
-  activated: string[];
-  /** The version each activated skill was activated at, by name (skills activated without one are absent). */
-  pins: Map<string, string>;
-  /** The owner's and the chat's skill filters. */
-  userFilter: StoredSkillFilter | null;
-  chatFilter: StoredSkillFilter | null;
-}
-
-export interface StoredTurn {
-  messages: ChatMessageEntity[];
-  activatedSkills: ChatActivatedSkillEntity[];
-}
-
-/** A chat with its owner's name, for the operators' listing. */
-export interface OwnedChat {
-  chat: ChatEntity;
-  ownerName: string;
-}
+export type { NewActivation, NewMessage, OwnedChat, Page, StoredTurn, TurnContext };
 
 /**
  * The only code that touches TypeORM for chats. Every method that reaches one chat takes its
@@ -57,7 +21,7 @@ export interface OwnedChat {
  * missing or another user's is not the repository's business, and "not found" is the service's.
  */
 @Injectable()
-export class ChatRepository {
+export class ChatRepository implements ChatStore {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   createChat(ownerId: string, title: string | null): Promise<ChatEntity> {

@@ -1,5 +1,10 @@
 import { Module } from '@nestjs/common';
 import { LifecycleModule } from '../../domain/lifecycle/lifecycle.module.js';
+import { CHAT_EVENT_RELAY } from '../../domain/chats/chat-event-relay.js';
+import { CHAT_STORE } from '../../domain/chats/chat-store.js';
+import { NOTIFICATION_BUS } from '../../domain/shared/notification-bus.js';
+import { API_KEY_STORE } from '../../domain/users/api-key-store.js';
+import { USER_STORE } from '../../domain/users/user-store.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ChatEventRelayRepository } from './chat-event-relay.repository.js';
 import { ChatRepository } from './chat.repository.js';
@@ -9,9 +14,18 @@ import { PgNotificationsService } from './pg-notifications.service.js';
 import { SkillStoreRepository } from './skill-store.repository.js';
 import { UserRepository } from './user.repository.js';
 
+/** The domain's storage ports, each bound to the repository that implements it. */
+const STORES = [
+  { provide: CHAT_STORE, useExisting: ChatRepository },
+  { provide: CHAT_EVENT_RELAY, useExisting: ChatEventRelayRepository },
+  { provide: NOTIFICATION_BUS, useExisting: PgNotificationsService },
+  { provide: USER_STORE, useExisting: UserRepository },
+  { provide: API_KEY_STORE, useExisting: ApiKeyRepository },
+];
+
 @Module({
   imports: [LifecycleModule],
-  providers: [DatabaseLifecycle, dataSourceProvider, ChatRepository, UserRepository, ApiKeyRepository, DatabaseHealthRepository, PgNotificationsService, ChatEventRelayRepository, SkillStoreRepository],
-  exports: [ChatRepository, UserRepository, ApiKeyRepository, DatabaseHealthRepository, PgNotificationsService, ChatEventRelayRepository, SkillStoreRepository],
+  providers: [DatabaseLifecycle, dataSourceProvider, ChatRepository, UserRepository, ApiKeyRepository, DatabaseHealthRepository, PgNotificationsService, ChatEventRelayRepository, SkillStoreRepository, ...STORES],
+  exports: [ChatRepository, UserRepository, ApiKeyRepository, DatabaseHealthRepository, PgNotificationsService, ChatEventRelayRepository, SkillStoreRepository, ...STORES.map((store) => store.provide)],
 })
 export class PersistenceModule {}

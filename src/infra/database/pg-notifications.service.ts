@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
+import type { NotificationBus } from '../../domain/shared/notification-bus.js';
 import { runQuery } from './database-errors.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { type PreparedStatement, runPrepared } from './prepared-statement.js';
@@ -42,7 +43,7 @@ interface Registration<H> {
  * order this instance sent them.
  */
 @Injectable()
-export class PgNotificationsService implements BeforeApplicationShutdown {
+export class PgNotificationsService implements NotificationBus, BeforeApplicationShutdown {
   /** Random per process: a receiver compares it with a payload's origin to skip its own messages. */
   readonly instanceId = randomUUID();
 

@@ -1,3 +1,4 @@
+import type { StoredSkillFilter } from '../../domain/shared/skill-filter.js';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -62,11 +63,7 @@ export interface StoreState {
   reloadGeneration: string;
 }
 
-/** A skill filter as stored: absent lists mean "no restriction". */
-export interface StoredSkillFilter {
-  include?: string[];
-  exclude?: string[];
-}
+export type { StoredSkillFilter };
 
 /** The channel every change of the store is announced on (sent at commit, by the transaction itself). */
 export const SKILL_STORE_CHANNEL = 'skillhost_skills';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import type { Page } from './chat.repository.js';
+import type { Page } from '../../domain/shared/page.js';
+import type { UserStore } from '../../domain/users/user-store.js';
 import { isUniqueViolation, runQuery } from './database-errors.js';
 import { UserEntity, type UserRole } from './entities/user.entity.js';
 import { lockEnabledAdmins, takesLastAdminKey } from './last-admin.js';
@@ -10,7 +11,7 @@ import type { StoredSkillFilter } from './skill-store.repository.js';
 
 /** Users: every query answers `null` for "no such user"; the service decides what that means. */
 @Injectable()
-export class UserRepository {
+export class UserRepository implements UserStore {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   /** The new user, or null when the name is taken. */

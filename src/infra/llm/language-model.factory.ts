@@ -4,14 +4,15 @@ import { Injectable } from '@nestjs/common';
 import { type LanguageModel, wrapLanguageModel } from 'ai';
 import type { ModelConfig } from '../../config/app-config.js';
 import { boundedToolInput } from '../../domain/chats/llm/bounded-tool-input.js';
+import type { LanguageModels } from '../../domain/chats/llm/language-models.js';
 import { nodeFetch } from './node-fetch.js';
 
 /**
  * One AI SDK model object per configured model, built on first use; a model's tool input is bounded
- * (see bounded-tool-input.ts). A provider of ChatModule, so a test or an app can put its own in.
+ * (see bounded-tool-input.ts). The app gives it to ChatModule as `LANGUAGE_MODELS`, so a test or an app can put its own in.
  */
 @Injectable()
-export class LanguageModelFactory {
+export class LanguageModelFactory implements LanguageModels {
   private readonly cache = new Map<string, LanguageModel>();
 
   get(config: ModelConfig): LanguageModel {

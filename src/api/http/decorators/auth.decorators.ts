@@ -2,7 +2,7 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AppError, ErrorCode } from '@skillhost/core';
 import type { Principal } from '../../../domain/users/principal.js';
-import { principalCarrier } from '../../../domain/users/request-context.js';
+import { principalCarrier } from './request-context.js';
 
 /** A route or resolver anyone may call, without a key (health checks). */
 export const Public = Reflector.createDecorator<true>({ transform: () => true });

@@ -1,7 +1,7 @@
 import { ID, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { ApiProperty } from '@nestjs/swagger';
 import { PageDto } from './page-response.dto.js';
-import { USER_ROLES, type UserRole } from '../../../infra/database/entities/user.entity.js';
+import { USER_ROLES, type UserRole } from '../../../domain/users/user.types.js';
 import { API_KEY_PATTERN } from '../../../domain/users/api-key.js';
 import { ApiField } from './api-field.decorator.js';
 import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';

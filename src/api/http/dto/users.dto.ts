@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { isISO8601, IsBoolean, IsDate, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { USER_NAME_PATTERN, USER_ROLES, type UserRole } from '../../../infra/database/entities/user.entity.js';
+import { USER_NAME_PATTERN, USER_ROLES, type UserRole } from '../../../domain/users/user.types.js';
 
 export class CreateUserDto {
   @ApiProperty({ pattern: USER_NAME_PATTERN.source, example: 'ada', description: "1–64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit." })

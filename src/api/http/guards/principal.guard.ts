@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { AdminOnly, isPublicRoute } from '../decorators/auth.decorators.js';
 import { AuthService } from '../../../domain/users/auth.service.js';
-import { principalCarrier } from '../../../domain/users/request-context.js';
+import { principalCarrier } from '../decorators/request-context.js';
 
 /**
  * The one place that decides who may call what, for REST routes and GraphQL resolvers alike:

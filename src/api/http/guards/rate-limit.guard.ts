@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { Reflector } from '@nestjs/core';
 import { GqlExecutionContext } from '@nestjs/graphql';
 import type { Principal } from '../../../domain/users/principal.js';
-import { principalCarrier } from '../../../domain/users/request-context.js';
+import { principalCarrier } from '../decorators/request-context.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { type HttpExchange, httpExchangeOf, notePrincipalId } from '../../../infra/observability/http-context.js';

@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { ModelConfig } from '../../../config/app-config.js';
-import { LanguageModelFactory } from '../../../infra/llm/language-model.factory.js';
+import { LANGUAGE_MODELS, type LanguageModels } from './language-models.js';
 import { completeOnce, type LoopTool, runToolLoop, type ToolLoopRequest, type ToolLoopResult } from './tool-loop.js';
 
 /** A loop's request without the model, which the loop takes from the configured model. */
@@ -15,7 +15,7 @@ export interface ModelLoop {
 /** The AI SDK behind ModelLoop, with each model's timeout and retries. */
 @Injectable()
 export class ModelLoopService implements ModelLoop {
-  constructor(private readonly models: LanguageModelFactory) {}
+  constructor(@Inject(LANGUAGE_MODELS) private readonly models: LanguageModels) {}
 
   run<T extends LoopTool>(model: ModelConfig, request: ModelLoopRequest<T>): Promise<ToolLoopResult> {
     return runToolLoop({ ...request, model: this.models.get(model), modelName: model.name, timeoutMs: model.timeoutMs, maxRetries: model.maxRetries });

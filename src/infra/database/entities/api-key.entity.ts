@@ -1,8 +1,9 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import type { ApiKey } from '../../../domain/users/user.types.js';
 
 /** An API key as stored: its SHA-256 and a short visible prefix, never the key itself. */
 @Entity('api_keys')
-export class ApiKeyEntity {
+export class ApiKeyEntity implements ApiKey {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_api_keys' })
   id: string;
 

@@ -1,12 +1,11 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-
-import type { ActivationHow } from '@skillhost/core';
+import type { ActivationHow, ChatActivation } from '../../../domain/chats/chat.types.js';
 
 export type { ActivationHow };
 
 /** Which skills a chat has activated: names only, one row per chat and skill. */
 @Entity('chat_activated_skills')
-export class ChatActivatedSkillEntity {
+export class ChatActivatedSkillEntity implements ChatActivation {
   @PrimaryColumn({ name: 'chat_id', type: 'uuid', primaryKeyConstraintName: 'pk_chat_activated_skills' })
   chatId: string;
 

@@ -1,15 +1,11 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+import type { ChatMessage, MessageRole, StoredCommand, StoredToolCard, ToolCardSummary } from '../../../domain/chats/chat.types.js';
 
-export type MessageRole = 'user' | 'assistant' | 'tool';
-
-import type { StoredCommand, StoredToolCard, ToolCardSummary } from '@skillhost/core';
-
-export type { StoredCommand, StoredToolCard, ToolCardSummary };
-
+export type { MessageRole, StoredCommand, StoredToolCard, ToolCardSummary };
 
 @Entity('chat_messages')
 @Index('uq_chat_messages_chat_seq', ['chatId', 'seq'], { unique: true })
-export class ChatMessageEntity {
+export class ChatMessageEntity implements ChatMessage {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_chat_messages' })
   id: string;
 

@@ -1,7 +1,8 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { Chat } from '../../../domain/chats/chat.types.js';
 
 @Entity('chats')
-export class ChatEntity {
+export class ChatEntity implements Chat {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_chats' })
   id: string;
 

@@ -1,16 +1,10 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import type { User, UserRole } from '../../../domain/users/user.types.js';
 
-export type UserRole = 'admin' | 'member';
-export const USER_ROLES: readonly UserRole[] = ['admin', 'member'];
-
-/** The built-in admin: every request acts as it when auth is off, and it owns chats made before users existed. */
-export const LOCAL_USER = Object.freeze({ id: '00000000-0000-4000-8000-000000000001', name: 'local' });
-
-/** Lowercase letters, digits, `.`, `_` and `-`, 1–64 characters, starting with a letter or digit (also a database constraint). */
-export const USER_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+export { LOCAL_USER, USER_NAME_PATTERN, USER_ROLES, type UserRole } from '../../../domain/users/user.types.js';
 
 @Entity('users')
-export class UserEntity {
+export class UserEntity implements User {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'pk_users' })
   id: string;
 

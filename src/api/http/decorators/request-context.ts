@@ -1,7 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { GqlExecutionContext } from '@nestjs/graphql';
-import type { CredentialHeaders } from './api-key.js';
-import type { Principal } from './principal.js';
+import type { CredentialHeaders } from '../../../domain/users/api-key.js';
+import type { Principal } from '../../../domain/users/principal.js';
 
 /** What the guard reads credentials from and writes the principal to, whichever front door the call came through. */
 export interface PrincipalCarrier {
