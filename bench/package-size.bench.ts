@@ -34,7 +34,11 @@ interface Packed {
 }
 
 function pack(args: string[], destination: string): Packed[] {
-  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination, ...args], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return JSON.parse(out) as Packed[];
 }
 
@@ -57,7 +61,11 @@ function importMs(entry: string, cwd: string): number {
 
 function summary(closure: Closure) {
   const packages = [...closure.packages.values()];
-  return { packages: packages.length, bytes: closureBytes(closure), names: packages.map((p) => `${p.name}@${p.version}`).sort() };
+  return {
+    packages: packages.length,
+    bytes: closureBytes(closure),
+    names: packages.map((p) => `${p.name}@${p.version}`).sort(),
+  };
 }
 
 function main(): void {
@@ -74,19 +82,36 @@ function main(): void {
 
     const rows = packages.map((p) => {
       const closure = dependencyClosure([p.name], work, APP_PEERS);
-      return { name: p.name, packedBytes: statSync(join(tarballs, p.filename)).size, files: p.entryCount, unpackedBytes: p.unpackedSize, installed: summary(closure) };
+      return {
+        name: p.name,
+        packedBytes: statSync(join(tarballs, p.filename)).size,
+        files: p.entryCount,
+        unpackedBytes: p.unpackedSize,
+        installed: summary(closure),
+      };
     });
     const app = summary(dependencyClosure(APP_PACKAGES, work, APP_PEERS));
-    const all = summary(dependencyClosure(packages.map((p) => p.name), work, APP_PEERS));
+    const all = summary(
+      dependencyClosure(
+        packages.map((p) => p.name),
+        work,
+        APP_PEERS,
+      ),
+    );
     const serverInstalled = summary(dependencyClosure(['skillhost'], work, APP_PEERS));
-    const missing = dependencyClosure([...APP_PACKAGES, ...packages.map((p) => p.name), 'skillhost'], work, APP_PEERS).missing;
+    const missing = dependencyClosure(
+      [...APP_PACKAGES, ...packages.map((p) => p.name), 'skillhost'],
+      work,
+      APP_PEERS,
+    ).missing;
     const serverOnly = SERVER_ONLY.filter((n) => serverInstalled.names.some((v) => v.startsWith(`${n}@`)));
 
     // Import times: fresh processes, the entries interleaved round by round, one untimed round first.
     const entries = ['', '@nestjs/common', 'ai', ...packages.map((p) => p.name)];
     const times = new Map<string, number[]>(entries.map((e) => [e, []]));
     for (const entry of entries) importMs(entry, work);
-    for (let round = 0; round < ROUNDS; round++) for (const entry of entries) times.get(entry)!.push(importMs(entry, work));
+    for (let round = 0; round < ROUNDS; round++)
+      for (const entry of entries) times.get(entry)!.push(importMs(entry, work));
     const p50 = (entry: string) => percentile(times.get(entry)!, 50);
     const imports = entries.map((entry) => {
       const baseline = IMPORT_BASELINE[entry] ?? (entry.startsWith('@skillhost/') ? '' : undefined);
@@ -94,7 +119,9 @@ function main(): void {
         entry: entry === '' ? '(nothing: node starts and exits)' : entry,
         p50: p50(entry),
         max: Math.max(...times.get(entry)!),
-        ...(baseline === undefined ? {} : { baseline: baseline === '' ? '(nothing)' : baseline, beyondBaseline: p50(entry) - p50(baseline) }),
+        ...(baseline === undefined
+          ? {}
+          : { baseline: baseline === '' ? '(nothing)' : baseline, beyondBaseline: p50(entry) - p50(baseline) }),
       };
     });
 
@@ -109,7 +136,10 @@ function main(): void {
       missing,
       imports,
       // Met only when both packages and all they need are there to be measured.
-      targetMet: app.bytes <= TARGET_MB * MB && APP_PACKAGES.every((n) => app.names.some((v) => v.startsWith(`${n}@`))) && missing.length === 0,
+      targetMet:
+        app.bytes <= TARGET_MB * MB &&
+        APP_PACKAGES.every((n) => app.names.some((v) => v.startsWith(`${n}@`))) &&
+        missing.length === 0,
     };
 
     const mb = (bytes: number) => (bytes / MB).toFixed(2);
@@ -128,16 +158,24 @@ function main(): void {
       '',
       '| package | packed kB | files | installed with its own dependencies MB | packages | its own dependencies |',
       '|---|---:|---:|---:|---:|---|',
-      ...rows.map((r) => `| ${r.name} | ${kb(r.packedBytes)} | ${r.files} | ${mb(r.installed.bytes)} | ${r.installed.packages} | ${own(r.installed.names)} |`),
+      ...rows.map(
+        (r) =>
+          `| ${r.name} | ${kb(r.packedBytes)} | ${r.files} | ${mb(r.installed.bytes)} | ${r.installed.packages} | ${own(r.installed.names)} |`,
+      ),
       `| **@skillhost/nest + @skillhost/ai-sdk** | | | **${mb(app.bytes)}** | ${app.packages} | ${own(app.names)} |`,
       `| all ${packages.length} packages | | | ${mb(all.bytes)} | ${all.packages} | ${own(all.names)} |`,
       `| baseline: the server \`skillhost\` | ${kb(result.baselineServer.packedBytes)} | ${server.entryCount} | ${mb(serverInstalled.bytes)} | ${serverInstalled.packages} | ${serverOnly.join(', ')} among them |`,
       '',
-      missing.length === 0 ? 'Every required dependency resolved.' : `Unresolved dependencies (sizes undercount): ${missing.join('; ')}.`,
+      missing.length === 0
+        ? 'Every required dependency resolved.'
+        : `Unresolved dependencies (sizes undercount): ${missing.join('; ')}.`,
       '',
       '| import | p50 ms | max ms | p50 beyond its baseline ms | baseline |',
       '|---|---:|---:|---:|---|',
-      ...imports.map((i) => `| ${i.entry} | ${ms(i.p50)} | ${ms(i.max)} | ${i.beyondBaseline === undefined ? '' : ms(i.beyondBaseline)} | ${i.baseline ?? ''} |`),
+      ...imports.map(
+        (i) =>
+          `| ${i.entry} | ${ms(i.p50)} | ${ms(i.max)} | ${i.beyondBaseline === undefined ? '' : ms(i.beyondBaseline)} | ${i.baseline ?? ''} |`,
+      ),
       '',
       '## Target (issue 26)',
       '',
