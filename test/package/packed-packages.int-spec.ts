@@ -65,9 +65,11 @@ describe('the packed packages, installed into examples/nest-chat', () => {
     // The example's install: only the scope (an app's `npm install` of the tarballs); a former install of the server goes.
     rmSync(join(EXAMPLE, 'node_modules'), { recursive: true, force: true });
     for (const p of packages) extract(join(packDir, p.filename), join(SCOPE, p.name.replace('@skillhost/', '')));
-    // The server's tarball, unpacked where its dependencies resolve from the repository's (dist/ is not packed again).
+    // The server's tarball with the packed packages beside it, where its other dependencies resolve from the repository's
+    // (dist/ is not packed again).
     serverInstall = mkdtempSync(join(ROOT, 'dist', '.packed-server-'));
     extract(join(packDir, server.filename), join(serverInstall, 'node_modules', 'skillhost'));
+    for (const p of packages) extract(join(packDir, p.filename), join(serverInstall, 'node_modules', p.name));
     database = await createTestDatabase();
   }, 180_000);
   afterAll(async () => {
