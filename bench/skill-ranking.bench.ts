@@ -18,16 +18,16 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, join, relative } from 'node:path';
-import { buildSnapshot, type CatalogueSnapshot } from '../src/domain/skills/catalogue-snapshot.js';
-import { NO_COMMANDS } from '../src/domain/skills/commands/command-discovery.js';
-import { type CatalogueLimits, chooseCatalogue } from '../src/domain/skills/ranking/catalogue-choice.js';
-import { CatalogueIndex } from '../src/domain/skills/ranking/catalogue-index.js';
-import { type DiscoveryResult, discoverSkills } from '../src/domain/skills/skill-discovery.js';
-import type { SkillRecord } from '../src/domain/skills/skill.types.js';
-import { runThrough } from '../src/domain/shared/sliced-work.js';
+import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
+import { NO_COMMANDS } from '@skillhost/core';
+import { type CatalogueLimits, chooseCatalogue } from '@skillhost/core';
+import { CatalogueIndex } from '@skillhost/core';
+import { type DiscoveryResult, discoverSkills } from '@skillhost/core';
+import type { SkillRecord } from '@skillhost/core';
+import { runThrough } from '@skillhost/core';
 import { corpusPath } from '../test/support/files/corpus.js';
 import { percentile } from './bench-support.js';
-import { countTokens } from '../src/domain/skills/ranking/token-count.js';
+import { countTokens } from '@skillhost/core';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');

@@ -102,8 +102,8 @@ async function installs(base: string) {
 async function activations(dbUrl: string, skillsDir: string) {
   const { configWith } = await import('../src/config/config-loader.js');
   const { createApp } = await import('../src/app/app.factory.js');
-  const { SkillResourcesService } = await import('../src/domain/skills/skill-resources.service.js');
-  const { SkillRegistryService } = await import('../src/domain/skills/skill-registry.service.js');
+  const { SkillResourcesService } = await import('@skillhost/nest');
+  const { SkillRegistryService } = await import('@skillhost/nest');
   const app = await createApp(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [skillsDir], 'app.database.url': dbUrl, 'app.skills.store_directory': join(skillsDir, '..', 'store-in-process') }), { logger: false });
   try {
     const resources = app.get(SkillResourcesService);

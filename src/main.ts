@@ -8,7 +8,7 @@ import { packageVersion } from './config/package-version.js';
 import { AuthService } from './domain/users/auth.service.js';
 import { listeningLine, type StartupFacts, startupSummary } from './app/startup-summary.js';
 import { DatabaseLifecycle } from './infra/database/database.provider.js';
-import { SkillRegistryService } from './domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 
 /** Past the grace period, how long closing (the pool, the embedded PostgreSQL) may take before the process exits anyway. */
 const CLOSE_MARGIN_MS = 30_000;

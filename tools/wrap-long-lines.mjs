@@ -3,13 +3,14 @@
  * Re-wraps the comment lines longer than the formatter's line width (120), which Biome leaves as
  * they are: `//` runs and `/* … *\/` blocks, at word boundaries, keeping each line's indentation
  * and comment prefix. A split line's remainder joins the next line of the same paragraph, or starts
- * a line of its own before a list item, a tag, a fence or the end of the comment. Then it lists
- * what is still too long: comments with no space to break at, comments after code, and string,
- * template and regex literals (the formatter does not split those either).
+ * a line of its own before a list item, a tag, a fence or the end of the comment. With --write, it
+ * then splits the string, template and regex literals that keep a line too long into concatenated
+ * pieces of the same value (tools/split-long-literals.mjs) and lets Biome lay them out, in rounds.
+ * Then it lists what is still too long.
  *
  *   node tools/wrap-long-lines.mjs            (changes nothing; exit 1 if a comment needs re-wrapping)
- *   node tools/wrap-long-lines.mjs --strict   (exit 1 if any line at all is over 120)
- *   node tools/wrap-long-lines.mjs --write    (re-wraps the comments, then lists what is left)
+ *   node tools/wrap-long-lines.mjs --strict   (exit 1 if any line at all is over 120: `npm run lint`)
+ *   node tools/wrap-long-lines.mjs --write    (re-wraps comments, splits literals, lists what is left)
  *   node tools/wrap-long-lines.mjs --write --quiet src/a.ts …   (only those files; counts, not lines)
  *
  * Comments are found with the TypeScript parser, so text in strings and templates that looks like a
@@ -18,9 +19,10 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import ts from 'typescript';
+import { splitLongLiterals } from './split-long-literals.mjs';
 
 const WIDTH = 120;
-const FOLDERS = ['src', 'test', 'bench', 'tools', 'migrations', 'web', 'examples', 'bin'];
+const FOLDERS = ['src', 'packages', 'test', 'bench', 'tools', 'migrations', 'web', 'examples', 'bin'];
 const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/;
 /** Lines that start one of these stay where they are: a remainder never joins them. */
 const STARTS_OWN_LINE = /^(\s*$|[-*+>#|@]|\d+[.)]\s|```|\*\/)/;
@@ -54,12 +56,19 @@ for (const file of files) {
     rewrapped++;
     if (write) writeFileSync(file, wrapped);
   }
-  classifyLongLines(file, write ? wrapped : text, left);
+  if (!write) classifyLongLines(file, text, left);
+}
+let split = 0;
+if (write) {
+  split = splitLiteralsAndFormat(files);
+  for (const file of files) classifyLongLines(file, readFileSync(file, 'utf8'), left);
 }
 
 const verb = write ? 're-wrapped' : 'would re-wrap';
+const plural = (count, word) => `${count} ${word}${count === 1 ? '' : 's'}`;
+const splitNote = write ? `, split ${plural(split, 'literal')}` : '';
 console.log(
-  `wrap-long-lines: ${verb} comments in ${rewrapped} file${rewrapped === 1 ? '' : 's'}; lines still over ${WIDTH}:`,
+  `wrap-long-lines: ${verb} comments in ${plural(rewrapped, 'file')}${splitNote}; lines still over ${WIDTH}:`,
 );
 let total = 0;
 for (const [kind, lines] of Object.entries(left)) {
@@ -73,6 +82,34 @@ process.exitCode = (!write && rewrapped > 0) || commentsLeft > 0 || (strict && t
 function trackedSources() {
   const listed = execFileSync('git', ['ls-files', '--', ...FOLDERS], { encoding: 'utf8' }).split('\n');
   return listed.filter((file) => SOURCE.test(file) && !file.endsWith('.d.ts'));
+}
+
+/**
+ * Splits the literals that keep lines over the width, then lets Biome lay the concatenations out; again
+ * while lines are left that a split can shorten (a piece may land deeper than its literal was).
+ */
+function splitLiteralsAndFormat(files) {
+  let count = 0;
+  for (let round = 0; round < 6; round++) {
+    const changed = [];
+    for (const file of files) {
+      const text = readFileSync(file, 'utf8');
+      if (!text.split('\n').some((line) => line.length > WIDTH)) continue;
+      const wrapped = rewrapComments(file, text);
+      const lines = wrapped.split('\n');
+      const long = new Set(lines.flatMap((line, index) => (line.length > WIDTH ? [index] : [])));
+      const result = splitLongLiterals(parse(file, wrapped), long, WIDTH);
+      if (result.changed === 0 && wrapped === text) continue;
+      writeFileSync(file, result.text);
+      changed.push(file);
+      count += result.changed;
+    }
+    if (changed.length === 0) break;
+    execFileSync('node_modules/.bin/biome', ['format', '--write', ...changed], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }
+  return count;
 }
 
 function parse(file, text) {

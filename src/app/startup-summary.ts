@@ -1,5 +1,5 @@
 import { isLoopbackHost } from '../domain/users/auth-mode.js';
-import type { DirectoryReport } from '../domain/skills/skill.types.js';
+import type { DirectoryReport } from '@skillhost/core';
 
 /** What a person starting the server needs to know, gathered once it listens. */
 export interface StartupFacts {

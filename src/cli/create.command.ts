@@ -3,7 +3,7 @@ import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { SkillDirectory } from '../config/app-config.js';
 import { loadConfig } from '../config/config-loader.js';
-import { validateFrontmatter } from '../domain/skills/skill-validator.js';
+import { validateFrontmatter } from '@skillhost/core';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
 
 /**

@@ -3,7 +3,7 @@ import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config-loader.js';
 import type { InstallKey } from '../infra/database/skill-store.repository.js';
-import { readFolderFiles } from '../domain/skills/store/skill-folder-files.js';
+import { readFolderFiles } from '@skillhost/core';
 import type { InstallResult, SkillStoreService } from '../domain/skills/store/skill-store.service.js';
 import { FILTER_ENTRY_PATTERN } from '../api/http/dto/store.dto.js';
 import type { UsersService } from '../domain/users/users.service.js';

@@ -4,16 +4,12 @@ import { resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
 import { type Place, resolveValues, type Setting, settingsOf } from '@skillhost/core';
+import { ConfigError, deepFreeze } from '@skillhost/core';
+
+export { ConfigError };
 import type { AppConfig, ConfigValues, ModelConfig, ModelProvider, SkillsConfig } from './app-config.js';
 import { CONFIG_SETTINGS, MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS } from './config-schema.js';
 import { CONFIG_TREE_SCHEMA, describeIssues, MODEL_TABLE_SCHEMA } from './config-validation.js';
-
-export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
 
 export interface LoadConfigOptions {
   /** Defaults to `process.env`. */
@@ -245,10 +241,3 @@ function parseEnvList(text: string): unknown {
 }
 
 /** The value with every object in it frozen: a configuration nobody can change once it is read. */
-export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
-}

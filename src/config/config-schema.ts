@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type Setting, type SettingTree, setting, settingsOf } from '@skillhost/core';
-import { SKILLS_OPTIONS } from '@skillhost/core';
+import { DEFAULT_COMMAND_DIRECTORIES, DEFAULT_SKILL_DIRECTORIES, SKILLS_OPTIONS } from '@skillhost/core';
 
 /**
  * Every configuration key, defined once: a tree of settings (rule, default, meaning) whose keys are
@@ -45,8 +45,6 @@ export const DEFAULT_BASE_PROMPT = 'You are a helpful assistant.';
  */
 export const BODY_RATE_GRACE_MS = 5000;
 
-export const DEFAULT_SKILL_DIRECTORIES = ['./.skills', './.agents/skills', '~/.agents/skills', '~/.skillhost/skills'];
-export const DEFAULT_COMMAND_DIRECTORIES = ['./.skillhost/commands', './commands'];
 
 /** A PostgreSQL URL, or empty for the embedded server; never echoed (it may hold a password). */
 function databaseUrl(options: { default: string; description: string }): Setting<string> {

@@ -5,7 +5,7 @@ import { load as parseYaml } from 'js-yaml';
 import { parse as parseToml } from 'smol-toml';
 import { loadConfig } from '../../src/config/config-loader.js';
 import { parseCommandFile } from '@skillhost/core';
-import { parseSkillMd } from '../../src/domain/skills/skill-md.js';
+import { parseSkillMd } from '@skillhost/core';
 import { freePort } from '../support/ports.js';
 import { type AgentName, type DocBlock, matchesExpected, rewriteAddresses, splitShellSteps } from './doc-blocks.js';
 

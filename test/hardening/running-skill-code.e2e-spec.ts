@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { checkSandbox } from '../../src/domain/sandbox/script-sandbox.js';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { BODY_LIMIT_BYTES } from '../../src/app/app.factory.js';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { JSON_LIMITS } from '../../src/api/http/pipes/json-body.js';
-import { MAX_LISTED_PROBLEMS } from '../../src/domain/shared/problem-list.js';
+import { MAX_LISTED_PROBLEMS } from '@skillhost/core';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { BOTH, rpcBody } from '../support/mcp-http.js';
 import { usePdfSkillsFolder } from '../support/files/skill-tree.js';

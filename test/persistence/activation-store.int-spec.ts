@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { activationTableSql, PostgresActivationStore } from '../../src/infra/database/activation-store.js';
+import { activationTableSql, PostgresActivationStore } from '@skillhost/core';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 
 /** `PostgresActivationStore` (exported by `skillhost/nest`) on a real PostgreSQL, through an app's own `pg` pool. */

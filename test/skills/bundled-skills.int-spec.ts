@@ -2,9 +2,9 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
-import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';
-import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
+import { SkillRegistryService } from '@skillhost/nest';
+import { SkillResourcesService } from '@skillhost/nest';
+import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 
 describe('bundled skills', () => {
   const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': ['./skills'], 'app.skills.validation': 'strict' }, resolve('.'));

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 

@@ -3,12 +3,12 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
 import { CodeSkillService, type CodeSkillInvocation } from '../../src/domain/skills/code/code-skill.service.js';
-import { discoverSkills } from '../../src/domain/skills/skill-discovery.js';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
-import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';
+import { discoverSkills } from '@skillhost/core';
+import { SkillRegistryService } from '@skillhost/nest';
+import { SkillResourcesService } from '@skillhost/nest';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { makeFifo, makeSymlink } from './special-files.js';
-import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
+import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 
 /** A skill.mjs that leaves a file behind when it is ever imported: proof that it ran. */
 const markerModule = (marker: string) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport async function execute() { return { success: true, output: 'ran' }; }\n`;

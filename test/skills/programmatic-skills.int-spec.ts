@@ -2,11 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
 import { CodeSkillService } from '../../src/domain/skills/code/code-skill.service.js';
-import type { CodeSkillContext } from '../../src/domain/skills/code/code-skill.types.js';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
-import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';
+import type { CodeSkillContext } from '@skillhost/core';
+import { SkillRegistryService } from '@skillhost/nest';
+import { SkillResourcesService } from '@skillhost/nest';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
-import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
+import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 
 async function failure(work: () => unknown): Promise<{ code: ErrorCode; message: string }> {
   try {

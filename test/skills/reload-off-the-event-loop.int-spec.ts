@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { configWith } from '../../src/config/config-loader.js';
-import { discoverSkills, discoverSkillsAsync } from '../../src/domain/skills/skill-discovery.js';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
+import { discoverSkills, discoverSkillsAsync } from '@skillhost/core';
+import { SkillRegistryService } from '@skillhost/nest';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
-import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
+import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 
 /** A reload reads every skill folder with synchronous calls: it must give the event loop turns meanwhile. */
 describe('reloading without stalling the event loop', () => {

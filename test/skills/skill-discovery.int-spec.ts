@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { SkillDirectory, ValidationMode } from '../../src/config/app-config.js';
-import { discoverSkills } from '../../src/domain/skills/skill-discovery.js';
+import { discoverSkills } from '@skillhost/core';
 import { corpusPath } from '../support/files/corpus.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 

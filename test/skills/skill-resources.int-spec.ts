@@ -3,10 +3,10 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
-import { SkillResourcesService } from '../../src/domain/skills/skill-resources.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
+import { SkillResourcesService } from '@skillhost/nest';
 import { skillMd, tempTree, type TempTree } from '../support/files/skill-tree.js';
-import { skillsSettingsOf } from '../../src/domain/skills/skills-settings.js';
+import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 
 async function failure(promise: Promise<unknown>): Promise<{ code: ErrorCode; message: string }> {
   try {

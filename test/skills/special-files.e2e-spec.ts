@@ -2,7 +2,7 @@ import { chmodSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { asNobodyUntil, makeFifo, makeSocket, openToEveryone, releaseFifosLater } from './special-files.js';

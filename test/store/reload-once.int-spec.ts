@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SkillRegistryService } from '../../src/domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { SkillStoreService } from '../../src/domain/skills/store/skill-store.service.js';
 import { SkillSyncService } from '../../src/domain/skills/store/skill-sync.service.js';
 import { createTestApp } from '../support/app.js';

@@ -3,7 +3,7 @@ import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { presentCommandList } from '../presenters/command.presenter.js';
-import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { CommandDto } from '../http/dto/command-responses.dto.js';
 
 /** The twin of CommandsController: SKILLS_DISABLED while skills are off. */

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { toGraphQLError } from '../errors/app-exception.filter.js';
-import { cutProblem, MAX_LISTED_PROBLEMS } from '../../domain/shared/problem-list.js';
+import { cutProblem, MAX_LISTED_PROBLEMS } from '@skillhost/core';
 import { validationFailed } from '../http/pipes/validation.pipe.js';
 
 export interface FormattedErrors {

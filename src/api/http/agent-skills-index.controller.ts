@@ -6,7 +6,7 @@ import type { Principal } from '../../domain/users/principal.js';
 import { ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
-import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { normalizeResourcePath } from '@skillhost/core';
 import { skillFileHeaders } from '@skillhost/core';
 import { INDEX_VERSION, indexEntry, type IndexSkill } from '../mcp/agent-skills-index.js';

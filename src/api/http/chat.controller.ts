@@ -18,7 +18,7 @@ import { TurnRunner } from '../../domain/chats/turn-runner.js';
 import { ContextQueryDto, CreateChatDto, SendMessageDto } from './dto/chat.dto.js';
 import { SkillFilterBodyDto, SkillFilterResultDto } from './dto/store.dto.js';
 import { ToolArguments } from './decorators/tool-arguments.decorator.js';
-import { KNOWN_TOOL_NAMES } from '../../domain/chats/tools/tool-styles.js';
+import { KNOWN_TOOL_NAMES } from '@skillhost/core';
 import { ChatContextDto, ChatDetailDto, ChatDto, ChatPageDto, MessagePageDto, OwnedChatPageDto, ToolRunDto, TurnDto } from './dto/chat-responses.dto.js';
 
 /** The caller's chats: another user's chat answers 404 CHAT_NOT_FOUND, exactly as a missing one. */

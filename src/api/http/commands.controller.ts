@@ -5,7 +5,7 @@ import type { Principal } from '../../domain/users/principal.js';
 import { RequireFeature } from './guards/feature.guard.js';
 import { presentCommandList } from '../presenters/command.presenter.js';
 import { CommandListDto } from './dto/command-responses.dto.js';
-import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 
 /** Commands are read with the skills, so they are off (SKILLS_DISABLED) whenever skills are. */
 @Controller('v1')

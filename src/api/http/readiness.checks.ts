@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { type HealthCheckResult, type HealthIndicatorFunction, HealthIndicatorService } from '@nestjs/terminus';
 import { DatabaseHealthRepository } from '../../infra/database/database-health.repository.js';
-import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { LifecycleService } from '../../domain/lifecycle/lifecycle.service.js';
 
 /** Inside Kubernetes' default probe timeout (1 s): a database slower than this is "not ready". */

@@ -10,9 +10,10 @@ import { ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query
 import { ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResponseDto } from './dto/skill-responses.dto.js';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
 import { adminReportJson, presentSkillDetail, skillListJson } from '../presenters/skill.presenter.js';
-import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { ReloadReportDto } from './dto/store.dto.js';
-import { type SkillReadScope, SkillResourcesService } from '../../domain/skills/skill-resources.service.js';
+import { type SkillReadScope } from '@skillhost/core';
+import { SkillResourcesService } from '@skillhost/nest';
 import type { TextReply } from '../../domain/shared/text-reply.js';
 import { skillFileHeaders } from '@skillhost/core';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { comparePaths, digestHex } from '../../domain/skills/store/skill-version.js';
+import { comparePaths, digestHex } from '@skillhost/core';
 import type { PublishedSkill } from './published-skills.service.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { StandardSchemaV1 } from '@modelcontextprotocol/server';
-import { problemDetails } from '../../domain/shared/problem-list.js';
+import { problemDetails } from '@skillhost/core';
 
 /**
  * `schema` as the MCP SDK's params check sees it, reporting at most ten issues (each cut as a

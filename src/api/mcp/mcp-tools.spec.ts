@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { buildSnapshot } from '../../domain/skills/catalogue-snapshot.js';
-import { NO_COMMANDS } from '../../domain/skills/commands/command-discovery.js';
-import { chooseCatalogue } from '../../domain/skills/ranking/catalogue-choice.js';
-import type { SkillRecord } from '../../domain/skills/skill.types.js';
+import { buildSnapshot } from '@skillhost/core';
+import { NO_COMMANDS } from '@skillhost/core';
+import { chooseCatalogue } from '@skillhost/core';
+import type { SkillRecord } from '@skillhost/core';
 import { instructionsSummary, mcpInstructions, mcpTools } from './mcp-tools.js';
 
 function record(name: string, description: string): SkillRecord {

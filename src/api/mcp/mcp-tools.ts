@@ -1,9 +1,9 @@
-import { searchTool } from '../../domain/chats/tools/search-tool.js';
-import type { SkillTool } from '../../domain/chats/tools/skill-tool.js';
-import { readResourceTool } from '../../domain/chats/tools/skillhost-tools.js';
-import { activateSkillTool } from '../../domain/chats/tools/style-tools.js';
-import type { CatalogueSnapshot } from '../../domain/skills/catalogue-snapshot.js';
-import type { CatalogueChoice } from '../../domain/skills/ranking/catalogue-choice.js';
+import { searchTool } from '@skillhost/core';
+import type { SkillTool } from '@skillhost/core';
+import { readResourceTool } from '@skillhost/core';
+import { activateSkillTool } from '@skillhost/core';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import type { CatalogueChoice } from '@skillhost/core';
 
 /**
  * What `/mcp` offers a client that does not know the Skills extension (every agent today): level 1

@@ -15,7 +15,7 @@ import {
 import type { Principal } from '../../domain/users/principal.js';
 import { AppError, ErrorCode, mcpDisabledError } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type McpConfig } from '../../config/app-config.js';
-import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { SkillStoreService } from '../../domain/skills/store/skill-store.service.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { SessionEventStore } from './session-event-store.js';

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
-import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { McpReportDto } from '../http/dto/mcp-report.dto.js';
 import { McpTransportService } from './mcp-transport.service.js';
 import { PublishedSkillsService } from './published-skills.service.js';

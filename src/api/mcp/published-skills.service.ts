@@ -1,13 +1,13 @@
 import { isUtf8 } from 'node:buffer';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { type Skill, SKILL_LIMITS, SkillCatalogError, skillEntry } from '@modelcontextprotocol/server/ext/skills';
-import type { CatalogueSnapshot } from '../../domain/skills/catalogue-snapshot.js';
-import { SkillRegistryService } from '../../domain/skills/skill-registry.service.js';
-import { SkillResourcesService } from '../../domain/skills/skill-resources.service.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import { SkillRegistryService } from '@skillhost/nest';
+import { SkillResourcesService } from '@skillhost/nest';
 import { AppError, ErrorCode } from '@skillhost/core';
-import type { SkillRecord } from '../../domain/skills/skill.types.js';
-import { contentDigest } from '../../domain/skills/store/skill-version.js';
-import type { ManifestEntry } from '../../domain/skills/store/skill-version.js';
+import type { SkillRecord } from '@skillhost/core';
+import { contentDigest } from '@skillhost/core';
+import type { ManifestEntry } from '@skillhost/core';
 import { mimeTypeOf, parseSkillUri, skillFileUri } from './skill-uri.js';
 
 /** A skill as it is published: its MCP entry, and its files by path (for reads and directories). */

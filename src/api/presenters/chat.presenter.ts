@@ -4,7 +4,7 @@ import type { ChatActivatedSkillEntity } from '../../infra/database/entities/cha
 import type { ChatMessageEntity } from '../../infra/database/entities/chat-message.entity.js';
 import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
 import type { OwnedChat, Page } from '../../infra/database/chat.repository.js';
-import type { CatalogueChoice, CatalogueLimits } from '../../domain/skills/ranking/catalogue-choice.js';
+import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
 import type { ChatContext } from '../../domain/chats/chat-context.service.js';
 import type { ToolRun } from '../../domain/chats/chat-tools.service.js';
 import type { TurnEventShapes, TurnOutcome } from '../../domain/chats/turn-runner.js';

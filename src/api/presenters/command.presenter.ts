@@ -1,4 +1,4 @@
-import { type CatalogueSnapshot, findSkill } from '../../domain/skills/catalogue-snapshot.js';
+import { type CatalogueSnapshot, findSkill } from '@skillhost/core';
 import type { CommandRecord } from '@skillhost/core';
 
 /** Response shapes for commands, shared by REST and GraphQL: what users see, no host paths. */

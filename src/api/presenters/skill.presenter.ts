@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { stringifyInSlices } from '../../domain/shared/sliced-json.js';
 import { packageRoot } from '../../config/package-version.js';
-import type { CatalogueSnapshot } from '../../domain/skills/catalogue-snapshot.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
 import { presentCommandReport } from './command.presenter.js';
-import { programmaticSource } from '../../domain/skills/programmatic-skill.js';
-import type { ResourceListing } from '../../domain/skills/skill-resources.service.js';
-import { type DirectoryReport, isCodeSkill, SKILL_SCOPES, type SkillRecord } from '../../domain/skills/skill.types.js';
-import { storeSource } from '../../domain/skills/store/store-skills.js';
+import { programmaticSource } from '@skillhost/core';
+import type { ResourceListing } from '@skillhost/core';
+import { type DirectoryReport, isCodeSkill, SKILL_SCOPES, type SkillRecord } from '@skillhost/core';
+import { storeSource } from '@skillhost/core';
 
 /** Response shapes for the skills routes (REST today, GraphQL later): one place, no host paths for users. */
 export function presentSkillSummary(skill: SkillRecord) {

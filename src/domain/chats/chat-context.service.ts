@@ -5,18 +5,18 @@ import { isUuid } from '../shared/uuid.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../../config/app-config.js';
 import { ChatRepository } from '../../infra/database/chat.repository.js';
 import type { StoredSkillFilter } from '../../infra/database/skill-store.repository.js';
-import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
-import type { CatalogueChoice, CatalogueLimits } from '../skills/ranking/catalogue-choice.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
-import { SkillRegistryService } from '../skills/skill-registry.service.js';
-import { SkillResourcesService } from '../skills/skill-resources.service.js';
-import { isCodeSkill } from '../skills/skill.types.js';
+import { SkillRegistryService } from '@skillhost/nest';
+import { SkillResourcesService } from '@skillhost/nest';
+import { isCodeSkill } from '@skillhost/core';
 import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { chatNotFound } from './chat-errors.js';
 import { findModel } from './chat-models.js';
 import { chatView } from './chat-view.js';
 import type { PromptCommand } from '@skillhost/core';
-import type { ToolDefinitionView } from './tools/tool-styles.js';
+import type { ToolDefinitionView } from '@skillhost/core';
 import { CONTEXT_MESSAGES, promptCommands, type RequestedSkill, TurnPlanner } from './turn-planner.js';
 
 /** An activated skill's pinned version against the one loaded now (`newer-available`: activating it again moves the chat there). */

@@ -3,7 +3,7 @@ import type { Principal } from '../users/principal.js';
 import { isUuid } from '../shared/uuid.js';
 import { ChatRepository } from '../../infra/database/chat.repository.js';
 import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
-import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { chatNotFound } from './chat-errors.js';
 import { chatView } from './chat-view.js';
 import { type ToolCard, SkillToolsService } from './skill-tools.service.js';

@@ -1,5 +1,5 @@
 import type { StoredSkillFilter } from '../../infra/database/skill-store.repository.js';
-import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
 
 /** The loaded skills as each user sees them (the server's SkillRegistryService). */
 export interface CatalogueViews {

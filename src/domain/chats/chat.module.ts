@@ -6,8 +6,8 @@ import { LanguageModelFactory } from '../../infra/llm/language-model.factory.js'
 import { LifecycleModule } from '../lifecycle/lifecycle.module.js';
 import { ScriptsModule } from '../sandbox/scripts.module.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
-import { SkillRegistryService } from '../skills/skill-registry.service.js';
-import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
+import { SkillResourcesService } from '@skillhost/nest';
 import { TeamSkillsModule } from '../skills/team-skills.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { ChatContextService } from './chat-context.service.js';

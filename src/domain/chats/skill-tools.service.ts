@@ -4,19 +4,19 @@ import { AppError, ErrorCode } from '@skillhost/core';
 import { unstorableStringProblems, validationFailed } from '../../api/http/pipes/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CHAT_METRICS, type ChatMetrics } from './chat-metrics.js';
-import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
-import { SkillRegistryService } from '../skills/skill-registry.service.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import { SkillRegistryService } from '@skillhost/nest';
 import { type ScriptCaller, ScriptsService, scriptsDisabledError } from '../sandbox/scripts.service.js';
 import { CodeSkillService } from '../skills/code/code-skill.service.js';
-import type { CodeSkillLlm, CodeSkillToolOutcome } from '../skills/code/code-skill.types.js';
-import { SkillResourcesService } from '../skills/skill-resources.service.js';
+import type { CodeSkillLlm, CodeSkillToolOutcome } from '@skillhost/core';
+import { SkillResourcesService } from '@skillhost/nest';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
-import { errorOutput, failedCallSummary, runSkillTool, type ToolCard, type ToolExecution } from './tools/run-tool.js';
-import { parseToolArguments, type SkillTool, type ToolContext } from './tools/skill-tool.js';
-import { runScriptTool } from './tools/script-tool.js';
-import { KNOWN_TOOL_NAMES, toolStyleFor, type ToolStyleSet } from './tools/tool-styles.js';
+import { errorOutput, failedCallSummary, runSkillTool, type ToolCard, type ToolExecution } from '@skillhost/ai-sdk';
+import { parseToolArguments, type SkillTool, type ToolContext } from '@skillhost/core';
+import { runScriptTool } from '@skillhost/core';
+import { KNOWN_TOOL_NAMES, toolStyleFor, type ToolStyleSet } from '@skillhost/core';
 
-export type { ToolCard } from './tools/run-tool.js';
+export type { ToolCard } from '@skillhost/ai-sdk';
 
 export interface ToolRunOptions {
   /** The chat the call is made in (a code skill's `ctx.chatId`). */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { buildSnapshot, type CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
 import type { CommandRecord } from '@skillhost/core';
-import { CatalogueChooser } from '../skills/ranking/catalogue-chooser.js';
-import type { SkillRecord } from '../skills/skill.types.js';
-import { toolStyleFor } from './tools/tool-styles.js';
+import { CatalogueChooser } from '@skillhost/core';
+import type { SkillRecord } from '@skillhost/core';
+import { toolStyleFor } from '@skillhost/core';
 import { MAX_COMMAND_PROMPT_CHARS, type TurnPlanInput, TurnPlanner, type TurnPlanSettings } from './turn-planner.js';
 
 function skill(name: string, description: string): SkillRecord {

@@ -1,14 +1,14 @@
 import type { CatalogueFormat, ModelConfig, SkillsConfig } from '../../config/app-config.js';
 import { validationFailed } from '../../api/http/pipes/validation.pipe.js';
 import type { StoredCommand } from '../../infra/database/entities/chat-message.entity.js';
-import type { CatalogueSnapshot } from '../skills/catalogue-snapshot.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
 import { expandTemplate } from '@skillhost/core';
-import type { CatalogueChoice, CatalogueLimits } from '../skills/ranking/catalogue-choice.js';
+import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
 import { type Invocation, parseInvocation } from '@skillhost/core';
 import { assembleSystemPrompt, type PromptCommand } from '@skillhost/core';
-import { buildSkillsPrompt } from './skills-prompt.js';
-import { searchTool } from './tools/search-tool.js';
-import type { ToolStyleSet } from './tools/tool-styles.js';
+import { buildSkillsPrompt } from '@skillhost/core';
+import { searchTool } from '@skillhost/core';
+import type { ToolStyleSet } from '@skillhost/core';
 
 /** The last messages of a chat that rank a partial catalogue, as weaker context than the message, and how much of each is read. */
 export const CONTEXT_MESSAGES = 4;

@@ -9,8 +9,8 @@ import type { NewActivation, NewMessage, StoredTurn, TurnContext } from '../../i
 import type { ChatActivatedSkillEntity } from '../../infra/database/entities/chat-activated-skill.entity.js';
 import type { ChatMessageEntity, StoredCommand } from '../../infra/database/entities/chat-message.entity.js';
 import type { ChatEntity } from '../../infra/database/entities/chat.entity.js';
-import type { SkillReadScope } from '../skills/skill-resources.service.js';
-import { isCodeSkill } from '../skills/skill.types.js';
+import type { SkillReadScope } from '@skillhost/core';
+import { isCodeSkill } from '@skillhost/core';
 import { chatNotFound } from './chat-errors.js';
 import type { ChatEvent } from './chat-events.service.js';
 import type { ChatMetrics, TurnTiming } from './chat-metrics.js';
@@ -20,9 +20,9 @@ import { type CatalogueViews, chatView } from './chat-view.js';
 import type { LoopEvent, ToolLoopResult } from './llm/tool-loop.js';
 import type { ModelLoop } from './llm/model-loop.service.js';
 import type { ToolCard, ToolRunOptions } from './skill-tools.service.js';
-import { serverCallMessages, type ToolExecution } from './tools/run-tool.js';
-import type { SkillTool } from './tools/skill-tool.js';
-import { useSkillTool } from './tools/style-tools.js';
+import { serverCallMessages, type ToolExecution } from '@skillhost/ai-sdk';
+import type { SkillTool } from '@skillhost/core';
+import { useSkillTool } from '@skillhost/core';
 import type { TurnAdmission, TurnRelease } from './turn-admission.js';
 import type { ActivationsInPrompt, TurnPlan, TurnPlanner } from './turn-planner.js';
 

@@ -64,7 +64,7 @@ import { lstatSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { unstorableCharacter } from '../shared/storable-text.js';
+import { unstorableCharacter } from '@skillhost/core';
 import { inheritedEnvironment } from '../../config/inherited-environment.js';
 import { CappedOutput } from '@skillhost/sandbox';
 import { formatCommandLine, invocationForms, type ScriptInvocation } from '@skillhost/sandbox';

@@ -1,8 +1,9 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../config/app-config.js';
-import type { CatalogueSnapshot } from './catalogue-snapshot.js';
-import { diffCatalogues, SkillRegistryService } from './skill-registry.service.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import { diffCatalogues } from '@skillhost/core';
+import { SkillRegistryService } from '@skillhost/nest';
 
 /** How long the folders must be quiet before a reload: an editor's save or a `git pull` is many events. */
 export const WATCH_DEBOUNCE_MS = 300;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
-import { toStorableTextOrNull } from '../../domain/shared/storable-text.js';
+import { toStorableTextOrNull } from '@skillhost/core';
 import { isUniqueViolation, runQuery } from './database-errors.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 import type { UserRole } from './entities/user.entity.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DataSource, In } from 'typeorm';
-import { toStorableJson, toStorableText, toStorableTextOrNull } from '../../domain/shared/storable-text.js';
+import { toStorableJson, toStorableText, toStorableTextOrNull } from '@skillhost/core';
 import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
 import { ChatMessageEntity, type MessageRole, type StoredCommand, type StoredToolCard } from './entities/chat-message.entity.js';
@@ -9,7 +9,7 @@ import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
 import type { StoredSkillFilter } from './skill-store.repository.js';
-import { activationRows, type NewSkillActivation } from './activation-store.js';
+import { activationRows, type NewSkillActivation } from '@skillhost/core';
 
 export interface NewMessage {
   role: MessageRole;

@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { toErrorBody } from '../../api/errors/app-exception.filter.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { DATABASE_ERROR_CHANNEL, type DatabaseErrorEvent } from '../database/database-errors.js';
-import { SKILLS_METRICS, type SkillsMetrics, type SnapshotFacts } from '../../domain/skills/skills-metrics.js';
+import { SKILLS_METRICS, type SkillsMetrics, type SnapshotFacts } from '@skillhost/core';
 
 /** Where a turn's time went, in ms (the chat's `TurnTiming`). */
 export interface TurnTimingMs {

@@ -1,7 +1,7 @@
 import { ArgsType, Field, Int } from '@nestjs/graphql';
 import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IntegerInRange } from '../../http/dto/page-query.dto.js';
-import { MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '../../../domain/skills/ranking/search-limits.js';
+import { MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '@skillhost/core';
 import { NulAllowed } from '../../http/pipes/validation.pipe.js';
 import { CATALOGUE_FORMATS } from '../../../config/app-config.js';
 import { CatalogueQueryDto } from '../../http/dto/catalogue-query.dto.js';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Length, MaxLength } from 'class-validator';
-import { MAX_PREVIEW_MESSAGE } from '../../../domain/skills/ranking/search-limits.js';
+import { MAX_PREVIEW_MESSAGE } from '@skillhost/core';
 import { NEW_CHAT_TITLE_DESCRIPTION } from '../../../domain/chats/chat-title.js';
 
 export class CreateChatDto {

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { VALIDATION_MODES, type ValidationMode } from '../../../config/app-config.js';
-import { SKILL_SCOPES, type SkillOrigin, type SkillScope } from '../../../domain/skills/skill.types.js';
+import { SKILL_SCOPES, type SkillOrigin, type SkillScope } from '@skillhost/core';
 import { Field, Float, Int, ObjectType, registerEnumType } from '@nestjs/graphql';
 import { ApiField } from './api-field.decorator.js';
 import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { IsOptional, IsString } from 'class-validator';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { MAX_LISTED_PROBLEMS, MAX_PROBLEM_CHARS } from '../../../domain/shared/problem-list.js';
+import { MAX_LISTED_PROBLEMS, MAX_PROBLEM_CHARS } from '@skillhost/core';
 import { createValidationPipe, NulAllowed, unstorableStringProblems, validationFailed } from './validation.pipe.js';
 
 class ResourceDto {

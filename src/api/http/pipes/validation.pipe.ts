@@ -1,8 +1,8 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { problemDetails, problemsText } from '../../../domain/shared/problem-list.js';
-import { unstorableCharacter } from '../../../domain/shared/storable-text.js';
+import { problemDetails, problemsText } from '@skillhost/core';
+import { unstorableCharacter } from '@skillhost/core';
 
 /** Flattens class-validator errors into one readable line per problem, e.g. "format: must be one of …". */
 export function describeValidationErrors(errors: ValidationError[], prefix = ''): string[] {

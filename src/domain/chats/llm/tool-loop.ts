@@ -1,6 +1,7 @@
+import { type LoopTool, type LoopToolCall, toolSetOf } from '@skillhost/ai-sdk';
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { APICallError, generateText, jsonSchema, type LanguageModel, type ModelMessage, RetryError, stepCountIs, streamText, type ToolSet, tool } from 'ai';
+import { APICallError, generateText, type LanguageModel, type ModelMessage, RetryError, stepCountIs, streamText, } from 'ai';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { currentRequestId } from '../../../infra/observability/request-scope.js';
 
@@ -10,17 +11,7 @@ import { currentRequestId } from '../../../infra/observability/request-scope.js'
  * limit. Provider failures become MODEL_ERROR naming a request id; the provider's reason goes to
  * the log and to admins.
  */
-export interface LoopTool {
-  wireName: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-}
-
-export interface LoopToolCall {
-  toolCallId: string;
-  wireName: string;
-  input: unknown;
-}
+export type { LoopTool, LoopToolCall };
 
 export type LoopEvent = { type: 'tool-call'; toolCallId: string; wireName: string; input: unknown } | { type: 'text-delta'; text: string };
 
@@ -54,23 +45,6 @@ export interface ToolLoopResult {
   toolCallIds: string[];
 }
 
-/**
- * Tool definitions as an AI SDK tool set keyed by wire name, each call answered by `execute` (the
- * server's loop and `skillhost/ai-sdk` both build theirs with it).
- */
-export function toolSetOf<T extends LoopTool>(definitions: readonly T[], execute: (call: LoopToolCall, definition: T) => Promise<string>): ToolSet {
-  // No prototype: a model calling `constructor` or `toString` must find no tool, not Object's members.
-  const tools: ToolSet = Object.create(null) as ToolSet;
-  for (const definition of definitions) {
-    tools[definition.wireName] = tool({
-      description: definition.description,
-      // No validator: arguments are checked by our executor, which answers the model with a readable error.
-      inputSchema: jsonSchema<unknown>(definition.inputSchema as Parameters<typeof jsonSchema>[0]),
-      execute: (input: unknown, options: { toolCallId: string }) => execute({ toolCallId: options.toolCallId, wireName: definition.wireName, input }, definition),
-    });
-  }
-  return tools;
-}
 
 export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T>): Promise<ToolLoopResult> {
   const tools = toolSetOf(request.tools, request.execute);

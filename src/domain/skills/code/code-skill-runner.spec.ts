@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { tempTree, type TempTree } from '../../../../test/support/files/skill-tree.js';
 import { runCodeSkill, scoreCodeSkill } from './code-skill-runner.js';
-import type { CodeSkillRequest, CodeSkillToolOutcome } from './code-skill.types.js';
+import type { CodeSkillRequest, CodeSkillToolOutcome } from '@skillhost/core';
 
 /** Each module is a real `skill.mjs` file run in a real worker thread. */
 const MODULES: Record<string, string> = {

@@ -1,9 +1,9 @@
 import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { clampScore, codeSkillResult, describeError, describeThrown, failedResult } from './code-skill-result.js';
-import type { ServerReply, WorkerMessage, WorkerTask } from './code-skill.protocol.js';
-import type { CodeSkillRequest, CodeSkillResult, CodeSkillToolOutcome } from './code-skill.types.js';
+import { clampScore, codeSkillResult, describeError, describeThrown, failedResult } from '@skillhost/core';
+import type { ServerReply, WorkerMessage, WorkerTask } from '@skillhost/core';
+import type { CodeSkillRequest, CodeSkillResult, CodeSkillToolOutcome } from '@skillhost/core';
 
 /**
  * Runs folder code skills (`skill.mjs`) in worker threads. A worker is the unit of isolation the

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
-import type { SkillRecord } from '../skill.types.js';
-import { failedResult } from './code-skill-result.js';
+import type { SkillRecord } from '@skillhost/core';
+import { failedResult } from '@skillhost/core';
 import { runCodeSkill, scoreCodeSkill } from './code-skill-runner.js';
-import type { CodeSkillLlm, CodeSkillResult, CodeSkillToolCaller } from './code-skill.types.js';
+import type { CodeSkillLlm, CodeSkillResult, CodeSkillToolCaller } from '@skillhost/core';
 import { runInProcess, scoreInProcess } from './in-process-runner.js';
 
 /** One invocation of a code skill, as the chat makes it. */

@@ -15,11 +15,11 @@ import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 
-/** @typedef {import('./code-skill.protocol.js').WorkerTask} WorkerTask */
-/** @typedef {import('./code-skill.protocol.js').WorkerMessage} WorkerMessage */
-/** @typedef {import('./code-skill.protocol.js').ServerReply} ServerReply */
-/** @typedef {import('./code-skill.types.js').CodeSkillContext} CodeSkillContext */
-/** @typedef {import('./code-skill.types.js').CodeSkillToolOutcome} CodeSkillToolOutcome */
+/** @typedef {import('@skillhost/core').WorkerTask} WorkerTask */
+/** @typedef {import('@skillhost/core').WorkerMessage} WorkerMessage */
+/** @typedef {import('@skillhost/core').ServerReply} ServerReply */
+/** @typedef {import('@skillhost/core').CodeSkillContext} CodeSkillContext */
+/** @typedef {import('@skillhost/core').CodeSkillToolOutcome} CodeSkillToolOutcome */
 
 if (parentPort === null) throw new Error('code-skill.worker.mjs runs only as a worker thread');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { CodeSkillContext, CodeSkillOutput } from './code-skill.types.js';
+import type { CodeSkillContext, CodeSkillOutput } from '@skillhost/core';
 import { runInProcess, scoreInProcess } from './in-process-runner.js';
 
 const request = (overrides: Partial<Parameters<typeof runInProcess>[1]> = {}) => ({

@@ -1,5 +1,5 @@
-import { clampScore, codeSkillResult, describeThrown, failedResult } from './code-skill-result.js';
-import type { CodeSkillCanHandle, CodeSkillContext, CodeSkillExecute, CodeSkillRequest, CodeSkillResult } from './code-skill.types.js';
+import { clampScore, codeSkillResult, describeThrown, failedResult } from '@skillhost/core';
+import type { CodeSkillCanHandle, CodeSkillContext, CodeSkillExecute, CodeSkillRequest, CodeSkillResult } from '@skillhost/core';
 
 /**
  * Runs a programmatic code skill: the embedding application's own function, trusted, so called

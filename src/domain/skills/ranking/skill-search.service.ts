@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { ChatRepository } from '../../../infra/database/chat.repository.js';
 import { validationFailed } from '../../../api/http/pipes/validation.pipe.js';
-import type { CatalogueSnapshot } from '../catalogue-snapshot.js';
-import { SkillRegistryService } from '../skill-registry.service.js';
+import type { CatalogueSnapshot } from '@skillhost/core';
+import { SkillRegistryService } from '@skillhost/nest';
 import type { CatalogueFormat } from '../../../config/app-config.js';
-import { type CatalogueChoice, type CatalogueLimits, type CatalogueRequest, wholeCatalogue } from './catalogue-choice.js';
-import { CatalogueChooser, type SkillSearchResult } from './catalogue-chooser.js';
+import { type CatalogueChoice, type CatalogueLimits, type CatalogueRequest, wholeCatalogue } from '@skillhost/core';
+import { CatalogueChooser, type SkillSearchResult } from '@skillhost/core';
 
 /** The team signal: activations within this many days, re-read this often. */
 const USE_WINDOW_DAYS = 30;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { SkillCache } from './skill-cache.js';
-import { contentDigest, versionOf } from './skill-version.js';
+import { contentDigest, versionOf } from '@skillhost/core';
 
 describe(SkillCache.name, () => {
   const directory = mkdtempSync(join(tmpdir(), 'skillhost-cache-'));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isInside } from '@skillhost/core';
-import { contentDigest, digestHex } from './skill-version.js';
+import { contentDigest, digestHex } from '@skillhost/core';
 
 export interface CachedFile {
   readonly path: string;

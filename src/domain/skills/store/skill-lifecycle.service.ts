@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../users/principal.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import type { StoredSkillFilter, StoreScope } from '../../../infra/database/skill-store.repository.js';
-import { findSkill } from '../catalogue-snapshot.js';
+import { findSkill } from '@skillhost/core';
 import { presentSource } from '../../../api/presenters/skill.presenter.js';
-import { SkillRegistryService } from '../skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { type InstallResult, SkillStoreService } from './skill-store.service.js';
-import { storeSource } from './store-skills.js';
+import { storeSource } from '@skillhost/core';
 
 /** What a filter answer holds: the filter as stored, and the skills it offers. */
 export interface SkillFilterResult {

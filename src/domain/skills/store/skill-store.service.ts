@@ -7,13 +7,13 @@ import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/a
 import { ChatRepository } from '../../../infra/database/chat.repository.js';
 import { UserRepository } from '../../../infra/database/user.repository.js';
 import { type CurrentInstall, type InstallKey, SkillStoreRepository, type StoredSkillFilter, type StoreScope, type VersionHistory } from '../../../infra/database/skill-store.repository.js';
-import { inspectSkillFolder } from '../skill-folder.reader.js';
-import type { SkillRecord } from '../skill.types.js';
+import { inspectSkillFolder } from '@skillhost/core';
+import type { SkillRecord } from '@skillhost/core';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
-import { FolderDigests, readFolderFiles } from './skill-folder-files.js';
-import { MAX_SKILL_FILES } from './store-limits.js';
-import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from './skill-version.js';
+import { FolderDigests, readFolderFiles } from '@skillhost/core';
+import { MAX_SKILL_FILES } from '@skillhost/core';
+import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from '@skillhost/core';
 
 export interface InstallResult {
   name: string;

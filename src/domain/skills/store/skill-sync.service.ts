@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { PgNotificationsService } from '../../../infra/database/pg-notifications.service.js';
 import { SKILL_STORE_CHANNEL } from '../../../infra/database/skill-store.repository.js';
-import { SkillRegistryService } from '../skill-registry.service.js';
+import { SkillRegistryService } from '@skillhost/nest';
 import { SkillStoreService } from './skill-store.service.js';
 
 /**

@@ -1,6 +1,8 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-export type ActivationHow = 'explicit' | 'tool' | 'fallback' | 'command';
+import type { ActivationHow } from '@skillhost/core';
+
+export type { ActivationHow };
 
 /** Which skills a chat has activated: names only, one row per chat and skill. */
 @Entity('chat_activated_skills')

@@ -1,0 +1,445 @@
+import { AppError, ErrorCode, skillsDisabledError } from '../errors/app-error.js';
+import type { SkillDirectory } from '../options/setting.js';
+import type { SkillsConfig } from '../options/skills-config.js';
+import type { SkillStoreReader } from '../store/skill-store-reader.js';
+import { SILENT_LOGGER, type SkillsLogger } from './skills-logger.js';
+import type { SkillsMetrics } from './skills-metrics.js';
+import type { SkillsSettings } from './skills-settings.js';
+import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from '../catalogue/catalogue-snapshot.js';
+import { type CommandDiscoveryResult, discoverCommands } from '../commands/command-discovery.js';
+import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from '../skill/programmatic-skill.js';
+import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from '../skill/skill-discovery.js';
+import type { SkillRecord, SkillScope } from '../skill/skill.types.js';
+import { FolderDigests } from '../store/skill-folder-files.js';
+import { MAX_SKILL_FILES } from '../store/store-limits.js';
+import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from '../store/store-skills.js';
+import { defaultToolNames, toolAvailability, type ToolAvailability } from '../skill/tool-requirements.js';
+
+const SUGGESTION_LIMIT = 20;
+/** Views (a user's personal skills and filters over the snapshot) kept per snapshot; past this many the cache starts again. */
+const MAX_CACHED_VIEWS = 200;
+
+/** What changed between two snapshots' catalogues, by content digest. */
+export interface CatalogueDiff {
+  added: { name: string; digest: string | null; source: string }[];
+  removed: { name: string; digest: string | null; source: string }[];
+  changed: { name: string; oldDigest: string | null; newDigest: string | null; source: string }[];
+  unchanged: number;
+}
+
+/** What the last scan of the folders found, kept so that a registration rebuilds the snapshot without reading them again. */
+interface Scan {
+  result: DiscoveryResult;
+  commands: CommandDiscoveryResult;
+  scannedAt: Date;
+  durationMs: number;
+}
+
+/**
+ * Holds the current catalogue snapshot. `reload()` scans the folders and swaps the next snapshot in
+ * one assignment; `register`/`unregister` (programmatic skills) and `setAvailableTools` rebuild it
+ * from the last scan and swap it the same way, so the catalogue changes at once and whole.
+ */
+export class SkillRegistry {
+  private readonly config: SkillsConfig;
+  private readonly commandDirectories: readonly SkillDirectory[];
+  private readonly scriptsEnabled: boolean;
+  /** What this registry was built with (the tool style and catalogue limits a caller's tools and prompts follow). */
+  readonly settings: SkillsSettings;
+  private current: CatalogueSnapshot | undefined;
+  private lastScan: Scan | undefined;
+  /** By scope, then name: one programmatic skill per name and scope. */
+  private readonly programmatic = new Map<SkillScope, Map<string, SkillRecord>>();
+  private availability: ToolAvailability;
+  private running: Promise<CatalogueSnapshot> | undefined;
+  private queued: { promise: Promise<CatalogueSnapshot>; full: boolean } | undefined;
+  private storeSkills: StoreSkills = NO_STORE_SKILLS;
+  private views = new Map<string, CatalogueSnapshot>();
+  private viewsOf: CatalogueSnapshot | undefined;
+  /** The store generation the current snapshot was built from (read before its contents), and the reload generation of its last scan. */
+  private loaded = { generation: '', reloadGeneration: '' };
+  /** Operators' reloads under way, from before they ask the others. */
+  private readonly requests = new Set<Promise<unknown>>();
+  private readonly digests = new FolderDigests();
+  /** Counts registrations and changes of tools, which a snapshot built in slices must not miss. */
+  private inputsChanged = 0;
+  private readonly swapListeners = new Set<(snapshot: CatalogueSnapshot) => void>();
+
+  constructor(
+    settings: SkillsSettings,
+    private readonly metrics?: SkillsMetrics,
+    private readonly store?: SkillStoreReader,
+    private readonly logger: SkillsLogger = SILENT_LOGGER,
+  ) {
+    this.settings = settings;
+    this.config = settings.skills;
+    this.commandDirectories = settings.commandDirectories;
+    this.scriptsEnabled = settings.scriptsEnabled;
+    this.availability = toolAvailability(defaultToolNames(this.scriptsEnabled), this.scriptsEnabled);
+  }
+
+  /** The first scan runs straight through: nothing is served before this is done. */
+  init(): Promise<void> | void {
+    // With skills disabled no folder is read at all, as the specification asks.
+    if (!this.config.enabled) return;
+    // Without a store (a registry built alone) the first scan is all there is, done before this returns.
+    if (this.store === undefined) return this.firstScan();
+    return this.store.generations().then(async (generations) => {
+      this.storeSkills = await this.readStore();
+      this.firstScan();
+      this.loaded = generations;
+    });
+  }
+
+  private firstScan(): void {
+    const started = performance.now();
+    this.swapIn(discoverSkills(this.discoveryOptions()), started, new Date(), 'start-up');
+  }
+
+  /** Resolves once no reload or store read is running or queued (whether they succeeded or not). */
+  async settled(): Promise<void> {
+    while (this.busy) {
+      await (this.queued?.promise ?? this.running ?? this.requests.values().next().value)?.catch(() => undefined);
+    }
+  }
+
+  /** Whether a reload, a store read or an operator's reload (still asking the others) is running or queued. */
+  get busy(): boolean {
+    return this.running !== undefined || this.queued !== undefined || this.requests.size > 0;
+  }
+
+  /**
+   * The store generation and reload generation the catalogue reflects (sync compares them with the
+   * database's once nothing is `busy`: a reload that failed is asked for again, since its
+   * generations were never applied).
+   */
+  get loadedGenerations(): { generation: string; reloadGeneration: string } {
+    return { ...this.loaded };
+  }
+
+  get enabled(): boolean {
+    return this.config.enabled;
+  }
+
+  /** Whether the configuration (`[app.skills] disabled`) switches this skill off: the persisted switch cannot override it. */
+  configDisabled(name: string): boolean {
+    return this.config.disabled.includes(name);
+  }
+
+  get snapshot(): CatalogueSnapshot {
+    if (!this.config.enabled || this.current === undefined) {
+      throw skillsDisabledError();
+    }
+    return this.current;
+  }
+
+  /**
+   * Rescans the folders (and reads the store again) and swaps in the next snapshot. The scan gives
+   * the event loop a turn every few milliseconds, so requests are served while thousands of skills
+   * are read; the snapshot in use stays whole until the next one replaces it. A reload asked for
+   * while one runs is done once more after it (so it sees what changed meanwhile); further asks join that one.
+   */
+  reload(): Promise<CatalogueSnapshot> {
+    return this.schedule(true);
+  }
+
+  /**
+   * A reload asked for by an operator: this instance rescans and answers what changed; the others
+   * on the same database are asked (through the store) and rescan within seconds.
+   */
+  reloadEverywhere(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
+    // Counted from its first step: a sync check that reads the database while this asks (its bump
+    // seen before the reload is marked as under way) waits for it instead of asking again.
+    const work = this.reloadEverywhereNow();
+    const request = work.catch(() => undefined);
+    this.requests.add(request);
+    void request.finally(() => this.requests.delete(request));
+    return work;
+  }
+
+  private async reloadEverywhereNow(): Promise<{ snapshot: CatalogueSnapshot; diff: CatalogueDiff }> {
+    const before = this.snapshot;
+    // Asked first, so this instance's own scan (which reads the bumped generation) counts as the
+    // reload the others are asked for; a sync check meanwhile waits for it (see `requests`).
+    await this.store?.requestReload();
+    const snapshot = await this.reload();
+    return { snapshot, diff: await diffCatalogues(before, snapshot) };
+  }
+
+  /** Reads the store again (an install, rollback, uninstall or switch, here or on another instance) without rescanning the folders. */
+  refreshStore(): Promise<CatalogueSnapshot> {
+    if (this.store === undefined) return Promise.resolve(this.snapshot);
+    return this.schedule(false);
+  }
+
+  private schedule(full: boolean): Promise<CatalogueSnapshot> {
+    if (!this.config.enabled) return Promise.reject(skillsDisabledError());
+    if (this.queued !== undefined) {
+      this.queued.full ||= full;
+      return this.queued.promise;
+    }
+    if (this.running === undefined) return this.start(full);
+    const queued = { full, promise: undefined as unknown as Promise<CatalogueSnapshot> };
+    const next = () => this.start(queued.full);
+    queued.promise = this.running.then(next, next);
+    this.queued = queued;
+    return queued.promise;
+  }
+
+  private start(full: boolean): Promise<CatalogueSnapshot> {
+    this.queued = undefined;
+    const work = (full ? this.scan() : this.rereadStore()).finally(() => {
+      if (this.running === work) this.running = undefined;
+    });
+    this.running = work;
+    return work;
+  }
+
+  private async scan(): Promise<CatalogueSnapshot> {
+    const started = performance.now();
+    const scannedAt = new Date();
+    const generations = await this.store?.generations();
+    if (generations === undefined) return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+    return this.bringing(generations, async () => {
+      this.storeSkills = await this.readStore();
+      return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+    });
+  }
+
+  private async rereadStore(): Promise<CatalogueSnapshot> {
+    const { generation } = await this.store!.generations();
+    return this.bringing({ generation, reloadGeneration: this.loaded.reloadGeneration }, async () => {
+      this.storeSkills = await this.readStore();
+      if (this.lastScan === undefined) return this.snapshot;
+      const next = await this.publishInSlices(this.lastScan);
+      this.logger.log(`Store read (generation ${generation}): ${this.storeSkills.shared.length} shared, ${this.storeSkills.personal.length} personal skill(s)`);
+      return next;
+    });
+  }
+
+  /** Runs a reload that brings the catalogue to `generations`, which count as loaded once it succeeds. */
+  private async bringing(generations: { generation: string; reloadGeneration: string }, work: () => Promise<CatalogueSnapshot>): Promise<CatalogueSnapshot> {
+    const next = await work();
+    this.loaded = generations;
+    return next;
+  }
+
+  private async readStore(): Promise<StoreSkills> {
+    return readStoreSkills(await this.store!.contents(), this.config.validation);
+  }
+
+  private discoveryOptions(): DiscoveryOptions {
+    const { directories, codeDirectories, validation, maxDepth, maxSkills, maxInstallBytes } = this.config;
+    return { directories, codeDirectories, mode: validation, maxDepth, maxSkills, versionLimits: { maxBytes: maxInstallBytes, maxFiles: MAX_SKILL_FILES }, digests: this.digests };
+  }
+
+  /** Publishes what a scan found (with the commands, read now) as the next snapshot, and reports it. */
+  private swapIn(result: DiscoveryResult, started: number, scannedAt: Date, when: 'start-up' | 'reload' = 'reload'): CatalogueSnapshot {
+    return this.reportSwap(this.publish(this.recordScan(result, started, scannedAt)), when);
+  }
+
+  /** The same, the snapshot built in slices (a reload while requests are served). */
+  private async swapInSlices(result: DiscoveryResult, started: number, scannedAt: Date): Promise<CatalogueSnapshot> {
+    return this.reportSwap(await this.publishInSlices(this.recordScan(result, started, scannedAt)));
+  }
+
+  private recordScan(result: DiscoveryResult, started: number, scannedAt: Date): Scan {
+    const commands = discoverCommands(this.commandDirectories);
+    this.lastScan = { result, commands, scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 };
+    return this.lastScan;
+  }
+
+  /**
+   * Logs what a scan loaded. At start-up the server's summary counts the skills and the invalid
+   * ones (and says where to see why), so the details are debug lines there; a reload's are news.
+   */
+  private reportSwap(next: CatalogueSnapshot, when: 'start-up' | 'reload' = 'reload'): CatalogueSnapshot {
+    this.metrics?.observeSkillsReload(next, () => Buffer.byteLength(next.catalogue(this.config.catalogueFormat)));
+    const detail = when === 'start-up' ? this.logger.debug.bind(this.logger) : this.logger.log.bind(this.logger);
+    detail(`Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ${next.collisions.length} collision(s), mode ${next.mode})`);
+    for (const warning of next.warnings) this.logger.warn(warning);
+    const invalid = when === 'start-up' ? this.logger.debug.bind(this.logger) : this.logger.warn.bind(this.logger);
+    for (const entry of next.invalid) invalid(`Invalid skill at ${entry.path}: ${entry.errors.join('; ')}`);
+    this.logUnavailable(next);
+    this.logCommands(next);
+    return next;
+  }
+
+  /**
+   * Adds a skill of the embedding application (an instruction skill, a code skill, or both) and
+   * swaps in a snapshot that has it. A higher scope wins a name clash (bundled < user < workspace;
+   * folder skills are `user`; at the same scope the programmatic skill wins); registering a name
+   * again at the same scope replaces it. Invalid input is VALIDATION_FAILED naming every problem.
+   */
+  register(skill: ProgrammaticSkill, scope: SkillScope = 'workspace'): SkillRecord {
+    const record = programmaticSkillRecord(skill, scope);
+    let byName = this.programmatic.get(scope);
+    if (byName === undefined) this.programmatic.set(scope, (byName = new Map()));
+    const replaced = byName.has(record.name);
+    byName.set(record.name, record);
+    this.logger.log(`${replaced ? 'Replaced' : 'Registered'} programmatic ${record.programmatic?.execute === undefined ? 'instruction' : 'code'} skill '${record.name}' (${scope})`);
+    this.republish();
+    return record;
+  }
+
+  /** Removes a programmatic skill (of one scope, or of every scope); what it shadowed is offered again. False when there was none. */
+  unregister(name: string, scope?: SkillScope): boolean {
+    const key = name.trim().normalize('NFKC');
+    let removed = false;
+    for (const [skillScope, byName] of this.programmatic) {
+      if (scope !== undefined && skillScope !== scope) continue;
+      removed = byName.delete(key) || removed;
+    }
+    if (removed) {
+      this.logger.log(`Unregistered programmatic skill '${key}'${scope === undefined ? '' : ` (${scope})`}`);
+      this.republish();
+    }
+    return removed;
+  }
+
+  /**
+   * The tools the chats of this server have (canonical or wire names), replacing the default: the
+   * skill tools of every style, and `skills.runScript`, `bash` and `shell` while scripts are on. A
+   * skill whose `tools_required` names another tool is left out of the catalogue.
+   */
+  setAvailableTools(names: Iterable<string>): void {
+    this.availability = toolAvailability(names, this.scriptsEnabled);
+    this.republish();
+  }
+
+  /** The next snapshot from the last scan, programmatic skills and available tools; swapped in whole. */
+  private publish(scan: Scan): CatalogueSnapshot {
+    return this.adopt(buildSnapshot(...this.snapshotInputs(scan)));
+  }
+
+  /**
+   * The same, built in slices. A registration (or a change of tools) while it is built publishes at
+   * once from the same scan, so it is built again, whole, rather than swapped in without it.
+   */
+  private async publishInSlices(scan: Scan): Promise<CatalogueSnapshot> {
+    const inputsAt = this.inputsChanged;
+    const next = await buildSnapshotAsync(...this.snapshotInputs(scan));
+    if (this.inputsChanged !== inputsAt) return this.publish(scan);
+    return this.adopt(next);
+  }
+
+  /** Makes `next` the current snapshot and tells whoever follows the catalogue (the MCP endpoint's sessions). */
+  private adopt(next: CatalogueSnapshot): CatalogueSnapshot {
+    this.current = next;
+    for (const listener of this.swapListeners) {
+      try {
+        listener(next);
+      } catch (error) {
+        this.logger.error(`A catalogue listener failed: ${(error as Error).message}`);
+      }
+    }
+    return next;
+  }
+
+  /** Calls `listener` after every swap of the snapshot (a reload, an install, a switch, a registration); returns how to stop. */
+  onSwap(listener: (snapshot: CatalogueSnapshot) => void): () => void {
+    this.swapListeners.add(listener);
+    return () => this.swapListeners.delete(listener);
+  }
+
+  private snapshotInputs(scan: Scan): SnapshotInputs {
+    const programmatic = [...this.programmatic.values()].flatMap((byName) => [...byName.values()]);
+    const merged = mergeStoreSkills(mergeProgrammaticSkills(scan.result, programmatic), this.storeSkills, this.config.storePrecedence);
+    return [merged, this.config, { scannedAt: scan.scannedAt, durationMs: scan.durationMs }, scan.commands, this.availability, this.storeSkills];
+  }
+
+  /** Before the first scan (or with skills off) there is nothing to rebuild: the first reload includes the change. */
+  private republish(): void {
+    this.inputsChanged++;
+    if (this.config.enabled && this.lastScan !== undefined) this.publish(this.lastScan);
+  }
+
+  private logUnavailable(snapshot: CatalogueSnapshot): void {
+    for (const entry of snapshot.unavailable) this.logger.warn(`Skill '${entry.name}' at ${entry.path} is not offered: ${entry.reason}`);
+  }
+
+  private logCommands(snapshot: CatalogueSnapshot): void {
+    const report = snapshot.commandReport;
+    // Quiet while no commands directory exists (the defaults usually do not).
+    if (report.directories.some((directory) => directory.exists)) {
+      this.logger.log(`Loaded ${snapshot.commands.size} command(s) (${report.invalid.length} invalid, ${report.collisions.length} collision(s))`);
+    }
+    for (const warning of report.warnings) this.logger.warn(warning);
+    for (const entry of report.invalid) this.logger.warn(`Invalid command file at ${entry.path}: ${entry.errors.join('; ')}`);
+  }
+
+  /**
+   * What one user sees (in one chat): the snapshot with the user's personal skills, narrowed by
+   * the user's and the chat's filters. The same object for the same inputs until the next swap,
+   * so what is derived from a snapshot (tool definitions, the list's JSON) is derived once.
+   */
+  viewFor(ownerId: string | undefined, filters: readonly (SkillFilter | null | undefined)[] = []): CatalogueSnapshot {
+    const base = this.snapshot;
+    const applied = filters.filter((filter): filter is SkillFilter => filter !== null && filter !== undefined);
+    if ((ownerId === undefined || !base.personal.has(ownerId)) && applied.length === 0) return base;
+    if (this.viewsOf !== base || this.views.size >= MAX_CACHED_VIEWS) {
+      this.views = new Map();
+      this.viewsOf = base;
+    }
+    const key = JSON.stringify([ownerId ?? null, applied]);
+    let view = this.views.get(key);
+    if (view === undefined) {
+      view = narrowSnapshot(base, ownerId, applied, this.config);
+      this.views.set(key, view);
+    }
+    return view;
+  }
+
+  /** What a new chat of the user may use (and MCP and the discovery index serve): the team's skills and the user's own, narrowed by the user's filter. */
+  async viewForUser(userId: string): Promise<CatalogueSnapshot> {
+    return this.viewFor(userId, [await this.store?.userFilter(userId)]);
+  }
+
+  /** The skill, or SKILL_NOT_FOUND naming the skills that do exist (in `view`, a user's view; default the whole catalogue). */
+  get(name: string, view: CatalogueSnapshot = this.snapshot): SkillRecord {
+    const skill = findSkill(view.skills, name);
+    if (skill !== undefined) return skill;
+    const disabled = findSkill(view.disabled, name);
+    if (disabled !== undefined) {
+      // Without a store this is an app embedding Skillhost, whose `disabled` option switched it off.
+      if (this.store === undefined) throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off (the SkillsModule option \`disabled\`).`, { name: disabled.name });
+      const how = this.configDisabled(disabled.name) ? '[app.skills] disabled' : 'by an admin';
+      throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off on this server (${how}); an operator can switch it on again.`, { name: disabled.name });
+    }
+    const available = [...view.skills.keys()];
+    const shown = available.slice(0, SUGGESTION_LIMIT).join(', ');
+    const more = available.length > SUGGESTION_LIMIT ? `, … (${available.length - SUGGESTION_LIMIT} more)` : '';
+    const key = name.trim().normalize('NFKC');
+    const unavailable = view.unavailable.find((entry) => entry.name === name || entry.name === key);
+    const why = view.filteredOut.has(key) ? "not offered here: this user's or chat's skill filter leaves it out." : unavailable === undefined ? 'not found.' : `not offered: ${unavailable.reason}`;
+    throw new AppError(
+      ErrorCode.SKILL_NOT_FOUND,
+      available.length === 0 ? `Skill '${name}' ${why} No skills are available.` : `Skill '${name}' ${why} Available: ${shown}${more}`,
+      { name, available: available.slice(0, SUGGESTION_LIMIT) },
+    );
+  }
+}
+
+/** What a reload changed in the catalogue: skills by name, compared by content digest; a turn of the event loop every few thousand. */
+export async function diffCatalogues(before: CatalogueSnapshot | undefined, after: CatalogueSnapshot): Promise<CatalogueDiff> {
+  const diff: CatalogueDiff = { added: [], removed: [], changed: [], unchanged: 0 };
+  const old = before?.skills ?? new Map<string, SkillRecord>();
+  let count = 0;
+  const breathe = async () => {
+    if (++count % DIFF_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+  for (const [name, skill] of after.skills) {
+    const previous = old.get(name);
+    if (previous === undefined) diff.added.push({ name, digest: skill.digest ?? null, source: skill.source });
+    else if (previous.digest !== skill.digest || previous.path !== skill.path) diff.changed.push({ name, oldDigest: previous.digest ?? null, newDigest: skill.digest ?? null, source: skill.source });
+    else diff.unchanged++;
+    await breathe();
+  }
+  for (const [name, skill] of old) {
+    if (!after.skills.has(name)) diff.removed.push({ name, digest: skill.digest ?? null, source: skill.source });
+    await breathe();
+  }
+  return diff;
+}
+
+const DIFF_SLICE = 2_000;
