@@ -9,7 +9,7 @@
  *   npm run bench:package-size        (records bench/results/package-size.{json,md})
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { APP_PEERS, type Closure, closureBytes, dependencyClosure } from '../test/support/package-closure.js';
@@ -59,6 +59,15 @@ function importMs(entry: string, cwd: string): number {
   return ms;
 }
 
+function optionalPeersOf(dir: string): string[] {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  };
+  return Object.entries(manifest.peerDependenciesMeta ?? {})
+    .filter(([, meta]) => meta.optional === true)
+    .map(([name]) => name);
+}
+
 function summary(closure: Closure) {
   const packages = [...closure.packages.values()];
   return {
@@ -104,6 +113,12 @@ function main(): void {
       work,
       APP_PEERS,
     ).missing;
+    // What an app may add beside them: the optional peers (exact token counts), and a zod of core's own version.
+    const optionalPeers = [
+      ...new Set(packages.flatMap((p) => optionalPeersOf(join(work, 'node_modules', p.name)))),
+    ].sort();
+    const withOptional = summary(dependencyClosure([...APP_PACKAGES, ...optionalPeers], work, APP_PEERS));
+    const zod = summary(dependencyClosure(['zod'], work));
     const serverOnly = SERVER_ONLY.filter((n) => serverInstalled.names.some((v) => v.startsWith(`${n}@`)));
 
     // Import times: fresh processes, the entries interleaved round by round, one untimed round first.
@@ -131,6 +146,8 @@ function main(): void {
       rounds: ROUNDS,
       packages: rows,
       nestAndAiSdk: app,
+      nestAndAiSdkWithOptionalPeers: { optionalPeers, installed: withOptional },
+      zod,
       allPackages: all,
       baselineServer: { packedBytes: statSync(join(tarballs, server.filename)).size, installed: serverInstalled },
       missing,
@@ -169,6 +186,9 @@ function main(): void {
       missing.length === 0
         ? 'Every required dependency resolved.'
         : `Unresolved dependencies (sizes undercount): ${missing.join('; ')}.`,
+      '',
+      `Beside them, an app may add the optional peer${optionalPeers.length === 1 ? '' : 's'} ${optionalPeers.join(', ') || '(none)'} (nest + ai-sdk with ${optionalPeers.length === 1 ? 'it' : 'them'}: ${mb(withOptional.bytes)} MB);`,
+      `zod (a peer of @skillhost/ai-sdk, a pinned dependency of @skillhost/core, counted as the app's) is ${mb(zod.bytes)} MB should the app's version differ.`,
       '',
       '| import | p50 ms | max ms | p50 beyond its baseline ms | baseline |',
       '|---|---:|---:|---:|---|',

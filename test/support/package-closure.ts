@@ -64,8 +64,8 @@ export function folderBytes(dir: string): number {
 
 /**
  * The packages that `names`, resolved from `from`, bring: themselves, their dependencies, their
- * optional dependencies where installed, and the peers they require; never a package `skip` names
- * (nor what only it brings).
+ * optional dependencies where installed, and the peers they require (not the optional ones); never
+ * a package `skip` names (nor what only it brings).
  */
 export function dependencyClosure(
   names: readonly string[],
@@ -86,8 +86,9 @@ export function dependencyClosure(
     packages.set(dir, { name: manifest.name, version: manifest.version, dir, bytes: folderBytes(dir) });
     for (const dep of Object.keys(manifest.dependencies ?? {})) visit(dep, dir, manifest.name, false);
     for (const dep of Object.keys(manifest.optionalDependencies ?? {})) visit(dep, dir, manifest.name, true);
+    // An optional peer is not installed for it (npm leaves it to the app), so it is not part of what it brings.
     for (const dep of Object.keys(manifest.peerDependencies ?? {}))
-      visit(dep, dir, manifest.name, manifest.peerDependenciesMeta?.[dep]?.optional === true);
+      if (manifest.peerDependenciesMeta?.[dep]?.optional !== true) visit(dep, dir, manifest.name, false);
   };
   for (const name of names) visit(name, from, '(app)', false);
   return { packages, missing };
