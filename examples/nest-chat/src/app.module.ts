@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { SkillsModule } from 'skillhost/nest';
+import { SkillsModule } from '@skillhost/nest';
 import { Activations } from './activations.provider.js';
 import { ChatController } from './chat.controller.js';
 import { ChatService } from './chat.service.js';

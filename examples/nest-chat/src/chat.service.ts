@@ -1,8 +1,8 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { Inject, Injectable } from '@nestjs/common';
 import { generateText, type LanguageModel, type ModelMessage, stepCountIs } from 'ai';
-import { invokeSkills, skillSystemPrompt, skillTools, type ToolCard } from 'skillhost/ai-sdk';
-import { SkillRegistryService, SkillResourcesService } from 'skillhost/nest';
+import { invokeSkills, skillSystemPrompt, skillTools, type ToolCard } from '@skillhost/ai-sdk';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { Activations } from './activations.provider.js';
 import { EXAMPLE_CONFIG, type ExampleConfig } from './example-config.js';
 

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { ScriptedModelServer } from '../../../test/support/scripted-model-server.js';
@@ -10,15 +10,15 @@ import { AppModule } from '../src/app.module.js';
 
 /**
  * The example app as its users meet it: real HTTP (supertest), its own model loop against a
- * scripted OpenAI-compatible model on 127.0.0.1, Skillhost from the packed tarball, and the
+ * scripted OpenAI-compatible model on 127.0.0.1, Skillhost from the packed tarballs, and the
  * activations in PostgreSQL when DATABASE_URL is given (the repository's test runs it with one).
  */
 const SKILLS = fileURLToPath(new URL('../../../skills', import.meta.url));
 const SKILL = 'skills-system-validation';
 
-describe('nest-chat: a NestJS app of its own with skillhost/nest and skillhost/ai-sdk', () => {
+describe('nest-chat: a NestJS app of its own with @skillhost/nest and @skillhost/ai-sdk', () => {
   const model = new ScriptedModelServer();
-  let app: NestFastifyApplication;
+  let app: NestExpressApplication;
   const chat = (body: unknown) => request(app.getHttpServer()).post('/chat').send(body as object);
 
   beforeAll(async () => {
@@ -26,9 +26,8 @@ describe('nest-chat: a NestJS app of its own with skillhost/nest and skillhost/a
     const moduleRef = await Test.createTestingModule({
       imports: [AppModule.register({ skillDirectories: [SKILLS], model: { baseUrl: model.url, name: 'scripted' }, databaseUrl: process.env.DATABASE_URL })],
     }).compile();
-    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter());
+    app = moduleRef.createNestApplication<NestExpressApplication>(new ExpressAdapter());
     await app.init();
-    await app.getHttpAdapter().getInstance().ready();
   });
   afterAll(async () => {
     await app?.close();

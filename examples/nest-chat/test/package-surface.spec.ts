@@ -9,17 +9,18 @@ import { Test } from '@nestjs/testing';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { stepCountIs, streamText } from 'ai';
 import { ScriptedModelServer } from '../../../test/support/scripted-model-server.js';
-import * as aiSdk from 'skillhost/ai-sdk';
-import * as nest from 'skillhost/nest';
-import { ConfigError, parseInvocation, parseSkillMd, SkillRegistryService, SkillResourcesService, SkillsModule, type SkillsModuleOptions } from 'skillhost/nest';
+import * as aiSdk from '@skillhost/ai-sdk';
+import * as nest from '@skillhost/nest';
+import { ConfigError, parseInvocation, parseSkillMd, SkillRegistryService, SkillResourcesService, SkillsModule, type SkillsModuleOptions } from '@skillhost/nest';
 
 /**
- * Skillhost's public surface, imported only through the package's export paths (`skillhost`,
- * `skillhost/nest`, `skillhost/ai-sdk`) as an app installing the tarball does.
+ * Skillhost's public surface for an app, imported only through the packages' export paths
+ * (`@skillhost/nest`, `@skillhost/ai-sdk`, and `@skillhost/core` that they bring) as an app
+ * installing the tarballs does.
  */
 const here = dirname(new URL(import.meta.url).pathname);
 const app = join(here, '..');
-const installed = join(app, 'node_modules', 'skillhost');
+const PACKAGES = ['@skillhost/core', '@skillhost/nest', '@skillhost/ai-sdk'];
 
 /** What `import(entry)` gives a fresh Node process in this app's folder, by name. */
 function exportsOf(entry: string): string[] {
@@ -38,7 +39,7 @@ async function withSkills(options: SkillsModuleOptions, use: (services: { regist
   }
 }
 
-describe('the package skillhost, as installed from its tarball', () => {
+describe('the packages @skillhost/nest and @skillhost/ai-sdk, as installed from their tarballs', () => {
   let tree: string;
   beforeAll(() => {
     tree = mkdtempSync(join(tmpdir(), 'skillhost-surface-'));
@@ -53,14 +54,15 @@ describe('the package skillhost, as installed from its tarball', () => {
   });
   afterAll(() => rmSync(tree, { recursive: true, force: true }));
 
-  it('exports exactly the documented names from each path', () => {
-    // Each in a plain Node process, as an app loads it (the server's Fastify plugins are ESM that jest's loader cannot require).
-    expect(exportsOf('skillhost')).toEqual(['AppModule', 'ConfigError', 'closeGracefully', 'configWith', 'createApp', 'loadConfig']);
-    expect(exportsOf('skillhost/ai-sdk')).toEqual(['invokeSkills', 'skillSystemPrompt', 'skillTools']);
-    expect(Object.keys(aiSdk).sort()).toEqual(exportsOf('skillhost/ai-sdk'));
-    expect(Object.keys(nest).sort()).toEqual(exportsOf('skillhost/nest'));
-    expect(exportsOf('skillhost/nest')).toEqual(
-      [
+  it('exports exactly its names from each package: the ai-sdk loop pieces, and @skillhost/core with the Nest module and services', () => {
+    // Each in a plain Node process, as an app loads it.
+    expect(exportsOf('@skillhost/ai-sdk')).toEqual(['errorOutput', 'failedCallSummary', 'invokeSkills', 'runSkillTool', 'serverCallMessages', 'skillSystemPrompt', 'skillTools', 'toolSetOf']);
+    expect(Object.keys(aiSdk).sort()).toEqual(exportsOf('@skillhost/ai-sdk'));
+    expect(Object.keys(nest).sort()).toEqual(exportsOf('@skillhost/nest'));
+    expect(exportsOf('@skillhost/nest')).toEqual([...exportsOf('@skillhost/core'), 'SkillRegistryService', 'SkillResourcesService', 'SkillsModule', 'resolveSkillsOptions'].sort());
+    // What the documentation names (and `skillhost/nest` re-exports) is among them.
+    expect(exportsOf('@skillhost/nest')).toEqual(
+      expect.arrayContaining([
         'ALLOWED_FIELDS',
         'AppError',
         'CatalogueChooser',
@@ -84,22 +86,24 @@ describe('the package skillhost, as installed from its tarball', () => {
         'renderCatalogue',
         'resolveSkillsOptions',
         'validateFrontmatter',
-      ].sort(),
+      ]),
     );
   });
 
-  it('is a package to install: no private flag, the three export paths with types, and no tests, fixtures or source maps', () => {
-    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
-    expect(manifest.private).toBeUndefined();
-    expect(Object.keys(manifest.exports)).toEqual(['.', './nest', './ai-sdk', './package.json']);
-    for (const path of ['.', './nest', './ai-sdk']) expect(readFileSync(join(installed, manifest.exports[path].types), 'utf8')).toContain('export');
-    const files = execFileSync('find', ['.', '-type', 'f'], { cwd: installed, encoding: 'utf8' }).split('\n');
-    expect(files).toEqual(expect.arrayContaining(['./LICENSE', './README.md', './dist/src/nest.js', './dist/src/nest.d.ts']));
-    expect(files.filter((f) => /\.spec\.|\/test\/|\.map$|\/bench\/|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+  it('each is a package to install: no private flag, its entry with types, and no tests, fixtures, sources or source maps', () => {
+    for (const name of PACKAGES) {
+      const installed = join(app, 'node_modules', name);
+      const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+      expect({ name, private: manifest.private }).toEqual({ name, private: undefined });
+      expect(readFileSync(join(installed, manifest.exports['.'].types), 'utf8')).toContain('export');
+      const files = execFileSync('find', ['.', '-type', 'f'], { cwd: installed, encoding: 'utf8' }).split('\n');
+      expect(files).toEqual(expect.arrayContaining(['./LICENSE', './README.md', './package.json', './dist/index.js', './dist/index.d.ts']));
+      expect(files.filter((f) => /\.spec\.|\/test\/|\.map$|\/bench\/|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
+    }
   });
 
   it('importing an entry point starts nothing: no signal or exit handler, no Skillhost setting read from the environment', () => {
-    // A fresh process per entry, from this app's folder, as `import 'skillhost/nest'` resolves it.
+    // A fresh process per entry, from this app's folder, as `import '@skillhost/nest'` resolves it.
     const probe = `
       const count = () => ['SIGINT', 'SIGTERM', 'SIGHUP', 'exit', 'beforeExit', 'uncaughtException', 'unhandledRejection'].map((e) => process.listenerCount(e)).join(',');
       const before = count();
@@ -111,7 +115,7 @@ describe('the package skillhost, as installed from its tarball', () => {
       console.log(JSON.stringify({ before, after: count(), read: [...read].filter((k) => /^(SKILLHOST_|DATABASE_URL$|PORT$|OPENAI|ANTHROPIC_API_KEY$)/.test(k)) }));
       setImmediate(() => process.exit(0));
     `;
-    for (const entry of ['skillhost', 'skillhost/nest', 'skillhost/ai-sdk']) {
+    for (const entry of PACKAGES) {
       const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', probe, entry], { cwd: app, encoding: 'utf8', env: { PATH: process.env.PATH, SKILLHOST_PORT: '1' } }));
       expect({ entry, ...out }).toEqual({ entry, before: out.before, after: out.before, read: [] });
     }
