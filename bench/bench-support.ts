@@ -44,14 +44,23 @@ export async function databaseUrl(): Promise<{ url: string; stop: () => Promise<
  * A server of its own for one benchmark: a work folder, `skills/` filled by `writeSkills`, a fresh
  * database, and a config file (no rate limits in the way, `app` sections on top) the child reads.
  */
-export async function benchWorkspace(prefix: string, writeSkills: (dir: string) => void, app: Record<string, Record<string, unknown>>) {
+export async function benchWorkspace(
+  prefix: string,
+  writeSkills: (dir: string) => void,
+  app: Record<string, Record<string, unknown>>,
+) {
   const work = mkdtempSync(join(tmpdir(), prefix));
   chmodSync(work, 0o755);
   const skillsDir = join(work, 'skills');
   writeSkills(skillsDir);
   const db = await databaseUrl();
   const configFile = join(work, 'config.toml');
-  const sections = { limits: { requests_per_minute: 1_000_000 }, ...app, skills: { enabled: true, directories: [skillsDir], ...app.skills }, database: { url: db.url } };
+  const sections = {
+    limits: { requests_per_minute: 1_000_000 },
+    ...app,
+    skills: { enabled: true, directories: [skillsDir], ...app.skills },
+    database: { url: db.url },
+  };
   writeFileSync(configFile, stringify({ app: sections }));
   return { work, skillsDir, db, configFile };
 }
@@ -66,13 +75,25 @@ export function recordResults(name: string, result: object, text: string): void 
 }
 
 /** A user and key made the way the service makes them (only the hash stored), straight in the bench database. */
-export async function createBenchKey(url: string, name = 'bench', role: 'member' | 'admin' = 'member'): Promise<string> {
+export async function createBenchKey(
+  url: string,
+  name = 'bench',
+  role: 'member' | 'admin' = 'member',
+): Promise<string> {
   const { key, prefix, hash } = generateApiKey();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ id: string }>('INSERT INTO users (name, role) VALUES ($1, $2) RETURNING id', [name, role]);
-    await client.query('INSERT INTO api_keys (user_id, label, prefix, key_hash) VALUES ($1, $2, $3, $4)', [rows[0].id, 'bench', prefix, hash]);
+    const { rows } = await client.query<{ id: string }>('INSERT INTO users (name, role) VALUES ($1, $2) RETURNING id', [
+      name,
+      role,
+    ]);
+    await client.query('INSERT INTO api_keys (user_id, label, prefix, key_hash) VALUES ($1, $2, $3, $4)', [
+      rows[0].id,
+      'bench',
+      prefix,
+      hash,
+    ]);
   } finally {
     await client.end();
   }
@@ -80,7 +101,11 @@ export async function createBenchKey(url: string, name = 'bench', role: 'member'
 }
 
 /** Stops a benchmark's server process, drops its database and removes its work folder. */
-export async function closeWorkspace(child: ChildProcess, db: { stop: () => Promise<void> }, work: string): Promise<void> {
+export async function closeWorkspace(
+  child: ChildProcess,
+  db: { stop: () => Promise<void> },
+  work: string,
+): Promise<void> {
   child.kill('SIGTERM');
   await new Promise((done) => child.once('exit', done));
   await db.stop();
@@ -99,20 +124,33 @@ export function percentile(values: number[], p: number): number {
  * everything else waiting. `src`: another build's `dist/src/` (e.g. main's, for a before/after).
  */
 export async function serveApp(src = new URL('../src/', import.meta.url)): Promise<void> {
-  const { loadConfig } = (await import(new URL('config/config-loader.js', src).href)) as typeof import('../src/config/config-loader.js');
-  const { createApp } = (await import(new URL('app.factory.js', src).href)) as typeof import('../src/app/app.factory.js');
+  const { loadConfig } = (await import(
+    new URL('config/config-loader.js', src).href
+  )) as typeof import('../src/config/config-loader.js');
+  const { createApp } = (await import(
+    new URL('app.factory.js', src).href
+  )) as typeof import('../src/app/app.factory.js');
   const app = await createApp(loadConfig(), { logger: false });
   await app.listen(0, '127.0.0.1');
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   let gc = { count: 0, longestMs: 0 };
   new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gc = { count: gc.count + 1, longestMs: Math.max(gc.longestMs, entry.duration) };
+    for (const entry of list.getEntries())
+      gc = { count: gc.count + 1, longestMs: Math.max(gc.longestMs, entry.duration) };
   }).observe({ entryTypes: ['gc'] });
   process.on('SIGUSR2', () => {
     const ms = (ns: number) => Math.round((ns / 1e6) * 100) / 100;
     const gcLongestMs = Math.round(gc.longestMs * 100) / 100;
-    console.log(`LOOP ${JSON.stringify({ p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max), gcCount: gc.count, gcLongestMs })}`);
+    console.log(
+      `LOOP ${JSON.stringify({
+        p50: ms(delay.percentile(50)),
+        p99: ms(delay.percentile(99)),
+        max: ms(delay.max),
+        gcCount: gc.count,
+        gcLongestMs,
+      })}`,
+    );
     delay.reset();
     gc = { count: 0, longestMs: 0 };
   });
@@ -145,8 +183,16 @@ export function loopDelayOf(child: ChildProcess): Promise<LoopDelay> {
 }
 
 /** Runs `script` with `args` in a child Node process and waits for the `READY <port>` line it prints. */
-export function startChild(script: string, args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export function startChild(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolvePort, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       const match = /READY (\d+)/.exec(chunk.toString());

@@ -5,7 +5,16 @@
  *   npm run bench:discovery            (writes bench/results/discovery.{md,json})
  *   BENCH_SIZES=1000,10000 npm run bench:discovery
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fg from 'fast-glob';
@@ -22,7 +31,8 @@ function frontmatterFor(i: number): string {
   return [
     '---',
     `name: ${name}`,
-    `description: Generates quarterly ${name} reports from CSV exports, checks totals against the ledger and drafts a summary. Use when the user asks for a report on ${name} data.`,
+    `description: Generates quarterly ${name} reports from CSV exports, checks totals against the ledger and ` +
+      `drafts a summary. Use when the user asks for a report on ${name} data.`,
     'license: Apache-2.0',
     'compatibility: Requires Python 3.11 and network access to the ledger API',
     'metadata:',
@@ -72,8 +82,18 @@ function floor(root: string): number {
 
 function skillhost(root: string): CatalogueSnapshot {
   const started = performance.now();
-  const result = discoverSkills({ directories: [{ configured: root, path: root }], mode: 'standard', maxDepth: 1, maxSkills: 1_000_000 });
-  return buildSnapshot(result, { validation: 'standard', includeLocation: false, catalogueFormat: 'json' }, { scannedAt: new Date(), durationMs: performance.now() - started }, NO_COMMANDS);
+  const result = discoverSkills({
+    directories: [{ configured: root, path: root }],
+    mode: 'standard',
+    maxDepth: 1,
+    maxSkills: 1_000_000,
+  });
+  return buildSnapshot(
+    result,
+    { validation: 'standard', includeLocation: false, catalogueFormat: 'json' },
+    { scannedAt: new Date(), durationMs: performance.now() - started },
+    NO_COMMANDS,
+  );
 }
 
 /** What a quick implementation does: glob for SKILL.md, read each whole file, parse with gray-matter. */
@@ -100,7 +120,10 @@ function time(fn: () => unknown): number {
 }
 
 /** Heap held by one snapshot beyond the bytes of its strings, per skill. */
-function snapshotOverheadPerSkill(root: string, size: number): { heapPerSkill: number; stringsPerSkill: number; overheadPerSkill: number } {
+function snapshotOverheadPerSkill(
+  root: string,
+  size: number,
+): { heapPerSkill: number; stringsPerSkill: number; overheadPerSkill: number } {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc === undefined) throw new Error('run with node --expose-gc');
   gc();
@@ -125,7 +148,11 @@ function snapshotOverheadPerSkill(root: string, size: number): { heapPerSkill: n
   for (const skill of snapshot.skills.values()) count(skill);
   count(snapshot.catalogue('json'));
   if (snapshot.skills.size !== size) throw new Error(`expected ${size} skills, got ${snapshot.skills.size}`);
-  return { heapPerSkill: heap / size, stringsPerSkill: stringBytes / size, overheadPerSkill: (heap - stringBytes) / size };
+  return {
+    heapPerSkill: heap / size,
+    stringsPerSkill: stringBytes / size,
+    overheadPerSkill: (heap - stringBytes) / size,
+  };
 }
 
 interface Row {
@@ -178,31 +205,51 @@ function main(): void {
     '# Discovery benchmark',
     '',
     `Recorded ${new Date().toISOString()} on ${machine}; \`npm run bench:discovery\`.`,
-    'Each tree: N skill folders, ~300-byte frontmatter + ~4 KiB body, plus references/ and assets/ files. Warm page cache;',
+    'Each tree: N skill folders, ~300-byte frontmatter + ~4 KiB body, plus references/ and assets/ files. Warm ' +
+      'page cache;',
     'one untimed pass of each approach first, then the three interleaved; medians in milliseconds.',
     '',
     '- **floor**: readdir, then open + read the first 4 KiB + close of each SKILL.md (no parsing at all)',
-    '- **skillhost**: discovery + frontmatter parsing + validation (standard mode) + the snapshot with the configured (json) catalogue rendered',
+    '- **skillhost**: discovery + frontmatter parsing + validation (standard mode) + the snapshot with the ' +
+      'configured (json) catalogue rendered',
     '- **naive**: fast-glob `**/SKILL.md`, read each whole file, parse with gray-matter',
     '',
     '| skills | runs | floor ms | skillhost ms | naive ms | skillhost / floor | naive / skillhost | µs per skill |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.size} | ${r.runs} | ${fmt(r.floorMs)} | ${fmt(r.skillhostMs)} | ${fmt(r.naiveMs)} | ${fmt(r.skillhostOverFloor, 2)}× | ${fmt(r.naiveOverSkillhost, 2)}× | ${fmt(r.perSkillUs, 2)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.size} | ${r.runs} | ${fmt(r.floorMs)} | ${fmt(r.skillhostMs)} | ${fmt(r.naiveMs)} | ` +
+        `${fmt(r.skillhostOverFloor, 2)}× | ${fmt(r.naiveOverSkillhost, 2)}× | ${fmt(r.perSkillUs, 2)} |`,
+    ),
     '',
-    `Snapshot memory at ${memorySize} skills: ${fmt(memory.heapPerSkill, 0)} B heap per skill, of which ${fmt(memory.stringsPerSkill, 0)} B are its strings (names, descriptions, paths, frontmatter values, catalogue text); **${fmt(memory.overheadPerSkill, 0)} B per skill beyond its strings**.`,
+    `Snapshot memory at ${memorySize} skills: ${fmt(memory.heapPerSkill, 0)} B heap per skill, of which ` +
+      `${fmt(memory.stringsPerSkill, 0)} B are its strings (names, descriptions, paths, frontmatter values, ` +
+      `catalogue text); **${fmt(memory.overheadPerSkill, 0)} B per skill beyond its strings**.`,
     '',
     '## Targets (issue 2, at 10,000 skills)',
     '',
     ten
-      ? `- Skillhost ≤ 2.5× the floor: **${fmt(ten.skillhostOverFloor, 2)}×** — ${ten.skillhostOverFloor <= 2.5 ? 'met' : 'NOT met'}`
+      ? `- Skillhost ≤ 2.5× the floor: **${fmt(ten.skillhostOverFloor, 2)}×** — ` +
+        `${ten.skillhostOverFloor <= 2.5 ? 'met' : 'NOT met'}`
       : '- (10,000 not run)',
-    ten ? `- Skillhost ≥ 3× faster than naive: **${fmt(ten.naiveOverSkillhost, 2)}×** — ${ten.naiveOverSkillhost >= 3 ? 'met' : 'NOT met'}` : '',
-    `- Snapshot ≤ 1 KiB per skill beyond its strings: **${fmt(memory.overheadPerSkill, 0)} B** — ${memory.overheadPerSkill <= 1024 ? 'met' : 'NOT met'}`,
+    ten
+      ? `- Skillhost ≥ 3× faster than naive: **${fmt(ten.naiveOverSkillhost, 2)}×** — ` +
+        `${ten.naiveOverSkillhost >= 3 ? 'met' : 'NOT met'}`
+      : '',
+    `- Snapshot ≤ 1 KiB per skill beyond its strings: **${fmt(memory.overheadPerSkill, 0)} B** — ` +
+      `${memory.overheadPerSkill <= 1024 ? 'met' : 'NOT met'}`,
     '',
   ];
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(join(RESULTS_DIR, 'discovery.md'), lines.join('\n'));
-  writeFileSync(join(RESULTS_DIR, 'discovery.json'), `${JSON.stringify({ recordedAt: new Date().toISOString(), machine, rows, memory: { size: memorySize, ...memory } }, null, 2)}\n`);
+  writeFileSync(
+    join(RESULTS_DIR, 'discovery.json'),
+    `${JSON.stringify(
+      { recordedAt: new Date().toISOString(), machine, rows, memory: { size: memorySize, ...memory } },
+      null,
+      2,
+    )}\n`,
+  );
   console.log(lines.join('\n'));
 }
 

@@ -23,14 +23,22 @@ type Kind = 'fresh data folder' | 'existing data folder' | 'baseline: build on e
 /** Milliseconds from spawning `command` until the server it starts answers `GET /health` with 200. */
 async function timeToFirstAnswer(command: string[], configFile: string, port: number): Promise<number> {
   const started = performance.now();
-  const child: ChildProcess = spawn(command[0], command.slice(1), { cwd: ROOT, env: { ...process.env, SKILLHOST_CONFIG: configFile }, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child: ChildProcess = spawn(command[0], command.slice(1), {
+    cwd: ROOT,
+    env: { ...process.env, SKILLHOST_CONFIG: configFile },
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the server exited before answering: ${stderr}`);
-      const status = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status, () => 0);
+      const status = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status === 200) return performance.now() - started;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -45,8 +53,22 @@ async function round(kind: Kind, work: string, index: number): Promise<number> {
   const port = await freePort();
   const dataDir = kind === 'fresh data folder' ? join(work, `fresh-${index}`, 'data') : join(work, 'kept', 'data');
   const configFile = join(work, `config-${port}.toml`);
-  writeFileSync(configFile, stringify({ app: { port, host: '127.0.0.1', logging: { level: 'warn' }, skills: { enabled: true, directories: [join(ROOT, 'skills')] }, database: { url: '', embedded_dir: dataDir, embedded_port: await freePort() } } }));
-  const command = kind === 'baseline: build on every start' ? ['sh', '-c', 'npm run --silent build && node dist/src/main.js'] : ['npm', 'start', '--silent'];
+  writeFileSync(
+    configFile,
+    stringify({
+      app: {
+        port,
+        host: '127.0.0.1',
+        logging: { level: 'warn' },
+        skills: { enabled: true, directories: [join(ROOT, 'skills')] },
+        database: { url: '', embedded_dir: dataDir, embedded_port: await freePort() },
+      },
+    }),
+  );
+  const command =
+    kind === 'baseline: build on every start'
+      ? ['sh', '-c', 'npm run --silent build && node dist/src/main.js']
+      : ['npm', 'start', '--silent'];
   return timeToFirstAnswer(command, configFile, port);
 }
 
@@ -59,22 +81,36 @@ async function main(): Promise<void> {
   try {
     // The existing folder is made once, outside the measured rounds.
     await round('existing data folder', work, 0);
-    for (let index = 1; index <= ROUNDS; index++) for (const kind of kinds) times.get(kind)!.push(await round(kind, work, index));
+    for (let index = 1; index <= ROUNDS; index++)
+      for (const kind of kinds) times.get(kind)!.push(await round(kind, work, index));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  const ms = (values: number[]) => ({ p50: Math.round(percentile(values, 50)), max: Math.round(Math.max(...values)), rounds: values.map(Math.round) });
-  const result = { recordedAt: new Date().toISOString(), machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`, rounds: ROUNDS, ms: Object.fromEntries(kinds.map((kind) => [kind, ms(times.get(kind)!)])) };
+  const ms = (values: number[]) => ({
+    p50: Math.round(percentile(values, 50)),
+    max: Math.round(Math.max(...values)),
+    rounds: values.map(Math.round),
+  });
+  const result = {
+    recordedAt: new Date().toISOString(),
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    rounds: ROUNDS,
+    ms: Object.fromEntries(kinds.map((kind) => [kind, ms(times.get(kind)!)])),
+  };
   const text = [
     '# First start',
     '',
     `Recorded ${result.recordedAt} on ${result.machine}; \`npm run bench:first-start\`.`,
-    `From \`npm start\` to the first 200 on \`GET /health\`, with the embedded PostgreSQL and the bundled skills; ${ROUNDS} rounds each, interleaved.`,
-    'Target: the first answer after `npm ci && npm start` within 10 s (the fresh data folder row: `npm ci` has built already).',
+    `From \`npm start\` to the first 200 on \`GET /health\`, with the embedded PostgreSQL and the bundled ` +
+      `skills; ${ROUNDS} rounds each, interleaved.`,
+    'Target: the first answer after `npm ci && npm start` within 10 s (the fresh data folder row: `npm ci` has ' +
+      'built already).',
     '',
     '| start | p50 ms | max ms | rounds |',
     '|---|---:|---:|---|',
-    ...kinds.map((kind) => `| ${kind} | ${result.ms[kind].p50} | ${result.ms[kind].max} | ${result.ms[kind].rounds.join(' / ')} |`),
+    ...kinds.map(
+      (kind) => `| ${kind} | ${result.ms[kind].p50} | ${result.ms[kind].max} | ${result.ms[kind].rounds.join(' / ')} |`,
+    ),
     '',
   ].join('\n');
   recordResults('first-start', result, text);

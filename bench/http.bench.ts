@@ -47,13 +47,16 @@ async function serveModel(): Promise<void> {
     const last = request.body.messages[request.body.messages.length - 1];
     // Keep no history of requests: this server runs for the whole benchmark.
     model.requests.length = 0;
-    return last.role === 'tool' ? { text: 'Here is your commit message: Fix the thing.' } : { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
+    return last.role === 'tool'
+      ? { text: 'Here is your commit message: Fix the thing.' }
+      : { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
   });
   console.log(`READY ${new URL(model.url).port}`);
 }
 
 function startChild(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
-  const nodeArgs = args[0] === 'serve-app' && process.env.BENCH_APP_NODE_ARGS ? process.env.BENCH_APP_NODE_ARGS.split(' ') : [];
+  const nodeArgs =
+    args[0] === 'serve-app' && process.env.BENCH_APP_NODE_ARGS ? process.env.BENCH_APP_NODE_ARGS.split(' ') : [];
   return startChildProcess(SELF, args, env, nodeArgs);
 }
 
@@ -144,13 +147,34 @@ function cpuWindow(appPid: number | undefined, modelPid: number | undefined) {
 }
 
 /** One turn over a keep-alive agent: its status and Server-Timing header. */
-function postTurn(agent: Agent, port: number, path: string, body: string, authorization: string): Promise<{ status: number; serverTiming: string | undefined }> {
+function postTurn(
+  agent: Agent,
+  port: number,
+  path: string,
+  body: string,
+  authorization: string,
+): Promise<{ status: number; serverTiming: string | undefined }> {
   return new Promise((resolveTurn, reject) => {
-    const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path, headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolveTurn({ status: res.statusCode ?? 0, serverTiming: res.headers['server-timing'] as string | undefined }));
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        agent,
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path,
+        headers: { authorization, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolveTurn({
+            status: res.statusCode ?? 0,
+            serverTiming: res.headers['server-timing'] as string | undefined,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -181,7 +205,8 @@ async function main(): Promise<void> {
       'turns_per_minute = 1000000',
       '[app.skills]',
       'enabled = true',
-      `directories = [${JSON.stringify(join(ROOT, 'skills'))}, ${JSON.stringify(resolve(ROOT, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
+      `directories = [${JSON.stringify(join(ROOT, 'skills'))}, ` +
+        `${JSON.stringify(resolve(ROOT, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
       '[app.database]',
       `url = ${JSON.stringify(db.url)}`,
       '[app.models.scripted]',
@@ -202,9 +227,15 @@ async function main(): Promise<void> {
   const bare = await startChild(['serve-bare', jsonFile]);
   try {
     // Warm-up, then the measured runs.
-    const graphql = { url: `${appUrl}/graphql`, method: 'POST' as const, headers: { ...withKey, 'content-type': 'application/json' }, body: JSON.stringify({ query: GRAPHQL_SKILLS_QUERY }) };
+    const graphql = {
+      url: `${appUrl}/graphql`,
+      method: 'POST' as const,
+      headers: { ...withKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: GRAPHQL_SKILLS_QUERY }),
+    };
     const graphqlCheck = await (await fetch(graphql.url, graphql)).json();
-    if ((graphqlCheck as { errors?: unknown }).errors) throw new Error(`the GraphQL query failed: ${JSON.stringify(graphqlCheck)}`);
+    if ((graphqlCheck as { errors?: unknown }).errors)
+      throw new Error(`the GraphQL query failed: ${JSON.stringify(graphqlCheck)}`);
     await autocannon({ url: `${appUrl}/v1/skills`, headers: withKey, connections: CONNECTIONS, duration: 2 });
     await autocannon({ url: `http://127.0.0.1:${bare.port}/`, connections: CONNECTIONS, duration: 2 });
     await autocannon({ ...graphql, connections: CONNECTIONS, duration: 2 });
@@ -218,15 +249,22 @@ async function main(): Promise<void> {
       skillsRuns.push(await load({ url: `${appUrl}/v1/skills`, headers: withKey, duration: getDuration }));
       graphqlRuns.push(await load({ ...graphql, duration: getDuration }));
     }
-    const medianRun = (runs: autocannon.Result[]) => [...runs].sort((a, b) => a.requests.average - b.requests.average)[1];
+    const medianRun = (runs: autocannon.Result[]) =>
+      [...runs].sort((a, b) => a.requests.average - b.requests.average)[1];
     const bareRun = medianRun(bareRuns);
     const skillsRun = medianRun(skillsRuns);
     const graphqlRun = medianRun(graphqlRuns);
-    for (const run of [skillsRun, graphqlRun]) if (run.non2xx > 0 || run.errors > 0) throw new Error(`a run had ${run.non2xx} non-2xx answers and ${run.errors} errors`);
+    for (const run of [skillsRun, graphqlRun])
+      if (run.non2xx > 0 || run.errors > 0)
+        throw new Error(`a run had ${run.non2xx} non-2xx answers and ${run.errors} errors`);
 
     const chats: string[] = [];
     for (let i = 0; i < 200; i++) {
-      const res = await fetch(`${appUrl}/v1/chats`, { method: 'POST', headers: { ...withKey, 'content-type': 'application/json' }, body: JSON.stringify({ title: `bench ${i}` }) });
+      const res = await fetch(`${appUrl}/v1/chats`, {
+        method: 'POST',
+        headers: { ...withKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: `bench ${i}` }),
+      });
       chats.push(((await res.json()) as { id: string }).id);
     }
     let next = 0;
@@ -245,12 +283,20 @@ async function main(): Promise<void> {
             method: 'POST',
             headers: { ...withKey, 'content-type': 'application/json' },
             setupRequest: (request) => ({ ...request, path: turnPath(), body: turnBody }),
-            onResponse: (status, _body, _context, headers) => samples.add(status, (headers as Record<string, string>)['server-timing']),
+            onResponse: (status, _body, _context, headers) =>
+              samples.add(status, (headers as Record<string, string>)['server-timing']),
           },
         ],
       });
       samples.failures += run.errors;
-      return { connections, rps: run.requests.average, latencyP50Ms: run.latency.p50, latencyP99Ms: run.latency.p99, ...cpu.end(samples.count, run.duration || duration), ...samples.summary() };
+      return {
+        connections,
+        rps: run.requests.average,
+        latencyP50Ms: run.latency.p50,
+        latencyP99Ms: run.latency.p99,
+        ...cpu.end(samples.count, run.duration || duration),
+        ...samples.summary(),
+      };
     };
     /**
      * Open loop: turns arrive at `rate` per second at random (Poisson) moments over up to
@@ -268,7 +314,12 @@ async function main(): Promise<void> {
       for (let at = gap(); at < duration; at += gap()) {
         const wait = started + at * 1000 - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        sent.push(postTurn(agent, app.port, turnPath(), turnBody, authorization).then(({ status, serverTiming }) => samples.add(status, serverTiming), () => void samples.failures++));
+        sent.push(
+          postTurn(agent, app.port, turnPath(), turnBody, authorization).then(
+            ({ status, serverTiming }) => samples.add(status, serverTiming),
+            () => void samples.failures++,
+          ),
+        );
       }
       await Promise.all(sent);
       const seconds = (performance.now() - started) / 1000;
@@ -280,7 +331,8 @@ async function main(): Promise<void> {
     const saturated = await turns(CONNECTIONS);
     const single = await turns(1, DURATION_S * 2);
     const openRuns = [];
-    for (const share of OPEN_LOOP_SHARES) openRuns.push({ share, ...(await openLoop(Math.round(saturated.rps * share))) });
+    for (const share of OPEN_LOOP_SHARES)
+      openRuns.push({ share, ...(await openLoop(Math.round(saturated.rps * share))) });
 
     const skillsRatio = skillsRun.requests.average / bareRun.requests.average;
     const result = {
@@ -289,76 +341,135 @@ async function main(): Promise<void> {
       database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL',
       connections: CONNECTIONS,
       durationS: DURATION_S,
-      bare: { rps: bareRun.requests.average, p99Ms: bareRun.latency.p99, rounds: bareRuns.map((r) => r.requests.average) },
-      skills: { rps: skillsRun.requests.average, p99Ms: skillsRun.latency.p99, ratioToBare: skillsRatio, bytes: skillsJson.length, rounds: skillsRuns.map((r) => r.requests.average) },
-      graphqlSkills: { query: GRAPHQL_SKILLS_QUERY, rps: graphqlRun.requests.average, p99Ms: graphqlRun.latency.p99, ratioToRest: graphqlRun.requests.average / skillsRun.requests.average, rounds: graphqlRuns.map((r) => r.requests.average) },
+      bare: {
+        rps: bareRun.requests.average,
+        p99Ms: bareRun.latency.p99,
+        rounds: bareRuns.map((r) => r.requests.average),
+      },
+      skills: {
+        rps: skillsRun.requests.average,
+        p99Ms: skillsRun.latency.p99,
+        ratioToBare: skillsRatio,
+        bytes: skillsJson.length,
+        rounds: skillsRuns.map((r) => r.requests.average),
+      },
+      graphqlSkills: {
+        query: GRAPHQL_SKILLS_QUERY,
+        rps: graphqlRun.requests.average,
+        p99Ms: graphqlRun.latency.p99,
+        ratioToRest: graphqlRun.requests.average / skillsRun.requests.average,
+        rounds: graphqlRuns.map((r) => r.requests.average),
+      },
       turnSaturated: saturated,
       turnSingle: single,
       turnOpenLoop: openRuns,
     };
     const f = (n: number, d = 1) => n.toFixed(d);
-    const closedRuns = [[`${CONNECTIONS} connections`, saturated], ['1 connection', single]] as const;
+    const closedRuns = [
+      [`${CONNECTIONS} connections`, saturated],
+      ['1 connection', single],
+    ] as const;
     const met = (ms: number) => (ms <= 15 ? 'met' : 'NOT met');
     const lines = [
       '# HTTP benchmark',
       '',
       `Recorded ${result.recordedAt} on ${result.machine}; database: ${result.database}; \`npm run bench:http\`.`,
-      `autocannon, ${CONNECTIONS} connections; Skillhost requires API keys (\`[app.auth] mode = "api_key"\`) and every request sends one.`,
-      `The three skills-list runs alternate three times (median shown, rounds: bare ${result.bare.rounds.map((r) => f(r, 0)).join(' / ')},`,
-      `REST ${result.skills.rounds.map((r) => f(r, 0)).join(' / ')}, GraphQL ${result.graphqlSkills.rounds.map((r) => f(r, 0)).join(' / ')}); the turn runs follow a 5 s warm-up of turns (${DURATION_S} s with ${CONNECTIONS} connections, ${DURATION_S * 2} s with 1).`,
-      'Each server (Skillhost, the bare server, the scripted model) runs in its own process, all on this machine with PostgreSQL and autocannon.',
+      `autocannon, ${CONNECTIONS} connections; Skillhost requires API keys (\`[app.auth] mode = "api_key"\`) ` +
+        `and every request sends one.`,
+      `The three skills-list runs alternate three times (median shown, rounds: bare ${result.bare.rounds
+        .map((r) => f(r, 0))
+        .join(' / ')},`,
+      `REST ${result.skills.rounds.map((r) => f(r, 0)).join(' / ')}, GraphQL ` +
+        `${result.graphqlSkills.rounds.map((r) => f(r, 0)).join(' / ')}); the turn runs follow a 5 s warm-up of ` +
+        `turns (${DURATION_S} s with ${CONNECTIONS} connections, ${DURATION_S * 2} s with 1).`,
+      'Each server (Skillhost, the bare server, the scripted model) runs in its own process, all on this ' +
+        'machine with PostgreSQL and autocannon.',
       '',
       '| run | requests/s | p99 latency ms |',
       '|---|---:|---:|',
       `| bare node:http, same JSON (${result.skills.bytes} bytes) | ${f(result.bare.rps, 0)} | ${result.bare.p99Ms} |`,
       `| \`GET /v1/skills\` with a key | ${f(result.skills.rps, 0)} | ${result.skills.p99Ms} |`,
-      `| GraphQL \`${GRAPHQL_SKILLS_QUERY}\` with a key | ${f(result.graphqlSkills.rps, 0)} | ${result.graphqlSkills.p99Ms} |`,
-      `| \`POST /v1/chats/:id/messages\`, ${CONNECTIONS} connections (tool call + answer, ${chats.length} chats) | ${f(saturated.rps, 0)} | ${saturated.latencyP99Ms} |`,
+      `| GraphQL \`${GRAPHQL_SKILLS_QUERY}\` with a key | ${f(result.graphqlSkills.rps, 0)} | ` +
+        `${result.graphqlSkills.p99Ms} |`,
+      `| \`POST /v1/chats/:id/messages\`, ${CONNECTIONS} connections (tool call + answer, ${chats.length} ` +
+        `chats) | ${f(saturated.rps, 0)} | ${saturated.latencyP99Ms} |`,
       `| \`POST /v1/chats/:id/messages\`, 1 connection | ${f(single.rps, 0)} | ${single.latencyP99Ms} |`,
       '',
-      "A turn's own overhead is its time minus the time spent waiting for the model, from each answer's `Server-Timing` header;",
-      '`db` (its two statements) and `skills` (its tool calls) are parts of it. The model here answers at once, but its calls still',
-      `cost the app CPU (HTTP client, AI SDK parsing), counted as model time. With ${CONNECTIONS} connections the app process is`,
-      `CPU-bound, so each turn also waits behind the other ${CONNECTIONS - 1} on one Node process at every step: that time lands in`,
-      'whatever the turn was awaiting (model calls, database statements). With 1 connection nothing is queued, so that run shows',
+      "A turn's own overhead is its time minus the time spent waiting for the model, from each answer's " +
+        '`Server-Timing` header;',
+      '`db` (its two statements) and `skills` (its tool calls) are parts of it. The model here answers at once, ' +
+        'but its calls still',
+      `cost the app CPU (HTTP client, AI SDK parsing), counted as model time. With ${CONNECTIONS} connections ` +
+        `the app process is`,
+      `CPU-bound, so each turn also waits behind the other ${CONNECTIONS - 1} on one Node process at every ` +
+        `step: that time lands in`,
+      'whatever the turn was awaiting (model calls, database statements). With 1 connection nothing is queued, ' +
+        'so that run shows',
       "a turn's own cost:",
       '',
-      '| turn run | turns | failed | overhead p50 ms | p95 | p99 | db p50 / p99 | skills p50 / p99 | model time p50 / p99 |',
+      '| turn run | turns | failed | overhead p50 ms | p95 | p99 | db p50 / p99 | skills p50 / p99 | model time ' +
+        'p50 / p99 |',
       '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...closedRuns.map(
         ([name, r]) =>
-          `| ${name} | ${r.turns} | ${r.failures} | ${f(r.overheadP50Ms, 2)} | ${f(r.overheadP95Ms, 2)} | ${f(r.overheadP99Ms, 2)} | ${f(r.dbP50Ms, 2)} / ${f(r.dbP99Ms, 2)} | ${f(r.skillsP50Ms, 2)} / ${f(r.skillsP99Ms, 2)} | ${f(r.modelP50Ms, 2)} / ${f(r.modelP99Ms, 2)} |`,
+          `| ${name} | ${r.turns} | ${r.failures} | ${f(r.overheadP50Ms, 2)} | ${f(r.overheadP95Ms, 2)} | ` +
+          `${f(r.overheadP99Ms, 2)} | ${f(r.dbP50Ms, 2)} / ${f(r.dbP99Ms, 2)} | ${f(r.skillsP50Ms, 2)} / ` +
+          `${f(r.skillsP99Ms, 2)} | ${f(r.modelP50Ms, 2)} / ${f(r.modelP99Ms, 2)} |`,
       ),
       '',
-      'Where the CPU went during the same runs (from `/proc`): the app process per turn and as a share of one core (a Node',
+      'Where the CPU went during the same runs (from `/proc`): the app process per turn and as a share of one ' +
+        'core (a Node',
       'process runs JavaScript on one core), the scripted model, and the whole machine:',
       '',
-      `| turn run | app CPU ms per turn | app process, of one core | scripted model, of one core | machine busy (${cpus().length} cores) |`,
+      `| turn run | app CPU ms per turn | app process, of one core | scripted model, of one core | machine busy ` +
+        `(${cpus().length} cores) |`,
       '|---|---:|---:|---:|---:|',
       ...closedRuns.map(
-        ([name, r]) => `| ${name} | ${f(r.appCpuMsPerTurn, 2)} | ${f(r.appCpuCoreShare * 100, 0)}% | ${f(r.modelCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
+        ([name, r]) =>
+          `| ${name} | ${f(r.appCpuMsPerTurn, 2)} | ${f(r.appCpuCoreShare * 100, 0)}% | ` +
+          `${f(r.modelCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
       ),
       '',
-      `Open loop: turns arrive at random (Poisson) moments at a fixed rate over up to ${CONNECTIONS} keep-alive connections, whatever the`,
-      'pace of the answers, as on a team server that is busy but not saturated; rates are shares of the saturated run above:',
+      `Open loop: turns arrive at random (Poisson) moments at a fixed rate over up to ${CONNECTIONS} keep-alive ` +
+        `connections, whatever the`,
+      'pace of the answers, as on a team server that is busy but not saturated; rates are shares of the ' +
+        'saturated run above:',
       '',
-      '| rate turns/s | served turns/s | turns | failed | overhead p50 ms | p95 | p99 | db p50 / p99 | model time p50 / p99 | app process, of one core | machine busy |',
+      '| rate turns/s | served turns/s | turns | failed | overhead p50 ms | p95 | p99 | db p50 / p99 | model ' +
+        'time p50 / p99 | app process, of one core | machine busy |',
       '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...openRuns.map(
         (r) =>
-          `| ${r.rate} (${f(r.share * 100, 0)}%) | ${f(r.rps, 0)} | ${r.turns} | ${r.failures} | ${f(r.overheadP50Ms, 2)} | ${f(r.overheadP95Ms, 2)} | ${f(r.overheadP99Ms, 2)} | ${f(r.dbP50Ms, 2)} / ${f(r.dbP99Ms, 2)} | ${f(r.modelP50Ms, 2)} / ${f(r.modelP99Ms, 2)} | ${f(r.appCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
+          `| ${r.rate} (${f(r.share * 100, 0)}%) | ${f(r.rps, 0)} | ${r.turns} | ${r.failures} | ` +
+          `${f(r.overheadP50Ms, 2)} | ${f(r.overheadP95Ms, 2)} | ${f(r.overheadP99Ms, 2)} | ${f(r.dbP50Ms, 2)} ` +
+          `/ ${f(r.dbP99Ms, 2)} | ${f(r.modelP50Ms, 2)} / ${f(r.modelP99Ms, 2)} | ` +
+          `${f(r.appCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
       ),
       '',
       '## Targets',
       '',
-      `- \`GET /v1/skills\` with a key ≥ 50% of the bare server's requests/s: **${f(skillsRatio * 100)}%** — ${skillsRatio >= 0.5 ? 'met' : 'NOT met'}`,
-      `- The GraphQL \`skills\` query beside it (recorded, no target): ${f(result.graphqlSkills.rps, 0)} requests/s, ${f(result.graphqlSkills.ratioToRest * 100)}% of REST's.`,
-      `- A turn's own overhead p99 ≤ 15 ms: **${f(single.overheadP99Ms, 2)} ms** with 1 connection — ${met(single.overheadP99Ms)}.`,
-      `  With ${CONNECTIONS} connections: **${f(saturated.overheadP99Ms, 2)} ms** — ${met(saturated.overheadP99Ms)}; at ${f(saturated.rps, 0)} turns/s the app process used ${f(saturated.appCpuCoreShare * 100, 0)}% of a core`,
-      `  (${f(saturated.appCpuMsPerTurn, 2)} ms CPU per turn), so this is queueing: ${CONNECTIONS} turns in flight share one event loop, and a turn spends`,
-      `  ${CONNECTIONS} / ${f(saturated.rps, 0)} s ≈ ${f((CONNECTIONS / saturated.rps) * 1000, 0)} ms in the app, waiting its turn at each of its ~5 I/O waits, two of them database statements.`,
+      `- \`GET /v1/skills\` with a key ≥ 50% of the bare server's requests/s: **${f(skillsRatio * 100)}%** — ` +
+        `${skillsRatio >= 0.5 ? 'met' : 'NOT met'}`,
+      `- The GraphQL \`skills\` query beside it (recorded, no target): ${f(result.graphqlSkills.rps, 0)} ` +
+        `requests/s, ${f(result.graphqlSkills.ratioToRest * 100)}% of REST's.`,
+      `- A turn's own overhead p99 ≤ 15 ms: **${f(single.overheadP99Ms, 2)} ms** with 1 connection — ` +
+        `${met(single.overheadP99Ms)}.`,
+      `  With ${CONNECTIONS} connections: **${f(saturated.overheadP99Ms, 2)} ms** — ` +
+        `${met(saturated.overheadP99Ms)}; at ${f(saturated.rps, 0)} turns/s the app process used ` +
+        `${f(saturated.appCpuCoreShare * 100, 0)}% of a core`,
+      `  (${f(saturated.appCpuMsPerTurn, 2)} ms CPU per turn), so this is queueing: ` +
+        `${CONNECTIONS} turns in flight share one event loop, and a turn spends`,
+      `  ${CONNECTIONS} / ${f(saturated.rps, 0)} s ≈ ` +
+        `${f(
+          (CONNECTIONS / saturated.rps) * 1000,
+          0,
+        )} ms in the app, waiting its turn at each of its ~5 I/O waits, two of them database statements.`,
       `  The same turns' skill tools took ${f(saturated.skillsP99Ms, 2)} ms at p99.`,
-      ...openRuns.map((r) => `- Open loop at ${r.rate} turns/s (${f(r.share * 100, 0)}% of saturation): overhead p99 **${f(r.overheadP99Ms, 2)} ms** — ${met(r.overheadP99Ms)}.`),
+      ...openRuns.map(
+        (r) =>
+          `- Open loop at ${r.rate} turns/s (${f(r.share * 100, 0)}% of saturation): overhead p99 ` +
+          `**${f(r.overheadP99Ms, 2)} ms** — ${met(r.overheadP99Ms)}.`,
+      ),
       '',
     ];
     mkdirSync(RESULTS_DIR, { recursive: true });
@@ -372,7 +483,9 @@ async function main(): Promise<void> {
         [
           '# HTTP benchmark: every recorded run',
           '',
-          '| recorded | database; machine | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) | overhead p99 ms, open loop at 25 / 50 / 75% | GraphQL skills req/s |',
+          '| recorded | database; machine | bare req/s | GET /v1/skills req/s | ratio | turns/s (32 conn.) | ' +
+            'overhead p99 ms (32 conn.) | overhead p50 / p99 ms (1 conn.) | overhead p99 ms, open loop at 25 / 50 ' +
+            '/ 75% | GraphQL skills req/s |',
           '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
           '',
         ].join('\n'),
@@ -380,7 +493,10 @@ async function main(): Promise<void> {
     }
     appendFileSync(
       history,
-      `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} | ${openRuns.map((r) => f(r.overheadP99Ms, 2)).join(' / ')} | ${f(result.graphqlSkills.rps, 0)} |\n`,
+      `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ` +
+        `${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ` +
+        `${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} | ` +
+        `${openRuns.map((r) => f(r.overheadP99Ms, 2)).join(' / ')} | ${f(result.graphqlSkills.rps, 0)} |\n`,
     );
     console.log(lines.join('\n'));
   } finally {

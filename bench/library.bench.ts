@@ -27,7 +27,11 @@ function writeSkills(dir: string): void {
   for (let i = 0; i < SKILLS; i++) {
     const name = `bench-skill-${String(i).padStart(4, '0')}`;
     mkdirSync(join(dir, name, 'references'), { recursive: true });
-    writeFileSync(join(dir, name, 'SKILL.md'), `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or area ${i % 13}.\n---\n\n# ${name}\n\nRead references/guide.md.\n`);
+    writeFileSync(
+      join(dir, name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or ` +
+        `area ${i % 13}.\n---\n\n# ${name}\n\nRead references/guide.md.\n`,
+    );
     writeFileSync(join(dir, name, 'references', 'guide.md'), `Guide ${i}.\n`.repeat(40));
   }
 }
@@ -46,7 +50,9 @@ async function timed(count: number, run: (i: number) => unknown): Promise<{ p50:
 
 /** A fresh Node process that imports `file` and prints how long the import took. */
 function importMs(file: string): number {
-  const script = `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t); setImmediate(() => process.exit(0));`;
+  const script =
+    `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t); ` +
+    `setImmediate(() => process.exit(0));`;
   return Number(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim());
 }
 
@@ -63,46 +69,83 @@ async function main(): Promise<void> {
     }
 
     const startedAt = performance.now();
-    const app = await NestFactory.createApplicationContext(SkillsModule.forRoot({ directories: [skillsDir] }), { logger: false });
+    const app = await NestFactory.createApplicationContext(SkillsModule.forRoot({ directories: [skillsDir] }), {
+      logger: false,
+    });
     const startMs = Math.round(performance.now() - startedAt);
     try {
       const registry = app.get(SkillRegistryService);
       const resources = app.get(SkillResourcesService);
-      if (registry.snapshot.skills.size !== SKILLS) throw new Error(`loaded ${registry.snapshot.skills.size} skills, expected ${SKILLS}`);
+      if (registry.snapshot.skills.size !== SKILLS)
+        throw new Error(`loaded ${registry.snapshot.skills.size} skills, expected ${SKILLS}`);
       const base = { registry, resources, onCard: () => undefined };
       const name = (i: number) => `bench-skill-${String(i % SKILLS).padStart(4, '0')}`;
 
       const tools = await timed(TURNS, () => skillTools(base));
-      const prompt = await timed(TURNS, (i) => skillSystemPrompt({ ...base, basePrompt: 'You are a helpful assistant.', message: `help with topic ${i % 97} in area ${i % 13}` }));
+      const prompt = await timed(TURNS, (i) =>
+        skillSystemPrompt({
+          ...base,
+          basePrompt: 'You are a helpful assistant.',
+          message: `help with topic ${i % 97} in area ${i % 13}`,
+        }),
+      );
       const invoke = await timed(TURNS, (i) => invokeSkills({ ...base, message: `/${name(i)} do it` }));
       const set: ToolSet = skillTools(base);
       const activate = set.skills_activate as { execute: (input: unknown, options: unknown) => Promise<string> };
-      const call = await timed(TURNS, (i) => activate.execute({ name: name(i) }, { toolCallId: `c${i}`, messages: [] }));
+      const call = await timed(TURNS, (i) =>
+        activate.execute({ name: name(i) }, { toolCallId: `c${i}`, messages: [] }),
+      );
       const read = set.skills_readResource as { execute: (input: unknown, options: unknown) => Promise<string> };
-      const readCall = await timed(TURNS, (i) => read.execute({ name: name(i), path: 'references/guide.md' }, { toolCallId: `r${i}`, messages: [] }));
-      const promptBytes = Buffer.byteLength(skillSystemPrompt({ ...base, basePrompt: 'You are a helpful assistant.', message: 'help with topic 5' }));
+      const readCall = await timed(TURNS, (i) =>
+        read.execute({ name: name(i), path: 'references/guide.md' }, { toolCallId: `r${i}`, messages: [] }),
+      );
+      const promptBytes = Buffer.byteLength(
+        skillSystemPrompt({ ...base, basePrompt: 'You are a helpful assistant.', message: 'help with topic 5' }),
+      );
 
-      const result = { skills: SKILLS, turns: TURNS, cpus: cpus().length, node: process.version, importMs: imports, moduleStartMs: startMs, perTurnMs: { skillTools: tools, skillSystemPrompt: prompt, invokeSkills: invoke, activateCall: call, readResourceCall: readCall }, promptBytes };
-      const row = (what: string, t: { p50: number; p99: number; max: number }) => `| ${what} | ${t.p50} | ${t.p99} | ${t.max} |`;
+      const result = {
+        skills: SKILLS,
+        turns: TURNS,
+        cpus: cpus().length,
+        node: process.version,
+        importMs: imports,
+        moduleStartMs: startMs,
+        perTurnMs: {
+          skillTools: tools,
+          skillSystemPrompt: prompt,
+          invokeSkills: invoke,
+          activateCall: call,
+          readResourceCall: readCall,
+        },
+        promptBytes,
+      };
+      const row = (what: string, t: { p50: number; p99: number; max: number }) =>
+        `| ${what} | ${t.p50} | ${t.p99} | ${t.max} |`;
       const text = [
         '# Library benchmark (`npm run bench:library`)',
         '',
-        `${SKILLS} skills on disk (a SKILL.md and a reference each), ${TURNS} turns per row; ${cpus().length} CPUs, Node ${process.version}.`,
+        `${SKILLS} skills on disk (a SKILL.md and a reference each), ${TURNS} turns per row; ${cpus().length} ` +
+          `CPUs, Node ${process.version}.`,
         '',
         '## Import (a fresh process, from dist/)',
         '',
         '| entry | p50 ms | max ms |',
         '|---|---|---|',
-        ...Object.entries(imports).map(([entry, t]) => `| \`skillhost${entry === 'index' ? '' : `/${entry}`}\` | ${t.p50} | ${t.max} |`),
+        ...Object.entries(imports).map(
+          ([entry, t]) => `| \`skillhost${entry === 'index' ? '' : `/${entry}`}\` | ${t.p50} | ${t.max} |`,
+        ),
         '',
         `## Start: \`SkillsModule.forRoot\` in an application context, first scan of ${SKILLS} skills: ${startMs} ms`,
         '',
-        '## What a turn adds to the app\'s own model loop',
+        "## What a turn adds to the app's own model loop",
         '',
         '| step | p50 ms | p99 ms | max ms |',
         '|---|---|---|---|',
-        row('`skillTools()` (the style\'s tools for the current snapshot)', tools),
-        row(`\`skillSystemPrompt()\` (${SKILLS} skills are over the 4,000-token budget: ranked for the message)`, prompt),
+        row("`skillTools()` (the style's tools for the current snapshot)", tools),
+        row(
+          `\`skillSystemPrompt()\` (${SKILLS} skills are over the 4,000-token budget: ranked for the message)`,
+          prompt,
+        ),
         row('`invokeSkills()` with `/name` (parse, activate, its card and messages)', invoke),
         row('one `skills_activate` call (SKILL.md read, card)', call),
         row('one `skills_readResource` call (a 480-byte reference)', readCall),

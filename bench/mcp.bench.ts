@@ -30,7 +30,9 @@ function writeSkills(dir: string): void {
     mkdirSync(join(folder, 'scripts'), { recursive: true });
     writeFileSync(
       join(folder, 'SKILL.md'),
-      `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or area ${i % 13}.\nlicense: MIT\nmetadata:\n  owner: bench\n  version: "1.${i % 10}"\n---\n\n# ${name}\n\nSee references/guide.md and run scripts/run.sh.\n`,
+      `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or ` +
+        `area ${i % 13}.\nlicense: MIT\nmetadata:\n  owner: bench\n  version: "1.${i % 10}"\n---\n\n# ` +
+        `${name}\n\nSee references/guide.md and run scripts/run.sh.\n`,
     );
     writeFileSync(join(folder, 'references', 'guide.md'), `Guide ${i}.\n`.repeat(40));
     writeFileSync(join(folder, 'scripts', 'run.sh'), `#!/bin/sh\necho ${i}\n`);
@@ -51,7 +53,8 @@ async function mcpWalk(port: number, mode: 'legacy' | 'auto'): Promise<Walk> {
     const started = performance.now();
     const listing = await new SkillsClient(client).list();
     const ms = performance.now() - started;
-    if (listing.skills.length !== SKILLS) throw new Error(`skills/list walked ${listing.skills.length} skills, expected ${SKILLS}`);
+    if (listing.skills.length !== SKILLS)
+      throw new Error(`skills/list walked ${listing.skills.length} skills, expected ${SKILLS}`);
     return { ms, skills: listing.skills.length };
   } finally {
     if (mode === 'legacy') await transport.terminateSession();
@@ -59,7 +62,10 @@ async function mcpWalk(port: number, mode: 'legacy' | 'auto'): Promise<Walk> {
   }
 }
 
-/** A client's start as an agent makes it: the handshake (whose answer carries the instructions) and tools/list, timed together. */
+/**
+ * A client's start as an agent makes it: the handshake (whose answer carries the instructions) and tools/list, timed
+ * together.
+ */
 async function agentStart(port: number, mode: 'legacy' | 'auto'): Promise<Walk> {
   const client = new Client({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode } });
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`));
@@ -69,7 +75,11 @@ async function agentStart(port: number, mode: 'legacy' | 'auto'): Promise<Walk> 
     const { tools } = await client.listTools();
     const ms = performance.now() - started;
     const bytes = Buffer.byteLength(JSON.stringify(tools)) + Buffer.byteLength(client.getInstructions() ?? '');
-    return { ms, skills: (tools[0]?.description ?? '').split('\n').filter((line) => line.startsWith('- ')).length, bytes };
+    return {
+      ms,
+      skills: (tools[0]?.description ?? '').split('\n').filter((line) => line.startsWith('- ')).length,
+      bytes,
+    };
   } finally {
     if (mode === 'legacy') await transport.terminateSession();
     await client.close();
@@ -85,7 +95,12 @@ async function resourcesWalk(port: number): Promise<Walk & { resources: number }
     const started = performance.now();
     const { resources } = await client.listResources();
     const ms = performance.now() - started;
-    return { ms, skills: new Set(resources.map((resource) => resource.uri.split('/')[2])).size, resources: resources.length, bytes: Buffer.byteLength(JSON.stringify(resources)) };
+    return {
+      ms,
+      skills: new Set(resources.map((resource) => resource.uri.split('/')[2])).size,
+      resources: resources.length,
+      bytes: Buffer.byteLength(JSON.stringify(resources)),
+    };
   } finally {
     await transport.terminateSession();
     await client.close();
@@ -103,15 +118,33 @@ async function httpGet(port: number, path: string, count: (body: unknown) => num
 
 function summary(walks: Walk[]) {
   const ms = walks.map((walk) => walk.ms);
-  return { n: walks.length, p50: percentile(ms, 50), p99: percentile(ms, 99), max: Math.max(...ms), skills: walks[0].skills, bytes: walks[0].bytes };
+  return {
+    n: walks.length,
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+    max: Math.max(...ms),
+    skills: walks[0].skills,
+    bytes: walks[0].bytes,
+  };
 }
 
 async function main(): Promise<void> {
-  const { work, db, configFile } = await benchWorkspace('skillhost-bench-mcp-', writeSkills, { skills: { max_skills: SKILLS }, mcp: { page_size: PAGE_SIZE } });
+  const { work, db, configFile } = await benchWorkspace('skillhost-bench-mcp-', writeSkills, {
+    skills: { max_skills: SKILLS },
+    mcp: { page_size: PAGE_SIZE },
+  });
   const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
   try {
     const cold = await mcpWalk(app.port, 'legacy');
-    const runs = { legacy: [] as Walk[], modern: [] as Walk[], rest: [] as Walk[], index: [] as Walk[], startLegacy: [] as Walk[], startModern: [] as Walk[], resources: [] as Walk[] };
+    const runs = {
+      legacy: [] as Walk[],
+      modern: [] as Walk[],
+      rest: [] as Walk[],
+      index: [] as Walk[],
+      startLegacy: [] as Walk[],
+      startModern: [] as Walk[],
+      resources: [] as Walk[],
+    };
     for (let i = 0; i < RUNS; i++) {
       runs.startLegacy.push(await agentStart(app.port, 'legacy'));
       runs.startModern.push(await agentStart(app.port, 'auto'));
@@ -119,7 +152,13 @@ async function main(): Promise<void> {
       runs.legacy.push(await mcpWalk(app.port, 'legacy'));
       runs.modern.push(await mcpWalk(app.port, 'auto'));
       runs.rest.push(await httpGet(app.port, '/v1/skills', (body) => (body as { skills: unknown[] }).skills.length));
-      runs.index.push(await httpGet(app.port, '/.well-known/agent-skills/index.json', (body) => (body as { skills: unknown[] }).skills.length));
+      runs.index.push(
+        await httpGet(
+          app.port,
+          '/.well-known/agent-skills/index.json',
+          (body) => (body as { skills: unknown[] }).skills.length,
+        ),
+      );
     }
     const result = {
       recordedAt: new Date().toISOString(),
@@ -134,7 +173,10 @@ async function main(): Promise<void> {
       discoveryIndex: summary(runs.index),
       agentStartLegacy: summary(runs.startLegacy),
       agentStartModern: summary(runs.startModern),
-      resourcesList: { ...summary(runs.resources), resources: (runs.resources[0] as Walk & { resources: number }).resources },
+      resourcesList: {
+        ...summary(runs.resources),
+        resources: (runs.resources[0] as Walk & { resources: number }).resources,
+      },
     };
     recordResults('mcp', result, markdown(result));
   } finally {
@@ -158,13 +200,18 @@ function markdown(r: {
   resourcesList: ReturnType<typeof summary> & { resources: number };
 }): string {
   const ms = (value: number) => value.toFixed(1);
-  const row = (what: string, s: ReturnType<typeof summary>, requests: string) => `| ${what} | ${requests} | ${s.skills} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} | ${s.bytes === undefined ? '' : Math.round(s.bytes / 1024)} |`;
+  const row = (what: string, s: ReturnType<typeof summary>, requests: string) =>
+    `| ${what} | ${requests} | ${s.skills} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} | ` +
+    `${s.bytes === undefined ? '' : Math.round(s.bytes / 1024)} |`;
   const pages = Math.ceil(r.skills / r.pageSize);
   return [
     '# MCP benchmark',
     '',
     `Recorded ${r.recordedAt} on ${r.machine}; \`npm run bench:mcp\`.`,
-    `${r.skills} skills on disk (each a SKILL.md with license and metadata, a 480-byte reference and a script). Each row is one whole answer: the official MCP client walking every \`skills/list\` page (${r.pageSize} a page, ${pages} requests, each entry with its three files' digests and sizes; a new connection and handshake each time, not timed), or one GET. ${r.runs} runs each, after one untimed cold walk.`,
+    `${r.skills} skills on disk (each a SKILL.md with license and metadata, a 480-byte reference and a script). ` +
+      `Each row is one whole answer: the official MCP client walking every \`skills/list\` page (${r.pageSize} a ` +
+      `page, ${pages} requests, each entry with its three files' digests and sizes; a new connection and ` +
+      `handshake each time, not timed), or one GET. ${r.runs} runs each, after one untimed cold walk.`,
     '',
     '| what | requests | skills | p50 ms | p99 ms | max ms | KiB |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -173,11 +220,15 @@ function markdown(r: {
     row('`GET /v1/skills` (names, descriptions, frontmatter; no files)', r.restList, '1'),
     row('`GET /.well-known/agent-skills/index.json` (every file with its digest)', r.discoveryIndex, '1'),
     '',
-    `The first walk after start took ${ms(r.coldWalkMs)} ms: each SKILL.md is read once there, for the frontmatter as the MCP SDK parses it; digests come from the scan. Later walks read no file.`,
+    `The first walk after start took ${ms(r.coldWalkMs)} ms: each SKILL.md is read once there, for the ` +
+      `frontmatter as the MCP SDK parses it; digests come from the scan. Later walks read no file.`,
     '',
     '## An agent without the extension',
     '',
-    `What every agent does today: connect (the answer's instructions list skills) and \`tools/list\` (the activation tool's description lists them, within the budget: the "skills" column counts the entries it listed), timed together from the first byte of the handshake; and \`resources/list\` walked to its end (${r.resourcesList.resources} files). KiB: the tools' JSON and the instructions; the resources' JSON.`,
+    `What every agent does today: connect (the answer's instructions list skills) and \`tools/list\` (the ` +
+      `activation tool's description lists them, within the budget: the "skills" column counts the entries it ` +
+      `listed), timed together from the first byte of the handshake; and \`resources/list\` walked to its end ` +
+      `(${r.resourcesList.resources} files). KiB: the tools' JSON and the instructions; the resources' JSON.`,
     '',
     '| what | requests | skills | p50 ms | p99 ms | max ms | KiB |',
     '|---|---:|---:|---:|---:|---:|---:|',

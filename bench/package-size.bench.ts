@@ -167,9 +167,12 @@ function main(): void {
       '# Package size and import time',
       '',
       `Recorded ${result.recordedAt} on ${result.machine}; \`npm run bench:package-size\`.`,
-      'Each workspace package packed (`npm pack --workspaces`) and unpacked as `npm install` places it; its installed size is its',
-      'files plus those of every package its dependencies bring (Node resolution, from what `npm ci` installed), not counting the',
-      'peers an app of this kind already has (@nestjs/*, ai, zod, rxjs, reflect-metadata) nor what only they bring. Sizes are the',
+      'Each workspace package packed (`npm pack --workspaces`) and unpacked as `npm install` places it; its ' +
+        'installed size is its',
+      'files plus those of every package its dependencies bring (Node resolution, from what `npm ci` ' +
+        'installed), not counting the',
+      'peers an app of this kind already has (@nestjs/*, ai, zod, rxjs, reflect-metadata) nor what only they ' +
+        'bring. Sizes are the',
       'bytes of the files (1 MB = 1,000,000 B). Import time: a fresh `node` importing the package and exiting,',
       `median and max of ${ROUNDS} rounds, the entries interleaved, after one untimed round.`,
       '',
@@ -177,30 +180,38 @@ function main(): void {
       '|---|---:|---:|---:|---:|---|',
       ...rows.map(
         (r) =>
-          `| ${r.name} | ${kb(r.packedBytes)} | ${r.files} | ${mb(r.installed.bytes)} | ${r.installed.packages} | ${own(r.installed.names)} |`,
+          `| ${r.name} | ${kb(r.packedBytes)} | ${r.files} | ${mb(r.installed.bytes)} | ${r.installed.packages} ` +
+          `| ${own(r.installed.names)} |`,
       ),
       `| **@skillhost/nest + @skillhost/ai-sdk** | | | **${mb(app.bytes)}** | ${app.packages} | ${own(app.names)} |`,
       `| all ${packages.length} packages | | | ${mb(all.bytes)} | ${all.packages} | ${own(all.names)} |`,
-      `| baseline: the server \`skillhost\` | ${kb(result.baselineServer.packedBytes)} | ${server.entryCount} | ${mb(serverInstalled.bytes)} | ${serverInstalled.packages} | ${serverOnly.join(', ')} among them |`,
+      `| baseline: the server \`skillhost\` | ${kb(result.baselineServer.packedBytes)} | ${server.entryCount} | ` +
+        `${mb(serverInstalled.bytes)} | ${serverInstalled.packages} | ${serverOnly.join(', ')} among them |`,
       '',
       missing.length === 0
         ? 'Every required dependency resolved.'
         : `Unresolved dependencies (sizes undercount): ${missing.join('; ')}.`,
       '',
-      `Beside them, an app may add the optional peer${optionalPeers.length === 1 ? '' : 's'} ${optionalPeers.join(', ') || '(none)'} (nest + ai-sdk with ${optionalPeers.length === 1 ? 'it' : 'them'}: ${mb(withOptional.bytes)} MB);`,
-      `zod (a peer of @skillhost/ai-sdk, a pinned dependency of @skillhost/core, counted as the app's) is ${mb(zod.bytes)} MB should the app's version differ.`,
+      `Beside them, an app may add the optional peer${optionalPeers.length === 1 ? '' : 's'} ` +
+        `${optionalPeers.join(', ') || '(none)'} (nest + ai-sdk with ` +
+        `${optionalPeers.length === 1 ? 'it' : 'them'}: ${mb(withOptional.bytes)} MB);`,
+      `zod (a peer of @skillhost/ai-sdk, a pinned dependency of @skillhost/core, counted as the app's) is ` +
+        `${mb(zod.bytes)} MB should the app's version differ.`,
       '',
       '| import | p50 ms | max ms | p50 beyond its baseline ms | baseline |',
       '|---|---:|---:|---:|---|',
       ...imports.map(
         (i) =>
-          `| ${i.entry} | ${ms(i.p50)} | ${ms(i.max)} | ${i.beyondBaseline === undefined ? '' : ms(i.beyondBaseline)} | ${i.baseline ?? ''} |`,
+          `| ${i.entry} | ${ms(i.p50)} | ${ms(i.max)} | ` +
+          `${i.beyondBaseline === undefined ? '' : ms(i.beyondBaseline)} | ${i.baseline ?? ''} |`,
       ),
       '',
       '## Target (issue 26)',
       '',
-      `- @skillhost/nest and @skillhost/ai-sdk with their own dependencies add ≤ ${TARGET_MB} MB to an app that already has its peers: **${mb(app.bytes)} MB** — ${result.targetMet ? 'met' : 'NOT met'}`,
-      `- None of ${SERVER_ONLY.join(', ')} among them: ${SERVER_ONLY.filter((n) => app.names.some((v) => v.startsWith(`${n}@`))).join(', ') || 'none'}`,
+      `- @skillhost/nest and @skillhost/ai-sdk with their own dependencies add ≤ ${TARGET_MB} MB to an app that ` +
+        `already has its peers: **${mb(app.bytes)} MB** — ${result.targetMet ? 'met' : 'NOT met'}`,
+      `- None of ${SERVER_ONLY.join(', ')} among them: ` +
+        `${SERVER_ONLY.filter((n) => app.names.some((v) => v.startsWith(`${n}@`))).join(', ') || 'none'}`,
       '',
     ].join('\n');
     recordResults('package-size', result, text);

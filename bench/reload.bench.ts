@@ -12,7 +12,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { benchWorkspace, closeWorkspace, recordResults, type LoopDelay, loopDelayOf, percentile, serveApp, startChild } from './bench-support.js';
+import {
+  benchWorkspace,
+  closeWorkspace,
+  recordResults,
+  type LoopDelay,
+  loopDelayOf,
+  percentile,
+  serveApp,
+  startChild,
+} from './bench-support.js';
 
 const SELF = join(import.meta.dirname, 'reload.bench.js');
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 10_000);
@@ -24,7 +33,11 @@ function writeSkills(root: string): void {
   for (let i = 0; i < SKILLS; i++) {
     const name = `skill-${String(i).padStart(5, '0')}`;
     mkdirSync(join(root, name, 'references'), { recursive: true });
-    writeFileSync(join(root, name, 'SKILL.md'), `---\nname: ${name}\ndescription: Benchmark skill number ${i}. Use when a benchmark needs many skills.\n---\n\n# ${name}\n\nSteps.\n`);
+    writeFileSync(
+      join(root, name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: Benchmark skill number ${i}. Use when a benchmark needs many ` +
+        `skills.\n---\n\n# ${name}\n\nSteps.\n`,
+    );
     writeFileSync(join(root, name, 'references', 'REFERENCE.md'), 'Reference.\n');
   }
 }
@@ -60,11 +73,18 @@ async function load(port: number, until: () => boolean): Promise<{ latencies: nu
 }
 
 function summary(latencies: number[]) {
-  return { requests: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(...latencies) };
+  return {
+    requests: latencies.length,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: Math.max(...latencies),
+  };
 }
 
 async function main(): Promise<void> {
-  const { work, db, configFile } = await benchWorkspace('skillhost-bench-reload-', writeSkills, { skills: { max_skills: SKILLS } });
+  const { work, db, configFile } = await benchWorkspace('skillhost-bench-reload-', writeSkills, {
+    skills: { max_skills: SKILLS },
+  });
   const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
   try {
     const reloadAgent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -100,7 +120,13 @@ async function main(): Promise<void> {
       phaseMs: PHASE_MS,
       atRest: rest,
       loopDelay: { atRest: restLoop, duringReloads: busyLoop },
-      duringReloads: { ...busy, failures: during.failures, reloads: reloads.length, reloadP50Ms: percentile(reloads, 50), reloadMaxMs: Math.max(...reloads) },
+      duringReloads: {
+        ...busy,
+        failures: during.failures,
+        reloads: reloads.length,
+        reloadP50Ms: percentile(reloads, 50),
+        reloadMaxMs: Math.max(...reloads),
+      },
       targetP99Ms: TARGET_P99_MS,
       met: busy.p99 < TARGET_P99_MS,
     };
@@ -118,7 +144,12 @@ function markdown(r: {
   phaseMs: number;
   atRest: ReturnType<typeof summary>;
   loopDelay: { atRest: LoopDelay; duringReloads: LoopDelay };
-  duringReloads: ReturnType<typeof summary> & { failures: number; reloads: number; reloadP50Ms: number; reloadMaxMs: number };
+  duringReloads: ReturnType<typeof summary> & {
+    failures: number;
+    reloads: number;
+    reloadP50Ms: number;
+    reloadMaxMs: number;
+  };
   targetP99Ms: number;
   met: boolean;
 }): string {
@@ -127,21 +158,28 @@ function markdown(r: {
     '# Reload benchmark',
     '',
     `Recorded ${r.recordedAt} on ${r.machine}; \`npm run bench:reload\`.`,
-    `${r.skills} skills on disk (each a SKILL.md and one reference); GET /v1/skills from ${r.connections} connections, each request after the previous answer, for ${r.phaseMs / 1000} s at rest, then for ${r.phaseMs / 1000} s while POST /v1/admin/skills/reload rescans all of them back to back.`,
+    `${r.skills} skills on disk (each a SKILL.md and one reference); GET /v1/skills from ${r.connections} ` +
+      `connections, each request after the previous answer, for ${r.phaseMs / 1000} s at rest, then for ` +
+      `${r.phaseMs / 1000} s while POST /v1/admin/skills/reload rescans all of them back to back.`,
     '',
     '| phase | requests | p50 ms | p99 ms | max ms |',
     '|---|---:|---:|---:|---:|',
     `| at rest | ${r.atRest.requests} | ${ms(r.atRest.p50)} | ${ms(r.atRest.p99)} | ${ms(r.atRest.max)} |`,
-    `| during reloads | ${r.duringReloads.requests} | ${ms(r.duringReloads.p50)} | ${ms(r.duringReloads.p99)} | ${ms(r.duringReloads.max)} |`,
+    `| during reloads | ${r.duringReloads.requests} | ${ms(r.duringReloads.p50)} | ${ms(r.duringReloads.p99)} | ` +
+      `${ms(r.duringReloads.max)} |`,
     '',
     "The server's event-loop delay (`monitorEventLoopDelay` in the server process: how long everything else waited):",
     '',
     '| phase | p50 ms | p99 ms | max ms | GCs | longest GC ms |',
     '|---|---:|---:|---:|---:|---:|',
-    `| at rest | ${ms(r.loopDelay.atRest.p50)} | ${ms(r.loopDelay.atRest.p99)} | ${ms(r.loopDelay.atRest.max)} | ${r.loopDelay.atRest.gcCount} | ${ms(r.loopDelay.atRest.gcLongestMs)} |`,
-    `| during reloads | ${ms(r.loopDelay.duringReloads.p50)} | ${ms(r.loopDelay.duringReloads.p99)} | ${ms(r.loopDelay.duringReloads.max)} | ${r.loopDelay.duringReloads.gcCount} | ${ms(r.loopDelay.duringReloads.gcLongestMs)} |`,
+    `| at rest | ${ms(r.loopDelay.atRest.p50)} | ${ms(r.loopDelay.atRest.p99)} | ${ms(r.loopDelay.atRest.max)} ` +
+      `| ${r.loopDelay.atRest.gcCount} | ${ms(r.loopDelay.atRest.gcLongestMs)} |`,
+    `| during reloads | ${ms(r.loopDelay.duringReloads.p50)} | ${ms(r.loopDelay.duringReloads.p99)} | ` +
+      `${ms(r.loopDelay.duringReloads.max)} | ${r.loopDelay.duringReloads.gcCount} | ` +
+      `${ms(r.loopDelay.duringReloads.gcLongestMs)} |`,
     '',
-    `Reloads: ${r.duringReloads.reloads}, each ${ms(r.duringReloads.reloadP50Ms)} ms (p50), at most ${ms(r.duringReloads.reloadMaxMs)} ms; failed GETs: ${r.duringReloads.failures}.`,
+    `Reloads: ${r.duringReloads.reloads}, each ${ms(r.duringReloads.reloadP50Ms)} ms (p50), at most ` +
+      `${ms(r.duringReloads.reloadMaxMs)} ms; failed GETs: ${r.duringReloads.failures}.`,
     `Target: GET p99 under ${r.targetP99Ms} ms during the rescans — ${r.met ? 'met' : 'not met'}.`,
     '',
   ].join('\n');

@@ -34,14 +34,20 @@ const RESULTS_DIR = join(ROOT, 'bench', 'results');
 /** Another labelled set (the same shape) can be measured with BENCH_QUERIES=<file>. */
 const QUERIES = process.env.BENCH_QUERIES ?? join(ROOT, 'bench', 'fixtures', 'skill-queries.json');
 /** Results of another set go beside the main ones, named after it. */
-const RESULTS_NAME = process.env.BENCH_QUERIES === undefined ? 'skill-ranking' : `skill-ranking-${basename(QUERIES, '.json')}`;
+const RESULTS_NAME =
+  process.env.BENCH_QUERIES === undefined ? 'skill-ranking' : `skill-ranking-${basename(QUERIES, '.json')}`;
 const CUTS = [5, 10, 20] as const;
 /** The defaults: `catalogue_budget_tokens`, `catalogue_max_skills`, `catalogue_format`. */
 const LIMITS: CatalogueLimits = { budgetTokens: 4000, maxSkills: 50, format: 'json' };
 const SCALE_SKILLS = 2250;
-/** Requests (and as many characters of chat context) a hostile user might send: a turn's catalogue must still be cheap. */
+/**
+ * Requests (and as many characters of chat context) a hostile user might send: a turn's catalogue must still be cheap.
+ */
 const HOSTILE_REQUESTS: Record<string, string> = {
-  '1 MB of words, 200 distinct': 'extract text pdf '.concat(Array.from({ length: 200 }, (_, i) => `filler${i}`).join(' '), ' ').repeat(4000).slice(0, 1_048_576),
+  '1 MB of words, 200 distinct': 'extract text pdf '
+    .concat(Array.from({ length: 200 }, (_, i) => `filler${i}`).join(' '), ' ')
+    .repeat(4000)
+    .slice(0, 1_048_576),
   '10,000 distinct made-up words': Array.from({ length: 10_000 }, (_, i) => `wrod${i}x`).join(' '),
   'one 1 MB word': 'a'.repeat(1_048_576),
   '1 MB of stop words': 'the a please me '.repeat(65_536),
@@ -68,16 +74,27 @@ interface Tally {
 const emptyTally = (): Tally => ({ queries: 0, slots: 0, filled: { 5: 0, 10: 0, 20: 0, budget: 0 } });
 
 function snapshotOf(result: DiscoveryResult): CatalogueSnapshot {
-  return buildSnapshot(result, { validation: 'lenient', includeLocation: false, catalogueFormat: LIMITS.format }, { scannedAt: new Date(), durationMs: 0 }, NO_COMMANDS);
+  return buildSnapshot(
+    result,
+    { validation: 'lenient', includeLocation: false, catalogueFormat: LIMITS.format },
+    { scannedAt: new Date(), durationMs: 0 },
+    NO_COMMANDS,
+  );
 }
 
 function main(): void {
   const path = corpusPath();
-  const discovered = discoverSkills({ directories: [{ configured: path, path }], mode: 'lenient', maxDepth: 6, maxSkills: 1_000_000 });
+  const discovered = discoverSkills({
+    directories: [{ configured: path, path }],
+    mode: 'lenient',
+    maxDepth: 6,
+    maxSkills: 1_000_000,
+  });
   const snapshot = snapshotOf(discovered);
   const queries = JSON.parse(readFileSync(QUERIES, 'utf8')) as LabelledQuery[];
   const unknown = queries.flatMap((q) => q.needed.flat()).filter((name) => !snapshot.skills.has(name));
-  if (unknown.length > 0) throw new Error(`The query set names skills the corpus does not load: ${[...new Set(unknown)].join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`The query set names skills the corpus does not load: ${[...new Set(unknown)].join(', ')}`);
 
   const byKind = new Map<string, Tally>();
   const all = emptyTally();
@@ -107,10 +124,14 @@ function main(): void {
       }
     }
     const missing = labelled.needed.filter((slot) => !ranked.some((name) => slot.includes(name)));
-    if (missing.length > 0) misses.push({ query: labelled.query, kind: labelled.kind, missing, got: ranked.slice(0, 5) });
+    if (missing.length > 0)
+      misses.push({ query: labelled.query, kind: labelled.kind, missing, got: ranked.slice(0, 5) });
   }
 
-  const cost = measureCost(discovered, queries.map((q) => q.query));
+  const cost = measureCost(
+    discovered,
+    queries.map((q) => q.query),
+  );
   const result = {
     recordedAt: new Date().toISOString(),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
@@ -120,7 +141,11 @@ function main(): void {
     limits: LIMITS,
     all,
     byKind: Object.fromEntries(byKind),
-    none: { queries: offeredForNone.length, offeredP50: percentile(offeredForNone, 50), offeredMax: Math.max(0, ...offeredForNone) },
+    none: {
+      queries: offeredForNone.length,
+      offeredP50: percentile(offeredForNone, 50),
+      offeredMax: Math.max(0, ...offeredForNone),
+    },
     catalogue: {
       listedP50: percentile(listedCounts, 50),
       listedMin: Math.min(...listedCounts),
@@ -200,10 +225,20 @@ function measureCost(discovered: DiscoveryResult, requests: readonly string[]) {
   return {
     skills: skills.length,
     searchMs: { p50: median((run) => percentile(run.search, 50)), p99: median((run) => percentile(run.search, 99)) },
-    turnRankMs: { p50: median((run) => percentile(run.turnRank, 50)), p99: median((run) => percentile(run.turnRank, 99)) },
+    turnRankMs: {
+      p50: median((run) => percentile(run.turnRank, 50)),
+      p99: median((run) => percentile(run.turnRank, 99)),
+    },
     chooseMs: { p50: median((run) => percentile(run.choose, 50)), p99: median((run) => percentile(run.choose, 99)) },
-    chooseCpuMs: { p50: median((run) => percentile(run.chooseCpu, 50)), p99: median((run) => percentile(run.chooseCpu, 99)) },
-    p99Runs: runs.map((run) => ({ search: percentile(run.search, 99), turnRank: percentile(run.turnRank, 99), choose: percentile(run.choose, 99) })),
+    chooseCpuMs: {
+      p50: median((run) => percentile(run.chooseCpu, 50)),
+      p99: median((run) => percentile(run.chooseCpu, 99)),
+    },
+    p99Runs: runs.map((run) => ({
+      search: percentile(run.search, 99),
+      turnRank: percentile(run.turnRank, 99),
+      choose: percentile(run.choose, 99),
+    })),
     load: loadavg()[0],
     indexBytesPerSkill: gc === undefined ? null : Math.round(bytesPerSkill),
     serializedBytesPerSkill: Math.round(indexes[0].serializedBytes() / skills.length),
@@ -218,18 +253,39 @@ const NOTES = [
   '',
   'Measured on this set, recall@20 / in budget, each step on top of the one before:',
   '',
-  '- Baseline, `use_skill`\'s old matcher (MiniSearch BM25 over name ×3 and description, Porter stems, prefix and one-typo matching, ordered by the share of words matched): 0.84 at 20 (recorded with the set, commit 5ae6a2b).',
-  '- Ordered by BM25 relevance instead of the share of words, accent folding, a Spanish glossary (unknown words and phrases put into English by Snowball stems), everyday-to-technical related terms at 0.35: 0.93 / 0.95. Spanish went from 0.60 to 1.00, typos from 0.87 to 0.93.',
+  "- Baseline, `use_skill`'s old matcher (MiniSearch BM25 over name ×3 and description, Porter stems, prefix " +
+    'and one-typo matching, ordered by the share of words matched): 0.84 at 20 (recorded with the set, commit ' +
+    '5ae6a2b).',
+  '- Ordered by BM25 relevance instead of the share of words, accent folding, a Spanish glossary (unknown words ' +
+    'and phrases put into English by Snowball stems), everyday-to-technical related terms at 0.35: 0.93 / 0.95. ' +
+    'Spanish went from 0.60 to 1.00, typos from 0.87 to 0.93.',
   '- Unknown words tried with two letters swapped and as two words run together (`blogpost`): typos 1.00.',
-  '- Related phrases weighted 0.7 (more specific than single words): 0.94 at 20; a Spanish request read as Spanish (its function words dropped even where English has them): no change here.',
-  '- Fixes after review (a word\'s forms counted once, a glossary entry that gives the word back not treated as Spanish, a prefix only for words fewer than 5% of skills have, common words looked for in names only): 0.93 / 0.95.',
-  '- Cost: a request read in one pass that stops when enough words are read (hostile 1 MB requests 10–28 ms → 2–6 ms); common words (over 20% of skills) and the context\'s 4 rarest words matched in names and triggers only (the slowest requests 2.3 → 1.1 ms p50; a turn with context costs little more than without). The p99 figures move by ±0.5 ms from run to run on this machine: most of the tail is collection pauses.',
+  '- Related phrases weighted 0.7 (more specific than single words): 0.94 at 20; a Spanish request read as ' +
+    'Spanish (its function words dropped even where English has them): no change here.',
+  "- Fixes after review (a word's forms counted once, a glossary entry that gives the word back not treated as " +
+    'Spanish, a prefix only for words fewer than 5% of skills have, common words looked for in names only): 0.93 ' +
+    '/ 0.95.',
+  '- Cost: a request read in one pass that stops when enough words are read (hostile 1 MB requests 10–28 ms → ' +
+    "2–6 ms); common words (over 20% of skills) and the context's 4 rarest words matched in names and triggers " +
+    'only (the slowest requests 2.3 → 1.1 ms p50; a turn with context costs little more than without). The p99 ' +
+    'figures move by ±0.5 ms from run to run on this machine: most of the tail is collection pauses.',
   '',
-  'Tried and left out: indexing the start of each SKILL.md body (+0.02 at 20, but four times the index and a read of every body at each scan); BM25 k1/b and field weights (flat within ±0.01); ordering by relevance × share (no better); the start of a long stem as a prefix (one gain, one loss).',
+  'Tried and left out: indexing the start of each SKILL.md body (+0.02 at 20, but four times the index and a ' +
+    'read of every body at each scan); BM25 k1/b and field weights (flat within ±0.01); ordering by relevance × ' +
+    'share (no better); the start of a long stem as a prefix (one gain, one loss).',
   '',
-  'A second set, 80 requests (bench/fixtures/skill-queries-heldout.json), was written after the ranker by a helper that saw neither its lexicons nor the first set, and measured once, with nothing changed for it: recall@5/@10/@20 0.85/0.88/0.90, 0.93 in budget; the old matcher 0.75/0.79/0.80 on it. Plain, typo, Spanish and two-skill requests 1.00 at 20; paraphrases 0.47 (old 0.33). Results: bench/results/skill-ranking-skill-queries-heldout.md.',
+  'A second set, 80 requests (bench/fixtures/skill-queries-heldout.json), was written after the ranker by a ' +
+    'helper that saw neither its lexicons nor the first set, and measured once, with nothing changed for it: ' +
+    'recall@5/@10/@20 0.85/0.88/0.90, 0.93 in budget; the old matcher 0.75/0.79/0.80 on it. Plain, typo, Spanish ' +
+    'and two-skill requests 1.00 at 20; paraphrases 0.47 (old 0.33). Results: ' +
+    'bench/results/skill-ranking-skill-queries-heldout.md.',
   '',
-  'Caveats: the lexicons (packages/core/src/ranking/spanish-glossary.json, related-terms.json) were written without reading this set, but their brief named about ten needs taken from the baseline\'s misses (small screens, the pager, the books, closing the month…): paraphrase figures here flatter them. A second, held-out set measures the same with `BENCH_QUERIES=<file>`. Index size: MiniSearch keeps its postings in JavaScript Maps; the heap figure counts everything the index holds (terms, postings, ids, token counts); its serialised form (`JSON.stringify`) is about a tenth of that.',
+  'Caveats: the lexicons (packages/core/src/ranking/spanish-glossary.json, related-terms.json) were written ' +
+    "without reading this set, but their brief named about ten needs taken from the baseline's misses (small " +
+    'screens, the pager, the books, closing the month…): paraphrase figures here flatter them. A second, held-out ' +
+    'set measures the same with `BENCH_QUERIES=<file>`. Index size: MiniSearch keeps its postings in JavaScript ' +
+    'Maps; the heap figure counts everything the index holds (terms, postings, ids, token counts); its serialised ' +
+    'form (`JSON.stringify`) is about a tenth of that.',
   '',
 ];
 
@@ -243,20 +299,33 @@ function markdown(r: {
   all: Tally;
   byKind: Record<string, Tally>;
   none: { queries: number; offeredP50: number; offeredMax: number };
-  catalogue: { listedP50: number; listedMin: number; tokensP50: number; tokensMax: number; wholeTokens: number; wholeBytes: number };
+  catalogue: {
+    listedP50: number;
+    listedMin: number;
+    tokensP50: number;
+    tokensMax: number;
+    wholeTokens: number;
+    wholeBytes: number;
+  };
   cost: ReturnType<typeof measureCost>;
   misses: { query: string; kind: string; missing: string[][]; got: string[] }[];
 }): string {
   const share = (t: Tally, cut: Cut) => (t.slots === 0 ? '–' : (t.filled[cut] / t.slots).toFixed(2));
-  const row = (label: string, t: Tally) => `| ${label} | ${t.queries} | ${t.slots} | ${share(t, 5)} | ${share(t, 10)} | ${share(t, 20)} | ${share(t, 'budget')} |`;
+  const row = (label: string, t: Tally) =>
+    `| ${label} | ${t.queries} | ${t.slots} | ${share(t, 5)} | ${share(t, 10)} | ${share(t, 20)} | ` +
+    `${share(t, 'budget')} |`;
   return [
     '# Skill ranking quality',
     '',
     `Recorded ${r.recordedAt} on ${r.machine}; \`npm run bench:skill-ranking\`.`,
     `${r.corpusSkills} corpus skills (lenient, max_depth 6); ${r.queries} labelled requests (${r.queryFile}).`,
-    'Ranker: `SkillRanker` (src/domain/skills/ranking): MiniSearch BM25 over name (×3), triggers (×2) and description; accent folding, Porter stems; unknown words tried as Spanish (glossary, Snowball stems) and as typos (two letters swapped, edit distance 1) and compounds; related terms at 0.35.',
+    'Ranker: `SkillRanker` (src/domain/skills/ranking): MiniSearch BM25 over name (×3), triggers (×2) and ' +
+      'description; accent folding, Porter stems; unknown words tried as Spanish (glossary, Snowball stems) and ' +
+      'as typos (two letters swapped, edit distance 1) and compounds; related terms at 0.35.',
     '',
-    `Share of needed slots with an acceptable skill among the first 5, 10 and 20 ranked, and in the catalogue a turn lists within the default budget (${r.limits.budgetTokens} tokens, ${r.limits.maxSkills} skills, ${r.limits.format}):`,
+    `Share of needed slots with an acceptable skill among the first 5, 10 and 20 ranked, and in the catalogue a ` +
+      `turn lists within the default budget (${r.limits.budgetTokens} ` +
+      `tokens, ${r.limits.maxSkills} skills, ${r.limits.format}):`,
     '',
     '| requests | n | slots | recall@5 | recall@10 | recall@20 | in budget |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -265,23 +334,43 @@ function markdown(r: {
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([kind, t]) => row(kind, t)),
     '',
-    `The whole catalogue of the corpus would be ${r.catalogue.wholeTokens} tokens (${r.catalogue.wholeBytes} bytes) in every prompt; the budgeted one listed ${r.catalogue.listedP50} skills (p50; at least ${r.catalogue.listedMin}, for a request nothing matches and no usage yet) in ${r.catalogue.tokensP50} tokens (p50; at most ${r.catalogue.tokensMax}).`,
-    `Requests no skill serves: ${r.none.queries}; the ranker still matched ${r.none.offeredP50} skill(s) (p50), at most ${r.none.offeredMax}.`,
+    `The whole catalogue of the corpus would be ${r.catalogue.wholeTokens} tokens (${r.catalogue.wholeBytes} ` +
+      `bytes) in every prompt; the budgeted one listed ${r.catalogue.listedP50} skills (p50; at least ` +
+      `${r.catalogue.listedMin}, for a request nothing matches and no usage yet) in ${r.catalogue.tokensP50} ` +
+      `tokens (p50; at most ${r.catalogue.tokensMax}).`,
+    `Requests no skill serves: ${r.none.queries}; the ranker still matched ${r.none.offeredP50} skill(s) (p50), ` +
+      `at most ${r.none.offeredMax}.`,
     '',
     `## Cost, ${r.cost.skills} skills`,
     '',
-    `- \`skills.search\` (rank, 20 results): p50 ${r.cost.searchMs.p50.toFixed(2)} ms, p99 ${r.cost.searchMs.p99.toFixed(2)} ms.`,
-    `- p99 of each run (search / turn's ranking / turn's catalogue, ms): ${r.cost.p99Runs.map((run) => `${run.search.toFixed(2)} / ${run.turnRank.toFixed(2)} / ${run.choose.toFixed(2)}`).join('; ')}; the figures here are the median run's.`,
-    `- A turn's ranking (the message with another request as context, 150 candidates for 50 places): p50 ${r.cost.turnRankMs.p50.toFixed(2)} ms, p99 ${r.cost.turnRankMs.p99.toFixed(2)} ms.`,
-    `- A turn's catalogue (rank with context, fill the budget, render): p50 ${r.cost.chooseMs.p50.toFixed(2)} ms, p99 ${r.cost.chooseMs.p99.toFixed(2)} ms; CPU time p50 ${r.cost.chooseCpuMs.p50.toFixed(2)} ms, p99 ${r.cost.chooseCpuMs.p99.toFixed(2)} ms (load average ${r.cost.load.toFixed(2)} on ${cpus().length} cores while measured).`,
-    `- Index (MiniSearch, vocabulary of ${r.cost.vocabulary} terms, token counts): ${r.cost.indexBytesPerSkill ?? '(run with --expose-gc)'} bytes of heap per skill; serialised, ${r.cost.serializedBytesPerSkill} bytes per skill.`,
-    `- Hostile requests (the same text as the message and as the context), a turn's catalogue: ${r.cost.hostile.map((h) => `${h.label} p50 ${h.p50.toFixed(2)} ms (max ${h.max.toFixed(2)})`).join('; ')}.`,
+    `- \`skills.search\` (rank, 20 results): p50 ${r.cost.searchMs.p50.toFixed(2)} ms, p99 ` +
+      `${r.cost.searchMs.p99.toFixed(2)} ms.`,
+    `- p99 of each run (search / turn's ranking / turn's catalogue, ms): ${r.cost.p99Runs
+      .map((run) => `${run.search.toFixed(2)} / ${run.turnRank.toFixed(2)} / ${run.choose.toFixed(2)}`)
+      .join('; ')}; the figures here are the median run's.`,
+    `- A turn's ranking (the message with another request as context, 150 candidates for 50 places): p50 ` +
+      `${r.cost.turnRankMs.p50.toFixed(2)} ` +
+      `ms, p99 ${r.cost.turnRankMs.p99.toFixed(2)} ms.`,
+    `- A turn's catalogue (rank with context, fill the budget, render): p50 ${r.cost.chooseMs.p50.toFixed(2)} ` +
+      `ms, p99 ${r.cost.chooseMs.p99.toFixed(2)} ms; CPU time p50 ${r.cost.chooseCpuMs.p50.toFixed(2)} ms, p99 ` +
+      `${r.cost.chooseCpuMs.p99.toFixed(2)} ms (load average ${r.cost.load.toFixed(2)} on ` +
+      `${cpus().length} cores while measured).`,
+    `- Index (MiniSearch, vocabulary of ${r.cost.vocabulary} terms, token counts): ` +
+      `${r.cost.indexBytesPerSkill ?? '(run with --expose-gc)'} bytes of heap per skill; serialised, ` +
+      `${r.cost.serializedBytesPerSkill} bytes per skill.`,
+    `- Hostile requests (the same text as the message and as the context), a turn's catalogue: ${r.cost.hostile
+      .map((h) => `${h.label} p50 ${h.p50.toFixed(2)} ms (max ${h.max.toFixed(2)})`)
+      .join('; ')}.`,
     '',
     ...NOTES,
     '',
     `Slots missed within 20 (${r.misses.length} request(s)), with what was ranked first:`,
     '',
-    ...r.misses.map((m) => `- [${m.kind}] "${m.query}": missing ${m.missing.map((slot) => slot.join(' | ')).join('; ')} — got ${m.got.join(', ') || 'nothing'}`),
+    ...r.misses.map(
+      (m) =>
+        `- [${m.kind}] "${m.query}": missing ${m.missing.map((slot) => slot.join(' | ')).join('; ')} — got ` +
+        `${m.got.join(', ') || 'nothing'}`,
+    ),
     '',
   ].join('\n');
 }

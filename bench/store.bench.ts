@@ -31,7 +31,12 @@ type Files = Record<string, Buffer>;
 
 /** A skill of 16 files of 64 KiB (1 MiB in all), varied by `variant` in its first byte of text. */
 function skillFiles(name: string, variant: number): Files {
-  const files: Files = { [`${name}/SKILL.md`]: Buffer.from(`---\nname: ${name}\ndescription: A 1 MiB benchmark skill, variant ${variant}.\n---\n\n# ${name}\n\nRead the references.\n`) };
+  const files: Files = {
+    [`${name}/SKILL.md`]: Buffer.from(
+      `---\nname: ${name}\ndescription: A 1 MiB benchmark skill, variant ${variant}.\n---\n\n# ` +
+        `${name}\n\nRead the references.\n`,
+    ),
+  };
   for (let i = 0; i < FILES - 1; i++) {
     const text = Buffer.alloc(FILE_BYTES, `line ${i} of a benchmark reference, variant ${variant}.\n`);
     files[`${name}/references/part-${i}.md`] = text;
@@ -61,7 +66,11 @@ function multipartOf(files: Files): { body: Buffer; boundary: string } {
   const boundary = `----bench${Math.random().toString(16).slice(2)}`;
   const parts: Buffer[] = [];
   for (const [path, content] of Object.entries(files)) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${path}"\r\n\r\n`), content, Buffer.from('\r\n'));
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${path}"\r\n\r\n`),
+      content,
+      Buffer.from('\r\n'),
+    );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(parts), boundary };
@@ -81,7 +90,8 @@ function summary(ms: number[]) {
 
 /** Part 1, against a server process. */
 async function installs(base: string) {
-  const post = (body: Buffer, type: string) => () => fetch(`${base}/v1/admin/skills`, { method: 'POST', headers: { 'content-type': type }, body });
+  const post = (body: Buffer, type: string) => () =>
+    fetch(`${base}/v1/admin/skills`, { method: 'POST', headers: { 'content-type': type }, body });
   const zip: number[] = [];
   const tarGz: number[] = [];
   const multipart: number[] = [];
@@ -104,7 +114,15 @@ async function activations(dbUrl: string, skillsDir: string) {
   const { createApp } = await import('../src/app/app.factory.js');
   const { SkillResourcesService } = await import('@skillhost/nest');
   const { SkillRegistryService } = await import('@skillhost/nest');
-  const app = await createApp(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [skillsDir], 'app.database.url': dbUrl, 'app.skills.store_directory': join(skillsDir, '..', 'store-in-process') }), { logger: false });
+  const app = await createApp(
+    configWith({
+      'app.skills.enabled': true,
+      'app.skills.directories': [skillsDir],
+      'app.database.url': dbUrl,
+      'app.skills.store_directory': join(skillsDir, '..', 'store-in-process'),
+    }),
+    { logger: false },
+  );
   try {
     const resources = app.get(SkillResourcesService);
     const registry = app.get(SkillRegistryService);
@@ -117,7 +135,8 @@ async function activations(dbUrl: string, skillsDir: string) {
     const kept: number[] = [];
     for (let i = 0; i < ACTIVATIONS; i++) without.push(await time(() => resources.activate('pinned')));
     await resources.activate('pinned', { pins: new Map() });
-    for (let i = 0; i < ACTIVATIONS; i++) kept.push(await time(() => resources.activate('pinned', { pins: new Map() })));
+    for (let i = 0; i < ACTIVATIONS; i++)
+      kept.push(await time(() => resources.activate('pinned', { pins: new Map() })));
     const afterReload: number[] = [];
     const newContent: number[] = [];
     const rounds = Math.min(ACTIVATIONS, 40);
@@ -130,7 +149,12 @@ async function activations(dbUrl: string, skillsDir: string) {
       await registry.reload();
       newContent.push(await time(() => resources.activate('pinned', { pins: new Map() })));
     }
-    return { withoutChat: summary(without), versionKept: summary(kept), afterReload: summary(afterReload), newContent: summary(newContent) };
+    return {
+      withoutChat: summary(without),
+      versionKept: summary(kept),
+      afterReload: summary(afterReload),
+      newContent: summary(newContent),
+    };
   } finally {
     await app.close();
   }
@@ -144,15 +168,22 @@ async function propagation(configA: string, configB: string, dbUrl: string) {
     const delays: number[] = [];
     for (let i = 0; i < 20; i++) {
       const name = `spread-${i}`;
-      const archive = await zipOf({ [`${name}/SKILL.md`]: Buffer.from(`---\nname: ${name}\ndescription: Propagation probe ${i}.\n---\nBody.\n`) });
-      const response = await fetch(`http://127.0.0.1:${a.port}/v1/admin/skills`, { method: 'POST', headers: { 'content-type': 'application/zip' }, body: archive });
+      const archive = await zipOf({
+        [`${name}/SKILL.md`]: Buffer.from(`---\nname: ${name}\ndescription: Propagation probe ${i}.\n---\nBody.\n`),
+      });
+      const response = await fetch(`http://127.0.0.1:${a.port}/v1/admin/skills`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/zip' },
+        body: archive,
+      });
       await response.arrayBuffer();
       const installed = performance.now();
       for (;;) {
         const detail = await fetch(`http://127.0.0.1:${b.port}/v1/skills/${name}`);
         await detail.arrayBuffer();
         if (detail.status === 200) break;
-        if (performance.now() - installed > 10_000) throw new Error(`${name} did not reach the second instance in 10 s`);
+        if (performance.now() - installed > 10_000)
+          throw new Error(`${name} did not reach the second instance in 10 s`);
       }
       delays.push(performance.now() - installed);
     }
@@ -182,8 +213,12 @@ async function main(): Promise<void> {
   chmodSync(work, 0o755);
   const skillsDir = join(work, 'skills');
   mkdirSync(join(skillsDir, 'pinned', 'references'), { recursive: true });
-  writeFileSync(join(skillsDir, 'pinned', 'SKILL.md'), '---\nname: pinned\ndescription: A disk skill whose activations are pinned.\n---\n\n# Pinned\n\nSteps.\n');
-  for (let i = 0; i < 8; i++) writeFileSync(join(skillsDir, 'pinned', 'references', `ref-${i}.md`), 'A reference line.\n'.repeat(500));
+  writeFileSync(
+    join(skillsDir, 'pinned', 'SKILL.md'),
+    '---\nname: pinned\ndescription: A disk skill whose activations are pinned.\n---\n\n# Pinned\n\nSteps.\n',
+  );
+  for (let i = 0; i < 8; i++)
+    writeFileSync(join(skillsDir, 'pinned', 'references', `ref-${i}.md`), 'A reference line.\n'.repeat(500));
   const db = await databaseUrl();
   const configA = join(work, 'a.toml');
   const configB = join(work, 'b.toml');
@@ -200,7 +235,13 @@ async function main(): Promise<void> {
     }
     const activation = await activations(db.url, skillsDir);
     const spread = await propagation(configA, configB, db.url);
-    const result = { recordedAt: new Date().toISOString(), machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`, install, activation, propagation: spread };
+    const result = {
+      recordedAt: new Date().toISOString(),
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
+      install,
+      activation,
+      propagation: spread,
+    };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(join(RESULTS_DIR, 'store.json'), `${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(join(RESULTS_DIR, 'store.md'), markdown(result));
@@ -213,13 +254,20 @@ async function main(): Promise<void> {
 
 type Summary = ReturnType<typeof summary>;
 
-function markdown(r: { recordedAt: string; machine: string; install: Record<string, Summary>; activation: Record<string, Summary>; propagation: Summary }): string {
+function markdown(r: {
+  recordedAt: string;
+  machine: string;
+  install: Record<string, Summary>;
+  activation: Record<string, Summary>;
+  propagation: Summary;
+}): string {
   const ms = (value: number) => value.toFixed(2);
   const row = (label: string, s: Summary) => `| ${label} | ${s.n} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} |`;
   return [
     '# Skill store benchmark',
     '',
-    `Recorded ${r.recordedAt} on ${r.machine}; \`npm run bench:store\`. The database is DATABASE_URL's server (or an embedded PostgreSQL).`,
+    `Recorded ${r.recordedAt} on ` +
+      `${r.machine}; \`npm run bench:store\`. The database is DATABASE_URL's server (or an embedded PostgreSQL).`,
     '',
     `## Installing a 1 MiB skill (${FILES} files of ${FILE_BYTES / 1024} KiB), over HTTP, one at a time`,
     '',
@@ -230,7 +278,8 @@ function markdown(r: { recordedAt: string; machine: string; install: Record<stri
     row('multipart, new content (201)', r.install.multipart),
     row('zip, same content again (200)', r.install.sameAgain),
     '',
-    '## What pinning adds to an activation (SkillResourcesService.activate, in process; a disk skill of 9 files, 72 KB)',
+    '## What pinning adds to an activation (SkillResourcesService.activate, in process; a disk skill of 9 ' +
+      'files, 72 KB)',
     '',
     '| activation | n | p50 ms | p99 ms | max ms |',
     '|---|---:|---:|---:|---:|',

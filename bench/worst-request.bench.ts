@@ -20,7 +20,16 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { JSON_LIMITS } from '../src/api/http/pipes/json-body.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
-import { benchWorkspace, closeWorkspace, createBenchKey, type LoopDelay, loopDelayOf, recordResults, serveApp, startChild } from './bench-support.js';
+import {
+  benchWorkspace,
+  closeWorkspace,
+  createBenchKey,
+  type LoopDelay,
+  loopDelayOf,
+  recordResults,
+  serveApp,
+  startChild,
+} from './bench-support.js';
 
 const SELF = join(import.meta.dirname, 'worst-request.bench.js');
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -28,7 +37,9 @@ const BEFORE = process.env.BENCH_BEFORE;
 /** Only the routes whose name contains this (a quick look at one; the results file is then partial). */
 const ONLY = process.env.BENCH_ONLY;
 
-/** `{"0":0,"1":0,…,"2bi3":0}`: unknown fields with the shortest names, as many as fit in `bytes` (or exactly `count`). */
+/**
+ * `{"0":0,"1":0,…,"2bi3":0}`: unknown fields with the shortest names, as many as fit in `bytes` (or exactly `count`).
+ */
 function unknownFields(bytes: number, count = Infinity): string {
   const members: string[] = [];
   let size = 2;
@@ -53,7 +64,8 @@ function manyValues(field: string): string {
   return `{${JSON.stringify(field)}:[${lists.join(',')}]}`;
 }
 
-const nested = (field: string) => `{${JSON.stringify(field)}:${'['.repeat(JSON_LIMITS.maxDepth - 1)}${']'.repeat(JSON_LIMITS.maxDepth - 1)}}`;
+const nested = (field: string) =>
+  `{${JSON.stringify(field)}:${'['.repeat(JSON_LIMITS.maxDepth - 1)}${']'.repeat(JSON_LIMITS.maxDepth - 1)}}`;
 const unstorable = (field: string) => JSON.stringify({ [field]: Array(1000).fill('\u0000') });
 const WIDEST = unknownFields(Infinity, JSON_LIMITS.maxWidth);
 
@@ -69,16 +81,28 @@ interface Case {
   undo?: { method: string; path: string; body: string };
 }
 
-const RUN_TOOL = 'mutation ($chat: ID!, $args: JSON!) { runSkillTool(chatId: $chat, tool: "skills.activate", arguments: $args) { toolCard { status } } }';
-const graphqlBody = (args: string) => `{"query":${JSON.stringify(RUN_TOOL)},"variables":{"chat":"{chat}","args":${args}}}`;
-const mcpBody = (args: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"activate_team_skill","arguments":${args}}}`;
+const RUN_TOOL =
+  'mutation ($chat: ID!, $args: JSON!) { runSkillTool(chatId: $chat, tool: "skills.activate", arguments: $args) ' +
+  '{ toolCard { status } } }';
+const graphqlBody = (args: string) =>
+  `{"query":${JSON.stringify(RUN_TOOL)},"variables":{"chat":"{chat}","args":${args}}}`;
+const mcpBody = (args: string) =>
+  `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"activate_team_skill","arguments":${args}}}`;
 const MCP_ACCEPT = 'application/json, text/event-stream';
 
 /** The requests, for bodies of up to `bodyLimit` bytes. */
 function cases(bodyLimit: number): Case[] {
   // Room left for what wraps the fields (a GraphQL query, a JSON-RPC envelope).
   const oneMibOfFields = unknownFields(bodyLimit - 1024);
-  const rest = (route: string, method: string, path: string, field: string, valid: string, more: Partial<Record<string, string>> = {}, undo?: Case['undo']): Case[] => [
+  const rest = (
+    route: string,
+    method: string,
+    path: string,
+    field: string,
+    valid: string,
+    more: Partial<Record<string, string>> = {},
+    undo?: Case['undo'],
+  ): Case[] => [
     { route, request: 'valid (baseline)', method, path, body: valid, undo },
     ...Object.entries({
       '1 MiB of unknown fields': oneMibOfFields,
@@ -94,19 +118,84 @@ function cases(bodyLimit: number): Case[] {
   return [
     ...rest('POST /v1/chats', 'POST', '/v1/chats', 'title', '{"title":"bench"}'),
     ...rest('POST /v1/me/keys', 'POST', '/v1/me/keys', 'label', '{"label":"bench"}'),
-    ...rest('POST /v1/chats/:id/messages', 'POST', '/v1/chats/{chat}/messages', 'content', '{"content":"Write a commit message."}', {
-      'a 100,000-character message (accepted)': JSON.stringify({ content: 'word '.repeat(20_000) }),
-    }),
-    ...rest('PUT /v1/me/skills', 'PUT', '/v1/me/skills', 'include', '{"include":["pdf"]}', { '200 names of 64 characters (accepted)': JSON.stringify({ include: names }) }, { method: 'PUT', path: '/v1/me/skills', body: '{}' }),
-    ...rest('POST /v1/chats/:id/tools/skills.activate', 'POST', '/v1/chats/{chat}/tools/skills.activate', 'name', '{"name":"pdf"}'),
+    ...rest(
+      'POST /v1/chats/:id/messages',
+      'POST',
+      '/v1/chats/{chat}/messages',
+      'content',
+      '{"content":"Write a commit message."}',
+      {
+        'a 100,000-character message (accepted)': JSON.stringify({ content: 'word '.repeat(20_000) }),
+      },
+    ),
+    ...rest(
+      'PUT /v1/me/skills',
+      'PUT',
+      '/v1/me/skills',
+      'include',
+      '{"include":["pdf"]}',
+      { '200 names of 64 characters (accepted)': JSON.stringify({ include: names }) },
+      { method: 'PUT', path: '/v1/me/skills', body: '{}' },
+    ),
+    ...rest(
+      'POST /v1/chats/:id/tools/skills.activate',
+      'POST',
+      '/v1/chats/{chat}/tools/skills.activate',
+      'name',
+      '{"name":"pdf"}',
+    ),
     { route: 'GET /v1/chats', request: 'valid (baseline)', method: 'GET', path: '/v1/chats' },
-    { route: 'GET /v1/chats', request: '15 KiB of unknown query parameters', method: 'GET', path: `/v1/chats?${longQuery}` },
-    { route: 'POST /graphql runSkillTool', request: 'valid (baseline)', method: 'POST', path: '/graphql', body: graphqlBody('{"name":"pdf"}') },
-    { route: 'POST /graphql runSkillTool', request: '1 MiB of unknown fields in the variables', method: 'POST', path: '/graphql', body: graphqlBody(oneMibOfFields) },
-    { route: 'POST /graphql runSkillTool', request: `${JSON_LIMITS.maxWidth} unknown arguments`, method: 'POST', path: '/graphql', body: graphqlBody(WIDEST) },
-    { route: 'POST /mcp tools/call', request: 'valid (baseline)', method: 'POST', path: '/mcp', body: mcpBody('{"name":"pdf"}'), accept: MCP_ACCEPT },
-    { route: 'POST /mcp tools/call', request: '1 MiB of unknown arguments', method: 'POST', path: '/mcp', body: mcpBody(oneMibOfFields), accept: MCP_ACCEPT },
-    { route: 'POST /mcp tools/call', request: `${JSON_LIMITS.maxWidth} unknown arguments`, method: 'POST', path: '/mcp', body: mcpBody(WIDEST), accept: MCP_ACCEPT },
+    {
+      route: 'GET /v1/chats',
+      request: '15 KiB of unknown query parameters',
+      method: 'GET',
+      path: `/v1/chats?${longQuery}`,
+    },
+    {
+      route: 'POST /graphql runSkillTool',
+      request: 'valid (baseline)',
+      method: 'POST',
+      path: '/graphql',
+      body: graphqlBody('{"name":"pdf"}'),
+    },
+    {
+      route: 'POST /graphql runSkillTool',
+      request: '1 MiB of unknown fields in the variables',
+      method: 'POST',
+      path: '/graphql',
+      body: graphqlBody(oneMibOfFields),
+    },
+    {
+      route: 'POST /graphql runSkillTool',
+      request: `${JSON_LIMITS.maxWidth} unknown arguments`,
+      method: 'POST',
+      path: '/graphql',
+      body: graphqlBody(WIDEST),
+    },
+    {
+      route: 'POST /mcp tools/call',
+      request: 'valid (baseline)',
+      method: 'POST',
+      path: '/mcp',
+      body: mcpBody('{"name":"pdf"}'),
+      accept: MCP_ACCEPT,
+    },
+    {
+      route: 'POST /mcp tools/call',
+      request: '1 MiB of unknown arguments',
+      method: 'POST',
+      path: '/mcp',
+      body: mcpBody(oneMibOfFields),
+      accept: MCP_ACCEPT,
+    },
+    {
+      route: 'POST /mcp tools/call',
+      request: `${JSON_LIMITS.maxWidth} unknown arguments`,
+      method: 'POST',
+      path: '/mcp',
+      body: mcpBody(WIDEST),
+      accept: MCP_ACCEPT,
+    },
   ];
 }
 
@@ -141,15 +230,31 @@ async function measure(server: Server, c: Case): Promise<Sample> {
     } while (outstanding);
   })();
   const started = performance.now();
-  const headers = { ...server.headers, accept: c.accept ?? 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+  const headers = {
+    ...server.headers,
+    accept: c.accept ?? 'application/json',
+    ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+  };
   const response = await fetch(`${server.base}${path}`, { method: c.method, headers, body });
   const answer = await response.arrayBuffer();
   const requestMs = performance.now() - started;
   outstanding = false;
   await probing;
   const loop = await loopDelayOf(server.child);
-  if (c.undo !== undefined) await fetch(`${server.base}${c.undo.path}`, { method: c.undo.method, headers: { ...server.headers, 'content-type': 'application/json' }, body: c.undo.body });
-  return { status: response.status, answerBytes: answer.byteLength, requestMs, loop, probes: probeMs.length, longestProbeMs: Math.max(...probeMs) };
+  if (c.undo !== undefined)
+    await fetch(`${server.base}${c.undo.path}`, {
+      method: c.undo.method,
+      headers: { ...server.headers, 'content-type': 'application/json' },
+      body: c.undo.body,
+    });
+  return {
+    status: response.status,
+    answerBytes: answer.byteLength,
+    requestMs,
+    loop,
+    probes: probeMs.length,
+    longestProbeMs: Math.max(...probeMs),
+  };
 }
 
 /** The median run by the server's longest block (the middle of RUNS). */
@@ -158,8 +263,13 @@ function medianRun(samples: Sample[]): Sample {
 }
 
 /** The app of `build` (this build when undefined) in its own process, on the bench database. */
-async function startServer(build: string | undefined, configFile: string, dbUrl: string): Promise<Pick<Server, 'child' | 'base'>> {
-  const args = build === undefined ? ['serve-app'] : ['serve-app', pathToFileURL(join(resolve(build), 'dist', 'src', '/')).href];
+async function startServer(
+  build: string | undefined,
+  configFile: string,
+  dbUrl: string,
+): Promise<Pick<Server, 'child' | 'base'>> {
+  const args =
+    build === undefined ? ['serve-app'] : ['serve-app', pathToFileURL(join(resolve(build), 'dist', 'src', '/')).href];
   const { child, port } = await startChild(SELF, args, { SKILLHOST_CONFIG: configFile, DATABASE_URL: dbUrl });
   return { child, base: `http://127.0.0.1:${port}` };
 }
@@ -167,7 +277,11 @@ async function startServer(build: string | undefined, configFile: string, dbUrl:
 /** The member's key on every request, and a chat of theirs for the chat routes. */
 async function asMember(server: Pick<Server, 'child' | 'base'>, key: string): Promise<Server> {
   const headers = { authorization: `Bearer ${key}` };
-  const created = await fetch(`${server.base}/v1/chats`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{"title":"bench"}' });
+  const created = await fetch(`${server.base}/v1/chats`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: '{"title":"bench"}',
+  });
   return { ...server, headers, chat: ((await created.json()) as { id: string }).id };
 }
 
@@ -197,7 +311,10 @@ async function main(): Promise<void> {
   });
   const writeSkills = (dir: string) => {
     mkdirSync(join(dir, 'pdf', 'references'), { recursive: true });
-    writeFileSync(join(dir, 'pdf', 'SKILL.md'), '---\nname: pdf\ndescription: Works with PDF files. Use for PDFs.\n---\n\n# PDF\n\nSee references/forms.md.\n');
+    writeFileSync(
+      join(dir, 'pdf', 'SKILL.md'),
+      '---\nname: pdf\ndescription: Works with PDF files. Use for PDFs.\n---\n\n# PDF\n\nSee references/forms.md.\n',
+    );
     writeFileSync(join(dir, 'pdf', 'references', 'forms.md'), 'FORMS\n');
   };
   const { work, db, configFile } = await benchWorkspace('skillhost-bench-worst-', writeSkills, {
@@ -223,12 +340,21 @@ async function main(): Promise<void> {
     const result = {
       recordedAt: new Date().toISOString(),
       machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
-      loadAverage: { atStart: loadBefore.map((n) => Math.round(n * 100) / 100), atEnd: loadavg().map((n) => Math.round(n * 100) / 100) },
+      loadAverage: {
+        atStart: loadBefore.map((n) => Math.round(n * 100) / 100),
+        atEnd: loadavg().map((n) => Math.round(n * 100) / 100),
+      },
       runs: RUNS,
       limits: { ...JSON_LIMITS, bodyBytes: BODY_LIMIT_BYTES },
       unknownFieldsInOneMib: unknownFields(BODY_LIMIT_BYTES).split(',').length,
       before: BEFORE,
-      cases: list.map((c, i) => ({ route: c.route, request: c.request, bodyBytes: Buffer.byteLength(c.body ?? c.path), after: after[i], before: before?.[i] })),
+      cases: list.map((c, i) => ({
+        route: c.route,
+        request: c.request,
+        bodyBytes: Buffer.byteLength(c.body ?? c.path),
+        after: after[i],
+        before: before?.[i],
+      })),
     };
     recordResults('worst-request', result, markdown(result));
   } finally {
@@ -248,25 +374,48 @@ function markdown(r: {
   cases: { route: string; request: string; bodyBytes: number; after: Sample; before?: Sample }[];
 }): string {
   const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
-  const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${bytes} B`);
-  const cell = (s: Sample | undefined) => (s === undefined ? '' : `${s.status} · ${size(s.answerBytes)} · **${ms(s.loop.max)}** · ${ms(s.longestProbeMs)}`);
+  const size = (bytes: number) =>
+    bytes >= 1024 * 1024
+      ? `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+      : bytes >= 1024
+        ? `${(bytes / 1024).toFixed(1)} KiB`
+        : `${bytes} B`;
+  const cell = (s: Sample | undefined) =>
+    s === undefined ? '' : `${s.status} · ${size(s.answerBytes)} · **${ms(s.loop.max)}** · ${ms(s.longestProbeMs)}`;
   const withBefore = r.cases.some((c) => c.before !== undefined);
   const lines = [
     '# Worst-request benchmark',
     '',
-    `Recorded ${r.recordedAt} on ${r.machine}; load average ${r.loadAverage.atStart.join(' / ')} at the start, ${r.loadAverage.atEnd.join(' / ')} at the end (the machine was shared). \`npm run bench:worst-request\`${withBefore ? ' with `BENCH_BEFORE`' : ''}.`,
+    `Recorded ${r.recordedAt} on ${r.machine}; load average ${r.loadAverage.atStart.join(' / ')} at the start, ` +
+      `${r.loadAverage.atEnd.join(' / ')} at the end (the machine was shared). \`npm run ` +
+      `bench:worst-request\`${withBefore ? ' with `BENCH_BEFORE`' : ''}.`,
     '',
-    `Limits: bodies up to ${size(r.limits.bodyBytes)}, ${r.limits.maxDepth} levels deep, ${r.limits.maxWidth} members to an array or object, ${r.limits.maxValues} values in all; "1 MiB of unknown fields" is ${r.unknownFieldsInOneMib.toLocaleString('en')} of them (1,024 bytes fewer for GraphQL and MCP, whose envelope takes the rest). Each request is sent ${r.runs} times to a server in its own process (API keys on, a member's key); the run shown is the median by the server's longest event-loop delay while the request was handled (1 ms resolution, so ~1–2 ms is an idle loop). Meanwhile this process asks \`GET /health\` back to back; "probe" is its longest wait for an answer.`,
+    `Limits: bodies up to ${size(r.limits.bodyBytes)}, ${r.limits.maxDepth} levels deep, ${r.limits.maxWidth} ` +
+      `members to an array or object, ${r.limits.maxValues} values in all; "1 MiB of unknown fields" is ` +
+      `${r.unknownFieldsInOneMib.toLocaleString('en')} of them (1,024 bytes fewer for GraphQL and MCP, whose ` +
+      `envelope takes the rest). Each request is sent ${r.runs} times to a server in its own process (API keys ` +
+      `on, a member's key); the run shown is the median by the server's longest event-loop delay while the ` +
+      `request was handled (1 ms resolution, so ~1–2 ms is an idle loop). Meanwhile this process asks \`GET ` +
+      `/health\` back to back; "probe" is its longest wait for an answer.`,
     '',
-    `Each cell: status · answer size · **longest event-loop block, ms** · longest probe wait, ms.${withBefore ? ` "Before": the same requests against the build in ${r.before}, on the same database, in the same run.` : ''}`,
+    `Each cell: status · answer size · **longest event-loop block, ms** · longest probe wait, ms.${
+      withBefore
+        ? ` "Before": the same requests against the build in ${r.before}, on the same database, in the same run.`
+        : ''
+    }`,
     '',
     withBefore ? '| route | request | body | after | before |' : '| route | request | body | after |',
     withBefore ? '|---|---|---:|---|---|' : '|---|---|---:|---|',
-    ...r.cases.map((c) => `| ${c.route} | ${c.request} | ${size(c.bodyBytes)} | ${cell(c.after)} |${withBefore ? ` ${cell(c.before)} |` : ''}`),
+    ...r.cases.map(
+      (c) =>
+        `| ${c.route} | ${c.request} | ${size(c.bodyBytes)} | ${cell(c.after)} ` +
+        `|${withBefore ? ` ${cell(c.before)} |` : ''}`,
+    ),
     '',
   ];
   return lines.join('\n');
 }
 
-if (process.argv[2] === 'serve-app') await serveApp(process.argv[3] === undefined ? undefined : new URL(process.argv[3]));
+if (process.argv[2] === 'serve-app')
+  await serveApp(process.argv[3] === undefined ? undefined : new URL(process.argv[3]));
 else await main();

@@ -10,7 +10,10 @@ export class ChatLastSeq1763900000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('ALTER TABLE chats ADD COLUMN last_seq integer NOT NULL DEFAULT 0');
-    await queryRunner.query('UPDATE chats c SET last_seq = m.max_seq FROM (SELECT chat_id, MAX(seq) AS max_seq FROM chat_messages GROUP BY chat_id) m WHERE m.chat_id = c.id');
+    await queryRunner.query(
+      'UPDATE chats c SET last_seq = m.max_seq FROM (SELECT chat_id, MAX(seq) AS max_seq FROM chat_messages ' +
+        'GROUP BY chat_id) m WHERE m.chat_id = c.id',
+    );
     await queryRunner.query('ALTER TABLE chats ADD CONSTRAINT ck_chats_last_seq CHECK (last_seq >= 0)');
   }
 

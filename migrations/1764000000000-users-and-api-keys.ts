@@ -21,7 +21,10 @@ export class UsersAndApiKeys1764000000000 implements MigrationInterface {
         CONSTRAINT ck_users_role CHECK (role IN ('admin', 'member')),
         CONSTRAINT ck_users_name CHECK (name ~ '^[a-z0-9][a-z0-9._-]{0,63}$')
       )`);
-    await queryRunner.query(`INSERT INTO users (id, name, role) VALUES ($1, $2, 'admin')`, [LOCAL_USER.id, LOCAL_USER.name]);
+    await queryRunner.query(`INSERT INTO users (id, name, role) VALUES ($1, $2, 'admin')`, [
+      LOCAL_USER.id,
+      LOCAL_USER.name,
+    ]);
     await queryRunner.query(`
       CREATE TABLE api_keys (
         id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -43,7 +46,9 @@ export class UsersAndApiKeys1764000000000 implements MigrationInterface {
     await queryRunner.query('UPDATE chats SET owner_id = $1', [LOCAL_USER.id]);
     await queryRunner.query('ALTER TABLE chats ALTER COLUMN owner_id SET NOT NULL');
     // RESTRICT: users are disabled, never deleted with their chats by accident.
-    await queryRunner.query('ALTER TABLE chats ADD CONSTRAINT fk_chats_owner FOREIGN KEY (owner_id) REFERENCES users (id) ON DELETE RESTRICT');
+    await queryRunner.query(
+      'ALTER TABLE chats ADD CONSTRAINT fk_chats_owner FOREIGN KEY (owner_id) REFERENCES users (id) ON DELETE RESTRICT',
+    );
     await queryRunner.query('DROP INDEX ix_chats_created_at');
     await queryRunner.query('CREATE INDEX ix_chats_owner_created_at ON chats (owner_id, created_at DESC, id)');
   }

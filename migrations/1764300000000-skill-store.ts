@@ -33,7 +33,8 @@ export class SkillStore1764300000000 implements MigrationInterface {
         CONSTRAINT ck_skill_versions_digest CHECK (digest ~ '^sha256:[0-9a-f]{64}$'),
         CONSTRAINT ck_skill_versions_manifest CHECK (jsonb_typeof(manifest) = 'array')
       )`);
-    await queryRunner.query(`
+    await queryRunner.query(
+      `
       CREATE TABLE installed_skills (
         id uuid NOT NULL,
         name text NOT NULL,
@@ -43,12 +44,19 @@ export class SkillStore1764300000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now(),
         CONSTRAINT pk_installed_skills PRIMARY KEY (id),
-        CONSTRAINT ck_installed_skills_scope CHECK (scope IN ('shared', 'personal') AND (scope = 'shared') = (owner_id IS NULL)),
+        CONSTRAINT ck_installed_skills_scope CHECK (scope IN ('shared', 'personal') AND (scope = 'shared') = ` +
+        `(owner_id IS NULL)),
         CONSTRAINT fk_installed_skills_owner FOREIGN KEY (owner_id) REFERENCES users (id) ON DELETE CASCADE
-      )`);
-    await queryRunner.query(`CREATE UNIQUE INDEX uq_installed_skills_shared ON installed_skills (name) WHERE scope = 'shared'`);
-    await queryRunner.query(`CREATE UNIQUE INDEX uq_installed_skills_personal ON installed_skills (owner_id, name) WHERE scope = 'personal'`);
-    await queryRunner.query(`
+      )`,
+    );
+    await queryRunner.query(
+      `CREATE UNIQUE INDEX uq_installed_skills_shared ON installed_skills (name) WHERE scope = 'shared'`,
+    );
+    await queryRunner.query(
+      `CREATE UNIQUE INDEX uq_installed_skills_personal ON installed_skills (owner_id, name) WHERE scope = 'personal'`,
+    );
+    await queryRunner.query(
+      `
       CREATE TABLE installed_skill_versions (
         installed_id uuid NOT NULL,
         version integer NOT NULL,
@@ -57,10 +65,13 @@ export class SkillStore1764300000000 implements MigrationInterface {
         installed_by uuid,
         CONSTRAINT pk_installed_skill_versions PRIMARY KEY (installed_id, version),
         CONSTRAINT uq_installed_skill_versions_digest UNIQUE (installed_id, digest),
-        CONSTRAINT fk_installed_skill_versions_skill FOREIGN KEY (installed_id) REFERENCES installed_skills (id) ON DELETE CASCADE,
+        CONSTRAINT fk_installed_skill_versions_skill FOREIGN KEY (installed_id) REFERENCES installed_skills (id) ON ` +
+        `DELETE CASCADE,
         CONSTRAINT fk_installed_skill_versions_version FOREIGN KEY (digest) REFERENCES skill_versions (digest),
-        CONSTRAINT fk_installed_skill_versions_user FOREIGN KEY (installed_by) REFERENCES users (id) ON DELETE SET NULL
-      )`);
+        CONSTRAINT fk_installed_skill_versions_user FOREIGN KEY (installed_by) REFERENCES users (id) ON DELETE SET ` +
+        `NULL
+      )`,
+    );
     await queryRunner.query(`
       CREATE TABLE skill_switches (
         name text NOT NULL,

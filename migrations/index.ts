@@ -6,4 +6,11 @@ import { ChatEventRelay1764200000000 } from './1764200000000-chat-event-relay.js
 import { SkillStore1764300000000 } from './1764300000000-skill-store.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
-export const MIGRATIONS = [InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  ChatLastSeq1763900000000,
+  UsersAndApiKeys1764000000000,
+  CommandsAndInvocations1764100000000,
+  ChatEventRelay1764200000000,
+  SkillStore1764300000000,
+];

@@ -4,5 +4,12 @@
  * @skillhost/ai-sdk, re-exported). Give them the registry and resources of `SkillsModule`
  * (`skillhost/nest`).
  */
-export { invokeSkills, type Invoked, skillSystemPrompt, type SkillToolsOptions, skillTools, type ToolCard } from '@skillhost/ai-sdk';
+export {
+  invokeSkills,
+  type Invoked,
+  skillSystemPrompt,
+  type SkillToolsOptions,
+  skillTools,
+  type ToolCard,
+} from '@skillhost/ai-sdk';
 export type { ToolCardSummary, ToolStyle } from '@skillhost/ai-sdk';

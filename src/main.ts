@@ -10,7 +10,9 @@ import { listeningLine, type StartupFacts, startupSummary } from './app/startup-
 import { DatabaseLifecycle } from './infra/database/database.provider.js';
 import { SkillRegistryService } from '@skillhost/nest';
 
-/** Past the grace period, how long closing (the pool, the embedded PostgreSQL) may take before the process exits anyway. */
+/**
+ * Past the grace period, how long closing (the pool, the embedded PostgreSQL) may take before the process exits anyway.
+ */
 const CLOSE_MARGIN_MS = 30_000;
 
 const SIGNAL_NUMBERS = { SIGINT: 2, SIGTERM: 15 } as const;
@@ -33,10 +35,21 @@ async function bootstrap(): Promise<void> {
     console.error(`skillhost: shutdown did not finish within ${graceMs + CLOSE_MARGIN_MS} ms; exiting anyway`);
     process.exit(1);
   }, graceMs + CLOSE_MARGIN_MS).unref();
-  logger.log(`${signal}: refusing new connections and turns; waiting up to ${graceMs} ms (app.shutdown_grace_ms) for the turns in flight`);
+  logger.log(
+    `${signal}: refusing new connections and turns; waiting up to ` +
+      `${graceMs} ms (app.shutdown_grace_ms) for the turns in flight`,
+  );
   try {
-    const cut = await closeGracefully(app, graceMs, signals.second.then((again) => logger.warn(`${again} again: not waiting for the turns in flight any longer`)));
-    if (cut > 0) logger.warn(`Cut ${cut} turn(s) still running at the end of the grace period: their connections were reset and they were not stored`);
+    const cut = await closeGracefully(
+      app,
+      graceMs,
+      signals.second.then((again) => logger.warn(`${again} again: not waiting for the turns in flight any longer`)),
+    );
+    if (cut > 0)
+      logger.warn(
+        `Cut ${cut} turn(s) still running at the end of the grace period: their connections were reset and they ` +
+          `were not stored`,
+      );
   } catch (error) {
     logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
@@ -53,7 +66,11 @@ function startupFacts(app: NestFastifyApplication, config: AppConfig): StartupFa
     authMode: app.get(AuthService, { strict: false }).mode,
     host,
     database: app.get(DatabaseLifecycle, { strict: false }).description,
-    skills: snapshot && { loaded: snapshot.skills.size, invalid: snapshot.invalid.length, directories: snapshot.directories },
+    skills: snapshot && {
+      loaded: snapshot.skills.size,
+      invalid: snapshot.invalid.length,
+      directories: snapshot.directories,
+    },
     mcp: mcp.enabled,
     models: Object.keys(models),
     defaultModel,
@@ -76,7 +93,11 @@ async function startOrExit(config: AppConfig): Promise<NestFastifyApplication> {
   try {
     app = await createApp(config);
     // Fastify's own line for each address is the summary's first: `app.port = 0` picks a free port.
-    await app.listen({ port: config.app.port, host: config.app.host, listenTextResolver: (address) => listeningLine(packageVersion(), address) });
+    await app.listen({
+      port: config.app.port,
+      host: config.app.host,
+      listenTextResolver: (address) => listeningLine(packageVersion(), address),
+    });
     return app;
   } catch (error) {
     console.error(`skillhost: cannot start: ${error instanceof Error ? error.message : String(error)}`);

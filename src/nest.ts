@@ -1,8 +1,8 @@
 /**
  * `skillhost/nest`: Agent Skills inside an app's own NestJS backend. Import `SkillsModule.forRoot`
  * (or `forRootAsync`), inject `SkillRegistryService` and `SkillResourcesService`, and use the pure
- * pieces below wherever they help (all from the package @skillhost/nest, which this re-exports). Importing this file starts nothing and reads no configuration or
- * environment variable.
+ * pieces below wherever they help (all from the package @skillhost/nest, which this re-exports). Importing this file
+ * starts nothing and reads no configuration or environment variable.
  */
 export { SkillsModule } from '@skillhost/nest';
 export { SkillRegistryService } from '@skillhost/nest';
@@ -21,7 +21,15 @@ export { AppError, ErrorCode, httpStatusOf } from '@skillhost/nest';
 // The pure pieces.
 export { parseSkillMd, type ParsedSkillMd } from '@skillhost/nest';
 export { parseFrontmatterYaml, type FrontmatterData, type ParsedFrontmatter } from '@skillhost/nest';
-export { ALLOWED_FIELDS, MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, type SkillFrontmatter, validateFrontmatter, type ValidationResult } from '@skillhost/nest';
+export {
+  ALLOWED_FIELDS,
+  MAX_COMPATIBILITY_LENGTH,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_NAME_LENGTH,
+  type SkillFrontmatter,
+  validateFrontmatter,
+  type ValidationResult,
+} from '@skillhost/nest';
 export { type Invocation, type InvocationRules, MAX_INVOKED_SKILLS, parseInvocation } from '@skillhost/nest';
 export { type CatalogueEntry, renderCatalogue } from '@skillhost/nest';
 export { CatalogueChooser, type SkillSearchResult } from '@skillhost/nest';
@@ -30,4 +38,10 @@ export { assembleSystemPrompt, type PromptInputs } from '@skillhost/nest';
 
 // Activations, for an app that keeps its chats itself.
 export { activationTableSql, PostgresActivationStore } from '@skillhost/nest';
-export type { ActivationHow, ActivationStore, NewSkillActivation, PgQueryable, StoredSkillActivation } from '@skillhost/nest';
+export type {
+  ActivationHow,
+  ActivationStore,
+  NewSkillActivation,
+  PgQueryable,
+  StoredSkillActivation,
+} from '@skillhost/nest';

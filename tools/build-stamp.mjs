@@ -15,7 +15,18 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STAMP = join(ROOT, 'dist', '.built');
 const BEGUN = join(ROOT, 'dist', '.building');
 /** What `npm run build` reads: the TypeScript of the server, the page, the migrations, and their settings. */
-const INPUTS = ['src', 'web', 'migrations', 'bench', 'test/support', 'tools/build-web-assets.mjs', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+const INPUTS = [
+  'src',
+  'web',
+  'migrations',
+  'bench',
+  'test/support',
+  'tools/build-web-assets.mjs',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+];
 
 /** The newest modification time among the build inputs, in ms (0 when none exists). */
 function newestInput() {

@@ -22,6 +22,9 @@ const VENDOR = [
 for (const file of ['index.html', 'styles.css']) copyFileSync(join(root, 'web', file), join(out, file));
 mkdirSync(join(out, 'vendor'), { recursive: true });
 for (const [name, source] of VENDOR) {
-  const text = readFileSync(fileURLToPath(import.meta.resolve(source)), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+  const text = readFileSync(fileURLToPath(import.meta.resolve(source)), 'utf8').replace(
+    /\n\/\/# sourceMappingURL=\S+\s*$/,
+    '\n',
+  );
   writeFileSync(join(out, 'vendor', name), text);
 }

@@ -24,10 +24,18 @@ for (const [location, entry] of Object.entries(packages)) {
     const os = OS.find((o) => parts.includes(o));
     const cpu = CPU.find((c) => parts.includes(c));
     if (os === undefined || cpu === undefined || !/^\d+\.\d+\.\d+/.test(spec)) continue;
-    packages[`node_modules/${name}`] = { version: spec.replace(/^[\^~=]/, ''), cpu: [cpu], ...(entry.dev ? { dev: true } : {}), optional: true, os: [os] };
+    packages[`node_modules/${name}`] = {
+      version: spec.replace(/^[\^~=]/, ''),
+      cpu: [cpu],
+      ...(entry.dev ? { dev: true } : {}),
+      optional: true,
+      os: [os],
+    };
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 writeFileSync(path, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`complete-lockfile: added ${added} platform-specific optional entr${added === 1 ? 'y' : 'ies'}`);

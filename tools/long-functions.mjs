@@ -50,24 +50,45 @@ function sourceFiles(path) {
   return readdirSync(path, { withFileTypes: true })
     .filter((entry) => entry.name !== 'node_modules' && !entry.name.startsWith('.'))
     .sort((a, b) => a.name.localeCompare(b.name))
-    .flatMap((entry) => (entry.isDirectory() ? sourceFiles(join(path, entry.name)) : entry.isFile() && SOURCE.test(entry.name) && !SKIPPED.test(entry.name) ? [join(path, entry.name)] : []));
+    .flatMap((entry) =>
+      entry.isDirectory()
+        ? sourceFiles(join(path, entry.name))
+        : entry.isFile() && SOURCE.test(entry.name) && !SKIPPED.test(entry.name)
+          ? [join(path, entry.name)]
+          : [],
+    );
 }
 
-/** A readable name for a function node: `Class.method`, the variable or property it is assigned to, or `<anonymous>`. */
+/**
+ * A readable name for a function node: `Class.method`, the variable or property it is assigned to, or `<anonymous>`.
+ */
 function nameOf(node) {
   const own = node.name && ts.isIdentifier(node.name) ? node.name.text : node.name?.getText();
   const className = ts.isClassLike(node.parent) ? (node.parent.name?.text ?? '<class>') : undefined;
   if (ts.isConstructorDeclaration(node)) return `${className}.constructor`;
   if (own !== undefined) return className !== undefined ? `${className}.${own}` : own;
   const parent = node.parent;
-  if ((ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.name) {
-    return ts.isPropertyDeclaration(parent) && ts.isClassLike(parent.parent) ? `${parent.parent.name?.text ?? '<class>'}.${parent.name.getText()}` : parent.name.getText();
+  if (
+    (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) &&
+    parent.name
+  ) {
+    return ts.isPropertyDeclaration(parent) && ts.isClassLike(parent.parent)
+      ? `${parent.parent.name?.text ?? '<class>'}.${parent.name.getText()}`
+      : parent.name.getText();
   }
   return '<anonymous>';
 }
 
 function isFunction(node) {
-  return ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node) || ts.isGetAccessorDeclaration(node) || ts.isSetAccessorDeclaration(node) || ts.isFunctionExpression(node) || ts.isArrowFunction(node);
+  return (
+    ts.isFunctionDeclaration(node) ||
+    ts.isMethodDeclaration(node) ||
+    ts.isConstructorDeclaration(node) ||
+    ts.isGetAccessorDeclaration(node) ||
+    ts.isSetAccessorDeclaration(node) ||
+    ts.isFunctionExpression(node) ||
+    ts.isArrowFunction(node)
+  );
 }
 
 /** Every function of a file with its length in lines. */
@@ -100,13 +121,19 @@ async function main(argv) {
     return 0;
   }
   ts = (await import('typescript')).default;
-  const files = options.paths.flatMap(sourceFiles).filter((file) => !options.exclude.some((pattern) => pattern.test(file)));
+  const files = options.paths
+    .flatMap(sourceFiles)
+    .filter((file) => !options.exclude.some((pattern) => pattern.test(file)));
   const long = files
     .flatMap(functionsOf)
     .filter((fn) => fn.lines > options.max)
     .sort((a, b) => b.lines - a.lines || a.file.localeCompare(b.file) || a.line - b.line);
   for (const fn of long) process.stdout.write(`${relative('.', fn.file)}:${fn.line}  ${fn.name}  ${fn.lines} lines\n`);
-  if (long.length > 0) process.stderr.write(`${long.length} function${long.length === 1 ? '' : 's'} over ${options.max} lines in ${files.length} files: split each into named steps.\n`);
+  if (long.length > 0)
+    process.stderr.write(
+      `${long.length} function${long.length === 1 ? '' : 's'} over ${options.max} lines in ` +
+        `${files.length} files: split each into named steps.\n`,
+    );
   return long.length > 0 ? 1 : 0;
 }
 

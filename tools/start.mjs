@@ -27,7 +27,8 @@ function serverRunningHere() {
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const cwd = readlinkSync(`/proc/${pid}/cwd`);
-      const runs = (arg) => arg === main || join(cwd, arg) === main || join(cwd, arg) === join(ROOT, 'tools', 'start.mjs');
+      const runs = (arg) =>
+        arg === main || join(cwd, arg) === main || join(cwd, arg) === join(ROOT, 'tools', 'start.mjs');
       if (args.slice(1).some(runs)) return pid;
     } catch {
       // Gone, or not ours to read.
@@ -39,11 +40,21 @@ function serverRunningHere() {
 if (!isBuildCurrent()) {
   const running = serverRunningHere();
   if (running !== undefined) {
-    process.stderr.write(`skillhost: the sources changed since the last build, but a Skillhost started from this folder is running (pid ${running}); building now would replace its files. Stop it first, or serve the last build as it is: node dist/src/main.js\n`);
+    process.stderr.write(
+      `skillhost: the sources changed since the last build, but a Skillhost started from this folder is running ` +
+        `(pid ${running}); building now would replace its files. Stop it first, or serve the last build as it is: ` +
+        `node dist/src/main.js\n`,
+    );
     process.exit(1);
   }
-  process.stderr.write('skillhost: the sources changed since the last build (or there is none): building first (npm run build)\n');
-  const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit', shell: process.platform === 'win32' });
+  process.stderr.write(
+    'skillhost: the sources changed since the last build (or there is none): building first (npm run build)\n',
+  );
+  const build = spawnSync('npm', ['run', '--silent', 'build'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    shell: process.platform === 'win32',
+  });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 await import(pathToFileURL(join(ROOT, 'dist', 'src', 'main.js')).href);

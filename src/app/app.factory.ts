@@ -27,7 +27,10 @@ import { TurnGate } from '../domain/chats/turn-gate.service.js';
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export interface CreateAppOptions {
-  /** Where Nest's logs go: absent, pino as `[app.logging]` says (with a request log); `false`, nowhere; or a logger of one's own. */
+  /**
+   * Where Nest's logs go: absent, pino as `[app.logging]` says (with a request log); `false`, nowhere; or a logger of
+   * one's own.
+   */
   logger?: LoggerService | false;
   /** pino's output instead of stdout (tests read the lines). */
   logDestination?: DestinationStream;
@@ -47,7 +50,13 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
         void reply
           .code(400)
           .header('content-type', 'application/json; charset=utf-8')
-          .send(JSON.stringify({ code: ErrorCode.VALIDATION_FAILED, message: `Invalid request: ${error.message}`, details: { problems: [problem] } }));
+          .send(
+            JSON.stringify({
+              code: ErrorCode.VALIDATION_FAILED,
+              message: `Invalid request: ${error.message}`,
+              details: { problems: [problem] },
+            }),
+          );
       },
       // Requests Node's parser refuses (headers over 16 KiB, a malformed request line) too.
       clientErrorHandler: answerClientError,
@@ -60,7 +69,12 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   hardenHttp(app, config, app.get(AuthService, { strict: false }).mode);
   acceptSkillUploads(app.getHttpAdapter().getInstance(), SKILL_UPLOAD_ROUTES);
   checkKeysBeforeBodies(app, [GRAPHQL_PATH]);
-  limitBodyTime(app.getHttpAdapter().getInstance(), config.app.http, { json: BODY_LIMIT_BYTES, upload: config.app.skills.maxInstallBytes }, (request) => uploadKindOf(request.headers['content-type']) !== undefined);
+  limitBodyTime(
+    app.getHttpAdapter().getInstance(),
+    config.app.http,
+    { json: BODY_LIMIT_BYTES, upload: config.app.skills.maxInstallBytes },
+    (request) => uploadKindOf(request.headers['content-type']) !== undefined,
+  );
   // No Nest shutdown hooks: main.ts owns SIGTERM/SIGINT and runs closeGracefully.
   closeConnectionsWhileStopping(app);
   setupOpenApi(app);
@@ -82,7 +96,11 @@ const ANSWER_FLUSH_MS = 2000;
  * connections are reset and the database pool closes at once, so a cut turn stores nothing (unless
  * its one atomic write had already begun). Returns how many turns were cut.
  */
-export async function closeGracefully(app: NestFastifyApplication, graceMs: number, hurry?: Promise<unknown>): Promise<number> {
+export async function closeGracefully(
+  app: NestFastifyApplication,
+  graceMs: number,
+  hurry?: Promise<unknown>,
+): Promise<number> {
   const lifecycle = app.get(LifecycleService);
   const turns = app.get(TurnGate);
   const server = app.getHttpServer() as Server;

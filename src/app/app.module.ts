@@ -24,7 +24,10 @@ import { TURN_EVENT_SHAPES } from '../domain/chats/turn-runner.js';
 import { LANGUAGE_MODELS } from '../domain/chats/llm/language-models.js';
 import { LanguageModelFactory } from '../infra/llm/language-model.factory.js';
 
-/** The chats with the adapters of their ports: storage from the database, models from the providers, metrics from observability, the turn's event shapes from the doors. */
+/**
+ * The chats with the adapters of their ports: storage from the database, models from the providers, metrics from
+ * observability, the turn's event shapes from the doors.
+ */
 function chatsWithAdapters(): DynamicModule {
   return ChatModule.forRoot({
     imports: [PersistenceModule, MetricsModule],

@@ -20,7 +20,11 @@ const CLI_POOL_SIZE = 2;
 @Module({})
 export class CliModule {
   static forConfig(config: AppConfig): DynamicModule {
-    return { module: CliModule, imports: [ConfigModule.forRoot(config), PersistenceModule], providers: [AuthService, UsersService, SkillStoreService] };
+    return {
+      module: CliModule,
+      imports: [ConfigModule.forRoot(config), PersistenceModule],
+      providers: [AuthService, UsersService, SkillStoreService],
+    };
   }
 }
 
@@ -35,13 +39,26 @@ export function withUsersService<T>(config: AppConfig, work: (users: UsersServic
 }
 
 /** The same, with the skill store too (`install`, `versions`, `enable`…). */
-export async function withServices<T>(config: AppConfig, work: (services: { users: UsersService; store: SkillStoreService }) => Promise<T>): Promise<T> {
+export async function withServices<T>(
+  config: AppConfig,
+  work: (services: { users: UsersService; store: SkillStoreService }) => Promise<T>,
+): Promise<T> {
   const settings = config.app.database;
-  const embedded = settings.url === '' ? new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort, ownerName: 'a skillhost command' }) : undefined;
+  const embedded =
+    settings.url === ''
+      ? new EmbeddedPostgresServer({
+          dataDir: settings.embeddedDir,
+          port: settings.embeddedPort,
+          ownerName: 'a skillhost command',
+        })
+      : undefined;
   try {
     const url = embedded === undefined ? settings.url : await failWith(embedded.connectOrStart());
     const context = await failWith(
-      NestFactory.createApplicationContext(CliModule.forConfig(withDatabase(config, url)), { logger: false, abortOnError: false }),
+      NestFactory.createApplicationContext(CliModule.forConfig(withDatabase(config, url)), {
+        logger: false,
+        abortOnError: false,
+      }),
     );
     try {
       return await work({ users: context.get(UsersService), store: context.get(SkillStoreService) });

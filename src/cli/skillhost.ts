@@ -2,7 +2,12 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AppError } from '@skillhost/core';
-import { CATALOGUE_FORMATS, type CatalogueFormat, VALIDATION_MODES, type ValidationMode } from '../config/app-config.js';
+import {
+  CATALOGUE_FORMATS,
+  type CatalogueFormat,
+  VALIDATION_MODES,
+  type ValidationMode,
+} from '../config/app-config.js';
 import { ConfigError, loadConfig } from '../config/config-loader.js';
 import { renderCatalogue } from '@skillhost/core';
 import { buildSnapshot } from '@skillhost/core';
@@ -123,7 +128,8 @@ function checkPath(input: string, mode: ValidationMode, cwd: string): CheckedPat
 
 function parseMode(value: string | undefined, fallback: ValidationMode): ValidationMode {
   if (value === undefined) return fallback;
-  if (!(VALIDATION_MODES as readonly string[]).includes(value)) throw new UsageError(`--mode must be one of ${VALIDATION_MODES.join(', ')}; got '${value}'.`);
+  if (!(VALIDATION_MODES as readonly string[]).includes(value))
+    throw new UsageError(`--mode must be one of ${VALIDATION_MODES.join(', ')}; got '${value}'.`);
   return value as ValidationMode;
 }
 
@@ -133,11 +139,21 @@ function requirePaths(paths: string[]): string[] {
 }
 
 function validateCommand(args: string[], io: CliIo): number {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { mode: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { mode: { type: 'string' }, json: { type: 'boolean' } },
+  });
   const mode = parseMode(values.mode, 'strict');
   const results = requirePaths(positionals).map((path) => checkPath(path, mode, io.cwd));
   if (values.json) {
-    io.out(JSON.stringify(results.map(({ inspection: _, ...rest }) => rest), null, 2));
+    io.out(
+      JSON.stringify(
+        results.map(({ inspection: _, ...rest }) => rest),
+        null,
+        2,
+      ),
+    );
   } else {
     for (const result of results) {
       if (result.valid) io.out(`Valid skill: ${result.path}`);
@@ -149,38 +165,77 @@ function validateCommand(args: string[], io: CliIo): number {
 }
 
 function toPromptCommand(args: string[], io: CliIo): number {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { format: { type: 'string' }, mode: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { format: { type: 'string' }, mode: { type: 'string' } },
+  });
   const format = (values.format ?? 'xml') as CatalogueFormat;
-  if (!CATALOGUE_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${CATALOGUE_FORMATS.join(', ')}; got '${values.format}'.`);
+  if (!CATALOGUE_FORMATS.includes(format))
+    throw new UsageError(`--format must be one of ${CATALOGUE_FORMATS.join(', ')}; got '${values.format}'.`);
   const results = requirePaths(positionals).map((path) => checkPath(path, parseMode(values.mode, 'strict'), io.cwd));
   const invalid = results.filter((r) => !r.valid);
-  for (const result of invalid) io.err([`Validation failed for ${result.path}:`, ...result.errors.map((e) => `  - ${e}`)].join('\n'));
+  for (const result of invalid)
+    io.err([`Validation failed for ${result.path}:`, ...result.errors.map((e) => `  - ${e}`)].join('\n'));
   if (invalid.length > 0) return 1;
   const entries = results.flatMap((r) => (r.inspection?.kind === 'valid' ? [r.inspection.skill] : []));
-  io.out(renderCatalogue(entries.map((s) => ({ name: s.name, description: s.description, location: s.skillFile })), format, true));
+  io.out(
+    renderCatalogue(
+      entries.map((s) => ({ name: s.name, description: s.description, location: s.skillFile })),
+      format,
+      true,
+    ),
+  );
   return 0;
 }
 
 function listCommand(args: string[], io: CliIo): number {
-  const { values } = parseArgs({ args, allowPositionals: false, options: { config: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args,
+    allowPositionals: false,
+    options: { config: { type: 'string' }, json: { type: 'boolean' } },
+  });
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   const skills = config.app.skills;
   const started = performance.now();
-  const result = discoverSkills({ directories: skills.directories, mode: skills.validation, maxDepth: skills.maxDepth, maxSkills: skills.maxSkills });
+  const result = discoverSkills({
+    directories: skills.directories,
+    mode: skills.validation,
+    maxDepth: skills.maxDepth,
+    maxSkills: skills.maxSkills,
+  });
   const commands = discoverCommands(config.app.commands.directories);
-  const report = presentAdminReport(buildSnapshot(result, skills, { scannedAt: new Date(), durationMs: Math.round(performance.now() - started) }, commands));
+  const report = presentAdminReport(
+    buildSnapshot(
+      result,
+      skills,
+      { scannedAt: new Date(), durationMs: Math.round(performance.now() - started) },
+      commands,
+    ),
+  );
   if (values.json) {
     io.out(JSON.stringify({ enabled: skills.enabled, ...report }, null, 2));
     return 0;
   }
-  if (!skills.enabled) io.out('Note: skills are disabled in this configuration (app.skills.enabled = false); the server would not load these.');
+  if (!skills.enabled)
+    io.out(
+      'Note: skills are disabled in this configuration (app.skills.enabled = false); the server would not load these.',
+    );
   io.out(`Directories (mode ${report.mode}):`);
-  for (const d of report.directories) io.out(`  ${d.exists ? '✓' : '✗'} ${d.configured} → ${d.path}${d.exists ? `: ${d.skills} loaded, ${d.invalid} invalid` : ' (missing)'}`);
+  for (const d of report.directories)
+    io.out(
+      `  ${d.exists ? '✓' : '✗'} ${d.configured} → ` +
+        `${d.path}${d.exists ? `: ${d.skills} loaded, ${d.invalid} invalid` : ' (missing)'}`,
+    );
   io.out(`\nValid (${report.valid.length}):`);
-  for (const skill of result.skills) io.out(`  ${skill.name} — ${skill.description.length > 100 ? `${skill.description.slice(0, 99)}…` : skill.description}`);
+  for (const skill of result.skills)
+    io.out(
+      `  ${skill.name} — ${skill.description.length > 100 ? `${skill.description.slice(0, 99)}…` : skill.description}`,
+    );
   if (report.invalid.length > 0) {
     io.out(`\nInvalid (${report.invalid.length}):`);
-    for (const entry of report.invalid) io.out([`  ${entry.path}`, ...entry.errors.map((e) => `    - ${e}`)].join('\n'));
+    for (const entry of report.invalid)
+      io.out([`  ${entry.path}`, ...entry.errors.map((e) => `    - ${e}`)].join('\n'));
   }
   if (report.collisions.length > 0) {
     io.out(`\nCollisions (${report.collisions.length}):`);

@@ -11,7 +11,12 @@ import { withServices } from './cli-context.js';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
 import { formatInstant, formatTable } from './text-table.js';
 
-const SCOPE_OPTIONS = { personal: { type: 'boolean' }, user: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } } as const;
+const SCOPE_OPTIONS = {
+  personal: { type: 'boolean' },
+  user: { type: 'string' },
+  config: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
 
 /** Archives by file name, as the upload routes take them by content type. */
 const ARCHIVE_TYPES: [RegExp, string][] = [
@@ -25,12 +30,21 @@ const ARCHIVE_TYPES: [RegExp, string][] = [
  * database, with the server's own services, so the same checks apply as over HTTP. Running
  * servers on that database hear of each change (PostgreSQL NOTIFY) and take it up within seconds.
  */
-export async function storeCommand(command: 'install' | 'uninstall' | 'versions' | 'enable' | 'disable', args: string[], io: CliIo): Promise<number> {
+export async function storeCommand(
+  command: 'install' | 'uninstall' | 'versions' | 'enable' | 'disable',
+  args: string[],
+  io: CliIo,
+): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: SCOPE_OPTIONS });
-  if (positionals.length !== 1) throw new UsageError(`${command} takes one ${command === 'install' ? 'PATH or ARCHIVE' : 'NAME'}; got ${positionals.length}.`);
-  if (values.personal && values.user === undefined) throw new UsageError('--personal needs --user NAME: whose personal skill it is.');
+  if (positionals.length !== 1)
+    throw new UsageError(
+      `${command} takes one ${command === 'install' ? 'PATH or ARCHIVE' : 'NAME'}; got ${positionals.length}.`,
+    );
+  if (values.personal && values.user === undefined)
+    throw new UsageError('--personal needs --user NAME: whose personal skill it is.');
   if (values.user !== undefined && !values.personal) throw new UsageError('--user goes with --personal.');
-  if (values.personal && (command === 'enable' || command === 'disable')) throw new UsageError(`${command} switches a skill for everyone; it takes no --personal.`);
+  if (values.personal && (command === 'enable' || command === 'disable'))
+    throw new UsageError(`${command} switches a skill for everyone; it takes no --personal.`);
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   const [target] = positionals;
   return withServices(config, async ({ users, store }) => {
@@ -40,7 +54,11 @@ export async function storeCommand(command: 'install' | 'uninstall' | 'versions'
         return install(store, scope, resolve(io.cwd, target), values.json === true, io);
       case 'uninstall':
         await store.uninstall({ ...scope.key, name: target });
-        io.out(values.json ? JSON.stringify({ name: target, scope: scope.key.scope, uninstalled: true }) : `Uninstalled ${describe(scope)} skill '${target}'.`);
+        io.out(
+          values.json
+            ? JSON.stringify({ name: target, scope: scope.key.scope, uninstalled: true })
+            : `Uninstalled ${describe(scope)} skill '${target}'.`,
+        );
         return 0;
       case 'versions':
         return versions(store, { ...scope.key, name: target }, values.json === true, io);
@@ -66,24 +84,46 @@ function describe(scope: Scope): string {
   return scope.owner === null ? 'shared' : `${scope.owner}'s personal`;
 }
 
-async function install(store: SkillStoreService, scope: Scope, path: string, json: boolean, io: CliIo): Promise<number> {
-  const result = await installFrom(store, path, { scope: scope.key.scope, ownerId: scope.key.ownerId, owner: scope.owner });
+async function install(
+  store: SkillStoreService,
+  scope: Scope,
+  path: string,
+  json: boolean,
+  io: CliIo,
+): Promise<number> {
+  const result = await installFrom(store, path, {
+    scope: scope.key.scope,
+    ownerId: scope.key.ownerId,
+    owner: scope.owner,
+  });
   if (json) io.out(JSON.stringify(result, null, 2));
-  else io.out(`${result.created ? 'Installed' : 'Already installed:'} ${describe(scope)} skill '${result.name}' version ${result.version} (${result.digest}, ${result.files.length} file(s)).`);
+  else
+    io.out(
+      `${result.created ? 'Installed' : 'Already installed:'} ${describe(scope)} skill '${result.name}' version ` +
+        `${result.version} (${result.digest}, ${result.files.length} file(s)).`,
+    );
   for (const warning of result.warnings) io.err(`warning: ${warning}`);
   return 0;
 }
 
 /** A skill folder as it is on disk, or an archive read with the upload routes' checks. */
-async function installFrom(store: SkillStoreService, path: string, target: Parameters<SkillStoreService['install']>[2]): Promise<InstallResult> {
-  if (!existsSync(path)) throw new CommandFailure(`Nothing to install at ${path}: give a skill folder, a .zip, a .tar.gz or a .tar.`);
+async function installFrom(
+  store: SkillStoreService,
+  path: string,
+  target: Parameters<SkillStoreService['install']>[2],
+): Promise<InstallResult> {
+  if (!existsSync(path))
+    throw new CommandFailure(`Nothing to install at ${path}: give a skill folder, a .zip, a .tar.gz or a .tar.`);
   if (statSync(path).isDirectory()) {
     const read = readFolderFiles(path, store.limits);
     if (read.kind !== 'files') throw new CommandFailure(`Cannot install ${path}: ${read.reason}.`);
     return store.install(read.files, basename(path), target, null);
   }
   const type = ARCHIVE_TYPES.find(([pattern]) => pattern.test(path))?.[1];
-  if (type === undefined) throw new CommandFailure(`Cannot install ${path}: not a folder, and not a .zip, .tar.gz, .tgz or .tar by its name.`);
+  if (type === undefined)
+    throw new CommandFailure(
+      `Cannot install ${path}: not a folder, and not a .zip, .tar.gz, .tgz or .tar by its name.`,
+    );
   return store.installUpload(createReadStream(path), type, target, null);
 }
 
@@ -91,17 +131,44 @@ async function versions(store: SkillStoreService, key: InstallKey, json: boolean
   const history = await store.history(key);
   if (history === null) throw new CommandFailure(`Skill '${key.name}' is not installed in the store (${key.scope}).`);
   if (json) {
-    io.out(JSON.stringify({ name: key.name, scope: key.scope, current: history.current, versions: history.versions }, null, 2));
+    io.out(
+      JSON.stringify(
+        { name: key.name, scope: key.scope, current: history.current, versions: history.versions },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
-  const rows = history.versions.map((v) => [`${v.version}${v.version === history.current ? ' *' : ''}`, v.digest, formatInstant(v.installedAt), v.installedBy ?? '-', String(v.fileCount), String(v.totalBytes)]);
+  const rows = history.versions.map((v) => [
+    `${v.version}${v.version === history.current ? ' *' : ''}`,
+    v.digest,
+    formatInstant(v.installedAt),
+    v.installedBy ?? '-',
+    String(v.fileCount),
+    String(v.totalBytes),
+  ]);
   for (const line of formatTable(['VERSION', 'DIGEST', 'INSTALLED', 'BY', 'FILES', 'BYTES'], rows)) io.out(line);
   return 0;
 }
 
-async function setSwitch(store: SkillStoreService, name: string, enabled: boolean, json: boolean, io: CliIo): Promise<number> {
-  if (!FILTER_ENTRY_PATTERN.test(name) || name.endsWith('*')) throw new UsageError(`'${name}' is not a skill name: give the name as the skill's SKILL.md declares it (no spaces, at most 64 characters).`);
+async function setSwitch(
+  store: SkillStoreService,
+  name: string,
+  enabled: boolean,
+  json: boolean,
+  io: CliIo,
+): Promise<number> {
+  if (!FILTER_ENTRY_PATTERN.test(name) || name.endsWith('*'))
+    throw new UsageError(
+      `'${name}' is not a skill name: give the name as the skill's SKILL.md declares it (no spaces, at most 64 ` +
+        `characters).`,
+    );
   await store.setSwitch(name, enabled, null);
-  io.out(json ? JSON.stringify({ name, enabled }) : `Switched skill '${name}' ${enabled ? 'on' : 'off'} (servers on this database follow within seconds).`);
+  io.out(
+    json
+      ? JSON.stringify({ name, enabled })
+      : `Switched skill '${name}' ${enabled ? 'on' : 'off'} (servers on this database follow within seconds).`,
+  );
   return 0;
 }

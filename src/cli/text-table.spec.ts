@@ -3,7 +3,15 @@ import { formatInstant, formatTable, printable } from './text-table.js';
 
 describe('formatTable', () => {
   it('pads every column but the last to its widest cell', () => {
-    expect(formatTable(['NAME', 'ROLE', 'ID'], [['alice', 'member', '1'], ['bo', 'admin', '22']])).toEqual(['NAME   ROLE    ID', 'alice  member  1', 'bo     admin   22']);
+    expect(
+      formatTable(
+        ['NAME', 'ROLE', 'ID'],
+        [
+          ['alice', 'member', '1'],
+          ['bo', 'admin', '22'],
+        ],
+      ),
+    ).toEqual(['NAME   ROLE    ID', 'alice  member  1', 'bo     admin   22']);
   });
 
   it('prints the header alone when there are no rows', () => {
@@ -11,7 +19,10 @@ describe('formatTable', () => {
   });
 
   it('escapes control characters, so a label cannot break the columns or drive the terminal', () => {
-    expect(formatTable(['LABEL', 'X'], [['a\nb\u001b[31m', 'x']])).toEqual([`${'LABEL'.padEnd(18)}  X`, 'a\\u000ab\\u001b[31m  x']);
+    expect(formatTable(['LABEL', 'X'], [['a\nb\u001b[31m', 'x']])).toEqual([
+      `${'LABEL'.padEnd(18)}  X`,
+      'a\\u000ab\\u001b[31m  x',
+    ]);
   });
 });
 

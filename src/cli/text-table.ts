@@ -2,7 +2,9 @@
 export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const cells = [header, ...rows].map((row) => row.map(printable));
   const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]?.length ?? 0)));
-  return cells.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  '));
+  return cells.map((row) =>
+    row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  '),
+  );
 }
 
 /** A timestamp to the second, or `-` for none. */

@@ -16,21 +16,37 @@ export async function usersCommand(args: string[], io: CliIo): Promise<number> {
     case 'list':
       return listUsers(rest, io);
     default:
-      throw new UsageError(subcommand === undefined || subcommand.startsWith('-') ? 'Give a users command: add or list.' : `Unknown users command '${subcommand}'; expected add or list.`);
+      throw new UsageError(
+        subcommand === undefined || subcommand.startsWith('-')
+          ? 'Give a users command: add or list.'
+          : `Unknown users command '${subcommand}'; expected add or list.`,
+      );
   }
 }
 
 async function addUser(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { config: { type: 'string' }, admin: { type: 'boolean' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { config: { type: 'string' }, admin: { type: 'boolean' }, json: { type: 'boolean' } },
+  });
   if (positionals.length !== 1) throw new UsageError(`users add takes one NAME; got ${positionals.length}.`);
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
-  const user = await withUsersService(config, (users) => users.createUser(positionals[0], values.admin ? 'admin' : 'member'));
-  io.out(values.json ? JSON.stringify(presentUser(user), null, 2) : `Created ${user.role} '${user.name}' (id ${user.id}).`);
+  const user = await withUsersService(config, (users) =>
+    users.createUser(positionals[0], values.admin ? 'admin' : 'member'),
+  );
+  io.out(
+    values.json ? JSON.stringify(presentUser(user), null, 2) : `Created ${user.role} '${user.name}' (id ${user.id}).`,
+  );
   return 0;
 }
 
 async function listUsers(args: string[], io: CliIo): Promise<number> {
-  const { values } = parseArgs({ args, allowPositionals: false, options: { config: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args,
+    allowPositionals: false,
+    options: { config: { type: 'string' }, json: { type: 'boolean' } },
+  });
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   const all = await withUsersService(config, allUsers);
   if (values.json) {

@@ -6,8 +6,24 @@ import type { CONFIG_SETTINGS, MODEL_SETTINGS } from './config-schema.js';
  * from the settings tree (config-schema.ts), keys in camelCase, folders resolved, plus what the
  * loader adds (the models, the default model, each skill's own settings).
  */
-export { AUTH_MODES, type AuthMode, LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel, type ModelProvider } from './config-schema.js';
-export { CATALOGUE_FORMATS, type CatalogueFormat, HARD_LIMITS, TOOL_STYLES, type ToolStyle, VALIDATION_MODES, type ValidationMode } from '@skillhost/core';
+export {
+  AUTH_MODES,
+  type AuthMode,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevel,
+  type ModelProvider,
+} from './config-schema.js';
+export {
+  CATALOGUE_FORMATS,
+  type CatalogueFormat,
+  HARD_LIMITS,
+  TOOL_STYLES,
+  type ToolStyle,
+  VALIDATION_MODES,
+  type ValidationMode,
+} from '@skillhost/core';
 export type { SkillDirectory } from '@skillhost/core';
 
 type Settings = ResolvedOf<typeof CONFIG_SETTINGS>['app'];
@@ -18,7 +34,10 @@ export type SkillsConfig = Settings['skills'] & {
 };
 export type ScriptsConfig = Settings['scripts'];
 export type DatabaseConfig = Settings['database'];
-/** `[app.mcp]`: the skills served over MCP and the discovery index; a catalogue budget or count of 0 is `[app.skills]`' own. */
+/**
+ * `[app.mcp]`: the skills served over MCP and the discovery index; a catalogue budget or count of 0 is `[app.skills]`'
+ * own.
+ */
 export type McpConfig = Settings['mcp'];
 
 export type ModelConfig = ResolvedOf<typeof MODEL_SETTINGS> & {

@@ -51,19 +51,58 @@ describe(loadConfig.name, () => {
       codeMemoryMb: 256,
       settings: {},
     });
-    expect(sut.app.scripts).toEqual({ enabled: false, requireAllowedTools: true, personalSkills: false, timeoutMs: 60_000, maxOutputBytes: 1_000_000, memoryMb: 512, maxProcesses: 64, maxConcurrent: 4, maxConcurrentPerUser: 3, maxConcurrentPerTurn: 2 });
-    expect(sut.app.tools).toEqual({ enabled: true, style: 'skillhost', useSkillThreshold: 50, maxSteps: 8, maxAnswerBytes: 1_000_000 });
+    expect(sut.app.scripts).toEqual({
+      enabled: false,
+      requireAllowedTools: true,
+      personalSkills: false,
+      timeoutMs: 60_000,
+      maxOutputBytes: 1_000_000,
+      memoryMb: 512,
+      maxProcesses: 64,
+      maxConcurrent: 4,
+      maxConcurrentPerUser: 3,
+      maxConcurrentPerTurn: 2,
+    });
+    expect(sut.app.tools).toEqual({
+      enabled: true,
+      style: 'skillhost',
+      useSkillThreshold: 50,
+      maxSteps: 8,
+      maxAnswerBytes: 1_000_000,
+    });
     expect(sut.app.commands.directories).toEqual([
       { configured: './.skillhost/commands', path: '/srv/app/.skillhost/commands' },
       { configured: './commands', path: '/srv/app/commands' },
     ]);
-    expect(sut.app.database).toEqual({ url: '', poolSize: 20, embeddedDir: '/srv/app/.data/postgres', embeddedPort: 54329, statementTimeoutMs: 5000 });
+    expect(sut.app.database).toEqual({
+      url: '',
+      poolSize: 20,
+      embeddedDir: '/srv/app/.data/postgres',
+      embeddedPort: 54329,
+      statementTimeoutMs: 5000,
+    });
     expect(sut.app.shutdownGraceMs).toBe(30_000);
-    expect(sut.app.http).toEqual({ allowedHosts: [], corsOrigins: [], bodyTimeoutMs: 30_000, uploadTimeoutMs: 300_000, bodyMinBytesPerSecond: 1024 });
+    expect(sut.app.http).toEqual({
+      allowedHosts: [],
+      corsOrigins: [],
+      bodyTimeoutMs: 30_000,
+      uploadTimeoutMs: 300_000,
+      bodyMinBytesPerSecond: 1024,
+    });
     expect(sut.app.logging).toEqual({ level: 'info', format: 'auto' });
     expect(sut.app.metrics).toEqual({ public: false });
     // The catalogue MCP lists defaults to the chats' budget and count.
-    expect(sut.app.mcp).toEqual({ enabled: true, pageSize: 100, maxSessions: 1000, maxSessionsPerUser: 20, sessionIdleSeconds: 1800, cacheTtlMs: 60_000, catalogueBudgetTokens: 4000, catalogueMaxSkills: 50, instructionsMaxChars: 4096 });
+    expect(sut.app.mcp).toEqual({
+      enabled: true,
+      pageSize: 100,
+      maxSessions: 1000,
+      maxSessionsPerUser: 20,
+      sessionIdleSeconds: 1800,
+      cacheTtlMs: 60_000,
+      catalogueBudgetTokens: 4000,
+      catalogueMaxSkills: 50,
+      instructionsMaxChars: 4096,
+    });
     expect(sut.app.limits).toEqual({ requestsPerMinute: 600, turnsPerMinute: 60, maxConcurrentTurns: 32 });
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();
@@ -73,24 +112,55 @@ describe(loadConfig.name, () => {
 
   it("reads each skill's [app.skills.settings.NAME] table as it is, and refuses settings that are not tables", () => {
     const toml = { app: { skills: { settings: { weather: { units: 'metric', retries: 2, nested: { a: [1] } } } } } };
-    expect(loadConfig({ env: {}, toml, projectRoot, homeDir }).app.skills.settings).toEqual({ weather: { units: 'metric', retries: 2, nested: { a: [1] } } });
-    expect(problemsOf(() => loadConfig({ env: {}, toml: { app: { skills: { settings: { weather: 'metric' } } } }, projectRoot, homeDir }))).toEqual([expect.stringMatching(/^app\.skills\.settings\.weather: /)]);
+    expect(loadConfig({ env: {}, toml, projectRoot, homeDir }).app.skills.settings).toEqual({
+      weather: { units: 'metric', retries: 2, nested: { a: [1] } },
+    });
+    expect(
+      problemsOf(() =>
+        loadConfig({ env: {}, toml: { app: { skills: { settings: { weather: 'metric' } } } }, projectRoot, homeDir }),
+      ),
+    ).toEqual([expect.stringMatching(/^app\.skills\.settings\.weather: /)]);
   });
 
-  it("takes the MCP catalogue's budget and count from [app.skills] while [app.mcp]'s are 0, and its own otherwise", () => {
-    const mcp = (toml: Record<string, unknown>, env: Record<string, string> = {}) => loadConfig({ env, toml: { app: toml }, projectRoot, homeDir }).app.mcp;
-    expect(mcp({ skills: { catalogue_budget_tokens: 9000, catalogue_max_skills: 80 } })).toMatchObject({ catalogueBudgetTokens: 9000, catalogueMaxSkills: 80 });
-    expect(mcp({ skills: { catalogue_budget_tokens: 9000 }, mcp: { catalogue_budget_tokens: 700, catalogue_max_skills: 12 } })).toMatchObject({ catalogueBudgetTokens: 700, catalogueMaxSkills: 12 });
-    expect(mcp({}, { SKILLHOST_MCP_CATALOGUE_BUDGET_TOKENS: '1500', SKILLHOST_MCP_INSTRUCTIONS_MAX_CHARS: '2048' })).toMatchObject({ catalogueBudgetTokens: 1500, instructionsMaxChars: 2048 });
-    expect(problemsOf(() => mcp({ mcp: { instructions_max_chars: 100 } }))).toEqual([expect.stringMatching(/^app\.mcp\.instructions_max_chars: /)]);
-  });
+  it(
+    "takes the MCP catalogue's budget and count from [app.skills] while [app.mcp]'s are 0, and its own " + 'otherwise',
+    () => {
+      const mcp = (toml: Record<string, unknown>, env: Record<string, string> = {}) =>
+        loadConfig({ env, toml: { app: toml }, projectRoot, homeDir }).app.mcp;
+      expect(mcp({ skills: { catalogue_budget_tokens: 9000, catalogue_max_skills: 80 } })).toMatchObject({
+        catalogueBudgetTokens: 9000,
+        catalogueMaxSkills: 80,
+      });
+      expect(
+        mcp({
+          skills: { catalogue_budget_tokens: 9000 },
+          mcp: { catalogue_budget_tokens: 700, catalogue_max_skills: 12 },
+        }),
+      ).toMatchObject({ catalogueBudgetTokens: 700, catalogueMaxSkills: 12 });
+      expect(
+        mcp({}, { SKILLHOST_MCP_CATALOGUE_BUDGET_TOKENS: '1500', SKILLHOST_MCP_INSTRUCTIONS_MAX_CHARS: '2048' }),
+      ).toMatchObject({ catalogueBudgetTokens: 1500, instructionsMaxChars: 2048 });
+      expect(problemsOf(() => mcp({ mcp: { instructions_max_chars: 100 } }))).toEqual([
+        expect.stringMatching(/^app\.mcp\.instructions_max_chars: /),
+      ]);
+    },
+  );
 
   it('reads the auth mode from [app.auth] and SKILLHOST_AUTH_MODE, refusing anything else', () => {
-    expect(loadConfig({ env: {}, toml: { app: { auth: { mode: 'api_key' } } }, projectRoot, homeDir }).app.auth.mode).toBe('api_key');
-    expect(loadConfig({ env: { SKILLHOST_AUTH_MODE: 'none' }, toml: { app: { auth: { mode: 'api_key' } } }, projectRoot, homeDir }).app.auth.mode).toBe('none');
-    expect(problemsOf(() => loadConfig({ env: { SKILLHOST_AUTH_MODE: 'off' }, toml: {}, projectRoot, homeDir }))).toEqual([
-      'SKILLHOST_AUTH_MODE (app.auth.mode): "off" is not allowed; expected one of auto, api_key, none',
-    ]);
+    expect(
+      loadConfig({ env: {}, toml: { app: { auth: { mode: 'api_key' } } }, projectRoot, homeDir }).app.auth.mode,
+    ).toBe('api_key');
+    expect(
+      loadConfig({
+        env: { SKILLHOST_AUTH_MODE: 'none' },
+        toml: { app: { auth: { mode: 'api_key' } } },
+        projectRoot,
+        homeDir,
+      }).app.auth.mode,
+    ).toBe('none');
+    expect(
+      problemsOf(() => loadConfig({ env: { SKILLHOST_AUTH_MODE: 'off' }, toml: {}, projectRoot, homeDir })),
+    ).toEqual(['SKILLHOST_AUTH_MODE (app.auth.mode): "off" is not allowed; expected one of auto, api_key, none']);
   });
 
   it('reads [app.models.NAME] tables, resolving each API key from its environment variable', () => {
@@ -100,7 +170,12 @@ describe(loadConfig.name, () => {
         app: {
           default_model: 'claude',
           models: {
-            local: { provider: 'openai-compatible', base_url: 'http://127.0.0.1:11434/v1', model: 'llama3.1', tools: false },
+            local: {
+              provider: 'openai-compatible',
+              base_url: 'http://127.0.0.1:11434/v1',
+              model: 'llama3.1',
+              tools: false,
+            },
             claude: { provider: 'anthropic', model: 'claude-sonnet-4-5', api_key_env: 'MY_KEY', timeout_ms: 30000 },
           },
         },
@@ -109,21 +184,55 @@ describe(loadConfig.name, () => {
       homeDir,
     });
     expect(sut.app.defaultModel).toBe('claude');
-    expect(sut.app.models.local).toEqual({ name: 'local', provider: 'openai-compatible', model: 'llama3.1', baseUrl: 'http://127.0.0.1:11434/v1', apiKeyEnv: '', apiKey: undefined, tools: false, timeoutMs: 60000, maxRetries: 1 });
-    expect(sut.app.models.claude).toMatchObject({ provider: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', apiKey: 'sk-secret', timeoutMs: 30000, tools: true });
+    expect(sut.app.models.local).toEqual({
+      name: 'local',
+      provider: 'openai-compatible',
+      model: 'llama3.1',
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      apiKeyEnv: '',
+      apiKey: undefined,
+      tools: false,
+      timeoutMs: 60000,
+      maxRetries: 1,
+    });
+    expect(sut.app.models.claude).toMatchObject({
+      provider: 'anthropic',
+      baseUrl: 'https://api.anthropic.com/v1',
+      apiKey: 'sk-secret',
+      timeoutMs: 30000,
+      tools: true,
+    });
   });
 
   it('defines a quick-start model from SKILLHOST_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY', () => {
-    const sut = loadConfig({ env: { SKILLHOST_MODEL: 'gpt-4o-mini', OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1', OPENAI_API_KEY: 'k' }, toml: {}, projectRoot, homeDir });
+    const sut = loadConfig({
+      env: { SKILLHOST_MODEL: 'gpt-4o-mini', OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1', OPENAI_API_KEY: 'k' },
+      toml: {},
+      projectRoot,
+      homeDir,
+    });
     expect(sut.app.defaultModel).toBe('default');
-    expect(sut.app.models.default).toMatchObject({ provider: 'openai-compatible', model: 'gpt-4o-mini', baseUrl: 'http://127.0.0.1:8080/v1', apiKey: 'k' });
+    expect(sut.app.models.default).toMatchObject({
+      provider: 'openai-compatible',
+      model: 'gpt-4o-mini',
+      baseUrl: 'http://127.0.0.1:8080/v1',
+      apiKey: 'k',
+    });
   });
 
   it('reports bad model tables and an unknown default model', () => {
     const problems = problemsOf(() =>
       loadConfig({
         env: {},
-        toml: { app: { default_model: 'nope', models: { a: { provider: 'openai', model: '' }, b: { provider: 'openai-compatible', model: 'm', colour: 'red' } } } },
+        toml: {
+          app: {
+            default_model: 'nope',
+            models: {
+              a: { provider: 'openai', model: '' },
+              b: { provider: 'openai-compatible', model: 'm', colour: 'red' },
+            },
+          },
+        },
         projectRoot,
         homeDir,
       }),
@@ -131,7 +240,8 @@ describe(loadConfig.name, () => {
     expect(problems).toEqual([
       'app.models.a.provider: "openai" is not allowed; expected one of openai-compatible, anthropic',
       'app.models.a.model: "" is not allowed; expected a non-empty string',
-      'app.models.b.colour: unknown key (known keys: provider, model, base_url, api_key_env, tools, timeout_ms, max_retries)',
+      'app.models.b.colour: unknown key (known keys: provider, model, base_url, api_key_env, tools, timeout_ms, ' +
+        'max_retries)',
       "app.models.b.base_url: missing; an openai-compatible model needs its API's base URL",
       'app.default_model: "nope" is not allowed; expected one of the configured models (a, b)',
     ]);
@@ -140,8 +250,15 @@ describe(loadConfig.name, () => {
   it('reads a TOML file and lets the environment override it', () => {
     const tree = tempTree();
     try {
-      tree.write('config.toml', '[app]\nport = 8080\n[app.skills]\nenabled = true\ndirectories = ["skills", "/abs"]\nvalidation = "lenient"\n');
-      const sut = loadConfig({ env: { SKILLHOST_PORT: '9090', SKILLHOST_SKILLS_CATALOGUE_FORMAT: 'xml' }, projectRoot: tree.root, homeDir });
+      tree.write(
+        'config.toml',
+        '[app]\nport = 8080\n[app.skills]\nenabled = true\ndirectories = ["skills", "/abs"]\nvalidation = "lenient"\n',
+      );
+      const sut = loadConfig({
+        env: { SKILLHOST_PORT: '9090', SKILLHOST_SKILLS_CATALOGUE_FORMAT: 'xml' },
+        projectRoot: tree.root,
+        homeDir,
+      });
       expect(sut.app.port).toBe(9090);
       expect(sut.app.skills.enabled).toBe(true);
       expect(sut.app.skills.validation).toBe('lenient');
@@ -156,13 +273,18 @@ describe(loadConfig.name, () => {
   });
 
   it('takes the file path from SKILLHOST_CONFIG and fails when that file is missing', () => {
-    expect(problemsOf(() => loadConfig({ env: { SKILLHOST_CONFIG: '/nope/config.toml' }, projectRoot, homeDir }))).toEqual([
-      'config file /nope/config.toml: cannot be read (ENOENT)',
-    ]);
+    expect(
+      problemsOf(() => loadConfig({ env: { SKILLHOST_CONFIG: '/nope/config.toml' }, projectRoot, homeDir })),
+    ).toEqual(['config file /nope/config.toml: cannot be read (ENOENT)']);
   });
 
   it('reads list and boolean overrides from the environment', () => {
-    const sut = loadConfig({ env: { SKILLHOST_SKILLS_ENABLED: 'yes', SKILLHOST_SKILLS_DIRECTORIES: 'a, ~/b' }, toml: {}, projectRoot, homeDir });
+    const sut = loadConfig({
+      env: { SKILLHOST_SKILLS_ENABLED: 'yes', SKILLHOST_SKILLS_DIRECTORIES: 'a, ~/b' },
+      toml: {},
+      projectRoot,
+      homeDir,
+    });
     expect(sut.app.skills.enabled).toBe(true);
     expect(sut.app.skills.directories.map((d) => d.path)).toEqual(['/srv/app/a', '/home/u/b']);
   });
@@ -171,7 +293,12 @@ describe(loadConfig.name, () => {
     const problems = problemsOf(() =>
       loadConfig({
         env: { SKILLHOST_SKILLS_MAX_DEPTH: '9' },
-        toml: { app: { port: 70000, skills: { validation: 'loose', enabled: 'yes', catalogue_format: 'yaml', directories: 'skills', extra: 1 } } },
+        toml: {
+          app: {
+            port: 70000,
+            skills: { validation: 'loose', enabled: 'yes', catalogue_format: 'yaml', directories: 'skills', extra: 1 },
+          },
+        },
         projectRoot,
         homeDir,
       }),
@@ -189,43 +316,90 @@ describe(loadConfig.name, () => {
 
   it('honours PORT when SKILLHOST_PORT is not set (the platform convention)', () => {
     expect(loadConfig({ env: { PORT: '8081' }, toml: {}, projectRoot, homeDir }).app.port).toBe(8081);
-    expect(loadConfig({ env: { PORT: '8081', SKILLHOST_PORT: '9000' }, toml: {}, projectRoot, homeDir }).app.port).toBe(9000);
-    expect(problemsOf(() => loadConfig({ env: { PORT: 'eighty' }, toml: {}, projectRoot, homeDir }))).toEqual(['PORT (app.port): "eighty" is not allowed; expected an integer from 0 to 65535']);
+    expect(loadConfig({ env: { PORT: '8081', SKILLHOST_PORT: '9000' }, toml: {}, projectRoot, homeDir }).app.port).toBe(
+      9000,
+    );
+    expect(problemsOf(() => loadConfig({ env: { PORT: 'eighty' }, toml: {}, projectRoot, homeDir }))).toEqual([
+      'PORT (app.port): "eighty" is not allowed; expected an integer from 0 to 65535',
+    ]);
   });
 
   it('refuses a malformed DATABASE_URL at load time without echoing it (it may hold a password)', () => {
     for (const url of ['not a url', 'mysql://u:secret@h/db', 'postgres://', 'postgres:///db']) {
       const problems = problemsOf(() => loadConfig({ env: { DATABASE_URL: url }, toml: {}, projectRoot, homeDir }));
       expect(problems).toEqual([
-        'DATABASE_URL (app.database.url): (a URL that is not valid here; not shown, it may hold a password) is not allowed; expected a postgres:// or postgresql:// URL with a host (or empty for the embedded PostgreSQL)',
+        'DATABASE_URL (app.database.url): (a URL that is not valid here; not shown, it may hold a password) is ' +
+          'not allowed; expected a postgres:// or postgresql:// URL with a host (or empty for the embedded ' +
+          'PostgreSQL)',
       ]);
     }
-    expect(loadConfig({ env: { DATABASE_URL: 'postgresql://app:s3cret@db:5432/x' }, toml: {}, projectRoot, homeDir }).app.database.url).toBe('postgresql://app:s3cret@db:5432/x');
+    expect(
+      loadConfig({ env: { DATABASE_URL: 'postgresql://app:s3cret@db:5432/x' }, toml: {}, projectRoot, homeDir }).app
+        .database.url,
+    ).toBe('postgresql://app:s3cret@db:5432/x');
   });
 
-  it('reads a well-formed bootstrap admin key from SKILLHOST_BOOTSTRAP_ADMIN_KEY or [app.auth], the environment winning', () => {
-    const [fromEnv, fromFile] = [`skh_${'A'.repeat(43)}`, `skh_${'b-_9'.repeat(10)}xyz`];
-    expect(loadConfig({ env: { SKILLHOST_BOOTSTRAP_ADMIN_KEY: fromEnv }, toml: { app: { auth: { bootstrap_admin_key: fromFile } } }, projectRoot, homeDir }).app.auth.bootstrapAdminKey).toBe(fromEnv);
-    expect(loadConfig({ env: {}, toml: { app: { auth: { bootstrap_admin_key: fromFile } } }, projectRoot, homeDir }).app.auth.bootstrapAdminKey).toBe(fromFile);
-  });
+  it(
+    'reads a well-formed bootstrap admin key from SKILLHOST_BOOTSTRAP_ADMIN_KEY or [app.auth], the environment ' +
+      'winning',
+    () => {
+      const [fromEnv, fromFile] = [`skh_${'A'.repeat(43)}`, `skh_${'b-_9'.repeat(10)}xyz`];
+      expect(
+        loadConfig({
+          env: { SKILLHOST_BOOTSTRAP_ADMIN_KEY: fromEnv },
+          toml: { app: { auth: { bootstrap_admin_key: fromFile } } },
+          projectRoot,
+          homeDir,
+        }).app.auth.bootstrapAdminKey,
+      ).toBe(fromEnv);
+      expect(
+        loadConfig({ env: {}, toml: { app: { auth: { bootstrap_admin_key: fromFile } } }, projectRoot, homeDir }).app
+          .auth.bootstrapAdminKey,
+      ).toBe(fromFile);
+    },
+  );
 
-  it('refuses a malformed bootstrap admin key at load time, saying what a key looks like, without echoing any of it', () => {
-    const malformed = [`skh_${'A'.repeat(42)}`, `skh_${'A'.repeat(44)}`, `skh_${'A'.repeat(42)}+`, `SKH_${'A'.repeat(43)}`, `skh_${'A'.repeat(43)}\n`, ` skh_${'A'.repeat(43)}`, 'hunter2-secret'];
-    for (const key of malformed) {
-      const problems = problemsOf(() => loadConfig({ env: { SKILLHOST_BOOTSTRAP_ADMIN_KEY: key }, toml: {}, projectRoot, homeDir }));
-      expect(problems).toEqual([
-        `SKILLHOST_BOOTSTRAP_ADMIN_KEY (app.auth.bootstrap_admin_key): (a value of ${key.length} characters; not shown, it is a secret) is not allowed; expected an API key: 'skh_' and 43 characters of A-Z, a-z, 0-9, '_' or '-', as \`skillhost keys generate\` prints (or empty for none)`,
+  it(
+    'refuses a malformed bootstrap admin key at load time, saying what a key looks like, without echoing ' +
+      'any of it',
+    () => {
+      const malformed = [
+        `skh_${'A'.repeat(42)}`,
+        `skh_${'A'.repeat(44)}`,
+        `skh_${'A'.repeat(42)}+`,
+        `SKH_${'A'.repeat(43)}`,
+        `skh_${'A'.repeat(43)}\n`,
+        ` skh_${'A'.repeat(43)}`,
+        'hunter2-secret',
+      ];
+      for (const key of malformed) {
+        const problems = problemsOf(() =>
+          loadConfig({ env: { SKILLHOST_BOOTSTRAP_ADMIN_KEY: key }, toml: {}, projectRoot, homeDir }),
+        );
+        expect(problems).toEqual([
+          `SKILLHOST_BOOTSTRAP_ADMIN_KEY (app.auth.bootstrap_admin_key): (a value of ${key.length} characters; ` +
+            `not shown, it is a secret) is not allowed; expected an API key: 'skh_' and 43 characters of A-Z, a-z, ` +
+            `0-9, '_' or '-', as \`skillhost keys generate\` prints (or empty for none)`,
+        ]);
+        const message = new ConfigError(problems).message;
+        for (const part of [key.trim(), key.trim().slice(4, 14)]) expect(message).not.toContain(part);
+      }
+      expect(
+        problemsOf(() =>
+          loadConfig({ env: {}, toml: { app: { auth: { bootstrap_admin_key: 12345 } } }, projectRoot, homeDir }),
+        ),
+      ).toEqual([
+        expect.stringMatching(
+          /^app\.auth\.bootstrap_admin_key: \(a number; not shown, it is a secret\) is not allowed; /,
+        ),
       ]);
-      const message = new ConfigError(problems).message;
-      for (const part of [key.trim(), key.trim().slice(4, 14)]) expect(message).not.toContain(part);
-    }
-    expect(problemsOf(() => loadConfig({ env: {}, toml: { app: { auth: { bootstrap_admin_key: 12345 } } }, projectRoot, homeDir }))).toEqual([
-      expect.stringMatching(/^app\.auth\.bootstrap_admin_key: \(a number; not shown, it is a secret\) is not allowed; /),
-    ]);
-  });
+    },
+  );
 
   it('reports a section written as a plain value, and unknown keys at any depth, each on its line', () => {
-    const problems = problemsOf(() => loadConfig({ env: {}, toml: { app: { tools: 3, colour: 'red' }, extra: {} }, projectRoot, homeDir }));
+    const problems = problemsOf(() =>
+      loadConfig({ env: {}, toml: { app: { tools: 3, colour: 'red' }, extra: {} }, projectRoot, homeDir }),
+    );
     expect(problems).toEqual([
       'app.tools: 3 is not allowed; expected a table',
       expect.stringMatching(/^app\.colour: unknown key \(known keys: app\.port, /),
@@ -237,7 +411,9 @@ describe(loadConfig.name, () => {
     const tree = tempTree();
     try {
       tree.write('config.toml', '[app\nport = 1');
-      expect(problemsOf(() => loadConfig({ env: {}, projectRoot: tree.root, homeDir }))[0]).toMatch(/config\.toml: invalid TOML/);
+      expect(problemsOf(() => loadConfig({ env: {}, projectRoot: tree.root, homeDir }))[0]).toMatch(
+        /config\.toml: invalid TOML/,
+      );
     } finally {
       tree.cleanup();
     }

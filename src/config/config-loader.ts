@@ -53,7 +53,9 @@ function mergedTree(toml: Raw, env: Record<string, string | undefined>): { tree:
   const tree = structuredClone(toml);
   const fromEnv = new Map<string, string>();
   for (const { key, env: name, fallbackEnv, setting } of SETTINGS) {
-    const variable = [name, fallbackEnv].find((candidate) => candidate !== undefined && env[candidate] !== undefined && env[candidate] !== '');
+    const variable = [name, fallbackEnv].find(
+      (candidate) => candidate !== undefined && env[candidate] !== undefined && env[candidate] !== '',
+    );
     if (variable === undefined) continue;
     assign(tree, key, fromText(setting.shape, env[variable]!));
     fromEnv.set(key, variable);
@@ -74,15 +76,30 @@ function treeProblems(issues: readonly z.core.$ZodIssue[], tree: Raw, fromEnv: M
 }
 
 /** `[app] default_model` when it names a model; empty: the first model (`default` from the quick start comes first). */
-function chooseDefaultModel(named: unknown, models: Record<string, ModelConfig>, problems: string[]): string | undefined {
+function chooseDefaultModel(
+  named: unknown,
+  models: Record<string, ModelConfig>,
+  problems: string[],
+): string | undefined {
   if (named === '') return Object.keys(models)[0];
   if (typeof named === 'string' && Object.hasOwn(models, named)) return named;
-  problems.push(`app.default_model: ${JSON.stringify(named)} is not allowed; expected one of the configured models (${Object.keys(models).join(', ') || 'none configured'})`);
+  problems.push(
+    `app.default_model: ${JSON.stringify(named)} is not allowed; expected one of the configured models ` +
+      `(${Object.keys(models).join(', ') || 'none configured'})`,
+  );
   return undefined;
 }
 
-/** The valid tree as the configuration: keys in camelCase, folders resolved, the MCP catalogue's 0s taken from [app.skills]. */
-function toAppConfig(values: ConfigValues, models: Record<string, ModelConfig>, defaultModel: string | undefined, place: Place): AppConfig {
+/**
+ * The valid tree as the configuration: keys in camelCase, folders resolved, the MCP catalogue's 0s taken from
+ * [app.skills].
+ */
+function toAppConfig(
+  values: ConfigValues,
+  models: Record<string, ModelConfig>,
+  defaultModel: string | undefined,
+  place: Place,
+): AppConfig {
   const { app } = resolveValues(CONFIG_SETTINGS, values, place);
   const settings = (lookup(values as Raw, 'app.skills.settings') ?? {}) as SkillsConfig['settings'];
   const mcp = {
@@ -98,7 +115,11 @@ function toAppConfig(values: ConfigValues, models: Record<string, ModelConfig>, 
  * SKILLHOST_MODEL (with OPENAI_BASE_URL and OPENAI_API_KEY) defines an openai-compatible model
  * named `default` without any file.
  */
-function readModels(table: unknown, env: Record<string, string | undefined>, problems: string[]): Record<string, ModelConfig> {
+function readModels(
+  table: unknown,
+  env: Record<string, string | undefined>,
+  problems: string[],
+): Record<string, ModelConfig> {
   const models: Record<string, ModelConfig> = {};
   const quickStart = quickStartModel(env);
   if (quickStart !== undefined) models.default = quickStart;
@@ -109,7 +130,8 @@ function readModels(table: unknown, env: Record<string, string | undefined>, pro
   }
   for (const [name, raw] of Object.entries(table as Raw)) {
     const where = `app.models.${name}`;
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) problems.push(`${where}: model names may use letters, digits, '.', '_' and '-' (1–64)`);
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+      problems.push(`${where}: model names may use letters, digits, '.', '_' and '-' (1–64)`);
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) problems.push(`${where}: expected a table`);
     // Invalid values are reported; the model is still listed, so default_model is checked against every name.
     else models[name] = readModel(name, raw as Raw, env, problems);
@@ -121,13 +143,26 @@ function quickStartModel(env: Record<string, string | undefined>): ModelConfig |
   const model = env.SKILLHOST_MODEL?.trim();
   if (model === undefined || model === '') return undefined;
   const baseUrl = env.OPENAI_BASE_URL?.trim() || 'https://api.openai.com/v1';
-  return { name: 'default', provider: 'openai-compatible', model, baseUrl, apiKeyEnv: 'OPENAI_API_KEY', apiKey: env.OPENAI_API_KEY || undefined, tools: true, timeoutMs: 60000, maxRetries: 1 };
+  return {
+    name: 'default',
+    provider: 'openai-compatible',
+    model,
+    baseUrl,
+    apiKeyEnv: 'OPENAI_API_KEY',
+    apiKey: env.OPENAI_API_KEY || undefined,
+    tools: true,
+    timeoutMs: 60000,
+    maxRetries: 1,
+  };
 }
 
 function readModel(name: string, entry: Raw, env: Record<string, string | undefined>, problems: string[]): ModelConfig {
   const where = `app.models.${name}`;
   for (const { key, setting } of settingsOf(MODEL_SETTINGS)) {
-    if (setting.default === undefined && entry[key] === undefined) problems.push(`${where}.${key}: missing; expected ${key === 'provider' ? MODEL_PROVIDERS.join(' or ') : 'a value'}`);
+    if (setting.default === undefined && entry[key] === undefined)
+      problems.push(
+        `${where}.${key}: missing; expected ${key === 'provider' ? MODEL_PROVIDERS.join(' or ') : 'a value'}`,
+      );
   }
   const parsed = MODEL_TABLE_SCHEMA.safeParse(entry);
   if (!parsed.success) problems.push(...modelProblems(parsed.error.issues, where, entry));
@@ -136,11 +171,23 @@ function readModel(name: string, entry: Raw, env: Record<string, string | undefi
   const provider = value<ModelProvider>('provider');
   let baseUrl = typeof entry.base_url === 'string' ? entry.base_url : '';
   if (baseUrl === '' && provider === 'anthropic') baseUrl = 'https://api.anthropic.com/v1';
-  if (baseUrl === '' && (provider === 'openai-compatible' || entry.provider === 'openai-compatible')) problems.push(`${where}.base_url: missing; an openai-compatible model needs its API's base URL`);
-  else if (baseUrl !== '' && !/^https?:\/\/[^\s]+$/.test(baseUrl)) problems.push(`${where}.base_url: ${JSON.stringify(baseUrl)} is not allowed; expected an http(s) URL`);
+  if (baseUrl === '' && (provider === 'openai-compatible' || entry.provider === 'openai-compatible'))
+    problems.push(`${where}.base_url: missing; an openai-compatible model needs its API's base URL`);
+  else if (baseUrl !== '' && !/^https?:\/\/[^\s]+$/.test(baseUrl))
+    problems.push(`${where}.base_url: ${JSON.stringify(baseUrl)} is not allowed; expected an http(s) URL`);
   const apiKeyEnv = value<string>('api_key_env');
   const apiKey = apiKeyEnv ? env[apiKeyEnv] || undefined : undefined;
-  return { name, provider, model: value('model'), baseUrl, apiKeyEnv, apiKey, tools: value('tools'), timeoutMs: value('timeout_ms'), maxRetries: value('max_retries') };
+  return {
+    name,
+    provider,
+    model: value('model'),
+    baseUrl,
+    apiKeyEnv,
+    apiKey,
+    tools: value('tools'),
+    timeoutMs: value('timeout_ms'),
+    maxRetries: value('max_retries'),
+  };
 }
 
 function modelProblems(issues: readonly z.core.$ZodIssue[], where: string, entry: Raw): string[] {
@@ -160,7 +207,12 @@ function modelProblems(issues: readonly z.core.$ZodIssue[], where: string, entry
  * The configuration with every default plus TOML-shaped overrides (`{'app.skills.enabled': true}`),
  * validated like a file: for tests and tools. No file is read, and no environment but `env`.
  */
-export function configWith(overrides: Record<string, unknown>, projectRoot = process.cwd(), homeDir = homedir(), env: Record<string, string | undefined> = {}): AppConfig {
+export function configWith(
+  overrides: Record<string, unknown>,
+  projectRoot = process.cwd(),
+  homeDir = homedir(),
+  env: Record<string, string | undefined> = {},
+): AppConfig {
   const toml: Raw = {};
   for (const [dotted, value] of Object.entries(overrides)) {
     const parts = dotted.split('.');
@@ -211,14 +263,21 @@ function lookup(root: Raw, dotted: string): unknown {
   return node;
 }
 
-/** An environment variable's text as its setting's kind, where it spells one; else the text (which then fails validation). */
+/**
+ * An environment variable's text as its setting's kind, where it spells one; else the text (which then fails
+ * validation).
+ */
 function fromText(shape: Setting['shape'], text: string): unknown {
   switch (shape) {
     case 'number':
       return /^-?\d+$/.test(text.trim()) ? Number(text.trim()) : text;
     case 'boolean': {
       const lowered = text.trim().toLowerCase();
-      return ['true', '1', 'yes', 'on'].includes(lowered) ? true : ['false', '0', 'no', 'off'].includes(lowered) ? false : text;
+      return ['true', '1', 'yes', 'on'].includes(lowered)
+        ? true
+        : ['false', '0', 'no', 'off'].includes(lowered)
+          ? false
+          : text;
     }
     case 'list':
       return parseEnvList(text);
@@ -237,7 +296,10 @@ function parseEnvList(text: string): unknown {
       return text;
     }
   }
-  return trimmed.split(',').map((part) => part.trim()).filter((part) => part.length > 0);
+  return trimmed
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
 }
 
 /** The value with every object in it frozen: a configuration nobody can change once it is read. */

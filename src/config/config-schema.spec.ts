@@ -4,7 +4,10 @@ import { ConfigError, loadConfig } from './config-loader.js';
 import { CONFIG_SETTINGS, renderConfigReference, SETTINGS, settingLabel } from './config-schema.js';
 import { CONFIG_TREE_SCHEMA } from './config-validation.js';
 
-/** The one settings tree: what its schema fills in, what the environment overrides, and how the skills library's options sit in it. */
+/**
+ * The one settings tree: what its schema fills in, what the environment overrides, and how the skills library's options
+ * sit in it.
+ */
 describe('CONFIG_SETTINGS', () => {
   const place = { projectRoot: '/srv/app', homeDir: '/home/u' };
   const problemsOf = (env: Record<string, string>, toml: Record<string, unknown> = {}): readonly string[] => {
@@ -21,9 +24,21 @@ describe('CONFIG_SETTINGS', () => {
     it('fills every key with its default from an empty file, and gives the TOML-shaped values', () => {
       const sut = CONFIG_TREE_SCHEMA.parse({});
       expect(sut.app.port).toBe(3000);
-      expect(sut.app.skills).toMatchObject({ enabled: false, max_depth: 1, catalogue_format: 'json', explicit_prefixes: ['/'], store_directory: './.data/skill-store' });
+      expect(sut.app.skills).toMatchObject({
+        enabled: false,
+        max_depth: 1,
+        catalogue_format: 'json',
+        explicit_prefixes: ['/'],
+        store_directory: './.data/skill-store',
+      });
       expect(sut.app.tools.style).toBe('skillhost');
-      expect(sut.app.database).toEqual({ url: '', pool_size: 20, embedded_dir: './.data/postgres', statement_timeout_ms: 5000, embedded_port: 54329 });
+      expect(sut.app.database).toEqual({
+        url: '',
+        pool_size: 20,
+        embedded_dir: './.data/postgres',
+        statement_timeout_ms: 5000,
+        embedded_port: 54329,
+      });
     });
 
     it('keeps a value the file gives over the default, and refuses an unknown key in any section', () => {
@@ -33,33 +48,48 @@ describe('CONFIG_SETTINGS', () => {
   });
 
   describe('the environment', () => {
-    it("names each key's variable after its path, but for the two that keep a name of their own (and PORT, read after SKILLHOST_PORT)", () => {
-      const named = SETTINGS.filter(({ key, env }) => env !== `SKILLHOST_${key.split('.').slice(1).join('_').toUpperCase()}`).map(({ key, env }) => [key, env]);
-      expect(named).toEqual([
-        ['app.auth.bootstrap_admin_key', 'SKILLHOST_BOOTSTRAP_ADMIN_KEY'],
-        ['app.database.url', 'DATABASE_URL'],
-      ]);
-      expect(SETTINGS.find(({ key }) => key === 'app.port')?.fallbackEnv).toBe('PORT');
-      expect(settingLabel('app.skills.max_depth')).toBe('SKILLHOST_SKILLS_MAX_DEPTH (app.skills.max_depth)');
-    });
+    it(
+      "names each key's variable after its path, but for the two that keep a name of their own (and PORT, read " +
+        'after SKILLHOST_PORT)',
+      () => {
+        const named = SETTINGS.filter(
+          ({ key, env }) => env !== `SKILLHOST_${key.split('.').slice(1).join('_').toUpperCase()}`,
+        ).map(({ key, env }) => [key, env]);
+        expect(named).toEqual([
+          ['app.auth.bootstrap_admin_key', 'SKILLHOST_BOOTSTRAP_ADMIN_KEY'],
+          ['app.database.url', 'DATABASE_URL'],
+        ]);
+        expect(SETTINGS.find(({ key }) => key === 'app.port')?.fallbackEnv).toBe('PORT');
+        expect(settingLabel('app.skills.max_depth')).toBe('SKILLHOST_SKILLS_MAX_DEPTH (app.skills.max_depth)');
+      },
+    );
 
-    it('overrides the file, read as the setting\'s kind', () => {
-      const sut = loadConfig({ env: { SKILLHOST_SKILLS_MAX_DEPTH: '4', SKILLHOST_SKILLS_WATCH: 'on', SKILLHOST_SKILLS_DISABLED: 'a, b' }, toml: { app: { skills: { max_depth: 2, watch: false } } }, ...place });
+    it("overrides the file, read as the setting's kind", () => {
+      const sut = loadConfig({
+        env: { SKILLHOST_SKILLS_MAX_DEPTH: '4', SKILLHOST_SKILLS_WATCH: 'on', SKILLHOST_SKILLS_DISABLED: 'a, b' },
+        toml: { app: { skills: { max_depth: 2, watch: false } } },
+        ...place,
+      });
       expect(sut.app.skills).toMatchObject({ maxDepth: 4, watch: true, disabled: ['a', 'b'] });
     });
   });
 
   describe('bad values', () => {
     it('are one line each, naming the variable that gave them, in the order of the tree', () => {
-      expect(problemsOf({ SKILLHOST_TOOLS_STYLE: 'mine', SKILLHOST_SKILLS_MAX_DEPTH: '7' }, { app: { port: -1 } })).toEqual([
+      expect(
+        problemsOf({ SKILLHOST_TOOLS_STYLE: 'mine', SKILLHOST_SKILLS_MAX_DEPTH: '7' }, { app: { port: -1 } }),
+      ).toEqual([
         'app.port: -1 is not allowed; expected an integer from 0 to 65535',
         'SKILLHOST_SKILLS_MAX_DEPTH (app.skills.max_depth): 7 is not allowed; expected an integer from 1 to 6',
-        'SKILLHOST_TOOLS_STYLE (app.tools.style): "mine" is not allowed; expected one of skillhost, activate_skill, load_skill, use_skill',
+        'SKILLHOST_TOOLS_STYLE (app.tools.style): "mine" is not allowed; expected one of skillhost, ' +
+          'activate_skill, load_skill, use_skill',
       ]);
     });
 
     it('in a list are one line about the list, saying what it may hold', () => {
-      expect(problemsOf({}, { app: { skills: { explicit_prefixes: ['/', '#', '!'], directories: ['a', ''] } } })).toEqual([
+      expect(
+        problemsOf({}, { app: { skills: { explicit_prefixes: ['/', '#', '!'], directories: ['a', ''] } } }),
+      ).toEqual([
         'app.skills.directories: ["a",""] is not allowed; expected a list of non-empty strings',
         'app.skills.explicit_prefixes: ["/","#","!"] is not allowed; expected a list of /, $',
       ]);
@@ -72,19 +102,29 @@ describe('CONFIG_SETTINGS', () => {
       expect(sut.skills.max_depth).toBe(SKILLS_OPTIONS.maxDepth);
       expect(sut.skills.catalogue_budget_tokens).toBe(SKILLS_OPTIONS.catalogue.budgetTokens);
       expect(sut.tools.style).toBe(SKILLS_OPTIONS.toolStyle);
-      // The server scans default folders where the library requires them, and says what include_location does in its prompts.
+      // The server scans default folders where the library requires them, and says what include_location does in its
+      // prompts.
       expect(sut.skills.directories.rule).toBe(SKILLS_OPTIONS.directories.rule);
       expect(SKILLS_OPTIONS.directories.default).toBeUndefined();
-      expect(sut.skills.directories.default).toEqual(['./.skills', './.agents/skills', '~/.agents/skills', '~/.skillhost/skills']);
+      expect(sut.skills.directories.default).toEqual([
+        './.skills',
+        './.agents/skills',
+        '~/.agents/skills',
+        '~/.skillhost/skills',
+      ]);
       expect(sut.skills.include_location.rule).toBe(SKILLS_OPTIONS.catalogue.includeLocation.rule);
     });
 
     it("are refused by the server's file with the library's bounds", () => {
-      expect(problemsOf({}, { app: { skills: { catalogue_max_skills: 10_001 } } })).toEqual(['app.skills.catalogue_max_skills: 10001 is not allowed; expected an integer from 1 to 10000']);
+      expect(problemsOf({}, { app: { skills: { catalogue_max_skills: 10_001 } } })).toEqual([
+        'app.skills.catalogue_max_skills: 10001 is not allowed; expected an integer from 1 to 10000',
+      ]);
     });
 
     it('appear in the reference table with the rule the library gives them', () => {
-      expect(renderConfigReference()).toContain('| `[app.skills]` `max_depth` | `SKILLHOST_SKILLS_MAX_DEPTH` | integer 1–6 | `1` |');
+      expect(renderConfigReference()).toContain(
+        '| `[app.skills]` `max_depth` | `SKILLHOST_SKILLS_MAX_DEPTH` | integer 1–6 | `1` |',
+      );
     });
   });
 });

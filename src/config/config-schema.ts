@@ -45,17 +45,25 @@ export const DEFAULT_BASE_PROMPT = 'You are a helpful assistant.';
  */
 export const BODY_RATE_GRACE_MS = 5000;
 
-
 /** A PostgreSQL URL, or empty for the embedded server; never echoed (it may hold a password). */
 function databaseUrl(options: { default: string; description: string }): Setting<string> {
   const rule = z.string().refine((v) => v === '' || isDatabaseUrl(v));
-  return { ...options, rule, expected: 'a postgres:// or postgresql:// URL with a host (or empty for the embedded PostgreSQL)', type: '`postgres://` URL', shape: 'string', secret: 'url' };
+  return {
+    ...options,
+    rule,
+    expected: 'a postgres:// or postgresql:// URL with a host (or empty for the embedded PostgreSQL)',
+    type: '`postgres://` URL',
+    shape: 'string',
+    secret: 'url',
+  };
 }
 
 /** A secret Skillhost API key (`skh_…`), or empty: checked like a key a request presents, never shown. */
 function apiKey(options: { default: string; description: string }): Setting<string> {
   const rule = z.string().refine((v) => v === '' || API_KEY_PATTERN.test(v));
-  const expected = "an API key: 'skh_' and 43 characters of A-Z, a-z, 0-9, '_' or '-', as `skillhost keys generate` prints (or empty for none)";
+  const expected =
+    "an API key: 'skh_' and 43 characters of A-Z, a-z, 0-9, '_' or '-', as `skillhost keys generate` prints (or " +
+    'empty for none)';
   return { ...options, rule, expected, type: 'API key `skh_…`', shape: 'string', secret: 'key' };
 }
 
@@ -70,99 +78,450 @@ function isDatabaseUrl(text: string): boolean {
 
 export const CONFIG_SETTINGS = {
   app: {
-    port: { ...setting.integer({ min: 0, max: 65_535, default: 3000, description: 'HTTP port (0 picks a free one).' }), fallbackEnv: 'PORT' },
-    host: setting.string({ nonEmpty: true, default: '127.0.0.1', description: 'Interface to listen on; `0.0.0.0` for all.' }),
+    port: {
+      ...setting.integer({ min: 0, max: 65_535, default: 3000, description: 'HTTP port (0 picks a free one).' }),
+      fallbackEnv: 'PORT',
+    },
+    host: setting.string({
+      nonEmpty: true,
+      default: '127.0.0.1',
+      description: 'Interface to listen on; `0.0.0.0` for all.',
+    }),
     base_prompt: setting.string({ default: DEFAULT_BASE_PROMPT, description: 'The start of every system prompt.' }),
-    default_model: setting.string({ default: '', description: 'Model used when a message names none: a name under `[app.models]`. Empty: `default` when the quick-start variables define it, else the first model in the file.' }),
-    shutdown_grace_ms: setting.integer({ min: 0, max: 600_000, default: 30_000, description: 'On SIGTERM/SIGINT: how long turns in flight may take to finish and be stored before the server stops anyway.' }),
-    history_messages: setting.integer({ min: 0, max: 1000, default: 20, description: "How many of the chat's earlier messages go to the model with each turn." }),
+    default_model: setting.string({
+      default: '',
+      description:
+        'Model used when a message names none: a name under `[app.models]`. Empty: `default` when the ' +
+        'quick-start variables define it, else the first model in the file.',
+    }),
+    shutdown_grace_ms: setting.integer({
+      min: 0,
+      max: 600_000,
+      default: 30_000,
+      description:
+        'On SIGTERM/SIGINT: how long turns in flight may take to finish and be stored before the server stops anyway.',
+    }),
+    history_messages: setting.integer({
+      min: 0,
+      max: 1000,
+      default: 20,
+      description: "How many of the chat's earlier messages go to the model with each turn.",
+    }),
     skills: {
-      enabled: setting.boolean({ default: false, description: 'Master switch. Off: no discovery runs and every skills route answers 404 `SKILLS_DISABLED`.' }),
-      directories: { ...SKILLS_OPTIONS.directories, default: DEFAULT_SKILL_DIRECTORIES, description: 'Skill folders to scan, in precedence order (earlier wins a name collision). `~` is the home folder; relative paths resolve from the project root (the working directory).' },
+      enabled: setting.boolean({
+        default: false,
+        description: 'Master switch. Off: no discovery runs and every skills route answers 404 `SKILLS_DISABLED`.',
+      }),
+      directories: {
+        ...SKILLS_OPTIONS.directories,
+        default: DEFAULT_SKILL_DIRECTORIES,
+        description:
+          'Skill folders to scan, in precedence order (earlier wins a name collision). `~` is the home folder; ' +
+          'relative paths resolve from the project root (the working directory).',
+      },
       validation: SKILLS_OPTIONS.validation,
       catalogue_format: SKILLS_OPTIONS.catalogue.format,
-      include_location: { ...SKILLS_OPTIONS.catalogue.includeLocation, description: "With `markdown`, the prompt's skills section is the aloop design's: `- name: description` under `## Skills`, with its \"How to use skills\" rules. No catalogue the server shows (chats, the catalogue routes, MCP) carries a path of the server's: neither members nor their models can read its files by path. (An app embedding Skillhost lists each `SKILL.md` path with `skillhost/nest`'s `catalogue.includeLocation`, for a model that reads files itself.)" },
+      include_location: {
+        ...SKILLS_OPTIONS.catalogue.includeLocation,
+        description:
+          "With `markdown`, the prompt's skills section is the aloop design's: `- name: description` under `## " +
+          'Skills`, with its "How to use skills" rules. No catalogue the server shows (chats, the catalogue ' +
+          "routes, MCP) carries a path of the server's: neither members nor their models can read its files by " +
+          "path. (An app embedding Skillhost lists each `SKILL.md` path with `skillhost/nest`'s " +
+          '`catalogue.includeLocation`, for a model that reads files itself.)',
+      },
       max_skills: SKILLS_OPTIONS.maxSkills,
       catalogue_budget_tokens: SKILLS_OPTIONS.catalogue.budgetTokens,
       catalogue_max_skills: SKILLS_OPTIONS.catalogue.maxSkills,
-      search_tool: setting.choice(['auto', 'always'], { default: 'auto', description: "`auto`: the model is offered `skills.search` when the catalogue is partial (the chat's skills do not fit the budget); `always`: whenever tools are offered." }),
+      search_tool: setting.choice(['auto', 'always'], {
+        default: 'auto',
+        description:
+          "`auto`: the model is offered `skills.search` when the catalogue is partial (the chat's skills do not " +
+          'fit the budget); `always`: whenever tools are offered.',
+      }),
       max_skill_md_bytes: SKILLS_OPTIONS.maxSkillMdBytes,
       max_resource_bytes: SKILLS_OPTIONS.maxResourceBytes,
-      watch: setting.boolean({ default: false, description: 'Reload the skills, code skills and commands directories shortly after a change on disk (debounced 300 ms; what was added and removed is logged).' }),
+      watch: setting.boolean({
+        default: false,
+        description:
+          'Reload the skills, code skills and commands directories shortly after a change on disk (debounced ' +
+          '300 ms; what was added and removed is logged).',
+      }),
       disabled: SKILLS_OPTIONS.disabled,
-      max_install_bytes: setting.integer({ min: 1024, max: 256 * 1024 * 1024, default: 10 * 1024 * 1024, description: 'The most a skill may hold, unpacked, to be installed into the store (413 beyond; reading an upload stops there) or to be pinned when a chat activates it from disk (larger skills are not pinned, with a warning on the card).' }),
-      max_personal_skills: setting.integer({ min: 0, max: 100_000, default: 50, description: 'How many personal skills one user may have installed; a further new one is 403 `SKILL_QUOTA_EXCEEDED` (new versions of their skills are not counted). 0: users cannot install personal skills.' }),
-      store_directory: setting.folder({ default: './.data/skill-store', description: 'Where installed and pinned versions are unpacked from PostgreSQL to be read (`<digest>/<name>/…`, written once, content-addressed). A cache: deleting it costs a re-read from the database.' }),
-      store_precedence: setting.choice(['first', 'last'], { default: 'last', description: '`last`: a skill in the skills directories wins a name collision with a shared store skill; `first`: the store wins. Either way the collision is listed in the admin view. A personal skill never wins over a team skill of the same name.' }),
-      sync_interval_ms: setting.integer({ min: 100, max: 60_000, default: 1000, description: "How often an instance checks the store's generation in case it missed a change notification (instances hear of changes at once through PostgreSQL LISTEN/NOTIFY)." }),
-      code_directories: setting.folders({ default: [], description: 'Operator-trusted folders of *code skills* (a skill folder with `skill.mjs` exporting `execute(ctx)`); empty: none. Never the store or personal skills. See "Code skills".' }),
-      code_timeout_ms: setting.integer({ min: 100, max: 600_000, default: 30_000, description: "A code skill's `execute` that takes longer is stopped (its worker terminated) and reported on its card." }),
-      code_memory_mb: setting.integer({ min: 16, max: 16_384, default: 256, description: "Heap limit of a code skill's worker thread." }),
+      max_install_bytes: setting.integer({
+        min: 1024,
+        max: 256 * 1024 * 1024,
+        default: 10 * 1024 * 1024,
+        description:
+          'The most a skill may hold, unpacked, to be installed into the store (413 beyond; reading an upload ' +
+          'stops there) or to be pinned when a chat activates it from disk (larger skills are not pinned, with ' +
+          'a warning on the card).',
+      }),
+      max_personal_skills: setting.integer({
+        min: 0,
+        max: 100_000,
+        default: 50,
+        description:
+          'How many personal skills one user may have installed; a further new one is 403 ' +
+          '`SKILL_QUOTA_EXCEEDED` (new versions of their skills are not counted). 0: users cannot install ' +
+          'personal skills.',
+      }),
+      store_directory: setting.folder({
+        default: './.data/skill-store',
+        description:
+          'Where installed and pinned versions are unpacked from PostgreSQL to be read (`<digest>/<name>/…`, ' +
+          'written once, content-addressed). A cache: deleting it costs a re-read from the database.',
+      }),
+      store_precedence: setting.choice(['first', 'last'], {
+        default: 'last',
+        description:
+          '`last`: a skill in the skills directories wins a name collision with a shared store skill; `first`: ' +
+          'the store wins. Either way the collision is listed in the admin view. A personal skill never wins ' +
+          'over a team skill of the same name.',
+      }),
+      sync_interval_ms: setting.integer({
+        min: 100,
+        max: 60_000,
+        default: 1000,
+        description:
+          "How often an instance checks the store's generation in case it missed a change notification " +
+          '(instances hear of changes at once through PostgreSQL LISTEN/NOTIFY).',
+      }),
+      code_directories: setting.folders({
+        default: [],
+        description:
+          'Operator-trusted folders of *code skills* (a skill folder with `skill.mjs` exporting ' +
+          '`execute(ctx)`); empty: none. Never the store or personal skills. See "Code skills".',
+      }),
+      code_timeout_ms: setting.integer({
+        min: 100,
+        max: 600_000,
+        default: 30_000,
+        description:
+          "A code skill's `execute` that takes longer is stopped (its worker terminated) and reported on its card.",
+      }),
+      code_memory_mb: setting.integer({
+        min: 16,
+        max: 16_384,
+        default: 256,
+        description: "Heap limit of a code skill's worker thread.",
+      }),
       explicit_prefixes: SKILLS_OPTIONS.explicitPrefixes,
       max_depth: SKILLS_OPTIONS.maxDepth,
     },
     mcp: {
-      enabled: setting.boolean({ default: true, description: 'Serve the skills over MCP at `/mcp` (the MCP Skills extension, an `activate_skill` tool and one prompt per skill) and the discovery index at `/.well-known/agent-skills/index.json`, while skills are enabled. See "Skills for every agent (MCP)".' }),
-      page_size: setting.integer({ min: 1, max: 1000, default: 100, description: 'Skills per `skills/list` page (and children per `resources/directory/read` page).' }),
-      max_sessions: setting.integer({ min: 1, max: 100_000, default: 1000, description: 'Open MCP sessions (2025-era clients) per instance. Past it, a new session replaces the least recently used one that has no notification stream open; with every one listening, 503 `BUSY`.' }),
-      max_sessions_per_user: setting.integer({ min: 1, max: 100_000, default: 20, description: "Open MCP sessions one user may hold on an instance (so one key cannot take every session). Past it, the user's new session replaces their least recently used one: one without an open notification stream first, else (once the new one is open) a listening one. Agents re-initialise and rarely end a session." }),
-      session_idle_seconds: setting.integer({ min: 10, max: 86_400, default: 1800, description: 'An MCP session that sends no request for this long is closed, even with its notification stream open (many clients never end theirs); its client starts a new one when it next calls.' }),
-      catalogue_budget_tokens: setting.integer({ min: 0, max: 1_000_000, default: 0, description: "The most the skills listed to an MCP client may take (in `activate_skill`'s description and the server's instructions), in o200k tokens, counted as for `[app.skills] catalogue_budget_tokens`; `0`: that setting's value. When a user's skills do not fit, the team's most used are listed, then the rest in name order while they fit, and `search_skills` is offered." }),
-      catalogue_max_skills: setting.integer({ min: 0, max: 10_000, default: 0, description: 'The most skills listed to an MCP client; `0`: `[app.skills] catalogue_max_skills`.' }),
-      instructions_max_chars: setting.integer({ min: 1024, max: 1_000_000, default: 4096, description: "The most characters of the server's `instructions` (the catalogue after a few lines on using it, whole entries only, the rest named in a closing line). Claude Code shows the model the first 4096 and cuts the rest." }),
-      cache_ttl_ms: setting.integer({ min: 0, max: 86_400_000, default: 60_000, description: 'The `ttlMs` freshness hint on `skills/list`, `skills/get` and file reads for 2026-07-28 clients (`cacheScope` is always `private`: each user has their own catalogue).' }),
+      enabled: setting.boolean({
+        default: true,
+        description:
+          'Serve the skills over MCP at `/mcp` (the MCP Skills extension, an `activate_skill` tool and one ' +
+          'prompt per skill) and the discovery index at `/.well-known/agent-skills/index.json`, while skills ' +
+          'are enabled. See "Skills for every agent (MCP)".',
+      }),
+      page_size: setting.integer({
+        min: 1,
+        max: 1000,
+        default: 100,
+        description: 'Skills per `skills/list` page (and children per `resources/directory/read` page).',
+      }),
+      max_sessions: setting.integer({
+        min: 1,
+        max: 100_000,
+        default: 1000,
+        description:
+          'Open MCP sessions (2025-era clients) per instance. Past it, a new session replaces the least ' +
+          'recently used one that has no notification stream open; with every one listening, 503 `BUSY`.',
+      }),
+      max_sessions_per_user: setting.integer({
+        min: 1,
+        max: 100_000,
+        default: 20,
+        description:
+          'Open MCP sessions one user may hold on an instance (so one key cannot take every session). Past it, ' +
+          "the user's new session replaces their least recently used one: one without an open notification " +
+          'stream first, else (once the new one is open) a listening one. Agents re-initialise and rarely end a ' +
+          'session.',
+      }),
+      session_idle_seconds: setting.integer({
+        min: 10,
+        max: 86_400,
+        default: 1800,
+        description:
+          'An MCP session that sends no request for this long is closed, even with its notification stream open ' +
+          '(many clients never end theirs); its client starts a new one when it next calls.',
+      }),
+      catalogue_budget_tokens: setting.integer({
+        min: 0,
+        max: 1_000_000,
+        default: 0,
+        description:
+          "The most the skills listed to an MCP client may take (in `activate_skill`'s description and the " +
+          "server's instructions), in o200k tokens, counted as for `[app.skills] catalogue_budget_tokens`; `0`: " +
+          "that setting's value. When a user's skills do not fit, the team's most used are listed, then the " +
+          'rest in name order while they fit, and `search_skills` is offered.',
+      }),
+      catalogue_max_skills: setting.integer({
+        min: 0,
+        max: 10_000,
+        default: 0,
+        description: 'The most skills listed to an MCP client; `0`: `[app.skills] catalogue_max_skills`.',
+      }),
+      instructions_max_chars: setting.integer({
+        min: 1024,
+        max: 1_000_000,
+        default: 4096,
+        description:
+          "The most characters of the server's `instructions` (the catalogue after a few lines on using it, " +
+          'whole entries only, the rest named in a closing line). Claude Code shows the model the first 4096 ' +
+          'and cuts the rest.',
+      }),
+      cache_ttl_ms: setting.integer({
+        min: 0,
+        max: 86_400_000,
+        default: 60_000,
+        description:
+          'The `ttlMs` freshness hint on `skills/list`, `skills/get` and file reads for 2026-07-28 clients ' +
+          '(`cacheScope` is always `private`: each user has their own catalogue).',
+      }),
     },
     tools: {
-      enabled: setting.boolean({ default: true, description: 'Offer the skill tools of the configured `style` to models that support tools.' }),
+      enabled: setting.boolean({
+        default: true,
+        description: 'Offer the skill tools of the configured `style` to models that support tools.',
+      }),
       style: SKILLS_OPTIONS.toolStyle,
-      use_skill_threshold: setting.integer({ min: 1, max: 100, default: 50, description: "`use_skill` without a name: the best match is used when it matches at least this percentage of the request's words; below it the answer names the three best candidates." }),
-      max_steps: setting.integer({ min: 1, max: 64, default: 8, description: 'Model steps per turn (each tool round is one); a turn that reaches it ends with a stored notice.' }),
-      max_answer_bytes: setting.integer({ min: 1024, max: 32 * 1024 * 1024, default: 1_000_000, description: "The most of a model's answer (UTF-8 bytes) a turn stores and relays, streamed or not; a longer answer is cut with a notice." }),
+      use_skill_threshold: setting.integer({
+        min: 1,
+        max: 100,
+        default: 50,
+        description:
+          '`use_skill` without a name: the best match is used when it matches at least this percentage of the ' +
+          "request's words; below it the answer names the three best candidates.",
+      }),
+      max_steps: setting.integer({
+        min: 1,
+        max: 64,
+        default: 8,
+        description: 'Model steps per turn (each tool round is one); a turn that reaches it ends with a stored notice.',
+      }),
+      max_answer_bytes: setting.integer({
+        min: 1024,
+        max: 32 * 1024 * 1024,
+        default: 1_000_000,
+        description:
+          "The most of a model's answer (UTF-8 bytes) a turn stores and relays, streamed or not; a longer " +
+          'answer is cut with a notice.',
+      }),
     },
     commands: {
-      directories: setting.folders({ default: DEFAULT_COMMAND_DIRECTORIES, description: 'Folders of command files (`<name>.md`, see "Commands"), in precedence order (earlier wins a name collision); read with the skills, only while skills are enabled. `~` and relative paths as for skills.' }),
+      directories: setting.folders({
+        default: DEFAULT_COMMAND_DIRECTORIES,
+        description:
+          'Folders of command files (`<name>.md`, see "Commands"), in precedence order (earlier wins a name ' +
+          'collision); read with the skills, only while skills are enabled. `~` and relative paths as for ' +
+          'skills.',
+      }),
     },
     scripts: {
-      enabled: setting.boolean({ default: false, description: "Offer `skills.runScript`: a skill's script run in a bubblewrap sandbox (see \"Scripts\"). On: start-up stops if `bwrap` is missing or cannot create namespaces." }),
-      personal_skills: setting.boolean({ default: false, description: 'Whether scripts of *personal* store skills (installed by any user, not an admin) may run, sandboxed like the others; off: `SCRIPT_NOT_ALLOWED`. Scripts of folder skills and shared store skills follow the other settings.' }),
-      require_allowed_tools: setting.boolean({ default: true, description: "A script runs only if its skill's `allowed-tools` permits the command (`Bash(python3:*)`, `Bash(./scripts/x.sh)`, `Bash(*)`); false: any script of a loaded skill runs (still sandboxed)." }),
-      timeout_ms: setting.integer({ min: 100, max: 600_000, default: 60_000, description: 'A script still running after this is killed, with every process it started.' }),
-      max_output_bytes: setting.integer({ min: 1024, max: 16 * 1024 * 1024, default: 1_000_000, description: "The most of a script's stdout and stderr together that is kept; past it the script is killed and the output cut with a notice." }),
-      memory_mb: setting.integer({ min: 16, max: 65_536, default: 512, description: "Each script process's data limit (its address space gets 1 GiB more); also the size of its `/tmp` and the largest file it may write." }),
-      max_processes: setting.integer({ min: 1, max: 4096, default: 64, description: 'The most processes a script may run at once (a fork bomb stops there).' }),
-      max_concurrent: setting.integer({ min: 1, max: 1024, default: 4, description: "Script sandboxes running at once on this instance, whoever asked and through whichever door (a model, the tool API, a code skill); one more is refused at once (not queued) with a `SCRIPTS_BUSY` error card saying to retry. The machine's worst case is this many times `max_processes` processes and `memory_mb` of `/tmp` (see \"Scripts\")." }),
-      max_concurrent_per_user: setting.integer({ min: 0, max: 1024, default: 3, description: 'Of those, how many one user may run at once on this instance, across all their chats; past it `SCRIPTS_BUSY`. `0`: only `max_concurrent` applies.' }),
-      max_concurrent_per_turn: setting.integer({ min: 0, max: 1024, default: 2, description: 'Of those, how many one chat turn may run at once (a model step calling several scripts together); past it `SCRIPTS_BUSY` tells the model to run them one at a time. `0`: only the other two caps apply.' }),
+      enabled: setting.boolean({
+        default: false,
+        description:
+          'Offer `skills.runScript`: a skill\'s script run in a bubblewrap sandbox (see "Scripts"). On: ' +
+          'start-up stops if `bwrap` is missing or cannot create namespaces.',
+      }),
+      personal_skills: setting.boolean({
+        default: false,
+        description:
+          'Whether scripts of *personal* store skills (installed by any user, not an admin) may run, sandboxed ' +
+          'like the others; off: `SCRIPT_NOT_ALLOWED`. Scripts of folder skills and shared store skills follow ' +
+          'the other settings.',
+      }),
+      require_allowed_tools: setting.boolean({
+        default: true,
+        description:
+          "A script runs only if its skill's `allowed-tools` permits the command (`Bash(python3:*)`, " +
+          '`Bash(./scripts/x.sh)`, `Bash(*)`); false: any script of a loaded skill runs (still sandboxed).',
+      }),
+      timeout_ms: setting.integer({
+        min: 100,
+        max: 600_000,
+        default: 60_000,
+        description: 'A script still running after this is killed, with every process it started.',
+      }),
+      max_output_bytes: setting.integer({
+        min: 1024,
+        max: 16 * 1024 * 1024,
+        default: 1_000_000,
+        description:
+          "The most of a script's stdout and stderr together that is kept; past it the script is killed and the " +
+          'output cut with a notice.',
+      }),
+      memory_mb: setting.integer({
+        min: 16,
+        max: 65_536,
+        default: 512,
+        description:
+          "Each script process's data limit (its address space gets 1 GiB more); also the size of its `/tmp` " +
+          'and the largest file it may write.',
+      }),
+      max_processes: setting.integer({
+        min: 1,
+        max: 4096,
+        default: 64,
+        description: 'The most processes a script may run at once (a fork bomb stops there).',
+      }),
+      max_concurrent: setting.integer({
+        min: 1,
+        max: 1024,
+        default: 4,
+        description:
+          'Script sandboxes running at once on this instance, whoever asked and through whichever door (a ' +
+          'model, the tool API, a code skill); one more is refused at once (not queued) with a `SCRIPTS_BUSY` ' +
+          "error card saying to retry. The machine's worst case is this many times `max_processes` processes " +
+          'and `memory_mb` of `/tmp` (see "Scripts").',
+      }),
+      max_concurrent_per_user: setting.integer({
+        min: 0,
+        max: 1024,
+        default: 3,
+        description:
+          'Of those, how many one user may run at once on this instance, across all their chats; past it ' +
+          '`SCRIPTS_BUSY`. `0`: only `max_concurrent` applies.',
+      }),
+      max_concurrent_per_turn: setting.integer({
+        min: 0,
+        max: 1024,
+        default: 2,
+        description:
+          'Of those, how many one chat turn may run at once (a model step calling several scripts together); ' +
+          'past it `SCRIPTS_BUSY` tells the model to run them one at a time. `0`: only the other two caps apply.',
+      }),
     },
     auth: {
-      mode: setting.choice(AUTH_MODES, { default: 'auto', description: '`auto`: no key needed while the server listens on a loopback address only, API keys required on any other; `api_key`: keys always required; `none`: a request without a key acts as the built-in admin `local` (a loud warning on a non-loopback address). With auth off, a key that is sent is still checked: a valid one acts as its user, any other answers 401.' }),
-      bootstrap_admin_key: { ...apiKey({ default: '', description: 'For containers and other headless installs: an API key (make one with `skillhost keys generate`) registered at start-up, labelled `bootstrap`, for the admin `admin` (created if missing; an existing `admin` who is a member or disabled is left as it is, and the key not registered). Registered once, whatever the restarts and instances; a revoked one stays revoked. Never logged; prefer the environment to the file. Empty: none.' }), env: 'SKILLHOST_BOOTSTRAP_ADMIN_KEY' },
+      mode: setting.choice(AUTH_MODES, {
+        default: 'auto',
+        description:
+          '`auto`: no key needed while the server listens on a loopback address only, API keys required on any ' +
+          'other; `api_key`: keys always required; `none`: a request without a key acts as the built-in admin ' +
+          '`local` (a loud warning on a non-loopback address). With auth off, a key that is sent is still ' +
+          'checked: a valid one acts as its user, any other answers 401.',
+      }),
+      bootstrap_admin_key: {
+        ...apiKey({
+          default: '',
+          description:
+            'For containers and other headless installs: an API key (make one with `skillhost keys generate`) ' +
+            'registered at start-up, labelled `bootstrap`, for the admin `admin` (created if missing; an ' +
+            'existing `admin` who is a member or disabled is left as it is, and the key not registered). ' +
+            'Registered once, whatever the restarts and instances; a revoked one stays revoked. Never logged; ' +
+            'prefer the environment to the file. Empty: none.',
+        }),
+        env: 'SKILLHOST_BOOTSTRAP_ADMIN_KEY',
+      },
     },
     database: {
-      url: { ...databaseUrl({ default: '', description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).' }), env: 'DATABASE_URL' },
-      pool_size: setting.integer({ min: 1, max: 200, default: 20, description: 'Connections in the pool to PostgreSQL.' }),
-      embedded_dir: setting.folder({ default: './.data/postgres', description: "The embedded server's data folder, kept across restarts." }),
-      statement_timeout_ms: setting.integer({ min: 100, max: 600_000, default: 5000, description: 'A database statement (or waiting for a connection) that takes longer fails with 503 `DATABASE_UNAVAILABLE`: a frozen database never holds requests longer than this.' }),
-      embedded_port: setting.integer({ min: 1024, max: 65_535, default: 54_329, description: "The embedded server's port on 127.0.0.1." }),
+      url: {
+        ...databaseUrl({
+          default: '',
+          description: 'PostgreSQL connection URL. Empty: an embedded PostgreSQL is started (data in `embedded_dir`).',
+        }),
+        env: 'DATABASE_URL',
+      },
+      pool_size: setting.integer({
+        min: 1,
+        max: 200,
+        default: 20,
+        description: 'Connections in the pool to PostgreSQL.',
+      }),
+      embedded_dir: setting.folder({
+        default: './.data/postgres',
+        description: "The embedded server's data folder, kept across restarts.",
+      }),
+      statement_timeout_ms: setting.integer({
+        min: 100,
+        max: 600_000,
+        default: 5000,
+        description:
+          'A database statement (or waiting for a connection) that takes longer fails with 503 ' +
+          '`DATABASE_UNAVAILABLE`: a frozen database never holds requests longer than this.',
+      }),
+      embedded_port: setting.integer({
+        min: 1024,
+        max: 65_535,
+        default: 54_329,
+        description: "The embedded server's port on 127.0.0.1.",
+      }),
     },
     http: {
-      allowed_hosts: setting.list({ default: [], description: 'With auth off, requests must name the listening address or `localhost` in `Host` (else 421 `MISDIRECTED_REQUEST`, against DNS rebinding); these host names are accepted too.' }),
-      cors_origins: setting.list({ default: [], description: 'Origins (e.g. `https://chat.example.com`) that browsers may call the API from; none by default.' }),
-      body_timeout_ms: setting.integer({ min: 100, max: 3_600_000, default: 30_000, description: 'How long a request body may take to arrive whole, from when the server starts reading it (after the key is checked); past it 408 `REQUEST_TIMEOUT` and the connection is closed. Skill uploads have `upload_timeout_ms`.' }),
-      upload_timeout_ms: setting.integer({ min: 100, max: 3_600_000, default: 300_000, description: 'The same for a skill upload (`POST /v1/skills`, `POST /v1/admin/skills`).' }),
-      body_min_bytes_per_second: setting.integer({ min: 0, max: 100_000_000, default: 1024, description: `After its first ${BODY_RATE_GRACE_MS / 1000} s, a request body must average at least this many bytes a second (time the server is busy not reading is not counted), else 408 \`REQUEST_TIMEOUT\` and the connection is closed; \`0\` turns the check off.` }),
+      allowed_hosts: setting.list({
+        default: [],
+        description:
+          'With auth off, requests must name the listening address or `localhost` in `Host` (else 421 ' +
+          '`MISDIRECTED_REQUEST`, against DNS rebinding); these host names are accepted too.',
+      }),
+      cors_origins: setting.list({
+        default: [],
+        description: 'Origins (e.g. `https://chat.example.com`) that browsers may call the API from; none by default.',
+      }),
+      body_timeout_ms: setting.integer({
+        min: 100,
+        max: 3_600_000,
+        default: 30_000,
+        description:
+          'How long a request body may take to arrive whole, from when the server starts reading it (after the ' +
+          'key is checked); past it 408 `REQUEST_TIMEOUT` and the connection is closed. Skill uploads have ' +
+          '`upload_timeout_ms`.',
+      }),
+      upload_timeout_ms: setting.integer({
+        min: 100,
+        max: 3_600_000,
+        default: 300_000,
+        description: 'The same for a skill upload (`POST /v1/skills`, `POST /v1/admin/skills`).',
+      }),
+      body_min_bytes_per_second: setting.integer({
+        min: 0,
+        max: 100_000_000,
+        default: 1024,
+        description:
+          `After its first ${BODY_RATE_GRACE_MS / 1000} s, a request body must average at least this many bytes a ` +
+          `second (time the server is busy not reading is not counted), else 408 \`REQUEST_TIMEOUT\` and the ` +
+          `connection is closed; \`0\` turns the check off.`,
+      }),
     },
     logging: {
       level: setting.choice(LOG_LEVELS, { default: 'info', description: 'Least severe level logged.' }),
-      format: setting.choice(LOG_FORMATS, { default: 'auto', description: '`json` (one JSON object a line), `pretty` (readable), or `auto`: `pretty` on a terminal, else `json`.' }),
+      format: setting.choice(LOG_FORMATS, {
+        default: 'auto',
+        description:
+          '`json` (one JSON object a line), `pretty` (readable), or `auto`: `pretty` on a terminal, else `json`.',
+      }),
     },
     metrics: {
-      public: setting.boolean({ default: false, description: '`/metrics` needs an admin key while auth is on, unless this is true.' }),
+      public: setting.boolean({
+        default: false,
+        description: '`/metrics` needs an admin key while auth is on, unless this is true.',
+      }),
     },
     limits: {
-      requests_per_minute: setting.integer({ min: 1, max: 1_000_000, default: 600, description: 'Requests per minute per user (per client address for requests without a key, while auth is off), per instance; past it 429 `RATE_LIMITED` with `Retry-After`. `/health*` is never limited.' }),
-      turns_per_minute: setting.integer({ min: 1, max: 1_000_000, default: 60, description: 'Turns (messages sent) per minute per user or client address, per instance.' }),
-      max_concurrent_turns: setting.integer({ min: 1, max: 10_000, default: 32, description: 'Turns running at once on this instance; one more answers 503 `BUSY`.' }),
+      requests_per_minute: setting.integer({
+        min: 1,
+        max: 1_000_000,
+        default: 600,
+        description:
+          'Requests per minute per user (per client address for requests without a key, while auth is off), per ' +
+          'instance; past it 429 `RATE_LIMITED` with `Retry-After`. `/health*` is never limited.',
+      }),
+      turns_per_minute: setting.integer({
+        min: 1,
+        max: 1_000_000,
+        default: 60,
+        description: 'Turns (messages sent) per minute per user or client address, per instance.',
+      }),
+      max_concurrent_turns: setting.integer({
+        min: 1,
+        max: 10_000,
+        default: 32,
+        description: 'Turns running at once on this instance; one more answers 503 `BUSY`.',
+      }),
     },
   },
 } satisfies ConfigTree;
@@ -171,13 +530,40 @@ export const CONFIG_SETTINGS = {
 export const MODEL_PROVIDERS = ['openai-compatible', 'anthropic'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
 export const MODEL_SETTINGS = {
-  provider: setting.choice(MODEL_PROVIDERS, { description: '`openai-compatible` (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, …) or `anthropic`.' }),
-  model: setting.string({ nonEmpty: true, description: "The provider's model id, e.g. `gpt-4o-mini`, `llama3.1`, `claude-sonnet-4-5`." }),
-  base_url: setting.string({ default: '', description: 'API base URL, e.g. `http://127.0.0.1:11434/v1`. Required for `openai-compatible`; Anthropic defaults to its public API.' }),
-  api_key_env: setting.string({ default: '', description: 'Name of the environment variable holding the API key (the key itself never goes in the file).' }),
-  tools: setting.boolean({ default: true, description: 'Whether the model can call tools; `false` uses the fallback (an invoked skill goes into the system prompt).' }),
-  timeout_ms: setting.integer({ min: 100, max: 3_600_000, default: 60_000, description: 'Whole-turn time limit for calls to this model.' }),
-  max_retries: setting.integer({ min: 0, max: 5, default: 1, description: 'Retries of a failed provider call (5xx, rate limits) before the turn fails.' }),
+  provider: setting.choice(MODEL_PROVIDERS, {
+    description: '`openai-compatible` (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, …) or `anthropic`.',
+  }),
+  model: setting.string({
+    nonEmpty: true,
+    description: "The provider's model id, e.g. `gpt-4o-mini`, `llama3.1`, `claude-sonnet-4-5`.",
+  }),
+  base_url: setting.string({
+    default: '',
+    description:
+      'API base URL, e.g. `http://127.0.0.1:11434/v1`. Required for `openai-compatible`; Anthropic defaults to ' +
+      'its public API.',
+  }),
+  api_key_env: setting.string({
+    default: '',
+    description: 'Name of the environment variable holding the API key (the key itself never goes in the file).',
+  }),
+  tools: setting.boolean({
+    default: true,
+    description:
+      'Whether the model can call tools; `false` uses the fallback (an invoked skill goes into the system prompt).',
+  }),
+  timeout_ms: setting.integer({
+    min: 100,
+    max: 3_600_000,
+    default: 60_000,
+    description: 'Whole-turn time limit for calls to this model.',
+  }),
+  max_retries: setting.integer({
+    min: 0,
+    max: 5,
+    default: 1,
+    description: 'Retries of a failed provider call (5xx, rate limits) before the turn fails.',
+  }),
 } satisfies SettingTree;
 
 /** A configuration key with its dotted TOML path and the environment variable that overrides it. */
@@ -191,7 +577,12 @@ export interface KeyedSetting {
 /** Every key, in the tree's order (the order of the reference table and of the problem lines). */
 export const SETTINGS: readonly KeyedSetting[] = settingsOf(CONFIG_SETTINGS).map(({ key, setting: of }) => {
   const { env, fallbackEnv } = of as ConfigSetting;
-  return { key, env: env ?? `SKILLHOST_${key.split('.').slice(1).join('_').toUpperCase()}`, ...(fallbackEnv === undefined ? {} : { fallbackEnv }), setting: of };
+  return {
+    key,
+    env: env ?? `SKILLHOST_${key.split('.').slice(1).join('_').toUpperCase()}`,
+    ...(fallbackEnv === undefined ? {} : { fallbackEnv }),
+    setting: of,
+  };
 });
 
 /** How messages name a setting: its environment variable and its key, e.g. `SKILLHOST_PORT (app.port)`. */
@@ -206,10 +597,17 @@ export function renderConfigReference(): string {
   const rows = SETTINGS.map(({ key, env, fallbackEnv, setting: of }) => {
     const [section, name] = [key.split('.').slice(0, -1).join('.'), key.split('.').pop()];
     const variable = fallbackEnv ? `\`${env}\` (or \`${fallbackEnv}\`)` : `\`${env}\``;
-    return `| \`[${section}]\` \`${name}\` | ${variable} | ${of.type} | \`${JSON.stringify(of.default)}\` | ${of.description} |`;
+    return (
+      `| \`[${section}]\` \`${name}\` | ${variable} | ${of.type} | \`${JSON.stringify(of.default)}\` | ` +
+      `${of.description} |`
+    );
   });
   const modelRows = settingsOf(MODEL_SETTINGS).map(
-    ({ key, setting: of }) => `| \`[app.models.NAME]\` \`${key}\` | — | ${of.type} | ${of.default === undefined ? 'required' : `\`${JSON.stringify(of.default)}\``} | ${of.description} |`,
+    ({ key, setting: of }) =>
+      `| \`[app.models.NAME]\` \`${key}\` | — | ${of.type} | ` +
+      `${of.default === undefined ? 'required' : `\`${JSON.stringify(of.default)}\``} | ${of.description} |`,
   );
-  return ['| key | environment | type | default | meaning |', '|---|---|---|---|---|', ...rows, ...modelRows].join('\n');
+  return ['| key | environment | type | default | meaning |', '|---|---|---|---|---|', ...rows, ...modelRows].join(
+    '\n',
+  );
 }

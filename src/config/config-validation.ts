@@ -14,8 +14,12 @@ export const CONFIG_TREE_SCHEMA = schemaOf(CONFIG_SETTINGS, {
   'app.skills.settings': z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
 });
 
-/** `[app.models.NAME]`: each table strict, its keys optional here (required ones are checked by name, to say "missing"). */
-export const MODEL_TABLE_SCHEMA = z.strictObject(Object.fromEntries(settingsOf(MODEL_SETTINGS).map(({ key, setting }) => [key, setting.rule.optional()])));
+/**
+ * `[app.models.NAME]`: each table strict, its keys optional here (required ones are checked by name, to say "missing").
+ */
+export const MODEL_TABLE_SCHEMA = z.strictObject(
+  Object.fromEntries(settingsOf(MODEL_SETTINGS).map(({ key, setting }) => [key, setting.rule.optional()])),
+);
 
 export interface Problem {
   /** Sort key: problems are told in the settings tree's order, unknown keys after. */
@@ -47,7 +51,10 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], context: Iss
     if (issue.code === 'unrecognized_keys') {
       for (const unknown of issue.keys) {
         const full = `${context.prefix ?? ''}${key ? `${key}.` : ''}${unknown}`;
-        problems.set(`?${full}`, { rank: 1e6 + problems.size, line: `${full}: unknown key (known keys: ${context.knownUnder(key).join(', ')})` });
+        problems.set(`?${full}`, {
+          rank: 1e6 + problems.size,
+          line: `${full}: unknown key (known keys: ${context.knownUnder(key).join(', ')})`,
+        });
       }
       continue;
     }
@@ -55,7 +62,10 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], context: Iss
     const at = found?.key ?? key;
     if (problems.has(at)) continue;
     const shown = shownValue(found?.setting, context.valueAt(at));
-    problems.set(at, { rank: context.rankOf(at), line: `${context.where(at)}: ${shown} is not allowed; expected ${found?.setting.expected ?? 'a table'}` });
+    problems.set(at, {
+      rank: context.rankOf(at),
+      line: `${context.where(at)}: ${shown} is not allowed; expected ${found?.setting.expected ?? 'a table'}`,
+    });
   }
   return [...problems.values()];
 }

@@ -16,7 +16,9 @@ export class ConfigModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: ConfigModule,
-      imports: [NestConfigModule.forRoot({ load: [() => config], ignoreEnvFile: true, skipProcessEnv: true, cache: true })],
+      imports: [
+        NestConfigModule.forRoot({ load: [() => config], ignoreEnvFile: true, skipProcessEnv: true, cache: true }),
+      ],
       providers: [{ provide: APP_CONFIG, useValue: config }],
       exports: [APP_CONFIG, NestConfigModule],
     };

@@ -7,7 +7,10 @@ interface Package {
   version: string;
 }
 
-/** Skillhost's own package: its folder and version, from the package.json found upwards from this file (`src/` in development, `dist/src/` built). */
+/**
+ * Skillhost's own package: its folder and version, from the package.json found upwards from this file (`src/` in
+ * development, `dist/src/` built).
+ */
 function skillhostPackage(): Package | undefined {
   let folder = dirname(fileURLToPath(import.meta.url));
   for (;;) {

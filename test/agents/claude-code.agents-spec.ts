@@ -3,11 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { corpusPath } from '../support/files/corpus.js';
 import { listServers, run } from './clients/claude-code.js';
 import { type AgentSkillhost, startAgentSkillhost } from './harness.js';
-import { AnthropicProvider, lastToolResult, loadedTools, type MessagesRequest, type Script, shownToModel } from './providers/anthropic.js';
+import {
+  AnthropicProvider,
+  lastToolResult,
+  loadedTools,
+  type MessagesRequest,
+  type Script,
+  shownToModel,
+} from './providers/anthropic.js';
 import { mentions, stringsIn } from './providers/recording-server.js';
 
 const TIMEOUT_MS = 120_000;
-/** Headless Claude Code asks before every MCP tool call, and refuses it with no one to ask: the README tells users to allow the server's tools. */
+/**
+ * Headless Claude Code asks before every MCP tool call, and refuses it with no one to ask: the README tells users to
+ * allow the server's tools.
+ */
 const ALLOW_SKILLHOST = ['--allowedTools', 'mcp__skillhost'];
 const REQUEST = 'write a 3P update for the data team about the Q3 launch';
 
@@ -47,7 +57,14 @@ describe('Claude Code', () => {
   async function session(script: Script, prompt: string, options: { key?: string; args?: string[] } = {}) {
     const provider = await new AnthropicProvider(script).start();
     try {
-      const result = await run({ mcpUrl: skillhost.mcpUrl, key: options.key ?? skillhost.key, modelUrl: provider.url, prompt, timeoutMs: TIMEOUT_MS, args: options.args });
+      const result = await run({
+        mcpUrl: skillhost.mcpUrl,
+        key: options.key ?? skillhost.key,
+        modelUrl: provider.url,
+        prompt,
+        timeoutMs: TIMEOUT_MS,
+        args: options.args,
+      });
       expect(result).toMatchObject({ timedOut: false });
       expect(provider.failures).toEqual([]);
       return { result, requests: provider.modelRequests };
@@ -57,21 +74,37 @@ describe('Claude Code', () => {
   }
 
   /** Calls one tool on the first turn, then ends; the request after the call, and what the tool answered. */
-  async function callOnce(name: string, args: Record<string, unknown>, options: { args?: string[] } = { args: ALLOW_SKILLHOST }) {
-    const { requests } = await session((_request, turn) => (turn === 0 ? { toolCall: { name, arguments: args } } : { text: 'Done.' }), 'Help me with an internal update.', options);
+  async function callOnce(
+    name: string,
+    args: Record<string, unknown>,
+    options: { args?: string[] } = { args: ALLOW_SKILLHOST },
+  ) {
+    const { requests } = await session(
+      (_request, turn) => (turn === 0 ? { toolCall: { name, arguments: args } } : { text: 'Done.' }),
+      'Help me with an internal update.',
+      options,
+    );
     const after = requests[requests.length - 1];
     return { after, answer: lastToolResult(after) };
   }
 
-  it("shows the model every skill's description in its first request, in the server's instructions (the tools are deferred)", async () => {
-    const { requests } = await session(() => ({ text: 'Hello.' }), 'Hello');
-    // Claude Code defers MCP tools: the model sees their names, and a tool's description only once
-    // it loads the tool with ToolSearch. What it shows up front of Skillhost is the instructions.
-    expect(loadedTools(requests[0]).map((tool) => tool.name)).not.toContain('mcp__skillhost__activate_team_skill');
-    const instructions = serverInstructions(requests[0], 'skillhost');
-    expect(instructions).toMatch(/^This team's Agent Skills/);
-    for (const skill of skillhost.skills) expect({ skill: skill.name, shown: instructions?.includes(skill.description) }).toEqual({ skill: skill.name, shown: true });
-  });
+  it(
+    "shows the model every skill's description in its first request, in the server's instructions (the tools are " +
+      'deferred)',
+    async () => {
+      const { requests } = await session(() => ({ text: 'Hello.' }), 'Hello');
+      // Claude Code defers MCP tools: the model sees their names, and a tool's description only once
+      // it loads the tool with ToolSearch. What it shows up front of Skillhost is the instructions.
+      expect(loadedTools(requests[0]).map((tool) => tool.name)).not.toContain('mcp__skillhost__activate_team_skill');
+      const instructions = serverInstructions(requests[0], 'skillhost');
+      expect(instructions).toMatch(/^This team's Agent Skills/);
+      for (const skill of skillhost.skills)
+        expect({ skill: skill.name, shown: instructions?.includes(skill.description) }).toEqual({
+          skill: skill.name,
+          shown: true,
+        });
+    },
+  );
 
   it('answers a scripted activate_team_skill with the body of internal-comms/SKILL.md', async () => {
     const { after, answer } = await callOnce('activate_team_skill', { name: 'internal-comms' });
@@ -81,7 +114,9 @@ describe('Claude Code', () => {
 
   it('refuses the activate_team_skill call headless without a permission rule for mcp__skillhost', async () => {
     const { answer } = await callOnce('activate_team_skill', { name: 'internal-comms' }, { args: [] });
-    expect(answer).toContain("Claude requested permissions to use mcp__skillhost__activate_team_skill, but you haven't granted it yet.");
+    expect(answer).toContain(
+      "Claude requested permissions to use mcp__skillhost__activate_team_skill, but you haven't granted it yet.",
+    );
   });
 
   it('reads a file of a skill other than SKILL.md with read_skill_file', async () => {
@@ -89,10 +124,18 @@ describe('Claude Code', () => {
     expect(answer).toContain(lineOf('anthropics-skills', 'internal-comms', 'examples', '3p-updates.md'));
   });
 
-  it('reads skill://internal-comms/examples/3p-updates.md with its own ReadMcpResourceTool, which needs no permission', async () => {
-    const { answer } = await callOnce('ReadMcpResourceTool', { server: 'skillhost', uri: 'skill://internal-comms/examples/3p-updates.md' }, { args: [] });
-    expect(answer).toContain(lineOf('anthropics-skills', 'internal-comms', 'examples', '3p-updates.md'));
-  });
+  it(
+    'reads skill://internal-comms/examples/3p-updates.md with its own ReadMcpResourceTool, which needs no ' +
+      'permission',
+    async () => {
+      const { answer } = await callOnce(
+        'ReadMcpResourceTool',
+        { server: 'skillhost', uri: 'skill://internal-comms/examples/3p-updates.md' },
+        { args: [] },
+      );
+      expect(answer).toContain(lineOf('anthropics-skills', 'internal-comms', 'examples', '3p-updates.md'));
+    },
+  );
 
   describe('/mcp__skillhost__internal-comms <request>', () => {
     let first: MessagesRequest;
@@ -106,16 +149,24 @@ describe('Claude Code', () => {
       expect(mentions(first.messages, `<command-args>${REQUEST}</command-args>`)).toBe(true);
     });
 
-    it('sends the model the prompt the server wrote, which names activate_team_skill and holds no text of the skill', () => {
-      const prompt = stringsIn(first.messages).find((text) => text.startsWith('Use the skill "internal-comms"'));
-      expect(prompt).toContain('First call the activate_team_skill tool with {"name": "internal-comms"}');
-      expect(prompt).not.toContain(lineOf('anthropics-skills', 'internal-comms', 'SKILL.md'));
-    });
+    it(
+      'sends the model the prompt the server wrote, which names activate_team_skill and holds no text of ' +
+        'the skill',
+      () => {
+        const prompt = stringsIn(first.messages).find((text) => text.startsWith('Use the skill "internal-comms"'));
+        expect(prompt).toContain('First call the activate_team_skill tool with {"name": "internal-comms"}');
+        expect(prompt).not.toContain(lineOf('anthropics-skills', 'internal-comms', 'SKILL.md'));
+      },
+    );
 
-    it('passes the server only the first word of the text (one word per declared argument, and the prompt declares one)', () => {
-      const prompt = stringsIn(first.messages).find((text) => text.startsWith('Use the skill "internal-comms"'));
-      expect(prompt?.split('\n').at(-1)).toBe(`My request: ${REQUEST.split(' ')[0]}`);
-    });
+    it(
+      'passes the server only the first word of the text (one word per declared argument, and the prompt declares ' +
+        'one)',
+      () => {
+        const prompt = stringsIn(first.messages).find((text) => text.startsWith('Use the skill "internal-comms"'));
+        expect(prompt?.split('\n').at(-1)).toBe(`My request: ${REQUEST.split(' ')[0]}`);
+      },
+    );
   });
 
   describe.each([
@@ -123,10 +174,19 @@ describe('Claude Code', () => {
     ['a revoked key', 'revokedKey'],
   ] as const)('with %s', (_label, which) => {
     it("shows the server's 401 message in `claude mcp list`", async () => {
-      const refused = await fetch(skillhost.mcpUrl, { method: 'POST', headers: { authorization: `Bearer ${skillhost[which]}`, 'content-type': 'application/json' }, body: '{}' });
+      const refused = await fetch(skillhost.mcpUrl, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${skillhost[which]}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(refused.status).toBe(401);
       const { message } = (await refused.json()) as { message: string };
-      const result = await listServers({ mcpUrl: skillhost.mcpUrl, key: skillhost[which], modelUrl: 'http://127.0.0.1:9', timeoutMs: TIMEOUT_MS });
+      const result = await listServers({
+        mcpUrl: skillhost.mcpUrl,
+        key: skillhost[which],
+        modelUrl: 'http://127.0.0.1:9',
+        timeoutMs: TIMEOUT_MS,
+      });
       expect(result).toMatchObject({ code: 0, timedOut: false });
       expect(result.stdout).toContain('Failed to connect');
       expect(result.stdout).toContain(message);

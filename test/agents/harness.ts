@@ -31,7 +31,11 @@ export interface AgentSkillhost {
 }
 
 /** Skills copied from the corpus: folder in the corpus → served under its own name. */
-const SKILLS = ['anthropics-skills/internal-comms', 'anthropics-skills/brand-guidelines', 'obra-superpowers/systematic-debugging'];
+const SKILLS = [
+  'anthropics-skills/internal-comms',
+  'anthropics-skills/brand-guidelines',
+  'obra-superpowers/systematic-debugging',
+];
 
 const ADMIN_KEY = `skh_${'a'.repeat(43)}`;
 
@@ -40,11 +44,18 @@ export async function startAgentSkillhost(overrides: Record<string, unknown> = {
   const folder = mkdtempSync(join(tmpdir(), 'skillhost-agents-'));
   const skillsDir = join(folder, 'skills');
   mkdirSync(skillsDir);
-  for (const source of SKILLS) cpSync(corpusPath(source), join(skillsDir, source.split('/').pop()!), { recursive: true });
+  for (const source of SKILLS)
+    cpSync(corpusPath(source), join(skillsDir, source.split('/').pop()!), { recursive: true });
   let instances: Instances | undefined;
   try {
     instances = await startInstances(1, {
-      overrides: { 'app.auth.mode': 'api_key', 'app.skills.enabled': true, 'app.skills.directories': [skillsDir], 'app.mcp.enabled': true, ...overrides },
+      overrides: {
+        'app.auth.mode': 'api_key',
+        'app.skills.enabled': true,
+        'app.skills.directories': [skillsDir],
+        'app.mcp.enabled': true,
+        ...overrides,
+      },
       env: { SKILLHOST_BOOTSTRAP_ADMIN_KEY: ADMIN_KEY },
     });
   } catch (error) {
@@ -69,7 +80,10 @@ async function prepare(instances: Instances, stop: () => Promise<void>): Promise
   const admin = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${ADMIN_KEY}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
@@ -86,7 +100,9 @@ async function prepare(instances: Instances, stop: () => Promise<void>): Promise
   const revokedKey = await newKey();
   const revoke = async (which: string) => void (await admin('DELETE', `/v1/admin/keys/${created.get(which)!}`));
   await revoke(revokedKey);
-  const skills = ((await admin('GET', '/v1/skills'))!.skills as { name: string; description: string }[]).map(({ name, description }) => ({ name, description }));
+  const skills = ((await admin('GET', '/v1/skills'))!.skills as { name: string; description: string }[]).map(
+    ({ name, description }) => ({ name, description }),
+  );
   return {
     baseUrl,
     mcpUrl: `${baseUrl}/mcp`,

@@ -29,6 +29,10 @@ for (const [id, client] of Object.entries(clients)) {
   writeFileSync(join(folder, 'package.json'), '{ "private": true }\n');
   console.log(`Installing ${packages.join(' and ')} into ${folder}`);
   // Install scripts run here (unlike the project's own npm ci): some CLIs fetch or link their binary in one.
-  execFileSync('npm', ['install', '--prefix', folder, '--no-audit', '--no-fund', '--foreground-scripts', '--save-exact', ...packages], { stdio: 'inherit', env: { ...process.env, npm_config_ignore_scripts: 'false' } });
+  execFileSync(
+    'npm',
+    ['install', '--prefix', folder, '--no-audit', '--no-fund', '--foreground-scripts', '--save-exact', ...packages],
+    { stdio: 'inherit', env: { ...process.env, npm_config_ignore_scripts: 'false' } },
+  );
   writeFileSync(marker, packages.join(' '));
 }

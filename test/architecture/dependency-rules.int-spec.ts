@@ -19,15 +19,21 @@ interface Violation {
 const key = ({ rule, from, to }: Violation) => `${rule.name}: ${from} → ${to}`;
 
 async function cruise(): Promise<{ violations: Violation[]; totalCruised: number }> {
-  const { stdout } = await promisify(execFile)('node_modules/.bin/depcruise', ['src', 'packages', 'test', 'bench', 'tools', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], {
-    maxBuffer: 256 * 1024 * 1024,
-  }).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
+  const { stdout } = await promisify(execFile)(
+    'node_modules/.bin/depcruise',
+    ['src', 'packages', 'test', 'bench', 'tools', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'],
+    {
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
   return (JSON.parse(stdout) as { summary: { violations: Violation[]; totalCruised: number } }).summary;
 }
 
 describe('import rules (dependency-cruiser)', () => {
   it('no import breaks a rule, except the violations known today', async () => {
-    const known = new Set((JSON.parse(readFileSync('.dependency-cruiser-known-violations.json', 'utf8')) as Violation[]).map(key));
+    const known = new Set(
+      (JSON.parse(readFileSync('.dependency-cruiser-known-violations.json', 'utf8')) as Violation[]).map(key),
+    );
     const { violations, totalCruised } = await cruise();
     // It read the tree (a cruise that found no files would find no violations either).
     expect(totalCruised).toBeGreaterThan(300);

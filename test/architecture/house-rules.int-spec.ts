@@ -13,7 +13,10 @@ function sourceFiles(folder: string): string[] {
     .map((entry) => join(entry.parentPath, entry.name));
 }
 
-const shipped = [...sourceFiles('src'), ...readdirSync('packages').flatMap((name) => sourceFiles(join('packages', name, 'src')))];
+const shipped = [
+  ...sourceFiles('src'),
+  ...readdirSync('packages').flatMap((name) => sourceFiles(join('packages', name, 'src'))),
+];
 
 describe('house rules', () => {
   it('reads the files that ship (the server and every package)', () => {
@@ -21,12 +24,16 @@ describe('house rules', () => {
   });
 
   it('only src/config reads process.env', () => {
-    const readers = shipped.filter((file) => !file.startsWith('src/config/') && /\bprocess\.env\b/.test(readFileSync(file, 'utf8')));
+    const readers = shipped.filter(
+      (file) => !file.startsWith('src/config/') && /\bprocess\.env\b/.test(readFileSync(file, 'utf8')),
+    );
     expect(readers).toEqual([]);
   });
 
   it('no Nest module is @Global() but the configuration', () => {
-    const globals = shipped.filter((file) => !file.startsWith('src/config/') && /@Global\(\)/.test(readFileSync(file, 'utf8')));
+    const globals = shipped.filter(
+      (file) => !file.startsWith('src/config/') && /@Global\(\)/.test(readFileSync(file, 'utf8')),
+    );
     expect(globals).toEqual([]);
   });
 });

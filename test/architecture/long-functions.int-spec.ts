@@ -12,7 +12,13 @@ const TOOL = resolve('tools/long-functions.mjs');
 
 /** A function of `lines` lines (its signature and closing brace included), under `name`. */
 function functionOf(name: string, lines: number): string {
-  return [`export function ${name}(): number {`, '  let total = 0;', ...Array.from({ length: lines - 4 }, () => '  total++;'), '  return total;', '}'].join('\n');
+  return [
+    `export function ${name}(): number {`,
+    '  let total = 0;',
+    ...Array.from({ length: lines - 4 }, () => '  total++;'),
+    '  return total;',
+    '}',
+  ].join('\n');
 }
 
 function run(...args: string[]) {
@@ -27,8 +33,19 @@ describe('tools/long-functions.mjs', () => {
     root = mkdtempSync(join(tmpdir(), 'long-functions-'));
     mkdirSync(join(root, 'src', 'nested'), { recursive: true });
     writeFileSync(join(root, 'src', 'short.ts'), `${functionOf('atTheLimit', 60)}\n`);
-    writeFileSync(join(root, 'src', 'nested', 'long.ts'), `/**\n * A doc comment is not counted.\n */\n${functionOf('pastTheLimit', 61)}\n`);
-    const method = ['export class Runner {', '  run(): void {', ...Array.from({ length: 70 }, () => '    this.step();'), '  }', '', '  step(): void {}', '}'].join('\n');
+    writeFileSync(
+      join(root, 'src', 'nested', 'long.ts'),
+      `/**\n * A doc comment is not counted.\n */\n${functionOf('pastTheLimit', 61)}\n`,
+    );
+    const method = [
+      'export class Runner {',
+      '  run(): void {',
+      ...Array.from({ length: 70 }, () => '    this.step();'),
+      '  }',
+      '',
+      '  step(): void {}',
+      '}',
+    ].join('\n');
     writeFileSync(join(root, 'src', 'nested', 'runner.ts'), `${method}\n`);
     writeFileSync(join(root, 'src', 'nested', 'long.spec.ts'), `${functionOf('aTest', 200)}\n`);
   });
@@ -56,7 +73,11 @@ describe('tools/long-functions.mjs', () => {
   });
 
   it('refuses a malformed limit, an unknown option or no path with its usage and exit code 2', () => {
-    for (const args of [['--max', 'sixty', 'src'], ['--maximum', '60', 'src'], ['--max', '60']]) {
+    for (const args of [
+      ['--max', 'sixty', 'src'],
+      ['--maximum', '60', 'src'],
+      ['--max', '60'],
+    ]) {
       const sut = run(...args);
       expect(sut.status).toBe(2);
       expect(sut.stderr).toContain('usage: node tools/long-functions.mjs');

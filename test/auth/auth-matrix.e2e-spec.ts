@@ -48,48 +48,185 @@ const ROUTES: Route[] = [
   { method: 'post', route: '/v1/me/keys', path: () => '/v1/me/keys', body: { label: 'laptop' }, expect: anyKey(201) },
   { method: 'get', route: '/v1/me/keys', path: () => '/v1/me/keys', expect: anyKey(200) },
   // Only one's own keys: another user's key id is simply not found, whatever the role.
-  { method: 'delete', route: '/v1/me/keys/:id', path: async (fx) => `/v1/me/keys/${await fx.newAliceKeyId()}`, expect: { member: 204, otherMember: 404, admin: 404 } },
-  { method: 'post', route: '/v1/admin/users', path: () => `/v1/admin/users`, body: { name: `u${Math.random().toString(36).slice(2, 10)}` }, expect: adminOnly(201) },
+  {
+    method: 'delete',
+    route: '/v1/me/keys/:id',
+    path: async (fx) => `/v1/me/keys/${await fx.newAliceKeyId()}`,
+    expect: { member: 204, otherMember: 404, admin: 404 },
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/users',
+    path: () => `/v1/admin/users`,
+    body: { name: `u${Math.random().toString(36).slice(2, 10)}` },
+    expect: adminOnly(201),
+  },
   { method: 'get', route: '/v1/admin/users', path: () => '/v1/admin/users', expect: adminOnly(200) },
-  { method: 'patch', route: '/v1/admin/users/:id', path: (fx) => `/v1/admin/users/${fx.users.bob}`, body: { role: 'member' }, expect: adminOnly(200) },
-  { method: 'post', route: '/v1/admin/users/:id/keys', path: (fx) => `/v1/admin/users/${fx.users.bob}/keys`, body: { label: 'ops' }, expect: adminOnly(201) },
-  { method: 'delete', route: '/v1/admin/keys/:id', path: async (fx) => `/v1/admin/keys/${await fx.newAliceKeyId()}`, expect: adminOnly(204) },
+  {
+    method: 'patch',
+    route: '/v1/admin/users/:id',
+    path: (fx) => `/v1/admin/users/${fx.users.bob}`,
+    body: { role: 'member' },
+    expect: adminOnly(200),
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/users/:id/keys',
+    path: (fx) => `/v1/admin/users/${fx.users.bob}/keys`,
+    body: { label: 'ops' },
+    expect: adminOnly(201),
+  },
+  {
+    method: 'delete',
+    route: '/v1/admin/keys/:id',
+    path: async (fx) => `/v1/admin/keys/${await fx.newAliceKeyId()}`,
+    expect: adminOnly(204),
+  },
   { method: 'get', route: '/v1/admin/chats', path: () => '/v1/admin/chats', expect: adminOnly(200) },
   { method: 'get', route: '/v1/skills', path: () => '/v1/skills', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills/:name', path: () => '/v1/skills/pdf', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills/:name/body', path: () => '/v1/skills/pdf/body', expect: anyKey(200) },
-  { method: 'get', route: '/v1/skills/:name/resources', path: () => '/v1/skills/pdf/resources?type=references', expect: anyKey(200) },
-  { method: 'get', route: '/v1/skills/:name/resources/*', path: () => '/v1/skills/pdf/resources/references/forms.md', expect: anyKey(200) },
+  {
+    method: 'get',
+    route: '/v1/skills/:name/resources',
+    path: () => '/v1/skills/pdf/resources?type=references',
+    expect: anyKey(200),
+  },
+  {
+    method: 'get',
+    route: '/v1/skills/:name/resources/*',
+    path: () => '/v1/skills/pdf/resources/references/forms.md',
+    expect: anyKey(200),
+  },
   { method: 'get', route: '/v1/skills-catalogue', path: () => '/v1/skills-catalogue', expect: anyKey(200) },
   { method: 'get', route: '/v1/skills/search', path: () => '/v1/skills/search?q=pdf', expect: anyKey(200) },
-  { method: 'get', route: '/.well-known/agent-skills/index.json', path: () => '/.well-known/agent-skills/index.json', expect: anyKey(200) },
-  { method: 'get', route: '/.well-known/agent-skills/:name/*', path: () => '/.well-known/agent-skills/pdf/SKILL.md', expect: anyKey(200) },
+  {
+    method: 'get',
+    route: '/.well-known/agent-skills/index.json',
+    path: () => '/.well-known/agent-skills/index.json',
+    expect: anyKey(200),
+  },
+  {
+    method: 'get',
+    route: '/.well-known/agent-skills/:name/*',
+    path: () => '/.well-known/agent-skills/pdf/SKILL.md',
+    expect: anyKey(200),
+  },
   { method: 'get', route: '/v1/admin/mcp', path: () => '/v1/admin/mcp', expect: adminOnly(200) },
   { method: 'get', route: '/v1/models', path: () => '/v1/models', expect: anyKey(200) },
   { method: 'get', route: '/v1/commands', path: () => '/v1/commands', expect: anyKey(200) },
   { method: 'get', route: '/v1/admin/skills', path: () => '/v1/admin/skills', expect: adminOnly(200) },
   { method: 'post', route: '/v1/admin/skills/reload', path: () => '/v1/admin/skills/reload', expect: adminOnly(200) },
-  { method: 'post', route: '/v1/admin/skills', path: () => '/v1/admin/skills', upload: () => zipOf({ 'shared-one/SKILL.md': skillMd({ name: 'shared-one' }) }), expect: adminOnly(201) },
+  {
+    method: 'post',
+    route: '/v1/admin/skills',
+    path: () => '/v1/admin/skills',
+    upload: () => zipOf({ 'shared-one/SKILL.md': skillMd({ name: 'shared-one' }) }),
+    expect: adminOnly(201),
+  },
   // Each caller installs into its own personal scope: a new skill for each.
-  { method: 'post', route: '/v1/skills', path: () => '/v1/skills', upload: () => zipOf({ 'mine/SKILL.md': skillMd({ name: 'mine' }) }), expect: anyKey(201) },
-  { method: 'get', route: '/v1/skills/:name/versions', path: () => '/v1/skills/installed/versions', expect: anyKey(200) },
-  { method: 'post', route: '/v1/admin/skills/:name/rollback', path: () => '/v1/admin/skills/installed/rollback', body: { version: 1 }, expect: adminOnly(200) },
-  { method: 'delete', route: '/v1/admin/skills/:name', path: () => '/v1/admin/skills/to-remove', expect: adminOnly(204) },
+  {
+    method: 'post',
+    route: '/v1/skills',
+    path: () => '/v1/skills',
+    upload: () => zipOf({ 'mine/SKILL.md': skillMd({ name: 'mine' }) }),
+    expect: anyKey(201),
+  },
+  {
+    method: 'get',
+    route: '/v1/skills/:name/versions',
+    path: () => '/v1/skills/installed/versions',
+    expect: anyKey(200),
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/skills/:name/rollback',
+    path: () => '/v1/admin/skills/installed/rollback',
+    body: { version: 1 },
+    expect: adminOnly(200),
+  },
+  {
+    method: 'delete',
+    route: '/v1/admin/skills/:name',
+    path: () => '/v1/admin/skills/to-remove',
+    expect: adminOnly(204),
+  },
   // Only one's own personal skills: another user's is not found, whatever the role.
-  { method: 'delete', route: '/v1/skills/:name', path: () => '/v1/skills/alice-own', expect: { member: 204, otherMember: 404, admin: 404 }, notFound: 'SKILL_NOT_FOUND' },
-  { method: 'put', route: '/v1/admin/skills/:name/enabled', path: () => '/v1/admin/skills/pdf/enabled', body: { enabled: true }, expect: adminOnly(200) },
+  {
+    method: 'delete',
+    route: '/v1/skills/:name',
+    path: () => '/v1/skills/alice-own',
+    expect: { member: 204, otherMember: 404, admin: 404 },
+    notFound: 'SKILL_NOT_FOUND',
+  },
+  {
+    method: 'put',
+    route: '/v1/admin/skills/:name/enabled',
+    path: () => '/v1/admin/skills/pdf/enabled',
+    body: { enabled: true },
+    expect: adminOnly(200),
+  },
   { method: 'get', route: '/v1/me/skills', path: () => '/v1/me/skills', expect: anyKey(200) },
-  { method: 'put', route: '/v1/me/skills', path: () => '/v1/me/skills', body: { exclude: ['nothing-*'] }, expect: anyKey(200) },
-  { method: 'get', route: '/v1/chats/:id/skills', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/skills`), expect: owned(200) },
-  { method: 'put', route: '/v1/chats/:id/skills', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/skills`), body: { include: ['pdf'] }, expect: owned(200) },
+  {
+    method: 'put',
+    route: '/v1/me/skills',
+    path: () => '/v1/me/skills',
+    body: { exclude: ['nothing-*'] },
+    expect: anyKey(200),
+  },
+  {
+    method: 'get',
+    route: '/v1/chats/:id/skills',
+    path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/skills`),
+    expect: owned(200),
+  },
+  {
+    method: 'put',
+    route: '/v1/chats/:id/skills',
+    path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/skills`),
+    body: { include: ['pdf'] },
+    expect: owned(200),
+  },
   { method: 'post', route: '/v1/chats', path: () => '/v1/chats', body: { title: 't' }, expect: anyKey(201) },
   { method: 'get', route: '/v1/chats', path: () => '/v1/chats', expect: anyKey(200) },
-  { method: 'get', route: '/v1/chats/:id', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}`), expect: owned(200) },
-  { method: 'delete', route: '/v1/chats/:id', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}`), expect: owned(204) },
-  { method: 'get', route: '/v1/chats/:id/messages', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/messages`), expect: owned(200) },
-  { method: 'post', route: '/v1/chats/:id/messages', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/messages`), body: { content: 'hi' }, expect: owned(201) },
-  { method: 'get', route: '/v1/chats/:id/context', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/context`), expect: owned(200) },
-  { method: 'post', route: '/v1/chats/:id/tools/:tool', path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/tools/skills.readResource`), body: { name: 'pdf', path: 'references/forms.md' }, expect: owned(200) },
+  {
+    method: 'get',
+    route: '/v1/chats/:id',
+    path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}`),
+    expect: owned(200),
+  },
+  {
+    method: 'delete',
+    route: '/v1/chats/:id',
+    path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}`),
+    expect: owned(204),
+  },
+  {
+    method: 'get',
+    route: '/v1/chats/:id/messages',
+    path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/messages`),
+    expect: owned(200),
+  },
+  {
+    method: 'post',
+    route: '/v1/chats/:id/messages',
+    path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/messages`),
+    body: { content: 'hi' },
+    expect: owned(201),
+  },
+  {
+    method: 'get',
+    route: '/v1/chats/:id/context',
+    path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/context`),
+    expect: owned(200),
+  },
+  {
+    method: 'post',
+    route: '/v1/chats/:id/tools/:tool',
+    path: (fx) => fx.newChat().then((id) => `/v1/chats/${id}/tools/skills.readResource`),
+    body: { name: 'pdf', path: 'references/forms.md' },
+    expect: owned(200),
+  },
 ];
 
 let tree: TempTree;
@@ -110,12 +247,19 @@ beforeAll(async () => {
   const revoked = await users.createKey(alice.id, { label: 'revoked' });
   await users.revokeKey(revoked.apiKey.id);
   const expired = await users.createKey(alice.id, { label: 'expired', expiresAt: new Date(Date.now() + 60_000) });
-  await query(ctx.db.url, "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.apiKey.id]);
+  await query(ctx.db.url, "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [
+    expired.apiKey.id,
+  ]);
   const memberKey = (await users.createKey(alice.id)).key;
   const adminKey = (await users.createKey(root.id)).key;
   const install = async (path: string, key: string, files: Record<string, string>) => {
     const archive = await zipOf(files);
-    await http().post(path).set('authorization', `Bearer ${key}`).set('content-type', archive.contentType).send(archive.body).expect(201);
+    await http()
+      .post(path)
+      .set('authorization', `Bearer ${key}`)
+      .set('content-type', archive.contentType)
+      .send(archive.body)
+      .expect(201);
   };
   await install('/v1/admin/skills', adminKey, { 'installed/SKILL.md': skillMd({ name: 'installed' }) });
   await install('/v1/admin/skills', adminKey, { 'to-remove/SKILL.md': skillMd({ name: 'to-remove' }) });
@@ -131,7 +275,11 @@ beforeAll(async () => {
       expired: expired.key,
     },
     async newChat() {
-      const chat = await http().post('/v1/chats').set('authorization', `Bearer ${memberKey}`).send({ title: 'fixture' }).expect(201);
+      const chat = await http()
+        .post('/v1/chats')
+        .set('authorization', `Bearer ${memberKey}`)
+        .send({ title: 'fixture' })
+        .expect(201);
       return chat.body.id as string;
     },
     async newAliceKeyId() {
@@ -145,21 +293,38 @@ afterAll(async () => {
 });
 
 describe('the auth matrix', () => {
-  const cells = ROUTES.flatMap((route) => CALLERS.map((caller) => [`${route.method.toUpperCase()} ${route.route}`, caller, route] as const));
+  const cells = ROUTES.flatMap((route) =>
+    CALLERS.map((caller) => [`${route.method.toUpperCase()} ${route.route}`, caller, route] as const),
+  );
   it.each(cells)('%s as %s', async (_, caller, route) => {
-    const expected = route.public ? route.expect.member : caller === 'member' || caller === 'otherMember' || caller === 'admin' ? route.expect[caller] : 401;
+    const expected = route.public
+      ? route.expect.member
+      : caller === 'member' || caller === 'otherMember' || caller === 'admin'
+        ? route.expect[caller]
+        : 401;
     let call = http()[route.method](await route.path(fx));
     const key = fx.keys[caller];
     if (key !== undefined) call = call.set('authorization', `Bearer ${key}`);
     const archive = await route.upload?.();
-    const res = await (archive ? call.set('content-type', archive.contentType).send(archive.body) : route.body ? call.send(route.body) : call);
+    const res = await (archive
+      ? call.set('content-type', archive.contentType).send(archive.body)
+      : route.body
+        ? call.send(route.body)
+        : call);
     // The body is part of the comparison so a failure shows why.
     expect({ status: res.status, body: res.body }).toMatchObject({ status: expected });
     if (expected === 401) {
       expect(res.body.code).toBe('UNAUTHENTICATED');
-      expect(res.headers['www-authenticate']).toMatch(key === undefined ? /^Bearer realm="skillhost", error_description="[^"]+"$/ : /^Bearer realm="skillhost", error="invalid_token", error_description="[^"]+"$/);
+      expect(res.headers['www-authenticate']).toMatch(
+        key === undefined
+          ? /^Bearer realm="skillhost", error_description="[^"]+"$/
+          : /^Bearer realm="skillhost", error="invalid_token", error_description="[^"]+"$/,
+      );
     }
     if (expected === 403) expect(res.body.code).toBe('FORBIDDEN');
-    if (expected === 404) expect(res.body.code).toBe(route.notFound ?? (route.route.includes('/keys/') ? 'API_KEY_NOT_FOUND' : 'CHAT_NOT_FOUND'));
+    if (expected === 404)
+      expect(res.body.code).toBe(
+        route.notFound ?? (route.route.includes('/keys/') ? 'API_KEY_NOT_FOUND' : 'CHAT_NOT_FOUND'),
+      );
   });
 });

@@ -7,7 +7,8 @@ import { useChatSkillsTree } from '../support/files/skill-tree.js';
 import type { WireJson } from '../support/wire-json.js';
 
 const chatSkills = useChatSkillsTree();
-const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
+const graphemes = (text: string) =>
+  [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
 
 /**
  * A chat without a title is titled, by the server, from its first user message (src/domain/chats/chat-title.ts),
@@ -16,8 +17,10 @@ const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granular
 describe('chat titles from the first message', () => {
   let ctx: GraphqlTestContext;
   const http = () => request(ctx.app.getHttpServer());
-  const graphql = <T = WireJson>(document: string, variables?: Record<string, unknown>) => ctx.client().request<T>(gql(document), variables);
-  const newChat = async (body: Record<string, unknown> = {}) => (await http().post('/v1/chats').send(body).expect(201)).body.id as string;
+  const graphql = <T = WireJson>(document: string, variables?: Record<string, unknown>) =>
+    ctx.client().request<T>(gql(document), variables);
+  const newChat = async (body: Record<string, unknown> = {}) =>
+    (await http().post('/v1/chats').send(body).expect(201)).body.id as string;
   const titleOf = async (id: string) => (await http().get(`/v1/chats/${id}`).expect(200)).body.title as string | null;
   const say = (id: string, content: string) => http().post(`/v1/chats/${id}/messages`).send({ content });
 
@@ -34,7 +37,9 @@ describe('chat titles from the first message', () => {
     expect(await titleOf(id)).toBe('Summarise the Q3 report for the board');
     await say(id, 'and now something else entirely').expect(201);
     expect(await titleOf(id)).toBe('Summarise the Q3 report for the board');
-    const listed = (await http().get('/v1/chats?limit=200').expect(200)).body.items.find((chat: { id: string }) => chat.id === id);
+    const listed = (await http().get('/v1/chats?limit=200').expect(200)).body.items.find(
+      (chat: { id: string }) => chat.id === id,
+    );
     expect(listed.title).toBe('Summarise the Q3 report for the board');
   });
 
@@ -72,31 +77,38 @@ describe('chat titles from the first message', () => {
     expect(graphemes(title!)).toBeLessThanOrEqual(CHAT_TITLE_MAX_CHARACTERS);
   });
 
-  it('emoji, accents and right-to-left text survive whole; direction overrides and control characters do not', async () => {
-    ctx.model.play({ text: 'a' }, { text: 'b' });
-    const family = '👨‍👩‍👧';
-    const emoji = await newChat();
-    await say(emoji, `${family} 👋🏽 مرحبا e\u0301 ${family.repeat(80)}`).expect(201);
-    const title = (await titleOf(emoji))!;
-    expect(title.startsWith(`${family} 👋🏽 مرحبا e\u0301 ${family}`)).toBe(true);
-    expect(title.endsWith(`${family}…`)).toBe(true);
-    expect(graphemes(title)).toBeLessThanOrEqual(CHAT_TITLE_MAX_CHARACTERS);
-    const spoof = await newChat();
-    await say(spoof, 'invoice \u202Eexe.pdf\u202C\u0007 please').expect(201);
-    expect(await titleOf(spoof)).toBe('invoice exe.pdf please');
-  });
+  it(
+    'emoji, accents and right-to-left text survive whole; direction overrides and control characters ' + 'do not',
+    async () => {
+      ctx.model.play({ text: 'a' }, { text: 'b' });
+      const family = '👨‍👩‍👧';
+      const emoji = await newChat();
+      await say(emoji, `${family} 👋🏽 مرحبا e\u0301 ${family.repeat(80)}`).expect(201);
+      const title = (await titleOf(emoji))!;
+      expect(title.startsWith(`${family} 👋🏽 مرحبا e\u0301 ${family}`)).toBe(true);
+      expect(title.endsWith(`${family}…`)).toBe(true);
+      expect(graphemes(title)).toBeLessThanOrEqual(CHAT_TITLE_MAX_CHARACTERS);
+      const spoof = await newChat();
+      await say(spoof, 'invoice \u202Eexe.pdf\u202C\u0007 please').expect(201);
+      expect(await titleOf(spoof)).toBe('invoice exe.pdf please');
+    },
+  );
 
-  it('a message the server refuses (NUL) or a turn that fails stores no title; the next message that is stored gives it', async () => {
-    const id = await newChat();
-    const refused = await say(id, 'with \u0000 NUL').expect(400);
-    expect(refused.body.code).toBe('VALIDATION_FAILED');
-    ctx.model.play({ status: 500 });
-    await say(id, 'the model is down').expect(502);
-    expect(await titleOf(id)).toBeNull();
-    ctx.model.play({ text: 'fine' });
-    await say(id, 'third time lucky').expect(201);
-    expect(await titleOf(id)).toBe('third time lucky');
-  });
+  it(
+    'a message the server refuses (NUL) or a turn that fails stores no title; the next message that is stored ' +
+      'gives it',
+    async () => {
+      const id = await newChat();
+      const refused = await say(id, 'with \u0000 NUL').expect(400);
+      expect(refused.body.code).toBe('VALIDATION_FAILED');
+      ctx.model.play({ status: 500 });
+      await say(id, 'the model is down').expect(502);
+      expect(await titleOf(id)).toBeNull();
+      ctx.model.play({ text: 'fine' });
+      await say(id, 'third time lucky').expect(201);
+      expect(await titleOf(id)).toBe('third time lucky');
+    },
+  );
 
   it('a first message of white space only leaves the chat untitled until a message with words', async () => {
     ctx.model.play({ text: 'a' }, { text: 'b' });
@@ -112,7 +124,10 @@ describe('chat titles from the first message', () => {
     for (let round = 0; round < 3; round++) {
       const id = await newChat();
       await Promise.all([say(id, `first A ${round}`).expect(201), say(id, `first B ${round}`).expect(201)]);
-      const messages = (await http().get(`/v1/chats/${id}/messages`).expect(200)).body.items as { role: string; content: string }[];
+      const messages = (await http().get(`/v1/chats/${id}/messages`).expect(200)).body.items as {
+        role: string;
+        content: string;
+      }[];
       const firstUser = messages.find((message) => message.role === 'user')!.content;
       expect(messages.filter((message) => message.role === 'user')).toHaveLength(2);
       expect(await titleOf(id)).toBe(firstUser);
@@ -123,20 +138,33 @@ describe('chat titles from the first message', () => {
     ctx.model.play({ text: 'a' }, { text: 'b' });
     const untitled = (await graphql('mutation { createChat { id title } }')).createChat;
     expect(untitled.title).toBeNull();
-    await graphql('mutation($id: ID!) { sendMessage(chatId: $id, content: "Plan the offsite\\nin May") { assistantMessage { content } } }', { id: untitled.id });
-    expect((await graphql('query($id: ID!) { chat(id: $id) { title } }', { id: untitled.id })).chat.title).toBe('Plan the offsite in May');
-    const listed = (await graphql('{ chats(limit: 200) { items { id title } } }')).chats.items.find((chat: { id: string }) => chat.id === untitled.id);
+    await graphql(
+      'mutation($id: ID!) { sendMessage(chatId: $id, content: "Plan the offsite\\nin May") { assistantMessage { ' +
+        'content } } }',
+      { id: untitled.id },
+    );
+    expect((await graphql('query($id: ID!) { chat(id: $id) { title } }', { id: untitled.id })).chat.title).toBe(
+      'Plan the offsite in May',
+    );
+    const listed = (await graphql('{ chats(limit: 200) { items { id title } } }')).chats.items.find(
+      (chat: { id: string }) => chat.id === untitled.id,
+    );
     expect(listed.title).toBe('Plan the offsite in May');
     expect(await titleOf(untitled.id)).toBe('Plan the offsite in May');
 
     const titled = (await graphql('mutation { createChat(title: "Offsite") { id } }')).createChat.id;
-    await graphql('mutation($id: ID!) { sendMessage(chatId: $id, content: "something else") { assistantMessage { content } } }', { id: titled });
+    await graphql(
+      'mutation($id: ID!) { sendMessage(chatId: $id, content: "something else") { assistantMessage { content } } }',
+      { id: titled },
+    );
     expect((await graphql('query($id: ID!) { chat(id: $id) { title } }', { id: titled })).chat.title).toBe('Offsite');
   });
 
   it('GraphQL: a refused message titles nothing', async () => {
     const id = (await graphql('mutation { createChat { id } }')).createChat.id;
-    const answer = await failure(graphql('mutation($id: ID!) { sendMessage(chatId: $id, content: "") { assistantMessage { content } } }', { id }));
+    const answer = await failure(
+      graphql('mutation($id: ID!) { sendMessage(chatId: $id, content: "") { assistantMessage { content } } }', { id }),
+    );
     expect(answer.errors[0].extensions?.code).toBe('VALIDATION_FAILED');
     expect((await graphql('query($id: ID!) { chat(id: $id) { title } }', { id })).chat.title).toBeNull();
   });

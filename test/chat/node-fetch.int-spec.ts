@@ -29,7 +29,9 @@ describe('nodeFetch', () => {
     let seen: { method?: string; auth?: string; type?: string; body?: string } = {};
     handler = (req, res, body) => {
       seen = { method: req.method, auth: req.headers.authorization, type: req.headers['content-type'], body };
-      res.writeHead(201, 'Made', { 'content-type': 'application/json', 'x-one': 'a' }).end(JSON.stringify({ ok: true }));
+      res
+        .writeHead(201, 'Made', { 'content-type': 'application/json', 'x-one': 'a' })
+        .end(JSON.stringify({ ok: true }));
     };
     const response = await nodeFetch(`${base}/v1/chat/completions`, {
       method: 'POST',
@@ -64,7 +66,9 @@ describe('nodeFetch', () => {
     expect(connections.size).toBe(2);
     server.closeAllConnections();
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const error = (await nodeFetch(`${base}/drop`, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as TypeError;
+    const error = (await nodeFetch(`${base}/drop`, { method: 'POST', body: '{}' }).catch(
+      (e: unknown) => e,
+    )) as TypeError;
     expect(error.message).toBe('fetch failed');
     expect((error.cause as NodeJS.ErrnoException).code).toBe('ECONNRESET');
   });
@@ -87,7 +91,10 @@ describe('nodeFetch', () => {
   });
 
   it('answers 204 with no body and 4xx/5xx as not ok with their body', async () => {
-    handler = (req, res) => (req.url === '/empty' ? res.writeHead(204).end() : res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"busy"}}'));
+    handler = (req, res) =>
+      req.url === '/empty'
+        ? res.writeHead(204).end()
+        : res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"busy"}}');
     const empty = await nodeFetch(`${base}/empty`);
     expect([empty.status, empty.body]).toEqual([204, null]);
     const failed = await nodeFetch(`${base}/busy`, { method: 'POST', body: '{}' });
@@ -104,7 +111,8 @@ describe('nodeFetch', () => {
 
   it('an abort rejects with an AbortError, before the answer and in the middle of its body', async () => {
     handler = (req, res) => {
-      if (req.url === '/half') res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' }).write('{"par');
+      if (req.url === '/half')
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' }).write('{"par');
     };
     for (const path of ['/hang', '/half']) {
       const controller = new AbortController();
@@ -113,13 +121,17 @@ describe('nodeFetch', () => {
       const error = await pending.catch((e: unknown) => e);
       expect((error as Error).name).toBe('AbortError');
     }
-    expect(((await nodeFetch(`${base}/hang`, { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as Error).name).toBe('AbortError');
+    expect(
+      ((await nodeFetch(`${base}/hang`, { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as Error).name,
+    ).toBe('AbortError');
   });
 
   it('an answer that breaks off or exceeds the buffer limit rejects with what happened', async () => {
     handler = (req, res) => {
       if (req.url === '/cut') {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' }).write('{"par', () => res.destroy());
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'content-length': '100' })
+          .write('{"par', () => res.destroy());
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });

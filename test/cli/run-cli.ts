@@ -7,7 +7,11 @@ export interface CliResult {
 }
 
 /** Runs the CLI in-process, as `skillhost ARGV` in `cwd` with only `env` in its environment. */
-export async function run(argv: string[], cwd: string, env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export async function run(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string | undefined> = {},
+): Promise<CliResult> {
   const out: string[] = [];
   const err: string[] = [];
   const code = await runCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd, env });

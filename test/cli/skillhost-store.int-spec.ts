@@ -14,7 +14,11 @@ describe('skillhost install / versions / enable / disable / uninstall', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    tree.write('cfg.toml', `[app.database]\nurl = "${db.url}"\n[app.skills]\nstore_directory = "${tree.path('store')}"\ndisabled = ["locked"]\n`);
+    tree.write(
+      'cfg.toml',
+      `[app.database]\nurl = "${db.url}"\n[app.skills]\nstore_directory = ` +
+        `"${tree.path('store')}"\ndisabled = ["locked"]\n`,
+    );
     writeSkill(tree, 'src', 'weekly', { description: 'Writes the weekly summary.' });
     tree.write('src/weekly/references/how.md', 'one');
   });
@@ -28,10 +32,19 @@ describe('skillhost install / versions / enable / disable / uninstall', () => {
     expect(first).toMatchObject({ code: 0, err: '' });
     expect(first.out).toMatch(/^Installed shared skill 'weekly' version 1 \(sha256:[0-9a-f]{64}, 2 file\(s\)\)\.$/);
     expect((await cli('install', 'src/weekly')).out).toMatch(/^Already installed: shared skill 'weekly' version 1/);
-    const archive = await zipOf({ 'weekly/SKILL.md': skillMd({ name: 'weekly', description: 'Writes the weekly summary.' }), 'weekly/references/how.md': 'two' });
+    const archive = await zipOf({
+      'weekly/SKILL.md': skillMd({ name: 'weekly', description: 'Writes the weekly summary.' }),
+      'weekly/references/how.md': 'two',
+    });
     writeFileSync(tree.path('weekly.zip'), archive.body);
     const second = await cli('install', 'weekly.zip', '--json');
-    expect(JSON.parse(second.out)).toMatchObject({ name: 'weekly', scope: 'shared', version: 2, created: true, digest: expect.stringMatching(DIGEST) });
+    expect(JSON.parse(second.out)).toMatchObject({
+      name: 'weekly',
+      scope: 'shared',
+      version: 2,
+      created: true,
+      digest: expect.stringMatching(DIGEST),
+    });
     const versions = await cli('versions', 'weekly');
     expect(versions.code).toBe(0);
     expect(versions.out.split('\n').map((line) => line.split(/\s+/)[0])).toEqual(['VERSION', '1', '2']);
@@ -42,11 +55,15 @@ describe('skillhost install / versions / enable / disable / uninstall', () => {
     await cli('users', 'add', 'ann');
     const archive = await tarGzOf({ 'SKILL.md': skillMd({ name: 'notes', description: 'Notes.' }) });
     writeFileSync(tree.path('notes.tar.gz'), archive.body);
-    expect((await cli('install', 'notes.tar.gz', '--personal', '--user', 'ann')).out).toMatch(/^Installed ann's personal skill 'notes' version 1/);
+    expect((await cli('install', 'notes.tar.gz', '--personal', '--user', 'ann')).out).toMatch(
+      /^Installed ann's personal skill 'notes' version 1/,
+    );
     expect((await cli('versions', 'notes')).code).toBe(1);
     expect((await cli('versions', 'notes', '--personal', '--user', 'ann')).code).toBe(0);
     const before = await query<{ n: number }>(db.url, 'SELECT count(*)::int AS n FROM skill_versions');
-    const evil = await tarGzOf({ 'x/SKILL.md': skillMd({ name: 'x' }) }, [{ name: 'x/link', type: 'symlink', linkname: '/etc/passwd' }]);
+    const evil = await tarGzOf({ 'x/SKILL.md': skillMd({ name: 'x' }) }, [
+      { name: 'x/link', type: 'symlink', linkname: '/etc/passwd' },
+    ]);
     writeFileSync(tree.path('evil.tar.gz'), evil.body);
     const refused = await cli('install', 'evil.tar.gz');
     expect(refused.code).toBe(1);
@@ -59,9 +76,13 @@ describe('skillhost install / versions / enable / disable / uninstall', () => {
 
   it('switches skills off and on, persisted; a configured switch cannot be overridden', async () => {
     expect((await cli('disable', 'weekly')).code).toBe(0);
-    expect(await query(db.url, 'SELECT name, enabled FROM skill_switches')).toEqual([{ name: 'weekly', enabled: false }]);
+    expect(await query(db.url, 'SELECT name, enabled FROM skill_switches')).toEqual([
+      { name: 'weekly', enabled: false },
+    ]);
     expect((await cli('enable', 'weekly')).code).toBe(0);
-    expect(await query(db.url, 'SELECT name, enabled FROM skill_switches')).toEqual([{ name: 'weekly', enabled: true }]);
+    expect(await query(db.url, 'SELECT name, enabled FROM skill_switches')).toEqual([
+      { name: 'weekly', enabled: true },
+    ]);
     const locked = await cli('enable', 'locked');
     expect(locked.code).toBe(1);
     expect(locked.err).toMatch(/configuration/);

@@ -10,12 +10,20 @@ import * as opencode from '../agents/clients/opencode.js';
  * with that agent's CLI: each driver holds it as README_SNIPPET. This keeps the two the same in
  * `npm test`, where the CLIs themselves are not installed.
  */
-const DRIVERS: Record<string, { README_SNIPPET: string }> = { 'Claude Code': claudeCode, Codex: codex, 'Gemini CLI': geminiCli, OpenCode: opencode };
+const DRIVERS: Record<string, { README_SNIPPET: string }> = {
+  'Claude Code': claudeCode,
+  Codex: codex,
+  'Gemini CLI': geminiCli,
+  OpenCode: opencode,
+};
 
 describe("the README's agent entries", () => {
   const readme = readFileSync('README.md', 'utf8');
 
-  it.each(Object.entries(DRIVERS))('holds the %s entry exactly as the real-agent suite runs it, as a block of its own', (_agent, driver) => {
-    expect(readme).toContain(`\n${driver.README_SNIPPET.trimEnd()}\n\`\`\`\n`);
-  });
+  it.each(Object.entries(DRIVERS))(
+    'holds the %s entry exactly as the real-agent suite runs it, as a block of its own',
+    (_agent, driver) => {
+      expect(readme).toContain(`\n${driver.README_SNIPPET.trimEnd()}\n\`\`\`\n`);
+    },
+  );
 });

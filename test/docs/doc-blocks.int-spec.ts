@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { extractBlocks, matchesExpected, parseDirective, rewriteAddresses, runnerOf, splitShellSteps } from './doc-blocks.js';
+import {
+  extractBlocks,
+  matchesExpected,
+  parseDirective,
+  rewriteAddresses,
+  runnerOf,
+  splitShellSteps,
+} from './doc-blocks.js';
 
 const markdown = [
   'Intro',
@@ -24,7 +31,13 @@ describe(extractBlocks.name, () => {
     const sut = extractBlocks('x.md', markdown);
     expect(sut).toEqual([
       { file: 'x.md', line: 3, lang: 'sh', text: 'npm start', directive: { kind: 'server' } },
-      { file: 'x.md', line: 10, lang: 'sh', text: 'docker compose up', directive: { kind: 'not-run', reason: 'needs a Docker engine here' } },
+      {
+        file: 'x.md',
+        line: 10,
+        lang: 'sh',
+        text: 'docker compose up',
+        directive: { kind: 'not-run', reason: 'needs a Docker engine here' },
+      },
       { file: 'x.md', line: 13, lang: 'text', text: 'a/' },
     ]);
     expect(sut.map(runnerOf)).toEqual(['server', undefined, undefined]);
@@ -38,7 +51,18 @@ describe(extractBlocks.name, () => {
 
 describe(splitShellSteps.name, () => {
   it('splits a block into commands with their expected output and exit status; plain comments are not output', () => {
-    const sut = splitShellSteps(['# a comment', 'A=$(echo 1)', "curl -s x \\", "  -d '{}'", '# → {"id":"…"}', '# → …', 'false', '# [exit 1]'].join('\n'));
+    const sut = splitShellSteps(
+      [
+        '# a comment',
+        'A=$(echo 1)',
+        'curl -s x \\',
+        "  -d '{}'",
+        '# → {"id":"…"}',
+        '# → …',
+        'false',
+        '# [exit 1]',
+      ].join('\n'),
+    );
     expect(sut).toEqual([
       { line: 2, command: 'A=$(echo 1)', expected: [], exitCode: 0 },
       { line: 3, command: "curl -s x \\\n  -d '{}'", expected: ['{"id":"…"}', '…'], exitCode: 0 },
@@ -60,7 +84,14 @@ describe(matchesExpected.name, () => {
 
 describe(rewriteAddresses.name, () => {
   it('points the default port and a local Ollama at the live server and the scripted model', () => {
-    const sut = rewriteAddresses('OPENAI_BASE_URL=http://127.0.0.1:11434/v1 curl http://127.0.0.1:3000/v1 ws://localhost:3000/graphql http://127.0.0.1:30000', { server: 'http://127.0.0.1:4567', model: 'http://127.0.0.1:999/v1' });
-    expect(sut).toBe('OPENAI_BASE_URL=http://127.0.0.1:999/v1 curl http://127.0.0.1:4567/v1 ws://localhost:4567/graphql http://127.0.0.1:30000');
+    const sut = rewriteAddresses(
+      'OPENAI_BASE_URL=http://127.0.0.1:11434/v1 curl http://127.0.0.1:3000/v1 ws://localhost:3000/graphql ' +
+        'http://127.0.0.1:30000',
+      { server: 'http://127.0.0.1:4567', model: 'http://127.0.0.1:999/v1' },
+    );
+    expect(sut).toBe(
+      'OPENAI_BASE_URL=http://127.0.0.1:999/v1 curl http://127.0.0.1:4567/v1 ws://localhost:4567/graphql ' +
+        'http://127.0.0.1:30000',
+    );
   });
 });

@@ -36,7 +36,18 @@ export interface DocBlock {
   directiveError?: string;
 }
 
-export type Runner = 'shell' | 'server' | 'toml' | 'json' | 'yaml' | 'typescript' | 'javascript' | 'graphql' | 'skill' | 'command' | 'agent-config';
+export type Runner =
+  | 'shell'
+  | 'server'
+  | 'toml'
+  | 'json'
+  | 'yaml'
+  | 'typescript'
+  | 'javascript'
+  | 'graphql'
+  | 'skill'
+  | 'command'
+  | 'agent-config';
 
 const FENCE = /^(\s*)(`{3,}|~{3,})\s*([^`]*)$/;
 const DIRECTIVE = /^\s*<!--\s*docs-test:\s*(.*?)\s*-->\s*$/;
@@ -55,7 +66,12 @@ export function extractBlocks(file: string, markdown: string): DocBlock[] {
       if (close.startsWith(fence[0].repeat(fence.length)) && /^(`+|~+)$/.test(close)) break;
       body.push(lines[j].startsWith(indent) ? lines[j].slice(indent.length) : lines[j].trimStart());
     }
-    const block: DocBlock = { file, line: i + 1, lang: (open[3].trim().split(/\s+/)[0] ?? '').toLowerCase(), text: body.join('\n') };
+    const block: DocBlock = {
+      file,
+      line: i + 1,
+      lang: (open[3].trim().split(/\s+/)[0] ?? '').toLowerCase(),
+      text: body.join('\n'),
+    };
     const above = i > 0 ? DIRECTIVE.exec(lines[i - 1]) : null;
     if (above !== null) {
       const parsed = parseDirective(above[1]);
@@ -70,14 +86,21 @@ export function extractBlocks(file: string, markdown: string): DocBlock[] {
 
 export function parseDirective(text: string): Directive | string {
   const notRun = /^not run:\s*(.*)$/.exec(text);
-  if (notRun !== null) return notRun[1].trim().length >= 10 ? { kind: 'not-run', reason: notRun[1].trim() } : `"not run:" needs a reason a reader can check (got "${notRun[1].trim()}")`;
+  if (notRun !== null)
+    return notRun[1].trim().length >= 10
+      ? { kind: 'not-run', reason: notRun[1].trim() }
+      : `"not run:" needs a reason a reader can check (got "${notRun[1].trim()}")`;
   if (text === 'server') return { kind: 'server' };
   if (text === 'skill') return { kind: 'skill' };
   const command = /^command ([a-z0-9_-]+)$/.exec(text);
   if (command !== null) return { kind: 'command', name: command[1] };
   const agent = /^(\w+) config$/.exec(text);
-  if (agent !== null && (AGENTS as readonly string[]).includes(agent[1])) return { kind: 'agent-config', agent: agent[1] as AgentName };
-  return `unknown docs-test directive "${text}"; expected server, not run: REASON, skill, command NAME or one of ${AGENTS.map((a) => `${a} config`).join(', ')}`;
+  if (agent !== null && (AGENTS as readonly string[]).includes(agent[1]))
+    return { kind: 'agent-config', agent: agent[1] as AgentName };
+  return (
+    `unknown docs-test directive "${text}"; expected server, not run: REASON, skill, command NAME or one of ` +
+    `${AGENTS.map((a) => `${a} config`).join(', ')}`
+  );
 }
 
 const LANG_RUNNERS: Record<string, Runner> = {
@@ -101,7 +124,8 @@ export function runnerOf(block: DocBlock): Runner | undefined {
   const directive = block.directive;
   if (directive?.kind === 'not-run') return undefined;
   if (directive?.kind === 'server') return LANG_RUNNERS[block.lang] === 'shell' ? 'server' : undefined;
-  if (directive?.kind === 'skill' || directive?.kind === 'command') return block.lang === 'markdown' || block.lang === 'md' ? directive.kind : undefined;
+  if (directive?.kind === 'skill' || directive?.kind === 'command')
+    return block.lang === 'markdown' || block.lang === 'md' ? directive.kind : undefined;
   if (directive?.kind === 'agent-config') return 'agent-config';
   return LANG_RUNNERS[block.lang];
 }
@@ -152,7 +176,9 @@ export function splitShellSteps(text: string): ShellStep[] {
 export function matchesExpected(expected: readonly string[], output: string): boolean {
   // Each output line is matched with its line end, so a line that is only `…` can stand for none.
   const pattern = expected
-    .map((line) => (line.trim() === '…' ? '(?:[^\\n]*\\n)*?' : `${line.trimEnd().split('…').map(escapeRegExp).join('[\\s\\S]*?')}\\n`))
+    .map((line) =>
+      line.trim() === '…' ? '(?:[^\\n]*\\n)*?' : `${line.trimEnd().split('…').map(escapeRegExp).join('[\\s\\S]*?')}\\n`,
+    )
     .join('');
   return new RegExp(`^${pattern}$`).test(`${normalise(output)}\n`);
 }
@@ -182,5 +208,8 @@ export function rewriteAddresses(text: string, to: Addresses): string {
   const port = new URL(to.server).port;
   return text
     .replaceAll('http://127.0.0.1:11434/v1', to.model)
-    .replace(/\b(https?|wss?):\/\/(127\.0\.0\.1|localhost):3000\b/g, (_match, scheme: string, host: string) => `${scheme}://${host}:${port}`);
+    .replace(
+      /\b(https?|wss?):\/\/(127\.0\.0\.1|localhost):3000\b/g,
+      (_match, scheme: string, host: string) => `${scheme}://${host}:${port}`,
+    );
 }

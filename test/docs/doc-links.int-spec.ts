@@ -2,7 +2,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 
-const DOC_FILES = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const DOC_FILES = [
+  'README.md',
+  ...readdirSync('docs')
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** The Markdown outside fenced blocks and code spans, where links and headings live. */
 function prose(markdown: string): string {
@@ -15,7 +20,10 @@ function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
   for (const [, heading] of prose(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
     const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[*_`]/g, '');
-    const slug = text.toLowerCase().replace(/[^\p{L}\p{N}\s-]/gu, '').replace(/\s/g, '-');
+    const slug = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s-]/gu, '')
+      .replace(/\s/g, '-');
     const count = seen.get(slug) ?? 0;
     anchors.add(count === 0 ? slug : `${slug}-${count}`);
     seen.set(slug, count + 1);
@@ -25,7 +33,9 @@ function anchorsOf(markdown: string): Set<string> {
 
 function linksOf(markdown: string): string[] {
   const text = prose(markdown);
-  return [...text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g), ...text.matchAll(/^\[[^\]]+\]:\s*(\S+)/gm)].map((match) => match[1]);
+  return [...text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g), ...text.matchAll(/^\[[^\]]+\]:\s*(\S+)/gm)].map(
+    (match) => match[1],
+  );
 }
 
 describe('links in README.md and docs/', () => {
@@ -40,13 +50,17 @@ describe('links in README.md and docs/', () => {
         continue;
       }
       if (anchor === undefined) continue;
-      if (statSync(target).isDirectory() || !target.endsWith('.md')) broken.push(`${link}: an anchor into ${target}, which is not Markdown`);
-      else if (!anchorsOf(readFileSync(target, 'utf8')).has(anchor)) broken.push(`${link}: ${target} has no heading #${anchor}`);
+      if (statSync(target).isDirectory() || !target.endsWith('.md'))
+        broken.push(`${link}: an anchor into ${target}, which is not Markdown`);
+      else if (!anchorsOf(readFileSync(target, 'utf8')).has(anchor))
+        broken.push(`${link}: ${target} has no heading #${anchor}`);
     }
     expect(broken).toEqual([]);
   });
 
   it('finds a heading by the anchor GitHub gives it', () => {
-    expect(anchorsOf('# Users, API keys and auth\n```sh\n# → not a heading\n```\n## Users, API keys and auth')).toEqual(new Set(['users-api-keys-and-auth', 'users-api-keys-and-auth-1']));
+    expect(anchorsOf('# Users, API keys and auth\n```sh\n# → not a heading\n```\n## Users, API keys and auth')).toEqual(
+      new Set(['users-api-keys-and-auth', 'users-api-keys-and-auth-1']),
+    );
   });
 });

@@ -46,7 +46,8 @@ export class ShellSession {
     const deadline = Date.now() + STEP_TIMEOUT_MS;
     const marker = new RegExp(`${done} (\\d+)`);
     while (!marker.test(this.stdout)) {
-      if (this.child.exitCode !== null) throw new Error(`the shell exited (status ${this.child.exitCode}): a command ran \`exit\`?`);
+      if (this.child.exitCode !== null)
+        throw new Error(`the shell exited (status ${this.child.exitCode}): a command ran \`exit\`?`);
       if (Date.now() > deadline) throw new Error(`still running after ${STEP_TIMEOUT_MS / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -78,17 +79,29 @@ export class DocServer {
   static async start(command: string, cwd: string, env: NodeJS.ProcessEnv, modelUrl: string): Promise<DocServer> {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const line = rewriteAddresses(command, { server: url, model: modelUrl }).replace(/\bnpm (run )?start\b/, `node ${join(REPO, 'dist/src/main.js')}`);
-    const child = spawn('bash', ['-c', line], { cwd, env: { ...env, SKILLHOST_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const line = rewriteAddresses(command, { server: url, model: modelUrl }).replace(
+      /\bnpm (run )?start\b/,
+      `node ${join(REPO, 'dist/src/main.js')}`,
+    );
+    const child = spawn('bash', ['-c', line], {
+      cwd,
+      env: { ...env, SKILLHOST_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const server = new DocServer(child, url);
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
-      if (child.exitCode !== null) throw new Error(`the server exited (status ${child.exitCode}) before it was ready:\n${server.output}`);
+      if (child.exitCode !== null)
+        throw new Error(`the server exited (status ${child.exitCode}) before it was ready:\n${server.output}`);
       if (Date.now() > deadline) {
         await server.stop();
         throw new Error(`the server was not ready within ${START_TIMEOUT_MS / 1000} s:\n${server.output}`);
       }
-      const ready = await fetch(`${url}/health/ready`).then((res) => res.status === 200, () => false);
+      const ready = await fetch(`${url}/health/ready`).then(
+        (res) => res.status === 200,
+        () => false,
+      );
       if (ready) return server;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -112,24 +125,45 @@ export class DocServer {
 const ERROR_BODY = /"code":"[A-Z_]+","message":/;
 
 /** Runs a shell block's commands in the session; every problem is one failure naming the block's line. */
-export async function runShellBlock(block: DocBlock, session: ShellSession, server: DocServer | undefined, modelUrl: string): Promise<StepFailure[]> {
+export async function runShellBlock(
+  block: DocBlock,
+  session: ShellSession,
+  server: DocServer | undefined,
+  modelUrl: string,
+): Promise<StepFailure[]> {
   const failures: StepFailure[] = [];
   const steps = splitShellSteps(block.text);
   for (const step of steps) {
     const line = block.line + step.line;
     if (server === undefined && /\b(127\.0\.0\.1|localhost):3000\b/.test(step.command)) {
-      failures.push({ block, line, message: 'no server is running: start one with a `<!-- docs-test: server -->` block earlier in this file' });
+      failures.push({
+        block,
+        line,
+        message: 'no server is running: start one with a `<!-- docs-test: server -->` block earlier in this file',
+      });
       break;
     }
     const started = Date.now();
-    const { output, exitCode } = await session.run(server === undefined ? step.command : rewriteAddresses(step.command, { server: server.url, model: modelUrl }));
+    const { output, exitCode } = await session.run(
+      server === undefined ? step.command : rewriteAddresses(step.command, { server: server.url, model: modelUrl }),
+    );
     const shown = `$ ${step.command}\n${output}`;
-    if (Date.now() - started > SLOW_STEP_MS) process.stdout.write(`${block.file}:${line} took ${Date.now() - started} ms\n`);
-    if (exitCode !== step.exitCode) failures.push({ block, line, message: `exited ${exitCode}, expected ${step.exitCode}:\n${shown}` });
+    if (Date.now() - started > SLOW_STEP_MS)
+      process.stdout.write(`${block.file}:${line} took ${Date.now() - started} ms\n`);
+    if (exitCode !== step.exitCode)
+      failures.push({ block, line, message: `exited ${exitCode}, expected ${step.exitCode}:\n${shown}` });
     else if (step.expected.length > 0 && !matchesExpected(step.expected, output)) {
-      failures.push({ block, line, message: `printed something else than the block shows.\nexpected:\n${step.expected.join('\n')}\n${shown}` });
+      failures.push({
+        block,
+        line,
+        message: `printed something else than the block shows.\nexpected:\n${step.expected.join('\n')}\n${shown}`,
+      });
     } else if (step.expected.length === 0 && ERROR_BODY.test(output)) {
-      failures.push({ block, line, message: `answered an error the block does not show (add it as \`# → …\` if it is meant):\n${shown}` });
+      failures.push({
+        block,
+        line,
+        message: `answered an error the block does not show (add it as \`# → …\` if it is meant):\n${shown}`,
+      });
     }
   }
   return failures;
@@ -142,17 +176,30 @@ export async function runGraphqlBlock(block: DocBlock, server: DocServer | undef
     .split('\n')
     .map((line) => /^#\s*→\s?(.*)$/.exec(line.trim())?.[1])
     .filter((line): line is string => line !== undefined);
-  const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: block.text }) });
+  const res = await fetch(`${server.url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: block.text }),
+  });
   const text = await res.text();
   if (res.status !== 200 || 'errors' in JSON.parse(text)) return `answered ${res.status}: ${text}`;
-  if (expected.length > 0 && !matchesExpected(expected, text)) return `answered something else than the block shows.\nexpected:\n${expected.join('\n')}\ngot:\n${text}`;
+  if (expected.length > 0 && !matchesExpected(expected, text))
+    return `answered something else than the block shows.\nexpected:\n${expected.join('\n')}\ngot:\n${text}`;
   return undefined;
 }
 
-/** Checks a block that needs no server: a config, a SKILL.md, a command file, an agent's settings, a script's syntax. */
+/**
+ * Checks a block that needs no server: a config, a SKILL.md, a command file, an agent's settings, a script's syntax.
+ */
 export function checkStaticBlock(block: DocBlock, scratch: string): string | undefined {
   try {
-    switch (block.directive?.kind === 'agent-config' ? 'agent-config' : block.directive?.kind === 'skill' || block.directive?.kind === 'command' ? block.directive.kind : block.lang) {
+    switch (
+      block.directive?.kind === 'agent-config'
+        ? 'agent-config'
+        : block.directive?.kind === 'skill' || block.directive?.kind === 'command'
+          ? block.directive.kind
+          : block.lang
+    ) {
       case 'toml':
         loadConfig({ toml: parseToml(block.text), env: {}, projectRoot: scratch, homeDir: scratch });
         return undefined;
@@ -221,7 +268,8 @@ export function mcpUrlOf(agent: AgentName, text: string): string {
       return stringAt(entry, 'url', 'mcpServers.skillhost');
     }
     case 'gemini': {
-      // settings.json: streamable HTTP is `url` with `type: "http"` (as `gemini mcp add --transport http` writes it), or the older `httpUrl`.
+      // settings.json: streamable HTTP is `url` with `type: "http"` (as `gemini mcp add --transport http` writes it),
+      // or the older `httpUrl`.
       const entry = entryOf((JSON.parse(text) as Record<string, unknown>).mcpServers, 'mcpServers');
       if (entry.httpUrl !== undefined) return stringAt(entry, 'httpUrl', 'mcpServers.skillhost');
       if (entry.type !== 'http') throw new Error('mcpServers.skillhost.type must be "http" (without it, `url` is SSE)');
@@ -247,13 +295,25 @@ function checkAgentConfig(agent: AgentName, text: string): string | undefined {
 }
 
 /** Whether the server answers an MCP `initialize` at the agent configuration's URL (rewritten to the live server). */
-export async function initializeMcp(agent: AgentName, text: string, server: DocServer, modelUrl: string): Promise<string | undefined> {
+export async function initializeMcp(
+  agent: AgentName,
+  text: string,
+  server: DocServer,
+  modelUrl: string,
+): Promise<string | undefined> {
   const url = rewriteAddresses(mcpUrlOf(agent, text), { server: server.url, model: modelUrl });
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'docs-test', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'docs-test', version: '1' } },
+    }),
   });
   const body = await res.text();
-  return res.status === 200 && body.includes('"serverInfo"') ? undefined : `MCP initialize at ${url} answered ${res.status}: ${body.slice(0, 500)}`;
+  return res.status === 200 && body.includes('"serverInfo"')
+    ? undefined
+    : `MCP initialize at ${url} answered ${res.status}: ${body.slice(0, 500)}`;
 }

@@ -16,11 +16,15 @@ describe('schema.graphql', () => {
   });
   afterAll(async () => ctx?.close());
 
-  it('is what the resolvers define, sorted and stable (if not: run `npm run schema:graphql` and commit schema.graphql)', async () => {
-    const built = await buildSchemaSdl();
-    expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(built);
-    expect(await buildSchemaSdl()).toBe(built);
-  });
+  it(
+    'is what the resolvers define, sorted and stable (if not: run `npm run schema:graphql` and commit ' +
+      'schema.graphql)',
+    async () => {
+      const built = await buildSchemaSdl();
+      expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(built);
+      expect(await buildSchemaSdl()).toBe(built);
+    },
+  );
 
   it('is exactly the schema the server serves', () => {
     const served = printSortedSchema(ctx.app.get(GraphQLSchemaHost).schema);

@@ -19,7 +19,10 @@ export interface GraphqlTestContext extends ChatTestContext {
   subscriptions: jest.SpiedFunction<ChatEventsService['subscribe']>;
 }
 
-export async function startGraphqlApp(skillDirectories: string[], overrides: Record<string, unknown> = {}): Promise<GraphqlTestContext> {
+export async function startGraphqlApp(
+  skillDirectories: string[],
+  overrides: Record<string, unknown> = {},
+): Promise<GraphqlTestContext> {
   const chat = await startChatApp(skillDirectories, overrides);
   await chat.app.listen(0, '127.0.0.1');
   const { port } = chat.app.getHttpServer().address() as AddressInfo;
@@ -29,9 +32,16 @@ export async function startGraphqlApp(skillDirectories: string[], overrides: Rec
   return Object.assign(chat, {
     subscriptions: jest.spyOn(chat.app.get(ChatEventsService), 'subscribe'),
     baseUrl,
-    client: (key?: string) => new GraphQLClient(`${baseUrl}/graphql`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
+    client: (key?: string) =>
+      new GraphQLClient(`${baseUrl}/graphql`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
     wsClient(connectionParams?: Record<string, unknown>) {
-      const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: true });
+      const client = createClient({
+        url: `ws://127.0.0.1:${port}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams,
+        retryAttempts: 0,
+        lazy: true,
+      });
       wsClients.push(client);
       return client;
     },
@@ -43,12 +53,20 @@ export async function startGraphqlApp(skillDirectories: string[], overrides: Rec
 }
 
 /** The GraphQL response of a request that failed: its HTTP status, data and errors. */
-export async function failure(request: Promise<unknown>): Promise<{ status: number; data: unknown; errors: { message: string; path?: unknown[]; extensions?: Record<string, unknown> }[] }> {
+export async function failure(request: Promise<unknown>): Promise<{
+  status: number;
+  data: unknown;
+  errors: { message: string; path?: unknown[]; extensions?: Record<string, unknown> }[];
+}> {
   try {
     await request;
   } catch (error) {
     if (!(error instanceof ClientError)) throw error;
-    return { status: error.response.status, data: error.response.data ?? null, errors: (error.response.errors ?? []) as never };
+    return {
+      status: error.response.status,
+      data: error.response.data ?? null,
+      errors: (error.response.errors ?? []) as never,
+    };
   }
   throw new Error('The request succeeded; a failure was expected.');
 }
@@ -61,8 +79,13 @@ export interface ChatEventItem {
 export const CHAT_EVENTS = 'subscription($chatId: ID!) { chatEvents(chatId: $chatId) { event data } }';
 
 /** `chatEvents(chatId)` over graphql-ws, as an async iterator of results. */
-export function chatEvents(client: Client, chatId: string): AsyncIterableIterator<{ data?: { chatEvents: ChatEventItem } | null; errors?: unknown }> {
-  return client.iterate({ query: CHAT_EVENTS, variables: { chatId } }) as AsyncIterableIterator<{ data?: { chatEvents: ChatEventItem } | null }>;
+export function chatEvents(
+  client: Client,
+  chatId: string,
+): AsyncIterableIterator<{ data?: { chatEvents: ChatEventItem } | null; errors?: unknown }> {
+  return client.iterate({ query: CHAT_EVENTS, variables: { chatId } }) as AsyncIterableIterator<{
+    data?: { chatEvents: ChatEventItem } | null;
+  }>;
 }
 
 /**
@@ -78,11 +101,16 @@ export async function subscribed(ctx: GraphqlTestContext, chatId: string, count 
 }
 
 /** Events of a subscription up to and including `done` or `error`, failing on a GraphQL error. */
-export async function untilTurnEnds(iterator: AsyncIterator<{ data?: { chatEvents: ChatEventItem } | null; errors?: unknown }>): Promise<ChatEventItem[]> {
+export async function untilTurnEnds(
+  iterator: AsyncIterator<{ data?: { chatEvents: ChatEventItem } | null; errors?: unknown }>,
+): Promise<ChatEventItem[]> {
   const events: ChatEventItem[] = [];
   for (;;) {
     const next = await iterator.next();
-    if (next.done) throw new Error(`the subscription ended before the turn did, after ${JSON.stringify(events.map((e) => e.event))}`);
+    if (next.done)
+      throw new Error(
+        `the subscription ended before the turn did, after ${JSON.stringify(events.map((e) => e.event))}`,
+      );
     if (next.value.errors) throw new Error(`subscription error: ${JSON.stringify(next.value.errors)}`);
     const item = next.value.data!.chatEvents;
     events.push(item);
@@ -101,7 +129,9 @@ export async function subscriptionErrors(iterator: AsyncIterator<unknown>): Prom
   }
 }
 
-/** How the server closed the connection of a subscription it refused at `connection_init`: its close code and reason. */
+/**
+ * How the server closed the connection of a subscription it refused at `connection_init`: its close code and reason.
+ */
 export async function connectionRefusal(iterator: AsyncIterator<unknown>): Promise<{ code: number; reason: string }> {
   try {
     const next = await iterator.next();

@@ -12,7 +12,9 @@ import type { WireJson } from '../support/wire-json.js';
  * notice; a stream relays no more than the cap and stops the model.
  */
 const CAP = 2048;
-const NOTICE = `\n\n[Truncated: the model's answer was longer than ${CAP} bytes (app.tools.max_answer_bytes); the rest was not kept.]`;
+const NOTICE =
+  `\n\n[Truncated: the model's answer was longer than ${CAP} bytes (app.tools.max_answer_bytes); the rest was not ` +
+  `kept.]`;
 
 let tree: TempTree;
 beforeAll(() => {
@@ -36,16 +38,31 @@ describe('the answer cap', () => {
   });
 
   const storedAnswer = async () =>
-    (await query<{ content: string }>(ctx.db.url, `SELECT content FROM chat_messages WHERE chat_id = $1 AND role = 'assistant'`, [chat]))[0]?.content;
+    (
+      await query<{ content: string }>(
+        ctx.db.url,
+        `SELECT content FROM chat_messages WHERE chat_id = $1 AND role = 'assistant'`,
+        [chat],
+      )
+    )[0]?.content;
 
   const turn = (stream: boolean) =>
-    send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'write a lot' }, headers: stream ? { accept: 'text/event-stream' } : {} });
+    send('POST', `/v1/chats/${chat}/messages`, {
+      json: { content: 'write a lot' },
+      headers: stream ? { accept: 'text/event-stream' } : {},
+    });
 
   /** The streamed text deltas, and the answer the `done` event carries. */
   const streamed = (answer: Answer) => {
     const events = parseSse(answer.text) as { event: string; data: WireJson }[];
     expect(events.at(-1)?.event).toBe('done');
-    return { text: events.filter((e) => e.event === 'text-delta').map((e) => e.data.text).join(''), done: events.at(-1)!.data.assistantMessage.content as string };
+    return {
+      text: events
+        .filter((e) => e.event === 'text-delta')
+        .map((e) => e.data.text)
+        .join(''),
+      done: events.at(-1)!.data.assistantMessage.content as string,
+    };
   };
 
   it('cuts a JSON turn at the cap and says so', async () => {
@@ -58,7 +75,10 @@ describe('the answer cap', () => {
 
   it('cuts a streamed turn at the same cap: relays no more, stores the same, and stops reading the model', async () => {
     // The tool call after the text is never reached: the model's work ends at the cap.
-    ctx.model.play({ text: 'b'.repeat(200_000), toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] }, { text: 'never asked for' });
+    ctx.model.play(
+      { text: 'b'.repeat(200_000), toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] },
+      { text: 'never asked for' },
+    );
     const answer = await turn(true);
     expect(answer.status).toBe(200);
     const { text, done } = streamed(answer);
@@ -85,7 +105,10 @@ describe('the answer cap', () => {
   });
 
   it('counts the final answer alone: text of an earlier step that called a tool does not use up its cap', async () => {
-    ctx.model.play({ text: 'thinking '.repeat(200), toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] }, { text: 'd'.repeat(CAP) });
+    ctx.model.play(
+      { text: 'thinking '.repeat(200), toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] },
+      { text: 'd'.repeat(CAP) },
+    );
     const answer = await turn(true);
     expect(streamed(answer).done).toBe('d'.repeat(CAP));
   });

@@ -8,7 +8,11 @@ import { RecordingLogger, storedState } from './http-client.js';
 import type { WireJson } from '../support/wire-json.js';
 
 /** Sends raw bytes on a new connection and returns all the server writes back until it closes. */
-async function rawExchange(port: number, bytes: string | Buffer, options: { endAfterMs?: number } = {}): Promise<string> {
+async function rawExchange(
+  port: number,
+  bytes: string | Buffer,
+  options: { endAfterMs?: number } = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -66,11 +70,17 @@ describe('Host header with auth off (DNS rebinding)', () => {
     ['GET', '/no-such-route'],
     ['POST', '/graphql'],
   ])('a rebinding name on %s %s → 421 MISDIRECTED_REQUEST', async (method, path) => {
-    const answer = await (method === 'GET' ? http().get(path) : http().post(path).send({ query: '{ chats { total } }' })).set('host', `rebind.evil.example:${port}`);
+    const answer = await (method === 'GET'
+      ? http().get(path)
+      : http().post(path).send({ query: '{ chats { total } }' })
+    ).set('host', `rebind.evil.example:${port}`);
     expect(answer.status).toBe(421);
     const refusal = { code: 'MISDIRECTED_REQUEST', message: expect.stringContaining("Host 'rebind.evil.example:") };
     // GraphQL answers in its own shape, with the same code and status.
-    if (path === '/graphql') expect(answer.body.errors).toEqual([{ message: refusal.message, extensions: { code: refusal.code, status: 421 } }]);
+    if (path === '/graphql')
+      expect(answer.body.errors).toEqual([
+        { message: refusal.message, extensions: { code: refusal.code, status: 421 } },
+      ]);
     else expect(answer.body).toEqual(refusal);
   });
 
@@ -80,9 +90,18 @@ describe('Host header with auth off (DNS rebinding)', () => {
     expect(await storedState(ctx.db.url)).toEqual(before);
   });
 
-  it.each([`127.0.0.1:PORT`, 'localhost:PORT', 'LOCALHOST', '[::1]:PORT', '127.0.0.2', 'skillhost.internal:PORT'])('Host %s is answered', async (host) => {
-    expect((await http().get('/v1/chats').set('host', host.replace('PORT', String(port)))).status).toBe(200);
-  });
+  it.each([`127.0.0.1:PORT`, 'localhost:PORT', 'LOCALHOST', '[::1]:PORT', '127.0.0.2', 'skillhost.internal:PORT'])(
+    'Host %s is answered',
+    async (host) => {
+      expect(
+        (
+          await http()
+            .get('/v1/chats')
+            .set('host', host.replace('PORT', String(port)))
+        ).status,
+      ).toBe(200);
+    },
+  );
 
   it('a WebSocket upgrade must pass the same check', async () => {
     expect(await websocketWith(port, `127.0.0.1:${port}`)).toEqual({ acknowledged: true });
@@ -115,7 +134,11 @@ describe('CORS', () => {
       const http = () => request(ctx.app.getHttpServer());
       const get = await http().get('/v1/chats').set('origin', 'https://evil.example');
       expect(get.headers['access-control-allow-origin']).toBeUndefined();
-      const preflight = await http().options('/v1/chats').set('origin', 'https://evil.example').set('access-control-request-method', 'POST').set('access-control-request-headers', 'content-type');
+      const preflight = await http()
+        .options('/v1/chats')
+        .set('origin', 'https://evil.example')
+        .set('access-control-request-method', 'POST')
+        .set('access-control-request-headers', 'content-type');
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
       expect(preflight.headers['access-control-allow-methods']).toBeUndefined();
     });
@@ -130,18 +153,34 @@ describe('CORS', () => {
     const http = () => request(ctx.app.getHttpServer());
 
     it('answers a preflight from a configured origin, for JSON and keys', async () => {
-      const preflight = await http().options('/v1/chats').set('origin', 'https://chat.example.com').set('access-control-request-method', 'POST').set('access-control-request-headers', 'content-type, authorization');
+      const preflight = await http()
+        .options('/v1/chats')
+        .set('origin', 'https://chat.example.com')
+        .set('access-control-request-method', 'POST')
+        .set('access-control-request-headers', 'content-type, authorization');
       expect(preflight.status).toBe(204);
-      expect(preflight.headers).toMatchObject({ 'access-control-allow-origin': 'https://chat.example.com', vary: expect.stringContaining('Origin') });
+      expect(preflight.headers).toMatchObject({
+        'access-control-allow-origin': 'https://chat.example.com',
+        vary: expect.stringContaining('Origin'),
+      });
       expect(preflight.headers['access-control-allow-methods']).toContain('POST');
       expect(preflight.headers['access-control-allow-headers']).toMatch(/content-type/);
       expect(preflight.headers['access-control-allow-headers']).toMatch(/authorization/);
     });
 
     it('names the configured origin on its requests, and no other', async () => {
-      expect((await http().get('/v1/chats').set('origin', 'https://chat.example.com')).headers['access-control-allow-origin']).toBe('https://chat.example.com');
-      expect((await http().get('/v1/chats').set('origin', 'https://evil.example')).headers['access-control-allow-origin']).toBeUndefined();
-      const preflight = await http().options('/v1/chats').set('origin', 'https://evil.example').set('access-control-request-method', 'POST');
+      expect(
+        (await http().get('/v1/chats').set('origin', 'https://chat.example.com')).headers[
+          'access-control-allow-origin'
+        ],
+      ).toBe('https://chat.example.com');
+      expect(
+        (await http().get('/v1/chats').set('origin', 'https://evil.example')).headers['access-control-allow-origin'],
+      ).toBeUndefined();
+      const preflight = await http()
+        .options('/v1/chats')
+        .set('origin', 'https://evil.example')
+        .set('access-control-request-method', 'POST');
       expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     });
   });
@@ -160,27 +199,46 @@ describe("Node's and Fastify's own refusals", () => {
   afterAll(async () => ctx?.close());
 
   it('headers over 16 KiB → 431 in the {code, message} shape', async () => {
-    const answer = parseRaw(await rawExchange(port, `GET /v1/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
-    expect(answer).toEqual({ status: 431, body: { code: 'HEADERS_TOO_LARGE', message: expect.stringContaining('headers are too large') } });
+    const answer = parseRaw(
+      await rawExchange(port, `GET /v1/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+    );
+    expect(answer).toEqual({
+      status: 431,
+      body: { code: 'HEADERS_TOO_LARGE', message: expect.stringContaining('headers are too large') },
+    });
   });
 
   it.each([
     ['a malformed request line', 'THIS IS NOT HTTP\r\n\r\n'],
-    ['a Content-Length that is no number', 'POST /v1/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}'],
-    ['two different Content-Lengths', 'POST /v1/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'],
+    [
+      'a Content-Length that is no number',
+      'POST /v1/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}',
+    ],
+    [
+      'two different Content-Lengths',
+      'POST /v1/chats HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ' +
+        '2\r\nContent-Length: 3\r\n\r\n{}',
+    ],
   ])('%s → 400 VALIDATION_FAILED in the {code, message} shape', async (_label, bytes) => {
     const answer = parseRaw(await rawExchange(port, bytes));
-    expect(answer).toEqual({ status: 400, body: { code: 'VALIDATION_FAILED', message: expect.stringContaining('Malformed HTTP request') } });
+    expect(answer).toEqual({
+      status: 400,
+      body: { code: 'VALIDATION_FAILED', message: expect.stringContaining('Malformed HTTP request') },
+    });
   });
 
   it('a client that goes away in the middle of its body is not an error in the log, and stores nothing', async () => {
     const before = await storedState(ctx.db.url);
-    const head = `POST /v1/chats HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title":"`;
+    const head =
+      `POST /v1/chats HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ` +
+      `1000\r\n\r\n{"title":"`;
     await rawExchange(port, head, { endAfterMs: 100 });
     // The server notices the reset and answers nobody; give it the moment it takes.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(logger.errors).toEqual([]);
-    expect(logger.lines.filter((line) => line.level === 'debug').map((line) => line.message)).toContainEqual(expect.stringContaining('The client went away before its request was read'));
+    expect(logger.lines.filter((line) => line.level === 'debug').map((line) => line.message)).toContainEqual(
+      expect.stringContaining('The client went away before its request was read'),
+    );
     expect(await storedState(ctx.db.url)).toEqual(before);
     // And the server goes on answering.
     expect((await request(ctx.app.getHttpServer()).get('/v1/chats')).status).toBe(200);

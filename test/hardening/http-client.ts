@@ -22,7 +22,9 @@ export interface RawRequest {
 }
 
 /** The app listening on 127.0.0.1 at a random port, and a fetch that sends exactly what it is given. */
-export async function listen(app: NestFastifyApplication): Promise<(method: string, path: string, request?: RawRequest) => Promise<Answer>> {
+export async function listen(
+  app: NestFastifyApplication,
+): Promise<(method: string, path: string, request?: RawRequest) => Promise<Answer>> {
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   return async (method, path, request = {}) => {
@@ -39,7 +41,12 @@ export async function listen(app: NestFastifyApplication): Promise<(method: stri
     const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers, body });
     const text = await response.text();
     const isJson = response.headers.get('content-type')?.includes('json') === true;
-    return { status: response.status, headers: response.headers, body: isJson && text !== '' ? JSON.parse(text) : text, text };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: isJson && text !== '' ? JSON.parse(text) : text,
+      text,
+    };
   };
 }
 

@@ -32,7 +32,8 @@ const LEAKS = ['<b>', '10.20.30.40', 'sk-live-LEAKED0123456789abcdef', 'ECONNREF
 class LogCapture extends Writable {
   readonly records: Record<string, unknown>[] = [];
   override _write(chunk: Buffer, _encoding: string, done: () => void): void {
-    for (const line of chunk.toString('utf8').split('\n')) if (line !== '') this.records.push(JSON.parse(line) as Record<string, unknown>);
+    for (const line of chunk.toString('utf8').split('\n'))
+      if (line !== '') this.records.push(JSON.parse(line) as Record<string, unknown>);
     done();
   }
 }
@@ -48,9 +49,14 @@ const logs = new LogCapture();
 const keys: Record<'root' | 'ann', string> = { root: '', ann: '' };
 const wsClients: Client[] = [];
 
-const as = (user: keyof typeof keys, request: RawRequest = {}): RawRequest => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${keys[user]}` } });
-const newChat = async (user: keyof typeof keys) => (await send('POST', '/v1/chats', as(user, { json: {} }))).body.id as string;
-const graphql = async (user: keyof typeof keys, document: string, variables: Record<string, unknown> = {}) => send('POST', '/graphql', as(user, { json: { query: document, variables } }));
+const as = (user: keyof typeof keys, request: RawRequest = {}): RawRequest => ({
+  ...request,
+  headers: { ...request.headers, authorization: `Bearer ${keys[user]}` },
+});
+const newChat = async (user: keyof typeof keys) =>
+  (await send('POST', '/v1/chats', as(user, { json: {} }))).body.id as string;
+const graphql = async (user: keyof typeof keys, document: string, variables: Record<string, unknown> = {}) =>
+  send('POST', '/graphql', as(user, { json: { query: document, variables } }));
 
 /** Asserts that nothing a member could read names the server's insides. */
 function expectNoLeak(text: string): void {
@@ -88,8 +94,20 @@ beforeAll(async () => {
     'app.skills.include_location': true,
     'app.skills.catalogue_format': 'xml',
     'app.models': {
-      scripted: { provider: 'openai-compatible', base_url: model.url, model: 'scripted-1', timeout_ms: 5000, max_retries: 0 },
-      gone: { provider: 'openai-compatible', base_url: `http://127.0.0.1:${closedPort}/v1`, model: 'gone-1', timeout_ms: 5000, max_retries: 0 },
+      scripted: {
+        provider: 'openai-compatible',
+        base_url: model.url,
+        model: 'scripted-1',
+        timeout_ms: 5000,
+        max_retries: 0,
+      },
+      gone: {
+        provider: 'openai-compatible',
+        base_url: `http://127.0.0.1:${closedPort}/v1`,
+        model: 'gone-1',
+        timeout_ms: 5000,
+        max_retries: 0,
+      },
     },
     'app.default_model': 'scripted',
   });
@@ -110,53 +128,104 @@ afterAll(async () => {
 
 /** The warn line the model failure was logged with, by its request id. */
 function modelLogLine(requestId: string): Record<string, unknown> | undefined {
-  return logs.records.find((record) => record.context === 'Model' && String(record.msg).includes(`request id ${requestId}`));
+  return logs.records.find(
+    (record) => record.context === 'Model' && String(record.msg).includes(`request id ${requestId}`),
+  );
 }
 
 describe('a model that fails, as a member and as an admin read it', () => {
-  // Regression, fixed since this pass found it. Was: `Model 'scripted' failed: <b>Upstream 10.20.30.40:8443</b> refused key sk-live-…` (and `connect ECONNREFUSED 127.0.0.1:<port>`) in every member's answer.
+  // Regression, fixed since this pass found it. Was: `Model 'scripted' failed: <b>Upstream 10.20.30.40:8443</b> refused
+  // key sk-live-…` (and `connect ECONNREFUSED 127.0.0.1:<port>`) in every member's answer.
   const failures = [
-    ['answers 500 with markup, an address and a key', 'scripted', () => model.play({ status: 500, body: JSON.stringify({ error: { message: LEAKY_REASON, type: 'server_error' } }) }), /sk-live-LEAKED0123456789abcdef/, 500],
+    [
+      'answers 500 with markup, an address and a key',
+      'scripted',
+      () =>
+        model.play({ status: 500, body: JSON.stringify({ error: { message: LEAKY_REASON, type: 'server_error' } }) }),
+      /sk-live-LEAKED0123456789abcdef/,
+      500,
+    ],
     ['is a closed port', 'gone', () => undefined, /ECONNREFUSED 127\.0\.0\.1:\d+/, undefined],
   ] as const;
 
   describe.each(failures)('the model %s', (_what, modelName, script, reason, providerStatus) => {
-    it('REST as JSON: a member gets MODEL_ERROR with the request id it was answered under, and nothing of the provider; the log line holds the reason under that id', async () => {
-      const chat = await newChat('ann');
-      script();
-      const answer = await send('POST', `/v1/chats/${chat}/messages`, as('ann', { json: { content: 'hello', model: modelName } }));
-      const requestId = answer.headers.get('x-request-id')!;
-      expect(answer.status).toBe(502);
-      expect(answer.body).toEqual({
-        code: 'MODEL_ERROR',
-        message: `Model '${modelName}' could not answer (request id ${requestId}); an admin can find the reason in the server's log.`,
-        details: { model: modelName, requestId },
-      });
-      expectNoLeak(answer.text);
-      expect(modelLogLine(requestId)).toMatchObject({ level: 'warn', reqId: requestId, msg: expect.stringMatching(reason) });
-    });
+    it(
+      'REST as JSON: a member gets MODEL_ERROR with the request id it was answered under, and nothing of the ' +
+        'provider; the log line holds the reason under that id',
+      async () => {
+        const chat = await newChat('ann');
+        script();
+        const answer = await send(
+          'POST',
+          `/v1/chats/${chat}/messages`,
+          as('ann', { json: { content: 'hello', model: modelName } }),
+        );
+        const requestId = answer.headers.get('x-request-id')!;
+        expect(answer.status).toBe(502);
+        expect(answer.body).toEqual({
+          code: 'MODEL_ERROR',
+          message:
+            `Model '${modelName}' could not answer (request id ` +
+            `${requestId}); an admin can find the reason in the server's log.`,
+          details: { model: modelName, requestId },
+        });
+        expectNoLeak(answer.text);
+        expect(modelLogLine(requestId)).toMatchObject({
+          level: 'warn',
+          reqId: requestId,
+          msg: expect.stringMatching(reason),
+        });
+      },
+    );
 
     it('REST as SSE: the `error` event is the same, without the provider', async () => {
       const chat = await newChat('ann');
       script();
-      const answer = await send('POST', `/v1/chats/${chat}/messages`, as('ann', { json: { content: 'hello', model: modelName }, headers: { accept: 'text/event-stream' } }));
+      const answer = await send(
+        'POST',
+        `/v1/chats/${chat}/messages`,
+        as('ann', { json: { content: 'hello', model: modelName }, headers: { accept: 'text/event-stream' } }),
+      );
       const requestId = answer.headers.get('x-request-id')!;
       expect(answer.status).toBe(200);
-      expect(parseSse(answer.text)).toEqual([{ event: 'error', data: { code: 'MODEL_ERROR', message: expect.stringContaining(`(request id ${requestId})`), details: { model: modelName, requestId } } }]);
+      expect(parseSse(answer.text)).toEqual([
+        {
+          event: 'error',
+          data: {
+            code: 'MODEL_ERROR',
+            message: expect.stringContaining(`(request id ${requestId})`),
+            details: { model: modelName, requestId },
+          },
+        },
+      ]);
       expectNoLeak(answer.text);
       expect(modelLogLine(requestId)).toMatchObject({ msg: expect.stringMatching(reason) });
     });
 
     it('GraphQL: the sendMessage error and the chatEvents `error` event carry no more than REST', async () => {
       const chat = await newChat('ann');
-      const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${keys.ann}` }, retryAttempts: 0, lazy: true });
+      const client = createClient({
+        url: `ws://127.0.0.1:${port}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${keys.ann}` },
+        retryAttempts: 0,
+        lazy: true,
+      });
       wsClients.push(client);
-      const subscription = client.iterate({ query: 'subscription($chatId: ID!) { chatEvents(chatId: $chatId) { event data } }', variables: { chatId: chat } });
+      const subscription = client.iterate({
+        query: 'subscription($chatId: ID!) { chatEvents(chatId: $chatId) { event data } }',
+        variables: { chatId: chat },
+      });
       const heard = subscription.next();
       // The subscription has reached the server once the chat counts a subscriber.
       await waitFor(() => app.get(ChatEventsService).hasSubscribers(chat));
       script();
-      const answer = await graphql('ann', 'mutation($chatId: ID!, $model: String) { sendMessage(chatId: $chatId, content: "hello", model: $model) { assistantMessage { content } } }', { chatId: chat, model: modelName });
+      const answer = await graphql(
+        'ann',
+        'mutation($chatId: ID!, $model: String) { sendMessage(chatId: $chatId, content: "hello", model: $model) ' +
+          '{ assistantMessage { content } } }',
+        { chatId: chat, model: modelName },
+      );
       const requestId = answer.headers.get('x-request-id')!;
       expect(answer.body.errors).toEqual([
         expect.objectContaining({
@@ -167,50 +236,98 @@ describe('a model that fails, as a member and as an admin read it', () => {
       expectNoLeak(answer.text);
       const event = (await heard).value as { data: { chatEvents: { event: string; data: unknown } } };
       await subscription.return?.();
-      expect(event.data.chatEvents).toEqual({ event: 'error', data: { code: 'MODEL_ERROR', message: expect.stringContaining(`(request id ${requestId})`), details: { model: modelName, requestId } } });
+      expect(event.data.chatEvents).toEqual({
+        event: 'error',
+        data: {
+          code: 'MODEL_ERROR',
+          message: expect.stringContaining(`(request id ${requestId})`),
+          details: { model: modelName, requestId },
+        },
+      });
       expectNoLeak(JSON.stringify(event));
     });
 
     it("an admin's answer adds the provider's reason (and status), as REST JSON, SSE and GraphQL", async () => {
       const chat = await newChat('root');
       script();
-      const json = await send('POST', `/v1/chats/${chat}/messages`, as('root', { json: { content: 'hello', model: modelName } }));
-      const expected = { model: modelName, requestId: json.headers.get('x-request-id'), reason: expect.stringMatching(reason), ...(providerStatus === undefined ? {} : { providerStatus }) };
+      const json = await send(
+        'POST',
+        `/v1/chats/${chat}/messages`,
+        as('root', { json: { content: 'hello', model: modelName } }),
+      );
+      const expected = {
+        model: modelName,
+        requestId: json.headers.get('x-request-id'),
+        reason: expect.stringMatching(reason),
+        ...(providerStatus === undefined ? {} : { providerStatus }),
+      };
       expect(json.body.details).toEqual(expected);
       script();
-      const sse = await send('POST', `/v1/chats/${chat}/messages`, as('root', { json: { content: 'hello', model: modelName }, headers: { accept: 'text/event-stream' } }));
+      const sse = await send(
+        'POST',
+        `/v1/chats/${chat}/messages`,
+        as('root', { json: { content: 'hello', model: modelName }, headers: { accept: 'text/event-stream' } }),
+      );
       expect(parseSse(sse.text)[0].data).toMatchObject({ details: { reason: expect.stringMatching(reason) } });
       script();
-      const gql = await graphql('root', 'mutation($chatId: ID!, $model: String) { sendMessage(chatId: $chatId, content: "hello", model: $model) { assistantMessage { content } } }', { chatId: chat, model: modelName });
+      const gql = await graphql(
+        'root',
+        'mutation($chatId: ID!, $model: String) { sendMessage(chatId: $chatId, content: "hello", model: $model) ' +
+          '{ assistantMessage { content } } }',
+        { chatId: chat, model: modelName },
+      );
       expect(gql.body.errors[0].extensions.details).toMatchObject({ reason: expect.stringMatching(reason) });
     });
   });
 
-  it("a code skill whose ctx.llm.complete fails: the card the chat stores (and every later reader sees) names the request id, not the provider's words", async () => {
-    // Regression, fixed since this pass found it. Was: the provider's words in the code's error, stored on the card.
-    const chat = await newChat('ann');
-    model.play({ status: 500, body: JSON.stringify({ error: { message: LEAKY_REASON } }) }, { text: 'Done without it.' });
-    const answer = await send('POST', `/v1/chats/${chat}/messages`, as('ann', { json: { content: '/asker go' } }));
-    expect(answer.status).toBe(201);
-    const requestId = answer.headers.get('x-request-id')!;
-    expect(answer.body.assistantMessage.toolCards).toEqual([expect.objectContaining({ status: 'error', output: expect.stringContaining(`the model call failed: Model 'scripted' could not answer (request id ${requestId})`) })]);
-    expectNoLeak(answer.text);
-    const stored = await query<{ content: string; tool_cards: unknown }>(db.url, 'SELECT content, tool_cards FROM chat_messages WHERE chat_id = $1', [chat]);
-    expect(stored).toHaveLength(2);
-    expectNoLeak(JSON.stringify(stored));
-    expect((await send('GET', `/v1/chats/${chat}/messages`, as('ann'))).text).toContain(`request id ${requestId}`);
-  });
+  it(
+    'a code skill whose ctx.llm.complete fails: the card the chat stores (and every later reader sees) names the ' +
+      "request id, not the provider's words",
+    async () => {
+      // Regression, fixed since this pass found it. Was: the provider's words in the code's error, stored on the card.
+      const chat = await newChat('ann');
+      model.play(
+        { status: 500, body: JSON.stringify({ error: { message: LEAKY_REASON } }) },
+        { text: 'Done without it.' },
+      );
+      const answer = await send('POST', `/v1/chats/${chat}/messages`, as('ann', { json: { content: '/asker go' } }));
+      expect(answer.status).toBe(201);
+      const requestId = answer.headers.get('x-request-id')!;
+      expect(answer.body.assistantMessage.toolCards).toEqual([
+        expect.objectContaining({
+          status: 'error',
+          output: expect.stringContaining(
+            `the model call failed: Model 'scripted' could not answer (request id ${requestId})`,
+          ),
+        }),
+      ]);
+      expectNoLeak(answer.text);
+      const stored = await query<{ content: string; tool_cards: unknown }>(
+        db.url,
+        'SELECT content, tool_cards FROM chat_messages WHERE chat_id = $1',
+        [chat],
+      );
+      expect(stored).toHaveLength(2);
+      expectNoLeak(JSON.stringify(stored));
+      expect((await send('GET', `/v1/chats/${chat}/messages`, as('ann'))).text).toContain(`request id ${requestId}`);
+    },
+  );
 
   it('a failed turn stores nothing a later reader could see', async () => {
     const chat = await newChat('ann');
     model.play({ status: 500, body: JSON.stringify({ error: { message: LEAKY_REASON } }) });
-    expect((await send('POST', `/v1/chats/${chat}/messages`, as('ann', { json: { content: 'hello' } }))).status).toBe(502);
-    expect(await query(db.url, 'SELECT count(*)::int AS n FROM chat_messages WHERE chat_id = $1', [chat])).toEqual([{ n: 0 }]);
+    expect((await send('POST', `/v1/chats/${chat}/messages`, as('ann', { json: { content: 'hello' } }))).status).toBe(
+      502,
+    );
+    expect(await query(db.url, 'SELECT count(*)::int AS n FROM chat_messages WHERE chat_id = $1', [chat])).toEqual([
+      { n: 0 },
+    ]);
   });
 });
 
 describe('where skills come from, as a member and as an admin read it', () => {
-  // Regression, fixed since this pass found it. Was: `source` was the configured folder (a host path), and an install's collision warning named it.
+  // Regression, fixed since this pass found it. Was: `source` was the configured folder (a host path), and an install's
+  // collision warning named it.
   it.each([
     ['pdf', 'shared folder 1'],
     ['notes', 'shared folder 2'],
@@ -224,16 +341,28 @@ describe('where skills come from, as a member and as an admin read it', () => {
     expect(gql.body.data.skill.source).toBe(source);
   });
 
-  it("a personal skill that loses a clash: the warning names the winner's source kind; its own source is `personal`", async () => {
-    const archive = await zipOf({ 'pdf/SKILL.md': skillMd({ name: 'pdf', description: 'My own PDF skill.' }) });
-    const installed = await send('POST', '/v1/skills', as('ann', { body: archive.body, contentType: archive.contentType }));
-    expect(installed.status).toBe(201);
-    expect(installed.body.warnings).toEqual([expect.stringMatching(/^A skill named 'pdf' from shared folder 1 wins over this one/)]);
-    expectNoLeak(installed.text);
-    const diary = await zipOf({ 'diary/SKILL.md': skillMd({ name: 'diary', description: 'Mine.' }) });
-    expect((await send('POST', '/v1/skills', as('ann', { body: diary.body, contentType: diary.contentType }))).status).toBe(201);
-    expect((await send('GET', '/v1/skills/diary', as('ann'))).body.source).toBe('personal');
-  });
+  it(
+    "a personal skill that loses a clash: the warning names the winner's source kind; its own source " +
+      'is `personal`',
+    async () => {
+      const archive = await zipOf({ 'pdf/SKILL.md': skillMd({ name: 'pdf', description: 'My own PDF skill.' }) });
+      const installed = await send(
+        'POST',
+        '/v1/skills',
+        as('ann', { body: archive.body, contentType: archive.contentType }),
+      );
+      expect(installed.status).toBe(201);
+      expect(installed.body.warnings).toEqual([
+        expect.stringMatching(/^A skill named 'pdf' from shared folder 1 wins over this one/),
+      ]);
+      expectNoLeak(installed.text);
+      const diary = await zipOf({ 'diary/SKILL.md': skillMd({ name: 'diary', description: 'Mine.' }) });
+      expect(
+        (await send('POST', '/v1/skills', as('ann', { body: diary.body, contentType: diary.contentType }))).status,
+      ).toBe(201);
+      expect((await send('GET', '/v1/skills/diary', as('ann'))).body.source).toBe('personal');
+    },
+  );
 
   it('no catalogue a member or the model is shown carries a path, though include_location is on', async () => {
     const catalogue = await send('GET', '/v1/skills-catalogue?format=xml', as('ann'));
@@ -244,7 +373,9 @@ describe('where skills come from, as a member and as an admin read it', () => {
     const chat = await newChat('ann');
     expectNoLeak((await send('GET', `/v1/chats/${chat}/context`, as('ann'))).text);
     model.play({ text: 'Hello.' });
-    expect((await send('POST', `/v1/chats/${chat}/messages`, as('ann', { json: { content: 'hello' } }))).status).toBe(201);
+    expect((await send('POST', `/v1/chats/${chat}/messages`, as('ann', { json: { content: 'hello' } }))).status).toBe(
+      201,
+    );
     const prompt = ScriptedModelServer.systemPrompt(model.requests[0]);
     expect(prompt).toContain('<name>pdf</name>');
     expect(prompt).not.toContain(tree.root);
@@ -252,7 +383,11 @@ describe('where skills come from, as a member and as an admin read it', () => {
 
   it('the admin report keeps the paths and the collisions by folder', async () => {
     const report = await send('GET', '/v1/admin/skills', as('root'));
-    expect(report.body.collisions).toContainEqual({ name: 'pdf', winner: { path: tree.path('first/pdf'), source: tree.path('first') }, loser: { path: tree.path('second/pdf'), source: tree.path('second') } });
+    expect(report.body.collisions).toContainEqual({
+      name: 'pdf',
+      winner: { path: tree.path('first/pdf'), source: tree.path('first') },
+      loser: { path: tree.path('second/pdf'), source: tree.path('second') },
+    });
     expect((await send('GET', '/v1/admin/skills', as('ann'))).status).toBe(403);
   });
 });

@@ -26,19 +26,32 @@ if (missing !== undefined) console.warn(`SKIPPED running-skill-code hardening te
 const SECRET = 'HARDEN-SECRET-7f3a';
 let socketServer: Server | undefined;
 
-const markerWriter = (marker: string) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport async function execute() { writeFileSync(${JSON.stringify(marker)}, 'ran'); return { success: true, output: 'CODE-RAN' }; }\n`;
+const markerWriter = (marker: string) =>
+  `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport async ` +
+  `function execute() { writeFileSync(${JSON.stringify(marker)}, 'ran'); return { success: true, output: ` +
+  `'CODE-RAN' }; }\n`;
 
 const tree = useSkillTree((t) => {
   // --- scripts ---
-  writeSkill(t, 'skills', 'runner', { description: 'Runs hostile scripts.', extra: 'allowed-tools: Bash(sh:*) Bash(python3:*)' });
+  writeSkill(t, 'skills', 'runner', {
+    description: 'Runs hostile scripts.',
+    extra: 'allowed-tools: Bash(sh:*) Bash(python3:*)',
+  });
   t.write('skills/runner/scripts/args.sh', '#!/bin/sh\necho "argc=$#"; printf "stdin=%s\\n" "$(wc -c)"\n');
   t.write('skills/runner/scripts/empty.sh', '');
   t.write('skills/runner/scripts/perl.sh', '#!/usr/bin/perl\nprint "perl ran\\n";\n');
   t.write('skills/runner/scripts/evil.sh', '#!/tmp/evil\necho evil\n');
   t.write('skills/runner/scripts/env-s.sh', "#!/usr/bin/env -S sh -c 'cat /etc/shadow'\necho env-s ran\n");
-  t.write('skills/runner/scripts/flood.sh', '#!/bin/sh\nyes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 52428800\necho FLOOD-END\n');
+  t.write(
+    'skills/runner/scripts/flood.sh',
+    '#!/bin/sh\nyes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 52428800\necho ' +
+      'FLOOD-END\n',
+  );
   t.write('skills/runner/scripts/binary.sh', "#!/bin/sh\nprintf 'A\\000B\\377\\376C\\355\\240\\200D\\n'\n");
-  t.write('skills/runner/scripts/forks.sh', '#!/bin/sh\ni=0\nwhile [ $i -lt 1000 ]; do sleep 31.77 2>/dev/null & i=$((i+1)); done\necho started; wait\n');
+  t.write(
+    'skills/runner/scripts/forks.sh',
+    '#!/bin/sh\ni=0\nwhile [ $i -lt 1000 ]; do sleep 31.77 2>/dev/null & i=$((i+1)); done\necho started; wait\n',
+  );
   t.write(
     'skills/runner/scripts/escape.sh',
     [
@@ -46,20 +59,27 @@ const tree = useSkillTree((t) => {
       'unshare -r id 2>&1 | head -1',
       'unshare -m true 2>&1 | head -1; echo "unshare-m=$?"',
       'mount -t tmpfs none /tmp 2>&1 | head -1',
-      "python3 -c 'import os\ntry:\n  os.setuid(0); print(\"SETUID-OK\")\nexcept Exception as e: print(\"setuid:\", e)'",
+      'python3 -c \'import os\ntry:\n  os.setuid(0); print("SETUID-OK")\nexcept Exception as e: print("setuid:", e)\'',
       'echo "uid=$(id -u)"',
       'touch /skill/x 2>&1 | head -1; touch /x 2>&1 | head -1',
       'echo END',
     ].join('\n'),
   );
-  t.write('skills/runner/scripts/environ.sh', '#!/bin/sh\ncat /proc/1/environ 2>&1 | tr "\\000" "\\n"; cat /proc/self/environ 2>&1 | tr "\\000" "\\n"; ls /proc | head -20 | tr "\\n" " "; echo; echo END\n');
+  t.write(
+    'skills/runner/scripts/environ.sh',
+    '#!/bin/sh\ncat /proc/1/environ 2>&1 | tr "\\000" "\\n"; cat /proc/self/environ 2>&1 | tr "\\000" "\\n"; ls ' +
+      '/proc | head -20 | tr "\\n" " "; echo; echo END\n',
+  );
   t.write(
     'skills/runner/scripts/procs.sh',
-    '#!/bin/sh\nfor p in /proc/[0-9]*; do echo "${p#/proc/}: $(tr "\\000" " " < "$p/cmdline" 2>/dev/null) / $(tr "\\000" " " < "$p/environ" 2>/dev/null)"; done\necho "PATH=$PATH uid=$(id -u)"\necho END\n',
+    '#!/bin/sh\nfor p in /proc/[0-9]*; do echo "${p#/proc/}: $(tr "\\000" " " < "$p/cmdline" 2>/dev/null) / ' +
+      '$(tr "\\000" " " < "$p/environ" 2>/dev/null)"; done\necho "PATH=$PATH uid=$(id -u)"\necho END\n',
   );
   t.write(
     'skills/runner/scripts/net.py',
-    'import socket, sys\nfor port in sys.argv[1:]:\n  try:\n    s = socket.create_connection(("127.0.0.1", int(port)), timeout=2); print("CONNECTED", port)\n  except Exception as e: print("refused", port, type(e).__name__)\n',
+    'import socket, sys\nfor port in sys.argv[1:]:\n  try:\n    s = socket.create_connection(("127.0.0.1", ' +
+      'int(port)), timeout=2); print("CONNECTED", port)\n  except Exception as e: print("refused", port, ' +
+      'type(e).__name__)\n',
   );
   t.write('skills/runner/scripts/slow.sh', '#!/bin/sh\nsleep 1.5; echo "slow-$1"\n');
   symlinkSync('/etc/passwd', t.path('skills/runner/scripts/passwd.sh'));
@@ -70,15 +90,24 @@ const tree = useSkillTree((t) => {
   t.write('skills/other/scripts/x.sh', '#!/bin/sh\necho OTHER-X\n');
 
   // --- tricky allowed-tools ---
-  writeSkill(t, 'skills', 'semi', { description: 'Semicolon in allowed-tools.', extra: 'allowed-tools: Bash(sh:*) ; rm -rf /' });
+  writeSkill(t, 'skills', 'semi', {
+    description: 'Semicolon in allowed-tools.',
+    extra: 'allowed-tools: Bash(sh:*) ; rm -rf /',
+  });
   t.write('skills/semi/scripts/x.sh', '#!/bin/sh\necho "SEMI-RAN $*"\n');
   t.write('skills/semi/scripts/x.py', 'print("SEMI-PY")\n');
-  writeSkill(t, 'skills', 'dotdot', { description: 'Dot-dot in allowed-tools.', extra: 'allowed-tools: Bash(./scripts/../../other/x.sh:*)' });
+  writeSkill(t, 'skills', 'dotdot', {
+    description: 'Dot-dot in allowed-tools.',
+    extra: 'allowed-tools: Bash(./scripts/../../other/x.sh:*)',
+  });
   t.write('skills/dotdot/scripts/x.sh', '#!/bin/sh\necho DOTDOT-RAN\n');
   t.write('skills/dotdot/other/x.sh', '#!/bin/sh\necho DOTDOT-OTHER\n');
   writeSkill(t, 'skills', 'starlist', { description: 'Bash(*) in a YAML list.', extra: 'allowed-tools:\n  - Bash(*)' });
   t.write('skills/starlist/scripts/x.py', 'print("STAR-RAN")\n');
-  writeSkill(t, 'skills', 'longval', { description: 'A very long allowed-tools.', extra: `allowed-tools: Bash(./scripts/${'a'.repeat(30_000)}:*) ${'Bash(x:*) '.repeat(2_500)}Bash(sh:*)` });
+  writeSkill(t, 'skills', 'longval', {
+    description: 'A very long allowed-tools.',
+    extra: `allowed-tools: Bash(./scripts/${'a'.repeat(30_000)}:*) ${'Bash(x:*) '.repeat(2_500)}Bash(sh:*)`,
+  });
   t.write('skills/longval/scripts/x.sh', '#!/bin/sh\necho LONG-RAN\n');
 
   // --- code skills ---
@@ -87,20 +116,36 @@ const tree = useSkillTree((t) => {
     t.write(`code/${name}/skill.mjs`, source);
   };
   code('never', 'export async function execute() { await new Promise(() => {}); }\n');
-  code('huge', "export async function execute() { return { success: true, output: 'x'.repeat(100 * 1024 * 1024) }; }\n");
-  code('circular', "export async function execute() { const m = { a: 1 }; m.self = m; return { success: true, output: 'circ', metadata: m }; }\n");
+  code(
+    'huge',
+    "export async function execute() { return { success: true, output: 'x'.repeat(100 * 1024 * 1024) }; }\n",
+  );
+  code(
+    'circular',
+    "export async function execute() { const m = { a: 1 }; m.self = m; return { success: true, output: 'circ', " +
+      'metadata: m }; }\n',
+  );
   code('nonobject', 'export async function execute() { return 42; }\n');
-  code('llm50', "export async function execute(ctx) { const got = []; for (let i = 0; i < 50; i++) { try { got.push(await ctx.llm.complete(`q${i}`)); } catch (e) { got.push(`ERR:${e.message}`); break; } } return { success: true, output: `calls=${got.length} last=${got.at(-1)}` }; }\n");
+  code(
+    'llm50',
+    'export async function execute(ctx) { const got = []; for (let i = 0; i < 50; i++) { try { got.push(await ' +
+      'ctx.llm.complete(`q${i}`)); } catch (e) { got.push(`ERR:${e.message}`); break; } } return { success: true, ' +
+      'output: `calls=${got.length} last=${got.at(-1)}` }; }\n',
+  );
   code(
     'callscript',
-    "export async function execute(ctx) { const r = await ctx.tools.call('skills.runScript', { name: 'runner', path: 'scripts/args.sh', args: ['a', 'b'] }); return { success: true, output: `status=${r.status} out=${r.output}` }; }\n",
+    "export async function execute(ctx) { const r = await ctx.tools.call('skills.runScript', { name: 'runner', " +
+      "path: 'scripts/args.sh', args: ['a', 'b'] }); return { success: true, output: `status=${r.status} " +
+      'out=${r.output}` }; }\n',
   );
   code(
     'garbage',
     [
       'export async function execute(ctx) {',
       '  const out = [];',
-      "  const attempt = async (label, f) => { try { const r = await f(); out.push(`${label}:${r.status}:${String(r.output).slice(0, 160)}`); } catch (e) { out.push(`${label}:THROW:${String(e.message).slice(0, 160)}`); } };",
+      '  const attempt = async (label, f) => { try { const r = await f(); ' +
+        'out.push(`${label}:${r.status}:${String(r.output).slice(0, 160)}`); } catch (e) { ' +
+        'out.push(`${label}:THROW:${String(e.message).slice(0, 160)}`); } };',
       "  await attempt('empty', () => ctx.tools.call('', {}));",
       "  await attempt('proto', () => ctx.tools.call('__proto__', {}));",
       "  await attempt('ctor', () => ctx.tools.call('constructor', {}));",
@@ -108,18 +153,41 @@ const tree = useSkillTree((t) => {
       "  await attempt('nullargs', () => ctx.tools.call('skills.readResource', null));",
       "  await attempt('numargs', () => ctx.tools.call('skills.readResource', 5));",
       "  await attempt('fnargs', () => ctx.tools.call('skills.readResource', { name: () => 1 }));",
-      "  await attempt('nulargs', () => ctx.tools.call('skills.readResource', { name: 'run\\u0000ner', path: 'SKILL.md' }));",
-      "  await attempt('protoargs', () => ctx.tools.call('skills.readResource', JSON.parse('{\"__proto__\": {\"polluted\": 1}, \"name\": \"runner\", \"path\": \"SKILL.md\"}')));",
+      "  await attempt('nulargs', () => ctx.tools.call('skills.readResource', { name: 'run\\u0000ner', path: " +
+        "'SKILL.md' }));",
+      "  await attempt('protoargs', () => ctx.tools.call('skills.readResource', JSON.parse('{\"__proto__\": " +
+        '{"polluted": 1}, "name": "runner", "path": "SKILL.md"}\')));',
       "  return { success: true, output: out.join('\\n') + `\\npolluted=${({}).polluted}` };",
       '}',
     ].join('\n'),
   );
-  // Signal 0 only checks that a signal could be delivered: a real process.kill(process.pid) here ends the test run itself.
-  code('circargs', "export async function execute(ctx) { const c = { name: 'runner', path: 'SKILL.md' }; c.self = c; const r = await ctx.tools.call('skills.readResource', c); return { success: true, output: `circ:${r.status}:${r.output.slice(0, 100)}` }; }\n");
-  code('bigargs', "export async function execute(ctx) { const r = await ctx.tools.call('skills.readResource', { name: 10n }); return { success: true, output: `big:${r.status}:${r.output.slice(0, 100)}` }; }\n");
-  code('killer', 'export async function execute() { let can; try { can = process.kill(process.pid, 0); } catch (e) { can = e.code; } return { success: true, output: `pid=${process.pid} canSignal=${can}` }; }\n');
-  code('aborter', "export async function execute() { process.abort(); return { success: true, output: 'ABORT-RETURNED' }; }\n");
-  code('execer', "import { execSync } from 'node:child_process';\nexport async function execute() { return { success: true, output: `id: ${execSync('id').toString().trim()}` }; }\n");
+  // Signal 0 only checks that a signal could be delivered: a real process.kill(process.pid) here ends the test run
+  // itself.
+  code(
+    'circargs',
+    "export async function execute(ctx) { const c = { name: 'runner', path: 'SKILL.md' }; c.self = c; const r = " +
+      "await ctx.tools.call('skills.readResource', c); return { success: true, output: " +
+      '`circ:${r.status}:${r.output.slice(0, 100)}` }; }\n',
+  );
+  code(
+    'bigargs',
+    "export async function execute(ctx) { const r = await ctx.tools.call('skills.readResource', { name: 10n }); " +
+      'return { success: true, output: `big:${r.status}:${r.output.slice(0, 100)}` }; }\n',
+  );
+  code(
+    'killer',
+    'export async function execute() { let can; try { can = process.kill(process.pid, 0); } catch (e) { can = ' +
+      'e.code; } return { success: true, output: `pid=${process.pid} canSignal=${can}` }; }\n',
+  );
+  code(
+    'aborter',
+    "export async function execute() { process.abort(); return { success: true, output: 'ABORT-RETURNED' }; }\n",
+  );
+  code(
+    'execer',
+    "import { execSync } from 'node:child_process';\nexport async function execute() { return { success: true, " +
+      "output: `id: ${execSync('id').toString().trim()}` }; }\n",
+  );
   writeSkill(t, 'code', 'fifo-mjs', { description: 'skill.mjs is a FIFO.' });
   execFileSync('mkfifo', [t.path('code/fifo-mjs/skill.mjs')]);
   writeSkill(t, 'code', 'dir-mjs', { description: 'skill.mjs is a folder.' });
@@ -133,7 +201,8 @@ const tree = useSkillTree((t) => {
   t.write('skills/planted/skill.mjs', markerWriter(t.path('marker-planted')));
 
   // --- odd tools_required ---
-  const req = (name: string, extra: string) => writeSkill(t, 'skills', name, { description: `tools_required ${name}.`, extra });
+  const req = (name: string, extra: string) =>
+    writeSkill(t, 'skills', name, { description: `tools_required ${name}.`, extra });
   req('tr-number', 'tools_required: 42');
   req('tr-empty', 'tools_required: ""');
   req('tr-nulls', 'tools_required: [null, 1]');
@@ -158,7 +227,13 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
   let ctx: ChatTestContext;
   const http = () => request(ctx.app.getHttpServer());
   const newChat = async () => (await http().post('/v1/chats').send({}).expect(201)).body.id as string;
-  const runScript = async (chat: string, body: unknown, status = 200) => (await http().post(`/v1/chats/${chat}/tools/skills.runScript`).send(body as object).expect(status)).body;
+  const runScript = async (chat: string, body: unknown, status = 200) =>
+    (
+      await http()
+        .post(`/v1/chats/${chat}/tools/skills.runScript`)
+        .send(body as object)
+        .expect(status)
+    ).body;
   const useSkill = async (chat: string, name: string, text = 'Done.') => {
     ctx.model.play({ toolCalls: [{ name: 'use_skill', arguments: { skill_name: name, input: 'go' } }] }, { text });
     return (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
@@ -188,7 +263,12 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
       const chat = await newChat();
       for (const path of ['scripts/passwd.sh', 'scripts/sibling.sh']) {
         const run = await runScript(chat, { name: 'runner', path });
-        expect(run.toolCard).toMatchObject({ status: 'error', output: expect.stringMatching(/^Error \(RESOURCE_OUTSIDE_SKILL\): Script '.*' leads outside the skill folder/) });
+        expect(run.toolCard).toMatchObject({
+          status: 'error',
+          output: expect.stringMatching(
+            /^Error \(RESOURCE_OUTSIDE_SKILL\): Script '.*' leads outside the skill folder/,
+          ),
+        });
         expect(run.toolCard.output).not.toMatch(/root:|OTHER-X/);
       }
     });
@@ -196,7 +276,10 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
     it('a directory and a FIFO are refused at once, as cards', async () => {
       const chat = await newChat();
       const dir = await runScript(chat, { name: 'runner', path: 'scripts/dir.sh' });
-      expect(dir.toolCard).toMatchObject({ status: 'error', output: expect.stringMatching(/^Error \(RESOURCE_IS_DIRECTORY\)/) });
+      expect(dir.toolCard).toMatchObject({
+        status: 'error',
+        output: expect.stringMatching(/^Error \(RESOURCE_IS_DIRECTORY\)/),
+      });
       const fifo = await runScript(chat, { name: 'runner', path: 'scripts/fifo.sh' });
       expect(fifo.toolCard).toMatchObject({ status: 'error', output: expect.stringMatching(/not a regular file/) });
     });
@@ -210,11 +293,15 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
     it('shebangs naming perl, /tmp/evil or env -S sh -c are refused with the reason', async () => {
       const chat = await newChat();
       const perl = await runScript(chat, { name: 'runner', path: 'scripts/perl.sh' });
-      expect(perl.toolCard.output).toMatch(/^Error \(VALIDATION_FAILED\): .*its shebang names '\/usr\/bin\/perl', which is not an allowed interpreter/);
+      expect(perl.toolCard.output).toMatch(
+        /^Error \(VALIDATION_FAILED\): .*its shebang names '\/usr\/bin\/perl', which is not an allowed interpreter/,
+      );
       const evil = await runScript(chat, { name: 'runner', path: 'scripts/evil.sh' });
       expect(evil.toolCard.output).toMatch(/^Error \(VALIDATION_FAILED\): .*its shebang names '\/tmp\/evil'/);
       const envS = await runScript(chat, { name: 'runner', path: 'scripts/env-s.sh' });
-      expect(envS.toolCard.output).toMatch(/^Error \(VALIDATION_FAILED\): .*only options starting with '-' may follow the interpreter/);
+      expect(envS.toolCard.output).toMatch(
+        /^Error \(VALIDATION_FAILED\): .*only options starting with '-' may follow the interpreter/,
+      );
       expect([perl, evil, envS].map((r) => r.toolCard.status)).toEqual(['error', 'error', 'error']);
     });
   });
@@ -222,34 +309,96 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
   describe('scripts: arguments and stdin', () => {
     it('NUL, 65 args and non-string args are 400 VALIDATION_FAILED naming the problem', async () => {
       const chat = await newChat();
-      expect((await runScript(chat, { name: 'runner', path: 'scripts/args.sh', args: ['a\u0000b'] }, 400)).code).toBe('VALIDATION_FAILED');
-      expect((await runScript(chat, { name: 'runner', path: 'scripts/args.sh', args: Array.from({ length: 65 }, () => 'a') }, 400)).details.problems).toEqual(["'args' must hold at most 64 arguments"]);
-      const odd = await runScript(chat, { name: 'runner', path: 'scripts/args.sh', args: [1, null, { a: 1 }, ['x']] }, 400);
-      expect(odd).toMatchObject({ code: 'VALIDATION_FAILED', details: { problems: ["'args.0' must be a string", "'args.1' must be a string", "'args.2' must be a string", "'args.3' must be a string"] } });
+      expect((await runScript(chat, { name: 'runner', path: 'scripts/args.sh', args: ['a\u0000b'] }, 400)).code).toBe(
+        'VALIDATION_FAILED',
+      );
+      expect(
+        (
+          await runScript(
+            chat,
+            { name: 'runner', path: 'scripts/args.sh', args: Array.from({ length: 65 }, () => 'a') },
+            400,
+          )
+        ).details.problems,
+      ).toEqual(["'args' must hold at most 64 arguments"]);
+      const odd = await runScript(
+        chat,
+        { name: 'runner', path: 'scripts/args.sh', args: [1, null, { a: 1 }, ['x']] },
+        400,
+      );
+      expect(odd).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: {
+          problems: [
+            "'args.0' must be a string",
+            "'args.1' must be a string",
+            "'args.2' must be a string",
+            "'args.3' must be a string",
+          ],
+        },
+      });
       const notList = await runScript(chat, { name: 'runner', path: 'scripts/args.sh', args: 'a b' }, 400);
-      expect(notList).toMatchObject({ code: 'VALIDATION_FAILED', details: { problems: [expect.stringMatching(/args/)] } });
+      expect(notList).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: { problems: [expect.stringMatching(/args/)] },
+      });
     });
 
-    it('10 MB of args is refused before the handler (413), and 64 args of 10,000 characters is a card naming the byte limit', async () => {
-      const chat = await newChat();
-      const huge = await http()
-        .post(`/v1/chats/${chat}/tools/skills.runScript`)
-        .send({ name: 'runner', path: 'scripts/args.sh', args: Array.from({ length: 10 }, () => 'a'.repeat(1_000_000)) });
-      expect(huge.status).toBe(413);
-      expect(huge.body.code).toMatch(/PAYLOAD_TOO_LARGE|BODY_TOO_LARGE|TOO_LARGE/);
-      const wide = await runScript(chat, { name: 'runner', path: 'scripts/args.sh', args: Array.from({ length: 64 }, () => 'a'.repeat(10_000)) });
-      expect(wide.toolCard).toMatchObject({ status: 'error', output: expect.stringMatching(/^Error \(VALIDATION_FAILED\): Script arguments total 640064 bytes, over the 65536-byte limit/) });
-    });
+    it(
+      '10 MB of args is refused before the handler (413), and 64 args of 10,000 characters is a card naming the ' +
+        'byte limit',
+      async () => {
+        const chat = await newChat();
+        const huge = await http()
+          .post(`/v1/chats/${chat}/tools/skills.runScript`)
+          .send({
+            name: 'runner',
+            path: 'scripts/args.sh',
+            args: Array.from({ length: 10 }, () => 'a'.repeat(1_000_000)),
+          });
+        expect(huge.status).toBe(413);
+        expect(huge.body.code).toMatch(/PAYLOAD_TOO_LARGE|BODY_TOO_LARGE|TOO_LARGE/);
+        const wide = await runScript(chat, {
+          name: 'runner',
+          path: 'scripts/args.sh',
+          args: Array.from({ length: 64 }, () => 'a'.repeat(10_000)),
+        });
+        expect(wide.toolCard).toMatchObject({
+          status: 'error',
+          output: expect.stringMatching(
+            /^Error \(VALIDATION_FAILED\): Script arguments total 640064 bytes, over the 65536-byte limit/,
+          ),
+        });
+      },
+    );
 
-    it('stdin just under the body limit reaches the script whole; 1,000,001 characters from the model is an error card', async () => {
-      const chat = await newChat();
-      const run = await runScript(chat, { name: 'runner', path: 'scripts/args.sh', stdin: 'z'.repeat(1_000_000) });
-      expect(run.toolCard).toMatchObject({ status: 'ok' });
-      expect(run.toolCard.output).toMatch(/argc=0\nstdin=1000000\n$/);
-      ctx.model.play({ toolCalls: [{ name: 'skills_runScript', arguments: { name: 'runner', path: 'scripts/args.sh', stdin: 'z'.repeat(1_000_001) } }] }, { text: 'too big' });
-      const turn = (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
-      expect(turn.assistantMessage.toolCards[0]).toMatchObject({ tool: 'skills.runScript', status: 'error', output: expect.stringMatching(/stdin.*at most 1000000 characters/) });
-    });
+    it(
+      'stdin just under the body limit reaches the script whole; 1,000,001 characters from the model is an error ' +
+        'card',
+      async () => {
+        const chat = await newChat();
+        const run = await runScript(chat, { name: 'runner', path: 'scripts/args.sh', stdin: 'z'.repeat(1_000_000) });
+        expect(run.toolCard).toMatchObject({ status: 'ok' });
+        expect(run.toolCard.output).toMatch(/argc=0\nstdin=1000000\n$/);
+        ctx.model.play(
+          {
+            toolCalls: [
+              {
+                name: 'skills_runScript',
+                arguments: { name: 'runner', path: 'scripts/args.sh', stdin: 'z'.repeat(1_000_001) },
+              },
+            ],
+          },
+          { text: 'too big' },
+        );
+        const turn = (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
+        expect(turn.assistantMessage.toolCards[0]).toMatchObject({
+          tool: 'skills.runScript',
+          status: 'error',
+          output: expect.stringMatching(/stdin.*at most 1000000 characters/),
+        });
+      },
+    );
   });
 
   describe('scripts: output', () => {
@@ -258,46 +407,70 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
       const run = await runScript(chat, { name: 'runner', path: 'scripts/flood.sh' });
       expect(run.toolCard).toMatchObject({ summary: { truncated: true, timedOut: false } });
       expect(run.toolCard.output).toMatch(/\[output cut at 1000000 bytes; the script was stopped\]$/);
-      expect(run.toolCard.output).toMatch(/^\$ sh scripts\/flood\.sh\n\[ended by signal SIGKILL, \d+ ms, output cut\]\n/);
+      expect(run.toolCard.output).toMatch(
+        /^\$ sh scripts\/flood\.sh\n\[ended by signal SIGKILL, \d+ ms, output cut\]\n/,
+      );
       expect(run.toolCard.output).not.toContain('FLOOD-END');
       expect(Buffer.byteLength(run.toolCard.output)).toBeLessThan(1_001_000);
     });
 
-    it('binary output (NUL, invalid UTF-8, a lone surrogate encoding) becomes a storable card through the model loop', async () => {
-      const chat = await newChat();
-      const direct = await runScript(chat, { name: 'runner', path: 'scripts/binary.sh' });
-      expect(direct.toolCard.status).toBe('ok');
-      expect(direct.toolCard.output).toMatch(/A.B.*C.*D\n$/s);
-      ctx.model.play({ toolCalls: [{ name: 'skills_runScript', arguments: { name: 'runner', path: 'scripts/binary.sh' } }] }, { text: 'binary seen' });
-      const res = await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' });
-      expect(res.status).toBe(201);
-      expect(res.body.assistantMessage.content).toBe('binary seen');
-      const [row] = await query<{ out: string }>(ctx.db.url, "SELECT tool_cards->0->>'output' AS out FROM chat_messages WHERE chat_id = $1 AND role = 'assistant'", [chat]);
-      expect(row.out).toMatch(/A.B.*D\n$/s);
-      expect(row.out).not.toContain('\u0000');
-    });
+    it(
+      'binary output (NUL, invalid UTF-8, a lone surrogate encoding) becomes a storable card through the model ' +
+        'loop',
+      async () => {
+        const chat = await newChat();
+        const direct = await runScript(chat, { name: 'runner', path: 'scripts/binary.sh' });
+        expect(direct.toolCard.status).toBe('ok');
+        expect(direct.toolCard.output).toMatch(/A.B.*C.*D\n$/s);
+        ctx.model.play(
+          { toolCalls: [{ name: 'skills_runScript', arguments: { name: 'runner', path: 'scripts/binary.sh' } }] },
+          { text: 'binary seen' },
+        );
+        const res = await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' });
+        expect(res.status).toBe(201);
+        expect(res.body.assistantMessage.content).toBe('binary seen');
+        const [row] = await query<{ out: string }>(
+          ctx.db.url,
+          "SELECT tool_cards->0->>'output' AS out FROM chat_messages WHERE chat_id = $1 AND role = 'assistant'",
+          [chat],
+        );
+        expect(row.out).toMatch(/A.B.*D\n$/s);
+        expect(row.out).not.toContain('\u0000');
+      },
+    );
   });
 
   describe('scripts: containment', () => {
-    it('1000 background sleepers stop at the process limit (sh exits on "Cannot fork"), and none is left after the run', async () => {
-      const chat = await newChat();
-      const run = await runScript(chat, { name: 'runner', path: 'scripts/forks.sh' });
-      expect(run.toolCard).toMatchObject({ status: 'error', summary: { exitCode: 2, timedOut: false } });
-      expect(run.toolCard.output).toMatch(/Cannot fork\n$/);
-      expect(run.toolCard.output).not.toContain('started');
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const left = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((line) => line.includes('sleep 31.77'));
-      expect(left).toEqual([]);
-    });
+    it(
+      '1000 background sleepers stop at the process limit (sh exits on "Cannot fork"), and none is left after the ' +
+        'run',
+      async () => {
+        const chat = await newChat();
+        const run = await runScript(chat, { name: 'runner', path: 'scripts/forks.sh' });
+        expect(run.toolCard).toMatchObject({ status: 'error', summary: { exitCode: 2, timedOut: false } });
+        expect(run.toolCard.output).toMatch(/Cannot fork\n$/);
+        expect(run.toolCard.output).not.toContain('started');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const left = execFileSync('ps', ['-eo', 'args'])
+          .toString()
+          .split('\n')
+          .filter((line) => line.includes('sleep 31.77'));
+        expect(left).toEqual([]);
+      },
+    );
 
     it('unshare, mount and setuid fail; the script is nobody and cannot write outside /tmp', async () => {
       const run = await runScript(await newChat(), { name: 'runner', path: 'scripts/escape.sh' });
       expect(run.toolCard.output).toMatch(/uid=65534\n/);
       expect(run.toolCard.output).not.toMatch(/SETUID-OK|uid=0\(|uid=0\n/);
       expect(run.toolCard.output).toMatch(/setuid: \[Errno (1|22)\] (Operation not permitted|Invalid argument)/);
-      expect(run.toolCard.output).toMatch(/unshare: unshare failed: (No space left on device|Operation not permitted)\n/);
+      expect(run.toolCard.output).toMatch(
+        /unshare: unshare failed: (No space left on device|Operation not permitted)\n/,
+      );
       expect(run.toolCard.output).toMatch(/mount: \/tmp: must be superuser/);
-      expect(run.toolCard.output).toMatch(/cannot touch '\/skill\/x': Read-only file system\n.*cannot touch '\/x': Read-only file system/);
+      expect(run.toolCard.output).toMatch(
+        /cannot touch '\/skill\/x': Read-only file system\n.*cannot touch '\/x': Read-only file system/,
+      );
       expect(run.toolCard.output).toMatch(/END\n$/);
       expect(existsSync(tree().path('skills/runner/x'))).toBe(false);
     });
@@ -313,38 +486,58 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
     // Regression, fixed since this pass found it. Was: /proc/1/cmdline showed the sandbox's whole
     // bwrap command line (the skill's host path among it) and /proc/1/environ the server's PATH,
     // which named /root: the server ran as root.
-    it("/proc shows no host path, no server PATH and no host process: only bwrap's init and the script's own", async () => {
-      const run = await runScript(await newChat(), { name: 'runner', path: 'scripts/procs.sh' });
-      const output = run.toolCard.output as string;
-      expect(output).toMatch(/END\n$/);
-      for (const host of [process.env.PATH ?? '', tree().root, '/root', process.cwd(), SECRET]) expect(output).not.toContain(host);
-      expect(output).toMatch(/^1: bwrap --args 3 -- \/usr\/bin\/prlimit .* \.\/scripts\/procs\.sh {2}\/ $/m);
-      expect(output).toContain('\nPATH=/usr/local/bin:/usr/bin:/bin uid=65534\n');
-      const pids = [...output.matchAll(/^(\d+): /gm)].map(([, pid]) => Number(pid));
-      expect(pids.filter((pid) => pid > 20)).toEqual([]);
-    });
+    it(
+      "/proc shows no host path, no server PATH and no host process: only bwrap's init and the " + "script's own",
+      async () => {
+        const run = await runScript(await newChat(), { name: 'runner', path: 'scripts/procs.sh' });
+        const output = run.toolCard.output as string;
+        expect(output).toMatch(/END\n$/);
+        for (const host of [process.env.PATH ?? '', tree().root, '/root', process.cwd(), SECRET])
+          expect(output).not.toContain(host);
+        expect(output).toMatch(/^1: bwrap --args 3 -- \/usr\/bin\/prlimit .* \.\/scripts\/procs\.sh {2}\/ $/m);
+        expect(output).toContain('\nPATH=/usr/local/bin:/usr/bin:/bin uid=65534\n');
+        const pids = [...output.matchAll(/^(\d+): /gm)].map(([, pid]) => Number(pid));
+        expect(pids.filter((pid) => pid > 20)).toEqual([]);
+      },
+    );
 
     it("cannot connect to the test's own HTTP servers on 127.0.0.1", async () => {
       const port = new URL(ctx.model.url).port;
       await ctx.app.listen(0, '127.0.0.1');
       const appPort = String(new URL(await ctx.app.getUrl()).port);
-      const run = await runScript(await newChat(), { name: 'runner', path: 'scripts/net.py', args: [port, appPort, '5432'] });
+      const run = await runScript(await newChat(), {
+        name: 'runner',
+        path: 'scripts/net.py',
+        args: [port, appPort, '5432'],
+      });
       expect(run.toolCard.output).not.toContain('CONNECTED');
       expect(run.toolCard.output.match(/refused \d+ \w+/g)).toHaveLength(3);
     });
 
-    it('two turns running scripts concurrently both finish with their own output, in about the time of one', async () => {
-      const [a, b] = [await newChat(), await newChat()];
-      ctx.model.answerWith((sent) => {
-        const user = sent.body.messages.find((m) => m.role === 'user')?.content as string;
-        return sent.body.messages.some((m) => m.role === 'tool') ? { text: `done ${user}` } : { toolCalls: [{ name: 'skills_runScript', arguments: { name: 'runner', path: 'scripts/slow.sh', args: [user] } }] };
-      });
-      const [ra, rb] = await Promise.all([http().post(`/v1/chats/${a}/messages`).send({ content: 'AAA' }), http().post(`/v1/chats/${b}/messages`).send({ content: 'BBB' })]);
-      expect([ra.status, rb.status]).toEqual([201, 201]);
-      expect(ra.body.assistantMessage.toolCards[0].output).toMatch(/slow-AAA\n$/);
-      expect(rb.body.assistantMessage.toolCards[0].output).toMatch(/slow-BBB\n$/);
-      expect([ra.body.assistantMessage.content, rb.body.assistantMessage.content]).toEqual(['done AAA', 'done BBB']);
-    });
+    it(
+      'two turns running scripts concurrently both finish with their own output, in about the time ' + 'of one',
+      async () => {
+        const [a, b] = [await newChat(), await newChat()];
+        ctx.model.answerWith((sent) => {
+          const user = sent.body.messages.find((m) => m.role === 'user')?.content as string;
+          return sent.body.messages.some((m) => m.role === 'tool')
+            ? { text: `done ${user}` }
+            : {
+                toolCalls: [
+                  { name: 'skills_runScript', arguments: { name: 'runner', path: 'scripts/slow.sh', args: [user] } },
+                ],
+              };
+        });
+        const [ra, rb] = await Promise.all([
+          http().post(`/v1/chats/${a}/messages`).send({ content: 'AAA' }),
+          http().post(`/v1/chats/${b}/messages`).send({ content: 'BBB' }),
+        ]);
+        expect([ra.status, rb.status]).toEqual([201, 201]);
+        expect(ra.body.assistantMessage.toolCards[0].output).toMatch(/slow-AAA\n$/);
+        expect(rb.body.assistantMessage.toolCards[0].output).toMatch(/slow-BBB\n$/);
+        expect([ra.body.assistantMessage.content, rb.body.assistantMessage.content]).toEqual(['done AAA', 'done BBB']);
+      },
+    );
   });
 
   describe('scripts: tricky allowed-tools', () => {
@@ -382,7 +575,10 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
   describe('code skills', () => {
     it('one that never resolves is stopped by the time-out', async () => {
       const turn = await useSkill(await newChat(), 'never');
-      expect(turn.assistantMessage.toolCards[0]).toMatchObject({ status: 'error', output: expect.stringMatching(/^Error \(CODE_SKILL_FAILED\): Skill 'never' failed: .*3000 ms/) });
+      expect(turn.assistantMessage.toolCards[0]).toMatchObject({
+        status: 'error',
+        output: expect.stringMatching(/^Error \(CODE_SKILL_FAILED\): Skill 'never' failed: .*3000 ms/),
+      });
     });
 
     it('a 100 MB output is cut to 1 MB with a notice and stored', async () => {
@@ -392,15 +588,26 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
       expect(card.status).toBe('ok');
       expect(Buffer.byteLength(card.output)).toBeLessThan(1_100_000);
       expect(card.output).toMatch(/^# Skill: huge \(ran\)\n\nx{1000}/);
-      const [row] = await query<{ n: number }>(ctx.db.url, "SELECT length(tool_cards->0->>'output')::int AS n FROM chat_messages WHERE chat_id = $1 AND role = 'assistant'", [chat]);
+      const [row] = await query<{ n: number }>(
+        ctx.db.url,
+        "SELECT length(tool_cards->0->>'output')::int AS n FROM chat_messages WHERE chat_id = $1 AND role = " +
+          "'assistant'",
+        [chat],
+      );
       expect(row.n).toBeLessThan(1_100_000);
     });
 
     it('circular metadata and a non-object are error cards saying what was wrong', async () => {
       const circ = await useSkill(await newChat(), 'circular');
-      expect(circ.assistantMessage.toolCards[0]).toMatchObject({ status: 'error', output: expect.stringMatching(/'metadata' must be plain JSON data/) });
+      expect(circ.assistantMessage.toolCards[0]).toMatchObject({
+        status: 'error',
+        output: expect.stringMatching(/'metadata' must be plain JSON data/),
+      });
       const num = await useSkill(await newChat(), 'nonobject');
-      expect(num.assistantMessage.toolCards[0]).toMatchObject({ status: 'error', output: expect.stringMatching(/expected an object, got number 42/) });
+      expect(num.assistantMessage.toolCards[0]).toMatchObject({
+        status: 'error',
+        output: expect.stringMatching(/expected an object, got number 42/),
+      });
     });
 
     it('50 llm.complete calls in a loop are bounded', async () => {
@@ -408,7 +615,8 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
       let n = 0;
       ctx.model.answerWith((sent) => {
         n++;
-        if (sent.body.tools !== undefined && !sent.body.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'use_skill', arguments: { skill_name: 'llm50' } }] };
+        if (sent.body.tools !== undefined && !sent.body.messages.some((m) => m.role === 'tool'))
+          return { toolCalls: [{ name: 'use_skill', arguments: { skill_name: 'llm50' } }] };
         return sent.body.tools === undefined ? { text: `A${n}` } : { text: 'looped' };
       });
       const turn = (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
@@ -430,8 +638,10 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
       const turn = await useSkill(chat, 'garbage');
       const out = (turn.assistantMessage.toolCards[0] as Card).output;
       expect(turn.assistantMessage.toolCards[0].status).toBe('ok');
-      for (const label of ['empty', 'proto', 'ctor', 'long']) expect(out).toMatch(new RegExp(`^${label}:error:Error \\(TOOL_NOT_FOUND\\)`, 'm'));
-      for (const label of ['nullargs', 'numargs', 'nulargs', 'protoargs']) expect(out).toMatch(new RegExp(`^${label}:(error|THROW):`, 'm'));
+      for (const label of ['empty', 'proto', 'ctor', 'long'])
+        expect(out).toMatch(new RegExp(`^${label}:error:Error \\(TOOL_NOT_FOUND\\)`, 'm'));
+      for (const label of ['nullargs', 'numargs', 'nulargs', 'protoargs'])
+        expect(out).toMatch(new RegExp(`^${label}:(error|THROW):`, 'm'));
       expect(out).toMatch(/^fnargs:THROW:The arguments cannot be passed to the server/m);
       expect(out).toMatch(/polluted=undefined$/);
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -458,65 +668,117 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
 
     it('process.abort() is an error card, the server lives', async () => {
       const turn = await useSkill(await newChat(), 'aborter');
-      expect(turn.assistantMessage.toolCards[0]).toMatchObject({ status: 'error', output: expect.stringMatching(/CODE_SKILL_FAILED.*process\.abort\(\) is not supported in workers/) });
+      expect(turn.assistantMessage.toolCards[0]).toMatchObject({
+        status: 'error',
+        output: expect.stringMatching(/CODE_SKILL_FAILED.*process\.abort\(\) is not supported in workers/),
+      });
       await http().get('/health/live').expect(200);
     });
 
     it('child_process.execSync is allowed (trusted code, server rights: reported)', async () => {
       const turn = await useSkill(await newChat(), 'execer');
-      expect(turn.assistantMessage.toolCards[0]).toMatchObject({ status: 'ok', output: expect.stringMatching(new RegExp(`id: uid=${process.getuid!()}\\(`)) });
+      expect(turn.assistantMessage.toolCards[0]).toMatchObject({
+        status: 'ok',
+        output: expect.stringMatching(new RegExp(`id: uid=${process.getuid!()}\\(`)),
+      });
     });
 
-    it('a FIFO, a folder or a socket named skill.mjs makes the skill invalid with the reason, without hanging', async () => {
-      const report = (await http().get('/v1/admin/skills').expect(200)).body;
-      const invalid = Object.fromEntries((report.invalid as { name?: string; path: string; errors: string[] }[]).map((entry) => [entry.path.split('/').pop(), entry.errors.join(' ')]));
-      for (const name of ['fifo-mjs', 'dir-mjs', 'sock-mjs']) expect(invalid[name]).toMatch(/skill\.mjs/);
-      const names = (report.valid as { name: string }[]).map((skill) => skill.name);
-      expect(names).not.toEqual(expect.arrayContaining(['fifo-mjs']));
-      expect(names).not.toContain('dir-mjs');
-      expect(names).not.toContain('sock-mjs');
-    });
+    it(
+      'a FIFO, a folder or a socket named skill.mjs makes the skill invalid with the reason, without ' + 'hanging',
+      async () => {
+        const report = (await http().get('/v1/admin/skills').expect(200)).body;
+        const invalid = Object.fromEntries(
+          (report.invalid as { name?: string; path: string; errors: string[] }[]).map((entry) => [
+            entry.path.split('/').pop(),
+            entry.errors.join(' '),
+          ]),
+        );
+        for (const name of ['fifo-mjs', 'dir-mjs', 'sock-mjs']) expect(invalid[name]).toMatch(/skill\.mjs/);
+        const names = (report.valid as { name: string }[]).map((skill) => skill.name);
+        expect(names).not.toEqual(expect.arrayContaining(['fifo-mjs']));
+        expect(names).not.toContain('dir-mjs');
+        expect(names).not.toContain('sock-mjs');
+      },
+    );
 
     it('a code skill named like a regular skill loses: the regular one is used and the code never runs', async () => {
       const turn = await useSkill(await newChat(), 'shadowed');
       expect(turn.assistantMessage.toolCards[0].output).toContain('REGULAR-SHADOWED-BODY');
       expect(turn.assistantMessage.toolCards[0].output).not.toContain('CODE-RAN');
       const report = (await http().get('/v1/admin/skills').expect(200)).body;
-      expect(report.collisions).toContainEqual(expect.objectContaining({ name: 'shadowed', winner: expect.objectContaining({ path: tree().path('skills/shadowed') }) }));
+      expect(report.collisions).toContainEqual(
+        expect.objectContaining({
+          name: 'shadowed',
+          winner: expect.objectContaining({ path: tree().path('skills/shadowed') }),
+        }),
+      );
       expect(existsSync(tree().path('marker-shadowed'))).toBe(false);
     });
 
-    it('skill.mjs in a regular skills folder never runs: activation shows the body, the file is served as a resource', async () => {
-      const chat = await newChat();
-      const turn = await useSkill(chat, 'planted');
-      expect(turn.assistantMessage.toolCards[0].output).toContain('PLANTED-BODY');
-      const read = (await http().post(`/v1/chats/${chat}/tools/skills.readResource`).send({ name: 'planted', path: 'skill.mjs' }).expect(200)).body;
-      expect(read.toolCard.output).toContain('writeFileSync');
-      expect(existsSync(tree().path('marker-planted'))).toBe(false);
-    });
+    it(
+      'skill.mjs in a regular skills folder never runs: activation shows the body, the file is served as a ' +
+        'resource',
+      async () => {
+        const chat = await newChat();
+        const turn = await useSkill(chat, 'planted');
+        expect(turn.assistantMessage.toolCards[0].output).toContain('PLANTED-BODY');
+        const read = (
+          await http()
+            .post(`/v1/chats/${chat}/tools/skills.readResource`)
+            .send({ name: 'planted', path: 'skill.mjs' })
+            .expect(200)
+        ).body;
+        expect(read.toolCard.output).toContain('writeFileSync');
+        expect(existsSync(tree().path('marker-planted'))).toBe(false);
+      },
+    );
 
-    it('odd tools_required values: ignored with a warning, or the skill left out naming the tools; never a 500', async () => {
-      const report = (await http().get('/v1/admin/skills').expect(200)).body;
-      const valid = new Map((report.valid as { name: string; warnings: string[] }[]).map((skill) => [skill.name, skill.warnings.join(' ')]));
-      const unavailable = new Map((report.unavailable as { name: string; missingTools: string[] }[]).map((skill) => [skill.name, skill.missingTools]));
-      // The frontmatter's YAML reads scalars as text: 42 and [null, 1] name tools '42', 'null' and '1'.
-      expect(unavailable.get('tr-number')).toEqual(['42']);
-      expect(unavailable.get('tr-nulls')).toEqual(['null', '1']);
-      expect(valid.get('tr-object')).toMatch(/tools_required/);
-      expect(valid.get('tr-empty')).toMatch(/Unexpected fields in frontmatter: tools_required/);
-      expect(valid.get('tr-bash-pattern')).toMatch(/Unexpected fields in frontmatter: tools_required/);
-      expect(unavailable.get('tr-proto')).toEqual(['__proto__', 'constructor']);
-      expect(unavailable.get('tr-json')).toEqual(['nope-tool']);
-      expect(valid.get('tr-deep')).toMatch(/Field 'metadata\.tools_required' must be a list of tool names/);
-      expect(unavailable.get('tr-long')?.[0]).toHaveLength(30_000);
-    });
+    it(
+      'odd tools_required values: ignored with a warning, or the skill left out naming the tools; ' + 'never a 500',
+      async () => {
+        const report = (await http().get('/v1/admin/skills').expect(200)).body;
+        const valid = new Map(
+          (report.valid as { name: string; warnings: string[] }[]).map((skill) => [
+            skill.name,
+            skill.warnings.join(' '),
+          ]),
+        );
+        const unavailable = new Map(
+          (report.unavailable as { name: string; missingTools: string[] }[]).map((skill) => [
+            skill.name,
+            skill.missingTools,
+          ]),
+        );
+        // The frontmatter's YAML reads scalars as text: 42 and [null, 1] name tools '42', 'null' and '1'.
+        expect(unavailable.get('tr-number')).toEqual(['42']);
+        expect(unavailable.get('tr-nulls')).toEqual(['null', '1']);
+        expect(valid.get('tr-object')).toMatch(/tools_required/);
+        expect(valid.get('tr-empty')).toMatch(/Unexpected fields in frontmatter: tools_required/);
+        expect(valid.get('tr-bash-pattern')).toMatch(/Unexpected fields in frontmatter: tools_required/);
+        expect(unavailable.get('tr-proto')).toEqual(['__proto__', 'constructor']);
+        expect(unavailable.get('tr-json')).toEqual(['nope-tool']);
+        expect(valid.get('tr-deep')).toMatch(/Field 'metadata\.tools_required' must be a list of tool names/);
+        expect(unavailable.get('tr-long')?.[0]).toHaveLength(30_000);
+      },
+    );
 
     it('a programmatic code skill that never resolves is stopped by the time-out too', async () => {
       const registry = ctx.app.get(SkillRegistryService);
-      registry.register({ name: 'prog-never', description: 'Never resolves, in-process.', instructions: 'x', execute: () => new Promise(() => {}) }, 'workspace');
+      registry.register(
+        {
+          name: 'prog-never',
+          description: 'Never resolves, in-process.',
+          instructions: 'x',
+          execute: () => new Promise(() => {}),
+        },
+        'workspace',
+      );
       try {
         const turn = await useSkill(await newChat(), 'prog-never');
-        expect(turn.assistantMessage.toolCards[0]).toMatchObject({ status: 'error', output: expect.stringMatching(/CODE_SKILL_FAILED.*3000 ms/) });
+        expect(turn.assistantMessage.toolCards[0]).toMatchObject({
+          status: 'error',
+          output: expect.stringMatching(/CODE_SKILL_FAILED.*3000 ms/),
+        });
       } finally {
         registry.unregister('prog-never');
       }
@@ -527,7 +789,11 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
 describeWithSandbox('a code skill calling skills.runScript with scripts off', () => {
   let ctx: ChatTestContext;
   beforeAll(async () => {
-    ctx = await startChatApp([tree().path('skills')], { 'app.tools.style': 'use_skill', 'app.skills.code_directories': [tree().path('code')], 'app.skills.code_timeout_ms': 3000 });
+    ctx = await startChatApp([tree().path('skills')], {
+      'app.tools.style': 'use_skill',
+      'app.skills.code_directories': [tree().path('code')],
+      'app.skills.code_timeout_ms': 3000,
+    });
   });
   afterAll(async () => ctx?.close());
 
@@ -537,7 +803,9 @@ describeWithSandbox('a code skill calling skills.runScript with scripts off', ()
     ctx.model.play({ toolCalls: [{ name: 'use_skill', arguments: { skill_name: 'callscript' } }] }, { text: 'ok' });
     const turn = (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
     expect(turn.assistantMessage.toolCards).toHaveLength(1);
-    expect(turn.assistantMessage.toolCards[0].output).toMatch(/status=error out=Error \(TOOL_NOT_FOUND\): No tool 'skills\.runScript' in this chat\. Available: /);
+    expect(turn.assistantMessage.toolCards[0].output).toMatch(
+      /status=error out=Error \(TOOL_NOT_FOUND\): No tool 'skills\.runScript' in this chat\. Available: /,
+    );
     expect(turn.assistantMessage.toolCards[0].output).not.toContain('argc=');
   });
 });

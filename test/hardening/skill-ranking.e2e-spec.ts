@@ -49,10 +49,14 @@ function catalogueOf(systemPrompt: string): string {
 const listedNames = (text: string) => (JSON.parse(text) as JsonCatalogue).available_skills.map((s) => s.name);
 const promptOf = (sent: RecordedRequest) => ScriptedModelServer.systemPrompt(sent);
 const toolNames = (sent: RecordedRequest) => (sent.body.tools ?? []).map((t) => t.function.name);
-const toolResults = (sent: RecordedRequest) => sent.body.messages.filter((m) => m.role === 'tool').map((m) => m.content as string);
+const toolResults = (sent: RecordedRequest) =>
+  sent.body.messages.filter((m) => m.role === 'tool').map((m) => m.content as string);
 const call = (name: string, args: string | Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
 
-/** A sane search answer: at most `limit`, only skills of `allowed`, each {name, description, score} with 0 ≤ score ≤ 1, best first. */
+/**
+ * A sane search answer: at most `limit`, only skills of `allowed`, each {name, description, score} with 0 ≤ score ≤ 1,
+ * best first.
+ */
 function expectSaneResults(results: SearchResult[], allowed: readonly string[], limit = 10): void {
   expect(Array.isArray(results)).toBe(true);
   expect(results.length).toBeLessThanOrEqual(limit);
@@ -67,19 +71,23 @@ function expectSaneResults(results: SearchResult[], allowed: readonly string[], 
 }
 
 /** A query string as given (values percent-encoded unless `raw`). */
-const qs = (pairs: [string, string][], raw = false) => pairs.map(([k, v]) => `${k}=${raw ? v : encodeURIComponent(v)}`).join('&');
+const qs = (pairs: [string, string][], raw = false) =>
+  pairs.map(([k, v]) => `${k}=${raw ? v : encodeURIComponent(v)}`).join('&');
 
 // ---------------------------------------------------------------------------------------------
 // 1. The routes against a hostile client (auth off, a partial catalogue of a dozen skills).
 // ---------------------------------------------------------------------------------------------
 
 const LONG_CONTRACT =
-  'Reviews commercial contracts clause by clause: indemnification, limitation of liability, termination for convenience, assignment, governing law, ' +
-  'confidentiality, data protection addenda, service levels and their credits, intellectual property ownership and licence grants, warranties and disclaimers. ' +
+  'Reviews commercial contracts clause by clause: indemnification, limitation of liability, termination for ' +
+  'convenience, assignment, governing law, ' +
+  'confidentiality, data protection addenda, service levels and their credits, intellectual property ownership ' +
+  'and licence grants, warranties and disclaimers. ' +
   'Use when the user shares a contract, an NDA or an order form to review.';
 
 const SET: Record<string, string> = {
-  'pdf-tables': 'Extract tables and text from PDF files into CSV or Excel. Use when the user wants to pull tables out of a PDF.',
+  'pdf-tables':
+    'Extract tables and text from PDF files into CSV or Excel. Use when the user wants to pull tables out of a PDF.',
   'pdf-forms': 'Fill in, flatten and read PDF forms and their fields.',
   'github-actions': 'Set up, fix and speed up CI pipelines with GitHub Actions workflows: caching, matrices, secrets.',
   'docker-compose': 'Write Dockerfiles and docker compose files for local development and deployment.',
@@ -98,13 +106,24 @@ const DISABLED = 'secret-off';
 
 function writeSet(tree: TempTree): void {
   for (const [name, description] of Object.entries(SET)) {
-    writeSkill(tree, 'skills', name, { description: `'${description.replace(/'/g, "''")}'`, body: `# ${name}\n\nSteps for ${name}.\n` });
+    writeSkill(tree, 'skills', name, {
+      description: `'${description.replace(/'/g, "''")}'`,
+      body: `# ${name}\n\nSteps for ${name}.\n`,
+    });
   }
-  writeSkill(tree, 'skills', DISABLED, { description: 'Extract PDF tables, PDF tables, PDF tables from any PDF: the secret tables extractor.' });
+  writeSkill(tree, 'skills', DISABLED, {
+    description: 'Extract PDF tables, PDF tables, PDF tables from any PDF: the secret tables extractor.',
+  });
   // A command whose template repeats its arguments: 100,000 characters of them expand past 500,000.
-  tree.write('commands/ship.md', `---\ndescription: Ship it.\nrequires-skills: [git-commit]\n---\n${'Ship $ARGUMENTS. '.repeat(6)}\n`);
+  tree.write(
+    'commands/ship.md',
+    `---\ndescription: Ship it.\nrequires-skills: [git-commit]\n---\n${'Ship $ARGUMENTS. '.repeat(6)}\n`,
+  );
   // A command requiring the switched-off skill: running it must not pin that skill.
-  tree.write('commands/leak.md', `---\ndescription: Leaks?\nrequires-skills: [${DISABLED}]\n---\nExtract the PDF tables: $ARGUMENTS\n`);
+  tree.write(
+    'commands/leak.md',
+    `---\ndescription: Leaks?\nrequires-skills: [${DISABLED}]\n---\nExtract the PDF tables: $ARGUMENTS\n`,
+  );
 }
 
 describe('search, catalogue and context routes against a hostile client', () => {
@@ -114,13 +133,18 @@ describe('search, catalogue and context routes against a hostile client', () => 
   const logger = new RecordingLogger();
   const get = (path: string) => send('GET', path);
   const search = (pairs: [string, string][], raw = false) => get(`/v1/skills/search?${qs(pairs, raw)}`);
-  const gql = async (document: string, variables: Record<string, unknown> = {}) => send('POST', '/graphql', { json: { query: document, variables } });
+  const gql = async (document: string, variables: Record<string, unknown> = {}) =>
+    send('POST', '/graphql', { json: { query: document, variables } });
   const newChat = async () => (await send('POST', '/v1/chats', { json: {} })).body.id as string;
 
   beforeAll(async () => {
     ctx = await startChatApp(
       [tree().path('skills')],
-      { 'app.skills.catalogue_budget_tokens': 100, 'app.skills.disabled': [DISABLED], 'app.commands.directories': [tree().path('commands')] },
+      {
+        'app.skills.catalogue_budget_tokens': 100,
+        'app.skills.disabled': [DISABLED],
+        'app.commands.directories': [tree().path('commands')],
+      },
       undefined,
       {},
       logger,
@@ -150,9 +174,25 @@ describe('search, catalogue and context routes against a hostile client', () => 
       ['2,000 characters of one word', `${'pdf'.repeat(666)}pd`, []],
       ['2,000 characters of stop words', 'the and of '.repeat(181).slice(0, 2000), []],
       ['2,000 characters of one short real word', 'pdf '.repeat(500), undefined],
-      ['three hundred distinct unknown words', Array.from({ length: 300 }, (_, i) => `w${i}x`).join(' ').slice(0, 2000), []],
-      ['30 distinct words of 64 letters (the longest a term may be)', Array.from({ length: 30 }, (_, i) => `${String.fromCharCode(97 + i % 26)}${'qwertyuiop'.repeat(6)}zyx`).join(' '), []],
-      ['2,000 characters of Spanish function words', 'de la que el en y a los del se las por un para con no una su al lo como '.repeat(30).slice(0, 2000), []],
+      [
+        'three hundred distinct unknown words',
+        Array.from({ length: 300 }, (_, i) => `w${i}x`)
+          .join(' ')
+          .slice(0, 2000),
+        [],
+      ],
+      [
+        '30 distinct words of 64 letters (the longest a term may be)',
+        Array.from({ length: 30 }, (_, i) => `${String.fromCharCode(97 + (i % 26))}${'qwertyuiop'.repeat(6)}zyx`).join(
+          ' ',
+        ),
+        [],
+      ],
+      [
+        '2,000 characters of Spanish function words',
+        'de la que el en y a los del se las por un para con no una su al lo como '.repeat(30).slice(0, 2000),
+        [],
+      ],
       ['Arabic and Hebrew', 'استخراج الجداول מסמך PDF', undefined],
       ['a lone combining mark', '\u0301', []],
       ['the name of the switched-off skill', DISABLED, undefined],
@@ -174,16 +214,29 @@ describe('search, catalogue and context routes against a hostile client', () => 
       }
     });
 
-    it('an invalid UTF-8 byte sequence in the query string is read as replacement characters, not a crash', async () => {
-      const answer = await search([['q', 'pdf%ED%A0%80%FF']], true);
-      expect(answer.status).toBe(200);
-      expectSaneResults(answer.body.results, VISIBLE);
-    });
+    it(
+      'an invalid UTF-8 byte sequence in the query string is read as replacement characters, not a ' + 'crash',
+      async () => {
+        const answer = await search([['q', 'pdf%ED%A0%80%FF']], true);
+        expect(answer.status).toBe(200);
+        expectSaneResults(answer.body.results, VISIBLE);
+      },
+    );
 
     it('limit 1 and 20 are honoured; the results of limit 1 are the head of limit 20', async () => {
       const q = 'write tests, queries, pull requests, commit messages, emails, forms and images';
-      const one = (await search([['q', q], ['limit', '1']])).body.results;
-      const twenty = (await search([['q', q], ['limit', '20']])).body.results;
+      const one = (
+        await search([
+          ['q', q],
+          ['limit', '1'],
+        ])
+      ).body.results;
+      const twenty = (
+        await search([
+          ['q', q],
+          ['limit', '20'],
+        ])
+      ).body.results;
       expect(one).toHaveLength(1);
       expectSaneResults(twenty, VISIBLE, 20);
       expect(twenty[0]).toEqual(one[0]);
@@ -256,7 +309,10 @@ describe('search, catalogue and context routes against a hostile client', () => 
     it('an empty query lists no skill (nothing to rank), closed by the note counting them all', async () => {
       const answer = await catalogue([['query', '']]);
       expect(answer.status).toBe(200);
-      expect(JSON.parse(answer.text)).toEqual({ available_skills: [], unlisted_skills: { count: VISIBLE.length, note: expect.stringContaining('skills_search') } });
+      expect(JSON.parse(answer.text)).toEqual({
+        available_skills: [],
+        unlisted_skills: { count: VISIBLE.length, note: expect.stringContaining('skills_search') },
+      });
     });
 
     it('/name of the switched-off skill stays plain text: not listed, not pinned', async () => {
@@ -318,9 +374,21 @@ describe('search, catalogue and context routes against a hostile client', () => 
     };
 
     it.each<[string, string, Record<string, unknown>]>([
-      ['a string limit', 'query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name } }', { q: 'pdf', l: '5' }],
-      ['a float limit', 'query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name } }', { q: 'pdf', l: 2.5 }],
-      ['a limit past 32 bits', 'query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name } }', { q: 'pdf', l: 2 ** 40 }],
+      [
+        'a string limit',
+        'query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name } }',
+        { q: 'pdf', l: '5' },
+      ],
+      [
+        'a float limit',
+        'query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name } }',
+        { q: 'pdf', l: 2.5 },
+      ],
+      [
+        'a limit past 32 bits',
+        'query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name } }',
+        { q: 'pdf', l: 2 ** 40 },
+      ],
       ['a null query', 'query($q: String!) { searchSkills(query: $q) { name } }', { q: null }],
       ['an object query', 'query($q: String!) { searchSkills(query: $q) { name } }', { q: { a: 1 } }],
       ['a list query', 'query($q: String!) { searchSkills(query: $q) { name } }', { q: ['a', 'b'] }],
@@ -339,14 +407,25 @@ describe('search, catalogue and context routes against a hostile client', () => 
       ['a query with NUL', { q: 'pdf\u0000' }, /NUL/],
       ['a query with a lone surrogate', { q: 'pdf\ud800' }, /surrogate/],
     ])('searchSkills with %s is VALIDATION_FAILED naming it', async (_, variables, problem) => {
-      const answer = await gql('query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name } }', variables);
-      expect(answer.body.errors).toEqual([expect.objectContaining({ path: ['searchSkills'], extensions: expect.objectContaining({ code: 'VALIDATION_FAILED', status: 400 }) })]);
+      const answer = await gql(
+        'query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name } }',
+        variables,
+      );
+      expect(answer.body.errors).toEqual([
+        expect.objectContaining({
+          path: ['searchSkills'],
+          extensions: expect.objectContaining({ code: 'VALIDATION_FAILED', status: 400 }),
+        }),
+      ]);
       expect(answer.body.errors[0].message).toMatch(problem);
     });
 
     it('searchSkills with a null limit is the default limit, and agrees with REST', async () => {
       const q = 'write tests, queries, pull requests, commit messages, emails, forms and images';
-      const answer = await gql('query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name description score } }', { q, l: null });
+      const answer = await gql(
+        'query($q: String!, $l: Int) { searchSkills(query: $q, limit: $l) { name description score } }',
+        { q, l: null },
+      );
       expect(answer.body.errors).toBeUndefined();
       expect(answer.body.data.searchSkills).toEqual((await search([['q', q]])).body.results);
     });
@@ -357,7 +436,9 @@ describe('search, catalogue and context routes against a hostile client', () => 
       expect(ok.body).toEqual({ data: { catalogue: whole } });
       for (const format of ['XML', 'yaml', '', 'json\u0000']) {
         const bad = await gql('query($f: String) { catalogue(format: $f) }', { f: format });
-        expect(bad.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) })]);
+        expect(bad.body.errors).toEqual([
+          expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) }),
+        ]);
       }
     });
 
@@ -369,43 +450,65 @@ describe('search, catalogue and context routes against a hostile client', () => 
       expect(parsed.available_skills.map((s) => s.name)).toContain('pdf-tables');
       expect(parsed.available_skills.map((s) => s.name)).not.toContain(DISABLED);
       const tooBig = await gql('query($q: String) { catalogue(query: $q) }', { q: `${big}x` });
-      expect(tooBig.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) })]);
+      expect(tooBig.body.errors).toEqual([
+        expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) }),
+      ]);
     });
 
-    it('catalogue(query) running a command with 100,000 characters of arguments that expand past the limit is VALIDATION_FAILED, not a crash', async () => {
-      const answer = await gql('query($q: String) { catalogue(query: $q) }', { q: `/ship ${'y'.repeat(99_990)}` });
-      expect(answer.status).toBeLessThan(500);
-      expect(answer.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED', status: 400 }) })]);
-      expect(answer.body.errors[0].message).toMatch(/\/ship/);
-    });
+    it(
+      'catalogue(query) running a command with 100,000 characters of arguments that expand past the limit is ' +
+        'VALIDATION_FAILED, not a crash',
+      async () => {
+        const answer = await gql('query($q: String) { catalogue(query: $q) }', { q: `/ship ${'y'.repeat(99_990)}` });
+        expect(answer.status).toBeLessThan(500);
+        expect(answer.body.errors).toEqual([
+          expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED', status: 400 }) }),
+        ]);
+        expect(answer.body.errors[0].message).toMatch(/\/ship/);
+      },
+    );
 
-    it('chatContext with a non-uuid, an unknown id, or 100,001 characters of message is refused; 100,000 works', async () => {
-      const doc = 'query($id: ID!, $m: String) { chatContext(id: $id, message: $m) { catalogue { complete listed unlisted tokens budgetTokens } } }';
-      for (const id of ['nope', '00000000-0000-0000-0000-000000000000', "' OR 1=1 --"]) {
-        const answer = await gql(doc, { id, m: 'pdf' });
-        expect(answer.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'CHAT_NOT_FOUND', status: 404 }) })]);
-      }
-      const chat = await newChat();
-      const big = 'pdf tables '.repeat(10_000).slice(0, 100_000);
-      const ok = await gql(doc, { id: chat, m: big });
-      expect(ok.body.errors).toBeUndefined();
-      expect(ok.body.data.chatContext.catalogue).toMatchObject({ complete: false, budgetTokens: 100 });
-      expect(ok.body.data.chatContext.catalogue.tokens).toBeLessThanOrEqual(100);
-      expect(ok.body.data.chatContext.catalogue.listed[0]).toBe('pdf-tables');
-      const tooBig = await gql(doc, { id: chat, m: `${big}x` });
-      expect(tooBig.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) })]);
-      for (const m of [123, { a: 1 }, ['x']]) {
-        const bad = await gql(doc, { id: chat, m });
-        expect(bad.status).toBeLessThan(500);
-        expect(bad.body.errors?.length).toBeGreaterThan(0);
-      }
-    });
+    it(
+      'chatContext with a non-uuid, an unknown id, or 100,001 characters of message is refused; ' + '100,000 works',
+      async () => {
+        const doc =
+          'query($id: ID!, $m: String) { chatContext(id: $id, message: $m) { catalogue { complete listed unlisted ' +
+          'tokens budgetTokens } } }';
+        for (const id of ['nope', '00000000-0000-0000-0000-000000000000', "' OR 1=1 --"]) {
+          const answer = await gql(doc, { id, m: 'pdf' });
+          expect(answer.body.errors).toEqual([
+            expect.objectContaining({ extensions: expect.objectContaining({ code: 'CHAT_NOT_FOUND', status: 404 }) }),
+          ]);
+        }
+        const chat = await newChat();
+        const big = 'pdf tables '.repeat(10_000).slice(0, 100_000);
+        const ok = await gql(doc, { id: chat, m: big });
+        expect(ok.body.errors).toBeUndefined();
+        expect(ok.body.data.chatContext.catalogue).toMatchObject({ complete: false, budgetTokens: 100 });
+        expect(ok.body.data.chatContext.catalogue.tokens).toBeLessThanOrEqual(100);
+        expect(ok.body.data.chatContext.catalogue.listed[0]).toBe('pdf-tables');
+        const tooBig = await gql(doc, { id: chat, m: `${big}x` });
+        expect(tooBig.body.errors).toEqual([
+          expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) }),
+        ]);
+        for (const m of [123, { a: 1 }, ['x']]) {
+          const bad = await gql(doc, { id: chat, m });
+          expect(bad.status).toBeLessThan(500);
+          expect(bad.body.errors?.length).toBeGreaterThan(0);
+        }
+      },
+    );
 
     it('chatContext(message: null) is the context without a message', async () => {
       const chat = await newChat();
-      const doc = 'query($id: ID!, $m: String) { chatContext(id: $id, message: $m) { systemPrompt catalogue { listed complete } } }';
+      const doc =
+        'query($id: ID!, $m: String) { chatContext(id: $id, message: $m) { systemPrompt catalogue { listed ' +
+        'complete } } }';
       const withNull = await gql(doc, { id: chat, m: null });
-      const without = await gql('query($id: ID!) { chatContext(id: $id) { systemPrompt catalogue { listed complete } } }', { id: chat });
+      const without = await gql(
+        'query($id: ID!) { chatContext(id: $id) { systemPrompt catalogue { listed complete } } }',
+        { id: chat },
+      );
       expect(withNull.body.errors).toBeUndefined();
       expect(withNull.body.data).toEqual(without.body.data);
     });
@@ -434,7 +537,18 @@ describe('search, catalogue and context routes against a hostile client', () => 
 
     it('a message of odd text answers the catalogue within the budget, without the switched-off skill', async () => {
       const chat = await newChat();
-      for (const message of ['', ' ', '🎉', `/${DISABLED} tables`, '/leak go', '/', '//', '/ /', '$pdf-tables', 'the '.repeat(2000)]) {
+      for (const message of [
+        '',
+        ' ',
+        '🎉',
+        `/${DISABLED} tables`,
+        '/leak go',
+        '/',
+        '//',
+        '/ /',
+        '$pdf-tables',
+        'the '.repeat(2000),
+      ]) {
         const answer = await get(`/v1/chats/${chat}/context?${qs([['message', message]])}`);
         expect(answer.status).toBe(200);
         expect(answer.body.catalogue.tokens).toBeLessThanOrEqual(100);
@@ -447,14 +561,24 @@ describe('search, catalogue and context routes against a hostile client', () => 
 
   it('a skill switched off by an admin leaves search and the catalogue at once, and comes back', async () => {
     expect((await search([['q', 'weather forecast']])).body.results[0].name).toBe('weather-report');
-    expect((await send('PUT', '/v1/admin/skills/weather-report/enabled', { json: { enabled: false } })).status).toBe(200);
+    expect((await send('PUT', '/v1/admin/skills/weather-report/enabled', { json: { enabled: false } })).status).toBe(
+      200,
+    );
     try {
-      expect((await search([['q', 'weather forecast']])).body.results.map((r: SearchResult) => r.name)).not.toContain('weather-report');
-      expect(listedNames((await get(`/v1/skills-catalogue?${qs([['query', '/weather-report forecast']])}`)).text)).not.toContain('weather-report');
+      expect((await search([['q', 'weather forecast']])).body.results.map((r: SearchResult) => r.name)).not.toContain(
+        'weather-report',
+      );
+      expect(
+        listedNames((await get(`/v1/skills-catalogue?${qs([['query', '/weather-report forecast']])}`)).text),
+      ).not.toContain('weather-report');
       const chat = await newChat();
-      expect((await get(`/v1/chats/${chat}/context?${qs([['message', 'weather forecast']])}`)).body.catalogue.listed).not.toContain('weather-report');
+      expect(
+        (await get(`/v1/chats/${chat}/context?${qs([['message', 'weather forecast']])}`)).body.catalogue.listed,
+      ).not.toContain('weather-report');
     } finally {
-      expect((await send('PUT', '/v1/admin/skills/weather-report/enabled', { json: { enabled: true } })).status).toBe(200);
+      expect((await send('PUT', '/v1/admin/skills/weather-report/enabled', { json: { enabled: true } })).status).toBe(
+        200,
+      );
     }
     expect((await search([['q', 'weather forecast']])).body.results[0].name).toBe('weather-report');
   });
@@ -467,7 +591,9 @@ describe('search, catalogue and context routes against a hostile client', () => 
     it("a chat's catalogue and skills_search leave out what the user's filter excludes", async () => {
       expect((await send('PUT', '/v1/me/skills', { json: { exclude: ['pdf-*'] } })).status).toBe(200);
       const chat = await newChat();
-      const context = (await get(`/v1/chats/${chat}/context?${qs([['message', '/pdf-tables extract the PDF tables']])}`)).body;
+      const context = (
+        await get(`/v1/chats/${chat}/context?${qs([['message', '/pdf-tables extract the PDF tables']])}`)
+      ).body;
       expect(context.catalogue.listed).not.toContain('pdf-tables');
       expect(context.catalogue.listed).not.toContain('pdf-forms');
       ctx.model.play(call('skills_search', { query: 'extract PDF tables' }), { text: 'ok' });
@@ -478,29 +604,39 @@ describe('search, catalogue and context routes against a hostile client', () => 
       expect(output).not.toContain('pdf-forms');
     });
 
-    it('GET /v1/skills/search and GraphQL searchSkills leave out what the user\'s filter excludes', async () => {
+    it("GET /v1/skills/search and GraphQL searchSkills leave out what the user's filter excludes", async () => {
       expect((await send('PUT', '/v1/me/skills', { json: { exclude: ['pdf-*'] } })).status).toBe(200);
-      const rest = await search([['q', 'extract PDF tables and fill PDF forms'], ['limit', '20']]);
+      const rest = await search([
+        ['q', 'extract PDF tables and fill PDF forms'],
+        ['limit', '20'],
+      ]);
       expect(rest.status).toBe(200);
       expect(rest.body.results.map((r: SearchResult) => r.name)).not.toContain('pdf-tables');
       expect(rest.body.results.map((r: SearchResult) => r.name)).not.toContain('pdf-forms');
-      const graphql = await gql('query($q: String!) { searchSkills(query: $q, limit: 20) { name } }', { q: 'extract PDF tables and fill PDF forms' });
-      expect(graphql.body.data.searchSkills.map((r: { name: string }) => r.name)).toEqual(rest.body.results.map((r: SearchResult) => r.name));
+      const graphql = await gql('query($q: String!) { searchSkills(query: $q, limit: 20) { name } }', {
+        q: 'extract PDF tables and fill PDF forms',
+      });
+      expect(graphql.body.data.searchSkills.map((r: { name: string }) => r.name)).toEqual(
+        rest.body.results.map((r: SearchResult) => r.name),
+      );
     });
 
     // Was a bug (previewCatalogue read the view without the user's filter); kept as a regression test.
-    it("GET /v1/skills-catalogue?query= is a new chat's first-turn catalogue also when the user has a filter", async () => {
-      expect((await send('PUT', '/v1/me/skills', { json: { exclude: ['pdf-*'] } })).status).toBe(200);
-      const message = '/pdf-tables extract the tables from this PDF';
-      const preview = (await get(`/v1/skills-catalogue?${qs([['query', message]])}`)).text;
-      const chat = await newChat();
-      ctx.model.play({ text: 'ok' });
-      expect((await send('POST', `/v1/chats/${chat}/messages`, { json: { content: message } })).status).toBe(201);
-      const sent = catalogueOf(promptOf(ctx.model.requests[0]));
-      expect(listedNames(sent)).not.toContain('pdf-tables');
-      expect(listedNames(preview)).not.toContain('pdf-tables');
-      expect(preview).toBe(sent);
-    });
+    it(
+      "GET /v1/skills-catalogue?query= is a new chat's first-turn catalogue also when the user has a " + 'filter',
+      async () => {
+        expect((await send('PUT', '/v1/me/skills', { json: { exclude: ['pdf-*'] } })).status).toBe(200);
+        const message = '/pdf-tables extract the tables from this PDF';
+        const preview = (await get(`/v1/skills-catalogue?${qs([['query', message]])}`)).text;
+        const chat = await newChat();
+        ctx.model.play({ text: 'ok' });
+        expect((await send('POST', `/v1/chats/${chat}/messages`, { json: { content: message } })).status).toBe(201);
+        const sent = catalogueOf(promptOf(ctx.model.requests[0]));
+        expect(listedNames(sent)).not.toContain('pdf-tables');
+        expect(listedNames(preview)).not.toContain('pdf-tables');
+        expect(preview).toBe(sent);
+      },
+    );
   });
 
   // -------------------------------------------------------------------------------------------
@@ -517,7 +653,9 @@ describe('search, catalogue and context routes against a hostile client', () => 
     async function turnWith(args: string | Record<string, unknown>) {
       const chat = await newChat();
       ctx.model.play(call('skills_search', args), { text: 'Went on.' });
-      const turn = await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'extract the tables from this PDF' } });
+      const turn = await send('POST', `/v1/chats/${chat}/messages`, {
+        json: { content: 'extract the tables from this PDF' },
+      });
       expect(turn.status).toBe(201);
       expect(ctx.model.requests).toHaveLength(2);
       expect(toolNames(ctx.model.requests[0])).toContain('skills_search');
@@ -525,7 +663,11 @@ describe('search, catalogue and context routes against a hostile client', () => 
       expect(turn.body.assistantMessage.content).toBe('Went on.');
       expect(turn.body.activatedSkills).toEqual([]);
       // What was stored is what was answered.
-      const rows = await query<{ role: string; tool_cards: unknown[] }>(ctx.db.url, 'SELECT role, tool_cards FROM chat_messages WHERE chat_id = $1 ORDER BY seq', [chat]);
+      const rows = await query<{ role: string; tool_cards: unknown[] }>(
+        ctx.db.url,
+        'SELECT role, tool_cards FROM chat_messages WHERE chat_id = $1 ORDER BY seq',
+        [chat],
+      );
       expect(rows.map((r) => r.role)).toEqual(['user', 'assistant']);
       expect(rows[1].tool_cards).toEqual(turn.body.assistantMessage.toolCards);
       const after = await storedState(ctx.db.url);
@@ -592,12 +734,17 @@ describe('search, catalogue and context routes against a hostile client', () => 
 
     it('fifty skills_search calls in one step are each answered; the turn goes on', async () => {
       const chat = await newChat();
-      const calls = Array.from({ length: 50 }, (_, i) => ({ name: 'skills_search', arguments: i % 2 === 0 ? { query: `pdf ${i}` } : { query: i, limit: -i } }));
+      const calls = Array.from({ length: 50 }, (_, i) => ({
+        name: 'skills_search',
+        arguments: i % 2 === 0 ? { query: `pdf ${i}` } : { query: i, limit: -i },
+      }));
       ctx.model.play({ toolCalls: calls }, { text: 'done' });
       const turn = await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'go' } });
       expect(turn.status).toBe(201);
       expect(turn.body.assistantMessage.toolCards).toHaveLength(50);
-      expect(turn.body.assistantMessage.toolCards.filter((c: { status: string }) => c.status === 'ok')).toHaveLength(25);
+      expect(turn.body.assistantMessage.toolCards.filter((c: { status: string }) => c.status === 'ok')).toHaveLength(
+        25,
+      );
       expect(toolResults(ctx.model.requests[1])).toHaveLength(50);
     });
   });
@@ -613,13 +760,29 @@ const HUGE_TRIGGER = 'z'.repeat(60_000);
 
 function writeHostileTexts(tree: TempTree): void {
   const w = (folder: string, description: string, extra?: string, name?: string) =>
-    tree.write(`skills/${folder}/SKILL.md`, skillMd({ name: name ?? folder, description: JSON.stringify(description), extra }));
+    tree.write(
+      `skills/${folder}/SKILL.md`,
+      skillMd({ name: name ?? folder, description: JSON.stringify(description), extra }),
+    );
   w('deep-triggers', 'Nested triggers.', `metadata:\n  triggers: '${DEEP_TRIGGERS}'`);
   w('many-triggers', 'Thousands of triggers.', `metadata:\n  triggers: "${MANY_TRIGGERS}"`);
   w('huge-trigger', 'One enormous trigger.', `metadata:\n  triggers: "${HUGE_TRIGGER} lighthouse"`);
-  w('list-triggers', 'Triggers as a YAML list.', 'metadata:\n  triggers: [send an invoice, [bill the customer, {x: chase payment}]]');
-  w('object-triggers', 'Triggers as JSON with prototype keys.', `metadata:\n  triggers: '{"__proto__": ["polluted prototype"], "constructor": {"prototype": ["evil constructor"]}}'`);
-  w('number-triggers', 'Triggers that are numbers and nulls.', `metadata:\n  triggers: '[1, null, true, {}, [], "", "  ", "valid trigger"]'`);
+  w(
+    'list-triggers',
+    'Triggers as a YAML list.',
+    'metadata:\n  triggers: [send an invoice, [bill the customer, {x: chase payment}]]',
+  );
+  w(
+    'object-triggers',
+    'Triggers as JSON with prototype keys.',
+    `metadata:\n  triggers: '{"__proto__": ["polluted prototype"], "constructor": {"prototype": ["evil ` +
+      `constructor"]}}'`,
+  );
+  w(
+    'number-triggers',
+    'Triggers that are numbers and nulls.',
+    `metadata:\n  triggers: '[1, null, true, {}, [], "", "  ", "valid trigger"]'`,
+  );
   w('empty-triggers', 'Empty triggers.', `metadata:\n  triggers: ",,,;;;\\n\\n"`);
   w('repeated-word', 'spreadsheet '.repeat(300).trim());
   w('🎉', 'Plan parties and celebrations.');
@@ -636,14 +799,26 @@ describe('skills with hostile texts (lenient mode)', () => {
   let send: (method: string, path: string, req?: RawRequest) => Promise<Answer>;
   const logger = new RecordingLogger();
   const search = async (q: string, limit = 10) => {
-    const answer = await send('GET', `/v1/skills/search?${qs([['q', q], ['limit', String(limit)]])}`);
+    const answer = await send(
+      'GET',
+      `/v1/skills/search?${qs([
+        ['q', q],
+        ['limit', String(limit)],
+      ])}`,
+    );
     expect(answer.status).toBe(200);
     return answer.body.results as SearchResult[];
   };
   let names: string[];
 
   beforeAll(async () => {
-    ctx = await startChatApp([tree().path('skills')], { 'app.skills.validation': 'lenient', 'app.skills.catalogue_budget_tokens': 100 }, undefined, {}, logger);
+    ctx = await startChatApp(
+      [tree().path('skills')],
+      { 'app.skills.validation': 'lenient', 'app.skills.catalogue_budget_tokens': 100 },
+      undefined,
+      {},
+      logger,
+    );
     send = await listen(ctx.app);
     names = (await send('GET', '/v1/skills')).body.skills.map((s: { name: string }) => s.name);
   });
@@ -654,7 +829,20 @@ describe('skills with hostile texts (lenient mode)', () => {
 
   it('every hostile skill loads (none crashes discovery or the index)', async () => {
     expect(names).toEqual(
-      expect.arrayContaining(['deep-triggers', 'many-triggers', 'huge-trigger', 'list-triggers', 'object-triggers', 'number-triggers', 'empty-triggers', 'repeated-word', '🎉', 'a/b', 'rtl-text', 'markup']),
+      expect.arrayContaining([
+        'deep-triggers',
+        'many-triggers',
+        'huge-trigger',
+        'list-triggers',
+        'object-triggers',
+        'number-triggers',
+        'empty-triggers',
+        'repeated-word',
+        '🎉',
+        'a/b',
+        'rtl-text',
+        'markup',
+      ]),
     );
     expect((await send('GET', '/health/ready')).status).toBe(200);
   });
@@ -691,20 +879,37 @@ describe('skills with hostile texts (lenient mode)', () => {
     expectSaneResults(results, names);
   });
 
-  it('an emoji-only name and a name with a slash are found by their descriptions and rendered in every format', async () => {
-    expect((await search('plan a party'))[0]?.name).toBe('🎉');
-    expect((await search('slash name routes'))[0]?.name).toBe('a/b');
-    for (const format of ['json', 'xml', 'markdown']) {
-      const answer = await send('GET', `/v1/skills-catalogue?${qs([['format', format], ['query', 'plan a party and route invoices']])}`);
-      expect(answer.status).toBe(200);
-    }
-    const json = JSON.parse((await send('GET', `/v1/skills-catalogue?${qs([['query', 'plan a party and route invoices']])}`)).text) as JsonCatalogue;
-    expect(json.available_skills.map((s) => s.name)).toEqual(expect.arrayContaining(['🎉']));
-  });
+  it(
+    'an emoji-only name and a name with a slash are found by their descriptions and rendered in ' + 'every format',
+    async () => {
+      expect((await search('plan a party'))[0]?.name).toBe('🎉');
+      expect((await search('slash name routes'))[0]?.name).toBe('a/b');
+      for (const format of ['json', 'xml', 'markdown']) {
+        const answer = await send(
+          'GET',
+          `/v1/skills-catalogue?${qs([
+            ['format', format],
+            ['query', 'plan a party and route invoices'],
+          ])}`,
+        );
+        expect(answer.status).toBe(200);
+      }
+      const json = JSON.parse(
+        (await send('GET', `/v1/skills-catalogue?${qs([['query', 'plan a party and route invoices']])}`)).text,
+      ) as JsonCatalogue;
+      expect(json.available_skills.map((s) => s.name)).toEqual(expect.arrayContaining(['🎉']));
+    },
+  );
 
   it('markup in a description cannot inject a catalogue entry', async () => {
     for (const format of ['json', 'xml'] as const) {
-      const answer = await send('GET', `/v1/skills-catalogue?${qs([['format', format], ['query', 'description skill name injected']])}`);
+      const answer = await send(
+        'GET',
+        `/v1/skills-catalogue?${qs([
+          ['format', format],
+          ['query', 'description skill name injected'],
+        ])}`,
+      );
       expect(answer.status).toBe(200);
       if (format === 'json') expect(listedNames(answer.text)).not.toContain('injected');
       else expect(answer.text).not.toContain('<name>injected</name>');
@@ -712,12 +917,30 @@ describe('skills with hostile texts (lenient mode)', () => {
   });
 
   it('in every format, a ranked catalogue of these texts stays within the budget as o200k counts it', async () => {
-    const messages = ['send an invoice and plan a party', 'spreadsheet', 'routes invoices reverses text', 'description skill name injected', 'deepword trig1 valid trigger', 'مرحبا بالعالم שלום', '🎉 party'];
+    const messages = [
+      'send an invoice and plan a party',
+      'spreadsheet',
+      'routes invoices reverses text',
+      'description skill name injected',
+      'deepword trig1 valid trigger',
+      'مرحبا بالعالم שלום',
+      '🎉 party',
+    ];
     for (const format of ['json', 'xml', 'markdown']) {
       for (const message of messages) {
-        const answer = await send('GET', `/v1/skills-catalogue?${qs([['format', format], ['query', message]])}`);
+        const answer = await send(
+          'GET',
+          `/v1/skills-catalogue?${qs([
+            ['format', format],
+            ['query', message],
+          ])}`,
+        );
         expect(answer.status).toBe(200);
-        expect({ format, message, overBudget: countTokens(answer.text) > 100 }).toEqual({ format, message, overBudget: false });
+        expect({ format, message, overBudget: countTokens(answer.text) > 100 }).toEqual({
+          format,
+          message,
+          overBudget: false,
+        });
       }
     }
   });
@@ -725,7 +948,9 @@ describe('skills with hostile texts (lenient mode)', () => {
   it('a turn with these skills goes through, its catalogue within the budget', async () => {
     const chat = (await send('POST', '/v1/chats', { json: {} })).body.id;
     ctx.model.play(call('skills_search', { query: 'deepword polluted prototype trig5 🎉' }), { text: 'ok' });
-    const turn = await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'send an invoice and plan a party' } });
+    const turn = await send('POST', `/v1/chats/${chat}/messages`, {
+      json: { content: 'send an invoice and plan a party' },
+    });
     expect(turn.status).toBe(201);
     const context = (await send('GET', `/v1/chats/${chat}/context?${qs([['message', 'send an invoice']])}`)).body;
     expect(context.catalogue.tokens).toBeLessThanOrEqual(100);
@@ -742,12 +967,17 @@ describe('trigger phrases read only the start of a request, like its words', () 
   const tree = useSkillTree((t) => {
     // Equal but for the trigger phrase: without it, the tie goes to the name (aa-tool first).
     writeSkill(t, 'skills', 'aa-tool', { description: 'Helps with zebra files.' });
-    writeSkill(t, 'skills', 'zz-tool', { description: 'Helps with zebra files.', extra: 'metadata:\n  triggers: "orange purple banana"' });
+    writeSkill(t, 'skills', 'zz-tool', {
+      description: 'Helps with zebra files.',
+      extra: 'metadata:\n  triggers: "orange purple banana"',
+    });
   });
   let ctx: ChatTestContext;
   let send: (method: string, path: string, req?: RawRequest) => Promise<Answer>;
   const first = async (message: string) => {
-    const answer = await send('POST', '/graphql', { json: { query: 'query($q: String) { catalogue(query: $q) }', variables: { q: message } } });
+    const answer = await send('POST', '/graphql', {
+      json: { query: 'query($q: String) { catalogue(query: $q) }', variables: { q: message } },
+    });
     expect(answer.body.errors).toBeUndefined();
     return listedNames(answer.body.data.catalogue)[0];
   };
@@ -780,9 +1010,16 @@ describe('the catalogue previews agree with the turn under other settings', () =
   const message = 'extract the tables from this PDF';
 
   // Was a bug (the preview's note spoke of skills_search when the model has no tools); a regression test.
-  it('with a model that has tools = false, GET /v1/skills-catalogue?query= is the turn\'s catalogue', async () => {
+  it("with a model that has tools = false, GET /v1/skills-catalogue?query= is the turn's catalogue", async () => {
     const ctx = await startChatApp([tree().path('skills')], { 'app.skills.catalogue_budget_tokens': 100 }, (url) => ({
-      plain: { provider: 'openai-compatible', base_url: url, model: 'plain-1', tools: false, timeout_ms: 5000, max_retries: 0 },
+      plain: {
+        provider: 'openai-compatible',
+        base_url: url,
+        model: 'plain-1',
+        tools: false,
+        timeout_ms: 5000,
+        max_retries: 0,
+      },
     }));
     try {
       const send = await listen(ctx.app);
@@ -803,7 +1040,14 @@ describe('the catalogue previews agree with the turn under other settings', () =
   // says "the user can invoke any skill by name".
   it('a model without tools is never told of skills_search, by the turn or the context route', async () => {
     const ctx = await startChatApp([tree().path('skills')], { 'app.skills.catalogue_budget_tokens': 100 }, (url) => ({
-      plain: { provider: 'openai-compatible', base_url: url, model: 'plain-1', tools: false, timeout_ms: 5000, max_retries: 0 },
+      plain: {
+        provider: 'openai-compatible',
+        base_url: url,
+        model: 'plain-1',
+        tools: false,
+        timeout_ms: 5000,
+        max_retries: 0,
+      },
     }));
     try {
       const send = await listen(ctx.app);
@@ -822,13 +1066,16 @@ describe('the catalogue previews agree with the turn under other settings', () =
     }
   });
 
-  // BUG: ChatContextService.getContext (src/domain/chats/chat-context.service.ts) always reads CONTEXT_MESSAGES (4) earlier
-  // messages to rank with, while a turn (TurnRunner.readChat) reads `app.history_messages` of them and
+  // BUG: ChatContextService.getContext (src/domain/chats/chat-context.service.ts) always reads CONTEXT_MESSAGES (4)
+  // earlier messages to rank with, while a turn (TurnRunner.readChat) reads `app.history_messages` of them and
   // ranks with the last 4 of those: with history_messages below 4 the context route's
   // `?message=` ranks with messages the turn never sees, so its systemPrompt is not "exactly what
   // the model would get next".
-  it('with history_messages = 0, the context route\'s ?message= prompt is the turn\'s prompt', async () => {
-    const ctx = await startChatApp([tree().path('skills')], { 'app.skills.catalogue_budget_tokens': 100, 'app.history_messages': 0 });
+  it("with history_messages = 0, the context route's ?message= prompt is the turn's prompt", async () => {
+    const ctx = await startChatApp([tree().path('skills')], {
+      'app.skills.catalogue_budget_tokens': 100,
+      'app.history_messages': 0,
+    });
     try {
       const send = await listen(ctx.app);
       const chat = (await send('POST', '/v1/chats', { json: {} })).body.id;
@@ -848,24 +1095,38 @@ describe('the catalogue previews agree with the turn under other settings', () =
 
 describe('a best match too large for the budget does not crowd out the next one', () => {
   const tree = useSkillTree((t) => {
-    const long = 'Extract PDF tables with care, handling merged cells, rotated pages, scanned images, multi-page tables, footnotes and headers. '.repeat(4);
-    writeSkill(t, 'skills', 'pdf-tables', { description: `'${long}'`, extra: 'metadata:\n  triggers: "extract pdf tables"' });
+    const long = (
+      'Extract PDF tables with care, handling merged cells, rotated pages, scanned images, multi-page tables, ' +
+      'footnotes and headers. '
+    ).repeat(4);
+    writeSkill(t, 'skills', 'pdf-tables', {
+      description: `'${long}'`,
+      extra: 'metadata:\n  triggers: "extract pdf tables"',
+    });
     writeSkill(t, 'skills', 'tabular', { description: 'Reads PDF tables.' });
-    for (const name of ['alpha', 'beta', 'gamma', 'delta', 'epsilon']) writeSkill(t, 'skills', name, { description: `The ${name} skill for ${name} work.` });
+    for (const name of ['alpha', 'beta', 'gamma', 'delta', 'epsilon'])
+      writeSkill(t, 'skills', name, { description: `The ${name} skill for ${name} work.` });
   });
   let ctx: ChatTestContext;
   let send: (method: string, path: string, req?: RawRequest) => Promise<Answer>;
   beforeAll(async () => {
-    ctx = await startChatApp([tree().path('skills')], { 'app.skills.catalogue_budget_tokens': 100, 'app.skills.catalogue_max_skills': 1 });
+    ctx = await startChatApp([tree().path('skills')], {
+      'app.skills.catalogue_budget_tokens': 100,
+      'app.skills.catalogue_max_skills': 1,
+    });
     send = await listen(ctx.app);
   });
   afterAll(async () => ctx?.close());
 
   it('both match, the long one best; it alone does not fit the budget', async () => {
-    const { results } = (await send('GET', `/v1/skills/search?${qs([['q', 'extract pdf tables']])}`)).body as { results: SearchResult[] };
+    const { results } = (await send('GET', `/v1/skills/search?${qs([['q', 'extract pdf tables']])}`)).body as {
+      results: SearchResult[];
+    };
     expect(results.map((r) => r.name)).toEqual(['pdf-tables', 'tabular']);
     const chat = (await send('POST', '/v1/chats', { json: {} })).body.id;
-    expect((await send('POST', `/v1/chats/${chat}/tools/skills.activate`, { json: { name: 'pdf-tables' } })).status).toBe(200);
+    expect(
+      (await send('POST', `/v1/chats/${chat}/tools/skills.activate`, { json: { name: 'pdf-tables' } })).status,
+    ).toBe(200);
     const pinned = (await send('GET', `/v1/chats/${chat}/context?${qs([['message', 'hello']])}`)).body.catalogue;
     expect(pinned.listed).toEqual(['pdf-tables']);
     expect(pinned.tokens).toBeGreaterThan(100);
@@ -886,25 +1147,60 @@ describe('a best match too large for the budget does not crowd out the next one'
 // 4. A thousand skills, a budget of 100 tokens, one skill listed, a chat pinning 200.
 // ---------------------------------------------------------------------------------------------
 
-const TOPICS = ['invoice', 'kubernetes', 'spreadsheet', 'weather', 'poetry', 'database', 'email', 'photo', 'calendar', 'budget', 'recipe', 'translation', 'security', 'testing', 'deploy', 'chart', 'audio', 'video', 'legal', 'travel'];
+const TOPICS = [
+  'invoice',
+  'kubernetes',
+  'spreadsheet',
+  'weather',
+  'poetry',
+  'database',
+  'email',
+  'photo',
+  'calendar',
+  'budget',
+  'recipe',
+  'translation',
+  'security',
+  'testing',
+  'deploy',
+  'chart',
+  'audio',
+  'video',
+  'legal',
+  'travel',
+];
 const SCALE = 1100;
 const scaleName = (i: number) => `skill-${String(i).padStart(4, '0')}`;
 
 describe(`${SCALE} skills with catalogue_budget_tokens 100 and catalogue_max_skills 1`, () => {
   const tree = useSkillTree((t) => {
     for (let i = 0; i < SCALE; i++) {
-      const words = [TOPICS[i % TOPICS.length], TOPICS[(i * 7 + 3) % TOPICS.length], TOPICS[(i * 13 + 5) % TOPICS.length]];
-      writeSkill(t, 'skills', scaleName(i), { description: `Handles ${words.join(', ')} work, case ${i}.`, body: `# ${i}\n` });
+      const words = [
+        TOPICS[i % TOPICS.length],
+        TOPICS[(i * 7 + 3) % TOPICS.length],
+        TOPICS[(i * 13 + 5) % TOPICS.length],
+      ];
+      writeSkill(t, 'skills', scaleName(i), {
+        description: `Handles ${words.join(', ')} work, case ${i}.`,
+        body: `# ${i}\n`,
+      });
     }
   });
   let ctx: ChatTestContext;
   let send: (method: string, path: string, req?: RawRequest) => Promise<Answer>;
   const logger = new RecordingLogger();
   const newChat = async () => (await send('POST', '/v1/chats', { json: {} })).body.id as string;
-  const contextOf = async (chat: string, message: string) => (await send('GET', `/v1/chats/${chat}/context?${qs([['message', message]])}`)).body;
+  const contextOf = async (chat: string, message: string) =>
+    (await send('GET', `/v1/chats/${chat}/context?${qs([['message', message]])}`)).body;
 
   beforeAll(async () => {
-    ctx = await startChatApp([tree().path('skills')], { 'app.skills.catalogue_budget_tokens': 100, 'app.skills.catalogue_max_skills': 1 }, undefined, {}, logger);
+    ctx = await startChatApp(
+      [tree().path('skills')],
+      { 'app.skills.catalogue_budget_tokens': 100, 'app.skills.catalogue_max_skills': 1 },
+      undefined,
+      {},
+      logger,
+    );
     send = await listen(ctx.app);
   }, 60_000);
   afterAll(async () => ctx?.close());
@@ -916,7 +1212,10 @@ describe(`${SCALE} skills with catalogue_budget_tokens 100 and catalogue_max_ski
     expect((await send('GET', '/v1/skills')).body.count).toBe(SCALE);
     const chat = await newChat();
     ctx.model.play({ text: 'ok' });
-    expect((await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'an invoice for the kubernetes budget' } })).status).toBe(201);
+    expect(
+      (await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'an invoice for the kubernetes budget' } }))
+        .status,
+    ).toBe(201);
     const [sent] = ctx.model.requests;
     const catalogue = JSON.parse(catalogueOf(promptOf(sent))) as JsonCatalogue;
     expect(catalogue.available_skills).toHaveLength(1);
@@ -928,37 +1227,63 @@ describe(`${SCALE} skills with catalogue_budget_tokens 100 and catalogue_max_ski
 
   it('search over all of them answers 20 at most, sane, for any message', async () => {
     for (const q of ['invoice kubernetes budget', TOPICS.join(' '), 'qqq', 'skill 0001', 'case 1099']) {
-      const answer = await send('GET', `/v1/skills/search?${qs([['q', q], ['limit', '20']])}`);
+      const answer = await send(
+        'GET',
+        `/v1/skills/search?${qs([
+          ['q', q],
+          ['limit', '20'],
+        ])}`,
+      );
       expect(answer.status).toBe(200);
       expect(answer.body.results.length).toBeLessThanOrEqual(20);
       for (const r of answer.body.results) expect(r.score).toBeGreaterThanOrEqual(0);
     }
   });
 
-  it('a model activating 200 skills in one step: all 200 stay pinned next turn, past the budget and the count, nothing lost', async () => {
-    const chat = await newChat();
-    const wanted = Array.from({ length: 200 }, (_, i) => scaleName(i * 5));
-    ctx.model.play({ toolCalls: wanted.map((name) => ({ name: 'skills_activate', arguments: { name } })) }, { text: 'Activated.' });
-    const first = await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'activate them all' } });
-    expect(first.status).toBe(201);
-    expect(first.body.assistantMessage.toolCards.filter((c: { status: string }) => c.status === 'ok')).toHaveLength(200);
-    expect(first.body.activatedSkills.map((s: { name: string }) => s.name).sort()).toEqual([...wanted].sort());
+  it(
+    'a model activating 200 skills in one step: all 200 stay pinned next turn, past the budget and the count, ' +
+      'nothing lost',
+    async () => {
+      const chat = await newChat();
+      const wanted = Array.from({ length: 200 }, (_, i) => scaleName(i * 5));
+      ctx.model.play(
+        { toolCalls: wanted.map((name) => ({ name: 'skills_activate', arguments: { name } })) },
+        { text: 'Activated.' },
+      );
+      const first = await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'activate them all' } });
+      expect(first.status).toBe(201);
+      expect(first.body.assistantMessage.toolCards.filter((c: { status: string }) => c.status === 'ok')).toHaveLength(
+        200,
+      );
+      expect(first.body.activatedSkills.map((s: { name: string }) => s.name).sort()).toEqual([...wanted].sort());
 
-    const context = await contextOf(chat, 'an unrelated poetry request');
-    expect([...context.catalogue.listed].sort()).toEqual([...wanted].sort());
-    expect(context.catalogue).toMatchObject({ complete: false, unlisted: SCALE - 200, budgetTokens: 100, maxSkills: 1 });
-    expect(context.catalogue.tokens).toBeGreaterThan(100);
+      const context = await contextOf(chat, 'an unrelated poetry request');
+      expect([...context.catalogue.listed].sort()).toEqual([...wanted].sort());
+      expect(context.catalogue).toMatchObject({
+        complete: false,
+        unlisted: SCALE - 200,
+        budgetTokens: 100,
+        maxSkills: 1,
+      });
+      expect(context.catalogue.tokens).toBeGreaterThan(100);
 
-    ctx.model.play(call('skills_search', { query: 'poetry', limit: 20 }), { text: 'Still fine.' });
-    const second = await send('POST', `/v1/chats/${chat}/messages`, { json: { content: 'an unrelated poetry request' } });
-    expect(second.status).toBe(201);
-    const system = promptOf(ctx.model.requests[0]);
-    expect(system).toBe(context.systemPrompt);
-    expect([...listedNames(catalogueOf(system))].sort()).toEqual([...wanted].sort());
-    expect(second.body.assistantMessage.toolCards[0]).toMatchObject({ tool: 'skills.search', status: 'ok' });
-    const rows = await query<{ n: number }>(ctx.db.url, 'SELECT count(*)::int AS n FROM chat_activated_skills WHERE chat_id = $1', [chat]);
-    expect(rows[0].n).toBe(200);
-  });
+      ctx.model.play(call('skills_search', { query: 'poetry', limit: 20 }), { text: 'Still fine.' });
+      const second = await send('POST', `/v1/chats/${chat}/messages`, {
+        json: { content: 'an unrelated poetry request' },
+      });
+      expect(second.status).toBe(201);
+      const system = promptOf(ctx.model.requests[0]);
+      expect(system).toBe(context.systemPrompt);
+      expect([...listedNames(catalogueOf(system))].sort()).toEqual([...wanted].sort());
+      expect(second.body.assistantMessage.toolCards[0]).toMatchObject({ tool: 'skills.search', status: 'ok' });
+      const rows = await query<{ n: number }>(
+        ctx.db.url,
+        'SELECT count(*)::int AS n FROM chat_activated_skills WHERE chat_id = $1',
+        [chat],
+      );
+      expect(rows[0].n).toBe(200);
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -977,17 +1302,37 @@ describe('configuration of the catalogue budget and the search tool', () => {
   };
 
   it.each<[string, Record<string, unknown>, RegExp]>([
-    ['a budget below its minimum', { 'app.skills.catalogue_budget_tokens': 99 }, /^app\.skills\.catalogue_budget_tokens: .*99.*100/],
+    [
+      'a budget below its minimum',
+      { 'app.skills.catalogue_budget_tokens': 99 },
+      /^app\.skills\.catalogue_budget_tokens: .*99.*100/,
+    ],
     ['a budget of 0', { 'app.skills.catalogue_budget_tokens': 0 }, /^app\.skills\.catalogue_budget_tokens: /],
     ['a negative budget', { 'app.skills.catalogue_budget_tokens': -4000 }, /^app\.skills\.catalogue_budget_tokens: /],
-    ['a fractional budget', { 'app.skills.catalogue_budget_tokens': 150.5 }, /^app\.skills\.catalogue_budget_tokens: .*150\.5/],
-    ['a budget past its maximum', { 'app.skills.catalogue_budget_tokens': 1_000_001 }, /^app\.skills\.catalogue_budget_tokens: /],
+    [
+      'a fractional budget',
+      { 'app.skills.catalogue_budget_tokens': 150.5 },
+      /^app\.skills\.catalogue_budget_tokens: .*150\.5/,
+    ],
+    [
+      'a budget past its maximum',
+      { 'app.skills.catalogue_budget_tokens': 1_000_001 },
+      /^app\.skills\.catalogue_budget_tokens: /,
+    ],
     ['a budget as text', { 'app.skills.catalogue_budget_tokens': '4000' }, /^app\.skills\.catalogue_budget_tokens: /],
-    ['an infinite budget', { 'app.skills.catalogue_budget_tokens': Number.POSITIVE_INFINITY }, /^app\.skills\.catalogue_budget_tokens: /],
+    [
+      'an infinite budget',
+      { 'app.skills.catalogue_budget_tokens': Number.POSITIVE_INFINITY },
+      /^app\.skills\.catalogue_budget_tokens: /,
+    ],
     ['a NaN budget', { 'app.skills.catalogue_budget_tokens': Number.NaN }, /^app\.skills\.catalogue_budget_tokens: /],
     ['max skills 0', { 'app.skills.catalogue_max_skills': 0 }, /^app\.skills\.catalogue_max_skills: /],
     ['max skills past 10,000', { 'app.skills.catalogue_max_skills': 10_001 }, /^app\.skills\.catalogue_max_skills: /],
-    ['an unknown search_tool', { 'app.skills.search_tool': 'never' }, /^app\.skills\.search_tool: .*"never".*auto.*always/],
+    [
+      'an unknown search_tool',
+      { 'app.skills.search_tool': 'never' },
+      /^app\.skills\.search_tool: .*"never".*auto.*always/,
+    ],
     ['search_tool in capitals', { 'app.skills.search_tool': 'AUTO' }, /^app\.skills\.search_tool: /],
     ['search_tool as a boolean', { 'app.skills.search_tool': true }, /^app\.skills\.search_tool: /],
     ['a misspelt key', { 'app.skills.catalogue_budget': 100 }, /catalogue_budget/],
@@ -1008,14 +1353,29 @@ describe('configuration of the catalogue budget and the search tool', () => {
   });
 
   it('the bounds themselves are accepted', () => {
-    expect(configWith({ 'app.skills.catalogue_budget_tokens': 100, 'app.skills.catalogue_max_skills': 1, 'app.skills.search_tool': 'always' }).app.skills).toMatchObject({
+    expect(
+      configWith({
+        'app.skills.catalogue_budget_tokens': 100,
+        'app.skills.catalogue_max_skills': 1,
+        'app.skills.search_tool': 'always',
+      }).app.skills,
+    ).toMatchObject({
       catalogueBudgetTokens: 100,
       catalogueMaxSkills: 1,
       searchTool: 'always',
     });
-    expect(configWith({}, process.cwd(), undefined, { SKILLHOST_SKILLS_CATALOGUE_BUDGET_TOKENS: '1000000', SKILLHOST_SKILLS_SEARCH_TOOL: 'auto' }).app.skills.catalogueBudgetTokens).toBe(1_000_000);
+    expect(
+      configWith({}, process.cwd(), undefined, {
+        SKILLHOST_SKILLS_CATALOGUE_BUDGET_TOKENS: '1000000',
+        SKILLHOST_SKILLS_SEARCH_TOOL: 'auto',
+      }).app.skills.catalogueBudgetTokens,
+    ).toBe(1_000_000);
     // An empty variable is as if unset (the file's value or the default), as for every setting.
-    expect(configWith({ 'app.skills.catalogue_budget_tokens': 500 }, process.cwd(), undefined, { SKILLHOST_SKILLS_CATALOGUE_BUDGET_TOKENS: '' }).app.skills.catalogueBudgetTokens).toBe(500);
+    expect(
+      configWith({ 'app.skills.catalogue_budget_tokens': 500 }, process.cwd(), undefined, {
+        SKILLHOST_SKILLS_CATALOGUE_BUDGET_TOKENS: '',
+      }).app.skills.catalogueBudgetTokens,
+    ).toBe(500);
   });
 });
 
@@ -1035,20 +1395,49 @@ describe("personal skills never reach another user's search, catalogue, context 
   const logger = new RecordingLogger();
   const as = (user: string) => ({ authorization: `Bearer ${keys[user]}` });
   const get = (user: string, path: string) => send('GET', path, { headers: as(user) });
-  const searchAs = async (user: string, q: string) => (await get(user, `/v1/skills/search?${qs([['q', q], ['limit', '20']])}`)).body.results as SearchResult[];
-  const newChat = async (user: string) => (await send('POST', '/v1/chats', { json: {}, headers: as(user) })).body.id as string;
+  const searchAs = async (user: string, q: string) =>
+    (
+      await get(
+        user,
+        `/v1/skills/search?${qs([
+          ['q', q],
+          ['limit', '20'],
+        ])}`,
+      )
+    ).body.results as SearchResult[];
+  const newChat = async (user: string) =>
+    (await send('POST', '/v1/chats', { json: {}, headers: as(user) })).body.id as string;
   const install = async (user: string, name: string, description: string) => {
     const archive = await zipOf({ [`${name}/SKILL.md`]: skillMd({ name, description }) });
-    const answer = await send('POST', '/v1/skills', { body: archive.body, contentType: archive.contentType, headers: as(user) });
+    const answer = await send('POST', '/v1/skills', {
+      body: archive.body,
+      contentType: archive.contentType,
+      headers: as(user),
+    });
     expect(answer.status).toBe(201);
   };
   const SECRET = 'ann-ledger';
   const SECRET_TEXT = 'Keeps the quokkafinch payroll ledger of Ann, with salaries, bonuses and severance.';
 
   beforeAll(async () => {
-    ctx = await startChatApp([tree().path('skills')], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree().path('store'), 'app.skills.catalogue_budget_tokens': 100 }, undefined, {}, logger);
+    ctx = await startChatApp(
+      [tree().path('skills')],
+      {
+        'app.auth.mode': 'api_key',
+        'app.skills.store_directory': tree().path('store'),
+        'app.skills.catalogue_budget_tokens': 100,
+      },
+      undefined,
+      {},
+      logger,
+    );
     const users = ctx.app.get(UsersService);
-    for (const [name, role] of [['root', 'admin'], ['ann', 'member'], ['bob', 'member']] as const) keys[name] = (await users.createKey((await users.createUser(name, role)).id)).key;
+    for (const [name, role] of [
+      ['root', 'admin'],
+      ['ann', 'member'],
+      ['bob', 'member'],
+    ] as const)
+      keys[name] = (await users.createKey((await users.createUser(name, role)).id)).key;
     send = await listen(ctx.app);
   });
   afterAll(async () => ctx?.close());
@@ -1056,50 +1445,77 @@ describe("personal skills never reach another user's search, catalogue, context 
     expect(logger.errors).toEqual([]);
   });
 
-  it("Ann's personal skill is Ann's alone: Bob's search, catalogue, context, GraphQL and skills_search never show it", async () => {
-    await install('ann', SECRET, SECRET_TEXT);
-    // Ann finds her own skill.
-    expect((await searchAs('ann', 'quokkafinch payroll ledger'))[0]?.name).toBe(SECRET);
-    expect(listedNames((await get('ann', `/v1/skills-catalogue?${qs([['query', 'payroll ledger salaries']])}`)).text)).toContain(SECRET);
+  it(
+    "Ann's personal skill is Ann's alone: Bob's search, catalogue, context, GraphQL and skills_search never show " +
+      'it',
+    async () => {
+      await install('ann', SECRET, SECRET_TEXT);
+      // Ann finds her own skill.
+      expect((await searchAs('ann', 'quokkafinch payroll ledger'))[0]?.name).toBe(SECRET);
+      expect(
+        listedNames((await get('ann', `/v1/skills-catalogue?${qs([['query', 'payroll ledger salaries']])}`)).text),
+      ).toContain(SECRET);
 
-    // Bob does not, by any door.
-    for (const q of ['quokkafinch payroll ledger', SECRET, 'salaries bonuses severance', 'quokkafinsh']) expect((await searchAs('bob', q)).map((r) => r.name)).not.toContain(SECRET);
-    for (const query of [`/${SECRET} payroll`, 'quokkafinch payroll ledger salaries', '']) {
-      const text = (await get('bob', `/v1/skills-catalogue?${qs([['query', query]])}`)).text;
-      expect(text).not.toContain(SECRET);
-      expect(text).not.toContain('quokkafinch');
-    }
-    expect((await get('bob', '/v1/skills-catalogue')).text).not.toContain(SECRET);
-    const bobChat = await newChat('bob');
-    const context = (await get('bob', `/v1/chats/${bobChat}/context?${qs([['message', `/${SECRET} quokkafinch payroll`]])}`)).body;
-    expect(context.catalogue.listed).not.toContain(SECRET);
-    expect(context.systemPrompt).not.toContain('quokkafinch');
-    const gql = await send('POST', '/graphql', {
-      headers: as('bob'),
-      json: { query: 'query($q: String!) { searchSkills(query: $q, limit: 20) { name } catalogue(query: $q) }', variables: { q: 'quokkafinch payroll ledger' } },
-    });
-    expect(gql.body.errors).toBeUndefined();
-    expect(JSON.stringify(gql.body.data)).not.toContain(SECRET);
+      // Bob does not, by any door.
+      for (const q of ['quokkafinch payroll ledger', SECRET, 'salaries bonuses severance', 'quokkafinsh'])
+        expect((await searchAs('bob', q)).map((r) => r.name)).not.toContain(SECRET);
+      for (const query of [`/${SECRET} payroll`, 'quokkafinch payroll ledger salaries', '']) {
+        const text = (await get('bob', `/v1/skills-catalogue?${qs([['query', query]])}`)).text;
+        expect(text).not.toContain(SECRET);
+        expect(text).not.toContain('quokkafinch');
+      }
+      expect((await get('bob', '/v1/skills-catalogue')).text).not.toContain(SECRET);
+      const bobChat = await newChat('bob');
+      const context = (
+        await get('bob', `/v1/chats/${bobChat}/context?${qs([['message', `/${SECRET} quokkafinch payroll`]])}`)
+      ).body;
+      expect(context.catalogue.listed).not.toContain(SECRET);
+      expect(context.systemPrompt).not.toContain('quokkafinch');
+      const gql = await send('POST', '/graphql', {
+        headers: as('bob'),
+        json: {
+          query: 'query($q: String!) { searchSkills(query: $q, limit: 20) { name } catalogue(query: $q) }',
+          variables: { q: 'quokkafinch payroll ledger' },
+        },
+      });
+      expect(gql.body.errors).toBeUndefined();
+      expect(JSON.stringify(gql.body.data)).not.toContain(SECRET);
 
-    ctx.model.play(call('skills_search', { query: 'quokkafinch payroll ledger', limit: 20 }), { text: 'ok' });
-    const turn = await send('POST', `/v1/chats/${bobChat}/messages`, { json: { content: `/${SECRET} quokkafinch payroll` }, headers: as('bob') });
-    expect(turn.status).toBe(201);
-    expect(turn.body.invokedSkills).toEqual([]);
-    expect(JSON.stringify(ctx.model.requests.map((r) => r.body))).not.toContain('quokkafinch payroll ledger of Ann');
-    expect(toolResults(ctx.model.requests[1])[0]).not.toContain(SECRET);
-  });
+      ctx.model.play(call('skills_search', { query: 'quokkafinch payroll ledger', limit: 20 }), { text: 'ok' });
+      const turn = await send('POST', `/v1/chats/${bobChat}/messages`, {
+        json: { content: `/${SECRET} quokkafinch payroll` },
+        headers: as('bob'),
+      });
+      expect(turn.status).toBe(201);
+      expect(turn.body.invokedSkills).toEqual([]);
+      expect(JSON.stringify(ctx.model.requests.map((r) => r.body))).not.toContain('quokkafinch payroll ledger of Ann');
+      expect(toolResults(ctx.model.requests[1])[0]).not.toContain(SECRET);
+    },
+  );
 
-  it('a personal skill named like a team skill is shadowed: its text is found by nobody, the team skill keeps its own', async () => {
-    const archive = await zipOf({ 'zeta-notes/SKILL.md': skillMd({ name: 'zeta-notes', description: 'Ann private wombatquill notes.' }) });
-    const installed = await send('POST', '/v1/skills', { body: archive.body, contentType: archive.contentType, headers: as('ann') });
-    expect(installed.status).toBeLessThan(500);
-    for (const user of ['ann', 'bob']) {
-      expect(await searchAs(user, 'wombatquill')).toEqual([]);
-      const team = (await searchAs(user, 'zorblex team notes')).find((r) => r.name === 'zeta-notes');
-      expect(team?.description).toBe('Handles zorblex files and team notes.');
-      expect((await get(user, `/v1/skills-catalogue?${qs([['query', 'wombatquill notes']])}`)).text).not.toContain('wombatquill');
-    }
-  });
+  it(
+    'a personal skill named like a team skill is shadowed: its text is found by nobody, the team skill keeps its ' +
+      'own',
+    async () => {
+      const archive = await zipOf({
+        'zeta-notes/SKILL.md': skillMd({ name: 'zeta-notes', description: 'Ann private wombatquill notes.' }),
+      });
+      const installed = await send('POST', '/v1/skills', {
+        body: archive.body,
+        contentType: archive.contentType,
+        headers: as('ann'),
+      });
+      expect(installed.status).toBeLessThan(500);
+      for (const user of ['ann', 'bob']) {
+        expect(await searchAs(user, 'wombatquill')).toEqual([]);
+        const team = (await searchAs(user, 'zorblex team notes')).find((r) => r.name === 'zeta-notes');
+        expect(team?.description).toBe('Handles zorblex files and team notes.');
+        expect((await get(user, `/v1/skills-catalogue?${qs([['query', 'wombatquill notes']])}`)).text).not.toContain(
+          'wombatquill',
+        );
+      }
+    },
+  );
 
   it("another user's chat context is CHAT_NOT_FOUND, whatever the message", async () => {
     const annChat = await newChat('ann');
@@ -1107,8 +1523,16 @@ describe("personal skills never reach another user's search, catalogue, context 
       const answer = await get('bob', `/v1/chats/${annChat}/context?${qs([['message', message]])}`);
       expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 404, code: 'CHAT_NOT_FOUND' });
     }
-    const gql = await send('POST', '/graphql', { headers: as('bob'), json: { query: 'query($id: ID!) { chatContext(id: $id, message: "x") { systemPrompt } }', variables: { id: annChat } } });
-    expect(gql.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'CHAT_NOT_FOUND' }) })]);
+    const gql = await send('POST', '/graphql', {
+      headers: as('bob'),
+      json: {
+        query: 'query($id: ID!) { chatContext(id: $id, message: "x") { systemPrompt } }',
+        variables: { id: annChat },
+      },
+    });
+    expect(gql.body.errors).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'CHAT_NOT_FOUND' }) }),
+    ]);
   });
 
   // BUG: packages/core/src/ranking/catalogue-index.ts:8-13,65-67 (CatalogueIndex) ranks every user's

@@ -4,17 +4,28 @@ import { join, relative } from 'node:path';
 import { query } from '../support/database.js';
 import type { UploadBody } from '../support/skill-archives.js';
 
-/** One multipart part as a hostile client writes it: its header block verbatim (no trailing blank line), then its bytes. */
+/**
+ * One multipart part as a hostile client writes it: its header block verbatim (no trailing blank line), then its bytes.
+ */
 export interface RawPart {
   headers: string | Buffer;
   content: string | Buffer;
 }
 
 /** multipart/form-data from raw parts: nothing is escaped or checked, so a filename can hold anything. */
-export function rawMultipart(parts: RawPart[], boundary = `----attack${Math.random().toString(16).slice(2)}`): UploadBody {
+export function rawMultipart(
+  parts: RawPart[],
+  boundary = `----attack${Math.random().toString(16).slice(2)}`,
+): UploadBody {
   const chunks: Buffer[] = [];
   for (const part of parts) {
-    chunks.push(Buffer.from(`--${boundary}\r\n`), Buffer.from(part.headers), Buffer.from('\r\n\r\n'), Buffer.from(part.content), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(`--${boundary}\r\n`),
+      Buffer.from(part.headers),
+      Buffer.from('\r\n\r\n'),
+      Buffer.from(part.content),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
@@ -23,7 +34,11 @@ export function rawMultipart(parts: RawPart[], boundary = `----attack${Math.rand
 /** A file part whose filename is written as given (bytes and all) inside `filename="…"`. */
 export function filePart(filename: string | Buffer, content: string | Buffer): RawPart {
   return {
-    headers: Buffer.concat([Buffer.from('Content-Disposition: form-data; name="file"; filename="'), Buffer.from(filename), Buffer.from('"\r\nContent-Type: application/octet-stream')]),
+    headers: Buffer.concat([
+      Buffer.from('Content-Disposition: form-data; name="file"; filename="'),
+      Buffer.from(filename),
+      Buffer.from('"\r\nContent-Type: application/octet-stream'),
+    ]),
     content,
   };
 }
@@ -45,10 +60,23 @@ export async function storeCounts(databaseUrl: string): Promise<Record<string, n
  * Sends the head of an upload and part of its body, then drops the connection, as a client whose
  * network dies mid-upload. Resolves once the socket is closed on this side.
  */
-export function abortedUpload(port: number, path: string, headers: Record<string, string>, declaredLength: number, sent: Buffer): Promise<void> {
+export function abortedUpload(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  declaredLength: number,
+  sent: Buffer,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
-      const head = [`POST ${path} HTTP/1.1`, 'Host: 127.0.0.1', `Content-Length: ${declaredLength}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', ''].join('\r\n');
+      const head = [
+        `POST ${path} HTTP/1.1`,
+        'Host: 127.0.0.1',
+        `Content-Length: ${declaredLength}`,
+        ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+        '',
+        '',
+      ].join('\r\n');
       socket.write(head);
       socket.write(sent, () => socket.destroy());
     });
@@ -86,7 +114,11 @@ export async function waitForLockWaiters(databaseUrl: string, count: number): Pr
   const deadline = Date.now() + 10_000;
   const name = new URL(databaseUrl).pathname.slice(1);
   while (Date.now() < deadline) {
-    const [row] = await query<{ n: number }>(databaseUrl, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [name]);
+    const [row] = await query<{ n: number }>(
+      databaseUrl,
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
+      [name],
+    );
     if (row.n >= count) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -55,7 +55,12 @@ export function operationsOf(document: OpenApiDocument): DocumentedOperation[] {
   return Object.entries(document.paths).flatMap(([path, item]) =>
     Object.entries(item)
       .filter(([method]) => METHODS.includes(method))
-      .map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path, operation })),
+      .map(([method, operation]) => ({
+        key: `${method.toUpperCase()} ${path}`,
+        method: method.toUpperCase(),
+        path,
+        operation,
+      })),
   );
 }
 
@@ -66,7 +71,9 @@ export function routeShape(method: string, path: string): string {
 
 /** The path with its parameters filled in: ids get a UUID no row has, anything else `value`. */
 export function samplePath(path: string, value = 'x'): string {
-  return path.replace(/\{([^}]+)\}/g, (_, name: string) => (name === 'id' ? '00000000-0000-4000-8000-00000000abcd' : value));
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    name === 'id' ? '00000000-0000-4000-8000-00000000abcd' : value,
+  );
 }
 
 export const ERROR_BODY_REF = '#/components/schemas/ErrorBodyDto';
@@ -78,7 +85,10 @@ export function documentedCodes(operation: Operation, status: number | string): 
 }
 
 export function hasInput(operation: Operation): { body: boolean; query: boolean } {
-  return { body: operation.requestBody !== undefined, query: (operation.parameters ?? []).some((p) => p.in === 'query') };
+  return {
+    body: operation.requestBody !== undefined,
+    query: (operation.parameters ?? []).some((p) => p.in === 'query'),
+  };
 }
 
 /**
@@ -90,12 +100,21 @@ export function schemaChecker(document: OpenApiDocument): (schema: Schema, value
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats.default(ajv);
   const schemas = Object.fromEntries(
-    Object.entries(structuredClone(document.components.schemas)).map(([name, schema]) => [name, schema.properties && schema.additionalProperties === undefined ? { ...schema, additionalProperties: false } : schema]),
+    Object.entries(structuredClone(document.components.schemas)).map(([name, schema]) => [
+      name,
+      schema.properties && schema.additionalProperties === undefined
+        ? { ...schema, additionalProperties: false }
+        : schema,
+    ]),
   );
   let count = 0;
   return (schema, value) => {
     // The schema's `#/components/…` references resolve against this root, which carries the components.
     const validate = ajv.compile({ $id: `urn:skillhost:check:${count++}`, allOf: [schema], components: { schemas } });
-    return validate(value) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
+    return validate(value)
+      ? []
+      : (validate.errors ?? []).map(
+          (error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`,
+        );
   };
 }

@@ -42,10 +42,20 @@ function recordRoutes(): { routes: string[]; stop(): void } {
 /** The documentation itself and GraphQL (another front door with its own schema) are not REST routes. */
 const isRestRoute = (route: string) => {
   const [method, url] = route.split(' ');
-  // GraphQL and MCP (with the OAuth probes its clients make) are protocols of their own, described by their schema and specification; the web page is files.
+  // GraphQL and MCP (with the OAuth probes its clients make) are protocols of their own, described by their schema and
+  // specification; the web page is files.
   const webPage = url === '/' || url === '/styles.css' || url.startsWith('/app/') || url.startsWith('/vendor/');
   const oauthProbe = [...OAUTH_PROBES.get, ...OAUTH_PROBES.post].some((path) => url === `/${path}`);
-  return !['HEAD', 'OPTIONS'].includes(method) && url !== '/openapi.json' && url !== '/docs' && !url.startsWith('/docs/') && !/^\/graph(i)?ql/.test(url) && url !== '/mcp' && !webPage && !oauthProbe;
+  return (
+    !['HEAD', 'OPTIONS'].includes(method) &&
+    url !== '/openapi.json' &&
+    url !== '/docs' &&
+    !url.startsWith('/docs/') &&
+    !/^\/graph(i)?ql/.test(url) &&
+    url !== '/mcp' &&
+    !webPage &&
+    !oauthProbe
+  );
 };
 
 /** Sends a request by method name, with no key unless `key` is given. */
@@ -110,218 +120,436 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
   });
 
-  it.each(['/docs/package.json', '/docs/../package.json', '/docs/..%2Fpackage.json', '/docs/%2e%2e/package.json', '/docs/%00', '/docs/index.html', '/docs/swagger-ui-bundle.js.map'])('GET %s → 404: /docs serves only the files the page loads', async (url) => {
+  it.each([
+    '/docs/package.json',
+    '/docs/../package.json',
+    '/docs/..%2Fpackage.json',
+    '/docs/%2e%2e/package.json',
+    '/docs/%00',
+    '/docs/index.html',
+    '/docs/swagger-ui-bundle.js.map',
+  ])('GET %s → 404: /docs serves only the files the page loads', async (url) => {
     const res = await http().get(url).expect(404);
     expect(res.body.code).toBe('ROUTE_NOT_FOUND');
     expect(res.text).not.toContain('"name"');
   });
 
   it('documents every route the app registers, and none it does not', () => {
-    const app = [...new Set(registered.filter(isRestRoute).map((route) => routeShape(route.split(' ')[0], route.split(' ')[1])))].sort();
-    const documented = operationsOf(document).map(({ method, path }) => routeShape(method, path)).sort();
+    const app = [
+      ...new Set(registered.filter(isRestRoute).map((route) => routeShape(route.split(' ')[0], route.split(' ')[1]))),
+    ].sort();
+    const documented = operationsOf(document)
+      .map(({ method, path }) => routeShape(method, path))
+      .sort();
     expect(app.length).toBeGreaterThan(20);
     expect(documented).toEqual(app);
   });
 
-  it('every route but the health probes requires the bearer or x-api-key scheme and documents 401; without a key exactly those answer 401', async () => {
-    expect(document.components.securitySchemes).toEqual({
-      bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
-      'api-key': expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }),
-    });
-    const problems: string[] = [];
-    for (const { key, method, path, operation } of operationsOf(document)) {
-      const secured = operation.security !== undefined;
-      if (secured) {
-        expect({ key, security: operation.security }).toEqual({ key, security: [{ bearer: [] }, { 'api-key': [] }] });
-        expect({ key, codes: documentedCodes(operation, 401) }).toEqual({ key, codes: ['UNAUTHENTICATED'] });
-      } else {
-        expect({ key, has401: '401' in operation.responses }).toEqual({ key, has401: false });
+  it(
+    'every route but the health probes requires the bearer or x-api-key scheme and documents 401; without a key ' +
+      'exactly those answer 401',
+    async () => {
+      expect(document.components.securitySchemes).toEqual({
+        bearer: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+        'api-key': expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key' }),
+      });
+      const problems: string[] = [];
+      for (const { key, method, path, operation } of operationsOf(document)) {
+        const secured = operation.security !== undefined;
+        if (secured) {
+          expect({ key, security: operation.security }).toEqual({ key, security: [{ bearer: [] }, { 'api-key': [] }] });
+          expect({ key, codes: documentedCodes(operation, 401) }).toEqual({ key, codes: ['UNAUTHENTICATED'] });
+        } else {
+          expect({ key, has401: '401' in operation.responses }).toEqual({ key, has401: false });
+        }
+        const res = await send(ctx.app, method, samplePath(path));
+        if ((res.status === 401) !== secured)
+          problems.push(`${key}: documented ${secured ? 'keyed' : 'public'}, answered ${res.status} without a key`);
       }
-      const res = await send(ctx.app, method, samplePath(path));
-      if ((res.status === 401) !== secured) problems.push(`${key}: documented ${secured ? 'keyed' : 'public'}, answered ${res.status} without a key`);
-    }
-    expect(problems).toEqual([]);
-    expect(operationsOf(document).filter(({ operation }) => operation.security === undefined).map(({ key }) => key)).toEqual(['GET /health', 'GET /health/live', 'GET /health/ready']);
-  });
+      expect(problems).toEqual([]);
+      expect(
+        operationsOf(document)
+          .filter(({ operation }) => operation.security === undefined)
+          .map(({ key }) => key),
+      ).toEqual(['GET /health', 'GET /health/live', 'GET /health/ready']);
+    },
+  );
 
-  it('every error response is the error body, narrowed to codes of its own status (but a probe\'s 503, which is its report)', () => {
-    const errorBody = document.components.schemas.ErrorBodyDto;
-    expect(errorBody).toMatchObject({ required: ['code', 'message'], properties: { code: expect.anything(), message: expect.anything(), details: expect.anything() } });
-    const probes = ['GET /health/live', 'GET /health/ready'];
-    for (const key of probes) expect(operationsOf(document).find((o) => o.key === key)?.operation.responses['503']?.content?.['application/json']?.schema?.$ref).toBe('#/components/schemas/HealthReportDto');
-    for (const { key, operation } of operationsOf(document)) {
-      for (const [status, response] of Object.entries(operation.responses).filter(([status]) => Number(status) >= 400 && !(probes.includes(key) && status === '503'))) {
-        const schema = response.content?.['application/json']?.schema;
-        expect({ key, status, ref: schema?.allOf?.[0]?.$ref }).toEqual({ key, status, ref: ERROR_BODY_REF });
-        const codes = documentedCodes(operation, status);
-        expect(codes.length).toBeGreaterThan(0);
-        expect({ key, status, codes: codes.filter((code) => httpStatusOf(code as ErrorCode) !== Number(status)) }).toEqual({ key, status, codes: [] });
-        for (const code of codes) expect(response.description).toContain(`\`${code}\``);
+  it(
+    "every error response is the error body, narrowed to codes of its own status (but a probe's 503, which is its " +
+      'report)',
+    () => {
+      const errorBody = document.components.schemas.ErrorBodyDto;
+      expect(errorBody).toMatchObject({
+        required: ['code', 'message'],
+        properties: { code: expect.anything(), message: expect.anything(), details: expect.anything() },
+      });
+      const probes = ['GET /health/live', 'GET /health/ready'];
+      for (const key of probes)
+        expect(
+          operationsOf(document).find((o) => o.key === key)?.operation.responses['503']?.content?.['application/json']
+            ?.schema?.$ref,
+        ).toBe('#/components/schemas/HealthReportDto');
+      for (const { key, operation } of operationsOf(document)) {
+        for (const [status, response] of Object.entries(operation.responses).filter(
+          ([status]) => Number(status) >= 400 && !(probes.includes(key) && status === '503'),
+        )) {
+          const schema = response.content?.['application/json']?.schema;
+          expect({ key, status, ref: schema?.allOf?.[0]?.$ref }).toEqual({ key, status, ref: ERROR_BODY_REF });
+          const codes = documentedCodes(operation, status);
+          expect(codes.length).toBeGreaterThan(0);
+          expect({
+            key,
+            status,
+            codes: codes.filter((code) => httpStatusOf(code as ErrorCode) !== Number(status)),
+          }).toEqual({ key, status, codes: [] });
+          for (const code of codes) expect(response.description).toContain(`\`${code}\``);
+        }
+        expect({ key, codes: documentedCodes(operation, 500) }).toEqual({ key, codes: ['INTERNAL'] });
       }
-      expect({ key, codes: documentedCodes(operation, 500) }).toEqual({ key, codes: ['INTERNAL'] });
-    }
-  });
+    },
+  );
 
   it('admin routes document 403 FORBIDDEN, and exactly those refuse a member', async () => {
     const problems: string[] = [];
     for (const { key, method, path, operation } of operationsOf(document)) {
       const documented = documentedCodes(operation, 403).includes('FORBIDDEN');
       const res = await send(ctx.app, method, samplePath(path), memberKey);
-      if ((res.body.code === 'FORBIDDEN') !== documented) problems.push(`${key}: documented ${documented ? '' : 'no '}403, a member got ${res.status} ${res.body.code ?? ''}`);
+      if ((res.body.code === 'FORBIDDEN') !== documented)
+        problems.push(
+          `${key}: documented ${documented ? '' : 'no '}403, a member got ${res.status} ${res.body.code ?? ''}`,
+        );
     }
     expect(problems).toEqual([]);
-    expect(operationsOf(document).filter(({ operation }) => documentedCodes(operation, 403).length > 0).length).toBeGreaterThanOrEqual(8);
+    expect(
+      operationsOf(document).filter(({ operation }) => documentedCodes(operation, 403).length > 0).length,
+    ).toBeGreaterThanOrEqual(8);
   });
 
-  it('routes with a body or a query document 400 VALIDATION_FAILED, with a body 413 too; keyed routes document 503 DATABASE_UNAVAILABLE', () => {
-    for (const { key, operation } of operationsOf(document)) {
-      const input = hasInput(operation);
-      expect({ key, validation: documentedCodes(operation, 400).includes('VALIDATION_FAILED') }).toEqual({ key, validation: input.body || input.query || key.includes('/resources/') });
-      expect({ key, tooLarge: documentedCodes(operation, 413) }).toEqual({ key, tooLarge: input.body ? ['PAYLOAD_TOO_LARGE'] : [] });
-      expect({ key, database: documentedCodes(operation, 503).includes('DATABASE_UNAVAILABLE') }).toEqual({ key, database: operation.security !== undefined });
-    }
-  });
+  it(
+    'routes with a body or a query document 400 VALIDATION_FAILED, with a body 413 too; keyed routes document 503 ' +
+      'DATABASE_UNAVAILABLE',
+    () => {
+      for (const { key, operation } of operationsOf(document)) {
+        const input = hasInput(operation);
+        expect({ key, validation: documentedCodes(operation, 400).includes('VALIDATION_FAILED') }).toEqual({
+          key,
+          validation: input.body || input.query || key.includes('/resources/'),
+        });
+        expect({ key, tooLarge: documentedCodes(operation, 413) }).toEqual({
+          key,
+          tooLarge: input.body ? ['PAYLOAD_TOO_LARGE'] : [],
+        });
+        expect({ key, database: documentedCodes(operation, 503).includes('DATABASE_UNAVAILABLE') }).toEqual({
+          key,
+          database: operation.security !== undefined,
+        });
+      }
+    },
+  );
 
   it('every route but the health probes documents 429 RATE_LIMITED with Retry-After', () => {
     for (const { key, operation } of operationsOf(document)) {
       const limited = !key.startsWith('GET /health');
       expect({ key, codes: documentedCodes(operation, 429) }).toEqual({ key, codes: limited ? ['RATE_LIMITED'] : [] });
-      if (limited) expect({ key, headers: Object.keys(operation.responses['429'].headers ?? {}) }).toEqual({ key, headers: ['retry-after'] });
+      if (limited)
+        expect({ key, headers: Object.keys(operation.responses['429'].headers ?? {}) }).toEqual({
+          key,
+          headers: ['retry-after'],
+        });
     }
   });
 
-  it('a tour of every route answers only documented statuses, codes and media types, with bodies that match the schemas', async () => {
-    const check = schemaChecker(document);
-    const operations = new Map(operationsOf(document).map((documented) => [documented.key, documented.operation]));
-    const problems: string[] = [];
-    const succeeded = new Set<string>();
-    const visit = (key: string, res: Response, body: unknown = res.body) => {
-      const operation = operations.get(key);
-      const response = operation?.responses[String(res.status)];
-      if (response === undefined) return void problems.push(`${key}: answered ${res.status}, which is not documented`);
-      if (res.status < 300) succeeded.add(key);
-      if (res.status >= 400 && !documentedCodes(operation!, res.status).includes(res.body.code)) problems.push(`${key}: ${res.status} ${res.body.code} is not documented`);
-      if (response.content === undefined) return void (res.text && problems.push(`${key}: ${res.status} has a body but documents none`));
-      const mediaType = String(res.headers['content-type']).split(';')[0];
-      const media = response.content[mediaType];
-      if (media === undefined) return void problems.push(`${key}: ${res.status} answered ${mediaType}; documented: ${Object.keys(response.content).join(', ')}`);
-      if (mediaType === 'application/json' && media.schema) problems.push(...check(media.schema, body).map((error) => `${key} ${res.status}: ${error}`));
-    };
-    const admin = { authorization: `Bearer ${adminKey}` };
+  it(
+    'a tour of every route answers only documented statuses, codes and media types, with bodies that match the ' +
+      'schemas',
+    async () => {
+      const check = schemaChecker(document);
+      const operations = new Map(operationsOf(document).map((documented) => [documented.key, documented.operation]));
+      const problems: string[] = [];
+      const succeeded = new Set<string>();
+      const visit = (key: string, res: Response, body: unknown = res.body) => {
+        const operation = operations.get(key);
+        const response = operation?.responses[String(res.status)];
+        if (response === undefined)
+          return void problems.push(`${key}: answered ${res.status}, which is not documented`);
+        if (res.status < 300) succeeded.add(key);
+        if (res.status >= 400 && !documentedCodes(operation!, res.status).includes(res.body.code))
+          problems.push(`${key}: ${res.status} ${res.body.code} is not documented`);
+        if (response.content === undefined)
+          return void (res.text && problems.push(`${key}: ${res.status} has a body but documents none`));
+        const mediaType = String(res.headers['content-type']).split(';')[0];
+        const media = response.content[mediaType];
+        if (media === undefined)
+          return void problems.push(
+            `${key}: ${res.status} answered ${mediaType}; documented: ${Object.keys(response.content).join(', ')}`,
+          );
+        if (mediaType === 'application/json' && media.schema)
+          problems.push(...check(media.schema, body).map((error) => `${key} ${res.status}: ${error}`));
+      };
+      const admin = { authorization: `Bearer ${adminKey}` };
 
-    visit('GET /health', await http().get('/health'));
-    visit('GET /health/live', await http().get('/health/live'));
-    visit('GET /health/ready', await http().get('/health/ready'));
-    visit('GET /metrics', await http().get('/metrics').set(admin));
-    visit('GET /metrics', await http().get('/metrics').set('x-api-key', memberKey));
-    visit('GET /v1/me', await http().get('/v1/me').set(admin));
-    const myKey = await http().post('/v1/me/keys').set(admin).send({ label: 'tour', expiresAt: '2999-01-01T00:00:00Z' });
-    visit('POST /v1/me/keys', myKey);
-    visit('GET /v1/me/keys', await http().get('/v1/me/keys').set(admin));
-    visit('DELETE /v1/me/keys/{id}', await http().delete(`/v1/me/keys/${myKey.body.id}`).set(admin));
-    visit('DELETE /v1/me/keys/{id}', await http().delete(`/v1/me/keys/${myKey.body.id}`).set(admin));
+      visit('GET /health', await http().get('/health'));
+      visit('GET /health/live', await http().get('/health/live'));
+      visit('GET /health/ready', await http().get('/health/ready'));
+      visit('GET /metrics', await http().get('/metrics').set(admin));
+      visit('GET /metrics', await http().get('/metrics').set('x-api-key', memberKey));
+      visit('GET /v1/me', await http().get('/v1/me').set(admin));
+      const myKey = await http()
+        .post('/v1/me/keys')
+        .set(admin)
+        .send({ label: 'tour', expiresAt: '2999-01-01T00:00:00Z' });
+      visit('POST /v1/me/keys', myKey);
+      visit('GET /v1/me/keys', await http().get('/v1/me/keys').set(admin));
+      visit('DELETE /v1/me/keys/{id}', await http().delete(`/v1/me/keys/${myKey.body.id}`).set(admin));
+      visit('DELETE /v1/me/keys/{id}', await http().delete(`/v1/me/keys/${myKey.body.id}`).set(admin));
 
-    const user = await http().post('/v1/admin/users').set(admin).send({ name: 'tour-user' });
-    visit('POST /v1/admin/users', user);
-    visit('POST /v1/admin/users', await http().post('/v1/admin/users').set(admin).send({ name: 'tour-user' }));
-    visit('POST /v1/admin/users', await http().post('/v1/admin/users').set(admin).send({ name: 'Not Valid' }));
-    visit('GET /v1/admin/users', await http().get('/v1/admin/users?limit=2').set(admin));
-    visit('GET /v1/admin/users', await http().get('/v1/admin/users?limit=0').set(admin));
-    visit('PATCH /v1/admin/users/{id}', await http().patch(`/v1/admin/users/${user.body.id}`).set(admin).send({ role: 'admin', disabled: true }));
-    visit('PATCH /v1/admin/users/{id}', await http().patch(`/v1/admin/users/${samplePath('{id}')}`).set(admin).send({ disabled: false }));
-    const userKey = await http().post(`/v1/admin/users/${user.body.id}/keys`).set(admin).send({});
-    visit('POST /v1/admin/users/{id}/keys', userKey);
-    visit('DELETE /v1/admin/keys/{id}', await http().delete(`/v1/admin/keys/${userKey.body.id}`).set(admin));
-    visit('GET /v1/admin/users', await http().get('/v1/admin/users').set('x-api-key', memberKey));
+      const user = await http().post('/v1/admin/users').set(admin).send({ name: 'tour-user' });
+      visit('POST /v1/admin/users', user);
+      visit('POST /v1/admin/users', await http().post('/v1/admin/users').set(admin).send({ name: 'tour-user' }));
+      visit('POST /v1/admin/users', await http().post('/v1/admin/users').set(admin).send({ name: 'Not Valid' }));
+      visit('GET /v1/admin/users', await http().get('/v1/admin/users?limit=2').set(admin));
+      visit('GET /v1/admin/users', await http().get('/v1/admin/users?limit=0').set(admin));
+      visit(
+        'PATCH /v1/admin/users/{id}',
+        await http().patch(`/v1/admin/users/${user.body.id}`).set(admin).send({ role: 'admin', disabled: true }),
+      );
+      visit(
+        'PATCH /v1/admin/users/{id}',
+        await http()
+          .patch(`/v1/admin/users/${samplePath('{id}')}`)
+          .set(admin)
+          .send({ disabled: false }),
+      );
+      const userKey = await http().post(`/v1/admin/users/${user.body.id}/keys`).set(admin).send({});
+      visit('POST /v1/admin/users/{id}/keys', userKey);
+      visit('DELETE /v1/admin/keys/{id}', await http().delete(`/v1/admin/keys/${userKey.body.id}`).set(admin));
+      visit('GET /v1/admin/users', await http().get('/v1/admin/users').set('x-api-key', memberKey));
 
-    visit('GET /v1/skills', await http().get('/v1/skills').set(admin));
-    visit('GET /v1/skills', await http().get('/v1/skills'));
-    visit('GET /v1/skills/{name}', await http().get('/v1/skills/pdf').set(admin));
-    visit('GET /v1/skills/{name}', await http().get('/v1/skills/nope').set(admin));
-    visit('GET /v1/skills/{name}/body', await http().get('/v1/skills/pdf/body').set(admin));
-    visit('GET /v1/skills/{name}/resources', await http().get('/v1/skills/pdf/resources?type=references').set(admin));
-    visit('GET /v1/skills/{name}/resources', await http().get('/v1/skills/pdf/resources?type=nope').set(admin));
-    visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/references/forms.md').set(admin));
-    visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/references').set(admin));
-    visit('GET /v1/skills/{name}/resources/{path}', await http().get('/v1/skills/pdf/resources/missing.md').set(admin));
-    for (const format of ['json', 'xml', 'markdown', 'yaml']) visit('GET /v1/skills-catalogue', await http().get(`/v1/skills-catalogue?format=${format}`).set(admin));
-    visit('GET /v1/skills-catalogue', await http().get('/v1/skills-catalogue?query=fill%20a%20PDF%20form').set(admin));
-    visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=fill%20a%20PDF%20form&limit=3').set(admin));
-    visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=%20').set(admin));
-    visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=pdf&limit=21').set(admin));
-    visit('GET /.well-known/agent-skills/index.json', await http().get('/.well-known/agent-skills/index.json').set(admin));
-    visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/pdf/SKILL.md').set(admin));
-    visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/pdf/references/forms.md').set(admin));
-    visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/pdf/missing.md').set(admin));
-    visit('GET /.well-known/agent-skills/{name}/{path}', await http().get('/.well-known/agent-skills/nope/SKILL.md').set(admin));
-    visit('GET /v1/models', await http().get('/v1/models').set(admin));
-    visit('GET /v1/admin/mcp', await http().get('/v1/admin/mcp').set(admin));
-    visit('GET /v1/admin/mcp', await http().get('/v1/admin/mcp').set('x-api-key', memberKey));
-    visit('GET /v1/commands', await http().get('/v1/commands').set(admin));
-    visit('GET /v1/commands', await http().get('/v1/commands'));
-    visit('GET /v1/admin/skills', await http().get('/v1/admin/skills').set(admin));
-    visit('POST /v1/admin/skills/reload', await http().post('/v1/admin/skills/reload').set(admin));
-    const upload = (path: string, key: Record<string, string>, archive: UploadBody) => http().post(path).set(key).set('content-type', archive.contentType).send(archive.body);
-    const tourSkill = { 'tour/SKILL.md': '---\nname: tour\ndescription: A skill installed on the tour.\n---\nDo the tour.\n' };
-    visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, await zipOf(tourSkill)));
-    visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, multipartOf(tourSkill)));
-    visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, await tarGzOf({ 'x/../SKILL.md': 'x' })));
-    visit('POST /v1/admin/skills', await http().post('/v1/admin/skills').set(admin).send({ name: 'tour' }));
-    visit('POST /v1/skills', await upload('/v1/skills', { 'x-api-key': memberKey }, await tarGzOf({ 'mine/SKILL.md': '---\nname: mine\ndescription: Mine.\n---\nBody.\n' })));
-    visit('POST /v1/skills', await upload('/v1/skills', { 'x-api-key': memberKey }, await zipOf({ 'Bad/SKILL.md': '---\nname: Bad\ndescription: Bad.\n---\n' })));
-    visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/tour/versions').set(admin));
-    visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/pdf/versions').set(admin));
-    visit('POST /v1/admin/skills/{name}/rollback', await http().post('/v1/admin/skills/tour/rollback').set(admin).send({ version: 1 }));
-    visit('POST /v1/admin/skills/{name}/rollback', await http().post('/v1/admin/skills/tour/rollback').set(admin).send({ version: 9 }));
-    visit('PUT /v1/admin/skills/{name}/enabled', await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: false }));
-    visit('PUT /v1/admin/skills/{name}/enabled', await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: 'off' }));
-    visit('PUT /v1/admin/skills/{name}/enabled', await http().put('/v1/admin/skills/nope/enabled').set(admin).send({ enabled: true }));
-    visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
-    visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
-    visit('DELETE /v1/skills/{name}', await http().delete('/v1/skills/mine').set('x-api-key', memberKey));
-    visit('DELETE /v1/skills/{name}', await http().delete('/v1/skills/mine').set('x-api-key', memberKey));
-    visit('PUT /v1/me/skills', await http().put('/v1/me/skills').set(admin).send({ exclude: ['git-*'] }));
-    visit('PUT /v1/me/skills', await http().put('/v1/me/skills').set(admin).send({ include: 'pdf' }));
-    visit('GET /v1/me/skills', await http().get('/v1/me/skills').set(admin));
-    visit('PUT /v1/me/skills', await http().put('/v1/me/skills').set(admin).send({}));
+      visit('GET /v1/skills', await http().get('/v1/skills').set(admin));
+      visit('GET /v1/skills', await http().get('/v1/skills'));
+      visit('GET /v1/skills/{name}', await http().get('/v1/skills/pdf').set(admin));
+      visit('GET /v1/skills/{name}', await http().get('/v1/skills/nope').set(admin));
+      visit('GET /v1/skills/{name}/body', await http().get('/v1/skills/pdf/body').set(admin));
+      visit('GET /v1/skills/{name}/resources', await http().get('/v1/skills/pdf/resources?type=references').set(admin));
+      visit('GET /v1/skills/{name}/resources', await http().get('/v1/skills/pdf/resources?type=nope').set(admin));
+      visit(
+        'GET /v1/skills/{name}/resources/{path}',
+        await http().get('/v1/skills/pdf/resources/references/forms.md').set(admin),
+      );
+      visit(
+        'GET /v1/skills/{name}/resources/{path}',
+        await http().get('/v1/skills/pdf/resources/references').set(admin),
+      );
+      visit(
+        'GET /v1/skills/{name}/resources/{path}',
+        await http().get('/v1/skills/pdf/resources/missing.md').set(admin),
+      );
+      for (const format of ['json', 'xml', 'markdown', 'yaml'])
+        visit('GET /v1/skills-catalogue', await http().get(`/v1/skills-catalogue?format=${format}`).set(admin));
+      visit(
+        'GET /v1/skills-catalogue',
+        await http().get('/v1/skills-catalogue?query=fill%20a%20PDF%20form').set(admin),
+      );
+      visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=fill%20a%20PDF%20form&limit=3').set(admin));
+      visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=%20').set(admin));
+      visit('GET /v1/skills/search', await http().get('/v1/skills/search?q=pdf&limit=21').set(admin));
+      visit(
+        'GET /.well-known/agent-skills/index.json',
+        await http().get('/.well-known/agent-skills/index.json').set(admin),
+      );
+      visit(
+        'GET /.well-known/agent-skills/{name}/{path}',
+        await http().get('/.well-known/agent-skills/pdf/SKILL.md').set(admin),
+      );
+      visit(
+        'GET /.well-known/agent-skills/{name}/{path}',
+        await http().get('/.well-known/agent-skills/pdf/references/forms.md').set(admin),
+      );
+      visit(
+        'GET /.well-known/agent-skills/{name}/{path}',
+        await http().get('/.well-known/agent-skills/pdf/missing.md').set(admin),
+      );
+      visit(
+        'GET /.well-known/agent-skills/{name}/{path}',
+        await http().get('/.well-known/agent-skills/nope/SKILL.md').set(admin),
+      );
+      visit('GET /v1/models', await http().get('/v1/models').set(admin));
+      visit('GET /v1/admin/mcp', await http().get('/v1/admin/mcp').set(admin));
+      visit('GET /v1/admin/mcp', await http().get('/v1/admin/mcp').set('x-api-key', memberKey));
+      visit('GET /v1/commands', await http().get('/v1/commands').set(admin));
+      visit('GET /v1/commands', await http().get('/v1/commands'));
+      visit('GET /v1/admin/skills', await http().get('/v1/admin/skills').set(admin));
+      visit('POST /v1/admin/skills/reload', await http().post('/v1/admin/skills/reload').set(admin));
+      const upload = (path: string, key: Record<string, string>, archive: UploadBody) =>
+        http().post(path).set(key).set('content-type', archive.contentType).send(archive.body);
+      const tourSkill = {
+        'tour/SKILL.md': '---\nname: tour\ndescription: A skill installed on the tour.\n---\nDo the tour.\n',
+      };
+      visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, await zipOf(tourSkill)));
+      visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, multipartOf(tourSkill)));
+      visit('POST /v1/admin/skills', await upload('/v1/admin/skills', admin, await tarGzOf({ 'x/../SKILL.md': 'x' })));
+      visit('POST /v1/admin/skills', await http().post('/v1/admin/skills').set(admin).send({ name: 'tour' }));
+      visit(
+        'POST /v1/skills',
+        await upload(
+          '/v1/skills',
+          { 'x-api-key': memberKey },
+          await tarGzOf({ 'mine/SKILL.md': '---\nname: mine\ndescription: Mine.\n---\nBody.\n' }),
+        ),
+      );
+      visit(
+        'POST /v1/skills',
+        await upload(
+          '/v1/skills',
+          { 'x-api-key': memberKey },
+          await zipOf({ 'Bad/SKILL.md': '---\nname: Bad\ndescription: Bad.\n---\n' }),
+        ),
+      );
+      visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/tour/versions').set(admin));
+      visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/pdf/versions').set(admin));
+      visit(
+        'POST /v1/admin/skills/{name}/rollback',
+        await http().post('/v1/admin/skills/tour/rollback').set(admin).send({ version: 1 }),
+      );
+      visit(
+        'POST /v1/admin/skills/{name}/rollback',
+        await http().post('/v1/admin/skills/tour/rollback').set(admin).send({ version: 9 }),
+      );
+      visit(
+        'PUT /v1/admin/skills/{name}/enabled',
+        await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: false }),
+      );
+      visit(
+        'PUT /v1/admin/skills/{name}/enabled',
+        await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: 'off' }),
+      );
+      visit(
+        'PUT /v1/admin/skills/{name}/enabled',
+        await http().put('/v1/admin/skills/nope/enabled').set(admin).send({ enabled: true }),
+      );
+      visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
+      visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
+      visit('DELETE /v1/skills/{name}', await http().delete('/v1/skills/mine').set('x-api-key', memberKey));
+      visit('DELETE /v1/skills/{name}', await http().delete('/v1/skills/mine').set('x-api-key', memberKey));
+      visit(
+        'PUT /v1/me/skills',
+        await http()
+          .put('/v1/me/skills')
+          .set(admin)
+          .send({ exclude: ['git-*'] }),
+      );
+      visit('PUT /v1/me/skills', await http().put('/v1/me/skills').set(admin).send({ include: 'pdf' }));
+      visit('GET /v1/me/skills', await http().get('/v1/me/skills').set(admin));
+      visit('PUT /v1/me/skills', await http().put('/v1/me/skills').set(admin).send({}));
 
-    const chat = await http().post('/v1/chats').set(admin).send({ title: 'tour' });
-    visit('POST /v1/chats', chat);
-    visit('POST /v1/chats', await http().post('/v1/chats').set(admin).set('content-type', 'application/json').send(JSON.stringify({ title: 'x'.repeat(1024 * 1024) })));
-    visit('GET /v1/chats', await http().get('/v1/chats').set(admin));
-    visit('GET /v1/chats/{id}', await http().get(`/v1/chats/${chat.body.id}`).set(admin));
-    visit('GET /v1/chats/{id}', await http().get(`/v1/chats/${samplePath('{id}')}`).set(admin));
-    ctx.model.play({ toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] }, { text: 'Done.' });
-    visit('POST /v1/chats/{id}/messages', await http().post(`/v1/chats/${chat.body.id}/messages`).set(admin).send({ content: 'Fill the form.' }));
-    visit('POST /v1/chats/{id}/messages', await http().post(`/v1/chats/${chat.body.id}/messages`).set(admin).send({ content: 'hi', model: 'nope' }));
-    ctx.model.play({ text: 'Streamed.' });
-    const streamed = await http().post(`/v1/chats/${chat.body.id}/messages`).set(admin).set('accept', 'text/event-stream').send({ content: 'Again.' }).buffer(true).parse(collectText);
-    visit('POST /v1/chats/{id}/messages', streamed, streamed.body);
-    const done = parseSse(streamed.body as string).find((event) => event.event === 'done');
-    problems.push(...check({ $ref: '#/components/schemas/TurnDto' }, done?.data).map((error) => `SSE done: ${error}`));
-    visit('GET /v1/chats/{id}/messages', await http().get(`/v1/chats/${chat.body.id}/messages`).set(admin));
-    visit('PUT /v1/chats/{id}/skills', await http().put(`/v1/chats/${chat.body.id}/skills`).set(admin).send({ include: ['pdf'] }));
-    visit('PUT /v1/chats/{id}/skills', await http().put(`/v1/chats/${samplePath('{id}')}/skills`).set(admin).send({}));
-    visit('GET /v1/chats/{id}/skills', await http().get(`/v1/chats/${chat.body.id}/skills`).set(admin));
-    visit('GET /v1/chats/{id}/skills', await http().get(`/v1/chats/${samplePath('{id}')}/skills`).set(admin));
-    visit('GET /v1/chats/{id}/context', await http().get(`/v1/chats/${chat.body.id}/context?tools=true`).set(admin));
-    visit('GET /v1/chats/{id}/context', await http().get(`/v1/chats/${chat.body.id}/context?message=${encodeURIComponent('fill a PDF form')}`).set(admin));
-    const tools = `/v1/chats/${chat.body.id}/tools`;
-    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.activate`).set(admin).send({ name: 'pdf' }));
-    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.readResource`).set(admin).send({ name: 'pdf', path: '../x' }));
-    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.readResource`).set(admin).send({ name: 'pdf', path: 'references/forms.md' }));
-    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.listResources`).set(admin).send({ name: 'pdf', type: 'references' }));
-    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.listResources`).set(admin).send({ name: 'pdf', type: 'nope' }));
-    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/use_skill`).set(admin).send({ input: 'fill a PDF form' }));
-    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/skills.runScript`).set(admin).send({ name: 'pdf', path: 'scripts/x.sh' }));
-    visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/no_such_tool`).set(admin).send({}));
-    visit('GET /v1/admin/chats', await http().get('/v1/admin/chats').set(admin));
-    visit('DELETE /v1/chats/{id}', await http().delete(`/v1/chats/${chat.body.id}`).set(admin));
-    visit('DELETE /v1/chats/{id}', await http().delete(`/v1/chats/${chat.body.id}`).set(admin));
+      const chat = await http().post('/v1/chats').set(admin).send({ title: 'tour' });
+      visit('POST /v1/chats', chat);
+      visit(
+        'POST /v1/chats',
+        await http()
+          .post('/v1/chats')
+          .set(admin)
+          .set('content-type', 'application/json')
+          .send(JSON.stringify({ title: 'x'.repeat(1024 * 1024) })),
+      );
+      visit('GET /v1/chats', await http().get('/v1/chats').set(admin));
+      visit('GET /v1/chats/{id}', await http().get(`/v1/chats/${chat.body.id}`).set(admin));
+      visit(
+        'GET /v1/chats/{id}',
+        await http()
+          .get(`/v1/chats/${samplePath('{id}')}`)
+          .set(admin),
+      );
+      ctx.model.play({ toolCalls: [{ name: 'skills_activate', arguments: { name: 'pdf' } }] }, { text: 'Done.' });
+      visit(
+        'POST /v1/chats/{id}/messages',
+        await http().post(`/v1/chats/${chat.body.id}/messages`).set(admin).send({ content: 'Fill the form.' }),
+      );
+      visit(
+        'POST /v1/chats/{id}/messages',
+        await http().post(`/v1/chats/${chat.body.id}/messages`).set(admin).send({ content: 'hi', model: 'nope' }),
+      );
+      ctx.model.play({ text: 'Streamed.' });
+      const streamed = await http()
+        .post(`/v1/chats/${chat.body.id}/messages`)
+        .set(admin)
+        .set('accept', 'text/event-stream')
+        .send({ content: 'Again.' })
+        .buffer(true)
+        .parse(collectText);
+      visit('POST /v1/chats/{id}/messages', streamed, streamed.body);
+      const done = parseSse(streamed.body as string).find((event) => event.event === 'done');
+      problems.push(
+        ...check({ $ref: '#/components/schemas/TurnDto' }, done?.data).map((error) => `SSE done: ${error}`),
+      );
+      visit('GET /v1/chats/{id}/messages', await http().get(`/v1/chats/${chat.body.id}/messages`).set(admin));
+      visit(
+        'PUT /v1/chats/{id}/skills',
+        await http()
+          .put(`/v1/chats/${chat.body.id}/skills`)
+          .set(admin)
+          .send({ include: ['pdf'] }),
+      );
+      visit(
+        'PUT /v1/chats/{id}/skills',
+        await http()
+          .put(`/v1/chats/${samplePath('{id}')}/skills`)
+          .set(admin)
+          .send({}),
+      );
+      visit('GET /v1/chats/{id}/skills', await http().get(`/v1/chats/${chat.body.id}/skills`).set(admin));
+      visit(
+        'GET /v1/chats/{id}/skills',
+        await http()
+          .get(`/v1/chats/${samplePath('{id}')}/skills`)
+          .set(admin),
+      );
+      visit('GET /v1/chats/{id}/context', await http().get(`/v1/chats/${chat.body.id}/context?tools=true`).set(admin));
+      visit(
+        'GET /v1/chats/{id}/context',
+        await http()
+          .get(`/v1/chats/${chat.body.id}/context?message=${encodeURIComponent('fill a PDF form')}`)
+          .set(admin),
+      );
+      const tools = `/v1/chats/${chat.body.id}/tools`;
+      visit(
+        'POST /v1/chats/{id}/tools/{tool}',
+        await http().post(`${tools}/skills.activate`).set(admin).send({ name: 'pdf' }),
+      );
+      visit(
+        'POST /v1/chats/{id}/tools/{tool}',
+        await http().post(`${tools}/skills.readResource`).set(admin).send({ name: 'pdf', path: '../x' }),
+      );
+      visit(
+        'POST /v1/chats/{id}/tools/{tool}',
+        await http().post(`${tools}/skills.readResource`).set(admin).send({ name: 'pdf', path: 'references/forms.md' }),
+      );
+      visit(
+        'POST /v1/chats/{id}/tools/{tool}',
+        await http().post(`${tools}/skills.listResources`).set(admin).send({ name: 'pdf', type: 'references' }),
+      );
+      visit(
+        'POST /v1/chats/{id}/tools/{tool}',
+        await http().post(`${tools}/skills.listResources`).set(admin).send({ name: 'pdf', type: 'nope' }),
+      );
+      visit(
+        'POST /v1/chats/{id}/tools/{tool}',
+        await http().post(`${tools}/use_skill`).set(admin).send({ input: 'fill a PDF form' }),
+      );
+      visit(
+        'POST /v1/chats/{id}/tools/{tool}',
+        await http().post(`${tools}/skills.runScript`).set(admin).send({ name: 'pdf', path: 'scripts/x.sh' }),
+      );
+      visit('POST /v1/chats/{id}/tools/{tool}', await http().post(`${tools}/no_such_tool`).set(admin).send({}));
+      visit('GET /v1/admin/chats', await http().get('/v1/admin/chats').set(admin));
+      visit('DELETE /v1/chats/{id}', await http().delete(`/v1/chats/${chat.body.id}`).set(admin));
+      visit('DELETE /v1/chats/{id}', await http().delete(`/v1/chats/${chat.body.id}`).set(admin));
 
-    expect(problems).toEqual([]);
-    expect([...operations.keys()].filter((key) => !succeeded.has(key))).toEqual([]);
-  });
+      expect(problems).toEqual([]);
+      expect([...operations.keys()].filter((key) => !succeeded.has(key))).toEqual([]);
+    },
+  );
 });
 
 describe.each([
@@ -342,7 +570,10 @@ describe.each([
       const documented = documentedCodes(operation, 404).includes(code);
       if (documented) documentedCount++;
       const res = await send(app, method, samplePath(path, 'pdf'));
-      if ((res.body.code === code) !== documented) problems.push(`${key}: documented ${documented ? '' : 'no '}${code}, answered ${res.status} ${res.body.code ?? ''}`);
+      if ((res.body.code === code) !== documented)
+        problems.push(
+          `${key}: documented ${documented ? '' : 'no '}${code}, answered ${res.status} ${res.body.code ?? ''}`,
+        );
     }
     expect(problems).toEqual([]);
     // Every skills route is behind the skills switch; the tools one runs every tool.

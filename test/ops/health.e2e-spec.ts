@@ -22,7 +22,11 @@ describe('health probes (auth on)', () => {
   let app: NestFastifyApplication;
   const http = () => request(app.getHttpServer());
   beforeAll(async () => {
-    app = await createTestApp({ 'app.auth.mode': 'api_key', 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')] });
+    app = await createTestApp({
+      'app.auth.mode': 'api_key',
+      'app.skills.enabled': true,
+      'app.skills.directories': [tree.path('skills')],
+    });
   });
   afterAll(async () => app?.close());
 
@@ -64,7 +68,8 @@ describe('readiness when something is wrong', () => {
     app = undefined;
   });
   afterAll(async () => db?.drop());
-  const start = (overrides: Record<string, unknown> = {}) => createApp(configWith({ 'app.database.url': db.url, ...overrides }), { logger: false });
+  const start = (overrides: Record<string, unknown> = {}) =>
+    createApp(configWith({ 'app.database.url': db.url, ...overrides }), { logger: false });
 
   it('while shutting down: 503 naming `lifecycle`, the other checks still up; liveness stays 200', async () => {
     app = await start();
@@ -87,23 +92,30 @@ describe('readiness when something is wrong', () => {
     await http().get('/health/ready').expect(200);
     await doomed.drop();
     const res = await http().get('/health/ready').expect(503);
-    expect(res.body).toMatchObject({ status: 'error', error: { database: { status: 'down', message: expect.stringMatching(/does not exist|terminat|connect/i) } } });
+    expect(res.body).toMatchObject({
+      status: 'error',
+      error: { database: { status: 'down', message: expect.stringMatching(/does not exist|terminat|connect/i) } },
+    });
     expect(Object.keys(res.body.error)).toEqual(['database']);
     expect(res.body.info).toMatchObject({ skills: { status: 'up' }, lifecycle: { status: 'up' } });
     expect((await http().get('/health/live').expect(200)).body.status).toBe('ok');
   });
 
-  it('database frozen (every connection busy): 503 within the ping timeout, not after the statement timeout', async () => {
-    app = await start({ 'app.database.pool_size': 1 });
-    const dataSource = app.get<DataSource>(DATA_SOURCE);
-    const holding = dataSource.query('SELECT pg_sleep(3)').catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // Waiting for the statement would have answered 200 once pg_sleep ended: the 503 and its message are the ping's timeout.
-    const res = await http().get('/health/ready').expect(503);
-    expect(res.body.error).toEqual({ database: { status: 'down', message: 'no answer to SELECT 1 within 800 ms' } });
-    await holding;
-    await http().get('/health/ready').expect(200);
-  });
+  it(
+    'database frozen (every connection busy): 503 within the ping timeout, not after the statement ' + 'timeout',
+    async () => {
+      app = await start({ 'app.database.pool_size': 1 });
+      const dataSource = app.get<DataSource>(DATA_SOURCE);
+      const holding = dataSource.query('SELECT pg_sleep(3)').catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Waiting for the statement would have answered 200 once pg_sleep ended: the 503 and its message are the ping's
+      // timeout.
+      const res = await http().get('/health/ready').expect(503);
+      expect(res.body.error).toEqual({ database: { status: 'down', message: 'no answer to SELECT 1 within 800 ms' } });
+      await holding;
+      await http().get('/health/ready').expect(200);
+    },
+  );
 
   it('the pool closed: 503 naming `database`', async () => {
     app = await start();

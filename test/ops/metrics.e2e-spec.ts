@@ -9,7 +9,10 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 
-/** The value of one sample of a Prometheus text exposition, e.g. `skillhost_turns_total{model="scripted",outcome="ok"}`; undefined when absent. */
+/**
+ * The value of one sample of a Prometheus text exposition, e.g. `skillhost_turns_total{model="scripted",outcome="ok"}`;
+ * undefined when absent.
+ */
 function sample(exposition: string, series: string): number | undefined {
   const line = exposition.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
@@ -41,7 +44,9 @@ describe('GET /metrics (auth on, [app.metrics] public = false)', () => {
 
   it('needs an admin key: 401 without one, 403 for a member, the Prometheus text format for an admin', async () => {
     expect((await http().get('/metrics').expect(401)).body.code).toBe('UNAUTHENTICATED');
-    expect((await http().get('/metrics').set('authorization', `Bearer ${memberKey}`).expect(403)).body.code).toBe('FORBIDDEN');
+    expect((await http().get('/metrics').set('authorization', `Bearer ${memberKey}`).expect(403)).body.code).toBe(
+      'FORBIDDEN',
+    );
     const res = await http().get('/metrics').set('authorization', `Bearer ${adminKey}`).expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(res.text).toContain('# TYPE skillhost_http_request_duration_seconds histogram');
@@ -59,43 +64,69 @@ describe('GET /metrics (auth on, [app.metrics] public = false)', () => {
     expect(sample(await scrape(), 'skillhost_skills_reload_duration_seconds_count')).toBe(2);
   });
 
-  it('after a turn: the turn and its model/overhead time, its tool calls by tool and status, activations by skill, the request by route', async () => {
-    const chat = await http().post('/v1/chats').set('authorization', `Bearer ${memberKey}`).send({}).expect(201);
-    ctx.model.play(
-      {
-        toolCalls: [
-          { name: 'skills_activate', arguments: { name: 'pdf' } },
-          { name: 'skills_readResource', arguments: { name: 'pdf', path: '../escape' } },
-          { name: 'skills_delete_everything', arguments: {} },
-        ],
-      },
-      { toolCalls: [{ name: 'skills_readResource', arguments: { name: 'pdf', path: 'references/forms.md' } }] },
-      { text: 'Done.' },
-    );
-    await http().post(`/v1/chats/${chat.body.id}/messages`).set('authorization', `Bearer ${memberKey}`).send({ content: 'Fill the form.' }).expect(201);
-    const text = await scrape();
-    expect(sample(text, 'skillhost_turns_total{model="scripted",outcome="ok"}')).toBe(1);
-    for (const histogram of ['turn_duration', 'turn_model', 'turn_overhead', 'turn_database', 'turn_skills']) {
-      expect({ histogram, count: sample(text, `skillhost_${histogram}_seconds_count{model="scripted"}`) }).toEqual({ histogram, count: 1 });
-    }
-    expect(sample(text, 'skillhost_turn_model_seconds_sum{model="scripted"}')).toBeGreaterThan(0);
-    expect(sample(text, 'skillhost_tool_calls_total{tool="skills.activate",status="ok"}')).toBe(1);
-    expect(sample(text, 'skillhost_tool_calls_total{tool="skills.readResource",status="ok"}')).toBe(1);
-    expect(sample(text, 'skillhost_tool_calls_total{tool="skills.readResource",status="error"}')).toBe(1);
-    // A tool name the model made up is one `unknown` series, not a series per invention.
-    expect(sample(text, 'skillhost_tool_calls_total{tool="unknown",status="error"}')).toBe(1);
-    expect(text).not.toContain('skills_delete_everything');
-    expect(sample(text, 'skillhost_skill_activations_total{skill="pdf"}')).toBe(1);
-    expect(sample(text, 'skillhost_skill_activations_total{skill="docx"}')).toBeUndefined();
-    expect(sample(text, 'skillhost_http_request_duration_seconds_count{method="POST",route="/v1/chats/:id/messages",status="201"}')).toBe(1);
-    expect(sample(text, 'skillhost_http_request_duration_seconds_count{method="POST",route="/v1/chats",status="201"}')).toBe(1);
-  });
+  it(
+    'after a turn: the turn and its model/overhead time, its tool calls by tool and status, activations by skill, ' +
+      'the request by route',
+    async () => {
+      const chat = await http().post('/v1/chats').set('authorization', `Bearer ${memberKey}`).send({}).expect(201);
+      ctx.model.play(
+        {
+          toolCalls: [
+            { name: 'skills_activate', arguments: { name: 'pdf' } },
+            { name: 'skills_readResource', arguments: { name: 'pdf', path: '../escape' } },
+            { name: 'skills_delete_everything', arguments: {} },
+          ],
+        },
+        { toolCalls: [{ name: 'skills_readResource', arguments: { name: 'pdf', path: 'references/forms.md' } }] },
+        { text: 'Done.' },
+      );
+      await http()
+        .post(`/v1/chats/${chat.body.id}/messages`)
+        .set('authorization', `Bearer ${memberKey}`)
+        .send({ content: 'Fill the form.' })
+        .expect(201);
+      const text = await scrape();
+      expect(sample(text, 'skillhost_turns_total{model="scripted",outcome="ok"}')).toBe(1);
+      for (const histogram of ['turn_duration', 'turn_model', 'turn_overhead', 'turn_database', 'turn_skills']) {
+        expect({ histogram, count: sample(text, `skillhost_${histogram}_seconds_count{model="scripted"}`) }).toEqual({
+          histogram,
+          count: 1,
+        });
+      }
+      expect(sample(text, 'skillhost_turn_model_seconds_sum{model="scripted"}')).toBeGreaterThan(0);
+      expect(sample(text, 'skillhost_tool_calls_total{tool="skills.activate",status="ok"}')).toBe(1);
+      expect(sample(text, 'skillhost_tool_calls_total{tool="skills.readResource",status="ok"}')).toBe(1);
+      expect(sample(text, 'skillhost_tool_calls_total{tool="skills.readResource",status="error"}')).toBe(1);
+      // A tool name the model made up is one `unknown` series, not a series per invention.
+      expect(sample(text, 'skillhost_tool_calls_total{tool="unknown",status="error"}')).toBe(1);
+      expect(text).not.toContain('skills_delete_everything');
+      expect(sample(text, 'skillhost_skill_activations_total{skill="pdf"}')).toBe(1);
+      expect(sample(text, 'skillhost_skill_activations_total{skill="docx"}')).toBeUndefined();
+      expect(
+        sample(
+          text,
+          'skillhost_http_request_duration_seconds_count{method="POST",route="/v1/chats/:id/messages",status="201"}',
+        ),
+      ).toBe(1);
+      expect(
+        sample(text, 'skillhost_http_request_duration_seconds_count{method="POST",route="/v1/chats",status="201"}'),
+      ).toBe(1);
+    },
+  );
 
   it('failed turns count by error code, with made-up model names kept out of the labels', async () => {
     const chat = await http().post('/v1/chats').set('authorization', `Bearer ${memberKey}`).send({}).expect(201);
-    await http().post(`/v1/chats/${chat.body.id}/messages`).set('authorization', `Bearer ${memberKey}`).send({ content: 'hi', model: 'made-up-model' }).expect(400);
+    await http()
+      .post(`/v1/chats/${chat.body.id}/messages`)
+      .set('authorization', `Bearer ${memberKey}`)
+      .send({ content: 'hi', model: 'made-up-model' })
+      .expect(400);
     ctx.model.play({ status: 500, body: 'down' });
-    await http().post(`/v1/chats/${chat.body.id}/messages`).set('authorization', `Bearer ${memberKey}`).send({ content: 'hi' }).expect(502);
+    await http()
+      .post(`/v1/chats/${chat.body.id}/messages`)
+      .set('authorization', `Bearer ${memberKey}`)
+      .send({ content: 'hi' })
+      .expect(502);
     const text = await scrape();
     expect(sample(text, 'skillhost_turns_total{model="unknown",outcome="VALIDATION_FAILED"}')).toBe(1);
     expect(sample(text, 'skillhost_turns_total{model="scripted",outcome="MODEL_ERROR"}')).toBe(1);
@@ -104,7 +135,11 @@ describe('GET /metrics (auth on, [app.metrics] public = false)', () => {
 
   it('the tool API (no model) counts tool calls and activations too', async () => {
     const chat = await http().post('/v1/chats').set('authorization', `Bearer ${memberKey}`).send({}).expect(201);
-    await http().post(`/v1/chats/${chat.body.id}/tools/skills.activate`).set('authorization', `Bearer ${memberKey}`).send({ name: 'docx' }).expect(200);
+    await http()
+      .post(`/v1/chats/${chat.body.id}/tools/skills.activate`)
+      .set('authorization', `Bearer ${memberKey}`)
+      .send({ name: 'docx' })
+      .expect(200);
     const text = await scrape();
     expect(sample(text, 'skillhost_skill_activations_total{skill="docx"}')).toBe(1);
     expect(sample(text, 'skillhost_tool_calls_total{tool="skills.activate",status="ok"}')).toBe(2);
@@ -114,7 +149,9 @@ describe('GET /metrics (auth on, [app.metrics] public = false)', () => {
     await http().get('/no/such/thing/1').expect(404);
     await http().get('/no/such/thing/2').expect(404);
     const text = await scrape();
-    expect(sample(text, 'skillhost_http_request_duration_seconds_count{method="GET",route="(unmatched)",status="404"}')).toBe(2);
+    expect(
+      sample(text, 'skillhost_http_request_duration_seconds_count{method="GET",route="(unmatched)",status="404"}'),
+    ).toBe(2);
     expect(text).not.toContain('/no/such/thing');
   });
 });
@@ -146,19 +183,25 @@ describe('metrics per app, and database errors', () => {
     await Promise.all([first?.close(), second?.close()]);
     await db?.drop();
   });
-  const scrape = async (app: NestFastifyApplication) => (await request(app.getHttpServer()).get('/metrics').expect(200)).text;
+  const scrape = async (app: NestFastifyApplication) =>
+    (await request(app.getHttpServer()).get('/metrics').expect(200)).text;
 
-  it("two apps in one process count only their own requests (a registry each, not prom-client's global one)", async () => {
-    for (let i = 0; i < 3; i++) await request(first.getHttpServer()).get('/v1/chats').expect(200);
-    const series = 'skillhost_http_request_duration_seconds_count{method="GET",route="/v1/chats",status="200"}';
-    expect(sample(await scrape(first), series)).toBe(3);
-    expect(sample(await scrape(second), series)).toBeUndefined();
-  });
+  it(
+    "two apps in one process count only their own requests (a registry each, not prom-client's " + 'global one)',
+    async () => {
+      for (let i = 0; i < 3; i++) await request(first.getHttpServer()).get('/v1/chats').expect(200);
+      const series = 'skillhost_http_request_duration_seconds_count{method="GET",route="/v1/chats",status="200"}';
+      expect(sample(await scrape(first), series)).toBe(3);
+      expect(sample(await scrape(second), series)).toBeUndefined();
+    },
+  );
 
   it('a database that is gone counts as `unavailable` database errors', async () => {
     expect(sample(await scrape(first), 'skillhost_database_errors_total{kind="unavailable"}')).toBeUndefined();
     await db.drop();
     expect((await request(first.getHttpServer()).get('/v1/chats').expect(503)).body.code).toBe('DATABASE_UNAVAILABLE');
-    expect(sample(await scrape(first), 'skillhost_database_errors_total{kind="unavailable"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(await scrape(first), 'skillhost_database_errors_total{kind="unavailable"}')).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 });

@@ -13,7 +13,14 @@ describe('npm start', () => {
   const tree = tempTree('skillhost-npm-start-');
   afterAll(() => tree.cleanup());
   for (const tool of ['start.mjs', 'build-stamp.mjs']) copyFileSync(`tools/${tool}`, tree.write(`tools/${tool}`, ''));
-  tree.write('package.json', JSON.stringify({ name: 'stand-in', type: 'module', scripts: { build: 'node tools/build-stamp.mjs begin && node build.mjs && node tools/build-stamp.mjs finish' } }));
+  tree.write(
+    'package.json',
+    JSON.stringify({
+      name: 'stand-in',
+      type: 'module',
+      scripts: { build: 'node tools/build-stamp.mjs begin && node build.mjs && node tools/build-stamp.mjs finish' },
+    }),
+  );
   const build = (extra = '') =>
     tree.write(
       'build.mjs',
@@ -22,7 +29,8 @@ describe('npm start', () => {
         "appendFileSync('builds.log', 'built\\n');",
         "mkdirSync('dist/src', { recursive: true });",
         // A server that prints one line, and stays up when told to (a Skillhost already serving).
-        "writeFileSync('dist/src/main.js', \"console.log('served'); if (process.env.STAY) setInterval(() => {}, 1000);\\n\");",
+        "writeFileSync('dist/src/main.js', \"console.log('served'); if (process.env.STAY) setInterval(() => {}, " +
+          '1000);\\n");',
         extra,
       ].join('\n'),
     );
@@ -65,7 +73,10 @@ describe('npm start', () => {
   });
 
   it('an edit made while the build runs is built by the next start', () => {
-    build("import { statSync, utimesSync } from 'node:fs'; const edited = new Date(statSync('src/main.ts').mtimeMs + 500); utimesSync('src/main.ts', edited, edited);");
+    build(
+      "import { statSync, utimesSync } from 'node:fs'; const edited = new Date(statSync('src/main.ts').mtimeMs " +
+        "+ 500); utimesSync('src/main.ts', edited, edited);",
+    );
     touch('src/main.ts');
     start();
     expect(builds()).toBe(5);
@@ -77,14 +88,20 @@ describe('npm start', () => {
   });
 
   it('does not rebuild under a Skillhost serving from this folder, and says which', async () => {
-    const serving = spawn(process.execPath, ['dist/src/main.js'], { cwd: tree.root, env: { ...env, STAY: '1' }, stdio: ['ignore', 'pipe', 'ignore'] });
+    const serving = spawn(process.execPath, ['dist/src/main.js'], {
+      cwd: tree.root,
+      env: { ...env, STAY: '1' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
       await new Promise((resolve) => serving.stdout!.once('data', resolve));
       touch('src/main.ts');
       const refused = start();
       expect(refused.status).toBe(1);
       expect(refused.stdout).toBe('');
-      expect(refused.stderr).toContain(`a Skillhost started from this folder is running (pid ${serving.pid}); building now would replace its files`);
+      expect(refused.stderr).toContain(
+        `a Skillhost started from this folder is running (pid ${serving.pid}); building now would replace its files`,
+      );
       expect(builds()).toBe(6);
     } finally {
       serving.kill();

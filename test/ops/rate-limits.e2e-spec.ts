@@ -15,7 +15,10 @@ afterAll(() => tree.cleanup());
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
-/** A 429 as every client sees it: the common error body naming the limit, and Retry-After in whole seconds within the minute. */
+/**
+ * A 429 as every client sees it: the common error body naming the limit, and Retry-After in whole seconds within the
+ * minute.
+ */
 function expectRateLimited(res: request.Response, limit: string, max: number): void {
   expect({ status: res.status, code: res.body.code }).toEqual({ status: 429, code: 'RATE_LIMITED' });
   expect(res.body.message).toContain(`[app.limits] ${limit}`);
@@ -57,25 +60,28 @@ describe('requests_per_minute (auth on: per user)', () => {
     }
   });
 
-  it('a GraphQL operation is one request however many root fields it has, and is refused as a whole past the limit', async () => {
-    const carol = await (async () => {
-      const users = app.get(UsersService);
-      return (await users.createKey((await users.createUser('carol', 'member')).id)).key;
-    })();
-    const query = { query: '{ me { name } chats { total } }' };
-    for (let i = 0; i < 5; i++) {
-      const res = await http().post('/graphql').set(bearer(carol)).send(query).expect(200);
-      expect(res.body).toEqual({ data: { me: { name: 'carol' }, chats: { total: 0 } } });
-    }
-    const refused = await http().post('/graphql').set(bearer(carol)).send(query);
-    expect(refused.body.data ?? null).toBeNull();
-    const codes = refused.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code);
-    expect(codes.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(codes)).toEqual(new Set(['RATE_LIMITED']));
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    // And REST shares the same budget.
-    expect((await http().get('/v1/me').set(bearer(carol))).status).toBe(429);
-  });
+  it(
+    'a GraphQL operation is one request however many root fields it has, and is refused as a whole ' + 'past the limit',
+    async () => {
+      const carol = await (async () => {
+        const users = app.get(UsersService);
+        return (await users.createKey((await users.createUser('carol', 'member')).id)).key;
+      })();
+      const query = { query: '{ me { name } chats { total } }' };
+      for (let i = 0; i < 5; i++) {
+        const res = await http().post('/graphql').set(bearer(carol)).send(query).expect(200);
+        expect(res.body).toEqual({ data: { me: { name: 'carol' }, chats: { total: 0 } } });
+      }
+      const refused = await http().post('/graphql').set(bearer(carol)).send(query);
+      expect(refused.body.data ?? null).toBeNull();
+      const codes = refused.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code);
+      expect(codes.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(codes)).toEqual(new Set(['RATE_LIMITED']));
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      // And REST shares the same budget.
+      expect((await http().get('/v1/me').set(bearer(carol))).status).toBe(429);
+    },
+  );
 });
 
 describe('turns_per_minute (REST and GraphQL turns share it; separate from requests)', () => {
@@ -85,7 +91,11 @@ describe('turns_per_minute (REST and GraphQL turns share it; separate from reque
   const http = () => request(ctx.app.getHttpServer());
 
   beforeAll(async () => {
-    ctx = await startChatApp([tree.path('skills')], { 'app.auth.mode': 'api_key', 'app.limits.turns_per_minute': 2, 'app.limits.requests_per_minute': 50 });
+    ctx = await startChatApp([tree.path('skills')], {
+      'app.auth.mode': 'api_key',
+      'app.limits.turns_per_minute': 2,
+      'app.limits.requests_per_minute': 50,
+    });
     ctx.model.answerWith(() => ({ text: 'ok' }));
     const users = ctx.app.get(UsersService);
     alice = (await users.createKey((await users.createUser('alice', 'member')).id)).key;
@@ -96,10 +106,20 @@ describe('turns_per_minute (REST and GraphQL turns share it; separate from reque
   it('the 3rd turn in a minute is refused (REST, then GraphQL); other requests and other users go on', async () => {
     const chat = (await http().post('/v1/chats').set(bearer(alice)).send({}).expect(201)).body.id as string;
     await http().post(`/v1/chats/${chat}/messages`).set(bearer(alice)).send({ content: 'one' }).expect(201);
-    const mutation = { query: 'mutation($chatId: ID!) { sendMessage(chatId: $chatId, content: "two") { assistantMessage { content } } }', variables: { chatId: chat } };
-    expect((await http().post('/graphql').set(bearer(alice)).send(mutation).expect(200)).body.data.sendMessage.assistantMessage.content).toBe('ok');
+    const mutation = {
+      query: 'mutation($chatId: ID!) { sendMessage(chatId: $chatId, content: "two") { assistantMessage { content } } }',
+      variables: { chatId: chat },
+    };
+    expect(
+      (await http().post('/graphql').set(bearer(alice)).send(mutation).expect(200)).body.data.sendMessage
+        .assistantMessage.content,
+    ).toBe('ok');
 
-    expectRateLimited(await http().post(`/v1/chats/${chat}/messages`).set(bearer(alice)).send({ content: 'three' }), 'turns_per_minute', 2);
+    expectRateLimited(
+      await http().post(`/v1/chats/${chat}/messages`).set(bearer(alice)).send({ content: 'three' }),
+      'turns_per_minute',
+      2,
+    );
     const graphql = await http().post('/graphql').set(bearer(alice)).send(mutation);
     expect(graphql.body.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
     expect(graphql.body.errors[0].message).toContain('turns_per_minute');
@@ -113,7 +133,9 @@ describe('turns_per_minute (REST and GraphQL turns share it; separate from reque
   it('a refused turn stores nothing and reaches no model', async () => {
     const before = ctx.model.requests.length;
     const chat = (await http().post('/v1/chats').set(bearer(alice)).send({}).expect(201)).body.id as string;
-    expect((await http().post(`/v1/chats/${chat}/messages`).set(bearer(alice)).send({ content: 'again' })).status).toBe(429);
+    expect((await http().post(`/v1/chats/${chat}/messages`).set(bearer(alice)).send({ content: 'again' })).status).toBe(
+      429,
+    );
     expect(ctx.model.requests.length).toBe(before);
     expect((await http().get(`/v1/chats/${chat}/messages`).set(bearer(alice)).expect(200)).body.total).toBe(0);
   });
@@ -140,7 +162,8 @@ describe('limits while auth is off: per client address', () => {
     // The address's own allowance spent (or already spent by the test above).
     for (let i = 0; i < 4; i++) await request(app.getHttpServer()).get('/v1/chats');
     await request(app.getHttpServer()).get('/v1/chats').expect(429);
-    for (let i = 0; i < 3; i++) expect((await request(app.getHttpServer()).get('/v1/me').set(bearer(key)).expect(200)).body.name).toBe('erin');
+    for (let i = 0; i < 3; i++)
+      expect((await request(app.getHttpServer()).get('/v1/me').set(bearer(key)).expect(200)).body.name).toBe('erin');
     const res = await request(app.getHttpServer()).get('/v1/me').set(bearer(key)).expect(429);
     expect(res.body.message).toContain('at most 3 a minute per user');
   });

@@ -30,13 +30,21 @@ interface Answer {
 /** One request on a connection of its own (no keep-alive), as a new client would send it. */
 function send(url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: body === undefined ? 'GET' : 'POST', agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      url,
+      {
+        method: body === undefined ? 'GET' : 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
@@ -67,8 +75,10 @@ describe('start and graceful shutdown of a server process', () => {
     const config = tree.write(
       `${name}.toml`,
       `[app]\nport = 0\nhost = "127.0.0.1"\ndefault_model = "scripted"\n${app}\n` +
-        `[app.models.scripted]\nprovider = "openai-compatible"\nbase_url = "${model.url}"\nmodel = "scripted-1"\ntimeout_ms = 20000\nmax_retries = 0\n` +
-        `[app.auth]\nmode = "none"\n[app.logging]\nformat = "json"\n[app.limits]\nturns_per_minute = 10000\nrequests_per_minute = 10000\n` +
+        `[app.models.scripted]\nprovider = "openai-compatible"\nbase_url = "${model.url}"\nmodel = ` +
+        `"scripted-1"\ntimeout_ms = 20000\nmax_retries = 0\n` +
+        `[app.auth]\nmode = "none"\n[app.logging]\nformat = "json"\n[app.limits]\nturns_per_minute = ` +
+        `10000\nrequests_per_minute = 10000\n` +
         `[app.database]\n${database}\n`,
     );
     const child = spawn(process.execPath, [`${process.cwd()}/dist/src/main.js`], {
@@ -80,7 +90,9 @@ describe('start and graceful shutdown of a server process', () => {
     let output = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     let exited = false;
     void exit.then(() => (exited = true));
     await until(() => exited || LISTENING_LINE.test(output), 'the server to listen', 30_000);
@@ -90,7 +102,12 @@ describe('start and graceful shutdown of a server process', () => {
   }
 
   async function createChats(server: ServerProcess, count: number): Promise<string[]> {
-    return Promise.all(Array.from({ length: count }, async () => JSON.parse((await send(`${server.baseUrl}/v1/chats`, {})).text).id as string));
+    return Promise.all(
+      Array.from(
+        { length: count },
+        async () => JSON.parse((await send(`${server.baseUrl}/v1/chats`, {})).text).id as string,
+      ),
+    );
   }
 
   /**
@@ -100,13 +117,19 @@ describe('start and graceful shutdown of a server process', () => {
   async function tenTurnsThroughSigterm(server: ServerProcess, chats: string[]): Promise<void> {
     model.answerWith((request) => ({ text: `answer to ${lastUserText(request)}`, delayMs: 1500 }));
     const turns = chats.map((id, i) =>
-      send(`${server.baseUrl}/v1/chats/${id}/messages`, { content: `turn ${i}` }, i % 2 === 1 ? { accept: 'text/event-stream' } : {}),
+      send(
+        `${server.baseUrl}/v1/chats/${id}/messages`,
+        { content: `turn ${i}` },
+        i % 2 === 1 ? { accept: 'text/event-stream' } : {},
+      ),
     );
     await until(() => model.requests.length === 10, 'ten turns at the model');
     server.child.kill('SIGTERM');
     await until(() => server.output().includes('SIGTERM: refusing new connections'), 'the shutdown to begin');
 
-    const late = await send(`${server.baseUrl}/v1/chats/${chats[0]}/messages`, { content: 'too late' }).catch((error: NodeJS.ErrnoException) => error.code);
+    const late = await send(`${server.baseUrl}/v1/chats/${chats[0]}/messages`, { content: 'too late' }).catch(
+      (error: NodeJS.ErrnoException) => error.code,
+    );
     expect(late).toBe('ECONNREFUSED');
 
     const answers = await Promise.all(turns);
@@ -117,7 +140,10 @@ describe('start and graceful shutdown of a server process', () => {
       } else {
         expect(answer.status).toBe(200);
         const events = parseSse(answer.text);
-        expect(events.at(-1)).toMatchObject({ event: 'done', data: { assistantMessage: { content: `answer to turn ${i}` } } });
+        expect(events.at(-1)).toMatchObject({
+          event: 'done',
+          data: { assistantMessage: { content: `answer to turn ${i}` } },
+        });
       }
     });
     expect(await server.exit).toEqual({ code: 0, signal: null });
@@ -126,14 +152,21 @@ describe('start and graceful shutdown of a server process', () => {
   }
 
   const storedTurns = (url: string) =>
-    query<{ role: string; content: string }>(url, 'SELECT role, content FROM chat_messages ORDER BY content, role DESC').then((rows) => rows.map((r) => `${r.role}: ${r.content}`));
-  const expectedTurns = Array.from({ length: 10 }, (_, i) => [`user: turn ${i}`, `assistant: answer to turn ${i}`]).flat().sort();
+    query<{ role: string; content: string }>(
+      url,
+      'SELECT role, content FROM chat_messages ORDER BY content, role DESC',
+    ).then((rows) => rows.map((r) => `${r.role}: ${r.content}`));
+  const expectedTurns = Array.from({ length: 10 }, (_, i) => [`user: turn ${i}`, `assistant: answer to turn ${i}`])
+    .flat()
+    .sort();
 
   beforeAll(async () => {
     await model.start();
     db = await createTestDatabase();
     try {
-      execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'pipe' });
+      execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+        stdio: 'pipe',
+      });
     } catch {
       // Type errors elsewhere do not stop tsc from emitting; the runs below show whether the build works.
     }
@@ -145,7 +178,8 @@ describe('start and graceful shutdown of a server process', () => {
     tree.cleanup();
   });
 
-  it('with DATABASE_URL: ten turns in flight (JSON and SSE) are answered and stored, a later one is refused, exit 0', async () => {
+  it('with DATABASE_URL: ten turns in flight (JSON and SSE) are answered and stored, a later one is ' +
+    'refused, exit 0', async () => {
     const server = await startServer('url', `url = "${db.url}"`);
     const chats = await createChats(server, 10);
     await tenTurnsThroughSigterm(server, chats);
@@ -167,7 +201,8 @@ describe('start and graceful shutdown of a server process', () => {
     }
   }, 60_000);
 
-  it('a turn that outlives shutdown_grace_ms is cut: its client gets a reset, nothing of it is stored, exit 0', async () => {
+  it('a turn that outlives shutdown_grace_ms is cut: its client gets a reset, nothing of it is ' +
+    'stored, exit 0', async () => {
     const cutDb = await createTestDatabase();
     try {
       const server = await startServer('grace', `url = "${cutDb.url}"`, 'shutdown_grace_ms = 300');
@@ -176,7 +211,12 @@ describe('start and graceful shutdown of a server process', () => {
       const turns = [
         send(`${server.baseUrl}/v1/chats/${jsonChat}/messages`, { content: 'slow' }),
         send(`${server.baseUrl}/v1/chats/${sseChat}/messages`, { content: 'slow' }, { accept: 'text/event-stream' }),
-      ].map((turn) => turn.then((answer) => `answered ${answer.status}`, (error: NodeJS.ErrnoException) => error.code ?? error.message));
+      ].map((turn) =>
+        turn.then(
+          (answer) => `answered ${answer.status}`,
+          (error: NodeJS.ErrnoException) => error.code ?? error.message,
+        ),
+      );
       await until(() => model.requests.length === 2, 'two turns at the model');
       // The model answers only after 5 s: resets rather than answers, and the log line, show the grace period cut them.
       server.child.kill('SIGTERM');
@@ -193,7 +233,12 @@ describe('start and graceful shutdown of a server process', () => {
     const start = (toml: string, env: Record<string, string> = {}) =>
       spawnSync(process.execPath, [`${process.cwd()}/dist/src/main.js`], {
         cwd: tree.root,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLHOST_CONFIG: tree.write('failing.toml', toml), ...env },
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          SKILLHOST_CONFIG: tree.write('failing.toml', toml),
+          ...env,
+        },
         encoding: 'utf8',
         timeout: 30_000,
       });
@@ -201,10 +246,16 @@ describe('start and graceful shutdown of a server process', () => {
     expect(unreachable).toMatchObject({
       status: 1,
       stdout: '',
-      stderr: 'skillhost: cannot start: Cannot use the database at postgres://app@127.0.0.1:1/nothing: connect ECONNREFUSED 127.0.0.1:1\n',
+      stderr:
+        'skillhost: cannot start: Cannot use the database at postgres://app@127.0.0.1:1/nothing: connect ' +
+        'ECONNREFUSED 127.0.0.1:1\n',
     });
     const malformed = start('[app]\nport = 0\n', { DATABASE_URL: 'postgres://app:s3cret@:5432' });
-    expect(malformed).toMatchObject({ status: 1, stdout: '', stderr: expect.stringMatching(/^config: DATABASE_URL \(app\.database\.url\): [^\n]+\n$/) });
+    expect(malformed).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^config: DATABASE_URL \(app\.database\.url\): [^\n]+\n$/),
+    });
     expect(malformed.stderr).not.toContain('s3cret');
   }, 60_000);
 });

@@ -11,7 +11,13 @@ describe('the start-up log', () => {
   const tree = tempTree('skillhost-startup-log-');
   let servers: Instances[] = [];
   const start = async (overrides: Record<string, unknown>) => {
-    const instances = await startInstances(1, { overrides: { 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills'), './.skills', '~/.agents/skills'], ...overrides } });
+    const instances = await startInstances(1, {
+      overrides: {
+        'app.skills.enabled': true,
+        'app.skills.directories': [tree.path('skills'), './.skills', '~/.agents/skills'],
+        ...overrides,
+      },
+    });
     servers.push(instances);
     const [server] = instances.instances;
     // Started means listening; the summary's lines come after that one, so its last is waited for.
@@ -40,7 +46,8 @@ describe('the start-up log', () => {
     tree.cleanup();
   });
 
-  it('at info is the summary: six lines (after the migrations of a new database), and nothing about the usual folders that are missing', async () => {
+  it('at info is the summary: six lines (after the migrations of a new database), and nothing about the usual ' +
+    'folders that are missing', async () => {
     const server = await start({});
     await expect(fetch(`${server.baseUrl}/health`).then((r) => r.status)).resolves.toBe(200);
     const lines = records(server.output()).filter((record) => record.msg !== 'request completed');
@@ -48,21 +55,43 @@ describe('the start-up log', () => {
       expect.stringMatching(/^Applied \d+ database migration\(s\)$/),
       expect.stringMatching(/^Skillhost \d+\.\d+\.\d+\S* listening at http:\/\/127\.0\.0\.1:\d+$/),
       'Open the chat page at /, the API at /docs (REST) and /graphql, agents at /mcp',
-      "Auth: off on this loopback address: requests without a key act as the admin 'local' (a key that is sent is still checked)",
+      "Auth: off on this loopback address: requests without a key act as the admin 'local' (a key that is sent " +
+        'is still checked)',
       expect.stringMatching(/^Database: PostgreSQL at postgres:\/\/.*\/skillhost_test_\w+$/),
-      `Skills: 1 loaded from ${tree.path('skills')}; 1 invalid: \`npx skillhost list\` or GET /v1/admin/skills says why`,
-      expect.stringMatching(/^Models: none configured, so chats answer 503 MODEL_NOT_CONFIGURED until you configure one: SKILLHOST_MODEL with OPENAI_BASE_URL/),
+      `Skills: 1 loaded from ${tree.path('skills')}; 1 invalid: \`npx skillhost list\` or GET /v1/admin/skills ` +
+        `says why`,
+      expect.stringMatching(
+        new RegExp(
+          '^Models: none configured, so chats answer 503 MODEL_NOT_CONFIGURED until you configure one: ' +
+            'SKILLHOST_MODEL with OPENAI_BASE_URL',
+        ),
+      ),
     ]);
     expect(lines.every((record) => record.level === 'info')).toBe(true);
   }, 60_000);
 
   it('a configured folder that is missing is still a warning; at debug the details are all there', async () => {
-    const server = await start({ 'app.logging.level': 'debug', 'app.skills.directories': [tree.path('skills'), tree.path('typo')], 'app.models': { local: { provider: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1', model: 'm' } } });
+    const server = await start({
+      'app.logging.level': 'debug',
+      'app.skills.directories': [tree.path('skills'), tree.path('typo')],
+      'app.models': { local: { provider: 'openai-compatible', base_url: 'http://127.0.0.1:9/v1', model: 'm' } },
+    });
     const all = records(server.output());
-    expect(all).toContainEqual(expect.objectContaining({ level: 'warn', msg: `Skills directory '${tree.path('typo')}' (${tree.path('typo')}) does not exist or is not a readable folder; skipped` }));
+    expect(all).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg:
+          `Skills directory '${tree.path('typo')}' ` +
+          `(${tree.path('typo')}) does not exist or is not a readable folder; skipped`,
+      }),
+    );
     expect(all).toContainEqual(expect.objectContaining({ level: 'debug', context: 'InstanceLoader' }));
-    expect(all).toContainEqual(expect.objectContaining({ level: 'debug', msg: expect.stringMatching(/^Invalid skill at .*broken/) }));
-    expect(all).toContainEqual(expect.objectContaining({ level: 'debug', msg: expect.stringMatching(/^Applied migrations: InitialSchema/) }));
+    expect(all).toContainEqual(
+      expect.objectContaining({ level: 'debug', msg: expect.stringMatching(/^Invalid skill at .*broken/) }),
+    );
+    expect(all).toContainEqual(
+      expect.objectContaining({ level: 'debug', msg: expect.stringMatching(/^Applied migrations: InitialSchema/) }),
+    );
     expect(all).toContainEqual(expect.objectContaining({ level: 'info', msg: 'Models: local' }));
   }, 60_000);
 });

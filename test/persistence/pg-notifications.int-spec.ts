@@ -2,7 +2,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jes
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { createDataSource } from '../../src/infra/database/data-source.js';
-import { LISTEN_APPLICATION_NAME, MAX_NOTIFY_PAYLOAD_BYTES, PgNotificationsService } from '../../src/infra/database/pg-notifications.service.js';
+import {
+  LISTEN_APPLICATION_NAME,
+  MAX_NOTIFY_PAYLOAD_BYTES,
+  PgNotificationsService,
+} from '../../src/infra/database/pg-notifications.service.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 
 /**
@@ -38,7 +42,10 @@ describe(PgNotificationsService.name, () => {
 
   /** The backends of LISTEN connections on the test database. */
   const listeners = () =>
-    query<{ pid: number }>(adminUrl, 'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [dbName, LISTEN_APPLICATION_NAME]).then((rows) => rows.map((r) => r.pid));
+    query<{ pid: number }>(adminUrl, 'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [
+      dbName,
+      LISTEN_APPLICATION_NAME,
+    ]).then((rows) => rows.map((r) => r.pid));
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -104,50 +111,60 @@ describe(PgNotificationsService.name, () => {
     expect(second).toEqual(['1', '2']);
   });
 
-  it('refuses a payload PostgreSQL would refuse, and a channel that is not a plain identifier, saying what to do', async () => {
-    const [a, b] = [await instance(), await instance()];
-    const heard: string[] = [];
-    a.listen('skillhost_test', (payload) => heard.push(payload));
-    await a.ready();
-    expect(() => b.notify('skillhost_test', 'x'.repeat(MAX_NOTIFY_PAYLOAD_BYTES + 1))).toThrow(
-      `A notification on 'skillhost_test' may carry at most 7999 bytes (PostgreSQL's limit); this one has 8000: store the data in a table and notify its id instead.`,
-    );
-    // Bytes, not characters: 4000 × "é" is 8000 bytes.
-    expect(() => b.notify('skillhost_test', 'é'.repeat(4000))).toThrow(/this one has 8000/);
-    for (const channel of ['', 'Upper', '1digit', 'with-dash', 'x; DROP TABLE chats', 'a'.repeat(64)]) {
-      expect(() => b.notify(channel, 'x')).toThrow(/Invalid notification channel/);
-      expect(() => a.listen(channel, () => undefined)).toThrow(/Invalid notification channel/);
-    }
-    const largest = `${'é'.repeat(3999)}x`;
-    await b.notify('skillhost_test', largest);
-    await until(() => heard.length === 1, 'the largest allowed payload');
-    expect(heard).toEqual([largest]);
-  });
+  it(
+    'refuses a payload PostgreSQL would refuse, and a channel that is not a plain identifier, saying ' + 'what to do',
+    async () => {
+      const [a, b] = [await instance(), await instance()];
+      const heard: string[] = [];
+      a.listen('skillhost_test', (payload) => heard.push(payload));
+      await a.ready();
+      expect(() => b.notify('skillhost_test', 'x'.repeat(MAX_NOTIFY_PAYLOAD_BYTES + 1))).toThrow(
+        `A notification on 'skillhost_test' may carry at most 7999 bytes (PostgreSQL's limit); this one has 8000: ` +
+          `store the data in a table and notify its id instead.`,
+      );
+      // Bytes, not characters: 4000 × "é" is 8000 bytes.
+      expect(() => b.notify('skillhost_test', 'é'.repeat(4000))).toThrow(/this one has 8000/);
+      for (const channel of ['', 'Upper', '1digit', 'with-dash', 'x; DROP TABLE chats', 'a'.repeat(64)]) {
+        expect(() => b.notify(channel, 'x')).toThrow(/Invalid notification channel/);
+        expect(() => a.listen(channel, () => undefined)).toThrow(/Invalid notification channel/);
+      }
+      const largest = `${'é'.repeat(3999)}x`;
+      await b.notify('skillhost_test', largest);
+      await until(() => heard.length === 1, 'the largest allowed payload');
+      expect(heard).toEqual([largest]);
+    },
+  );
 
-  it('survives the server ending its LISTEN connection: reconnects, listens again, tells onReconnect, and messages flow again', async () => {
-    const [a, b] = [await instance(), await instance()];
-    const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const logs = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-    jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
-    const heard: string[] = [];
-    let reconnects = 0;
-    a.listen('skillhost_test', (payload) => heard.push(payload));
-    a.onReconnect(() => reconnects++);
-    await a.ready();
-    await b.notify('skillhost_test', 'before');
-    await until(() => heard.length === 1, 'the first notification');
+  it(
+    'survives the server ending its LISTEN connection: reconnects, listens again, tells onReconnect, and messages ' +
+      'flow again',
+    async () => {
+      const [a, b] = [await instance(), await instance()];
+      const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const logs = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+      jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
+      const heard: string[] = [];
+      let reconnects = 0;
+      a.listen('skillhost_test', (payload) => heard.push(payload));
+      a.onReconnect(() => reconnects++);
+      await a.ready();
+      await b.notify('skillhost_test', 'before');
+      await until(() => heard.length === 1, 'the first notification');
 
-    const [pid] = await listeners();
-    await query(db.url, 'SELECT pg_terminate_backend($1)', [pid]);
-    await until(() => reconnects === 1, 'onReconnect');
-    const [newPid] = await listeners();
-    expect(newPid).not.toBe(pid);
-    await b.notify('skillhost_test', 'after');
-    await until(() => heard.length === 2, 'a notification after the reconnect');
-    expect(heard).toEqual(['before', 'after']);
-    expect(warnings.mock.calls.map(([message]) => message)).toEqual([expect.stringMatching(/^The LISTEN connection was lost \(.*terminat.*\); reconnecting with back-off/)]);
-    expect(logs.mock.calls.map(([message]) => message)).toEqual(['The LISTEN connection is back']);
-  });
+      const [pid] = await listeners();
+      await query(db.url, 'SELECT pg_terminate_backend($1)', [pid]);
+      await until(() => reconnects === 1, 'onReconnect');
+      const [newPid] = await listeners();
+      expect(newPid).not.toBe(pid);
+      await b.notify('skillhost_test', 'after');
+      await until(() => heard.length === 2, 'a notification after the reconnect');
+      expect(heard).toEqual(['before', 'after']);
+      expect(warnings.mock.calls.map(([message]) => message)).toEqual([
+        expect.stringMatching(/^The LISTEN connection was lost \(.*terminat.*\); reconnecting with back-off/),
+      ]);
+      expect(logs.mock.calls.map(([message]) => message)).toEqual(['The LISTEN connection is back']);
+    },
+  );
 
   it('keeps trying while the database refuses connections, logging the loss and the return once each', async () => {
     const [a, b] = [await instance(), await instance()];
@@ -181,24 +198,30 @@ describe(PgNotificationsService.name, () => {
     expect(logs.mock.calls).toEqual([[expect.stringMatching(/^The LISTEN connection is back after \d+ attempts$/)]]);
   });
 
-  it('shutdown closes the LISTEN connection and stops reconnecting; queued notifications are still sent, later ones refused', async () => {
-    const [a, b] = [await instance(), await instance()];
-    const heard: string[] = [];
-    b.listen('skillhost_test', (payload) => heard.push(payload));
-    a.listen('skillhost_test', () => undefined);
-    await Promise.all([a.ready(), b.ready()]);
-    expect(await listeners()).toHaveLength(2);
+  it(
+    'shutdown closes the LISTEN connection and stops reconnecting; queued notifications are still sent, later ' +
+      'ones refused',
+    async () => {
+      const [a, b] = [await instance(), await instance()];
+      const heard: string[] = [];
+      b.listen('skillhost_test', (payload) => heard.push(payload));
+      a.listen('skillhost_test', () => undefined);
+      await Promise.all([a.ready(), b.ready()]);
+      expect(await listeners()).toHaveLength(2);
 
-    const queued = Array.from({ length: 20 }, (_, i) => a.notify('skillhost_test', `queued ${i}`));
-    await a.beforeApplicationShutdown();
-    await Promise.all(queued);
-    await until(() => heard.length === 20, 'the queued notifications');
-    expect(heard).toEqual(Array.from({ length: 20 }, (_, i) => `queued ${i}`));
-    expect(await listeners()).toHaveLength(1);
-    await expect(a.notify('skillhost_test', 'late')).rejects.toThrow("Cannot notify on 'skillhost_test': the application is shutting down.");
-    await expect(a.ready()).rejects.toThrow(/shutting down/);
-    expect(() => a.listen('skillhost_test', () => undefined)).toThrow(/shutting down/);
-  });
+      const queued = Array.from({ length: 20 }, (_, i) => a.notify('skillhost_test', `queued ${i}`));
+      await a.beforeApplicationShutdown();
+      await Promise.all(queued);
+      await until(() => heard.length === 20, 'the queued notifications');
+      expect(heard).toEqual(Array.from({ length: 20 }, (_, i) => `queued ${i}`));
+      expect(await listeners()).toHaveLength(1);
+      await expect(a.notify('skillhost_test', 'late')).rejects.toThrow(
+        "Cannot notify on 'skillhost_test': the application is shutting down.",
+      );
+      await expect(a.ready()).rejects.toThrow(/shutting down/);
+      expect(() => a.listen('skillhost_test', () => undefined)).toThrow(/shutting down/);
+    },
+  );
 
   it('shutdown while reconnecting ends the back-off: nothing is left running', async () => {
     const a = await instance();

@@ -16,11 +16,16 @@ describe('the team signal', () => {
     // Two skills that match "weekly report" equally: without a signal, the name decides (alpha first).
     writeSkill(tree, 'skills', 'report-alpha', { description: 'Writes the weekly report for the team.' });
     writeSkill(tree, 'skills', 'report-beta', { description: 'Writes the weekly report for the team.' });
-    writeSkill(tree, 'skills', 'invoice-maker', { description: 'Creates invoices for customers and sends them as PDF.' });
+    writeSkill(tree, 'skills', 'invoice-maker', {
+      description: 'Creates invoices for customers and sends them as PDF.',
+    });
   });
   let ctx: ChatTestContext;
   const http = () => request(ctx.app.getHttpServer());
-  const search = async (q: string) => ((await http().get('/v1/skills/search').query({ q }).expect(200)).body.results as { name: string; score: number }[]).map((r) => r.name);
+  const search = async (q: string) =>
+    (
+      (await http().get('/v1/skills/search').query({ q }).expect(200)).body.results as { name: string; score: number }[]
+    ).map((r) => r.name);
   const activateIn = async (name: string) => {
     const chat = (await http().post('/v1/chats').send({}).expect(201)).body.id as string;
     await http().post(`/v1/chats/${chat}/tools/skills.activate`).send({ name }).expect(200);
@@ -40,10 +45,16 @@ describe('the team signal', () => {
 
   it('counts chats, not activations: one chat activating a skill again and again counts once', async () => {
     const chat = await activateIn('report-alpha');
-    for (let i = 0; i < 3; i++) await http().post(`/v1/chats/${chat}/tools/skills.activate`).send({ name: 'report-alpha' }).expect(200);
+    for (let i = 0; i < 3; i++)
+      await http().post(`/v1/chats/${chat}/tools/skills.activate`).send({ name: 'report-alpha' }).expect(200);
     await activateIn('report-beta');
     await activateIn('report-beta');
-    expect(await ctx.app.get(ChatRepository).skillUse(30, 100)).toEqual(new Map([['report-beta', 2], ['report-alpha', 1]]));
+    expect(await ctx.app.get(ChatRepository).skillUse(30, 100)).toEqual(
+      new Map([
+        ['report-beta', 2],
+        ['report-alpha', 1],
+      ]),
+    );
   });
 
   it('puts the skill activated in more chats first among equals, once the counts are re-read', async () => {
@@ -60,7 +71,12 @@ describe('the team signal', () => {
   });
 
   it('forgets activations older than 30 days', async () => {
-    await ctx.app.get<DataSource>(DATA_SOURCE).query(`UPDATE chat_activated_skills SET last_activated_at = now() - interval '31 days' WHERE skill_name = 'report-beta'`);
+    await ctx.app
+      .get<DataSource>(DATA_SOURCE)
+      .query(
+        `UPDATE chat_activated_skills SET last_activated_at = now() - interval '31 days' WHERE skill_name = ` +
+          `'report-beta'`,
+      );
     const service = ctx.app.get(SkillSearchService);
     await service.refreshUse();
     expect(service.popularity.has('report-beta')).toBe(false);
@@ -74,6 +90,10 @@ describe('the team signal', () => {
     const chat = (await http().post('/v1/chats').send({}).expect(201)).body.id as string;
     const context = await http().get(`/v1/chats/${chat}/context`).query({ message: 'zzzz qqqq' }).expect(200);
     // report-beta's chats are past the window: invoice-maker and report-alpha, one chat each, by name.
-    expect(context.body.catalogue).toMatchObject({ complete: false, listed: ['invoice-maker', 'report-alpha'], unlisted: 1 });
+    expect(context.body.catalogue).toMatchObject({
+      complete: false,
+      listed: ['invoice-maker', 'report-alpha'],
+      unlisted: 1,
+    });
   });
 });

@@ -31,20 +31,38 @@ describeWithSandbox('scripts on a server that is not root (as the Docker image r
   beforeAll(async () => {
     buildServer();
     db = await createTestDatabase();
-    writeSkill(tree, 'skills', 'probe', { description: 'Shows what a script sees.', extra: 'allowed-tools: Bash(sh:*)' });
+    writeSkill(tree, 'skills', 'probe', {
+      description: 'Shows what a script sees.',
+      extra: 'allowed-tools: Bash(sh:*)',
+    });
     tree.write(
       'skills/probe/scripts/see.sh',
-      '#!/bin/sh\necho "uid=$(id -u) PATH=$PATH"\necho "init: $(tr "\\000" " " < /proc/1/cmdline) / $(tr "\\000" " " < /proc/1/environ)"\nls /proc | grep -c "^[0-9]"\n',
+      '#!/bin/sh\necho "uid=$(id -u) PATH=$PATH"\necho "init: $(tr "\\000" " " < /proc/1/cmdline) / $(tr ' +
+        '"\\000" " " < /proc/1/environ)"\nls /proc | grep -c "^[0-9]"\n',
     );
     const config = tree.write(
       'config.toml',
-      stringify({ app: { host: '127.0.0.1', port: 0, logging: { format: 'json' }, database: { url: db.url }, skills: { enabled: true, directories: [tree.path('skills')] }, scripts: { enabled: true } } }),
+      stringify({
+        app: {
+          host: '127.0.0.1',
+          port: 0,
+          logging: { format: 'json' },
+          database: { url: db.url },
+          skills: { enabled: true, directories: [tree.path('skills')] },
+          scripts: { enabled: true },
+        },
+      }),
     );
     // The server's own folder (its working directory, with the store's cache) belongs to its user.
     if (asRoot) chownTree(tree.root, NODE_UID);
     server = await startServerProcess(['node', `${process.cwd()}/dist/src/main.js`], {
       cwd: tree.root,
-      env: { PATH: process.env.PATH ?? '', HOME: tree.root, SKILLHOST_CONFIG: config, SKILLHOST_SERVER_SECRET: 'NON-ROOT-SECRET' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: tree.root,
+        SKILLHOST_CONFIG: config,
+        SKILLHOST_SERVER_SECRET: 'NON-ROOT-SECRET',
+      },
       ...(asRoot ? { uid: NODE_UID } : {}),
     });
   }, 300_000);
@@ -56,7 +74,12 @@ describeWithSandbox('scripts on a server that is not root (as the Docker image r
 
   it('passes the start-up check, and runs a script as uid 65534 that sees no server path or environment', async () => {
     expect(server.output()).toMatch(/Scripts enabled: bubblewrap sandbox/);
-    const post = (path: string, body: unknown) => fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const chat = ((await (await post('/v1/chats', {})).json()) as { id: string }).id;
     const answer = await post(`/v1/chats/${chat}/tools/skills.runScript`, { name: 'probe', path: 'scripts/see.sh' });
     const card = ((await answer.json()) as { toolCard: { status: string; output: string } }).toolCard;

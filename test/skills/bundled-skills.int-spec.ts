@@ -7,7 +7,10 @@ import { SkillResourcesService } from '@skillhost/nest';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 
 describe('bundled skills', () => {
-  const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': ['./skills'], 'app.skills.validation': 'strict' }, resolve('.'));
+  const config = configWith(
+    { 'app.skills.enabled': true, 'app.skills.directories': ['./skills'], 'app.skills.validation': 'strict' },
+    resolve('.'),
+  );
   const registry = new SkillRegistryService(skillsSettingsOf(config));
   void registry.onModuleInit(); // no store: the first scan is done before it returns
   const sut = new SkillResourcesService(registry, skillsSettingsOf(config));
@@ -19,9 +22,15 @@ describe('bundled skills', () => {
 
   it('the conformance skill serves each marker and refuses ../../config.toml', async () => {
     expect((await sut.activate('skills-system-validation')).body).toContain('references/REFERENCE.md');
-    expect((await sut.readResource('skills-system-validation', 'references/REFERENCE.md')).content).toContain('MARKER: REF-7f3c9a1e-skills-reference');
-    expect(JSON.parse((await sut.readResource('skills-system-validation', 'assets/fixture.json')).content).marker).toBe('ASSET-2b8d4e60-skills-fixture');
-    expect((await sut.readResource('skills-system-validation', 'scripts/echo.sh')).content).toContain('SCRIPT-91e0c5d2-skills-echo');
+    expect((await sut.readResource('skills-system-validation', 'references/REFERENCE.md')).content).toContain(
+      'MARKER: REF-7f3c9a1e-skills-reference',
+    );
+    expect(JSON.parse((await sut.readResource('skills-system-validation', 'assets/fixture.json')).content).marker).toBe(
+      'ASSET-2b8d4e60-skills-fixture',
+    );
+    expect((await sut.readResource('skills-system-validation', 'scripts/echo.sh')).content).toContain(
+      'SCRIPT-91e0c5d2-skills-echo',
+    );
     const refusal = sut.readResource('skills-system-validation', '../../config.toml');
     await expect(refusal).rejects.toBeInstanceOf(AppError);
     await expect(refusal).rejects.toMatchObject({

@@ -11,7 +11,9 @@ import { makeFifo, makeSymlink } from './special-files.js';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 
 /** A skill.mjs that leaves a file behind when it is ever imported: proof that it ran. */
-const markerModule = (marker: string) => `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport async function execute() { return { success: true, output: 'ran' }; }\n`;
+const markerModule = (marker: string) =>
+  `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport async ` +
+  `function execute() { return { success: true, output: 'ran' }; }\n`;
 
 const ECHO_MODULE = `export async function execute(ctx) {
   return { success: true, output: ctx.input + ' in ' + ctx.config.units, metadata: { chatId: ctx.chatId } };
@@ -71,7 +73,9 @@ describe('code skills', () => {
         { configured: 'skills', path: tree.path('skills'), exists: false, skills: 0, invalid: 0 },
         { configured: 'code', path: tree.path('code'), exists: true, code: true, skills: 3, invalid: 0 },
       ]);
-      expect(sut.warnings).toEqual([`Skills directory 'skills' (${tree.path('skills')}) does not exist or is not a readable folder; skipped`]);
+      expect(sut.warnings).toEqual([
+        `Skills directory 'skills' (${tree.path('skills')}) does not exist or is not a readable folder; skipped`,
+      ]);
     });
 
     it('ignores skill.mjs in a regular skills directory: just a file', () => {
@@ -88,7 +92,13 @@ describe('code skills', () => {
       const sut = discover();
       expect(sut.skills).toEqual([expect.objectContaining({ name: 'weather', description: 'Instructions only.' })]);
       expect(sut.skills[0].code).toBeUndefined();
-      expect(sut.collisions).toEqual([{ name: 'weather', winner: { path: tree.path('skills/weather'), source: 'skills' }, loser: { path: tree.path('code/weather'), source: 'code' } }]);
+      expect(sut.collisions).toEqual([
+        {
+          name: 'weather',
+          winner: { path: tree.path('skills/weather'), source: 'skills' },
+          loser: { path: tree.path('code/weather'), source: 'code' },
+        },
+      ]);
     });
 
     it('reports a skill.mjs that is a FIFO, a folder or a link to nothing as invalid, without blocking', () => {
@@ -99,9 +109,21 @@ describe('code skills', () => {
       const sut = discover();
       expect(sut.skills).toEqual([]);
       expect(sut.invalid.map((entry) => [entry.name, entry.errors])).toEqual([
-        ['dangling', ['skill.mjs is a symbolic link to a file that does not exist; point it at the module or remove it']],
-        ['fifo', ['skill.mjs is a FIFO (named pipe), not a regular file; replace it with a JavaScript module exporting execute(ctx)']],
-        ['folder', ['skill.mjs is a folder, not a regular file; replace it with a JavaScript module exporting execute(ctx)']],
+        [
+          'dangling',
+          ['skill.mjs is a symbolic link to a file that does not exist; point it at the module or remove it'],
+        ],
+        [
+          'fifo',
+          [
+            'skill.mjs is a FIFO (named pipe), not a regular file; replace it with a JavaScript module ' +
+              'exporting execute(ctx)',
+          ],
+        ],
+        [
+          'folder',
+          ['skill.mjs is a folder, not a regular file; replace it with a JavaScript module exporting execute(ctx)'],
+        ],
       ]);
       expect(sut.directories[1]).toMatchObject({ skills: 0, invalid: 3 });
     });
@@ -118,34 +140,58 @@ describe('code skills', () => {
       });
       const registry = new SkillRegistryService(skillsSettingsOf(config));
       void registry.onModuleInit(); // no store: the first scan is done before it returns
-      return { registry, resources: new SkillResourcesService(registry, skillsSettingsOf(config)), sut: new CodeSkillService(config) };
+      return {
+        registry,
+        resources: new SkillResourcesService(registry, skillsSettingsOf(config)),
+        sut: new CodeSkillService(config),
+      };
     }
 
-    it('runs a folder code skill in a worker with its [app.skills.settings.NAME] as ctx.config, and asks its canHandle', async () => {
-      writeSkill(tree, 'code', 'weather');
-      tree.write('code/weather/skill.mjs', ECHO_MODULE);
-      const { registry, sut } = build();
-      const skill = registry.get('weather');
-      expect(await sut.run(skill, invocation())).toEqual({ success: true, output: 'Oslo in metric', metadata: { chatId: 'chat-1' }, durationMs: expect.any(Number) });
-      expect(await sut.score(skill, 'weather tomorrow')).toBe(0.75);
-      expect(await sut.score(skill, 'a poem')).toBe(0);
-    });
+    it(
+      'runs a folder code skill in a worker with its [app.skills.settings.NAME] as ctx.config, and asks its ' +
+        'canHandle',
+      async () => {
+        writeSkill(tree, 'code', 'weather');
+        tree.write('code/weather/skill.mjs', ECHO_MODULE);
+        const { registry, sut } = build();
+        const skill = registry.get('weather');
+        expect(await sut.run(skill, invocation())).toEqual({
+          success: true,
+          output: 'Oslo in metric',
+          metadata: { chatId: 'chat-1' },
+          durationMs: expect.any(Number),
+        });
+        expect(await sut.score(skill, 'weather tomorrow')).toBe(0.75);
+        expect(await sut.score(skill, 'a poem')).toBe(0);
+      },
+    );
 
-    it('never runs a skill.mjs of a regular skills directory: the skill has no code, and the file is a resource', async () => {
-      const marker = tree.path('marker.txt');
-      writeSkill(tree, 'skills', 'weather');
-      tree.write('skills/weather/skill.mjs', markerModule(marker));
-      const { registry, resources, sut } = build();
-      const skill = registry.get('weather');
-      expect(await sut.run(skill, invocation())).toEqual({ success: false, output: '', error: "Skill 'weather' has no code to run; activate it to read its instructions.", durationMs: 0 });
-      expect(await sut.score(skill, 'weather')).toBeUndefined();
-      expect((await resources.listResources('weather')).files.map((file) => file.path)).toEqual(['skill.mjs']);
-      expect(existsSync(marker)).toBe(false);
-    });
+    it(
+      'never runs a skill.mjs of a regular skills directory: the skill has no code, and the file is ' + 'a resource',
+      async () => {
+        const marker = tree.path('marker.txt');
+        writeSkill(tree, 'skills', 'weather');
+        tree.write('skills/weather/skill.mjs', markerModule(marker));
+        const { registry, resources, sut } = build();
+        const skill = registry.get('weather');
+        expect(await sut.run(skill, invocation())).toEqual({
+          success: false,
+          output: '',
+          error: "Skill 'weather' has no code to run; activate it to read its instructions.",
+          durationMs: 0,
+        });
+        expect(await sut.score(skill, 'weather')).toBeUndefined();
+        expect((await resources.listResources('weather')).files.map((file) => file.path)).toEqual(['skill.mjs']);
+        expect(existsSync(marker)).toBe(false);
+      },
+    );
 
-    it("gives a skill without settings an empty ctx.config, even one named like an Object property", async () => {
+    it('gives a skill without settings an empty ctx.config, even one named like an Object property', async () => {
       writeSkill(tree, 'code', 'constructor');
-      tree.write('code/constructor/skill.mjs', 'export async function execute(ctx) { return { success: true, output: JSON.stringify(ctx.config) }; }');
+      tree.write(
+        'code/constructor/skill.mjs',
+        'export async function execute(ctx) { return { success: true, output: JSON.stringify(ctx.config) }; }',
+      );
       const { registry, sut } = build();
       expect(await sut.run(registry.get('constructor'), invocation())).toMatchObject({ success: true, output: '{}' });
     });
@@ -154,20 +200,33 @@ describe('code skills', () => {
       writeSkill(tree, 'code', 'slow');
       tree.write('code/slow/skill.mjs', 'export async function execute() { for (;;) {} }');
       const { registry, sut } = build({ 'app.skills.code_timeout_ms': 200 });
-      expect(await sut.run(registry.get('slow'), invocation())).toMatchObject({ success: false, error: 'The code skill failed: it was stopped after 200 ms (app.skills.code_timeout_ms)' });
+      expect(await sut.run(registry.get('slow'), invocation())).toMatchObject({
+        success: false,
+        error: 'The code skill failed: it was stopped after 200 ms (app.skills.code_timeout_ms)',
+      });
     });
   });
 
   describe('tools_required', () => {
     function build(overrides: Record<string, unknown> = {}) {
-      const registry = new SkillRegistryService(skillsSettingsOf(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], ...overrides })));
+      const registry = new SkillRegistryService(
+        skillsSettingsOf(
+          configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], ...overrides }),
+        ),
+      );
       void registry.onModuleInit(); // no store: the first scan is done before it returns
       return registry;
     }
 
     beforeEach(() => {
-      writeSkill(tree, 'skills', 'shell-helper', { description: 'Runs shell commands.', extra: 'tools_required: [bash]' });
-      writeSkill(tree, 'skills', 'meta-helper', { description: 'Reads files.', extra: 'metadata:\n  tools_required: skills.readResource, use_skill' });
+      writeSkill(tree, 'skills', 'shell-helper', {
+        description: 'Runs shell commands.',
+        extra: 'tools_required: [bash]',
+      });
+      writeSkill(tree, 'skills', 'meta-helper', {
+        description: 'Reads files.',
+        extra: 'metadata:\n  tools_required: skills.readResource, use_skill',
+      });
       writeSkill(tree, 'skills', 'plain');
     });
 
@@ -181,14 +240,18 @@ describe('code skills', () => {
           path: tree.path('skills/shell-helper'),
           source: tree.path('skills'),
           missingTools: ['bash'],
-          reason: "It needs tools the chats of this server do not have: 'bash' (offered only while scripts are on: app.scripts.enabled = true); it is left out of the catalogue until they are offered.",
+          reason:
+            "It needs tools the chats of this server do not have: 'bash' (offered only while scripts are on: " +
+            'app.scripts.enabled = true); it is left out of the catalogue until they are offered.',
         },
       ]);
       expect(sut.snapshot.directories[0]).toMatchObject({ skills: 2 });
       expect(failure(() => sut.get('shell-helper'))).toEqual({
         code: ErrorCode.SKILL_NOT_FOUND,
         message:
-          "Skill 'shell-helper' not offered: It needs tools the chats of this server do not have: 'bash' (offered only while scripts are on: app.scripts.enabled = true); it is left out of the catalogue until they are offered. Available: meta-helper, plain",
+          "Skill 'shell-helper' not offered: It needs tools the chats of this server do not have: 'bash' " +
+          '(offered only while scripts are on: app.scripts.enabled = true); it is left out of the catalogue ' +
+          'until they are offered. Available: meta-helper, plain',
       });
     });
 
@@ -205,7 +268,9 @@ describe('code skills', () => {
       expect(sut.snapshot).not.toBe(before);
       expect([...before.skills.keys()]).toEqual(['meta-helper', 'plain']);
       expect([...sut.snapshot.skills.keys()]).toEqual(['plain', 'shell-helper']);
-      expect(sut.snapshot.unavailable.map((entry) => [entry.name, entry.missingTools])).toEqual([['meta-helper', ['skills.readResource', 'use_skill']]]);
+      expect(sut.snapshot.unavailable.map((entry) => [entry.name, entry.missingTools])).toEqual([
+        ['meta-helper', ['skills.readResource', 'use_skill']],
+      ]);
       expect(sut.snapshot.scannedAt).toBe(before.scannedAt);
     });
   });

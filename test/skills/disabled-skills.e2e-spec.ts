@@ -4,7 +4,10 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { ScriptedModelServer } from '../support/scripted-model-server.js';
 import { useChatSkillsTree } from '../support/files/skill-tree.js';
 
-/** `[app.skills] disabled`: a switched-off skill is in no catalogue, `/name` stays text, and reaching it answers SKILL_DISABLED. */
+/**
+ * `[app.skills] disabled`: a switched-off skill is in no catalogue, `/name` stays text, and reaching it answers
+ * SKILL_DISABLED.
+ */
 const chatSkills = useChatSkillsTree();
 
 describe('skills switched off by [app.skills] disabled', () => {
@@ -15,11 +18,19 @@ describe('skills switched off by [app.skills] disabled', () => {
   });
   afterAll(async () => ctx?.close());
 
-  const refusal = { code: 'SKILL_DISABLED', message: "Skill 'pdf' is switched off on this server ([app.skills] disabled); an operator can switch it on again.", details: { name: 'pdf' } };
+  const refusal = {
+    code: 'SKILL_DISABLED',
+    message: "Skill 'pdf' is switched off on this server ([app.skills] disabled); an operator can switch it on again.",
+    details: { name: 'pdf' },
+  };
 
   it('is in no list or catalogue, and its routes answer 403 SKILL_DISABLED', async () => {
-    expect((await http().get('/v1/skills').expect(200)).body.skills.map((s: { name: string }) => s.name)).toEqual(['git-commit']);
-    expect((await http().get('/v1/skills-catalogue?format=markdown').expect(200)).text).toBe('- git-commit: Writes commit messages.');
+    expect((await http().get('/v1/skills').expect(200)).body.skills.map((s: { name: string }) => s.name)).toEqual([
+      'git-commit',
+    ]);
+    expect((await http().get('/v1/skills-catalogue?format=markdown').expect(200)).text).toBe(
+      '- git-commit: Writes commit messages.',
+    );
     expect((await http().get('/v1/skills/pdf').expect(403)).body).toEqual(refusal);
     expect((await http().get('/v1/skills/pdf/body').expect(403)).body).toEqual(refusal);
     expect((await http().get('/v1/skills/pdf/resources/references/forms.md').expect(403)).body).toEqual(refusal);
@@ -28,7 +39,9 @@ describe('skills switched off by [app.skills] disabled', () => {
 
   it('is listed in the admin view', async () => {
     const report = (await http().get('/v1/admin/skills').expect(200)).body;
-    expect(report.disabled).toEqual([{ name: 'pdf', path: chatSkills().path('skills/pdf'), source: chatSkills().path('skills') }]);
+    expect(report.disabled).toEqual([
+      { name: 'pdf', path: chatSkills().path('skills/pdf'), source: chatSkills().path('skills') },
+    ]);
     expect(report.valid.map((s: { name: string }) => s.name)).toEqual(['git-commit']);
   });
 
@@ -40,9 +53,18 @@ describe('skills switched off by [app.skills] disabled', () => {
     const sent = ctx.model.requests[0];
     expect(sent.body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['/pdf fill this']);
     expect(ScriptedModelServer.systemPrompt(sent)).not.toContain('Works with PDF files');
-    expect(turn.assistantMessage.toolCards[0]).toMatchObject({ tool: 'skills.activate', status: 'error', output: `Error (SKILL_DISABLED): ${refusal.message}` });
+    expect(turn.assistantMessage.toolCards[0]).toMatchObject({
+      tool: 'skills.activate',
+      status: 'error',
+      output: `Error (SKILL_DISABLED): ${refusal.message}`,
+    });
     expect(turn.activatedSkills).toEqual([]);
-    const api = (await http().post(`/v1/chats/${chat}/tools/skills.readResource`).send({ name: 'pdf', path: 'references/forms.md' }).expect(200)).body;
+    const api = (
+      await http()
+        .post(`/v1/chats/${chat}/tools/skills.readResource`)
+        .send({ name: 'pdf', path: 'references/forms.md' })
+        .expect(200)
+    ).body;
     expect(api.toolCard).toMatchObject({ status: 'error', output: `Error (SKILL_DISABLED): ${refusal.message}` });
   });
 });

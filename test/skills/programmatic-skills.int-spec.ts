@@ -22,7 +22,11 @@ const RELEASE_NOTES = {
   name: 'release-notes',
   description: 'Writes release notes from merged pull requests.',
   instructions: '# Release notes\n\nRead references/style.md, then list the changes.\n',
-  resources: { 'references/style.md': 'STYLE-MARKER', 'assets/template.md': '## {version}', 'scripts/collect.sh': 'echo' },
+  resources: {
+    'references/style.md': 'STYLE-MARKER',
+    'assets/template.md': '## {version}',
+    'scripts/collect.sh': 'echo',
+  },
 };
 
 describe(`${SkillRegistryService.name}: programmatic skills`, () => {
@@ -32,7 +36,12 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
   let code: CodeSkillService;
 
   function build(overrides: Record<string, unknown> = {}, init = true) {
-    const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], 'app.skills.settings.greeter': { greeting: 'Hej' }, ...overrides });
+    const config = configWith({
+      'app.skills.enabled': true,
+      'app.skills.directories': [tree.path('skills')],
+      'app.skills.settings.greeter': { greeting: 'Hej' },
+      ...overrides,
+    });
     registry = new SkillRegistryService(skillsSettingsOf(config));
     if (init) void registry.onModuleInit(); // no store: the first scan is done before it returns
     resources = new SkillResourcesService(registry, skillsSettingsOf(config));
@@ -49,11 +58,18 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
   it('swaps in a new snapshot with the skill at once; one taken before stays as it was', () => {
     const before = registry.snapshot;
     const record = registry.register(RELEASE_NOTES);
-    expect(record).toMatchObject({ name: 'release-notes', origin: 'programmatic', scope: 'workspace', source: 'programmatic:workspace' });
+    expect(record).toMatchObject({
+      name: 'release-notes',
+      origin: 'programmatic',
+      scope: 'workspace',
+      source: 'programmatic:workspace',
+    });
     expect(registry.snapshot).not.toBe(before);
     expect([...before.skills.keys()]).toEqual(['pdf']);
     expect([...registry.snapshot.skills.keys()]).toEqual(['pdf', 'release-notes']);
-    expect(registry.snapshot.catalogue('markdown')).toBe('- pdf: Works with PDF files (folder).\n- release-notes: Writes release notes from merged pull requests.');
+    expect(registry.snapshot.catalogue('markdown')).toBe(
+      '- pdf: Works with PDF files (folder).\n- release-notes: Writes release notes from merged pull requests.',
+    );
     expect(registry.snapshot.scannedAt).toBe(before.scannedAt);
   });
 
@@ -80,32 +96,63 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
         ],
         truncated: false,
       });
-      expect((await resources.listResources('release-notes', 'references')).files).toEqual([{ path: 'references/style.md', size: 12 }]);
-      expect(await resources.readResource('release-notes', './references//style.md')).toEqual({ name: 'release-notes', path: 'references/style.md', content: 'STYLE-MARKER', truncated: false });
+      expect((await resources.listResources('release-notes', 'references')).files).toEqual([
+        { path: 'references/style.md', size: 12 },
+      ]);
+      expect(await resources.readResource('release-notes', './references//style.md')).toEqual({
+        name: 'release-notes',
+        path: 'references/style.md',
+        content: 'STYLE-MARKER',
+        truncated: false,
+      });
       expect(await failure(() => resources.readResource('release-notes', 'references/missing.md'))).toEqual({
         code: ErrorCode.RESOURCE_NOT_FOUND,
-        message: "Resource 'references/missing.md' not found in skill 'release-notes'. Available: assets/template.md, references/style.md, scripts/collect.sh",
+        message:
+          "Resource 'references/missing.md' not found in skill 'release-notes'. Available: assets/template.md, " +
+          'references/style.md, scripts/collect.sh',
       });
-      expect(await failure(() => resources.readResource('release-notes', 'references'))).toMatchObject({ code: ErrorCode.RESOURCE_IS_DIRECTORY });
-      expect(await failure(() => resources.readResource('release-notes', '../pdf/SKILL.md'))).toMatchObject({ code: ErrorCode.RESOURCE_OUTSIDE_SKILL });
+      expect(await failure(() => resources.readResource('release-notes', 'references'))).toMatchObject({
+        code: ErrorCode.RESOURCE_IS_DIRECTORY,
+      });
+      expect(await failure(() => resources.readResource('release-notes', '../pdf/SKILL.md'))).toMatchObject({
+        code: ErrorCode.RESOURCE_OUTSIDE_SKILL,
+      });
     });
 
     it('cuts instructions and files past the configured limits, as on disk', async () => {
       build({ 'app.skills.max_skill_md_bytes': 1024, 'app.skills.max_resource_bytes': 1024 });
-      registry.register({ ...RELEASE_NOTES, instructions: 'i'.repeat(3000), resources: { 'big.md': 'b'.repeat(2000) } });
-      expect(await resources.activate('release-notes')).toMatchObject({ body: `${'i'.repeat(1024)}\n\n[Truncated: showing the first 1024 of 3000 bytes of SKILL.md.]`, truncated: true });
-      expect(await resources.readResource('release-notes', 'big.md')).toMatchObject({ content: `${'b'.repeat(1024)}\n\n[Truncated: showing the first 1024 of 2000 bytes of big.md.]`, truncated: true });
+      registry.register({
+        ...RELEASE_NOTES,
+        instructions: 'i'.repeat(3000),
+        resources: { 'big.md': 'b'.repeat(2000) },
+      });
+      expect(await resources.activate('release-notes')).toMatchObject({
+        body: `${'i'.repeat(1024)}\n\n[Truncated: showing the first 1024 of 3000 bytes of SKILL.md.]`,
+        truncated: true,
+      });
+      expect(await resources.readResource('release-notes', 'big.md')).toMatchObject({
+        content: `${'b'.repeat(1024)}\n\n[Truncated: showing the first 1024 of 2000 bytes of big.md.]`,
+        truncated: true,
+      });
     });
   });
 
   describe('precedence (bundled < user < workspace; folder skills are user)', () => {
-    const programmaticPdf = { name: 'pdf', description: 'Works with PDF files (programmatic).', instructions: 'PROGRAMMATIC-BODY' };
+    const programmaticPdf = {
+      name: 'pdf',
+      description: 'Works with PDF files (programmatic).',
+      instructions: 'PROGRAMMATIC-BODY',
+    };
 
     it('a bundled skill does not shadow a folder skill', async () => {
       registry.register(programmaticPdf, 'bundled');
       expect((await resources.activate('pdf')).body).toBe('FOLDER-BODY');
       expect(registry.snapshot.collisions).toEqual([
-        { name: 'pdf', winner: { path: tree.path('skills/pdf'), source: tree.path('skills') }, loser: { path: 'programmatic:bundled/pdf', source: 'programmatic:bundled' } },
+        {
+          name: 'pdf',
+          winner: { path: tree.path('skills/pdf'), source: tree.path('skills') },
+          loser: { path: 'programmatic:bundled/pdf', source: 'programmatic:bundled' },
+        },
       ]);
     });
 
@@ -152,7 +199,10 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
     expect(await failure(() => registry.register({ name: 'Release Notes', description: '' }))).toEqual({
       code: ErrorCode.VALIDATION_FAILED,
       message:
-        "Programmatic skill 'Release Notes' cannot be registered: Skill name 'Release Notes' must be lowercase; Skill name 'Release Notes' contains invalid characters. Only letters, digits, and hyphens are allowed.; Field 'description' must be a non-empty string; give 'instructions' (an instruction skill), 'execute' (a code skill), or both.",
+        "Programmatic skill 'Release Notes' cannot be registered: Skill name 'Release Notes' must be lowercase; " +
+        "Skill name 'Release Notes' contains invalid characters. Only letters, digits, and hyphens are " +
+        "allowed.; Field 'description' must be a non-empty string; give 'instructions' (an instruction skill), " +
+        "'execute' (a code skill), or both.",
     });
     expect(registry.snapshot).toBe(before);
   });
@@ -160,7 +210,14 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
   it('leaves out a programmatic skill whose tools_required the chats lack', () => {
     registry.register({ ...RELEASE_NOTES, toolsRequired: ['shell'] });
     expect([...registry.snapshot.skills.keys()]).toEqual(['pdf']);
-    expect(registry.snapshot.unavailable).toEqual([expect.objectContaining({ name: 'release-notes', path: 'programmatic:workspace/release-notes', source: 'programmatic:workspace', missingTools: ['shell'] })]);
+    expect(registry.snapshot.unavailable).toEqual([
+      expect.objectContaining({
+        name: 'release-notes',
+        path: 'programmatic:workspace/release-notes',
+        source: 'programmatic:workspace',
+        missingTools: ['shell'],
+      }),
+    ]);
   });
 
   describe('a code skill, run in-process', () => {
@@ -175,7 +232,11 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
           seen = data;
           const name = await ctx.llm.complete(`Extract the name: ${ctx.input}`);
           const tool = await ctx.tools.call('skills.activate', { name: 'pdf' });
-          return { success: true, output: `${ctx.config.greeting} ${name} (${tool.status})`, promptInjection: 'Be warm.' };
+          return {
+            success: true,
+            output: `${ctx.config.greeting} ${name} (${tool.status})`,
+            promptInjection: 'Be warm.',
+          };
         },
         canHandle: (query) => (query.startsWith('greet') ? 2 : 0),
       });
@@ -189,9 +250,19 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
         },
         callTool: async () => ({ status: 'ok', output: 'body' }),
       });
-      expect(seen).toEqual({ input: 'greet Ada', userMessage: 'please greet Ada', chatId: 'chat-7', config: { greeting: 'Hej' } });
+      expect(seen).toEqual({
+        input: 'greet Ada',
+        userMessage: 'please greet Ada',
+        chatId: 'chat-7',
+        config: { greeting: 'Hej' },
+      });
       expect(llmCalls).toEqual(['Extract the name: greet Ada']);
-      expect(result).toEqual({ success: true, output: 'Hej Ada (ok)', promptInjection: 'Be warm.', durationMs: expect.any(Number) });
+      expect(result).toEqual({
+        success: true,
+        output: 'Hej Ada (ok)',
+        promptInjection: 'Be warm.',
+        durationMs: expect.any(Number),
+      });
       expect(await code.score(skill, 'greet Bob')).toBe(1);
       expect(await resources.activate('greeter')).toMatchObject({ body: 'Greets people by name.' });
     });
@@ -204,7 +275,15 @@ describe(`${SkillRegistryService.name}: programmatic skills`, () => {
           throw new Error('upstream is down');
         },
       });
-      expect(await code.run(skill, { input: '', userMessage: '', chatId: 'c', llm: async () => '', callTool: async () => ({ status: 'ok', output: '' }) })).toMatchObject({
+      expect(
+        await code.run(skill, {
+          input: '',
+          userMessage: '',
+          chatId: 'c',
+          llm: async () => '',
+          callTool: async () => ({ status: 'ok', output: '' }),
+        }),
+      ).toMatchObject({
         success: false,
         output: '',
         error: 'The code skill failed: execute() threw Error: upstream is down',

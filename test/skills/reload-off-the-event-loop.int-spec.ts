@@ -17,7 +17,15 @@ describe('reloading without stalling the event loop', () => {
   });
   afterAll(() => tree.cleanup());
 
-  const options = () => ({ directories: [{ configured: 'skills', path: tree.path('skills') }, { configured: 'nested', path: tree.path('nested') }], mode: 'standard' as const, maxDepth: 2, maxSkills: 10_000 });
+  const options = () => ({
+    directories: [
+      { configured: 'skills', path: tree.path('skills') },
+      { configured: 'nested', path: tree.path('nested') },
+    ],
+    mode: 'standard' as const,
+    maxDepth: 2,
+    maxSkills: 10_000,
+  });
 
   it(`${discoverSkillsAsync.name} finds exactly what ${discoverSkills.name} finds`, async () => {
     const sync = discoverSkills(options());
@@ -40,7 +48,15 @@ describe('reloading without stalling the event loop', () => {
   });
 
   it('runs a reload asked for during a reload once more after it, and joins any further asks to that one', async () => {
-    const sut = new SkillRegistryService(skillsSettingsOf(configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], 'app.skills.max_skills': 10_000 })));
+    const sut = new SkillRegistryService(
+      skillsSettingsOf(
+        configWith({
+          'app.skills.enabled': true,
+          'app.skills.directories': [tree.path('skills')],
+          'app.skills.max_skills': 10_000,
+        }),
+      ),
+    );
     await sut.onModuleInit();
     const first = sut.reload();
     writeSkill(tree, 'skills', 'zz-added-meanwhile');

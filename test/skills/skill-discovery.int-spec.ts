@@ -7,7 +7,10 @@ import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/s
 
 const dir = (path: string, configured = path): SkillDirectory => ({ configured, path });
 
-function discover(directories: SkillDirectory[], overrides: { mode?: ValidationMode; maxDepth?: number; maxSkills?: number } = {}) {
+function discover(
+  directories: SkillDirectory[],
+  overrides: { mode?: ValidationMode; maxDepth?: number; maxSkills?: number } = {},
+) {
   return discoverSkills({ directories, mode: 'standard', maxDepth: 1, maxSkills: 200, ...overrides });
 }
 
@@ -27,19 +30,35 @@ describe(discoverSkills.name, () => {
     const sut = discover([dir(tree.path('a'))]);
     expect(sut.skills.map((s) => s.name)).toEqual(['git-commit', 'pdf']);
     expect(sut.invalid).toEqual([]);
-    expect(sut.skills[1]).toMatchObject({ path: tree.path('a', 'pdf'), skillFile: tree.path('a', 'pdf', 'SKILL.md'), source: tree.path('a') });
+    expect(sut.skills[1]).toMatchObject({
+      path: tree.path('a', 'pdf'),
+      skillFile: tree.path('a', 'pdf', 'SKILL.md'),
+      source: tree.path('a'),
+    });
   });
 
   it('gives earlier directories precedence and records every collision', () => {
     writeSkill(tree, 'first', 'pdf', { description: 'First pdf.' });
     writeSkill(tree, 'second', 'pdf', { description: 'Second pdf.' });
     writeSkill(tree, 'third', 'pdf', { description: 'Third pdf.' });
-    const sut = discover([dir(tree.path('first'), 'first'), dir(tree.path('second'), 'second'), dir(tree.path('third'), 'third')]);
+    const sut = discover([
+      dir(tree.path('first'), 'first'),
+      dir(tree.path('second'), 'second'),
+      dir(tree.path('third'), 'third'),
+    ]);
     expect(sut.skills).toHaveLength(1);
     expect(sut.skills[0].description).toBe('First pdf.');
     expect(sut.collisions).toEqual([
-      { name: 'pdf', winner: { path: tree.path('first', 'pdf'), source: 'first' }, loser: { path: tree.path('second', 'pdf'), source: 'second' } },
-      { name: 'pdf', winner: { path: tree.path('first', 'pdf'), source: 'first' }, loser: { path: tree.path('third', 'pdf'), source: 'third' } },
+      {
+        name: 'pdf',
+        winner: { path: tree.path('first', 'pdf'), source: 'first' },
+        loser: { path: tree.path('second', 'pdf'), source: 'second' },
+      },
+      {
+        name: 'pdf',
+        winner: { path: tree.path('first', 'pdf'), source: 'first' },
+        loser: { path: tree.path('third', 'pdf'), source: 'third' },
+      },
     ]);
     expect(sut.directories.map((d) => d.skills)).toEqual([1, 0, 0]);
   });
@@ -48,16 +67,25 @@ describe(discoverSkills.name, () => {
     writeSkill(tree, 'real', 'pdf');
     const sut = discover([dir(tree.path('missing'), './missing'), dir(tree.path('real'))]);
     expect(sut.skills.map((s) => s.name)).toEqual(['pdf']);
-    expect(sut.warnings).toEqual([`Skills directory './missing' (${tree.path('missing')}) does not exist or is not a readable folder; skipped`]);
+    expect(sut.warnings).toEqual([
+      `Skills directory './missing' (${tree.path('missing')}) does not exist or is not a readable folder; skipped`,
+    ]);
     expect(sut.directories.map((d) => d.exists)).toEqual([false, true]);
   });
 
-  it('warns when a directory is one skill\'s own folder (its parent was meant): it loads nothing from it, and says so', () => {
-    writeSkill(tree, 'real', 'pdf');
-    const sut = discover([dir(tree.path('real', 'pdf'), './real/pdf')]);
-    expect(sut.skills).toEqual([]);
-    expect(sut.warnings).toEqual([`Skills directory './real/pdf' (${tree.path('real', 'pdf')}) holds a SKILL.md itself: skills are its subfolders, so list its parent folder to load it`]);
-  });
+  it(
+    "warns when a directory is one skill's own folder (its parent was meant): it loads nothing from it, and says " +
+      'so',
+    () => {
+      writeSkill(tree, 'real', 'pdf');
+      const sut = discover([dir(tree.path('real', 'pdf'), './real/pdf')]);
+      expect(sut.skills).toEqual([]);
+      expect(sut.warnings).toEqual([
+        `Skills directory './real/pdf' (${tree.path('real', 'pdf')}) holds a SKILL.md itself: skills are its ` +
+          `subfolders, so list its parent folder to load it`,
+      ]);
+    },
+  );
 
   it('reports every invalid skill with its folder and all its errors', () => {
     writeSkill(tree, 'a', 'Bad_Name', { extra: `compatibility: ${'c'.repeat(501)}` });
@@ -87,7 +115,9 @@ describe(discoverSkills.name, () => {
     tree.write('a/endless/SKILL.md', `---\nname: endless\ndescription: ${'y'.repeat(100_000)}\n`);
     const sut = discover([dir(tree.path('a'))]);
     expect(sut.skills.map((s) => s.name)).toEqual(['big']);
-    expect(sut.invalid[0].errors).toEqual(['SKILL.md frontmatter not properly closed with --- (no closing line within the first 64 KiB)']);
+    expect(sut.invalid[0].errors).toEqual([
+      'SKILL.md frontmatter not properly closed with --- (no closing line within the first 64 KiB)',
+    ]);
   });
 
   it('discovers symlinked skill folders and a symlinked SKILL.md', () => {
@@ -109,7 +139,10 @@ describe(discoverSkills.name, () => {
       { name: 'd', path: tree.path('x', 'd') },
       { name: 'e', path: tree.path('x', 'e') },
     ]);
-    expect(sut.warnings).toEqual(['max_skills (3) reached: 2 valid skill(s) were not loaded (first: d, e); raise app.skills.max_skills to load them']);
+    expect(sut.warnings).toEqual([
+      'max_skills (3) reached: 2 valid skill(s) were not loaded (first: d, e); raise app.skills.max_skills to ' +
+        'load them',
+    ]);
   });
 
   it('searches nested collections only down to max_depth, skipping .git and node_modules', () => {
@@ -138,7 +171,13 @@ describe(discoverSkills.name, () => {
     tree.write('a/colon/SKILL.md', '---\nname: colon\ndescription: Use when: you need it\n---\n');
     const sut = discover([dir(tree.path('a'))], { mode: 'lenient' });
     expect(sut.skills.map((s) => [s.name, s.warnings])).toEqual([
-      ['colon', ['Unquoted colon in frontmatter field(s) description; read as a quoted string (quote the value to silence this)']],
+      [
+        'colon',
+        [
+          'Unquoted colon in frontmatter field(s) description; read as a quoted string (quote the value to ' +
+            'silence this)',
+        ],
+      ],
       ['other-name', ["Directory name 'folder' must match skill name 'other-name'"]],
       ['lower', ['Found skill.md; the specification names the file SKILL.md']],
     ]);
@@ -147,7 +186,9 @@ describe(discoverSkills.name, () => {
 
   it('accepts a BOM and CRLF line ends', () => {
     tree.write('a/crlf/SKILL.md', '\ufeff---\r\nname: crlf\r\ndescription: Windows file.\r\n---\r\nBody\r\n');
-    expect(discover([dir(tree.path('a'))]).skills.map((s) => [s.name, s.description])).toEqual([['crlf', 'Windows file.']]);
+    expect(discover([dir(tree.path('a'))]).skills.map((s) => [s.name, s.description])).toEqual([
+      ['crlf', 'Windows file.'],
+    ]);
   });
 });
 
@@ -167,13 +208,16 @@ describe('the anthropics-skills corpus', () => {
     const sut = discover(corpus(), { mode: 'lenient' });
     expect(sut.skills).toHaveLength(14);
     expect(sut.skills.find((s) => s.name === 'claude-api')?.description).toHaveLength(1024);
-    expect(sut.skills.find((s) => s.name === 'template-skill')?.warnings).toEqual(["Directory name 'template' must match skill name 'template-skill'"]);
+    expect(sut.skills.find((s) => s.name === 'template-skill')?.warnings).toEqual([
+      "Directory name 'template' must match skill name 'template-skill'",
+    ]);
   });
 
   it('discovers the whole real-world corpus without throwing, every folder accounted for', () => {
     const sut = discover([dir(corpusPath())], { mode: 'strict', maxDepth: 3, maxSkills: 100_000 });
     const lenient = discover([dir(corpusPath())], { mode: 'lenient', maxDepth: 3, maxSkills: 100_000 });
-    const accounted = (r: ReturnType<typeof discover>) => r.skills.length + r.invalid.length + r.collisions.length + r.excluded.length;
+    const accounted = (r: ReturnType<typeof discover>) =>
+      r.skills.length + r.invalid.length + r.collisions.length + r.excluded.length;
     expect(accounted(sut)).toBeGreaterThan(2000);
     expect(accounted(lenient)).toBe(accounted(sut));
     expect(lenient.skills.length).toBeGreaterThan(sut.skills.length);

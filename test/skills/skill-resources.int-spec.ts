@@ -23,7 +23,11 @@ describe(SkillResourcesService.name, () => {
   let sut: SkillResourcesService;
 
   function build(overrides: Record<string, unknown> = {}) {
-    const config = configWith({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], ...overrides });
+    const config = configWith({
+      'app.skills.enabled': true,
+      'app.skills.directories': [tree.path('skills')],
+      ...overrides,
+    });
     const registry = new SkillRegistryService(skillsSettingsOf(config));
     void registry.onModuleInit(); // no store: the first scan is done before it returns
     sut = new SkillResourcesService(registry, skillsSettingsOf(config));
@@ -31,10 +35,16 @@ describe(SkillResourcesService.name, () => {
 
   beforeEach(() => {
     tree = tempTree();
-    tree.write('skills/demo/SKILL.md', skillMd({ name: 'demo', extra: 'license: MIT', body: '# Demo\n\nRead references/REFERENCE.md.\n' }));
+    tree.write(
+      'skills/demo/SKILL.md',
+      skillMd({ name: 'demo', extra: 'license: MIT', body: '# Demo\n\nRead references/REFERENCE.md.\n' }),
+    );
     tree.write('skills/demo/references/REFERENCE.md', 'MARKER-REF\n');
     tree.write('skills/demo/assets/data.json', '{"marker":"MARKER-ASSET"}');
-    tree.write('skills/demo/assets/image.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00]));
+    tree.write(
+      'skills/demo/assets/image.png',
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00]),
+    );
     tree.write('skills/demo/assets/latin1.txt', Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     tree.write('skills/demo/notes/utf8.txt', 'naïve café ✓\n');
     tree.write('secret.txt', 'TOP-SECRET');
@@ -52,7 +62,11 @@ describe(SkillResourcesService.name, () => {
     it('returns the frontmatter and the body without the frontmatter', async () => {
       expect(await sut.activate('demo')).toEqual({
         name: 'demo',
-        frontmatter: { name: 'demo', description: 'Does a useful thing. Use when a test needs a skill.', license: 'MIT' },
+        frontmatter: {
+          name: 'demo',
+          description: 'Does a useful thing. Use when a test needs a skill.',
+          license: 'MIT',
+        },
         body: '# Demo\n\nRead references/REFERENCE.md.',
         truncated: false,
       });
@@ -68,13 +82,21 @@ describe(SkillResourcesService.name, () => {
     });
 
     it('names the available skills when the skill does not exist', async () => {
-      expect(await failure(sut.activate('nope'))).toEqual({ code: ErrorCode.SKILL_NOT_FOUND, message: "Skill 'nope' not found. Available: demo" });
+      expect(await failure(sut.activate('nope'))).toEqual({
+        code: ErrorCode.SKILL_NOT_FOUND,
+        message: "Skill 'nope' not found. Available: demo",
+      });
     });
   });
 
   describe('readResource', () => {
     it('reads a text resource', async () => {
-      expect(await sut.readResource('demo', 'references/REFERENCE.md')).toEqual({ name: 'demo', path: 'references/REFERENCE.md', content: 'MARKER-REF\n', truncated: false });
+      expect(await sut.readResource('demo', 'references/REFERENCE.md')).toEqual({
+        name: 'demo',
+        path: 'references/REFERENCE.md',
+        content: 'MARKER-REF\n',
+        truncated: false,
+      });
       expect((await sut.readResource('demo', 'notes/utf8.txt')).content).toBe('naïve café ✓\n');
     });
 
@@ -107,7 +129,8 @@ describe(SkillResourcesService.name, () => {
 
     it('names the files that do exist when one is missing', async () => {
       expect((await failure(sut.readResource('demo', 'references/MISSING.md'))).message).toBe(
-        "Resource 'references/MISSING.md' not found in skill 'demo'. Available: assets/data.json, assets/image.png, assets/latin1.txt, inside-link.md, notes/utf8.txt, references/REFERENCE.md",
+        "Resource 'references/MISSING.md' not found in skill 'demo'. Available: assets/data.json, " +
+          'assets/image.png, assets/latin1.txt, inside-link.md, notes/utf8.txt, references/REFERENCE.md',
       );
     });
 
@@ -125,7 +148,9 @@ describe(SkillResourcesService.name, () => {
       build({ 'app.skills.max_resource_bytes': 1024 });
       const result = await sut.readResource('demo', 'references/big.md');
       expect(result.truncated).toBe(true);
-      expect(result.content).toBe(`${'a'.repeat(1024)}\n\n[Truncated: showing the first 1024 of 5000 bytes of references/big.md.]`);
+      expect(result.content).toBe(
+        `${'a'.repeat(1024)}\n\n[Truncated: showing the first 1024 of 5000 bytes of references/big.md.]`,
+      );
     });
   });
 

@@ -43,7 +43,10 @@ describe('the server with special files and unreadable folders among its skills'
   const socketReason = 'SKILL.md is a socket, not a regular file; replace it with a text file';
 
   it('starts, serving the valid skills and listing the special files as invalid with the reason', async () => {
-    expect((await http().get('/v1/skills').expect(200)).body.skills.map((s: { name: string }) => s.name)).toEqual(['good', 'locked']);
+    expect((await http().get('/v1/skills').expect(200)).body.skills.map((s: { name: string }) => s.name)).toEqual([
+      'good',
+      'locked',
+    ]);
     const report = (await http().get('/v1/admin/skills').expect(200)).body;
     expect(report.invalid).toEqual([
       { path: tree.path('skills/fifo'), source: tree.path('skills'), errors: [fifoReason], warnings: [] },
@@ -51,11 +54,21 @@ describe('the server with special files and unreadable folders among its skills'
     ]);
   });
 
-  it('reloads without blocking: other requests are answered alongside, and the report names every problem', async () => {
-    const [reload, chats, health] = await Promise.all([http().post('/v1/admin/skills/reload'), http().get('/v1/chats'), http().get('/v1/skills')]);
-    expect([reload.status, chats.status, health.status]).toEqual([200, 200, 200]);
-    expect(reload.body.invalid.map((entry: { errors: string[] }) => entry.errors)).toEqual([[fifoReason], [socketReason]]);
-  });
+  it(
+    'reloads without blocking: other requests are answered alongside, and the report names every ' + 'problem',
+    async () => {
+      const [reload, chats, health] = await Promise.all([
+        http().post('/v1/admin/skills/reload'),
+        http().get('/v1/chats'),
+        http().get('/v1/skills'),
+      ]);
+      expect([reload.status, chats.status, health.status]).toEqual([200, 200, 200]);
+      expect(reload.body.invalid.map((entry: { errors: string[] }) => entry.errors)).toEqual([
+        [fifoReason],
+        [socketReason],
+      ]);
+    },
+  );
 
   it('run as a user who cannot read a skill folder, lists it as invalid instead of dropping it', async () => {
     await asNobodyUntil(() => ctx.app.get(SkillRegistryService).reload());
@@ -64,7 +77,10 @@ describe('the server with special files and unreadable folders among its skills'
     expect(report.invalid).toContainEqual({
       path: tree.path('skills/locked'),
       source: tree.path('skills'),
-      errors: ["SKILL.md cannot be read: permission denied (EACCES); the server's user needs read access to it and search (x) access to its folder"],
+      errors: [
+        "SKILL.md cannot be read: permission denied (EACCES); the server's user needs read access to it and " +
+          'search (x) access to its folder',
+      ],
       warnings: [],
     });
     expect(report.directories).toEqual([expect.objectContaining({ skills: 1, invalid: 3 })]);

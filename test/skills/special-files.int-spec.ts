@@ -33,23 +33,47 @@ describe('skill discovery among special files and unreadable folders', () => {
     tree.cleanup();
   });
 
-  const errorsOf = (invalid: InvalidSkill[], folder: string) => invalid.find((entry) => entry.path === tree.path('skills', folder))?.errors;
+  const errorsOf = (invalid: InvalidSkill[], folder: string) =>
+    invalid.find((entry) => entry.path === tree.path('skills', folder))?.errors;
 
-  it('reports a FIFO, a symlink to one, a socket and a device as invalid, without opening them for a blocking read', () => {
-    const sut = discoverSkills({ directories: [{ configured: 'skills', path: tree.path('skills') }], mode: 'standard', maxDepth: 1, maxSkills: 100 });
-    expect(sut.skills.map((s) => s.name)).toEqual(['good']);
-    expect(errorsOf(sut.invalid, 'fifo')).toEqual(['SKILL.md is a FIFO (named pipe), not a regular file; replace it with a text file']);
-    expect(errorsOf(sut.invalid, 'link-to-fifo')).toEqual(['SKILL.md is a FIFO (named pipe), not a regular file; replace it with a text file']);
-    expect(errorsOf(sut.invalid, 'socket')).toEqual(['SKILL.md is a socket, not a regular file; replace it with a text file']);
-    expect(errorsOf(sut.invalid, 'device')).toEqual(['SKILL.md is a character device, not a regular file; replace it with a text file']);
-    // A folder named SKILL.md is not a skill file: that folder is simply not a skill.
-    expect(errorsOf(sut.invalid, 'dir-named-skill-md')).toBeUndefined();
-    expect(sut.invalid).toHaveLength(4);
-  });
+  it(
+    'reports a FIFO, a symlink to one, a socket and a device as invalid, without opening them for a ' + 'blocking read',
+    () => {
+      const sut = discoverSkills({
+        directories: [{ configured: 'skills', path: tree.path('skills') }],
+        mode: 'standard',
+        maxDepth: 1,
+        maxSkills: 100,
+      });
+      expect(sut.skills.map((s) => s.name)).toEqual(['good']);
+      expect(errorsOf(sut.invalid, 'fifo')).toEqual([
+        'SKILL.md is a FIFO (named pipe), not a regular file; replace it with a text file',
+      ]);
+      expect(errorsOf(sut.invalid, 'link-to-fifo')).toEqual([
+        'SKILL.md is a FIFO (named pipe), not a regular file; replace it with a text file',
+      ]);
+      expect(errorsOf(sut.invalid, 'socket')).toEqual([
+        'SKILL.md is a socket, not a regular file; replace it with a text file',
+      ]);
+      expect(errorsOf(sut.invalid, 'device')).toEqual([
+        'SKILL.md is a character device, not a regular file; replace it with a text file',
+      ]);
+      // A folder named SKILL.md is not a skill file: that folder is simply not a skill.
+      expect(errorsOf(sut.invalid, 'dir-named-skill-md')).toBeUndefined();
+      expect(sut.invalid).toHaveLength(4);
+    },
+  );
 
   it('does the same in lenient mode, which also looks for skill.md', () => {
-    const sut = discoverSkills({ directories: [{ configured: 'skills', path: tree.path('skills') }], mode: 'lenient', maxDepth: 1, maxSkills: 100 });
-    expect(errorsOf(sut.invalid, 'fifo')).toEqual(['SKILL.md is a FIFO (named pipe), not a regular file; replace it with a text file']);
+    const sut = discoverSkills({
+      directories: [{ configured: 'skills', path: tree.path('skills') }],
+      mode: 'lenient',
+      maxDepth: 1,
+      maxSkills: 100,
+    });
+    expect(errorsOf(sut.invalid, 'fifo')).toEqual([
+      'SKILL.md is a FIFO (named pipe), not a regular file; replace it with a text file',
+    ]);
   });
 });
 
@@ -65,7 +89,13 @@ describe('skill discovery as a user who cannot read everything', () => {
     writeSkill(tree, 'locked-root', 'hidden');
     writeSkill(tree, 'locked-target', 'linked');
     makeSymlink(tree.path('locked-target/linked'), tree.path('skills/linked'));
-    openToEveryone(tree.root, tree.path('skills'), tree.path('skills/good'), tree.path('skills/locked-file'), tree.path('nested'));
+    openToEveryone(
+      tree.root,
+      tree.path('skills'),
+      tree.path('skills/good'),
+      tree.path('skills/locked-file'),
+      tree.path('nested'),
+    );
     openToEveryone(tree.path('skills/good/SKILL.md'));
     chmodSync(tree.path('skills/locked-file/SKILL.md'), 0o000);
     chmodSync(tree.path('skills/locked-folder'), 0o000);
@@ -77,14 +107,30 @@ describe('skill discovery as a user who cannot read everything', () => {
     chmodSync(tree.path('locked-target'), 0o000);
   });
   afterAll(() => {
-    for (const folder of ['skills/locked-folder', 'skills/no-search', 'nested/collection', 'locked-root', 'locked-target']) chmodSync(tree.path(folder), 0o755);
+    for (const folder of [
+      'skills/locked-folder',
+      'skills/no-search',
+      'nested/collection',
+      'locked-root',
+      'locked-target',
+    ])
+      chmodSync(tree.path(folder), 0o755);
     tree.cleanup();
   });
 
-  const denied = "SKILL.md cannot be read: permission denied (EACCES); the server's user needs read access to it and search (x) access to its folder";
+  const denied =
+    "SKILL.md cannot be read: permission denied (EACCES); the server's user needs read access to it and search " +
+    '(x) access to its folder';
 
   it('lists an unreadable SKILL.md and unreadable skill folders (linked ones too) as invalid, with the reason', () => {
-    const sut = asNobody(() => discoverSkills({ directories: [{ configured: 'skills', path: tree.path('skills') }], mode: 'standard', maxDepth: 1, maxSkills: 100 }));
+    const sut = asNobody(() =>
+      discoverSkills({
+        directories: [{ configured: 'skills', path: tree.path('skills') }],
+        mode: 'standard',
+        maxDepth: 1,
+        maxSkills: 100,
+      }),
+    );
     expect(sut.skills.map((s) => s.name)).toEqual(['good']);
     expect(sut.invalid).toEqual([
       { path: tree.path('skills/linked'), source: 'skills', name: undefined, errors: [denied], warnings: [] },
@@ -92,25 +138,45 @@ describe('skill discovery as a user who cannot read everything', () => {
       { path: tree.path('skills/locked-folder'), source: 'skills', name: undefined, errors: [denied], warnings: [] },
       { path: tree.path('skills/no-search'), source: 'skills', name: undefined, errors: [denied], warnings: [] },
     ]);
-    expect(sut.directories).toEqual([{ configured: 'skills', path: tree.path('skills'), exists: true, skills: 1, invalid: 4 }]);
+    expect(sut.directories).toEqual([
+      { configured: 'skills', path: tree.path('skills'), exists: true, skills: 1, invalid: 4 },
+    ]);
   });
 
   it('reports a collection folder it cannot list when searching nested folders', () => {
-    const sut = asNobody(() => discoverSkills({ directories: [{ configured: 'nested', path: tree.path('nested') }], mode: 'standard', maxDepth: 2, maxSkills: 100 }));
+    const sut = asNobody(() =>
+      discoverSkills({
+        directories: [{ configured: 'nested', path: tree.path('nested') }],
+        mode: 'standard',
+        maxDepth: 2,
+        maxSkills: 100,
+      }),
+    );
     expect(sut.invalid).toEqual([
       {
         path: tree.path('nested/collection'),
         source: 'nested',
-        errors: ["The folder cannot be listed to look for skills in it: cannot be read: permission denied (EACCES); the server's user needs read and search (r-x) access to it"],
+        errors: [
+          'The folder cannot be listed to look for skills in it: cannot be read: permission denied (EACCES); ' +
+            "the server's user needs read and search (r-x) access to it",
+        ],
         warnings: [],
       },
     ]);
   });
 
   it('says why an unreadable skills directory is skipped', () => {
-    const sut = asNobody(() => discoverSkills({ directories: [{ configured: 'locked-root', path: tree.path('locked-root') }], mode: 'standard', maxDepth: 1, maxSkills: 100 }));
+    const sut = asNobody(() =>
+      discoverSkills({
+        directories: [{ configured: 'locked-root', path: tree.path('locked-root') }],
+        mode: 'standard',
+        maxDepth: 1,
+        maxSkills: 100,
+      }),
+    );
     expect(sut.warnings).toEqual([
-      `Skills directory 'locked-root' (${tree.path('locked-root')}) cannot be read: permission denied (EACCES); the server's user needs read and search (r-x) access to it; skipped`,
+      `Skills directory 'locked-root' (${tree.path('locked-root')}) cannot be read: permission denied (EACCES); ` +
+        `the server's user needs read and search (r-x) access to it; skipped`,
     ]);
     expect(sut.directories[0].exists).toBe(false);
   });

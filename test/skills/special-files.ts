@@ -34,8 +34,13 @@ export function makeSymlink(target: string, path: string): string {
  */
 export function releaseFifosLater(paths: string[], delayMs: number): { stop(): void } {
   // SIGPIPE ignored: a reader that closes before the line is written must not end the loop.
-  const writers = paths.map((p) => `(trap '' PIPE; while :; do echo 'written by the test' > '${p}'; done) 2>/dev/null &`).join(' ');
-  const child: ChildProcess = spawn('timeout', ['60', 'sh', '-c', `sleep ${delayMs / 1000}; ${writers} wait`], { stdio: 'ignore', detached: true });
+  const writers = paths
+    .map((p) => `(trap '' PIPE; while :; do echo 'written by the test' > '${p}'; done) 2>/dev/null &`)
+    .join(' ');
+  const child: ChildProcess = spawn('timeout', ['60', 'sh', '-c', `sleep ${delayMs / 1000}; ${writers} wait`], {
+    stdio: 'ignore',
+    detached: true,
+  });
   child.unref();
   return {
     stop() {

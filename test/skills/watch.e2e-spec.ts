@@ -24,10 +24,23 @@ async function within(ms: number, what: string, check: () => Promise<boolean>): 
 describe('watching the skills directories', () => {
   let ctx: ChatTestContext;
   const logs: string[] = [];
-  const logger: LoggerService = { log: (message: unknown) => void logs.push(String(message)), warn: (message: unknown) => void logs.push(String(message)), error: () => undefined };
-  const names = async () => ((await request(ctx.app.getHttpServer()).get('/v1/skills').expect(200)).body.skills as { name: string }[]).map((s) => s.name);
+  const logger: LoggerService = {
+    log: (message: unknown) => void logs.push(String(message)),
+    warn: (message: unknown) => void logs.push(String(message)),
+    error: () => undefined,
+  };
+  const names = async () =>
+    ((await request(ctx.app.getHttpServer()).get('/v1/skills').expect(200)).body.skills as { name: string }[]).map(
+      (s) => s.name,
+    );
   beforeAll(async () => {
-    ctx = await startChatApp([tree().path('skills'), tree().path('missing')], { 'app.skills.watch': true, 'app.commands.directories': [tree().path('commands')] }, undefined, {}, logger);
+    ctx = await startChatApp(
+      [tree().path('skills'), tree().path('missing')],
+      { 'app.skills.watch': true, 'app.commands.directories': [tree().path('commands')] },
+      undefined,
+      {},
+      logger,
+    );
   });
   afterAll(async () => ctx?.close());
 
@@ -38,20 +51,33 @@ describe('watching the skills directories', () => {
   it('loads a skill written on disk within a second, and logs what changed', async () => {
     writeSkill(tree(), 'skills', 'release-notes', { description: 'Writes release notes.' });
     await within(2000, 'release-notes in GET /v1/skills', async () => (await names()).includes('release-notes'));
-    expect(logs).toContainEqual(expect.stringMatching(/^Skills changed on disk: added release-notes \(2 skills, 0 invalid\)$/));
+    expect(logs).toContainEqual(
+      expect.stringMatching(/^Skills changed on disk: added release-notes \(2 skills, 0 invalid\)$/),
+    );
   });
 
   it('logs a skill whose files changed with its old and new digest', async () => {
     tree().write('skills/release-notes/references/style.md', 'Short sentences.');
-    await within(2000, 'the change logged', async () => logs.some((line) => line.startsWith('Skills changed on disk: changed release-notes')));
-    expect(logs).toContainEqual(expect.stringMatching(/^Skills changed on disk: changed release-notes \(sha256:[0-9a-f]{12} → sha256:[0-9a-f]{12}\) \(2 skills, 0 invalid\)$/));
+    await within(2000, 'the change logged', async () =>
+      logs.some((line) => line.startsWith('Skills changed on disk: changed release-notes')),
+    );
+    expect(logs).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          '^Skills changed on disk: changed release-notes \\(sha256:[0-9a-f]{12} → ' +
+            'sha256:[0-9a-f]{12}\\) \\(2 skills, 0 invalid\\)$',
+        ),
+      ),
+    );
   });
 
   it('drops a removed skill, and picks up a new command', async () => {
     rmSync(tree().path('skills/pdf'), { recursive: true });
     tree().write('commands/standup.md', '---\ndescription: Standup notes.\n---\nWrite them.\n');
     await within(2000, 'pdf gone and /standup listed', async () => {
-      const commands = (await request(ctx.app.getHttpServer()).get('/v1/commands').expect(200)).body.commands as { name: string }[];
+      const commands = (await request(ctx.app.getHttpServer()).get('/v1/commands').expect(200)).body.commands as {
+        name: string;
+      }[];
       return !(await names()).includes('pdf') && commands.some((c) => c.name === 'standup');
     });
     expect(logs.some((line) => /removed pdf/.test(line))).toBe(true);

@@ -18,53 +18,60 @@ describe("an operator's reload is one scan on its own instance", () => {
   beforeAll(async () => {
     tree = tempTree();
     writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
-    app = await createTestApp({ 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')], 'app.skills.store_directory': tree.path('store') });
+    app = await createTestApp({
+      'app.skills.enabled': true,
+      'app.skills.directories': [tree.path('skills')],
+      'app.skills.store_directory': tree.path('store'),
+    });
   });
   afterAll(async () => {
     await app?.close();
     tree?.cleanup();
   });
 
-  it('a sync check that reads the bumped generation in the gap waits for the reload and does not scan again', async () => {
-    const registry = app.get(SkillRegistryService);
-    const store = app.get(SkillStoreService);
-    const sync = app.get(SkillSyncService);
-    await sync.check();
-    let scans = 0;
-    const unsubscribe = registry.onSwap(() => scans++);
-    // A check that has passed its wait for running reloads and is reading the database, which
-    // answers only once the operator's reload has bumped the generation and not yet gone on.
-    const requestReload = store.requestReload.bind(store);
-    const generations = store.generations.bind(store);
-    let bumped!: () => void;
-    let seen!: () => void;
-    const afterBump = new Promise<void>((resolve) => (bumped = resolve));
-    const read = new Promise<void>((resolve) => (seen = resolve));
-    store.generations = async () => {
-      store.generations = generations;
-      await afterBump;
-      const value = await generations();
-      seen();
-      return value;
-    };
-    const checking = sync.check();
-    store.requestReload = async () => {
-      const requested = await requestReload();
-      bumped();
-      await read;
-      return requested;
-    };
-    try {
-      const { snapshot } = await registry.reloadEverywhere();
-      await checking;
-      await registry.settled();
-      expect(snapshot.skills.has('pdf')).toBe(true);
-      expect(scans).toBe(1);
-      expect(registry.loadedGenerations.reloadGeneration).toBe((await generations()).reloadGeneration);
-    } finally {
-      store.requestReload = requestReload;
-      store.generations = generations;
-      unsubscribe();
-    }
-  });
+  it(
+    'a sync check that reads the bumped generation in the gap waits for the reload and does not scan ' + 'again',
+    async () => {
+      const registry = app.get(SkillRegistryService);
+      const store = app.get(SkillStoreService);
+      const sync = app.get(SkillSyncService);
+      await sync.check();
+      let scans = 0;
+      const unsubscribe = registry.onSwap(() => scans++);
+      // A check that has passed its wait for running reloads and is reading the database, which
+      // answers only once the operator's reload has bumped the generation and not yet gone on.
+      const requestReload = store.requestReload.bind(store);
+      const generations = store.generations.bind(store);
+      let bumped!: () => void;
+      let seen!: () => void;
+      const afterBump = new Promise<void>((resolve) => (bumped = resolve));
+      const read = new Promise<void>((resolve) => (seen = resolve));
+      store.generations = async () => {
+        store.generations = generations;
+        await afterBump;
+        const value = await generations();
+        seen();
+        return value;
+      };
+      const checking = sync.check();
+      store.requestReload = async () => {
+        const requested = await requestReload();
+        bumped();
+        await read;
+        return requested;
+      };
+      try {
+        const { snapshot } = await registry.reloadEverywhere();
+        await checking;
+        await registry.settled();
+        expect(snapshot.skills.has('pdf')).toBe(true);
+        expect(scans).toBe(1);
+        expect(registry.loadedGenerations.reloadGeneration).toBe((await generations()).reloadGeneration);
+      } finally {
+        store.requestReload = requestReload;
+        store.generations = generations;
+        unsubscribe();
+      }
+    },
+  );
 });

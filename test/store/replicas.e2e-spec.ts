@@ -24,14 +24,23 @@ describe('several instances on one database stay in step', () => {
     return { status: response.status, body: (await response.json()) as WireJson };
   };
   const send = async (instance: number, method: string, path: string, body?: unknown) => {
-    const response = await fetch(url(instance, path), { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(url(instance, path), {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: response.status, body: response.status === 204 ? null : ((await response.json()) as WireJson) };
   };
   const upload = async (instance: number, archive: UploadBody) => {
-    const response = await fetch(url(instance, '/v1/admin/skills'), { method: 'POST', headers: { 'content-type': archive.contentType }, body: archive.body });
+    const response = await fetch(url(instance, '/v1/admin/skills'), {
+      method: 'POST',
+      headers: { 'content-type': archive.contentType },
+      body: archive.body,
+    });
     return { status: response.status, body: (await response.json()) as WireJson };
   };
-  const names = async (instance: number) => (await get(instance, '/v1/skills')).body.skills.map((s: { name: string }) => s.name) as string[];
+  const names = async (instance: number) =>
+    (await get(instance, '/v1/skills')).body.skills.map((s: { name: string }) => s.name) as string[];
   /** Polls until `check` holds (or 15 s pass, and the last value is what the assertion sees). */
   const eventually = async <T>(probe: () => Promise<T>, check: (value: T) => boolean): Promise<T> => {
     const deadline = Date.now() + 15_000;
@@ -48,7 +57,10 @@ describe('several instances on one database stay in step', () => {
     writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.' });
     cluster = await startInstances(2, {
       overrides: { 'app.skills.enabled': true, 'app.skills.directories': [tree.path('skills')] },
-      overridesFor: (index) => ({ 'app.skills.store_directory': tree.path(`store-${index}`), 'app.skills.sync_interval_ms': index === a ? 60_000 : 200 }),
+      overridesFor: (index) => ({
+        'app.skills.store_directory': tree.path(`store-${index}`),
+        'app.skills.sync_interval_ms': index === a ? 60_000 : 200,
+      }),
     });
   }, 120_000);
   afterAll(async () => {
@@ -57,55 +69,110 @@ describe('several instances on one database stay in step', () => {
   });
 
   it('an install on one instance is listed and readable on the other (unpacked there from the database)', async () => {
-    const files = { 'weekly/SKILL.md': skillMd({ name: 'weekly', description: 'Weekly report.' }), 'weekly/references/how.md': 'version one' };
+    const files = {
+      'weekly/SKILL.md': skillMd({ name: 'weekly', description: 'Weekly report.' }),
+      'weekly/references/how.md': 'version one',
+    };
     expect((await upload(b, await zipOf(files))).status).toBe(201);
-    expect(await eventually(() => names(a), (list) => list.includes('weekly'))).toEqual(['pdf', 'weekly']);
+    expect(
+      await eventually(
+        () => names(a),
+        (list) => list.includes('weekly'),
+      ),
+    ).toEqual(['pdf', 'weekly']);
     const read = await fetch(url(a, '/v1/skills/weekly/resources/references/how.md'));
     expect(await read.text()).toBe('version one');
   });
 
   it('a new version, a rollback and a switch on one instance reach the other', async () => {
-    const second = await upload(a, multipartOf({ 'weekly/SKILL.md': skillMd({ name: 'weekly', description: 'Weekly report, second edition.' }) }));
+    const second = await upload(
+      a,
+      multipartOf({ 'weekly/SKILL.md': skillMd({ name: 'weekly', description: 'Weekly report, second edition.' }) }),
+    );
     expect(second.body.version).toBe(2);
     const described = () => get(b, '/v1/skills/weekly').then((r) => r.body.description as string);
-    expect(await eventually(described, (text) => text.includes('second edition'))).toBe('Weekly report, second edition.');
+    expect(await eventually(described, (text) => text.includes('second edition'))).toBe(
+      'Weekly report, second edition.',
+    );
     expect((await send(b, 'POST', '/v1/admin/skills/weekly/rollback', { version: 1 })).status).toBe(200);
-    expect(await eventually(() => get(a, '/v1/skills/weekly').then((r) => r.body.description as string), (text) => text === 'Weekly report.')).toBe('Weekly report.');
+    expect(
+      await eventually(
+        () => get(a, '/v1/skills/weekly').then((r) => r.body.description as string),
+        (text) => text === 'Weekly report.',
+      ),
+    ).toBe('Weekly report.');
     expect((await send(a, 'PUT', '/v1/admin/skills/pdf/enabled', { enabled: false })).status).toBe(200);
-    expect(await eventually(() => get(b, '/v1/skills/pdf').then((r) => r.body.code), (code) => code === 'SKILL_DISABLED')).toBe('SKILL_DISABLED');
+    expect(
+      await eventually(
+        () => get(b, '/v1/skills/pdf').then((r) => r.body.code),
+        (code) => code === 'SKILL_DISABLED',
+      ),
+    ).toBe('SKILL_DISABLED');
     await send(b, 'PUT', '/v1/admin/skills/pdf/enabled', { enabled: true });
-    expect(await eventually(() => get(a, '/v1/skills/pdf').then((r) => r.status), (status) => status === 200)).toBe(200);
+    expect(
+      await eventually(
+        () => get(a, '/v1/skills/pdf').then((r) => r.status),
+        (status) => status === 200,
+      ),
+    ).toBe(200);
   });
 
   it('an uninstall on one instance takes the skill out of the other', async () => {
     expect((await send(a, 'DELETE', '/v1/admin/skills/weekly')).status).toBe(204);
-    expect(await eventually(() => names(b), (list) => !list.includes('weekly'))).toEqual(['pdf']);
+    expect(
+      await eventually(
+        () => names(b),
+        (list) => !list.includes('weekly'),
+      ),
+    ).toEqual(['pdf']);
   });
 
   it('a reload asked of one instance rescans the other', async () => {
     writeSkill(tree, 'skills', 'late', { description: 'Arrived on disk later.' });
     const reload = await send(a, 'POST', '/v1/admin/skills/reload');
-    expect(reload.body.diff.added).toEqual([expect.objectContaining({ name: 'late', digest: expect.stringMatching(/^sha256:/) })]);
-    expect(await eventually(() => names(b), (list) => list.includes('late'))).toEqual(['late', 'pdf']);
+    expect(reload.body.diff.added).toEqual([
+      expect.objectContaining({ name: 'late', digest: expect.stringMatching(/^sha256:/) }),
+    ]);
+    expect(
+      await eventually(
+        () => names(b),
+        (list) => list.includes('late'),
+      ),
+    ).toEqual(['late', 'pdf']);
   });
 
   it('a change whose notification was missed is caught by the periodic check', async () => {
     // A switch written behind the instances' backs: the generation moves, no NOTIFY is sent.
     await query(cluster.db.url, "INSERT INTO skill_switches (name, enabled) VALUES ('late', false)");
     await query(cluster.db.url, 'UPDATE skill_store_state SET generation = generation + 1');
-    expect(await eventually(() => get(b, '/v1/skills/late').then((r) => r.body.code), (code) => code === 'SKILL_DISABLED')).toBe('SKILL_DISABLED');
+    expect(
+      await eventually(
+        () => get(b, '/v1/skills/late').then((r) => r.body.code),
+        (code) => code === 'SKILL_DISABLED',
+      ),
+    ).toBe('SKILL_DISABLED');
   });
 
-  it("an MCP client of one instance hears of an install on the other, and lists the skill there", async () => {
+  it('an MCP client of one instance hears of an install on the other, and lists the skill there', async () => {
     let heard = 0;
-    const client = new Client({ name: 'replicas', version: '1.0.0' }, { listChanged: { resources: { autoRefresh: false, debounceMs: 0, onChanged: () => heard++ } } });
+    const client = new Client(
+      { name: 'replicas', version: '1.0.0' },
+      { listChanged: { resources: { autoRefresh: false, debounceMs: 0, onChanged: () => heard++ } } },
+    );
     const transport = new StreamableHTTPClientTransport(new URL(url(a, '/mcp')));
     await client.connect(transport);
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const files = { 'mcp-news/SKILL.md': skillMd({ name: 'mcp-news', description: 'Installed on the other instance.' }) };
+      const files = {
+        'mcp-news/SKILL.md': skillMd({ name: 'mcp-news', description: 'Installed on the other instance.' }),
+      };
       expect((await upload(b, await zipOf(files))).status).toBe(201);
-      expect(await eventually(async () => heard, (count) => count > 0)).toBeGreaterThan(0);
+      expect(
+        await eventually(
+          async () => heard,
+          (count) => count > 0,
+        ),
+      ).toBeGreaterThan(0);
       const { skills } = await new SkillsClient(client).list();
       expect(skills.map((skill) => skill.frontmatter.name)).toContain('mcp-news');
     } finally {

@@ -8,7 +8,10 @@ import { createTestDatabase } from './database.js';
  * The real application (Fastify, filters, guards, pipes, PostgreSQL) for one configuration, on a
  * fresh test database that `app.close()` drops; logs stay quiet unless a logger is given.
  */
-export async function createTestApp(overrides: Record<string, unknown> = {}, logger: LoggerService | false = false): Promise<NestFastifyApplication> {
+export async function createTestApp(
+  overrides: Record<string, unknown> = {},
+  logger: LoggerService | false = false,
+): Promise<NestFastifyApplication> {
   const db = await createTestDatabase();
   const app = await createApp(configWith({ 'app.database.url': db.url, ...overrides }), { logger });
   const close = app.close.bind(app);

@@ -37,7 +37,15 @@ export async function startChatApp(
           'app.skills.enabled': true,
           'app.skills.directories': skillDirectories,
           'app.database.url': db.url,
-          'app.models': models?.(model.url) ?? { scripted: { provider: 'openai-compatible', base_url: model.url, model: 'scripted-1', timeout_ms: 5000, max_retries: 0 } },
+          'app.models': models?.(model.url) ?? {
+            scripted: {
+              provider: 'openai-compatible',
+              base_url: model.url,
+              model: 'scripted-1',
+              timeout_ms: 5000,
+              max_retries: 0,
+            },
+          },
           ...overrides,
         },
         undefined,

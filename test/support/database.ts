@@ -72,7 +72,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 }
 
 /** Plain SQL against a test database, for assertions on the rows themselves. */
-export async function query<T = Record<string, unknown>>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function query<T = Record<string, unknown>>(
+  url: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

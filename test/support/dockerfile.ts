@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+} from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 
 /**
@@ -39,7 +48,8 @@ export function parseDockerfile(text: string): Stage[] {
     const instruction = { keyword: keyword.toUpperCase(), args: logical.slice(keyword.length).trim(), line: start };
     if (instruction.keyword === 'FROM') {
       const [base, as, name] = rest;
-      if (as !== undefined && (as.toUpperCase() !== 'AS' || name === undefined)) throw new Error(`Dockerfile line ${start}: cannot read FROM ${instruction.args}`);
+      if (as !== undefined && (as.toUpperCase() !== 'AS' || name === undefined))
+        throw new Error(`Dockerfile line ${start}: cannot read FROM ${instruction.args}`);
       stages.push({ name, base, instructions: [] });
     } else if (stages.length === 0) {
       throw new Error(`Dockerfile line ${start}: ${instruction.keyword} before the first FROM`);
@@ -50,7 +60,10 @@ export function parseDockerfile(text: string): Stage[] {
   return stages;
 }
 
-/** Whether a context path (relative, `/`-separated) is left out by .dockerignore: the last pattern matching it or a parent folder decides, as Docker does. */
+/**
+ * Whether a context path (relative, `/`-separated) is left out by .dockerignore: the last pattern matching it or a
+ * parent folder decides, as Docker does.
+ */
 export type IgnoreMatcher = ((path: string) => boolean) & { canReinclude(folder: string): boolean };
 
 export function dockerignore(text: string): IgnoreMatcher {
@@ -67,12 +80,20 @@ export function dockerignore(text: string): IgnoreMatcher {
     const parts = path.split('/');
     const candidates = parts.map((_, i) => parts.slice(0, i + 1).join('/'));
     let excluded = false;
-    for (const pattern of patterns) if (candidates.some((candidate) => pattern.regex.test(candidate))) excluded = !pattern.negated;
+    for (const pattern of patterns)
+      if (candidates.some((candidate) => pattern.regex.test(candidate))) excluded = !pattern.negated;
     return excluded;
   };
   // A left-out folder is still walked when an exception could bring back something inside it.
   const canReinclude = (folder: string) =>
-    patterns.some((p) => p.negated && (/^[*?[]/.test(p.cleaned) || p.cleaned.startsWith('**') || p.cleaned === folder || p.cleaned.startsWith(`${folder}/`)));
+    patterns.some(
+      (p) =>
+        p.negated &&
+        (/^[*?[]/.test(p.cleaned) ||
+          p.cleaned.startsWith('**') ||
+          p.cleaned === folder ||
+          p.cleaned.startsWith(`${folder}/`)),
+    );
   return Object.assign(matches, { canReinclude });
 }
 
@@ -89,7 +110,10 @@ function globToRegex(pattern: string): RegExp {
     else if (c === '?') source += '[^/]';
     else if (c === '[') {
       const end = pattern.indexOf(']', i);
-      source += pattern.slice(i, end + 1).replace('[^', '[^/').replace(/^\[!/, '[^/');
+      source += pattern
+        .slice(i, end + 1)
+        .replace('[^', '[^/')
+        .replace(/^\[!/, '[^/');
       i = end;
     } else if (c === '\\') source += `\\${pattern[++i]}`;
     else source += c.replace(/[.+^${}()|\]]/g, '\\$&');
@@ -146,10 +170,23 @@ export async function buildStages(stages: Stage[], options: BuildOptions): Promi
   const context = contextFiles(options.context, options.ignored);
   const built: BuiltStage[] = [];
   for (const [index, stage] of stages.entries()) {
-    if (!/^node:[\w.-]+$/.test(stage.base)) throw new Error(`FROM ${stage.base}: only a node image can be stood in for (this machine's Node.js)`);
-    const state: BuiltStage = { name: stage.name, dir: join(options.into, `stage-${index}`), workdir: '', env: {}, user: undefined, exposed: [], entrypoint: [], cmd: [], runs: [], copiedFromContext: new Set() };
+    if (!/^node:[\w.-]+$/.test(stage.base))
+      throw new Error(`FROM ${stage.base}: only a node image can be stood in for (this machine's Node.js)`);
+    const state: BuiltStage = {
+      name: stage.name,
+      dir: join(options.into, `stage-${index}`),
+      workdir: '',
+      env: {},
+      user: undefined,
+      exposed: [],
+      entrypoint: [],
+      cmd: [],
+      runs: [],
+      copiedFromContext: new Set(),
+    };
     mkdirSync(state.dir, { recursive: true });
-    for (const instruction of stage.instructions) await step(instruction, state, { ...options, contextList: context, built });
+    for (const instruction of stage.instructions)
+      await step(instruction, state, { ...options, contextList: context, built });
     built.push(state);
   }
   return built;
@@ -166,7 +203,8 @@ async function step(instruction: Instruction, state: BuiltStage, ctx: StepContex
     switch (instruction.keyword) {
       case 'WORKDIR':
         if (!instruction.args.startsWith('/')) throw new Error('WORKDIR must be absolute');
-        if (state.workdir !== '' && state.workdir !== instruction.args) throw new Error('a second WORKDIR in a stage is not stood in for');
+        if (state.workdir !== '' && state.workdir !== instruction.args)
+          throw new Error('a second WORKDIR in a stage is not stood in for');
         state.workdir = instruction.args;
         return;
       case 'ENV':
@@ -218,7 +256,8 @@ function parseEnv(args: string): Record<string, string> {
 function execForm(args: string): string[] {
   if (!args.startsWith('[')) return ['/bin/sh', '-c', args];
   const parsed = JSON.parse(args) as unknown;
-  if (!Array.isArray(parsed) || !parsed.every((part) => typeof part === 'string')) throw new Error('expected a JSON array of strings');
+  if (!Array.isArray(parsed) || !parsed.every((part) => typeof part === 'string'))
+    throw new Error('expected a JSON array of strings');
   return parsed;
 }
 
@@ -226,7 +265,11 @@ function execForm(args: string): string[] {
 function splitFlags(args: string): { flags: Map<string, string>; rest: string } {
   const flags = new Map<string, string>();
   let rest = args;
-  for (let match = /^--([a-z-]+)(?:=(\S*))?\s+/.exec(rest); match !== null; match = /^--([a-z-]+)(?:=(\S*))?\s+/.exec(rest)) {
+  for (
+    let match = /^--([a-z-]+)(?:=(\S*))?\s+/.exec(rest);
+    match !== null;
+    match = /^--([a-z-]+)(?:=(\S*))?\s+/.exec(rest)
+  ) {
     flags.set(match[1], match[2] ?? '');
     rest = rest.slice(match[0].length);
   }
@@ -242,10 +285,14 @@ export function hostPath(state: BuiltStage, containerPath: string): string {
   return join(state.dir, relative);
 }
 
-/** COPY [--from=STAGE] [--chown=…] SRC… DEST: a folder's contents go into DEST, as Docker copies them. Ownership and mode flags change no content. */
+/**
+ * COPY [--from=STAGE] [--chown=…] SRC… DEST: a folder's contents go into DEST, as Docker copies them. Ownership and
+ * mode flags change no content.
+ */
 function copy(args: string, state: BuiltStage, ctx: StepContext): void {
   const { flags, rest } = splitFlags(args);
-  for (const flag of flags.keys()) if (!['from', 'chown', 'chmod', 'link'].includes(flag)) throw new Error(`COPY --${flag} is not stood in for`);
+  for (const flag of flags.keys())
+    if (!['from', 'chown', 'chmod', 'link'].includes(flag)) throw new Error(`COPY --${flag} is not stood in for`);
   const parts = rest.startsWith('[') ? execForm(rest) : rest.split(/\s+/);
   const sources = parts.slice(0, -1);
   const dest = parts[parts.length - 1];
@@ -256,10 +303,16 @@ function copy(args: string, state: BuiltStage, ctx: StepContext): void {
   const from = flags.get('from');
   for (const source of sources) {
     const files = from === undefined ? fromContext(source, ctx) : fromStage(from, source, ctx);
-    if (from === undefined) for (const file of files) state.copiedFromContext.add(posix.relative(ctx.context, file.path));
-    if (files.length === 0) throw new Error(`"${source}" is not in the build context${from === undefined ? ' (or .dockerignore leaves it out)' : ` of stage ${from}`}`);
+    if (from === undefined)
+      for (const file of files) state.copiedFromContext.add(posix.relative(ctx.context, file.path));
+    if (files.length === 0)
+      throw new Error(
+        `"${source}" is not in the build ` +
+          `context${from === undefined ? ' (or .dockerignore leaves it out)' : ` of stage ${from}`}`,
+      );
     for (const file of files) {
-      const destination = file.inside === '' ? (intoFolder ? join(target, posix.basename(source)) : target) : join(target, file.inside);
+      const destination =
+        file.inside === '' ? (intoFolder ? join(target, posix.basename(source)) : target) : join(target, file.inside);
       mkdirSync(dirname(destination), { recursive: true });
       copyEntry(file.path, destination);
     }
@@ -275,9 +328,12 @@ interface SourceFile {
 function fromContext(source: string, ctx: StepContext): SourceFile[] {
   const cleaned = posix.normalize(source).replace(/^(\.\/)+|\/+$/g, '');
   if (cleaned.startsWith('..') || cleaned.startsWith('/')) throw new Error(`${source} is outside the build context`);
-  if (cleaned === '.' || cleaned === '') return ctx.contextList.map((path) => ({ path: join(ctx.context, path), inside: path }));
+  if (cleaned === '.' || cleaned === '')
+    return ctx.contextList.map((path) => ({ path: join(ctx.context, path), inside: path }));
   if (ctx.contextList.includes(cleaned)) return [{ path: join(ctx.context, cleaned), inside: '' }];
-  return ctx.contextList.filter((path) => path.startsWith(`${cleaned}/`)).map((path) => ({ path: join(ctx.context, path), inside: path.slice(cleaned.length + 1) }));
+  return ctx.contextList
+    .filter((path) => path.startsWith(`${cleaned}/`))
+    .map((path) => ({ path: join(ctx.context, path), inside: path.slice(cleaned.length + 1) }));
 }
 
 function fromStage(name: string, source: string, ctx: StepContext): SourceFile[] {
@@ -314,13 +370,16 @@ function copyEntry(from: string, to: string): void {
  */
 async function run(args: string, state: BuiltStage, ctx: StepContext): Promise<void> {
   const { flags, rest } = splitFlags(args);
-  for (const [flag, value] of flags) if (flag !== 'mount' || !value.startsWith('type=cache,')) throw new Error(`RUN --${flag}=${value} is not stood in for (only cache mounts, which change no output)`);
+  for (const [flag, value] of flags)
+    if (flag !== 'mount' || !value.startsWith('type=cache,'))
+      throw new Error(`RUN --${flag}=${value} is not stood in for (only cache mounts, which change no output)`);
   if (rest.startsWith('[')) throw new Error('RUN in exec form is not stood in for');
   const cwd = hostPath(state, '.');
   mkdirSync(cwd, { recursive: true });
   const npmCi = /^npm ci((?:\s+--[a-z-]+(?:=\S+)?)*)\s*$/.exec(rest);
   if (npmCi !== null) return installDependencies(npmCi[1].trim().split(/\s+/).filter(Boolean), state, ctx);
-  if (/(^|[\s=:'"<>|;&])\//.test(rest)) throw new Error('the command names an absolute path, which would be this machine\'s, not the image\'s');
+  if (/(^|[\s=:'"<>|;&])\//.test(rest))
+    throw new Error("the command names an absolute path, which would be this machine's, not the image's");
   await shell(rest, cwd, state);
 }
 
@@ -330,12 +389,26 @@ async function run(args: string, state: BuiltStage, ctx: StepContext): Promise<v
  * audit change no output).
  */
 function stageEnvironment(state: BuiltStage): Record<string, string> {
-  const npmOffline = { npm_config_offline: 'true', npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' };
-  return { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: join(state.dir, '..', `${posix.basename(state.dir)}-home`), ...npmOffline, ...state.env };
+  const npmOffline = {
+    npm_config_offline: 'true',
+    npm_config_update_notifier: 'false',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+  };
+  return {
+    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: join(state.dir, '..', `${posix.basename(state.dir)}-home`),
+    ...npmOffline,
+    ...state.env,
+  };
 }
 
 async function shell(command: string, cwd: string, state: BuiltStage): Promise<void> {
-  const child = spawn('/bin/sh', ['-c', command], { cwd, env: stageEnvironment(state), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/bin/sh', ['-c', command], {
+    cwd,
+    env: stageEnvironment(state),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
@@ -344,7 +417,15 @@ async function shell(command: string, cwd: string, state: BuiltStage): Promise<v
   if (code !== 0) throw new Error(`\`${command}\` exited with ${code}:\n${output}`);
 }
 
-const LIFECYCLE_OF_NPM_CI = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
+const LIFECYCLE_OF_NPM_CI = [
+  'preinstall',
+  'install',
+  'postinstall',
+  'prepublish',
+  'preprepare',
+  'prepare',
+  'postprepare',
+];
 
 /**
  * `npm ci`, stood in for: the registry is off limits to tests, and a real `npm ci --offline` from
@@ -368,14 +449,20 @@ async function installDependencies(flags: string[], state: BuiltStage, ctx: Step
     else throw new Error(`npm ci ${flag} is not stood in for`);
   }
   const repositoryLock = readFileSync(join(ctx.context, 'package-lock.json'), 'utf8');
-  if (!existsSync(join(cwd, 'package.json')) || !existsSync(join(cwd, 'package-lock.json'))) throw new Error('npm ci needs package.json and package-lock.json, which no COPY brought');
-  if (readFileSync(join(cwd, 'package-lock.json'), 'utf8') !== repositoryLock) throw new Error("the stage's package-lock.json is not the repository's, so the repository's node_modules cannot stand for it");
+  if (!existsSync(join(cwd, 'package.json')) || !existsSync(join(cwd, 'package-lock.json')))
+    throw new Error('npm ci needs package.json and package-lock.json, which no COPY brought');
+  if (readFileSync(join(cwd, 'package-lock.json'), 'utf8') !== repositoryLock)
+    throw new Error(
+      "the stage's package-lock.json is not the repository's, so the repository's node_modules cannot stand for it",
+    );
   if (omit.size === 0) await copyTree([ctx.nodeModules], cwd);
   else await linkKeptPackages(JSON.parse(repositoryLock) as Lockfile, omit, ctx.nodeModules, join(cwd, 'node_modules'));
   if (ignoreScripts) return;
-  const scripts = (JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
+  const scripts =
+    (JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
   // Each script alone: `npm run X` would also run preX and postX, which come in their own turn here.
-  for (const name of LIFECYCLE_OF_NPM_CI) if (scripts[name] !== undefined) await shell(`npm run ${name} --ignore-scripts`, cwd, state);
+  for (const name of LIFECYCLE_OF_NPM_CI)
+    if (scripts[name] !== undefined) await shell(`npm run ${name} --ignore-scripts`, cwd, state);
 }
 
 interface Lockfile {
@@ -384,7 +471,12 @@ interface Lockfile {
 
 /** npm's own rule (Arborist's Node#shouldOmit). */
 function omitted(entry: Lockfile['packages'][string], omit: Set<string>): boolean {
-  return Boolean((entry.peer && omit.has('peer')) || (entry.dev && omit.has('dev')) || (entry.optional && omit.has('optional')) || (entry.devOptional && omit.has('optional') && omit.has('dev')));
+  return Boolean(
+    (entry.peer && omit.has('peer')) ||
+      (entry.dev && omit.has('dev')) ||
+      (entry.optional && omit.has('optional')) ||
+      (entry.devOptional && omit.has('optional') && omit.has('dev')),
+  );
 }
 
 async function linkKeptPackages(lock: Lockfile, omit: Set<string>, from: string, to: string): Promise<void> {

@@ -34,7 +34,10 @@ export interface Instances {
 }
 
 export interface StartInstancesOptions {
-  /** TOML-shaped overrides for every instance, keyed like `configWith`'s: `{'app.skills.enabled': true, 'app.models': {…}}`. */
+  /**
+   * TOML-shaped overrides for every instance, keyed like `configWith`'s: `{'app.skills.enabled': true, 'app.models':
+   * {…}}`.
+   */
   overrides?: Record<string, unknown>;
   /** Overrides for instance `index` only, over the shared ones. */
   overridesFor?: (index: number) => Record<string, unknown>;
@@ -44,7 +47,10 @@ export interface StartInstancesOptions {
   env?: Record<string, string>;
 }
 
-/** What every instance gets unless overridden: a free port on the loopback address (so auth is off), JSON logs, no rate limits in the way. */
+/**
+ * What every instance gets unless overridden: a free port on the loopback address (so auth is off), JSON logs, no rate
+ * limits in the way.
+ */
 const BASE_OVERRIDES: Record<string, unknown> = {
   'app.port': 0,
   'app.host': '127.0.0.1',
@@ -88,7 +94,12 @@ export async function startInstances(count: number, options: StartInstancesOptio
     // All at once, as a deployment starts them: the migrations take turns under their advisory lock.
     const started = await Promise.allSettled(
       Array.from({ length: count }, (_, index) => {
-        const overrides = { ...BASE_OVERRIDES, 'app.database.url': db.url, ...options.overrides, ...options.overridesFor?.(index) };
+        const overrides = {
+          ...BASE_OVERRIDES,
+          'app.database.url': db.url,
+          ...options.overrides,
+          ...options.overridesFor?.(index),
+        };
         const config = tree.write(`instance-${index}.toml`, stringify(nest(overrides)));
         return startInstance(config, tree.root, options.env ?? {});
       }),
@@ -104,7 +115,10 @@ export async function startInstances(count: number, options: StartInstancesOptio
 }
 
 function startInstance(configFile: string, cwd: string, env: Record<string, string>): Promise<AppInstance> {
-  return startServerProcess([process.execPath, `${process.cwd()}/dist/src/main.js`], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, SKILLHOST_CONFIG: configFile } });
+  return startServerProcess([process.execPath, `${process.cwd()}/dist/src/main.js`], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, SKILLHOST_CONFIG: configFile },
+  });
 }
 
 /**
@@ -112,14 +126,24 @@ function startInstance(configFile: string, cwd: string, env: Record<string, stri
  * (and as user and group `uid` when given: the tests' process must be root then), answered once it
  * logs that it listens on 127.0.0.1; it throws with the output if it exits first.
  */
-export async function startServerProcess(command: string[], options: { cwd: string; env: Record<string, string>; uid?: number }): Promise<AppInstance> {
+export async function startServerProcess(
+  command: string[],
+  options: { cwd: string; env: Record<string, string>; uid?: number },
+): Promise<AppInstance> {
   const [program, ...args] = command;
   const user = options.uid === undefined ? {} : { uid: options.uid, gid: options.uid };
-  const child = spawn(program === 'node' ? process.execPath : program, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], ...user });
+  const child = spawn(program === 'node' ? process.execPath : program, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...user,
+  });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const listening = LISTENING_LINE;
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!listening.test(output)) {

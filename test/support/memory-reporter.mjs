@@ -2,7 +2,8 @@
 // of every process under it (its test worker, servers, PostgreSQL, Chromium, CLIs), summed and
 // sampled from /proc. Each process counts its proportional set size (PSS: a page shared by n
 // processes counts 1/n in each), so PostgreSQL's shared buffers and Chromium's shared pages are
-// counted once, not once per process as resident sizes would. Plain JavaScript: Jest loads reporters outside the TypeScript transform.
+// counted once, not once per process as resident sizes would. Plain JavaScript: Jest loads reporters outside the
+// TypeScript transform.
 import { readdirSync, readFileSync } from 'node:fs';
 
 const SAMPLE_MS = 500;
@@ -25,7 +26,10 @@ export default class MemoryReporter {
       process.stderr.write('\nPeak memory of this test run: not measured (no /proc here).\n');
       return;
     }
-    process.stderr.write(`\nPeak memory of this test run: ${mib(this.peakTree)} MiB (proportional set size summed over Jest, its test worker and every process they started, sampled every ${SAMPLE_MS} ms).\n`);
+    process.stderr.write(
+      `\nPeak memory of this test run: ${mib(this.peakTree)} MiB (proportional set size summed over Jest, its ` +
+        `test worker and every process they started, sampled every ${SAMPLE_MS} ms).\n`,
+    );
   }
 
   sample() {
@@ -78,7 +82,10 @@ function parentOf(pid) {
 
 /** The process's proportional set size in bytes; its resident size where the kernel has no smaps_rollup. */
 function memoryOf(pid) {
-  for (const [file, field] of [['smaps_rollup', 'Pss'], ['status', 'VmRSS']]) {
+  for (const [file, field] of [
+    ['smaps_rollup', 'Pss'],
+    ['status', 'VmRSS'],
+  ]) {
     try {
       const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'));
       if (match !== null) return Number(match[1]) * 1024;

@@ -88,14 +88,28 @@ export class ScriptedModelServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const api = req.url?.endsWith('/chat/completions') ? 'openai' : req.url?.endsWith('/messages') ? 'anthropic' : undefined;
+    const api = req.url?.endsWith('/chat/completions')
+      ? 'openai'
+      : req.url?.endsWith('/messages')
+        ? 'anthropic'
+        : undefined;
     if (req.method !== 'POST' || api === undefined) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
       return;
     }
-    const recorded: RecordedRequest = { api, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), headers: req.headers };
+    const recorded: RecordedRequest = {
+      api,
+      body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+      headers: req.headers,
+    };
     this.requests.push(recorded);
-    const step = this.respond?.(recorded) ?? this.script.shift() ?? { status: 500, body: JSON.stringify({ error: { message: 'the test script has no step left' } }) };
+    const step = this.respond?.(recorded) ??
+      this.script.shift() ?? {
+        status: 500,
+        body: JSON.stringify({ error: { message: 'the test script has no step left' } }),
+      };
     if (step.delayMs !== undefined) {
       // A delayed answer is cut like a hanging one when the server stops.
       this.hanging.add(res);
@@ -109,12 +123,17 @@ export class ScriptedModelServer {
     }
     if ('status' in step) {
       const message = `scripted failure ${step.status}`;
-      const fallback = api === 'anthropic' ? { type: 'error', error: { type: 'api_error', message } } : { error: { message, type: 'server_error' } };
+      const fallback =
+        api === 'anthropic'
+          ? { type: 'error', error: { type: 'api_error', message } }
+          : { error: { message, type: 'server_error' } };
       res.writeHead(step.status, { 'content-type': 'application/json' }).end(step.body ?? JSON.stringify(fallback));
       return;
     }
     if ('garbage' in step) {
-      res.writeHead(200, { 'content-type': recorded.body.stream ? 'text/event-stream' : 'application/json' }).end(step.garbage);
+      res
+        .writeHead(200, { 'content-type': recorded.body.stream ? 'text/event-stream' : 'application/json' })
+        .end(step.garbage);
       return;
     }
     const answer = {
@@ -129,18 +148,41 @@ export class ScriptedModelServer {
     else await this.answerOpenAi(res, recorded, answer, step.pieceDelayMs);
   }
 
-  private async answerOpenAi(res: ServerResponse, recorded: RecordedRequest, answer: ScriptedAnswer, pieceDelayMs = 0): Promise<void> {
+  private async answerOpenAi(
+    res: ServerResponse,
+    recorded: RecordedRequest,
+    answer: ScriptedAnswer,
+    pieceDelayMs = 0,
+  ): Promise<void> {
     const { text } = answer;
-    const toolCalls = answer.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+    const toolCalls = answer.toolCalls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.arguments },
+    }));
     const finishReason = toolCalls.length > 0 ? 'tool_calls' : 'stop';
-    const base = { id: `chatcmpl_${this.requests.length}`, created: Math.floor(Date.now() / 1000), model: recorded.body.model };
+    const base = {
+      id: `chatcmpl_${this.requests.length}`,
+      created: Math.floor(Date.now() / 1000),
+      model: recorded.body.model,
+    };
     const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
     if (!recorded.body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           ...base,
           object: 'chat.completion',
-          choices: [{ index: 0, message: { role: 'assistant', content: text || null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: finishReason }],
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: text || null,
+                ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+              },
+              finish_reason: finishReason,
+            },
+          ],
           usage,
         }),
       );
@@ -148,7 +190,13 @@ export class ScriptedModelServer {
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const send = (delta: Record<string, unknown>, finish: string | null = null) =>
-      res.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({
+          ...base,
+          object: 'chat.completion.chunk',
+          choices: [{ index: 0, delta, finish_reason: finish }],
+        })}\n\n`,
+      );
     send({ role: 'assistant', content: '' });
     // Text arrives in pieces, as real providers send it.
     for (const piece of textPieces(text)) {
@@ -165,26 +213,57 @@ export class ScriptedModelServer {
   /** Anthropic's Messages API: content blocks (text, tool_use) and stop_reason, as JSON or as its SSE events. */
   private answerAnthropic(res: ServerResponse, recorded: RecordedRequest, answer: ScriptedAnswer): void {
     const stopReason = answer.toolCalls.length > 0 ? 'tool_use' : 'end_turn';
-    const message = { id: `msg_${this.requests.length}`, type: 'message', role: 'assistant', model: recorded.body.model };
+    const message = {
+      id: `msg_${this.requests.length}`,
+      type: 'message',
+      role: 'assistant',
+      model: recorded.body.model,
+    };
     if (!recorded.body.stream) {
       const content = [
         ...(answer.text ? [{ type: 'text', text: answer.text }] : []),
-        ...answer.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: parseOr(call.arguments) })),
+        ...answer.toolCalls.map((call) => ({
+          type: 'tool_use',
+          id: call.id,
+          name: call.name,
+          input: parseOr(call.arguments),
+        })),
       ];
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...message, content, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          ...message,
+          content,
+          stop_reason: stopReason,
+          stop_sequence: null,
+          usage: { input_tokens: 10, output_tokens: 5 },
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-    const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-    send('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+    const send = (type: string, data: Record<string, unknown>) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    send('message_start', {
+      message: {
+        ...message,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 1 },
+      },
+    });
     let index = 0;
     if (answer.text) {
       send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const piece of textPieces(answer.text)) send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      for (const piece of textPieces(answer.text))
+        send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
       send('content_block_stop', { index: index++ });
     }
     for (const call of answer.toolCalls) {
-      send('content_block_start', { index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
+      send('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      });
       send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: call.arguments } });
       send('content_block_stop', { index: index++ });
     }

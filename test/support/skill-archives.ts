@@ -40,7 +40,14 @@ export async function zipWithChangedByteOf(files: UploadFiles, corrupted: string
 }
 
 /** A gzipped tar of the files; `entries` adds raw headers (symlinks, devices…) for attacks. */
-export async function tarGzOf(files: UploadFiles, entries: { name: string; type: 'symlink' | 'link' | 'character-device' | 'fifo' | 'directory'; linkname?: string }[] = []): Promise<UploadBody> {
+export async function tarGzOf(
+  files: UploadFiles,
+  entries: {
+    name: string;
+    type: 'symlink' | 'link' | 'character-device' | 'fifo' | 'directory';
+    linkname?: string;
+  }[] = [],
+): Promise<UploadBody> {
   const tar = pack();
   for (const [name, content] of Object.entries(files)) tar.entry({ name }, Buffer.from(content));
   for (const entry of entries) tar.entry({ name: entry.name, type: entry.type, linkname: entry.linkname });
@@ -55,7 +62,12 @@ export function multipartOf(files: UploadFiles): UploadBody {
   const boundary = `----skillhost${Math.random().toString(16).slice(2)}`;
   const parts: Buffer[] = [];
   for (const [path, content] of Object.entries(files)) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${path}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; ` +
+          `filename="${path}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+    );
     parts.push(Buffer.from(content), Buffer.from('\r\n'));
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));

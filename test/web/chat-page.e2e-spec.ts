@@ -20,7 +20,11 @@ const ARTIFACTS = resolve('test/artifacts');
 const REFERENCE_MARKER = 'REF-7f3c9a1e-skills-reference';
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get install chromium, or set SKILLHOST_CHROMIUM): the web page's browser tests are skipped.`);
+if (!haveChromium)
+  console.warn(
+    `Chromium not found at ${CHROMIUM} (apt-get install chromium, or set SKILLHOST_CHROMIUM): the web page's ` +
+      `browser tests are skipped.`,
+  );
 
 (haveChromium ? describe : describe.skip)('the web chat page in Chromium', () => {
   let ctx: ChatTestContext;
@@ -41,7 +45,15 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     base = `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
@@ -81,56 +93,87 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await input.fill('');
   });
 
-  it('runs /skills-system-validation: the activate and readResource cards appear collapsed, expand to the marker, and copy', async () => {
-    ctx.model.play(
-      { toolCalls: [{ name: 'skills_readResource', arguments: { name: 'skills-system-validation', path: 'references/REFERENCE.md' } }] },
-      { toolCalls: [{ name: 'skills_readResource', arguments: { name: 'skills-system-validation', path: '../../config.toml' } }] },
-      { text: `STEP 1: PASS\nSTEP 2: PASS — ${REFERENCE_MARKER}\nSTEP 4: PASS — refused` },
-    );
-    await page.locator('#new-chat').click();
-    await page.locator('#chat-list button[aria-current="page"]').waitFor();
-    await page.getByRole('textbox', { name: /Message/ }).fill('/skills-system-validation run the checks');
-    await page.getByRole('button', { name: 'Send' }).click();
-    await page.getByText('STEP 4: PASS — refused').waitFor();
+  it(
+    'runs /skills-system-validation: the activate and readResource cards appear collapsed, expand to the marker, ' +
+      'and copy',
+    async () => {
+      ctx.model.play(
+        {
+          toolCalls: [
+            {
+              name: 'skills_readResource',
+              arguments: { name: 'skills-system-validation', path: 'references/REFERENCE.md' },
+            },
+          ],
+        },
+        {
+          toolCalls: [
+            { name: 'skills_readResource', arguments: { name: 'skills-system-validation', path: '../../config.toml' } },
+          ],
+        },
+        { text: `STEP 1: PASS\nSTEP 2: PASS — ${REFERENCE_MARKER}\nSTEP 4: PASS — refused` },
+      );
+      await page.locator('#new-chat').click();
+      await page.locator('#chat-list button[aria-current="page"]').waitFor();
+      await page.getByRole('textbox', { name: /Message/ }).fill('/skills-system-validation run the checks');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByText('STEP 4: PASS — refused').waitFor();
 
-    const cards = page.locator('#messages article.card');
-    await expect(cards.evaluateAll((nodes) => nodes.map((node) => [node.getAttribute('data-tool'), node.getAttribute('data-status')]))).resolves.toEqual([
-      ['skills.activate', 'ok'],
-      ['skills.readResource', 'ok'],
-      ['skills.readResource', 'error'],
-    ]);
-    // Collapsed: the skill's body is not dumped into the conversation.
-    const activation = cards.nth(0);
-    await expect(cards.locator('details[open]').count()).resolves.toBe(0);
-    await expect(activation.locator('pre.output').isVisible()).resolves.toBe(false);
-    await expect(activation.locator('dd').allTextContents()).resolves.toEqual(expect.arrayContaining(['skills-system-validation', 'ok', 'no']));
-    const read = cards.nth(1);
-    await expect(read.locator('dd').allTextContents()).resolves.toEqual(expect.arrayContaining(['references/REFERENCE.md']));
-    await read.locator('summary').click();
-    await expect(read.locator('details').getAttribute('open')).resolves.toBe('');
-    await expect(read.locator('pre.output').isVisible()).resolves.toBe(true);
-    await expect(read.locator('pre.output').textContent()).resolves.toContain(REFERENCE_MARKER);
-    await read.getByRole('button', { name: /Copy the output/ }).click();
-    await read.locator('button.copy', { hasText: 'Copied' }).waitFor();
-    await expect(page.evaluate('navigator.clipboard.readText()')).resolves.toContain(REFERENCE_MARKER);
-    // The refused escape is an error card, in its own style, with its message shown.
-    const refused = cards.nth(2);
-    await expect(refused.getAttribute('class')).resolves.toContain('card-error');
-    await expect(refused.locator('.card-message').textContent()).resolves.toMatch(/outside|leads out|refused/i);
-    await expect(page.locator('#activated li.activation').allTextContents()).resolves.toEqual([expect.stringContaining('skills-system-validation')]);
-    await page.screenshot({ path: resolve(ARTIFACTS, 'chat-with-cards.png'), fullPage: true });
-  });
+      const cards = page.locator('#messages article.card');
+      await expect(
+        cards.evaluateAll((nodes) =>
+          nodes.map((node) => [node.getAttribute('data-tool'), node.getAttribute('data-status')]),
+        ),
+      ).resolves.toEqual([
+        ['skills.activate', 'ok'],
+        ['skills.readResource', 'ok'],
+        ['skills.readResource', 'error'],
+      ]);
+      // Collapsed: the skill's body is not dumped into the conversation.
+      const activation = cards.nth(0);
+      await expect(cards.locator('details[open]').count()).resolves.toBe(0);
+      await expect(activation.locator('pre.output').isVisible()).resolves.toBe(false);
+      await expect(activation.locator('dd').allTextContents()).resolves.toEqual(
+        expect.arrayContaining(['skills-system-validation', 'ok', 'no']),
+      );
+      const read = cards.nth(1);
+      await expect(read.locator('dd').allTextContents()).resolves.toEqual(
+        expect.arrayContaining(['references/REFERENCE.md']),
+      );
+      await read.locator('summary').click();
+      await expect(read.locator('details').getAttribute('open')).resolves.toBe('');
+      await expect(read.locator('pre.output').isVisible()).resolves.toBe(true);
+      await expect(read.locator('pre.output').textContent()).resolves.toContain(REFERENCE_MARKER);
+      await read.getByRole('button', { name: /Copy the output/ }).click();
+      await read.locator('button.copy', { hasText: 'Copied' }).waitFor();
+      await expect(page.evaluate('navigator.clipboard.readText()')).resolves.toContain(REFERENCE_MARKER);
+      // The refused escape is an error card, in its own style, with its message shown.
+      const refused = cards.nth(2);
+      await expect(refused.getAttribute('class')).resolves.toContain('card-error');
+      await expect(refused.locator('.card-message').textContent()).resolves.toMatch(/outside|leads out|refused/i);
+      await expect(page.locator('#activated li.activation').allTextContents()).resolves.toEqual([
+        expect.stringContaining('skills-system-validation'),
+      ]);
+      await page.screenshot({ path: resolve(ARTIFACTS, 'chat-with-cards.png'), fullPage: true });
+    },
+  );
 
-  it('a turn that fails (the model answers 500) is taken off the page, the message goes back in the box, and nothing is stored', async () => {
-    ctx.model.play({ status: 500, body: '{"error":{"message":"the model is down"}}' });
-    const input = page.getByRole('textbox', { name: /Message/ });
-    await input.fill('this one fails');
-    await input.press('Enter');
-    await page.getByText(/^Not sent: .*Your message is back in the box\.$/).waitFor();
-    await expect(input.inputValue()).resolves.toBe('this one fails');
-    await expect(page.locator('#messages .message-user .content').allTextContents()).resolves.toEqual(['/skills-system-validation run the checks']);
-    await input.fill('');
-  });
+  it(
+    'a turn that fails (the model answers 500) is taken off the page, the message goes back in the box, and ' +
+      'nothing is stored',
+    async () => {
+      ctx.model.play({ status: 500, body: '{"error":{"message":"the model is down"}}' });
+      const input = page.getByRole('textbox', { name: /Message/ });
+      await input.fill('this one fails');
+      await input.press('Enter');
+      await page.getByText(/^Not sent: .*Your message is back in the box\.$/).waitFor();
+      await expect(input.inputValue()).resolves.toBe('this one fails');
+      await expect(page.locator('#messages .message-user .content').allTextContents()).resolves.toEqual([
+        '/skills-system-validation run the checks',
+      ]);
+      await input.fill('');
+    },
+  );
 
   it('suggests $ only when the server reads it, and commands only at the start', async () => {
     const input = page.getByRole('textbox', { name: /Message/ });
@@ -143,7 +186,9 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await page.reload();
     await page.getByText('STEP 4: PASS — refused').waitFor();
     await expect(page.locator('#messages article.card').count()).resolves.toBe(3);
-    await expect(page.locator('#activated li.activation').allTextContents()).resolves.toEqual([expect.stringMatching(/skills-system-validation\s+explicit, 1×/)]);
+    await expect(page.locator('#activated li.activation').allTextContents()).resolves.toEqual([
+      expect.stringMatching(/skills-system-validation\s+explicit, 1×/),
+    ]);
     await expect(page.locator('#chat-list button.chat-open').count()).resolves.toBe(1);
     expect(pageErrors).toEqual([]);
   });
@@ -154,7 +199,9 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await result.waitFor();
     await result.click();
     await page.locator('#skill-detail h3', { hasText: 'skills-system-validation' }).waitFor();
-    await expect(page.locator('#skill-detail .files li').allTextContents()).resolves.toEqual(expect.arrayContaining([expect.stringContaining('references/REFERENCE.md')]));
+    await expect(page.locator('#skill-detail .files li').allTextContents()).resolves.toEqual(
+      expect.arrayContaining([expect.stringContaining('references/REFERENCE.md')]),
+    );
     await page.locator('#skill-detail summary').click();
     await expect(page.locator('#skill-detail pre').textContent()).resolves.toContain('# Skills system validation');
     await page.screenshot({ path: resolve(ARTIFACTS, 'skills-browser.png') });
@@ -163,28 +210,39 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     await page.getByRole('dialog', { name: 'skills-system-validation' }).waitFor({ state: 'hidden' });
   });
 
-  it('has no accessibility violations that axe-core finds (labels, names, roles, contrast), wide or narrow', async () => {
-    // axe is injected as a script, which the page's own CSP refuses: a context of its own lets it in.
-    const checking = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 860 } });
-    try {
-      const audited = await checking.newPage();
-      audited.setDefaultTimeout(10_000);
-      await audited.addInitScript({ content: `sessionStorage.setItem('skillhost.apiKey', ${JSON.stringify(key)})` });
-      await audited.goto(page.url());
-      await audited.locator('#messages article.card').first().waitFor();
-      await audited.locator('#messages details').first().evaluate((details) => details.setAttribute('open', ''));
-      const violationsOf = async () => {
-        await audited.addScriptTag({ path: AXE });
-        const result = (await audited.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
-        return result.violations.map((violation) => `${violation.impact} ${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
-      };
-      await expect(violationsOf()).resolves.toEqual([]);
-      await audited.setViewportSize({ width: 390, height: 844 });
-      await expect(violationsOf()).resolves.toEqual([]);
-    } finally {
-      await checking.close();
-    }
-  });
+  it(
+    'has no accessibility violations that axe-core finds (labels, names, roles, contrast), wide or ' + 'narrow',
+    async () => {
+      // axe is injected as a script, which the page's own CSP refuses: a context of its own lets it in.
+      const checking = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 860 } });
+      try {
+        const audited = await checking.newPage();
+        audited.setDefaultTimeout(10_000);
+        await audited.addInitScript({ content: `sessionStorage.setItem('skillhost.apiKey', ${JSON.stringify(key)})` });
+        await audited.goto(page.url());
+        await audited.locator('#messages article.card').first().waitFor();
+        await audited
+          .locator('#messages details')
+          .first()
+          .evaluate((details) => details.setAttribute('open', ''));
+        const violationsOf = async () => {
+          await audited.addScriptTag({ path: AXE });
+          const result = (await audited.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
+            violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
+          };
+          return result.violations.map(
+            (violation) =>
+              `${violation.impact} ${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+          );
+        };
+        await expect(violationsOf()).resolves.toEqual([]);
+        await audited.setViewportSize({ width: 390, height: 844 });
+        await expect(violationsOf()).resolves.toEqual([]);
+      } finally {
+        await checking.close();
+      }
+    },
+  );
 
   it('is usable on a narrow screen, and deletes a chat', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
@@ -195,7 +253,10 @@ if (!haveChromium) console.warn(`Chromium not found at ${CHROMIUM} (apt-get inst
     // One panel at a time: the chat list is behind its button.
     await page.locator('#views').getByRole('button', { name: 'Chats' }).click();
     page.once('dialog', (dialog) => void dialog.accept());
-    await page.getByRole('button', { name: /^Delete / }).first().click();
+    await page
+      .getByRole('button', { name: /^Delete / })
+      .first()
+      .click();
     await page.locator('#chat-list button.chat-open').first().waitFor({ state: 'detached' });
     await expect(page.locator('#messages li').count()).resolves.toBe(0);
   });
@@ -210,7 +271,10 @@ function usePageApp(overrides: Record<string, unknown>) {
   beforeAll(async () => {
     app.ctx = await startChatApp([resolve('skills')], overrides);
     await app.ctx.app.listen(0, '127.0.0.1');
-    app.browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
+    app.browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
+    });
   }, 60_000);
   afterAll(async () => {
     await app.browser?.close();

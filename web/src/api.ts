@@ -37,7 +37,11 @@ async function failure(response: Response): Promise<ApiFailure> {
   } catch {
     // Not JSON: the status says enough.
   }
-  return new ApiFailure({ status: response.status, code: body.code ?? 'HTTP_ERROR', message: body.message ?? `${response.status} ${response.statusText}` });
+  return new ApiFailure({
+    status: response.status,
+    code: body.code ?? 'HTTP_ERROR',
+    message: body.message ?? `${response.status} ${response.statusText}`,
+  });
 }
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -60,7 +64,11 @@ export interface TurnEvent {
  * Sends a message and reads the turn as server-sent events (`tool-call`, `tool-result`,
  * `text-delta`, then `done` or `error`). EventSource cannot POST, so the stream is read by hand.
  */
-export async function streamTurn(chatId: string, body: { content: string; model?: string }, onEvent: (event: TurnEvent) => void): Promise<void> {
+export async function streamTurn(
+  chatId: string,
+  body: { content: string; model?: string },
+  onEvent: (event: TurnEvent) => void,
+): Promise<void> {
   const response = await fetch(`/v1/chats/${encodeURIComponent(chatId)}/messages`, {
     method: 'POST',
     headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),

@@ -6,7 +6,16 @@ export interface ToolCard {
   tool: string;
   args: Record<string, unknown>;
   status: 'ok' | 'error';
-  summary: { skill: string | null; path?: string; truncated: boolean; version?: string; versionWarning?: string; count?: number; command?: string; exitCode?: number | null };
+  summary: {
+    skill: string | null;
+    path?: string;
+    truncated: boolean;
+    version?: string;
+    versionWarning?: string;
+    count?: number;
+    command?: string;
+    exitCode?: number | null;
+  };
   output: string;
   durationMs?: number;
 }
@@ -28,15 +37,37 @@ export function renderCard(card: ToolCard): HTMLElement {
     ...fact('version', card.summary.version === undefined ? undefined : card.summary.version.slice(0, 19)),
   );
   // Focusable, so its scrolling works from the keyboard too.
-  const output = h('pre', { class: 'output', tabindex: '0', 'aria-label': `Output of ${card.tool}`, text: card.output });
+  const output = h('pre', {
+    class: 'output',
+    tabindex: '0',
+    'aria-label': `Output of ${card.tool}`,
+    text: card.output,
+  });
   const copy = copyButton(() => card.output, output, `Copy the output of ${card.tool}`);
   const long = card.output.length > LONG_OUTPUT;
-  // Collapsed until asked for (RemcoChat: a skill's body is not dumped into the conversation, but it is there to expand and copy).
-  const details = h('details', { class: 'card-output' }, h('summary', { text: long ? `Output (${card.output.length} characters)` : 'Output' }), output, copy);
+  // Collapsed until asked for (RemcoChat: a skill's body is not dumped into the conversation, but it is there to expand
+  // and copy).
+  const details = h(
+    'details',
+    { class: 'card-output' },
+    h('summary', { text: long ? `Output (${card.output.length} characters)` : 'Output' }),
+    output,
+    copy,
+  );
   return h(
     'article',
-    { class: error ? 'card card-error' : 'card', 'data-tool': card.tool, 'data-status': card.status, 'aria-label': `${card.tool} ${card.status === 'ok' ? 'succeeded' : 'failed'}` },
-    h('header', {}, h('strong', { class: 'tool', text: card.tool }), h('span', { class: `badge badge-${card.status}`, text: error ? 'error' : 'ok' })),
+    {
+      class: error ? 'card card-error' : 'card',
+      'data-tool': card.tool,
+      'data-status': card.status,
+      'aria-label': `${card.tool} ${card.status === 'ok' ? 'succeeded' : 'failed'}`,
+    },
+    h(
+      'header',
+      {},
+      h('strong', { class: 'tool', text: card.tool }),
+      h('span', { class: `badge badge-${card.status}`, text: error ? 'error' : 'ok' }),
+    ),
     facts,
     error ? h('p', { class: 'card-message', role: 'note', text: firstLine(card.output) }) : null,
     details,
@@ -45,8 +76,18 @@ export function renderCard(card: ToolCard): HTMLElement {
 
 /** A call that has not answered yet. */
 export function renderPendingCard(call: { id: string; tool: string; args: Record<string, unknown> }): HTMLElement {
-  const skill = typeof call.args.name === 'string' ? call.args.name : typeof call.args.skill === 'string' ? call.args.skill : undefined;
-  return h('article', { class: 'card card-pending', 'data-call': call.id, 'aria-busy': 'true' }, h('header', {}, h('strong', { class: 'tool', text: call.tool }), h('span', { class: 'badge', text: 'running' })), skill === undefined ? null : h('p', { text: `skill ${skill}` }));
+  const skill =
+    typeof call.args.name === 'string'
+      ? call.args.name
+      : typeof call.args.skill === 'string'
+        ? call.args.skill
+        : undefined;
+  return h(
+    'article',
+    { class: 'card card-pending', 'data-call': call.id, 'aria-busy': 'true' },
+    h('header', {}, h('strong', { class: 'tool', text: call.tool }), h('span', { class: 'badge', text: 'running' })),
+    skill === undefined ? null : h('p', { text: `skill ${skill}` }),
+  );
 }
 
 function fact(term: string, value: string | undefined): HTMLElement[] {

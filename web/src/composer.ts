@@ -13,7 +13,12 @@ export interface Suggestion {
  * The text box points at the listbox (`aria-controls`, `aria-activedescendant`), so screen readers
  * announce the highlighted choice.
  */
-export function attachSuggestions(input: HTMLTextAreaElement, list: HTMLUListElement, suggestions: () => Suggestion[], skillPrefixes: () => readonly string[]): void {
+export function attachSuggestions(
+  input: HTMLTextAreaElement,
+  list: HTMLUListElement,
+  suggestions: () => Suggestion[],
+  skillPrefixes: () => readonly string[],
+): void {
   let shown: Suggestion[] = [];
   let active = -1;
   const caret = () => input.selectionStart ?? input.value.length;
@@ -80,7 +85,10 @@ interface InvocationWord {
   first: boolean;
 }
 
-/** The word typed just before the caret when it could invoke something: after a prefix, at the start or after other invocations. */
+/**
+ * The word typed just before the caret when it could invoke something: after a prefix, at the start or after other
+ * invocations.
+ */
 function invocationWord(before: string, skillPrefixes: readonly string[]): InvocationWord | undefined {
   const match = /(?:^|\s)([/$])([a-z0-9-]*)$/i.exec(before);
   if (match === null) return undefined;
@@ -92,16 +100,30 @@ function invocationWord(before: string, skillPrefixes: readonly string[]): Invoc
   return { prefix, start: before.length - match[2].length - 1, query: match[2].toLowerCase(), first: head === '' };
 }
 
-/** The first eight suggestions whose name starts with the word's query and that the word's prefix and place can invoke. */
+/**
+ * The first eight suggestions whose name starts with the word's query and that the word's prefix and place can invoke.
+ */
 function suggestionsFor(current: InvocationWord, all: Suggestion[], skillPrefixes: readonly string[]): Suggestion[] {
   // A command runs only as `/name` opening the message; a skill by any prefix the server reads, also after another.
   const skillsToo = skillPrefixes.includes(current.prefix);
-  return all.filter((item) => item.name.startsWith(current.query) && (item.kind === 'skill' ? skillsToo : current.prefix === '/' && current.first)).slice(0, 8);
+  return all
+    .filter(
+      (item) =>
+        item.name.startsWith(current.query) &&
+        (item.kind === 'skill' ? skillsToo : current.prefix === '/' && current.first),
+    )
+    .slice(0, 8);
 }
 
 /** One suggestion of the listbox; a press on it chooses it (before the text box loses focus). */
 function optionOf(item: Suggestion, index: number, prefix: string, choose: () => void): HTMLLIElement {
-  const option = h('li', { id: `suggestion-${index}`, role: 'option', 'aria-selected': 'false' }, h('strong', { text: `${prefix}${item.name}` }), h('span', { class: 'kind', text: item.kind }), h('span', { class: 'description', text: item.description }));
+  const option = h(
+    'li',
+    { id: `suggestion-${index}`, role: 'option', 'aria-selected': 'false' },
+    h('strong', { text: `${prefix}${item.name}` }),
+    h('span', { class: 'kind', text: item.kind }),
+    h('span', { class: 'description', text: item.description }),
+  );
   option.addEventListener('mousedown', (event) => {
     event.preventDefault();
     choose();

@@ -83,14 +83,20 @@ function start(): void {
     void guarded(send)();
   });
   // First the suggestions: Enter on an open list takes a suggestion and goes no further.
-  attachSuggestions(byId('composer-input'), byId('suggestions'), () => state.suggestions, () => state.prefixes);
+  attachSuggestions(
+    byId('composer-input'),
+    byId('suggestions'),
+    () => state.suggestions,
+    () => state.prefixes,
+  );
   byId('composer-input').addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.defaultPrevented) {
       event.preventDefault();
       void guarded(send)();
     }
   });
-  for (const button of document.querySelectorAll<HTMLButtonElement>('#views button')) button.addEventListener('click', () => showView(button.dataset.view as View));
+  for (const button of document.querySelectorAll<HTMLButtonElement>('#views button'))
+    button.addEventListener('click', () => showView(button.dataset.view as View));
   // The message box is on the conversation panel: skipping to it shows that panel first.
   byId('skip').addEventListener('click', () => showView('conversation'));
   let searching: number | undefined;
@@ -139,7 +145,8 @@ function askForKey(problem: string): void {
 
 async function signIn(): Promise<void> {
   const key = byId<HTMLInputElement>('api-key').value.trim();
-  if (!isKeyShaped(key)) return askForKey('An API key is letters, digits and punctuation, without spaces; paste it again.');
+  if (!isKeyShaped(key))
+    return askForKey('An API key is letters, digits and punctuation, without spaces; paste it again.');
   storeKey(key);
   try {
     await api('GET', '/v1/me');
@@ -177,9 +184,20 @@ function isRefused(error: unknown): boolean {
 }
 
 async function loadModels(): Promise<void> {
-  const { models, defaultModel } = await api<{ models: { name: string; tools: boolean }[]; defaultModel: string | null }>('GET', '/v1/models');
+  const { models, defaultModel } = await api<{
+    models: { name: string; tools: boolean }[];
+    defaultModel: string | null;
+  }>('GET', '/v1/models');
   const select = byId<HTMLSelectElement>('model');
-  select.replaceChildren(...models.map((model) => h('option', { value: model.name, selected: model.name === defaultModel, text: model.tools ? model.name : `${model.name} (no tools)` })));
+  select.replaceChildren(
+    ...models.map((model) =>
+      h('option', {
+        value: model.name,
+        selected: model.name === defaultModel,
+        text: model.tools ? model.name : `${model.name} (no tools)`,
+      }),
+    ),
+  );
   select.disabled = models.length === 0;
   // No model: said before anyone types, and Send is off (the server would answer 503).
   state.noModel = models.length === 0;
@@ -192,11 +210,17 @@ async function loadModels(): Promise<void> {
 async function loadSuggestions(): Promise<void> {
   const [skills, commands] = await Promise.all([
     api<{ explicitPrefixes: string[]; skills: { name: string; description: string }[] }>('GET', '/v1/skills'),
-    api<{ commands: { name: string; description: string | null }[] }>('GET', '/v1/commands').catch(() => ({ commands: [] })),
+    api<{ commands: { name: string; description: string | null }[] }>('GET', '/v1/commands').catch(() => ({
+      commands: [],
+    })),
   ]);
   state.prefixes = skills.explicitPrefixes;
   state.suggestions = [
-    ...commands.commands.map((command) => ({ name: command.name, description: command.description ?? '', kind: 'command' as const })),
+    ...commands.commands.map((command) => ({
+      name: command.name,
+      description: command.description ?? '',
+      kind: 'command' as const,
+    })),
     ...skills.skills.map((skill) => ({ name: skill.name, description: skill.description, kind: 'skill' as const })),
   ].sort((a, b) => a.name.localeCompare(b.name));
 }
@@ -214,18 +238,42 @@ async function loadChats(): Promise<void> {
   const items = chats.map((chat) => {
     const title = titleOf(chat);
     if (chat.id === state.chatId) showTitle(title);
-    const openButton = h('button', { type: 'button', class: 'chat-open', 'aria-current': chat.id === state.chatId ? 'page' : undefined, title: `${title} · ${when(chat.createdAt)}`, text: title });
-    openButton.addEventListener('click', guarded(() => openChat(chat.id)));
-    const remove = h('button', { type: 'button', class: 'chat-delete', 'aria-label': `Delete ${chat.title === null ? 'this chat' : title}`, text: '×' });
-    remove.addEventListener('click', guarded(() => deleteChat(chat.id)));
+    const openButton = h('button', {
+      type: 'button',
+      class: 'chat-open',
+      'aria-current': chat.id === state.chatId ? 'page' : undefined,
+      title: `${title} · ${when(chat.createdAt)}`,
+      text: title,
+    });
+    openButton.addEventListener(
+      'click',
+      guarded(() => openChat(chat.id)),
+    );
+    const remove = h('button', {
+      type: 'button',
+      class: 'chat-delete',
+      'aria-label': `Delete ${chat.title === null ? 'this chat' : title}`,
+      text: '×',
+    });
+    remove.addEventListener(
+      'click',
+      guarded(() => deleteChat(chat.id)),
+    );
     return h('li', {}, openButton, remove);
   });
   if (total > chats.length) {
-    const more = h('button', { type: 'button', class: 'chat-more', text: `More chats (${total - chats.length} older)` });
-    more.addEventListener('click', guarded(async () => {
-      state.chatPages++;
-      await loadChats();
-    }));
+    const more = h('button', {
+      type: 'button',
+      class: 'chat-more',
+      text: `More chats (${total - chats.length} older)`,
+    });
+    more.addEventListener(
+      'click',
+      guarded(async () => {
+        state.chatPages++;
+        await loadChats();
+      }),
+    );
     items.push(h('li', {}, more));
   }
   byId('chat-list').replaceChildren(...items);
@@ -256,10 +304,14 @@ async function deleteChat(id: string): Promise<void> {
 async function openChat(id: string): Promise<void> {
   try {
     const path = `/v1/chats/${encodeURIComponent(id)}`;
-    const [chat, first] = await Promise.all([api<Chat & { activatedSkills: Activation[] }>('GET', path), api<Page<Message>>('GET', `${path}/messages?limit=${SHOWN_MESSAGES}`)]);
+    const [chat, first] = await Promise.all([
+      api<Chat & { activatedSkills: Activation[] }>('GET', path),
+      api<Page<Message>>('GET', `${path}/messages?limit=${SHOWN_MESSAGES}`),
+    ]);
     // The newest messages: the last page when the chat has more than a page.
     const older = Math.max(0, first.total - SHOWN_MESSAGES);
-    const messages = older === 0 ? first : await api<Page<Message>>('GET', `${path}/messages?limit=${SHOWN_MESSAGES}&offset=${older}`);
+    const messages =
+      older === 0 ? first : await api<Page<Message>>('GET', `${path}/messages?limit=${SHOWN_MESSAGES}&offset=${older}`);
     state.chatId = chat.id;
     history.replaceState(null, '', `?${CHAT_IN_URL}=${encodeURIComponent(chat.id)}`);
     showTitle(titleOf(chat));
@@ -278,8 +330,17 @@ async function openChat(id: string): Promise<void> {
 /** A message: the user's as they typed it (plain text), the assistant's rendered from Markdown. */
 function renderMessage(message: Message): HTMLElement {
   const cards = (message.toolCards ?? []).map(renderCard);
-  const content = message.role === 'user' ? h('div', { class: 'content', text: message.content }) : h('div', { class: 'content markdown' }, renderMarkdown(message.content));
-  return h('li', { class: `message message-${message.role}` }, h('p', { class: 'role', text: message.role === 'user' ? 'You' : 'Assistant' }), cards.length > 0 ? h('div', { class: 'cards' }, ...cards) : null, content);
+  const content =
+    message.role === 'user'
+      ? h('div', { class: 'content', text: message.content })
+      : h('div', { class: 'content markdown' }, renderMarkdown(message.content));
+  return h(
+    'li',
+    { class: `message message-${message.role}` },
+    h('p', { class: 'role', text: message.role === 'user' ? 'You' : 'Assistant' }),
+    cards.length > 0 ? h('div', { class: 'cards' }, ...cards) : null,
+    content,
+  );
 }
 
 function renderActivated(activations: Activation[]): void {
@@ -293,7 +354,11 @@ function renderActivated(activations: Activation[]): void {
             h('strong', { text: activation.name }),
             h('span', { text: ` ${activation.how}, ${activation.count}×` }),
             h('br'),
-            h('small', { text: `last ${when(activation.lastActivatedAt)}${activation.version === null ? '' : ` · ${activation.version.slice(0, 19)}`}` }),
+            h('small', {
+              text: `last ${when(activation.lastActivatedAt)}${
+                activation.version === null ? '' : ` · ${activation.version.slice(0, 19)}`
+              }`,
+            }),
           ),
         )),
   );
@@ -310,7 +375,13 @@ async function send(): Promise<void> {
   if (state.noModel) return showProblem(NO_MODEL, 'Not sent: ', ' Your message stays in the box.');
   state.sending = true;
   byId<HTMLButtonElement>('send').disabled = true;
-  const asked = renderMessage({ id: 'pending-user', role: 'user', content, toolCards: null, createdAt: new Date().toISOString() });
+  const asked = renderMessage({
+    id: 'pending-user',
+    role: 'user',
+    content,
+    toolCards: null,
+    createdAt: new Date().toISOString(),
+  });
   const answer = answeringMessage();
   let failure: Problem | undefined;
   let refused: unknown;
@@ -325,7 +396,8 @@ async function send(): Promise<void> {
     const model = byId<HTMLSelectElement>('model').value;
     await streamTurn(chatId, { content, ...(model === '' ? {} : { model }) }, (event) => {
       if (event.event === 'error') failure = streamedProblem(event.data);
-      else if (event.event === 'done' && state.chatId === chatId) renderActivated((event.data as { activatedSkills: Activation[] }).activatedSkills);
+      else if (event.event === 'done' && state.chatId === chatId)
+        renderActivated((event.data as { activatedSkills: Activation[] }).activatedSkills);
       answer.hear(event);
     });
     if (failure === undefined) {
@@ -357,10 +429,17 @@ async function send(): Promise<void> {
 function answeringMessage(): { element: HTMLElement; hear(event: TurnEvent): void; finish(): void } {
   const cards = h('div', { class: 'cards' });
   const answer = markdownAnswer(scrollToEnd);
-  const element = h('li', { class: 'message message-assistant', 'aria-busy': 'true' }, h('p', { class: 'role', text: 'Assistant' }), cards, answer.element);
+  const element = h(
+    'li',
+    { class: 'message message-assistant', 'aria-busy': 'true' },
+    h('p', { class: 'role', text: 'Assistant' }),
+    cards,
+    answer.element,
+  );
   let stored: string | undefined;
   const hear = ({ event, data }: TurnEvent) => {
-    if (event === 'tool-call') cards.append(renderPendingCard(data as { id: string; tool: string; args: Record<string, unknown> }));
+    if (event === 'tool-call')
+      cards.append(renderPendingCard(data as { id: string; tool: string; args: Record<string, unknown> }));
     else if (event === 'tool-result') {
       const card = data as ToolCard;
       const pending = cards.querySelector(`[data-call="${CSS.escape(card.id)}"]`);
@@ -382,11 +461,24 @@ async function searchSkills(): Promise<void> {
   const skills =
     query === ''
       ? (await api<{ skills: { name: string; description: string }[] }>('GET', '/v1/skills')).skills
-      : (await api<{ results: { name: string; description: string }[] }>('GET', `/v1/skills/search?q=${encodeURIComponent(query)}&limit=20`)).results;
+      : (
+          await api<{ results: { name: string; description: string }[] }>(
+            'GET',
+            `/v1/skills/search?q=${encodeURIComponent(query)}&limit=20`,
+          )
+        ).results;
   byId('skill-results').replaceChildren(
     ...skills.map((skill) => {
-      const button = h('button', { type: 'button', class: 'skill-open' }, h('strong', { text: skill.name }), h('span', { text: ` ${skill.description}` }));
-      button.addEventListener('click', guarded(() => showSkill(skill.name)));
+      const button = h(
+        'button',
+        { type: 'button', class: 'skill-open' },
+        h('strong', { text: skill.name }),
+        h('span', { text: ` ${skill.description}` }),
+      );
+      button.addEventListener(
+        'click',
+        guarded(() => showSkill(skill.name)),
+      );
       return h('li', {}, button);
     }),
   );
@@ -394,13 +486,25 @@ async function searchSkills(): Promise<void> {
 
 async function showSkill(name: string): Promise<void> {
   const path = `/v1/skills/${encodeURIComponent(name)}`;
-  const [detail, body] = await Promise.all([api<{ name: string; description: string; resources: { files: { path: string; size: number }[] } }>('GET', path), api<{ body: string }>('GET', `${path}/body`)]);
+  const [detail, body] = await Promise.all([
+    api<{ name: string; description: string; resources: { files: { path: string; size: number }[] } }>('GET', path),
+    api<{ body: string }>('GET', `${path}/body`),
+  ]);
   byId('skill-detail').replaceChildren(
     h('h3', { id: 'skill-name', text: detail.name }),
     h('p', { text: detail.description }),
     h('h4', { text: 'Files' }),
-    h('ul', { class: 'files' }, ...detail.resources.files.map((file) => h('li', { text: `${file.path} (${file.size} bytes)` }))),
-    h('details', {}, h('summary', { text: 'Instructions (SKILL.md)' }), h('pre', { class: 'output', tabindex: '0', 'aria-label': `Instructions of ${detail.name}`, text: body.body })),
+    h(
+      'ul',
+      { class: 'files' },
+      ...detail.resources.files.map((file) => h('li', { text: `${file.path} (${file.size} bytes)` })),
+    ),
+    h(
+      'details',
+      {},
+      h('summary', { text: 'Instructions (SKILL.md)' }),
+      h('pre', { class: 'output', tabindex: '0', 'aria-label': `Instructions of ${detail.name}`, text: body.body }),
+    ),
   );
   // A dialog: in view wherever the skill was listed, on a phone too; Escape or Close returns to the list.
   const dialog = byId<HTMLDialogElement>('skill-dialog');
@@ -409,7 +513,8 @@ async function showSkill(name: string): Promise<void> {
 
 function showView(view: View): void {
   byId('app').dataset.view = view;
-  for (const button of document.querySelectorAll<HTMLButtonElement>('#views button')) button.setAttribute('aria-pressed', String(button.dataset.view === view));
+  for (const button of document.querySelectorAll<HTMLButtonElement>('#views button'))
+    button.setAttribute('aria-pressed', String(button.dataset.view === view));
 }
 
 function titleOf(chat: Chat): string {
@@ -432,10 +537,18 @@ function showProblem(problem: Problem, before = '', after = ''): void {
   const status = byId('status');
   status.className = 'status status-error';
   const reason = problem.reason === undefined ? [] : [` Reason: ${problem.reason}`];
-  status.replaceChildren(before, ...(problem.code === undefined ? [] : [h('strong', { text: problem.code }), ': ']), problem.message, ...reason, after);
+  status.replaceChildren(
+    before,
+    ...(problem.code === undefined ? [] : [h('strong', { text: problem.code }), ': ']),
+    problem.message,
+    ...reason,
+    after,
+  );
 }
 
-/** A streamed turn's `error` event: `{code, message, details?}`, `details.reason` when the server gave one (to admins). */
+/**
+ * A streamed turn's `error` event: `{code, message, details?}`, `details.reason` when the server gave one (to admins).
+ */
 function streamedProblem(data: unknown): Problem {
   const { code, message, details } = data as { code?: string; message: string; details?: { reason?: unknown } };
   return { code, message, ...(typeof details?.reason === 'string' ? { reason: details.reason } : {}) };
@@ -447,7 +560,9 @@ function scrollToEnd(): void {
 }
 
 function problemOf(error: unknown): Problem {
-  return error instanceof ApiFailure ? { code: error.error.code, message: error.error.message } : { message: String(error) };
+  return error instanceof ApiFailure
+    ? { code: error.error.code, message: error.error.message }
+    : { message: String(error) };
 }
 
 function textOf(problem: Problem): string {
@@ -455,6 +570,9 @@ function textOf(problem: Problem): string {
 }
 
 /** What sending says while the server has no model (it would answer 503 with this code). */
-const NO_MODEL: Problem = { code: 'MODEL_NOT_CONFIGURED', message: 'No model is configured on this server; the note above the messages says how to configure one.' };
+const NO_MODEL: Problem = {
+  code: 'MODEL_NOT_CONFIGURED',
+  message: 'No model is configured on this server; the note above the messages says how to configure one.',
+};
 
 start();

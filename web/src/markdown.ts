@@ -10,7 +10,31 @@ import { copyButton, h } from './dom.js';
  * address (rel="noopener noreferrer"), and only http(s), mailto and relative links keep their target.
  * Images become links: a model's image could call any address on the reader's behalf.
  */
-const ALLOWED_TAGS = ['a', 'p', 'br', 'hr', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'pre', 'code', 'em', 'strong', 'del', 'table', 'thead', 'tbody', 'tr', 'th', 'td'];
+const ALLOWED_TAGS = [
+  'a',
+  'p',
+  'br',
+  'hr',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'ul',
+  'ol',
+  'li',
+  'blockquote',
+  'pre',
+  'code',
+  'em',
+  'strong',
+  'del',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'th',
+  'td',
+];
 const ALLOWED_ATTR = ['href', 'title', 'align', 'start', 'class'];
 /**
  * DOMPurify checks every attribute value that is not known to be harmless with this (`align`,
@@ -30,8 +54,10 @@ const markdown = new Marked({
   breaks: true,
   async: false,
   renderer: {
-    html: ({ text, block }: Tokens.HTML | Tokens.Tag) => (block === true ? `<p>${escapeHtml(text.trim())}</p>\n` : escapeHtml(text)),
-    image: ({ href, text }: Tokens.Image) => `<a href="${escapeHtml(href)}">${escapeHtml(`image: ${text || href}`)}</a>`,
+    html: ({ text, block }: Tokens.HTML | Tokens.Tag) =>
+      block === true ? `<p>${escapeHtml(text.trim())}</p>\n` : escapeHtml(text),
+    image: ({ href, text }: Tokens.Image) =>
+      `<a href="${escapeHtml(href)}">${escapeHtml(`image: ${text || href}`)}</a>`,
     heading({ tokens, depth }: Tokens.Heading) {
       const level = headingLevel.get(depth) ?? 6;
       return `<h${level}>${this.parser.parseInline(tokens)}</h${level}>\n`;
@@ -47,7 +73,8 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
     } else node.setAttribute('title', 'Link removed: only http, https, mailto and relative links are kept');
   }
   const language = node.getAttribute('class');
-  if (language !== null && !(node instanceof HTMLElement && node.tagName === 'CODE' && LANGUAGE_CLASS.test(language))) node.removeAttribute('class');
+  if (language !== null && !(node instanceof HTMLElement && node.tagName === 'CODE' && LANGUAGE_CLASS.test(language)))
+    node.removeAttribute('class');
 });
 
 /** `text` (Markdown) as elements to show: sanitised, code blocks with a Copy button, tables that scroll sideways. */
@@ -55,7 +82,12 @@ export function renderMarkdown(text: string): DocumentFragment {
   const tokens = markdown.lexer(text);
   headingLevel = headingLevels(tokens);
   const html = markdown.parser(tokens).trim();
-  const fragment = DOMPurify.sanitize(html, { ALLOWED_TAGS, ALLOWED_ATTR, ALLOWED_URI_REGEXP: SAFE_URL, RETURN_DOM_FRAGMENT: true });
+  const fragment = DOMPurify.sanitize(html, {
+    ALLOWED_TAGS,
+    ALLOWED_ATTR,
+    ALLOWED_URI_REGEXP: SAFE_URL,
+    RETURN_DOM_FRAGMENT: true,
+  });
   for (const pre of fragment.querySelectorAll('pre')) decorateCode(pre);
   for (const table of fragment.querySelectorAll('table')) {
     const scroll = h('div', { class: 'table-scroll', tabindex: '0', role: 'group', 'aria-label': 'Table' });
@@ -84,7 +116,12 @@ function decorateCode(pre: HTMLPreElement): void {
   const language = code?.className.replace(/^language-/, '') ?? '';
   pre.setAttribute('tabindex', '0');
   pre.setAttribute('aria-label', language === '' ? 'Code' : `Code (${language})`);
-  const bar = h('div', { class: 'code-bar' }, h('span', { class: 'code-language', text: language || 'code' }), copyButton(() => (code?.textContent ?? pre.textContent ?? '').replace(/\n$/, ''), pre, 'Copy the code'));
+  const bar = h(
+    'div',
+    { class: 'code-bar' },
+    h('span', { class: 'code-language', text: language || 'code' }),
+    copyButton(() => (code?.textContent ?? pre.textContent ?? '').replace(/\n$/, ''), pre, 'Copy the code'),
+  );
   const block = h('div', { class: 'code-block' });
   pre.replaceWith(block);
   block.append(bar, pre);
@@ -101,7 +138,11 @@ function escapeHtml(text: string): string {
  * time), so the page stays responsive; `finish` renders the answer as stored (with the server's
  * notices) at once.
  */
-export function markdownAnswer(rendered: () => void): { element: HTMLElement; append(text: string): void; finish(stored?: string): void } {
+export function markdownAnswer(rendered: () => void): {
+  element: HTMLElement;
+  append(text: string): void;
+  finish(stored?: string): void;
+} {
   const element = h('div', { class: 'content markdown' });
   let text = '';
   // A rendering is due: first its pause (a timeout), then the next frame.
@@ -121,10 +162,13 @@ export function markdownAnswer(rendered: () => void): { element: HTMLElement; ap
     append(piece) {
       text += piece;
       if (pause !== undefined || frame !== undefined) return;
-      pause = window.setTimeout(() => {
-        pause = undefined;
-        frame = requestAnimationFrame(render);
-      }, Math.max(0, nextAt - performance.now()));
+      pause = window.setTimeout(
+        () => {
+          pause = undefined;
+          frame = requestAnimationFrame(render);
+        },
+        Math.max(0, nextAt - performance.now()),
+      );
     },
     finish(stored) {
       clearTimeout(pause);

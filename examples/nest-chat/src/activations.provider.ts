@@ -1,5 +1,11 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { type ActivationStore, type NewSkillActivation, type PgQueryable, PostgresActivationStore, type StoredSkillActivation } from '@skillhost/nest';
+import {
+  type ActivationStore,
+  type NewSkillActivation,
+  type PgQueryable,
+  PostgresActivationStore,
+  type StoredSkillActivation,
+} from '@skillhost/nest';
 import postgres from 'postgres';
 import { EXAMPLE_CONFIG, type ExampleConfig } from './example-config.js';
 
@@ -24,9 +30,20 @@ export class Activations implements ActivationStore, OnApplicationShutdown {
       // CREATE TABLE IF NOT EXISTS on an existing table is a NOTICE, not for the console.
       onnotice: () => {},
       // As `pg` does: a string given for a json parameter is the JSON text itself (the store sends its rows so).
-      types: { json: { to: 114, from: [114, 3802], serialize: (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x)), parse: (x: string) => JSON.parse(x) } },
+      types: {
+        json: {
+          to: 114,
+          from: [114, 3802],
+          serialize: (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x)),
+          parse: (x: string) => JSON.parse(x),
+        },
+      },
     });
-    const db: PgQueryable = { query: async (text, values = []) => ({ rows: await sql.unsafe(text, values as postgres.ParameterOrJSON<never>[]) }) };
+    const db: PgQueryable = {
+      query: async (text, values = []) => ({
+        rows: await sql.unsafe(text, values as postgres.ParameterOrJSON<never>[]),
+      }),
+    };
     this.sql = sql;
     this.store = new PostgresActivationStore(db, { table: 'example_activations' });
   }

@@ -11,7 +11,13 @@ export class AppModule {
   static register(config: ExampleConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [SkillsModule.forRoot({ directories: config.skillDirectories, validation: 'standard', catalogue: { format: 'xml', budgetTokens: 4000 } })],
+      imports: [
+        SkillsModule.forRoot({
+          directories: config.skillDirectories,
+          validation: 'standard',
+          catalogue: { format: 'xml', budgetTokens: 4000 },
+        }),
+      ],
       controllers: [ChatController],
       providers: [{ provide: EXAMPLE_CONFIG, useValue: config }, Activations, ChatService],
     };

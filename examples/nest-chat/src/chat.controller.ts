@@ -9,7 +9,9 @@ const MAX_MESSAGE = 100_000;
 export class ChatController {
   constructor(private readonly chats: ChatService) {}
 
-  /** `{ "message": "/skills-system-validation run the check", "chatId"?: "…" }` → the answer and the turn's tool cards. */
+  /**
+   * `{ "message": "/skills-system-validation run the check", "chatId"?: "…" }` → the answer and the turn's tool cards.
+   */
   @Post()
   @HttpCode(200)
   send(@Body() body: unknown): Promise<ChatAnswer> {

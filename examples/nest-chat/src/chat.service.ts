@@ -28,18 +28,35 @@ export class ChatService {
     private readonly activations: Activations,
     @Inject(EXAMPLE_CONFIG) config: ExampleConfig,
   ) {
-    const provider = createOpenAICompatible({ name: 'example', baseURL: config.model.baseUrl, apiKey: config.model.apiKey });
+    const provider = createOpenAICompatible({
+      name: 'example',
+      baseURL: config.model.baseUrl,
+      apiKey: config.model.apiKey,
+    });
     this.model = provider(config.model.name);
   }
 
   async send(chatId: string, message: string): Promise<ChatAnswer> {
     const cards: ToolCard[] = [];
     // One catalogue for the whole turn (the prompt, `/name` and the tools), even if the skills are reloaded meanwhile.
-    const skills = { registry: this.registry, resources: this.resources, snapshot: this.registry.snapshot, onCard: (card: ToolCard) => cards.push(card), activations: { store: this.activations, chatId } };
-    // What the chat activated before this turn, then `/skill-name …`: activated before the model runs, its card shown either way.
+    const skills = {
+      registry: this.registry,
+      resources: this.resources,
+      snapshot: this.registry.snapshot,
+      onCard: (card: ToolCard) => cards.push(card),
+      activations: { store: this.activations, chatId },
+    };
+    // What the chat activated before this turn, then `/skill-name …`: activated before the model runs, its card shown
+    // either way.
     const activated = (await this.activations.activated(chatId)).map((a) => a.skillName);
     const invoked = await invokeSkills({ ...skills, message });
-    const system = skillSystemPrompt({ ...skills, basePrompt: 'You are a helpful assistant.', message: invoked.text, activated, invoked: invoked.skills });
+    const system = skillSystemPrompt({
+      ...skills,
+      basePrompt: 'You are a helpful assistant.',
+      message: invoked.text,
+      activated,
+      invoked: invoked.skills,
+    });
     const messages = [...(this.histories.get(chatId) ?? []), ...invoked.messages];
     const result = await generateText({
       model: this.model,

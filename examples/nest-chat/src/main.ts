@@ -9,7 +9,11 @@ import { AppModule } from './app.module.js';
 const app = await NestFactory.create<NestExpressApplication>(
   AppModule.register({
     skillDirectories: [resolve(process.env.SKILLS_DIR ?? '../../skills')],
-    model: { baseUrl: process.env.MODEL_BASE_URL ?? 'http://127.0.0.1:11434/v1', name: process.env.MODEL_NAME ?? 'llama3.1', apiKey: process.env.MODEL_API_KEY },
+    model: {
+      baseUrl: process.env.MODEL_BASE_URL ?? 'http://127.0.0.1:11434/v1',
+      name: process.env.MODEL_NAME ?? 'llama3.1',
+      apiKey: process.env.MODEL_API_KEY,
+    },
     databaseUrl: process.env.DATABASE_URL,
   }),
   { bodyParser: false },

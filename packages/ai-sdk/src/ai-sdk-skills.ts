@@ -40,19 +40,29 @@ interface Toolbox {
 
 /** Plain JavaScript callers get a sentence, not a TypeError from deep inside. */
 function checked(options: SkillToolsOptions): SkillToolsOptions {
-  if (options === null || typeof options !== 'object') throw new TypeError('Skill tool options must be an object with `registry` and `resources` (from SkillsModule)');
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('Skill tool options must be an object with `registry` and `resources` (from SkillsModule)');
   if (typeof options.registry?.settings !== 'object' || typeof options.resources?.reader !== 'function') {
-    throw new TypeError('`registry` and `resources` must be the SkillRegistryService and SkillResourcesService of a SkillsModule (inject them from @skillhost/nest), or a SkillRegistry and SkillResources of @skillhost/core');
+    throw new TypeError(
+      '`registry` and `resources` must be the SkillRegistryService and SkillResourcesService of a SkillsModule ' +
+        '(inject them from @skillhost/nest), or a SkillRegistry and SkillResources of @skillhost/core',
+    );
   }
-  if (options.toolStyle !== undefined && !TOOL_STYLES.includes(options.toolStyle)) throw new TypeError(`\`toolStyle\` must be one of ${TOOL_STYLES.join(', ')}, not ${JSON.stringify(options.toolStyle)}`);
-  if (options.onCard !== undefined && typeof options.onCard !== 'function') throw new TypeError('`onCard` must be a function');
-  if (options.userMessage !== undefined && typeof options.userMessage !== 'string') throw new TypeError('`userMessage` must be a string');
+  if (options.toolStyle !== undefined && !TOOL_STYLES.includes(options.toolStyle))
+    throw new TypeError(
+      `\`toolStyle\` must be one of ${TOOL_STYLES.join(', ')}, not ${JSON.stringify(options.toolStyle)}`,
+    );
+  if (options.onCard !== undefined && typeof options.onCard !== 'function')
+    throw new TypeError('`onCard` must be a function');
+  if (options.userMessage !== undefined && typeof options.userMessage !== 'string')
+    throw new TypeError('`userMessage` must be a string');
   return options;
 }
 
 function names(list: readonly string[] | undefined, option: string): readonly string[] {
   if (list === undefined) return [];
-  if (!Array.isArray(list) || !list.every((name) => typeof name === 'string')) throw new TypeError(`\`${option}\` must be a list of skill names`);
+  if (!Array.isArray(list) || !list.every((name) => typeof name === 'string'))
+    throw new TypeError(`\`${option}\` must be a list of skill names`);
   return list;
 }
 
@@ -62,7 +72,11 @@ function toolbox(unchecked: SkillToolsOptions): Toolbox {
   const settings = registry.settings;
   const snapshot = options.snapshot ?? registry.snapshot;
   const chooser = new CatalogueChooser(settings.skills, options.popularity);
-  const style = toolStyleFor(options.toolStyle ?? settings.toolStyle, snapshot, { scripts: false, search: chooser.offersSearch(snapshot), partial: !chooser.isComplete(snapshot) });
+  const style = toolStyleFor(options.toolStyle ?? settings.toolStyle, snapshot, {
+    scripts: false,
+    search: chooser.offersSearch(snapshot),
+    partial: !chooser.isComplete(snapshot),
+  });
   const reader = resources.reader({ snapshot });
   const context: ToolContext = {
     resources: reader,
@@ -80,7 +94,13 @@ function toolbox(unchecked: SkillToolsOptions): Toolbox {
       const execution = await runSkillTool(skillTool, args, context, { id });
       if (execution.activated !== undefined && options.activations !== undefined) {
         const { store, chatId } = options.activations;
-        await store.record(chatId, [{ skillName: execution.activated, how, ...(execution.version === undefined ? {} : { version: execution.version }) }]);
+        await store.record(chatId, [
+          {
+            skillName: execution.activated,
+            how,
+            ...(execution.version === undefined ? {} : { version: execution.version }),
+          },
+        ]);
       }
       options.onCard?.(execution.card);
       return execution;
@@ -97,7 +117,11 @@ function toolbox(unchecked: SkillToolsOptions): Toolbox {
 export function skillTools(options: SkillToolsOptions): ToolSet {
   const box = toolbox(options);
   // The style's definitions, their JSON Schemas made once per snapshot, as the server's loop sends them.
-  return toolSetOf(box.style.definitions, async (call) => (await box.run(box.style.byWireName(call.wireName)!, call.input, call.toolCallId, 'tool')).card.output);
+  return toolSetOf(
+    box.style.definitions,
+    async (call) =>
+      (await box.run(box.style.byWireName(call.wireName)!, call.input, call.toolCallId, 'tool')).card.output,
+  );
 }
 
 /** What `invokeSkills` did with a message. */
@@ -108,7 +132,10 @@ export interface Invoked {
   skills: string[];
   /** The cards of their activations. */
   cards: ToolCard[];
-  /** The user's message, then each activation as the tool call and result the model's history would hold: append them to the conversation. */
+  /**
+   * The user's message, then each activation as the tool call and result the model's history would hold: append them to
+   * the conversation.
+   */
   messages: ModelMessage[];
 }
 
@@ -119,9 +146,12 @@ export interface Invoked {
  * they are (`/etc/hosts` is text).
  */
 export async function invokeSkills(options: SkillToolsOptions & { message: string }): Promise<Invoked> {
-  if (typeof options?.message !== 'string') throw new TypeError('`message` must be the user\'s message, a string');
+  if (typeof options?.message !== 'string') throw new TypeError("`message` must be the user's message, a string");
   const box = toolbox({ ...options, userMessage: options.userMessage ?? options.message });
-  const invocation = parseInvocation(options.message, { prefixes: options.registry.settings.skills.explicitPrefixes, isSkill: (name) => box.snapshot.skills.has(name) });
+  const invocation = parseInvocation(options.message, {
+    prefixes: options.registry.settings.skills.explicitPrefixes,
+    isSkill: (name) => box.snapshot.skills.has(name),
+  });
   const messages: ModelMessage[] = [{ role: 'user', content: invocation.text }];
   const cards: ToolCard[] = [];
   for (const name of invocation.skills) {
@@ -138,9 +168,18 @@ export async function invokeSkills(options: SkillToolsOptions & { message: strin
  * the chat activated, and the catalogue (whole, or ranked for `message` when it is over the
  * module's budget).
  */
-export function skillSystemPrompt(options: SkillToolsOptions & { basePrompt: string; message?: string; activated?: readonly string[]; invoked?: readonly string[] }): string {
-  if (typeof options?.basePrompt !== 'string') throw new TypeError('`basePrompt` must be a string (the start of the system prompt)');
-  if (options.message !== undefined && typeof options.message !== 'string') throw new TypeError('`message` must be a string');
+export function skillSystemPrompt(
+  options: SkillToolsOptions & {
+    basePrompt: string;
+    message?: string;
+    activated?: readonly string[];
+    invoked?: readonly string[];
+  },
+): string {
+  if (typeof options?.basePrompt !== 'string')
+    throw new TypeError('`basePrompt` must be a string (the start of the system prompt)');
+  if (options.message !== undefined && typeof options.message !== 'string')
+    throw new TypeError('`message` must be a string');
   const box = toolbox(options);
   // Only skills the catalogue holds: one since removed or switched off is not announced as active.
   const loaded = (name: string) => box.snapshot.skills.has(name);

@@ -20,7 +20,12 @@ export interface ToolExecution {
  * skill, a path outside the folder) become an error card whose output the model can read, never an
  * exception. The server's tool service and `skillhost/ai-sdk` both run tools through this.
  */
-export async function runSkillTool(tool: SkillTool, args: unknown, context: ToolContext, options: { id?: string; log?: (line: string) => void } = {}): Promise<ToolExecution> {
+export async function runSkillTool(
+  tool: SkillTool,
+  args: unknown,
+  context: ToolContext,
+  options: { id?: string; log?: (line: string) => void } = {},
+): Promise<ToolExecution> {
   const started = performance.now();
   const card = (status: 'ok' | 'error', result: Omit<ToolResult, 'activated'>): ToolCard => ({
     id: options.id ?? randomUUID(),
@@ -39,7 +44,7 @@ export async function runSkillTool(tool: SkillTool, args: unknown, context: Tool
     options.log?.(`${tool.name} ${result.summary.skill ?? '-'}${result.summary.path ? ` ${result.summary.path}` : ''}`);
     return { card: card(result.failed ? 'error' : 'ok', result), activated: result.activated, version: result.version };
   } catch (error) {
-    if (!(AppError.isInstance(error))) throw error;
+    if (!AppError.isInstance(error)) throw error;
     options.log?.(`${tool.name} refused: ${error.code}`);
     return { card: card('error', { output: errorOutput(error), summary: failed }) };
   }
@@ -48,7 +53,8 @@ export async function runSkillTool(tool: SkillTool, args: unknown, context: Tool
 /** What a failed call's card shows: the skill and path it asked for, when it named them as strings. */
 export function failedCallSummary(args: unknown): ToolCard['summary'] {
   const record = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
-  const skill = typeof record.name === 'string' ? record.name : typeof record.skill_name === 'string' ? record.skill_name : null;
+  const skill =
+    typeof record.name === 'string' ? record.name : typeof record.skill_name === 'string' ? record.skill_name : null;
   return { skill, ...(typeof record.path === 'string' ? { path: record.path } : {}), truncated: false };
 }
 
@@ -63,6 +69,11 @@ export function errorOutput(error: AppError): string {
 export function serverCallMessages(card: ToolCard, wireName: string, args: unknown): ModelMessage[] {
   return [
     { role: 'assistant', content: [{ type: 'tool-call', toolCallId: card.id, toolName: wireName, input: args }] },
-    { role: 'tool', content: [{ type: 'tool-result', toolCallId: card.id, toolName: wireName, output: { type: 'text', value: card.output } }] },
+    {
+      role: 'tool',
+      content: [
+        { type: 'tool-result', toolCallId: card.id, toolName: wireName, output: { type: 'text', value: card.output } },
+      ],
+    },
   ];
 }

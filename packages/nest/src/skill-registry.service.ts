@@ -1,5 +1,13 @@
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
-import { SKILL_STORE, SKILLS_METRICS, SKILLS_SETTINGS, SkillRegistry, type SkillStoreReader, type SkillsMetrics, type SkillsSettings } from '@skillhost/core';
+import {
+  SKILL_STORE,
+  SKILLS_METRICS,
+  SKILLS_SETTINGS,
+  SkillRegistry,
+  type SkillStoreReader,
+  type SkillsMetrics,
+  type SkillsSettings,
+} from '@skillhost/core';
 
 /**
  * The registry of @skillhost/core as a Nest provider: settings from `SkillsModule`, and the metrics

@@ -1,5 +1,11 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { SKILL_STORE, SKILLS_SETTINGS, SkillResources, type SkillStoreReader, type SkillsSettings } from '@skillhost/core';
+import {
+  SKILL_STORE,
+  SKILLS_SETTINGS,
+  SkillResources,
+  type SkillStoreReader,
+  type SkillsSettings,
+} from '@skillhost/core';
 import { SkillRegistryService } from './skill-registry.service.js';
 
 /** The resources reader of @skillhost/core as a Nest provider, over the module's registry. */

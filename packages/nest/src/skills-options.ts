@@ -56,7 +56,12 @@ export function resolveSkillsOptions(options: SkillsModuleOptions, homeDir = hom
  * What an app's skills have that its options do not set: no store and no code skills (the server's),
  * so folders win every collision and nothing is installed; the search tool when the catalogue is partial.
  */
-const LIBRARY_SKILLS = { codeDirectories: [], maxInstallBytes: 10 * 1024 * 1024, searchTool: 'auto', storePrecedence: 'last' } as const;
+const LIBRARY_SKILLS = {
+  codeDirectories: [],
+  maxInstallBytes: 10 * 1024 * 1024,
+  searchTool: 'auto',
+  storePrecedence: 'last',
+} as const;
 /** `use_skill` without a name: the best match must cover half the request's words (the server's default). */
 const USE_SKILL_THRESHOLD = 50;
 

@@ -25,7 +25,10 @@ export class SkillsModule {
       useFactory: async (...args: never[]) => {
         const given = await options.useFactory(...args);
         if (given !== null && typeof given === 'object' && 'isGlobal' in given) {
-          throw new ConfigError(['SkillsModule option `isGlobal` goes in forRootAsync({ isGlobal }) itself, not in what its factory returns (the module is global or not before the factory runs)']);
+          throw new ConfigError([
+            'SkillsModule option `isGlobal` goes in forRootAsync({ isGlobal }) itself, not in what its factory ' +
+              'returns (the module is global or not before the factory runs)',
+          ]);
         }
         return resolveSkillsOptions(given);
       },
@@ -47,7 +50,11 @@ export class SkillsModule {
       module: SkillsModule,
       global: options.isGlobal === true,
       imports: options.imports ?? [],
-      providers: [{ provide: SKILLS_SETTINGS, useFactory: options.useFactory, inject: options.inject ?? [] }, SkillRegistryService, SkillResourcesService],
+      providers: [
+        { provide: SKILLS_SETTINGS, useFactory: options.useFactory, inject: options.inject ?? [] },
+        SkillRegistryService,
+        SkillResourcesService,
+      ],
       exports: [SKILLS_SETTINGS, SkillRegistryService, SkillResourcesService],
     };
   }

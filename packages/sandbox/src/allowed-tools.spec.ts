@@ -24,12 +24,21 @@ describe(parseAllowedTools.name, () => {
   });
 
   it('separates entries by any whitespace or commas, but not inside parentheses', () => {
-    expect(rulesOf(' Read,Grep ,\tGlob\n\nBash(python3 scripts/x.py:*) ,, ').map((rule) => rule.raw)).toEqual(['Read', 'Grep', 'Glob', 'Bash(python3 scripts/x.py:*)']);
+    expect(rulesOf(' Read,Grep ,\tGlob\n\nBash(python3 scripts/x.py:*) ,, ').map((rule) => rule.raw)).toEqual([
+      'Read',
+      'Grep',
+      'Glob',
+      'Bash(python3 scripts/x.py:*)',
+    ]);
     expect(rulesOf(`Bash(jq -r '.a, .b':*)`)[0].bash).toEqual({ kind: 'prefix', words: ['jq', '-r', '.a, .b'] });
   });
 
   it('reads Bash alone and Bash(*) as any command', () => {
-    expect(rulesOf('Bash Bash(*) Bash( * )').map((rule) => rule.bash)).toEqual([{ kind: 'any' }, { kind: 'any' }, { kind: 'any' }]);
+    expect(rulesOf('Bash Bash(*) Bash( * )').map((rule) => rule.bash)).toEqual([
+      { kind: 'any' },
+      { kind: 'any' },
+      { kind: 'any' },
+    ]);
   });
 
   it('reads a command without :* as exact, and :* or a trailing lone * as any arguments', () => {
@@ -43,7 +52,10 @@ describe(parseAllowedTools.name, () => {
     expect(rulesOf('Bash(echo (a) b)')[0].bash).toEqual({ kind: 'exact', words: ['echo', '(a)', 'b'] });
     expect(rulesOf('Bash(echo ")")')[0].bash).toEqual({ kind: 'exact', words: ['echo', ')'] });
     expect(rulesOf(`Bash(echo '(' \\))`)[0].bash).toEqual({ kind: 'exact', words: ['echo', '(', ')'] });
-    expect(rulesOf('Bash(python3 "my script.py":*)')[0].bash).toEqual({ kind: 'prefix', words: ['python3', 'my script.py'] });
+    expect(rulesOf('Bash(python3 "my script.py":*)')[0].bash).toEqual({
+      kind: 'prefix',
+      words: ['python3', 'my script.py'],
+    });
     expect(rulesOf(`Bash(echo '*')`)[0].bash).toEqual({ kind: 'exact', words: ['echo', '*'] });
   });
 
@@ -94,7 +106,10 @@ describe(parseAllowedTools.name, () => {
       ['bash', undefined],
       ['BASH', undefined],
     ]);
-    expect(sut.problems).toEqual([expect.stringContaining("names the tool 'bash', which is not 'Bash'"), expect.stringContaining("names the tool 'BASH'")]);
+    expect(sut.problems).toEqual([
+      expect.stringContaining("names the tool 'bash', which is not 'Bash'"),
+      expect.stringContaining("names the tool 'BASH'"),
+    ]);
   });
 
   it('accepts a YAML list of entries, and reports what in it is not a string', () => {
@@ -112,7 +127,10 @@ describe(parseAllowedTools.name, () => {
     [true, 'the boolean true'],
     [{ Bash: 'git' }, 'a mapping'],
   ])('refuses the non-string value %j', (value, described) => {
-    expect(parseAllowedTools(value)).toEqual({ rules: [], problems: [`allowed-tools must be a space-separated string such as 'Bash(python3:*) Read', not ${described}`] });
+    expect(parseAllowedTools(value)).toEqual({
+      rules: [],
+      problems: [`allowed-tools must be a space-separated string such as 'Bash(python3:*) Read', not ${described}`],
+    });
   });
 
   it.each([[undefined], [null], [''], ['  \n\t '], [[]], [',,,']])('reads %j as no rules and no problems', (value) => {
@@ -125,7 +143,10 @@ describe(parseAllowedTools.name, () => {
     const value = Array.from({ length: 1_000_000 }, (_, i) => `Bash(tool${i}:*)`).join(' ');
     const sut = parseAllowedTools(value);
     expect(sut.rules).toHaveLength(1_000_000);
-    expect(checkScriptAllowed(sut.rules, { interpreter: 'tool999999', scriptPath: 'x', args: [] })).toEqual({ allowed: true, matched: 'Bash(tool999999:*)' });
+    expect(checkScriptAllowed(sut.rules, { interpreter: 'tool999999', scriptPath: 'x', args: [] })).toEqual({
+      allowed: true,
+      matched: 'Bash(tool999999:*)',
+    });
   });
 
   it('survives 100 000 open parentheses without recursion', () => {
@@ -137,7 +158,10 @@ describe(parseAllowedTools.name, () => {
 
 describe(checkScriptAllowed.name, () => {
   it('permits by interpreter: Bash(sh:*) for any sh script, with any arguments', () => {
-    expect(checkScriptAllowed(rulesOf('Read Bash(sh:*)'), echo(['a', 'b c']))).toEqual({ allowed: true, matched: 'Bash(sh:*)' });
+    expect(checkScriptAllowed(rulesOf('Read Bash(sh:*)'), echo(['a', 'b c']))).toEqual({
+      allowed: true,
+      matched: 'Bash(sh:*)',
+    });
     expect(permitted('Bash(sh:*)', echo([]))).toBe(true);
   });
 
@@ -204,15 +228,22 @@ describe(checkScriptAllowed.name, () => {
     expect(checkScriptAllowed([], echo())).toEqual({
       allowed: false,
       needed,
-      reason: `The skill's allowed-tools permit no Bash commands, so 'sh scripts/echo.sh a' or './scripts/echo.sh a' may not run; add ${needed} to its allowed-tools.`,
+      reason:
+        `The skill's allowed-tools permit no Bash commands, so 'sh scripts/echo.sh a' or './scripts/echo.sh a' ` +
+        `may not run; add ${needed} to its allowed-tools.`,
     });
     expect(checkScriptAllowed(rulesOf('Read bash(sh:*)'), echo()).allowed).toBe(false);
   });
 
   it('names the rules it tried, at most five', () => {
-    const sut = checkScriptAllowed(rulesOf('Bash(a:*) Bash(b:*) Bash(c:*) Bash(d:*) Bash(e:*) Bash(f:*) Bash(g:*) Read'), echo());
+    const sut = checkScriptAllowed(
+      rulesOf('Bash(a:*) Bash(b:*) Bash(c:*) Bash(d:*) Bash(e:*) Bash(f:*) Bash(g:*) Read'),
+      echo(),
+    );
     expect(sut.allowed ? '' : sut.reason).toBe(
-      "None of the skill's allowed-tools (Bash(a:*), Bash(b:*), Bash(c:*), Bash(d:*), Bash(e:*) and 2 more) permit 'sh scripts/echo.sh a' or './scripts/echo.sh a'; add Bash(sh:*) or Bash(./scripts/echo.sh:*) to its allowed-tools.",
+      "None of the skill's allowed-tools (Bash(a:*), Bash(b:*), Bash(c:*), Bash(d:*), Bash(e:*) and 2 more) " +
+        "permit 'sh scripts/echo.sh a' or './scripts/echo.sh a'; add Bash(sh:*) or Bash(./scripts/echo.sh:*) to " +
+        'its allowed-tools.',
     );
   });
 

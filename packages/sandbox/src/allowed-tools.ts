@@ -1,5 +1,12 @@
 import { posix } from 'node:path';
-import { formatCommandLine, invocationForms, quoteWord, type ScriptInvocation, splitCommandWords, type SplitWord } from './command-line.js';
+import {
+  formatCommandLine,
+  invocationForms,
+  quoteWord,
+  type ScriptInvocation,
+  splitCommandWords,
+  type SplitWord,
+} from './command-line.js';
 
 /**
  * A skill's `allowed-tools` (https://agentskills.io/specification#allowed-tools-field: "a
@@ -53,12 +60,17 @@ export function parseAllowedTools(value: unknown): ParsedAllowedTools {
   if (value === undefined || value === null) return result;
   const texts = typeof value === 'string' ? [value] : Array.isArray(value) ? value : undefined;
   if (!texts) {
-    result.problems.push(`allowed-tools must be a space-separated string such as 'Bash(python3:*) Read', not ${describeType(value)}`);
+    result.problems.push(
+      `allowed-tools must be a space-separated string such as 'Bash(python3:*) Read', not ${describeType(value)}`,
+    );
     return result;
   }
   texts.forEach((text, index) => {
     if (typeof text !== 'string') {
-      result.problems.push(`allowed-tools entry ${index + 1} must be a string such as 'Bash(python3:*)', not ${describeType(text)}; it was ignored`);
+      result.problems.push(
+        `allowed-tools entry ${index + 1} must be a string such as 'Bash(python3:*)', not ` +
+          `${describeType(text)}; it was ignored`,
+      );
       return;
     }
     for (const entry of splitEntries(text, result.problems)) {
@@ -89,15 +101,21 @@ export function checkScriptAllowed(rules: readonly AllowedToolRule[], invocation
   const tried = `'${formatCommandLine(forms.viaInterpreter)}' or '${formatCommandLine(forms.direct)}'`;
   const reason =
     bashRules.length === 0
-      ? `The skill's allowed-tools permit no Bash commands, so ${tried} may not run; add ${needed} to its allowed-tools.`
-      : `None of the skill's allowed-tools (${nameSome(bashRules)}) permit ${tried}; add ${needed} to its allowed-tools.`;
+      ? `The skill's allowed-tools permit no Bash commands, so ${tried} may not run; add ` +
+        `${needed} to its allowed-tools.`
+      : `None of the skill's allowed-tools (${nameSome(bashRules)}) permit ${tried}; add ` +
+        `${needed} to its allowed-tools.`;
   return { allowed: false, reason, needed };
 }
 
 function permits(pattern: BashPattern, interpreter: string, invocation: ScriptInvocation): boolean {
   if (pattern.kind === 'any') return true;
   const isScript = (word: string, direct: boolean) => sameScript(word, invocation.scriptPath, direct);
-  const viaInterpreter: WordTest[] = [(w) => isInterpreter(w, interpreter), (w) => isScript(w, false), ...invocation.args.map(literal)];
+  const viaInterpreter: WordTest[] = [
+    (w) => isInterpreter(w, interpreter),
+    (w) => isScript(w, false),
+    ...invocation.args.map(literal),
+  ];
   const direct: WordTest[] = [(w) => isScript(w, true), ...invocation.args.map(literal)];
   return [viaInterpreter, direct].some((form) => matchesWords(pattern, form));
 }
@@ -109,7 +127,8 @@ function literal(arg: string): WordTest {
 }
 
 function matchesWords(pattern: Exclude<BashPattern, { kind: 'any' }>, form: WordTest[]): boolean {
-  if (pattern.kind === 'exact' ? pattern.words.length !== form.length : pattern.words.length > form.length) return false;
+  if (pattern.kind === 'exact' ? pattern.words.length !== form.length : pattern.words.length > form.length)
+    return false;
   return pattern.words.every((word, i) => form[i](word));
 }
 
@@ -156,7 +175,8 @@ function splitEntries(text: string, problems: string[]): string[] {
     }
     current += ch;
     if (depth === 0) {
-      if (closed) i = skipBroken(i, "has text after its closing ')'; write one entry per tool, e.g. 'Bash(git:*) Read'");
+      if (closed)
+        i = skipBroken(i, "has text after its closing ')'; write one entry per tool, e.g. 'Bash(git:*) Read'");
       else if (ch === '(') depth = 1;
       else if (ch === ')') i = skipBroken(i, "has a ')' without its '('");
     } else if (quote) {
@@ -172,7 +192,11 @@ function splitEntries(text: string, problems: string[]): string[] {
       closed = true;
     }
   }
-  if (depth > 0) problems.push(`allowed-tools entry '${current}' is missing its closing ')'${quote ? ` (a ${quote} quote is open)` : ''}; it was ignored`);
+  if (depth > 0)
+    problems.push(
+      `allowed-tools entry '${current}' is missing its closing ` +
+        `')'${quote ? ` (a ${quote} quote is open)` : ''}; it was ignored`,
+    );
   else if (current) entries.push(current);
   return entries;
 }
@@ -185,12 +209,17 @@ function parseEntry(entry: string, problems: string[]): AllowedToolRule | undefi
   const open = entry.indexOf('(');
   const tool = open < 0 ? entry : entry.slice(0, open);
   if (!TOOL_NAME.test(tool)) {
-    problems.push(`allowed-tools entry '${entry}' does not start with a tool name such as Bash or Read; it was ignored`);
+    problems.push(
+      `allowed-tools entry '${entry}' does not start with a tool name such as Bash or Read; it was ignored`,
+    );
     return undefined;
   }
   const specifier = open < 0 ? null : entry.slice(open + 1, -1);
   if (tool !== BASH && tool.toLowerCase() === BASH.toLowerCase()) {
-    problems.push(`allowed-tools entry '${entry}' names the tool '${tool}', which is not 'Bash' (tool names are case-sensitive); it permits no commands`);
+    problems.push(
+      `allowed-tools entry '${entry}' names the tool ` +
+        `'${tool}', which is not 'Bash' (tool names are case-sensitive); it permits no commands`,
+    );
   }
   if (tool !== BASH) return { raw: entry, tool, specifier };
   const bash = specifier === null ? ({ kind: 'any' } as const) : parseBashSpecifier(specifier, entry, problems);
@@ -214,7 +243,10 @@ function parseBashSpecifier(specifier: string, entry: string, problems: string[]
   const commandWords = starSuffix ? words.slice(0, -1) : words;
   if (commandWords.length === 0) return refuse("has no command before ':*'; write 'Bash(*)' for any command");
   if (commandWords.some((word) => word.unquotedStar)) {
-    return refuse("has a '*' inside the command; only a trailing ':*' (any arguments) is supported, e.g. 'Bash(python3 scripts/extract.py:*)'");
+    return refuse(
+      "has a '*' inside the command; only a trailing ':*' (any arguments) is supported, e.g. 'Bash(python3 " +
+        "scripts/extract.py:*)'",
+    );
   }
   return { kind: prefix ? 'prefix' : 'exact', words: commandWords.map((word) => word.text) };
 }

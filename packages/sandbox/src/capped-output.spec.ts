@@ -14,7 +14,11 @@ describe(CappedOutput.name, () => {
     sut.add(Buffer.from('abcdefgh'));
     expect(sut.add(Buffer.from('ijkl'))).toBe(false);
     expect(sut.add(Buffer.from('more'))).toBe(false);
-    expect([sut.text(), sut.truncated, sut.bytes]).toEqual(['abcdefghij\n[output cut at 10 bytes; the script was stopped]', true, 10]);
+    expect([sut.text(), sut.truncated, sut.bytes]).toEqual([
+      'abcdefghij\n[output cut at 10 bytes; the script was stopped]',
+      true,
+      10,
+    ]);
   });
 
   it('adds no blank line when the kept part ends a line', () => {

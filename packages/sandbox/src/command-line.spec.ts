@@ -55,7 +55,21 @@ describe(splitCommandWords.name, () => {
   });
 
   it('reads back what formatCommandLine wrote, for hostile words', () => {
-    const hostile = ['a b', "it's", '"q"', '$(touch /tmp/x)', '`id`', '; rm -rf /', '*', '', '\\', 'tab\there', 'new\nline', "''", 'ünï 🙂'];
+    const hostile = [
+      'a b',
+      "it's",
+      '"q"',
+      '$(touch /tmp/x)',
+      '`id`',
+      '; rm -rf /',
+      '*',
+      '',
+      '\\',
+      'tab\there',
+      'new\nline',
+      "''",
+      'ünï 🙂',
+    ];
     expect(words(formatCommandLine(hostile))).toEqual(hostile);
   });
 });
@@ -69,6 +83,9 @@ describe(invocationForms.name, () => {
   });
 
   it('keeps ./ before a script whose name starts with a dash, so it cannot read as an option', () => {
-    expect(invocationForms({ interpreter: 'sh', scriptPath: '-x.sh', args: [] }).viaInterpreter).toEqual(['sh', './-x.sh']);
+    expect(invocationForms({ interpreter: 'sh', scriptPath: '-x.sh', args: [] }).viaInterpreter).toEqual([
+      'sh',
+      './-x.sh',
+    ]);
   });
 });

@@ -40,10 +40,16 @@ export interface Interpreter {
   args: string[];
 }
 
-/** The interpreter, or why the file cannot be run: a clause ("its shebang names …; use …") to follow "Script 'x' cannot be run: ". */
+/**
+ * The interpreter, or why the file cannot be run: a clause ("its shebang names …; use …") to follow "Script 'x' cannot
+ * be run: ".
+ */
 export type InterpreterChoice = Interpreter | { error: string };
 
-export type Shebang = { kind: 'none' } | { kind: 'interpreter'; program: string; options: string[] } | { kind: 'invalid'; reason: string };
+export type Shebang =
+  | { kind: 'none' }
+  | { kind: 'interpreter'; program: string; options: string[] }
+  | { kind: 'invalid'; reason: string };
 
 /** Whether an absolute path names an executable file; injectable so the choice is tested without a disk. */
 export type IsExecutable = (absolutePath: string) => boolean;
@@ -82,7 +88,11 @@ export function interpreterDirsText(): string {
  * `relativePath` is the script's path in the skill folder (for its extension);
  * `firstBytes` its first bytes (at least the first line, up to SHEBANG_BYTES).
  */
-export function chooseInterpreter(relativePath: string, firstBytes: Buffer, isExecutable: IsExecutable = isSandboxProgram): InterpreterChoice {
+export function chooseInterpreter(
+  relativePath: string,
+  firstBytes: Buffer,
+  isExecutable: IsExecutable = isSandboxProgram,
+): InterpreterChoice {
   const shebang = parseShebang(firstBytes);
   if (shebang.kind === 'invalid') return { error: shebang.reason };
   let name: InterpreterName;
@@ -91,7 +101,9 @@ export function chooseInterpreter(relativePath: string, firstBytes: Buffer, isEx
     const program = shebang.program.slice(shebang.program.lastIndexOf('/') + 1);
     if (!isInterpreterName(program)) {
       return {
-        error: `its shebang names '${shebang.program}', which is not an allowed interpreter; use one of ${INTERPRETERS.join(', ')} (e.g. '#!/usr/bin/env python3').`,
+        error:
+          `its shebang names '${shebang.program}', which is not an allowed interpreter; use one of ` +
+          `${INTERPRETERS.join(', ')} (e.g. '#!/usr/bin/env python3').`,
       };
     }
     name = program;
@@ -102,13 +114,19 @@ export function chooseInterpreter(relativePath: string, firstBytes: Buffer, isEx
     if (!byExtension) {
       const known = Object.keys(BY_EXTENSION).join(', ');
       const what = extension ? `its extension '${extension}' is not one of ${known}` : `it has no extension (${known})`;
-      return { error: `it has no shebang and ${what}; add a first line such as '#!/usr/bin/env python3' or '#!/bin/sh'.` };
+      return {
+        error: `it has no shebang and ${what}; add a first line such as '#!/usr/bin/env python3' or '#!/bin/sh'.`,
+      };
     }
     name = byExtension;
   }
   const command = findSandboxProgram(name, isExecutable);
   if (!command) {
-    return { error: `it needs ${name}, which is not installed on this server (looked in ${interpreterDirsText()}); ask the operator to install it.` };
+    return {
+      error:
+        `it needs ${name}, which is not installed on this server (looked in ` +
+        `${interpreterDirsText()}); ask the operator to install it.`,
+    };
   }
   return { name, command, args: options };
 }
@@ -124,25 +142,46 @@ export function parseShebang(firstBytes: Buffer): Shebang {
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) head = head.subarray(3);
   if (head[0] !== 0x23 || head[1] !== 0x21) return { kind: 'none' };
   const newline = head.indexOf(0x0a);
-  if (newline < 0 && head.length >= SHEBANG_BYTES) return { kind: 'invalid', reason: `its shebang line is longer than ${SHEBANG_BYTES} bytes.` };
+  if (newline < 0 && head.length >= SHEBANG_BYTES)
+    return { kind: 'invalid', reason: `its shebang line is longer than ${SHEBANG_BYTES} bytes.` };
   const line = head
     .subarray(2, newline < 0 ? head.length : newline)
     .toString('utf8')
     .replace(/\r$/, '');
   if (line.includes('\0')) return { kind: 'invalid', reason: 'its shebang line holds a NUL byte.' };
   let words = line.trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return { kind: 'invalid', reason: "its shebang '#!' names no program; write e.g. '#!/bin/sh'." };
-  if (!words[0].startsWith('/')) return { kind: 'invalid', reason: `its shebang names '${words[0]}', which is not an absolute path; write e.g. '#!/usr/bin/env ${words[0]}'.` };
+  if (words.length === 0)
+    return { kind: 'invalid', reason: "its shebang '#!' names no program; write e.g. '#!/bin/sh'." };
+  if (!words[0].startsWith('/'))
+    return {
+      kind: 'invalid',
+      reason:
+        `its shebang names '${words[0]}', which is not an absolute path; write e.g. '#!/usr/bin/env ` + `${words[0]}'.`,
+    };
   if (words[0].endsWith('/env')) {
     words = words.slice(words[1] === '-S' ? 2 : 1);
-    if (words.length === 0) return { kind: 'invalid', reason: "its shebang runs env without a program; write e.g. '#!/usr/bin/env python3'." };
-    if (words[0].startsWith('-')) return { kind: 'invalid', reason: `its shebang passes '${words[0]}' to env; only '-S' is supported, e.g. '#!/usr/bin/env -S python3 -u'.` };
+    if (words.length === 0)
+      return {
+        kind: 'invalid',
+        reason: "its shebang runs env without a program; write e.g. '#!/usr/bin/env python3'.",
+      };
+    if (words[0].startsWith('-'))
+      return {
+        kind: 'invalid',
+        reason: `its shebang passes '${words[0]}' to env; only '-S' is supported, e.g. '#!/usr/bin/env -S python3 -u'.`,
+      };
   }
   const [program, ...options] = words;
-  if (options.length > MAX_SHEBANG_OPTIONS) return { kind: 'invalid', reason: `its shebang has more than ${MAX_SHEBANG_OPTIONS} options.` };
+  if (options.length > MAX_SHEBANG_OPTIONS)
+    return { kind: 'invalid', reason: `its shebang has more than ${MAX_SHEBANG_OPTIONS} options.` };
   const notOption = options.find((option) => !option.startsWith('-'));
   if (notOption !== undefined) {
-    return { kind: 'invalid', reason: `its shebang passes '${notOption}' to ${program}; only options starting with '-' may follow the interpreter.` };
+    return {
+      kind: 'invalid',
+      reason:
+        `its shebang passes '${notOption}' to ` +
+        `${program}; only options starting with '-' may follow the interpreter.`,
+    };
   }
   return { kind: 'interpreter', program, options };
 }

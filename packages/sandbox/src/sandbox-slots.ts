@@ -7,7 +7,10 @@
  * and the turn's time is not spent waiting.
  */
 
-/** `[app.scripts] max_concurrent`, `max_concurrent_per_user`, `max_concurrent_per_turn`; 0 for the last two: no cap of their own. */
+/**
+ * `[app.scripts] max_concurrent`, `max_concurrent_per_user`, `max_concurrent_per_turn`; 0 for the last two: no cap of
+ * their own.
+ */
 export interface SandboxSlotLimits {
   instance: number;
   perUser: number;
@@ -38,8 +41,18 @@ export class SandboxSlots {
    * slot back; calling it again does nothing.
    */
   take(caller: ScriptCaller): SlotGrant {
-    if (caller.turnId !== undefined && this.limits.perTurn > 0 && count(this.byTurn, caller.turnId) >= this.limits.perTurn) return { refused: 'turn', limit: this.limits.perTurn };
-    if (caller.userId !== undefined && this.limits.perUser > 0 && count(this.byUser, caller.userId) >= this.limits.perUser) return { refused: 'user', limit: this.limits.perUser };
+    if (
+      caller.turnId !== undefined &&
+      this.limits.perTurn > 0 &&
+      count(this.byTurn, caller.turnId) >= this.limits.perTurn
+    )
+      return { refused: 'turn', limit: this.limits.perTurn };
+    if (
+      caller.userId !== undefined &&
+      this.limits.perUser > 0 &&
+      count(this.byUser, caller.userId) >= this.limits.perUser
+    )
+      return { refused: 'user', limit: this.limits.perUser };
     if (this.total >= this.limits.instance) return { refused: 'instance', limit: this.limits.instance };
     this.total++;
     add(this.byUser, caller.userId, 1);

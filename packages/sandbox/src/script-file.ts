@@ -33,14 +33,25 @@ export function resolveScriptFile(skillDir: string, requestedPath: string): Scri
     real = realpathSync.native(join(root, normalized));
   } catch (error) {
     const loop = (error as NodeJS.ErrnoException).code === 'ELOOP';
-    throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, loop ? `Script '${normalized}' cannot be resolved: its symbolic links form a loop.` : `Script '${normalized}' not found in the skill folder.`, {
-      path: normalized,
-    });
+    throw new AppError(
+      ErrorCode.RESOURCE_NOT_FOUND,
+      loop
+        ? `Script '${normalized}' cannot be resolved: its symbolic links form a loop.`
+        : `Script '${normalized}' not found in the skill folder.`,
+      {
+        path: normalized,
+      },
+    );
   }
   if (!isInside(root, real)) {
-    throw new AppError(ErrorCode.RESOURCE_OUTSIDE_SKILL, `Script '${normalized}' leads outside the skill folder (through a symbolic link); only files inside the skill can be run.`, {
-      path: normalized,
-    });
+    throw new AppError(
+      ErrorCode.RESOURCE_OUTSIDE_SKILL,
+      `Script '${normalized}' leads outside the skill folder (through a symbolic link); only files inside the ` +
+        `skill can be run.`,
+      {
+        path: normalized,
+      },
+    );
   }
   return { skillDir: root, relativePath: relative(root, real), head: readHead(real, normalized) };
 }
@@ -52,13 +63,21 @@ function readHead(file: string, shownPath: string): Buffer {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw directoryError(shownPath);
-    throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Script '${shownPath}' cannot be opened (${(error as NodeJS.ErrnoException).code ?? 'error'}).`, { path: shownPath });
+    throw new AppError(
+      ErrorCode.RESOURCE_NOT_FOUND,
+      `Script '${shownPath}' cannot be opened (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
+      { path: shownPath },
+    );
   }
   try {
     const info = fstatSync(fd);
     if (info.isDirectory()) throw directoryError(shownPath);
     if (!info.isFile()) {
-      throw new AppError(ErrorCode.VALIDATION_FAILED, `Script '${shownPath}' is not a regular file (a FIFO, socket or device); only files can be run.`, { path: shownPath });
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        `Script '${shownPath}' is not a regular file (a FIFO, socket or device); only files can be run.`,
+        { path: shownPath },
+      );
     }
     const head = Buffer.alloc(Math.min(SHEBANG_BYTES, info.size));
     const read = head.length === 0 ? 0 : readSync(fd, head, 0, head.length, 0);
@@ -69,5 +88,9 @@ function readHead(file: string, shownPath: string): Buffer {
 }
 
 function directoryError(path: string): AppError {
-  return new AppError(ErrorCode.RESOURCE_IS_DIRECTORY, `Script '${path}' is a directory; name a file inside it, e.g. '${path}/run.sh'.`, { path });
+  return new AppError(
+    ErrorCode.RESOURCE_IS_DIRECTORY,
+    `Script '${path}' is a directory; name a file inside it, e.g. '${path}/run.sh'.`,
+    { path },
+  );
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { ADDRESS_SPACE_HEADROOM_BYTES, type HostPath, runSandboxed, SANDBOX_ENV, sandboxArgs, type SandboxRequest, type SandboxSpec } from './script-sandbox.js';
+import {
+  ADDRESS_SPACE_HEADROOM_BYTES,
+  type HostPath,
+  runSandboxed,
+  SANDBOX_ENV,
+  sandboxArgs,
+  type SandboxRequest,
+  type SandboxSpec,
+} from './script-sandbox.js';
 
 const MB = 1024 * 1024;
 
@@ -44,7 +52,15 @@ describe(sandboxArgs.name, () => {
   const bwrapOptions = sut.options;
 
   it('unshares every namespace, user namespaces included, and shares no network', () => {
-    expect(bwrapOptions).toEqual(expect.arrayContaining(['--unshare-all', '--unshare-user', '--disable-userns', '--new-session', '--die-with-parent']));
+    expect(bwrapOptions).toEqual(
+      expect.arrayContaining([
+        '--unshare-all',
+        '--unshare-user',
+        '--disable-userns',
+        '--new-session',
+        '--die-with-parent',
+      ]),
+    );
     expect(bwrapOptions).not.toContain('--share-net');
     expect(valueAfter(bwrapOptions, '--uid')).toBe('65534');
     expect(valueAfter(bwrapOptions, '--gid')).toBe('65534');
@@ -71,7 +87,9 @@ describe(sandboxArgs.name, () => {
     expect(bwrapOptions.join(' ')).toContain(`--size ${256 * MB} --tmpfs /tmp`);
     expect(bwrapOptions.join(' ')).toContain('--dev /dev --remount-ro /dev');
     const rootReadOnly = bwrapOptions.findIndex((arg, i) => arg === '--remount-ro' && bwrapOptions[i + 1] === '/');
-    const lastMount = Math.max(...bwrapOptions.map((arg, i) => (/^--(ro-bind|bind|tmpfs|symlink|dir|proc|dev)$/.test(arg) ? i : -1)));
+    const lastMount = Math.max(
+      ...bwrapOptions.map((arg, i) => (/^--(ro-bind|bind|tmpfs|symlink|dir|proc|dev)$/.test(arg) ? i : -1)),
+    );
     expect(rootReadOnly).toBeGreaterThan(lastMount);
   });
 
@@ -83,31 +101,39 @@ describe(sandboxArgs.name, () => {
     expect(set).toEqual(['PATH=/usr/local/bin:/usr/bin:/bin', 'HOME=/tmp', 'LANG=C.UTF-8', 'TMPDIR=/tmp', 'SKILL=pdf']);
   });
 
-  it('sets the limits with prlimit inside the sandbox, then merges stderr into stdout and runs the command as given', () => {
-    expect(sut.command).toEqual([
-      '/usr/bin/prlimit',
-      '--nproc=17',
-      `--data=${256 * MB}`,
-      `--as=${256 * MB + ADDRESS_SPACE_HEADROOM_BYTES}`,
-      `--fsize=${256 * MB}`,
-      '--nofile=1024',
-      '--core=0',
-      '--',
-      '/usr/bin/sh',
-      '-c',
-      'exec "$@" 2>&1',
-      'sh',
-      '/usr/bin/python3',
-      './scripts/x.py',
-      'a b',
-    ]);
-  });
+  it(
+    'sets the limits with prlimit inside the sandbox, then merges stderr into stdout and runs the command ' +
+      'as given',
+    () => {
+      expect(sut.command).toEqual([
+        '/usr/bin/prlimit',
+        '--nproc=17',
+        `--data=${256 * MB}`,
+        `--as=${256 * MB + ADDRESS_SPACE_HEADROOM_BYTES}`,
+        `--fsize=${256 * MB}`,
+        '--nofile=1024',
+        '--core=0',
+        '--',
+        '/usr/bin/sh',
+        '-c',
+        'exec "$@" 2>&1',
+        'sh',
+        '/usr/bin/python3',
+        './scripts/x.py',
+        'a b',
+      ]);
+    },
+  );
 
-  it('keeps every host path in the options (read from a pipe), off the command line the script can read as /proc/1/cmdline', () => {
-    expect(sut.options).toContain('/srv/skills/pdf');
-    expect(sut.command.filter((arg) => arg.includes('/srv/'))).toEqual([]);
-    expect(sut.command.filter((arg) => arg.startsWith('--') && !arg.includes('='))).toEqual(['--']);
-  });
+  it(
+    'keeps every host path in the options (read from a pipe), off the command line the script can read as ' +
+      '/proc/1/cmdline',
+    () => {
+      expect(sut.options).toContain('/srv/skills/pdf');
+      expect(sut.command.filter((arg) => arg.includes('/srv/'))).toEqual([]);
+      expect(sut.command.filter((arg) => arg.startsWith('--') && !arg.includes('='))).toEqual(['--']);
+    },
+  );
 
   it('recreates /bin and /lib as folders where the host has no merged /usr', () => {
     const split = sandboxArgs(spec(), [
@@ -126,7 +152,16 @@ describe(sandboxArgs.name, () => {
 describe(runSandboxed.name, () => {
   /** Checked before the disk is touched: the folder need not exist. */
   async function refusal(overrides: Partial<SandboxRequest>): Promise<Error> {
-    const request: SandboxRequest = { skillDir: '/nonexistent/skill', scriptPath: 'scripts/x.sh', args: [], timeoutMs: 1000, maxOutputBytes: 1000, memoryBytes: 64 * MB, maxProcesses: 8, ...overrides };
+    const request: SandboxRequest = {
+      skillDir: '/nonexistent/skill',
+      scriptPath: 'scripts/x.sh',
+      args: [],
+      timeoutMs: 1000,
+      maxOutputBytes: 1000,
+      memoryBytes: 64 * MB,
+      maxProcesses: 8,
+      ...overrides,
+    };
     return runSandboxed(request, '/nonexistent/bwrap').then(
       () => {
         throw new Error('expected a refusal');
@@ -136,11 +171,28 @@ describe(runSandboxed.name, () => {
   }
 
   it.each([
-    [{ args: ['a\0b'] }, "Script argument 1 holds a NUL byte, which cannot reach a program's argument list; remove it or pass the data on stdin."],
-    [{ args: ['ok', 'x\uD800'] }, "Script argument 2 holds an unpaired UTF-16 surrogate, which cannot reach a program's argument list; remove it or pass the data on stdin."],
-    [{ args: ['x'.repeat(70_000)] }, 'Script arguments total 70001 bytes, over the 65536-byte limit; pass large input on stdin instead.'],
-    [{ stdin: 'ok\0 but \uDC00' }, 'Script stdin holds an unpaired UTF-16 surrogate, which has no UTF-8 form; send well-formed text.'],
-    [{ env: { PATH: '/tmp' } }, 'Environment variable PATH is fixed by the sandbox (/usr/local/bin:/usr/bin:/bin); choose another name.'],
+    [
+      { args: ['a\0b'] },
+      "Script argument 1 holds a NUL byte, which cannot reach a program's argument list; remove it or pass the " +
+        'data on stdin.',
+    ],
+    [
+      { args: ['ok', 'x\uD800'] },
+      "Script argument 2 holds an unpaired UTF-16 surrogate, which cannot reach a program's argument list; " +
+        'remove it or pass the data on stdin.',
+    ],
+    [
+      { args: ['x'.repeat(70_000)] },
+      'Script arguments total 70001 bytes, over the 65536-byte limit; pass large input on stdin instead.',
+    ],
+    [
+      { stdin: 'ok\0 but \uDC00' },
+      'Script stdin holds an unpaired UTF-16 surrogate, which has no UTF-8 form; send well-formed text.',
+    ],
+    [
+      { env: { PATH: '/tmp' } },
+      'Environment variable PATH is fixed by the sandbox (/usr/local/bin:/usr/bin:/bin); choose another name.',
+    ],
     [{ env: { HOME: '/root' } }, 'Environment variable HOME is fixed by the sandbox (/tmp); choose another name.'],
     [{ env: { 'A=B': 'x' } }, "Environment variable name 'A=B' is not valid; use letters, digits and '_'."],
     [{ env: { A: 'x\0y' } }, 'Environment variable A must be a string without NUL bytes.'],

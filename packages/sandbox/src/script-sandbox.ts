@@ -56,8 +56,8 @@
  *   - RLIMIT_FSIZE = `memoryBytes`: no single file (in /tmp, or a memfd) grows past it.
  *   - RLIMIT_NOFILE = 1024, RLIMIT_CORE = 0.
  *   These are per-process bounds: the worst case is about `maxProcesses` × `memoryBytes` (more
- *   with memfds, each up to RLIMIT_FSIZE) plus the /tmp tmpfs. A hard bound on the sandbox's total memory needs a memory cgroup (run the server in
- *   a container with a memory limit); bubblewrap does not create cgroups.
+ *   with memfds, each up to RLIMIT_FSIZE) plus the /tmp tmpfs. A hard bound on the sandbox's total memory needs a
+ *   memory cgroup (run the server in a container with a memory limit); bubblewrap does not create cgroups.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
@@ -85,7 +85,10 @@ export interface SandboxRequest {
   env?: Record<string, string>;
   /** Aborting kills the sandbox at once (the server shutting down); the result then reports SIGKILL. */
   signal?: AbortSignal;
-  /** Asked once the script and its interpreter are known, before anything runs: throws to refuse (allowed-tools, no free sandbox slot). */
+  /**
+   * Asked once the script and its interpreter are known, before anything runs: throws to refuse (allowed-tools, no free
+   * sandbox slot).
+   */
   authorize?: (invocation: ScriptInvocation) => void;
 }
 
@@ -94,7 +97,10 @@ export interface SandboxResult {
   path: string;
   /** As shown on the card, e.g. `sh scripts/echo.sh a`. */
   command: string;
-  /** The script's exit code; a script killed by a signal inside the sandbox reports 128 + the signal number, as a shell would. Null when the sandbox was killed. */
+  /**
+   * The script's exit code; a script killed by a signal inside the sandbox reports 128 + the signal number, as a shell
+   * would. Null when the sandbox was killed.
+   */
   exitCode: number | null;
   /** `SIGKILL` when the sandbox was killed (timeout, output cap, abort); otherwise null. */
   signal: string | null;
@@ -107,14 +113,28 @@ export interface SandboxResult {
 
 export const SANDBOX_UID = 65534;
 export const SKILL_MOUNT = '/skill';
-export const SANDBOX_ENV: Readonly<Record<string, string>> = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8', TMPDIR: '/tmp' };
+export const SANDBOX_ENV: Readonly<Record<string, string>> = {
+  PATH: '/usr/local/bin:/usr/bin:/bin',
+  HOME: '/tmp',
+  LANG: 'C.UTF-8',
+  TMPDIR: '/tmp',
+};
 /** Address space on top of `memoryBytes`; see the header (node needs it to start). */
 export const ADDRESS_SPACE_HEADROOM_BYTES = 1024 ** 3;
 const MAX_OPEN_FILES = 1024;
 const MAX_ARGS_BYTES = 64 * 1024;
 const MIN_MEMORY_BYTES = 16 * 1024 * 1024;
 /** The host paths the runtime needs; each is bound read-only, or recreated when it is a symlink. */
-export const RUNTIME_PATHS = ['/usr', '/bin', '/lib', '/lib32', '/lib64', '/libx32', '/etc/ld.so.cache', '/etc/alternatives'] as const;
+export const RUNTIME_PATHS = [
+  '/usr',
+  '/bin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/etc/ld.so.cache',
+  '/etc/alternatives',
+] as const;
 /** After a kill, how long to wait for the pipes to close before giving up on them. */
 const KILL_GRACE_MS = 2000;
 /** How much of bwrap's own stderr is kept to explain a failed start. */
@@ -149,7 +169,9 @@ export interface SandboxSpec {
  * is asserted by a unit test.
  */
 export function sandboxArgs(spec: SandboxSpec, runtime: readonly HostPath[]): SandboxInvocation {
-  const mounts = runtime.flatMap((entry) => (entry.kind === 'symlink' ? ['--symlink', entry.target, entry.path] : ['--ro-bind', entry.path, entry.path]));
+  const mounts = runtime.flatMap((entry) =>
+    entry.kind === 'symlink' ? ['--symlink', entry.target, entry.path] : ['--ro-bind', entry.path, entry.path],
+  );
   const skill = spec.skillDir === null ? ['--dir', SKILL_MOUNT] : ['--ro-bind', spec.skillDir, SKILL_MOUNT];
   const env = Object.entries(spec.env).flatMap(([name, value]) => ['--setenv', name, value]);
   const limits = [
@@ -212,7 +234,9 @@ export function describeRuntime(paths: readonly string[] = RUNTIME_PATHS): HostP
   for (const path of paths) {
     try {
       const info = lstatSync(path);
-      found.push(info.isSymbolicLink() ? { path, kind: 'symlink', target: readlinkSync(path) } : { path, kind: 'bind' });
+      found.push(
+        info.isSymbolicLink() ? { path, kind: 'symlink', target: readlinkSync(path) } : { path, kind: 'bind' },
+      );
     } catch {
       // Absent on this host (e.g. /lib32): nothing to bind.
     }
@@ -226,15 +250,31 @@ export function describeRuntime(paths: readonly string[] = RUNTIME_PATHS): HostP
  */
 export async function checkSandbox(bwrapPath = 'bwrap', hostPath = STANDARD_PATH): Promise<void> {
   const tools = findTools();
-  const spec: SandboxSpec = { skillDir: null, command: [tools.sh, '-c', 'exit 0'], env: SANDBOX_ENV, memoryBytes: 64 * 1024 * 1024, maxProcesses: 4, ...tools };
-  const run = await execute(locateBwrap(bwrapPath, hostPath), sandboxArgs(spec, runtime()), { timeoutMs: 10_000, maxOutputBytes: 4096 });
+  const spec: SandboxSpec = {
+    skillDir: null,
+    command: [tools.sh, '-c', 'exit 0'],
+    env: SANDBOX_ENV,
+    memoryBytes: 64 * 1024 * 1024,
+    maxProcesses: 4,
+    ...tools,
+  };
+  const run = await execute(locateBwrap(bwrapPath, hostPath), sandboxArgs(spec, runtime()), {
+    timeoutMs: 10_000,
+    maxOutputBytes: 4096,
+  });
   if (run.setupFailure !== undefined || run.exitCode !== 0) {
-    const detail = run.setupFailure ?? (run.output.trim().split('\n')[0] || `exit code ${run.exitCode}, signal ${run.signal}`);
+    const detail =
+      run.setupFailure ?? (run.output.trim().split('\n')[0] || `exit code ${run.exitCode}, signal ${run.signal}`);
     if (/Unknown option/.test(detail)) {
-      throw new Error(`bubblewrap is too old for the script sandbox (${detail}); install bubblewrap 0.8.0 or later (Debian 12 and later ship it).`);
+      throw new Error(
+        `bubblewrap is too old for the script sandbox (${detail}); install bubblewrap 0.8.0 or later (Debian 12 ` +
+          `and later ship it).`,
+      );
     }
     throw new Error(
-      `bubblewrap cannot create the script sandbox here (${detail}); allow unprivileged user namespaces (sysctl user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns = 0, or a container profile that permits unshare), or disable script running.`,
+      `bubblewrap cannot create the script sandbox here (${detail}); allow unprivileged user namespaces (sysctl ` +
+        `user.max_user_namespaces > 0, kernel.apparmor_restrict_unprivileged_userns = 0, or a container profile ` +
+        `that permits unshare), or disable script running.`,
     );
   }
 }
@@ -244,13 +284,22 @@ export async function checkSandbox(bwrapPath = 'bwrap', hostPath = STANDARD_PATH
  * interpreter, bwrap missing or refused); a failing, crashing, hanging or flooding script is a
  * result.
  */
-export async function runSandboxed(request: SandboxRequest, bwrapPath = 'bwrap', hostPath = STANDARD_PATH): Promise<SandboxResult> {
+export async function runSandboxed(
+  request: SandboxRequest,
+  bwrapPath = 'bwrap',
+  hostPath = STANDARD_PATH,
+): Promise<SandboxResult> {
   assertLimits(request);
   const env = sandboxEnv(request.env);
   assertArgs(request.args, request.stdin);
   const script = resolveScriptFile(request.skillDir, request.scriptPath);
   const interpreter = chooseInterpreter(script.relativePath, script.head);
-  if ('error' in interpreter) throw new AppError(ErrorCode.VALIDATION_FAILED, `Script '${script.relativePath}' cannot be run: ${interpreter.error}`, { path: script.relativePath });
+  if ('error' in interpreter)
+    throw new AppError(
+      ErrorCode.VALIDATION_FAILED,
+      `Script '${script.relativePath}' cannot be run: ${interpreter.error}`,
+      { path: script.relativePath },
+    );
   request.authorize?.({ interpreter: interpreter.name, scriptPath: script.relativePath, args: request.args });
   const spec: SandboxSpec = {
     skillDir: script.skillDir,
@@ -261,9 +310,22 @@ export async function runSandboxed(request: SandboxRequest, bwrapPath = 'bwrap',
     ...findTools(),
   };
   const run = await execute(locateBwrap(bwrapPath, hostPath), sandboxArgs(spec, runtime()), request);
-  if (run.setupFailure !== undefined) throw new Error(`The script sandbox could not start: ${run.setupFailure}${setupHint(run.setupFailure)}`);
-  const command = formatCommandLine(invocationForms({ interpreter: interpreter.name, scriptPath: script.relativePath, args: request.args }).viaInterpreter);
-  return { path: script.relativePath, command, exitCode: run.exitCode, signal: run.signal, durationMs: run.durationMs, timedOut: run.timedOut, truncated: run.truncated, output: run.output };
+  if (run.setupFailure !== undefined)
+    throw new Error(`The script sandbox could not start: ${run.setupFailure}${setupHint(run.setupFailure)}`);
+  const command = formatCommandLine(
+    invocationForms({ interpreter: interpreter.name, scriptPath: script.relativePath, args: request.args })
+      .viaInterpreter,
+  );
+  return {
+    path: script.relativePath,
+    command,
+    exitCode: run.exitCode,
+    signal: run.signal,
+    durationMs: run.durationMs,
+    timedOut: run.timedOut,
+    truncated: run.truncated,
+    output: run.output,
+  };
 }
 
 let cachedRuntime: HostPath[] | undefined;
@@ -273,15 +335,20 @@ function runtime(): HostPath[] {
 
 function findTools(): { prlimit: string; sh: string } {
   const prlimit = findSandboxProgram('prlimit');
-  if (!prlimit) throw new Error(`prlimit is not installed (looked in ${interpreterDirsText()}); install the Debian package util-linux.`);
+  if (!prlimit)
+    throw new Error(
+      `prlimit is not installed (looked in ${interpreterDirsText()}); install the Debian package util-linux.`,
+    );
   const sh = findSandboxProgram('sh');
-  if (!sh) throw new Error(`sh is not installed (looked in ${interpreterDirsText()}); install the Debian package dash.`);
+  if (!sh)
+    throw new Error(`sh is not installed (looked in ${interpreterDirsText()}); install the Debian package dash.`);
   return { prlimit, sh };
 }
 
 function assertLimits(request: SandboxRequest): void {
   const positive = (name: string, value: number, min = 1) => {
-    if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`runSandboxed: ${name} must be an integer ≥ ${min}, got ${value}.`);
+    if (!Number.isSafeInteger(value) || value < min)
+      throw new RangeError(`runSandboxed: ${name} must be an integer ≥ ${min}, got ${value}.`);
   };
   positive('timeoutMs', request.timeoutMs);
   positive('maxOutputBytes', request.maxOutputBytes);
@@ -292,9 +359,21 @@ function assertLimits(request: SandboxRequest): void {
 /** The fixed environment plus the caller's extras; the fixed four cannot be overridden. */
 function sandboxEnv(extra: Record<string, string> = {}): Record<string, string> {
   for (const [name, value] of Object.entries(extra)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new AppError(ErrorCode.VALIDATION_FAILED, `Environment variable name '${name}' is not valid; use letters, digits and '_'.`);
-    if (name in SANDBOX_ENV) throw new AppError(ErrorCode.VALIDATION_FAILED, `Environment variable ${name} is fixed by the sandbox (${SANDBOX_ENV[name]}); choose another name.`);
-    if (typeof value !== 'string' || value.includes('\0')) throw new AppError(ErrorCode.VALIDATION_FAILED, `Environment variable ${name} must be a string without NUL bytes.`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        `Environment variable name '${name}' is not valid; use letters, digits and '_'.`,
+      );
+    if (name in SANDBOX_ENV)
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        `Environment variable ${name} is fixed by the sandbox (${SANDBOX_ENV[name]}); choose another name.`,
+      );
+    if (typeof value !== 'string' || value.includes('\0'))
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        `Environment variable ${name} must be a string without NUL bytes.`,
+      );
   }
   return { ...SANDBOX_ENV, ...extra };
 }
@@ -302,23 +381,39 @@ function sandboxEnv(extra: Record<string, string> = {}): Record<string, string> 
 function assertArgs(args: readonly string[], stdin: string | undefined): void {
   let bytes = 0;
   args.forEach((arg, index) => {
-    if (typeof arg !== 'string') throw new AppError(ErrorCode.VALIDATION_FAILED, `Script argument ${index + 1} must be a string.`);
+    if (typeof arg !== 'string')
+      throw new AppError(ErrorCode.VALIDATION_FAILED, `Script argument ${index + 1} must be a string.`);
     const bad = unstorableCharacter(arg);
     if (bad) {
       const what = bad === 'NUL' ? 'a NUL byte' : 'an unpaired UTF-16 surrogate';
-      throw new AppError(ErrorCode.VALIDATION_FAILED, `Script argument ${index + 1} holds ${what}, which cannot reach a program's argument list; remove it or pass the data on stdin.`);
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        `Script argument ${index + 1} holds ` +
+          `${what}, which cannot reach a program's argument list; remove it or pass the data on stdin.`,
+      );
     }
     bytes += Buffer.byteLength(arg) + 1;
   });
-  if (bytes > MAX_ARGS_BYTES) throw new AppError(ErrorCode.VALIDATION_FAILED, `Script arguments total ${bytes} bytes, over the ${MAX_ARGS_BYTES}-byte limit; pass large input on stdin instead.`);
+  if (bytes > MAX_ARGS_BYTES)
+    throw new AppError(
+      ErrorCode.VALIDATION_FAILED,
+      `Script arguments total ${bytes} bytes, over the ` +
+        `${MAX_ARGS_BYTES}-byte limit; pass large input on stdin instead.`,
+    );
   if (stdin !== undefined && unstorableCharacter(stdin, { allowNul: true })) {
-    throw new AppError(ErrorCode.VALIDATION_FAILED, 'Script stdin holds an unpaired UTF-16 surrogate, which has no UTF-8 form; send well-formed text.');
+    throw new AppError(
+      ErrorCode.VALIDATION_FAILED,
+      'Script stdin holds an unpaired UTF-16 surrogate, which has no UTF-8 form; send well-formed text.',
+    );
   }
 }
 
 function setupHint(message: string): string {
   if (process.getuid?.() === 0 && /Permission denied/.test(message)) {
-    return `; the server runs as root, so the sandbox starts as uid ${SANDBOX_UID}, which must be able to read the skill folder and enter every folder above it (chmod o+rx), or run the server as another user.`;
+    return (
+      `; the server runs as root, so the sandbox starts as uid ${SANDBOX_UID}, which must be able to read the ` +
+      `skill folder and enter every folder above it (chmod o+rx), or run the server as another user.`
+    );
   }
   return '.';
 }
@@ -354,7 +449,11 @@ function execute(bwrapPath: string, invocation: SandboxInvocation, options: Exec
     }
     child.on('error', (error: NodeJS.ErrnoException) => {
       limits.settle();
-      reject(error.code === 'ENOENT' ? bwrapMissing(bwrapPath) : new Error(`bubblewrap ('${bwrapPath}') could not be started: ${error.message}.`));
+      reject(
+        error.code === 'ENOENT'
+          ? bwrapMissing(bwrapPath)
+          : new Error(`bubblewrap ('${bwrapPath}') could not be started: ${error.message}.`),
+      );
     });
     child.on('close', (code, signal) => {
       limits.settle();
@@ -440,7 +539,12 @@ function enforceLimits(child: ChildProcess, options: ExecuteOptions): RunLimits 
  * prlimit's own messages come on stderr) up to the cap, then kills it. Returns how many bytes came
  * on stdout, so far.
  */
-function readOutput(child: ChildProcess, output: CappedOutput, setupMessage: CappedOutput, kill: () => void): { readonly bytes: number } {
+function readOutput(
+  child: ChildProcess,
+  output: CappedOutput,
+  setupMessage: CappedOutput,
+  kill: () => void,
+): { readonly bytes: number } {
   const stdout = { bytes: 0 };
   child.stdout!.on('data', (chunk: Buffer) => {
     stdout.bytes += chunk.length;

@@ -28,7 +28,8 @@ export function errorReaderOf(principal: Pick<Principal, 'role'> | undefined): E
 export function toErrorBody(error: unknown, reader: ErrorReader = ANY_READER): { status: number; body: ErrorBody } {
   if (AppError.isInstance(error)) {
     const body: ErrorBody = { code: error.code, message: error.message };
-    const details = reader.admin && error.adminDetails !== undefined ? { ...error.details, ...error.adminDetails } : error.details;
+    const details =
+      reader.admin && error.adminDetails !== undefined ? { ...error.details, ...error.adminDetails } : error.details;
     if (details !== undefined) body.details = details;
     return { status: httpStatusOf(error.code), body };
   }
@@ -43,10 +44,14 @@ export function toErrorBody(error: unknown, reader: ErrorReader = ANY_READER): {
   };
 }
 
-/** The same error for GraphQL: the REST code and status in `extensions`, validation problems in `extensions.details`. */
+/**
+ * The same error for GraphQL: the REST code and status in `extensions`, validation problems in `extensions.details`.
+ */
 export function toGraphQLError(error: unknown, reader: ErrorReader = ANY_READER): GraphQLError {
   const { status, body } = toErrorBody(error, reader);
-  return new GraphQLError(body.message, { extensions: { code: body.code, status, ...(body.details !== undefined ? { details: body.details } : {}) } });
+  return new GraphQLError(body.message, {
+    extensions: { code: body.code, status, ...(body.details !== undefined ? { details: body.details } : {}) },
+  });
 }
 
 /** Framework-raised HTTP errors (unknown route, oversized body, malformed JSON) get stable codes too. */
@@ -59,9 +64,13 @@ function codeForHttpStatus(status: number): ErrorCode | undefined {
   return undefined;
 }
 
-/** Who the failed call acted as, once the principal guard has said (REST: the request; GraphQL: the operation's context). */
+/**
+ * Who the failed call acted as, once the principal guard has said (REST: the request; GraphQL: the operation's
+ * context).
+ */
 function principalOf(host: ArgumentsHost): Principal | undefined {
-  if (host.getType<string>() === 'graphql') return GqlArgumentsHost.create(host).getContext<{ principal?: Principal }>().principal;
+  if (host.getType<string>() === 'graphql')
+    return GqlArgumentsHost.create(host).getContext<{ principal?: Principal }>().principal;
   if (host.getType<string>() === 'http') return host.switchToHttp().getRequest<{ principal?: Principal }>().principal;
   return undefined;
 }
@@ -83,7 +92,13 @@ function isClientAbort(error: unknown, request: RequestLike | undefined): boolea
   return abortError && raw !== undefined && (raw.destroyed || !raw.socket || raw.socket.destroyed);
 }
 
-const CLIENT_ABORTED = { status: 400, body: { code: ErrorCode.VALIDATION_FAILED, message: 'The request was not received whole: the client closed the connection.' } };
+const CLIENT_ABORTED = {
+  status: 400,
+  body: {
+    code: ErrorCode.VALIDATION_FAILED,
+    message: 'The request was not received whole: the client closed the connection.',
+  },
+};
 
 interface RequestLike {
   raw?: { destroyed: boolean; socket?: { destroyed: boolean } | null };
@@ -105,10 +120,18 @@ function isMcpRequest(request: McpRequestLike): boolean {
  * it), -32000 (a server error) for the rest.
  */
 function asJsonRpcError(body: ErrorBody, requestBody: unknown): ErrorBody & Record<string, unknown> {
-  const id = typeof requestBody === 'object' && requestBody !== null && !Array.isArray(requestBody) ? (requestBody as { id?: unknown }).id : undefined;
+  const id =
+    typeof requestBody === 'object' && requestBody !== null && !Array.isArray(requestBody)
+      ? (requestBody as { id?: unknown }).id
+      : undefined;
   const rpcId = typeof id === 'string' || typeof id === 'number' ? id : null;
   const data = { code: body.code, ...(body.details !== undefined ? { details: body.details } : {}) };
-  return { jsonrpc: '2.0', id: rpcId, error: { code: body.code === ErrorCode.MCP_SESSION_NOT_FOUND ? -32001 : -32000, message: body.message, data }, ...body };
+  return {
+    jsonrpc: '2.0',
+    id: rpcId,
+    error: { code: body.code === ErrorCode.MCP_SESSION_NOT_FOUND ? -32001 : -32000, message: body.message, data },
+    ...body,
+  };
 }
 
 /**
@@ -119,7 +142,11 @@ function asJsonRpcError(body: ErrorBody, requestBody: unknown): ErrorBody & Reco
  * the RFC allows: printable ASCII but `"` and `\`.
  */
 export function bearerChallenge(message: string, keySent: boolean): string {
-  const description = message.replace(/"/g, "'").replace(/\\/g, '/').replace(/…/g, '...').replace(/[^\x20-\x7e]/g, '?');
+  const description = message
+    .replace(/"/g, "'")
+    .replace(/\\/g, '/')
+    .replace(/…/g, '...')
+    .replace(/[^\x20-\x7e]/g, '?');
   return `Bearer realm="skillhost"${keySent ? ', error="invalid_token"' : ''}, error_description="${description}"`;
 }
 
@@ -137,7 +164,8 @@ export class AppExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(error: unknown, host: ArgumentsHost): GraphQLError | undefined {
-    const aborted = host.getType<string>() === 'http' && isClientAbort(error, host.switchToHttp().getRequest<RequestLike>());
+    const aborted =
+      host.getType<string>() === 'http' && isClientAbort(error, host.switchToHttp().getRequest<RequestLike>());
     const reader = errorReaderOf(principalOf(host));
     const { status, body } = aborted ? CLIENT_ABORTED : toErrorBody(error, reader);
     // Expected failures (a model down, the database gone) are one line; anything else gets its stack.
@@ -148,8 +176,17 @@ export class AppExceptionFilter implements ExceptionFilter {
     if (host.getType<string>() === 'graphql') return toGraphQLError(error, reader);
     const reply = host.switchToHttp().getResponse<ReplyLike>();
     const request = host.getType<string>() === 'http' ? host.switchToHttp().getRequest<McpRequestLike>() : undefined;
-    if (body.code === ErrorCode.UNAUTHENTICATED) reply.header('www-authenticate', bearerChallenge(body.message, request !== undefined && presentedKey(request.headers ?? {}) !== undefined));
-    const sent = request !== undefined && isMcpRequest(request) ? asJsonRpcError(body, request.body) : body.code === ErrorCode.OAUTH_NOT_SUPPORTED ? asOAuthError(body) : body;
+    if (body.code === ErrorCode.UNAUTHENTICATED)
+      reply.header(
+        'www-authenticate',
+        bearerChallenge(body.message, request !== undefined && presentedKey(request.headers ?? {}) !== undefined),
+      );
+    const sent =
+      request !== undefined && isMcpRequest(request)
+        ? asJsonRpcError(body, request.body)
+        : body.code === ErrorCode.OAUTH_NOT_SUPPORTED
+          ? asOAuthError(body)
+          : body;
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(sent));
     return undefined;
   }

@@ -24,7 +24,7 @@ export class ChatsResolver {
     return presentPage(await this.chatService.listChats(principal, page.limit, page.offset), presentChat);
   }
 
-  @Query(() => ChatDto, { description: 'One of the caller\'s chats (GET /v1/chats/{id}).' })
+  @Query(() => ChatDto, { description: "One of the caller's chats (GET /v1/chats/{id})." })
   async chat(@CurrentPrincipal() principal: Principal, @Args() { id }: ChatIdArgs) {
     return presentChat(await this.chatService.getChat(principal, id));
   }
@@ -34,19 +34,33 @@ export class ChatsResolver {
     return presentChat(await this.chatService.createChat(principal, title));
   }
 
-  @Mutation(() => Boolean, { description: 'Deletes a chat with its messages and activations; true when done (DELETE /v1/chats/{id}).' })
+  @Mutation(() => Boolean, {
+    description: 'Deletes a chat with its messages and activations; true when done (DELETE /v1/chats/{id}).',
+  })
   async deleteChat(@CurrentPrincipal() principal: Principal, @Args() { id }: ChatIdArgs) {
     await this.chatService.deleteChat(principal, id);
     return true;
   }
 
-  @ResolveField(() => [ActivatedSkillDto], { description: 'The skills this chat has activated, first activated first.' })
+  @ResolveField(() => [ActivatedSkillDto], {
+    description: 'The skills this chat has activated, first activated first.',
+  })
   async activatedSkills(@Parent() chat: ChatDto, @Context() context: object, @CurrentPrincipal() principal: Principal) {
     return (await this.loaders.of(context, principal).activatedSkills.load(chat.id)).map(presentActivation);
   }
 
-  @ResolveField(() => MessagePageDto, { description: 'Its messages in order, each with its tool cards (GET /v1/chats/{id}/messages).' })
-  async messages(@Parent() chat: ChatDto, @Args() page: PageArgs, @Context() context: object, @CurrentPrincipal() principal: Principal) {
-    return presentPage(await this.loaders.of(context, principal).messages(page.limit, page.offset).load(chat.id), presentMessage);
+  @ResolveField(() => MessagePageDto, {
+    description: 'Its messages in order, each with its tool cards (GET /v1/chats/{id}/messages).',
+  })
+  async messages(
+    @Parent() chat: ChatDto,
+    @Args() page: PageArgs,
+    @Context() context: object,
+    @CurrentPrincipal() principal: Principal,
+  ) {
+    return presentPage(
+      await this.loaders.of(context, principal).messages(page.limit, page.offset).load(chat.id),
+      presentMessage,
+    );
   }
 }

@@ -12,7 +12,9 @@ import { CommandDto } from '../http/dto/command-responses.dto.js';
 export class CommandsResolver {
   constructor(private readonly registry: SkillRegistryService) {}
 
-  @Query(() => [CommandDto], { description: 'The loaded commands, run as `/name args`, in name order (GET /v1/commands).' })
+  @Query(() => [CommandDto], {
+    description: 'The loaded commands, run as `/name args`, in name order (GET /v1/commands).',
+  })
   commands(@CurrentPrincipal() principal: Principal) {
     return presentCommandList(this.registry.viewFor(principal.userId)).commands;
   }

@@ -17,7 +17,9 @@ const warnBrokenSocket = throttled((message) => new Logger('GraphQL').warn(messa
  */
 function dropBrokenSocket(error: Error, socket: WebSocket, request: FastifyRequest): void {
   // The upgrade request's logger: the line carries its request id, and goes to this app's log.
-  warnBrokenSocket(`A GraphQL WebSocket was closed: ${error.message}`, (message) => request.log.warn({ context: 'GraphQL' }, message));
+  warnBrokenSocket(`A GraphQL WebSocket was closed: ${error.message}`, (message) =>
+    request.log.warn({ context: 'GraphQL' }, message),
+  );
   socket.terminate();
 }
 
@@ -40,7 +42,10 @@ export class DeferredMercuriusDriver extends MercuriusDriver {
     const app = this.httpAdapterHost.httpAdapter.getInstance<FastifyInstance>();
     // mercurius's own WebSocket server, with an error handler: what a client does wrong on its
     // socket (a frame over the limit, a broken frame) is the client's doing, not the server's error.
-    void app.register(fastifyWebsocket, { options: { maxPayload: MAX_SUBSCRIPTION_MESSAGE_BYTES }, errorHandler: dropBrokenSocket });
+    void app.register(fastifyWebsocket, {
+      options: { maxPayload: MAX_SUBSCRIPTION_MESSAGE_BYTES },
+      errorHandler: dropBrokenSocket,
+    });
     void app.register(mercurius, mercuriusOptions);
     void app.register(async (instance) => addHooks(instance, hooks ?? {}));
   }

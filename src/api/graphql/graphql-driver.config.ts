@@ -31,9 +31,11 @@ export function graphqlDriverConfig(auth: AuthService): Omit<MercuriusDriverConf
     autoSchemaFile: true,
     sortSchema: true,
     graphiql: false,
-    // Errors of nested fields go through the same exception filter as root fields (the guards need not: the root ran them).
+    // Errors of nested fields go through the same exception filter as root fields (the guards need not: the root ran
+    // them).
     fieldResolverEnhancers: ['filters'],
-    errorFormatter: (execution) => formatGraphQLErrors(execution) as ReturnType<NonNullable<MercuriusDriverConfig['errorFormatter']>>,
+    errorFormatter: (execution) =>
+      formatGraphQLErrors(execution) as ReturnType<NonNullable<MercuriusDriverConfig['errorFormatter']>>,
     graphql: { parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS } },
     hooks: {
       // Before parsing: graphql-js parses recursively, so thousands of nested brackets would overflow its stack.
@@ -72,11 +74,18 @@ export function graphqlDriverConfig(auth: AuthService): Omit<MercuriusDriverConf
 function assertStorableFields(context: MercuriusContext): void {
   const request = context.reply?.request;
   if (request === undefined) return;
-  const problems = unstorableStringProblems(request.method === 'GET' ? decodedExtensions(request.query) : request.body, undefined, (key) => key === 'variables');
+  const problems = unstorableStringProblems(
+    request.method === 'GET' ? decodedExtensions(request.query) : request.body,
+    undefined,
+    (key) => key === 'variables',
+  );
   if (problems.length > 0) throw validationFailed(problems);
 }
 
-/** A GET's query parameters with `extensions`, JSON text in the URL, as the value it stands for (mercurius answers JSON that does not parse). */
+/**
+ * A GET's query parameters with `extensions`, JSON text in the URL, as the value it stands for (mercurius answers JSON
+ * that does not parse).
+ */
 function decodedExtensions(query: unknown): unknown {
   const { extensions } = (query ?? {}) as { extensions?: unknown };
   if (typeof extensions !== 'string') return query;
@@ -90,7 +99,9 @@ function decodedExtensions(query: unknown): unknown {
 function refuseTooComplex(document: DocumentNode): void {
   refuse(() => {
     if (!isParsedDocument(document)) {
-      throw validationFailed(['query: must be GraphQL text (a JSON-encoded document or any other JSON value is not accepted)']);
+      throw validationFailed([
+        'query: must be GraphQL text (a JSON-encoded document or any other JSON value is not accepted)',
+      ]);
     }
     assertWithinLimits(document);
   });

@@ -10,7 +10,9 @@ export interface FormattedErrors {
   response: { data: unknown; errors: GraphQLFormattedError[] };
 }
 
-/** What mercurius hands its error formatter: an execution result, or `{errors}` for a request refused before executing. */
+/**
+ * What mercurius hands its error formatter: an execution result, or `{errors}` for a request refused before executing.
+ */
 export interface ErroredExecution {
   data?: unknown;
   errors: readonly (GraphQLError | Error)[];
@@ -47,7 +49,11 @@ export function formatGraphQLErrors(execution: ErroredExecution): FormattedError
 
 /** The error that stands for the refused request's problems left unlisted. */
 function moreProblems(count: number): AppError {
-  return new AppError(ErrorCode.VALIDATION_FAILED, `… and ${count} more problems, not listed: fix the ones above first.`, { problems: [], moreProblems: count });
+  return new AppError(
+    ErrorCode.VALIDATION_FAILED,
+    `… and ${count} more problems, not listed: fix the ones above first.`,
+    { problems: [], moreProblems: count },
+  );
 }
 
 /**
@@ -60,14 +66,19 @@ function leafErrors(error: GraphQLError | Error): { error: GraphQLError | Error;
   const status = (wrapper as { statusCode?: unknown }).statusCode;
   const refusalStatus = typeof status === 'number' ? status : wrapper instanceof GraphQLError ? 400 : 500;
   const inner = (wrapper as { errors?: unknown }).errors;
-  if (Array.isArray(inner) && inner.length > 0) return inner.map((e: GraphQLError | Error) => ({ error: e, refusalStatus }));
+  if (Array.isArray(inner) && inner.length > 0)
+    return inner.map((e: GraphQLError | Error) => ({ error: e, refusalStatus }));
   return [{ error, refusalStatus }];
 }
 
 /** `refusalStatus` is set when the request was refused before executing. */
 function formatError(error: GraphQLError | Error, refusalStatus: number | undefined): GraphQLFormattedError {
   const graphQLError = error instanceof GraphQLError ? error : undefined;
-  const appError = AppError.isInstance(error) ? error : AppError.isInstance(graphQLError?.originalError) ? graphQLError.originalError : undefined;
+  const appError = AppError.isInstance(error)
+    ? error
+    : AppError.isInstance(graphQLError?.originalError)
+      ? graphQLError.originalError
+      : undefined;
   let shaped: GraphQLError;
   if (appError !== undefined) {
     shaped = toGraphQLError(appError);
@@ -76,9 +87,13 @@ function formatError(error: GraphQLError | Error, refusalStatus: number | undefi
   } else if (refusalStatus !== undefined && refusalStatus < 500) {
     shaped = toGraphQLError(refusalError(error.message, refusalStatus));
   } else {
-    // A bug (a resolver that threw past the exception filter, a null in a non-null field): logged, and its details kept here.
+    // A bug (a resolver that threw past the exception filter, a null in a non-null field): logged, and its details kept
+    // here.
     logger.error(error.stack ?? error.message);
-    const message = graphQLError !== undefined && graphQLError.originalError === undefined ? graphQLError.message : 'An unexpected error occurred; it has been logged.';
+    const message =
+      graphQLError !== undefined && graphQLError.originalError === undefined
+        ? graphQLError.message
+        : 'An unexpected error occurred; it has been logged.';
     shaped = toGraphQLError(new AppError(ErrorCode.INTERNAL, message));
   }
   return {

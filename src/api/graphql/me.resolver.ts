@@ -16,6 +16,10 @@ export class MeResolver {
 
   @Query(() => MeDto, { description: 'The caller: their user, the auth mode in force and the key they came with.' })
   async me(@CurrentPrincipal() principal: Principal) {
-    return { ...presentUser(await this.users.getUser(principal.userId)), authMode: this.auth.mode, keyId: principal.keyId };
+    return {
+      ...presentUser(await this.users.getUser(principal.userId)),
+      authMode: this.auth.mode,
+      keyId: principal.keyId,
+    };
   }
 }

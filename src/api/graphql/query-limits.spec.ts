@@ -28,7 +28,10 @@ describe('measureDocument', () => {
 
   it('measures exponential fragment spreads in time linear in the document, and counts what they expand to', () => {
     const levels = 60;
-    const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ${i === levels - 1 ? 'me { id }' : `...F${i + 1} ...F${i + 1}`} }`);
+    const fragments = Array.from(
+      { length: levels },
+      (_, i) => `fragment F${i} on Query { ${i === levels - 1 ? 'me { id }' : `...F${i + 1} ...F${i + 1}`} }`,
+    );
     // No clock is read (a synchronous test cannot time out): expanding them would be 2^59 visits,
     // which never ends, so a measure that expanded fragments would hang the run rather than pass.
     const result = measure(`{ ...F0 } ${fragments.join(' ')}`);
@@ -36,15 +39,28 @@ describe('measureDocument', () => {
   });
 
   it('survives fragment cycles (validation refuses them afterwards)', () => {
-    expect(measure('{ ...A } fragment A on Query { me { id } ...B } fragment B on Query { ...A }')).toEqual({ depth: 2, cost: 2 });
+    expect(measure('{ ...A } fragment A on Query { me { id } ...B } fragment B on Query { ...A }')).toEqual({
+      depth: 2,
+      cost: 2,
+    });
     expect(measure('{ ...Missing }')).toEqual({ depth: 0, cost: 0 });
   });
 
   it('lets the standard introspection query through: `ofType` chains add cost, not depth', () => {
-    const introspection = measure(getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }));
+    const introspection = measure(
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        inputValueDeprecation: true,
+      }),
+    );
     expect(introspection.depth).toBeLessThanOrEqual(QUERY_LIMITS.maxDepth);
     expect(introspection.cost * 4).toBeLessThanOrEqual(QUERY_LIMITS.maxCost);
-    expect(measure('{ __schema { types { fields { type { ofType { ofType { name } } } } } } }')).toEqual({ depth: 5, cost: 7 });
+    expect(measure('{ __schema { types { fields { type { ofType { ofType { name } } } } } } }')).toEqual({
+      depth: 5,
+      cost: 7,
+    });
   });
 });
 
@@ -55,7 +71,12 @@ describe('assertWithinLimits', () => {
 
   it.each([
     ['too deep', nested(11), 'it is 11 levels deep (at most 10)', { depth: 11, cost: 11 }],
-    ['too costly', `{ ${Array.from({ length: 501 }, (_, i) => `a${i}: me { id }`).join(' ')} }`, 'it selects 1002 fields, counting aliases and fragment spreads (at most 1000)', { depth: 2, cost: 1002 }],
+    [
+      'too costly',
+      `{ ${Array.from({ length: 501 }, (_, i) => `a${i}: me { id }`).join(' ')} }`,
+      'it selects 1002 fields, counting aliases and fragment spreads (at most 1000)',
+      { depth: 2, cost: 1002 },
+    ],
   ])('refuses a document %s with QUERY_TOO_COMPLEX naming the measure', (_, source, problem, measured) => {
     let error: unknown;
     try {

@@ -55,7 +55,9 @@ function measureSelections(selectionSet: SelectionSetNode, measurer: Measurer): 
   for (const selection of selectionSet.selections) {
     let measure: QueryMeasure;
     if (selection.kind === Kind.FIELD) {
-      const inner = selection.selectionSet ? measureSelections(selection.selectionSet, measurer) : { depth: 0, cost: 0 };
+      const inner = selection.selectionSet
+        ? measureSelections(selection.selectionSet, measurer)
+        : { depth: 0, cost: 0 };
       measure = { depth: inner.depth + (selection.name.value === 'ofType' ? 0 : 1), cost: inner.cost + 1 };
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
       measure = measureSelections(selection.selectionSet, measurer);
@@ -85,14 +87,19 @@ export function assertWithinLimits(document: DocumentNode, limits: QueryLimits =
   const { depth, cost } = measureDocument(document);
   const problems: string[] = [];
   if (depth > limits.maxDepth) problems.push(`it is ${depth} levels deep (at most ${limits.maxDepth})`);
-  if (cost > limits.maxCost) problems.push(`it selects ${cost} fields, counting aliases and fragment spreads (at most ${limits.maxCost})`);
+  if (cost > limits.maxCost)
+    problems.push(`it selects ${cost} fields, counting aliases and fragment spreads (at most ${limits.maxCost})`);
   if (problems.length === 0) return;
-  throw new AppError(ErrorCode.QUERY_TOO_COMPLEX, `The query is too complex: ${problems.join('; ')}. Ask for less in one request, or split it.`, {
-    depth,
-    cost,
-    maxDepth: limits.maxDepth,
-    maxCost: limits.maxCost,
-  });
+  throw new AppError(
+    ErrorCode.QUERY_TOO_COMPLEX,
+    `The query is too complex: ${problems.join('; ')}. Ask for less in one request, or split it.`,
+    {
+      depth,
+      cost,
+      maxDepth: limits.maxDepth,
+      maxCost: limits.maxCost,
+    },
+  );
 }
 
 /**
@@ -117,7 +124,12 @@ export function assertSourceNesting(source: string, maxNesting: number = MAX_SOU
       i += close.length - 1;
     } else if (ch === '{' || ch === '[' || ch === '(') {
       if (++depth > maxNesting) {
-        throw new AppError(ErrorCode.QUERY_TOO_COMPLEX, `The query is too complex: its brackets nest more than ${maxNesting} deep. Ask for less in one request, or split it.`, { maxNesting });
+        throw new AppError(
+          ErrorCode.QUERY_TOO_COMPLEX,
+          `The query is too complex: its brackets nest more than ${maxNesting} deep. Ask for less in one ` +
+            `request, or split it.`,
+          { maxNesting },
+        );
       }
     } else if (ch === '}' || ch === ']' || ch === ')') {
       depth = Math.max(0, depth - 1);
@@ -131,5 +143,11 @@ export function assertSourceNesting(source: string, maxNesting: number = MAX_SOU
  */
 export function isParsedDocument(document: unknown): document is DocumentNode {
   const node = document as DocumentNode | null;
-  return node !== null && typeof node === 'object' && node.kind === Kind.DOCUMENT && Array.isArray(node.definitions) && node.loc?.source instanceof Source;
+  return (
+    node !== null &&
+    typeof node === 'object' &&
+    node.kind === Kind.DOCUMENT &&
+    Array.isArray(node.definitions) &&
+    node.loc?.source instanceof Source
+  );
 }

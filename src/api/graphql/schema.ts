@@ -9,7 +9,14 @@ import { SkillStoreResolver } from './skill-store.resolver.js';
 import { SkillsResolver } from './skills.resolver.js';
 
 /** Every resolver of the API: the module serves them, the schema printer reads them. */
-export const GRAPHQL_RESOLVERS = [MeResolver, SkillsResolver, SkillStoreResolver, CommandsResolver, ChatsResolver, ChatTurnsResolver];
+export const GRAPHQL_RESOLVERS = [
+  MeResolver,
+  SkillsResolver,
+  SkillStoreResolver,
+  CommandsResolver,
+  ChatsResolver,
+  ChatTurnsResolver,
+];
 
 /** SDL sorted by name, so the file changes only when the schema does. */
 export function printSortedSchema(schema: GraphQLSchema): string {

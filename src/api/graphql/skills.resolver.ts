@@ -10,7 +10,12 @@ import { SkillResourcesService } from '@skillhost/nest';
 import { ChatContextService } from '../../domain/chats/chat-context.service.js';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
 import { CatalogueArgs, SkillNameArgs, SkillResourceArgs, SkillSearchArgs } from './dto/skill.args.js';
-import { SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResultDto } from '../http/dto/skill-responses.dto.js';
+import {
+  SkillDetailDto,
+  SkillListDto,
+  SkillScanReportDto,
+  SkillSearchResultDto,
+} from '../http/dto/skill-responses.dto.js';
 import { SkillResourceModel } from './models/skill.model.js';
 
 /** The twin of SkillsController: SKILLS_DISABLED while skills are off. */
@@ -34,25 +39,45 @@ export class SkillsResolver {
   async skill(@Args() { name }: SkillNameArgs, @CurrentPrincipal() principal: Principal) {
     const scope = { snapshot: this.registry.viewFor(principal.userId) };
     const skill = this.registry.get(name, scope.snapshot);
-    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, scope), scope.snapshot.directories);
+    return presentSkillDetail(
+      skill,
+      await this.resources.listResources(skill.name, undefined, scope),
+      scope.snapshot.directories,
+    );
   }
 
-  @Query(() => SkillResourceModel, { description: 'One file of a skill as text, size-capped (GET /v1/skills/{name}/resources/{path}).' })
+  @Query(() => SkillResourceModel, {
+    description: 'One file of a skill as text, size-capped (GET /v1/skills/{name}/resources/{path}).',
+  })
   skillResource(@Args() { name, path }: SkillResourceArgs, @CurrentPrincipal() principal: Principal) {
     return this.resources.readResource(name, path, { snapshot: this.registry.viewFor(principal.userId) });
   }
 
-  @Query(() => String, { description: 'The rendered catalogue exactly as a model gets it; empty when no skill is loaded. With `query`, the catalogue a turn with that message would list (GET /v1/skills-catalogue).' })
+  @Query(() => String, {
+    description:
+      'The rendered catalogue exactly as a model gets it; empty when no skill is loaded. With `query`, the ' +
+      'catalogue a turn with that message would list (GET /v1/skills-catalogue).',
+  })
   catalogue(@Args() { format, query }: CatalogueArgs, @CurrentPrincipal() principal: Principal) {
-    return this.contexts.previewCatalogue(principal, query ?? undefined, format ?? this.config.app.skills.catalogueFormat);
+    return this.contexts.previewCatalogue(
+      principal,
+      query ?? undefined,
+      format ?? this.config.app.skills.catalogueFormat,
+    );
   }
 
-  @Query(() => [SkillSearchResultDto], { description: "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search)." })
+  @Query(() => [SkillSearchResultDto], {
+    description:
+      "The caller's skills ranked for a query, best first, as skills.search ranks them (GET /v1/skills/search).",
+  })
   searchSkills(@Args() { query, limit }: SkillSearchArgs, @CurrentPrincipal() principal: Principal) {
     return this.searching.searchFor(principal.userId, query, limit ?? undefined);
   }
 
-  @Mutation(() => SkillScanReportDto, { description: 'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).' })
+  @Mutation(() => SkillScanReportDto, {
+    description:
+      'Rescans the skill directories and swaps the catalogue in one step; admins only (POST /v1/admin/skills/reload).',
+  })
   @AdminOnly()
   async reloadSkills() {
     const { snapshot, diff } = await this.registry.reloadEverywhere();

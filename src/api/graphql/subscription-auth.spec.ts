@@ -7,7 +7,11 @@ describe(connectionCredentials.name, () => {
     ['any case', { Authorization: 'Bearer skh_x' }, { authorization: 'Bearer skh_x' }],
     ['x-api-key', { 'X-Api-Key': 'skh_x' }, { 'x-api-key': 'skh_x' }],
     ['nested under headers', { headers: { Authorization: 'Bearer skh_x' } }, { authorization: 'Bearer skh_x' }],
-    ['top level before headers', { authorization: 'Bearer a', headers: { authorization: 'Bearer b' } }, { authorization: 'Bearer a' }],
+    [
+      'top level before headers',
+      { authorization: 'Bearer a', headers: { authorization: 'Bearer b' } },
+      { authorization: 'Bearer a' },
+    ],
     ['a non-string value, kept for the key parser to refuse', { authorization: 42 }, { authorization: 42 }],
   ])('reads %s', (_, payload, expected) => {
     expect(connectionCredentials(payload)).toEqual(expected);

@@ -23,15 +23,28 @@ const warnRefused = throttled((message) => logger.warn(message));
  * open connections, so they must not be able to fill the log. Accepted, the credentials sent become
  * the headers of every subscription on the connection.
  */
-export async function authenticateConnection(auth: AuthService, connection: SubscriptionConnectionLike, payload: unknown): Promise<boolean | { headers: CredentialHeaders }> {
+export async function authenticateConnection(
+  auth: AuthService,
+  connection: SubscriptionConnectionLike,
+  payload: unknown,
+): Promise<boolean | { headers: CredentialHeaders }> {
   const headers = connectionCredentials(payload);
   try {
     await auth.authenticate(headers ?? connection.context?.request?.headers ?? {});
   } catch (error) {
-    if (!(AppError.isInstance(error)) || error.code !== ErrorCode.UNAUTHENTICATED) throw error;
-    warnRefused(`A GraphQL WebSocket connection was refused (from ${connection.context?.request?.ip ?? 'an unknown address'}): ${error.message}`);
+    if (!AppError.isInstance(error) || error.code !== ErrorCode.UNAUTHENTICATED) throw error;
+    warnRefused(
+      `A GraphQL WebSocket connection was refused (from ${connection.context?.request?.ip ?? 'an unknown address'})` +
+        `: ${error.message}`,
+    );
     // A close reason is at most 123 bytes.
-    connection.socket.close(UNAUTHORIZED_CLOSE, Buffer.from(error.message).subarray(0, 123).toString('utf8').replace(/\uFFFD$/, ''));
+    connection.socket.close(
+      UNAUTHORIZED_CLOSE,
+      Buffer.from(error.message)
+        .subarray(0, 123)
+        .toString('utf8')
+        .replace(/\uFFFD$/, ''),
+    );
     return false;
   }
   return headers === undefined ? true : { headers };

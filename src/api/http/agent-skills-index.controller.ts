@@ -30,7 +30,11 @@ export class AgentSkillsIndexController {
   @Get('index.json')
   @ApiOperation({
     summary: 'The Agent Skills discovery index',
-    description: "The caller's skills (as of the last scan: a file found changed on disk makes the server rescan) in the shape of the Agent Skills discovery proposal (`version` 0.2.0): name, description, the skill-level digest, and every file with its digest, size and where to fetch it. Skills the proposal cannot describe (a file path outside printable ASCII) are left out.",
+    description:
+      "The caller's skills (as of the last scan: a file found changed on disk makes the server rescan) in the " +
+      'shape of the Agent Skills discovery proposal (`version` 0.2.0): name, description, the skill-level ' +
+      'digest, and every file with its digest, size and where to fetch it. Skills the proposal cannot describe ' +
+      '(a file path outside printable ASCII) are left out.',
   })
   @ApiOkResponse({ type: AgentSkillsIndexDto })
   async index(@CurrentPrincipal() principal: Principal): Promise<AgentSkillsIndexDto> {
@@ -45,22 +49,37 @@ export class AgentSkillsIndexController {
   @Get(':name/*')
   @ApiOperation({
     summary: 'One file of a skill in the discovery index',
-    description: 'The raw bytes, text or binary, with a content type by extension and the digest of the bytes sent as `ETag`; as a download (`Content-Disposition: attachment`, a sandboxing `Content-Security-Policy`), never as a page of this server. Only files the index lists are served.',
+    description:
+      'The raw bytes, text or binary, with a content type by extension and the digest of the bytes sent as ' +
+      '`ETag`; as a download (`Content-Disposition: attachment`, a sandboxing `Content-Security-Policy`), never ' +
+      'as a page of this server. Only files the index lists are served.',
   })
   @ApiParam({ name: 'name', description: 'The skill.' })
   @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `SKILL.md` or `references/REFERENCE.md`.' })
   @ApiProduces(...PUBLISHED_MIME_TYPES)
   @ApiOkResponse({ schema: { type: 'string', format: 'binary' } })
-  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED, ErrorCode.RESOURCE_NOT_FOUND, ErrorCode.RESOURCE_OUTSIDE_SKILL)
-  async file(@Param('name') name: string, @Param('*') requested: string, @Res() reply: FastifyReply, @CurrentPrincipal() principal: Principal) {
+  @ApiErrors(
+    ErrorCode.SKILL_NOT_FOUND,
+    ErrorCode.SKILL_DISABLED,
+    ErrorCode.RESOURCE_NOT_FOUND,
+    ErrorCode.RESOURCE_OUTSIDE_SKILL,
+  )
+  async file(
+    @Param('name') name: string,
+    @Param('*') requested: string,
+    @Res() reply: FastifyReply,
+    @CurrentPrincipal() principal: Principal,
+  ) {
     const path = normalizeResourcePath(requested ?? '');
     const file = await this.published.indexedFile(await this.registry.viewForUser(principal.userId), name, path);
-    const type = file.isText && (file.mimeType.startsWith('text/') || file.mimeType === 'application/json') ? `${file.mimeType}; charset=utf-8` : file.mimeType;
+    const type =
+      file.isText && (file.mimeType.startsWith('text/') || file.mimeType === 'application/json')
+        ? `${file.mimeType}; charset=utf-8`
+        : file.mimeType;
     return reply
       .headers(skillFileHeaders(path, 'always'))
       .header('content-type', type)
       .header('etag', `"${file.digest}"`)
       .send(file.bytes);
   }
-
 }

@@ -6,7 +6,10 @@ import { PrincipalGuard } from './guards/principal.guard.js';
 import { MeController } from './me.controller.js';
 import { OAuthProbesController } from './oauth-probes.controller.js';
 
-/** The users (their storage from the database), their routes and the guard every route passes (the app registers it as `APP_GUARD`). */
+/**
+ * The users (their storage from the database), their routes and the guard every route passes (the app registers it as
+ * `APP_GUARD`).
+ */
 @Module({
   imports: [UsersModule.forRoot({ imports: [PersistenceModule] })],
   controllers: [MeController, AdminUsersController, OAuthProbesController],

@@ -17,7 +17,10 @@ const CATALOGUE_CONTENT_TYPES: Record<CatalogueFormat, string> = {
   markdown: 'text/markdown; charset=utf-8',
 };
 
-/** The catalogue as a model gets it; here, not in SkillsController, because a message is read as a turn reads it (invocations, commands). */
+/**
+ * The catalogue as a model gets it; here, not in SkillsController, because a message is read as a turn reads it
+ * (invocations, commands).
+ */
 @Controller('v1')
 @RequireFeature('skills')
 @ApiTags('skills')
@@ -31,19 +34,32 @@ export class CatalogueController {
   @ApiOperation({
     summary: 'The catalogue exactly as a model gets it',
     description:
-      'In the requested format (default: the configured one); an empty body when no skill is loaded. With `query`, the catalogue a turn with that message would list in a new chat (`/name` and commands read as a turn reads them): every skill when they fit `app.skills.catalogue_budget_tokens` and `catalogue_max_skills`, else the invoked skills and the best-ranked within them, and a closing note (`unlisted_skills` in json and xml) counting the rest. Without `query`: every skill, whatever the budget.',
+      'In the requested format (default: the configured one); an empty body when no skill is loaded. With ' +
+      '`query`, the catalogue a turn with that message would list in a new chat (`/name` and commands read as a ' +
+      'turn reads them): every skill when they fit `app.skills.catalogue_budget_tokens` and ' +
+      '`catalogue_max_skills`, else the invoked skills and the best-ranked within them, and a closing note ' +
+      '(`unlisted_skills` in json and xml) counting the rest. Without `query`: every skill, whatever the budget.',
   })
   @ApiExtraModels(CatalogueJsonDto)
   @ApiOkResponse({
     content: {
       'application/json': { schema: { $ref: getSchemaPath(CatalogueJsonDto) } },
-      'application/xml': { schema: { type: 'string' }, example: '<available_skills><skill><name>pdf</name><description>…</description></skill></available_skills>' },
+      'application/xml': {
+        schema: { type: 'string' },
+        example: '<available_skills><skill><name>pdf</name><description>…</description></skill></available_skills>',
+      },
       'text/markdown': { schema: { type: 'string' }, example: '- pdf: …' },
     },
   })
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
-  async catalogue(@Query() query: CatalogueQueryDto, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
+  async catalogue(
+    @Query() query: CatalogueQueryDto,
+    @Res() reply: TextReply,
+    @CurrentPrincipal() principal: Principal,
+  ) {
     const format = query.format ?? this.config.app.skills.catalogueFormat;
-    reply.header('content-type', CATALOGUE_CONTENT_TYPES[format]).send(await this.contexts.previewCatalogue(principal, query.query, format));
+    reply
+      .header('content-type', CATALOGUE_CONTENT_TYPES[format])
+      .send(await this.contexts.previewCatalogue(principal, query.query, format));
   }
 }

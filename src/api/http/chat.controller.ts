@@ -1,5 +1,13 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
@@ -12,14 +20,32 @@ import type { ChatEvent } from '../../domain/chats/chat-events.service.js';
 import type { TurnTiming } from '../../domain/chats/chat-metrics.js';
 import { ChatContextService } from '../../domain/chats/chat-context.service.js';
 import { ChatToolsService } from '../../domain/chats/chat-tools.service.js';
-import { presentChat, presentChatContext, presentChatDetail, presentMessage, presentOwnedChat, presentPage, presentToolRun, presentTurn } from '../presenters/chat.presenter.js';
+import {
+  presentChat,
+  presentChatContext,
+  presentChatDetail,
+  presentMessage,
+  presentOwnedChat,
+  presentPage,
+  presentToolRun,
+  presentTurn,
+} from '../presenters/chat.presenter.js';
 import { ChatsService } from '../../domain/chats/chats.service.js';
 import { TurnRunner } from '../../domain/chats/turn-runner.js';
 import { ContextQueryDto, CreateChatDto, SendMessageDto } from './dto/chat.dto.js';
 import { SkillFilterBodyDto, SkillFilterResultDto } from './dto/store.dto.js';
 import { ToolArguments } from './decorators/tool-arguments.decorator.js';
 import { KNOWN_TOOL_NAMES } from '@skillhost/core';
-import { ChatContextDto, ChatDetailDto, ChatDto, ChatPageDto, MessagePageDto, OwnedChatPageDto, ToolRunDto, TurnDto } from './dto/chat-responses.dto.js';
+import {
+  ChatContextDto,
+  ChatDetailDto,
+  ChatDto,
+  ChatPageDto,
+  MessagePageDto,
+  OwnedChatPageDto,
+  ToolRunDto,
+  TurnDto,
+} from './dto/chat-responses.dto.js';
 
 /** The caller's chats: another user's chat answers 404 CHAT_NOT_FOUND, exactly as a missing one. */
 @Controller('v1/chats')
@@ -81,17 +107,30 @@ export class ChatController {
   @ApiOperation({
     summary: 'Run one turn',
     description:
-      'Sends the message, runs the model with the skill tools, and stores the turn in one statement; a turn that fails stores nothing. ' +
-      'With `Accept: text/event-stream` the same turn streams as server-sent events (200); problems found before it starts still answer as JSON errors.',
+      'Sends the message, runs the model with the skill tools, and stores the turn in one statement; a turn ' +
+      'that fails stores nothing. ' +
+      'With `Accept: text/event-stream` the same turn streams as server-sent events (200); problems found ' +
+      'before it starts still answer as JSON errors.',
   })
   @ApiCreatedResponse({
     type: TurnDto,
-    headers: { 'server-timing': { description: 'In ms: `total`, `model`, `overhead`, and the overhead\'s `db` and `skills` parts.', schema: { type: 'string' } } },
+    headers: {
+      'server-timing': {
+        description: "In ms: `total`, `model`, `overhead`, and the overhead's `db` and `skills` parts.",
+        schema: { type: 'string' },
+      },
+    },
   })
   @ApiOkResponse({
     description:
-      'With `Accept: text/event-stream`: `tool-call` `{id, tool, args}`, `tool-result` (a tool card), `text-delta` `{text}`, then `done` (the JSON answer of the 201) or `error` `{code, message}`.',
-    content: { 'text/event-stream': { schema: { type: 'string' }, example: 'event: text-delta\ndata: {"text":"Hello"}\n\nevent: done\ndata: {"userMessage":{…}}\n\n' } },
+      'With `Accept: text/event-stream`: `tool-call` `{id, tool, args}`, `tool-result` (a tool card), ' +
+      '`text-delta` `{text}`, then `done` (the JSON answer of the 201) or `error` `{code, message}`.',
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string' },
+        example: 'event: text-delta\ndata: {"text":"Hello"}\n\nevent: done\ndata: {"userMessage":{…}}\n\n',
+      },
+    },
   })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.MODEL_NOT_CONFIGURED, ErrorCode.MODEL_ERROR)
   async send(
@@ -110,7 +149,12 @@ export class ChatController {
     await this.turns.prepare(principal, id, body);
     reply.hijack();
     const raw = reply.raw;
-    raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     // A client that goes away mid-turn must not crash anything: the turn still completes and is stored.
     raw.on('error', () => undefined);
     const write = ({ event, data }: ChatEvent) => {
@@ -125,12 +169,18 @@ export class ChatController {
   /** For teams running their own model loop: what the model would get next. */
   @Get(':id/context')
   @ApiTags('tools')
-  @ApiOperation({ summary: 'What the model would get next', description: 'For teams running their own model loop. With `message`, the catalogue a turn with that message would list.' })
+  @ApiOperation({
+    summary: 'What the model would get next',
+    description:
+      'For teams running their own model loop. With `message`, the catalogue a turn with that message would list.',
+  })
   @ApiOkResponse({ type: ChatContextDto })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND)
   async context(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ContextQueryDto) {
     const tools = query.tools === undefined ? undefined : query.tools !== 'false';
-    return presentChatContext(await this.contexts.getContext(principal, id, { model: query.model, tools, message: query.message }));
+    return presentChatContext(
+      await this.contexts.getContext(principal, id, { model: query.model, tools, message: query.message }),
+    );
   }
 
   @Get(':id/skills')
@@ -144,7 +194,13 @@ export class ChatController {
 
   @Put(':id/skills')
   @RequireFeature('skills')
-  @ApiOperation({ summary: "Narrow this chat's catalogue", description: "`include` (only these) and `exclude` (never these): skill names or `prefix-*` patterns, on top of the user's own filter (`PUT /v1/me/skills`). Send `{}` to remove it. `GET /v1/chats/:id/context` shows the result." })
+  @ApiOperation({
+    summary: "Narrow this chat's catalogue",
+    description:
+      '`include` (only these) and `exclude` (never these): skill names or `prefix-*` patterns, on top of the ' +
+      "user's own filter (`PUT /v1/me/skills`). Send `{}` to remove it. `GET /v1/chats/:id/context` shows the " +
+      'result.',
+  })
   @ApiOkResponse({ type: SkillFilterResultDto })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
   setSkillFilter(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: SkillFilterBodyDto) {
@@ -164,9 +220,15 @@ export class ChatController {
   @ApiOperation({
     summary: 'Run a skill tool against the chat',
     description:
-      "Runs one tool of the configured style with the body as its arguments, stored like a model-made call. Arguments that do not fit the tool's schema (as `GET /v1/chats/{id}/context` shows it) answer 400; a call that runs and fails is an error card, not an error answer.",
+      'Runs one tool of the configured style with the body as its arguments, stored like a model-made call. ' +
+      "Arguments that do not fit the tool's schema (as `GET /v1/chats/{id}/context` shows it) answer 400; a " +
+      'call that runs and fails is an error card, not an error answer.',
   })
-  @ApiParam({ name: 'tool', enum: [...KNOWN_TOOL_NAMES], description: "A tool of the configured style, by its canonical name (the context's `tools[].name`)." })
+  @ApiParam({
+    name: 'tool',
+    enum: [...KNOWN_TOOL_NAMES],
+    description: "A tool of the configured style, by its canonical name (the context's `tools[].name`).",
+  })
   @ApiBody({
     description: "The tool's arguments.",
     schema: { type: 'object', additionalProperties: true },
@@ -180,7 +242,12 @@ export class ChatController {
   })
   @ApiOkResponse({ type: ToolRunDto })
   @ApiErrors(ErrorCode.CHAT_NOT_FOUND, ErrorCode.TOOL_NOT_FOUND, ErrorCode.SCRIPTS_DISABLED)
-  async runTool(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('tool') tool: string, @ToolArguments() args: unknown) {
+  async runTool(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Param('tool') tool: string,
+    @ToolArguments() args: unknown,
+  ) {
     return presentToolRun(await this.tools.executeTool(principal, id, tool, args));
   }
 }
@@ -202,5 +269,9 @@ export class AdminChatsController {
 
 /** `Server-Timing` for a turn, in ms: total, model, own overhead, and the overhead's database and skill-tool parts. */
 function serverTiming(timing: TurnTiming): string {
-  return `total;dur=${timing.totalMs.toFixed(2)}, model;dur=${timing.modelMs.toFixed(2)}, overhead;dur=${timing.overheadMs.toFixed(2)}, db;dur=${timing.dbMs.toFixed(2)}, skills;dur=${timing.skillsMs.toFixed(2)}`;
+  return (
+    `total;dur=${timing.totalMs.toFixed(2)}, model;dur=${timing.modelMs.toFixed(2)}, ` +
+    `overhead;dur=${timing.overheadMs.toFixed(2)}, db;dur=${timing.dbMs.toFixed(2)}, ` +
+    `skills;dur=${timing.skillsMs.toFixed(2)}`
+  );
 }

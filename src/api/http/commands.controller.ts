@@ -17,7 +17,9 @@ export class CommandsController {
   @Get('commands')
   @ApiOperation({
     summary: 'List the loaded commands',
-    description: 'Command files (`<name>.md` in `[app.commands] directories`) that a message runs as `/name args`, in name order. `missingSkills` names required skills that are not loaded now.',
+    description:
+      'Command files (`<name>.md` in `[app.commands] directories`) that a message runs as `/name args`, in name ' +
+      'order. `missingSkills` names required skills that are not loaded now.',
   })
   @ApiOkResponse({ type: CommandListDto })
   list(@CurrentPrincipal() principal: Principal) {

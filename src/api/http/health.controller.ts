@@ -29,7 +29,10 @@ export class HealthController {
 
   @Get('live')
   @Header('cache-control', 'no-store')
-  @ApiOperation({ summary: 'Liveness: the process answers', description: 'For a liveness probe: 200 while the process can answer at all (503 only while it stops).' })
+  @ApiOperation({
+    summary: 'Liveness: the process answers',
+    description: 'For a liveness probe: 200 while the process can answer at all (503 only while it stops).',
+  })
   @ApiOkResponse({ type: HealthReportDto })
   @ApiResponse({ status: 503, type: HealthReportDto, description: 'The process is stopping.' })
   live(@Res({ passthrough: true }) reply: FastifyReply) {
@@ -40,10 +43,16 @@ export class HealthController {
   @Header('cache-control', 'no-store')
   @ApiOperation({
     summary: 'Readiness: send traffic here',
-    description: 'For a readiness probe or a load balancer: `database` answers `SELECT 1` within 800 ms, the `skills` snapshot is loaded (when skills are on), and the `lifecycle` is not shutting down.',
+    description:
+      'For a readiness probe or a load balancer: `database` answers `SELECT 1` within 800 ms, the `skills` ' +
+      'snapshot is loaded (when skills are on), and the `lifecycle` is not shutting down.',
   })
   @ApiOkResponse({ type: HealthReportDto })
-  @ApiResponse({ status: 503, type: HealthReportDto, description: 'Not ready: `error` names the failing checks, each with a `message`.' })
+  @ApiResponse({
+    status: 503,
+    type: HealthReportDto,
+    description: 'Not ready: `error` names the failing checks, each with a `message`.',
+  })
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
     const result = await this.report(reply, this.readiness.all());
     this.readiness.noteOutcome(result);

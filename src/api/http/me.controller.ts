@@ -1,5 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { ErrorCode } from '@skillhost/core';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { AuthService } from '../../domain/users/auth.service.js';
@@ -23,12 +30,19 @@ export class MeController {
   @ApiOperation({ summary: 'Who the caller is' })
   @ApiOkResponse({ type: MeDto })
   async me(@CurrentPrincipal() principal: Principal) {
-    return { ...presentUser(await this.users.getUser(principal.userId)), authMode: this.auth.mode, keyId: principal.keyId };
+    return {
+      ...presentUser(await this.users.getUser(principal.userId)),
+      authMode: this.auth.mode,
+      keyId: principal.keyId,
+    };
   }
 
   /** 201 with the new key; `key` is shown this once and cannot be read again. */
   @Post('keys')
-  @ApiOperation({ summary: 'Make an API key for the caller', description: 'The answer carries the key itself, this once.' })
+  @ApiOperation({
+    summary: 'Make an API key for the caller',
+    description: 'The answer carries the key itself, this once.',
+  })
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
   @ApiBody({ type: CreateApiKeyDto, required: false })
   async createKey(@CurrentPrincipal() principal: Principal, @Body() body: CreateApiKeyDto) {
@@ -46,7 +60,9 @@ export class MeController {
   @Delete('keys/:id')
   @HttpCode(204)
   @ApiOperation({ summary: "Revoke one of the caller's keys" })
-  @ApiNoContentResponse({ description: 'Revoked; it stops working on this instance at once, on others within seconds.' })
+  @ApiNoContentResponse({
+    description: 'Revoked; it stops working on this instance at once, on others within seconds.',
+  })
   @ApiErrors(ErrorCode.API_KEY_NOT_FOUND, ErrorCode.LAST_ADMIN)
   async revokeKey(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
     await this.users.revokeKey(id, principal.userId);

@@ -10,7 +10,12 @@ class MetricsEndpoint {
   constructor(private readonly metrics: MetricsService) {}
 
   @Get('metrics')
-  @ApiOperation({ summary: 'Prometheus metrics', description: "This instance's metrics in the Prometheus text format: requests, turns, tool calls, activations, database errors, the skills snapshot, the process." })
+  @ApiOperation({
+    summary: 'Prometheus metrics',
+    description:
+      "This instance's metrics in the Prometheus text format: requests, turns, tool calls, activations, " +
+      'database errors, the skills snapshot, the process.',
+  })
   @ApiProduces('text/plain')
   @ApiOkResponse({ schema: { type: 'string' } })
   async scrape(@Res({ passthrough: true }) reply: FastifyReply): Promise<string> {

@@ -11,7 +11,13 @@ export class ModelsController {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   @Get('models')
-  @ApiOperation({ summary: 'The configured models', description: 'Each `[app.models.NAME]` by name, its provider and model, and whether the skill tools are offered to it; `defaultModel` is the one a turn without `model` uses (null: a turn must name one). Base URLs and keys are not shown.' })
+  @ApiOperation({
+    summary: 'The configured models',
+    description:
+      'Each `[app.models.NAME]` by name, its provider and model, and whether the skill tools are offered to it; ' +
+      '`defaultModel` is the one a turn without `model` uses (null: a turn must name one). Base URLs and keys ' +
+      'are not shown.',
+  })
   @ApiOkResponse({ type: ModelListDto })
   list(): ModelListDto {
     return configuredModels(this.config.app);

@@ -3,7 +3,10 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { Public } from './decorators/auth.decorators.js';
 
-/** The routes MCP clients probe for OAuth (GET discovery and `authorize`; POST registration and token). Part of MCP's authorization specification, not of the REST API: left out of the OpenAPI document. */
+/**
+ * The routes MCP clients probe for OAuth (GET discovery and `authorize`; POST registration and token). Part of MCP's
+ * authorization specification, not of the REST API: left out of the OpenAPI document.
+ */
 export const OAUTH_PROBES = {
   get: [
     '.well-known/oauth-protected-resource',
@@ -45,6 +48,8 @@ export class OAuthProbesController {
 export function oauthNotSupported(): AppError {
   return new AppError(
     ErrorCode.OAUTH_NOT_SUPPORTED,
-    "This Skillhost server takes API keys, not OAuth: send `Authorization: Bearer skh_…` with a key of yours (POST /v1/me/keys with a key you have, or ask an admin to run `skillhost keys create --user NAME`); see docs/mcp-and-agents.md for each agent's configuration.",
+    'This Skillhost server takes API keys, not OAuth: send `Authorization: Bearer skh_…` with a key of yours ' +
+      '(POST /v1/me/keys with a key you have, or ask an admin to run `skillhost keys create --user NAME`); see ' +
+      "docs/mcp-and-agents.md for each agent's configuration.",
   );
 }

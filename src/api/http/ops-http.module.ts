@@ -22,7 +22,14 @@ export class OpsModule {
     return {
       module: OpsModule,
       // terminus would log every failing probe as an error; ReadinessChecks logs changes instead.
-      imports: [TerminusModule.forRoot({ logger: false }), PersistenceModule, TeamSkillsModule, AuthHttpModule, LifecycleModule, MetricsModule],
+      imports: [
+        TerminusModule.forRoot({ logger: false }),
+        PersistenceModule,
+        TeamSkillsModule,
+        AuthHttpModule,
+        LifecycleModule,
+        MetricsModule,
+      ],
       controllers: [HealthController, config.app.metrics.public ? PublicMetricsController : MetricsController],
       providers: [ReadinessChecks, RequestObserver, RateLimitGuard],
       exports: [RateLimitGuard],

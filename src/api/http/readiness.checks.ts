@@ -54,7 +54,15 @@ export class ReadinessChecks {
     if (failing.join() === this.lastFailing.join()) return;
     this.lastFailing = failing;
     if (failing.length === 0) this.logger.log('Ready');
-    else this.logger.warn(`Not ready: ${failing.map((name) => `${name} (${String((result.error?.[name] as { message?: unknown } | undefined)?.message ?? 'down')})`).join(', ')}`);
+    else
+      this.logger.warn(
+        `Not ready: ${failing
+          .map(
+            (name) =>
+              `${name} (${String((result.error?.[name] as { message?: unknown } | undefined)?.message ?? 'down')})`,
+          )
+          .join(', ')}`,
+      );
   }
 
   notShuttingDown() {

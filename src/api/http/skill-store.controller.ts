@@ -1,13 +1,44 @@
 import type { Readable } from 'node:stream';
-import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import type { StoreScope } from '../../infra/database/skill-store.repository.js';
-import { InstallResultDto, RollbackDto, RollbackResultDto, SkillFilterBodyDto, SkillFilterResultDto, SwitchDto, SwitchResultDto, VersionHistoryDto, VersionsQueryDto } from './dto/store.dto.js';
+import {
+  InstallResultDto,
+  RollbackDto,
+  RollbackResultDto,
+  SkillFilterBodyDto,
+  SkillFilterResultDto,
+  SwitchDto,
+  SwitchResultDto,
+  VersionHistoryDto,
+  VersionsQueryDto,
+} from './dto/store.dto.js';
 import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle.service.js';
 import type { InstallResult } from '../../domain/skills/store/skill-store.service.js';
 import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
@@ -28,7 +59,12 @@ interface StatusReply {
 }
 
 const UPLOAD_DESCRIPTION =
-  'One skill per upload: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`) body, or `multipart/form-data` with one part per file whose filename is its path relative to the skill folder. `SKILL.md` at the root or inside one top folder. Validated with the configured rules (400 `VALIDATION_FAILED` with the validator\'s messages); unsafe or malformed archives are 400 `INVALID_ARCHIVE`; past `[app.skills] max_install_bytes` unpacked or 1,000 files, 413 (reading stops there). 201 for a new version, 200 when the same content was installed before (that version becomes current).';
+  'One skill per upload: a `.zip` (`application/zip`) or `.tar.gz` (`application/gzip`) body, or ' +
+  '`multipart/form-data` with one part per file whose filename is its path relative to the skill folder. ' +
+  '`SKILL.md` at the root or inside one top folder. Validated with the configured rules (400 ' +
+  "`VALIDATION_FAILED` with the validator's messages); unsafe or malformed archives are 400 `INVALID_ARCHIVE`; " +
+  'past `[app.skills] max_install_bytes` unpacked or 1,000 files, 413 (reading stops there). 201 for a new ' +
+  'version, 200 when the same content was installed before (that version becomes current).';
 
 /** How an upload route is documented: the body types, both answers, the refusals. */
 function ApiSkillUpload(summary: string, ...more: ErrorCode[]) {
@@ -37,8 +73,17 @@ function ApiSkillUpload(summary: string, ...more: ErrorCode[]) {
     ApiConsumes(...UPLOAD_MEDIA_TYPES),
     ApiBody({ schema: { type: 'string', format: 'binary' } }),
     ApiCreatedResponse({ type: InstallResultDto, description: 'A new version.' }),
-    ApiOkResponse({ type: InstallResultDto, description: 'This content was installed before: that version is current again.' }),
-    ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_ARCHIVE, ErrorCode.PAYLOAD_TOO_LARGE, ErrorCode.UNSUPPORTED_MEDIA_TYPE, ...more),
+    ApiOkResponse({
+      type: InstallResultDto,
+      description: 'This content was installed before: that version is current again.',
+    }),
+    ApiErrors(
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.INVALID_ARCHIVE,
+      ErrorCode.PAYLOAD_TOO_LARGE,
+      ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+      ...more,
+    ),
   );
 }
 
@@ -56,23 +101,42 @@ export class SkillStoreController {
   @Post('admin/skills')
   @AdminOnly()
   @ApiSkillUpload('Install a shared skill (a new version when it exists)')
-  installShared(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
+  installShared(
+    @Req() request: UploadRequest,
+    @Res({ passthrough: true }) reply: StatusReply,
+    @CurrentPrincipal() principal: Principal,
+  ) {
     return this.install(request, reply, 'shared', principal);
   }
 
   @Post('skills')
   @ApiSkillUpload('Install a personal skill: in your catalogue and chats only', ErrorCode.SKILL_QUOTA_EXCEEDED)
-  installPersonal(@Req() request: UploadRequest, @Res({ passthrough: true }) reply: StatusReply, @CurrentPrincipal() principal: Principal) {
+  installPersonal(
+    @Req() request: UploadRequest,
+    @Res({ passthrough: true }) reply: StatusReply,
+    @CurrentPrincipal() principal: Principal,
+  ) {
     return this.install(request, reply, 'personal', principal);
   }
 
-  private async install(request: UploadRequest, reply: StatusReply, scope: StoreScope, principal: Principal): Promise<InstallResult> {
+  private async install(
+    request: UploadRequest,
+    reply: StatusReply,
+    scope: StoreScope,
+    principal: Principal,
+  ): Promise<InstallResult> {
     const body = request.body;
     const contentType = String(request.headers['content-type'] ?? '');
     if (!isStream(body)) {
-      throw new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Send the skill as a zip (application/zip), a tar.gz (application/gzip) or multipart/form-data body${contentType === '' ? '' : `, not '${contentType.slice(0, 100)}'`}.`, {
-        contentType: contentType.slice(0, 100) || null,
-      });
+      throw new AppError(
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        `Send the skill as a zip (application/zip), a tar.gz (application/gzip) or multipart/form-data body${
+          contentType === '' ? '' : `, not '${contentType.slice(0, 100)}'`
+        }.`,
+        {
+          contentType: contentType.slice(0, 100) || null,
+        },
+      );
     }
     const result = await this.lifecycle.install(body, contentType, scope, principal);
     reply.status(result.created ? 201 : 200);
@@ -100,7 +164,11 @@ export class SkillStoreController {
   @Delete('admin/skills/:name')
   @AdminOnly()
   @HttpCode(204)
-  @ApiOperation({ summary: 'Uninstall a shared skill', description: 'It leaves every catalogue; activating or reading it answers SKILL_NOT_FOUND, in chats that activated it too.' })
+  @ApiOperation({
+    summary: 'Uninstall a shared skill',
+    description:
+      'It leaves every catalogue; activating or reading it answers SKILL_NOT_FOUND, in chats that activated it too.',
+  })
   @ApiNoContentResponse({ description: 'Uninstalled.' })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   async uninstallShared(@Param('name') name: string, @CurrentPrincipal() principal: Principal): Promise<void> {
@@ -118,7 +186,13 @@ export class SkillStoreController {
 
   @Put('admin/skills/:name/enabled')
   @AdminOnly()
-  @ApiOperation({ summary: 'Switch a skill on or off, whatever its source (persisted)', description: 'Off: in no catalogue, `/name` stays plain text, activating or reading it answers 403 SKILL_DISABLED (an error card in a chat). A skill switched off in the configuration (`[app.skills] disabled`) cannot be switched on here (409).' })
+  @ApiOperation({
+    summary: 'Switch a skill on or off, whatever its source (persisted)',
+    description:
+      'Off: in no catalogue, `/name` stays plain text, activating or reading it answers 403 SKILL_DISABLED (an ' +
+      'error card in a chat). A skill switched off in the configuration (`[app.skills] disabled`) cannot be ' +
+      'switched on here (409).',
+  })
   @ApiOkResponse({ type: SwitchResultDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_SWITCH_LOCKED, ErrorCode.VALIDATION_FAILED)
   setEnabled(@Param('name') name: string, @Body() body: SwitchDto, @CurrentPrincipal() principal: Principal) {
@@ -135,7 +209,12 @@ export class SkillStoreController {
 
   @Put('me/skills')
   @ApiTags('me')
-  @ApiOperation({ summary: 'Narrow the catalogue your chats get', description: '`include` (only these) and `exclude` (never these): skill names or `prefix-*` patterns. Send `{}` to remove the filter. A chat can narrow further (`PUT /v1/chats/:id/skills`).' })
+  @ApiOperation({
+    summary: 'Narrow the catalogue your chats get',
+    description:
+      '`include` (only these) and `exclude` (never these): skill names or `prefix-*` patterns. Send `{}` to ' +
+      'remove the filter. A chat can narrow further (`PUT /v1/chats/:id/skills`).',
+  })
   @ApiOkResponse({ type: SkillFilterResultDto })
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
   setMyFilter(@CurrentPrincipal() principal: Principal, @Body() body: SkillFilterBodyDto) {
@@ -144,5 +223,10 @@ export class SkillStoreController {
 }
 
 function isStream(body: unknown): body is Readable {
-  return typeof body === 'object' && body !== null && typeof (body as Readable).pipe === 'function' && typeof (body as Readable).on === 'function';
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as Readable).pipe === 'function' &&
+    typeof (body as Readable).on === 'function'
+  );
 }

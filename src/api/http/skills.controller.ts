@@ -7,7 +7,14 @@ import { ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
-import { ResourceListingDto, SkillBodyDto, SkillDetailDto, SkillListDto, SkillScanReportDto, SkillSearchResponseDto } from './dto/skill-responses.dto.js';
+import {
+  ResourceListingDto,
+  SkillBodyDto,
+  SkillDetailDto,
+  SkillListDto,
+  SkillScanReportDto,
+  SkillSearchResponseDto,
+} from './dto/skill-responses.dto.js';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
 import { adminReportJson, presentSkillDetail, skillListJson } from '../presenters/skill.presenter.js';
 import { SkillRegistryService } from '@skillhost/nest';
@@ -34,19 +41,25 @@ export class SkillsController {
   @ApiOperation({ summary: 'List the loaded skills' })
   @ApiOkResponse({ type: SkillListDto })
   async list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
-    reply.header('content-type', JSON_TYPE).send(await skillListJson(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes));
+    reply
+      .header('content-type', JSON_TYPE)
+      .send(await skillListJson(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes));
   }
 
   @Get('skills/search')
   @ApiOperation({
     summary: 'Find skills by what they do',
     description:
-      "The caller's skills ranked for `q` as the catalogue and `skills.search` rank them (BM25 over name, description and `metadata.triggers`; accents folded, stems, typos, Spanish words put into English; the team's most used first among near-equals), best first. Without `q`, the skill named `search` when there is one (this route shadows `GET /v1/skills/search` as a skill name).",
+      "The caller's skills ranked for `q` as the catalogue and `skills.search` rank them (BM25 over name, " +
+      'description and `metadata.triggers`; accents folded, stems, typos, Spanish words put into English; the ' +
+      "team's most used first among near-equals), best first. Without `q`, the skill named `search` when there " +
+      'is one (this route shadows `GET /v1/skills/search` as a skill name).',
   })
   @ApiOkResponse({ type: SkillSearchResponseDto })
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
   async search(@Query() query: SkillSearchQueryDto, @CurrentPrincipal() principal: Principal) {
-    if (query.q === undefined && this.registry.viewFor(principal.userId).skills.has('search')) return this.detail('search', principal);
+    if (query.q === undefined && this.registry.viewFor(principal.userId).skills.has('search'))
+      return this.detail('search', principal);
     return { results: await this.searching.searchFor(principal.userId, query.q ?? '', query.limit, 'q') };
   }
 
@@ -57,7 +70,11 @@ export class SkillsController {
   async detail(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
     const snapshot = this.registry.viewFor(principal.userId);
     const skill = this.registry.get(name, snapshot);
-    return presentSkillDetail(skill, await this.resources.listResources(skill.name, undefined, { snapshot }), snapshot.directories);
+    return presentSkillDetail(
+      skill,
+      await this.resources.listResources(skill.name, undefined, { snapshot }),
+      snapshot.directories,
+    );
   }
 
   /** What the caller may read: the team's skills and the caller's personal ones. */
@@ -74,10 +91,19 @@ export class SkillsController {
   }
 
   @Get('skills/:name/resources')
-  @ApiOperation({ summary: "List a skill's files", description: 'Paths relative to the skill folder with sizes, in name order; at most 500 (`truncated` says when cut). Symbolic links that lead out of the skill are not listed.' })
+  @ApiOperation({
+    summary: "List a skill's files",
+    description:
+      'Paths relative to the skill folder with sizes, in name order; at most 500 (`truncated` says when cut). ' +
+      'Symbolic links that lead out of the skill are not listed.',
+  })
   @ApiOkResponse({ type: ResourceListingDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
-  listResources(@Param('name') name: string, @Query() query: ResourceListQueryDto, @CurrentPrincipal() principal: Principal) {
+  listResources(
+    @Param('name') name: string,
+    @Query() query: ResourceListQueryDto,
+    @CurrentPrincipal() principal: Principal,
+  ) {
     return this.resources.listResources(name, query.type, this.scopeOf(principal));
   }
 
@@ -86,13 +112,20 @@ export class SkillsController {
   @ApiOperation({
     summary: "Read one of a skill's files (level 3)",
     description:
-      "The file as UTF-8 text; a cut file ends with a `[Truncated: …]` notice. Under a sandboxing `Content-Security-Policy`, and markup, scripts and styles (`.html`, `.svg`, `.xml`, `.js`, `.css`, …) as a download (`Content-Disposition: attachment`): a skill's file is never a page of this server.",
+      'The file as UTF-8 text; a cut file ends with a `[Truncated: …]` notice. Under a sandboxing ' +
+      '`Content-Security-Policy`, and markup, scripts and styles (`.html`, `.svg`, `.xml`, `.js`, `.css`, …) as ' +
+      "a download (`Content-Disposition: attachment`): a skill's file is never a page of this server.",
   })
   @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `references/REFERENCE.md`.' })
   @ApiProduces('text/plain')
   @ApiOkResponse({
     schema: { type: 'string' },
-    headers: { 'x-skillhost-truncated': { description: 'Whether the file was cut.', schema: { type: 'string', enum: ['true', 'false'] } } },
+    headers: {
+      'x-skillhost-truncated': {
+        description: 'Whether the file was cut.',
+        schema: { type: 'string', enum: ['true', 'false'] },
+      },
+    },
   })
   @ApiErrors(
     ErrorCode.SKILL_NOT_FOUND,
@@ -103,7 +136,12 @@ export class SkillsController {
     ErrorCode.RESOURCE_BINARY,
     ErrorCode.VALIDATION_FAILED,
   )
-  async resource(@Param('name') name: string, @Param('*') path: string, @Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
+  async resource(
+    @Param('name') name: string,
+    @Param('*') path: string,
+    @Res() reply: TextReply,
+    @CurrentPrincipal() principal: Principal,
+  ) {
     const resource = await this.resources.readResource(name, path ?? '', this.scopeOf(principal));
     reply
       .headers(skillFileHeaders(resource.path, 'active'))
@@ -124,11 +162,19 @@ export class SkillsController {
   @Post('admin/skills/reload')
   @AdminOnly()
   @ApiTags('admin')
-  @ApiOperation({ summary: 'Rescan the skills directories, on every instance', description: 'Answers the scan and what it changed in the catalogue (`diff`: added, removed, changed with old and new digest, unchanged count). Other instances on the same database rescan within seconds.' })
+  @ApiOperation({
+    summary: 'Rescan the skills directories, on every instance',
+    description:
+      'Answers the scan and what it changed in the catalogue (`diff`: added, removed, changed with old and new ' +
+      'digest, unchanged count). Other instances on the same database rescan within seconds.',
+  })
   @ApiOkResponse({ type: ReloadReportDto })
   @HttpCode(200)
   async reload(@Res() reply: TextReply) {
     const { snapshot, diff } = await this.registry.reloadEverywhere();
-    reply.header('content-type', JSON_TYPE).header('cache-control', 'no-store').send(await adminReportJson(snapshot, { diff }));
+    reply
+      .header('content-type', JSON_TYPE)
+      .header('cache-control', 'no-store')
+      .send(await adminReportJson(snapshot, { diff }));
   }
 }

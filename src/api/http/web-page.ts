@@ -15,7 +15,9 @@ export function registerWebPage(fastify: FastifyInstance): void {
   const root = packageRoot();
   const folder = root === undefined ? undefined : join(root, 'dist', 'web');
   if (folder === undefined || !existsSync(join(folder, 'index.html')) || !existsSync(join(folder, 'app'))) {
-    new Logger('WebPage').warn(`The web chat page is not built (no ${folder ?? 'dist/web'}): / answers 404 until \`npm run build\` builds it.`);
+    new Logger('WebPage').warn(
+      `The web chat page is not built (no ${folder ?? 'dist/web'}): / answers 404 until \`npm run build\` builds it.`,
+    );
     return;
   }
   const files = new Map<string, { file: string; type: string }>([
@@ -25,21 +27,38 @@ export function registerWebPage(fastify: FastifyInstance): void {
   for (const scripts of SCRIPT_FOLDERS) {
     if (!existsSync(join(folder, scripts))) continue;
     for (const name of readdirSync(join(folder, scripts))) {
-      if (name.endsWith('.js')) files.set(`/${scripts}/${name}`, { file: join(folder, scripts, name), type: 'text/javascript; charset=utf-8' });
+      if (name.endsWith('.js'))
+        files.set(`/${scripts}/${name}`, { file: join(folder, scripts, name), type: 'text/javascript; charset=utf-8' });
     }
   }
-  const serve = (path: string) => (_request: unknown, reply: { type(type: string): typeof reply; header(name: string, value: string): typeof reply; send(body: unknown): unknown }) => {
-    const known = files.get(path)!;
-    return reply
-      .type(known.type)
-      .header('cache-control', 'no-cache')
-      .header('content-security-policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-      .send(createReadStream(known.file));
-  };
+  const serve =
+    (path: string) =>
+    (
+      _request: unknown,
+      reply: {
+        type(type: string): typeof reply;
+        header(name: string, value: string): typeof reply;
+        send(body: unknown): unknown;
+      },
+    ) => {
+      const known = files.get(path)!;
+      return reply
+        .type(known.type)
+        .header('cache-control', 'no-cache')
+        .header(
+          'content-security-policy',
+          "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; " +
+            "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        )
+        .send(createReadStream(known.file));
+    };
   for (const path of files.keys()) fastify.get(path, serve(path));
   for (const scripts of SCRIPT_FOLDERS) {
     fastify.get<{ Params: { name: string } }>(`/${scripts}/:name`, (request, reply) => {
-      const body = { code: ErrorCode.ROUTE_NOT_FOUND, message: `No such file of the web page: ${request.params.name}. The page is at /.` };
+      const body = {
+        code: ErrorCode.ROUTE_NOT_FOUND,
+        message: `No such file of the web page: ${request.params.name}. The page is at /.`,
+      };
       return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(body));
     });
   }

@@ -31,21 +31,34 @@ const UNSAFE_IN_PATH = /[\\?#[\]]/;
 export function indexEntry(skill: PublishedSkill): IndexSkill | { problem: string } {
   const files = [...skill.files.values()];
   const unfit = files.find((file) => !INDEX_PATH.test(file.path) || UNSAFE_IN_PATH.test(file.path));
-  if (unfit !== undefined) return { problem: `the discovery index allows printable ASCII paths without \\ ? # [ ] only, and it has '${unfit.path}'` };
+  if (unfit !== undefined)
+    return {
+      problem: `the discovery index allows printable ASCII paths without \\ ? # [ ] only, and it has '${unfit.path}'`,
+    };
   const name = skill.record.name;
-  const ordered = [...files].sort((a, b) => (a.path === 'SKILL.md' ? -1 : b.path === 'SKILL.md' ? 1 : comparePaths(a.path, b.path)));
+  const ordered = [...files].sort((a, b) =>
+    a.path === 'SKILL.md' ? -1 : b.path === 'SKILL.md' ? 1 : comparePaths(a.path, b.path),
+  );
   return {
     name,
     description: skill.record.description,
     digest: skillDigest(files),
-    files: ordered.map((file) => ({ path: file.path, digest: file.digest, size: file.size, url: fileUrl(name, file.path) })),
+    files: ordered.map((file) => ({
+      path: file.path,
+      digest: file.digest,
+      size: file.size,
+      url: fileUrl(name, file.path),
+    })),
   };
 }
 
-/** The proposal's skill-level digest: SHA-256 of the `path NUL hex LF` lines of the files sorted by path (byte order). */
+/**
+ * The proposal's skill-level digest: SHA-256 of the `path NUL hex LF` lines of the files sorted by path (byte order).
+ */
 export function skillDigest(files: readonly { path: string; digest: string }[]): string {
   const hash = createHash('sha256');
-  for (const file of [...files].sort((a, b) => comparePaths(a.path, b.path))) hash.update(`${file.path}\0${digestHex(file.digest)}\n`);
+  for (const file of [...files].sort((a, b) => comparePaths(a.path, b.path)))
+    hash.update(`${file.path}\0${digestHex(file.digest)}\n`);
   return `sha256:${hash.digest('hex')}`;
 }
 

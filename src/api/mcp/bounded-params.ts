@@ -7,7 +7,9 @@ import { problemDetails } from '@skillhost/core';
  * message, so `arguments` holding a thousand wrongly typed values would make a message of tens of
  * kilobytes; REST and GraphQL refusals are bounded the same way (see problem-list.ts).
  */
-export function withBoundedIssues<S extends StandardSchemaV1>(schema: S): StandardSchemaV1<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>> {
+export function withBoundedIssues<S extends StandardSchemaV1>(
+  schema: S,
+): StandardSchemaV1<StandardSchemaV1.InferInput<S>, StandardSchemaV1.InferOutput<S>> {
   const standard = schema['~standard'];
   return {
     '~standard': {
@@ -30,6 +32,8 @@ function bounded(result: StandardSchemaV1.Result<unknown>): StandardSchemaV1.Res
 
 /** As the SDK words an issue: its path, then its message. */
 function describeIssue(issue: StandardSchemaV1.Issue): string {
-  const path = (issue.path ?? []).map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.');
+  const path = (issue.path ?? [])
+    .map((segment) => String(typeof segment === 'object' ? segment.key : segment))
+    .join('.');
   return path === '' ? issue.message : `${path}: ${issue.message}`;
 }

@@ -26,8 +26,12 @@ const PROMPT_ARGUMENT = 'request';
  * problems at most.
  */
 const LIST_PARAMS = withBoundedIssues(z.looseObject({ cursor: z.string().optional() }));
-const CALL_PARAMS = withBoundedIssues(z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }));
-const PROMPT_PARAMS = withBoundedIssues(z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.string()).optional() }));
+const CALL_PARAMS = withBoundedIssues(
+  z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }),
+);
+const PROMPT_PARAMS = withBoundedIssues(
+  z.looseObject({ name: z.string(), arguments: z.record(z.string(), z.string()).optional() }),
+);
 
 /**
  * Builds the MCP server one caller talks to: the skills of that user's catalogue (shared skills and
@@ -72,7 +76,11 @@ export class McpServerFactory {
       cacheHint: { ttlMs: this.config.app.mcp.cacheTtlMs, cacheScope: 'private' },
       onWarning: (warning) => this.logger.warn(`${warning.path}: ${warning.message}`),
     }).attach(mcp);
-    mcp.server.registerCapabilities({ resources: { listChanged: true }, tools: { listChanged: true }, prompts: { listChanged: true } });
+    mcp.server.registerCapabilities({
+      resources: { listChanged: true },
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+    });
     this.serveResourceList(mcp.server, view);
     this.serveTools(mcp.server, view);
     this.servePrompts(mcp.server, view);
@@ -119,20 +127,28 @@ export class McpServerFactory {
     return {
       list: async ({ cursor }) => {
         const page = await this.published.page(await view(), decodeCursor(cursor), pageSize);
-        return { skills: page.skills.map((skill) => skill.entry), ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) };
+        return {
+          skills: page.skills.map((skill) => skill.entry),
+          ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }),
+        };
       },
       get: async (uri) => (await this.published.skillAt(await view(), uri))?.entry,
       read: async (uri) => {
         const file = await readOrUndefined(async () => this.published.file(await view(), uri));
         if (file === undefined) return undefined;
-        return file.isText ? { text: file.bytes.toString('utf8'), mimeType: file.mimeType } : { bytes: file.bytes, mimeType: file.mimeType };
+        return file.isText
+          ? { text: file.bytes.toString('utf8'), mimeType: file.mimeType }
+          : { bytes: file.bytes, mimeType: file.mimeType };
       },
       readDirectory: async (uri, { cursor }) => {
         const children = await this.published.directory(await view(), uri);
         if (children === undefined) return undefined;
         const start = decodeOffset(cursor);
         const page = children.slice(start, start + pageSize);
-        return { resources: page, ...(start + pageSize < children.length ? { nextCursor: encodeCursor(String(start + pageSize)) } : {}) };
+        return {
+          resources: page,
+          ...(start + pageSize < children.length ? { nextCursor: encodeCursor(String(start + pageSize)) } : {}),
+        };
       },
     };
   }
@@ -161,16 +177,28 @@ export class McpServerFactory {
     });
   }
 
-  /** The tools of `mcp-tools.ts`, run as a chat runs them: a failure is a result the model reads (naming the skills that exist). */
+  /**
+   * The tools of `mcp-tools.ts`, run as a chat runs them: a failure is a result the model reads (naming the skills that
+   * exist).
+   */
   private serveTools(server: Server, view: () => Promise<CatalogueSnapshot>): void {
-    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => ({ tools: [...this.listing(await view()).listed] }));
+    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => ({
+      tools: [...this.listing(await view()).listed],
+    }));
     server.setRequestHandler('tools/call', { params: CALL_PARAMS }, async (params) => {
       const snapshot = await view();
       const { tools } = this.listing(snapshot);
       const tool = tools.find((candidate) => candidate.wireName === params.name);
-      if (tool === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool '${params.name}'; this server offers ${tools.map((t) => t.wireName).join(', ')}.`);
+      if (tool === undefined)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Unknown tool '${params.name}'; this server offers ${tools.map((t) => t.wireName).join(', ')}.`,
+        );
       const { card } = await runSkillTool(tool, params.arguments ?? {}, this.toolContext(snapshot));
-      return { content: [{ type: 'text' as const, text: card.output }], ...(card.status === 'error' ? { isError: true } : {}) };
+      return {
+        content: [{ type: 'text' as const, text: card.output }],
+        ...(card.status === 'error' ? { isError: true } : {}),
+      };
     });
   }
 
@@ -203,7 +231,9 @@ export class McpServerFactory {
         prompts: page.map((skill) => ({
           name: skill.name,
           description: skill.description,
-          arguments: [{ name: PROMPT_ARGUMENT, description: 'What to do with the skill, in your words.', required: true }],
+          arguments: [
+            { name: PROMPT_ARGUMENT, description: 'What to do with the skill, in your words.', required: true },
+          ],
         })),
         ...(skills.length > pageSize ? { nextCursor: encodeCursor(page[page.length - 1].name) } : {}),
       };
@@ -211,7 +241,11 @@ export class McpServerFactory {
     server.setRequestHandler('prompts/get', { params: PROMPT_PARAMS }, async (params) => {
       const snapshot = await view();
       const skill = snapshot.skills.get(params.name);
-      if (skill === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No prompt named '${params.name}': prompts are the skills of your catalogue.`);
+      if (skill === undefined)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `No prompt named '${params.name}': prompts are the skills of your catalogue.`,
+        );
       // Only a skill that activates now (its SKILL.md inside its folder, readable) is a prompt that works.
       try {
         await this.resources.reader({ snapshot }).activate(skill.name);
@@ -219,15 +253,21 @@ export class McpServerFactory {
         throw protocolErrorOf(error);
       }
       const wanted = params.arguments?.[PROMPT_ARGUMENT]?.trim() ?? '';
-      return { description: skill.description, messages: [{ role: 'user', content: { type: 'text', text: promptText(skill.name, wanted) } }] };
+      return {
+        description: skill.description,
+        messages: [{ role: 'user', content: { type: 'text', text: promptText(skill.name, wanted) } }],
+      };
     });
   }
 }
 
 /** What a skill's prompt asks of the model: the activation, then the user's request (or to ask for one). */
 export function promptText(name: string, request: string): string {
-  const activate = `First call the ${MCP_ACTIVATE_TOOL} tool with {"name": "${name}"} and follow the instructions it returns.`;
-  return request === '' ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.` : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
+  const activate =
+    `First call the ${MCP_ACTIVATE_TOOL} tool with {"name": ` + `"${name}"} and follow the instructions it returns.`;
+  return request === ''
+    ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.`
+    : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
 }
 
 /** What a view lists to MCP clients, made once per view. */
@@ -235,7 +275,13 @@ interface Listing {
   readonly instructions: string;
   readonly tools: readonly SkillTool[];
   /** The `tools/list` answer's entries. */
-  readonly listed: readonly { name: string; title: string; description: string; inputSchema: { type: 'object' }; annotations: SkillTool['annotations'] }[];
+  readonly listed: readonly {
+    name: string;
+    title: string;
+    description: string;
+    inputSchema: { type: 'object' };
+    annotations: SkillTool['annotations'];
+  }[];
 }
 
 /**
@@ -257,10 +303,17 @@ function isNotTheirs(code: ErrorCode): boolean {
   return code.startsWith('SKILL_') || code.startsWith('RESOURCE_');
 }
 
-/** A domain error as a JSON-RPC error: -32602 for what is not the caller's, -32603 for the server's failures, the code in `data`. */
+/**
+ * A domain error as a JSON-RPC error: -32602 for what is not the caller's, -32603 for the server's failures, the code
+ * in `data`.
+ */
 function protocolErrorOf(error: unknown): unknown {
-  if (!(AppError.isInstance(error))) return error;
-  return new ProtocolError(isNotTheirs(error.code) ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError, `[${error.code}] ${error.message}`, { code: error.code });
+  if (!AppError.isInstance(error)) return error;
+  return new ProtocolError(
+    isNotTheirs(error.code) ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
+    `[${error.code}] ${error.message}`,
+    { code: error.code },
+  );
 }
 
 /** Cursors are opaque to clients: the last name (or offset) of the page, base64url. */
@@ -271,7 +324,11 @@ function encodeCursor(value: string): string {
 function decodeCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined;
   const value = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (value === '' || encodeCursor(value) !== cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor: pass the nextCursor of the previous page unchanged.');
+  if (value === '' || encodeCursor(value) !== cursor)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      'Invalid cursor: pass the nextCursor of the previous page unchanged.',
+    );
   return value;
 }
 
@@ -279,6 +336,10 @@ function decodeOffset(cursor: string | undefined): number {
   const value = decodeCursor(cursor);
   if (value === undefined) return 0;
   const offset = Number(value);
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor: pass the nextCursor of the previous page unchanged.');
+  if (!Number.isSafeInteger(offset) || offset < 0)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      'Invalid cursor: pass the nextCursor of the previous page unchanged.',
+    );
   return offset;
 }

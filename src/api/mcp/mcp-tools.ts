@@ -31,7 +31,9 @@ const SUMMARY_MAX = 239;
  * model that sees only this line knows what to look for), and the tool that lists them all.
  */
 export function instructionsSummary(listed: readonly string[]): string {
-  const tail = `: instructions to follow when a task matches a skill; ${MCP_ACTIVATE_TOOL} lists them and returns one's instructions.`;
+  const tail =
+    `: instructions to follow when a task matches a skill; ${MCP_ACTIVATE_TOOL} lists them and returns one's ` +
+    `instructions.`;
   const lead = "This team's Agent Skills";
   if (listed.length === 0) return lead + tail;
   let names = '';
@@ -52,14 +54,23 @@ export const readSkillFileTool: SkillTool = {
   name: 'read_skill_file',
   wireName: 'read_skill_file',
   description:
-    `Read one of a skill's files other than SKILL.md (references/, assets/, scripts/, examples…) by its path relative to the skill folder, as ${MCP_ACTIVATE_TOOL} lists them in <skill_resources>. Use it when the skill's instructions call for that file.`,
+    `Read one of a skill's files other than SKILL.md (references/, assets/, scripts/, examples…) by its path ` +
+    `relative to the skill folder, as ${MCP_ACTIVATE_TOOL} lists them in <skill_resources>. Use it when the ` +
+    `skill's instructions call for that file.`,
 };
 
 export const searchSkillsTool: SkillTool = { ...searchTool, name: MCP_SEARCH_TOOL, wireName: MCP_SEARCH_TOOL };
 
-/** The tools for a view and the catalogue it lists (`search`: offered even when everything is listed, `[app.skills] search_tool = "always"`). */
+/**
+ * The tools for a view and the catalogue it lists (`search`: offered even when everything is listed, `[app.skills]
+ * search_tool = "always"`).
+ */
 export function mcpTools(view: CatalogueSnapshot, catalogue: CatalogueChoice, search: boolean): SkillTool[] {
-  const activate = { ...activateSkillTool(view, !catalogue.complete, availableSkills(catalogue), MCP_SEARCH_TOOL), name: MCP_ACTIVATE_TOOL, wireName: MCP_ACTIVATE_TOOL };
+  const activate = {
+    ...activateSkillTool(view, !catalogue.complete, availableSkills(catalogue), MCP_SEARCH_TOOL),
+    name: MCP_ACTIVATE_TOOL,
+    wireName: MCP_ACTIVATE_TOOL,
+  };
   return [activate, readSkillFileTool, ...(search || !catalogue.complete ? [searchSkillsTool] : [])];
 }
 
@@ -79,7 +90,8 @@ function availableSkills(catalogue: CatalogueChoice): string {
 export function mcpInstructions(catalogue: CatalogueChoice, maxChars: number): string {
   const head = [
     instructionsSummary(catalogue.listed),
-    `Call ${MCP_ACTIVATE_TOOL} with the skill's name before you start such a task, and follow the instructions it returns; read the files they mention with read_skill_file.`,
+    `Call ${MCP_ACTIVATE_TOOL} with the skill's name before you start such a task, and follow the instructions ` +
+      `it returns; read the files they mention with read_skill_file.`,
     '',
   ].join('\n');
   if (catalogue.listed.length === 0) return `${head}\n${availableSkills(catalogue)}`;
@@ -90,7 +102,8 @@ export function mcpInstructions(catalogue: CatalogueChoice, maxChars: number): s
   const kept: string[] = [];
   let length = head.length + '\nAvailable skills:\n'.length;
   for (const [index, entry] of entries.entries()) {
-    // Each entry leaves room for what would close the list after it: the catalogue's own note after the last, ours after any other.
+    // Each entry leaves room for what would close the list after it: the catalogue's own note after the last, ours
+    // after any other.
     const closingRoom = index === entries.length - 1 ? note.length + 1 : CLOSING_ROOM;
     if (length + entry.length + 1 + closingRoom > maxChars) break;
     kept.push(entry);
@@ -99,7 +112,12 @@ export function mcpInstructions(catalogue: CatalogueChoice, maxChars: number): s
   const left = entries.length - kept.length;
   const closing =
     left > 0
-      ? [`(${left} more ${left === 1 ? 'skill is' : 'skills are'} listed in ${MCP_ACTIVATE_TOOL}'s description${catalogue.complete ? '' : `; ${catalogue.unlisted} more are found with ${MCP_SEARCH_TOOL}`}.)`]
+      ? [
+          `(${left} more ${left === 1 ? 'skill is' : 'skills are'} listed in ${MCP_ACTIVATE_TOOL}'s ` +
+            `description${
+              catalogue.complete ? '' : `; ${catalogue.unlisted} more are found with ${MCP_SEARCH_TOOL}`
+            }.)`,
+        ]
       : note === ''
         ? []
         : [note];

@@ -84,8 +84,14 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     const onerror = (error: Error) => this.logger.debug(`MCP request refused: ${error.message}`);
     this.modern = createMcpHandler(build, { legacy: 'reject', onerror });
     this.stateless = legacyStatelessFallback(build, onerror);
-    this.stopFollowing = [this.registry.onSwap(() => this.catalogueChanged()), this.store.onUserFilterChange((userId) => this.notifySafely(new Set([userId])))];
-    this.sweeper = setInterval(() => void this.sweep(), Math.min(SWEEP_INTERVAL_MS, (this.config.sessionIdleSeconds * 1000) / 2));
+    this.stopFollowing = [
+      this.registry.onSwap(() => this.catalogueChanged()),
+      this.store.onUserFilterChange((userId) => this.notifySafely(new Set([userId]))),
+    ];
+    this.sweeper = setInterval(
+      () => void this.sweep(),
+      Math.min(SWEEP_INTERVAL_MS, (this.config.sessionIdleSeconds * 1000) / 2),
+    );
     this.sweeper.unref();
   }
 
@@ -107,20 +113,40 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
   /** Answers one HTTP request to `/mcp` for `principal`; `body` is the parsed JSON of a POST. */
   async handle(request: Request, body: unknown, principal: Principal): Promise<Response> {
     if (this.modern === undefined || this.stateless === undefined) throw mcpDisabledError();
-    if (this.closing) throw new AppError(ErrorCode.BUSY, 'This instance is shutting down; retry, and another instance (or this one, restarted) answers.');
-    const authInfo: AuthInfo = { token: principal.keyId ?? 'local', clientId: principal.userId, scopes: [], extra: { principal } };
+    if (this.closing)
+      throw new AppError(
+        ErrorCode.BUSY,
+        'This instance is shutting down; retry, and another instance (or this one, restarted) answers.',
+      );
+    const authInfo: AuthInfo = {
+      token: principal.keyId ?? 'local',
+      clientId: principal.userId,
+      scopes: [],
+      extra: { principal },
+    };
     if (!(await isLegacyRequest(request, body))) return this.modern.fetch(request, { authInfo, parsedBody: body });
     const sessionId = request.headers.get('mcp-session-id');
     if (sessionId !== null) return this.inSession(sessionId, request, body, principal, authInfo);
-    if (request.method === 'POST' && isInitializeRequest(body)) return this.openSession(request, body, principal, authInfo);
+    if (request.method === 'POST' && isInitializeRequest(body))
+      return this.openSession(request, body, principal, authInfo);
     return this.stateless(request, { authInfo, parsedBody: body });
   }
 
-  private async inSession(sessionId: string, request: Request, body: unknown, principal: Principal, authInfo: AuthInfo): Promise<Response> {
+  private async inSession(
+    sessionId: string,
+    request: Request,
+    body: unknown,
+    principal: Principal,
+    authInfo: AuthInfo,
+  ): Promise<Response> {
     const session = this.sessions.get(sessionId);
     // Another user's session is not found either: its id says nothing to anyone else.
     if (session === undefined || session.userId !== principal.userId) {
-      throw new AppError(ErrorCode.MCP_SESSION_NOT_FOUND, 'This MCP session is not open (it closed, idled out, or the server restarted); start a new one with initialize.');
+      throw new AppError(
+        ErrorCode.MCP_SESSION_NOT_FOUND,
+        'This MCP session is not open (it closed, idled out, or the server restarted); start a new one with ' +
+          'initialize.',
+      );
     }
     session.lastSeen = Date.now();
     if (request.method === 'GET') {
@@ -134,7 +160,12 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     return session.transport.handleRequest(request, { parsedBody: body, authInfo });
   }
 
-  private async openSession(request: Request, body: unknown, principal: Principal, authInfo: AuthInfo): Promise<Response> {
+  private async openSession(
+    request: Request,
+    body: unknown,
+    principal: Principal,
+    authInfo: AuthInfo,
+  ): Promise<Response> {
     this.reserve(principal.userId);
     let server: McpServer | undefined;
     let opened = false;
@@ -150,7 +181,14 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
         eventStore: events,
         onsessioninitialized: (id) => {
           opened = true;
-          this.sessions.set(id, { server: serving, transport, events, userId: principal.userId, lastSeen: Date.now(), streams: 0 });
+          this.sessions.set(id, {
+            server: serving,
+            transport,
+            events,
+            userId: principal.userId,
+            lastSeen: Date.now(),
+            streams: 0,
+          });
           this.trim(principal.userId, id);
           void this.catalogueKey(principal.userId).then((key) => {
             const session = this.sessions.get(id);
@@ -187,7 +225,11 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     const mine = [...this.sessions].filter(([, session]) => session.userId === userId);
     if (mine.length + (this.opening.get(userId) ?? 0) >= this.config.maxSessionsPerUser) this.evictIdlest(mine);
     if (this.sessions.size + this.pendingCount() >= this.config.maxSessions && !this.evictIdlest([...this.sessions])) {
-      throw new AppError(ErrorCode.BUSY, `This instance has ${this.sessions.size} MCP sessions listening for changes, its limit ([app.mcp] max_sessions); retry when one closes.`);
+      throw new AppError(
+        ErrorCode.BUSY,
+        `This instance has ${this.sessions.size} MCP sessions listening for changes, its limit ([app.mcp] ` +
+          `max_sessions); retry when one closes.`,
+      );
     }
     this.opening.set(userId, (this.opening.get(userId) ?? 0) + 1);
   }
@@ -199,19 +241,33 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     return pending;
   }
 
-  /** Closes the least recently used of `candidates` without a notification stream open (with `includeListening`, of any), its slot free at once; false when there is none. */
+  /**
+   * Closes the least recently used of `candidates` without a notification stream open (with `includeListening`, of
+   * any), its slot free at once; false when there is none.
+   */
   private evictIdlest(candidates: [string, Session][], { includeListening = false } = {}): boolean {
-    const idle = candidates.filter(([, session]) => includeListening || session.streams === 0).sort(([, a], [, b]) => a.lastSeen - b.lastSeen);
+    const idle = candidates
+      .filter(([, session]) => includeListening || session.streams === 0)
+      .sort(([, a], [, b]) => a.lastSeen - b.lastSeen);
     if (idle.length === 0) return false;
-    void this.close(idle[0][0]).catch((error: Error) => this.logger.debug(`An evicted MCP session did not close cleanly: ${error.message}`));
+    void this.close(idle[0][0]).catch((error: Error) =>
+      this.logger.debug(`An evicted MCP session did not close cleanly: ${error.message}`),
+    );
     return true;
   }
 
-  /** Brings the user's sessions back to their limit once `opened` is open (several may have been opened at once), oldest first. */
+  /**
+   * Brings the user's sessions back to their limit once `opened` is open (several may have been opened at once), oldest
+   * first.
+   */
   private trim(userId: string, opened: string): void {
     for (;;) {
       const others = [...this.sessions].filter(([id, session]) => session.userId === userId && id !== opened);
-      if (others.length < this.config.maxSessionsPerUser || !(this.evictIdlest(others) || this.evictIdlest(others, { includeListening: true }))) return;
+      if (
+        others.length < this.config.maxSessionsPerUser ||
+        !(this.evictIdlest(others) || this.evictIdlest(others, { includeListening: true }))
+      )
+        return;
     }
   }
 
@@ -229,7 +285,9 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
 
   /** A notification that cannot be worked out (the database is down) is logged; the next change tries again. */
   private notifySafely(users?: ReadonlySet<string>): void {
-    this.notify(users).catch((error: Error) => this.logger.warn(`MCP clients could not be told of a catalogue change: ${error.message}`));
+    this.notify(users).catch((error: Error) =>
+      this.logger.warn(`MCP clients could not be told of a catalogue change: ${error.message}`),
+    );
   }
 
   /**
@@ -257,7 +315,8 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
   /** What a user's clients are shown, as one digest: each skill's name, description and version. */
   private async catalogueKey(userId: string): Promise<string> {
     const hash = createHash('sha256');
-    for (const skill of (await this.registry.viewForUser(userId)).skills.values()) hash.update(`${skill.name}\0${skill.description}\0${skill.digest ?? skill.path}\n`);
+    for (const skill of (await this.registry.viewForUser(userId)).skills.values())
+      hash.update(`${skill.name}\0${skill.description}\0${skill.digest ?? skill.path}\n`);
     return hash.digest('hex');
   }
 

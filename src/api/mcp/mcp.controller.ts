@@ -52,12 +52,17 @@ export class McpController {
     // The client went away (or the stream ended): the SDK closes what it opened for this request.
     reply.raw.once('close', () => aborted.abort());
     const response = await this.transport.handle(webRequest(request, aborted.signal), request.body, principal);
-    if (response.body === null || !response.headers.get('content-type')?.startsWith('text/event-stream')) return reply.send(response);
+    if (response.body === null || !response.headers.get('content-type')?.startsWith('text/event-stream'))
+      return reply.send(response);
     // A stream's status and headers go out at once, not with its first event (a notification
     // stream may stay quiet for minutes; its client waits for the 200 to know it is listening).
     reply.hijack();
     const raw = reply.raw;
-    const headers = { ...reply.getHeaders(), ...Object.fromEntries(response.headers), 'x-accel-buffering': 'no' } as OutgoingHttpHeaders;
+    const headers = {
+      ...reply.getHeaders(),
+      ...Object.fromEntries(response.headers),
+      'x-accel-buffering': 'no',
+    } as OutgoingHttpHeaders;
     raw.writeHead(response.status, headers);
     raw.flushHeaders();
     raw.on('error', () => undefined);
@@ -75,7 +80,10 @@ export class McpController {
   @ApiTags('admin')
   @ApiOperation({
     summary: 'What /mcp and the discovery index serve',
-    description: 'Open sessions on this instance, how many skills are published, and every skill (team or personal) left out with the reason: over the MCP Skills extension\'s limits (512 files, 16 MiB), frontmatter the extension refuses, a code or programmatic skill.',
+    description:
+      'Open sessions on this instance, how many skills are published, and every skill (team or personal) left ' +
+      "out with the reason: over the MCP Skills extension's limits (512 files, 16 MiB), frontmatter the " +
+      'extension refuses, a code or programmatic skill.',
   })
   @ApiOkResponse({ type: McpReportDto })
   async report(): Promise<McpReportDto> {

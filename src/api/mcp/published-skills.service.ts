@@ -108,7 +108,11 @@ export class PublishedSkillsService implements OnModuleDestroy {
   }
 
   /** One page of the view's published skills in name order, after `after` (a name); `next` when more remain. */
-  async page(view: CatalogueSnapshot, after: string | undefined, size: number): Promise<{ skills: PublishedSkill[]; next?: string }> {
+  async page(
+    view: CatalogueSnapshot,
+    after: string | undefined,
+    size: number,
+  ): Promise<{ skills: PublishedSkill[]; next?: string }> {
     const skills: PublishedSkill[] = [];
     for (const record of recordsAfter(view, after)) {
       if (skills.length === size) return { skills, next: skills[skills.length - 1].record.name };
@@ -123,13 +127,19 @@ export class PublishedSkillsService implements OnModuleDestroy {
     return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER)).skills;
   }
 
-  /** What `GET /v1/admin/mcp` reports of a snapshot: every skill (team and personal) and those not published, with why. */
+  /**
+   * What `GET /v1/admin/mcp` reports of a snapshot: every skill (team and personal) and those not published, with why.
+   */
   async report(snapshot: CatalogueSnapshot): Promise<{ skills: number; published: number; leftOut: LeftOutSkill[] }> {
-    const records = [...snapshot.skills.values(), ...[...snapshot.personal.values()].flatMap((personal) => [...personal.skills.values()])];
+    const records = [
+      ...snapshot.skills.values(),
+      ...[...snapshot.personal.values()].flatMap((personal) => [...personal.skills.values()]),
+    ];
     const leftOut: LeftOutSkill[] = [];
     for (const record of records) {
       const published = await this.publish(record);
-      if (!isPublished(published)) leftOut.push({ name: published.name, owner: published.owner, reason: published.reason });
+      if (!isPublished(published))
+        leftOut.push({ name: published.name, owner: published.owner, reason: published.reason });
     }
     return { skills: records.length, published: records.length - leftOut.length, leftOut };
   }
@@ -158,20 +168,38 @@ export class PublishedSkillsService implements OnModuleDestroy {
   async indexedFile(view: CatalogueSnapshot, name: string, path: string): Promise<PublishedFile> {
     const record = this.registry.get(name, view);
     const published = await this.publish(record, true);
-    if (!isPublished(published)) throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Skill '${record.name}' is not in the discovery index: ${published.reason}.`, { name: record.name, path });
+    if (!isPublished(published))
+      throw new AppError(
+        ErrorCode.RESOURCE_NOT_FOUND,
+        `Skill '${record.name}' is not in the discovery index: ${published.reason}.`,
+        { name: record.name, path },
+      );
     if (!published.files.has(path)) {
       const listed = [...published.files.keys()].slice(0, 20);
-      throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' is not a file of skill '${record.name}' in the discovery index. Its files: ${listed.join(', ')}`, { name: record.name, path, available: listed });
+      throw new AppError(
+        ErrorCode.RESOURCE_NOT_FOUND,
+        `Resource '${path}' is not a file of skill '${record.name}' in the discovery index. Its files: ` +
+          `${listed.join(', ')}`,
+        { name: record.name, path, available: listed },
+      );
     }
     return this.readFile(published, path);
   }
 
   private async readFile(skill: PublishedSkill, path: string): Promise<PublishedFile> {
     const bytes = await this.resources.readPublishedFile(skill.record, path);
-    return { bytes, digest: contentDigest(bytes), mimeType: mimeTypeOf(path), isText: isUtf8(bytes) && !bytes.includes(0) };
+    return {
+      bytes,
+      digest: contentDigest(bytes),
+      mimeType: mimeTypeOf(path),
+      isText: isUtf8(bytes) && !bytes.includes(0),
+    };
   }
 
-  /** The direct children of a directory of a served skill (`skill://name` is its root); undefined when `uri` is no such directory. */
+  /**
+   * The direct children of a directory of a served skill (`skill://name` is its root); undefined when `uri` is no such
+   * directory.
+   */
   async directory(view: CatalogueSnapshot, uri: string): Promise<DirectoryChild[] | undefined> {
     const parsed = parseSkillUri(uri);
     if (parsed === undefined) return undefined;
@@ -205,16 +233,24 @@ export class PublishedSkillsService implements OnModuleDestroy {
   }
 
   private async build(record: SkillRecord, fresh: boolean): Promise<PublishedSkill | LeftOutSkill> {
-    const leftOut = (reason: string, transient = false): LeftOutSkill => ({ name: record.name, owner: record.store?.owner ?? null, reason, ...(transient ? { transient } : {}) });
+    const leftOut = (reason: string, transient = false): LeftOutSkill => ({
+      name: record.name,
+      owner: record.store?.owner ?? null,
+      reason,
+      ...(transient ? { transient } : {}),
+    });
     if (record.code !== undefined) return leftOut('it is a code skill: it runs on this server, not in the client');
     const found = this.resources.publishedFiles(record, fresh);
     if ('problem' in found) return leftOut(`its files cannot be published: ${found.problem}`);
     const files = new Map(found.files.map((file) => [file.path, file]));
     const skillMd = files.get('SKILL.md');
-    if (skillMd === undefined) return leftOut('it has no SKILL.md file inside its folder (a symbolic link out of it, or a lowercase skill.md)');
+    if (skillMd === undefined)
+      return leftOut('it has no SKILL.md file inside its folder (a symbolic link out of it, or a lowercase skill.md)');
     const total = found.files.reduce((sum, file) => sum + file.size, 0);
-    if (found.files.length > SKILL_LIMITS.files) return leftOut(`it has ${found.files.length} files; the MCP Skills extension allows ${SKILL_LIMITS.files}`);
-    if (total > SKILL_LIMITS.bytes) return leftOut(`its files hold ${total} bytes; the MCP Skills extension allows ${SKILL_LIMITS.bytes}`);
+    if (found.files.length > SKILL_LIMITS.files)
+      return leftOut(`it has ${found.files.length} files; the MCP Skills extension allows ${SKILL_LIMITS.files}`);
+    if (total > SKILL_LIMITS.bytes)
+      return leftOut(`its files hold ${total} bytes; the MCP Skills extension allows ${SKILL_LIMITS.bytes}`);
     const read = await this.frontmatterFor(record, skillMd.digest);
     if (!read.ok) {
       // SKILL.md changed since its digest was taken: take the files as they are now, once.
@@ -224,7 +260,11 @@ export class PublishedSkillsService implements OnModuleDestroy {
     const entry: Skill = {
       uri: skillFileUri(record.name),
       frontmatter: read.frontmatter,
-      resources: found.files.map((file) => ({ uri: skillFileUri(record.name, file.path), digest: file.digest, size: file.size })),
+      resources: found.files.map((file) => ({
+        uri: skillFileUri(record.name, file.path),
+        digest: file.digest,
+        size: file.size,
+      })),
     };
     return { record, entry, files };
   }
@@ -257,7 +297,14 @@ export class PublishedSkillsService implements OnModuleDestroy {
     try {
       return { ok: true, frontmatter: (await skillEntry(record.name, { 'SKILL.md': bytes })).frontmatter };
     } catch (error) {
-      if (error instanceof SkillCatalogError) return { ok: false, problem: `the MCP Skills extension refuses it: ${error.problems.map((problem) => problem.message).join('; ')}`, transient: false };
+      if (error instanceof SkillCatalogError)
+        return {
+          ok: false,
+          problem: `the MCP Skills extension refuses it: ${error.problems
+            .map((problem) => problem.message)
+            .join('; ')}`,
+          transient: false,
+        };
       return { ok: false, problem: `its SKILL.md cannot be published: ${(error as Error).message}`, transient: false };
     }
   }
@@ -267,7 +314,10 @@ export class PublishedSkillsService implements OnModuleDestroy {
     if (this.reported.has(key)) return;
     if (this.reported.size >= FRONTMATTER_MEMO) this.reported.clear();
     this.reported.add(key);
-    this.logger.warn(`Skill '${leftOut.name}'${leftOut.owner === null ? '' : ` (personal, ${leftOut.owner})`} is not served over MCP: ${leftOut.reason}`);
+    this.logger.warn(
+      `Skill '${leftOut.name}'${leftOut.owner === null ? '' : ` (personal, ${leftOut.owner})`} is not served ` +
+        `over MCP: ${leftOut.reason}`,
+    );
   }
 }
 
@@ -282,7 +332,9 @@ function drifted(record: SkillRecord, published: PublishedSkill): boolean {
   return record.files.some((file) => published.files.get(file.path)?.digest !== file.digest);
 }
 
-type FrontmatterRead = { ok: true; frontmatter: Skill['frontmatter'] } | { ok: false; problem: string; transient: boolean };
+type FrontmatterRead =
+  | { ok: true; frontmatter: Skill['frontmatter'] }
+  | { ok: false; problem: string; transient: boolean };
 
 /** The view's skills in name order after `after` (a name; all when undefined). */
 export function recordsAfter(view: CatalogueSnapshot, after: string | undefined): Iterable<SkillRecord> {
@@ -294,4 +346,3 @@ export function recordsAfter(view: CatalogueSnapshot, after: string | undefined)
 export function isPublished(value: PublishedSkill | LeftOutSkill): value is PublishedSkill {
   return 'entry' in value;
 }
-

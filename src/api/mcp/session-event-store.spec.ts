@@ -5,7 +5,9 @@ const note = (n: number) => ({ jsonrpc: '2.0' as const, method: `notifications/n
 
 async function replay(store: SessionEventStore, after: string) {
   const sent: string[] = [];
-  const stream = await store.replayEventsAfter(after, { send: async (_id, message) => void sent.push((message as { method: string }).method) });
+  const stream = await store.replayEventsAfter(after, {
+    send: async (_id, message) => void sent.push((message as { method: string }).method),
+  });
   return { stream, sent };
 }
 

@@ -35,12 +35,16 @@ export class SessionEventStore implements EventStore {
     return this.events.find((event) => event.id === eventId)?.streamId ?? this.oldestStream(eventId);
   }
 
-  async replayEventsAfter(lastEventId: EventId, { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> }): Promise<StreamId> {
+  async replayEventsAfter(
+    lastEventId: EventId,
+    { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<StreamId> {
     const streamId = (await this.getStreamIdForEventId(lastEventId)) ?? '';
     const after = Number(lastEventId);
     for (const event of this.events) {
       // The SDK stores an empty priming event on some streams: it is not a message to replay.
-      if (event.streamId === streamId && Number(event.id) > after && 'jsonrpc' in event.message) await send(event.id, event.message);
+      if (event.streamId === streamId && Number(event.id) > after && 'jsonrpc' in event.message)
+        await send(event.id, event.message);
     }
     return streamId;
   }

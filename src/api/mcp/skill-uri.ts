@@ -26,7 +26,13 @@ export function skillRootUri(name: string): string {
 export function parseSkillUri(uri: string): { name: string; path: string } | undefined {
   if (!uri.startsWith(SCHEME) || /[?#]/.test(uri)) return undefined;
   const segments = uri.slice(SCHEME.length).split('/').map(decodeSegment);
-  if (segments.some((segment) => segment === undefined || segment === '' || segment === '.' || segment === '..' || /[\0\\/]/.test(segment))) return undefined;
+  if (
+    segments.some(
+      (segment) =>
+        segment === undefined || segment === '' || segment === '.' || segment === '..' || /[\0\\/]/.test(segment),
+    )
+  )
+    return undefined;
   const [name, ...rest] = segments as string[];
   const path = rest.join('/');
   const canonical = path === '' ? skillRootUri(name) : skillFileUri(name, path);
@@ -72,7 +78,9 @@ const MIME_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** Every type `mimeTypeOf` answers (the discovery index's file route documents them). */
-export const PUBLISHED_MIME_TYPES: readonly string[] = [...new Set([...Object.values(MIME_TYPES), 'application/octet-stream'])];
+export const PUBLISHED_MIME_TYPES: readonly string[] = [
+  ...new Set([...Object.values(MIME_TYPES), 'application/octet-stream']),
+];
 
 /** A file's MIME type by its extension; `application/octet-stream` when unknown. */
 export function mimeTypeOf(path: string): string {

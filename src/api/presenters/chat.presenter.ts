@@ -85,7 +85,8 @@ export function presentChatContext(context: ChatContext) {
   return {
     model: context.model,
     systemPrompt: context.systemPrompt,
-    catalogue: context.catalogue === undefined ? null : presentCatalogueChoice(context.catalogue, context.catalogueLimits),
+    catalogue:
+      context.catalogue === undefined ? null : presentCatalogueChoice(context.catalogue, context.catalogueLimits),
     tools: context.tools,
     activatedSkills: context.activatedSkills,
     activatedVersions: context.activatedVersions,
@@ -96,5 +97,12 @@ export function presentChatContext(context: ChatContext) {
 
 /** What the context route shows of the catalogue a turn would list. */
 function presentCatalogueChoice(choice: CatalogueChoice, limits: Pick<CatalogueLimits, 'budgetTokens' | 'maxSkills'>) {
-  return { complete: choice.complete, listed: choice.listed, unlisted: choice.unlisted, tokens: choice.tokens, budgetTokens: limits.budgetTokens, maxSkills: limits.maxSkills };
+  return {
+    complete: choice.complete,
+    listed: choice.listed,
+    unlisted: choice.unlisted,
+    tokens: choice.tokens,
+    budgetTokens: limits.budgetTokens,
+    maxSkills: limits.maxSkills,
+  };
 }

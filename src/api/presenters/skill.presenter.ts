@@ -14,8 +14,17 @@ export function presentSkillSummary(skill: SkillRecord) {
 }
 
 /** `directories`: the scan's (a snapshot's or a view's), which number the folders `source` names. */
-export function presentSkillDetail(skill: SkillRecord, resources: ResourceListing, directories: readonly DirectoryReport[]) {
-  return { ...presentSkillSummary(skill), source: presentSource(skill.source, directories), warnings: skill.warnings, resources };
+export function presentSkillDetail(
+  skill: SkillRecord,
+  resources: ResourceListing,
+  directories: readonly DirectoryReport[],
+) {
+  return {
+    ...presentSkillSummary(skill),
+    source: presentSource(skill.source, directories),
+    warnings: skill.warnings,
+    resources,
+  };
 }
 
 /**
@@ -48,7 +57,12 @@ function bundledSkillsFolder(): string | null {
 
 /** The list, with the prefixes that invoke a skill at the start of a message (the configuration's). */
 export function presentSkillList(snapshot: CatalogueSnapshot, explicitPrefixes: readonly string[], withSkills = true) {
-  return { count: snapshot.skills.size, scannedAt: snapshot.scannedAt, explicitPrefixes: [...explicitPrefixes], skills: withSkills ? [...snapshot.skills.values()].map(presentSkillSummary) : [] };
+  return {
+    count: snapshot.skills.size,
+    scannedAt: snapshot.scannedAt,
+    explicitPrefixes: [...explicitPrefixes],
+    skills: withSkills ? [...snapshot.skills.values()].map(presentSkillSummary) : [],
+  };
 }
 
 const listJson = new WeakMap<CatalogueSnapshot, Promise<string>>();
@@ -63,7 +77,12 @@ export function skillListJson(snapshot: CatalogueSnapshot, explicitPrefixes: rea
   let json = listJson.get(snapshot);
   if (json === undefined) {
     const { skills: _all, ...head } = presentSkillList(snapshot, explicitPrefixes, false);
-    json = stringifyInSlices({ ...head, skills: [...snapshot.skills.values()] }, 'skills', undefined, presentSkillSummary);
+    json = stringifyInSlices(
+      { ...head, skills: [...snapshot.skills.values()] },
+      'skills',
+      undefined,
+      presentSkillSummary,
+    );
     listJson.set(snapshot, json);
   }
   return json;
@@ -71,7 +90,10 @@ export function skillListJson(snapshot: CatalogueSnapshot, explicitPrefixes: rea
 
 const adminJson = new WeakMap<CatalogueSnapshot, Promise<string>>();
 
-/** The admin report as JSON text (`extra` members added, such as a reload's diff), serialised in slices; without `extra`, once per snapshot. */
+/**
+ * The admin report as JSON text (`extra` members added, such as a reload's diff), serialised in slices; without
+ * `extra`, once per snapshot.
+ */
 export function adminReportJson(snapshot: CatalogueSnapshot, extra?: Record<string, unknown>): Promise<string> {
   const report = () => ({ ...presentAdminReport(snapshot, false), valid: [...snapshot.skills.values()] });
   if (extra !== undefined) return stringifyInSlices({ ...report(), ...extra }, 'valid', undefined, presentScannedSkill);
@@ -93,7 +115,10 @@ function presentScannedSkill(skill: SkillRecord) {
     origin: skill.origin ?? 'folder',
     scope: skill.scope ?? 'user',
     digest: skill.digest ?? null,
-    store: skill.store === undefined ? null : { scope: skill.store.scope, owner: skill.store.owner, version: skill.store.version },
+    store:
+      skill.store === undefined
+        ? null
+        : { scope: skill.store.scope, owner: skill.store.owner, version: skill.store.version },
   };
 }
 
@@ -109,7 +134,10 @@ export function presentAdminReport(snapshot: CatalogueSnapshot, withValid = true
     collisions: snapshot.collisions,
     excluded: snapshot.excluded,
     unavailable: [...snapshot.unavailable, ...[...snapshot.personal.values()].flatMap((own) => own.unavailable)],
-    disabled: [...snapshot.disabled.values(), ...[...snapshot.personal.values()].flatMap((own) => [...own.disabled.values()])].map((skill) => ({ name: skill.name, path: skill.path, source: skill.source })),
+    disabled: [
+      ...snapshot.disabled.values(),
+      ...[...snapshot.personal.values()].flatMap((own) => [...own.disabled.values()]),
+    ].map((skill) => ({ name: skill.name, path: skill.path, source: skill.source })),
     personal: [...snapshot.personal.values()].flatMap((own) => [...own.skills.values()]).map(presentScannedSkill),
     warnings: snapshot.warnings,
     commands: presentCommandReport(snapshot),

@@ -3,10 +3,17 @@ import { BODY_RATE_GRACE_MS } from '../../config/config-schema.js';
 import { bodyVerdict } from './body-deadlines.js';
 
 describe(bodyVerdict.name, () => {
-  const progress = (overrides: Partial<{ elapsedMs: number; waitedMs: number; bytes: number }> = {}) => ({ elapsedMs: 1000, waitedMs: 1000, bytes: 0, ...overrides });
+  const progress = (overrides: Partial<{ elapsedMs: number; waitedMs: number; bytes: number }> = {}) => ({
+    elapsedMs: 1000,
+    waitedMs: 1000,
+    bytes: 0,
+    ...overrides,
+  });
 
   it('a body still within its deadline and grace period may go on, however slow', () => {
-    expect(bodyVerdict(progress({ elapsedMs: 29_999, waitedMs: BODY_RATE_GRACE_MS - 1, bytes: 0 }), 30_000, 1024)).toBe('ok');
+    expect(bodyVerdict(progress({ elapsedMs: 29_999, waitedMs: BODY_RATE_GRACE_MS - 1, bytes: 0 }), 30_000, 1024)).toBe(
+      'ok',
+    );
   });
 
   it('a body at its deadline is cut, whatever its rate', () => {

@@ -34,7 +34,12 @@ const SWEEP_MS = 250;
  * dropped under the same limits: a client sending its whole body then reads the answer (closing at
  * once would reset the connection under it), one that trickles is cut off.
  */
-export function limitBodyTime(fastify: FastifyInstance, limits: BodyTimeLimits, dropLimits: DropLimits, isUpload: (request: FastifyRequest) => boolean): void {
+export function limitBodyTime(
+  fastify: FastifyInstance,
+  limits: BodyTimeLimits,
+  dropLimits: DropLimits,
+  isUpload: (request: FastifyRequest) => boolean,
+): void {
   const watch = new BodyWatch(limits.bodyMinBytesPerSecond);
   const deadlineOf = (request: FastifyRequest): Deadline =>
     isUpload(request)
@@ -67,10 +72,22 @@ export interface BodyProgress {
   bytes: number;
 }
 
-/** Whether a body in flight may go on: `timeout` past its deadline, `slow` under the minimum rate after the grace period. */
-export function bodyVerdict(progress: BodyProgress, timeoutMs: number, minBytesPerSecond: number): 'ok' | 'timeout' | 'slow' {
+/**
+ * Whether a body in flight may go on: `timeout` past its deadline, `slow` under the minimum rate after the grace
+ * period.
+ */
+export function bodyVerdict(
+  progress: BodyProgress,
+  timeoutMs: number,
+  minBytesPerSecond: number,
+): 'ok' | 'timeout' | 'slow' {
   if (progress.elapsedMs >= timeoutMs) return 'timeout';
-  if (minBytesPerSecond > 0 && progress.waitedMs >= BODY_RATE_GRACE_MS && progress.bytes < (minBytesPerSecond * progress.waitedMs) / 1000) return 'slow';
+  if (
+    minBytesPerSecond > 0 &&
+    progress.waitedMs >= BODY_RATE_GRACE_MS &&
+    progress.bytes < (minBytesPerSecond * progress.waitedMs) / 1000
+  )
+    return 'slow';
   return 'ok';
 }
 
@@ -145,7 +162,14 @@ class BodyWatch {
 
   private watch(raw: IncomingMessage, deadline: Deadline): WatchedBody {
     const now = Date.now();
-    const body: WatchedBody = { raw, stream: new CountingStream(), deadline, startedAt: now, lastLook: now, waitedMs: 0 };
+    const body: WatchedBody = {
+      raw,
+      stream: new CountingStream(),
+      deadline,
+      startedAt: now,
+      lastLook: now,
+      waitedMs: 0,
+    };
     // Whoever reads the body hears of a cut; once they stopped listening it must not crash the process.
     body.stream.on('error', () => undefined);
     raw.on('error', (error) => body.stream.destroy(error));
@@ -166,7 +190,11 @@ class BodyWatch {
       // Bytes waiting on the server's side: the server is the slow one for now.
       if (body.raw.readableLength === 0 && body.stream.readableLength === 0) body.waitedMs += now - body.lastLook;
       body.lastLook = now;
-      const verdict = bodyVerdict({ elapsedMs: now - body.startedAt, waitedMs: body.waitedMs, bytes: body.stream.bytes }, body.deadline.timeoutMs, this.minBytesPerSecond);
+      const verdict = bodyVerdict(
+        { elapsedMs: now - body.startedAt, waitedMs: body.waitedMs, bytes: body.stream.bytes },
+        body.deadline.timeoutMs,
+        this.minBytesPerSecond,
+      );
       if (verdict !== 'ok') this.cutOff(body, verdict);
     }
   }
@@ -181,8 +209,10 @@ class BodyWatch {
     }
     const message =
       verdict === 'timeout'
-        ? `The request body did not arrive whole within ${body.deadline.timeoutMs / 1000} s ([app.http] ${body.deadline.setting}); nothing was done. Send it again over a faster connection.`
-        : `The request body came at under ${this.minBytesPerSecond} bytes a second ([app.http] body_min_bytes_per_second); nothing was done. Send it again over a faster connection.`;
+        ? `The request body did not arrive whole within ${body.deadline.timeoutMs / 1000} s ([app.http] ` +
+          `${body.deadline.setting}); nothing was done. Send it again over a faster connection.`
+        : `The request body came at under ${this.minBytesPerSecond} bytes a second ([app.http] ` +
+          `body_min_bytes_per_second); nothing was done. Send it again over a faster connection.`;
     body.stream.destroy(new AppError(ErrorCode.REQUEST_TIMEOUT, message));
   }
 

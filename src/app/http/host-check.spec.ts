@@ -18,7 +18,15 @@ describe(createHostCheck.name, () => {
   describe('listening on 127.0.0.1', () => {
     const sut = createHostCheck({ listenHost: '127.0.0.1', allowedHosts: ['chat.internal', 'Box.Example:8080'] });
 
-    it.each(['127.0.0.1:3000', 'localhost:3000', 'localhost', '127.0.0.2', '[::1]:3000', 'chat.internal:3000', 'box.example'])('accepts %s', (host) => {
+    it.each([
+      '127.0.0.1:3000',
+      'localhost:3000',
+      'localhost',
+      '127.0.0.2',
+      '[::1]:3000',
+      'chat.internal:3000',
+      'box.example',
+    ])('accepts %s', (host) => {
       expect(sut(host)).toBe(true);
     });
 

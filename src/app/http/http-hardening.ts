@@ -72,7 +72,9 @@ function refuseForeignHosts(fastify: FastifyInstance, config: AppConfig): void {
     done(
       new AppError(
         ErrorCode.MISDIRECTED_REQUEST,
-        `Request refused (${shown}): with authentication off this server answers only requests naming its listening address, localhost or an [app.http] allowed_hosts entry. Add the name to allowed_hosts, or require API keys ([app.auth] mode = "api_key").`,
+        `Request refused (${shown}): with authentication off this server answers only requests naming its ` +
+          `listening address, localhost or an [app.http] allowed_hosts entry. Add the name to allowed_hosts, or ` +
+          `require API keys ([app.auth] mode = "api_key").`,
       ),
     );
   });
@@ -89,7 +91,10 @@ export function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
   const defaultParser = fastify.getDefaultJsonParser('error', 'error');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     try {
-      done(null, parseJsonBody(body as Buffer, (text, parsed) => defaultParser(request, text, parsed)));
+      done(
+        null,
+        parseJsonBody(body as Buffer, (text, parsed) => defaultParser(request, text, parsed)),
+      );
     } catch (error) {
       done(error as Error, undefined);
     }
@@ -102,7 +107,9 @@ const BODYLESS_METHODS = new Set(['GET', 'HEAD']);
 /** Whether Fastify reads a body for this request: one is announced, on a method that has one. */
 export function carriesBody(request: FastifyRequest): boolean {
   const { headers } = request;
-  const announced = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  const announced =
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0');
   return announced && !BODYLESS_METHODS.has(request.method);
 }
 
@@ -120,10 +127,15 @@ export function unsupportedBody(
   const contentType = request.headers['content-type'];
   const media = contentType === undefined ? undefined : parseMediaType(contentType);
   if (media?.charsetOk && accepts(media.type)) return undefined;
-  const what = contentType === undefined ? 'A body without a content type' : `A body of type '${contentType.slice(0, 100)}'`;
-  return new AppError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `${what} is not accepted: send JSON with \`Content-Type: application/json\` (UTF-8).`, {
-    contentType: contentType?.slice(0, 100) ?? null,
-  });
+  const what =
+    contentType === undefined ? 'A body without a content type' : `A body of type '${contentType.slice(0, 100)}'`;
+  return new AppError(
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+    `${what} is not accepted: send JSON with \`Content-Type: application/json\` (UTF-8).`,
+    {
+      contentType: contentType?.slice(0, 100) ?? null,
+    },
+  );
 }
 
 /** `type/subtype` lower-case, and whether its charset (if any) is UTF-8; undefined when malformed. */
@@ -186,7 +198,11 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   }
   const { status, code, message } = describeClientError(error);
   const body = JSON.stringify({ code, message });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; ` +
+      `charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection:` +
+      ` close\r\n\r\n${body}`,
+  );
   const linger = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   socket.once('close', () => clearTimeout(linger));
 }
@@ -198,13 +214,31 @@ function describeClientError(error: ParseError): { status: number; code: ErrorCo
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       if (overflowsInRequestLine(error.rawPacket, error.bytesParsed)) {
-        return { status: 414, code: ErrorCode.URI_TOO_LONG, message: 'The URL is too long (the request line is over 16 KiB); send long input in a JSON body instead.' };
+        return {
+          status: 414,
+          code: ErrorCode.URI_TOO_LONG,
+          message: 'The URL is too long (the request line is over 16 KiB); send long input in a JSON body instead.',
+        };
       }
-      return { status: 431, code: ErrorCode.HEADERS_TOO_LARGE, message: 'The request line and headers are too large (over 16 KiB in all); use a shorter URL, or send fewer or shorter headers.' };
+      return {
+        status: 431,
+        code: ErrorCode.HEADERS_TOO_LARGE,
+        message:
+          'The request line and headers are too large (over 16 KiB in all); use a shorter URL, or send fewer or ' +
+          'shorter headers.',
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, code: ErrorCode.REQUEST_TIMEOUT, message: 'The request was not received in time; send it again.' };
+      return {
+        status: 408,
+        code: ErrorCode.REQUEST_TIMEOUT,
+        message: 'The request was not received in time; send it again.',
+      };
     default:
-      return { status: 400, code: ErrorCode.VALIDATION_FAILED, message: `Malformed HTTP request (${error.code ?? 'parse error'}); nothing was done.` };
+      return {
+        status: 400,
+        code: ErrorCode.VALIDATION_FAILED,
+        message: `Malformed HTTP request (${error.code ?? 'parse error'}); nothing was done.`,
+      };
   }
 }
 

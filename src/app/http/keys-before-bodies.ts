@@ -43,7 +43,10 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const target = routesByName.get(route.handler.name);
     unmatched.delete(route.handler.name);
-    const needsKey = target === undefined ? keyedPaths.includes(route.url ?? '') : !isPublicRoute(reflector, target.handler, target.controller);
+    const needsKey =
+      target === undefined
+        ? keyedPaths.includes(route.url ?? '')
+        : !isPublicRoute(reflector, target.handler, target.controller);
     if (!needsKey) return;
     const hooks = [route.onRequest ?? []].flat();
     // Fastify registers a GET route's HEAD twin with the GET's options, hooks included.
@@ -52,7 +55,11 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
   // A controller route registered under another name would be left to the guard alone (its key
   // checked only once its body is read): a start-up error, not a silent gap.
   fastify.addHook('onReady', async () => {
-    if (unmatched.size > 0) throw new Error(`The key check before bodies found no route for ${[...unmatched].join(', ')}: Nest no longer names its handlers Controller.method.`);
+    if (unmatched.size > 0)
+      throw new Error(
+        `The key check before bodies found no route for ${[...unmatched].join(', ')}: Nest no longer names its ` +
+          `handlers Controller.method.`,
+      );
   });
 }
 
@@ -65,7 +72,11 @@ function controllerRoutesByName(app: INestApplication): Map<string, ControllerRo
   const routes = new Map<string, ControllerRoute>();
   for (const route of controllerRoutes(app)) {
     const name = `${route.controller.name}.${route.methodName}`;
-    if (routes.has(name)) throw new Error(`Two controllers are named ${route.controller.name}: rename one, so that the key check can tell their routes apart.`);
+    if (routes.has(name))
+      throw new Error(
+        `Two controllers are named ${route.controller.name}: rename one, so that the key check can tell their ` +
+          `routes apart.`,
+      );
     routes.set(name, route);
   }
   return routes;

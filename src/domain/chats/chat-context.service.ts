@@ -19,7 +19,10 @@ import type { PromptCommand } from '@skillhost/core';
 import type { ToolDefinitionView } from '@skillhost/core';
 import { CONTEXT_MESSAGES, promptCommands, type RequestedSkill, TurnPlanner } from './turn-planner.js';
 
-/** An activated skill's pinned version against the one loaded now (`newer-available`: activating it again moves the chat there). */
+/**
+ * An activated skill's pinned version against the one loaded now (`newer-available`: activating it again moves the chat
+ * there).
+ */
 export interface ActivatedVersion {
   name: string;
   version: string | null;
@@ -37,7 +40,12 @@ export interface ChatContext {
   tools: readonly ToolDefinitionView[];
   activatedSkills: readonly string[];
   activatedVersions: ActivatedVersion[];
-  skills: { offered: string[]; filteredOut: string[]; userFilter: StoredSkillFilter | null; chatFilter: StoredSkillFilter | null };
+  skills: {
+    offered: string[];
+    filteredOut: string[];
+    userFilter: StoredSkillFilter | null;
+    chatFilter: StoredSkillFilter | null;
+  };
   commands: PromptCommand[];
 }
 
@@ -47,7 +55,9 @@ export interface ContextOptions {
   message?: string;
 }
 
-/** What the model would get next in a chat, and the catalogue a message would list: the turn's plan, without the turn. */
+/**
+ * What the model would get next in a chat, and the catalogue a message would list: the turn's plan, without the turn.
+ */
 @Injectable()
 export class ChatContextService {
   constructor(
@@ -68,13 +78,22 @@ export class ChatContextService {
   async getContext(principal: Principal, id: string, options: ContextOptions = {}): Promise<ChatContext> {
     const model = findModel(this.config.app, options.model);
     // The same one-query read a turn makes: existence, activated names, and the last messages when a message is ranked.
-    const historyCount = options.message === undefined ? 0 : Math.min(CONTEXT_MESSAGES, this.config.app.historyMessages);
+    const historyCount =
+      options.message === undefined ? 0 : Math.min(CONTEXT_MESSAGES, this.config.app.historyMessages);
     const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, historyCount) : null;
     if (context === null) throw chatNotFound(id);
     const view = chatView(this.registry, principal.userId, context);
     // The message is read as a turn reads it: a command expands to its prompt and requires its skills.
-    const plan = this.planner.plan({ content: options.message ?? '', view, model, tools: options.tools, activated: context.activated, history: context.history });
-    const fallback = plan.toolsAvailable || view === undefined ? [] : await this.fallbackBodies(plan.requested, view, context.pins);
+    const plan = this.planner.plan({
+      content: options.message ?? '',
+      view,
+      model,
+      tools: options.tools,
+      activated: context.activated,
+      history: context.history,
+    });
+    const fallback =
+      plan.toolsAvailable || view === undefined ? [] : await this.fallbackBodies(plan.requested, view, context.pins);
     const { system, catalogue } = this.planner.systemPrompt(plan, { fallback });
     return {
       model: model?.name ?? null,
@@ -84,7 +103,12 @@ export class ChatContextService {
       tools: plan.style?.definitions ?? [],
       activatedSkills: context.activated,
       activatedVersions: view ? await this.activatedVersions(context.activated, context.pins, view) : [],
-      skills: { offered: view ? [...view.skills.keys()] : [], filteredOut: view ? [...view.filteredOut] : [], userFilter: context.userFilter, chatFilter: context.chatFilter },
+      skills: {
+        offered: view ? [...view.skills.keys()] : [],
+        filteredOut: view ? [...view.filteredOut] : [],
+        userFilter: context.userFilter,
+        chatFilter: context.chatFilter,
+      },
       commands: view ? promptCommands(view) : [],
     };
   }
@@ -101,8 +125,15 @@ export class ChatContextService {
     return this.planner.previewCatalogue(view, message, findModel(this.config.app, undefined), format);
   }
 
-  /** Without tools, a turn puts the requested skills' instructions in the prompt: what the context route shows (code skills run only in a turn). */
-  private async fallbackBodies(requested: readonly RequestedSkill[], view: CatalogueSnapshot, pins: ReadonlyMap<string, string>): Promise<{ name: string; body: string }[]> {
+  /**
+   * Without tools, a turn puts the requested skills' instructions in the prompt: what the context route shows (code
+   * skills run only in a turn).
+   */
+  private async fallbackBodies(
+    requested: readonly RequestedSkill[],
+    view: CatalogueSnapshot,
+    pins: ReadonlyMap<string, string>,
+  ): Promise<{ name: string; body: string }[]> {
     const bodies: { name: string; body: string }[] = [];
     for (const { skillName } of requested) {
       const record = view.skills.get(skillName);
@@ -111,26 +142,37 @@ export class ChatContextService {
         const skill = await this.resources.activate(skillName, { snapshot: view, pins });
         bodies.push({ name: skill.name, body: skill.body });
       } catch (error) {
-        if (!(AppError.isInstance(error))) throw error;
+        if (!AppError.isInstance(error)) throw error;
       }
     }
     return bodies;
   }
 
   /** Each activated skill's pinned version against the one loaded now. */
-  private activatedVersions(activated: readonly string[], pins: ReadonlyMap<string, string>, view: CatalogueSnapshot): Promise<ActivatedVersion[]> {
+  private activatedVersions(
+    activated: readonly string[],
+    pins: ReadonlyMap<string, string>,
+    view: CatalogueSnapshot,
+  ): Promise<ActivatedVersion[]> {
     return Promise.all(
       activated.map(async (name) => {
         const skill = view.skills.get(name);
         const version = pins.get(name) ?? null;
-        const current = skill === undefined ? null : ((await this.skillStore.keptDigest(skill)) ?? skill.digest ?? null);
+        const current =
+          skill === undefined ? null : ((await this.skillStore.keptDigest(skill)) ?? skill.digest ?? null);
         return { name, version, currentVersion: current, status: versionStatus(name, view, version, current) };
       }),
     );
   }
 }
 
-function versionStatus(name: string, view: CatalogueSnapshot, version: string | null, current: string | null): ActivatedVersion['status'] {
-  if (!view.skills.has(name)) return view.disabled.has(name) ? 'disabled' : view.filteredOut.has(name) ? 'filtered-out' : 'gone';
+function versionStatus(
+  name: string,
+  view: CatalogueSnapshot,
+  version: string | null,
+  current: string | null,
+): ActivatedVersion['status'] {
+  if (!view.skills.has(name))
+    return view.disabled.has(name) ? 'disabled' : view.filteredOut.has(name) ? 'filtered-out' : 'gone';
   return version === null || current === null || current === version ? 'current' : 'newer-available';
 }

@@ -3,7 +3,14 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { Logger } from '@nestjs/common';
 import type { NotificationBus } from '../shared/notification-bus.js';
 import type { ChatEventRelay } from './chat-event-relay.js';
-import { CHAT_EVENTS_CHANNEL, CHAT_INTEREST_CHANNEL, type ChatEvent, ChatEventsService, INTEREST_REFRESH_MS, INTEREST_TTL_MS } from './chat-events.service.js';
+import {
+  CHAT_EVENTS_CHANNEL,
+  CHAT_INTEREST_CHANNEL,
+  type ChatEvent,
+  ChatEventsService,
+  INTEREST_REFRESH_MS,
+  INTEREST_TTL_MS,
+} from './chat-events.service.js';
 
 /**
  * The relay logic on an in-memory stand-in for LISTEN/NOTIFY (delivery in send order, to every
@@ -30,7 +37,8 @@ class FakeBus {
         return () => void bus.handlers.get(channel)!.delete(handler);
       },
       notify(channel: string, payload: string) {
-        if (bus.relaysFail && channel === CHAT_EVENTS_CHANNEL) return Promise.reject(new Error('The database is unavailable'));
+        if (bus.relaysFail && channel === CHAT_EVENTS_CHANNEL)
+          return Promise.reject(new Error('The database is unavailable'));
         bus.sent.push({ channel, payload });
         bus.delivery = bus.delivery.then(() => {
           for (const handler of bus.handlers.get(channel) ?? []) handler(payload);
@@ -118,21 +126,29 @@ describe(ChatEventsService.name, () => {
   });
 
   describe('without PostgreSQL notifications', () => {
-    it('fans a chat’s events out to its subscribers in this process, and forgets a subscriber that stopped', async () => {
-      const sut = new ChatEventsService();
-      const first = await sut.subscribe(CHAT);
-      const second = await sut.subscribe(CHAT);
-      const other = await sut.subscribe(OTHER_CHAT);
-      expect(sut.hasSubscribers(CHAT)).toBe(true);
-      sut.publish(CHAT, delta('a'));
-      sut.publish(CHAT, { event: 'done', data: { ok: true } });
-      expect(await take(first, 2)).toEqual([delta('a'), { event: 'done', data: { ok: true } }]);
-      expect(await take(second, 2)).toEqual([delta('a'), { event: 'done', data: { ok: true } }]);
-      await first.return!();
-      await second.return!();
-      expect(sut.hasSubscribers(CHAT)).toBe(false);
-      expect(await Promise.race([other.next().then(() => 'heard'), new Promise((resolve) => setImmediate(() => resolve('nothing')))])).toBe('nothing');
-    });
+    it(
+      'fans a chat’s events out to its subscribers in this process, and forgets a subscriber that ' + 'stopped',
+      async () => {
+        const sut = new ChatEventsService();
+        const first = await sut.subscribe(CHAT);
+        const second = await sut.subscribe(CHAT);
+        const other = await sut.subscribe(OTHER_CHAT);
+        expect(sut.hasSubscribers(CHAT)).toBe(true);
+        sut.publish(CHAT, delta('a'));
+        sut.publish(CHAT, { event: 'done', data: { ok: true } });
+        expect(await take(first, 2)).toEqual([delta('a'), { event: 'done', data: { ok: true } }]);
+        expect(await take(second, 2)).toEqual([delta('a'), { event: 'done', data: { ok: true } }]);
+        await first.return!();
+        await second.return!();
+        expect(sut.hasSubscribers(CHAT)).toBe(false);
+        expect(
+          await Promise.race([
+            other.next().then(() => 'heard'),
+            new Promise((resolve) => setImmediate(() => resolve('nothing'))),
+          ]),
+        ).toBe('nothing');
+      },
+    );
   });
 
   describe('across instances', () => {
@@ -147,23 +163,39 @@ describe(ChatEventsService.name, () => {
       expect(b.hasSubscribers(OTHER_CHAT)).toBe(false);
     });
 
-    it('announces interest before subscribe() resolves; the other instance then relays the chat’s events, in order, large ones by reference', async () => {
-      // Storing and reading take a while: the small events after a large one must still arrive after it.
-      const [a, b] = [instance({ readMs: 30 }), instance({ writeMs: 30 })];
-      await bus.settle();
-      const subscriber = await a.subscribe(CHAT);
-      expect(bus.interests().filter((m) => m.chatIds)).toEqual([{ origin: expect.any(String), chatIds: [CHAT] }]);
-      await bus.settle();
-      expect(b.hasSubscribers(CHAT)).toBe(true);
+    it(
+      'announces interest before subscribe() resolves; the other instance then relays the chat’s events, in ' +
+        'order, large ones by reference',
+      async () => {
+        // Storing and reading take a while: the small events after a large one must still arrive after it.
+        const [a, b] = [instance({ readMs: 30 }), instance({ writeMs: 30 })];
+        await bus.settle();
+        const subscriber = await a.subscribe(CHAT);
+        expect(bus.interests().filter((m) => m.chatIds)).toEqual([{ origin: expect.any(String), chatIds: [CHAT] }]);
+        await bus.settle();
+        expect(b.hasSubscribers(CHAT)).toBe(true);
 
-      const large: ChatEvent = { event: 'tool-result', data: { output: 'ü'.repeat(5000) } };
-      const sent = [delta('1'), large, delta('2'), delta('3'), { event: 'done', data: { answer: 'x'.repeat(9000) } } as ChatEvent];
-      for (const event of sent) b.publish(CHAT, event);
-      expect(await take(subscriber, sent.length)).toEqual(sent);
-      expect(bus.relays().map((m) => (m.ref ? 'ref' : m.event!.event))).toEqual(['text-delta', 'ref', 'text-delta', 'text-delta', 'ref']);
-      expect(bus.relays().every((m) => m.chatId === CHAT)).toBe(true);
-      expect(bus.sent.every((m) => Buffer.byteLength(m.payload) <= 7000)).toBe(true);
-    });
+        const large: ChatEvent = { event: 'tool-result', data: { output: 'ü'.repeat(5000) } };
+        const sent = [
+          delta('1'),
+          large,
+          delta('2'),
+          delta('3'),
+          { event: 'done', data: { answer: 'x'.repeat(9000) } } as ChatEvent,
+        ];
+        for (const event of sent) b.publish(CHAT, event);
+        expect(await take(subscriber, sent.length)).toEqual(sent);
+        expect(bus.relays().map((m) => (m.ref ? 'ref' : m.event!.event))).toEqual([
+          'text-delta',
+          'ref',
+          'text-delta',
+          'text-delta',
+          'ref',
+        ]);
+        expect(bus.relays().every((m) => m.chatId === CHAT)).toBe(true);
+        expect(bus.sent.every((m) => Buffer.byteLength(m.payload) <= 7000)).toBe(true);
+      },
+    );
 
     it('serves its own subscribers once: its own relays and announcements are ignored', async () => {
       const [a, b] = [instance(), instance()];
@@ -174,27 +206,37 @@ describe(ChatEventsService.name, () => {
       a.publish(CHAT, { event: 'done', data: {} });
       expect(await take(onA, 2)).toEqual([delta('once'), { event: 'done', data: {} }]);
       await bus.settle();
-      expect(await Promise.race([onA.next().then(() => 'again'), new Promise((resolve) => setImmediate(() => resolve('nothing')))])).toBe('nothing');
+      expect(
+        await Promise.race([
+          onA.next().then(() => 'again'),
+          new Promise((resolve) => setImmediate(() => resolve('nothing'))),
+        ]),
+      ).toBe('nothing');
     });
 
-    it('keeps interest alive by refreshing it while subscribers remain, and lets it expire after they left', async () => {
-      jest.useFakeTimers({ doNotFake: ['setImmediate', 'queueMicrotask', 'nextTick'] });
-      const [a, b] = [instance(), instance()];
-      const subscriber = await a.subscribe(CHAT);
-      await bus.settle();
-      await jest.advanceTimersByTimeAsync(INTEREST_TTL_MS * 3);
-      await bus.settle();
-      expect(b.hasSubscribers(CHAT)).toBe(true);
-      expect(bus.interests().filter((m) => m.chatIds).length).toBeGreaterThanOrEqual(1 + (INTEREST_TTL_MS * 3) / INTEREST_REFRESH_MS);
+    it(
+      'keeps interest alive by refreshing it while subscribers remain, and lets it expire after they ' + 'left',
+      async () => {
+        jest.useFakeTimers({ doNotFake: ['setImmediate', 'queueMicrotask', 'nextTick'] });
+        const [a, b] = [instance(), instance()];
+        const subscriber = await a.subscribe(CHAT);
+        await bus.settle();
+        await jest.advanceTimersByTimeAsync(INTEREST_TTL_MS * 3);
+        await bus.settle();
+        expect(b.hasSubscribers(CHAT)).toBe(true);
+        expect(bus.interests().filter((m) => m.chatIds).length).toBeGreaterThanOrEqual(
+          1 + (INTEREST_TTL_MS * 3) / INTEREST_REFRESH_MS,
+        );
 
-      await subscriber.return!();
-      const announcements = bus.interests().length;
-      await jest.advanceTimersByTimeAsync(INTEREST_TTL_MS - 1);
-      expect(b.hasSubscribers(CHAT)).toBe(true);
-      await jest.advanceTimersByTimeAsync(2);
-      expect(b.hasSubscribers(CHAT)).toBe(false);
-      expect(bus.interests()).toHaveLength(announcements);
-    });
+        await subscriber.return!();
+        const announcements = bus.interests().length;
+        await jest.advanceTimersByTimeAsync(INTEREST_TTL_MS - 1);
+        expect(b.hasSubscribers(CHAT)).toBe(true);
+        await jest.advanceTimersByTimeAsync(2);
+        expect(b.hasSubscribers(CHAT)).toBe(false);
+        expect(bus.interests()).toHaveLength(announcements);
+      },
+    );
 
     it('an instance that starts later asks, and learns the chats already watched at once', async () => {
       const a = instance();
@@ -218,35 +260,57 @@ describe(ChatEventsService.name, () => {
       expect(interests.flatMap((m) => m.chatIds ?? []).sort()).toEqual([CHAT, OTHER_CHAT]);
     });
 
-    it('while relaying fails: warns once, tries at most once a second and drops the events between, then says it works again', async () => {
-      jest.useFakeTimers({ doNotFake: ['setImmediate', 'queueMicrotask', 'nextTick'] });
-      const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-      const logs = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-      const [a, b] = [instance(), instance()];
-      const subscriber = await a.subscribe(CHAT);
-      await bus.settle();
-      bus.relaysFail = true;
-      for (let i = 0; i < 100; i++) b.publish(CHAT, delta(`lost ${i}`));
-      await bus.settle();
-      expect(warnings.mock.calls).toEqual([[expect.stringMatching(new RegExp(`^Could not relay an event of chat ${CHAT} .*: The database is unavailable$`))]]);
-      bus.relaysFail = false;
-      b.publish(CHAT, delta('dropped: within a second of the failure'));
-      await jest.advanceTimersByTimeAsync(1000);
-      b.publish(CHAT, delta('back'));
-      expect(await take(subscriber, 1)).toEqual([delta('back')]);
-      expect(logs.mock.calls).toEqual([['Relaying chat events to the other instances works again (101 event(s) were not relayed)']]);
-      expect(warnings).toHaveBeenCalledTimes(1);
-    });
+    it(
+      'while relaying fails: warns once, tries at most once a second and drops the events between, then says it ' +
+        'works again',
+      async () => {
+        jest.useFakeTimers({ doNotFake: ['setImmediate', 'queueMicrotask', 'nextTick'] });
+        const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+        const logs = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+        const [a, b] = [instance(), instance()];
+        const subscriber = await a.subscribe(CHAT);
+        await bus.settle();
+        bus.relaysFail = true;
+        for (let i = 0; i < 100; i++) b.publish(CHAT, delta(`lost ${i}`));
+        await bus.settle();
+        expect(warnings.mock.calls).toEqual([
+          [
+            expect.stringMatching(
+              new RegExp(`^Could not relay an event of chat ${CHAT} .*: The database is unavailable$`),
+            ),
+          ],
+        ]);
+        bus.relaysFail = false;
+        b.publish(CHAT, delta('dropped: within a second of the failure'));
+        await jest.advanceTimersByTimeAsync(1000);
+        b.publish(CHAT, delta('back'));
+        expect(await take(subscriber, 1)).toEqual([delta('back')]);
+        expect(logs.mock.calls).toEqual([
+          ['Relaying chat events to the other instances works again (101 event(s) were not relayed)'],
+        ]);
+        expect(warnings).toHaveBeenCalledTimes(1);
+      },
+    );
 
-    it('a stored event that is gone by the time it is read is skipped with a warning; the events after it still arrive', async () => {
-      const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-      const [a, b] = [instance(), instance({ keep: false })];
-      const subscriber = await a.subscribe(CHAT);
-      await bus.settle();
-      b.publish(CHAT, { event: 'done', data: { answer: 'x'.repeat(8000) } });
-      b.publish(CHAT, delta('after'));
-      expect(await take(subscriber, 1)).toEqual([delta('after')]);
-      expect(warnings.mock.calls).toEqual([[expect.stringMatching(new RegExp(`^A relayed event of chat ${CHAT} \\(chat_event_relay 1\\) is gone or unreadable`))]]);
-    });
+    it(
+      'a stored event that is gone by the time it is read is skipped with a warning; the events after it still ' +
+        'arrive',
+      async () => {
+        const warnings = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+        const [a, b] = [instance(), instance({ keep: false })];
+        const subscriber = await a.subscribe(CHAT);
+        await bus.settle();
+        b.publish(CHAT, { event: 'done', data: { answer: 'x'.repeat(8000) } });
+        b.publish(CHAT, delta('after'));
+        expect(await take(subscriber, 1)).toEqual([delta('after')]);
+        expect(warnings.mock.calls).toEqual([
+          [
+            expect.stringMatching(
+              new RegExp(`^A relayed event of chat ${CHAT} \\(chat_event_relay 1\\) is gone or unreadable`),
+            ),
+          ],
+        ]);
+      },
+    );
   });
 });

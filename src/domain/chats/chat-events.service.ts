@@ -1,4 +1,11 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnModuleInit,
+  Optional,
+} from '@nestjs/common';
 import { NOTIFICATION_BUS, type NotificationBus } from '../shared/notification-bus.js';
 import { CHAT_EVENT_RELAY, type ChatEventRelay } from './chat-event-relay.js';
 
@@ -11,17 +18,28 @@ export interface ChatEvent {
   data: unknown;
 }
 
-/** An instance announces here which chats its subscribers watch (`{origin, chatIds}`), or asks the others to (`{origin, ask: true}`). */
+/**
+ * An instance announces here which chats its subscribers watch (`{origin, chatIds}`), or asks the others to (`{origin,
+ * ask: true}`).
+ */
 export const CHAT_INTEREST_CHANNEL = 'skillhost_chat_interest';
-/** A turn's events for the instances that announced interest: `{origin, chatId, event}`, or `{origin, chatId, ref}` for a stored one. */
+/**
+ * A turn's events for the instances that announced interest: `{origin, chatId, event}`, or `{origin, chatId, ref}` for
+ * a stored one.
+ */
 export const CHAT_EVENTS_CHANNEL = 'skillhost_chat_events';
 /** While an instance has subscribers to a chat it announces so this often… */
 export const INTEREST_REFRESH_MS = 10_000;
 /** …and the others forget its interest this long after the last announcement (several refreshes may be missed). */
 export const INTEREST_TTL_MS = 30_000;
-/** A relayed event whose notification would be larger goes through `chat_event_relay` (PostgreSQL refuses 8000 bytes). */
+/**
+ * A relayed event whose notification would be larger goes through `chat_event_relay` (PostgreSQL refuses 8000 bytes).
+ */
 export const MAX_INLINE_RELAY_BYTES = 7000;
-/** While relaying fails, an event is tried at most this often; the ones in between are dropped rather than queued behind timeouts. */
+/**
+ * While relaying fails, an event is tried at most this often; the ones in between are dropped rather than queued behind
+ * timeouts.
+ */
 const RELAY_RETRY_MS = 1000;
 /** Chat ids per interest announcement: 150 uuids stay well under the payload limit. */
 const CHATS_PER_ANNOUNCEMENT = 150;
@@ -36,7 +54,9 @@ interface Subscriber {
 }
 
 type InterestMessage = { origin: string; chatIds: string[] } | { origin: string; ask: true };
-type RelayMessage = { origin: string; chatId: string; event: ChatEvent } | { origin: string; chatId: string; ref: string };
+type RelayMessage =
+  | { origin: string; chatId: string; event: ChatEvent }
+  | { origin: string; chatId: string; ref: string };
 
 /**
  * Per-chat fan-out of turn events to live subscribers (GraphQL `chatEvents`), whichever API and
@@ -87,7 +107,9 @@ export class ChatEventsService implements OnModuleInit, BeforeApplicationShutdow
     void bus
       .ready()
       .then(() => this.send(CHAT_INTEREST_CHANNEL, { origin: bus.instanceId, ask: true }))
-      .catch((error: unknown) => this.warnUnlessStopped(`Could not ask the other instances which chats they watch: ${messageOf(error)}`));
+      .catch((error: unknown) =>
+        this.warnUnlessStopped(`Could not ask the other instances which chats they watch: ${messageOf(error)}`),
+      );
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -209,7 +231,10 @@ export class ChatEventsService implements OnModuleInit, BeforeApplicationShutdow
     void this.announce([...this.subscribers.keys()]).finally(() => (this.refreshing = false));
   }
 
-  /** Tells the other instances this one listens to `chatIds`, once it hears their relays. Never rejects: failures are logged. */
+  /**
+   * Tells the other instances this one listens to `chatIds`, once it hears their relays. Never rejects: failures are
+   * logged.
+   */
   private async announce(chatIds: string[]): Promise<void> {
     const bus = this.notifications;
     if (bus === undefined || chatIds.length === 0) return;
@@ -217,11 +242,19 @@ export class ChatEventsService implements OnModuleInit, BeforeApplicationShutdow
       await bus.ready();
       const sends: Promise<void>[] = [];
       for (let i = 0; i < chatIds.length; i += CHATS_PER_ANNOUNCEMENT) {
-        sends.push(this.send(CHAT_INTEREST_CHANNEL, { origin: bus.instanceId, chatIds: chatIds.slice(i, i + CHATS_PER_ANNOUNCEMENT) }));
+        sends.push(
+          this.send(CHAT_INTEREST_CHANNEL, {
+            origin: bus.instanceId,
+            chatIds: chatIds.slice(i, i + CHATS_PER_ANNOUNCEMENT),
+          }),
+        );
       }
       await Promise.all(sends);
     } catch (error) {
-      this.warnUnlessStopped(`Could not tell the other instances which chats this one's subscribers watch (turns they run may not reach them): ${messageOf(error)}`);
+      this.warnUnlessStopped(
+        `Could not tell the other instances which chats this one's subscribers watch (turns they run may not ` +
+          `reach them): ${messageOf(error)}`,
+      );
     }
   }
 
@@ -262,14 +295,20 @@ export class ChatEventsService implements OnModuleInit, BeforeApplicationShutdow
       Buffer.byteLength(inline, 'utf8') <= MAX_INLINE_RELAY_BYTES
         ? () => bus.notify(CHAT_EVENTS_CHANNEL, inline)
         : async () => {
-            if (this.relayStore === undefined) throw new Error(`a ${event.event} event of ${Buffer.byteLength(inline, 'utf8')} bytes is too large to notify and no relay table is available`);
+            if (this.relayStore === undefined)
+              throw new Error(
+                `a ${event.event} event of ` +
+                  `${Buffer.byteLength(inline, 'utf8')} bytes is too large to notify and no relay table is available`,
+              );
             const ref = await this.relayStore.store(chatId, JSON.stringify(event));
             await this.send(CHAT_EVENTS_CHANNEL, { origin, chatId, ref } satisfies RelayMessage);
           };
     this.relayTail = this.relayTail.then(() => this.relayOne(chatId, send));
   }
 
-  /** Sends one relay; while the database fails, logs once and drops events between attempts (all of them once stopping). */
+  /**
+   * Sends one relay; while the database fails, logs once and drops events between attempts (all of them once stopping).
+   */
   private async relayOne(chatId: string, send: () => Promise<void>): Promise<void> {
     const outage = this.relayOutage;
     if (outage !== undefined && (this.stopped || Date.now() - outage.lastFailureAt < RELAY_RETRY_MS)) {
@@ -285,18 +324,28 @@ export class ChatEventsService implements OnModuleInit, BeforeApplicationShutdow
         return;
       }
       this.relayOutage = { lastFailureAt: Date.now(), missed: 1 };
-      this.warnUnlessStopped(`Could not relay an event of chat ${chatId} to the other instances' subscribers; retrying at most once a second, dropping the events in between: ${messageOf(error)}`);
+      this.warnUnlessStopped(
+        `Could not relay an event of chat ${chatId} to the other instances' subscribers; retrying at most once ` +
+          `a second, dropping the events in between: ${messageOf(error)}`,
+      );
       return;
     }
     if (outage === undefined) return;
     this.relayOutage = undefined;
-    this.logger.log(`Relaying chat events to the other instances works again (${outage.missed} event(s) were not relayed)`);
+    this.logger.log(
+      `Relaying chat events to the other instances works again (${outage.missed} event(s) were not relayed)`,
+    );
   }
 
   /** Delivered in the order received, per chat: a stored event is read before the events after it are delivered. */
   private onRelayed(payload: string): void {
     const message = parseRelay(payload);
-    if (message === undefined || message.origin === this.notifications!.instanceId || !this.hasLocalSubscribers(message.chatId)) return;
+    if (
+      message === undefined ||
+      message.origin === this.notifications!.instanceId ||
+      !this.hasLocalSubscribers(message.chatId)
+    )
+      return;
     const { chatId } = message;
     const pending = this.deliveries.get(chatId);
     if (pending === undefined && 'event' in message) {
@@ -317,10 +366,17 @@ export class ChatEventsService implements OnModuleInit, BeforeApplicationShutdow
     try {
       const json = await this.relayStore?.find(ref, chatId);
       const event = json === null || json === undefined ? undefined : parseEvent(parseObject(json));
-      if (event === undefined) this.logger.warn(`A relayed event of chat ${chatId} (chat_event_relay ${ref}) is gone or unreadable; its subscribers here miss it`);
+      if (event === undefined)
+        this.logger.warn(
+          `A relayed event of chat ${chatId} (chat_event_relay ` +
+            `${ref}) is gone or unreadable; its subscribers here miss it`,
+        );
       return event;
     } catch (error) {
-      this.logger.warn(`Could not read a relayed event of chat ${chatId} (chat_event_relay ${ref}); its subscribers here miss it: ${messageOf(error)}`);
+      this.logger.warn(
+        `Could not read a relayed event of chat ${chatId} (chat_event_relay ${ref}); its subscribers here miss ` +
+          `it: ${messageOf(error)}`,
+      );
       return undefined;
     }
   }

@@ -30,7 +30,11 @@ export function findModel(settings: ModelSettings, name: string | undefined): Mo
     const available = Object.keys(models);
     // The name as a listed problem shows it: a client may send a megabyte of it.
     const shown = cutProblem(name);
-    throw new AppError(ErrorCode.VALIDATION_FAILED, `Model '${shown}' is not configured. Available: ${available.join(', ') || 'none'}`, { problems: [`model: '${shown}' is not configured`], available });
+    throw new AppError(
+      ErrorCode.VALIDATION_FAILED,
+      `Model '${shown}' is not configured. Available: ${available.join(', ') || 'none'}`,
+      { problems: [`model: '${shown}' is not configured`], available },
+    );
   }
   return model;
 }
@@ -39,7 +43,10 @@ export function findModel(settings: ModelSettings, name: string | undefined): Mo
 export function requireModel(settings: ModelSettings, name: string | undefined): ModelConfig {
   const model = findModel(settings, name);
   if (model === undefined) {
-    throw new AppError(ErrorCode.MODEL_NOT_CONFIGURED, 'No model is configured: add an [app.models.NAME] section (or set SKILLHOST_MODEL) to chat.');
+    throw new AppError(
+      ErrorCode.MODEL_NOT_CONFIGURED,
+      'No model is configured: add an [app.models.NAME] section (or set SKILLHOST_MODEL) to chat.',
+    );
   }
   return model;
 }

@@ -50,14 +50,31 @@ export interface ChatStore {
   deleteChat(id: string, ownerId: string): Promise<boolean>;
   /** The chat's messages in order, or null when the owner has no such chat. */
   listMessages(chatId: string, ownerId: string, limit: number, offset: number): Promise<Page<ChatMessage> | null>;
-  /** Everything a turn reads: its last `historyCount` user/assistant messages, its activated skills and the skill filters; null when the owner has no such chat. */
+  /**
+   * Everything a turn reads: its last `historyCount` user/assistant messages, its activated skills and the skill
+   * filters; null when the owner has no such chat.
+   */
   turnContext(chatId: string, ownerId: string, historyCount: number): Promise<TurnContext | null>;
   /** The activated skills of chats already known to exist. */
   activatedSkills(chatIds: readonly string[]): Promise<Map<string, ChatActivation[]>>;
-  /** Stores a turn (its messages and activations) atomically; `title` titles a chat that has none yet. Null when the owner has no such chat. */
-  recordTurn(chatId: string, ownerId: string, messages: NewMessage[], activations: NewActivation[], title?: string | null): Promise<StoredTurn | null>;
+  /**
+   * Stores a turn (its messages and activations) atomically; `title` titles a chat that has none yet. Null when the
+   * owner has no such chat.
+   */
+  recordTurn(
+    chatId: string,
+    ownerId: string,
+    messages: NewMessage[],
+    activations: NewActivation[],
+    title?: string | null,
+  ): Promise<StoredTurn | null>;
   /** One page of messages for each of several of the owner's chats; chats that are not the owner's are absent. */
-  messagePages(chatIds: readonly string[], ownerId: string, limit: number, offset: number): Promise<Map<string, Page<ChatMessage>>>;
+  messagePages(
+    chatIds: readonly string[],
+    ownerId: string,
+    limit: number,
+    offset: number,
+  ): Promise<Map<string, Page<ChatMessage>>>;
 }
 
 export const CHAT_STORE = Symbol('CHAT_STORE');

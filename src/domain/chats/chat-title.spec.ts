@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { CHAT_TITLE_MAX_CHARACTERS, chatTitleFrom } from './chat-title.js';
 
-const graphemes = (text: string) => [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
+const graphemes = (text: string) =>
+  [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text)].length;
 
 describe(chatTitleFrom.name, () => {
   it('keeps a short message as it is', () => {
@@ -9,11 +10,15 @@ describe(chatTitleFrom.name, () => {
   });
 
   it('makes one line of a multi-line message, collapsing every run of white space', () => {
-    expect(chatTitleFrom('  first line\r\n\n\tsecond\u00a0\u3000line  \u2028third ')).toBe('first line second line third');
+    expect(chatTitleFrom('  first line\r\n\n\tsecond\u00a0\u3000line  \u2028third ')).toBe(
+      'first line second line third',
+    );
   });
 
   it('cuts a long message at a word boundary, with an ellipsis, within the limit', () => {
-    const sut = chatTitleFrom('Please read the attached quarterly report and write a short summary of the main risks for the board');
+    const sut = chatTitleFrom(
+      'Please read the attached quarterly report and write a short summary of the main risks for the board',
+    );
     expect(sut).toBe('Please read the attached quarterly report and write a short…');
     expect(graphemes(sut!)).toBeLessThanOrEqual(CHAT_TITLE_MAX_CHARACTERS);
   });
@@ -41,7 +46,9 @@ describe(chatTitleFrom.name, () => {
   });
 
   it('drops trailing punctuation before the ellipsis', () => {
-    expect(chatTitleFrom(`${'a'.repeat(40)} ${'b'.repeat(10)}, ${'c'.repeat(30)}`)).toBe(`${'a'.repeat(40)} ${'b'.repeat(10)}…`);
+    expect(chatTitleFrom(`${'a'.repeat(40)} ${'b'.repeat(10)}, ${'c'.repeat(30)}`)).toBe(
+      `${'a'.repeat(40)} ${'b'.repeat(10)}…`,
+    );
   });
 
   it('removes invisible direction controls and control characters', () => {

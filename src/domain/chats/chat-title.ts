@@ -9,9 +9,13 @@
 export const CHAT_TITLE_MAX_CHARACTERS = 60;
 
 /** What REST's and GraphQL's descriptions say of a chat's title. */
-export const CHAT_TITLE_DESCRIPTION = `The title given when the chat was created; otherwise, from the first stored message with words in it: that message on one line, white space collapsed, at most ${CHAT_TITLE_MAX_CHARACTERS} characters (cut at a word, with "…"). Null until then.`;
+export const CHAT_TITLE_DESCRIPTION =
+  `The title given when the chat was created; otherwise, from the first stored message with words in it: that ` +
+  `message on one line, white space collapsed, at most ${CHAT_TITLE_MAX_CHARACTERS} characters (cut at a word, ` +
+  `with "…"). Null until then.`;
 /** What REST's and GraphQL's descriptions say of the title a chat is created with. */
-export const NEW_CHAT_TITLE_DESCRIPTION = 'Up to 200 characters. Without one (or with white space only), the chat is titled from its first message.';
+export const NEW_CHAT_TITLE_DESCRIPTION =
+  'Up to 200 characters. Without one (or with white space only), the chat is titled from its first message.';
 
 const ELLIPSIS = '…';
 /** Bidi embeddings, overrides, isolates and marks: invisible, and able to reorder what a title shows. */
@@ -29,7 +33,11 @@ const SCANNED_CODE_UNITS = 4096;
 
 /** The title a chat gets from `message`, or null when the message has nothing to show (white space only). */
 export function chatTitleFrom(message: string): string | null {
-  const line = titleSource(message).replace(DIRECTION_CONTROLS, '').replace(CONTROLS, ' ').replace(WHITE_SPACE, ' ').trim();
+  const line = titleSource(message)
+    .replace(DIRECTION_CONTROLS, '')
+    .replace(CONTROLS, ' ')
+    .replace(WHITE_SPACE, ' ')
+    .trim();
   if (line === '') return null;
   const characters = firstGraphemes(line, CHAT_TITLE_MAX_CHARACTERS + 1);
   if (characters.length <= CHAT_TITLE_MAX_CHARACTERS) return line;

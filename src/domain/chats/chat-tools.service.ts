@@ -14,7 +14,10 @@ export interface ToolRun {
   activatedSkills: ChatActivation[];
 }
 
-/** The external-loop API: a team running its own model loop calls the skill tools against a chat, stored like a model-made call. */
+/**
+ * The external-loop API: a team running its own model loop calls the skill tools against a chat, stored like a
+ * model-made call.
+ */
 @Injectable()
 export class ChatToolsService {
   constructor(
@@ -28,9 +31,19 @@ export class ChatToolsService {
     const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
     if (context === null) throw chatNotFound(id);
     const snapshot = chatView(this.registry, principal.userId, context);
-    const { card, activated, version } = await this.skillTools.executeForApi(tool, args, { snapshot, pins: context.pins, chatId: id, caller: { userId: principal.userId } });
+    const { card, activated, version } = await this.skillTools.executeForApi(tool, args, {
+      snapshot,
+      pins: context.pins,
+      chatId: id,
+      caller: { userId: principal.userId },
+    });
     // The write finds out whether the chat still exists (deleted meanwhile: CHAT_NOT_FOUND); reading files is harmless.
-    const stored = await this.chats.recordTurn(id, principal.userId, [{ role: 'tool', content: '', toolCards: [card] }], activated ? [{ skillName: activated, how: 'tool', version }] : []);
+    const stored = await this.chats.recordTurn(
+      id,
+      principal.userId,
+      [{ role: 'tool', content: '', toolCards: [card] }],
+      activated ? [{ skillName: activated, how: 'tool', version }] : [],
+    );
     if (stored === null) throw chatNotFound(id);
     // The card as stored (a NUL in a path became U+FFFD): the answer and a later read agree.
     return { card: stored.messages[0].toolCards[0], activatedSkills: stored.activatedSkills };

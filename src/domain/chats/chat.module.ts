@@ -19,9 +19,17 @@ import { TurnGate } from './turn-gate.service.js';
 import { TurnPlanner } from './turn-planner.js';
 import { TURN_EVENT_SHAPES, type TurnEventShapes, TurnRunner } from './turn-runner.js';
 
-function createTurnPlanner(config: AppConfig, searching: SkillSearchService, skillTools: SkillToolsService): TurnPlanner {
+function createTurnPlanner(
+  config: AppConfig,
+  searching: SkillSearchService,
+  skillTools: SkillToolsService,
+): TurnPlanner {
   const { basePrompt, skills, tools } = config.app;
-  return new TurnPlanner({ basePrompt, explicitPrefixes: skills.explicitPrefixes, skills, toolsEnabled: tools.enabled }, searching, (view) => skillTools.style(view));
+  return new TurnPlanner(
+    { basePrompt, explicitPrefixes: skills.explicitPrefixes, skills, toolsEnabled: tools.enabled },
+    searching,
+    (view) => skillTools.style(view),
+  );
 }
 
 function createTurnRunner(
@@ -38,8 +46,26 @@ function createTurnRunner(
   shapes: TurnEventShapes,
 ): TurnRunner {
   const { models: configured, defaultModel, historyMessages, tools: toolSettings } = config.app;
-  const settings = { models: configured, defaultModel, historyMessages, maxSteps: toolSettings.maxSteps, maxAnswerBytes: toolSettings.maxAnswerBytes };
-  return new TurnRunner({ settings, store, views, planner, tools, instructions, events, shapes, admission, metrics, models });
+  const settings = {
+    models: configured,
+    defaultModel,
+    historyMessages,
+    maxSteps: toolSettings.maxSteps,
+    maxAnswerBytes: toolSettings.maxAnswerBytes,
+  };
+  return new TurnRunner({
+    settings,
+    store,
+    views,
+    planner,
+    tools,
+    instructions,
+    events,
+    shapes,
+    admission,
+    metrics,
+    models,
+  });
 }
 
 /**
@@ -68,11 +94,27 @@ export class ChatModule {
         ChatEventsService,
         ModelLoopService,
         { provide: TURN_ADMISSION, useExisting: TurnGate satisfies new (...args: never[]) => TurnAdmission },
-        { provide: TurnPlanner, useFactory: createTurnPlanner, inject: [APP_CONFIG, SkillSearchService, SkillToolsService] },
+        {
+          provide: TurnPlanner,
+          useFactory: createTurnPlanner,
+          inject: [APP_CONFIG, SkillSearchService, SkillToolsService],
+        },
         {
           provide: TurnRunner,
           useFactory: createTurnRunner,
-          inject: [APP_CONFIG, CHAT_STORE, SkillRegistryService, TurnPlanner, SkillToolsService, SkillResourcesService, ChatEventsService, TURN_ADMISSION, CHAT_METRICS, ModelLoopService, TURN_EVENT_SHAPES],
+          inject: [
+            APP_CONFIG,
+            CHAT_STORE,
+            SkillRegistryService,
+            TurnPlanner,
+            SkillToolsService,
+            SkillResourcesService,
+            ChatEventsService,
+            TURN_ADMISSION,
+            CHAT_METRICS,
+            ModelLoopService,
+            TURN_EVENT_SHAPES,
+          ],
         },
       ],
       exports: [ChatsService, ChatContextService, ChatToolsService, TurnRunner, ChatEventsService, TeamSkillsModule],

@@ -22,7 +22,9 @@ export interface ChatMessage {
   role: MessageRole;
   content: string;
   toolCards: StoredToolCard[];
-  /** The first skill a user message invoked explicitly (`/name`, `$name`), if any; all of them are in `invokedSkills`. */
+  /**
+   * The first skill a user message invoked explicitly (`/name`, `$name`), if any; all of them are in `invokedSkills`.
+   */
   invokedSkill: string | null;
   /** Every skill the user message invoked explicitly, in order. */
   invokedSkills: string[];

@@ -10,7 +10,10 @@ import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { chatNotFound } from './chat-errors.js';
 import { type ChatEvent, ChatEventsService } from './chat-events.service.js';
 
-/** The caller's chats and their messages, a chat's skill filter, and its live events: everything of a chat but its turns and tools. */
+/**
+ * The caller's chats and their messages, a chat's skill filter, and its live events: everything of a chat but its turns
+ * and tools.
+ */
 @Injectable()
 export class ChatsService {
   constructor(
@@ -46,7 +49,10 @@ export class ChatsService {
     return this.chats.activatedSkills(chatIds);
   }
 
-  async getChatWithActivations(principal: Principal, id: string): Promise<{ chat: Chat; activatedSkills: ChatActivation[] }> {
+  async getChatWithActivations(
+    principal: Principal,
+    id: string,
+  ): Promise<{ chat: Chat; activatedSkills: ChatActivation[] }> {
     const chat = await this.getChat(principal, id);
     return { chat, activatedSkills: (await this.chats.activatedSkills([chat.id])).get(chat.id) ?? [] };
   }
@@ -65,7 +71,12 @@ export class ChatsService {
    * A page of messages of each of several of the caller's chats, in one query (batched for
    * GraphQL's nested `Chat.messages`); a chat that is not the caller's is absent from the map.
    */
-  messagePages(principal: Principal, chatIds: readonly string[], limit = 50, offset = 0): Promise<Map<string, Page<ChatMessage>>> {
+  messagePages(
+    principal: Principal,
+    chatIds: readonly string[],
+    limit = 50,
+    offset = 0,
+  ): Promise<Map<string, Page<ChatMessage>>> {
     return this.chats.messagePages(chatIds.filter(isUuid), principal.userId, limit, offset);
   }
 

@@ -33,7 +33,10 @@ export interface ToolRunOptions {
   id?: string;
   /** The snapshot the turn started with (the user's view), so one turn sees one catalogue. */
   snapshot?: CatalogueSnapshot;
-  /** The chat's activated versions by skill name: reads come from them; activations record new ones. Absent outside a chat. */
+  /**
+   * The chat's activated versions by skill name: reads come from them; activations record new ones. Absent outside a
+   * chat.
+   */
   pins?: Map<string, string>;
   /** The user's words this turn (use_skill matches them when given no input). */
   userMessage?: string;
@@ -60,26 +63,40 @@ export class SkillToolsService {
     private readonly searching: SkillSearchService,
   ) {}
 
-  /** The configured style's tools for a snapshot (default: the current one), with skills.search when its catalogue is partial. */
+  /**
+   * The configured style's tools for a snapshot (default: the current one), with skills.search when its catalogue is
+   * partial.
+   */
   style(snapshot: CatalogueSnapshot = this.registry.snapshot): ToolStyleSet {
     return toolStyleFor(this.config.app.tools.style, snapshot, this.styleOptions(snapshot));
   }
 
   private styleOptions(snapshot: CatalogueSnapshot) {
-    return { scripts: this.scripts.enabled, search: this.searching.offersSearch(snapshot), partial: !this.searching.isComplete(snapshot) };
+    return {
+      scripts: this.scripts.enabled,
+      search: this.searching.offersSearch(snapshot),
+      partial: !this.searching.isComplete(snapshot),
+    };
   }
 
-  /** A tool of the configured style (for a user's view) by its canonical name, or TOOL_NOT_FOUND naming the ones it has. */
+  /**
+   * A tool of the configured style (for a user's view) by its canonical name, or TOOL_NOT_FOUND naming the ones it has.
+   */
   find(name: string, snapshot?: CatalogueSnapshot): SkillTool {
     const style = this.style(snapshot);
     const tool = style.byName(name);
     if (tool !== undefined) return tool;
     if (name === runScriptTool.name) throw scriptsDisabledError();
     const available = style.tools.map((t) => t.name);
-    throw new AppError(ErrorCode.TOOL_NOT_FOUND, `Tool '${name}' is not offered in the '${style.style}' tool style (app.tools.style). Available: ${available.join(', ')}.`, {
-      name,
-      available,
-    });
+    throw new AppError(
+      ErrorCode.TOOL_NOT_FOUND,
+      `Tool '${name}' is not offered in the '${style.style}' tool style (app.tools.style). Available: ` +
+        `${available.join(', ')}.`,
+      {
+        name,
+        available,
+      },
+    );
   }
 
   /** An API caller's call: the arguments are checked first (VALIDATION_FAILED), then it runs as a model's call does. */
@@ -138,23 +155,43 @@ export class SkillToolsService {
     const tool = sets.map((set) => set.byName(name) ?? set.byWireName(name)).find((found) => found !== undefined);
     if (tool === undefined) {
       const available = [...new Set(sets.flatMap((set) => set.tools.map((t) => t.name)))];
-      return { status: 'error', output: `Error (TOOL_NOT_FOUND): No tool '${name}' in this chat. Available: ${available.join(', ')}.` };
+      return {
+        status: 'error',
+        output: `Error (TOOL_NOT_FOUND): No tool '${name}' in this chat. Available: ${available.join(', ')}.`,
+      };
     }
     // Arguments from code may be anything a worker can pass (a cycle, a BigInt): only plain JSON is a call.
     let plain: unknown;
     try {
       plain = JSON.parse(JSON.stringify(args ?? null)) as unknown;
     } catch (error) {
-      return { status: 'error', output: `Error (VALIDATION_FAILED): The arguments for '${name}' are not plain JSON data (${(error as Error).message}).` };
+      return {
+        status: 'error',
+        output:
+          `Error (VALIDATION_FAILED): The arguments for '${name}' are not plain JSON data ` +
+          `(${(error as Error).message}).`,
+      };
     }
-    const { card } = await this.execute(tool, plain, { ...options, id: undefined, codeDepth: (options.codeDepth ?? 0) + 1 });
+    const { card } = await this.execute(tool, plain, {
+      ...options,
+      id: undefined,
+      codeDepth: (options.codeDepth ?? 0) + 1,
+    });
     options.onInnerCard?.(card);
     return { status: card.status, output: card.output };
   }
 
   /** A call that failed with a domain error, as the card the model and the user see. */
   errorCard(toolName: string, args: unknown, error: AppError, id: string = randomUUID()): ToolCard {
-    const card: ToolCard = { id, tool: toolName, args: args ?? null, status: 'error', summary: failedCallSummary(args), output: errorOutput(error), durationMs: 0 };
+    const card: ToolCard = {
+      id,
+      tool: toolName,
+      args: args ?? null,
+      status: 'error',
+      summary: failedCallSummary(args),
+      output: errorOutput(error),
+      durationMs: 0,
+    };
     this.observe(card);
     return card;
   }

@@ -3,7 +3,8 @@ import { AppError, ErrorCode } from '@skillhost/core';
 import type { AppConfig } from '../../config/app-config.js';
 import { TurnGate } from './turn-gate.service.js';
 
-const configWithLimit = (maxConcurrentTurns: number) => ({ app: { limits: { maxConcurrentTurns } } }) as unknown as AppConfig;
+const configWithLimit = (maxConcurrentTurns: number) =>
+  ({ app: { limits: { maxConcurrentTurns } } }) as unknown as AppConfig;
 
 function busyReason(work: () => unknown): unknown {
   try {

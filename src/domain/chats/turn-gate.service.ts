@@ -25,16 +25,26 @@ export class TurnGate {
   /** Throws BUSY when a turn could not start now; for checks made before a turn's answer is committed to (a stream). */
   assertOpen(): void {
     if (this.closed) {
-      throw new AppError(ErrorCode.BUSY, 'This Skillhost instance is shutting down and starts no new turns; send the turn again in a moment (another instance, or this one once restarted, will take it).', {
-        reason: 'shutting_down',
-      });
+      throw new AppError(
+        ErrorCode.BUSY,
+        'This Skillhost instance is shutting down and starts no new turns; send the turn again in a moment ' +
+          '(another instance, or this one once restarted, will take it).',
+        {
+          reason: 'shutting_down',
+        },
+      );
     }
     const limit = this.config.app.limits.maxConcurrentTurns;
     if (this.running >= limit) {
-      throw new AppError(ErrorCode.BUSY, `This Skillhost instance is already running ${limit} turns (app.limits.max_concurrent_turns); send the turn again in a moment.`, {
-        reason: 'max_concurrent_turns',
-        limit,
-      });
+      throw new AppError(
+        ErrorCode.BUSY,
+        `This Skillhost instance is already running ${limit} turns (app.limits.max_concurrent_turns); send the ` +
+          `turn again in a moment.`,
+        {
+          reason: 'max_concurrent_turns',
+          limit,
+        },
+      );
     }
   }
 
@@ -71,7 +81,10 @@ export class TurnGate {
       const wake = () => finish(true);
       const timer = setTimeout(() => finish(false), timeoutMs);
       this.idleWaiters.add(wake);
-      void hurry?.then(() => finish(false), () => finish(false));
+      void hurry?.then(
+        () => finish(false),
+        () => finish(false),
+      );
     });
   }
 }

@@ -8,11 +8,28 @@ import { toolStyleFor } from '@skillhost/core';
 import { MAX_COMMAND_PROMPT_CHARS, type TurnPlanInput, TurnPlanner, type TurnPlanSettings } from './turn-planner.js';
 
 function skill(name: string, description: string): SkillRecord {
-  return { name, description, path: `/s/${name}`, skillFile: `/s/${name}/SKILL.md`, source: '/s', frontmatter: { name, description }, warnings: [] };
+  return {
+    name,
+    description,
+    path: `/s/${name}`,
+    skillFile: `/s/${name}/SKILL.md`,
+    source: '/s',
+    frontmatter: { name, description },
+    warnings: [],
+  };
 }
 
 function command(name: string, template: string, requiredSkills: string[]): CommandRecord {
-  return { name, description: `Runs ${name}.`, argumentHint: '<what>', requiredSkills, template, path: `/c/${name}.md`, source: '/c', warnings: [] };
+  return {
+    name,
+    description: `Runs ${name}.`,
+    argumentHint: '<what>',
+    requiredSkills,
+    template,
+    path: `/c/${name}.md`,
+    source: '/c',
+    warnings: [],
+  };
 }
 
 const SKILLS = [
@@ -31,7 +48,9 @@ function viewOf(skills: SkillRecord[] = SKILLS, commands: CommandRecord[] = []):
   );
 }
 
-function plannerWith(overrides: { settings?: Partial<TurnPlanSettings>; budgetTokens?: number; maxSkills?: number } = {}): TurnPlanner {
+function plannerWith(
+  overrides: { settings?: Partial<TurnPlanSettings>; budgetTokens?: number; maxSkills?: number } = {},
+): TurnPlanner {
   const settings: TurnPlanSettings = {
     basePrompt: 'You are helpful.',
     explicitPrefixes: ['/', '$'],
@@ -39,8 +58,18 @@ function plannerWith(overrides: { settings?: Partial<TurnPlanSettings>; budgetTo
     toolsEnabled: true,
     ...overrides.settings,
   };
-  const chooser = new CatalogueChooser({ catalogueBudgetTokens: overrides.budgetTokens ?? 4000, catalogueMaxSkills: overrides.maxSkills ?? 50, catalogueFormat: 'json', searchTool: 'auto' });
-  const style = (view: CatalogueSnapshot) => toolStyleFor('skillhost', view, { scripts: false, search: chooser.offersSearch(view), partial: !chooser.isComplete(view) });
+  const chooser = new CatalogueChooser({
+    catalogueBudgetTokens: overrides.budgetTokens ?? 4000,
+    catalogueMaxSkills: overrides.maxSkills ?? 50,
+    catalogueFormat: 'json',
+    searchTool: 'auto',
+  });
+  const style = (view: CatalogueSnapshot) =>
+    toolStyleFor('skillhost', view, {
+      scripts: false,
+      search: chooser.offersSearch(view),
+      partial: !chooser.isComplete(view),
+    });
   return new TurnPlanner(settings, chooser, style);
 }
 
@@ -50,7 +79,7 @@ function input(content: string, overrides: Partial<TurnPlanInput> = {}): TurnPla
 
 describe(TurnPlanner.name, () => {
   describe('reading the message', () => {
-    it('takes a plain message as the user\'s words, asking for no skill', () => {
+    it("takes a plain message as the user's words, asking for no skill", () => {
       const plan = plannerWith().plan(input('How do I split a PDF?'));
       expect(plan.invocation).toEqual({ skills: [], command: null, text: 'How do I split a PDF?' });
       expect(plan.requested).toEqual([]);
@@ -70,7 +99,9 @@ describe(TurnPlanner.name, () => {
 
     it('leaves an unknown name, or a prefix that is not configured, as ordinary text', () => {
       expect(plannerWith().plan(input('/etc/hosts is a file')).requested).toEqual([]);
-      expect(plannerWith({ settings: { explicitPrefixes: ['/'] } }).plan(input('$pdf split it')).prompt).toBe('$pdf split it');
+      expect(plannerWith({ settings: { explicitPrefixes: ['/'] } }).plan(input('$pdf split it')).prompt).toBe(
+        '$pdf split it',
+      );
     });
 
     it('reads nothing as an invocation while skills are off', () => {
@@ -79,16 +110,26 @@ describe(TurnPlanner.name, () => {
       expect(plan.prompt).toBe('/pdf split it');
     });
 
-    it('runs a command: its template expanded as the prompt, its required skills requested, what is stored with the message', () => {
-      const view = viewOf(SKILLS, [command('review', 'Review pull request $ARGUMENTS carefully.', ['git-commit', 'pdf'])]);
-      const plan = plannerWith().plan(input('/review 42', { view }));
-      expect(plan.prompt).toBe('Review pull request 42 carefully.');
-      expect(plan.requested).toEqual([
-        { skillName: 'git-commit', how: 'command' },
-        { skillName: 'pdf', how: 'command' },
-      ]);
-      expect(plan.command?.stored).toEqual({ name: 'review', arguments: '42', prompt: 'Review pull request 42 carefully.' });
-    });
+    it(
+      'runs a command: its template expanded as the prompt, its required skills requested, what is stored with ' +
+        'the message',
+      () => {
+        const view = viewOf(SKILLS, [
+          command('review', 'Review pull request $ARGUMENTS carefully.', ['git-commit', 'pdf']),
+        ]);
+        const plan = plannerWith().plan(input('/review 42', { view }));
+        expect(plan.prompt).toBe('Review pull request 42 carefully.');
+        expect(plan.requested).toEqual([
+          { skillName: 'git-commit', how: 'command' },
+          { skillName: 'pdf', how: 'command' },
+        ]);
+        expect(plan.command?.stored).toEqual({
+          name: 'review',
+          arguments: '42',
+          prompt: 'Review pull request 42 carefully.',
+        });
+      },
+    );
 
     it('refuses a command whose arguments expand past the limit, saying what to do', () => {
       const view = viewOf(SKILLS, [command('echo', '$ARGUMENTS $ARGUMENTS $ARGUMENTS', [])]);
@@ -106,11 +147,19 @@ describe(TurnPlanner.name, () => {
   });
 
   describe('gating the tools', () => {
-    it('offers the style\'s tools when skills and tools are on, the model calls tools and the request did not say no', () => {
-      const plan = plannerWith().plan(input('hi'));
-      expect(plan.toolsAvailable).toBe(true);
-      expect(plan.style?.definitions.map((tool) => tool.name)).toEqual(['skills.activate', 'skills.readResource', 'skills.listResources']);
-    });
+    it(
+      "offers the style's tools when skills and tools are on, the model calls tools and the request did " +
+        'not say no',
+      () => {
+        const plan = plannerWith().plan(input('hi'));
+        expect(plan.toolsAvailable).toBe(true);
+        expect(plan.style?.definitions.map((tool) => tool.name)).toEqual([
+          'skills.activate',
+          'skills.readResource',
+          'skills.listResources',
+        ]);
+      },
+    );
 
     it.each([
       ['the request says no', { tools: false }, {}],
@@ -156,8 +205,13 @@ describe(TurnPlanner.name, () => {
       expect(sut.systemPrompt(sut.plan(input('hi', { view: undefined })))).toEqual({ system: 'You are helpful.' });
     });
 
-    it('previews a new chat\'s catalogue for a message, the invoked skills pinned, in the format asked for', () => {
-      const text = plannerWith({ maxSkills: 2 }).previewCatalogue(viewOf(), '$git-commit spreadsheet charts', { tools: true }, 'markdown');
+    it("previews a new chat's catalogue for a message, the invoked skills pinned, in the format asked for", () => {
+      const text = plannerWith({ maxSkills: 2 }).previewCatalogue(
+        viewOf(),
+        '$git-commit spreadsheet charts',
+        { tools: true },
+        'markdown',
+      );
       expect(text).toContain('- git-commit: Write a commit message');
       expect(text).toContain('- xlsx: Spreadsheets');
       expect(text).not.toContain('- pdf:');
@@ -165,7 +219,7 @@ describe(TurnPlanner.name, () => {
   });
 
   describe('the prompt', () => {
-    it('tells the model how to use the style\'s tools and lists the commands', () => {
+    it("tells the model how to use the style's tools and lists the commands", () => {
       const view = viewOf(SKILLS, [command('review', 'Review $ARGUMENTS.', ['pdf'])]);
       const sut = plannerWith();
       const { system } = sut.systemPrompt(sut.plan(input('hi', { view })));
@@ -175,10 +229,13 @@ describe(TurnPlanner.name, () => {
       expect(system).toContain('"name":"pdf"');
     });
 
-    it('without tools, carries the requested skills\' instructions and what a code skill answered', () => {
+    it("without tools, carries the requested skills' instructions and what a code skill answered", () => {
       const sut = plannerWith();
       const plan = sut.plan(input('/pdf split it', { tools: false }));
-      const { system } = sut.systemPrompt(plan, { fallback: [{ name: 'pdf', body: 'PDF-BODY-MARKER' }], ran: [{ name: 'pdf', output: 'RAN-OUTPUT-MARKER' }] });
+      const { system } = sut.systemPrompt(plan, {
+        fallback: [{ name: 'pdf', body: 'PDF-BODY-MARKER' }],
+        ran: [{ name: 'pdf', output: 'RAN-OUTPUT-MARKER' }],
+      });
       expect(system).toContain('PDF-BODY-MARKER');
       expect(system).toContain('RAN-OUTPUT-MARKER');
       expect(system).toContain('Tools are not available in this conversation');
@@ -187,7 +244,9 @@ describe(TurnPlanner.name, () => {
 
     it('is the same bytes for the same inputs', () => {
       const sut = plannerWith();
-      const twice = [0, 1].map(() => sut.systemPrompt(sut.plan(input('/pdf split it', { activated: ['docx'] }))).system);
+      const twice = [0, 1].map(
+        () => sut.systemPrompt(sut.plan(input('/pdf split it', { activated: ['docx'] }))).system,
+      );
       expect(twice[0]).toBe(twice[1]);
     });
   });

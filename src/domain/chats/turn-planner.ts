@@ -10,11 +10,17 @@ import { buildSkillsPrompt } from '@skillhost/core';
 import { searchTool } from '@skillhost/core';
 import type { ToolStyleSet } from '@skillhost/core';
 
-/** The last messages of a chat that rank a partial catalogue, as weaker context than the message, and how much of each is read. */
+/**
+ * The last messages of a chat that rank a partial catalogue, as weaker context than the message, and how much of each
+ * is read.
+ */
 export const CONTEXT_MESSAGES = 4;
 const CONTEXT_MESSAGE_CHARS = 4000;
 
-/** The longest prompt a command may expand to: a template repeating `$ARGUMENTS` must not turn one message into gigabytes. */
+/**
+ * The longest prompt a command may expand to: a template repeating `$ARGUMENTS` must not turn one message into
+ * gigabytes.
+ */
 export const MAX_COMMAND_PROMPT_CHARS = 500_000;
 
 /** The configuration values planning reads. */
@@ -30,7 +36,11 @@ export interface TurnPlanSettings {
 export interface CatalogueRanking {
   readonly limits: CatalogueLimits;
   isComplete(view: CatalogueSnapshot): boolean;
-  catalogue(view: CatalogueSnapshot, request: { message: string; context?: string; pinned?: readonly string[]; searchable: boolean }, format?: CatalogueFormat): CatalogueChoice;
+  catalogue(
+    view: CatalogueSnapshot,
+    request: { message: string; context?: string; pinned?: readonly string[]; searchable: boolean },
+    format?: CatalogueFormat,
+  ): CatalogueChoice;
 }
 
 /** The configured tool style for a view of the catalogue (SkillToolsService.style). */
@@ -116,8 +126,16 @@ export class TurnPlanner {
     const toolsAvailable = this.toolsAvailable(input.view !== undefined, input.model, input.tools);
     const style = toolsAvailable && input.view !== undefined ? this.toolStyle(input.view) : undefined;
     const requested = request.requested.map((skill) => skill.skillName);
-    const context = input.view === undefined || this.ranking.isComplete(input.view) ? '' : rankingContext(input.history);
-    return { ...request, view: input.view, activated: input.activated, toolsAvailable, style, ranking: { text: request.prompt, context, requested } };
+    const context =
+      input.view === undefined || this.ranking.isComplete(input.view) ? '' : rankingContext(input.history);
+    return {
+      ...request,
+      view: input.view,
+      activated: input.activated,
+      toolsAvailable,
+      style,
+      ranking: { text: request.prompt, context, requested },
+    };
   }
 
   /**
@@ -134,8 +152,15 @@ export class TurnPlanner {
     return { invocation, command, requested, prompt: command?.stored.prompt ?? invocation.text };
   }
 
-  /** Skill tools are offered only when skills are on, tools are on, the model can call them, and the request did not say no. */
-  toolsAvailable(skillsOn: boolean, model: Pick<ModelConfig, 'tools'> | undefined, requested: boolean | undefined): boolean {
+  /**
+   * Skill tools are offered only when skills are on, tools are on, the model can call them, and the request did not say
+   * no.
+   */
+  toolsAvailable(
+    skillsOn: boolean,
+    model: Pick<ModelConfig, 'tools'> | undefined,
+    requested: boolean | undefined,
+  ): boolean {
     return skillsOn && this.settings.toolsEnabled && (model?.tools ?? true) && requested !== false;
   }
 
@@ -154,7 +179,12 @@ export class TurnPlanner {
       style: plan.style,
       activated: plan.activated,
       message: plan.ranking,
-      turn: { commands: promptCommands(plan.view), invoked: plan.invocation.skills, command: plan.command?.stored.name, ...activations },
+      turn: {
+        commands: promptCommands(plan.view),
+        invoked: plan.invocation.skills,
+        command: plan.command?.stored.name,
+        ...activations,
+      },
     });
   }
 
@@ -162,10 +192,20 @@ export class TurnPlanner {
    * The catalogue a message would list in a new chat (read as a turn reads it, no history, no
    * activated skills), in `format`.
    */
-  previewCatalogue(view: CatalogueSnapshot, message: string, model: Pick<ModelConfig, 'tools'> | undefined, format: CatalogueFormat): string {
+  previewCatalogue(
+    view: CatalogueSnapshot,
+    message: string,
+    model: Pick<ModelConfig, 'tools'> | undefined,
+    format: CatalogueFormat,
+  ): string {
     const { prompt, requested } = this.readMessage(message, view);
-    const searchable = this.toolsAvailable(true, model, undefined) && this.toolStyle(view).byName(searchTool.name) !== undefined;
-    return this.ranking.catalogue(view, { message: prompt, pinned: requested.map((request) => request.skillName), searchable }, format).text;
+    const searchable =
+      this.toolsAvailable(true, model, undefined) && this.toolStyle(view).byName(searchTool.name) !== undefined;
+    return this.ranking.catalogue(
+      view,
+      { message: prompt, pinned: requested.map((request) => request.skillName), searchable },
+      format,
+    ).text;
   }
 
   private parseInvocation(content: string, view: CatalogueSnapshot | undefined): Invocation {
@@ -180,7 +220,12 @@ export class TurnPlanner {
 
 /** The commands the system prompt lists (and the context endpoint returns), in name order. */
 export function promptCommands(view: CatalogueSnapshot): PromptCommand[] {
-  return [...view.commands.values()].map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint, requiredSkills: c.requiredSkills }));
+  return [...view.commands.values()].map((c) => ({
+    name: c.name,
+    description: c.description,
+    argumentHint: c.argumentHint,
+    requiredSkills: c.requiredSkills,
+  }));
 }
 
 /** The last messages, newest first (only their start is read): what ranks a partial catalogue besides the message. */
@@ -197,7 +242,13 @@ function runCommand(view: CatalogueSnapshot, invoked: { name: string; arguments:
   if (command === undefined) return undefined;
   const prompt = expandTemplate(command.template, invoked.arguments, MAX_COMMAND_PROMPT_CHARS);
   if (prompt === undefined) {
-    throw validationFailed([`content: the command /${command.name} with these arguments expands to more than ${MAX_COMMAND_PROMPT_CHARS} characters (its template repeats $ARGUMENTS or $1…$9); send shorter arguments`]);
+    throw validationFailed([
+      `content: the command /${command.name} with these arguments expands to more than ` +
+        `${MAX_COMMAND_PROMPT_CHARS} characters (its template repeats $ARGUMENTS or $1…$9); send shorter arguments`,
+    ]);
   }
-  return { requiredSkills: command.requiredSkills, stored: { name: command.name, arguments: invoked.arguments, prompt } };
+  return {
+    requiredSkills: command.requiredSkills,
+    stored: { name: command.name, arguments: invoked.arguments, prompt },
+  };
 }

@@ -61,7 +61,13 @@ export interface TurnSettings extends ModelSettings {
 export interface TurnStore {
   findChat(id: string, ownerId: string): Promise<Chat | null>;
   turnContext(chatId: string, ownerId: string, historyCount: number): Promise<TurnContext | null>;
-  recordTurn(chatId: string, ownerId: string, messages: NewMessage[], activations: NewActivation[], title: string | null): Promise<StoredTurn | null>;
+  recordTurn(
+    chatId: string,
+    ownerId: string,
+    messages: NewMessage[],
+    activations: NewActivation[],
+    title: string | null,
+  ): Promise<StoredTurn | null>;
 }
 
 /** The skill tools as a turn runs them (SkillToolsService). */
@@ -85,7 +91,10 @@ export interface TurnEventBus {
 /** Where the app gives the chats its doors' `TurnEventShapes` (see ChatModule.forRoot). */
 export const TURN_EVENT_SHAPES = Symbol('TURN_EVENT_SHAPES');
 
-/** The wire shapes of the `done` and `error` events (the API's presenters): subscribers get them as the door that ran the turn answers. */
+/**
+ * The wire shapes of the `done` and `error` events (the API's presenters): subscribers get them as the door that ran
+ * the turn answers.
+ */
 export interface TurnEventShapes {
   done(turn: TurnOutcome): unknown;
   /** The error as `principal` may read it (the caller and the chat's subscribers are the same user). */
@@ -186,7 +195,13 @@ export class TurnRunner {
     }
   }
 
-  private async runTurn(principal: Principal, id: string, input: TurnInput, useListener: (listener: TurnListener | undefined) => void, caller: TurnListener | undefined): Promise<TurnResult> {
+  private async runTurn(
+    principal: Principal,
+    id: string,
+    input: TurnInput,
+    useListener: (listener: TurnListener | undefined) => void,
+    caller: TurnListener | undefined,
+  ): Promise<TurnResult> {
     const clock: Clock = { started: performance.now(), dbMs: 0, skillsMs: 0, toolMs: 0, modelMs: 0 };
     const model = requireModel(this.ports.settings, input.model);
     const context = await this.readChat(principal, id);
@@ -203,28 +218,66 @@ export class TurnRunner {
     const stored = await this.store(turn, answer, clock);
     const [userMessage, assistantMessage] = stored.messages;
     const { invocation, command } = turn.plan;
-    return { userMessage, assistantMessage, activatedSkills: stored.activatedSkills, invokedSkills: invocation.skills, command: command?.stored ?? null, timing: timingOf(clock) };
+    return {
+      userMessage,
+      assistantMessage,
+      activatedSkills: stored.activatedSkills,
+      invokedSkills: invocation.skills,
+      command: command?.stored ?? null,
+      timing: timingOf(clock),
+    };
   }
 
   /** The chat's history, activations, pins and filters in one query; CHAT_NOT_FOUND when it is not the caller's. */
   private async readChat(principal: Principal, id: string): Promise<TurnContext> {
-    const context = isUuid(id) ? await this.ports.store.turnContext(id, principal.userId, this.ports.settings.historyMessages) : null;
+    const context = isUuid(id)
+      ? await this.ports.store.turnContext(id, principal.userId, this.ports.settings.historyMessages)
+      : null;
     if (context === null) throw chatNotFound(id);
     return context;
   }
 
   /** The turn's plan, and the model's messages so far: the chat's history and the user's words. */
-  private startTurn(principal: Principal, chatId: string, input: TurnInput, model: ModelConfig, context: TurnContext, onEvent: TurnListener | undefined): Turn {
+  private startTurn(
+    principal: Principal,
+    chatId: string,
+    input: TurnInput,
+    model: ModelConfig,
+    context: TurnContext,
+    onEvent: TurnListener | undefined,
+  ): Turn {
     const view = chatView(this.ports.views, principal.userId, context);
-    const plan = this.ports.planner.plan({ content: input.content, view, model, tools: input.tools, activated: context.activated, history: context.history });
+    const plan = this.ports.planner.plan({
+      content: input.content,
+      view,
+      model,
+      tools: input.tools,
+      activated: context.activated,
+      history: context.history,
+    });
     const messages: ModelMessage[] = context.history.map((m) => ({ role: m.role, content: m.content }));
     messages.push({ role: 'user', content: plan.prompt });
-    const turn: Turn = { chatId, principal, input, model, plan, onEvent, messages, cards: [], activations: [], injections: [], toolOptions: {} };
+    const turn: Turn = {
+      chatId,
+      principal,
+      input,
+      model,
+      plan,
+      onEvent,
+      messages,
+      cards: [],
+      activations: [],
+      injections: [],
+      toolOptions: {},
+    };
     turn.toolOptions = this.toolOptions(turn, new Map(context.pins));
     return turn;
   }
 
-  /** What the turn's tool calls get: the chat, its view and model (for code skills), and where their cards and prompt injections go. */
+  /**
+   * What the turn's tool calls get: the chat, its view and model (for code skills), and where their cards and prompt
+   * injections go.
+   */
   private toolOptions(turn: Turn, pins: Map<string, string>): ToolRunOptions {
     let llmCalls = 0;
     return {
@@ -235,7 +288,8 @@ export class TurnRunner {
       pins,
       userMessage: turn.plan.invocation.text,
       llm: (prompt, options) => {
-        if (++llmCalls > MAX_CODE_LLM_CALLS) return Promise.reject(new Error(`llm.complete may be called at most ${MAX_CODE_LLM_CALLS} times in a turn`));
+        if (++llmCalls > MAX_CODE_LLM_CALLS)
+          return Promise.reject(new Error(`llm.complete may be called at most ${MAX_CODE_LLM_CALLS} times in a turn`));
         return this.ports.models.complete(turn.model, prompt, options.system);
       },
       injectPrompt: (text) => turn.injections.push(text),
@@ -268,15 +322,26 @@ export class TurnRunner {
   }
 
   /** A requested code skill runs with the user's words; its card goes before the cards of the calls it made. */
-  private async runCodeSkill(turn: Turn, skillName: string, how: NewActivation['how'], added: Required<ActivationsInPrompt>): Promise<void> {
+  private async runCodeSkill(
+    turn: Turn,
+    skillName: string,
+    how: NewActivation['how'],
+    added: Required<ActivationsInPrompt>,
+  ): Promise<void> {
     const at = turn.cards.length;
-    const { card, activated, version } = await this.ports.tools.execute(useSkillTool, { skill_name: skillName, input: turn.toolOptions.userMessage ?? '' }, turn.toolOptions);
+    const { card, activated, version } = await this.ports.tools.execute(
+      useSkillTool,
+      { skill_name: skillName, input: turn.toolOptions.userMessage ?? '' },
+      turn.toolOptions,
+    );
     this.showServerCall(turn, card, at);
     added.ran.push({ name: skillName, output: card.output });
     if (activated) turn.activations.push({ skillName: activated, how, version });
   }
 
-  /** With tools: the style's activation call, made by the server, in the model's history as if the model had made it. */
+  /**
+   * With tools: the style's activation call, made by the server, in the model's history as if the model had made it.
+   */
   private async callActivation(turn: Turn, skillName: string, how: NewActivation['how']): Promise<void> {
     const { tool, args } = turn.plan.style!.activation(skillName);
     const { card, activated, version } = await this.ports.tools.execute(tool, args, turn.toolOptions);
@@ -286,13 +351,25 @@ export class TurnRunner {
   }
 
   /** Without tools: the skill's instructions go into this turn's system prompt, or an error card names the skill. */
-  private async activateIntoPrompt(turn: Turn, skillName: string, how: NewActivation['how'], added: Required<ActivationsInPrompt>): Promise<void> {
+  private async activateIntoPrompt(
+    turn: Turn,
+    skillName: string,
+    how: NewActivation['how'],
+    added: Required<ActivationsInPrompt>,
+  ): Promise<void> {
     try {
-      const skill = await this.ports.instructions.activate(skillName, { snapshot: turn.toolOptions.snapshot, pins: turn.toolOptions.pins });
+      const skill = await this.ports.instructions.activate(skillName, {
+        snapshot: turn.toolOptions.snapshot,
+        pins: turn.toolOptions.pins,
+      });
       added.fallback.push({ name: skill.name, body: skill.body });
-      turn.activations.push({ skillName: skill.name, how: how === 'explicit' ? 'fallback' : how, version: skill.version });
+      turn.activations.push({
+        skillName: skill.name,
+        how: how === 'explicit' ? 'fallback' : how,
+        version: skill.version,
+      });
     } catch (error) {
-      if (!(AppError.isInstance(error))) throw error;
+      if (!AppError.isInstance(error)) throw error;
       const card = this.ports.tools.errorCard('skills.activate', { name: skillName }, error);
       turn.onEvent?.({ event: 'tool-result', data: card });
       turn.cards.push(card);
@@ -319,16 +396,25 @@ export class TurnRunner {
       execute: async (call, definition) => {
         // The definitions are the style's own, so the lookup always finds the tool.
         const tool = style!.byWireName(definition.wireName)!;
-        const execution = await this.ports.tools.execute(tool, call.input, { ...turn.toolOptions, id: call.toolCallId });
+        const execution = await this.ports.tools.execute(tool, call.input, {
+          ...turn.toolOptions,
+          id: call.toolCallId,
+        });
         clock.toolMs += execution.card.durationMs;
         turn.cards.push(execution.card);
-        if (execution.activated) turn.activations.push({ skillName: execution.activated, how: 'tool', version: execution.version });
+        if (execution.activated)
+          turn.activations.push({ skillName: execution.activated, how: 'tool', version: execution.version });
         turn.onEvent?.({ event: 'tool-result', data: execution.card });
         return execution.card.output;
       },
       refused: (call, reason) => {
         // The card says what the model was told: for an unknown tool, the SDK's reason names the available ones.
-        const card = this.ports.tools.refusedCard(call.toolCallId, style?.byWireName(call.wireName)?.name ?? call.wireName, call.input, reason);
+        const card = this.ports.tools.refusedCard(
+          call.toolCallId,
+          style?.byWireName(call.wireName)?.name ?? call.wireName,
+          call.input,
+          reason,
+        );
         turn.cards.push(card);
         turn.onEvent?.({ event: 'tool-result', data: card });
       },
@@ -354,7 +440,13 @@ export class TurnRunner {
       chatId,
       principal.userId,
       [
-        { role: 'user', content: input.content, invokedSkills: plan.invocation.skills, command: plan.command?.stored ?? null, model: model.name },
+        {
+          role: 'user',
+          content: input.content,
+          invokedSkills: plan.invocation.skills,
+          command: plan.command?.stored ?? null,
+          model: model.name,
+        },
         { role: 'assistant', content: answer, toolCards: turn.cards, model: model.name },
       ],
       turn.activations,
@@ -371,13 +463,17 @@ export class TurnRunner {
     const { maxAnswerBytes, maxSteps } = this.ports.settings;
     let answer = result.text.trim();
     if (result.truncated) {
-      const notice = `[Truncated: the model's answer was longer than ${maxAnswerBytes} bytes (app.tools.max_answer_bytes); the rest was not kept.]`;
+      const notice =
+        `[Truncated: the model's answer was longer than ${maxAnswerBytes} bytes (app.tools.max_answer_bytes); the ` +
+        `rest was not kept.]`;
       answer = `${answer}\n\n${notice}`;
       onEvent?.({ event: 'text-delta', data: { text: `\n\n${notice}` } });
       this.logger.warn(`Chat ${chatId}: the model's answer was cut at ${maxAnswerBytes} bytes`);
     }
     if (result.stepLimitReached) {
-      answer = `${answer}${answer ? '\n\n' : ''}[Stopped: this turn reached the limit of ${maxSteps} model steps (app.tools.max_steps) before a final answer.]`;
+      answer =
+        `${answer}${answer ? '\n\n' : ''}[Stopped: this turn reached the limit of ` +
+        `${maxSteps} model steps (app.tools.max_steps) before a final answer.]`;
       this.logger.warn(`Chat ${chatId}: turn stopped at the step limit (${maxSteps})`);
     }
     return answer;
@@ -396,7 +492,13 @@ export class TurnRunner {
 
 function timingOf(clock: Clock): TurnTiming {
   const totalMs = performance.now() - clock.started;
-  return { totalMs, modelMs: clock.modelMs, overheadMs: totalMs - clock.modelMs, dbMs: clock.dbMs, skillsMs: clock.skillsMs + clock.toolMs };
+  return {
+    totalMs,
+    modelMs: clock.modelMs,
+    overheadMs: totalMs - clock.modelMs,
+    dbMs: clock.dbMs,
+    skillsMs: clock.skillsMs + clock.toolMs,
+  };
 }
 
 /**

@@ -36,7 +36,8 @@ export class SlidingWindowLimiter {
       log.times = log.times.slice(log.head);
       log.head = 0;
     }
-    if (log.times.length - log.head >= this.limit) return { allowed: false, retryAfterMs: log.times[log.head] + this.windowMs - now };
+    if (log.times.length - log.head >= this.limit)
+      return { allowed: false, retryAfterMs: log.times[log.head] + this.windowMs - now };
     log.times.push(now);
     return { allowed: true };
   }

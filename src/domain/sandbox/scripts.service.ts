@@ -41,7 +41,11 @@ export class ScriptsService implements OnModuleInit {
     private readonly metrics: MetricsService,
   ) {
     this.config = appConfig.app.scripts;
-    this.slots = new SandboxSlots({ instance: this.config.maxConcurrent, perUser: this.config.maxConcurrentPerUser, perTurn: this.config.maxConcurrentPerTurn });
+    this.slots = new SandboxSlots({
+      instance: this.config.maxConcurrent,
+      perUser: this.config.maxConcurrentPerUser,
+      perTurn: this.config.maxConcurrentPerTurn,
+    });
     this.metrics.observeScripts(() => this.slots.running);
   }
 
@@ -51,11 +55,24 @@ export class ScriptsService implements OnModuleInit {
       await checkSandbox('bwrap', inheritedEnvironment().PATH ?? '');
     } catch (error) {
       const reason = (error as Error).message.replace(/\.$/, '');
-      throw new Error(`[app.scripts] enabled = true, but the sandbox cannot run: ${reason}. Scripts are never run unsandboxed: fix this or set enabled = false.`);
+      throw new Error(
+        `[app.scripts] enabled = true, but the sandbox cannot run: ${reason}. Scripts are never run ` +
+          `unsandboxed: fix this or set enabled = false.`,
+      );
     }
-    const { timeoutMs, maxOutputBytes, memoryMb, maxProcesses, maxConcurrent, maxConcurrentPerUser, maxConcurrentPerTurn } = this.config;
+    const {
+      timeoutMs,
+      maxOutputBytes,
+      memoryMb,
+      maxProcesses,
+      maxConcurrent,
+      maxConcurrentPerUser,
+      maxConcurrentPerTurn,
+    } = this.config;
     this.logger.log(
-      `Scripts enabled: bubblewrap sandbox, ${timeoutMs} ms, ${maxOutputBytes} bytes of output, ${memoryMb} MB, ${maxProcesses} processes; at most ${maxConcurrent} at once (${maxConcurrentPerUser || 'no cap'} per user, ${maxConcurrentPerTurn || 'no cap'} per turn)`,
+      `Scripts enabled: bubblewrap sandbox, ${timeoutMs} ms, ${maxOutputBytes} bytes of output, ${memoryMb} MB, ` +
+        `${maxProcesses} processes; at most ${maxConcurrent} at once (${maxConcurrentPerUser || 'no cap'} per ` +
+        `user, ${maxConcurrentPerTurn || 'no cap'} per turn)`,
     );
   }
 
@@ -72,13 +89,19 @@ export class ScriptsService implements OnModuleInit {
   async run(request: ScriptRequest): Promise<ScriptRun> {
     if (!this.config.enabled) throw scriptsDisabledError();
     if (request.skill.origin === 'programmatic') {
-      throw new AppError(ErrorCode.VALIDATION_FAILED, `Skill '${request.skill.name}' was registered by the application and has no folder: it has no scripts to run.`, { name: request.skill.name });
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        `Skill '${request.skill.name}' was registered by the application and has no folder: it has no scripts to run.`,
+        { name: request.skill.name },
+      );
     }
     const skill = request.skill;
     if (skill.store?.scope === 'personal' && !this.config.personalSkills) {
       throw new AppError(
         ErrorCode.SCRIPT_NOT_ALLOWED,
-        `Skill '${skill.name}' is a personal skill (installed by ${skill.store.owner ?? 'a user'}); scripts of personal skills do not run on this server ([app.scripts] personal_skills = false). An admin can install it as a shared skill.`,
+        `Skill '${skill.name}' is a personal skill (installed by ` +
+          `${skill.store.owner ?? 'a user'}); scripts of personal skills do not run on ` +
+          `this server ([app.scripts] personal_skills = false). An admin can install it as a shared skill.`,
         { name: skill.name },
       );
     }
@@ -97,7 +120,11 @@ export class ScriptsService implements OnModuleInit {
         release = this.takeSlot(request.caller ?? {});
       },
     }).finally(() => release?.());
-    this.logger.log(`Script ${skill.name}/${result.path}: exit ${result.exitCode ?? result.signal} in ${Math.round(result.durationMs)} ms${result.timedOut ? ' (timed out)' : ''}${result.truncated ? ' (output cut)' : ''}`);
+    this.logger.log(
+      `Script ${skill.name}/${result.path}: exit ${result.exitCode ?? result.signal} in ` +
+        `${Math.round(result.durationMs)} ` +
+        `ms${result.timedOut ? ' (timed out)' : ''}${result.truncated ? ' (output cut)' : ''}`,
+    );
     return result;
   }
 
@@ -109,7 +136,10 @@ export class ScriptsService implements OnModuleInit {
     throw scriptsBusyError(grant.refused, grant.limit);
   }
 
-  /** A sandbox that cannot start (bwrap gone since start-up, a folder uid 65534 cannot read) is the card's error, not the turn's. */
+  /**
+   * A sandbox that cannot start (bwrap gone since start-up, a folder uid 65534 cannot read) is the card's error, not
+   * the turn's.
+   */
   private async sandboxed(skill: SkillRecord, request: Parameters<typeof runSandboxed>[0]): Promise<SandboxResult> {
     try {
       return await runSandboxed(request, 'bwrap', inheritedEnvironment().PATH ?? '');
@@ -129,24 +159,38 @@ function assertAllowed(skill: SkillRecord, invocation: ScriptInvocation): void {
   if (verdict.allowed) return;
   throw new AppError(
     ErrorCode.SCRIPT_NOT_ALLOWED,
-    `Skill '${skill.name}' may not run '${invocation.scriptPath}': ${verdict.reason} (either form will do: ${verdict.needed}).`,
+    `Skill '${skill.name}' may not run '${invocation.scriptPath}': ${verdict.reason} (either form will do: ` +
+      `${verdict.needed}).`,
     { name: skill.name, path: invocation.scriptPath, needed: verdict.needed },
   );
 }
 
 export function scriptsDisabledError(): AppError {
-  return new AppError(ErrorCode.SCRIPTS_DISABLED, 'Running skill scripts is disabled on this server ([app.scripts] enabled = false).');
+  return new AppError(
+    ErrorCode.SCRIPTS_DISABLED,
+    'Running skill scripts is disabled on this server ([app.scripts] enabled = false).',
+  );
 }
 
 const BUSY_MESSAGES: Readonly<Record<SlotScope, (limit: number) => string>> = {
   turn: (limit) =>
-    `This turn is already running ${limit} ${scripts(limit)} at once ([app.scripts] max_concurrent_per_turn), so this script did not run. Run scripts one at a time: call it again once the running ones have answered.`,
-  user: (limit) => `This user is already running ${limit} ${scripts(limit)} at once, in this chat or others ([app.scripts] max_concurrent_per_user), so this script did not run. Call it again once one of them has finished.`,
-  instance: (limit) => `This server is already running ${limit} ${scripts(limit)} at once, its limit ([app.scripts] max_concurrent), so this script did not run. Call it again in a moment, one script at a time.`,
+    `This turn is already running ${limit} ` +
+    `${scripts(limit)} at once ([app.scripts] max_concurrent_per_turn), so this script did not run. Run scripts ` +
+    `one at a time: call it again once the running ones have answered.`,
+  user: (limit) =>
+    `This user is already running ${limit} ` +
+    `${scripts(limit)} at once, in this chat or others ([app.scripts] max_concurrent_per_user), so this script ` +
+    `did not run. Call it again once one of them has finished.`,
+  instance: (limit) =>
+    `This server is already running ${limit} ` +
+    `${scripts(limit)} at once, its limit ([app.scripts] max_concurrent), so this script did not run. Call it ` +
+    `again in a moment, one script at a time.`,
 };
 
 export function scriptsBusyError(scope: SlotScope, limit: number): AppError {
-  const setting = { turn: 'max_concurrent_per_turn', user: 'max_concurrent_per_user', instance: 'max_concurrent' }[scope];
+  const setting = { turn: 'max_concurrent_per_turn', user: 'max_concurrent_per_user', instance: 'max_concurrent' }[
+    scope
+  ];
   return new AppError(ErrorCode.SCRIPTS_BUSY, BUSY_MESSAGES[scope](limit), { reason: setting, limit });
 }
 

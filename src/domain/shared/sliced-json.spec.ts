@@ -3,7 +3,13 @@ import { stringifyInSlices } from './sliced-json.js';
 
 describe(stringifyInSlices.name, () => {
   it('gives exactly what JSON.stringify gives, the array member included', async () => {
-    const object = { count: 3, note: 'a "quoted" \u2028 line', items: [{ name: 'a' }, { name: 'b', extra: undefined }, null, 'x'], skipped: undefined, after: [1, 2] };
+    const object = {
+      count: 3,
+      note: 'a "quoted" \u2028 line',
+      items: [{ name: 'a' }, { name: 'b', extra: undefined }, null, 'x'],
+      skipped: undefined,
+      after: [1, 2],
+    };
     expect(await stringifyInSlices(object, 'items')).toBe(JSON.stringify(object));
   });
 

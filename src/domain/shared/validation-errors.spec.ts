@@ -20,8 +20,12 @@ describe(unstorableStringProblems.name, () => {
   });
 
   it('leaves the top-level fields it is told to skip to the service', () => {
-    expect(unstorableStringProblems({ tool: 'x', arguments: { path: 'a\u0000' } }, undefined, (key) => key === 'arguments')).toEqual([]);
-    expect(unstorableStringProblems({ tool: 'x\u0000', arguments: {} }, undefined, (key) => key === 'arguments')).toHaveLength(1);
+    expect(
+      unstorableStringProblems({ tool: 'x', arguments: { path: 'a\u0000' } }, undefined, (key) => key === 'arguments'),
+    ).toEqual([]);
+    expect(
+      unstorableStringProblems({ tool: 'x\u0000', arguments: {} }, undefined, (key) => key === 'arguments'),
+    ).toHaveLength(1);
   });
 
   it('finds every problem, not only the first few, so the refusal can count them', () => {
@@ -29,7 +33,9 @@ describe(unstorableStringProblems.name, () => {
   });
 
   it('checks a bare string (a query value) too', () => {
-    expect(unstorableStringProblems('\u0000')).toEqual(['value: contains a NUL character (U+0000), which cannot be stored; remove it']);
+    expect(unstorableStringProblems('\u0000')).toEqual([
+      'value: contains a NUL character (U+0000), which cannot be stored; remove it',
+    ]);
   });
 });
 
@@ -43,16 +49,25 @@ describe(validationFailed.name, () => {
   it('lists the first ten and says how many more there are', () => {
     const error = validationFailed(Array.from({ length: 12 }, (_, i) => `p${i}`));
     expect(error.message).toBe('Invalid request: p0; p1; p2; p3; p4; p5; p6; p7; p8; p9 … and 2 more');
-    expect(error.details).toEqual({ problems: ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9'], moreProblems: 2 });
+    expect(error.details).toEqual({
+      problems: ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9'],
+      moreProblems: 2,
+    });
   });
 
-  it('cuts a problem quoting a megabyte-long field name in the middle, keeping what was wrong, never inside a character', () => {
-    const name = `${'k'.repeat(149)}😀${'k'.repeat(1_000_000)}`;
-    const [listed] = (validationFailed([`${name}: property ${name} should not exist`]).details as { problems: string[] }).problems;
-    expect(listed.length).toBeLessThanOrEqual(MAX_PROBLEM_CHARS);
-    expect(listed).toMatch(/^k{149}…k+ should not exist$/);
-    expect(validationFailed([listed]).message.length).toBeLessThan(MAX_PROBLEM_CHARS + 20);
-  });
+  it(
+    'cuts a problem quoting a megabyte-long field name in the middle, keeping what was wrong, never inside a ' +
+      'character',
+    () => {
+      const name = `${'k'.repeat(149)}😀${'k'.repeat(1_000_000)}`;
+      const [listed] = (
+        validationFailed([`${name}: property ${name} should not exist`]).details as { problems: string[] }
+      ).problems;
+      expect(listed.length).toBeLessThanOrEqual(MAX_PROBLEM_CHARS);
+      expect(listed).toMatch(/^k{149}…k+ should not exist$/);
+      expect(validationFailed([listed]).message.length).toBeLessThan(MAX_PROBLEM_CHARS + 20);
+    },
+  );
 
   it('takes the message of a caller that words the refusal itself, the details bounded alike', () => {
     const error = validationFailed(Array(50).fill('x'), 'Invalid arguments for skills.activate.');

@@ -1,7 +1,13 @@
 import { AppError, ErrorCode, problemDetails, problemsText, unstorableCharacter } from '@skillhost/core';
 
-/** VALIDATION_FAILED listing the first problems and counting the rest (see problem-list.ts); `message` replaces "Invalid request: …". */
-export function validationFailed(problems: readonly string[], message = `Invalid request: ${problemsText(problems)}`): AppError {
+/**
+ * VALIDATION_FAILED listing the first problems and counting the rest (see problem-list.ts); `message` replaces "Invalid
+ * request: …".
+ */
+export function validationFailed(
+  problems: readonly string[],
+  message = `Invalid request: ${problemsText(problems)}`,
+): AppError {
   return new AppError(ErrorCode.VALIDATION_FAILED, message, { ...problemDetails(problems) });
 }
 
@@ -18,7 +24,11 @@ const DESCRIPTIONS = {
  * here, before any DTO rule, so NUL or a lone surrogate is a 400 wherever it would reach PostgreSQL.
  * Every problem is found (one walk, linear in the value), so the refusal can say how many there are.
  */
-export function unstorableStringProblems(value: unknown, nulAllowedIn: (key: string) => boolean = () => false, skipped: (key: string) => boolean = () => false): string[] {
+export function unstorableStringProblems(
+  value: unknown,
+  nulAllowedIn: (key: string) => boolean = () => false,
+  skipped: (key: string) => boolean = () => false,
+): string[] {
   const problems: string[] = [];
   const walk = (item: unknown, path: string, depth: number, allowNul: boolean): void => {
     if (typeof item === 'string') {

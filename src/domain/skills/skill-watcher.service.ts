@@ -34,13 +34,21 @@ export class SkillWatcherService implements OnApplicationBootstrap, OnModuleDest
     for (const directory of [...this.config.directories, ...this.config.codeDirectories, ...this.commandDirectories]) {
       try {
         const watcher = watch(directory.path, { recursive: true, persistent: false }, () => this.changed());
-        watcher.on('error', (error) => this.logger.warn(`Stopped watching ${directory.configured} (${directory.path}): ${error.message}`));
+        watcher.on('error', (error) =>
+          this.logger.warn(`Stopped watching ${directory.configured} (${directory.path}): ${error.message}`),
+        );
         this.watchers.push(watcher);
       } catch (error) {
-        this.logger.warn(`Not watching ${directory.configured} (${directory.path}): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        this.logger.warn(
+          `Not watching ${directory.configured} (${directory.path}): ` +
+            `${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
       }
     }
-    this.logger.log(`Watching ${this.watchers.length} skills/commands director${this.watchers.length === 1 ? 'y' : 'ies'} for changes`);
+    this.logger.log(
+      `Watching ${this.watchers.length} skills/commands ` +
+        `director${this.watchers.length === 1 ? 'y' : 'ies'} for changes`,
+    );
   }
 
   onModuleDestroy(): void {
@@ -66,19 +74,30 @@ export class SkillWatcherService implements OnApplicationBootstrap, OnModuleDest
   }
 }
 
-/** Which skills a reload added, removed and changed (with the old and new digest), and which commands it added and removed. */
+/**
+ * Which skills a reload added, removed and changed (with the old and new digest), and which commands it added and
+ * removed.
+ */
 export async function describeChange(before: CatalogueSnapshot, after: CatalogueSnapshot): Promise<string> {
-  const byName = (a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>) => ({ added: [...b.keys()].filter((k) => !a.has(k)), removed: [...a.keys()].filter((k) => !b.has(k)) });
+  const byName = (a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>) => ({
+    added: [...b.keys()].filter((k) => !a.has(k)),
+    removed: [...a.keys()].filter((k) => !b.has(k)),
+  });
   const skills = await diffCatalogues(before, after);
   const commands = byName(before.commands, after.commands);
   const parts = [
     skills.added.length > 0 ? `added ${skills.added.map((s) => s.name).join(', ')}` : '',
     skills.removed.length > 0 ? `removed ${skills.removed.map((s) => s.name).join(', ')}` : '',
-    skills.changed.length > 0 ? `changed ${skills.changed.map((s) => `${s.name} (${short(s.oldDigest)} → ${short(s.newDigest)})`).join(', ')}` : '',
+    skills.changed.length > 0
+      ? `changed ${skills.changed.map((s) => `${s.name} (${short(s.oldDigest)} → ${short(s.newDigest)})`).join(', ')}`
+      : '',
     commands.added.length > 0 ? `commands added ${commands.added.join(', ')}` : '',
     commands.removed.length > 0 ? `commands removed ${commands.removed.join(', ')}` : '',
   ].filter((part) => part !== '');
-  return `${parts.join('; ') || 'no skill or command added, removed or changed'} (${after.skills.size} skills, ${after.invalid.length} invalid)`;
+  return (
+    `${parts.join('; ') || 'no skill or command added, removed or changed'} (${after.skills.size} skills, ` +
+    `${after.invalid.length} invalid)`
+  );
 }
 
 /** The first 12 hex digits of a digest: enough to tell versions apart in a log line. */

@@ -12,7 +12,11 @@ import { SkillStoreModule } from './store/skill-store.module.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
 
 /** The library's SkillsModule, built from the server's configuration and reading its skill store. */
-const skills = SkillsModule.forSettings({ imports: [SkillStoreModule, MetricsModule], inject: [APP_CONFIG], useFactory: skillsSettingsOf });
+const skills = SkillsModule.forSettings({
+  imports: [SkillStoreModule, MetricsModule],
+  inject: [APP_CONFIG],
+  useFactory: skillsSettingsOf,
+});
 
 /**
  * The server's skills: the same registry and resources an embedding app gets, plus the store,

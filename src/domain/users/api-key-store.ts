@@ -13,7 +13,11 @@ export interface ApiKeyStore {
    * drop it from caches; null when there is no such key. With `keepAnAdmin`, the last working key
    * of an enabled admin is not revoked: `lastAdmin` instead.
    */
-  revoke(id: string, userId: string | undefined, keepAnAdmin: boolean): Promise<{ key: ApiKey; keyHash: string } | { lastAdmin: KeyOwner } | null>;
+  revoke(
+    id: string,
+    userId: string | undefined,
+    keepAnAdmin: boolean,
+  ): Promise<{ key: ApiKey; keyHash: string } | { lastAdmin: KeyOwner } | null>;
   /** Whether some enabled admin has a key that works (not revoked, not expired). */
   hasUsableAdminKey(): Promise<boolean>;
   /** Records use, at most once a minute per key. */

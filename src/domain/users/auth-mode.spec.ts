@@ -17,10 +17,16 @@ describe(effectiveAuthMode.name, () => {
 });
 
 describe(isLoopbackHost.name, () => {
-  it.each(['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1'])('%s is loopback', (host) => {
-    expect(isLoopbackHost(host)).toBe(true);
-  });
-  it.each(['0.0.0.0', '::', '10.0.0.1', 'example.com', '128.0.0.1', '::2', 'localhost.evil.com'])('%s is not', (host) => {
-    expect(isLoopbackHost(host)).toBe(false);
-  });
+  it.each(['127.0.0.1', '127.1.2.3', 'localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1'])(
+    '%s is loopback',
+    (host) => {
+      expect(isLoopbackHost(host)).toBe(true);
+    },
+  );
+  it.each(['0.0.0.0', '::', '10.0.0.1', 'example.com', '128.0.0.1', '::2', 'localhost.evil.com'])(
+    '%s is not',
+    (host) => {
+      expect(isLoopbackHost(host)).toBe(false);
+    },
+  );
 });

@@ -9,7 +9,10 @@ export function effectiveAuthMode(mode: AuthMode, host: string): 'api_key' | 'no
 
 /** 127.0.0.0/8, ::1 (also IPv4-mapped) and `localhost`; `0.0.0.0`, `::` and names are not. */
 export function isLoopbackHost(host: string): boolean {
-  const bare = host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const bare = host
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
   if (bare === 'localhost') return true;
   const mapped = bare.startsWith('::ffff:') ? bare.slice(7) : bare;
   if (isIP(mapped) === 4) return mapped.startsWith('127.');

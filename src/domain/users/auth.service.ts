@@ -41,7 +41,11 @@ export class AuthService implements OnModuleInit {
       this.logger.debug(`Auth mode ${this.mode} (app.auth.mode = ${auth.mode}, listening on ${host})`);
     } else {
       const bar = '!'.repeat(78);
-      this.logger.warn(`${bar}\nAUTH IS OFF on a non-loopback address (${host}): anyone who can reach this server acts as the admin 'local'.\nSet [app.auth] mode = "api_key" (or SKILLHOST_AUTH_MODE=api_key) unless a proxy in front authenticates.\n${bar}`);
+      this.logger.warn(
+        `${bar}\nAUTH IS OFF on a non-loopback address (${host}): anyone who can reach this server acts as the ` +
+          `admin 'local'.\nSet [app.auth] mode = "api_key" (or SKILLHOST_AUTH_MODE=api_key) unless a proxy in ` +
+          `front authenticates.\n${bar}`,
+      );
     }
   }
 
@@ -53,13 +57,18 @@ export class AuthService implements OnModuleInit {
   async authenticate(headers: CredentialHeaders): Promise<Principal> {
     const key = presentedKey(headers);
     if (key === undefined && this.mode === 'none') return LOCAL_PRINCIPAL;
-    if (key === undefined) throw unauthenticated('An API key is required: send `Authorization: Bearer <key>` or `x-api-key: <key>`.');
-    if (key === 'malformed') throw unauthenticated('The API key is malformed: expected `Authorization: Bearer skh_…` (or `x-api-key: skh_…`).');
+    if (key === undefined)
+      throw unauthenticated('An API key is required: send `Authorization: Bearer <key>` or `x-api-key: <key>`.');
+    if (key === 'malformed')
+      throw unauthenticated(
+        'The API key is malformed: expected `Authorization: Bearer skh_…` (or `x-api-key: skh_…`).',
+      );
     const hash = hashApiKey(key);
     const owner = await this.lookUp(hash);
     if (owner === null) throw unauthenticated('The API key is not valid.');
     if (owner.revokedAt !== null) throw unauthenticated('The API key has been revoked.');
-    if (owner.expiresAt !== null && owner.expiresAt.getTime() <= Date.now()) throw unauthenticated('The API key has expired.');
+    if (owner.expiresAt !== null && owner.expiresAt.getTime() <= Date.now())
+      throw unauthenticated('The API key has expired.');
     if (owner.disabled) throw unauthenticated(`The user '${owner.userName}' is disabled.`);
     this.noteUse(owner);
     return { userId: owner.userId, name: owner.userName, role: owner.role, keyId: owner.keyId };
@@ -93,7 +102,13 @@ export class AuthService implements OnModuleInit {
     const now = Date.now();
     if (owner.lastUsedAt !== null && now - owner.lastUsedAt.getTime() < LAST_USED_INTERVAL_MS) return;
     owner.lastUsedAt = new Date(now);
-    this.keys.touchLastUsed(owner.keyId).catch((error: unknown) => this.logger.warn(`Could not record the use of key ${owner.keyId}: ${error instanceof Error ? error.message : String(error)}`));
+    this.keys
+      .touchLastUsed(owner.keyId)
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `Could not record the use of key ${owner.keyId}: ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
   }
 }
 

@@ -29,28 +29,45 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
     if (key !== '') {
       this.report(await this.users.registerBootstrapKey(key));
     } else if (this.auth.mode === 'api_key' && !(await this.users.hasUsableAdminKey())) {
-      this.logger.warn(`No admin has a working API key, so nobody can administer this server: set ${SETTING} to a key from \`skillhost keys generate\` and restart, or run ${CREATE_AN_ADMIN}.`);
+      this.logger.warn(
+        `No admin has a working API key, so nobody can administer this server: set ${SETTING} to a key from ` +
+          `\`skillhost keys generate\` and restart, or run ${CREATE_AN_ADMIN}.`,
+      );
     }
   }
 
   private report(outcome: BootstrapKeyOutcome): void {
     switch (outcome.kind) {
       case 'registered':
-        this.logger.log(`Registered the bootstrap admin key (${SETTING}) as API key ${outcome.keyId} of the admin '${outcome.userName}'`);
+        this.logger.log(
+          `Registered the bootstrap admin key (${SETTING}) as API key ${outcome.keyId} of the admin ` +
+            `'${outcome.userName}'`,
+        );
         return;
       case 'stored': {
         const { keyId, userName, role, disabled } = outcome.owner;
-        if (role === 'admin' && !disabled) this.logger.log(`The bootstrap admin key is registered: API key ${keyId} of the admin '${userName}'`);
-        else this.logger.warn(`The bootstrap admin key (API key ${keyId}) belongs to '${userName}', who is ${disabled ? 'disabled' : 'a member'} now; left so. Unset ${SETTING} if it is no longer meant to be used.`);
+        if (role === 'admin' && !disabled)
+          this.logger.log(`The bootstrap admin key is registered: API key ${keyId} of the admin '${userName}'`);
+        else
+          this.logger.warn(
+            `The bootstrap admin key (API key ${keyId}) belongs to '${userName}', who is ` +
+              `${disabled ? 'disabled' : 'a member'} now; left so. Unset ` +
+              `${SETTING} if it is no longer meant to be used.`,
+          );
         return;
       }
       case 'revoked':
-        this.logger.warn(`The bootstrap admin key (API key ${outcome.owner.keyId} of '${outcome.owner.userName}') was revoked: it stays revoked and is not registered again. Unset ${SETTING}, or set a new key from \`skillhost keys generate\`.`);
+        this.logger.warn(
+          `The bootstrap admin key (API key ${outcome.owner.keyId} of '${outcome.owner.userName}') was revoked: ` +
+            `it stays revoked and is not registered again. Unset ${SETTING}, or set a new key from \`skillhost ` +
+            `keys generate\`.`,
+        );
         return;
       case 'user-not-admin': {
         const { id, disabled } = outcome.user;
         this.logger.warn(
-          `The bootstrap admin key was not registered: the user '${BOOTSTRAP_ADMIN_NAME}' exists and is ${disabled ? 'disabled' : 'a member'}, and start-up neither promotes nor re-enables a user. ` +
+          `The bootstrap admin key was not registered: the user '${BOOTSTRAP_ADMIN_NAME}' exists and is ` +
+            `${disabled ? 'disabled' : 'a member'}, and start-up neither promotes nor re-enables a user. ` +
             `Make it an enabled admin (PATCH /v1/admin/users/${id}), or run ${CREATE_AN_ADMIN}.`,
         );
         return;

@@ -9,4 +9,9 @@ export interface Principal {
 }
 
 /** The principal of every request while auth is off. */
-export const LOCAL_PRINCIPAL: Principal = Object.freeze({ userId: LOCAL_USER.id, name: LOCAL_USER.name, role: 'admin', keyId: null });
+export const LOCAL_PRINCIPAL: Principal = Object.freeze({
+  userId: LOCAL_USER.id,
+  name: LOCAL_USER.name,
+  role: 'admin',
+  keyId: null,
+});

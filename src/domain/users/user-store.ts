@@ -1,7 +1,10 @@
 import type { Page } from '../shared/page.js';
 import type { User, UserRole } from './user.types.js';
 
-/** The users' storage as the users' rules use it: every query answers `null` for "no such user"; the service decides what that means. */
+/**
+ * The users' storage as the users' rules use it: every query answers `null` for "no such user"; the service decides
+ * what that means.
+ */
 export interface UserStore {
   /** The new user, or null when the name is taken. */
   create(name: string, role: UserRole): Promise<User | null>;
@@ -12,7 +15,10 @@ export interface UserStore {
    * The updated user; null when there is none with that id; `lastAdmin` (nothing changed) when the
    * change would take the server's last working admin key out of use.
    */
-  update(id: string, changes: { role?: UserRole; disabled?: boolean }): Promise<{ user: User } | { lastAdmin: User } | null>;
+  update(
+    id: string,
+    changes: { role?: UserRole; disabled?: boolean },
+  ): Promise<{ user: User } | { lastAdmin: User } | null>;
 }
 
 export const USER_STORE = Symbol('USER_STORE');

@@ -4,7 +4,10 @@ export const USER_ROLES: readonly UserRole[] = ['admin', 'member'];
 /** The built-in admin: every request acts as it when auth is off, and it owns chats made before users existed. */
 export const LOCAL_USER = Object.freeze({ id: '00000000-0000-4000-8000-000000000001', name: 'local' });
 
-/** Lowercase letters, digits, `.`, `_` and `-`, 1–64 characters, starting with a letter or digit (also a database constraint). */
+/**
+ * Lowercase letters, digits, `.`, `_` and `-`, 1–64 characters, starting with a letter or digit (also a database
+ * constraint).
+ */
 export const USER_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** A user as the domain reads it. */

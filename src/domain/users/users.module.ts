@@ -3,7 +3,9 @@ import { AuthService } from './auth.service.js';
 import { BootstrapAdminService } from './bootstrap-admin.service.js';
 import { UsersService } from './users.service.js';
 
-/** What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`). */
+/**
+ * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`).
+ */
 export interface UsersAdapters {
   imports: NonNullable<ModuleMetadata['imports']>;
 }

@@ -7,7 +7,14 @@ import { describeApiKey, generateApiKey } from './api-key.js';
 import { API_KEY_STORE, type ApiKeyStore } from './api-key-store.js';
 import { AuthService } from './auth.service.js';
 import { USER_STORE, type UserStore } from './user-store.js';
-import { type ApiKey, type KeyOwner, type ListedApiKey, USER_NAME_PATTERN, type User, type UserRole } from './user.types.js';
+import {
+  type ApiKey,
+  type KeyOwner,
+  type ListedApiKey,
+  USER_NAME_PATTERN,
+  type User,
+  type UserRole,
+} from './user.types.js';
 
 /** A key as created: the only moment the key itself exists outside the client. */
 export interface CreatedApiKey {
@@ -58,30 +65,50 @@ export class UsersService {
 
   async createUser(name: string, role: UserRole): Promise<User> {
     if (!USER_NAME_PATTERN.test(name)) {
-      throw validationFailed([`name: '${name}' is not allowed; use 1–64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`]);
+      throw validationFailed([
+        `name: '${name}' is not allowed; use 1–64 lowercase letters, digits, '.', '_' or '-', starting with a ` +
+          `letter or digit`,
+      ]);
     }
     const user = await this.users.create(name, role);
-    if (user === null) throw new AppError(ErrorCode.USER_NAME_TAKEN, `A user named '${name}' already exists.`, { name });
+    if (user === null)
+      throw new AppError(ErrorCode.USER_NAME_TAKEN, `A user named '${name}' already exists.`, { name });
     return user;
   }
 
   async updateUser(id: string, changes: { role?: UserRole | null; disabled?: boolean | null }): Promise<User> {
     // A JSON null is "not sent", as an omitted field is: neither may be unset.
-    const updated = isUuid(id) ? await this.users.update(id, { role: changes.role ?? undefined, disabled: changes.disabled ?? undefined }) : null;
+    const updated = isUuid(id)
+      ? await this.users.update(id, { role: changes.role ?? undefined, disabled: changes.disabled ?? undefined })
+      : null;
     if (updated === null) throw userNotFound(id);
-    if ('lastAdmin' in updated) throw lastAdmin(`'${updated.lastAdmin.name}' holds the last working API key of an enabled admin: ${changes.disabled ? 'disabling' : 'demoting'} them`, { id: updated.lastAdmin.id, name: updated.lastAdmin.name });
+    if ('lastAdmin' in updated)
+      throw lastAdmin(
+        `'${updated.lastAdmin.name}' holds the last working API key of an enabled admin: ` +
+          `${changes.disabled ? 'disabling' : 'demoting'} them`,
+        { id: updated.lastAdmin.id, name: updated.lastAdmin.name },
+      );
     // Keys this instance has cached for the user must not outlive a demotion or a disabling.
     this.auth.forgetUser(updated.user.id);
     return updated.user;
   }
 
-  async createKey(userId: string, options: { label?: string | null; expiresAt?: Date | null } = {}): Promise<CreatedApiKey> {
+  async createKey(
+    userId: string,
+    options: { label?: string | null; expiresAt?: Date | null } = {},
+  ): Promise<CreatedApiKey> {
     const user = await this.getUser(userId);
     if (options.expiresAt && options.expiresAt.getTime() <= Date.now()) {
       throw validationFailed(['expiresAt: must be in the future']);
     }
     const generated = generateApiKey();
-    const apiKey = await this.keys.create({ userId: user.id, label: options.label ?? null, prefix: generated.prefix, keyHash: generated.hash, expiresAt: options.expiresAt ?? null });
+    const apiKey = await this.keys.create({
+      userId: user.id,
+      label: options.label ?? null,
+      prefix: generated.prefix,
+      keyHash: generated.hash,
+      expiresAt: options.expiresAt ?? null,
+    });
     return { apiKey, userName: user.name, key: generated.key };
   }
 
@@ -100,7 +127,13 @@ export class UsersService {
     if (stored !== null) return { kind: stored.revokedAt === null ? 'stored' : 'revoked', owner: stored };
     const user = await this.bootstrapAdmin();
     if (user.role !== 'admin' || user.disabled) return { kind: 'user-not-admin', user };
-    const created = await this.keys.createIfAbsent({ userId: user.id, label: BOOTSTRAP_KEY_LABEL, prefix, keyHash: hash, expiresAt: null });
+    const created = await this.keys.createIfAbsent({
+      userId: user.id,
+      label: BOOTSTRAP_KEY_LABEL,
+      prefix,
+      keyHash: hash,
+      expiresAt: null,
+    });
     // null: another instance stored it since the look-up above, which now finds it (keys are never deleted).
     if (created === null) return this.registerBootstrapKey(key);
     return { kind: 'registered', keyId: created.id, userName: user.name };
@@ -113,7 +146,10 @@ export class UsersService {
 
   /** The user `admin`: found, created as an admin, or found after another instance created it first. */
   private async bootstrapAdmin(): Promise<User> {
-    const user = (await this.users.findByName(BOOTSTRAP_ADMIN_NAME)) ?? (await this.users.create(BOOTSTRAP_ADMIN_NAME, 'admin')) ?? (await this.users.findByName(BOOTSTRAP_ADMIN_NAME));
+    const user =
+      (await this.users.findByName(BOOTSTRAP_ADMIN_NAME)) ??
+      (await this.users.create(BOOTSTRAP_ADMIN_NAME, 'admin')) ??
+      (await this.users.findByName(BOOTSTRAP_ADMIN_NAME));
     // Users are disabled, never deleted: a name once taken stays found.
     if (user === null) throw new Error(`The user '${BOOTSTRAP_ADMIN_NAME}' could be neither created nor found`);
     return user;
@@ -129,12 +165,20 @@ export class UsersService {
    * The last working key of an enabled admin is LAST_ADMIN, unless `keepAnAdmin` is false: the CLI,
    * whose operator can always make a new admin key, may revoke any key (a leaked one above all).
    */
-  async revokeKey(id: string, userId?: string, options: { keepAnAdmin: boolean } = { keepAnAdmin: true }): Promise<ApiKey> {
+  async revokeKey(
+    id: string,
+    userId?: string,
+    options: { keepAnAdmin: boolean } = { keepAnAdmin: true },
+  ): Promise<ApiKey> {
     const revoked = isUuid(id) ? await this.keys.revoke(id, userId, options.keepAnAdmin) : null;
     if (revoked === null) throw new AppError(ErrorCode.API_KEY_NOT_FOUND, `API key '${id}' not found.`, { id });
     if ('lastAdmin' in revoked) {
       const { keyId, userId: ownerId, userName } = revoked.lastAdmin;
-      throw lastAdmin(`This is the last working API key of an enabled admin ('${userName}'): revoking it`, { id: keyId, userId: ownerId, name: userName });
+      throw lastAdmin(`This is the last working API key of an enabled admin ('${userName}'): revoking it`, {
+        id: keyId,
+        userId: ownerId,
+        name: userName,
+      });
     }
     this.auth.forgetKey(revoked.keyHash);
     return revoked.key;
@@ -148,7 +192,8 @@ export class UsersService {
 function lastAdmin(change: string, details: Record<string, unknown>): AppError {
   return new AppError(
     ErrorCode.LAST_ADMIN,
-    `${change} would leave no enabled admin with a working API key, and nobody able to administer the server over the API. Make another admin a key first (POST /v1/admin/users/{id}/keys), then try again.`,
+    `${change} would leave no enabled admin with a working API key, and nobody able to administer the server ` +
+      `over the API. Make another admin a key first (POST /v1/admin/users/{id}/keys), then try again.`,
     details,
   );
 }

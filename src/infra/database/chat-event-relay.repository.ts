@@ -28,7 +28,12 @@ export class ChatEventRelayRepository implements ChatEventRelay {
 
   /** The event's JSON text, or null when no row of that chat has the id (removed after a minute). */
   async find(id: string, chatId: string): Promise<string | null> {
-    const rows = await runQuery<{ json: string }[]>(() => this.dataSource.query(`SELECT payload #>> '{}' AS json FROM chat_event_relay WHERE id = $1 AND chat_id = $2`, [id, chatId]));
+    const rows = await runQuery<{ json: string }[]>(() =>
+      this.dataSource.query(`SELECT payload #>> '{}' AS json FROM chat_event_relay WHERE id = $1 AND chat_id = $2`, [
+        id,
+        chatId,
+      ]),
+    );
     return rows[0]?.json ?? null;
   }
 }

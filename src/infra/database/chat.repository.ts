@@ -1,12 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DataSource, In } from 'typeorm';
-import type { ChatStore, NewActivation, NewMessage, OwnedChat, StoredTurn, TurnContext } from '../../domain/chats/chat-store.js';
+import type {
+  ChatStore,
+  NewActivation,
+  NewMessage,
+  OwnedChat,
+  StoredTurn,
+  TurnContext,
+} from '../../domain/chats/chat-store.js';
 import type { Page } from '../../domain/shared/page.js';
 import { toStorableJson, toStorableText, toStorableTextOrNull } from '@skillhost/core';
 import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
-import { ChatMessageEntity, type MessageRole, type StoredCommand, type StoredToolCard } from './entities/chat-message.entity.js';
+import {
+  ChatMessageEntity,
+  type MessageRole,
+  type StoredCommand,
+  type StoredToolCard,
+} from './entities/chat-message.entity.js';
 import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
@@ -26,14 +38,23 @@ export class ChatRepository implements ChatStore {
 
   createChat(ownerId: string, title: string | null): Promise<ChatEntity> {
     return runQuery(async () => {
-      const chat = this.dataSource.manager.create(ChatEntity, { id: randomUUID(), ownerId, title: toStorableTextOrNull(title) });
+      const chat = this.dataSource.manager.create(ChatEntity, {
+        id: randomUUID(),
+        ownerId,
+        title: toStorableTextOrNull(title),
+      });
       return this.dataSource.manager.save(chat);
     });
   }
 
   listChats(ownerId: string, limit: number, offset: number): Promise<Page<ChatEntity>> {
     return runQuery(async () => {
-      const [items, total] = await this.dataSource.manager.findAndCount(ChatEntity, { where: { ownerId }, order: { createdAt: 'DESC', id: 'ASC' }, take: limit, skip: offset });
+      const [items, total] = await this.dataSource.manager.findAndCount(ChatEntity, {
+        where: { ownerId },
+        order: { createdAt: 'DESC', id: 'ASC' },
+        take: limit,
+        skip: offset,
+      });
       return { items, total, limit, offset };
     });
   }
@@ -42,7 +63,16 @@ export class ChatRepository implements ChatStore {
   listAllChats(limit: number, offset: number): Promise<Page<OwnedChat>> {
     return runQuery(async () => {
       const [rows, [{ total }]] = await Promise.all([
-        this.dataSource.query<{ id: string; title: string | null; owner_id: string; owner_name: string; created_at: Date; updated_at: Date }[]>(
+        this.dataSource.query<
+          {
+            id: string;
+            title: string | null;
+            owner_id: string;
+            owner_name: string;
+            created_at: Date;
+            updated_at: Date;
+          }[]
+        >(
           `SELECT c.id, c.title, c.owner_id, u.name AS owner_name, c.created_at, c.updated_at
              FROM chats c JOIN users u ON u.id = c.owner_id
             ORDER BY c.created_at DESC, c.id ASC LIMIT $1 OFFSET $2`,
@@ -51,7 +81,13 @@ export class ChatRepository implements ChatStore {
         this.dataSource.query<{ total: number }[]>('SELECT count(*)::int AS total FROM chats'),
       ]);
       const items = rows.map((r) => ({
-        chat: Object.assign(new ChatEntity(), { id: r.id, title: r.title, ownerId: r.owner_id, createdAt: r.created_at, updatedAt: r.updated_at }),
+        chat: Object.assign(new ChatEntity(), {
+          id: r.id,
+          title: r.title,
+          ownerId: r.owner_id,
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+        }),
         ownerName: r.owner_name,
       }));
       return { items, total, limit, offset };
@@ -73,20 +109,29 @@ export class ChatRepository implements ChatStore {
   /** Sets the owner's chat's skill filter; false when the owner has no such chat. */
   setSkillFilter(chatId: string, ownerId: string, filter: StoredSkillFilter | null): Promise<boolean> {
     return runQuery(async () => {
-      const [, affected] = await this.dataSource.query<[unknown, number]>('UPDATE chats SET skill_filter = $3::jsonb WHERE id = $1 AND owner_id = $2', [
-        chatId,
-        ownerId,
-        filter === null ? null : JSON.stringify(filter),
-      ]);
+      const [, affected] = await this.dataSource.query<[unknown, number]>(
+        'UPDATE chats SET skill_filter = $3::jsonb WHERE id = $1 AND owner_id = $2',
+        [chatId, ownerId, filter === null ? null : JSON.stringify(filter)],
+      );
       return affected > 0;
     });
   }
 
   /** The chat's messages in order, or null when the owner has no such chat. */
-  listMessages(chatId: string, ownerId: string, limit: number, offset: number): Promise<Page<ChatMessageEntity> | null> {
+  listMessages(
+    chatId: string,
+    ownerId: string,
+    limit: number,
+    offset: number,
+  ): Promise<Page<ChatMessageEntity> | null> {
     return runQuery(async () => {
       if ((await this.findChat(chatId, ownerId)) === null) return null;
-      const [items, total] = await this.dataSource.manager.findAndCount(ChatMessageEntity, { where: { chatId }, order: { seq: 'ASC' }, take: limit, skip: offset });
+      const [items, total] = await this.dataSource.manager.findAndCount(ChatMessageEntity, {
+        where: { chatId },
+        order: { seq: 'ASC' },
+        take: limit,
+        skip: offset,
+      });
       return { items, total, limit, offset };
     });
   }
@@ -97,17 +142,20 @@ export class ChatRepository implements ChatStore {
    */
   turnContext(chatId: string, ownerId: string, historyCount: number): Promise<TurnContext | null> {
     return runQuery(async () => {
-      const rows = await runPrepared<{ history: TurnContext['history'] | null; activated: { name: string; version: string | null }[] | null; user_filter: StoredSkillFilter | null; chat_filter: StoredSkillFilter | null }>(
-        this.dataSource,
-        TURN_CONTEXT,
-        [chatId, historyCount, ownerId],
-      );
+      const rows = await runPrepared<{
+        history: TurnContext['history'] | null;
+        activated: { name: string; version: string | null }[] | null;
+        user_filter: StoredSkillFilter | null;
+        chat_filter: StoredSkillFilter | null;
+      }>(this.dataSource, TURN_CONTEXT, [chatId, historyCount, ownerId]);
       if (rows.length === 0) return null;
       const activated = rows[0].activated ?? [];
       return {
         history: rows[0].history ?? [],
         activated: activated.map((entry) => entry.name),
-        pins: new Map(activated.flatMap((entry) => (entry.version === null ? [] : [[entry.name, entry.version] as const]))),
+        pins: new Map(
+          activated.flatMap((entry) => (entry.version === null ? [] : [[entry.name, entry.version] as const])),
+        ),
         userFilter: rows[0].user_filter,
         chatFilter: rows[0].chat_filter,
       };
@@ -134,7 +182,13 @@ export class ChatRepository implements ChatStore {
   /** The activated skills of chats already known to exist (one query for any number of chats). */
   activatedSkills(chatIds: readonly string[]): Promise<Map<string, ChatActivatedSkillEntity[]>> {
     return runQuery(async () => {
-      const rows = chatIds.length === 0 ? [] : await this.dataSource.manager.find(ChatActivatedSkillEntity, { where: { chatId: In([...chatIds]) }, order: { firstActivatedAt: 'ASC', skillName: 'ASC' } });
+      const rows =
+        chatIds.length === 0
+          ? []
+          : await this.dataSource.manager.find(ChatActivatedSkillEntity, {
+              where: { chatId: In([...chatIds]) },
+              order: { firstActivatedAt: 'ASC', skillName: 'ASC' },
+            });
       const byChat = new Map<string, ChatActivatedSkillEntity[]>(chatIds.map((id) => [id, []]));
       for (const row of rows) byChat.get(row.chatId)?.push(row);
       return byChat;
@@ -152,7 +206,13 @@ export class ChatRepository implements ChatStore {
    * `title` becomes the chat's title when it has none yet, in the same statement: under the row
    * lock, so of two turns racing to be a chat's first, the one stored first titles it.
    */
-  recordTurn(chatId: string, ownerId: string, messages: NewMessage[], activations: NewActivation[], title: string | null = null): Promise<StoredTurn | null> {
+  recordTurn(
+    chatId: string,
+    ownerId: string,
+    messages: NewMessage[],
+    activations: NewActivation[],
+    title: string | null = null,
+  ): Promise<StoredTurn | null> {
     return runQuery(async () => {
       const rows = messages.map((m, index) => ({
         id: randomUUID(),
@@ -168,7 +228,11 @@ export class ChatRepository implements ChatStore {
         model: toStorableTextOrNull(m.model),
       }));
       const grouped = activationRows(activations);
-      const [row] = await runPrepared<{ found: number; messages: { seq: number; created_at: string }[] | null; activated: ActivationRow[] | null }>(this.dataSource, RECORD_TURN, [
+      const [row] = await runPrepared<{
+        found: number;
+        messages: { seq: number; created_at: string }[] | null;
+        activated: ActivationRow[] | null;
+      }>(this.dataSource, RECORD_TURN, [
         chatId,
         rows.length,
         JSON.stringify(rows),
@@ -203,7 +267,12 @@ export class ChatRepository implements ChatStore {
    * One page of messages for each of several of the owner's chats, in one statement (GraphQL's
    * nested `Chat.messages`). Chats that are not the owner's are absent from the answer.
    */
-  messagePages(chatIds: readonly string[], ownerId: string, limit: number, offset: number): Promise<Map<string, Page<ChatMessageEntity>>> {
+  messagePages(
+    chatIds: readonly string[],
+    ownerId: string,
+    limit: number,
+    offset: number,
+  ): Promise<Map<string, Page<ChatMessageEntity>>> {
     return runQuery(async () => {
       const pages = new Map<string, Page<ChatMessageEntity>>();
       if (chatIds.length === 0) return pages;
@@ -260,12 +329,14 @@ function toActivationEntity(chatId: string, row: ActivationRow): ChatActivatedSk
  */
 const TURN_CONTEXT = {
   name: 'skillhost_turn_context_v4',
-  text: `SELECT
+  text:
+    `SELECT
       (SELECT json_agg(json_build_object('role', h.role, 'content', h.content) ORDER BY h.seq)
          FROM (SELECT role, COALESCE(command->>'prompt', content) AS content, seq FROM chat_messages
                 WHERE chat_id = c.id AND role IN ('user', 'assistant')
                 ORDER BY seq DESC LIMIT $2) h) AS history,
-      (SELECT json_agg(json_build_object('name', a.skill_name, 'version', a.version_digest) ORDER BY a.first_activated_at, a.skill_name)
+      (SELECT json_agg(json_build_object('name', a.skill_name, 'version', a.version_digest) ORDER BY ` +
+    `a.first_activated_at, a.skill_name)
          FROM chat_activated_skills a WHERE a.chat_id = c.id) AS activated,
       (SELECT u.skill_filter FROM users u WHERE u.id = c.owner_id) AS user_filter,
       c.skill_filter AS chat_filter
@@ -279,18 +350,23 @@ const TURN_CONTEXT = {
  */
 const RECORD_TURN = {
   name: 'skillhost_record_turn_v5',
-  text: `
+  text:
+    `
     WITH chat AS (
       UPDATE chats SET updated_at = now(), last_seq = last_seq + $2, title = COALESCE(title, $6::text)
        WHERE id = $1 AND owner_id = $5 RETURNING id, last_seq
     ), inserted AS (
-      INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, invoked_skills, command, model)
-      SELECT m.id, chat.id, chat.last_seq - $2 + m.ord, m.role, m.content, m.tool_cards, m.invoked_skill, m.invoked_skills, m.command, m.model
-      FROM json_to_recordset($3::json) AS m (id uuid, ord int, role text, content text, tool_cards jsonb, invoked_skill text, invoked_skills text[], command jsonb, model text)
+      INSERT INTO chat_messages (id, chat_id, seq, role, content, tool_cards, invoked_skill, invoked_skills, ` +
+    `command, model)
+      SELECT m.id, chat.id, chat.last_seq - $2 + m.ord, m.role, m.content, m.tool_cards, m.invoked_skill, ` +
+    `m.invoked_skills, m.command, m.model
+      FROM json_to_recordset($3::json) AS m (id uuid, ord int, role text, content text, tool_cards jsonb, ` +
+    `invoked_skill text, invoked_skills text[], command jsonb, model text)
       CROSS JOIN chat
       RETURNING seq, created_at
     ), upserted AS (
-      INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, activation_count, version_digest)
+      INSERT INTO chat_activated_skills (chat_id, skill_name, how, first_activated_at, last_activated_at, ` +
+    `activation_count, version_digest)
       SELECT chat.id, a.name, a.how, clock_timestamp(), clock_timestamp(), a.count, a.version
       FROM json_to_recordset($4::json) AS a (name text, how text, count int, version text) CROSS JOIN chat
       ON CONFLICT ON CONSTRAINT pk_chat_activated_skills
@@ -306,7 +382,8 @@ const RECORD_TURN = {
        WHERE chat_id = $1 AND skill_name NOT IN (SELECT skill_name FROM upserted)
     )
     SELECT (SELECT count(*)::int FROM chat) AS found,
-           (SELECT json_agg(json_build_object('seq', i.seq, 'created_at', i.created_at) ORDER BY i.seq) FROM inserted i) AS messages,
+           (SELECT json_agg(json_build_object('seq', i.seq, 'created_at', i.created_at) ORDER BY i.seq) FROM ` +
+    `inserted i) AS messages,
            (SELECT json_agg(a ORDER BY a.first_activated_at, a.skill_name) FROM activated a) AS activated`,
 };
 
@@ -331,10 +408,12 @@ interface MessagePageRow {
  * message in a page, or one row of nulls for a chat whose page is empty (so its total still comes).
  * The lateral join walks each chat's (chat_id, seq) index and reads only the rows of its page.
  */
-const MESSAGE_PAGES = `
+const MESSAGE_PAGES =
+  `
   SELECT c.id AS chat_id,
          (SELECT count(*)::int FROM chat_messages t WHERE t.chat_id = c.id) AS total,
-         m.id, m.seq, m.role, m.content, m.tool_cards, m.invoked_skill, m.invoked_skills, m.command, m.model, m.created_at
+         m.id, m.seq, m.role, m.content, m.tool_cards, m.invoked_skill, m.invoked_skills, m.command, m.model, ` +
+  `m.created_at
     FROM chats c
     LEFT JOIN LATERAL (
       SELECT id, seq, role, content, tool_cards, invoked_skill, invoked_skills, command, model, created_at

@@ -38,7 +38,9 @@ export function createDataSource(url: string, options: DataSourceSettings = {}):
     connectTimeoutMS: timeout ?? 5000,
     extra: {
       connectionTimeoutMillis: timeout ?? 5000,
-      ...(timeout === undefined ? {} : { statement_timeout: timeout, query_timeout: timeout + CLIENT_TIMEOUT_MARGIN_MS }),
+      ...(timeout === undefined
+        ? {}
+        : { statement_timeout: timeout, query_timeout: timeout + CLIENT_TIMEOUT_MARGIN_MS }),
     },
     ...(options.onPoolError ? { poolErrorHandler: options.onPoolError } : {}),
   });

@@ -6,13 +6,22 @@ const failWith = (error: unknown) => runQuery(() => Promise.reject(error));
 
 describe(runQuery.name, () => {
   it.each([
-    ['a statement cancelled by statement_timeout (57014)', Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })],
-    ['a lock wait past lock_timeout (55P03)', Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' })],
+    [
+      'a statement cancelled by statement_timeout (57014)',
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+    ],
+    [
+      'a lock wait past lock_timeout (55P03)',
+      Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' }),
+    ],
     ['no answer within query_timeout', new Error('Query read timeout')],
     ['no connection within connectionTimeoutMillis', new Error('timeout exceeded when trying to connect')],
     ['a connection that timed out while connecting', new Error('Connection terminated due to connection timeout')],
     ['a refused connection', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
-    ['a server that is shutting down (57P01), through TypeORM', Object.assign(new Error('QueryFailedError'), { driverError: { code: '57P01' } })],
+    [
+      'a server that is shutting down (57P01), through TypeORM',
+      Object.assign(new Error('QueryFailedError'), { driverError: { code: '57P01' } }),
+    ],
   ])('%s → DATABASE_UNAVAILABLE', async (_, error) => {
     const thrown = await failWith(error).catch((e: unknown) => e);
     expect(thrown).toBeInstanceOf(AppError);

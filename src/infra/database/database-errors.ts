@@ -15,8 +15,23 @@ const DATABASE_UNAVAILABLE_MESSAGE = 'The database is unavailable; nothing was c
  * 57014 is a statement cancelled by statement_timeout, 55P03 a lock wait past lock_timeout.
  */
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE',
-  '57P01', '57P02', '57P03', '57P05', '57014', '55P03', '08000', '08001', '08003', '08006', '53300', '3D000',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '57P05',
+  '57014',
+  '55P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  '53300',
+  '3D000',
 ]);
 
 function isUnavailable(error: unknown): boolean {
@@ -24,7 +39,12 @@ function isUnavailable(error: unknown): boolean {
   const code = e?.code ?? e?.driverError?.code;
   return (
     (code !== undefined && UNAVAILABLE_CODES.has(code)) ||
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|Cannot use a pool after calling end|Driver not Connected|Connection is not established|Query read timeout/i.test(e?.message ?? '')
+    new RegExp(
+      'Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has ' +
+        'encountered a connection error|not queryable|Cannot use a pool after calling end|Driver not ' +
+        'Connected|Connection is not established|Query read timeout',
+      'i',
+    ).test(e?.message ?? '')
   );
 }
 
@@ -43,7 +63,8 @@ export async function runQuery<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (AppError.isInstance(error)) throw error;
     const unavailable = isUnavailable(error);
-    if (databaseErrors.hasSubscribers) databaseErrors.publish({ kind: unavailable ? 'unavailable' : 'query' } satisfies DatabaseErrorEvent);
+    if (databaseErrors.hasSubscribers)
+      databaseErrors.publish({ kind: unavailable ? 'unavailable' : 'query' } satisfies DatabaseErrorEvent);
     if (unavailable) throw databaseUnavailable();
     throw error;
   }

@@ -17,13 +17,19 @@ export class DatabaseHealthRepository {
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<PingResult>((resolve) => {
-      timer = setTimeout(() => resolve({ ok: false, reason: `no answer to SELECT 1 within ${timeoutMs} ms` }), timeoutMs);
+      timer = setTimeout(
+        () => resolve({ ok: false, reason: `no answer to SELECT 1 within ${timeoutMs} ms` }),
+        timeoutMs,
+      );
     });
-    // A frozen server can keep the query (or the wait for a connection) pending long after the probe gave up; it settles on its own.
+    // A frozen server can keep the query (or the wait for a connection) pending long after the probe gave up; it
+    // settles on its own.
     const query = this.dataSource
       .query('SELECT 1')
       .then((): PingResult => ({ ok: true, ms: Math.round((performance.now() - started) * 100) / 100 }))
-      .catch((error: unknown): PingResult => ({ ok: false, reason: error instanceof Error ? error.message : String(error) }));
+      .catch(
+        (error: unknown): PingResult => ({ ok: false, reason: error instanceof Error ? error.message : String(error) }),
+      );
     try {
       return await Promise.race([query, timeout]);
     } finally {

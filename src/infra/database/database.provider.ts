@@ -64,10 +64,16 @@ export const dataSourceProvider: Provider = {
     let url = settings.url;
     try {
       if (url === '') {
-        started.embedded = new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort, log: (m) => logger.log(m), warn: (m) => logger.warn(m) });
+        started.embedded = new EmbeddedPostgresServer({
+          dataDir: settings.embeddedDir,
+          port: settings.embeddedPort,
+          log: (m) => logger.log(m),
+          warn: (m) => logger.warn(m),
+        });
         url = await started.embedded.start();
         started.embedded.keepRunning({
-          down: (reason) => started.app?.markDatabaseDown(`the embedded PostgreSQL stopped (${reason}) and is restarting`),
+          down: (reason) =>
+            started.app?.markDatabaseDown(`the embedded PostgreSQL stopped (${reason}) and is restarting`),
           up: () => started.app?.markDatabaseUp(),
         });
         started.noteAddressOnListen();
@@ -89,12 +95,17 @@ export const dataSourceProvider: Provider = {
     } catch (error) {
       // The app will not start, so no shutdown hook runs: undo what was started here.
       await started.onApplicationShutdown();
-      throw new Error(url === '' ? messageOf(error) : `Cannot use the database at ${redactDatabaseUrl(url)}: ${messageOf(error)}`);
+      throw new Error(
+        url === '' ? messageOf(error) : `Cannot use the database at ${redactDatabaseUrl(url)}: ${messageOf(error)}`,
+      );
     }
   },
 };
 
-/** Migrations run on their own connection, without the statement timeout: a schema change may take longer than any request should. */
+/**
+ * Migrations run on their own connection, without the statement timeout: a schema change may take longer than any
+ * request should.
+ */
 async function migrate(url: string, logger: Logger): Promise<void> {
   const dataSource = createDataSource(url, { poolSize: 1 });
   await dataSource.initialize();

@@ -3,9 +3,17 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { EmbeddedFolderInUseError, embeddedOwnerFolder, EmbeddedPostgresOwner, type OwnerRecord, startTimeOf } from './embedded-postgres.owner.js';
+import {
+  EmbeddedFolderInUseError,
+  embeddedOwnerFolder,
+  EmbeddedPostgresOwner,
+  type OwnerRecord,
+  startTimeOf,
+} from './embedded-postgres.owner.js';
 
-const ADVICE = 'stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, or set DATABASE_URL.';
+const ADVICE =
+  'stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, or set ' +
+  'DATABASE_URL.';
 const hasProc = existsSync('/proc/self/stat');
 
 describe(EmbeddedPostgresOwner.name, () => {
@@ -18,7 +26,10 @@ describe(EmbeddedPostgresOwner.name, () => {
     held.push(owner);
     return owner;
   };
-  const records = () => readdirSync(embeddedOwnerFolder(dataDir)).map((file) => JSON.parse(readFileSync(join(embeddedOwnerFolder(dataDir), file), 'utf8')) as OwnerRecord);
+  const records = () =>
+    readdirSync(embeddedOwnerFolder(dataDir)).map(
+      (file) => JSON.parse(readFileSync(join(embeddedOwnerFolder(dataDir), file), 'utf8')) as OwnerRecord,
+    );
   /** A record as another process would have left it. */
   const plant = (record: OwnerRecord, file = `${record.pid}-0123456789ab.json`) => {
     mkdirSync(embeddedOwnerFolder(dataDir), { recursive: true });
@@ -53,11 +64,15 @@ describe(EmbeddedPostgresOwner.name, () => {
   it('records its owner beside the data folder, refuses a second owner naming it, and is gone once released', () => {
     const sut = acquire('a skillhost command');
     expect(embeddedOwnerFolder(dataDir)).toBe(`${dataDir}.owner`);
-    expect(records()).toEqual([{ pid: process.pid, name: 'a skillhost command', ...(hasProc ? { startTime: startTimeOf(process.pid) } : {}) }]);
+    expect(records()).toEqual([
+      { pid: process.pid, name: 'a skillhost command', ...(hasProc ? { startTime: startTimeOf(process.pid) } : {}) },
+    ]);
 
     const error = refusal();
     expect(error).toBeInstanceOf(EmbeddedFolderInUseError);
-    expect(error.message).toBe(`The embedded PostgreSQL in ${dataDir} belongs to a skillhost command (pid ${process.pid}): ${ADVICE}`);
+    expect(error.message).toBe(
+      `The embedded PostgreSQL in ${dataDir} belongs to a skillhost command (pid ${process.pid}): ${ADVICE}`,
+    );
     // The refused attempt left nothing behind.
     expect(readdirSync(join(dataDir, '..'))).toEqual(['postgres.owner']);
 
@@ -68,7 +83,10 @@ describe(EmbeddedPostgresOwner.name, () => {
 
   it('names the address it serves once it is noted', () => {
     acquire().noteAddress('http://127.0.0.1:3000');
-    expect(refusal().message).toBe(`The embedded PostgreSQL in ${dataDir} belongs to Skillhost (pid ${process.pid}, serving http://127.0.0.1:3000): ${ADVICE}`);
+    expect(refusal().message).toBe(
+      `The embedded PostgreSQL in ${dataDir} belongs to Skillhost (pid ${process.pid}, serving ` +
+        `http://127.0.0.1:3000): ${ADVICE}`,
+    );
   });
 
   it('takes over the record of an owner that is gone', async () => {
@@ -79,14 +97,20 @@ describe(EmbeddedPostgresOwner.name, () => {
     expect(records()).toEqual([expect.objectContaining({ pid: process.pid })]);
   });
 
-  (hasProc ? it : it.skip)('takes over the record of a pid that now belongs to another process (another start time), not of the one that wrote it', () => {
-    const pid = sleeper();
-    plant({ pid, startTime: '1', name: 'Skillhost' });
-    acquire().release();
+  (hasProc ? it : it.skip)(
+    'takes over the record of a pid that now belongs to another process (another start time), not of the one ' +
+      'that wrote it',
+    () => {
+      const pid = sleeper();
+      plant({ pid, startTime: '1', name: 'Skillhost' });
+      acquire().release();
 
-    plant({ pid, startTime: startTimeOf(pid), name: 'Skillhost' });
-    expect(refusal().message).toBe(`The embedded PostgreSQL in ${dataDir} belongs to Skillhost (pid ${pid}): ${ADVICE}`);
-  });
+      plant({ pid, startTime: startTimeOf(pid), name: 'Skillhost' });
+      expect(refusal().message).toBe(
+        `The embedded PostgreSQL in ${dataDir} belongs to Skillhost (pid ${pid}): ${ADVICE}`,
+      );
+    },
+  );
 
   it('without a start time (no /proc where it was written), a live pid is the owner', () => {
     const pid = sleeper();

@@ -25,8 +25,10 @@ export class EmbeddedFolderInUseError extends Error {
     readonly owner: OwnerRecord,
   ) {
     super(
-      `The embedded PostgreSQL in ${dataDir} belongs to ${owner.name} (pid ${owner.pid}${owner.address ? `, serving ${owner.address}` : ''}): ` +
-        'stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, or set DATABASE_URL.',
+      `The embedded PostgreSQL in ${dataDir} belongs to ${owner.name} (pid ` +
+        `${owner.pid}${owner.address ? `, serving ${owner.address}` : ''}): ` +
+        'stop it first, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to another folder, ' +
+        'or set DATABASE_URL.',
     );
     this.name = 'EmbeddedFolderInUseError';
   }
@@ -69,7 +71,10 @@ export class EmbeddedPostgresOwner {
         const live = removeUnlessLive(folder);
         if (live !== undefined) throw new EmbeddedFolderInUseError(dataDir, live);
       }
-      throw new Error(`Could not take over the owner record ${folder} of the embedded PostgreSQL: something keeps recreating it. Remove it once no Skillhost uses ${dataDir}.`);
+      throw new Error(
+        `Could not take over the owner record ${folder} of the embedded PostgreSQL: something keeps recreating ` +
+          `it. Remove it once no Skillhost uses ${dataDir}.`,
+      );
     } finally {
       rmSync(staging, { recursive: true, force: true });
     }

@@ -1,12 +1,28 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, parse } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { inheritedEnvironment } from '../../config/inherited-environment.js';
-import { EmbeddedFolderInUseError, EmbeddedPostgresOwner, isAlive, programOf, unrecordedOwnerOf } from './embedded-postgres.owner.js';
+import {
+  EmbeddedFolderInUseError,
+  EmbeddedPostgresOwner,
+  isAlive,
+  programOf,
+  unrecordedOwnerOf,
+} from './embedded-postgres.owner.js';
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -114,9 +130,14 @@ export class EmbeddedPostgresServer {
     try {
       await ensureDatabase(this.port, this.password, RUNNING_SERVER_WAIT_MS);
     } catch (error) {
-      throw new Error(`An embedded PostgreSQL (pid ${running.pid}) is running on ${dataDir} but does not answer on 127.0.0.1:${this.port}: ${messageOf(error)}`);
+      throw new Error(
+        `An embedded PostgreSQL (pid ${running.pid}) is running on ${dataDir} but does not answer on ` +
+          `127.0.0.1:${this.port}: ${messageOf(error)}`,
+      );
     }
-    this.options.log?.(`Using the embedded PostgreSQL already running on ${dataDir} (pid ${running.pid}, port ${this.port})`);
+    this.options.log?.(
+      `Using the embedded PostgreSQL already running on ${dataDir} (pid ${running.pid}, port ${this.port})`,
+    );
     return this.url;
   }
 
@@ -201,14 +222,21 @@ export class EmbeddedPostgresServer {
     } catch (error) {
       if ((error as { code?: string }).code !== '28P01') throw error;
     }
-    const legacy = new pg.Client({ host: '127.0.0.1', port: this.port, user: USER, password: LEGACY_PASSWORD, database: 'postgres' });
+    const legacy = new pg.Client({
+      host: '127.0.0.1',
+      port: this.port,
+      user: USER,
+      password: LEGACY_PASSWORD,
+      database: 'postgres',
+    });
     try {
       await legacy.connect();
     } catch (error) {
       await legacy.end().catch(() => undefined);
       if ((error as { code?: string }).code !== '28P01') throw error;
       throw new Error(
-        `The embedded PostgreSQL in ${this.options.dataDir} does not accept the password in ${passwordFile}: restore that file from the installation that created the data folder, or set DATABASE_URL.`,
+        `The embedded PostgreSQL in ${this.options.dataDir} does not accept the password in ` +
+          `${passwordFile}: restore that file from the installation that created the data folder, or set DATABASE_URL.`,
       );
     }
     try {
@@ -216,7 +244,10 @@ export class EmbeddedPostgresServer {
     } finally {
       await legacy.end();
     }
-    this.options.log?.(`The embedded PostgreSQL in ${this.options.dataDir} used a fixed password; it now uses a random one, kept in ${passwordFile}`);
+    this.options.log?.(
+      `The embedded PostgreSQL in ${this.options.dataDir} used a fixed password; it now uses a random one, kept ` +
+        `in ${passwordFile}`,
+    );
     await ensureDatabase(this.port, this.password, 0);
   }
 
@@ -232,15 +263,28 @@ export class EmbeddedPostgresServer {
     this.stderrTail.length = 0;
     const child = spawn(
       programs.postgres,
-      ['-D', dataDir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'],
+      [
+        '-D',
+        dataDir,
+        '-p',
+        String(this.port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'lc_messages=C',
+      ],
       { ...this.ids, env: postgresEnvironment(), detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     this.child = child;
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => keepTail(this.stderrTail, chunk));
-    this.childExited = new Promise((resolve) => child.once('exit', (code, signal) => {
-      this.onChildExit(child, code, signal);
-      resolve();
-    }));
+    this.childExited = new Promise((resolve) =>
+      child.once('exit', (code, signal) => {
+        this.onChildExit(child, code, signal);
+        resolve();
+      }),
+    );
     child.once('error', () => undefined);
     // The server is stopped explicitly (or on `exit`); it must not keep the event loop alive.
     child.unref();
@@ -262,8 +306,12 @@ export class EmbeddedPostgresServer {
     const watcher = this.watcher;
     if (this.stopping || watcher === undefined) return;
     // Killed: what its backends said on the way out is noise. Exited: its last complaint says why.
-    const reason = signal ? `killed by ${signal}` : `exited with code ${code}${this.lastProblem() ? `: ${this.lastProblem()}` : ''}`;
-    (this.options.warn ?? this.options.log)?.(`The embedded PostgreSQL (pid ${child.pid}) stopped unexpectedly (${reason}); restarting it with back-off`);
+    const reason = signal
+      ? `killed by ${signal}`
+      : `exited with code ${code}${this.lastProblem() ? `: ${this.lastProblem()}` : ''}`;
+    (this.options.warn ?? this.options.log)?.(
+      `The embedded PostgreSQL (pid ${child.pid}) stopped unexpectedly (${reason}); restarting it with back-off`,
+    );
     watcher.down(reason);
     void this.restartWithBackoff(watcher);
   }
@@ -274,17 +322,25 @@ export class EmbeddedPostgresServer {
     const began = Date.now();
     let lastFailure: string | undefined;
     for (let attempt = 1; ; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(RESTART_MAX_DELAY_MS, RESTART_FIRST_DELAY_MS * 2 ** (attempt - 1))).unref());
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(RESTART_MAX_DELAY_MS, RESTART_FIRST_DELAY_MS * 2 ** (attempt - 1))).unref(),
+      );
       if (this.generation !== generation) return;
       try {
         await this.launch();
       } catch (error) {
-        if (messageOf(error) !== lastFailure) (this.options.warn ?? this.options.log)?.(`Restarting the embedded PostgreSQL failed (${messageOf(error)}); still trying`);
+        if (messageOf(error) !== lastFailure)
+          (this.options.warn ?? this.options.log)?.(
+            `Restarting the embedded PostgreSQL failed (${messageOf(error)}); still trying`,
+          );
         lastFailure = messageOf(error);
         continue;
       }
       if (this.generation !== generation) return;
-      this.options.log?.(`The embedded PostgreSQL is running again (pid ${this.child?.pid}, after ${attempt} attempt(s) in ${((Date.now() - began) / 1000).toFixed(1)} s)`);
+      this.options.log?.(
+        `The embedded PostgreSQL is running again (pid ${this.child?.pid}, after ${attempt} attempt(s) in ` +
+          `${((Date.now() - began) / 1000).toFixed(1)} s)`,
+      );
       watcher.up();
       return;
     }
@@ -320,7 +376,10 @@ async function findPrograms(): Promise<Programs> {
   try {
     entry = createRequire(embeddedPostgres).resolve(name);
   } catch {
-    throw new Error(`The embedded PostgreSQL has no programs for ${platform}-${process.arch} (${name} is not installed): reinstall the dependencies, or set DATABASE_URL to a PostgreSQL server.`);
+    throw new Error(
+      `The embedded PostgreSQL has no programs for ${platform}-${process.arch} ` +
+        `(${name} is not installed): reinstall the dependencies, or set DATABASE_URL to a PostgreSQL server.`,
+    );
   }
   const { initdb, postgres } = (await import(pathToFileURL(entry).href)) as Programs;
   return { initdb, postgres };
@@ -338,7 +397,10 @@ function postgresUserIds(): UserIds | undefined {
       execFileSync('useradd', ['--system', '--gid', USER, '--no-create-home', USER], { stdio: 'ignore' });
       return lookup();
     } catch {
-      throw new Error(`Skillhost runs as root, so the embedded PostgreSQL must run as the system user '${USER}', which does not exist and could not be created: create it, run Skillhost as another user, or set DATABASE_URL.`);
+      throw new Error(
+        `Skillhost runs as root, so the embedded PostgreSQL must run as the system user '${USER}', which does ` +
+          `not exist and could not be created: create it, run Skillhost as another user, or set DATABASE_URL.`,
+      );
     }
   }
 }
@@ -356,13 +418,18 @@ function assertReachable(programs: Programs, dataDir: string, ids: UserIds): voi
   const dataBlock = firstBlockedFolder(dirname(dataDir), ids);
   if (dataBlock !== undefined) {
     throw new Error(
-      `The embedded PostgreSQL runs as the system user '${USER}' (Skillhost runs as root), which cannot reach its data folder ${dataDir} (${dataBlock} lets it not through). ${fixes}, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to a folder it can reach, e.g. /var/lib/skillhost/postgres.`,
+      `The embedded PostgreSQL runs as the system user '${USER}' (Skillhost runs as root), which cannot reach ` +
+        `its data folder ${dataDir} (${dataBlock} lets it not through). ` +
+        `${fixes}, or set app.database.embedded_dir (SKILLHOST_DATABASE_EMBEDDED_DIR) to a folder it can reach, ` +
+        `e.g. /var/lib/skillhost/postgres.`,
     );
   }
   const programBlock = firstBlockedFolder(dirname(programs.postgres), ids);
   if (programBlock !== undefined) {
     throw new Error(
-      `The embedded PostgreSQL runs as the system user '${USER}' (Skillhost runs as root), which cannot run its programs in ${dirname(programs.postgres)} (${programBlock} lets it not through). ${fixes}, or install Skillhost in a folder '${USER}' can reach (e.g. chmod o+x ${programBlock}).`,
+      `The embedded PostgreSQL runs as the system user '${USER}' (Skillhost runs as root), which cannot run its ` +
+        `programs in ${dirname(programs.postgres)} (${programBlock} lets it not through). ${fixes}, or install ` +
+        `Skillhost in a folder '${USER}' can reach (e.g. chmod o+x ${programBlock}).`,
     );
   }
 }
@@ -374,7 +441,11 @@ function firstBlockedFolder(folder: string, ids: UserIds): string | undefined {
     chain.unshift(current);
     if (current === parse(current).root) break;
   }
-  const probe = spawnSync('/bin/sh', ['-c', 'for d do [ -x "$d" ] || { printf %s "$d"; exit 1; }; done', 'sh', ...chain], { ...ids, encoding: 'utf8' });
+  const probe = spawnSync(
+    '/bin/sh',
+    ['-c', 'for d do [ -x "$d" ] || { printf %s "$d"; exit 1; }; done', 'sh', ...chain],
+    { ...ids, encoding: 'utf8' },
+  );
   if (probe.error) return folder;
   return probe.status === 0 ? undefined : probe.stdout || folder;
 }
@@ -407,17 +478,34 @@ function createPassword(file: string): string {
  * `initdb` reads the password from the file beside the data folder (lent to `postgres` while it
  * runs, as root), so no copy of it is ever written elsewhere.
  */
-async function initialise(initdb: string, dataDir: string, passwordFile: string, ids: UserIds | undefined): Promise<void> {
+async function initialise(
+  initdb: string,
+  dataDir: string,
+  passwordFile: string,
+  ids: UserIds | undefined,
+): Promise<void> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (ids !== undefined) {
     chownSync(dataDir, ids.uid, ids.gid);
     chownSync(passwordFile, ids.uid, ids.gid);
   }
   try {
-    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--no-locale'];
+    const args = [
+      `--pgdata=${dataDir}`,
+      '--auth=scram-sha-256',
+      `--username=${USER}`,
+      `--pwfile=${passwordFile}`,
+      '--encoding=UTF8',
+      '--no-locale',
+    ];
     const result = await runToEnd(initdb, args, ids);
     if (result.code !== 0) {
-      throw new Error(`Initialising the embedded PostgreSQL in ${dataDir} failed: ${result.stderr.trim().split('\n').filter(Boolean).slice(-3).join(' ') || `initdb exited with ${result.code}`}`);
+      throw new Error(
+        `Initialising the embedded PostgreSQL in ${dataDir} failed: ` +
+          `${
+            result.stderr.trim().split('\n').filter(Boolean).slice(-3).join(' ') || `initdb exited with ${result.code}`
+          }`,
+      );
     }
   } finally {
     if (ids !== undefined) chownSync(passwordFile, process.getuid!(), process.getgid!());
@@ -433,7 +521,11 @@ function postgresEnvironment(): NodeJS.ProcessEnv {
   return { ...inheritedEnvironment(), LC_ALL: 'C' };
 }
 
-function runToEnd(program: string, args: string[], ids: UserIds | undefined): Promise<{ code: number | null; stderr: string }> {
+function runToEnd(
+  program: string,
+  args: string[],
+  ids: UserIds | undefined,
+): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { ...ids, env: postgresEnvironment(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -444,19 +536,41 @@ function runToEnd(program: string, args: string[], ids: UserIds | undefined): Pr
 }
 
 /** PostgreSQL writes its state on line 8 of postmaster.pid; "ready" once it accepts connections. */
-async function waitUntilReady(child: ChildProcess, dataDir: string, port: number, lastProblem: () => string | undefined): Promise<void> {
+async function waitUntilReady(
+  child: ChildProcess,
+  dataDir: string,
+  port: number,
+  lastProblem: () => string | undefined,
+): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   let failure: Error | undefined;
   child.once('error', (error) => (failure = error));
-  child.once('exit', (code, signal) => (failure ??= new Error(`it ${signal ? `was killed by ${signal}` : `exited with code ${code}`}${lastProblem() ? `: ${lastProblem()}` : ''}`)));
+  child.once(
+    'exit',
+    (code, signal) =>
+      (failure ??= new Error(
+        `it ${signal ? `was killed by ${signal}` : `exited with code ${code}`}${
+          lastProblem() ? `: ${lastProblem()}` : ''
+        }`,
+      )),
+  );
   for (;;) {
     if (failure !== undefined) {
-      const portTaken = /TCP\/IP socket|address already in use/i.test(failure.message) ? ` (is port ${port} taken? Set app.database.embedded_port to a free one)` : '';
-      throw new Error(`The embedded PostgreSQL did not start on 127.0.0.1:${port} with data in ${dataDir}: ${failure.message}${portTaken}`);
+      const portTaken = /TCP\/IP socket|address already in use/i.test(failure.message)
+        ? ` (is port ${port} taken? Set app.database.embedded_port to a free one)`
+        : '';
+      throw new Error(
+        `The embedded PostgreSQL did not start on 127.0.0.1:${port} with data in ${dataDir}: ` +
+          `${failure.message}${portTaken}`,
+      );
     }
     const lines = readPidFile(dataDir);
     if (lines !== undefined && Number(lines[0]) === child.pid && lines[7]?.trim() === 'ready') return;
-    if (Date.now() > deadline) throw new Error(`The embedded PostgreSQL did not become ready within ${START_TIMEOUT_MS / 1000} s on 127.0.0.1:${port} with data in ${dataDir}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `The embedded PostgreSQL did not become ready within ${START_TIMEOUT_MS / 1000} s on 127.0.0.1:${port} ` +
+          `with data in ${dataDir}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -466,7 +580,10 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGINT');
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = await Promise.race([exited.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS)))]);
+  const timedOut = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_TIMEOUT_MS))),
+  ]);
   clearTimeout(timer);
   if (timedOut) {
     child.kill('SIGKILL');
@@ -476,7 +593,12 @@ async function terminate(child: ChildProcess, exited: Promise<void>): Promise<vo
 
 /** Keeps the last lines of the server's stderr, without their timestamp and pid prefix. */
 function keepTail(tail: string[], chunk: string): void {
-  tail.push(...chunk.split('\n').filter((line) => line.trim() !== '').map((line) => line.replace(/^\d{4}-\d\d-\d\d [\d:.]+ \S+ \[\d+\] /, '')));
+  tail.push(
+    ...chunk
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => line.replace(/^\d{4}-\d\d-\d\d [\d:.]+ \S+ \[\d+\] /, '')),
+  );
   tail.splice(0, Math.max(0, tail.length - 20));
 }
 
@@ -486,7 +608,10 @@ function messageOf(error: unknown): string {
 
 /** Creates the app's database on first use; waits up to `waitMs` for a server still starting up. */
 async function ensureDatabase(port: number, password: string, waitMs: number): Promise<void> {
-  const client = await connectWhenReady({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' }, waitMs);
+  const client = await connectWhenReady(
+    { host: '127.0.0.1', port, user: USER, password, database: 'postgres' },
+    waitMs,
+  );
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
     if (found.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`);

@@ -41,7 +41,14 @@ async function main(): Promise<void> {
     return;
   }
   const settings = config.app.database;
-  const embedded = settings.url === '' ? new EmbeddedPostgresServer({ dataDir: settings.embeddedDir, port: settings.embeddedPort, ownerName: 'a migration command' }) : undefined;
+  const embedded =
+    settings.url === ''
+      ? new EmbeddedPostgresServer({
+          dataDir: settings.embeddedDir,
+          port: settings.embeddedPort,
+          ownerName: 'a migration command',
+        })
+      : undefined;
   const url = embedded ? await embedded.connectOrStart() : settings.url;
   console.log(`Database: ${redactDatabaseUrl(url)}${embedded ? ' (embedded)' : ''}`);
   try {

@@ -25,7 +25,27 @@ const STORES = [
 
 @Module({
   imports: [LifecycleModule],
-  providers: [DatabaseLifecycle, dataSourceProvider, ChatRepository, UserRepository, ApiKeyRepository, DatabaseHealthRepository, PgNotificationsService, ChatEventRelayRepository, SkillStoreRepository, ...STORES],
-  exports: [ChatRepository, UserRepository, ApiKeyRepository, DatabaseHealthRepository, PgNotificationsService, ChatEventRelayRepository, SkillStoreRepository, ...STORES.map((store) => store.provide)],
+  providers: [
+    DatabaseLifecycle,
+    dataSourceProvider,
+    ChatRepository,
+    UserRepository,
+    ApiKeyRepository,
+    DatabaseHealthRepository,
+    PgNotificationsService,
+    ChatEventRelayRepository,
+    SkillStoreRepository,
+    ...STORES,
+  ],
+  exports: [
+    ChatRepository,
+    UserRepository,
+    ApiKeyRepository,
+    DatabaseHealthRepository,
+    PgNotificationsService,
+    ChatEventRelayRepository,
+    SkillStoreRepository,
+    ...STORES.map((store) => store.provide),
+  ],
 })
 export class PersistenceModule {}

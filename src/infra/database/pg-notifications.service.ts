@@ -9,7 +9,9 @@ import { type PreparedStatement, runPrepared } from './prepared-statement.js';
 
 /** Channels are fixed identifiers of ours, so they can be written into LISTEN unquoted. */
 const CHANNEL_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
-/** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more (https://www.postgresql.org/docs/current/sql-notify.html). */
+/**
+ * PostgreSQL refuses a NOTIFY payload of 8000 bytes or more (https://www.postgresql.org/docs/current/sql-notify.html).
+ */
 export const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
 /** How the LISTEN connection shows in pg_stat_activity. */
 export const LISTEN_APPLICATION_NAME = 'skillhost-listen';
@@ -80,7 +82,8 @@ export class PgNotificationsService implements NotificationBus, BeforeApplicatio
     registrations.add(registration);
     this.start();
     return () => {
-      if (!registrations.delete(registration) || registrations.size > 0 || this.channels.get(channel) !== registrations) return;
+      if (!registrations.delete(registration) || registrations.size > 0 || this.channels.get(channel) !== registrations)
+        return;
       this.channels.delete(channel);
       this.command(`UNLISTEN ${channel}`);
     };
@@ -112,9 +115,13 @@ export class PgNotificationsService implements NotificationBus, BeforeApplicatio
     assertChannel(channel);
     const bytes = Buffer.byteLength(payload, 'utf8');
     if (bytes > MAX_NOTIFY_PAYLOAD_BYTES) {
-      throw new Error(`A notification on '${channel}' may carry at most ${MAX_NOTIFY_PAYLOAD_BYTES} bytes (PostgreSQL's limit); this one has ${bytes}: store the data in a table and notify its id instead.`);
+      throw new Error(
+        `A notification on '${channel}' may carry at most ${MAX_NOTIFY_PAYLOAD_BYTES} bytes (PostgreSQL's ` +
+          `limit); this one has ${bytes}: store the data in a table and notify its id instead.`,
+      );
     }
-    if (this.closed) return Promise.reject(new Error(`Cannot notify on '${channel}': the application is shutting down.`));
+    if (this.closed)
+      return Promise.reject(new Error(`Cannot notify on '${channel}': the application is shutting down.`));
     const sent = this.notifyTail.then(() => runQuery(() => runPrepared(this.dataSource, NOTIFY, [channel, payload])));
     this.notifyTail = sent.catch(() => undefined);
     return sent.then(() => undefined);
@@ -127,7 +134,10 @@ export class PgNotificationsService implements NotificationBus, BeforeApplicatio
     return () => void this.reconnectHandlers.delete(registration);
   }
 
-  /** Before the pool closes (DatabaseLifecycle, on application shutdown): stop listening, let the sends already queued finish. */
+  /**
+   * Before the pool closes (DatabaseLifecycle, on application shutdown): stop listening, let the sends already queued
+   * finish.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.closed = true;
     clearTimeout(this.backoffTimer);
@@ -156,12 +166,14 @@ export class PgNotificationsService implements NotificationBus, BeforeApplicatio
   private async connectLoop(reconnecting: boolean): Promise<void> {
     let failures = 0;
     for (let attempt = 0; !this.closed; attempt++) {
-      if (reconnecting || attempt > 0) await this.backoff(Math.min(RECONNECT_MAX_DELAY_MS, RECONNECT_FIRST_DELAY_MS * 2 ** attempt));
+      if (reconnecting || attempt > 0)
+        await this.backoff(Math.min(RECONNECT_MAX_DELAY_MS, RECONNECT_FIRST_DELAY_MS * 2 ** attempt));
       if (this.closed) return;
       try {
         await this.open();
       } catch (error) {
-        if (failures++ === 0 && !reconnecting) this.logger.warn(`Cannot open the LISTEN connection (${messageOf(error)}); retrying with back-off`);
+        if (failures++ === 0 && !reconnecting)
+          this.logger.warn(`Cannot open the LISTEN connection (${messageOf(error)}); retrying with back-off`);
         else this.logger.debug(`Opening the LISTEN connection failed again: ${messageOf(error)}`);
         continue;
       }
@@ -214,7 +226,10 @@ export class PgNotificationsService implements NotificationBus, BeforeApplicatio
     this.connected = settable();
     void endClient(client);
     if (this.closed) return;
-    this.logger.warn(`The LISTEN connection was lost (${reason}); reconnecting with back-off. Notifications sent meanwhile are missed.`);
+    this.logger.warn(
+      `The LISTEN connection was lost (${reason}); reconnecting with back-off. Notifications sent meanwhile are ` +
+        `missed.`,
+    );
     void this.connectLoop(true);
   }
 
@@ -248,21 +263,28 @@ export class PgNotificationsService implements NotificationBus, BeforeApplicatio
 
 function assertChannel(channel: string): void {
   if (!CHANNEL_PATTERN.test(channel)) {
-    throw new Error(`Invalid notification channel ${JSON.stringify(channel)}: use 1-63 lowercase letters, digits and underscores, not starting with a digit.`);
+    throw new Error(
+      `Invalid notification channel ${JSON.stringify(channel)}: use 1-63 lowercase letters, digits and ` +
+        `underscores, not starting with a digit.`,
+    );
   }
 }
 
 /** The URL the app's pool uses: DATABASE_URL, or the embedded server's, decided at start. */
 function connectionUrl(dataSource: DataSource): string {
   const { options } = dataSource;
-  if (options.type !== 'postgres' || options.url === undefined) throw new Error('The data source has no PostgreSQL URL to open a LISTEN connection with.');
+  if (options.type !== 'postgres' || options.url === undefined)
+    throw new Error('The data source has no PostgreSQL URL to open a LISTEN connection with.');
   return options.url;
 }
 
 /** Ends a connection without waiting long for a server that does not answer. */
 async function endClient(client: pg.Client): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([client.end().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS)))]);
+  await Promise.race([
+    client.end().catch(() => undefined),
+    new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS))),
+  ]);
   clearTimeout(timer);
 }
 

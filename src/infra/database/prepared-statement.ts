@@ -12,7 +12,11 @@ export interface PreparedStatement {
  * Runs a named prepared statement on a connection of the pool TypeORM manages, borrowed through
  * TypeORM's public QueryRunner (TypeORM's own `query()` cannot name a statement).
  */
-export async function runPrepared<T>(dataSource: DataSource, statement: PreparedStatement, values: unknown[]): Promise<T[]> {
+export async function runPrepared<T>(
+  dataSource: DataSource,
+  statement: PreparedStatement,
+  values: unknown[],
+): Promise<T[]> {
   // A destroyed data source (the app is shutting down) has no pool left to borrow from.
   if (!dataSource.isInitialized) throw databaseUnavailable();
   const runner = dataSource.createQueryRunner('master');
@@ -23,7 +27,8 @@ export async function runPrepared<T>(dataSource: DataSource, statement: Prepared
     } catch (error) {
       // The server never answered (query_timeout): the statement may still be pending on this
       // connection, so it is ended and the pool drops it instead of lending it out stuck.
-      if ((error as Error).message === 'Query read timeout' && client instanceof pg.Client) void client.end().catch(() => undefined);
+      if ((error as Error).message === 'Query read timeout' && client instanceof pg.Client)
+        void client.end().catch(() => undefined);
       throw error;
     }
   } finally {

@@ -81,17 +81,31 @@ export class SkillStoreRepository {
   /** Stores a version's files and manifest; content already stored is not written again. */
   saveVersion(version: NewVersion): Promise<void> {
     return runQuery(async () => {
-      const known = await this.dataSource.query<{ digest: string }[]>('SELECT digest FROM skill_versions WHERE digest = $1', [version.digest]);
+      const known = await this.dataSource.query<{ digest: string }[]>(
+        'SELECT digest FROM skill_versions WHERE digest = $1',
+        [version.digest],
+      );
       if (known.length > 0) return;
       await this.dataSource.transaction(async (manager) => {
         const digests = [...version.blobs.keys()];
-        const stored = new Set((await manager.query<{ digest: string }[]>('SELECT digest FROM skill_blobs WHERE digest = ANY($1::text[])', [digests])).map((row) => row.digest));
+        const stored = new Set(
+          (
+            await manager.query<{ digest: string }[]>('SELECT digest FROM skill_blobs WHERE digest = ANY($1::text[])', [
+              digests,
+            ])
+          ).map((row) => row.digest),
+        );
         for (const [digest, bytes] of version.blobs) {
           if (stored.has(digest)) continue;
-          await manager.query('INSERT INTO skill_blobs (digest, size, content) VALUES ($1, $2, $3) ON CONFLICT ON CONSTRAINT pk_skill_blobs DO NOTHING', [digest, bytes.length, bytes]);
+          await manager.query(
+            'INSERT INTO skill_blobs (digest, size, content) VALUES ($1, $2, $3) ON CONFLICT ON CONSTRAINT ' +
+              'pk_skill_blobs DO NOTHING',
+            [digest, bytes.length, bytes],
+          );
         }
         await manager.query(
-          `INSERT INTO skill_versions (digest, name, manifest, total_bytes, file_count) VALUES ($1, $2, $3::jsonb, $4, $5)
+          `INSERT INTO skill_versions (digest, name, manifest, total_bytes, file_count) VALUES ($1, $2, ` +
+            `$3::jsonb, $4, $5)
            ON CONFLICT ON CONSTRAINT pk_skill_versions DO NOTHING`,
           [version.digest, version.name, JSON.stringify(version.manifest), version.totalBytes, version.manifest.length],
         );
@@ -103,33 +117,55 @@ export class SkillStoreRepository {
    * Makes a stored version the current one of an installed skill: a new numbered version, or, when
    * this content was installed before, that version again (`created` false).
    */
-  install(key: InstallKey, digest: string, installedBy: string | null, maxPersonal = Infinity): Promise<{ version: number; created: boolean } | { quotaReached: number }> {
+  install(
+    key: InstallKey,
+    digest: string,
+    installedBy: string | null,
+    maxPersonal = Infinity,
+  ): Promise<{ version: number; created: boolean } | { quotaReached: number }> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
         if (key.scope === 'personal') {
           // The owner's row is locked, so two new skills installed at once are counted one after the other.
           await manager.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [key.ownerId]);
           const [{ owned, exists }] = await manager.query<{ owned: number; exists: boolean }[]>(
-            `SELECT count(*)::int AS owned, bool_or(name = $2) AS exists FROM installed_skills WHERE scope = 'personal' AND owner_id = $1`,
+            `SELECT count(*)::int AS owned, bool_or(name = $2) AS exists FROM installed_skills WHERE scope = ` +
+              `'personal' AND owner_id = $1`,
             [key.ownerId, key.name],
           );
           if (!exists && owned >= maxPersonal) return { quotaReached: owned };
         }
         const id = await this.lockOrCreate(manager, key);
-        const [existing] = await manager.query<{ version: number }[]>('SELECT version FROM installed_skill_versions WHERE installed_id = $1 AND digest = $2', [id, digest]);
-        const [current] = await manager.query<{ current_version: number }[]>('SELECT current_version FROM installed_skills WHERE id = $1', [id]);
+        const [existing] = await manager.query<{ version: number }[]>(
+          'SELECT version FROM installed_skill_versions WHERE installed_id = $1 AND digest = $2',
+          [id, digest],
+        );
+        const [current] = await manager.query<{ current_version: number }[]>(
+          'SELECT current_version FROM installed_skills WHERE id = $1',
+          [id],
+        );
         let version: number;
         let created = false;
         if (existing !== undefined) {
           version = existing.version;
         } else {
-          const [{ next }] = await manager.query<{ next: number }[]>('SELECT COALESCE(max(version), 0)::int + 1 AS next FROM installed_skill_versions WHERE installed_id = $1', [id]);
+          const [{ next }] = await manager.query<{ next: number }[]>(
+            'SELECT COALESCE(max(version), 0)::int + 1 AS next FROM installed_skill_versions WHERE installed_id = $1',
+            [id],
+          );
           version = next;
           created = true;
-          await manager.query('INSERT INTO installed_skill_versions (installed_id, version, digest, installed_by) VALUES ($1, $2, $3, $4)', [id, version, digest, installedBy]);
+          await manager.query(
+            'INSERT INTO installed_skill_versions (installed_id, version, digest, installed_by) VALUES ($1, $2, ' +
+              '$3, $4)',
+            [id, version, digest, installedBy],
+          );
         }
         if (created || current.current_version !== version) {
-          await manager.query('UPDATE installed_skills SET current_version = $2, updated_at = now() WHERE id = $1', [id, version]);
+          await manager.query('UPDATE installed_skills SET current_version = $2, updated_at = now() WHERE id = $1', [
+            id,
+            version,
+          ]);
           await bumpGeneration(manager);
         }
         return { version, created };
@@ -139,17 +175,20 @@ export class SkillStoreRepository {
 
   /** The installed skill's id, locked for this transaction; created (at version 0, set by the caller) when new. */
   private async lockOrCreate(manager: EntityManager, key: InstallKey): Promise<string> {
-    const conflict = key.scope === 'shared' ? `(name) WHERE scope = 'shared'` : `(owner_id, name) WHERE scope = 'personal'`;
+    const conflict =
+      key.scope === 'shared' ? `(name) WHERE scope = 'shared'` : `(owner_id, name) WHERE scope = 'personal'`;
     // An uninstall may commit between the insert (which found the row) and the lock (which then
     // finds none): the insert is tried again, and this time makes the row.
     for (;;) {
-      await manager.query(`INSERT INTO installed_skills (id, name, scope, owner_id, current_version) VALUES ($1, $2, $3, $4, 0) ON CONFLICT ${conflict} DO NOTHING`, [
-        randomUUID(),
-        key.name,
-        key.scope,
-        key.ownerId,
-      ]);
-      const [row] = await manager.query<{ id: string }[]>(`SELECT id FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`, keyParams(key));
+      await manager.query(
+        `INSERT INTO installed_skills (id, name, scope, owner_id, current_version) VALUES ($1, $2, $3, $4, 0) ` +
+          `ON CONFLICT ${conflict} DO NOTHING`,
+        [randomUUID(), key.name, key.scope, key.ownerId],
+      );
+      const [row] = await manager.query<{ id: string }[]>(
+        `SELECT id FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`,
+        keyParams(key),
+      );
       if (row !== undefined) return row.id;
     }
   }
@@ -158,7 +197,8 @@ export class SkillStoreRepository {
   personalCount(ownerId: string, name: string): Promise<{ owned: number; exists: boolean }> {
     return runQuery(async () => {
       const [row] = await this.dataSource.query<{ owned: number; exists: boolean | null }[]>(
-        `SELECT count(*)::int AS owned, bool_or(name = $2) AS exists FROM installed_skills WHERE scope = 'personal' AND owner_id = $1`,
+        `SELECT count(*)::int AS owned, bool_or(name = $2) AS exists FROM installed_skills WHERE scope = ` +
+          `'personal' AND owner_id = $1`,
         [ownerId, name],
       );
       return { owned: row.owned, exists: row.exists === true };
@@ -167,8 +207,19 @@ export class SkillStoreRepository {
 
   history(key: InstallKey): Promise<VersionHistory | null> {
     return runQuery(async () => {
-      const rows = await this.dataSource.query<{ current_version: number; version: number; digest: string; installed_at: Date; installed_by: string | null; file_count: number; total_bytes: number }[]>(
-        `SELECT i.current_version, v.version, v.digest, v.installed_at, u.name AS installed_by, s.file_count, s.total_bytes
+      const rows = await this.dataSource.query<
+        {
+          current_version: number;
+          version: number;
+          digest: string;
+          installed_at: Date;
+          installed_by: string | null;
+          file_count: number;
+          total_bytes: number;
+        }[]
+      >(
+        `SELECT i.current_version, v.version, v.digest, v.installed_at, u.name AS installed_by, s.file_count, ` +
+          `s.total_bytes
            FROM installed_skills i
            JOIN installed_skill_versions v ON v.installed_id = i.id
            JOIN skill_versions s ON s.digest = v.digest
@@ -181,38 +232,64 @@ export class SkillStoreRepository {
       return {
         key,
         current: rows[0].current_version,
-        versions: rows.map((row) => ({ version: row.version, digest: row.digest, installedAt: row.installed_at, installedBy: row.installed_by, fileCount: row.file_count, totalBytes: row.total_bytes })),
+        versions: rows.map((row) => ({
+          version: row.version,
+          digest: row.digest,
+          installedAt: row.installed_at,
+          installedBy: row.installed_by,
+          fileCount: row.file_count,
+          totalBytes: row.total_bytes,
+        })),
       };
     });
   }
 
   /** 'rolled-back' (or 'unchanged' when it was current already), 'no-skill' or 'no-version'. */
-  rollback(key: InstallKey, version: number): Promise<{ outcome: 'rolled-back' | 'unchanged'; digest: string } | { outcome: 'no-skill' | 'no-version' }> {
+  rollback(
+    key: InstallKey,
+    version: number,
+  ): Promise<{ outcome: 'rolled-back' | 'unchanged'; digest: string } | { outcome: 'no-skill' | 'no-version' }> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
-        const [skill] = await manager.query<{ id: string; current_version: number }[]>(`SELECT id, current_version FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`, keyParams(key));
+        const [skill] = await manager.query<{ id: string; current_version: number }[]>(
+          `SELECT id, current_version FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`,
+          keyParams(key),
+        );
         if (skill === undefined) return { outcome: 'no-skill' as const };
-        const [target] = await manager.query<{ digest: string }[]>('SELECT digest FROM installed_skill_versions WHERE installed_id = $1 AND version = $2', [skill.id, version]);
+        const [target] = await manager.query<{ digest: string }[]>(
+          'SELECT digest FROM installed_skill_versions WHERE installed_id = $1 AND version = $2',
+          [skill.id, version],
+        );
         if (target === undefined) return { outcome: 'no-version' as const };
         if (skill.current_version === version) return { outcome: 'unchanged' as const, digest: target.digest };
-        await manager.query('UPDATE installed_skills SET current_version = $2, updated_at = now() WHERE id = $1', [skill.id, version]);
+        await manager.query('UPDATE installed_skills SET current_version = $2, updated_at = now() WHERE id = $1', [
+          skill.id,
+          version,
+        ]);
         await bumpGeneration(manager);
         return { outcome: 'rolled-back' as const, digest: target.digest };
       }),
     );
   }
 
-  /** True when the skill was installed and is gone (its history with it; the stored versions stay, content-addressed). */
+  /**
+   * True when the skill was installed and is gone (its history with it; the stored versions stay, content-addressed).
+   */
   uninstall(key: InstallKey): Promise<boolean> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
         const [rows, affected] = await manager.query<[{ history: string[] }[], number]>(
-          `DELETE FROM installed_skills i WHERE ${whereKey(1, 'i.')} RETURNING ARRAY(SELECT digest FROM installed_skill_versions v WHERE v.installed_id = i.id) AS history`,
+          `DELETE FROM installed_skills i WHERE ${whereKey(1, 'i.')} RETURNING ARRAY(SELECT digest FROM ` +
+            `installed_skill_versions v WHERE v.installed_id = i.id) AS history`,
           keyParams(key),
         );
         if (affected === 0) return false;
         // Chats that activated a version of it read it no more, whatever takes the name next.
-        await manager.query('UPDATE chat_activated_skills SET version_digest = NULL WHERE skill_name = $1 AND version_digest = ANY($2::text[])', [key.name, rows[0].history]);
+        await manager.query(
+          'UPDATE chat_activated_skills SET version_digest = NULL WHERE skill_name = $1 AND version_digest = ' +
+            'ANY($2::text[])',
+          [key.name, rows[0].history],
+        );
         await bumpGeneration(manager);
         return true;
       }),
@@ -222,23 +299,48 @@ export class SkillStoreRepository {
   /** Every installed skill at its current version, with its manifest. */
   currentInstalls(): Promise<CurrentInstall[]> {
     return runQuery(async () => {
-      const rows = await this.dataSource.query<{ name: string; scope: StoreScope; owner_id: string | null; owner_name: string | null; version: number; digest: string; manifest: StoredManifestEntry[]; history: string[] }[]>(
-        `SELECT i.name, i.scope, i.owner_id, u.name AS owner_name, i.current_version AS version, v.digest, s.manifest,
-                ARRAY(SELECT h.digest FROM installed_skill_versions h WHERE h.installed_id = i.id ORDER BY h.version) AS history
+      const rows = await this.dataSource.query<
+        {
+          name: string;
+          scope: StoreScope;
+          owner_id: string | null;
+          owner_name: string | null;
+          version: number;
+          digest: string;
+          manifest: StoredManifestEntry[];
+          history: string[];
+        }[]
+      >(
+        `SELECT i.name, i.scope, i.owner_id, u.name AS owner_name, i.current_version AS version, v.digest, ` +
+          `s.manifest,
+                ARRAY(SELECT h.digest FROM installed_skill_versions h WHERE h.installed_id = i.id ORDER BY ` +
+          `h.version) AS history
            FROM installed_skills i
            JOIN installed_skill_versions v ON v.installed_id = i.id AND v.version = i.current_version
            JOIN skill_versions s ON s.digest = v.digest
            LEFT JOIN users u ON u.id = i.owner_id
           ORDER BY i.name, i.scope, u.name`,
       );
-      return rows.map((row) => ({ name: row.name, scope: row.scope, ownerId: row.owner_id, ownerName: row.owner_name, version: row.version, digest: row.digest, manifest: row.manifest, history: row.history }));
+      return rows.map((row) => ({
+        name: row.name,
+        scope: row.scope,
+        ownerId: row.owner_id,
+        ownerName: row.owner_name,
+        version: row.version,
+        digest: row.digest,
+        manifest: row.manifest,
+        history: row.history,
+      }));
     });
   }
 
   /** A stored version's name and manifest, or null. */
   findVersion(digest: string): Promise<{ name: string; manifest: StoredManifestEntry[] } | null> {
     return runQuery(async () => {
-      const [row] = await this.dataSource.query<{ name: string; manifest: StoredManifestEntry[] }[]>('SELECT name, manifest FROM skill_versions WHERE digest = $1', [digest]);
+      const [row] = await this.dataSource.query<{ name: string; manifest: StoredManifestEntry[] }[]>(
+        'SELECT name, manifest FROM skill_versions WHERE digest = $1',
+        [digest],
+      );
       return row ?? null;
     });
   }
@@ -246,13 +348,20 @@ export class SkillStoreRepository {
   /** File contents by digest; digests not stored are absent from the answer. */
   blobs(digests: readonly string[]): Promise<Map<string, Buffer>> {
     return runQuery(async () => {
-      const rows = await this.dataSource.query<{ digest: string; content: Buffer }[]>('SELECT digest, content FROM skill_blobs WHERE digest = ANY($1::text[])', [[...new Set(digests)]]);
+      const rows = await this.dataSource.query<{ digest: string; content: Buffer }[]>(
+        'SELECT digest, content FROM skill_blobs WHERE digest = ANY($1::text[])',
+        [[...new Set(digests)]],
+      );
       return new Map(rows.map((row) => [row.digest, row.content]));
     });
   }
 
   switches(): Promise<{ name: string; enabled: boolean }[]> {
-    return runQuery(() => this.dataSource.query<{ name: string; enabled: boolean }[]>('SELECT name, enabled FROM skill_switches ORDER BY name'));
+    return runQuery(() =>
+      this.dataSource.query<{ name: string; enabled: boolean }[]>(
+        'SELECT name, enabled FROM skill_switches ORDER BY name',
+      ),
+    );
   }
 
   setSwitch(name: string, enabled: boolean, updatedBy: string | null): Promise<void> {
@@ -260,7 +369,8 @@ export class SkillStoreRepository {
       this.dataSource.transaction(async (manager) => {
         await manager.query(
           `INSERT INTO skill_switches (name, enabled, updated_by) VALUES ($1, $2, $3)
-           ON CONFLICT ON CONSTRAINT pk_skill_switches DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = now(), updated_by = EXCLUDED.updated_by`,
+           ON CONFLICT ON CONSTRAINT pk_skill_switches DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = ` +
+            `now(), updated_by = EXCLUDED.updated_by`,
           [name, enabled, updatedBy],
         );
         await bumpGeneration(manager);
@@ -270,7 +380,9 @@ export class SkillStoreRepository {
 
   state(): Promise<StoreState> {
     return runQuery(async () => {
-      const [row] = await this.dataSource.query<{ generation: string; reload_generation: string }[]>('SELECT generation::text, reload_generation::text FROM skill_store_state WHERE id = 1');
+      const [row] = await this.dataSource.query<{ generation: string; reload_generation: string }[]>(
+        'SELECT generation::text, reload_generation::text FROM skill_store_state WHERE id = 1',
+      );
       return { generation: row.generation, reloadGeneration: row.reload_generation };
     });
   }
@@ -279,7 +391,10 @@ export class SkillStoreRepository {
   requestReload(): Promise<string> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
-        const [row] = await manager.query<{ reload_generation: string }[]>('UPDATE skill_store_state SET reload_generation = reload_generation + 1 WHERE id = 1 RETURNING reload_generation::text');
+        const [row] = await manager.query<{ reload_generation: string }[]>(
+          'UPDATE skill_store_state SET reload_generation = reload_generation + 1 WHERE id = 1 RETURNING ' +
+            'reload_generation::text',
+        );
         await manager.query('SELECT pg_notify($1, $2)', [SKILL_STORE_CHANNEL, 'reload']);
         return row.reload_generation;
       }),
@@ -288,13 +403,18 @@ export class SkillStoreRepository {
 }
 
 async function bumpGeneration(manager: EntityManager): Promise<void> {
-  const [row] = await manager.query<{ generation: string }[]>('UPDATE skill_store_state SET generation = generation + 1 WHERE id = 1 RETURNING generation::text');
+  const [row] = await manager.query<{ generation: string }[]>(
+    'UPDATE skill_store_state SET generation = generation + 1 WHERE id = 1 RETURNING generation::text',
+  );
   await manager.query('SELECT pg_notify($1, $2)', [SKILL_STORE_CHANNEL, `store ${row.generation}`]);
 }
 
 /** `name = $n AND scope = $n+1 AND owner_id IS NOT DISTINCT FROM $n+2` (one form for both scopes). */
 function whereKey(first: number, prefix = ''): string {
-  return `${prefix}name = $${first} AND ${prefix}scope = $${first + 1} AND ${prefix}owner_id IS NOT DISTINCT FROM $${first + 2}::uuid`;
+  return (
+    `${prefix}name = $${first} AND ${prefix}scope = $${first + 1} AND ${prefix}owner_id IS NOT DISTINCT FROM ` +
+    `$${first + 2}::uuid`
+  );
 }
 
 function keyParams(key: InstallKey): unknown[] {

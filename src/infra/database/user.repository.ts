@@ -18,7 +18,9 @@ export class UserRepository implements UserStore {
   create(name: string, role: UserRole): Promise<UserEntity | null> {
     return runQuery(async () => {
       try {
-        return await this.dataSource.manager.save(this.dataSource.manager.create(UserEntity, { id: randomUUID(), name, role, disabled: false }));
+        return await this.dataSource.manager.save(
+          this.dataSource.manager.create(UserEntity, { id: randomUUID(), name, role, disabled: false }),
+        );
       } catch (error) {
         if (isUniqueViolation(error, 'uq_users_name')) return null;
         throw error;
@@ -29,7 +31,10 @@ export class UserRepository implements UserStore {
   /** The user's skill filter (`PUT /v1/me/skills`); null for none (or no such user). */
   skillFilter(userId: string): Promise<StoredSkillFilter | null> {
     return runQuery(async () => {
-      const [row] = await this.dataSource.query<{ skill_filter: StoredSkillFilter | null }[]>('SELECT skill_filter FROM users WHERE id = $1', [userId]);
+      const [row] = await this.dataSource.query<{ skill_filter: StoredSkillFilter | null }[]>(
+        'SELECT skill_filter FROM users WHERE id = $1',
+        [userId],
+      );
       return row?.skill_filter ?? null;
     });
   }
@@ -37,7 +42,10 @@ export class UserRepository implements UserStore {
   /** False when there is no such user. */
   setSkillFilter(userId: string, filter: StoredSkillFilter | null): Promise<boolean> {
     return runQuery(async () => {
-      const [, affected] = await this.dataSource.query<[unknown, number]>('UPDATE users SET skill_filter = $2::jsonb WHERE id = $1', [userId, filter === null ? null : JSON.stringify(filter)]);
+      const [, affected] = await this.dataSource.query<[unknown, number]>(
+        'UPDATE users SET skill_filter = $2::jsonb WHERE id = $1',
+        [userId, filter === null ? null : JSON.stringify(filter)],
+      );
       return affected > 0;
     });
   }
@@ -52,7 +60,11 @@ export class UserRepository implements UserStore {
 
   list(limit: number, offset: number): Promise<Page<UserEntity>> {
     return runQuery(async () => {
-      const [items, total] = await this.dataSource.manager.findAndCount(UserEntity, { order: { name: 'ASC' }, take: limit, skip: offset });
+      const [items, total] = await this.dataSource.manager.findAndCount(UserEntity, {
+        order: { name: 'ASC' },
+        take: limit,
+        skip: offset,
+      });
       return { items, total, limit, offset };
     });
   }
@@ -61,14 +73,18 @@ export class UserRepository implements UserStore {
    * The updated user; null when there is none with that id; `lastAdmin` (nothing changed) when the
    * change would take the server's last working admin key out of use (see last-admin.ts).
    */
-  update(id: string, changes: { role?: UserRole; disabled?: boolean }): Promise<{ user: UserEntity } | { lastAdmin: UserEntity } | null> {
+  update(
+    id: string,
+    changes: { role?: UserRole; disabled?: boolean },
+  ): Promise<{ user: UserEntity } | { lastAdmin: UserEntity } | null> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
         await lockEnabledAdmins(manager);
         const user = await manager.findOne(UserEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
         if (user === null) return null;
         const staysAdmin = (changes.role ?? user.role) === 'admin' && !(changes.disabled ?? user.disabled);
-        if (user.role === 'admin' && !user.disabled && !staysAdmin && (await takesLastAdminKey(manager, { user: id }))) return { lastAdmin: user };
+        if (user.role === 'admin' && !user.disabled && !staysAdmin && (await takesLastAdminKey(manager, { user: id })))
+          return { lastAdmin: user };
         if (changes.role !== undefined) user.role = changes.role;
         if (changes.disabled !== undefined) user.disabled = changes.disabled;
         return { user: await manager.save(user) };

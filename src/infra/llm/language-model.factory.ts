@@ -9,7 +9,8 @@ import { nodeFetch } from './node-fetch.js';
 
 /**
  * One AI SDK model object per configured model, built on first use; a model's tool input is bounded
- * (see bounded-tool-input.ts). The app gives it to ChatModule as `LANGUAGE_MODELS`, so a test or an app can put its own in.
+ * (see bounded-tool-input.ts). The app gives it to ChatModule as `LANGUAGE_MODELS`, so a test or an app can put its own
+ * in.
  */
 @Injectable()
 export class LanguageModelFactory implements LanguageModels {
@@ -31,7 +32,12 @@ type ProviderModel = Parameters<typeof wrapLanguageModel>[0]['model'];
 function build(config: ModelConfig): ProviderModel {
   switch (config.provider) {
     case 'openai-compatible':
-      return createOpenAICompatible({ name: config.name, baseURL: config.baseUrl, apiKey: config.apiKey, fetch: nodeFetch }).chatModel(config.model);
+      return createOpenAICompatible({
+        name: config.name,
+        baseURL: config.baseUrl,
+        apiKey: config.apiKey,
+        fetch: nodeFetch,
+      }).chatModel(config.model);
     case 'anthropic':
       return createAnthropic({ baseURL: config.baseUrl, apiKey: config.apiKey ?? '', fetch: nodeFetch })(config.model);
   }

@@ -33,7 +33,8 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
 export function nodeFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
   const body = init.body;
-  if (input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))) return globalThis.fetch(input, init);
+  if (input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)))
+    return globalThis.fetch(input, init);
   const url = input instanceof URL ? input : new URL(input);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return globalThis.fetch(input, init);
   const method = (init.method ?? 'GET').toUpperCase();
@@ -69,7 +70,11 @@ export function nodeFetch(input: string | URL | Request, init: RequestInit = {})
           fail(new Error(`invalid HTTP status ${status}`));
           return;
         }
-        const responseInit: ResponseInit = { status, statusText: response.statusMessage ?? '', headers: responseHeaders(response.rawHeaders) };
+        const responseInit: ResponseInit = {
+          status,
+          statusText: response.statusMessage ?? '',
+          headers: responseHeaders(response.rawHeaders),
+        };
         if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
           response.resume();
           succeed(() => new Response(null, responseInit));
@@ -94,12 +99,15 @@ export function nodeFetch(input: string | URL | Request, init: RequestInit = {})
         response.on('close', () => {
           if (!response.complete) fail(new Error('the connection closed before the response was complete'));
         });
-        response.on('end', () => succeed(() => new Response(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), responseInit)));
+        response.on('end', () =>
+          succeed(() => new Response(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), responseInit)),
+        );
       });
       request.on('error', (error: NodeJS.ErrnoException) => {
         if (responded || error.name === 'AbortError') fail(error);
         // A kept-alive connection the server closed while it sat idle: once more on a new one.
-        else if (firstTry && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) send(false);
+        else if (firstTry && request.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE'))
+          send(false);
         // Before an answer began it is a connection failure, reported as fetch reports it.
         else fail(new TypeError('fetch failed', { cause: error }));
       });
@@ -114,7 +122,8 @@ function headerRecord(headers: RequestInit['headers']): Record<string, string> {
   if (headers instanceof Headers) return Object.fromEntries(headers.entries());
   if (Array.isArray(headers)) return Object.fromEntries(headers);
   const record: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers as Record<string, string | undefined>)) if (value !== undefined) record[name] = value;
+  for (const [name, value] of Object.entries(headers as Record<string, string | undefined>))
+    if (value !== undefined) record[name] = value;
   return record;
 }
 
@@ -126,5 +135,7 @@ function responseHeaders(raw: string[]): Headers {
 
 function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
-  return reason instanceof Error && reason.name === 'AbortError' ? reason : new DOMException('This operation was aborted', 'AbortError');
+  return reason instanceof Error && reason.name === 'AbortError'
+    ? reason
+    : new DOMException('This operation was aborted', 'AbortError');
 }

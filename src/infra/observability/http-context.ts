@@ -24,7 +24,10 @@ export function httpExchangeOf(context: ExecutionContext): HttpExchange | undefi
 const PRINCIPAL_ID = Symbol('skillhost.principalId');
 type WithPrincipalId = FastifyRequest & { [PRINCIPAL_ID]?: string };
 
-/** Remembers who a request acted as, for its log line (GraphQL keeps the principal in its own context, not on the request). */
+/**
+ * Remembers who a request acted as, for its log line (GraphQL keeps the principal in its own context, not on the
+ * request).
+ */
 export function notePrincipalId(request: FastifyRequest, userId: string): void {
   (request as WithPrincipalId)[PRINCIPAL_ID] = userId;
 }

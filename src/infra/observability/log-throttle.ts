@@ -3,7 +3,11 @@
  * `intervalMs`: the first at once, and the next, after the interval, with how many were left out
  * in between. Nobody can fill the log, and the operator still sees that it goes on.
  */
-export function throttled(log: (message: string) => void, intervalMs = 60_000, now: () => number = Date.now): (message: string, to?: (message: string) => void) => void {
+export function throttled(
+  log: (message: string) => void,
+  intervalMs = 60_000,
+  now: () => number = Date.now,
+): (message: string, to?: (message: string) => void) => void {
   let nextAt = 0;
   let leftOut = 0;
   // `to`: this line's own logger (a request's), in place of `log`.

@@ -50,12 +50,24 @@ export function loggerOptions(settings: { level: LogLevel }, format: 'json' | 'p
  * format is `pretty` (or `auto` on a terminal). `destination` replaces stdout (tests capture it).
  * Writes are synchronous, so the last lines before a crash or exit are not lost.
  */
-export function createAppLogger(settings: { level: LogLevel; format: LogFormat }, destination?: DestinationStream): AppLogger {
+export function createAppLogger(
+  settings: { level: LogLevel; format: LogFormat },
+  destination?: DestinationStream,
+): AppLogger {
   const terminal = destination === undefined && process.stdout.isTTY === true;
   const format = resolveLogFormat(settings.format, terminal);
   const options = loggerOptions(settings, format);
   if (format === 'pretty') {
-    return pino(options, prettyStream({ destination: destination ?? 1, sync: true, colorize: terminal, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+    return pino(
+      options,
+      prettyStream({
+        destination: destination ?? 1,
+        sync: true,
+        colorize: terminal,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname',
+      }),
+    );
   }
   return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }
@@ -94,7 +106,9 @@ export class RequestScopeBinding implements OnModuleInit {
 
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    fastify.addHook('preHandler', (request, _reply, done) => runInRequest({ id: request.id, log: request.log as Logger }, done));
+    fastify.addHook('preHandler', (request, _reply, done) =>
+      runInRequest({ id: request.id, log: request.log as Logger }, done),
+    );
   }
 }
 

@@ -73,11 +73,31 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
     registers: [this.registry],
   });
 
-  private readonly turnDuration = this.turnHistogram('skillhost_turn_duration_seconds', 'Whole turns that succeeded, by model.', MODEL_BUCKETS);
-  private readonly turnModel = this.turnHistogram('skillhost_turn_model_seconds', 'Time a successful turn waited for the model, by model.', MODEL_BUCKETS);
-  private readonly turnOverhead = this.turnHistogram('skillhost_turn_overhead_seconds', "Skillhost's own time in a successful turn (everything but the model), by model.", OVERHEAD_BUCKETS);
-  private readonly turnDatabase = this.turnHistogram('skillhost_turn_database_seconds', "The database statements' part of a turn's overhead, by model.", OVERHEAD_BUCKETS);
-  private readonly turnSkills = this.turnHistogram('skillhost_turn_skills_seconds', "The skill tools' part of a turn's overhead, by model.", OVERHEAD_BUCKETS);
+  private readonly turnDuration = this.turnHistogram(
+    'skillhost_turn_duration_seconds',
+    'Whole turns that succeeded, by model.',
+    MODEL_BUCKETS,
+  );
+  private readonly turnModel = this.turnHistogram(
+    'skillhost_turn_model_seconds',
+    'Time a successful turn waited for the model, by model.',
+    MODEL_BUCKETS,
+  );
+  private readonly turnOverhead = this.turnHistogram(
+    'skillhost_turn_overhead_seconds',
+    "Skillhost's own time in a successful turn (everything but the model), by model.",
+    OVERHEAD_BUCKETS,
+  );
+  private readonly turnDatabase = this.turnHistogram(
+    'skillhost_turn_database_seconds',
+    "The database statements' part of a turn's overhead, by model.",
+    OVERHEAD_BUCKETS,
+  );
+  private readonly turnSkills = this.turnHistogram(
+    'skillhost_turn_skills_seconds',
+    "The skill tools' part of a turn's overhead, by model.",
+    OVERHEAD_BUCKETS,
+  );
 
   private readonly toolCalls = new Counter({
     name: 'skillhost_tool_calls_total',
@@ -108,9 +128,21 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
     registers: [this.registry],
   });
 
-  private readonly snapshotSkills = new Gauge({ name: 'skillhost_skills_loaded', help: 'Valid skills in the current catalogue snapshot.', registers: [this.registry] });
-  private readonly snapshotInvalid = new Gauge({ name: 'skillhost_skills_invalid', help: 'Skills the last scan excluded as invalid.', registers: [this.registry] });
-  private readonly snapshotCollisions = new Gauge({ name: 'skillhost_skills_collisions', help: 'Name collisions the last scan resolved by directory order.', registers: [this.registry] });
+  private readonly snapshotSkills = new Gauge({
+    name: 'skillhost_skills_loaded',
+    help: 'Valid skills in the current catalogue snapshot.',
+    registers: [this.registry],
+  });
+  private readonly snapshotInvalid = new Gauge({
+    name: 'skillhost_skills_invalid',
+    help: 'Skills the last scan excluded as invalid.',
+    registers: [this.registry],
+  });
+  private readonly snapshotCollisions = new Gauge({
+    name: 'skillhost_skills_collisions',
+    help: 'Name collisions the last scan resolved by directory order.',
+    registers: [this.registry],
+  });
   /** Measured when scraped: rendering the catalogue of thousands of skills is not added to every reload. */
   private catalogueSize: (() => number) | undefined;
   private readonly catalogueBytes = new Gauge({
@@ -154,7 +186,8 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
     registers: [this.registry],
   });
 
-  private readonly onDatabaseError = (message: unknown) => this.databaseErrors.inc({ kind: (message as DatabaseErrorEvent).kind });
+  private readonly onDatabaseError = (message: unknown) =>
+    this.databaseErrors.inc({ kind: (message as DatabaseErrorEvent).kind });
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.models = new Set(Object.keys(config.app.models));
@@ -183,7 +216,10 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
   }
 
   observeRequest(request: RequestFacts): void {
-    this.requestDuration.observe({ method: request.method, route: request.route, status: String(request.status) }, seconds(request.durationMs));
+    this.requestDuration.observe(
+      { method: request.method, route: request.route, status: String(request.status) },
+      seconds(request.durationMs),
+    );
   }
 
   /** `requestedModel`: what the turn asked for (undefined: the default model). */
@@ -211,7 +247,10 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
     this.activations.inc({ skill });
   }
 
-  /** `catalogueBytes`: the size of the configured format's catalogue, as every system prompt carries it (asked when scraped). */
+  /**
+   * `catalogueBytes`: the size of the configured format's catalogue, as every system prompt carries it (asked when
+   * scraped).
+   */
   observeSkillsReload(snapshot: SnapshotFacts, catalogueBytes: () => number): void {
     this.reloadDuration.observe(seconds(snapshot.durationMs));
     this.snapshotSkills.set(snapshot.skills.size);
@@ -245,6 +284,11 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
   }
 }
 
-/** Imported by the modules whose services record; the chats get it through their `CHAT_METRICS` port (the app binds it). */
-@Module({ providers: [MetricsService, { provide: SKILLS_METRICS, useExisting: MetricsService }], exports: [MetricsService, SKILLS_METRICS] })
+/**
+ * Imported by the modules whose services record; the chats get it through their `CHAT_METRICS` port (the app binds it).
+ */
+@Module({
+  providers: [MetricsService, { provide: SKILLS_METRICS, useExisting: MetricsService }],
+  exports: [MetricsService, SKILLS_METRICS],
+})
 export class MetricsModule {}

@@ -43,21 +43,29 @@ describe(PinoNestLogger.name, () => {
     ]);
   });
 
-  it('keeps extra arguments in the message, an Error as err, an object as fields, and the exception handlers’ stack', () => {
-    const { logger, records } = capture();
-    const sut = new PinoNestLogger(logger);
-    sut.log('a', 'b', 'Ctx');
-    sut.error(new Error('boom'), 'Ctx');
-    sut.log({ event: 'reload', skills: 3 }, 'Ctx');
-    sut.error('Unhandled', 'Error: x\n    at f (file.js:1:1)', 'ExceptionsHandler');
-    sut.log('no context');
-    expect(records[0]).toMatchObject({ msg: 'a b', context: 'Ctx' });
-    expect(records[1]).toMatchObject({ msg: 'boom', context: 'Ctx', err: { type: 'Error', message: 'boom' } });
-    expect(records[2]).toMatchObject({ event: 'reload', skills: 3, context: 'Ctx' });
-    expect(records[3]).toMatchObject({ msg: 'Unhandled', context: 'ExceptionsHandler', err: { stack: 'Error: x\n    at f (file.js:1:1)' } });
-    expect(records[4]).toMatchObject({ msg: 'no context' });
-    expect(records[4]).not.toHaveProperty('context');
-  });
+  it(
+    'keeps extra arguments in the message, an Error as err, an object as fields, and the exception ' +
+      'handlers’ stack',
+    () => {
+      const { logger, records } = capture();
+      const sut = new PinoNestLogger(logger);
+      sut.log('a', 'b', 'Ctx');
+      sut.error(new Error('boom'), 'Ctx');
+      sut.log({ event: 'reload', skills: 3 }, 'Ctx');
+      sut.error('Unhandled', 'Error: x\n    at f (file.js:1:1)', 'ExceptionsHandler');
+      sut.log('no context');
+      expect(records[0]).toMatchObject({ msg: 'a b', context: 'Ctx' });
+      expect(records[1]).toMatchObject({ msg: 'boom', context: 'Ctx', err: { type: 'Error', message: 'boom' } });
+      expect(records[2]).toMatchObject({ event: 'reload', skills: 3, context: 'Ctx' });
+      expect(records[3]).toMatchObject({
+        msg: 'Unhandled',
+        context: 'ExceptionsHandler',
+        err: { stack: 'Error: x\n    at f (file.js:1:1)' },
+      });
+      expect(records[4]).toMatchObject({ msg: 'no context' });
+      expect(records[4]).not.toHaveProperty('context');
+    },
+  );
 
   it('inside a request writes through that request’s logger (its reqId), outside through the root', async () => {
     const { logger, records } = capture();

@@ -8,7 +8,14 @@ type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
  * Nest's own progress lines (each module initialised, each route mapped: a hundred lines a start)
  * are debug lines: the server's start-up summary says what a person needs.
  */
-const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'GraphQLModule']);
+const FRAMEWORK_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+  'GraphQLModule',
+]);
 
 /**
  * Nest's `LoggerService` over the app's pino logger: `new Logger(context).warn(…)` anywhere

@@ -13,15 +13,20 @@ const README_URL = 'http://127.0.0.1:3000/mcp';
  * What the README tells a Claude Code user to run: the shell puts the key in, and Claude Code
  * stores the header in ~/.claude.json for the folder it was run in (its default `local` scope).
  */
-export const README_SNIPPET = `claude mcp add --transport http skillhost ${README_URL} --header "Authorization: Bearer $SKILLHOST_API_KEY"`;
+export const README_SNIPPET =
+  `claude mcp add --transport http skillhost ${README_URL} --header "Authorization: ` + `Bearer $SKILLHOST_API_KEY"`;
 
 /** What a user must also know, as measured by test/agents/claude-code.agents-spec.ts. */
 export const README_NOTES: string[] = [
   'Run it in your project folder: it adds Skillhost for that folder only (add `--scope user` for every folder).',
-  'The shell puts the key into ~/.claude.json as it is; for a new key, run `claude mcp remove skillhost` and the command again.',
-  'Allow the tools: Claude Code asks before each Skillhost tool call, and `claude -p` refuses them unless run with `--allowedTools mcp__skillhost`.',
-  '`claude mcp list` shows whether Skillhost connected, with the server\'s message when the key is refused; `claude -p` does not say.',
-  'A skill\'s prompt is `/mcp__skillhost__<skill> <request>`: the model sees the whole request, but Claude Code passes only its first word to Skillhost.',
+  'The shell puts the key into ~/.claude.json as it is; for a new key, run `claude mcp remove skillhost` and ' +
+    'the command again.',
+  'Allow the tools: Claude Code asks before each Skillhost tool call, and `claude -p` refuses them unless run ' +
+    'with `--allowedTools mcp__skillhost`.',
+  "`claude mcp list` shows whether Skillhost connected, with the server's message when the key is refused; " +
+    '`claude -p` does not say.',
+  "A skill's prompt is `/mcp__skillhost__<skill> <request>`: the model sees the whole request, but Claude Code " +
+    'passes only its first word to Skillhost.',
 ];
 
 export interface RunOptions {
@@ -88,7 +93,11 @@ async function afterAdding(options: Omit<RunOptions, 'prompt' | 'args'>, args: s
   };
   const spawnOptions = { cwd: project, env, timeoutMs: options.timeoutMs };
   try {
-    const added = await runCli('/bin/sh', ['-c', README_SNIPPET.replace(README_URL, () => options.mcpUrl)], spawnOptions);
+    const added = await runCli(
+      '/bin/sh',
+      ['-c', README_SNIPPET.replace(README_URL, () => options.mcpUrl)],
+      spawnOptions,
+    );
     if (added.code !== 0) return added;
     return await runCli(CLAUDE, args, spawnOptions);
   } finally {

@@ -15,7 +15,11 @@ export interface CliRun {
  * helper, a detached server) outlives the run. Standard input is closed: some CLIs (`opencode run`)
  * read a piped stdin to its end before they start.
  */
-export function runCli(command: string, args: readonly string[], { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<CliRun> {
+export function runCli(
+  command: string,
+  args: readonly string[],
+  { cwd, env, timeoutMs }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<CliRun> {
   return new Promise((done, fail) => {
     const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

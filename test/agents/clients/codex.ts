@@ -20,15 +20,21 @@ bearer_token_env_var = "SKILLHOST_API_KEY"
 
 /** What else a user must know, each measured by codex.agents-spec.ts. */
 export const README_NOTES: string[] = [
-  'Export SKILLHOST_API_KEY in the shell that starts Codex; when it is unset or empty Codex starts without the skills and says nothing.',
-  'With a wrong or revoked key Codex also starts without the skills; the server\'s reason is in an ERROR line on stderr (`AuthRequired … error_description="The API key is not valid."`).',
+  'Export SKILLHOST_API_KEY in the shell that starts Codex; when it is unset or empty Codex starts without the ' +
+    'skills and says nothing.',
+  "With a wrong or revoked key Codex also starts without the skills; the server's reason is in an ERROR line " +
+    'on stderr (`AuthRequired … error_description="The API key is not valid."`).',
   'Nothing to approve: `codex exec` runs the skill tools without asking, as Skillhost marks them read-only.',
-  'Codex has no MCP prompts: `/internal-comms …` is not a command there, it reaches the model as typed, which still sees every skill in activate_team_skill\'s description.',
+  'Codex has no MCP prompts: `/internal-comms …` is not a command there, it reaches the model as typed, which ' +
+    "still sees every skill in activate_team_skill's description.",
 ];
 
 const README_URL = 'http://127.0.0.1:3000/mcp';
 
-export const CODEX_BIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../.agents/codex/node_modules/.bin/codex');
+export const CODEX_BIN = resolve(
+  fileURLToPath(new URL('.', import.meta.url)),
+  '../../../.agents/codex/node_modules/.bin/codex',
+);
 
 export interface CodexRun {
   mcpUrl: string;
@@ -101,21 +107,28 @@ export async function run(options: CodexRun): Promise<CodexResult> {
   const work = join(home, 'work');
   mkdirSync(codexHome);
   mkdirSync(work);
-  writeFileSync(join(codexHome, 'config.toml'), `${providerConfig(options.modelUrl, options.model ?? 'scripted')}\n\n${readmeSnippetFor(options.mcpUrl)}`);
+  writeFileSync(
+    join(codexHome, 'config.toml'),
+    `${providerConfig(options.modelUrl, options.model ?? 'scripted')}\n\n${readmeSnippetFor(options.mcpUrl)}`,
+  );
   try {
-    return await runCli(CODEX_BIN, ['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...(options.args ?? []), options.prompt], {
-      cwd: work,
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: home,
-        CODEX_HOME: codexHome,
-        ...(options.key === undefined ? {} : { SKILLHOST_API_KEY: options.key }),
-        SCRIPTED_API_KEY: 'scripted',
-        TERM: 'dumb',
-        NO_COLOR: '1',
+    return await runCli(
+      CODEX_BIN,
+      ['exec', '--skip-git-repo-check', '--ephemeral', '--color', 'never', ...(options.args ?? []), options.prompt],
+      {
+        cwd: work,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: home,
+          CODEX_HOME: codexHome,
+          ...(options.key === undefined ? {} : { SKILLHOST_API_KEY: options.key }),
+          SCRIPTED_API_KEY: 'scripted',
+          TERM: 'dumb',
+          NO_COLOR: '1',
+        },
+        timeoutMs: options.timeoutMs ?? 120_000,
       },
-      timeoutMs: options.timeoutMs ?? 120_000,
-    });
+    );
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

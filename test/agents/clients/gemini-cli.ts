@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /** The pinned Gemini CLI (clients.json `gemini-cli`), installed by test/agents/install.mjs. */
-export const GEMINI_BIN = resolve(process.cwd(), '.agents', 'gemini-cli', 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
+export const GEMINI_BIN = resolve(
+  process.cwd(),
+  '.agents',
+  'gemini-cli',
+  'node_modules',
+  '@google',
+  'gemini-cli',
+  'bundle',
+  'gemini.js',
+);
 
 /**
  * What the README gives Gemini CLI users to paste, with its URL. It adds the server to the user's
@@ -15,14 +24,20 @@ export const GEMINI_BIN = resolve(process.cwd(), '.agents', 'gemini-cli', 'node_
  * without it each call would ask, and headless (`-p`) a tool that would ask is not even offered
  * (the policy engine's default decision is DENY when not interactive).
  */
-export const README_SNIPPET = "gemini mcp add --scope user --transport http --trust -H 'Authorization: Bearer $SKILLHOST_API_KEY' skillhost http://127.0.0.1:3000/mcp";
+export const README_SNIPPET =
+  "gemini mcp add --scope user --transport http --trust -H 'Authorization: Bearer $SKILLHOST_API_KEY' skillhost " +
+  'http://127.0.0.1:3000/mcp';
 
 /** What else a user must know, from what this suite measured with the pinned version. */
 export const README_NOTES: string[] = [
-  'Set SKILLHOST_API_KEY in the environment Gemini CLI starts in; the settings file keeps only the variable\'s name.',
-  'Trust the folder you start Gemini CLI in (it asks on first start; headless `gemini -p` refuses an untrusted folder unless given --skip-trust).',
-  'Keep --trust: without it Gemini CLI asks before each Skillhost tool call, and headless (`gemini -p`) it does not offer them to the model at all.',
-  'A wrong or revoked key is not named as such: Gemini CLI goes on without the skills, `gemini mcp list` shows skillhost Disconnected, and only `gemini --debug` says "requires authentication using: /mcp auth skillhost" (ignore that advice: Skillhost takes API keys, not OAuth; check SKILLHOST_API_KEY).',
+  "Set SKILLHOST_API_KEY in the environment Gemini CLI starts in; the settings file keeps only the variable's name.",
+  'Trust the folder you start Gemini CLI in (it asks on first start; headless `gemini -p` refuses an untrusted ' +
+    'folder unless given --skip-trust).',
+  'Keep --trust: without it Gemini CLI asks before each Skillhost tool call, and headless (`gemini -p`) it does ' +
+    'not offer them to the model at all.',
+  'A wrong or revoked key is not named as such: Gemini CLI goes on without the skills, `gemini mcp list` shows ' +
+    'skillhost Disconnected, and only `gemini --debug` says "requires authentication using: /mcp auth skillhost" ' +
+    '(ignore that advice: Skillhost takes API keys, not OAuth; check SKILLHOST_API_KEY).',
 ];
 
 /** The README's snippet for a server at `mcpUrl`: only the URL differs. */
@@ -98,7 +113,8 @@ export async function run(options: GeminiRunOptions): Promise<AgentRun> {
   const timeoutMs = options.timeoutMs ?? 120_000;
   try {
     const setup = await runCli('/bin/sh', ['-c', readmeSnippet(options.mcpUrl)], { cwd: work, env, timeoutMs });
-    if (setup.code !== 0) throw new Error(`The README's snippet failed (exit ${setup.code}):\n${setup.stdout}\n${setup.stderr}`);
+    if (setup.code !== 0)
+      throw new Error(`The README's snippet failed (exit ${setup.code}):\n${setup.stdout}\n${setup.stderr}`);
     // Headless, an untrusted folder is fatal (FatalUntrustedWorkspaceError); --skip-trust trusts it for this run.
     const argv = options.command ?? ['--skip-trust', ...(options.args ?? []), '-p', options.prompt ?? ''];
     return await runCli(process.execPath, [GEMINI_BIN, ...argv], { cwd: work, env, timeoutMs });

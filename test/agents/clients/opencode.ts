@@ -16,7 +16,10 @@ export interface RunOptions {
   /** What the user types; with `command`, the command's arguments. */
   prompt: string;
   timeoutMs: number;
-  /** A command to run instead of a plain message (`opencode run --command <name> <prompt>`): an MCP prompt is `skillhost:<prompt name>`. */
+  /**
+   * A command to run instead of a plain message (`opencode run --command <name> <prompt>`): an MCP prompt is
+   * `skillhost:<prompt name>`.
+   */
   command?: string;
 }
 
@@ -51,18 +54,23 @@ const QUIET_ENV = {
  * starts on a 401: without it a wrong key shows as "needs authentication" and a key revoked
  * mid-session ends in a failed OAuth discovery, not the server's message.
  */
-export const README_SNIPPET = `{
+export const README_SNIPPET =
+  `{
   "$schema": "https://opencode.ai/config.json",
   "mcp": {
-    "skillhost": { "type": "remote", "url": "http://127.0.0.1:3000/mcp", "oauth": false, "headers": { "Authorization": "Bearer {env:SKILLHOST_API_KEY}" } }
+    "skillhost": { "type": "remote", "url": "http://127.0.0.1:3000/mcp", "oauth": false, "headers": { ` +
+  `"Authorization": "Bearer {env:SKILLHOST_API_KEY}" } }
   }
 }
 `;
 
 /** What else the user must know, from the runs in opencode.agents-spec.ts. */
 export const README_NOTES: string[] = [
-  'OpenCode asks no permission for MCP tools by default, so nothing needs allowing; a skill\'s prompt is the command `/skillhost:<skill> <request>` (in `opencode run`, `--command skillhost:<skill> "<request>"`).',
-  'OpenCode does not show why a key was refused: with a wrong or revoked key it runs without Skillhost and says nothing, and `opencode mcp list` shows only `SSE error: Non-200 status code (401)`, so check the key with `curl -H "Authorization: Bearer $SKILLHOST_API_KEY" http://127.0.0.1:3000/v1/me`.',
+  "OpenCode asks no permission for MCP tools by default, so nothing needs allowing; a skill's prompt is the " +
+    'command `/skillhost:<skill> <request>` (in `opencode run`, `--command skillhost:<skill> "<request>"`).',
+  'OpenCode does not show why a key was refused: with a wrong or revoked key it runs without Skillhost and says ' +
+    'nothing, and `opencode mcp list` shows only `SSE error: Non-200 status code (401)`, so check the key with ' +
+    '`curl -H "Authorization: Bearer $SKILLHOST_API_KEY" http://127.0.0.1:3000/v1/me`.',
 ];
 
 /** The README's text with the test server's URL in place of the example's: the only change. */
@@ -99,7 +107,8 @@ function userConfig(modelUrl: string): Record<string, unknown> {
  * <prompt>`). On timeout OpenCode and its children are killed.
  */
 export async function run(options: RunOptions): Promise<RunResult> {
-  const args = options.command === undefined ? ['run', options.prompt] : ['run', '--command', options.command, options.prompt];
+  const args =
+    options.command === undefined ? ['run', options.prompt] : ['run', '--command', options.command, options.prompt];
   return runOpencode(args, options);
 }
 
@@ -115,10 +124,20 @@ async function runOpencode(args: string[], options: Omit<RunOptions, 'prompt' | 
     const project = join(root, 'project');
     mkdirSync(join(home, '.config', 'opencode'), { recursive: true });
     mkdirSync(project);
-    writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), JSON.stringify(userConfig(options.modelUrl), null, 2));
+    writeFileSync(
+      join(home, '.config', 'opencode', 'opencode.json'),
+      JSON.stringify(userConfig(options.modelUrl), null, 2),
+    );
     writeFileSync(join(project, 'opencode.json'), readmeConfigText(options.mcpUrl));
     // A bare environment: nothing of this machine's HOME, XDG folders or npm settings reaches the run.
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TERM: 'dumb', NO_COLOR: '1', SKILLHOST_API_KEY: options.key, ...QUIET_ENV };
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      TERM: 'dumb',
+      NO_COLOR: '1',
+      SKILLHOST_API_KEY: options.key,
+      ...QUIET_ENV,
+    };
     const result = await runCli(OPENCODE, args, { cwd: project, env, timeoutMs: options.timeoutMs });
     return { ...result, log: readLogs(join(home, '.local', 'share', 'opencode', 'log')) };
   } finally {

@@ -9,8 +9,14 @@ export interface MessagesRequest {
   model: string;
   stream?: boolean;
   system?: string | { type: string; text: string }[];
-  messages: { role: string; content: string | ({ type: string; text?: string; content?: unknown } & Record<string, unknown>)[] }[];
-  tools?: ({ name: string; description?: string; input_schema?: unknown; defer_loading?: boolean } & Record<string, unknown>)[];
+  messages: {
+    role: string;
+    content: string | ({ type: string; text?: string; content?: unknown } & Record<string, unknown>)[];
+  }[];
+  tools?: ({ name: string; description?: string; input_schema?: unknown; defer_loading?: boolean } & Record<
+    string,
+    unknown
+  >)[];
 }
 
 /** Decides a turn: `modelTurn` counts the script's turns from 0 (loading a deferred tool is not one). */
@@ -70,25 +76,37 @@ export class AnthropicProvider {
 
   private answer(request: ProviderRequest, res: ServerResponse): void {
     const path = request.path.split('?')[0];
-    if (request.method === 'POST' && path === '/v1/messages/count_tokens') return json(res, 200, { input_tokens: Math.ceil(request.raw.length / 4) });
-    if (request.method === 'GET' && path.startsWith('/v1/models')) return json(res, 200, { data: [], has_more: false, first_id: null, last_id: null });
-    if (request.method !== 'POST' || path !== '/v1/messages') return json(res, 404, apiError('not_found_error', `No scripted route ${request.method} ${request.path}.`));
+    if (request.method === 'POST' && path === '/v1/messages/count_tokens')
+      return json(res, 200, { input_tokens: Math.ceil(request.raw.length / 4) });
+    if (request.method === 'GET' && path.startsWith('/v1/models'))
+      return json(res, 200, { data: [], has_more: false, first_id: null, last_id: null });
+    if (request.method !== 'POST' || path !== '/v1/messages')
+      return json(res, 404, apiError('not_found_error', `No scripted route ${request.method} ${request.path}.`));
     const body = request.body as MessagesRequest;
     if (!Array.isArray(body?.tools) || body.tools.length === 0) return this.send(res, body, { text: '' });
     this.turns.push(request);
-    if (this.turns.length > MAX_TURNS) return this.fail(res, `The client asked for more than ${MAX_TURNS} model turns; the script is not ending the conversation.`);
+    if (this.turns.length > MAX_TURNS)
+      return this.fail(
+        res,
+        `The client asked for more than ${MAX_TURNS} model turns; the script is not ending the conversation.`,
+      );
     const loading = this.pending;
     let step = loading ?? this.script(body, this.scriptTurn++);
     this.pending = undefined;
     if ('toolCall' in step) {
       const resolved = this.resolveTool(body, step.toolCall.name);
-      if (typeof resolved === 'object' && loading !== undefined) return this.fail(res, `'${resolved.deferred}' is still deferred after a ${resolved.search} for it.`);
+      if (typeof resolved === 'object' && loading !== undefined)
+        return this.fail(res, `'${resolved.deferred}' is still deferred after a ${resolved.search} for it.`);
       if (typeof resolved === 'object') {
         this.pending = step;
         step = { toolCall: { name: resolved.search, arguments: { query: `select:${resolved.deferred}` } } };
       } else if (resolved === undefined) {
         const offered = (body.tools ?? []).map((tool) => tool.name);
-        return this.fail(res, `The script calls '${step.toolCall.name}', which the client does not offer (it offers ${offered.join(', ')}).`);
+        return this.fail(
+          res,
+          `The script calls '${step.toolCall.name}', which the client does not offer (it offers ` +
+            `${offered.join(', ')}).`,
+        );
       } else {
         step = { toolCall: { ...step.toolCall, name: resolved } };
       }
@@ -117,20 +135,38 @@ export class AnthropicProvider {
     const block =
       'text' in step
         ? ({ type: 'text', text: step.text } as const)
-        : ({ type: 'tool_use', id: `toolu_${String(++this.ids).padStart(4, '0')}`, name: step.toolCall.name, input: step.toolCall.arguments } as const);
+        : ({
+            type: 'tool_use',
+            id: `toolu_${String(++this.ids).padStart(4, '0')}`,
+            name: step.toolCall.name,
+            input: step.toolCall.arguments,
+          } as const);
     const message = { id: `msg_${this.server.requests.length}`, type: 'message', role: 'assistant', model: body.model };
     const stopReason = block.type === 'text' ? 'end_turn' : 'tool_use';
     const usage = { input_tokens: 10, output_tokens: 5 };
-    if (body.stream !== true) return json(res, 200, { ...message, content: [block], stop_reason: stopReason, stop_sequence: null, usage });
+    if (body.stream !== true)
+      return json(res, 200, { ...message, content: [block], stop_reason: stopReason, stop_sequence: null, usage });
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-    const event = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-    event('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+    const event = (type: string, data: Record<string, unknown>) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    event('message_start', {
+      message: {
+        ...message,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    });
     if (block.type === 'text') {
       event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
       event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: block.text } });
     } else {
       event('content_block_start', { index: 0, content_block: { ...block, input: {} } });
-      event('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+      event('content_block_delta', {
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) },
+      });
     }
     event('content_block_stop', { index: 0 });
     event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 5 } });
@@ -166,7 +202,12 @@ export function deferredTools(request: MessagesRequest): string[] {
     .flatMap((text) => text.split('\n'))
     .map((line) => line.trim())
     .filter((line) => /^[\w.-]+$/.test(line));
-  return [...new Set([...(request.tools ?? []).filter((tool) => tool.defer_loading === true).map((tool) => tool.name), ...listed])];
+  return [
+    ...new Set([
+      ...(request.tools ?? []).filter((tool) => tool.defer_loading === true).map((tool) => tool.name),
+      ...listed,
+    ]),
+  ];
 }
 
 /**

@@ -36,11 +36,19 @@ export type GeminiScript = (request: GeminiModelRequest, modelTurn: number) => G
 export interface GenerateContentRequest {
   contents?: { role?: string; parts?: Record<string, unknown>[] }[];
   systemInstruction?: { parts?: { text?: string }[] } | string;
-  tools?: { functionDeclarations?: { name: string; description?: string; parametersJsonSchema?: unknown; parameters?: unknown }[] }[];
+  tools?: {
+    functionDeclarations?: {
+      name: string;
+      description?: string;
+      parametersJsonSchema?: unknown;
+      parameters?: unknown;
+    }[];
+  }[];
   generationConfig?: Record<string, unknown>;
 }
 
-const MODEL_CALL = /^\/v1(?:beta|alpha)?\/models\/([^/:?]+):(streamGenerateContent|generateContent|countTokens)(?:\?|$)/;
+const MODEL_CALL =
+  /^\/v1(?:beta|alpha)?\/models\/([^/:?]+):(streamGenerateContent|generateContent|countTokens)(?:\?|$)/;
 
 export class GeminiProvider {
   readonly server: RecordingServer;
@@ -82,8 +90,15 @@ export class GeminiProvider {
     const call = MODEL_CALL.exec(request.path);
     if (request.method !== 'POST' || call === null) {
       // A model list or anything else the client might probe: nothing to offer.
-      if (request.method === 'GET' && /^\/v1(?:beta|alpha)?\/models\/?(?:\?|$)/.test(request.path)) return sendJson(res, 200, { models: [] });
-      return sendJson(res, 404, { error: { code: 404, message: `The scripted Gemini API has no ${request.method} ${request.path}.`, status: 'NOT_FOUND' } });
+      if (request.method === 'GET' && /^\/v1(?:beta|alpha)?\/models\/?(?:\?|$)/.test(request.path))
+        return sendJson(res, 200, { models: [] });
+      return sendJson(res, 404, {
+        error: {
+          code: 404,
+          message: `The scripted Gemini API has no ${request.method} ${request.path}.`,
+          status: 'NOT_FOUND',
+        },
+      });
     }
     const [, model, method] = call;
     const body = (request.body ?? {}) as GenerateContentRequest;
@@ -95,7 +110,8 @@ export class GeminiProvider {
     try {
       part = this.partFor(this.script(turn, this.modelRequests.length - 1), body);
     } catch (error) {
-      // A 400, as the Gemini API answers a bad request: the CLI shows it and does not retry (a 500 is retried with backoff).
+      // A 400, as the Gemini API answers a bad request: the CLI shows it and does not retry (a 500 is retried with
+      // backoff).
       const message = `scripted provider failed: ${(error as Error).message}`;
       this.failures.push(message);
       return sendJson(res, 400, { error: { code: 400, message, status: 'INVALID_ARGUMENT' } });
@@ -105,7 +121,9 @@ export class GeminiProvider {
 
   private partFor(step: GeminiStep, body: GenerateContentRequest): Record<string, unknown> {
     if ('text' in step) return { text: step.text };
-    return { functionCall: { name: matchTool(step.toolCall.name, offeredToolNames(body)), args: step.toolCall.arguments } };
+    return {
+      functionCall: { name: matchTool(step.toolCall.name, offeredToolNames(body)), args: step.toolCall.arguments },
+    };
   }
 
   private send(res: ServerResponse, method: string, payload: unknown): void {
@@ -130,7 +148,10 @@ export function matchTool(scripted: string, offered: readonly string[]): string 
   const chosen = prefixed.length > 0 ? prefixed : matches;
   if (chosen.length === 1) return chosen[0];
   const problem = chosen.length === 0 ? 'no offered tool' : `${chosen.length} offered tools (${chosen.join(', ')})`;
-  throw new Error(`The script calls '${scripted}', which matches ${problem}; the client offered: ${offered.join(', ') || 'no tools'}.`);
+  throw new Error(
+    `The script calls '${scripted}', which matches ${problem}; the client offered: ` +
+      `${offered.join(', ') || 'no tools'}.`,
+  );
 }
 
 function response(part: Record<string, unknown>) {

@@ -74,12 +74,22 @@ export class OpenAiChatProvider {
 
   private async answer(request: ProviderRequest, res: ServerResponse): Promise<void> {
     const path = request.path.split('?')[0];
-    if (request.method === 'GET' && path === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'skillhost-tests' }] });
-    if (request.method !== 'POST' || path !== '/v1/chat/completions') return json(res, 404, apiError(`No scripted route ${request.method} ${request.path}.`));
+    if (request.method === 'GET' && path === '/v1/models')
+      return json(res, 200, {
+        object: 'list',
+        data: [{ id: 'scripted', object: 'model', owned_by: 'skillhost-tests' }],
+      });
+    if (request.method !== 'POST' || path !== '/v1/chat/completions')
+      return json(res, 404, apiError(`No scripted route ${request.method} ${request.path}.`));
     const body = request.body as ChatRequest;
-    if (!Array.isArray(body?.tools) || body.tools.length === 0) return this.send(res, body, { text: 'Scripted session' });
+    if (!Array.isArray(body?.tools) || body.tools.length === 0)
+      return this.send(res, body, { text: 'Scripted session' });
     this.turns.push(request);
-    if (this.turns.length > MAX_TURNS) return this.fail(res, `The client asked for more than ${MAX_TURNS} model turns; the script is not ending the conversation.`);
+    if (this.turns.length > MAX_TURNS)
+      return this.fail(
+        res,
+        `The client asked for more than ${MAX_TURNS} model turns; the script is not ending the conversation.`,
+      );
     let step: Step;
     try {
       step = await this.script(body, this.turns.length - 1);
@@ -91,7 +101,10 @@ export class OpenAiChatProvider {
     const matches = offeredTools(offered, step.toolCall.name);
     if (matches.length !== 1) {
       const found = matches.length === 0 ? 'no such tool' : `several: ${matches.join(', ')}`;
-      return this.fail(res, `The script calls '${step.toolCall.name}', but the client offers ${found}; it offers ${offered.join(', ')}.`);
+      return this.fail(
+        res,
+        `The script calls '${step.toolCall.name}', but the client offers ${found}; it offers ${offered.join(', ')}.`,
+      );
     }
     const name = matches[0];
     return this.send(res, body, { toolCall: { name, arguments: step.toolCall.arguments } });
@@ -104,22 +117,67 @@ export class OpenAiChatProvider {
 
   private send(res: ServerResponse, body: ChatRequest, step: Step): void {
     const id = `chatcmpl-scripted-${++this.ids}`;
-    const toolCall = 'toolCall' in step ? { id: `call_scripted_${this.ids}`, type: 'function', function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.arguments) } } : undefined;
+    const toolCall =
+      'toolCall' in step
+        ? {
+            id: `call_scripted_${this.ids}`,
+            type: 'function',
+            function: { name: step.toolCall.name, arguments: JSON.stringify(step.toolCall.arguments) },
+          }
+        : undefined;
     const finish = toolCall ? 'tool_calls' : 'stop';
     const usage = { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 };
     if (!body.stream) {
-      const message = toolCall ? { role: 'assistant', content: null, tool_calls: [toolCall] } : { role: 'assistant', content: (step as { text: string }).text };
-      return json(res, 200, { id, object: 'chat.completion', created: now(), model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage });
+      const message = toolCall
+        ? { role: 'assistant', content: null, tool_calls: [toolCall] }
+        : { role: 'assistant', content: (step as { text: string }).text };
+      return json(res, 200, {
+        id,
+        object: 'chat.completion',
+        created: now(),
+        model: body.model,
+        choices: [{ index: 0, message, finish_reason: finish }],
+        usage,
+      });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: now(), model: body.model, choices, ...extra })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({
+          id,
+          object: 'chat.completion.chunk',
+          created: now(),
+          model: body.model,
+          choices,
+          ...extra,
+        })}\n\n`,
+      );
     if (toolCall) {
       // As OpenAI streams a call: the id and name first, then the arguments in pieces.
       const args = toolCall.function.arguments;
       const half = Math.ceil(args.length / 2);
-      chunk([{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: toolCall.function.name, arguments: '' } }] }, finish_reason: null }]);
-      for (const piece of [args.slice(0, half), args.slice(half)]) chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null }]);
+      chunk([
+        {
+          index: 0,
+          delta: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                index: 0,
+                id: toolCall.id,
+                type: 'function',
+                function: { name: toolCall.function.name, arguments: '' },
+              },
+            ],
+          },
+          finish_reason: null,
+        },
+      ]);
+      for (const piece of [args.slice(0, half), args.slice(half)])
+        chunk([
+          { index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: piece } }] }, finish_reason: null },
+        ]);
     } else {
       chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
       chunk([{ index: 0, delta: { content: (step as { text: string }).text }, finish_reason: null }]);
@@ -130,7 +188,10 @@ export class OpenAiChatProvider {
   }
 }
 
-/** The offered tools a scripted name may mean: itself alone, else those ending in it after a separator (`_`, `:`, `.`, `-`). */
+/**
+ * The offered tools a scripted name may mean: itself alone, else those ending in it after a separator (`_`, `:`, `.`,
+ * `-`).
+ */
 export function offeredTools(offered: readonly string[], scripted: string): string[] {
   if (offered.includes(scripted)) return [scripted];
   return offered.filter((name) => name.endsWith(scripted) && /[_:.-]$/.test(name.slice(0, -scripted.length)));

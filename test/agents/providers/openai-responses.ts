@@ -29,8 +29,9 @@ export interface ResponsesRequest {
   /** The whole parsed body: `input`, `tools`, `instructions`, `model`… */
   body: ResponsesBody;
   /**
-   * Every tool offered, flattened: `{ fullName: 'mcp__skillhost__activate_team_skill', name: 'activate_team_skill', namespace: 'mcp__skillhost' }`,
-   * those of `tools` and those a tool search loaded (`tool_search_output` items of `input`).
+   * Every tool offered, flattened: `{ fullName: 'mcp__skillhost__activate_team_skill', name: 'activate_team_skill',
+   * namespace: 'mcp__skillhost' }`, those of `tools` and those a tool search loaded (`tool_search_output` items of
+   * `input`).
    */
   tools: OfferedTool[];
   raw: ProviderRequest;
@@ -112,7 +113,10 @@ export class OpenAiResponsesProvider {
     let item: Record<string, unknown>;
     try {
       step = this.script(parsed, turn);
-      item = 'text' in step ? messageItem(turn, step.text) : callItem(turn, matchTool(parsed.tools, step.toolCall.name), step.toolCall.arguments);
+      item =
+        'text' in step
+          ? messageItem(turn, step.text)
+          : callItem(turn, matchTool(parsed.tools, step.toolCall.name), step.toolCall.arguments);
     } catch (error) {
       this.failures.push((error as Error).message);
       throw error;
@@ -138,11 +142,27 @@ function isSearchOutput(item: unknown): item is { tools: WireTool[] } {
 
 function flattenTools(tools: WireTool[]): OfferedTool[] {
   return tools.flatMap((tool): OfferedTool[] => {
-    if (tool.type === 'tool_search') return [{ fullName: 'tool_search', name: 'tool_search', search: true, description: tool.description, parameters: tool.parameters }];
+    if (tool.type === 'tool_search')
+      return [
+        {
+          fullName: 'tool_search',
+          name: 'tool_search',
+          search: true,
+          description: tool.description,
+          parameters: tool.parameters,
+        },
+      ];
     if (tool.type === 'namespace') {
-      return (tool.tools ?? []).map((inner) => ({ fullName: `${tool.name}__${inner.name}`, name: inner.name!, namespace: tool.name, description: inner.description, parameters: inner.parameters }));
+      return (tool.tools ?? []).map((inner) => ({
+        fullName: `${tool.name}__${inner.name}`,
+        name: inner.name!,
+        namespace: tool.name,
+        description: inner.description,
+        parameters: inner.parameters,
+      }));
     }
-    if (tool.type === 'function' && tool.name !== undefined) return [{ fullName: tool.name, name: tool.name, description: tool.description, parameters: tool.parameters }];
+    if (tool.type === 'function' && tool.name !== undefined)
+      return [{ fullName: tool.name, name: tool.name, description: tool.description, parameters: tool.parameters }];
     return [];
   });
 }
@@ -153,16 +173,34 @@ export function matchTool(tools: OfferedTool[], wanted: string): OfferedTool {
   const bySuffix = exact.length > 0 ? exact : tools.filter((tool) => tool.fullName.endsWith(`__${wanted}`));
   if (bySuffix.length === 1) return bySuffix[0];
   const offered = tools.map((tool) => tool.fullName).join(', ');
-  if (bySuffix.length === 0) throw new Error(`the script calls '${wanted}', but the client offered no such tool (offered: ${offered})`);
-  throw new Error(`the script calls '${wanted}', which matches several offered tools: ${bySuffix.map((tool) => tool.fullName).join(', ')}`);
+  if (bySuffix.length === 0)
+    throw new Error(`the script calls '${wanted}', but the client offered no such tool (offered: ${offered})`);
+  throw new Error(
+    `the script calls '${wanted}', which matches several offered tools: ` +
+      `${bySuffix.map((tool) => tool.fullName).join(', ')}`,
+  );
 }
 
 function messageItem(turn: number, text: string): Record<string, unknown> {
-  return { type: 'message', id: `msg_${turn}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };
+  return {
+    type: 'message',
+    id: `msg_${turn}`,
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  };
 }
 
 function callItem(turn: number, tool: OfferedTool, args: Record<string, unknown>): Record<string, unknown> {
-  if (tool.search) return { type: 'tool_search_call', id: `tsc_${turn}`, call_id: `call_${turn}`, execution: 'client', status: 'completed', arguments: args };
+  if (tool.search)
+    return {
+      type: 'tool_search_call',
+      id: `tsc_${turn}`,
+      call_id: `call_${turn}`,
+      execution: 'client',
+      status: 'completed',
+      arguments: args,
+    };
   return {
     type: 'function_call',
     id: `fc_${turn}`,
@@ -177,25 +215,63 @@ function callItem(turn: number, tool: OfferedTool, args: Record<string, unknown>
 /** One response of one output item, as the Responses API streams it. */
 function streamResponse(res: ServerResponse, id: string, item: Record<string, unknown>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const send = (event: Record<string, unknown>) => res.write(`event: ${event.type as string}\ndata: ${JSON.stringify(event)}\n\n`);
+  const send = (event: Record<string, unknown>) =>
+    res.write(`event: ${event.type as string}\ndata: ${JSON.stringify(event)}\n\n`);
   const response = { id, object: 'response', status: 'in_progress', model: 'scripted', output: [] as unknown[] };
   send({ type: 'response.created', response });
   send({ type: 'response.in_progress', response });
-  send({ type: 'response.output_item.added', output_index: 0, item: item.type === 'message' ? { ...item, status: 'in_progress', content: [] } : item.type === 'function_call' ? { ...item, status: 'in_progress', arguments: '' } : item });
+  send({
+    type: 'response.output_item.added',
+    output_index: 0,
+    item:
+      item.type === 'message'
+        ? { ...item, status: 'in_progress', content: [] }
+        : item.type === 'function_call'
+          ? { ...item, status: 'in_progress', arguments: '' }
+          : item,
+  });
   if (item.type === 'message') {
     const text = (item.content as { text: string }[])[0].text;
-    send({ type: 'response.content_part.added', item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    send({
+      type: 'response.content_part.added',
+      item_id: item.id,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
     send({ type: 'response.output_text.delta', item_id: item.id, output_index: 0, content_index: 0, delta: text });
     send({ type: 'response.output_text.done', item_id: item.id, output_index: 0, content_index: 0, text });
-    send({ type: 'response.content_part.done', item_id: item.id, output_index: 0, content_index: 0, part: { type: 'output_text', text, annotations: [] } });
+    send({
+      type: 'response.content_part.done',
+      item_id: item.id,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text, annotations: [] },
+    });
   } else if (item.type === 'function_call') {
     send({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: 0, delta: item.arguments });
-    send({ type: 'response.function_call_arguments.done', item_id: item.id, output_index: 0, arguments: item.arguments });
+    send({
+      type: 'response.function_call_arguments.done',
+      item_id: item.id,
+      output_index: 0,
+      arguments: item.arguments,
+    });
   }
   send({ type: 'response.output_item.done', output_index: 0, item });
   send({
     type: 'response.completed',
-    response: { ...response, status: 'completed', output: [item], usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 } },
+    response: {
+      ...response,
+      status: 'completed',
+      output: [item],
+      usage: {
+        input_tokens: 10,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 5,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 15,
+      },
+    },
   });
   res.end();
 }
@@ -208,5 +284,12 @@ function answerSideCall(request: ProviderRequest, res: ServerResponse): void {
     return;
   }
   res.writeHead(404, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ error: { message: `the scripted provider has no ${request.method} ${request.path}`, type: 'invalid_request_error' } }));
+  res.end(
+    JSON.stringify({
+      error: {
+        message: `the scripted provider has no ${request.method} ${request.path}`,
+        type: 'invalid_request_error',
+      },
+    }),
+  );
 }

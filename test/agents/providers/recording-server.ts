@@ -50,7 +50,13 @@ export class RecordingServer {
     } catch {
       body = undefined;
     }
-    const request: ProviderRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, raw };
+    const request: ProviderRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: req.headers,
+      body,
+      raw,
+    };
     this.requests.push(request);
     try {
       await this.handler(request, res);

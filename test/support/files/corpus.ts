@@ -13,14 +13,18 @@ export const CORPUS_ARCHIVE = resolve(process.cwd(), 'test', 'fixtures', 'skills
  */
 export function corpusPath(...parts: string[]): string {
   const root = process.env.SKILLHOST_CORPUS ?? unpackedCorpus();
-  if (!existsSync(root)) throw new Error(`The skills corpus is missing at ${root}: unset SKILLHOST_CORPUS to use ${CORPUS_ARCHIVE}.`);
+  if (!existsSync(root))
+    throw new Error(`The skills corpus is missing at ${root}: unset SKILLHOST_CORPUS to use ${CORPUS_ARCHIVE}.`);
   return join(root, ...parts);
 }
 
 function unpackedCorpus(): string {
   const target = runFolder('corpus');
   if (existsSync(target)) return target;
-  if (!existsSync(CORPUS_ARCHIVE)) throw new Error(`The skills corpus archive is missing at ${CORPUS_ARCHIVE} (run the tests from the repository's root).`);
+  if (!existsSync(CORPUS_ARCHIVE))
+    throw new Error(
+      `The skills corpus archive is missing at ${CORPUS_ARCHIVE} (run the tests from the repository's root).`,
+    );
   const staging = mkdtempSync(join(dirname(target), 'corpus-'));
   execFileSync('tar', ['-xzf', CORPUS_ARCHIVE, '-C', staging]);
   try {

@@ -49,7 +49,10 @@ export function writeSkill(tree: TempTree, parent: string, folder: string, optio
   return tree.write(join(parent, folder, 'SKILL.md'), skillMd({ name: folder, ...options }));
 }
 
-/** For a test file: a temp tree filled by `populate` before the file's tests and removed after them; call the result for it. */
+/**
+ * For a test file: a temp tree filled by `populate` before the file's tests and removed after them; call the result for
+ * it.
+ */
 export function useSkillTree(populate: (tree: TempTree) => void): () => TempTree {
   let tree: TempTree | undefined;
   beforeAll(() => {
@@ -60,10 +63,16 @@ export function useSkillTree(populate: (tree: TempTree) => void): () => TempTree
   return () => tree!;
 }
 
-/** `skills/` with `pdf` (its body holds PDF-BODY-MARKER, references/forms.md holds FORMS-MARKER) and `git-commit`: the chat suites' skills. */
+/**
+ * `skills/` with `pdf` (its body holds PDF-BODY-MARKER, references/forms.md holds FORMS-MARKER) and `git-commit`: the
+ * chat suites' skills.
+ */
 export function useChatSkillsTree(): () => TempTree {
   return useSkillTree((tree) => {
-    writeSkill(tree, 'skills', 'pdf', { description: 'Works with PDF files.', body: '# PDF\n\nPDF-BODY-MARKER steps.\n' });
+    writeSkill(tree, 'skills', 'pdf', {
+      description: 'Works with PDF files.',
+      body: '# PDF\n\nPDF-BODY-MARKER steps.\n',
+    });
     tree.write('skills/pdf/references/forms.md', 'FORMS-MARKER');
     writeSkill(tree, 'skills', 'git-commit', { description: 'Writes commit messages.' });
   });

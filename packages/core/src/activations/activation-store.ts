@@ -1,8 +1,9 @@
 import { AppError, ErrorCode } from '../errors/app-error.js';
 import { unstorableCharacter } from '../util/storable-text.js';
-/** How a chat came to activate a skill: the user named it, the model called a tool, a fallback chose it, or a command. */
+/**
+ * How a chat came to activate a skill: the user named it, the model called a tool, a fallback chose it, or a command.
+ */
 export type ActivationHow = 'explicit' | 'tool' | 'fallback' | 'command';
-
 
 /** One activation to remember: the skill, how it was activated, and the version it was (`sha256:…`) when it has one. */
 export interface NewSkillActivation {
@@ -28,7 +29,13 @@ export function activationRows(activations: readonly NewSkillActivation[]): Acti
   const grouped = new Map<string, ActivationUpsert>();
   for (const activation of activations) {
     const row = grouped.get(activation.skillName);
-    if (row === undefined) grouped.set(activation.skillName, { name: activation.skillName, how: activation.how, count: 1, version: activation.version ?? null });
+    if (row === undefined)
+      grouped.set(activation.skillName, {
+        name: activation.skillName,
+        how: activation.how,
+        count: 1,
+        version: activation.version ?? null,
+      });
     else {
       row.count++;
       row.version = activation.version ?? null;
@@ -67,7 +74,10 @@ export interface PgQueryable {
 }
 
 const TABLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-/** PostgreSQL's answers when two sessions create the same table at once (unique violation in the catalogue, the table or its row type exists): the other one made it. */
+/**
+ * PostgreSQL's answers when two sessions create the same table at once (unique violation in the catalogue, the table or
+ * its row type exists): the other one made it.
+ */
 const CREATED_MEANWHILE = new Set(['23505', '42P07', '42710']);
 const MAX_CHAT_ID = 200;
 const MAX_SKILL_NAME = 64;
@@ -123,9 +133,11 @@ export class PostgresActivationStore implements ActivationStore {
     if (rows.length === 0) return;
     await this.db.query(
       `INSERT INTO ${this.table} AS t (chat_id, skill_name, how, version_digest, activation_count)
-       SELECT $1, a.name, a.how, a.version, a.count FROM json_to_recordset($2::json) AS a (name text, how text, version text, count int)
+       SELECT $1, a.name, a.how, a.version, a.count FROM json_to_recordset($2::json) AS a (name text, how text, ` +
+        `version text, count int)
        ON CONFLICT (chat_id, skill_name) DO UPDATE
-         SET last_activated_at = now(), activation_count = t.activation_count + EXCLUDED.activation_count, version_digest = EXCLUDED.version_digest`,
+         SET last_activated_at = now(), activation_count = t.activation_count + EXCLUDED.activation_count, ` +
+        `version_digest = EXCLUDED.version_digest`,
       [chatId, JSON.stringify(rows)],
     );
   }
@@ -133,7 +145,8 @@ export class PostgresActivationStore implements ActivationStore {
   async activated(chatId: string): Promise<StoredSkillActivation[]> {
     checkChatId(chatId);
     const { rows } = await this.db.query(
-      `SELECT skill_name, how, version_digest, first_activated_at, last_activated_at, activation_count FROM ${this.table}
+      `SELECT skill_name, how, version_digest, first_activated_at, last_activated_at, activation_count FROM ` +
+        `${this.table}
         WHERE chat_id = $1 ORDER BY first_activated_at, skill_name`,
       [chatId],
     );
@@ -148,19 +161,28 @@ export class PostgresActivationStore implements ActivationStore {
   }
 }
 
-/** A value the store cannot take: VALIDATION_FAILED naming it, as every refusal of Skillhost's services is an AppError with a code. */
+/**
+ * A value the store cannot take: VALIDATION_FAILED naming it, as every refusal of Skillhost's services is an AppError
+ * with a code.
+ */
 function invalid(field: string, message: string): AppError {
   return new AppError(ErrorCode.VALIDATION_FAILED, message, { field });
 }
 
-/** The table's name, quoted (so `order` or `user` are names like any other); PostgreSQL's own `pg_` names are refused. */
+/**
+ * The table's name, quoted (so `order` or `user` are names like any other); PostgreSQL's own `pg_` names are refused.
+ */
 function quotedTable(table: string): string {
   return `"${checkedName(table)}"`;
 }
 
 function checkedName(table: string): string {
   if (typeof table !== 'string' || !TABLE_NAME.test(table) || table.startsWith('pg_')) {
-    throw invalid('table', `Activation table name must be a plain lower-case SQL identifier (letters, digits, _; not pg_…), not ${JSON.stringify(table)}`);
+    throw invalid(
+      'table',
+      `Activation table name must be a plain lower-case SQL identifier (letters, digits, _; not pg_…), not ` +
+        `${JSON.stringify(table)}`,
+    );
   }
   return table;
 }
@@ -171,13 +193,22 @@ function storable(text: unknown, max: number): text is string {
 }
 
 function checkChatId(chatId: string): void {
-  if (!storable(chatId, MAX_CHAT_ID)) throw invalid('chatId', `A chat id must be a non-empty string of at most ${MAX_CHAT_ID} characters, without NUL or unpaired surrogates`);
+  if (!storable(chatId, MAX_CHAT_ID))
+    throw invalid(
+      'chatId',
+      `A chat id must be a non-empty string of at most ${MAX_CHAT_ID} characters, without NUL or unpaired surrogates`,
+    );
 }
 
 function checkActivation(activation: NewSkillActivation): void {
   const { skillName, how, version } = activation ?? ({} as NewSkillActivation);
   // A skill name as the specification allows it: never a line break someone could splice into a prompt.
-  if (!storable(skillName, MAX_SKILL_NAME) || /\s/.test(skillName)) throw invalid('skillName', `A skill name must be a non-empty string of at most ${MAX_SKILL_NAME} characters, without spaces`);
+  if (!storable(skillName, MAX_SKILL_NAME) || /\s/.test(skillName))
+    throw invalid(
+      'skillName',
+      `A skill name must be a non-empty string of at most ${MAX_SKILL_NAME} characters, without spaces`,
+    );
   if (!HOWS.includes(how)) throw invalid('how', `An activation's how must be one of ${HOWS.join(', ')}`);
-  if (version !== undefined && !storable(version, 200)) throw invalid('version', 'A version must be a string such as sha256:…');
+  if (version !== undefined && !storable(version, 200))
+    throw invalid('version', 'A version must be a string such as sha256:…');
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { catalogueFrame, escapeXml, renderCatalogue, renderEntry, renderListing, renderUnlisted } from './catalogue-renderer.js';
+import {
+  catalogueFrame,
+  escapeXml,
+  renderCatalogue,
+  renderEntry,
+  renderListing,
+  renderUnlisted,
+} from './catalogue-renderer.js';
 
 const entries = [
   { name: 'zeta', description: 'Last one.', location: '/s/zeta/SKILL.md' },
@@ -9,7 +16,8 @@ const entries = [
 describe(renderCatalogue.name, () => {
   it('renders json exactly as available_skills with name and description, sorted by name', () => {
     expect(renderCatalogue(entries, 'json', false)).toBe(
-      '{"available_skills":[{"name":"alpha","description":"Tom & Jerry <say> \\"hi\\" it\'s"},{"name":"zeta","description":"Last one."}]}',
+      '{"available_skills":[{"name":"alpha","description":"Tom & Jerry <say> \\"hi\\" ' +
+        'it\'s"},{"name":"zeta","description":"Last one."}]}',
     );
   });
 
@@ -42,15 +50,19 @@ describe(renderCatalogue.name, () => {
   });
 
   it('renders markdown as one line per skill', () => {
-    expect(renderCatalogue([{ name: 'a', description: 'Line one.\n  Line two.\n' }, ...entries], 'markdown', false)).toBe(
-      '- a: Line one. Line two.\n- alpha: Tom & Jerry <say> "hi" it\'s\n- zeta: Last one.',
-    );
+    expect(
+      renderCatalogue([{ name: 'a', description: 'Line one.\n  Line two.\n' }, ...entries], 'markdown', false),
+    ).toBe('- a: Line one. Line two.\n- alpha: Tom & Jerry <say> "hi" it\'s\n- zeta: Last one.');
   });
 
   it("renders markdown with locations as the aloop design's lines: `- name: description (file: path)`", () => {
-    expect(renderCatalogue(entries, 'markdown', true)).toBe('- alpha: Tom & Jerry <say> "hi" it\'s (file: /s/alpha/SKILL.md)\n- zeta: Last one. (file: /s/zeta/SKILL.md)');
+    expect(renderCatalogue(entries, 'markdown', true)).toBe(
+      '- alpha: Tom & Jerry <say> "hi" it\'s (file: /s/alpha/SKILL.md)\n- zeta: Last one. (file: /s/zeta/SKILL.md)',
+    );
     // A line break in a path would end the list item early.
-    expect(renderCatalogue([{ name: 'n', description: 'd', location: '/s/odd\nname/SKILL.md' }], 'markdown', true)).toBe('- n: d (file: /s/odd name/SKILL.md)');
+    expect(
+      renderCatalogue([{ name: 'n', description: 'd', location: '/s/odd\nname/SKILL.md' }], 'markdown', true),
+    ).toBe('- n: d (file: /s/odd name/SKILL.md)');
   });
 
   it('renders nothing at all when there are no skills', () => {
@@ -68,7 +80,10 @@ describe(renderListing.name, () => {
   const unlisted = { count: 7, note: 'Find the rest with <skills_search> & more.' };
 
   it('renders entries in the order given, unlike renderCatalogue', () => {
-    expect(renderListing(entries, 'json', false)).toBe('{"available_skills":[{"name":"zeta","description":"Last one."},{"name":"alpha","description":"Tom & Jerry <say> \\"hi\\" it\'s"}]}');
+    expect(renderListing(entries, 'json', false)).toBe(
+      '{"available_skills":[{"name":"zeta","description":"Last one."},{"name":"alpha","description":"Tom & ' +
+        'Jerry <say> \\"hi\\" it\'s"}]}',
+    );
   });
 
   it('without `unlisted` (or with a count of 0), renders what renderCatalogue renders for sorted entries', () => {
@@ -76,7 +91,9 @@ describe(renderListing.name, () => {
     for (const format of ['json', 'xml', 'markdown'] as const) {
       for (const includeLocation of [false, true]) {
         expect(renderListing(sorted, format, includeLocation)).toBe(renderCatalogue(entries, format, includeLocation));
-        expect(renderListing(sorted, format, includeLocation, { count: 0, note: 'ignored' })).toBe(renderCatalogue(entries, format, includeLocation));
+        expect(renderListing(sorted, format, includeLocation, { count: 0, note: 'ignored' })).toBe(
+          renderCatalogue(entries, format, includeLocation),
+        );
       }
     }
   });
@@ -84,11 +101,21 @@ describe(renderListing.name, () => {
   it('json: ends with unlisted_skills, count and note, and parses', () => {
     const text = renderListing(entries, 'json', false, unlisted);
     expect(text).toBe(
-      '{"available_skills":[{"name":"zeta","description":"Last one."},{"name":"alpha","description":"Tom & Jerry <say> \\"hi\\" it\'s"}],"unlisted_skills":{"count":7,"note":"Find the rest with <skills_search> & more."}}',
+      '{"available_skills":[{"name":"zeta","description":"Last one."},{"name":"alpha","description":"Tom & ' +
+        'Jerry <say> \\"hi\\" it\'s"}],"unlisted_skills":{"count":7,"note":"Find the rest with <skills_search> & ' +
+        'more."}}',
     );
-    expect(JSON.parse(text)).toEqual({ available_skills: entries.map(({ name, description }) => ({ name, description })), unlisted_skills: unlisted });
-    expect(JSON.parse(renderListing(entries, 'json', true, unlisted)).available_skills[0].location).toBe('/s/zeta/SKILL.md');
-    expect(JSON.parse(renderListing([], 'json', false, unlisted))).toEqual({ available_skills: [], unlisted_skills: unlisted });
+    expect(JSON.parse(text)).toEqual({
+      available_skills: entries.map(({ name, description }) => ({ name, description })),
+      unlisted_skills: unlisted,
+    });
+    expect(JSON.parse(renderListing(entries, 'json', true, unlisted)).available_skills[0].location).toBe(
+      '/s/zeta/SKILL.md',
+    );
+    expect(JSON.parse(renderListing([], 'json', false, unlisted))).toEqual({
+      available_skills: [],
+      unlisted_skills: unlisted,
+    });
   });
 
   it('xml: ends with an escaped unlisted_skills element inside available_skills', () => {
@@ -103,13 +130,19 @@ describe(renderListing.name, () => {
         '</available_skills>',
       ].join('\n'),
     );
-    expect(renderListing([], 'xml', false, unlisted)).toBe('<available_skills>\n\n<unlisted_skills count="7">Find the rest with &lt;skills_search&gt; &amp; more.</unlisted_skills>\n</available_skills>');
+    expect(renderListing([], 'xml', false, unlisted)).toBe(
+      '<available_skills>\n\n<unlisted_skills count="7">Find the rest with &lt;skills_search&gt; &amp; ' +
+        'more.</unlisted_skills>\n</available_skills>',
+    );
   });
 
   it('markdown: ends with the note in parentheses on its own line', () => {
-    expect(renderListing(entries, 'markdown', false, unlisted)).toBe('- zeta: Last one.\n- alpha: Tom & Jerry <say> "hi" it\'s\n(Find the rest with <skills_search> & more.)');
+    expect(renderListing(entries, 'markdown', false, unlisted)).toBe(
+      '- zeta: Last one.\n- alpha: Tom & Jerry <say> "hi" it\'s\n(Find the rest with <skills_search> & more.)',
+    );
     expect(renderListing(entries, 'markdown', true, unlisted)).toBe(
-      '- zeta: Last one. (file: /s/zeta/SKILL.md)\n- alpha: Tom & Jerry <say> "hi" it\'s (file: /s/alpha/SKILL.md)\n(Find the rest with <skills_search> & more.)',
+      '- zeta: Last one. (file: /s/zeta/SKILL.md)\n- alpha: Tom & Jerry <say> "hi" it\'s (file: ' +
+        '/s/alpha/SKILL.md)\n(Find the rest with <skills_search> & more.)',
     );
   });
 
@@ -118,7 +151,9 @@ describe(renderListing.name, () => {
       const frame = catalogueFrame(format);
       const parts = entries.map((entry) => renderEntry(entry, format, true));
       expect(renderListing(entries, format, true)).toBe(frame.open + parts.join(frame.separator) + frame.close);
-      expect(renderListing(entries, format, true, unlisted)).toBe(frame.open + parts.join(frame.separator) + renderUnlisted(unlisted, format));
+      expect(renderListing(entries, format, true, unlisted)).toBe(
+        frame.open + parts.join(frame.separator) + renderUnlisted(unlisted, format),
+      );
     }
   });
 });

@@ -20,7 +20,11 @@ export interface UnlistedSkills {
 }
 
 /** Entries in stable order (by name, code point order); no entries render as the empty string. */
-export function renderCatalogue(entries: readonly CatalogueEntry[], format: CatalogueFormat, includeLocation: boolean): string {
+export function renderCatalogue(
+  entries: readonly CatalogueEntry[],
+  format: CatalogueFormat,
+  includeLocation: boolean,
+): string {
   if (entries.length === 0) return '';
   return renderListing([...entries].sort(compareByName), format, includeLocation);
 }
@@ -29,7 +33,12 @@ export function renderCatalogue(entries: readonly CatalogueEntry[], format: Cata
  * Entries in the order given, each rendered by `renderEntry` and joined as `catalogueFrame` says,
  * so a catalogue's size is the sum of its parts: a budget can be counted per entry.
  */
-export function renderListing(entries: readonly CatalogueEntry[], format: CatalogueFormat, includeLocation: boolean, unlisted?: UnlistedSkills): string {
+export function renderListing(
+  entries: readonly CatalogueEntry[],
+  format: CatalogueFormat,
+  includeLocation: boolean,
+  unlisted?: UnlistedSkills,
+): string {
   const frame = catalogueFrame(format);
   const body = frame.open + entries.map((entry) => renderEntry(entry, format, includeLocation)).join(frame.separator);
   return unlisted === undefined || unlisted.count === 0 ? body + frame.close : body + renderUnlisted(unlisted, format);
@@ -52,16 +61,27 @@ export function renderEntry(entry: CatalogueEntry, format: CatalogueFormat, incl
   const location = includeLocation ? entry.location : undefined;
   switch (format) {
     case 'json':
-      return JSON.stringify(location !== undefined ? { name: entry.name, description: entry.description, location } : { name: entry.name, description: entry.description });
+      return JSON.stringify(
+        location !== undefined
+          ? { name: entry.name, description: entry.description, location }
+          : { name: entry.name, description: entry.description },
+      );
     case 'xml': {
-      const parts = ['<skill>', `<name>${escapeXml(entry.name)}</name>`, `<description>${escapeXml(entry.description)}</description>`];
+      const parts = [
+        '<skill>',
+        `<name>${escapeXml(entry.name)}</name>`,
+        `<description>${escapeXml(entry.description)}</description>`,
+      ];
       if (location !== undefined) parts.push(`<location>${escapeXml(location)}</location>`);
       parts.push('</skill>');
       return parts.join('\n');
     }
     case 'markdown':
       // With locations, each line is the aloop design's: `- name: description (file: <SKILL.md>)`.
-      return `- ${entry.name}: ${oneLine(entry.description)}${location !== undefined ? ` (file: ${oneLine(location)})` : ''}`;
+      return (
+        `- ${entry.name}: ` +
+        `${oneLine(entry.description)}${location !== undefined ? ` (file: ${oneLine(location)})` : ''}`
+      );
   }
 }
 
@@ -71,7 +91,10 @@ export function renderUnlisted(unlisted: UnlistedSkills, format: CatalogueFormat
     case 'json':
       return `],"unlisted_skills":${JSON.stringify({ count: unlisted.count, note: unlisted.note })}}`;
     case 'xml':
-      return `\n<unlisted_skills count="${unlisted.count}">${escapeXml(unlisted.note)}</unlisted_skills>\n</available_skills>`;
+      return (
+        `\n<unlisted_skills ` +
+        `count="${unlisted.count}">${escapeXml(unlisted.note)}</unlisted_skills>\n</available_skills>`
+      );
     case 'markdown':
       return `\n(${unlisted.note})`;
   }

@@ -7,7 +7,13 @@ import type { CommandDirectoryReport, CommandDiscoveryResult } from '../commands
 import type { CommandCollision, CommandRecord, InvalidCommand } from '../commands/command.types.js';
 import { compareByName } from '../skill/skill-order.js';
 import type { DiscoveryResult } from '../skill/skill-discovery.js';
-import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord, UnavailableSkill } from '../skill/skill.types.js';
+import type {
+  DirectoryReport,
+  InvalidSkill,
+  SkillCollision,
+  SkillRecord,
+  UnavailableSkill,
+} from '../skill/skill.types.js';
 import { checkToolsRequired, type ToolAvailability } from '../skill/tool-requirements.js';
 
 /**
@@ -25,7 +31,10 @@ export interface CatalogueSnapshot {
   readonly excluded: readonly { readonly name: string; readonly path: string }[];
   /** Valid skills left out because they need tools the chats do not have (`tools_required`). */
   readonly unavailable: readonly UnavailableSkill[];
-  /** Valid skills switched off (`[app.skills] disabled`): in no catalogue, and the registry answers SKILL_DISABLED for them. */
+  /**
+   * Valid skills switched off (`[app.skills] disabled`): in no catalogue, and the registry answers SKILL_DISABLED for
+   * them.
+   */
   readonly disabled: ReadonlyMap<string, SkillRecord>;
   /** Personal store skills by owner id: only in their owner's view (`narrowSnapshot`). */
   readonly personal: ReadonlyMap<string, PersonalSkills>;
@@ -60,7 +69,10 @@ export interface SkillFilter {
 export interface CommandReport {
   readonly directories: readonly CommandDirectoryReport[];
   readonly invalid: readonly InvalidCommand[];
-  /** Between command files (`kind: 'command'`), then commands named like a loaded skill (`kind: 'skill'`, the skill loses `/name`). */
+  /**
+   * Between command files (`kind: 'command'`), then commands named like a loaded skill (`kind: 'skill'`, the skill
+   * loses `/name`).
+   */
   readonly collisions: readonly CommandCollision[];
   readonly warnings: readonly string[];
 }
@@ -69,7 +81,9 @@ export interface CommandReport {
  * `availability`: the tools the chats have; a skill whose `tools_required` names another is left out
  * (into `unavailable`). Without it nothing is checked (the CLI's listing of folders).
  */
-type SnapshotConfig = Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'> & { disabled?: readonly string[] };
+type SnapshotConfig = Pick<SkillsConfig, 'validation' | 'includeLocation' | 'catalogueFormat'> & {
+  disabled?: readonly string[];
+};
 
 /**
  * `store`: the store's personal skills (kept per owner; a team skill of the same name wins, as a
@@ -80,7 +94,10 @@ export function buildSnapshot(...inputs: SnapshotInputs): CatalogueSnapshot {
   return runThrough(snapshotSteps(...inputs));
 }
 
-/** The same snapshot, built with a turn of the event loop between its steps (a reload of thousands of skills while requests are served). */
+/**
+ * The same snapshot, built with a turn of the event loop between its steps (a reload of thousands of skills while
+ * requests are served).
+ */
 export function buildSnapshotAsync(...inputs: SnapshotInputs): Promise<CatalogueSnapshot> {
   return runInSlices(snapshotSteps(...inputs));
 }
@@ -94,13 +111,21 @@ export type SnapshotInputs = [
   store?: { personal: readonly SkillRecord[]; switches: ReadonlyMap<string, boolean> },
 ];
 
-function* snapshotSteps(...[result, config, timing, commands, availability, store]: SnapshotInputs): Generator<void, CatalogueSnapshot> {
+function* snapshotSteps(
+  ...[result, config, timing, commands, availability, store]: SnapshotInputs
+): Generator<void, CatalogueSnapshot> {
   const { offered, unavailable } = splitByTools(result.skills, availability);
   yield;
   const switchedOff = new Set(config.disabled ?? []);
   for (const [name, enabled] of store?.switches ?? []) if (!enabled) switchedOff.add(name);
-  const sorted = inNameOrder(switchedOff.size === 0 ? offered : offered.filter((skill) => !switchedOff.has(skill.name)));
-  const disabled = new Map(switchedOff.size === 0 ? [] : inNameOrder(offered.filter((skill) => switchedOff.has(skill.name))).map((skill) => [skill.name, skill]));
+  const sorted = inNameOrder(
+    switchedOff.size === 0 ? offered : offered.filter((skill) => !switchedOff.has(skill.name)),
+  );
+  const disabled = new Map(
+    switchedOff.size === 0
+      ? []
+      : inNameOrder(offered.filter((skill) => switchedOff.has(skill.name))).map((skill) => [skill.name, skill]),
+  );
   yield;
   // Rendered on first use (the next turn, or the metrics when scraped), not as part of the swap.
   const catalogue = catalogueOf(sorted, config);
@@ -110,10 +135,20 @@ function* snapshotSteps(...[result, config, timing, commands, availability, stor
   const personal =
     personalSplit.offered.length === 0 && personalSplit.unavailable.length === 0
       ? NO_PERSONAL
-      : personalByOwner(personalSplit.offered, personalSplit.unavailable, store?.personal ?? [], new Map(result.skills.map((skill) => [skill.name, skill])), switchedOff);
+      : personalByOwner(
+          personalSplit.offered,
+          personalSplit.unavailable,
+          store?.personal ?? [],
+          new Map(result.skills.map((skill) => [skill.name, skill])),
+          switchedOff,
+        );
   const directories = countLoaded(result.directories, sorted);
   yield;
-  const index = yield* CatalogueIndex.building([...sorted, ...personalRecords(personal.byOwner)], config.catalogueFormat, config.includeLocation);
+  const index = yield* CatalogueIndex.building(
+    [...sorted, ...personalRecords(personal.byOwner)],
+    config.catalogueFormat,
+    config.includeLocation,
+  );
   return Object.freeze({
     scannedAt: timing.scannedAt.toISOString(),
     durationMs: timing.durationMs,
@@ -150,7 +185,8 @@ const NO_PERSONAL = { byOwner: new Map() as ReadonlyMap<string, PersonalSkills>,
 
 /** Sorted by name; a scan's skills usually are already, and checking costs less than sorting thousands again. */
 function inNameOrder(skills: SkillRecord[]): SkillRecord[] {
-  for (let i = 1; i < skills.length; i++) if (compareByName(skills[i - 1], skills[i]) > 0) return skills.sort(compareByName);
+  for (let i = 1; i < skills.length; i++)
+    if (compareByName(skills[i - 1], skills[i]) > 0) return skills.sort(compareByName);
   return skills;
 }
 
@@ -160,7 +196,11 @@ function catalogueOf(sorted: readonly SkillRecord[], config: SnapshotConfig): (f
   return (format) => {
     let text = rendered.get(format);
     if (text === undefined) {
-      const entries = sorted.map((skill) => ({ name: skill.name, description: skill.description, location: skill.skillFile }));
+      const entries = sorted.map((skill) => ({
+        name: skill.name,
+        description: skill.description,
+        location: skill.skillFile,
+      }));
       text = renderCatalogue(entries, format, config.includeLocation);
       rendered.set(format, text);
     }
@@ -176,7 +216,10 @@ function personalByOwner(
   team: ReadonlyMap<string, SkillRecord>,
   switchedOff: ReadonlySet<string>,
 ) {
-  const byOwner = new Map<string, { skills: Map<string, SkillRecord>; disabled: Map<string, SkillRecord>; unavailable: UnavailableSkill[] }>();
+  const byOwner = new Map<
+    string,
+    { skills: Map<string, SkillRecord>; disabled: Map<string, SkillRecord>; unavailable: UnavailableSkill[] }
+  >();
   const entryOf = (owner: string) => {
     let entry = byOwner.get(owner);
     if (entry === undefined) byOwner.set(owner, (entry = { skills: new Map(), disabled: new Map(), unavailable: [] }));
@@ -188,7 +231,11 @@ function personalByOwner(
     if (owner === undefined || owner === null) continue;
     const teamSkill = team.get(record.name);
     if (teamSkill !== undefined) {
-      collisions.push({ name: record.name, winner: { path: teamSkill.path, source: teamSkill.source }, loser: { path: record.path, source: record.source } });
+      collisions.push({
+        name: record.name,
+        winner: { path: teamSkill.path, source: teamSkill.source },
+        loser: { path: record.path, source: record.source },
+      });
       continue;
     }
     const entry = entryOf(owner);
@@ -216,22 +263,42 @@ function passes(name: string, filter: SkillFilter): boolean {
  * What one user sees in one chat: the team's skills plus the user's personal ones, narrowed by the
  * user's and the chat's filters. Everything else (the scan's reports, commands) is the snapshot's.
  */
-export function narrowSnapshot(base: CatalogueSnapshot, ownerId: string | undefined, filters: readonly SkillFilter[], config: SnapshotConfig): CatalogueSnapshot {
+export function narrowSnapshot(
+  base: CatalogueSnapshot,
+  ownerId: string | undefined,
+  filters: readonly SkillFilter[],
+  config: SnapshotConfig,
+): CatalogueSnapshot {
   const own = ownerId === undefined ? undefined : base.personal.get(ownerId);
-  const candidates = own === undefined ? [...base.skills.values()] : inNameOrder([...base.skills.values(), ...own.skills.values()]);
+  const candidates =
+    own === undefined ? [...base.skills.values()] : inNameOrder([...base.skills.values(), ...own.skills.values()]);
   const filteredOut = new Set<string>();
   const kept = candidates.filter((skill) => {
     const keep = filters.every((filter) => passes(skill.name, filter));
     if (!keep) filteredOut.add(skill.name);
     return keep;
   });
-  const disabled = own === undefined || own.disabled.size === 0 ? base.disabled : new Map([...base.disabled, ...own.disabled].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const disabled =
+    own === undefined || own.disabled.size === 0
+      ? base.disabled
+      : new Map([...base.disabled, ...own.disabled].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   const catalogue = catalogueOf(kept, config);
-  const unavailable = own === undefined || own.unavailable.length === 0 ? base.unavailable : [...base.unavailable, ...own.unavailable];
-  return Object.freeze({ ...base, skills: new Map(kept.map((skill) => [skill.name, skill])), disabled, unavailable, filteredOut, catalogue });
+  const unavailable =
+    own === undefined || own.unavailable.length === 0 ? base.unavailable : [...base.unavailable, ...own.unavailable];
+  return Object.freeze({
+    ...base,
+    skills: new Map(kept.map((skill) => [skill.name, skill])),
+    disabled,
+    unavailable,
+    filteredOut,
+    catalogue,
+  });
 }
 
-function splitByTools(skills: readonly SkillRecord[], availability: ToolAvailability | undefined): { offered: SkillRecord[]; unavailable: UnavailableSkill[] } {
+function splitByTools(
+  skills: readonly SkillRecord[],
+  availability: ToolAvailability | undefined,
+): { offered: SkillRecord[]; unavailable: UnavailableSkill[] } {
   if (availability === undefined) return { offered: [...skills], unavailable: [] };
   const offered: SkillRecord[] = [];
   const unavailable: UnavailableSkill[] = [];
@@ -256,10 +323,20 @@ export function findSkill(skills: ReadonlyMap<string, SkillRecord>, name: string
 }
 
 /** A command named like a loaded skill takes `/name`; the skill stays reachable as `$name` and through the tools. */
-function skillCollisions(commands: readonly CommandRecord[], skills: ReadonlyMap<string, SkillRecord>): CommandCollision[] {
+function skillCollisions(
+  commands: readonly CommandRecord[],
+  skills: ReadonlyMap<string, SkillRecord>,
+): CommandCollision[] {
   return commands.flatMap((command) => {
     const skill = skills.get(command.name);
     if (skill === undefined) return [];
-    return [{ name: command.name, kind: 'skill' as const, winner: { path: command.path, source: command.source }, loser: { path: skill.path, source: skill.source } }];
+    return [
+      {
+        name: command.name,
+        kind: 'skill' as const,
+        winner: { path: command.path, source: command.source },
+        loser: { path: skill.path, source: skill.source },
+      },
+    ];
   });
 }

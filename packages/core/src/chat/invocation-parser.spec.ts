@@ -19,7 +19,9 @@ describe(parseInvocation.name, () => {
   it('gives the model a request to use the skills when nothing follows the names', () => {
     expect(parseInvocation('/pdf', slash)).toEqual(skills(['pdf'], 'Use the pdf skill.'));
     expect(parseInvocation('/pdf /docx', slash)).toEqual(skills(['pdf', 'docx'], 'Use the pdf and docx skills.'));
-    expect(parseInvocation('$pdf $docx $csv ', both)).toEqual(skills(['pdf', 'docx', 'csv'], 'Use the pdf, docx and csv skills.'));
+    expect(parseInvocation('$pdf $docx $csv ', both)).toEqual(
+      skills(['pdf', 'docx', 'csv'], 'Use the pdf, docx and csv skills.'),
+    );
   });
 
   it('leaves unknown names and mid-message mentions untouched', () => {
@@ -46,7 +48,9 @@ describe(parseInvocation.name, () => {
   });
 
   it('invokes at most five skills; a sixth stays text', () => {
-    expect(parseInvocation('/pdf /docx /xlsx /pptx /csv /git-commit go', slash)).toEqual(skills(['pdf', 'docx', 'xlsx', 'pptx', 'csv'], '/git-commit go'));
+    expect(parseInvocation('/pdf /docx /xlsx /pptx /csv /git-commit go', slash)).toEqual(
+      skills(['pdf', 'docx', 'xlsx', 'pptx', 'csv'], '/git-commit go'),
+    );
   });
 
   it('invokes a skill named twice once, but counts every name towards the five', () => {
@@ -57,8 +61,16 @@ describe(parseInvocation.name, () => {
   });
 
   it('runs a command with everything after it as its arguments', () => {
-    expect(parseInvocation('/release  v1.2 --dry-run \n', withCommands)).toEqual({ skills: [], command: { name: 'release', arguments: 'v1.2 --dry-run' }, text: 'v1.2 --dry-run' });
-    expect(parseInvocation('/release', withCommands)).toEqual({ skills: [], command: { name: 'release', arguments: '' }, text: '' });
+    expect(parseInvocation('/release  v1.2 --dry-run \n', withCommands)).toEqual({
+      skills: [],
+      command: { name: 'release', arguments: 'v1.2 --dry-run' },
+      text: 'v1.2 --dry-run',
+    });
+    expect(parseInvocation('/release', withCommands)).toEqual({
+      skills: [],
+      command: { name: 'release', arguments: '' },
+      text: '',
+    });
   });
 
   it('lets a command win /name over a skill of that name; $name still reaches the skill', () => {

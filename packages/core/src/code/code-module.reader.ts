@@ -27,17 +27,32 @@ export function inspectCodeModule(folder: string): CodeModuleInspection {
     const info = fstatSync(fd);
     if (!info.isFile()) {
       const what = info.isDirectory() ? 'a folder' : describeSpecialFile(info);
-      return { kind: 'invalid', problem: `${CODE_MODULE_FILE} is ${what}, not a regular file; replace it with a JavaScript module exporting execute(ctx)` };
+      return {
+        kind: 'invalid',
+        problem:
+          `${CODE_MODULE_FILE} is ` +
+          `${what}, not a regular file; replace it with a JavaScript module exporting execute(ctx)`,
+      };
     }
   } catch (error) {
-    return { kind: 'invalid', problem: `${CODE_MODULE_FILE} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+    return {
+      kind: 'invalid',
+      problem:
+        `${CODE_MODULE_FILE} cannot be read ` +
+        `(${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    };
   } finally {
     closeSync(fd);
   }
   try {
     return { kind: 'module', module: realpathSync.native(file) };
   } catch (error) {
-    return { kind: 'invalid', problem: `${CODE_MODULE_FILE} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+    return {
+      kind: 'invalid',
+      problem:
+        `${CODE_MODULE_FILE} cannot be resolved ` +
+        `(${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    };
   }
 }
 
@@ -46,7 +61,12 @@ function openFailure(file: string, error: NodeJS.ErrnoException): CodeModuleInsp
   if (problem !== undefined) return { kind: 'invalid', problem };
   // Absent is fine (an instruction skill); a link to nothing is a mistake worth reporting.
   if (error.code === 'ENOENT' && isSymlink(file)) {
-    return { kind: 'invalid', problem: `${CODE_MODULE_FILE} is a symbolic link to a file that does not exist; point it at the module or remove it` };
+    return {
+      kind: 'invalid',
+      problem:
+        `${CODE_MODULE_FILE} is a symbolic link to a file that does not exist; point it at the module or ` +
+        `remove it`,
+    };
   }
   return { kind: 'none' };
 }

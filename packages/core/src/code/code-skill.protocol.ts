@@ -19,4 +19,6 @@ export type WorkerMessage =
   | { type: 'done'; ok: false; error: string };
 
 /** Server → worker: the answer to an `llm` or `tool` request. */
-export type ServerReply = { type: 'reply'; id: number; ok: true; value: string | CodeSkillToolOutcome } | { type: 'reply'; id: number; ok: false; error: string };
+export type ServerReply =
+  | { type: 'reply'; id: number; ok: true; value: string | CodeSkillToolOutcome }
+  | { type: 'reply'; id: number; ok: false; error: string };

@@ -31,7 +31,13 @@ export interface CommandDiscoveryResult {
 }
 
 /** For a scan that looks at no commands directory (benchmarks, tools that only want skills). */
-export const NO_COMMANDS: CommandDiscoveryResult = Object.freeze({ commands: [], invalid: [], collisions: [], warnings: [], directories: [] });
+export const NO_COMMANDS: CommandDiscoveryResult = Object.freeze({
+  commands: [],
+  invalid: [],
+  collisions: [],
+  warnings: [],
+  directories: [],
+});
 
 type FileInspection = { kind: 'valid'; command: CommandRecord } | { kind: 'invalid'; invalid: InvalidCommand };
 
@@ -75,7 +81,10 @@ function isCommandFileName(entry: Dirent): boolean {
 }
 
 /** First occurrence of a name wins; each later one is a collision. */
-function applyCommandPrecedence(found: readonly CommandRecord[]): { commands: CommandRecord[]; collisions: CommandCollision[] } {
+function applyCommandPrecedence(found: readonly CommandRecord[]): {
+  commands: CommandRecord[];
+  collisions: CommandCollision[];
+} {
   const byName = new Map<string, CommandRecord>();
   const collisions: CommandCollision[] = [];
   for (const command of found) {
@@ -97,7 +106,10 @@ function applyCommandPrecedence(found: readonly CommandRecord[]): { commands: Co
 function inspectCommandFile(directory: SkillDirectory, entry: Dirent): FileInspection | undefined {
   const path = join(directory.path, entry.name);
   const name = entry.name.slice(0, -'.md'.length);
-  const invalid = (errors: string[]): FileInspection => ({ kind: 'invalid', invalid: { path, source: directory.configured, name, errors } });
+  const invalid = (errors: string[]): FileInspection => ({
+    kind: 'invalid',
+    invalid: { path, source: directory.configured, name, errors },
+  });
   const read = readCommandText(path, entry);
   if (read === undefined) return undefined;
   if ('problem' in read) return invalid([read.problem]);
@@ -117,12 +129,15 @@ function readCommandText(path: string, entry: Dirent): { text: string } | { prob
   } catch (error) {
     const problem = openProblem(file, error as NodeJS.ErrnoException);
     if (problem !== undefined) return { problem };
-    return entry.isSymbolicLink() ? { problem: `${file} is a symbolic link to a file that does not exist; point it at a command file or remove it` } : undefined;
+    return entry.isSymbolicLink()
+      ? { problem: `${file} is a symbolic link to a file that does not exist; point it at a command file or remove it` }
+      : undefined;
   }
   try {
     const info = fstatSync(fd);
     if (info.isDirectory()) return undefined;
-    if (!info.isFile()) return { problem: `${file} is ${describeSpecialFile(info)}, not a regular file; replace it with a text file` };
+    if (!info.isFile())
+      return { problem: `${file} is ${describeSpecialFile(info)}, not a regular file; replace it with a text file` };
     const bytes = info.size > MAX_COMMAND_FILE_BYTES ? undefined : readAtMost(fd, info.size, MAX_COMMAND_FILE_BYTES);
     if (bytes === undefined) return { problem: tooLargeProblem(file, info.size) };
     return decodeUtf8(file, bytes);
@@ -160,5 +175,8 @@ function readAtMost(fd: number, expected: number, limit: number): Buffer | undef
 
 function tooLargeProblem(file: string, size: number): string {
   const shown = size > MAX_COMMAND_FILE_BYTES ? `${size} bytes` : `more than ${MAX_COMMAND_FILE_BYTES} bytes`;
-  return `${file} is ${shown}; a command file may be at most ${MAX_COMMAND_FILE_BYTES / 1024} KiB (${MAX_COMMAND_FILE_BYTES} bytes): shorten the prompt, or move long material into a skill the command requires`;
+  return (
+    `${file} is ${shown}; a command file may be at most ${MAX_COMMAND_FILE_BYTES / 1024} KiB ` +
+    `(${MAX_COMMAND_FILE_BYTES} bytes): shorten the prompt, or move long material into a skill the command requires`
+  );
 }

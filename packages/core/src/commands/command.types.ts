@@ -34,6 +34,8 @@ export interface CommandCollision {
   readonly kind: 'command' | 'skill';
   /** What `/name` runs. */
   readonly winner: { readonly path: string; readonly source: string };
-  /** What it no longer reaches: the other command file, or the skill (still reachable as `$name` and through the tools). */
+  /**
+   * What it no longer reaches: the other command file, or the skill (still reachable as `$name` and through the tools).
+   */
   readonly loser: { readonly path: string; readonly source: string };
 }

@@ -6,7 +6,10 @@ describe(AppError.name, () => {
     const sut = new AppError(ErrorCode.SKILL_NOT_FOUND, 'No skill named x.');
     expect(AppError.isInstance(sut)).toBe(true);
     // A second install of @skillhost/core has its own class; the Symbol.for marker is shared.
-    const fromAnotherCopy = Object.assign(new Error('No skill named x.'), { code: ErrorCode.SKILL_NOT_FOUND, [Symbol.for('skillhost.AppError')]: true });
+    const fromAnotherCopy = Object.assign(new Error('No skill named x.'), {
+      code: ErrorCode.SKILL_NOT_FOUND,
+      [Symbol.for('skillhost.AppError')]: true,
+    });
     expect(AppError.isInstance(fromAnotherCopy)).toBe(true);
     expect(AppError.isInstance(new Error('plain'))).toBe(false);
     expect(AppError.isInstance({ code: ErrorCode.SKILL_NOT_FOUND })).toBe(false);

@@ -135,5 +135,8 @@ export function skillsDisabledError(): AppError {
 }
 
 export function mcpDisabledError(): AppError {
-  return new AppError(ErrorCode.MCP_DISABLED, 'Skills are not served over MCP on this server (app.mcp.enabled = false).');
+  return new AppError(
+    ErrorCode.MCP_DISABLED,
+    'Skills are not served over MCP on this server (app.mcp.enabled = false).',
+  );
 }

@@ -27,17 +27,28 @@ describe(parseSkillsOptions.name, () => {
     });
   });
 
-  it("leaves rootDir and isGlobal to the module, checking only that they are what they say", () => {
+  it('leaves rootDir and isGlobal to the module, checking only that they are what they say', () => {
     expect(parseSkillsOptions({ directories: ['/s'], rootDir: '/r', isGlobal: true }, place).ok).toBe(true);
     expect(parseSkillsOptions({ directories: ['/s'], rootDir: '', isGlobal: 'yes' }, place)).toEqual({
       ok: false,
-      problems: ['SkillsModule option `rootDir` must be a folder path', 'SkillsModule option `isGlobal` must be true or false'],
+      problems: [
+        'SkillsModule option `rootDir` must be a folder path',
+        'SkillsModule option `isGlobal` must be true or false',
+      ],
     });
   });
 
   it('tells wrong types first, then, those all right, every value out of its rule, in the order of the options', () => {
-    expect(parseSkillsOptions({ directories: ['/s'], maxDepth: '2', catalogue: { budgetTokens: -1 } }, place)).toEqual({ ok: false, problems: ['SkillsModule option `maxDepth` must be a finite number'] });
-    expect(parseSkillsOptions({ directories: ['/s'], catalogue: { budgetTokens: -1 }, maxDepth: 9, explicitPrefixes: ['#', '%'] }, place)).toEqual({
+    expect(parseSkillsOptions({ directories: ['/s'], maxDepth: '2', catalogue: { budgetTokens: -1 } }, place)).toEqual({
+      ok: false,
+      problems: ['SkillsModule option `maxDepth` must be a finite number'],
+    });
+    expect(
+      parseSkillsOptions(
+        { directories: ['/s'], catalogue: { budgetTokens: -1 }, maxDepth: 9, explicitPrefixes: ['#', '%'] },
+        place,
+      ),
+    ).toEqual({
       ok: false,
       problems: [
         'SkillsModule option `maxDepth`: 9 is not allowed; expected an integer from 1 to 6',

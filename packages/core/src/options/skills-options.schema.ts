@@ -1,5 +1,17 @@
 import type { z } from 'zod';
-import { type AnySetting, type Place, type ResolvedOf, resolveValues, schemaOf, type Setting, setting, settingOnPath, settingsOf, shownValue, type ValuesOf } from './setting.js';
+import {
+  type AnySetting,
+  type Place,
+  type ResolvedOf,
+  resolveValues,
+  schemaOf,
+  type Setting,
+  setting,
+  settingOnPath,
+  settingsOf,
+  shownValue,
+  type ValuesOf,
+} from './setting.js';
 
 /**
  * The skills library's options (`SkillsModule.forRoot`): each one's rule, default and meaning,
@@ -24,41 +36,90 @@ export const HARD_LIMITS = {
 } as const;
 
 export const SKILLS_OPTIONS = {
-  directories: setting.folders({ description: 'Skill folders to scan, in precedence order (earlier wins a name collision); `~` is the home folder, relative ones resolve from `rootDir`.' }),
+  directories: setting.folders({
+    description:
+      'Skill folders to scan, in precedence order (earlier wins a name collision); `~` is the home folder, ' +
+      'relative ones resolve from `rootDir`.',
+  }),
   validation: setting.choice(VALIDATION_MODES, {
     default: 'standard',
-    description: '`strict` (the reference validator: unknown fields are errors), `standard` (unknown fields are warnings) or `lenient` (also loads name mismatches and over-long fields with warnings).',
+    description:
+      '`strict` (the reference validator: unknown fields are errors), `standard` (unknown fields are warnings) ' +
+      'or `lenient` (also loads name mismatches and over-long fields with warnings).',
   }),
-  maxDepth: setting.integer({ min: 1, max: HARD_LIMITS.maxDepth, default: 1, description: '1 = immediate children of each directory hold skills; up to 6 for nested collections (deeper levels skip `.git` and `node_modules`).' }),
+  maxDepth: setting.integer({
+    min: 1,
+    max: HARD_LIMITS.maxDepth,
+    default: 1,
+    description:
+      '1 = immediate children of each directory hold skills; up to 6 for nested collections (deeper levels skip ' +
+      '`.git` and `node_modules`).',
+  }),
   maxSkills: setting.integer({
     min: 1,
     max: HARD_LIMITS.maxSkills,
     default: 10_000,
-    description: 'Valid skills past this count (in discovery order) are not loaded, with a warning. The prompt does not grow with the skills loaded (see `catalogue_budget_tokens`): this only bounds the scan and memory.',
+    description:
+      'Valid skills past this count (in discovery order) are not loaded, with a warning. The prompt does not ' +
+      'grow with the skills loaded (see `catalogue_budget_tokens`): this only bounds the scan and memory.',
   }),
-  maxSkillMdBytes: setting.integer({ min: 1024, max: HARD_LIMITS.skillMdBytes, default: 200_000, description: 'A `SKILL.md` body past this many bytes is cut on activation, with a notice.' }),
-  maxResourceBytes: setting.integer({ min: 1024, max: HARD_LIMITS.resourceBytes, default: 2_000_000, description: 'A resource past this many bytes is cut, with a notice; only the shown part is read.' }),
+  maxSkillMdBytes: setting.integer({
+    min: 1024,
+    max: HARD_LIMITS.skillMdBytes,
+    default: 200_000,
+    description: 'A `SKILL.md` body past this many bytes is cut on activation, with a notice.',
+  }),
+  maxResourceBytes: setting.integer({
+    min: 1024,
+    max: HARD_LIMITS.resourceBytes,
+    default: 2_000_000,
+    description: 'A resource past this many bytes is cut, with a notice; only the shown part is read.',
+  }),
   disabled: setting.list({
     default: [],
-    description: 'Skills switched off, by name: in no catalogue, `/name` stays plain text, and activating or reading one answers 403 `SKILL_DISABLED` (an error card in a chat). The admin view lists them.',
+    description:
+      'Skills switched off, by name: in no catalogue, `/name` stays plain text, and activating or reading one ' +
+      'answers 403 `SKILL_DISABLED` (an error card in a chat). The admin view lists them.',
   }),
-  explicitPrefixes: setting.listOf(EXPLICIT_PREFIXES, { default: ['/'], description: 'Prefixes that invoke a skill explicitly at the start of a message: `/name`, and `$name` when `"$"` is listed.' }),
+  explicitPrefixes: setting.listOf(EXPLICIT_PREFIXES, {
+    default: ['/'],
+    description:
+      'Prefixes that invoke a skill explicitly at the start of a message: `/name`, and `$name` when `"$"` is listed.',
+  }),
   catalogue: {
-    format: setting.choice(CATALOGUE_FORMATS, { default: 'json', description: 'How the catalogue is rendered for the model: `json`, `xml` or `markdown`.' }),
-    includeLocation: setting.boolean({ default: false, description: "List each skill's `SKILL.md` path in the catalogue, for a model that reads files itself." }),
+    format: setting.choice(CATALOGUE_FORMATS, {
+      default: 'json',
+      description: 'How the catalogue is rendered for the model: `json`, `xml` or `markdown`.',
+    }),
+    includeLocation: setting.boolean({
+      default: false,
+      description: "List each skill's `SKILL.md` path in the catalogue, for a model that reads files itself.",
+    }),
     budgetTokens: setting.integer({
       min: 100,
       max: 1_000_000,
       default: 4000,
       description:
-        "The most the catalogue in a prompt may take, in o200k tokens (each listed entry as rendered with its separator, the catalogue's frame and its closing note; not the rules or the rest of the prompt). When the chat's skills do not all fit, each turn lists the skills ranked best for the message, whole entries only. See \"Choosing skills at scale\".",
+        'The most the catalogue in a prompt may take, in o200k tokens (each listed entry as rendered with its ' +
+        "separator, the catalogue's frame and its closing note; not the rules or the rest of the prompt). When " +
+        "the chat's skills do not all fit, each turn lists the skills ranked best for the message, whole " +
+        'entries only. See "Choosing skills at scale".',
     }),
-    maxSkills: setting.integer({ min: 1, max: 10_000, default: 50, description: "The most skills the catalogue in a prompt lists (the chat's activated skills and the one invoked are listed even past it)." }),
+    maxSkills: setting.integer({
+      min: 1,
+      max: 10_000,
+      default: 50,
+      description:
+        "The most skills the catalogue in a prompt lists (the chat's activated skills and the one invoked are " +
+        'listed even past it).',
+    }),
   },
   toolStyle: setting.choice(TOOL_STYLES, {
     default: 'skillhost',
     description:
-      'How the model is offered skills: `skillhost` (`skills.activate`, `skills.readResource`, `skills.listResources`), `activate_skill` (the agentskills.io client guide), `load_skill` (skills listed in the tool, not the prompt) or `use_skill` (by name or best match). See "Tool styles".',
+      'How the model is offered skills: `skillhost` (`skills.activate`, `skills.readResource`, ' +
+      '`skills.listResources`), `activate_skill` (the agentskills.io client guide), `load_skill` (skills listed ' +
+      'in the tool, not the prompt) or `use_skill` (by name or best match). See "Tool styles".',
   }),
 };
 
@@ -86,7 +147,9 @@ const label = (name: string) => `SkillsModule option \`${name}\``;
 export function parseSkillsOptions(options: unknown, place: Place): SkillsOptionsResult {
   const problems = typeProblems(options);
   if (problems.length > 0) return { ok: false, problems };
-  const given = Object.fromEntries(Object.entries(options as Record<string, unknown>).filter(([key]) => key !== 'rootDir' && key !== 'isGlobal'));
+  const given = Object.fromEntries(
+    Object.entries(options as Record<string, unknown>).filter(([key]) => key !== 'rootDir' && key !== 'isGlobal'),
+  );
   const parsed = SKILLS_OPTIONS_SCHEMA.safeParse(given);
   if (parsed.success) return { ok: true, options: resolveValues(SKILLS_OPTIONS, parsed.data, place) };
   return { ok: false, problems: ruleProblems(parsed.error, given) };
@@ -96,12 +159,15 @@ function typeProblems(options: unknown): string[] {
   if (!isPlainObject(options)) return ['SkillsModule options must be an object with `directories`'];
   const problems: string[] = [];
   const { rootDir, isGlobal, catalogue, ...rest } = options;
-  if (rootDir !== undefined && (typeof rootDir !== 'string' || rootDir.trim() === '' || !storable(rootDir))) problems.push(`${label('rootDir')} must be a folder path`);
-  if (isGlobal !== undefined && typeof isGlobal !== 'boolean') problems.push(`${label('isGlobal')} must be true or false`);
+  if (rootDir !== undefined && (typeof rootDir !== 'string' || rootDir.trim() === '' || !storable(rootDir)))
+    problems.push(`${label('rootDir')} must be a folder path`);
+  if (isGlobal !== undefined && typeof isGlobal !== 'boolean')
+    problems.push(`${label('isGlobal')} must be true or false`);
   if (rest.directories === undefined) problems.push(`${label('directories')} is required: the skill folders to scan`);
   const given: [string, unknown][] = Object.entries(rest);
   if (catalogue !== undefined) {
-    if (isPlainObject(catalogue)) given.push(...Object.entries(catalogue).map(([key, value]): [string, unknown] => [`catalogue.${key}`, value]));
+    if (isPlainObject(catalogue))
+      given.push(...Object.entries(catalogue).map(([key, value]): [string, unknown] => [`catalogue.${key}`, value]));
     else problems.push(`${label('catalogue')} must be an object`);
   }
   for (const [name, value] of given) {
@@ -119,7 +185,9 @@ function shapeProblem(of: AnySetting, value: unknown): string | undefined {
   switch (of.shape) {
     case 'list':
       if (!Array.isArray(value)) return 'must be a list of strings';
-      return value.every((item) => typeof item === 'string' && item.trim() !== '' && storable(item)) ? undefined : 'must hold only non-empty strings (without NUL)';
+      return value.every((item) => typeof item === 'string' && item.trim() !== '' && storable(item))
+        ? undefined
+        : 'must hold only non-empty strings (without NUL)';
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a finite number';
     case 'boolean':
@@ -134,8 +202,13 @@ function ruleProblems(error: z.ZodError, given: Record<string, unknown>): string
   for (const issue of error.issues) {
     const found = settingOnPath(SKILLS_OPTIONS, issue.path);
     if (found === undefined || lines.has(found.key)) continue;
-    const value = found.key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], given);
-    lines.set(found.key, `${label(found.key)}: ${shownValue(found.setting, value)} is not allowed; expected ${found.setting.expected}`);
+    const value = found.key
+      .split('.')
+      .reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], given);
+    lines.set(
+      found.key,
+      `${label(found.key)}: ${shownValue(found.setting, value)} is not allowed; expected ${found.setting.expected}`,
+    );
   }
   return OPTION_LIST.flatMap(({ key }) => lines.get(key) ?? []);
 }

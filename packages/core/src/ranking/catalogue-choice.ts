@@ -24,7 +24,10 @@ export interface CatalogueRequest {
   context?: string;
   /** Listed whatever their rank, first, in this order: the chat's activated skills and the skills invoked this turn. */
   pinned?: readonly string[];
-  /** The team's recent activations per skill, most used first (the ranker's tie-breaker among near-equals, and what fills the rest). */
+  /**
+   * The team's recent activations per skill, most used first (the ranker's tie-breaker among near-equals, and what
+   * fills the rest).
+   */
   popularity?: ReadonlyMap<string, number>;
   /** Whether the model is offered skills_search this turn (the note says how to find the rest). */
   searchable: boolean;
@@ -64,7 +67,9 @@ export function catalogueIsComplete(view: CatalogueSnapshot, limits: CatalogueLi
 
 /** Every skill of the view in name order, whatever the budget; `hideLocations` as in CatalogueRequest. */
 export function wholeCatalogue(view: CatalogueSnapshot, format: CatalogueFormat, hideLocations: boolean): string {
-  return hideLocations && view.index.includeLocation ? renderListing([...view.skills.values()].map(entryOf), format, false) : view.catalogue(format);
+  return hideLocations && view.index.includeLocation
+    ? renderListing([...view.skills.values()].map(entryOf), format, false)
+    : view.catalogue(format);
 }
 
 /**
@@ -74,13 +79,23 @@ export function wholeCatalogue(view: CatalogueSnapshot, format: CatalogueFormat,
  * each entry whole or not at all, until the budget or the count is reached; a closing note says
  * how many more exist and how to find them. Pinned skills are listed even past the budget.
  */
-export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits, request: CatalogueRequest): CatalogueChoice {
+export function chooseCatalogue(
+  view: CatalogueSnapshot,
+  limits: CatalogueLimits,
+  request: CatalogueRequest,
+): CatalogueChoice {
   const { format } = limits;
   const includeLocation = view.index.includeLocation && request.hideLocations !== true;
   const total = view.skills.size;
   if (catalogueIsComplete(view, limits)) {
     const text = wholeCatalogue(view, format, !includeLocation);
-    return { text, complete: true, listed: [...view.skills.keys()], unlisted: 0, tokens: view.index.wholeCost(view, format) };
+    return {
+      text,
+      complete: true,
+      listed: [...view.skills.keys()],
+      unlisted: 0,
+      tokens: view.index.wholeCost(view, format),
+    };
   }
   const index = view.index;
   const search = { searchable: request.searchable, toolName: request.searchToolName ?? DEFAULT_SEARCH_TOOL };
@@ -100,7 +115,11 @@ export function chooseCatalogue(view: CatalogueSnapshot, limits: CatalogueLimits
   if (chosen.length < limits.maxSkills && request.message.trim() !== '') {
     // More candidates than places: an entry too large for what is left of the budget is passed over for the next.
     const candidates = Math.min(limits.maxSkills * CANDIDATES_PER_PLACE, MAX_CANDIDATES);
-    for (const match of index.search(view, request.message, { limit: candidates, context: request.context, popularity: request.popularity })) {
+    for (const match of index.search(view, request.message, {
+      limit: candidates,
+      context: request.context,
+      popularity: request.popularity,
+    })) {
       take(view.skills.get(match.name), false);
       if (chosen.length >= limits.maxSkills) break;
     }
@@ -132,7 +151,10 @@ const MAX_CANDIDATES = 500;
  * is at most the total, so counting it with the total's digits keeps the sum an upper bound.
  */
 function closingCost(format: CatalogueFormat, total: number, search: SearchNote): number {
-  return countTokens(catalogueFrame(format).open) + countTokens(renderUnlisted({ count: total, note: unlistedNote(total, search) }, format));
+  return (
+    countTokens(catalogueFrame(format).open) +
+    countTokens(renderUnlisted({ count: total, note: unlistedNote(total, search) }, format))
+  );
 }
 
 const DEFAULT_SEARCH_TOOL = 'skills_search';
@@ -148,5 +170,3 @@ function unlistedNote(count: number, search: SearchNote): string {
     ? `${skills} not listed here: find them with the ${search.toolName} tool when no listed skill fits the task.`
     : `${skills} not listed here; the user can invoke any skill by name.`;
 }
-
-

@@ -1,6 +1,12 @@
 import type { SkillsConfig } from '../options/skills-config.js';
 import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
-import { type CatalogueChoice, catalogueIsComplete, type CatalogueLimits, type CatalogueRequest, chooseCatalogue } from './catalogue-choice.js';
+import {
+  type CatalogueChoice,
+  catalogueIsComplete,
+  type CatalogueLimits,
+  type CatalogueRequest,
+  chooseCatalogue,
+} from './catalogue-choice.js';
 import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './search-limits.js';
 
 /** A search result as REST, GraphQL and the tool show it. */
@@ -19,7 +25,10 @@ export interface SkillSearchResult {
  */
 export class CatalogueChooser {
   constructor(
-    private readonly config: Pick<SkillsConfig, 'catalogueBudgetTokens' | 'catalogueMaxSkills' | 'catalogueFormat' | 'searchTool'>,
+    private readonly config: Pick<
+      SkillsConfig,
+      'catalogueBudgetTokens' | 'catalogueMaxSkills' | 'catalogueFormat' | 'searchTool'
+    >,
     private readonly popularity: () => ReadonlyMap<string, number> = () => new Map(),
   ) {}
 
@@ -39,13 +48,20 @@ export class CatalogueChooser {
   }
 
   /** The catalogue a turn with this message would list. `format` overrides the configured one (the catalogue route). */
-  catalogue(view: CatalogueSnapshot, request: Omit<CatalogueRequest, 'popularity'>, format = this.config.catalogueFormat): CatalogueChoice {
+  catalogue(
+    view: CatalogueSnapshot,
+    request: Omit<CatalogueRequest, 'popularity'>,
+    format = this.config.catalogueFormat,
+  ): CatalogueChoice {
     return chooseCatalogue(view, { ...this.limits, format }, { ...request, popularity: this.popularity() });
   }
 
   /** The view's skills best matching a query, best first, at most `MAX_SEARCH_RESULTS`. */
   search(view: CatalogueSnapshot, query: string, limit = DEFAULT_SEARCH_RESULTS): SkillSearchResult[] {
-    const ranked = view.index.search(view, query, { limit: Math.min(Math.max(1, Math.floor(limit)), MAX_SEARCH_RESULTS), popularity: this.popularity() });
+    const ranked = view.index.search(view, query, {
+      limit: Math.min(Math.max(1, Math.floor(limit)), MAX_SEARCH_RESULTS),
+      popularity: this.popularity(),
+    });
     return ranked.map(({ name, description, score }) => ({ name, description, score }));
   }
 }

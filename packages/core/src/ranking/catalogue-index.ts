@@ -15,7 +15,9 @@ export interface CatalogueView {
  * snapshot.
  */
 export class CatalogueIndex {
-  /** Entry sizes by format: the configured one counted at build, another (a catalogue route's `format`) on first use. */
+  /**
+   * Entry sizes by format: the configured one counted at build, another (a catalogue route's `format`) on first use.
+   */
   private readonly entryTokens: Map<CatalogueFormat, Map<SkillRecord, number>>;
   /** What a view's whole catalogue costs, by format, computed once per view. */
   private readonly wholeCosts = new WeakMap<CatalogueView, Map<CatalogueFormat, number>>();
@@ -31,7 +33,11 @@ export class CatalogueIndex {
   }
 
   /** Built a slice at a time (tokenizing and indexing thousands of skills takes a while). */
-  static *building(records: readonly SkillRecord[], format: CatalogueFormat, includeLocation: boolean): Generator<void, CatalogueIndex> {
+  static *building(
+    records: readonly SkillRecord[],
+    format: CatalogueFormat,
+    includeLocation: boolean,
+  ): Generator<void, CatalogueIndex> {
     const tokens = new Map<SkillRecord, number>();
     for (let i = 0; i < records.length; i++) {
       tokens.set(records[i], entryCost(records[i], format, includeLocation));
@@ -39,7 +45,12 @@ export class CatalogueIndex {
       if ((i + 1) % 16 === 0) yield;
     }
     const ranker = yield* SkillRanker.building(
-      records.map((record) => ({ name: record.name, description: record.description, triggers: triggersOf(record), private: record.store?.scope === 'personal' })),
+      records.map((record) => ({
+        name: record.name,
+        description: record.description,
+        triggers: triggersOf(record),
+        private: record.store?.scope === 'personal',
+      })),
     );
     return new CatalogueIndex(ranker, records, { format, tokens }, includeLocation);
   }
@@ -68,8 +79,14 @@ export class CatalogueIndex {
   }
 
   /** The view's skills best matching a request, best first (skills of other views are never returned). */
-  search(view: CatalogueView, request: string, options: { limit?: number; context?: string; popularity?: ReadonlyMap<string, number> } = {}): RankedSkill[] {
-    const include = this.holdsOnly(view) ? undefined : (position: number) => view.skills.get(this.records[position].name) === this.records[position];
+  search(
+    view: CatalogueView,
+    request: string,
+    options: { limit?: number; context?: string; popularity?: ReadonlyMap<string, number> } = {},
+  ): RankedSkill[] {
+    const include = this.holdsOnly(view)
+      ? undefined
+      : (position: number) => view.skills.get(this.records[position].name) === this.records[position];
     return this.ranker.rank(request, { ...options, include, privateSkills: this.privateOf(view) });
   }
 
@@ -81,7 +98,8 @@ export class CatalogueIndex {
     if (positions === undefined) {
       positions = [];
       for (let i = 0; i < this.records.length; i++) {
-        if (this.records[i].store?.scope === 'personal' && view.skills.get(this.records[i].name) === this.records[i]) positions.push(i);
+        if (this.records[i].store?.scope === 'personal' && view.skills.get(this.records[i].name) === this.records[i])
+          positions.push(i);
       }
       this.privates.set(view, positions);
     }
@@ -94,7 +112,9 @@ export class CatalogueIndex {
   private holdsOnly(view: CatalogueView): boolean {
     let whole = this.whole.get(view);
     if (whole === undefined) {
-      whole = view.skills.size === this.records.length && this.records.every((record) => view.skills.get(record.name) === record);
+      whole =
+        view.skills.size === this.records.length &&
+        this.records.every((record) => view.skills.get(record.name) === record);
       this.whole.set(view, whole);
     }
     return whole;
@@ -116,9 +136,10 @@ export class CatalogueIndex {
  * counts each distinct text once.
  */
 function entryCost(record: SkillRecord, format: CatalogueFormat, includeLocation: boolean): number {
-  return countTokens(renderEntry(entryOf(record), format, includeLocation)) + countTokens(catalogueFrame(format).separator);
+  return (
+    countTokens(renderEntry(entryOf(record), format, includeLocation)) + countTokens(catalogueFrame(format).separator)
+  );
 }
-
 
 /** A skill as the catalogue lists it. */
 export function entryOf(record: SkillRecord): CatalogueEntry {

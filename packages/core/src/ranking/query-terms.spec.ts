@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { analyseQuery, MAX_QUERY_WORDS, MAX_REQUEST_CHARS, type QueryTerm, type Vocabulary, WEIGHTS } from './query-terms.js';
+import {
+  analyseQuery,
+  MAX_QUERY_WORDS,
+  MAX_REQUEST_CHARS,
+  type QueryTerm,
+  type Vocabulary,
+  WEIGHTS,
+} from './query-terms.js';
 import { englishStem } from './text-terms.js';
 
 /** An index's vocabulary: each term in one skill of `skills` (rare enough for prefix matching by default). */
@@ -9,10 +16,34 @@ function vocabulary(terms: readonly string[], skills = 100, count = 1): Vocabula
 }
 
 /** Terms known to a small index of document and design skills. */
-const KNOWN = vocabulary(['con', 'mui', 'present', 'slide', 'deck', 'chart', 'databas', 'design', 'pdf', 'text', 'extract', 'inform', 'report', 'powerpoint', 'blog', 'post', 'mobil', 'respons', 'small', 'screen', 'spreadsheet']);
+const KNOWN = vocabulary([
+  'con',
+  'mui',
+  'present',
+  'slide',
+  'deck',
+  'chart',
+  'databas',
+  'design',
+  'pdf',
+  'text',
+  'extract',
+  'inform',
+  'report',
+  'powerpoint',
+  'blog',
+  'post',
+  'mobil',
+  'respons',
+  'small',
+  'screen',
+  'spreadsheet',
+]);
 
-const termsOf = (request: string, vocab: Vocabulary = KNOWN, context?: string) => analyseQuery(request, vocab, context).terms;
-const keysOf = (request: string, vocab: Vocabulary = KNOWN, context?: string) => [...termsOf(request, vocab, context).keys()].sort();
+const termsOf = (request: string, vocab: Vocabulary = KNOWN, context?: string) =>
+  analyseQuery(request, vocab, context).terms;
+const keysOf = (request: string, vocab: Vocabulary = KNOWN, context?: string) =>
+  [...termsOf(request, vocab, context).keys()].sort();
 
 describe(analyseQuery.name, () => {
   describe('words as the index knows them', () => {
@@ -114,7 +145,9 @@ describe(analyseQuery.name, () => {
 
     it('translates glossary phrases ("base de datos" → database) as one concept, their words not read alone', () => {
       const { terms, concepts } = analyseQuery('base de datos', KNOWN);
-      expect(terms).toEqual(new Map([['databas', { weight: WEIGHTS.translated, prefix: false, fuzzy: false, concept: 0 }]]));
+      expect(terms).toEqual(
+        new Map([['databas', { weight: WEIGHTS.translated, prefix: false, fuzzy: false, concept: 0 }]]),
+      );
       expect(concepts).toBe(1);
       expect(keysOf('diseña una base de datos')).toEqual(['databas', 'design']);
       expect(analyseQuery('diseña una base de datos', KNOWN).concepts).toBe(2);
@@ -147,7 +180,12 @@ describe(analyseQuery.name, () => {
         expect(query).toMatchObject({ prefix: false, fuzzy: false });
       }
       expect(terms.get('slide')).toEqual({ weight: WEIGHTS.context, prefix: false, fuzzy: false, concept: -1 });
-      expect(terms.get('databas')).toEqual({ weight: WEIGHTS.context * WEIGHTS.translated, prefix: false, fuzzy: false, concept: -1 });
+      expect(terms.get('databas')).toEqual({
+        weight: WEIGHTS.context * WEIGHTS.translated,
+        prefix: false,
+        fuzzy: false,
+        concept: -1,
+      });
     });
 
     it('never weakens a word the request has', () => {
@@ -169,7 +207,10 @@ describe(analyseQuery.name, () => {
       expect(terms.has(`w${(MAX_QUERY_WORDS - 1).toString(36)}`)).toBe(true);
       expect(terms.has(`w${MAX_QUERY_WORDS.toString(36)}`)).toBe(false);
       // Stop words and repeats do not use up the allowance.
-      const padded = analyseQuery(['the', 'a', ...words.slice(0, 10), ...words.slice(0, 10), ...words.slice(10)].join(' '), KNOWN);
+      const padded = analyseQuery(
+        ['the', 'a', ...words.slice(0, 10), ...words.slice(0, 10), ...words.slice(10)].join(' '),
+        KNOWN,
+      );
       expect(padded.concepts).toBe(MAX_QUERY_WORDS);
       expect(padded.terms).toEqual(terms);
     });
@@ -196,8 +237,13 @@ describe(analyseQuery.name, () => {
 });
 
 describe('the word lists (data files)', () => {
-  /** The keys of a lexicon's entries, read from the file's text: JSON.parse keeps only the last of a key written twice. */
-  const entryKeys = (file: string) => [...readFileSync(new URL(file, import.meta.url), 'utf8').matchAll(/^ {4}"((?:[^"\\]|\\.)*)": "/gm)].map((match) => match[1]);
+  /**
+   * The keys of a lexicon's entries, read from the file's text: JSON.parse keeps only the last of a key written twice.
+   */
+  const entryKeys = (file: string) =>
+    [...readFileSync(new URL(file, import.meta.url), 'utf8').matchAll(/^ {4}"((?:[^"\\]|\\.)*)": "/gm)].map(
+      (match) => match[1],
+    );
 
   it.each(['spanish-glossary.json', 'related-terms.json'])('%s has each key once, across its sections', (file) => {
     const keys = entryKeys(file);

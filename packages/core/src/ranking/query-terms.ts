@@ -14,7 +14,10 @@ export const MAX_QUERY_WORDS = 64;
 export const MAX_REQUEST_CHARS = 65_536;
 /** Multiword entries of the lexicons are matched up to this many words (longer entries are left out when compiled). */
 export const MAX_PHRASE_WORDS = 6;
-/** Words read for phrases, and distinct words read for terms (stop words among them), from a request; fewer from its context. */
+/**
+ * Words read for phrases, and distinct words read for terms (stop words among them), from a request; fewer from its
+ * context.
+ */
 const REQUEST_READ = { sequence: MAX_QUERY_WORDS * 4, distinct: MAX_QUERY_WORDS * 4 };
 const CONTEXT_READ = { sequence: MAX_QUERY_WORDS, distinct: MAX_QUERY_WORDS };
 /** Unknown words tried as typos and compounds: a request of thousands of made-up words costs no more than this many. */
@@ -81,7 +84,10 @@ const spanishStem = boundedMemo((word: string) => spanishStemmer.stemWord(word),
  * first `distinct` different ones. Each word is folded on its own (folding 64 KiB at once costs
  * milliseconds), a repeated one once.
  */
-function readWords(text: string, limits: { sequence: number; distinct: number }): { sequence: string[]; distinct: string[] } {
+function readWords(
+  text: string,
+  limits: { sequence: number; distinct: number },
+): { sequence: string[]; distinct: string[] } {
   const sequence: string[] = [];
   const distinct = new Set<string>();
   const folded = new Map<string, string[]>();
@@ -118,7 +124,9 @@ function compile(lexicon: Lexicon, stem: (word: string) => string): Map<string, 
   for (const [key, value] of Object.values(lexicon).flatMap((section) => Object.entries(section))) {
     const words = foldedWords(key);
     if (words.length === 0 || words.length > MAX_PHRASE_WORDS) continue;
-    const terms = foldedWords(value).map(indexTerm).filter((term): term is string => term !== null);
+    const terms = foldedWords(value)
+      .map(indexTerm)
+      .filter((term): term is string => term !== null);
     const joined = words.map(stem).join(' ');
     compiled.set(joined, [...new Set([...(compiled.get(joined) ?? []), ...terms])]);
   }
@@ -143,7 +151,10 @@ function lexiconsOf(): Lexicons {
   return lexicons;
 }
 
-/** Words with two neighbouring letters swapped ("contianer" → "container"): the commonest typo, two edits for Levenshtein. */
+/**
+ * Words with two neighbouring letters swapped ("contianer" → "container"): the commonest typo, two edits for
+ * Levenshtein.
+ */
 function* transpositions(word: string): Generator<string> {
   for (let i = 0; i + 1 < word.length; i++) {
     if (word[i] === word[i + 1]) continue;
@@ -170,9 +181,12 @@ export function analyseQuery(request: string, vocabulary: Vocabulary, context = 
     // chat is about; a common one says little and costs a long walk of the index.
     const found = new Map<string, QueryTerm>();
     addWords(readWords(context, CONTEXT_READ), WEIGHTS.context, -1, vocabulary, (term, next) => {
-      if (vocabulary.terms.has(term) && !terms.has(term) && (found.get(term)?.weight ?? 0) < next.weight) found.set(term, next);
+      if (vocabulary.terms.has(term) && !terms.has(term) && (found.get(term)?.weight ?? 0) < next.weight)
+        found.set(term, next);
     });
-    const rarest = [...found].sort(([a], [b]) => (vocabulary.terms.get(a) ?? 0) - (vocabulary.terms.get(b) ?? 0)).slice(0, MAX_CONTEXT_TERMS);
+    const rarest = [...found]
+      .sort(([a], [b]) => (vocabulary.terms.get(a) ?? 0) - (vocabulary.terms.get(b) ?? 0))
+      .slice(0, MAX_CONTEXT_TERMS);
     for (const [term, next] of rarest) terms.set(term, next);
   }
   return { terms, concepts, sequence: read.sequence };
@@ -194,11 +208,27 @@ function addWords(
   // Phrases first ("base de datos", "small screens"): their words are then not read on their own.
   const inPhrase = addPhrases(sequence, scale, concepts, lexicons, add);
   const inSpanish = readsAsSpanish(sequence, lexicons);
-  const reading: WordReading = { scale, context: conceptBase < 0, concepts, vocabulary, add, lexicons, inSpanish, stemsSeen: new Set(), typoWords: 0 };
+  const reading: WordReading = {
+    scale,
+    context: conceptBase < 0,
+    concepts,
+    vocabulary,
+    add,
+    lexicons,
+    inSpanish,
+    stemsSeen: new Set(),
+    typoWords: 0,
+  };
   let meaningful = concepts.count;
   for (const word of words) {
     if (meaningful >= MAX_QUERY_WORDS) break;
-    if (inPhrase.has(word) || word.length < 2 || ENGLISH_STOP_WORDS.has(word) || (inSpanish && lexicons.spanishStop.has(word))) continue;
+    if (
+      inPhrase.has(word) ||
+      word.length < 2 ||
+      ENGLISH_STOP_WORDS.has(word) ||
+      (inSpanish && lexicons.spanishStop.has(word))
+    )
+      continue;
     if (addWord(word, reading)) meaningful++;
   }
   return concepts.count;
@@ -222,7 +252,13 @@ class ConceptCounter {
  * (Spanish) phrases. A translated phrase is one of the request's concepts; a related phrase only adds
  * weak terms (its words count on their own).
  */
-function addPhrases(sequence: readonly string[], scale: number, concepts: ConceptCounter, { spanish, related }: Lexicons, add: AddTerm): Set<string> {
+function addPhrases(
+  sequence: readonly string[],
+  scale: number,
+  concepts: ConceptCounter,
+  { spanish, related }: Lexicons,
+  add: AddTerm,
+): Set<string> {
   const inPhrase = new Set<string>();
   const phrasesSeen = new Set<string>();
   for (const [lexicon, stem, weight] of [
@@ -289,11 +325,13 @@ function addWord(word: string, reading: WordReading): boolean {
   reading.stemsSeen.add(term);
   const concept = reading.concepts.next();
   if (translation !== undefined) {
-    for (const english of translation) add(english, { weight: WEIGHTS.translated * scale, prefix: false, fuzzy: false, concept });
+    for (const english of translation)
+      add(english, { weight: WEIGHTS.translated * scale, prefix: false, fuzzy: false, concept });
     return true;
   }
   addAsTyped(word, term, known, concept, reading);
-  for (const near of lexicons.related.get(term) ?? []) if (near !== term) add(near, { weight: WEIGHTS.related * scale, prefix: false, fuzzy: false, concept });
+  for (const near of lexicons.related.get(term) ?? [])
+    if (near !== term) add(near, { weight: WEIGHTS.related * scale, prefix: false, fuzzy: false, concept });
   return true;
 }
 
@@ -302,12 +340,18 @@ function addAsTyped(word: string, term: string, known: boolean, concept: number,
   const { vocabulary, context, scale, add } = reading;
   const rare = (vocabulary.terms.get(term) ?? 0) <= vocabulary.skills * PREFIX_MAX_SHARE;
   const typo = !known && !context && reading.typoWords < MAX_TYPO_WORDS;
-  add(term, { weight: scale, prefix: !context && rare && term.length >= 5, fuzzy: typo ? typoDistance(term) : false, concept });
+  add(term, {
+    weight: scale,
+    prefix: !context && rare && term.length >= 5,
+    fuzzy: typo ? typoDistance(term) : false,
+    concept,
+  });
   if (!known && !context) reading.typoWords++;
   if (!typo) return;
   for (const swapped of transpositions(word)) {
     const candidate = englishStem(swapped);
-    if (vocabulary.terms.has(candidate)) add(candidate, { weight: WEIGHTS.transposed * scale, prefix: false, fuzzy: false, concept });
+    if (vocabulary.terms.has(candidate))
+      add(candidate, { weight: WEIGHTS.transposed * scale, prefix: false, fuzzy: false, concept });
   }
   for (const [left, right] of splits(word, vocabulary.terms)) {
     add(left, { weight: WEIGHTS.split * scale, prefix: false, fuzzy: false, concept });
@@ -327,7 +371,13 @@ function* splits(word: string, vocabulary: TermCounts): Generator<[string, strin
   for (let at = 3; at <= word.length - 3; at++) {
     const left = englishStem(word.slice(0, at));
     const right = englishStem(word.slice(at));
-    if (vocabulary.has(left) && vocabulary.has(right) && !ENGLISH_STOP_WORDS.has(word.slice(0, at)) && !ENGLISH_STOP_WORDS.has(word.slice(at))) yield [left, right];
+    if (
+      vocabulary.has(left) &&
+      vocabulary.has(right) &&
+      !ENGLISH_STOP_WORDS.has(word.slice(0, at)) &&
+      !ENGLISH_STOP_WORDS.has(word.slice(at))
+    )
+      yield [left, right];
   }
 }
 

@@ -14,7 +14,12 @@ const skill = (overrides: Partial<RankableSkill> = {}): RankableSkill => ({
 /** Skills of a corpus folder as the server would load them. */
 function corpusSkills(folder: string[], mode: 'standard' | 'lenient', maxDepth: number): RankableSkill[] {
   const path = corpusPath(...folder);
-  const { skills } = discoverSkills({ directories: [{ configured: path, path }], mode, maxDepth, maxSkills: 1_000_000 });
+  const { skills } = discoverSkills({
+    directories: [{ configured: path, path }],
+    mode,
+    maxDepth,
+    maxSkills: 1_000_000,
+  });
   return skills.map(({ name, description }) => ({ name, description }));
 }
 
@@ -23,10 +28,30 @@ function corpusSkills(folder: string[], mode: 'standard' | 'lenient', maxDepth: 
  * stand in for them, written in the same style.
  */
 const DOCUMENT_SKILLS: RankableSkill[] = [
-  skill({ name: 'pdf', description: 'Extract text and tables from PDF files, fill PDF forms, merge and split documents, and create new PDFs. Use when the user works with .pdf files.' }),
-  skill({ name: 'pptx', description: 'Create, edit and analyse PowerPoint presentations (.pptx): slide decks, layouts, speaker notes and themes. Use when the user asks for slides, a deck or a presentation.' }),
-  skill({ name: 'docx', description: 'Create and edit Word documents (.docx) with tracked changes, comments and formatting. Use for reports, letters and memos in Word format.' }),
-  skill({ name: 'xlsx', description: 'Create and analyse spreadsheets (.xlsx, .csv): formulas, charts, pivot tables and data cleaning. Use when the user works with Excel files.' }),
+  skill({
+    name: 'pdf',
+    description:
+      'Extract text and tables from PDF files, fill PDF forms, merge and split documents, and create new PDFs. ' +
+      'Use when the user works with .pdf files.',
+  }),
+  skill({
+    name: 'pptx',
+    description:
+      'Create, edit and analyse PowerPoint presentations (.pptx): slide decks, layouts, speaker notes and ' +
+      'themes. Use when the user asks for slides, a deck or a presentation.',
+  }),
+  skill({
+    name: 'docx',
+    description:
+      'Create and edit Word documents (.docx) with tracked changes, comments and formatting. Use for reports, ' +
+      'letters and memos in Word format.',
+  }),
+  skill({
+    name: 'xlsx',
+    description:
+      'Create and analyse spreadsheets (.xlsx, .csv): formulas, charts, pivot tables and data cleaning. Use ' +
+      'when the user works with Excel files.',
+  }),
 ];
 
 const ANTHROPIC_SKILLS = [...corpusSkills(['anthropics-skills'], 'standard', 3), ...DOCUMENT_SKILLS];
@@ -34,7 +59,9 @@ const ANTHROPIC_SKILLS = [...corpusSkills(['anthropics-skills'], 'standard', 3),
 const names = (matches: readonly RankedSkill[]) => matches.map((match) => match.name);
 const first = (ranker: SkillRanker, request: string) => ranker.rank(request)[0]?.name;
 
-/** Every result well formed: known skill, score and share in [0, 1], scores never rising (results come in score order). */
+/**
+ * Every result well formed: known skill, score and share in [0, 1], scores never rising (results come in score order).
+ */
 function expectWellFormed(matches: readonly RankedSkill[], skills: readonly RankableSkill[]): void {
   const known = new Map(skills.map((entry) => [entry.name, entry.description]));
   for (const match of matches) {
@@ -56,7 +83,15 @@ describe(SkillRanker.name, () => {
     it('holds the corpus (a guard: the tests below mean little on an empty corpus)', () => {
       expect(sut.size).toBe(ANTHROPIC_SKILLS.length);
       expect(sut.size).toBeGreaterThanOrEqual(14);
-      expect(ANTHROPIC_SKILLS.map((entry) => entry.name)).toEqual(expect.arrayContaining(['mcp-builder', 'slack-gif-creator', 'webapp-testing', 'internal-comms', 'theme-factory']));
+      expect(ANTHROPIC_SKILLS.map((entry) => entry.name)).toEqual(
+        expect.arrayContaining([
+          'mcp-builder',
+          'slack-gif-creator',
+          'webapp-testing',
+          'internal-comms',
+          'theme-factory',
+        ]),
+      );
     });
 
     it.each([
@@ -77,7 +112,12 @@ describe(SkillRanker.name, () => {
 
     it('returns the description with the name, and a full share when every meaningful word matches', () => {
       const [best] = sut.rank('extract the text from this PDF');
-      expect(best).toEqual({ name: 'pdf', description: DOCUMENT_SKILLS[0].description, score: expect.any(Number), share: 1 });
+      expect(best).toEqual({
+        name: 'pdf',
+        description: DOCUMENT_SKILLS[0].description,
+        score: expect.any(Number),
+        share: 1,
+      });
     });
 
     it('counts the share of the meaningful words the skill matches, stop words left out', () => {
@@ -145,7 +185,9 @@ describe(SkillRanker.name, () => {
     // no concept, and skills about tasks come back with share 0 and score 0.
     it('returns nothing for "I want you to do it" (stop words that happen to spell a related phrase)', () => {
       expect(sut.rank('I want you to do it')).toEqual([]);
-      expect(new SkillRanker([skill({ name: 'tasks', description: 'Tracks tasks.' })]).rank('I want you to do it')).toEqual([]);
+      expect(
+        new SkillRanker([skill({ name: 'tasks', description: 'Tracks tasks.' })]).rank('I want you to do it'),
+      ).toEqual([]);
     });
 
     it('matches no skill for a request no skill is about', () => {
@@ -166,7 +208,9 @@ describe(SkillRanker.name, () => {
 
     it('returns 20 at most by default', () => {
       // Every skill says "create" or "use" somewhere; a broad request matches many.
-      const matches = sut.rank('create design build write test make art theme document files data web app slides code skill');
+      const matches = sut.rank(
+        'create design build write test make art theme document files data web app slides code skill',
+      );
       expect(matches.length).toBeLessThanOrEqual(20);
       expect(matches.length).toBeGreaterThan(5);
     });
@@ -180,7 +224,9 @@ describe(SkillRanker.name, () => {
       const without = sut.rank('a slide deck', { include: (position) => position !== pptx });
       expect(names(without)).not.toContain('pptx');
       expect(without.length).toBeGreaterThan(0);
-      expect(sut.rank('a slide deck', { include: (position) => position === pptx })).toEqual([expect.objectContaining({ name: 'pptx' })]);
+      expect(sut.rank('a slide deck', { include: (position) => position === pptx })).toEqual([
+        expect.objectContaining({ name: 'pptx' }),
+      ]);
       expect(sut.rank('a slide deck', { include: () => false })).toEqual([]);
       const all = sut.rank('a slide deck', { include: () => true });
       expect(all).toEqual(sut.rank('a slide deck'));
@@ -214,8 +260,13 @@ describe(SkillRanker.name, () => {
     });
 
     it('treats the parts of a name split on - and _ as words', () => {
-      const sut = new SkillRanker([skill({ name: 'release_notes-writer', description: 'Drafts text.' }), skill({ name: 'other', description: 'Drafts other text.' })]);
-      expect(sut.rank('release notes')).toEqual([{ name: 'release_notes-writer', description: 'Drafts text.', score: expect.any(Number), share: 1 }]);
+      const sut = new SkillRanker([
+        skill({ name: 'release_notes-writer', description: 'Drafts text.' }),
+        skill({ name: 'other', description: 'Drafts other text.' }),
+      ]);
+      expect(sut.rank('release notes')).toEqual([
+        { name: 'release_notes-writer', description: 'Drafts text.', score: expect.any(Number), share: 1 },
+      ]);
       expect(first(sut, 'writer')).toBe('release_notes-writer');
     });
 
@@ -233,7 +284,10 @@ describe(SkillRanker.name, () => {
     });
 
     it('matches a rare word of five letters or more by its beginning ("kuber" → Kubernetes), not a shorter one', () => {
-      const sut = new SkillRanker([skill({ name: 'cluster-ops', description: 'Kubernetes authentication and RBAC.' }), ...Array.from({ length: 30 }, (_, i) => skill({ name: `filler-${i}`, description: `Filler number ${i}.` }))]);
+      const sut = new SkillRanker([
+        skill({ name: 'cluster-ops', description: 'Kubernetes authentication and RBAC.' }),
+        ...Array.from({ length: 30 }, (_, i) => skill({ name: `filler-${i}`, description: `Filler number ${i}.` })),
+      ]);
       expect(names(sut.rank('kuber'))).toEqual(['cluster-ops']);
       expect(sut.rank('kube')).toEqual([]);
     });
@@ -241,7 +295,10 @@ describe(SkillRanker.name, () => {
     // Bug: "scrape" Spanish-stems like the glossary's "scrapear", so it is "translated" to itself
     // (an exact term, no prefix and no typo matching) and never reaches "scraper".
     it('matches "scrape" to a skill that says "scraper"', () => {
-      const sut = new SkillRanker([skill({ name: 'site-tool', description: 'A scraper for product pages.' }), ...Array.from({ length: 30 }, (_, i) => skill({ name: `filler-${i}`, description: `Filler number ${i}.` }))]);
+      const sut = new SkillRanker([
+        skill({ name: 'site-tool', description: 'A scraper for product pages.' }),
+        ...Array.from({ length: 30 }, (_, i) => skill({ name: `filler-${i}`, description: `Filler number ${i}.` })),
+      ]);
       expect(first(sut, 'scrape')).toBe('site-tool');
     });
   });
@@ -250,7 +307,10 @@ describe(SkillRanker.name, () => {
     const description = 'Converts invoices to PDF.';
 
     it('lift a skill whose trigger keyword the request has above an otherwise equal skill', () => {
-      const sut = new SkillRanker([skill({ name: 'a-tool', description }), skill({ name: 'b-tool', description, triggers: ['quotation', 'receipts'] })]);
+      const sut = new SkillRanker([
+        skill({ name: 'a-tool', description }),
+        skill({ name: 'b-tool', description, triggers: ['quotation', 'receipts'] }),
+      ]);
       expect(names(sut.rank('convert invoices to pdf'))).toEqual(['a-tool', 'b-tool']);
       const matches = sut.rank('convert invoices receipts to pdf');
       expect(names(matches)).toEqual(['b-tool', 'a-tool']);
@@ -260,24 +320,30 @@ describe(SkillRanker.name, () => {
       expect(names(sut.rank('quotation'))).toEqual(['b-tool']);
     });
 
-    it('lift a skill whose multiword trigger phrase the request contains above one with the same words as keywords', () => {
-      const sut = new SkillRanker([
-        skill({ name: 'a-tool', description, triggers: ['accounts', 'receivable'] }),
-        skill({ name: 'b-tool', description, triggers: ['Accounts Receivable'] }),
-      ]);
-      const together = sut.rank('accounts receivable invoices');
-      expect(names(together)).toEqual(['b-tool', 'a-tool']);
-      expect(together[0].score).toBeGreaterThan(together[1].score);
-      // Apart, the words are only keywords for both: equal, by name.
-      const apart = sut.rank('receivable invoices accounts');
-      expect(names(apart)).toEqual(['a-tool', 'b-tool']);
-      expect(apart[0].score).toBe(apart[1].score);
-    });
+    it(
+      'lift a skill whose multiword trigger phrase the request contains above one with the same words as ' + 'keywords',
+      () => {
+        const sut = new SkillRanker([
+          skill({ name: 'a-tool', description, triggers: ['accounts', 'receivable'] }),
+          skill({ name: 'b-tool', description, triggers: ['Accounts Receivable'] }),
+        ]);
+        const together = sut.rank('accounts receivable invoices');
+        expect(names(together)).toEqual(['b-tool', 'a-tool']);
+        expect(together[0].score).toBeGreaterThan(together[1].score);
+        // Apart, the words are only keywords for both: equal, by name.
+        const apart = sut.rank('receivable invoices accounts');
+        expect(names(apart)).toEqual(['a-tool', 'b-tool']);
+        expect(apart[0].score).toBe(apart[1].score);
+      },
+    );
   });
 
   describe('trigger phrases', () => {
     const description = 'Syncs hub repositories and git mirrors.';
-    const sut = new SkillRanker([skill({ name: 'a-tool', description, triggers: ['git hub'] }), skill({ name: 'b-tool', description, triggers: ['git', 'hub'] })]);
+    const sut = new SkillRanker([
+      skill({ name: 'a-tool', description, triggers: ['git hub'] }),
+      skill({ name: 'b-tool', description, triggers: ['git', 'hub'] }),
+    ]);
 
     it('count only when the request has the phrase', () => {
       const matches = sut.rank('hub git mirrors');
@@ -295,14 +361,38 @@ describe(SkillRanker.name, () => {
 
   describe('popularity', () => {
     const description = 'Converts invoices to PDF.';
-    const sut = new SkillRanker([skill({ name: 'a-tool', description }), skill({ name: 'b-tool', description }), skill({ name: 'c-tool', description })]);
+    const sut = new SkillRanker([
+      skill({ name: 'a-tool', description }),
+      skill({ name: 'b-tool', description }),
+      skill({ name: 'c-tool', description }),
+    ]);
 
     it('breaks a tie in favour of the more used skill', () => {
       expect(names(sut.rank('convert invoices to pdf'))).toEqual(['a-tool', 'b-tool', 'c-tool']);
-      expect(names(sut.rank('convert invoices to pdf', { popularity: new Map([['c-tool', 5], ['b-tool', 1]]) }))).toEqual(['c-tool', 'b-tool', 'a-tool']);
+      expect(
+        names(
+          sut.rank('convert invoices to pdf', {
+            popularity: new Map([
+              ['c-tool', 5],
+              ['b-tool', 1],
+            ]),
+          }),
+        ),
+      ).toEqual(['c-tool', 'b-tool', 'a-tool']);
       // Unused and unknown skills change nothing.
-      expect(names(sut.rank('convert invoices to pdf', { popularity: new Map([['b-tool', 0], ['zzz', 9]]) }))).toEqual(['a-tool', 'b-tool', 'c-tool']);
-      expect(sut.rank('convert invoices to pdf', { popularity: new Map() })).toEqual(sut.rank('convert invoices to pdf'));
+      expect(
+        names(
+          sut.rank('convert invoices to pdf', {
+            popularity: new Map([
+              ['b-tool', 0],
+              ['zzz', 9],
+            ]),
+          }),
+        ),
+      ).toEqual(['a-tool', 'b-tool', 'c-tool']);
+      expect(sut.rank('convert invoices to pdf', { popularity: new Map() })).toEqual(
+        sut.rank('convert invoices to pdf'),
+      );
     });
 
     it('raises the score by at most POPULARITY_BOOST of the relevance', () => {
@@ -320,7 +410,10 @@ describe(SkillRanker.name, () => {
         skill({ name: 'pdf-tools', description: 'Extract text and tables from PDF files.' }),
         skill({ name: 'misc', description: 'Various helpers, including one for PDF.' }),
       ]);
-      const popularity = new Map([['misc', 1_000_000], ['pdf-tools', 1]]);
+      const popularity = new Map([
+        ['misc', 1_000_000],
+        ['pdf-tools', 1],
+      ]);
       expect(names(ranker.rank('extract tables from pdf', { popularity }))).toEqual(['pdf-tools', 'misc']);
       const onlyMisc = new Map([['misc', 50]]);
       expect(names(ranker.rank('extract tables from pdf', { popularity: onlyMisc }))).toEqual(['pdf-tools', 'misc']);
@@ -329,7 +422,12 @@ describe(SkillRanker.name, () => {
 
   describe('ties and edges', () => {
     it('breaks ties by name (code point order), whatever the order skills were added in', () => {
-      const sut = new SkillRanker([skill({ name: 'beta' }), skill({ name: 'alpha' }), skill({ name: 'gamma' }), skill({ name: 'Zulu' })]);
+      const sut = new SkillRanker([
+        skill({ name: 'beta' }),
+        skill({ name: 'alpha' }),
+        skill({ name: 'gamma' }),
+        skill({ name: 'Zulu' }),
+      ]);
       const matches = sut.rank('clean my CSV');
       expect(names(matches)).toEqual(['Zulu', 'alpha', 'beta', 'gamma']);
       expect(new Set(matches.map((match) => match.score)).size).toBe(1);
@@ -344,7 +442,10 @@ describe(SkillRanker.name, () => {
     });
 
     it('counts each term once per skill in its vocabulary', () => {
-      const sut = new SkillRanker([skill({ name: 'pdf', description: 'PDF pdf PDFs.' }), skill({ name: 'other', description: 'Reads a PDF.' })]);
+      const sut = new SkillRanker([
+        skill({ name: 'pdf', description: 'PDF pdf PDFs.' }),
+        skill({ name: 'other', description: 'Reads a PDF.' }),
+      ]);
       expect(sut.vocabulary.get('pdf')).toBe(2);
       expect(sut.vocabulary.get('read')).toBe(1);
       expect(sut.vocabulary.has('a')).toBe(false);
@@ -365,7 +466,13 @@ describe(SkillRanker.name, () => {
       expect(yields).toBe(Math.floor(ANTHROPIC_SKILLS.length / 4));
       expect(built.size).toBe(whole.size);
       expect(built.vocabulary).toEqual(whole.vocabulary);
-      for (const request of ['extract the text from this PDF', 'una presentación', 'powerpiont', 'make me a GIF for Slack', 'blogpost']) {
+      for (const request of [
+        'extract the text from this PDF',
+        'una presentación',
+        'powerpiont',
+        'make me a GIF for Slack',
+        'blogpost',
+      ]) {
         expect(built.rank(request, { limit: 50 })).toEqual(whole.rank(request, { limit: 50 }));
       }
       expect(runThrough(SkillRanker.building(ANTHROPIC_SKILLS)).rank('slides')).toEqual(whole.rank('slides'));
@@ -386,7 +493,9 @@ describe(SkillRanker.name, () => {
 
     it('stops at 64 distinct words in a request of 10,000', () => {
       // Short made-up words: neither typos of known words nor halves of them.
-      const request = ['powerpoint', ...Array.from({ length: 10_000 }, (_, i) => `q${i.toString(36)}`), 'pdf'].join(' ');
+      const request = ['powerpoint', ...Array.from({ length: 10_000 }, (_, i) => `q${i.toString(36)}`), 'pdf'].join(
+        ' ',
+      );
       const matches = sut.rank(request);
       expect(matches[0]).toMatchObject({ name: 'pptx', share: Math.round(1000 / MAX_QUERY_WORDS) / 1000 });
       expect(names(matches)).not.toContain('pdf');
@@ -416,7 +525,15 @@ describe(SkillRanker.name, () => {
     });
 
     it('returns well-formed results for any of these, with a context as hostile', () => {
-      const hostile = ['\uFEFFpdf', 'ｐｄｆ', 'pdf\u200Btext', `${'pdf '.repeat(300_000)}`, '<script>pdf</script>', 'pdf'.repeat(21), '１２３ pdf'];
+      const hostile = [
+        '\uFEFFpdf',
+        'ｐｄｆ',
+        'pdf\u200Btext',
+        `${'pdf '.repeat(300_000)}`,
+        '<script>pdf</script>',
+        'pdf'.repeat(21),
+        '１２３ pdf',
+      ];
       for (const request of hostile) {
         const matches = sut.rank(request, { context: '\uD800'.repeat(10_000) + ' slides '.repeat(10_000) });
         expectWellFormed(matches, ANTHROPIC_SKILLS);
@@ -432,7 +549,11 @@ describe(SkillRanker.name, () => {
         skill({ name: '\uD800-\0', description: `${'x'.repeat(100_000)} 📄 PDF\0reader \uDC00` }),
         skill({ name: 'empty', description: '' }),
         skill({ name: 'punct', description: '!!!???...'.repeat(10_000) }),
-        skill({ name: 'big', description: 'spreadsheet '.repeat(50_000), triggers: ['\0', '', '   ', 'x'.repeat(10_000), '📄 🎞️', 'reader'] }),
+        skill({
+          name: 'big',
+          description: 'spreadsheet '.repeat(50_000),
+          triggers: ['\0', '', '   ', 'x'.repeat(10_000), '📄 🎞️', 'reader'],
+        }),
       ]);
       expect(sut.size).toBe(4);
       expect(sut.rank('pdf reader')[0]).toMatchObject({ name: '\uD800-\0', share: 1 });
@@ -451,16 +572,28 @@ describe(SkillRanker.name, () => {
     });
 
     it.each([
-      ['can you write a commit message for what I\'ve staged and push it', ['git-pushing', 'git-pr-workflows-git-workflow']],
+      [
+        "can you write a commit message for what I've staged and push it",
+        ['git-pushing', 'git-pr-workflows-git-workflow'],
+      ],
       ['deploy my app to Vercel', ['deploy-to-vercel', 'vercel-deployment', 'vercel-cli-with-tokens']],
       ['our docker image is 2GB, help me slim it down', ['docker-expert', 'docker-development']],
       ['draw the checkout flow as a mermaid sequence diagram', ['mermaid-expert', 'markdown-mermaid-writing']],
       ['write a cold email to CTOs pitching our monitoring tool', ['cold-email', 'draft-outreach']],
       ['reveiw my pull reqest pls', ['code-review', 'code-reviewer', 'pr-review-expert', 'code-review-excellence']],
       ['my dokcer contianer is way too big, shrink the imgae', ['docker-expert', 'docker-development']],
-      ['diseña el esquema de base de datos para una tienda online', ['database-schema-designer', 'database-designer', 'database-design', 'database-architect']],
-      ['convierte este PDF a Word', ['file-conversion', 'cloudconvert-automation', 'convertapi-automation', 'pdf-co-automation']],
-      ['analiza a mis competidores', ['competitor-profiling', 'competitive-teardown', 'competitive-intel', 'competitive-intelligence']],
+      [
+        'diseña el esquema de base de datos para una tienda online',
+        ['database-schema-designer', 'database-designer', 'database-design', 'database-architect'],
+      ],
+      [
+        'convierte este PDF a Word',
+        ['file-conversion', 'cloudconvert-automation', 'convertapi-automation', 'pdf-co-automation'],
+      ],
+      [
+        'analiza a mis competidores',
+        ['competitor-profiling', 'competitive-teardown', 'competitive-intel', 'competitive-intelligence'],
+      ],
     ])('puts an acceptable skill in the top 5 for "%s"', (request, acceptable) => {
       for (const name of acceptable) expect(corpus.some((entry) => entry.name === name)).toBe(true);
       const top = sut.rank(request, { limit: 5 });

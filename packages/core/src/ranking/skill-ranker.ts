@@ -73,7 +73,12 @@ export class SkillRanker {
   constructor(skills: Iterable<RankableSkill> = []) {
     this.index = new MiniSearch<RankableSkill & { id: number }>({
       fields: ['name', 'description', 'triggers'],
-      extractField: (skill, field) => (field === 'triggers' ? skill.triggers?.join(' ') : field === 'id' ? skill.id : skill[field as 'name' | 'description']),
+      extractField: (skill, field) =>
+        field === 'triggers'
+          ? skill.triggers?.join(' ')
+          : field === 'id'
+            ? skill.id
+            : skill[field as 'name' | 'description'],
       tokenize: (text) => foldedWords(text),
       processTerm: (word) => {
         const term = indexTerm(word);
@@ -115,7 +120,10 @@ export class SkillRanker {
     else for (const term of this.adding) this.terms.set(term, (this.terms.get(term) ?? 0) + 1);
   }
 
-  /** Every term of the shared skills, with how many have it: a request's word outside it is a typo, another language or unknown. */
+  /**
+   * Every term of the shared skills, with how many have it: a request's word outside it is a typo, another language or
+   * unknown.
+   */
   get vocabulary(): ReadonlyMap<string, number> {
     return this.terms;
   }
@@ -130,7 +138,8 @@ export class SkillRanker {
    *   and costs a walk of most of the index.
    */
   private queryOf(terms: ReadonlyMap<string, QueryTerm>): Query {
-    const commonAbove = this.names.length >= COMMON_MIN_SKILLS ? this.names.length * COMMON_SHARE : Number.POSITIVE_INFINITY;
+    const commonAbove =
+      this.names.length >= COMMON_MIN_SKILLS ? this.names.length * COMMON_SHARE : Number.POSITIVE_INFINITY;
     const everywhere: string[] = [];
     const inNames: string[] = [];
     for (const [term, query] of terms) {
@@ -167,7 +176,11 @@ export class SkillRanker {
   rank(request: string, options: RankOptions = {}): RankedSkill[] {
     const limit = Math.floor(options.limit ?? 20);
     if (!(limit >= 1)) return [];
-    const { terms, concepts, sequence } = analyseQuery(request, { terms: this.vocabularyFor(options.privateSkills), skills: this.names.length }, options.context);
+    const { terms, concepts, sequence } = analyseQuery(
+      request,
+      { terms: this.vocabularyFor(options.privateSkills), skills: this.names.length },
+      options.context,
+    );
     // A request without a meaningful word ("ok, thanks") matches nothing by itself: only its context can.
     if (terms.size === 0 || (concepts === 0 && !(options.context ?? '').trim())) return [];
     const include = options.include;
@@ -179,7 +192,8 @@ export class SkillRanker {
       fuzzy: (term) => terms.get(term)?.fuzzy ?? false,
       ...(include === undefined ? {} : { filter: (result) => include(result.id as number) }),
     });
-    // The request's phrases (runs of 2 to MAX_PHRASE_WORDS of its first words): a trigger phrase matches whole words only, by one look-up.
+    // The request's phrases (runs of 2 to MAX_PHRASE_WORDS of its first words): a trigger phrase matches whole words
+    // only, by one look-up.
     const phrases = this.phrases.size > 0 ? phrasesOf(sequence) : undefined;
     const popularity = options.popularity;
     const mostUsed = popularity === undefined ? 0 : mostUsedOf(popularity);
@@ -193,7 +207,12 @@ export class SkillRanker {
     return best.map(({ id: position, score, queryTerms }) => {
       const id = position as number;
       const share = concepts === 0 ? 0 : Math.min(1, shareOf(queryTerms, terms, concepts));
-      return { name: this.names[id], description: this.descriptions[id], score: round(score / (score + RELEVANCE_HALF)), share: round(share) };
+      return {
+        name: this.names[id],
+        description: this.descriptions[id],
+        score: round(score / (score + RELEVANCE_HALF)),
+        share: round(share),
+      };
     });
   }
 
@@ -203,7 +222,8 @@ export class SkillRanker {
    * turned away by one comparison with its last), each newcomer placed by binary search.
    */
   private best<T extends { id: unknown; score: number }>(results: readonly T[], limit: number): T[] {
-    const before = (a: T, b: T) => a.score > b.score || (a.score === b.score && this.names[a.id as number] < this.names[b.id as number]);
+    const before = (a: T, b: T) =>
+      a.score > b.score || (a.score === b.score && this.names[a.id as number] < this.names[b.id as number]);
     const best: T[] = [];
     for (const result of results) {
       if (best.length === limit && !before(result, best[limit - 1])) continue;
@@ -219,17 +239,20 @@ export class SkillRanker {
     }
     return best;
   }
-
 }
 
-/** A term more than this share of the skills have is looked for in names and triggers only, in a catalogue of at least so many skills (where it costs). */
+/**
+ * A term more than this share of the skills have is looked for in names and triggers only, in a catalogue of at least
+ * so many skills (where it costs).
+ */
 const COMMON_SHARE = 0.2;
 const COMMON_MIN_SKILLS = 500;
 
 function phrasesOf(sequence: readonly string[]): Set<string> {
   const phrases = new Set<string>();
   for (let i = 0; i < sequence.length; i++) {
-    for (let n = 2; n <= MAX_PHRASE_WORDS && i + n <= sequence.length; n++) phrases.add(sequence.slice(i, i + n).join(' '));
+    for (let n = 2; n <= MAX_PHRASE_WORDS && i + n <= sequence.length; n++)
+      phrases.add(sequence.slice(i, i + n).join(' '));
   }
   return phrases;
 }
@@ -263,4 +286,3 @@ function shareOf(matched: readonly string[], terms: ReadonlyMap<string, QueryTer
 function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
-

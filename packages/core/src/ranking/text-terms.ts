@@ -20,7 +20,10 @@ export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set(englishStopWords)
  * become their plain letters.
  */
 export function fold(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** The folded words of a text, in order; words of implausible length are dropped. */
@@ -30,7 +33,10 @@ export function foldedWords(text: string): string[] {
   return words;
 }
 
-/** The English (Porter) stem of a folded word: "PDFs" → "pdf", "extracting" → "extract". Memoised: descriptions share most words. */
+/**
+ * The English (Porter) stem of a folded word: "PDFs" → "pdf", "extracting" → "extract". Memoised: descriptions share
+ * most words.
+ */
 export const englishStem: (word: string) => string = boundedMemo(stemmer, 200_000);
 
 /** The index term of a folded word, or null for a stop word or a single letter. */

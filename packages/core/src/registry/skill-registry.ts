@@ -5,10 +5,27 @@ import type { SkillStoreReader } from '../store/skill-store-reader.js';
 import { SILENT_LOGGER, type SkillsLogger } from './skills-logger.js';
 import type { SkillsMetrics } from './skills-metrics.js';
 import type { SkillsSettings } from './skills-settings.js';
-import { buildSnapshot, buildSnapshotAsync, type CatalogueSnapshot, findSkill, narrowSnapshot, type SkillFilter, type SnapshotInputs } from '../catalogue/catalogue-snapshot.js';
+import {
+  buildSnapshot,
+  buildSnapshotAsync,
+  type CatalogueSnapshot,
+  findSkill,
+  narrowSnapshot,
+  type SkillFilter,
+  type SnapshotInputs,
+} from '../catalogue/catalogue-snapshot.js';
 import { type CommandDiscoveryResult, discoverCommands } from '../commands/command-discovery.js';
-import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from '../skill/programmatic-skill.js';
-import { type DiscoveryOptions, type DiscoveryResult, discoverSkills, discoverSkillsAsync } from '../skill/skill-discovery.js';
+import {
+  mergeProgrammaticSkills,
+  type ProgrammaticSkill,
+  programmaticSkillRecord,
+} from '../skill/programmatic-skill.js';
+import {
+  type DiscoveryOptions,
+  type DiscoveryResult,
+  discoverSkills,
+  discoverSkillsAsync,
+} from '../skill/skill-discovery.js';
 import type { SkillRecord, SkillScope } from '../skill/skill.types.js';
 import { FolderDigests } from '../store/skill-folder-files.js';
 import { MAX_SKILL_FILES } from '../store/store-limits.js';
@@ -16,7 +33,10 @@ import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } 
 import { defaultToolNames, toolAvailability, type ToolAvailability } from '../skill/tool-requirements.js';
 
 const SUGGESTION_LIMIT = 20;
-/** Views (a user's personal skills and filters over the snapshot) kept per snapshot; past this many the cache starts again. */
+/**
+ * Views (a user's personal skills and filters over the snapshot) kept per snapshot; past this many the cache starts
+ * again.
+ */
 const MAX_CACHED_VIEWS = 200;
 
 /** What changed between two snapshots' catalogues, by content digest. */
@@ -27,7 +47,10 @@ export interface CatalogueDiff {
   unchanged: number;
 }
 
-/** What the last scan of the folders found, kept so that a registration rebuilds the snapshot without reading them again. */
+/**
+ * What the last scan of the folders found, kept so that a registration rebuilds the snapshot without reading them
+ * again.
+ */
 interface Scan {
   result: DiscoveryResult;
   commands: CommandDiscoveryResult;
@@ -56,7 +79,10 @@ export class SkillRegistry {
   private storeSkills: StoreSkills = NO_STORE_SKILLS;
   private views = new Map<string, CatalogueSnapshot>();
   private viewsOf: CatalogueSnapshot | undefined;
-  /** The store generation the current snapshot was built from (read before its contents), and the reload generation of its last scan. */
+  /**
+   * The store generation the current snapshot was built from (read before its contents), and the reload generation of
+   * its last scan.
+   */
   private loaded = { generation: '', reloadGeneration: '' };
   /** Operators' reloads under way, from before they ask the others. */
   private readonly requests = new Set<Promise<unknown>>();
@@ -121,7 +147,10 @@ export class SkillRegistry {
     return this.config.enabled;
   }
 
-  /** Whether the configuration (`[app.skills] disabled`) switches this skill off: the persisted switch cannot override it. */
+  /**
+   * Whether the configuration (`[app.skills] disabled`) switches this skill off: the persisted switch cannot override
+   * it.
+   */
   configDisabled(name: string): boolean {
     return this.config.disabled.includes(name);
   }
@@ -166,7 +195,10 @@ export class SkillRegistry {
     return { snapshot, diff: await diffCatalogues(before, snapshot) };
   }
 
-  /** Reads the store again (an install, rollback, uninstall or switch, here or on another instance) without rescanning the folders. */
+  /**
+   * Reads the store again (an install, rollback, uninstall or switch, here or on another instance) without rescanning
+   * the folders.
+   */
   refreshStore(): Promise<CatalogueSnapshot> {
     if (this.store === undefined) return Promise.resolve(this.snapshot);
     return this.schedule(false);
@@ -199,7 +231,8 @@ export class SkillRegistry {
     const started = performance.now();
     const scannedAt = new Date();
     const generations = await this.store?.generations();
-    if (generations === undefined) return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
+    if (generations === undefined)
+      return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
     return this.bringing(generations, async () => {
       this.storeSkills = await this.readStore();
       return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
@@ -212,13 +245,19 @@ export class SkillRegistry {
       this.storeSkills = await this.readStore();
       if (this.lastScan === undefined) return this.snapshot;
       const next = await this.publishInSlices(this.lastScan);
-      this.logger.log(`Store read (generation ${generation}): ${this.storeSkills.shared.length} shared, ${this.storeSkills.personal.length} personal skill(s)`);
+      this.logger.log(
+        `Store read (generation ${generation}): ${this.storeSkills.shared.length} shared, ` +
+          `${this.storeSkills.personal.length} personal skill(s)`,
+      );
       return next;
     });
   }
 
   /** Runs a reload that brings the catalogue to `generations`, which count as loaded once it succeeds. */
-  private async bringing(generations: { generation: string; reloadGeneration: string }, work: () => Promise<CatalogueSnapshot>): Promise<CatalogueSnapshot> {
+  private async bringing(
+    generations: { generation: string; reloadGeneration: string },
+    work: () => Promise<CatalogueSnapshot>,
+  ): Promise<CatalogueSnapshot> {
     const next = await work();
     this.loaded = generations;
     return next;
@@ -230,11 +269,24 @@ export class SkillRegistry {
 
   private discoveryOptions(): DiscoveryOptions {
     const { directories, codeDirectories, validation, maxDepth, maxSkills, maxInstallBytes } = this.config;
-    return { directories, codeDirectories, mode: validation, maxDepth, maxSkills, versionLimits: { maxBytes: maxInstallBytes, maxFiles: MAX_SKILL_FILES }, digests: this.digests };
+    return {
+      directories,
+      codeDirectories,
+      mode: validation,
+      maxDepth,
+      maxSkills,
+      versionLimits: { maxBytes: maxInstallBytes, maxFiles: MAX_SKILL_FILES },
+      digests: this.digests,
+    };
   }
 
   /** Publishes what a scan found (with the commands, read now) as the next snapshot, and reports it. */
-  private swapIn(result: DiscoveryResult, started: number, scannedAt: Date, when: 'start-up' | 'reload' = 'reload'): CatalogueSnapshot {
+  private swapIn(
+    result: DiscoveryResult,
+    started: number,
+    scannedAt: Date,
+    when: 'start-up' | 'reload' = 'reload',
+  ): CatalogueSnapshot {
     return this.reportSwap(this.publish(this.recordScan(result, started, scannedAt)), when);
   }
 
@@ -256,7 +308,10 @@ export class SkillRegistry {
   private reportSwap(next: CatalogueSnapshot, when: 'start-up' | 'reload' = 'reload'): CatalogueSnapshot {
     this.metrics?.observeSkillsReload(next, () => Buffer.byteLength(next.catalogue(this.config.catalogueFormat)));
     const detail = when === 'start-up' ? this.logger.debug.bind(this.logger) : this.logger.log.bind(this.logger);
-    detail(`Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ${next.collisions.length} collision(s), mode ${next.mode})`);
+    detail(
+      `Loaded ${next.skills.size} skill(s) in ${next.durationMs} ms (${next.invalid.length} invalid, ` +
+        `${next.collisions.length} collision(s), mode ${next.mode})`,
+    );
     for (const warning of next.warnings) this.logger.warn(warning);
     const invalid = when === 'start-up' ? this.logger.debug.bind(this.logger) : this.logger.warn.bind(this.logger);
     for (const entry of next.invalid) invalid(`Invalid skill at ${entry.path}: ${entry.errors.join('; ')}`);
@@ -277,12 +332,18 @@ export class SkillRegistry {
     if (byName === undefined) this.programmatic.set(scope, (byName = new Map()));
     const replaced = byName.has(record.name);
     byName.set(record.name, record);
-    this.logger.log(`${replaced ? 'Replaced' : 'Registered'} programmatic ${record.programmatic?.execute === undefined ? 'instruction' : 'code'} skill '${record.name}' (${scope})`);
+    this.logger.log(
+      `${replaced ? 'Replaced' : 'Registered'} programmatic ` +
+        `${record.programmatic?.execute === undefined ? 'instruction' : 'code'} skill '${record.name}' (${scope})`,
+    );
     this.republish();
     return record;
   }
 
-  /** Removes a programmatic skill (of one scope, or of every scope); what it shadowed is offered again. False when there was none. */
+  /**
+   * Removes a programmatic skill (of one scope, or of every scope); what it shadowed is offered again. False when there
+   * was none.
+   */
   unregister(name: string, scope?: SkillScope): boolean {
     const key = name.trim().normalize('NFKC');
     let removed = false;
@@ -336,7 +397,10 @@ export class SkillRegistry {
     return next;
   }
 
-  /** Calls `listener` after every swap of the snapshot (a reload, an install, a switch, a registration); returns how to stop. */
+  /**
+   * Calls `listener` after every swap of the snapshot (a reload, an install, a switch, a registration); returns how to
+   * stop.
+   */
   onSwap(listener: (snapshot: CatalogueSnapshot) => void): () => void {
     this.swapListeners.add(listener);
     return () => this.swapListeners.delete(listener);
@@ -344,8 +408,19 @@ export class SkillRegistry {
 
   private snapshotInputs(scan: Scan): SnapshotInputs {
     const programmatic = [...this.programmatic.values()].flatMap((byName) => [...byName.values()]);
-    const merged = mergeStoreSkills(mergeProgrammaticSkills(scan.result, programmatic), this.storeSkills, this.config.storePrecedence);
-    return [merged, this.config, { scannedAt: scan.scannedAt, durationMs: scan.durationMs }, scan.commands, this.availability, this.storeSkills];
+    const merged = mergeStoreSkills(
+      mergeProgrammaticSkills(scan.result, programmatic),
+      this.storeSkills,
+      this.config.storePrecedence,
+    );
+    return [
+      merged,
+      this.config,
+      { scannedAt: scan.scannedAt, durationMs: scan.durationMs },
+      scan.commands,
+      this.availability,
+      this.storeSkills,
+    ];
   }
 
   /** Before the first scan (or with skills off) there is nothing to rebuild: the first reload includes the change. */
@@ -355,17 +430,22 @@ export class SkillRegistry {
   }
 
   private logUnavailable(snapshot: CatalogueSnapshot): void {
-    for (const entry of snapshot.unavailable) this.logger.warn(`Skill '${entry.name}' at ${entry.path} is not offered: ${entry.reason}`);
+    for (const entry of snapshot.unavailable)
+      this.logger.warn(`Skill '${entry.name}' at ${entry.path} is not offered: ${entry.reason}`);
   }
 
   private logCommands(snapshot: CatalogueSnapshot): void {
     const report = snapshot.commandReport;
     // Quiet while no commands directory exists (the defaults usually do not).
     if (report.directories.some((directory) => directory.exists)) {
-      this.logger.log(`Loaded ${snapshot.commands.size} command(s) (${report.invalid.length} invalid, ${report.collisions.length} collision(s))`);
+      this.logger.log(
+        `Loaded ${snapshot.commands.size} command(s) (${report.invalid.length} invalid, ` +
+          `${report.collisions.length} collision(s))`,
+      );
     }
     for (const warning of report.warnings) this.logger.warn(warning);
-    for (const entry of report.invalid) this.logger.warn(`Invalid command file at ${entry.path}: ${entry.errors.join('; ')}`);
+    for (const entry of report.invalid)
+      this.logger.warn(`Invalid command file at ${entry.path}: ${entry.errors.join('; ')}`);
   }
 
   /**
@@ -390,38 +470,65 @@ export class SkillRegistry {
     return view;
   }
 
-  /** What a new chat of the user may use (and MCP and the discovery index serve): the team's skills and the user's own, narrowed by the user's filter. */
+  /**
+   * What a new chat of the user may use (and MCP and the discovery index serve): the team's skills and the user's own,
+   * narrowed by the user's filter.
+   */
   async viewForUser(userId: string): Promise<CatalogueSnapshot> {
     return this.viewFor(userId, [await this.store?.userFilter(userId)]);
   }
 
-  /** The skill, or SKILL_NOT_FOUND naming the skills that do exist (in `view`, a user's view; default the whole catalogue). */
+  /**
+   * The skill, or SKILL_NOT_FOUND naming the skills that do exist (in `view`, a user's view; default the whole
+   * catalogue).
+   */
   get(name: string, view: CatalogueSnapshot = this.snapshot): SkillRecord {
     const skill = findSkill(view.skills, name);
     if (skill !== undefined) return skill;
     const disabled = findSkill(view.disabled, name);
     if (disabled !== undefined) {
       // Without a store this is an app embedding Skillhost, whose `disabled` option switched it off.
-      if (this.store === undefined) throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off (the SkillsModule option \`disabled\`).`, { name: disabled.name });
+      if (this.store === undefined)
+        throw new AppError(
+          ErrorCode.SKILL_DISABLED,
+          `Skill '${disabled.name}' is switched off (the SkillsModule option \`disabled\`).`,
+          { name: disabled.name },
+        );
       const how = this.configDisabled(disabled.name) ? '[app.skills] disabled' : 'by an admin';
-      throw new AppError(ErrorCode.SKILL_DISABLED, `Skill '${disabled.name}' is switched off on this server (${how}); an operator can switch it on again.`, { name: disabled.name });
+      throw new AppError(
+        ErrorCode.SKILL_DISABLED,
+        `Skill '${disabled.name}' is switched off on this server (${how}); an operator can switch it on again.`,
+        { name: disabled.name },
+      );
     }
     const available = [...view.skills.keys()];
     const shown = available.slice(0, SUGGESTION_LIMIT).join(', ');
     const more = available.length > SUGGESTION_LIMIT ? `, … (${available.length - SUGGESTION_LIMIT} more)` : '';
     const key = name.trim().normalize('NFKC');
     const unavailable = view.unavailable.find((entry) => entry.name === name || entry.name === key);
-    const why = view.filteredOut.has(key) ? "not offered here: this user's or chat's skill filter leaves it out." : unavailable === undefined ? 'not found.' : `not offered: ${unavailable.reason}`;
+    const why = view.filteredOut.has(key)
+      ? "not offered here: this user's or chat's skill filter leaves it out."
+      : unavailable === undefined
+        ? 'not found.'
+        : `not offered: ${unavailable.reason}`;
     throw new AppError(
       ErrorCode.SKILL_NOT_FOUND,
-      available.length === 0 ? `Skill '${name}' ${why} No skills are available.` : `Skill '${name}' ${why} Available: ${shown}${more}`,
+      available.length === 0
+        ? `Skill '${name}' ${why} No skills are available.`
+        : `Skill '${name}' ${why} Available: ${shown}${more}`,
       { name, available: available.slice(0, SUGGESTION_LIMIT) },
     );
   }
 }
 
-/** What a reload changed in the catalogue: skills by name, compared by content digest; a turn of the event loop every few thousand. */
-export async function diffCatalogues(before: CatalogueSnapshot | undefined, after: CatalogueSnapshot): Promise<CatalogueDiff> {
+/**
+ * What a reload changed in the catalogue: skills by name, compared by content digest; a turn of the event loop every
+ * few thousand.
+ */
+export async function diffCatalogues(
+  before: CatalogueSnapshot | undefined,
+  after: CatalogueSnapshot,
+): Promise<CatalogueDiff> {
   const diff: CatalogueDiff = { added: [], removed: [], changed: [], unchanged: 0 };
   const old = before?.skills ?? new Map<string, SkillRecord>();
   let count = 0;
@@ -431,7 +538,13 @@ export async function diffCatalogues(before: CatalogueSnapshot | undefined, afte
   for (const [name, skill] of after.skills) {
     const previous = old.get(name);
     if (previous === undefined) diff.added.push({ name, digest: skill.digest ?? null, source: skill.source });
-    else if (previous.digest !== skill.digest || previous.path !== skill.path) diff.changed.push({ name, oldDigest: previous.digest ?? null, newDigest: skill.digest ?? null, source: skill.source });
+    else if (previous.digest !== skill.digest || previous.path !== skill.path)
+      diff.changed.push({
+        name,
+        oldDigest: previous.digest ?? null,
+        newDigest: skill.digest ?? null,
+        source: skill.source,
+      });
     else diff.unchanged++;
     await breathe();
   }

@@ -18,7 +18,6 @@ import { FolderDigests, type FolderLimits } from '../store/skill-folder-files.js
 import type { ManifestEntry } from '../store/skill-version.js';
 import { capUtf8, truncationNotice } from '../skill/truncation.js';
 
-
 export interface ActivatedSkill {
   name: string;
   frontmatter: Readonly<SkillFrontmatter>;
@@ -91,7 +90,10 @@ const SUGGESTION_LIMIT = 20;
 export class SkillResources {
   private readonly config: SkillsConfig;
   private readonly truncationLogged = new Set<string>();
-  /** Disk skills' published files, remembered by folder until a file's size, times or inode change (looked at once a second at most). */
+  /**
+   * Disk skills' published files, remembered by folder until a file's size, times or inode change (looked at once a
+   * second at most).
+   */
   private readonly published = new FolderDigests({ maxFolders: 50_000, recheckMs: 1000 });
 
   constructor(
@@ -116,7 +118,8 @@ export class SkillResources {
   async activate(name: string, scope: SkillReadScope = {}): Promise<ActivatedSkill> {
     const skill = this.registry.get(name, scope.snapshot);
     const kept = scope.pins === undefined ? undefined : await this.store?.keep(skill);
-    const version = kept === undefined ? {} : 'digest' in kept ? { version: kept.digest } : { versionWarning: kept.warning };
+    const version =
+      kept === undefined ? {} : 'digest' in kept ? { version: kept.digest } : { versionWarning: kept.warning };
     return { ...(await this.readInstructions(await this.located(skill, {}))), ...version };
   }
 
@@ -126,7 +129,11 @@ export class SkillResources {
     const { bytes, size } = this.readSkillMd(skill, MAX_FRONTMATTER_BYTES + limit);
     const location = locateFrontmatter(bytes, bytes.length, bytes.length === size);
     if (location.kind !== 'found') {
-      throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' changed on disk and its SKILL.md no longer has valid frontmatter; reload the skills.`, { name: skill.name });
+      throw new AppError(
+        ErrorCode.SKILL_NOT_FOUND,
+        `Skill '${skill.name}' changed on disk and its SKILL.md no longer has valid frontmatter; reload the skills.`,
+        { name: skill.name },
+      );
     }
     const bodyBytes = size - location.bodyStart;
     const shown = Math.min(bodyBytes, limit);
@@ -136,7 +143,10 @@ export class SkillResources {
       body += `\n\n${truncationNotice(shown, bodyBytes, 'SKILL.md')}`;
       if (!this.truncationLogged.has(skill.skillFile)) {
         this.truncationLogged.add(skill.skillFile);
-        this.logger.warn(`SKILL.md of '${skill.name}' (${skill.skillFile}) has a ${bodyBytes}-byte body; activations show the first ${shown} bytes (app.skills.max_skill_md_bytes)`);
+        this.logger.warn(
+          `SKILL.md of '${skill.name}' (${skill.skillFile}) has a ${bodyBytes}-byte body; activations show the ` +
+            `first ${shown} bytes (app.skills.max_skill_md_bytes)`,
+        );
       }
     }
     return { name: skill.name, frontmatter: skill.frontmatter, body, truncated };
@@ -185,7 +195,13 @@ export class SkillResources {
     if (located.programmatic !== undefined) throw this.notFound(located, path);
     const { bytes, size } = this.readInside(located, path, PUBLISHED_LIMITS.maxBytes + 1);
     if (size > PUBLISHED_LIMITS.maxBytes) {
-      throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${skill.name}' holds more than ${PUBLISHED_LIMITS.maxBytes} bytes, past what a published skill may hold; read it with GET /v1/skills/:name/resources/*.`, { name: skill.name, path });
+      throw new AppError(
+        ErrorCode.RESOURCE_NOT_FOUND,
+        `Resource '${path}' of skill '${skill.name}' holds more than ` +
+          `${PUBLISHED_LIMITS.maxBytes} bytes, past what a published skill may hold; read it with GET ` +
+          `/v1/skills/:name/resources/*.`,
+        { name: skill.name, path },
+      );
     }
     return bytes;
   }
@@ -196,9 +212,12 @@ export class SkillResources {
    */
   private async located(skill: SkillRecord, scope: SkillReadScope): Promise<SkillRecord> {
     const pinned = await this.pinned(skill, scope);
-    if (pinned !== skill || skill.store === undefined || skill.digest === undefined || this.store === undefined) return pinned;
+    if (pinned !== skill || skill.store === undefined || skill.digest === undefined || this.store === undefined)
+      return pinned;
     const folder = await this.store.versionFolder(skill.digest, skill.name);
-    return folder === undefined || folder === skill.path ? skill : { ...skill, path: folder, skillFile: join(folder, 'SKILL.md') };
+    return folder === undefined || folder === skill.path
+      ? skill
+      : { ...skill, path: folder, skillFile: join(folder, 'SKILL.md') };
   }
 
   /**
@@ -234,16 +253,22 @@ export class SkillResources {
         if (SKIPPED_FOLDERS.has(entry.name)) continue;
         const full = join(folder, entry.name);
         // Entries of a real folder are inside it by construction; only symlinks need resolving.
-        const isDirectory = entry.isDirectory() || (entry.isSymbolicLink() && statInside(root, full)?.isDirectory() === true);
+        const isDirectory =
+          entry.isDirectory() || (entry.isSymbolicLink() && statInside(root, full)?.isDirectory() === true);
         if (isDirectory) {
           if (depth < LISTING_MAX_DEPTH) walk(full, depth + 1);
           else truncated = true;
           continue;
         }
-        const info = entry.isSymbolicLink() ? statInside(root, full) : entry.isFile() ? statOrUndefined(full) : undefined;
+        const info = entry.isSymbolicLink()
+          ? statInside(root, full)
+          : entry.isFile()
+            ? statOrUndefined(full)
+            : undefined;
         if (info?.isFile()) {
           const path = relative(root, full);
-          if (path !== 'SKILL.md' && (type === undefined || resourceTypeOf(path) === type)) files.push({ path, size: info.size });
+          if (path !== 'SKILL.md' && (type === undefined || resourceTypeOf(path) === type))
+            files.push({ path, size: info.size });
         }
       }
     };
@@ -281,7 +306,10 @@ export class SkillResources {
     }
   }
 
-  /** The skill's SKILL.md by its real path: a SKILL.md that is a symbolic link out of the folder is refused like any other file. */
+  /**
+   * The skill's SKILL.md by its real path: a SKILL.md that is a symbolic link out of the folder is refused like any
+   * other file.
+   */
   private skillMdInside(skill: SkillRecord): string {
     return this.resolveInside(skill, this.realRoot(skill), basename(skill.skillFile));
   }
@@ -299,13 +327,22 @@ export class SkillResources {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') {
-        throw new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' of skill '${skill.name}' cannot be resolved: its symbolic links form a loop.`, { name: skill.name, path });
+        throw new AppError(
+          ErrorCode.RESOURCE_NOT_FOUND,
+          `Resource '${path}' of skill '${skill.name}' cannot be resolved: its symbolic links form a loop.`,
+          { name: skill.name, path },
+        );
       }
       throw this.notFound(skill, path);
     }
     if (!isInside(root, real)) {
       this.logger.warn(`Refused '${path}' of skill '${skill.name}': it resolves to ${real}, outside ${root}`);
-      throw new AppError(ErrorCode.RESOURCE_OUTSIDE_SKILL, `Resource '${path}' of skill '${skill.name}' leads outside the skill folder (through a symbolic link); it cannot be read.`, { name: skill.name, path });
+      throw new AppError(
+        ErrorCode.RESOURCE_OUTSIDE_SKILL,
+        `Resource '${path}' of skill ` +
+          `'${skill.name}' leads outside the skill folder (through a symbolic link); it cannot be read.`,
+        { name: skill.name, path },
+      );
     }
     return real;
   }
@@ -318,18 +355,32 @@ export class SkillResources {
       // The skill folder itself is gone: no files to suggest.
     }
     const available = listing.files.slice(0, SUGGESTION_LIMIT).map((file) => file.path);
-    const hint = available.length > 0 ? ` Available: ${available.join(', ')}${listing.files.length > SUGGESTION_LIMIT ? ', …' : ''}` : ' The skill has no other files.';
-    return new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' not found in skill '${skill.name}'.${hint}`, { name: skill.name, path, available });
+    const hint =
+      available.length > 0
+        ? ` Available: ${available.join(', ')}${listing.files.length > SUGGESTION_LIMIT ? ', …' : ''}`
+        : ' The skill has no other files.';
+    return new AppError(ErrorCode.RESOURCE_NOT_FOUND, `Resource '${path}' not found in skill '${skill.name}'.${hint}`, {
+      name: skill.name,
+      path,
+      available,
+    });
   }
 
-  /** At most `limit` bytes of a regular file; a folder is RESOURCE_IS_DIRECTORY, anything else (a FIFO, a device, gone) not found. */
-  private readHead(skill: SkillRecord, file: string, limit: number, shownPath: string): { bytes: Buffer; size: number } {
+  /**
+   * At most `limit` bytes of a regular file; a folder is RESOURCE_IS_DIRECTORY, anything else (a FIFO, a device, gone)
+   * not found.
+   */
+  private readHead(
+    skill: SkillRecord,
+    file: string,
+    limit: number,
+    shownPath: string,
+  ): { bytes: Buffer; size: number } {
     const head = readFileHead(file, limit);
     if (head.kind === 'directory') throw directoryError(skill, shownPath);
     if (head.kind === 'unreadable') throw this.notFound(skill, shownPath);
     return head;
   }
-
 }
 
 /** A programmatic skill's instructions (its description when it only runs code), cut as a SKILL.md body is. */
@@ -372,18 +423,27 @@ function statOrUndefined(path: string): Stats | undefined {
 }
 
 function directoryError(skill: SkillRecord, path: string): AppError {
-  return new AppError(ErrorCode.RESOURCE_IS_DIRECTORY, `Resource '${path}' of skill '${skill.name}' is a directory; name a file inside it.`, { name: skill.name, path });
+  return new AppError(
+    ErrorCode.RESOURCE_IS_DIRECTORY,
+    `Resource '${path}' of skill '${skill.name}' is a directory; name a file inside it.`,
+    { name: skill.name, path },
+  );
 }
 
 function binaryError(skill: SkillRecord, path: string): AppError {
-  return new AppError(ErrorCode.RESOURCE_BINARY, `Resource '${path}' of skill '${skill.name}' is a binary file; only UTF-8 text can be read.`, { name: skill.name, path });
+  return new AppError(
+    ErrorCode.RESOURCE_BINARY,
+    `Resource '${path}' of skill '${skill.name}' is a binary file; only UTF-8 text can be read.`,
+    { name: skill.name, path },
+  );
 }
 
 /** A skill whose folder (or SKILL.md) went away since the scan. */
 export function skillGoneError(skill: SkillRecord): AppError {
-  return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' is no longer on disk; reload the skills.`, { name: skill.name });
+  return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${skill.name}' is no longer on disk; reload the skills.`, {
+    name: skill.name,
+  });
 }
-
 
 /**
  * Decodes UTF-8. A truncated read may end inside a character, which is dropped rather than shown

@@ -6,4 +6,9 @@ export interface SkillsLogger {
   debug(message: string): void;
 }
 
-export const SILENT_LOGGER: SkillsLogger = { log: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
+export const SILENT_LOGGER: SkillsLogger = {
+  log: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+};

@@ -19,4 +19,3 @@ export interface SkillsSettings {
 
 /** The injection token of the skills services' settings. */
 export const SKILLS_SETTINGS = Symbol('SKILLHOST_SKILLS_SETTINGS');
-

@@ -37,7 +37,9 @@ describe(normalizeResourcePath.name, () => {
   });
 
   it('says what to do instead', () => {
-    expect(() => normalizeResourcePath('/etc/passwd')).toThrow("Resource path '/etc/passwd' is absolute; give a path relative to the skill folder");
+    expect(() => normalizeResourcePath('/etc/passwd')).toThrow(
+      "Resource path '/etc/passwd' is absolute; give a path relative to the skill folder",
+    );
   });
 });
 

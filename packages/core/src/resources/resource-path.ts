@@ -11,18 +11,25 @@ export function normalizeResourcePath(requested: string): string {
     throw new AppError(ErrorCode.RESOURCE_OUTSIDE_SKILL, 'Resource path must not contain NUL bytes.');
   }
   if (requested.trim() === '') {
-    throw new AppError(ErrorCode.VALIDATION_FAILED, 'Resource path must not be empty; give a path relative to the skill folder, e.g. references/REFERENCE.md.');
+    throw new AppError(
+      ErrorCode.VALIDATION_FAILED,
+      'Resource path must not be empty; give a path relative to the skill folder, e.g. references/REFERENCE.md.',
+    );
   }
   const slashed = requested.replaceAll('\\', '/');
   if (slashed.startsWith('/') || /^[A-Za-z]:/.test(slashed)) {
     throw new AppError(
       ErrorCode.RESOURCE_OUTSIDE_SKILL,
-      `Resource path '${requested}' is absolute; give a path relative to the skill folder, e.g. references/REFERENCE.md.`,
+      `Resource path '${requested}' is absolute; give a path relative to the skill folder, e.g. ` +
+        `references/REFERENCE.md.`,
     );
   }
   const normalized = posix.normalize(slashed).replace(/\/+$/, '');
   if (normalized === '..' || normalized.startsWith('../')) {
-    throw new AppError(ErrorCode.RESOURCE_OUTSIDE_SKILL, `Resource path '${requested}' leaves the skill folder; '..' is not allowed.`);
+    throw new AppError(
+      ErrorCode.RESOURCE_OUTSIDE_SKILL,
+      `Resource path '${requested}' leaves the skill folder; '..' is not allowed.`,
+    );
   }
   return normalized;
 }

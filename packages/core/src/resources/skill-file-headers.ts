@@ -5,7 +5,26 @@ import { extname } from 'node:path';
  * itself: markup (HTML, XHTML, XML with its stylesheets, SVG), scripts, styles, PDF, Flash and web
  * archives.
  */
-const ACTIVE_EXTENSIONS = new Set(['.html', '.htm', '.shtml', '.xhtml', '.xht', '.xml', '.xsl', '.xslt', '.svg', '.svgz', '.js', '.mjs', '.cjs', '.css', '.pdf', '.swf', '.mht', '.mhtml']);
+const ACTIVE_EXTENSIONS = new Set([
+  '.html',
+  '.htm',
+  '.shtml',
+  '.xhtml',
+  '.xht',
+  '.xml',
+  '.xsl',
+  '.xslt',
+  '.svg',
+  '.svgz',
+  '.js',
+  '.mjs',
+  '.cjs',
+  '.css',
+  '.pdf',
+  '.swf',
+  '.mht',
+  '.mhtml',
+]);
 
 /** Whether a file of this name is one a browser would run or render as a page (by its extension, in any case). */
 export function isActiveContent(path: string): boolean {

@@ -8,12 +8,20 @@ import { locateFrontmatter } from './frontmatter-reader.js';
 describe(parseFrontmatterYaml.name, () => {
   it('reads every scalar as a string, as the reference validator does', () => {
     const parsed = parseFrontmatterYaml('name: 123\nversion: 1.0\nflag: true\nnothing: null\n');
-    expect(parsed).toEqual({ ok: true, data: { name: '123', version: '1.0', flag: 'true', nothing: 'null' }, warnings: [] });
+    expect(parsed).toEqual({
+      ok: true,
+      data: { name: '123', version: '1.0', flag: 'true', nothing: 'null' },
+      warnings: [],
+    });
   });
 
   it('reads scalars as strings on the js-yaml path too', () => {
     const parsed = parseFrontmatterYaml('name: 123\nmetadata: {version: 1.0, n: 2}\nlist: [1, true]\n');
-    expect(parsed).toEqual({ ok: true, data: { name: '123', metadata: { version: '1.0', n: '2' }, list: ['1', 'true'] }, warnings: [] });
+    expect(parsed).toEqual({
+      ok: true,
+      data: { name: '123', metadata: { version: '1.0', n: '2' }, list: ['1', 'true'] },
+      warnings: [],
+    });
   });
 
   it('reads block scalars and quoted strings', () => {
@@ -26,12 +34,23 @@ describe(parseFrontmatterYaml.name, () => {
       ok: false,
       error: 'Invalid YAML in frontmatter: anchors and aliases are not allowed (line 2)',
     });
-    expect(parseFrontmatterYaml('b: *x\n')).toMatchObject({ ok: false, error: expect.stringContaining('Invalid YAML in frontmatter: unidentified alias') });
+    expect(parseFrontmatterYaml('b: *x\n')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('Invalid YAML in frontmatter: unidentified alias'),
+    });
   });
 
   it('rejects an alias bomb quickly and with a clear error', () => {
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', ...'bcdefghij'.split('').map((k, i) => `${k}: &${k} [*${'abcdefghij'[i]},*${'abcdefghij'[i]},*${'abcdefghij'[i]},*${'abcdefghij'[i]}]`)].join('\n');
-    expect(parseFrontmatterYaml(bomb)).toMatchObject({ ok: false, error: expect.stringContaining('anchors and aliases are not allowed') });
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      ...'bcdefghij'
+        .split('')
+        .map((k, i) => `${k}: &${k} [*${'abcdefghij'[i]},*${'abcdefghij'[i]},*${'abcdefghij'[i]},*${'abcdefghij'[i]}]`),
+    ].join('\n');
+    expect(parseFrontmatterYaml(bomb)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('anchors and aliases are not allowed'),
+    });
   });
 
   it('rejects duplicate keys, naming the line in the SKILL.md', () => {
@@ -56,14 +75,19 @@ describe(parseFrontmatterYaml.name, () => {
 
   it('bounds nesting depth instead of recursing without limit', () => {
     const deep = `a: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;
-    expect(parseFrontmatterYaml(deep)).toMatchObject({ ok: false, error: expect.stringContaining('Invalid YAML in frontmatter') });
+    expect(parseFrontmatterYaml(deep)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('Invalid YAML in frontmatter'),
+    });
   });
 
   it('in lenient mode retries an unquoted colon as a quoted string, with a warning', () => {
     expect(parseFrontmatterYaml('name: a\ndescription: Use when: you need "it"\n', { lenient: true })).toEqual({
       ok: true,
       data: { name: 'a', description: 'Use when: you need "it"' },
-      warnings: ['Unquoted colon in frontmatter field(s) description; read as a quoted string (quote the value to silence this)'],
+      warnings: [
+        'Unquoted colon in frontmatter field(s) description; read as a quoted string (quote the value to silence this)',
+      ],
     });
   });
 
@@ -74,7 +98,11 @@ describe(parseFrontmatterYaml.name, () => {
 
 describe(parseSimpleFrontmatter.name, () => {
   it('handles flat lines, quotes, nested metadata and comments', () => {
-    expect(parseSimpleFrontmatter("# comment\nname: a\ndescription: 'It''s here'\nmetadata:\n  author: me\n  version: \"1.0\"\nlicense:\n")).toEqual({
+    expect(
+      parseSimpleFrontmatter(
+        "# comment\nname: a\ndescription: 'It''s here'\nmetadata:\n  author: me\n  version: \"1.0\"\nlicense:\n",
+      ),
+    ).toEqual({
       name: 'a',
       description: "It's here",
       metadata: { author: 'me', version: '1.0' },
@@ -105,7 +133,34 @@ describe(parseSimpleFrontmatter.name, () => {
       return (seed >>> 16) % n;
     };
     const keys = ['name', 'description', 'a', 'b-c', 'x_y', '9', 'metadata'];
-    const values = ['', ' ', 'x', 'a b', "'q'", "'it''s'", '"d"', '"a\\b"', 'a: b', 'a #c', 'a#b', '- x', '[1]', '{a: 1}', '&x y', '*y', '|', '>', 'ü ✓', 'a:', 'x\ty', '~', 'null', '1.0', "'a'b'", '"'];
+    const values = [
+      '',
+      ' ',
+      'x',
+      'a b',
+      "'q'",
+      "'it''s'",
+      '"d"',
+      '"a\\b"',
+      'a: b',
+      'a #c',
+      'a#b',
+      '- x',
+      '[1]',
+      '{a: 1}',
+      '&x y',
+      '*y',
+      '|',
+      '>',
+      'ü ✓',
+      'a:',
+      'x\ty',
+      '~',
+      'null',
+      '1.0',
+      "'a'b'",
+      '"',
+    ];
     const lines = () => {
       const out: string[] = [];
       for (let i = 0, n = 1 + random(4); i < n; i++) {

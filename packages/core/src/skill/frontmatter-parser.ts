@@ -35,7 +35,10 @@ export function parseFrontmatterYaml(text: string, options: ParseOptions = {}): 
   return {
     ok: true,
     data: retried.data,
-    warnings: [`Unquoted colon in frontmatter field(s) ${repaired.fields.join(', ')}; read as a quoted string (quote the value to silence this)`],
+    warnings: [
+      `Unquoted colon in frontmatter field(s) ${repaired.fields.join(', ')}; read as a quoted string (quote the ` +
+        `value to silence this)`,
+    ],
   };
 }
 
@@ -47,7 +50,10 @@ const LOAD_OPTIONS = {
     // Every alias needs an anchor first, so refusing anchors refuses aliases (and alias bombs).
     const { anchor, line } = state as { anchor: string | null; line: number };
     if (event === 'close' && anchor !== null) {
-      throw new yaml.YAMLException('anchors and aliases are not allowed', { line, column: -1 } as unknown as yaml.YAMLException['mark']);
+      throw new yaml.YAMLException('anchors and aliases are not allowed', {
+        line,
+        column: -1,
+      } as unknown as yaml.YAMLException['mark']);
     }
   },
 } as yaml.LoadOptions;
@@ -67,7 +73,10 @@ function describeYamlError(error: unknown, firstLine: number): string {
   if (error instanceof yaml.YAMLException) {
     const mark = (error as yaml.YAMLException & { mark?: { line: number; column: number } }).mark;
     if (mark === undefined) return error.reason;
-    const where = mark.column < 0 ? ` (line ${mark.line + firstLine})` : ` (line ${mark.line + firstLine}, column ${mark.column + 1})`;
+    const where =
+      mark.column < 0
+        ? ` (line ${mark.line + firstLine})`
+        : ` (line ${mark.line + firstLine}, column ${mark.column + 1})`;
     return `${error.reason}${where}`;
   }
   // A stack overflow from pathological nesting is still just invalid YAML to the user.
@@ -84,7 +93,14 @@ const CR = 13;
 
 /** `[A-Za-z0-9_-]`, plus `.` inside nested keys. */
 function isKeyChar(code: number, nested: boolean): boolean {
-  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 95 || code === 45 || (nested && code === 46);
+  return (
+    (code >= 97 && code <= 122) ||
+    (code >= 65 && code <= 90) ||
+    (code >= 48 && code <= 57) ||
+    code === 95 ||
+    code === 45 ||
+    (nested && code === 46)
+  );
 }
 
 /** Where a line's content ends: before a trailing CR. */
@@ -101,7 +117,12 @@ function nextNewline(text: string, from: number): number {
  * Reads `key: value` starting at `start` (after `indent` spaces). Returns the key and the raw value
  * (trimmed, possibly empty), or undefined when the line is not of that shape.
  */
-function readKeyLine(text: string, start: number, end: number, nested: boolean): { key: string; raw: string } | undefined {
+function readKeyLine(
+  text: string,
+  start: number,
+  end: number,
+  nested: boolean,
+): { key: string; raw: string } | undefined {
   let i = start;
   const first = text.charCodeAt(i);
   if (!isKeyChar(first, nested) || first === 45 || first === 46) return undefined;
@@ -183,7 +204,8 @@ function simpleScalar(raw: string): string | undefined {
     const inner = raw.slice(1, -1);
     return inner.includes('"') || inner.includes('\\') ? undefined : inner;
   }
-  if (PLAIN_FIRST_FORBIDDEN.has(first) || raw.includes(': ') || raw.includes(' #') || raw.endsWith(':')) return undefined;
+  if (PLAIN_FIRST_FORBIDDEN.has(first) || raw.includes(': ') || raw.includes(' #') || raw.endsWith(':'))
+    return undefined;
   return raw;
 }
 

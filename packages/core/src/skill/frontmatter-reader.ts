@@ -9,7 +9,9 @@ export const MAX_FRONTMATTER_BYTES = 64 * 1024;
 export const FRONTMATTER_MESSAGES = {
   missingOpen: 'SKILL.md must start with YAML frontmatter (---)',
   notClosed: 'SKILL.md frontmatter not properly closed with ---',
-  notClosedWithinCap: `SKILL.md frontmatter not properly closed with --- (no closing line within the first ${MAX_FRONTMATTER_BYTES / 1024} KiB)`,
+  notClosedWithinCap: `SKILL.md frontmatter not properly closed with --- (no closing line within the first ${
+    MAX_FRONTMATTER_BYTES / 1024
+  } KiB)`,
 } as const;
 
 export type FrontmatterLocation =

@@ -8,19 +8,45 @@ function problemsOf(skill: unknown, scope: SkillScope = 'workspace'): { message:
   try {
     programmaticSkillRecord(skill as ProgrammaticSkill, scope);
   } catch (error) {
-    if (AppError.isInstance(error) && error.code === ErrorCode.VALIDATION_FAILED) return { message: error.message, problems: error.details?.problems };
+    if (AppError.isInstance(error) && error.code === ErrorCode.VALIDATION_FAILED)
+      return { message: error.message, problems: error.details?.problems };
     throw error;
   }
   throw new Error('expected VALIDATION_FAILED');
 }
 
-const folderSkill = (name: string, source = '/skills'): SkillRecord => ({ name, description: `Folder ${name}.`, path: `${source}/${name}`, skillFile: `${source}/${name}/SKILL.md`, source, frontmatter: { name, description: `Folder ${name}.` }, warnings: [] });
-const scan = (skills: SkillRecord[]): DiscoveryResult => ({ skills, invalid: [], collisions: [], excluded: [], warnings: [], directories: [] });
-const programmatic = (name: string, scope: SkillScope) => programmaticSkillRecord({ name, description: `Programmatic ${name} (${scope}).`, instructions: 'Do it.' }, scope);
+const folderSkill = (name: string, source = '/skills'): SkillRecord => ({
+  name,
+  description: `Folder ${name}.`,
+  path: `${source}/${name}`,
+  skillFile: `${source}/${name}/SKILL.md`,
+  source,
+  frontmatter: { name, description: `Folder ${name}.` },
+  warnings: [],
+});
+const scan = (skills: SkillRecord[]): DiscoveryResult => ({
+  skills,
+  invalid: [],
+  collisions: [],
+  excluded: [],
+  warnings: [],
+  directories: [],
+});
+const programmatic = (name: string, scope: SkillScope) =>
+  programmaticSkillRecord({ name, description: `Programmatic ${name} (${scope}).`, instructions: 'Do it.' }, scope);
 
 describe(programmaticSkillRecord.name, () => {
   it('holds an instruction skill in memory, with paths that say where it came from', () => {
-    const sut = programmaticSkillRecord({ name: 'release-notes', description: 'Writes release notes.', instructions: '# Steps', resources: { 'references/./style.md': 'Be brief.' }, toolsRequired: ['use_skill'] }, 'user');
+    const sut = programmaticSkillRecord(
+      {
+        name: 'release-notes',
+        description: 'Writes release notes.',
+        instructions: '# Steps',
+        resources: { 'references/./style.md': 'Be brief.' },
+        toolsRequired: ['use_skill'],
+      },
+      'user',
+    );
     expect(sut).toMatchObject({
       name: 'release-notes',
       description: 'Writes release notes.',
@@ -50,7 +76,17 @@ describe(programmaticSkillRecord.name, () => {
   });
 
   it('names every other problem, and the skill, in one message', () => {
-    const sut = problemsOf({ name: 'tool', description: 'A tool.', execute: 'run()', canHandle: 1, resources: { '../secret': 'x', 'SKILL.md': 'y', 'a.md': 2 }, toolsRequired: 'bash' }, 'global' as SkillScope);
+    const sut = problemsOf(
+      {
+        name: 'tool',
+        description: 'A tool.',
+        execute: 'run()',
+        canHandle: 1,
+        resources: { '../secret': 'x', 'SKILL.md': 'y', 'a.md': 2 },
+        toolsRequired: 'bash',
+      },
+      'global' as SkillScope,
+    );
     expect(sut.problems).toEqual([
       'scope must be one of bundled, user, workspace (got global)',
       "'execute' must be a function",
@@ -64,17 +100,27 @@ describe(programmaticSkillRecord.name, () => {
   });
 
   it('needs instructions, code, or both', () => {
-    expect(problemsOf({ name: 'empty', description: 'Nothing.' }).problems).toEqual(["give 'instructions' (an instruction skill), 'execute' (a code skill), or both"]);
-    expect(problemsOf(null).message).toBe("Programmatic skill (unnamed) cannot be registered: Field 'name' must be a non-empty string; Field 'description' must be a non-empty string; the skill must be an object { name, description, instructions?, execute?, … }.");
+    expect(problemsOf({ name: 'empty', description: 'Nothing.' }).problems).toEqual([
+      "give 'instructions' (an instruction skill), 'execute' (a code skill), or both",
+    ]);
+    expect(problemsOf(null).message).toBe(
+      "Programmatic skill (unnamed) cannot be registered: Field 'name' must be a non-empty string; Field " +
+        "'description' must be a non-empty string; the skill must be an object { name, description, " +
+        'instructions?, execute?, … }.',
+    );
   });
 
   it('refuses two resource paths that name the same file', () => {
-    expect(problemsOf({ name: 'dup', description: 'd', instructions: 'x', resources: { 'a/b.md': '1', 'a//b.md': '2' } }).problems).toEqual(["resource 'a//b.md' names 'a/b.md' twice"]);
+    expect(
+      problemsOf({ name: 'dup', description: 'd', instructions: 'x', resources: { 'a/b.md': '1', 'a//b.md': '2' } })
+        .problems,
+    ).toEqual(["resource 'a//b.md' names 'a/b.md' twice"]);
   });
 });
 
 describe(mergeProgrammaticSkills.name, () => {
-  const names = (result: DiscoveryResult) => Object.fromEntries(result.skills.map((skill) => [skill.name, skill.source]));
+  const names = (result: DiscoveryResult) =>
+    Object.fromEntries(result.skills.map((skill) => [skill.name, skill.source]));
 
   it('returns the scan itself when nothing is registered', () => {
     const scanned = scan([folderSkill('pdf')]);
@@ -82,17 +128,37 @@ describe(mergeProgrammaticSkills.name, () => {
   });
 
   it('orders a clash by scope: bundled < user (every folder skill) < workspace', () => {
-    const sut = mergeProgrammaticSkills(scan([folderSkill('pdf'), folderSkill('git')]), [programmatic('pdf', 'workspace'), programmatic('git', 'bundled'), programmatic('new', 'bundled')]);
+    const sut = mergeProgrammaticSkills(scan([folderSkill('pdf'), folderSkill('git')]), [
+      programmatic('pdf', 'workspace'),
+      programmatic('git', 'bundled'),
+      programmatic('new', 'bundled'),
+    ]);
     expect(names(sut)).toEqual({ pdf: 'programmatic:workspace', git: '/skills', new: 'programmatic:bundled' });
     expect(sut.collisions).toEqual([
-      { name: 'git', winner: { path: '/skills/git', source: '/skills' }, loser: { path: 'programmatic:bundled/git', source: 'programmatic:bundled' } },
-      { name: 'pdf', winner: { path: 'programmatic:workspace/pdf', source: 'programmatic:workspace' }, loser: { path: '/skills/pdf', source: '/skills' } },
+      {
+        name: 'git',
+        winner: { path: '/skills/git', source: '/skills' },
+        loser: { path: 'programmatic:bundled/git', source: 'programmatic:bundled' },
+      },
+      {
+        name: 'pdf',
+        winner: { path: 'programmatic:workspace/pdf', source: 'programmatic:workspace' },
+        loser: { path: '/skills/pdf', source: '/skills' },
+      },
     ]);
   });
 
   it('lets the programmatic skill win at the same scope, and the highest of several scopes win', () => {
-    const sut = mergeProgrammaticSkills(scan([folderSkill('pdf')]), [programmatic('pdf', 'workspace'), programmatic('pdf', 'user'), programmatic('pdf', 'bundled')]);
+    const sut = mergeProgrammaticSkills(scan([folderSkill('pdf')]), [
+      programmatic('pdf', 'workspace'),
+      programmatic('pdf', 'user'),
+      programmatic('pdf', 'bundled'),
+    ]);
     expect(names(sut)).toEqual({ pdf: 'programmatic:workspace' });
-    expect(sut.collisions.map((c) => `${c.winner.source} > ${c.loser.source}`)).toEqual(['/skills > programmatic:bundled', 'programmatic:user > /skills', 'programmatic:workspace > programmatic:user']);
+    expect(sut.collisions.map((c) => `${c.winner.source} > ${c.loser.source}`)).toEqual([
+      '/skills > programmatic:bundled',
+      'programmatic:user > /skills',
+      'programmatic:workspace > programmatic:user',
+    ]);
   });
 });

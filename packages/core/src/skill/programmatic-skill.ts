@@ -20,7 +20,10 @@ export interface ProgrammaticSkill {
   execute?: CodeSkillExecute;
   /** How well it fits a query, 0..1 (use_skill's matching). */
   canHandle?: CodeSkillCanHandle;
-  /** Its other files by relative path (`references/guide.md`), served as readResource and listResources serve a folder's. */
+  /**
+   * Its other files by relative path (`references/guide.md`), served as readResource and listResources serve a
+   * folder's.
+   */
   resources?: Record<string, string>;
   /** Tools it needs from the chat; without them it is not offered. */
   toolsRequired?: readonly string[];
@@ -34,12 +37,20 @@ export function programmaticSource(scope: SkillScope): string {
 /** The skill as the registry holds it, or VALIDATION_FAILED naming every problem. */
 export function programmaticSkillRecord(skill: ProgrammaticSkill, scope: SkillScope): SkillRecord {
   const problems = skillProblems(skill, scope);
-  const validated = validateFrontmatter({ name: skill?.name, description: skill?.description }, typeof skill?.name === 'string' ? skill.name.trim() : '', 'strict');
+  const validated = validateFrontmatter(
+    { name: skill?.name, description: skill?.description },
+    typeof skill?.name === 'string' ? skill.name.trim() : '',
+    'strict',
+  );
   problems.unshift(...validated.errors);
   const frontmatter = validated.frontmatter;
   if (problems.length > 0 || frontmatter === undefined) {
     const shown = typeof skill?.name === 'string' ? `'${skill.name}'` : '(unnamed)';
-    throw new AppError(ErrorCode.VALIDATION_FAILED, `Programmatic skill ${shown} cannot be registered: ${problems.join('; ')}.`, { problems });
+    throw new AppError(
+      ErrorCode.VALIDATION_FAILED,
+      `Programmatic skill ${shown} cannot be registered: ${problems.join('; ')}.`,
+      { problems },
+    );
   }
   const source = programmaticSource(scope);
   const path = `${source}/${frontmatter.name}`;
@@ -53,7 +64,9 @@ export function programmaticSkillRecord(skill: ProgrammaticSkill, scope: SkillSc
     warnings: Object.freeze([]),
     origin: 'programmatic' as const,
     scope,
-    ...(skill.toolsRequired === undefined || skill.toolsRequired.length === 0 ? {} : { toolsRequired: Object.freeze([...skill.toolsRequired]) }),
+    ...(skill.toolsRequired === undefined || skill.toolsRequired.length === 0
+      ? {}
+      : { toolsRequired: Object.freeze([...skill.toolsRequired]) }),
     programmatic: Object.freeze({
       instructions: skill.instructions,
       execute: skill.execute,
@@ -65,15 +78,26 @@ export function programmaticSkillRecord(skill: ProgrammaticSkill, scope: SkillSc
 
 /** Everything wrong besides name and description (which the specification's rules check). */
 function skillProblems(skill: ProgrammaticSkill, scope: SkillScope): string[] {
-  if (skill === null || typeof skill !== 'object') return ['the skill must be an object { name, description, instructions?, execute?, … }'];
+  if (skill === null || typeof skill !== 'object')
+    return ['the skill must be an object { name, description, instructions?, execute?, … }'];
   const problems: string[] = [];
-  if (!SKILL_SCOPES.includes(scope)) problems.push(`scope must be one of ${SKILL_SCOPES.join(', ')} (got ${String(scope)})`);
-  if (skill.instructions !== undefined && typeof skill.instructions !== 'string') problems.push("'instructions' must be a string");
+  if (!SKILL_SCOPES.includes(scope))
+    problems.push(`scope must be one of ${SKILL_SCOPES.join(', ')} (got ${String(scope)})`);
+  if (skill.instructions !== undefined && typeof skill.instructions !== 'string')
+    problems.push("'instructions' must be a string");
   for (const field of ['execute', 'canHandle'] as const) {
-    if (skill[field] !== undefined && typeof skill[field] !== 'function') problems.push(`'${field}' must be a function`);
+    if (skill[field] !== undefined && typeof skill[field] !== 'function')
+      problems.push(`'${field}' must be a function`);
   }
-  if (skill.instructions === undefined && skill.execute === undefined) problems.push("give 'instructions' (an instruction skill), 'execute' (a code skill), or both");
-  if (skill.toolsRequired !== undefined && !(Array.isArray(skill.toolsRequired) && skill.toolsRequired.every((name) => typeof name === 'string' && name.trim() !== ''))) {
+  if (skill.instructions === undefined && skill.execute === undefined)
+    problems.push("give 'instructions' (an instruction skill), 'execute' (a code skill), or both");
+  if (
+    skill.toolsRequired !== undefined &&
+    !(
+      Array.isArray(skill.toolsRequired) &&
+      skill.toolsRequired.every((name) => typeof name === 'string' && name.trim() !== '')
+    )
+  ) {
     problems.push("'toolsRequired' must be a list of tool names");
   }
   problems.push(...resourceProblems(skill.resources));
@@ -82,7 +106,8 @@ function skillProblems(skill: ProgrammaticSkill, scope: SkillScope): string[] {
 
 function resourceProblems(resources: unknown): string[] {
   if (resources === undefined) return [];
-  if (resources === null || typeof resources !== 'object' || Array.isArray(resources)) return ["'resources' must be an object mapping relative paths to text"];
+  if (resources === null || typeof resources !== 'object' || Array.isArray(resources))
+    return ["'resources' must be an object mapping relative paths to text"];
   const problems: string[] = [];
   const seen = new Set<string>();
   for (const [path, content] of Object.entries(resources)) {
@@ -94,7 +119,8 @@ function resourceProblems(resources: unknown): string[] {
       problems.push(`resource '${path}': ${(error as Error).message}`);
       continue;
     }
-    if (normalized === 'SKILL.md') problems.push("resource 'SKILL.md' is the skill itself; give its body as 'instructions'");
+    if (normalized === 'SKILL.md')
+      problems.push("resource 'SKILL.md' is the skill itself; give its body as 'instructions'");
     else if (seen.has(normalized)) problems.push(`resource '${path}' names '${normalized}' twice`);
     seen.add(normalized);
   }
@@ -112,7 +138,10 @@ const scopeRank = (skill: SkillRecord) => SKILL_SCOPES.indexOf(skill.scope ?? 'u
  * (bundled < user < workspace, folder skills being `user`), and at the same scope the programmatic
  * skill wins, being what the application asked for. Every clash is recorded as a collision.
  */
-export function mergeProgrammaticSkills(scanned: DiscoveryResult, programmatic: readonly SkillRecord[]): DiscoveryResult {
+export function mergeProgrammaticSkills(
+  scanned: DiscoveryResult,
+  programmatic: readonly SkillRecord[],
+): DiscoveryResult {
   if (programmatic.length === 0) return scanned;
   const byName = new Map(scanned.skills.map((skill) => [skill.name, skill]));
   const collisions: SkillCollision[] = [];
@@ -122,7 +151,11 @@ export function mergeProgrammaticSkills(scanned: DiscoveryResult, programmatic: 
     if (wins) byName.set(skill.name, skill);
     if (holder !== undefined) {
       const [winner, loser] = wins ? [skill, holder] : [holder, skill];
-      collisions.push({ name: skill.name, winner: { path: winner.path, source: winner.source }, loser: { path: loser.path, source: loser.source } });
+      collisions.push({
+        name: skill.name,
+        winner: { path: winner.path, source: winner.source },
+        loser: { path: loser.path, source: loser.source },
+      });
     }
   }
   return { ...scanned, skills: [...byName.values()], collisions: [...scanned.collisions, ...collisions] };

@@ -41,7 +41,6 @@ export interface DiscoveryResult {
   directories: DirectoryReport[];
 }
 
-
 /** Scans the directories in order, then the code directories; earlier directories win name collisions. */
 export function discoverSkills(options: DiscoveryOptions): DiscoveryResult {
   return runThrough(discoverySteps(options));
@@ -64,18 +63,30 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
   const exists: boolean[] = [];
   // Only nested scans can revisit a folder through a symlink; immediate children need no guard.
   const visited = options.maxDepth > 1 ? new Set<string>() : undefined;
-  const scanned = [...options.directories.map((directory) => ({ directory, code: false })), ...(options.codeDirectories ?? []).map((directory) => ({ directory, code: true }))];
+  const scanned = [
+    ...options.directories.map((directory) => ({ directory, code: false })),
+    ...(options.codeDirectories ?? []).map((directory) => ({ directory, code: true })),
+  ];
 
   for (const { directory, code } of scanned) {
     const entries = readFolder(directory.path);
     exists.push(Array.isArray(entries));
     if (!Array.isArray(entries)) {
-      const warning = unreadableFolderWarning(code ? 'Code skills' : 'Skills', directory, entries, code ? [] : DEFAULT_SKILL_DIRECTORIES);
+      const warning = unreadableFolderWarning(
+        code ? 'Code skills' : 'Skills',
+        directory,
+        entries,
+        code ? [] : DEFAULT_SKILL_DIRECTORIES,
+      );
       if (warning !== undefined) warnings.push(warning);
     } else {
       // An easy mistake: the folder of one skill given where the folder of skills was meant.
       if (entries.some((entry) => entry.name === 'SKILL.md')) {
-        warnings.push(`${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' (${directory.path}) holds a SKILL.md itself: skills are its subfolders, so list its parent folder to load it`);
+        warnings.push(
+          `${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' ` +
+            `(${directory.path}) holds a SKILL.md itself: skills are its subfolders, so list its parent folder ` +
+            `to load it`,
+        );
       }
       const scan = function* (folder: string, children: Dirent[], depth: number): Generator<void> {
         for (const entry of sortByName(children)) {
@@ -84,14 +95,26 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
           const path = `${folder}/${entry.name}`;
           if (visited !== undefined && !firstVisit(visited, path)) continue;
           const folderInspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
-          const inspection = code && folderInspection?.kind === 'valid' ? withCodeModule(folderInspection.skill) : folderInspection;
-          if (inspection?.kind === 'valid') found.push(options.versionLimits === undefined ? inspection.skill : withDigest(inspection.skill, options.versionLimits, options.digests));
+          const inspection =
+            code && folderInspection?.kind === 'valid' ? withCodeModule(folderInspection.skill) : folderInspection;
+          if (inspection?.kind === 'valid')
+            found.push(
+              options.versionLimits === undefined
+                ? inspection.skill
+                : withDigest(inspection.skill, options.versionLimits, options.digests),
+            );
           else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
           else if (depth < options.maxDepth) {
             const nested = readFolder(path);
             if (Array.isArray(nested)) yield* scan(path, nested, depth + 1);
             // A folder that may hold skills but cannot be listed is reported, not passed over.
-            else if (isPermissionError(nested)) invalid.push({ path, source: directory.configured, errors: [`The folder cannot be listed to look for skills in it: ${folderProblem(nested)}`], warnings: [] });
+            else if (isPermissionError(nested))
+              invalid.push({
+                path,
+                source: directory.configured,
+                errors: [`The folder cannot be listed to look for skills in it: ${folderProblem(nested)}`],
+                warnings: [],
+              });
           }
         }
       };
@@ -102,8 +125,14 @@ function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryRe
   options.digests?.sweep();
   const { skills, collisions, excluded } = applyPrecedence(found, options.maxSkills);
   if (excluded.length > 0) {
-    const first = excluded.slice(0, 5).map((e) => e.name).join(', ');
-    warnings.push(`max_skills (${options.maxSkills}) reached: ${excluded.length} valid skill(s) were not loaded (first: ${first}); raise app.skills.max_skills to load them`);
+    const first = excluded
+      .slice(0, 5)
+      .map((e) => e.name)
+      .join(', ');
+    warnings.push(
+      `max_skills (${options.maxSkills}) reached: ${excluded.length} valid skill(s) were not loaded (first: ` +
+        `${first}); raise app.skills.max_skills to load them`,
+    );
   }
   const directories = scanned.map(({ directory, code }, index) => ({
     configured: directory.configured,
@@ -122,7 +151,10 @@ function withDigest(skill: SkillRecord, limits: FolderLimits, digests: FolderDig
   return 'digest' in version ? { ...skill, digest: version.digest, files: version.files } : skill;
 }
 
-/** A valid skill of a code directory, with its `skill.mjs` when it has one; a `skill.mjs` that is not a file makes it invalid. */
+/**
+ * A valid skill of a code directory, with its `skill.mjs` when it has one; a `skill.mjs` that is not a file makes it
+ * invalid.
+ */
 function withCodeModule(skill: SkillRecord): FolderInspection {
   const module = inspectCodeModule(skill.path);
   switch (module.kind) {
@@ -131,7 +163,16 @@ function withCodeModule(skill: SkillRecord): FolderInspection {
     case 'module':
       return { kind: 'valid', skill: { ...skill, code: { module: module.module } } };
     case 'invalid':
-      return { kind: 'invalid', invalid: { path: skill.path, source: skill.source, name: skill.name, errors: [module.problem], warnings: skill.warnings } };
+      return {
+        kind: 'invalid',
+        invalid: {
+          path: skill.path,
+          source: skill.source,
+          name: skill.name,
+          errors: [module.problem],
+          warnings: skill.warnings,
+        },
+      };
   }
 }
 
@@ -175,7 +216,12 @@ function isPermissionError(error: NodeJS.ErrnoException): boolean {
  * The warning for a directory that cannot be listed. A default one that does not exist is none:
  * the defaults name the usual places, most of which a server does not have.
  */
-export function unreadableFolderWarning(kind: string, directory: SkillDirectory, error: NodeJS.ErrnoException, defaults: readonly string[]): string | undefined {
+export function unreadableFolderWarning(
+  kind: string,
+  directory: SkillDirectory,
+  error: NodeJS.ErrnoException,
+  defaults: readonly string[],
+): string | undefined {
   const missing = error.code === 'ENOENT' || error.code === 'ENOTDIR';
   if (missing && defaults.includes(directory.configured)) return undefined;
   return `${kind} directory '${directory.configured}' (${directory.path}) ${folderProblem(error)}; skipped`;
@@ -189,7 +235,10 @@ export function folderProblem(error: NodeJS.ErrnoException): string {
       return 'does not exist or is not a readable folder';
     case 'EACCES':
     case 'EPERM':
-      return `cannot be read: permission denied (${error.code}); the server's user needs read and search (r-x) access to it`;
+      return (
+        `cannot be read: permission denied (${error.code}); the server's user needs read and search (r-x) access ` +
+        `to it`
+      );
     default:
       return `cannot be read (${error.code ?? error.message})`;
   }

@@ -10,9 +10,7 @@ import type { InvalidSkill, SkillRecord } from './skill.types.js';
  * thousands of small files, and sync open/read/close costs ~8 µs each against 40–80 µs through
  * fs.promises (measured; see bench/results). Only the frontmatter is read, never the body.
  */
-export type FolderInspection =
-  | { kind: 'valid'; skill: SkillRecord }
-  | { kind: 'invalid'; invalid: InvalidSkill };
+export type FolderInspection = { kind: 'valid'; skill: SkillRecord } | { kind: 'invalid'; invalid: InvalidSkill };
 
 const FIRST_READ_BYTES = 4096;
 /** One buffer for every scan: reads are synchronous, so no two scans ever share it at once. */
@@ -30,11 +28,18 @@ interface Head {
 }
 
 /** Returns undefined when the folder holds no SKILL.md (so it is not a skill candidate at all). */
-export function inspectSkillFolder(folder: string, source: string, mode: ValidationMode, folderName = basename(folder)): FolderInspection | undefined {
+export function inspectSkillFolder(
+  folder: string,
+  source: string,
+  mode: ValidationMode,
+  folderName = basename(folder),
+): FolderInspection | undefined {
   const head = readHead(folder, mode);
   if (head === undefined) return undefined;
-  const invalid = (errors: string[], warnings: readonly string[] = NO_WARNINGS, name?: string): FolderInspection =>
-    ({ kind: 'invalid', invalid: { path: folder, source, name, errors, warnings } });
+  const invalid = (errors: string[], warnings: readonly string[] = NO_WARNINGS, name?: string): FolderInspection => ({
+    kind: 'invalid',
+    invalid: { path: folder, source, name, errors, warnings },
+  });
   if ('unreadable' in head) return invalid([head.unreadable]);
   const location = locateFrontmatter(headBuffer, head.bytes, head.atEof);
   if (location.kind === 'missing-open') return invalid([FRONTMATTER_MESSAGES.missingOpen]);
@@ -82,10 +87,15 @@ function readHead(folder: string, mode: ValidationMode): Head | { unreadable: st
       const info = fstatSync(fd);
       // A directory named SKILL.md is not a skill file.
       if (info.isDirectory()) continue;
-      if (!info.isFile()) return { unreadable: `${name} is ${describeSpecialFile(info)}, not a regular file; replace it with a text file` };
+      if (!info.isFile())
+        return {
+          unreadable: `${name} is ${describeSpecialFile(info)}, not a regular file; replace it with a text file`,
+        };
       return readFrontmatterBytes(fd, file, name !== 'SKILL.md');
     } catch (error) {
-      return { unreadable: `${name} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` };
+      return {
+        unreadable: `${name} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      };
     } finally {
       closeSync(fd);
     }
@@ -104,7 +114,10 @@ export function openProblem(name: string, error: NodeJS.ErrnoException): string 
       return undefined;
     case 'EACCES':
     case 'EPERM':
-      return `${name} cannot be read: permission denied (${error.code}); the server's user needs read access to it and search (x) access to its folder`;
+      return (
+        `${name} cannot be read: permission denied ` +
+        `(${error.code}); the server's user needs read access to it and search (x) access to its folder`
+      );
     case 'ENXIO':
       // What open() answers for a Unix socket.
       return `${name} is a socket, not a regular file; replace it with a text file`;

@@ -8,7 +8,13 @@ const NO_WARNINGS: readonly string[] = Object.freeze([]);
 
 /** A frontmatter's verdict: the skill it describes, or why it does not load. */
 export type CheckedFrontmatter =
-  | { ok: true; frontmatter: SkillFrontmatter; description: string; warnings: readonly string[]; toolsRequired?: readonly string[] }
+  | {
+      ok: true;
+      frontmatter: SkillFrontmatter;
+      description: string;
+      warnings: readonly string[];
+      toolsRequired?: readonly string[];
+    }
   | { ok: false; errors: string[]; warnings: readonly string[]; name?: string };
 
 /**
@@ -21,16 +27,36 @@ export function checkFrontmatter(yaml: string, directoryName: string, mode: Vali
   if (!parsed.ok) return { ok: false, errors: [parsed.error], warnings: NO_WARNINGS };
   const result = validateFrontmatter(parsed.data, directoryName, mode);
   const required = declaresToolsRequired(result.frontmatter) ? readToolsRequired(result.frontmatter) : undefined;
-  const warnings = joinWarnings(parsed.warnings, required === undefined ? result.warnings : [...result.warnings, ...required.warnings]);
+  const warnings = joinWarnings(
+    parsed.warnings,
+    required === undefined ? result.warnings : [...result.warnings, ...required.warnings],
+  );
   if (result.frontmatter === undefined || result.catalogueDescription === undefined) {
-    return { ok: false, errors: result.errors, warnings, ...(typeof parsed.data.name === 'string' ? { name: (parsed.data as FrontmatterData & { name: string }).name } : {}) };
+    return {
+      ok: false,
+      errors: result.errors,
+      warnings,
+      ...(typeof parsed.data.name === 'string'
+        ? { name: (parsed.data as FrontmatterData & { name: string }).name }
+        : {}),
+    };
   }
-  return { ok: true, frontmatter: result.frontmatter, description: result.catalogueDescription, warnings, ...(required?.tools === undefined ? {} : { toolsRequired: required.tools }) };
+  return {
+    ok: true,
+    frontmatter: result.frontmatter,
+    description: result.catalogueDescription,
+    warnings,
+    ...(required?.tools === undefined ? {} : { toolsRequired: required.tools }),
+  };
 }
 
 /** A cheap test first: almost no skill declares tools_required, and a scan reads thousands. */
 function declaresToolsRequired(frontmatter: SkillFrontmatter | undefined): frontmatter is SkillFrontmatter {
-  return frontmatter !== undefined && (TOOLS_REQUIRED_FIELD in frontmatter || (frontmatter.metadata !== undefined && TOOLS_REQUIRED_FIELD in frontmatter.metadata));
+  return (
+    frontmatter !== undefined &&
+    (TOOLS_REQUIRED_FIELD in frontmatter ||
+      (frontmatter.metadata !== undefined && TOOLS_REQUIRED_FIELD in frontmatter.metadata))
+  );
 }
 
 function joinWarnings(a: readonly string[], b: readonly string[]): readonly string[] {
@@ -39,7 +65,14 @@ function joinWarnings(a: readonly string[], b: readonly string[]): readonly stri
 
 /** A SKILL.md read by the rules discovery applies: its frontmatter checked, its body, and every problem. */
 export type ParsedSkillMd =
-  | { ok: true; frontmatter: SkillFrontmatter; description: string; body: string; warnings: readonly string[]; toolsRequired?: readonly string[] }
+  | {
+      ok: true;
+      frontmatter: SkillFrontmatter;
+      description: string;
+      body: string;
+      warnings: readonly string[];
+      toolsRequired?: readonly string[];
+    }
   | { ok: false; errors: string[]; warnings: readonly string[] };
 
 /**
@@ -51,8 +84,14 @@ export function parseSkillMd(text: string, directoryName: string, mode: Validati
   const bytes = Buffer.from(text, 'utf8');
   const head = Math.min(bytes.length, MAX_FRONTMATTER_BYTES);
   const location = locateFrontmatter(bytes, head, head === bytes.length);
-  if (location.kind === 'missing-open') return { ok: false, errors: [FRONTMATTER_MESSAGES.missingOpen], warnings: NO_WARNINGS };
-  if (location.kind === 'unclosed') return { ok: false, errors: [head === bytes.length ? FRONTMATTER_MESSAGES.notClosed : FRONTMATTER_MESSAGES.notClosedWithinCap], warnings: NO_WARNINGS };
+  if (location.kind === 'missing-open')
+    return { ok: false, errors: [FRONTMATTER_MESSAGES.missingOpen], warnings: NO_WARNINGS };
+  if (location.kind === 'unclosed')
+    return {
+      ok: false,
+      errors: [head === bytes.length ? FRONTMATTER_MESSAGES.notClosed : FRONTMATTER_MESSAGES.notClosedWithinCap],
+      warnings: NO_WARNINGS,
+    };
   const checked = checkFrontmatter(bytes.toString('utf8', location.yamlStart, location.yamlEnd), directoryName, mode);
   if (!checked.ok) return { ok: false, errors: checked.errors, warnings: checked.warnings };
   return { ...checked, body: bytes.toString('utf8', location.bodyStart) };

@@ -1,4 +1,6 @@
-/** The one order for skills and files everywhere (catalogue, listings, scans): by name, code point order, locale-free. */
+/**
+ * The one order for skills and files everywhere (catalogue, listings, scans): by name, code point order, locale-free.
+ */
 export function compareByName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

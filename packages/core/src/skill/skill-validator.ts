@@ -64,7 +64,11 @@ function cutToCodePoints(text: string, max: number): string {
 /** Python's repr of the sorted allowed-field list, as the reference prints it. */
 const ALLOWED_LIST_TEXT = `[${ALLOWED_FIELDS.map((f) => `'${f}'`).join(', ')}]`;
 
-export function validateFrontmatter(data: FrontmatterData, directoryName: string, mode: ValidationMode): ValidationResult {
+export function validateFrontmatter(
+  data: FrontmatterData,
+  directoryName: string,
+  mode: ValidationMode,
+): ValidationResult {
   const findings = newFindings(mode);
   checkFieldNames(data, mode, findings);
   const name = readName(data, directoryName, mode, findings);
@@ -72,7 +76,12 @@ export function validateFrontmatter(data: FrontmatterData, directoryName: string
   const compatibility = readCompatibility(data, findings);
   const { errors, warnings } = findings;
   if (errors.length > 0 || name === undefined || catalogueDescription === undefined) return { errors, warnings };
-  return { errors, warnings, frontmatter: normalizeFrontmatter(data, name, compatibility, warnings), catalogueDescription };
+  return {
+    errors,
+    warnings,
+    frontmatter: normalizeFrontmatter(data, name, compatibility, warnings),
+    catalogueDescription,
+  };
 }
 
 /** One validation's messages, in the order its rules run. */
@@ -98,13 +107,19 @@ function checkFieldNames(data: FrontmatterData, mode: ValidationMode, findings: 
   }
   if (unexpected !== undefined) {
     unexpected.sort();
-    const message = `Unexpected fields in frontmatter: ${unexpected.join(', ')}. Only ${ALLOWED_LIST_TEXT} are allowed.`;
+    const message =
+      `Unexpected fields in frontmatter: ${unexpected.join(', ')}. Only ` + `${ALLOWED_LIST_TEXT} are allowed.`;
     (mode === 'strict' ? findings.errors : findings.warnings).push(message);
   }
 }
 
 /** The skill's name, NFKC-normalised; in lenient mode the directory's name when it has none. */
-function readName(data: FrontmatterData, directoryName: string, mode: ValidationMode, findings: Findings): string | undefined {
+function readName(
+  data: FrontmatterData,
+  directoryName: string,
+  mode: ValidationMode,
+  findings: Findings,
+): string | undefined {
   let name: string | undefined;
   if (!('name' in data)) {
     findings.report('Missing required field in frontmatter: name');
@@ -120,7 +135,10 @@ function readName(data: FrontmatterData, directoryName: string, mode: Validation
   return name;
 }
 
-/** The description as the catalogue shows it (cut to the limit when lenient mode lets a longer one load), or undefined when there is none. */
+/**
+ * The description as the catalogue shows it (cut to the limit when lenient mode lets a longer one load), or undefined
+ * when there is none.
+ */
 function readDescription(data: FrontmatterData, findings: Findings): string | undefined {
   if (!('description' in data)) {
     findings.errors.push('Missing required field in frontmatter: description');
@@ -145,12 +163,18 @@ function readCompatibility(data: FrontmatterData, findings: Findings): string | 
     return undefined;
   }
   const length = exceeds(data.compatibility, MAX_COMPATIBILITY_LENGTH);
-  if (length !== undefined) findings.report(`Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${length} chars)`);
+  if (length !== undefined)
+    findings.report(`Compatibility exceeds ${MAX_COMPATIBILITY_LENGTH} character limit (${length} chars)`);
   return data.compatibility;
 }
 
 /** The frontmatter of a skill that loads, its optional fields normalised (warnings for those dropped). */
-function normalizeFrontmatter(data: FrontmatterData, name: string, compatibility: string | undefined, warnings: string[]): SkillFrontmatter {
+function normalizeFrontmatter(
+  data: FrontmatterData,
+  name: string,
+  compatibility: string | undefined,
+  warnings: string[],
+): SkillFrontmatter {
   // `data` is the parser's fresh object, owned by this call: normalise it in place, not by copying.
   const frontmatter = data as SkillFrontmatter;
   frontmatter.name = name;
@@ -163,17 +187,21 @@ function normalizeFrontmatter(data: FrontmatterData, name: string, compatibility
 }
 
 function nameProblems(value: unknown, directoryName: string): { problems: string[]; normalized?: string } {
-  if (typeof value !== 'string' || value.trim() === '') return { problems: ["Field 'name' must be a non-empty string"] };
+  if (typeof value !== 'string' || value.trim() === '')
+    return { problems: ["Field 'name' must be a non-empty string"] };
   const name = nfkc(value.trim());
   const directory = nfkc(directoryName);
-  if (SIMPLE_NAME.test(name) && name.length <= MAX_NAME_LENGTH && name === directory) return { problems: [], normalized: name };
+  if (SIMPLE_NAME.test(name) && name.length <= MAX_NAME_LENGTH && name === directory)
+    return { problems: [], normalized: name };
   const problems: string[] = [];
   const length = exceeds(name, MAX_NAME_LENGTH);
-  if (length !== undefined) problems.push(`Skill name '${name}' exceeds ${MAX_NAME_LENGTH} character limit (${length} chars)`);
+  if (length !== undefined)
+    problems.push(`Skill name '${name}' exceeds ${MAX_NAME_LENGTH} character limit (${length} chars)`);
   if (name !== name.toLowerCase()) problems.push(`Skill name '${name}' must be lowercase`);
   if (name.startsWith('-') || name.endsWith('-')) problems.push('Skill name cannot start or end with a hyphen');
   if (name.includes('--')) problems.push('Skill name cannot contain consecutive hyphens');
-  if (!NAME_CHARACTERS.test(name)) problems.push(`Skill name '${name}' contains invalid characters. Only letters, digits, and hyphens are allowed.`);
+  if (!NAME_CHARACTERS.test(name))
+    problems.push(`Skill name '${name}' contains invalid characters. Only letters, digits, and hyphens are allowed.`);
   if (directory !== name) problems.push(`Directory name '${directoryName}' must match skill name '${name}'`);
   return { problems, normalized: name };
 }

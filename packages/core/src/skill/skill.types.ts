@@ -28,7 +28,9 @@ export interface SkillRecord {
   readonly origin?: SkillOrigin;
   /** Absent: `user` (every folder skill). */
   readonly scope?: SkillScope;
-  /** A folder code skill: its `skill.mjs` (real path), found beside SKILL.md in an `app.skills.code_directories` folder. */
+  /**
+   * A folder code skill: its `skill.mjs` (real path), found beside SKILL.md in an `app.skills.code_directories` folder.
+   */
   readonly code?: { readonly module: string };
   /** `tools_required`: tools the skill needs from the chat; without them it is not offered. */
   readonly toolsRequired?: readonly string[];

@@ -1,9 +1,24 @@
 import { describe, expect, it } from '@jest/globals';
 import type { SkillRecord } from './skill.types.js';
-import { checkToolsRequired, defaultToolNames, readToolsRequired, toolAvailability, toolKey } from './tool-requirements.js';
+import {
+  checkToolsRequired,
+  defaultToolNames,
+  readToolsRequired,
+  toolAvailability,
+  toolKey,
+} from './tool-requirements.js';
 
 const frontmatter = (extra: Record<string, unknown>) => ({ name: 'x', description: 'd', ...extra });
-const skill = (toolsRequired: string[]): SkillRecord => ({ name: 'x', description: 'd', path: '/s/x', skillFile: '/s/x/SKILL.md', source: '/s', frontmatter: { name: 'x', description: 'd' }, warnings: [], toolsRequired });
+const skill = (toolsRequired: string[]): SkillRecord => ({
+  name: 'x',
+  description: 'd',
+  path: '/s/x',
+  skillFile: '/s/x/SKILL.md',
+  source: '/s',
+  frontmatter: { name: 'x', description: 'd' },
+  warnings: [],
+  toolsRequired,
+});
 
 describe(readToolsRequired.name, () => {
   it.each([
@@ -11,7 +26,11 @@ describe(readToolsRequired.name, () => {
     ['a space-separated string', { tools_required: 'bash  web_search' }, ['bash', 'web_search']],
     ['a comma-separated string', { tools_required: 'bash, web_search,' }, ['bash', 'web_search']],
     ['metadata as a string', { metadata: { tools_required: 'bash' } }, ['bash']],
-    ['metadata as the JSON text a list is stored as', { metadata: { tools_required: '["bash","shell"]' } }, ['bash', 'shell']],
+    [
+      'metadata as the JSON text a list is stored as',
+      { metadata: { tools_required: '["bash","shell"]' } },
+      ['bash', 'shell'],
+    ],
     ['both, merged', { tools_required: 'bash', metadata: { tools_required: 'bash shell' } }, ['bash', 'shell']],
   ])('reads %s', (_, extra, tools) => {
     expect(readToolsRequired(frontmatter(extra))).toEqual({ tools, warnings: [] });
@@ -24,10 +43,13 @@ describe(readToolsRequired.name, () => {
 
   it('warns about a declaration that is not a list of names, and ignores it', () => {
     expect(readToolsRequired(frontmatter({ tools_required: { bash: true } }))).toEqual({
-      warnings: ["Field 'tools_required' must be a list of tool names or a space- or comma-separated string; it was ignored"],
+      warnings: [
+        "Field 'tools_required' must be a list of tool names or a space- or comma-separated string; it was ignored",
+      ],
     });
     expect(readToolsRequired(frontmatter({ metadata: { tools_required: '[1, 2]' } })).warnings).toEqual([
-      "Field 'metadata.tools_required' must be a list of tool names or a space- or comma-separated string; it was ignored",
+      "Field 'metadata.tools_required' must be a list of tool names or a space- or comma-separated string; it " +
+        'was ignored',
     ]);
   });
 });
@@ -37,8 +59,12 @@ describe(checkToolsRequired.name, () => {
   const scriptsOn = toolAvailability(defaultToolNames(true), true);
 
   it('passes a skill that needs only tools the chats have, by canonical or wire name, in any case', () => {
-    expect(checkToolsRequired(skill(['skills.activate', 'skills_readResource', 'USE_SKILL', 'load_skill']), scriptsOff)).toBeUndefined();
-    expect(checkToolsRequired(skill(['bash', 'Shell', 'skills.runScript', 'Bash(python3:*)']), scriptsOn)).toBeUndefined();
+    expect(
+      checkToolsRequired(skill(['skills.activate', 'skills_readResource', 'USE_SKILL', 'load_skill']), scriptsOff),
+    ).toBeUndefined();
+    expect(
+      checkToolsRequired(skill(['bash', 'Shell', 'skills.runScript', 'Bash(python3:*)']), scriptsOn),
+    ).toBeUndefined();
   });
 
   it('names each missing tool and what would offer it', () => {
@@ -48,7 +74,9 @@ describe(checkToolsRequired.name, () => {
       source: '/s',
       missingTools: ['bash', 'web_search'],
       reason:
-        "It needs tools the chats of this server do not have: 'bash' (offered only while scripts are on: app.scripts.enabled = true), 'web_search' (no chat of this server has it); it is left out of the catalogue until they are offered.",
+        "It needs tools the chats of this server do not have: 'bash' (offered only while scripts are on: " +
+        "app.scripts.enabled = true), 'web_search' (no chat of this server has it); it is left out of the " +
+        'catalogue until they are offered.',
     });
   });
 

@@ -42,7 +42,10 @@ export function toolAvailability(names: Iterable<string>, scriptsEnabled: boolea
 
 /** How names are compared: case-insensitive, and `Bash(git:*)` (the allowed-tools form) names `bash`. */
 export function toolKey(name: string): string {
-  return name.trim().replace(/\(.*\)$/s, '').toLowerCase();
+  return name
+    .trim()
+    .replace(/\(.*\)$/s, '')
+    .toLowerCase();
 }
 
 /** The tools a skill declares it needs, and a warning for a declaration that is not a list of names. */
@@ -56,7 +59,10 @@ export function readToolsRequired(frontmatter: Readonly<SkillFrontmatter>): { to
   const warnings: string[] = [];
   for (const { where, value } of declarations) {
     const names = toolNames(value);
-    if (names === undefined) warnings.push(`Field '${where}' must be a list of tool names or a space- or comma-separated string; it was ignored`);
+    if (names === undefined)
+      warnings.push(
+        `Field '${where}' must be a list of tool names or a space- or comma-separated string; it was ignored`,
+      );
     else for (const name of names) tools.add(name);
   }
   return tools.size > 0 ? { tools: [...tools], warnings } : { warnings };
@@ -69,7 +75,8 @@ function toolNames(value: unknown): string[] | undefined {
     if (text.startsWith('[')) return toolNames(parseJson(text));
     return text.split(/[\s,]+/).filter((name) => name !== '');
   }
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value.map((name) => name.trim()).filter((name) => name !== '');
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string'))
+    return value.map((name) => name.trim()).filter((name) => name !== '');
   return undefined;
 }
 
@@ -91,12 +98,16 @@ export function checkToolsRequired(skill: SkillRecord, availability: ToolAvailab
     path: skill.path,
     source: skill.source,
     missingTools,
-    reason: `It needs tools the chats of this server do not have: ${explained.join(', ')}; it is left out of the catalogue until they are offered.`,
+    reason:
+      `It needs tools the chats of this server do not have: ${explained.join(', ')}; it is left out of the ` +
+      `catalogue until they are offered.`,
   };
 }
 
 const SCRIPT_TOOL_KEYS = new Set(SCRIPT_TOOL_NAMES.map(toolKey));
 
 function whyMissing(name: string, availability: ToolAvailability): string {
-  return SCRIPT_TOOL_KEYS.has(toolKey(name)) && !availability.scriptsEnabled ? 'offered only while scripts are on: app.scripts.enabled = true' : 'no chat of this server has it';
+  return SCRIPT_TOOL_KEYS.has(toolKey(name)) && !availability.scriptsEnabled
+    ? 'offered only while scripts are on: app.scripts.enabled = true'
+    : 'no chat of this server has it';
 }

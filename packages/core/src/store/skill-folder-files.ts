@@ -11,7 +11,10 @@ export interface FolderLimits {
   maxFiles: number;
 }
 
-export type FolderFiles = { kind: 'files'; files: { path: string; bytes: Buffer }[] } | { kind: 'too-large'; reason: string } | { kind: 'unreadable'; reason: string };
+export type FolderFiles =
+  | { kind: 'files'; files: { path: string; bytes: Buffer }[] }
+  | { kind: 'too-large'; reason: string }
+  | { kind: 'unreadable'; reason: string };
 
 const MAX_DEPTH = 16;
 
@@ -68,8 +71,10 @@ export function readFolderFiles(folder: string, limits: FolderLimits): FolderFil
     if (head.kind !== 'file') continue;
     // A file larger than what is left of the limit counts as its whole size.
     total += head.size;
-    if (total > limits.maxBytes) return { kind: 'too-large', reason: `its files hold more than ${limits.maxBytes} bytes` };
-    if (files.length >= limits.maxFiles) return { kind: 'too-large', reason: `it has more than ${limits.maxFiles} files` };
+    if (total > limits.maxBytes)
+      return { kind: 'too-large', reason: `its files hold more than ${limits.maxBytes} bytes` };
+    if (files.length >= limits.maxFiles)
+      return { kind: 'too-large', reason: `it has more than ${limits.maxFiles} files` };
     files.push({ path, bytes: head.bytes });
   }
   return { kind: 'files', files };
@@ -80,8 +85,13 @@ export function folderVersion(folder: string, limits: FolderLimits): SkillVersio
   return versionRead(readFolderFiles(folder, limits)).version;
 }
 
-function versionRead(read: FolderFiles): { version: SkillVersion | { problem: string }; files?: { path: string; bytes: Buffer }[] } {
-  return read.kind === 'files' ? { version: versionOf(read.files), files: read.files } : { version: { problem: read.reason } };
+function versionRead(read: FolderFiles): {
+  version: SkillVersion | { problem: string };
+  files?: { path: string; bytes: Buffer }[];
+} {
+  return read.kind === 'files'
+    ? { version: versionOf(read.files), files: read.files }
+    : { version: { problem: read.reason } };
 }
 
 /**
@@ -93,7 +103,10 @@ function versionRead(read: FolderFiles): { version: SkillVersion | { problem: st
  * long ago is not looked at again (a burst of requests costs one look a folder, not one each).
  */
 export class FolderDigests {
-  private known = new Map<string, { fingerprint: string; version: SkillVersion | { problem: string }; checkedAt: number }>();
+  private known = new Map<
+    string,
+    { fingerprint: string; version: SkillVersion | { problem: string }; checkedAt: number }
+  >();
   private seen = new Set<string>();
 
   constructor(private readonly options: { maxFolders?: number; recheckMs?: number } = {}) {}
@@ -103,10 +116,14 @@ export class FolderDigests {
   }
 
   /** The folder's version, with its files when they had to be read for it (a changed or new folder). */
-  read(folder: string, limits: FolderLimits): { version: SkillVersion | { problem: string }; files?: { path: string; bytes: Buffer }[] } {
+  read(
+    folder: string,
+    limits: FolderLimits,
+  ): { version: SkillVersion | { problem: string }; files?: { path: string; bytes: Buffer }[] } {
     const now = Date.now();
     const cached = this.known.get(folder);
-    if (cached !== undefined && this.options.recheckMs !== undefined && now - cached.checkedAt < this.options.recheckMs) return { version: cached.version };
+    if (cached !== undefined && this.options.recheckMs !== undefined && now - cached.checkedAt < this.options.recheckMs)
+      return { version: cached.version };
     const fingerprint = fingerprintOf(folder, limits);
     if (fingerprint === undefined) return versionRead(readFolderFiles(folder, limits));
     this.seen.add(folder);
@@ -150,7 +167,9 @@ function fingerprintOf(folder: string, limits: FolderLimits): string | undefined
 
 function listFolder(folder: string): Dirent[] {
   try {
-    return readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return readdirSync(folder, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    );
   } catch {
     return [];
   }

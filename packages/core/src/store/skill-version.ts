@@ -31,7 +31,9 @@ export function comparePaths(a: string, b: string): number {
  * gives another.
  */
 export function versionOf(files: readonly { path: string; bytes: Uint8Array }[]): SkillVersion {
-  const entries = files.map((file) => ({ path: file.path, size: file.bytes.length, digest: contentDigest(file.bytes) })).sort((a, b) => comparePaths(a.path, b.path));
+  const entries = files
+    .map((file) => ({ path: file.path, size: file.bytes.length, digest: contentDigest(file.bytes) }))
+    .sort((a, b) => comparePaths(a.path, b.path));
   const digest = contentDigest(JSON.stringify(entries.map((entry) => [entry.path, entry.digest])));
   return { digest, files: entries, totalBytes: entries.reduce((sum, entry) => sum + entry.size, 0) };
 }

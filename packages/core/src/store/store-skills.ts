@@ -12,7 +12,12 @@ export interface StoreSkills {
   switches: ReadonlyMap<string, boolean>;
 }
 
-export const NO_STORE_SKILLS: StoreSkills = Object.freeze({ shared: [], personal: [], invalid: [], switches: new Map() });
+export const NO_STORE_SKILLS: StoreSkills = Object.freeze({
+  shared: [],
+  personal: [],
+  invalid: [],
+  switches: new Map(),
+});
 
 /** How a store skill's source reads in listings and collisions. */
 export function storeSource(scope: 'shared' | 'personal', owner: string | null): string {
@@ -31,7 +36,13 @@ export function readStoreSkills(contents: StoreContents, mode: ValidationMode): 
     const source = storeSource(install.scope, install.ownerName);
     const inspection = inspectSkillFolder(folder, source, mode, install.name);
     if (inspection === undefined) {
-      invalid.push({ path: folder, source, name: install.name, errors: ['The unpacked version has no SKILL.md.'], warnings: [] });
+      invalid.push({
+        path: folder,
+        source,
+        name: install.name,
+        errors: ['The unpacked version has no SKILL.md.'],
+        warnings: [],
+      });
     } else if (inspection.kind === 'invalid') {
       invalid.push(inspection.invalid);
     } else {
@@ -39,7 +50,13 @@ export function readStoreSkills(contents: StoreContents, mode: ValidationMode): 
         ...inspection.skill,
         digest: install.digest,
         files: install.manifest,
-        store: { scope: install.scope, ownerId: install.ownerId, owner: install.ownerName, version: install.version, history: new Set(install.history) },
+        store: {
+          scope: install.scope,
+          ownerId: install.ownerId,
+          owner: install.ownerName,
+          version: install.version,
+          history: new Set(install.history),
+        },
       };
       (install.scope === 'shared' ? shared : personal).push(record);
     }
@@ -51,7 +68,11 @@ export function readStoreSkills(contents: StoreContents, mode: ValidationMode): 
  * The scan's skills with the shared store skills added: with `first` precedence a store skill wins
  * a name clash with a folder skill, with `last` the folder skill wins; every clash is a collision.
  */
-export function mergeStoreSkills(scanned: DiscoveryResult, store: StoreSkills, precedence: 'first' | 'last'): DiscoveryResult {
+export function mergeStoreSkills(
+  scanned: DiscoveryResult,
+  store: StoreSkills,
+  precedence: 'first' | 'last',
+): DiscoveryResult {
   if (store.shared.length === 0 && store.invalid.length === 0) return scanned;
   const byName = new Map(scanned.skills.map((skill) => [skill.name, skill]));
   const collisions: SkillCollision[] = [];
@@ -61,8 +82,17 @@ export function mergeStoreSkills(scanned: DiscoveryResult, store: StoreSkills, p
     if (wins) byName.set(skill.name, skill);
     if (holder !== undefined) {
       const [winner, loser] = wins ? [skill, holder] : [holder, skill];
-      collisions.push({ name: skill.name, winner: { path: winner.path, source: winner.source }, loser: { path: loser.path, source: loser.source } });
+      collisions.push({
+        name: skill.name,
+        winner: { path: winner.path, source: winner.source },
+        loser: { path: loser.path, source: loser.source },
+      });
     }
   }
-  return { ...scanned, skills: [...byName.values()], invalid: [...scanned.invalid, ...store.invalid], collisions: [...scanned.collisions, ...collisions] };
+  return {
+    ...scanned,
+    skills: [...byName.values()],
+    invalid: [...scanned.invalid, ...store.invalid],
+    collisions: [...scanned.collisions, ...collisions],
+  };
 }

@@ -10,7 +10,8 @@ export const searchTool = defineTool({
   name: 'skills.search',
   wireName: 'skills_search',
   description:
-    "Find skills by what they do, when no skill in the catalogue fits the task: returns the best-matching skills (name, description and a score from 0 to 1), best first. Activate one to use it.",
+    'Find skills by what they do, when no skill in the catalogue fits the task: returns the best-matching ' +
+    'skills (name, description and a score from 0 to 1), best first. Activate one to use it.',
   input: z.strictObject({
     query: textArgument(MAX_SEARCH_QUERY, 'The task, in a few words (any language; typos are tolerated).'),
     limit: z
@@ -29,6 +30,14 @@ export const searchTool = defineTool({
       results.length === 0
         ? `No skill matches "${query.replace(/\s+/g, ' ').trim()}". Go on without a skill, or search with other words.`
         : JSON.stringify({ results });
-    return { output, summary: { skill: null, count: results.length, candidates: results.map((result) => result.name), truncated: false } };
+    return {
+      output,
+      summary: {
+        skill: null,
+        count: results.length,
+        candidates: results.map((result) => result.name),
+        truncated: false,
+      },
+    };
   },
 });

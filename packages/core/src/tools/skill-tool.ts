@@ -21,7 +21,9 @@ export interface SkillTool<Input = unknown> {
   input: z.ZodType<Input>;
   /** Shown with an argument error, so the model (or a person) sees a call that works. */
   example: string;
-  /** What the tool does to the world, as MCP clients read it (some run only read-only tools unattended), and its title. */
+  /**
+   * What the tool does to the world, as MCP clients read it (some run only read-only tools unattended), and its title.
+   */
   annotations: ToolAnnotations;
   /** Top-level string arguments where NUL is the tool's to refuse (a resource path: RESOURCE_OUTSIDE_SKILL). */
   nulAllowed?: readonly string[];
@@ -98,7 +100,12 @@ export function activationResult(skill: ActivatedSkill, output: string): ToolRes
   const note = skill.versionWarning === undefined ? '' : `\n\n[Note: ${skill.versionWarning}]`;
   const version = skill.version === undefined ? {} : { version: skill.version };
   const warning = skill.versionWarning === undefined ? {} : { versionWarning: skill.versionWarning };
-  return { output: output + note, summary: { skill: skill.name, truncated: skill.truncated, ...version, ...warning }, activated: skill.name, ...version };
+  return {
+    output: output + note,
+    summary: { skill: skill.name, truncated: skill.truncated, ...version, ...warning },
+    activated: skill.name,
+    ...version,
+  };
 }
 
 /** Keeps each tool's own input type inside its definition while lists hold them alike. */
@@ -129,7 +136,10 @@ export const MAX_PATH_ARGUMENT = 4096;
  * The tool's arguments, or what is wrong with them in one readable sentence that ends with a call
  * that works. The same text is the model's error card and the API caller's 400.
  */
-export function parseToolArguments(tool: SkillTool, args: unknown): { ok: true; input: unknown } | { ok: false; message: string; problems: string[] } {
+export function parseToolArguments(
+  tool: SkillTool,
+  args: unknown,
+): { ok: true; input: unknown } | { ok: false; message: string; problems: string[] } {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     const message = `Arguments must be a JSON object like ${tool.example}.`;
     return { ok: false, message, problems: [message] };
@@ -137,12 +147,18 @@ export function parseToolArguments(tool: SkillTool, args: unknown): { ok: true; 
   const parsed = tool.input.safeParse(args);
   if (parsed.success) return { ok: true, input: parsed.data };
   const problems = describeIssues(parsed.error.issues);
-  return { ok: false, message: `Invalid arguments for ${tool.name}: ${problemsText(problems)}. Expected ${tool.example}.`, problems };
+  return {
+    ok: false,
+    message: `Invalid arguments for ${tool.name}: ${problemsText(problems)}. Expected ${tool.example}.`,
+    problems,
+  };
 }
 
 /** Field problems first, in field order, then unknown arguments (the first few named, the rest counted). */
 function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
-  const fields = issues.filter((issue) => issue.code !== 'unrecognized_keys').map((issue) => `'${issue.path.join('.')}' ${issue.message}`);
+  const fields = issues
+    .filter((issue) => issue.code !== 'unrecognized_keys')
+    .map((issue) => `'${issue.path.join('.')}' ${issue.message}`);
   const unknown = issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : []));
   return unknown.length > 0 ? [...fields, `unknown argument(s): ${namesText(unknown)}`] : fields;
 }

@@ -13,11 +13,17 @@ export interface SkillsPromptRequest {
   snapshot: CatalogueSnapshot;
   chooser: Pick<CatalogueChooser, 'catalogue'>;
   skills: Pick<SkillsConfig, 'catalogueFormat' | 'includeLocation'>;
-  /** The tool style offered this turn; absent when the model gets no tools (an invoked skill's body then goes in the prompt as `fallback`). */
+  /**
+   * The tool style offered this turn; absent when the model gets no tools (an invoked skill's body then goes in the
+   * prompt as `fallback`).
+   */
   style?: ToolStyleSet;
   /** The skills the chat activated before this turn. */
   activated: readonly string[];
-  /** The user's words, the chat's last messages (weaker evidence), and the skills invoked or required this turn: what ranks a partial catalogue. */
+  /**
+   * The user's words, the chat's last messages (weaker evidence), and the skills invoked or required this turn: what
+   * ranks a partial catalogue.
+   */
   message: { text: string; context?: string; requested?: readonly string[] };
   turn?: Pick<NonNullable<PromptInputs['skills']>, 'invoked' | 'fallback' | 'ran' | 'command' | 'commands'>;
 }
@@ -31,7 +37,12 @@ export function buildSkillsPrompt(request: SkillsPromptRequest): { system: strin
   const { snapshot, style, activated, message } = request;
   const { catalogueFormat, includeLocation } = request.skills;
   const searchable = style?.byName(searchTool.name) !== undefined;
-  const catalogue = request.chooser.catalogue(snapshot, { message: message.text, context: message.context ?? '', pinned: [...activated, ...(message.requested ?? [])], searchable });
+  const catalogue = request.chooser.catalogue(snapshot, {
+    message: message.text,
+    context: message.context ?? '',
+    pinned: [...activated, ...(message.requested ?? [])],
+    searchable,
+  });
   const skills: PromptInputs['skills'] = {
     catalogue: catalogue.text,
     partial: !catalogue.complete,

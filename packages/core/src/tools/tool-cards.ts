@@ -5,11 +5,17 @@ export interface ToolCardSummary {
   type?: string;
   count?: number;
   candidates?: string[];
-  /** `skills.runScript`: the command as run, its exit code (null when a signal ended it), and whether the time limit did. */
+  /**
+   * `skills.runScript`: the command as run, its exit code (null when a signal ended it), and whether the time limit
+   * did.
+   */
   command?: string;
   exitCode?: number | null;
   timedOut?: boolean;
-  /** An activation in a chat: the version activated (`sha256:…`), which the chat reads until it activates the skill again. */
+  /**
+   * An activation in a chat: the version activated (`sha256:…`), which the chat reads until it activates the skill
+   * again.
+   */
   version?: string;
   /** An activation in a chat whose version could not be kept (past `max_install_bytes`): why. */
   versionWarning?: string;

@@ -25,7 +25,9 @@ export interface ScriptRun {
   path: string;
   /** As shown on the card, e.g. `sh scripts/echo.sh a`. */
   command: string;
-  /** The exit code; 128 + the signal number for a script killed inside the sandbox; null when the sandbox was killed. */
+  /**
+   * The exit code; 128 + the signal number for a script killed inside the sandbox; null when the sandbox was killed.
+   */
   exitCode: number | null;
   /** `SIGKILL` when the sandbox was killed (timeout, output cap, abort); otherwise null. */
   signal: string | null;
@@ -61,5 +63,8 @@ export interface CodeSkillRunner {
 }
 
 export function scriptsDisabledError(): AppError {
-  return new AppError(ErrorCode.SCRIPTS_DISABLED, 'Running skill scripts is disabled on this server ([app.scripts] enabled = false).');
+  return new AppError(
+    ErrorCode.SCRIPTS_DISABLED,
+    'Running skill scripts is disabled on this server ([app.scripts] enabled = false).',
+  );
 }

@@ -18,7 +18,10 @@ interface WellFormedString {
 const NUL = '\0';
 
 /** What in `text` cannot be stored, NUL first; undefined when it can be stored as it is. */
-export function unstorableCharacter(text: string, options: { allowNul?: boolean } = {}): UnstorableCharacter | undefined {
+export function unstorableCharacter(
+  text: string,
+  options: { allowNul?: boolean } = {},
+): UnstorableCharacter | undefined {
   if (!options.allowNul && text.includes(NUL)) return 'NUL';
   if (!(text as unknown as WellFormedString).isWellFormed()) return 'unpaired surrogate';
   return undefined;

@@ -44,7 +44,10 @@ export async function runCodeSkill(request: CodeSkillRequest): Promise<CodeSkill
       timeoutMs: request.timeoutMs,
       memoryMb: request.memoryMb,
       answer: async (message) => {
-        if (message.type === 'llm') return String(await request.llm(message.prompt, message.system === undefined ? {} : { system: message.system }));
+        if (message.type === 'llm')
+          return String(
+            await request.llm(message.prompt, message.system === undefined ? {} : { system: message.system }),
+          );
         const outcome = await request.callTool(message.name, message.args);
         return { status: outcome.status === 'ok' ? 'ok' : 'error', output: String(outcome.output) };
       },
@@ -52,21 +55,38 @@ export async function runCodeSkill(request: CodeSkillRequest): Promise<CodeSkill
   );
   const durationMs = elapsed(started);
   if (outcome.kind === 'done' && outcome.ok) return codeSkillResult(outcome.value, durationMs);
-  return failedResult(withoutHostPath(`The code skill failed: ${describeFailure(outcome, request)}`, dirname(request.modulePath)), durationMs);
+  return failedResult(
+    withoutHostPath(`The code skill failed: ${describeFailure(outcome, request)}`, dirname(request.modulePath)),
+    durationMs,
+  );
 }
 
-/** Errors reach the model and the user: the skill's folder is `.` there, as resource paths are relative to it (the host path stays in the logs). */
+/**
+ * Errors reach the model and the user: the skill's folder is `.` there, as resource paths are relative to it (the host
+ * path stays in the logs).
+ */
 function withoutHostPath(text: string, folder: string): string {
   return text.replaceAll(pathToFileURL(folder).href, '.').replaceAll(folder, '.');
 }
 
-/** `canHandle(query)` of a `skill.mjs`, clamped to 0..1; undefined when it has none, throws, times out or gives no number. */
-export async function scoreCodeSkill(modulePath: string, query: string, timeoutMs: number, memoryMb = DEFAULT_SCORE_MEMORY_MB): Promise<number | undefined> {
+/**
+ * `canHandle(query)` of a `skill.mjs`, clamped to 0..1; undefined when it has none, throws, times out or gives no
+ * number.
+ */
+export async function scoreCodeSkill(
+  modulePath: string,
+  query: string,
+  timeoutMs: number,
+  memoryMb = DEFAULT_SCORE_MEMORY_MB,
+): Promise<number | undefined> {
   const outcome = await runWorker({ kind: 'score', modulePath, query }, { timeoutMs, memoryMb });
   return outcome.kind === 'done' && outcome.ok ? clampScore(outcome.value) : undefined;
 }
 
-function describeFailure(outcome: Exclude<WorkerOutcome, { kind: 'done'; ok: true }>, limits: { timeoutMs: number; memoryMb: number }): string {
+function describeFailure(
+  outcome: Exclude<WorkerOutcome, { kind: 'done'; ok: true }>,
+  limits: { timeoutMs: number; memoryMb: number },
+): string {
   switch (outcome.kind) {
     case 'done':
       return outcome.error;
@@ -110,8 +130,14 @@ function runWorker(task: WorkerTask, options: WorkerOptions): Promise<WorkerOutc
     };
     const timer = setTimeout(() => settle({ kind: 'timeout' }), options.timeoutMs);
     worker.on('message', (message: WorkerMessage) => {
-      if (message?.type === 'done') settle(message.ok ? { kind: 'done', ok: true, value: message.value } : { kind: 'done', ok: false, error: String(message.error) });
-      else if ((message?.type === 'llm' || message?.type === 'tool') && options.answer !== undefined) relay(worker, message, options.answer, () => settled);
+      if (message?.type === 'done')
+        settle(
+          message.ok
+            ? { kind: 'done', ok: true, value: message.value }
+            : { kind: 'done', ok: false, error: String(message.error) },
+        );
+      else if ((message?.type === 'llm' || message?.type === 'tool') && options.answer !== undefined)
+        relay(worker, message, options.answer, () => settled);
     });
     worker.on('error', (error: unknown) => {
       const outOfMemory = (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
@@ -122,14 +148,26 @@ function runWorker(task: WorkerTask, options: WorkerOptions): Promise<WorkerOutc
 }
 
 /** Answers one request of the worker, unless the run has ended meanwhile. */
-function relay(worker: Worker, message: Extract<WorkerMessage, { type: 'llm' | 'tool' }>, answer: NonNullable<WorkerOptions['answer']>, ended: () => boolean): void {
+function relay(
+  worker: Worker,
+  message: Extract<WorkerMessage, { type: 'llm' | 'tool' }>,
+  answer: NonNullable<WorkerOptions['answer']>,
+  ended: () => boolean,
+): void {
   const reply = (payload: ServerReply) => {
     if (ended()) return;
     try {
       worker.postMessage(payload);
     } catch (error) {
-      // Most likely the worker is gone (its exit settles the run); else the code hears why rather than waiting for the timeout.
-      if (payload.ok) reply({ type: 'reply', id: payload.id, ok: false, error: `The answer could not be passed to the code: ${describeError(error)}` });
+      // Most likely the worker is gone (its exit settles the run); else the code hears why rather than waiting for the
+      // timeout.
+      if (payload.ok)
+        reply({
+          type: 'reply',
+          id: payload.id,
+          ok: false,
+          error: `The answer could not be passed to the code: ${describeError(error)}`,
+        });
     }
   };
   Promise.resolve()

@@ -25,7 +25,7 @@ if (parentPort === null) throw new Error('code-skill.worker.mjs runs only as a w
 
 // A worker shares the server's process: a signal it sends to its own pid would stop the server.
 process.kill = () => {
-  throw new Error('process.kill is not available to code skills: they share the server\'s process');
+  throw new Error("process.kill is not available to code skills: they share the server's process");
 };
 const port = parentPort;
 const task = /** @type {WorkerTask} */ (workerData);
@@ -85,7 +85,8 @@ function buildContext(input) {
       },
     },
     tools: {
-      call: (name, args = {}) => /** @type {Promise<CodeSkillToolOutcome>} */ (ask({ type: 'tool', name: String(name), args })),
+      call: (name, args = {}) =>
+        /** @type {Promise<CodeSkillToolOutcome>} */ (ask({ type: 'tool', name: String(name), args })),
     },
   };
 }
@@ -99,7 +100,8 @@ async function run(work) {
   try {
     module = await import(pathToFileURL(work.modulePath).href);
   } catch (error) {
-    if (!existsSync(work.modulePath)) return fail('skill.mjs is no longer there (moved or deleted since the last scan); reload the skills');
+    if (!existsSync(work.modulePath))
+      return fail('skill.mjs is no longer there (moved or deleted since the last scan); reload the skills');
     return fail(`skill.mjs could not be loaded: ${describe(error)}`);
   }
   const name = work.kind === 'score' ? 'canHandle' : 'execute';
@@ -121,7 +123,10 @@ function finish(value) {
   try {
     send({ type: 'done', ok: true, value });
   } catch (error) {
-    fail(`it returned a value that cannot be passed back (functions and symbols cannot; return plain data): ${describe(error)}`);
+    fail(
+      `it returned a value that cannot be passed back (functions and symbols cannot; return plain data): ` +
+        `${describe(error)}`,
+    );
   }
 }
 

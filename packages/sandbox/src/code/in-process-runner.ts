@@ -1,5 +1,11 @@
 import { clampScore, codeSkillResult, describeThrown, failedResult } from '@skillhost/core';
-import type { CodeSkillCanHandle, CodeSkillContext, CodeSkillExecute, CodeSkillRequest, CodeSkillResult } from '@skillhost/core';
+import type {
+  CodeSkillCanHandle,
+  CodeSkillContext,
+  CodeSkillExecute,
+  CodeSkillRequest,
+  CodeSkillResult,
+} from '@skillhost/core';
 
 /**
  * Runs a programmatic code skill: the embedding application's own function, trusted, so called
@@ -7,7 +13,10 @@ import type { CodeSkillCanHandle, CodeSkillContext, CodeSkillExecute, CodeSkillR
  * same way. The timeout bounds how long the turn waits; code that ignores it cannot be stopped
  * (and a synchronous endless loop would block the server, as any code of the application would).
  */
-export async function runInProcess(execute: CodeSkillExecute, request: Omit<CodeSkillRequest, 'modulePath' | 'memoryMb'>): Promise<CodeSkillResult> {
+export async function runInProcess(
+  execute: CodeSkillExecute,
+  request: Omit<CodeSkillRequest, 'modulePath' | 'memoryMb'>,
+): Promise<CodeSkillResult> {
   const started = performance.now();
   const outcome = await settleWithin(() => execute(contextFor(request)), request.timeoutMs);
   const durationMs = Math.round((performance.now() - started) * 100) / 100;
@@ -17,12 +26,19 @@ export async function runInProcess(execute: CodeSkillExecute, request: Omit<Code
     case 'threw':
       return failedResult(`The code skill failed: execute() threw ${outcome.error}`, durationMs);
     case 'timeout':
-      return failedResult(`The code skill failed: it did not finish within ${request.timeoutMs} ms (app.skills.code_timeout_ms)`, durationMs);
+      return failedResult(
+        `The code skill failed: it did not finish within ${request.timeoutMs} ms (app.skills.code_timeout_ms)`,
+        durationMs,
+      );
   }
 }
 
 /** canHandle(query) clamped to 0..1; undefined when it throws, is late or gives no number. */
-export async function scoreInProcess(canHandle: CodeSkillCanHandle, query: string, timeoutMs: number): Promise<number | undefined> {
+export async function scoreInProcess(
+  canHandle: CodeSkillCanHandle,
+  query: string,
+  timeoutMs: number,
+): Promise<number | undefined> {
   const outcome = await settleWithin(() => canHandle(query), timeoutMs);
   return outcome.kind === 'value' ? clampScore(outcome.value) : undefined;
 }
@@ -31,7 +47,10 @@ function contextFor(request: Omit<CodeSkillRequest, 'modulePath' | 'memoryMb'>):
   return {
     // A copy, as a worker gets: the skill may change its ctx without touching the server's configuration.
     ...structuredClone(request.ctx),
-    llm: { complete: (prompt, options = {}) => request.llm(String(prompt), typeof options?.system === 'string' ? { system: options.system } : {}) },
+    llm: {
+      complete: (prompt, options = {}) =>
+        request.llm(String(prompt), typeof options?.system === 'string' ? { system: options.system } : {}),
+    },
     tools: { call: (name, args = {}) => request.callTool(String(name), args) },
   };
 }

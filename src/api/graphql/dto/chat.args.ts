@@ -34,10 +34,16 @@ export class SendMessageArgs extends SendMessageDto {
   @Field({ description: '1–100,000 characters; a leading `/name` (a loaded skill) invokes that skill explicitly.' })
   declare content: string;
 
-  @Field(() => String, { nullable: true, description: 'A configured model (`app.models`); default: the default model.' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'A configured model (`app.models`); default: the default model.',
+  })
   declare model?: string;
 
-  @Field(() => Boolean, { nullable: true, description: '`false` turns the skill tools off for this message (the fallback applies).' })
+  @Field(() => Boolean, {
+    nullable: true,
+    description: '`false` turns the skill tools off for this message (the fallback applies).',
+  })
   declare tools?: boolean;
 }
 
@@ -54,7 +60,11 @@ export class ChatContextArgs extends ChatIdArgs {
   @IsBoolean()
   tools?: boolean;
 
-  @Field(() => String, { nullable: true, description: "A message as the user would send it: the prompt's catalogue is the one a turn with this message would list." })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "A message as the user would send it: the prompt's catalogue is the one a turn with this message would list.",
+  })
   @IsOptional()
   @IsString()
   @MaxLength(MAX_PREVIEW_MESSAGE)

@@ -27,10 +27,18 @@ export class SkillResourceArgs extends SkillNameArgs {
 /** The format is checked by REST's rule (VALIDATION_FAILED naming the formats), not a GraphQL enum. */
 @ArgsType()
 export class CatalogueArgs extends CatalogueQueryDto {
-  @Field(() => String, { nullable: true, description: `One of ${CATALOGUE_FORMATS.join(', ')}; default: app.skills.catalogue_format.` })
+  @Field(() => String, {
+    nullable: true,
+    description: `One of ${CATALOGUE_FORMATS.join(', ')}; default: app.skills.catalogue_format.`,
+  })
   declare format?: CatalogueQueryDto['format'];
 
-  @Field(() => String, { nullable: true, description: 'A message as a user would send it in a new chat: the catalogue a turn with it would list. Without it: every skill.' })
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'A message as a user would send it in a new chat: the catalogue a turn with it would list. Without it: ' +
+      'every skill.',
+  })
   declare query?: string;
 }
 

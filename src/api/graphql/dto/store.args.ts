@@ -13,7 +13,10 @@ export class SkillVersionsArgs extends VersionsQueryDto {
   @MaxLength(200)
   name: string;
 
-  @Field(() => String, { nullable: true, description: "`shared` or `personal`; default: the caller's personal skill of that name, else the shared one." })
+  @Field(() => String, {
+    nullable: true,
+    description: "`shared` or `personal`; default: the caller's personal skill of that name, else the shared one.",
+  })
   declare scope?: 'shared' | 'personal';
 }
 
@@ -51,7 +54,10 @@ export class UninstallSkillArgs extends SkillNameArgs {
 
 @ArgsType()
 export class SkillFilterArgs extends SkillFilterBodyDto {
-  @Field(() => [String], { nullable: true, description: 'Only these skills (names or `prefix-*`); absent: no restriction.' })
+  @Field(() => [String], {
+    nullable: true,
+    description: 'Only these skills (names or `prefix-*`); absent: no restriction.',
+  })
   declare include?: string[];
 
   @Field(() => [String], { nullable: true, description: 'Never these skills (names or `prefix-*`).' })

@@ -9,7 +9,8 @@ export const GraphQLDateTime = new GraphQLScalarType<Date, string>({
   description: 'An instant as an ISO 8601 string at UTC, such as 2026-01-31T09:54:33.000Z.',
   serialize(value) {
     const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : undefined;
-    if (date === undefined || Number.isNaN(date.getTime())) throw new GraphQLError(`DateTime cannot represent ${JSON.stringify(value)}.`);
+    if (date === undefined || Number.isNaN(date.getTime()))
+      throw new GraphQLError(`DateTime cannot represent ${JSON.stringify(value)}.`);
     return date.toISOString();
   },
   parseValue(value) {
@@ -22,6 +23,7 @@ export const GraphQLDateTime = new GraphQLScalarType<Date, string>({
 
 function parseInstant(value: unknown): Date {
   const date = typeof value === 'string' ? new Date(value) : undefined;
-  if (date === undefined || Number.isNaN(date.getTime())) throw new GraphQLError(`DateTime expects an ISO 8601 string; got ${JSON.stringify(value)}.`);
+  if (date === undefined || Number.isNaN(date.getTime()))
+    throw new GraphQLError(`DateTime expects an ISO 8601 string; got ${JSON.stringify(value)}.`);
   return date;
 }

@@ -36,7 +36,8 @@ function literalValue(ast: ValueNode, variables: Record<string, unknown> | undef
       return ast.values.map((value) => literalValue(value, variables));
     case Kind.OBJECT:
       // As REST's JSON parser does: a `__proto__` key would become an object's prototype on the way in.
-      if (ast.fields.some((field) => field.name.value === '__proto__')) throw new TypeError('A JSON object may not use the key `__proto__`.');
+      if (ast.fields.some((field) => field.name.value === '__proto__'))
+        throw new TypeError('A JSON object may not use the key `__proto__`.');
       return Object.fromEntries(ast.fields.map((field) => [field.name.value, literalValue(field.value, variables)]));
     case Kind.VARIABLE:
       return variables?.[ast.name.value];

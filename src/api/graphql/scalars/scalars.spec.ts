@@ -10,14 +10,22 @@ describe('GraphQLJSON', () => {
   });
 
   it('reads literals of every kind, variables included', () => {
-    expect(GraphQLJSON.parseLiteral(parseValue('{ a: [1, 2.5, "s", true, null, E], b: $v }'), { v: { x: 1 } })).toEqual({ a: [1, 2.5, 's', true, null, 'E'], b: { x: 1 } });
+    expect(GraphQLJSON.parseLiteral(parseValue('{ a: [1, 2.5, "s", true, null, E], b: $v }'), { v: { x: 1 } })).toEqual(
+      { a: [1, 2.5, 's', true, null, 'E'], b: { x: 1 } },
+    );
   });
 
   it("keeps to a JSON body's limits, written in the query or given as a variable", () => {
     const wide = `{ ${Array.from({ length: 1001 }, (_, i) => `k${i}: 1`).join(' ')} }`;
-    expect(() => GraphQLJSON.parseLiteral(parseValue(wide))).toThrow('A JSON value has an array or object of more than 1000 members');
-    expect(() => GraphQLJSON.parseValue(Array(6).fill(Array(1000).fill(0)))).toThrow('A JSON value holds more than 5000 values');
-    expect(() => GraphQLJSON.parseValue(JSON.parse(`${'['.repeat(65)}${']'.repeat(65)}`))).toThrow('A JSON value is nested more than 64 arrays or objects deep');
+    expect(() => GraphQLJSON.parseLiteral(parseValue(wide))).toThrow(
+      'A JSON value has an array or object of more than 1000 members',
+    );
+    expect(() => GraphQLJSON.parseValue(Array(6).fill(Array(1000).fill(0)))).toThrow(
+      'A JSON value holds more than 5000 values',
+    );
+    expect(() => GraphQLJSON.parseValue(JSON.parse(`${'['.repeat(65)}${']'.repeat(65)}`))).toThrow(
+      'A JSON value is nested more than 64 arrays or objects deep',
+    );
     expect(GraphQLJSON.parseValue(JSON.parse(`${'['.repeat(64)}${']'.repeat(64)}`))).toHaveLength(1);
   });
 });

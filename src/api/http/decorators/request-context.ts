@@ -16,7 +16,11 @@ export interface PrincipalCarrier {
  */
 export function principalCarrier(context: ExecutionContext): PrincipalCarrier {
   if (context.getType<string>() === 'graphql') {
-    const gql = GqlExecutionContext.create(context).getContext<{ principal?: Principal; headers?: CredentialHeaders; reply?: { request: PrincipalCarrier } }>();
+    const gql = GqlExecutionContext.create(context).getContext<{
+      principal?: Principal;
+      headers?: CredentialHeaders;
+      reply?: { request: PrincipalCarrier };
+    }>();
     gql.headers ??= gql.reply?.request.headers ?? {};
     // Over HTTP the key was checked before the body was read (keys-before-bodies.ts).
     gql.principal ??= gql.reply?.request.principal;

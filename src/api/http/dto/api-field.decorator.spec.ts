@@ -2,7 +2,15 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Controller, Get, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { GraphQLSchemaBuilderModule, GraphQLSchemaFactory, ID, Int, ObjectType, Query, Resolver } from '@nestjs/graphql';
+import {
+  GraphQLSchemaBuilderModule,
+  GraphQLSchemaFactory,
+  ID,
+  Int,
+  ObjectType,
+  Query,
+  Resolver,
+} from '@nestjs/graphql';
 import { ApiOkResponse, SwaggerModule } from '@nestjs/swagger';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { printType } from 'graphql';
@@ -19,7 +27,10 @@ class ThingDto {
   @ApiField({ description: 'Both doors.' })
   name: string;
 
-  @ApiField(() => Int, { openapi: { minimum: 1, description: 'REST words.' }, graphql: { description: 'GraphQL words.' } })
+  @ApiField(() => Int, {
+    openapi: { minimum: 1, description: 'REST words.' },
+    graphql: { description: 'GraphQL words.' },
+  })
   count: number;
 
   @ApiField(() => String, { nullable: true })
@@ -55,7 +66,10 @@ class ThingsResolver {
 async function openApiSchemas(): Promise<Record<string, unknown>> {
   const app = await NestFactory.create(ThingsModule, new FastifyAdapter(), { logger: false });
   try {
-    return SwaggerModule.createDocument(app, { openapi: '3.1.0', info: { title: 't', version: '1' } }).components?.schemas ?? {};
+    return (
+      SwaggerModule.createDocument(app, { openapi: '3.1.0', info: { title: 't', version: '1' } }).components?.schemas ??
+      {}
+    );
   } finally {
     await app.close();
   }
@@ -86,7 +100,11 @@ describe(ApiField.name, () => {
       },
       required: ['name', 'count', 'note', 'parts'],
     });
-    expect(schemas.PartDto).toEqual({ type: 'object', properties: { id: { type: 'string', format: 'uuid' } }, required: ['id'] });
+    expect(schemas.PartDto).toEqual({
+      type: 'object',
+      properties: { id: { type: 'string', format: 'uuid' } },
+      required: ['id'],
+    });
   });
 
   it('gives GraphQL the same fields, in the same order, with its own words and nullability', async () => {

@@ -8,7 +8,10 @@ export interface ApiFieldOptions {
   nullable?: boolean;
   /** The value may be absent (`name?: T`): not `required` in OpenAPI, a nullable GraphQL field. */
   optional?: boolean;
-  /** OpenAPI's own keywords (format, enum, bounds, example…), as `@ApiProperty` takes them; `type` when GraphQL's does not say it (an `enum` says it). */
+  /**
+   * OpenAPI's own keywords (format, enum, bounds, example…), as `@ApiProperty` takes them; `type` when GraphQL's does
+   * not say it (an `enum` says it).
+   */
   openapi?: ApiPropertyOptions;
   /** GraphQL's own description. */
   graphql?: { description?: string };
@@ -19,9 +22,17 @@ export interface ApiFieldOptions {
  * options say `nullable`, and undefined exactly when they say `optional`: a shape cannot tell one
  * door "never null" while the class says otherwise.
  */
-export type ApiFieldDecorator<O extends ApiFieldOptions> = <T extends object, K extends keyof T & string>(target: T, key: K & Admits<T[K], O>) => void;
+export type ApiFieldDecorator<O extends ApiFieldOptions> = <T extends object, K extends keyof T & string>(
+  target: T,
+  key: K & Admits<T[K], O>,
+) => void;
 
-type Admits<V, O extends ApiFieldOptions> = Flag<O['nullable']> extends (null extends V ? true : false) ? (Flag<O['optional']> extends (undefined extends V ? true : false) ? unknown : never) : never;
+type Admits<V, O extends ApiFieldOptions> =
+  Flag<O['nullable']> extends (null extends V ? true : false)
+    ? Flag<O['optional']> extends (undefined extends V ? true : false)
+      ? unknown
+      : never
+    : never;
 type Flag<B> = B extends true ? true : false;
 
 /**
@@ -33,12 +44,21 @@ type Flag<B> = B extends true ? true : false;
  * type; any other GraphQL type (a custom scalar, an enum) needs `openapi.type` or `openapi.enum`.
  */
 export function ApiField<const O extends ApiFieldOptions = object>(options?: O): ApiFieldDecorator<O>;
-export function ApiField<const O extends ApiFieldOptions = object>(type: ReturnTypeFunc, options?: O): ApiFieldDecorator<O>;
-export function ApiField(typeOrOptions?: ReturnTypeFunc | ApiFieldOptions, maybeOptions?: ApiFieldOptions): ApiFieldDecorator<ApiFieldOptions> {
+export function ApiField<const O extends ApiFieldOptions = object>(
+  type: ReturnTypeFunc,
+  options?: O,
+): ApiFieldDecorator<O>;
+export function ApiField(
+  typeOrOptions?: ReturnTypeFunc | ApiFieldOptions,
+  maybeOptions?: ApiFieldOptions,
+): ApiFieldDecorator<ApiFieldOptions> {
   const type = typeof typeOrOptions === 'function' ? typeOrOptions : undefined;
   const options = (typeof typeOrOptions === 'function' ? maybeOptions : typeOrOptions) ?? {};
   const openapi = openApiOptions(type, options);
-  const graphql = { nullable: options.nullable || options.optional || undefined, description: options.graphql?.description ?? options.description };
+  const graphql = {
+    nullable: options.nullable || options.optional || undefined,
+    description: options.graphql?.description ?? options.description,
+  };
   const property = ApiProperty(openapi);
   const field = type === undefined ? Field(graphql) : Field(type, graphql);
   return (target, key) => {
@@ -48,10 +68,16 @@ export function ApiField(typeOrOptions?: ReturnTypeFunc | ApiFieldOptions, maybe
 }
 
 /** `@ApiProperty`'s options: OpenAPI's own keywords in their order, then what both doors say. */
-function openApiOptions(type: ReturnTypeFunc | undefined, { openapi = {}, nullable, optional, description }: ApiFieldOptions): ApiPropertyOptions {
+function openApiOptions(
+  type: ReturnTypeFunc | undefined,
+  { openapi = {}, nullable, optional, description }: ApiFieldOptions,
+): ApiPropertyOptions {
   return {
-    // Resolved when the document is built, as `@ApiProperty({ type: () => X })` is (Swagger knows such a function by its name, `type`).
-    ...(type !== undefined && openapi.type === undefined && openapi.enum === undefined ? { type: () => openApiTypeOf(type()) } : {}),
+    // Resolved when the document is built, as `@ApiProperty({ type: () => X })` is (Swagger knows such a function by
+    // its name, `type`).
+    ...(type !== undefined && openapi.type === undefined && openapi.enum === undefined
+      ? { type: () => openApiTypeOf(type()) }
+      : {}),
     ...openapi,
     ...(nullable ? { nullable: true } : {}),
     ...(description !== undefined && openapi.description === undefined ? { description } : {}),

@@ -11,7 +11,13 @@ export class CatalogueQueryDto {
   @IsIn(CATALOGUE_FORMATS, { message: `format must be one of ${CATALOGUE_FORMATS.join(', ')}` })
   format?: CatalogueFormat;
 
-  @ApiPropertyOptional({ maxLength: MAX_PREVIEW_MESSAGE, description: 'A message as a user would send it in a new chat: the catalogue a turn with it would list (ranked for it when the skills do not all fit `app.skills.catalogue_budget_tokens`). Without it: every skill, whatever the budget.' })
+  @ApiPropertyOptional({
+    maxLength: MAX_PREVIEW_MESSAGE,
+    description:
+      'A message as a user would send it in a new chat: the catalogue a turn with it would list (ranked for it ' +
+      'when the skills do not all fit `app.skills.catalogue_budget_tokens`). Without it: every skill, whatever ' +
+      'the budget.',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(MAX_PREVIEW_MESSAGE)
@@ -19,7 +25,12 @@ export class CatalogueQueryDto {
 }
 
 export class SkillSearchQueryDto {
-  @ApiPropertyOptional({ maxLength: MAX_SEARCH_QUERY, description: 'What the skill should do, in a few words (any language; typos are tolerated). Required, except that `GET /v1/skills/search` without it answers the skill named `search`, when there is one.' })
+  @ApiPropertyOptional({
+    maxLength: MAX_SEARCH_QUERY,
+    description:
+      'What the skill should do, in a few words (any language; typos are tolerated). Required, except that `GET ' +
+      '/v1/skills/search` without it answers the skill named `search`, when there is one.',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(MAX_SEARCH_QUERY)
@@ -32,7 +43,10 @@ export class SkillSearchQueryDto {
 }
 
 export class ResourceListQueryDto {
-  @ApiPropertyOptional({ enum: RESOURCE_TYPES, description: 'Only files under `scripts/`, `references/` or `assets/`, or `other` for everything else.' })
+  @ApiPropertyOptional({
+    enum: RESOURCE_TYPES,
+    description: 'Only files under `scripts/`, `references/` or `assets/`, or `other` for everything else.',
+  })
   @IsOptional()
   @IsIn(RESOURCE_TYPES, { message: `type must be one of ${RESOURCE_TYPES.join(', ')}` })
   type?: ResourceType;

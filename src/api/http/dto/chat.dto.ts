@@ -12,7 +12,11 @@ export class CreateChatDto {
 }
 
 export class SendMessageDto {
-  @ApiProperty({ minLength: 1, maxLength: 100_000, description: 'The message; a leading `/name` (a loaded skill) invokes that skill explicitly.' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 100_000,
+    description: 'The message; a leading `/name` (a loaded skill) invokes that skill explicitly.',
+  })
   @IsString()
   @Length(1, 100_000)
   content: string;
@@ -24,7 +28,11 @@ export class SendMessageDto {
   model?: string;
 
   /** `false` turns the skill tools off for this message (the fallback applies). */
-  @ApiPropertyOptional({ description: '`false` turns the skill tools off for this message (an explicit invocation then puts the SKILL.md in the prompt).' })
+  @ApiPropertyOptional({
+    description:
+      '`false` turns the skill tools off for this message (an explicit invocation then puts the SKILL.md in the ' +
+      'prompt).',
+  })
   @IsOptional()
   @IsBoolean()
   tools?: boolean;
@@ -36,12 +44,23 @@ export class ContextQueryDto {
   @IsString()
   model?: string;
 
-  @ApiPropertyOptional({ type: String, enum: ['true', 'false'], example: 'false', description: '`false`: as if the message turned the skill tools off.' })
+  @ApiPropertyOptional({
+    type: String,
+    enum: ['true', 'false'],
+    example: 'false',
+    description: '`false`: as if the message turned the skill tools off.',
+  })
   @IsOptional()
   @IsIn(['true', 'false'], { message: 'tools must be `true` or `false`' })
   tools?: 'true' | 'false';
 
-  @ApiPropertyOptional({ maxLength: MAX_PREVIEW_MESSAGE, description: "A message as the user would send it: the prompt's catalogue is then the one a turn with this message would list (ranked for it, with the chat's last messages, when the chat's skills do not all fit the budget)." })
+  @ApiPropertyOptional({
+    maxLength: MAX_PREVIEW_MESSAGE,
+    description:
+      "A message as the user would send it: the prompt's catalogue is then the one a turn with this message " +
+      "would list (ranked for it, with the chat's last messages, when the chat's skills do not all fit the " +
+      'budget).',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(MAX_PREVIEW_MESSAGE)

@@ -10,12 +10,19 @@ import { ApiField } from './api-field.decorator.js';
 const CommandCollisionKind = { command: 'command', skill: 'skill' } as const;
 registerEnumType(CommandCollisionKind, {
   name: 'CommandCollisionKind',
-  description: '`command`: two command files of one name (the earlier directory wins); `skill`: a command named like a loaded skill (the command wins `/name`; the skill stays reachable as `$name` and through the tools).',
+  description:
+    '`command`: two command files of one name (the earlier directory wins); `skill`: a command named like a ' +
+    'loaded skill (the command wins `/name`; the skill stays reachable as `$name` and through the tools).',
 });
 
-@ObjectType('Command', { description: 'A command a message runs as `/name args` (the twin of an item of GET /v1/commands).' })
+@ObjectType('Command', {
+  description: 'A command a message runs as `/name args` (the twin of an item of GET /v1/commands).',
+})
 export class CommandDto {
-  @ApiField({ openapi: { description: 'Run it as `/name args`; the file name without `.md`.', example: 'review-pr' }, graphql: { description: 'The file name without `.md`.' } })
+  @ApiField({
+    openapi: { description: 'Run it as `/name args`; the file name without `.md`.', example: 'review-pr' },
+    graphql: { description: 'The file name without `.md`.' },
+  })
   name: string;
 
   @ApiField()
@@ -27,7 +34,9 @@ export class CommandDto {
   @ApiField(() => [String], { description: '`requires-skills`: activated before the prompt runs, in this order.' })
   requiredSkills: string[];
 
-  @ApiField(() => [String], { description: 'Required skills that are not loaded now; running the command reports them.' })
+  @ApiField(() => [String], {
+    description: 'Required skills that are not loaded now; running the command reports them.',
+  })
   missingSkills: string[];
 }
 
@@ -107,7 +116,9 @@ export class CommandCollisionDto {
   @ApiField(() => CommandCollisionKind, {
     openapi: {
       enum: ['command', 'skill'],
-      description: '`command`: two command files of one name (the earlier directory wins); `skill`: a command named like a loaded skill (the command wins `/name`, the skill stays reachable as `$name` and through the tools).',
+      description:
+        '`command`: two command files of one name (the earlier directory wins); `skill`: a command named like a ' +
+        'loaded skill (the command wins `/name`, the skill stays reachable as `$name` and through the tools).',
     },
   })
   kind: 'command' | 'skill';
@@ -138,7 +149,9 @@ export class CommandDirectoryReportDto {
 }
 
 /** The commands section of the admin report. */
-@ObjectType('CommandScanReport', { description: 'The commands directories, scanned with the skills (a section of the admin report).' })
+@ObjectType('CommandScanReport', {
+  description: 'The commands directories, scanned with the skills (a section of the admin report).',
+})
 export class CommandScanReportDto {
   @ApiField(() => [CommandDirectoryReportDto])
   directories: CommandDirectoryReportDto[];

@@ -25,7 +25,11 @@ export class HealthReportDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: CHECK_RESULT, description: 'The checks that are up.' })
   info?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: CHECK_RESULT, description: 'The checks that failed: `database`, `skills` or `lifecycle`.' })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: CHECK_RESULT,
+    description: 'The checks that failed: `database`, `skills` or `lifecycle`.',
+  })
   error?: Record<string, unknown>;
 
   @ApiProperty({ type: 'object', additionalProperties: CHECK_RESULT, description: 'Every check.' })

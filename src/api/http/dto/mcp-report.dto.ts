@@ -17,7 +17,11 @@ export class McpReportDto {
   @ApiProperty({ type: 'integer', minimum: 0, description: 'Open MCP sessions (2025-era clients) on this instance.' })
   sessions: number;
 
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'Skills loaded: the team catalogue and every personal skill.' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Skills loaded: the team catalogue and every personal skill.',
+  })
   skills: number;
 
   @ApiProperty({ type: 'integer', minimum: 0, description: 'Of those, published over MCP and in the discovery index.' })
@@ -31,7 +35,10 @@ export class IndexFileDto {
   @ApiProperty({ example: 'SKILL.md', description: 'Relative to the skill folder.' })
   path: string;
 
-  @ApiProperty({ example: 'sha256:9f86d08…', description: '`sha256:` and the SHA-256 of the raw bytes, 64 lowercase hex digits.' })
+  @ApiProperty({
+    example: 'sha256:9f86d08…',
+    description: '`sha256:` and the SHA-256 of the raw bytes, 64 lowercase hex digits.',
+  })
   digest: string;
 
   @ApiProperty({ type: 'integer', minimum: 0, description: 'Bytes.' })
@@ -48,7 +55,9 @@ export class IndexSkillDto {
   @ApiProperty()
   description: string;
 
-  @ApiProperty({ description: "The skill-level digest of the proposal: SHA-256 over the sorted `path\\0hex\\n` lines of its files." })
+  @ApiProperty({
+    description: 'The skill-level digest of the proposal: SHA-256 over the sorted `path\\0hex\\n` lines of its files.',
+  })
   digest: string;
 
   @ApiProperty({ type: () => [IndexFileDto], description: 'Every file, SKILL.md first.' })
@@ -56,7 +65,10 @@ export class IndexSkillDto {
 }
 
 export class AgentSkillsIndexDto {
-  @ApiProperty({ example: '0.2.0', description: 'The version of the Agent Skills discovery proposal this index follows.' })
+  @ApiProperty({
+    example: '0.2.0',
+    description: 'The version of the Agent Skills discovery proposal this index follows.',
+  })
   version: string;
 
   @ApiProperty({ type: () => [IndexSkillDto] })

@@ -16,7 +16,11 @@ export class ModelDto {
 }
 
 export class ModelListDto {
-  @ApiProperty({ type: String, nullable: true, description: 'The model of a turn that names none; null when a turn must name one.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The model of a turn that names none; null when a turn must name one.',
+  })
   defaultModel: string | null;
 
   @ApiProperty({ type: () => [ModelDto], description: 'In name order.' })

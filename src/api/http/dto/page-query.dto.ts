@@ -12,7 +12,9 @@ export const MAX_OFFSET = 2_147_483_647;
  * a number and is range-checked the same way.
  */
 export function IntegerInRange(min: number, max: number): PropertyDecorator {
-  const toNumber = Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?[0-9]{1,16}$/.test(value) ? Number(value) : value));
+  const toNumber = Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^-?[0-9]{1,16}$/.test(value) ? Number(value) : value,
+  );
   const inRange = ValidateBy({
     name: 'integerInRange',
     constraints: [min, max],

@@ -13,7 +13,11 @@ import { CommandScanReportDto } from './command-responses.dto.js';
  * Documentation only: nothing is built from them.
  */
 
-const FRONTMATTER = { type: 'object', additionalProperties: true, description: "The SKILL.md frontmatter as parsed (`name`, `description`, and any other fields)." } as const;
+const FRONTMATTER = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'The SKILL.md frontmatter as parsed (`name`, `description`, and any other fields).',
+} as const;
 
 @ObjectType('SkillSummary')
 export class SkillSummaryDto {
@@ -23,7 +27,10 @@ export class SkillSummaryDto {
   @ApiField({ openapi: { description: 'As shown in the catalogue.' } })
   description: string;
 
-  @ApiField(() => GraphQLJSON, { openapi: FRONTMATTER, graphql: { description: 'The SKILL.md frontmatter as parsed.' } })
+  @ApiField(() => GraphQLJSON, {
+    openapi: FRONTMATTER,
+    graphql: { description: 'The SKILL.md frontmatter as parsed.' },
+  })
   frontmatter: Record<string, unknown>;
 }
 
@@ -36,8 +43,17 @@ export class SkillListDto {
   scannedAt: string;
 
   @ApiField(() => [String], {
-    openapi: { example: ['/'], description: 'The prefixes that invoke a skill at the start of a message (`[app.skills] explicit_prefixes`): `/name`, and `$name` when `$` is listed. Commands are always `/name`.' },
-    graphql: { description: 'The prefixes that invoke a skill at the start of a message ([app.skills] explicit_prefixes): /name, and $name when $ is listed.' },
+    openapi: {
+      example: ['/'],
+      description:
+        'The prefixes that invoke a skill at the start of a message (`[app.skills] explicit_prefixes`): ' +
+        '`/name`, and `$name` when `$` is listed. Commands are always `/name`.',
+    },
+    graphql: {
+      description:
+        'The prefixes that invoke a skill at the start of a message ([app.skills] explicit_prefixes): /name, ' +
+        'and $name when $ is listed.',
+    },
   })
   explicitPrefixes: string[];
 
@@ -50,7 +66,10 @@ export class ResourceFileDto {
   @ApiField({ openapi: { example: 'references/REFERENCE.md' }, description: 'Relative to the skill folder.' })
   path: string;
 
-  @ApiField(() => Float, { openapi: { type: 'integer', minimum: 0, description: 'Bytes.' }, graphql: { description: 'In bytes.' } })
+  @ApiField(() => Float, {
+    openapi: { type: 'integer', minimum: 0, description: 'Bytes.' },
+    graphql: { description: 'In bytes.' },
+  })
   size: number;
 }
 
@@ -67,7 +86,9 @@ export class ResourceListingDto {
 export class SkillDetailDto extends SkillSummaryDto {
   @ApiField({
     description:
-      "Where it comes from: `bundled` (Skillhost's own skills), `shared folder N` (the Nth of [app.skills] directories), `code folder N` (of code_directories), `store`, `personal` (your own store skill) or `programmatic:<scope>`. Never a host path: admins find those in the admin report.",
+      "Where it comes from: `bundled` (Skillhost's own skills), `shared folder N` (the Nth of [app.skills] " +
+      'directories), `code folder N` (of code_directories), `store`, `personal` (your own store skill) or ' +
+      '`programmatic:<scope>`. Never a host path: admins find those in the admin report.',
   })
   source: string;
 
@@ -117,7 +138,9 @@ export class SkillSearchResultDto {
 
   @ApiField(() => Float, {
     openapi: { minimum: 0, maximum: 1 },
-    description: 'How well the skill fits the query, 0 to 1: its relevance (BM25 over name, description and triggers), normalised so that 0.5 is a middling match; results come in this order.',
+    description:
+      'How well the skill fits the query, 0 to 1: its relevance (BM25 over name, description and triggers), ' +
+      'normalised so that 0.5 is a middling match; results come in this order.',
   })
   score: number;
 }
@@ -131,13 +154,22 @@ const ValidationModeEnum = Object.fromEntries(VALIDATION_MODES.map((mode) => [mo
 registerEnumType(ValidationModeEnum, { name: 'ValidationMode' });
 
 const SkillKind = { instructions: 'instructions', code: 'code' };
-registerEnumType(SkillKind, { name: 'SkillKind', description: '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).' });
+registerEnumType(SkillKind, {
+  name: 'SkillKind',
+  description: '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).',
+});
 
 const SkillOriginEnum = { folder: 'folder', programmatic: 'programmatic' };
-registerEnumType(SkillOriginEnum, { name: 'SkillOrigin', description: '`programmatic`: registered by the embedding application at run time.' });
+registerEnumType(SkillOriginEnum, {
+  name: 'SkillOrigin',
+  description: '`programmatic`: registered by the embedding application at run time.',
+});
 
 const SkillScopeEnum = Object.fromEntries(SKILL_SCOPES.map((scope) => [scope, scope]));
-registerEnumType(SkillScopeEnum, { name: 'SkillScope', description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.' });
+registerEnumType(SkillScopeEnum, {
+  name: 'SkillScope',
+  description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.',
+});
 
 @ObjectType('SkillLocation')
 export class SkillLocationDto {
@@ -156,21 +188,43 @@ export class ScannedSkillDto extends SkillLocationDto {
   @ApiField(() => [String])
   warnings: string[];
 
-  @ApiField(() => SkillKind, { openapi: { enum: ['instructions', 'code'], description: '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).' } })
+  @ApiField(() => SkillKind, {
+    openapi: {
+      enum: ['instructions', 'code'],
+      description:
+        '`code`: it runs code when invoked (a `skill.mjs` of a code directory, or a programmatic `execute`).',
+    },
+  })
   kind: 'instructions' | 'code';
 
   @ApiField(() => SkillOriginEnum, {
-    openapi: { enum: ['folder', 'programmatic'], description: '`programmatic`: registered by the embedding application at run time; its `path` and `source` are `programmatic:<scope>…`.' },
+    openapi: {
+      enum: ['folder', 'programmatic'],
+      description:
+        '`programmatic`: registered by the embedding application at run time; its `path` and `source` are ' +
+        '`programmatic:<scope>…`.',
+    },
   })
   origin: SkillOrigin;
 
-  @ApiField(() => SkillScopeEnum, { openapi: { enum: SKILL_SCOPES, description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.' } })
+  @ApiField(() => SkillScopeEnum, {
+    openapi: {
+      enum: SKILL_SCOPES,
+      description: 'A higher scope wins a name clash (bundled < user < workspace); folder skills are `user`.',
+    },
+  })
   scope: SkillScope;
 
   @ApiField(() => String, {
     nullable: true,
-    openapi: { description: 'The content version loaded (`sha256:…`); null for programmatic skills and folders past `max_install_bytes`.' },
-    graphql: { description: 'The content version loaded (`sha256:…`); null for programmatic skills and folders past max_install_bytes.' },
+    openapi: {
+      description:
+        'The content version loaded (`sha256:…`); null for programmatic skills and folders past `max_install_bytes`.',
+    },
+    graphql: {
+      description:
+        'The content version loaded (`sha256:…`); null for programmatic skills and folders past max_install_bytes.',
+    },
   })
   digest: string | null;
 
@@ -194,12 +248,17 @@ export class StoreOriginDto {
   version: number;
 }
 
-@ObjectType('UnavailableSkill', { description: 'A valid skill left out of the catalogue: it needs tools (tools_required) the chats do not have.' })
+@ObjectType('UnavailableSkill', {
+  description: 'A valid skill left out of the catalogue: it needs tools (tools_required) the chats do not have.',
+})
 export class UnavailableSkillDto extends SkillLocationDto {
   @ApiField()
   name: string;
 
-  @ApiField(() => [String], { openapi: { description: 'The tools of its `tools_required` that the chats do not have, as it wrote them.' }, graphql: { description: 'As the skill wrote them.' } })
+  @ApiField(() => [String], {
+    openapi: { description: 'The tools of its `tools_required` that the chats do not have, as it wrote them.' },
+    graphql: { description: 'As the skill wrote them.' },
+  })
   missingTools: string[];
 
   @ApiField({ description: 'Why, and what would offer it.' })
@@ -256,7 +315,11 @@ export class DirectoryReportDto {
   @ApiField()
   exists: boolean;
 
-  @ApiField({ optional: true, openapi: { description: 'Present (true) for an `app.skills.code_directories` folder.' }, graphql: { description: 'True for an app.skills.code_directories folder.' } })
+  @ApiField({
+    optional: true,
+    openapi: { description: 'Present (true) for an `app.skills.code_directories` folder.' },
+    graphql: { description: 'True for an app.skills.code_directories folder.' },
+  })
   code?: boolean;
 
   @ApiField(() => Int, { openapi: { minimum: 0, description: 'Skills loaded from it.' } })
@@ -313,7 +376,9 @@ export class CatalogueDiffDto {
  * report and for `reloadSkills` alike, with `diff` (null in the report); REST gives the reload its
  * own schema, `ReloadReportDto`, where `diff` is always there.
  */
-@ObjectType('SkillScanReport', { description: "Everything a scan saw, host paths included: the operators' view (the twin of GET /v1/admin/skills)." })
+@ObjectType('SkillScanReport', {
+  description: "Everything a scan saw, host paths included: the operators' view (the twin of GET /v1/admin/skills).",
+})
 export class SkillScanReportDto {
   @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   scannedAt: string;
@@ -339,21 +404,37 @@ export class SkillScanReportDto {
   @ApiField(() => [ExcludedSkillDto])
   excluded: ExcludedSkillDto[];
 
-  @ApiField(() => [UnavailableSkillDto], { openapi: { description: 'Valid skills left out of the catalogue because they need tools (`tools_required`) the chats do not have.' } })
+  @ApiField(() => [UnavailableSkillDto], {
+    openapi: {
+      description:
+        'Valid skills left out of the catalogue because they need tools (`tools_required`) the chats do not have.',
+    },
+  })
   unavailable: UnavailableSkillDto[];
 
   @ApiField(() => [DisabledSkillDto], {
-    openapi: { description: 'Valid skills switched off (`[app.skills] disabled` or the persisted switch): in no catalogue; activating or reading one answers SKILL_DISABLED.' },
+    openapi: {
+      description:
+        'Valid skills switched off (`[app.skills] disabled` or the persisted switch): in no catalogue; ' +
+        'activating or reading one answers SKILL_DISABLED.',
+    },
   })
   disabled: DisabledSkillDto[];
 
   @ApiField(() => [ScannedSkillDto], {
-    openapi: { description: "Users' personal store skills, offered only to their owners (a personal skill named like a team skill is a collision, and not offered)." },
+    openapi: {
+      description:
+        "Users' personal store skills, offered only to their owners (a personal skill named like a team skill " +
+        'is a collision, and not offered).',
+    },
     graphql: { description: "Users' personal store skills, offered only to their owners." },
   })
   personal: ScannedSkillDto[];
 
-  @Field(() => CatalogueDiffDto, { nullable: true, description: 'From reloadSkills: what the reload changed. Null in the admin report.' })
+  @Field(() => CatalogueDiffDto, {
+    nullable: true,
+    description: 'From reloadSkills: what the reload changed. Null in the admin report.',
+  })
   diff?: CatalogueDiffDto | null;
 
   @ApiField(() => [String])

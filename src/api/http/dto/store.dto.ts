@@ -1,7 +1,20 @@
 import { Int, ObjectType } from '@nestjs/graphql';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import { ApiField } from './api-field.decorator.js';
 import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';
 import { CatalogueDiffDto, DisabledSkillDto, SkillScanReportDto } from './skill-responses.dto.js';
@@ -31,19 +44,32 @@ export class InstallResultDto {
   @ApiProperty({ type: String, nullable: true, description: "The owner's name, for a personal skill." })
   owner: string | null;
 
-  @ApiProperty({ type: 'integer', minimum: 1, description: 'The version number (per skill and scope): a new one, or the earlier one with the same content.' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    description: 'The version number (per skill and scope): a new one, or the earlier one with the same content.',
+  })
   version: number;
 
-  @ApiProperty({ description: "`sha256:<hex>` over the sorted manifest of path and file digest: the same files give the same digest." })
+  @ApiProperty({
+    description:
+      '`sha256:<hex>` over the sorted manifest of path and file digest: the same files give the same digest.',
+  })
   digest: string;
 
   @ApiProperty({ type: () => [StoredFileDto] })
   files: StoredFileDto[];
 
-  @ApiProperty({ description: 'False when this content was installed before (answered with 200): nothing new was stored.' })
+  @ApiProperty({
+    description: 'False when this content was installed before (answered with 200): nothing new was stored.',
+  })
   created: boolean;
 
-  @ApiProperty({ type: [String], description: "The validator's warnings, and a note when a skill of the same name wins over this one (never silently)." })
+  @ApiProperty({
+    type: [String],
+    description:
+      "The validator's warnings, and a note when a skill of the same name wins over this one (never silently).",
+  })
   warnings: string[];
 }
 
@@ -58,7 +84,10 @@ export class InstalledVersionDto {
   @ApiField(() => GraphQLDateTime, { openapi: { type: String, format: 'date-time' } })
   installedAt: string;
 
-  @ApiField(() => String, { nullable: true, openapi: { description: 'Who installed it (null: the CLI, or a deleted user).' } })
+  @ApiField(() => String, {
+    nullable: true,
+    openapi: { description: 'Who installed it (null: the CLI, or a deleted user).' },
+  })
   installedBy: string | null;
 
   @ApiField(() => Int)
@@ -84,7 +113,10 @@ export class VersionHistoryDto {
 }
 
 export class VersionsQueryDto {
-  @ApiPropertyOptional({ enum: ['shared', 'personal'], description: "Default: the caller's personal skill of that name when there is one, else the shared one." })
+  @ApiPropertyOptional({
+    enum: ['shared', 'personal'],
+    description: "Default: the caller's personal skill of that name when there is one, else the shared one.",
+  })
   @IsOptional()
   @IsIn(['shared', 'personal'], { message: 'scope must be shared or personal' })
   scope?: 'shared' | 'personal';
@@ -128,34 +160,55 @@ export class SwitchResultDto {
   enabled: boolean;
 }
 
-/** Names are compared NFKC-normalised: entries are normalised before they are checked, so what is checked is what is stored. */
+/**
+ * Names are compared NFKC-normalised: entries are normalised before they are checked, so what is checked is what is
+ * stored.
+ */
 function nfkcEntries({ value }: { value: unknown }): unknown {
-  return Array.isArray(value) ? value.map((entry) => (typeof entry === 'string' ? entry.trim().normalize('NFKC') : entry)) : value;
+  return Array.isArray(value)
+    ? value.map((entry) => (typeof entry === 'string' ? entry.trim().normalize('NFKC') : entry))
+    : value;
 }
 
 export class SkillFilterBodyDto {
-  @ApiPropertyOptional({ type: [String], maxItems: FILTER_MAX_ENTRIES, description: 'Only skills matching one of these (names, or `prefix-*`); absent: no restriction; `[]`: no skills.' })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: FILTER_MAX_ENTRIES,
+    description: 'Only skills matching one of these (names, or `prefix-*`); absent: no restriction; `[]`: no skills.',
+  })
   @ValidateIf((body: SkillFilterBodyDto) => body.include !== undefined)
   @Transform(nfkcEntries)
   @IsArray({ message: 'include must be a list of names' })
   @ArrayMaxSize(FILTER_MAX_ENTRIES, { message: `include may hold at most ${FILTER_MAX_ENTRIES} entries` })
   @IsString({ each: true, message: 'include must hold strings' })
   @MaxLength(65, { each: true, message: 'include entries are at most 65 characters' })
-  @Matches(FILTER_ENTRY_PATTERN, { each: true, message: "include entries are skill names or prefixes ending in '*' (no spaces)" })
+  @Matches(FILTER_ENTRY_PATTERN, {
+    each: true,
+    message: "include entries are skill names or prefixes ending in '*' (no spaces)",
+  })
   include?: string[];
 
-  @ApiPropertyOptional({ type: [String], maxItems: FILTER_MAX_ENTRIES, description: 'Never skills matching one of these (names, or `prefix-*`).' })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: FILTER_MAX_ENTRIES,
+    description: 'Never skills matching one of these (names, or `prefix-*`).',
+  })
   @ValidateIf((body: SkillFilterBodyDto) => body.exclude !== undefined)
   @Transform(nfkcEntries)
   @IsArray({ message: 'exclude must be a list of names' })
   @ArrayMaxSize(FILTER_MAX_ENTRIES, { message: `exclude may hold at most ${FILTER_MAX_ENTRIES} entries` })
   @IsString({ each: true, message: 'exclude must hold strings' })
   @MaxLength(65, { each: true, message: 'exclude entries are at most 65 characters' })
-  @Matches(FILTER_ENTRY_PATTERN, { each: true, message: "exclude entries are skill names or prefixes ending in '*' (no spaces)" })
+  @Matches(FILTER_ENTRY_PATTERN, {
+    each: true,
+    message: "exclude entries are skill names or prefixes ending in '*' (no spaces)",
+  })
   exclude?: string[];
 }
 
-@ObjectType('SkillFilterResult', { description: 'A skill filter as stored (null: no restriction) and the skills it offers.' })
+@ObjectType('SkillFilterResult', {
+  description: 'A skill filter as stored (null: no restriction) and the skills it offers.',
+})
 export class SkillFilterResultDto {
   @ApiField(() => [String], { nullable: true, openapi: { description: 'null: no restriction.' } })
   include: string[] | null;
@@ -163,12 +216,17 @@ export class SkillFilterResultDto {
   @ApiField(() => [String], { nullable: true })
   exclude: string[] | null;
 
-  @ApiField(() => [String], { openapi: { description: "The skills offered with this filter (for a chat: with the user's filter too)." } })
+  @ApiField(() => [String], {
+    openapi: { description: "The skills offered with this filter (for a chat: with the user's filter too)." },
+  })
   offered: string[];
 }
 
 export class ReloadReportDto extends SkillScanReportDto {
-  @ApiProperty({ type: () => CatalogueDiffDto, description: 'What the reload changed in the catalogue, by content digest.' })
+  @ApiProperty({
+    type: () => CatalogueDiffDto,
+    description: 'What the reload changed in the catalogue, by content digest.',
+  })
   declare diff: CatalogueDiffDto;
 }
 

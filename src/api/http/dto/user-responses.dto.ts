@@ -16,7 +16,10 @@ const UserRoleEnum = { admin: 'admin', member: 'member' } as const;
 registerEnumType(UserRoleEnum, { name: 'UserRole' });
 
 const AuthMode = { api_key: 'api_key', none: 'none' } as const;
-registerEnumType(AuthMode, { name: 'AuthMode', description: 'The auth mode in force: `none` means every call acts as the admin `local`.' });
+registerEnumType(AuthMode, {
+  name: 'AuthMode',
+  description: 'The auth mode in force: `none` means every call acts as the admin `local`.',
+});
 
 /** GraphQL has no user type of its own: `CurrentUser` (MeDto) carries these fields. */
 @ObjectType({ isAbstract: true })
@@ -45,7 +48,12 @@ export class UserPageDto extends PageDto {
 /** The caller: its user, the auth mode in force, and the key it came with. */
 @ObjectType('CurrentUser', { description: 'The caller (the twin of GET /v1/me).' })
 export class MeDto extends UserDto {
-  @ApiField(() => AuthMode, { openapi: { enum: ['api_key', 'none'], description: '`none`: auth is off and every request acts as the admin `local`.' } })
+  @ApiField(() => AuthMode, {
+    openapi: {
+      enum: ['api_key', 'none'],
+      description: '`none`: auth is off and every request acts as the admin `local`.',
+    },
+  })
   authMode: 'api_key' | 'none';
 
   @ApiField(() => ID, {
@@ -89,6 +97,9 @@ export class ApiKeyListDto {
 }
 
 export class CreatedApiKeyDto extends ApiKeyDto {
-  @ApiProperty({ pattern: API_KEY_PATTERN.source, description: 'The key itself: shown this once, it cannot be read again.' })
+  @ApiProperty({
+    pattern: API_KEY_PATTERN.source,
+    description: 'The key itself: shown this once, it cannot be read again.',
+  })
   key: string;
 }

@@ -30,7 +30,10 @@ export class FeatureGuard implements CanActivate {
         return;
       case 'tools':
         if (!this.config.app.tools.enabled) {
-          throw new AppError(ErrorCode.TOOLS_DISABLED, 'Skill tools are disabled on this server (app.tools.enabled = false).');
+          throw new AppError(
+            ErrorCode.TOOLS_DISABLED,
+            'Skill tools are disabled on this server (app.tools.enabled = false).',
+          );
         }
         return;
       case 'mcp':

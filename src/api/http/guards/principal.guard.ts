@@ -25,7 +25,10 @@ export class PrincipalGuard implements CanActivate {
     // A GraphQL operation authenticates once; its nested resolvers find the principal already there.
     carrier.principal ??= await this.auth.authenticate(carrier.headers);
     if (this.reflector.getAllAndOverride(AdminOnly, [handler, owner]) && carrier.principal.role !== 'admin') {
-      throw new AppError(ErrorCode.FORBIDDEN, `This needs an admin; '${carrier.principal.name}' is a ${carrier.principal.role}.`);
+      throw new AppError(
+        ErrorCode.FORBIDDEN,
+        `This needs an admin; '${carrier.principal.name}' is a ${carrier.principal.role}.`,
+      );
     }
     return true;
   }

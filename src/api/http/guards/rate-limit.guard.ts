@@ -45,7 +45,8 @@ export class RateLimitGuard implements CanActivate {
     if (this.reflector.getAllAndOverride(NotRateLimited, targets)) return true;
     const caller = this.callerOf(exchange, principal);
     // A GraphQL operation runs the guards once per root field; it is one request, counted once.
-    if (context.getType<string>() === 'graphql') this.oncePerOperation(context, () => this.check(this.requests, REQUESTS_LIMIT, caller, exchange));
+    if (context.getType<string>() === 'graphql')
+      this.oncePerOperation(context, () => this.check(this.requests, REQUESTS_LIMIT, caller, exchange));
     else this.check(this.requests, REQUESTS_LIMIT, caller, exchange);
     if (this.reflector.getAllAndOverride(CountsAsTurn, targets)) this.check(this.turns, TURNS_LIMIT, caller, exchange);
     return true;
@@ -86,7 +87,8 @@ export class RateLimitGuard implements CanActivate {
     const what = limit === TURNS_LIMIT ? 'turns' : 'requests';
     return new AppError(
       ErrorCode.RATE_LIMITED,
-      `Too many ${what}: at most ${max} a minute per ${who} on this server ([app.limits] ${limit}). Try again in ${retryAfterSeconds} s.`,
+      `Too many ${what}: at most ${max} a minute per ${who} on this server ([app.limits] ${limit}). Try again ` +
+        `in ${retryAfterSeconds} s.`,
       { limit, max, retryAfterSeconds },
     );
   }

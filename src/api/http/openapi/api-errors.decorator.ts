@@ -16,7 +16,9 @@ export function ApiErrors(...codes: ErrorCode[]): MethodDecorator {
     const handler = descriptor.value as object;
     const declared = [...new Set([...declaredErrorCodes(handler), ...codes])];
     Reflect.defineMetadata(DECLARED_ERROR_CODES, declared, handler);
-    const responses = Object.entries(errorResponses(codes)).map(([status, response]) => ApiResponse({ status: Number(status), ...response }));
+    const responses = Object.entries(errorResponses(codes)).map(([status, response]) =>
+      ApiResponse({ status: Number(status), ...response }),
+    );
     applyDecorators(ApiExtraModels(ErrorBodyDto), ...responses)(target, key, descriptor);
   };
 }
@@ -42,11 +44,30 @@ function errorResponse(status: number, codes: ErrorCode[]): ResponseObject {
     description: codes.map((code) => `\`${code}\`: ${ERROR_CODE_DESCRIPTIONS[code]}`).join('\n\n'),
     content: {
       'application/json': {
-        schema: { allOf: [{ $ref: getSchemaPath(ErrorBodyDto) }, { type: 'object', properties: { code: { type: 'string', enum: codes } } }] },
+        schema: {
+          allOf: [
+            { $ref: getSchemaPath(ErrorBodyDto) },
+            { type: 'object', properties: { code: { type: 'string', enum: codes } } },
+          ],
+        },
       },
     },
   };
-  if (status === 401) response.headers = { 'www-authenticate': { description: 'RFC 6750: `Bearer realm="skillhost", error="invalid_token", error_description="<the message>"` (without `error` when no key was sent).', schema: { type: 'string' } } };
-  if (status === 429) response.headers = { 'retry-after': { description: 'Seconds until the call would be let through.', schema: { type: 'integer', minimum: 1 } } };
+  if (status === 401)
+    response.headers = {
+      'www-authenticate': {
+        description:
+          'RFC 6750: `Bearer realm="skillhost", error="invalid_token", error_description="<the message>"` ' +
+          '(without `error` when no key was sent).',
+        schema: { type: 'string' },
+      },
+    };
+  if (status === 429)
+    response.headers = {
+      'retry-after': {
+        description: 'Seconds until the call would be let through.',
+        schema: { type: 'integer', minimum: 1 },
+      },
+    };
   return response;
 }

@@ -2,52 +2,93 @@ import { ErrorCode, httpStatusOf } from '@skillhost/core';
 
 /** When each code is answered, as the API documentation says it; a `Record` so a new code must be described. */
 export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
-  [ErrorCode.SKILL_DISABLED]: 'the skill is switched off (`[app.skills] disabled` or `PUT /v1/admin/skills/:name/enabled`): in no catalogue, not activatable, its files not readable',
-  [ErrorCode.SKILL_VERSION_NOT_FOUND]: 'the installed skill has no version of that number; the message names its versions',
-  [ErrorCode.SKILL_QUOTA_EXCEEDED]: 'the user has as many personal skills as `[app.skills] max_personal_skills` allows; uninstall one first',
-  [ErrorCode.SKILL_SWITCH_LOCKED]: 'the skill is switched off in the configuration (`[app.skills] disabled`), which the API cannot override',
+  [ErrorCode.SKILL_DISABLED]:
+    'the skill is switched off (`[app.skills] disabled` or `PUT /v1/admin/skills/:name/enabled`): in no ' +
+    'catalogue, not activatable, its files not readable',
+  [ErrorCode.SKILL_VERSION_NOT_FOUND]:
+    'the installed skill has no version of that number; the message names its versions',
+  [ErrorCode.SKILL_QUOTA_EXCEEDED]:
+    'the user has as many personal skills as `[app.skills] max_personal_skills` allows; uninstall one first',
+  [ErrorCode.SKILL_SWITCH_LOCKED]:
+    'the skill is switched off in the configuration (`[app.skills] disabled`), which the API cannot override',
   [ErrorCode.SKILL_NOT_FOUND]: 'no loaded skill has that name; the message names the available ones',
-  [ErrorCode.RESOURCE_NOT_FOUND]: 'no such file in the skill (or a symlink loop); the message names the files that exist',
+  [ErrorCode.RESOURCE_NOT_FOUND]:
+    'no such file in the skill (or a symlink loop); the message names the files that exist',
   [ErrorCode.RESOURCE_OUTSIDE_SKILL]: 'absolute path, `..`, NUL byte, or a symlink that leads out of the skill',
   [ErrorCode.RESOURCE_IS_DIRECTORY]: 'the path names a folder',
   [ErrorCode.RESOURCE_BINARY]: 'the file is not UTF-8 text',
-  [ErrorCode.VALIDATION_FAILED]: 'invalid request input (body, query, an unknown field or model, malformed JSON, JSON that is not UTF-8 or goes past 64 levels, 1,000 members to an array or object or 5,000 values, a NUL or unpaired surrogate in a string); `details.problems` lists the first ten problems and `details.moreProblems` counts the rest',
-  [ErrorCode.INVALID_ARCHIVE]: 'a skill upload (zip, tar.gz, tar or multipart) that is corrupt, has an unsafe entry (absolute path, `..`, backslash, control character, symlink, hard link, device, FIFO, encrypted), a duplicate path, no files, or no SKILL.md at its root or in its one top folder; the message and `details.entry` name the entry',
+  [ErrorCode.VALIDATION_FAILED]:
+    'invalid request input (body, query, an unknown field or model, malformed JSON, JSON that is not UTF-8 or ' +
+    'goes past 64 levels, 1,000 members to an array or object or 5,000 values, a NUL or unpaired surrogate in a ' +
+    'string); `details.problems` lists the first ten problems and `details.moreProblems` counts the rest',
+  [ErrorCode.INVALID_ARCHIVE]:
+    'a skill upload (zip, tar.gz, tar or multipart) that is corrupt, has an unsafe entry (absolute path, `..`, ' +
+    'backslash, control character, symlink, hard link, device, FIFO, encrypted), a duplicate path, no files, or ' +
+    'no SKILL.md at its root or in its one top folder; the message and `details.entry` name the entry',
   [ErrorCode.SKILLS_DISABLED]: '`app.skills.enabled` is false',
   [ErrorCode.ROUTE_NOT_FOUND]: 'no such route',
   [ErrorCode.CHAT_NOT_FOUND]: "no chat of the caller's has that id (another user's chat is not found either)",
   [ErrorCode.SCRIPTS_DISABLED]: '`[app.scripts] enabled` is false: `skills.runScript` is not offered',
-  [ErrorCode.SCRIPTS_BUSY]: 'as many scripts as `[app.scripts] max_concurrent` (on this instance), `max_concurrent_per_user` or `max_concurrent_per_turn` allow are already running; the call did not run (a tool card; `details.reason` names the cap): retry once one has finished, one at a time',
-  [ErrorCode.SCRIPT_NOT_ALLOWED]: "the skill's `allowed-tools` does not permit that script (a tool card; the message says what the skill would need to declare)",
-  [ErrorCode.CODE_SKILL_FAILED]: "a code skill's `execute` threw, timed out, crashed or answered a bad result (a tool card, never an error answer)",
-  [ErrorCode.TOOL_NOT_FOUND]: 'the configured tool style (`[app.tools] style`) offers no tool of that name; the message names the ones it offers',
+  [ErrorCode.SCRIPTS_BUSY]:
+    'as many scripts as `[app.scripts] max_concurrent` (on this instance), `max_concurrent_per_user` or ' +
+    '`max_concurrent_per_turn` allow are already running; the call did not run (a tool card; `details.reason` ' +
+    'names the cap): retry once one has finished, one at a time',
+  [ErrorCode.SCRIPT_NOT_ALLOWED]:
+    "the skill's `allowed-tools` does not permit that script (a tool card; the message says what the skill " +
+    'would need to declare)',
+  [ErrorCode.CODE_SKILL_FAILED]:
+    "a code skill's `execute` threw, timed out, crashed or answered a bad result (a tool card, never an error answer)",
+  [ErrorCode.TOOL_NOT_FOUND]:
+    'the configured tool style (`[app.tools] style`) offers no tool of that name; the message names the ones it offers',
   [ErrorCode.TOOLS_DISABLED]: '`[app.tools] enabled` is false',
   [ErrorCode.MCP_DISABLED]: '`[app.mcp] enabled` is false: no `/mcp`, no discovery index',
-  [ErrorCode.OAUTH_NOT_SUPPORTED]: 'an OAuth discovery, registration or token route (which MCP clients probe after a 401): this server takes API keys, and the message says how to send one',
-  [ErrorCode.MCP_SESSION_NOT_FOUND]: "the `mcp-session-id` names no open session of the caller's (it closed, idled out, was another user's, or the instance restarted); the client starts a new one",
+  [ErrorCode.OAUTH_NOT_SUPPORTED]:
+    'an OAuth discovery, registration or token route (which MCP clients probe after a 401): this server takes ' +
+    'API keys, and the message says how to send one',
+  [ErrorCode.MCP_SESSION_NOT_FOUND]:
+    "the `mcp-session-id` names no open session of the caller's (it closed, idled out, was another user's, or " +
+    'the instance restarted); the client starts a new one',
   [ErrorCode.MODEL_NOT_CONFIGURED]: 'a turn was asked for but no model is configured',
-  [ErrorCode.MODEL_ERROR]: "the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored. The message and `details.requestId` name the request id under which the server's log holds the provider's reason; only an admin's answer has it, in `details.reason`",
+  [ErrorCode.MODEL_ERROR]:
+    'the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored. The message and ' +
+    "`details.requestId` name the request id under which the server's log holds the provider's reason; only an " +
+    "admin's answer has it, in `details.reason`",
   [ErrorCode.DATABASE_UNAVAILABLE]: 'PostgreSQL is unreachable (the API key look-up needs it too); nothing was changed',
-  [ErrorCode.PAYLOAD_TOO_LARGE]: 'the request body is over 1 MiB; a skill upload past `[app.skills] max_install_bytes` unpacked or 1,000 files (reading stops there)',
-  [ErrorCode.UNAUTHENTICATED]: 'the API key is missing, malformed, unknown, revoked or expired, or its user is disabled',
+  [ErrorCode.PAYLOAD_TOO_LARGE]:
+    'the request body is over 1 MiB; a skill upload past `[app.skills] max_install_bytes` unpacked or 1,000 ' +
+    'files (reading stops there)',
+  [ErrorCode.UNAUTHENTICATED]:
+    'the API key is missing, malformed, unknown, revoked or expired, or its user is disabled',
   [ErrorCode.FORBIDDEN]: 'the route needs an admin and the caller is a member',
   [ErrorCode.USER_NOT_FOUND]: 'no user has that id',
   [ErrorCode.USER_NAME_TAKEN]: 'a user with that name already exists',
-  [ErrorCode.LAST_ADMIN]: 'the change (a demotion, a disabling, a key revoked) would leave no enabled admin with a working API key; make another admin a key first (the CLI can always add one)',
-  [ErrorCode.API_KEY_NOT_FOUND]: 'no API key has that id (for `/v1/me/keys`: none of the caller\'s)',
+  [ErrorCode.LAST_ADMIN]:
+    'the change (a demotion, a disabling, a key revoked) would leave no enabled admin with a working API key; ' +
+    'make another admin a key first (the CLI can always add one)',
+  [ErrorCode.API_KEY_NOT_FOUND]: "no API key has that id (for `/v1/me/keys`: none of the caller's)",
   [ErrorCode.QUERY_TOO_COMPLEX]: 'a GraphQL query is too deep or too large',
-  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: 'a request body that is not `application/json` (form posts, XML, multipart, a missing content type)',
-  [ErrorCode.MISDIRECTED_REQUEST]: 'auth is off and the `Host` header names neither the listening address, `localhost`, nor an `[app.http] allowed_hosts` entry (DNS rebinding)',
-  [ErrorCode.RATE_LIMITED]: 'over `[app.limits] requests_per_minute` or `turns_per_minute`; `Retry-After` says when to try again',
+  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]:
+    'a request body that is not `application/json` (form posts, XML, multipart, a missing content type)',
+  [ErrorCode.MISDIRECTED_REQUEST]:
+    'auth is off and the `Host` header names neither the listening address, `localhost`, nor an `[app.http] ' +
+    'allowed_hosts` entry (DNS rebinding)',
+  [ErrorCode.RATE_LIMITED]:
+    'over `[app.limits] requests_per_minute` or `turns_per_minute`; `Retry-After` says when to try again',
   [ErrorCode.BUSY]: '`[app.limits] max_concurrent_turns` turns are already running on this instance',
   [ErrorCode.HEADERS_TOO_LARGE]: 'the request line and headers are over 16 KiB in all (answered before routing)',
-  [ErrorCode.URI_TOO_LONG]: 'the request line alone (the URL) is over 16 KiB; send long input in a JSON body (answered before routing)',
-  [ErrorCode.REQUEST_TIMEOUT]: 'the headers did not arrive in time, or the body did not arrive whole within `[app.http] body_timeout_ms` (`upload_timeout_ms` for skill uploads) or came slower than `body_min_bytes_per_second`; the connection is closed',
+  [ErrorCode.URI_TOO_LONG]:
+    'the request line alone (the URL) is over 16 KiB; send long input in a JSON body (answered before routing)',
+  [ErrorCode.REQUEST_TIMEOUT]:
+    'the headers did not arrive in time, or the body did not arrive whole within `[app.http] body_timeout_ms` ' +
+    '(`upload_timeout_ms` for skill uploads) or came slower than `body_min_bytes_per_second`; the connection is ' +
+    'closed',
   [ErrorCode.INTERNAL]: 'anything unexpected; details stay in the server log',
 };
 
 /** The README's error table, from the same descriptions the OpenAPI document uses; a test keeps the two equal. */
 export function renderErrorReference(): string {
-  const rows = Object.values(ErrorCode).map((code) => `| \`${code}\` | ${httpStatusOf(code)} | ${ERROR_CODE_DESCRIPTIONS[code]} |`);
+  const rows = Object.values(ErrorCode).map(
+    (code) => `| \`${code}\` | ${httpStatusOf(code)} | ${ERROR_CODE_DESCRIPTIONS[code]} |`,
+  );
   return ['| code | status | when |', '|---|---|---|', ...rows].join('\n');
 }

@@ -23,16 +23,28 @@ const ASSETS: Readonly<Record<string, string>> = {
 export function registerSwaggerUi(fastify: FastifyInstance, uiPath: string, documentPath: string, title: string): void {
   const folder = swaggerUiDistFolder();
   // Relative links, so the page also works behind a proxy that mounts the server under a prefix.
-  const { html, policy } = swaggerUiPage(title, `${posix.basename(uiPath)}/`, posix.relative(posix.dirname(uiPath), documentPath));
-  fastify.get(uiPath, (_request, reply) => reply.type('text/html; charset=utf-8').header('content-security-policy', policy).send(html));
+  const { html, policy } = swaggerUiPage(
+    title,
+    `${posix.basename(uiPath)}/`,
+    posix.relative(posix.dirname(uiPath), documentPath),
+  );
+  fastify.get(uiPath, (_request, reply) =>
+    reply.type('text/html; charset=utf-8').header('content-security-policy', policy).send(html),
+  );
   fastify.get<{ Params: { asset: string } }>(`${uiPath}/:asset`, (request, reply) => {
     const { asset } = request.params;
     const type = Object.hasOwn(ASSETS, asset) ? ASSETS[asset] : undefined;
     if (type === undefined) {
-      const body = { code: ErrorCode.ROUTE_NOT_FOUND, message: `No such file; the UI is at ${uiPath} and the document at ${documentPath}.` };
+      const body = {
+        code: ErrorCode.ROUTE_NOT_FOUND,
+        message: `No such file; the UI is at ${uiPath} and the document at ${documentPath}.`,
+      };
       return reply.code(404).type('application/json; charset=utf-8').send(JSON.stringify(body));
     }
-    return reply.type(type).header('cache-control', 'public, max-age=86400').send(createReadStream(join(folder, asset)));
+    return reply
+      .type(type)
+      .header('cache-control', 'public, max-age=86400')
+      .send(createReadStream(join(folder, asset)));
   });
 }
 
@@ -49,7 +61,9 @@ function swaggerUiDistFolder(): string {
  * would send the document's URL to validator.swagger.io.
  */
 function swaggerUiPage(title: string, assetBase: string, documentUrl: string): { html: string; policy: string } {
-  const start = `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(documentUrl)}, dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });`;
+  const start = `window.ui = SwaggerUIBundle({ url: ${JSON.stringify(
+    documentUrl,
+  )}, dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null });`;
   const policy = [
     "default-src 'none'",
     `script-src 'self' 'sha256-${createHash('sha256').update(start).digest('base64')}'`,

@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { JSON_LIMITS, jsonLimitExceeded, jsonValueLimitExceeded, parseJsonBody, type JsonTextParser } from './json-body.js';
+import {
+  JSON_LIMITS,
+  jsonLimitExceeded,
+  jsonValueLimitExceeded,
+  parseJsonBody,
+  type JsonTextParser,
+} from './json-body.js';
 
 /** Fastify's default parser's behaviour: JSON.parse, refusing a `__proto__` key. */
 const parseText: JsonTextParser = (text, done) => {
@@ -71,8 +77,21 @@ describe(jsonLimitExceeded.name, () => {
 describe(jsonValueLimitExceeded.name, () => {
   it('gives a parsed value the answer its text gets', () => {
     const limits = { maxDepth: 4, maxWidth: 5, maxValues: 20 };
-    const texts = ['[[[[]]]]', '[[[[[]]]]]', '[1,2,3,4,5]', '[1,2,3,4,5,6]', '{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6}', JSON.stringify(Array(4).fill([1, 2, 3, 4])), JSON.stringify(Array(5).fill([1, 2, 3, 4])), '"[[[[[[,,,,,,"'];
-    for (const text of texts) expect([text, jsonValueLimitExceeded(JSON.parse(text), limits)]).toEqual([text, jsonLimitExceeded(Buffer.from(text), limits)]);
+    const texts = [
+      '[[[[]]]]',
+      '[[[[[]]]]]',
+      '[1,2,3,4,5]',
+      '[1,2,3,4,5,6]',
+      '{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6}',
+      JSON.stringify(Array(4).fill([1, 2, 3, 4])),
+      JSON.stringify(Array(5).fill([1, 2, 3, 4])),
+      '"[[[[[[,,,,,,"',
+    ];
+    for (const text of texts)
+      expect([text, jsonValueLimitExceeded(JSON.parse(text), limits)]).toEqual([
+        text,
+        jsonLimitExceeded(Buffer.from(text), limits),
+      ]);
   });
 });
 
@@ -83,12 +102,32 @@ describe(parseJsonBody.name, () => {
 
   it.each([
     ['an empty body', Buffer.alloc(0), /The body is empty/],
-    ['bytes that are not UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), /not valid UTF-8/],
+    [
+      'bytes that are not UTF-8',
+      Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+      /not valid UTF-8/,
+    ],
     ['a lone surrogate encoded as UTF-8 (CESU)', Buffer.from([0x22, 0xed, 0xa0, 0x80, 0x22]), /not valid UTF-8/],
-    ['nesting past the limit', Buffer.from(`${'['.repeat(JSON_LIMITS.maxDepth + 1)}${']'.repeat(JSON_LIMITS.maxDepth + 1)}`), /nested more than 64/],
-    ['an object of 100,000 members', Buffer.from(JSON.stringify(Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 1])))), /an array or object of more than 1000 members/],
-    ['an array one item past the width', Buffer.from(JSON.stringify(Array(JSON_LIMITS.maxWidth + 1).fill(0))), /more than 1000 members/],
-    ['more values than the limit, in narrow lists', Buffer.from(JSON.stringify(Array(51).fill(Array(99).fill(0)))), /more than 5000 values/],
+    [
+      'nesting past the limit',
+      Buffer.from(`${'['.repeat(JSON_LIMITS.maxDepth + 1)}${']'.repeat(JSON_LIMITS.maxDepth + 1)}`),
+      /nested more than 64/,
+    ],
+    [
+      'an object of 100,000 members',
+      Buffer.from(JSON.stringify(Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, 1])))),
+      /an array or object of more than 1000 members/,
+    ],
+    [
+      'an array one item past the width',
+      Buffer.from(JSON.stringify(Array(JSON_LIMITS.maxWidth + 1).fill(0))),
+      /more than 1000 members/,
+    ],
+    [
+      'more values than the limit, in narrow lists',
+      Buffer.from(JSON.stringify(Array(51).fill(Array(99).fill(0)))),
+      /more than 5000 values/,
+    ],
     ['thousands of levels', Buffer.from('['.repeat(100_000)), /nested more than 64/],
     ['malformed JSON', Buffer.from('{"title":'), /The body is not valid JSON: /],
     ['a __proto__ key', Buffer.from('{"__proto__":{"admin":true}}'), /forbidden key/],

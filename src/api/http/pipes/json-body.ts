@@ -115,7 +115,10 @@ export type JsonTextParser = (text: string, done: (error: Error | null, value?: 
  * what was wrong.
  */
 export function parseJsonBody(body: Buffer, parseText: JsonTextParser): unknown {
-  if (body.length === 0) throw invalidBody('The body is empty but its content type is application/json: send a JSON value, or no body and no content type.');
+  if (body.length === 0)
+    throw invalidBody(
+      'The body is empty but its content type is application/json: send a JSON value, or no body and no content type.',
+    );
   if (!isUtf8(body)) throw invalidBody('The body is not valid UTF-8: JSON must be sent as UTF-8 text.');
   const exceeded = jsonLimitExceeded(body);
   if (exceeded !== undefined) throw invalidBody(beyondLimit(exceeded, 'The body'));
@@ -134,9 +137,16 @@ export function beyondLimit(limit: keyof JsonLimits, what: string): string {
     case 'maxDepth':
       return `${what} is nested more than ${JSON_LIMITS.maxDepth} arrays or objects deep.`;
     case 'maxWidth':
-      return `${what} has an array or object of more than ${JSON_LIMITS.maxWidth} members; nothing takes that many: send fewer.`;
+      return (
+        `${what} has an array or object of more than ` +
+        `${JSON_LIMITS.maxWidth} members; nothing takes that many: send fewer.`
+      );
     case 'maxValues':
-      return `${what} holds more than ${JSON_LIMITS.maxValues} values (array items and object members, at every level together); nothing takes that many: send fewer.`;
+      return (
+        `${what} holds more than ` +
+        `${JSON_LIMITS.maxValues} values (array items and object members, at every level together); nothing ` +
+        `takes that many: send fewer.`
+      );
   }
 }
 

@@ -12,7 +12,9 @@ export function describeValidationErrors(errors: ValidationError[], prefix = '')
     // (`?q=a&q=b`). A missing one hears every rule it must meet.
     const constraints = error.constraints ?? {};
     const typed = error.value === undefined ? [] : TYPE_CHECKS.filter((name) => name in constraints);
-    const own = (typed.length > 0 ? typed.map((name) => constraints[name]) : Object.values(constraints)).map((message) => `${path}: ${message}`);
+    const own = (typed.length > 0 ? typed.map((name) => constraints[name]) : Object.values(constraints)).map(
+      (message) => `${path}: ${message}`,
+    );
     return [...own, ...describeValidationErrors(error.children ?? [], path)];
   });
 }
@@ -58,11 +60,18 @@ const STRIPPED_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
 
 const declaredFieldsOf = new WeakMap<object, ReadonlySet<string>>();
 
-/** The fields a DTO class declares: those with any class-validator rule (`@Allow` included), which is what `whitelist` keeps. */
+/**
+ * The fields a DTO class declares: those with any class-validator rule (`@Allow` included), which is what `whitelist`
+ * keeps.
+ */
 function declaredFields(metatype: NonNullable<ArgumentMetadata['metatype']>): ReadonlySet<string> {
   let fields = declaredFieldsOf.get(metatype);
   if (fields === undefined) {
-    fields = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype, '', false, false).map((rule) => rule.propertyName));
+    fields = new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(metatype, '', false, false)
+        .map((rule) => rule.propertyName),
+    );
     declaredFieldsOf.set(metatype, fields);
   }
   return fields;
@@ -92,7 +101,11 @@ class AppValidationPipe extends ValidationPipe {
     const unknown = this.unknownFields(value, metadata);
     if (unknown.length === 0) return this.validated(value, metadata, []);
     const declared = declaredFields(metadata.metatype!);
-    await this.validated(Object.fromEntries(Object.entries(value as object).filter(([key]) => declared.has(key))), metadata, unknown);
+    await this.validated(
+      Object.fromEntries(Object.entries(value as object).filter(([key]) => declared.has(key))),
+      metadata,
+      unknown,
+    );
     throw validationFailed(unknown.map(unknownFieldProblem));
   }
 
@@ -101,15 +114,26 @@ class AppValidationPipe extends ValidationPipe {
     try {
       return await super.transform(value, metadata);
     } catch (error) {
-      if (error instanceof DtoProblems) throw validationFailed([...unknown.map(unknownFieldProblem), ...error.problems]);
+      if (error instanceof DtoProblems)
+        throw validationFailed([...unknown.map(unknownFieldProblem), ...error.problems]);
       throw error;
     }
   }
 
-  /** The top-level keys of a plain object its DTO does not declare, in the object's order; none when Nest would not validate it. */
+  /**
+   * The top-level keys of a plain object its DTO does not declare, in the object's order; none when Nest would not
+   * validate it.
+   */
   private unknownFields(value: unknown, metadata: ArgumentMetadata): string[] {
     const { metatype } = metadata;
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || metatype === undefined || !this.toValidate(metadata)) return [];
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      Array.isArray(value) ||
+      metatype === undefined ||
+      !this.toValidate(metadata)
+    )
+      return [];
     const declared = declaredFields(metatype);
     return Object.keys(value).filter((key) => !declared.has(key) && !STRIPPED_KEYS.has(key));
   }

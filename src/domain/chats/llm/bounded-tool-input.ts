@@ -8,15 +8,24 @@ import type { LanguageModelMiddleware } from 'ai';
  */
 export const MAX_TOOL_INPUT_DEPTH = 64;
 
-/** What the model's too-deep input is replaced with: a JSON string, so the tool answers with its usual argument error. */
-export const TOO_DEEP_INPUT = JSON.stringify(`[arguments nested more than ${MAX_TOOL_INPUT_DEPTH} levels deep; not read]`);
+/**
+ * What the model's too-deep input is replaced with: a JSON string, so the tool answers with its usual argument error.
+ */
+export const TOO_DEEP_INPUT = JSON.stringify(
+  `[arguments nested more than ${MAX_TOOL_INPUT_DEPTH} levels deep; not read]`,
+);
 
 /** Replaces too-deep tool input in what the provider answered, before the SDK parses it. */
 export const boundedToolInput: LanguageModelMiddleware = {
   specificationVersion: 'v3',
   wrapGenerate: async ({ doGenerate }) => {
     const result = await doGenerate();
-    return { ...result, content: result.content.map((part) => (part.type === 'tool-call' ? { ...part, input: boundInput(part.input) } : part)) };
+    return {
+      ...result,
+      content: result.content.map((part) =>
+        part.type === 'tool-call' ? { ...part, input: boundInput(part.input) } : part,
+      ),
+    };
   },
   wrapStream: async ({ doStream }) => {
     const { stream, ...rest } = await doStream();
@@ -44,7 +53,8 @@ export function jsonDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      if (ch === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (ch === 0x22) inString = false;
     } else if (ch === 0x22) inString = true;
     else if (ch === 0x5b || ch === 0x7b) deepest = Math.max(deepest, ++depth);

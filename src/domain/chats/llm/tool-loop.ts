@@ -1,7 +1,15 @@
 import { type LoopTool, type LoopToolCall, toolSetOf } from '@skillhost/ai-sdk';
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { APICallError, generateText, type LanguageModel, type ModelMessage, RetryError, stepCountIs, streamText, } from 'ai';
+import {
+  APICallError,
+  generateText,
+  type LanguageModel,
+  type ModelMessage,
+  RetryError,
+  stepCountIs,
+  streamText,
+} from 'ai';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { currentRequestId } from '../../../infra/observability/request-scope.js';
 
@@ -13,13 +21,18 @@ import { currentRequestId } from '../../../infra/observability/request-scope.js'
  */
 export type { LoopTool, LoopToolCall };
 
-export type LoopEvent = { type: 'tool-call'; toolCallId: string; wireName: string; input: unknown } | { type: 'text-delta'; text: string };
+export type LoopEvent =
+  | { type: 'tool-call'; toolCallId: string; wireName: string; input: unknown }
+  | { type: 'text-delta'; text: string };
 
 export interface ToolLoopRequest<T extends LoopTool = LoopTool> {
   model: LanguageModel;
   modelName: string;
   system: string;
-  /** The system prompt of each step after the first, when it can change during the turn (a code skill's promptInjection). */
+  /**
+   * The system prompt of each step after the first, when it can change during the turn (a code skill's
+   * promptInjection).
+   */
   systemForStep?: () => string;
   messages: ModelMessage[];
   tools: readonly T[];
@@ -28,7 +41,9 @@ export interface ToolLoopRequest<T extends LoopTool = LoopTool> {
   /** Records a call the SDK refused before execution (unknown tool, unparseable arguments). */
   refused(call: LoopToolCall, reason: string): void;
   maxSteps: number;
-  /** The most of the answer (UTF-8 bytes) kept and relayed; past it the model is stopped (`app.tools.max_answer_bytes`). */
+  /**
+   * The most of the answer (UTF-8 bytes) kept and relayed; past it the model is stopped (`app.tools.max_answer_bytes`).
+   */
   maxAnswerBytes: number;
   timeoutMs: number;
   maxRetries: number;
@@ -44,7 +59,6 @@ export interface ToolLoopResult {
   /** The model's tool calls in the order it made them (executed or refused), by call id. */
   toolCallIds: string[];
 }
-
 
 export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T>): Promise<ToolLoopResult> {
   const tools = toolSetOf(request.tools, request.execute);
@@ -64,7 +78,9 @@ export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T
   };
   try {
     // Streaming only when someone listens (SSE): web streams cost CPU a plain JSON turn need not pay.
-    return request.onEvent === undefined ? await generate(request, settings) : await stream(request, settings, request.onEvent, () => controller.abort(new Error('answer cap')));
+    return request.onEvent === undefined
+      ? await generate(request, settings)
+      : await stream(request, settings, request.onEvent, () => controller.abort(new Error('answer cap')));
   } catch (error) {
     throw modelError(request.modelName, error, controller.signal.aborted, request.timeoutMs);
   } finally {
@@ -80,15 +96,29 @@ async function generate(request: ToolLoopRequest<LoopTool>, settings: LoopSettin
   for (const step of result.steps) {
     for (const part of step.content) {
       if (part.type === 'tool-call' || part.type === 'tool-error') addOnce(toolCallIds, part.toolCallId);
-      if (part.type === 'tool-error') request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
+      if (part.type === 'tool-error')
+        request.refused(
+          { toolCallId: part.toolCallId, wireName: part.toolName, input: part.input },
+          describeError(part.error),
+        );
     }
   }
   const text = cutToUtf8Bytes(result.text, request.maxAnswerBytes);
-  return { text, stepLimitReached: result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps, truncated: text.length < result.text.length, toolCallIds };
+  return {
+    text,
+    stepLimitReached: result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps,
+    truncated: text.length < result.text.length,
+    toolCallIds,
+  };
 }
 
 /** `stop` ends the model's work once the answer is over the cap: the rest would be neither kept nor relayed. */
-async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings, onEvent: (event: LoopEvent) => void, stop: () => void): Promise<ToolLoopResult> {
+async function stream(
+  request: ToolLoopRequest<LoopTool>,
+  settings: LoopSettings,
+  onEvent: (event: LoopEvent) => void,
+  stop: () => void,
+): Promise<ToolLoopResult> {
   let failure: unknown;
   let text = '';
   let textBytes = 0;
@@ -106,7 +136,10 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
     switch (part.type) {
       case 'text-delta': {
         const bytes = Buffer.byteLength(part.text);
-        const piece = textBytes + bytes <= request.maxAnswerBytes ? part.text : cutToUtf8Bytes(part.text, request.maxAnswerBytes - textBytes);
+        const piece =
+          textBytes + bytes <= request.maxAnswerBytes
+            ? part.text
+            : cutToUtf8Bytes(part.text, request.maxAnswerBytes - textBytes);
         text += piece;
         textBytes += bytes;
         if (piece !== '') onEvent({ type: 'text-delta', text: piece });
@@ -123,7 +156,10 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
         break;
       case 'tool-error':
         addOnce(toolCallIds, part.toolCallId);
-        request.refused({ toolCallId: part.toolCallId, wireName: part.toolName, input: part.input }, describeError(part.error));
+        request.refused(
+          { toolCallId: part.toolCallId, wireName: part.toolName, input: part.input },
+          describeError(part.error),
+        );
         break;
       case 'finish-step':
         steps++;
@@ -143,7 +179,12 @@ async function stream(request: ToolLoopRequest<LoopTool>, settings: LoopSettings
     }
   }
   if (failure !== undefined && !truncated) throw failure;
-  return { text, stepLimitReached: !truncated && lastFinishReason === 'tool-calls' && steps >= request.maxSteps, truncated, toolCallIds };
+  return {
+    text,
+    stepLimitReached: !truncated && lastFinishReason === 'tool-calls' && steps >= request.maxSteps,
+    truncated,
+    toolCallIds,
+  };
 }
 
 function addOnce(ids: string[], id: string): void {
@@ -151,11 +192,24 @@ function addOnce(ids: string[], id: string): void {
 }
 
 /** One answer without tools (a code skill's `ctx.llm.complete`), with the loop's time-out and its MODEL_ERROR. */
-export async function completeOnce(request: { model: LanguageModel; modelName: string; prompt: string; system?: string; timeoutMs: number; maxRetries: number }): Promise<string> {
+export async function completeOnce(request: {
+  model: LanguageModel;
+  modelName: string;
+  prompt: string;
+  system?: string;
+  timeoutMs: number;
+  maxRetries: number;
+}): Promise<string> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error('timeout')), request.timeoutMs);
   try {
-    const result = await generateText({ model: request.model, system: request.system, prompt: request.prompt, maxRetries: request.maxRetries, abortSignal: controller.signal });
+    const result = await generateText({
+      model: request.model,
+      system: request.system,
+      prompt: request.prompt,
+      maxRetries: request.maxRetries,
+      abortSignal: controller.signal,
+    });
     return result.text;
   } catch (error) {
     throw modelError(request.modelName, error, controller.signal.aborted, request.timeoutMs);
@@ -185,15 +239,23 @@ function modelError(modelName: string, error: unknown, timedOut: boolean, timeou
   const requestId = currentRequestId() ?? randomUUID();
   if (timedOut) {
     modelLog.warn(`Model '${modelName}' did not answer within ${timeoutMs} ms (request id ${requestId})`);
-    return new AppError(ErrorCode.MODEL_ERROR, `Model '${modelName}' did not answer within ${timeoutMs} ms (request id ${requestId}).`, { model: modelName, reason: 'timeout', requestId });
+    return new AppError(
+      ErrorCode.MODEL_ERROR,
+      `Model '${modelName}' did not answer within ${timeoutMs} ms (request id ${requestId}).`,
+      { model: modelName, reason: 'timeout', requestId },
+    );
   }
   const cause = RetryError.isInstance(error) ? error.lastError : error;
   const status = APICallError.isInstance(cause) ? cause.statusCode : undefined;
   const reason = describeError(cause);
-  modelLog.warn(`Model '${modelName}' failed (request id ${requestId}${status === undefined ? '' : `, provider status ${status}`}): ${reason}`);
+  modelLog.warn(
+    `Model '${modelName}' failed (request id ` +
+      `${requestId}${status === undefined ? '' : `, provider status ${status}`}): ${reason}`,
+  );
   return new AppError(
     ErrorCode.MODEL_ERROR,
-    `Model '${modelName}' could not answer (request id ${requestId}); an admin can find the reason in the server's log.`,
+    `Model '${modelName}' could not answer (request id ` +
+      `${requestId}); an admin can find the reason in the server's log.`,
     { model: modelName, requestId },
     { reason, ...(status !== undefined ? { providerStatus: status } : {}) },
   );

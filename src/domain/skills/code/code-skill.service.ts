@@ -38,17 +38,27 @@ export class CodeSkillService {
 
   async run(skill: SkillRecord, invocation: CodeSkillInvocation): Promise<CodeSkillResult> {
     const request = {
-      ctx: { input: invocation.input, userMessage: invocation.userMessage, chatId: invocation.chatId, config: this.settingsOf(skill.name) },
+      ctx: {
+        input: invocation.input,
+        userMessage: invocation.userMessage,
+        chatId: invocation.chatId,
+        config: this.settingsOf(skill.name),
+      },
       timeoutMs: this.config.codeTimeoutMs,
       llm: invocation.llm,
       callTool: invocation.callTool,
     };
     const execute = skill.programmatic?.execute;
     let result: CodeSkillResult;
-    if (skill.code !== undefined) result = await runCodeSkill({ ...request, modulePath: skill.code.module, memoryMb: this.config.codeMemoryMb });
+    if (skill.code !== undefined)
+      result = await runCodeSkill({ ...request, modulePath: skill.code.module, memoryMb: this.config.codeMemoryMb });
     else if (execute !== undefined) result = await runInProcess(execute, request);
     else result = failedResult(`Skill '${skill.name}' has no code to run; activate it to read its instructions.`, 0);
-    if (!result.success) this.logger.warn(`Code skill '${skill.name}' failed in ${result.durationMs} ms: ${result.error?.slice(0, 500) ?? 'no error given'}`);
+    if (!result.success)
+      this.logger.warn(
+        `Code skill '${skill.name}' failed in ${result.durationMs} ms: ` +
+          `${result.error?.slice(0, 500) ?? 'no error given'}`,
+      );
     return result;
   }
 

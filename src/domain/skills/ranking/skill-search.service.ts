@@ -13,7 +13,6 @@ const USE_WINDOW_DAYS = 30;
 const USE_REFRESH_MS = 5 * 60_000;
 const USE_TOP_SKILLS = 2000;
 
-
 /**
  * Choosing skills at scale: the catalogue a turn lists (whole, or ranked within the budget),
  * `skills.search`, and the team signal both use (how many chats activated each skill lately, read
@@ -38,7 +37,8 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
 
   /** `GET /v1/skills/search` and GraphQL `searchSkills`: what skills_search would answer in a new chat of the user. */
   async searchFor(userId: string, query: string, limit?: number, field = 'query'): Promise<SkillSearchResult[]> {
-    if (query.trim() === '') throw validationFailed([`${field} must say what the skill should do: it is missing, empty or only spaces`]);
+    if (query.trim() === '')
+      throw validationFailed([`${field} must say what the skill should do: it is missing, empty or only spaces`]);
     return this.search(await this.registry.viewForUser(userId), query, limit);
   }
 
@@ -54,14 +54,21 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
     await this.reading;
   }
 
-  /** Re-reads the team's use of skills (every few minutes, and when a test asks); a read in flight is joined, not repeated. */
+  /**
+   * Re-reads the team's use of skills (every few minutes, and when a test asks); a read in flight is joined, not
+   * repeated.
+   */
   refreshUse(): Promise<void> {
     this.reading ??= this.chats
       .skillUse(USE_WINDOW_DAYS, USE_TOP_SKILLS)
       .then((use) => {
         this.use = use;
       })
-      .catch((error: unknown) => this.logger.warn(`Could not read how often skills are activated (ranking goes on without it): ${(error as Error).message}`))
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `Could not read how often skills are activated (ranking goes on without it): ${(error as Error).message}`,
+        ),
+      )
       .finally(() => {
         this.reading = undefined;
       });
@@ -92,11 +99,18 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
    * catalogue route). Never with the server's paths (`include_location` gives them to the model of
    * an app that embeds Skillhost and reads files itself; the server's chats read none by path).
    */
-  catalogue(view: CatalogueSnapshot, request: Omit<CatalogueRequest, 'popularity' | 'hideLocations'>, format?: CatalogueFormat): CatalogueChoice {
+  catalogue(
+    view: CatalogueSnapshot,
+    request: Omit<CatalogueRequest, 'popularity' | 'hideLocations'>,
+    format?: CatalogueFormat,
+  ): CatalogueChoice {
     return this.chooser.catalogue(view, { ...request, hideLocations: true }, format);
   }
 
-  /** Every skill of the view, whatever the budget (the catalogue route without a message); never with the server's paths. */
+  /**
+   * Every skill of the view, whatever the budget (the catalogue route without a message); never with the server's
+   * paths.
+   */
   wholeCatalogue(view: CatalogueSnapshot, format: CatalogueFormat): string {
     return wholeCatalogue(view, format, true);
   }

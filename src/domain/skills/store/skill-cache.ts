@@ -32,7 +32,12 @@ export class SkillCache {
    * Unpacks a version unless it is there already; `contents` gives the bytes by file digest. Each
    * file is checked against its digest before anything is renamed into place.
    */
-  async materialise(digest: string, name: string, files: readonly CachedFile[], contents: (digests: readonly string[]) => Promise<ReadonlyMap<string, Buffer>>): Promise<string> {
+  async materialise(
+    digest: string,
+    name: string,
+    files: readonly CachedFile[],
+    contents: (digests: readonly string[]) => Promise<ReadonlyMap<string, Buffer>>,
+  ): Promise<string> {
     const folder = this.folderOf(digest, name);
     if (this.has(digest, name)) return folder;
     const bytes = await contents(files.map((file) => file.digest));
@@ -42,9 +47,11 @@ export class SkillCache {
       mkdirSync(target, { recursive: true, mode: 0o755 });
       for (const file of files) {
         const content = bytes.get(file.digest);
-        if (content === undefined || contentDigest(content) !== file.digest) throw new Error(`The store has no intact content for '${file.path}' of version ${digest}.`);
+        if (content === undefined || contentDigest(content) !== file.digest)
+          throw new Error(`The store has no intact content for '${file.path}' of version ${digest}.`);
         const path = join(target, file.path);
-        if (!isInside(target, path)) throw new Error(`Refusing to unpack '${file.path}': it leads outside the skill folder.`);
+        if (!isInside(target, path))
+          throw new Error(`Refusing to unpack '${file.path}': it leads outside the skill folder.`);
         mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
         writeFileSync(path, content, { mode: file.path.startsWith('scripts/') ? 0o755 : 0o644, flag: 'wx' });
       }
@@ -69,7 +76,10 @@ export class SkillCache {
       // Another writer (this instance or one sharing the folder) put the same content in place first.
       const code = (error as NodeJS.ErrnoException).code;
       if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !this.has(digest, name)) {
-        throw new Error(`Cannot unpack version ${digest} of '${name}' into ${folder} (${code ?? (error as Error).message}); remove that folder and it is written again.`);
+        throw new Error(
+          `Cannot unpack version ${digest} of '${name}' into ${folder} ` +
+            `(${code ?? (error as Error).message}); remove that folder and it is written again.`,
+        );
       }
     }
   }

@@ -27,15 +27,31 @@ export class SkillLifecycleService {
     private readonly registry: SkillRegistryService,
   ) {}
 
-  /** Installs an upload for the caller: shared (admins; the route checks) or the caller's personal skill. A clash it loses is a warning. */
-  async install(body: NodeJS.ReadableStream, contentType: string, scope: StoreScope, principal: Principal): Promise<InstallResult> {
-    const target = scope === 'shared' ? { scope, ownerId: null, owner: null } : { scope, ownerId: principal.userId, owner: principal.name };
+  /**
+   * Installs an upload for the caller: shared (admins; the route checks) or the caller's personal skill. A clash it
+   * loses is a warning.
+   */
+  async install(
+    body: NodeJS.ReadableStream,
+    contentType: string,
+    scope: StoreScope,
+    principal: Principal,
+  ): Promise<InstallResult> {
+    const target =
+      scope === 'shared'
+        ? { scope, ownerId: null, owner: null }
+        : { scope, ownerId: principal.userId, owner: principal.name };
     const result = await this.store.installUpload(body, contentType, target, principal.userId);
     const snapshot = await this.registry.refreshStore();
     const source = storeSource(target.scope, target.owner);
     for (const collision of snapshot.collisions) {
       if (collision.name === result.name && collision.loser.source === source) {
-        result.warnings.push(`A skill named '${result.name}' from ${presentSource(collision.winner.source, snapshot.directories)} wins over this one: it is installed but not offered until that one is gone (see the admin view's collisions).`);
+        result.warnings.push(
+          `A skill named '${result.name}' from ` +
+            `${presentSource(collision.winner.source, snapshot.directories)}` +
+            ` wins over this one: it is installed but not offered until that one is gone (see the admin view's ` +
+            `collisions).`,
+        );
       }
     }
     return result;
@@ -65,7 +81,9 @@ export class SkillLifecycleService {
     const known =
       findSkill(snapshot.skills, name) ??
       findSkill(snapshot.disabled, name) ??
-      [...snapshot.personal.values()].map((own) => findSkill(own.skills, name) ?? findSkill(own.disabled, name)).find((skill) => skill !== undefined);
+      [...snapshot.personal.values()]
+        .map((own) => findSkill(own.skills, name) ?? findSkill(own.disabled, name))
+        .find((skill) => skill !== undefined);
     const canonical = known?.name ?? this.registry.get(name).name;
     await this.store.setSwitch(canonical, enabled, principal.userId);
     await this.registry.refreshStore();
@@ -81,8 +99,16 @@ export class SkillLifecycleService {
   }
 
   /** A filter (the user's, or a chat's over the user's), and what the two together offer. */
-  presentFilter(principal: Principal, filter: StoredSkillFilter | null, under: StoredSkillFilter | null): SkillFilterResult {
-    return { include: filter?.include ?? null, exclude: filter?.exclude ?? null, offered: [...this.registry.viewFor(principal.userId, [under, filter]).skills.keys()] };
+  presentFilter(
+    principal: Principal,
+    filter: StoredSkillFilter | null,
+    under: StoredSkillFilter | null,
+  ): SkillFilterResult {
+    return {
+      include: filter?.include ?? null,
+      exclude: filter?.exclude ?? null,
+      offered: [...this.registry.viewFor(principal.userId, [under, filter]).skills.keys()],
+    };
   }
 }
 
@@ -92,6 +118,9 @@ export class SkillLifecycleService {
  */
 export function skillName(raw: string): string {
   const name = raw.trim().normalize('NFKC');
-  if (name === '' || name.length > 64 || /\p{Cc}/u.test(name)) throw new AppError(ErrorCode.SKILL_NOT_FOUND, `No skill is named '${raw.replace(/\p{Cc}/gu, '?').slice(0, 80)}'.`, { name: raw.slice(0, 80) });
+  if (name === '' || name.length > 64 || /\p{Cc}/u.test(name))
+    throw new AppError(ErrorCode.SKILL_NOT_FOUND, `No skill is named '${raw.replace(/\p{Cc}/gu, '?').slice(0, 80)}'.`, {
+      name: raw.slice(0, 80),
+    });
   return name;
 }

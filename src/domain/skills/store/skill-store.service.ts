@@ -6,7 +6,14 @@ import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
 import { ChatRepository } from '../../../infra/database/chat.repository.js';
 import { UserRepository } from '../../../infra/database/user.repository.js';
-import { type CurrentInstall, type InstallKey, SkillStoreRepository, type StoredSkillFilter, type StoreScope, type VersionHistory } from '../../../infra/database/skill-store.repository.js';
+import {
+  type CurrentInstall,
+  type InstallKey,
+  SkillStoreRepository,
+  type StoredSkillFilter,
+  type StoreScope,
+  type VersionHistory,
+} from '../../../infra/database/skill-store.repository.js';
 import { inspectSkillFolder } from '@skillhost/core';
 import type { SkillRecord } from '@skillhost/core';
 import { SkillCache } from './skill-cache.js';
@@ -79,7 +86,12 @@ export class SkillStoreService {
    * Validates one skill's files (re-rooted at the skill folder; `folder`: the archive's top folder,
    * whose name the skill's must match) and makes them the skill's current version.
    */
-  async install(files: readonly { path: string; bytes: Buffer }[], folder: string | undefined, target: { scope: StoreScope; ownerId: string | null; owner: string | null }, installedBy: string | null): Promise<InstallResult> {
+  async install(
+    files: readonly { path: string; bytes: Buffer }[],
+    folder: string | undefined,
+    target: { scope: StoreScope; ownerId: string | null; owner: string | null },
+    installedBy: string | null,
+  ): Promise<InstallResult> {
     const { name, warnings } = this.validate(files, folder);
     const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name };
     // Checked before anything is stored; the install checks again under a lock (two at once).
@@ -93,20 +105,38 @@ export class SkillStoreService {
     if ('quotaReached' in installed) throw this.quotaExceeded(target.owner, installed.quotaReached, name);
     const { version: number, created } = installed;
     await this.cache.materialise(version.digest, name, version.files, (digests) => this.repository.blobs(digests));
-    this.logger.log(`${created ? 'Installed' : 'Re-installed'} ${target.scope} skill '${name}'${target.owner === null ? '' : ` of ${target.owner}`} version ${number} (${version.digest})`);
-    return { name, scope: target.scope, owner: target.owner, version: number, digest: version.digest, files: [...version.files], created, warnings };
+    this.logger.log(
+      `${created ? 'Installed' : 'Re-installed'} ${target.scope} skill ` +
+        `'${name}'${target.owner === null ? '' : ` of ${target.owner}`} version ${number} (${version.digest})`,
+    );
+    return {
+      name,
+      scope: target.scope,
+      owner: target.owner,
+      version: number,
+      digest: version.digest,
+      files: [...version.files],
+      created,
+      warnings,
+    };
   }
 
   private quotaExceeded(owner: string | null, owned: number, name: string): AppError {
     return new AppError(
       ErrorCode.SKILL_QUOTA_EXCEEDED,
-      `${owner ?? 'This user'} has ${owned} personal skill(s), as many as [app.skills] max_personal_skills allows; uninstall one (DELETE /v1/skills/:name) to install '${name}'.`,
+      `${owner ?? 'This user'} has ${owned} personal skill(s), as many as [app.skills] max_personal_skills ` +
+        `allows; uninstall one (DELETE /v1/skills/:name) to install '${name}'.`,
       { name, limit: this.config.maxPersonalSkills },
     );
   }
 
   /** An upload (zip, tar.gz, tar or multipart body) read with every check, then installed as `install` does. */
-  async installUpload(body: NodeJS.ReadableStream, contentType: string, target: { scope: StoreScope; ownerId: string | null; owner: string | null }, installedBy: string | null): Promise<InstallResult> {
+  async installUpload(
+    body: NodeJS.ReadableStream,
+    contentType: string,
+    target: { scope: StoreScope; ownerId: string | null; owner: string | null },
+    installedBy: string | null,
+  ): Promise<InstallResult> {
     const root = skillRootOf(await readSkillUpload(body, contentType, this.limits));
     return this.install(root.files, root.folder, target, installedBy);
   }
@@ -126,7 +156,12 @@ export class SkillStoreService {
       const history = await this.repository.history(key);
       if (history !== null) return history;
     }
-    throw new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${name}' is not installed in the store${scope === undefined ? '' : ` (${scope})`}; skills from the skills directories have no version history.`, { name });
+    throw new AppError(
+      ErrorCode.SKILL_NOT_FOUND,
+      `Skill '${name}' is not installed in the ` +
+        `store${scope === undefined ? '' : ` (${scope})`}; skills from the skills directories have no version history.`,
+      { name },
+    );
   }
 
   async rollback(key: InstallKey, version: number): Promise<{ changed: boolean; digest: string }> {
@@ -137,7 +172,11 @@ export class SkillStoreService {
       case 'no-version': {
         const history = await this.repository.history(key);
         const versions = history?.versions.map((entry) => entry.version) ?? [];
-        throw new AppError(ErrorCode.SKILL_VERSION_NOT_FOUND, `Skill '${key.name}' has no version ${version}. Its versions: ${versions.join(', ')}.`, { name: key.name, version, versions });
+        throw new AppError(
+          ErrorCode.SKILL_VERSION_NOT_FOUND,
+          `Skill '${key.name}' has no version ${version}. Its versions: ${versions.join(', ')}.`,
+          { name: key.name, version, versions },
+        );
       }
       default:
         this.logger.log(`Rolled ${key.scope} skill '${key.name}' back to version ${version}`);
@@ -163,7 +202,12 @@ export class SkillStoreService {
   /** Persists a switch; a skill the configuration switches off cannot be switched on (SKILL_SWITCH_LOCKED). */
   setSwitch(name: string, enabled: boolean, by: string | null): Promise<void> {
     if (enabled && this.config.disabled.includes(name)) {
-      throw new AppError(ErrorCode.SKILL_SWITCH_LOCKED, `Skill '${name}' is switched off in the configuration ([app.skills] disabled); remove it there to switch it on.`, { name });
+      throw new AppError(
+        ErrorCode.SKILL_SWITCH_LOCKED,
+        `Skill '${name}' is switched off in the configuration ([app.skills] disabled); remove it there to ` +
+          `switch it on.`,
+        { name },
+      );
     }
     return this.repository.setSwitch(name, enabled, by);
   }
@@ -180,14 +224,21 @@ export class SkillStoreService {
     return stored;
   }
 
-  /** Calls `listener` with the user's id after this instance saves a user's filter (their catalogue changed, not the snapshot); returns how to stop. */
+  /**
+   * Calls `listener` with the user's id after this instance saves a user's filter (their catalogue changed, not the
+   * snapshot); returns how to stop.
+   */
   onUserFilterChange(listener: (userId: string) => void): () => void {
     this.filterListeners.add(listener);
     return () => this.filterListeners.delete(listener);
   }
 
   /** False when the owner has no such chat. */
-  async setChatFilter(chatId: string, ownerId: string, filter: StoredSkillFilter): Promise<{ found: boolean; filter: StoredSkillFilter | null }> {
+  async setChatFilter(
+    chatId: string,
+    ownerId: string,
+    filter: StoredSkillFilter,
+  ): Promise<{ found: boolean; filter: StoredSkillFilter | null }> {
     const stored = normalizeFilter(filter);
     return { found: await this.chats.setSkillFilter(chatId, ownerId, stored), filter: stored };
   }
@@ -198,11 +249,16 @@ export class SkillStoreService {
     const entries: StoreEntry[] = [];
     for (const install of installs) {
       try {
-        const folder = await this.cache.materialise(install.digest, install.name, install.manifest, (digests) => this.repository.blobs(digests));
+        const folder = await this.cache.materialise(install.digest, install.name, install.manifest, (digests) =>
+          this.repository.blobs(digests),
+        );
         entries.push({ install, folder });
       } catch (error) {
         if (AppError.isInstance(error)) throw error;
-        this.logger.error(`Installed skill '${install.name}' (${install.digest}) cannot be unpacked into ${this.cache.directory}: ${(error as Error).message}`);
+        this.logger.error(
+          `Installed skill '${install.name}' (${install.digest}) cannot be unpacked into ` +
+            `${this.cache.directory}: ${(error as Error).message}`,
+        );
       }
     }
     return { entries, switches: new Map(switches.map((entry) => [entry.name, entry.enabled])) };
@@ -219,7 +275,9 @@ export class SkillStoreService {
     return this.keepFolder(skill);
   }
 
-  /** The digest of what a skill's folder holds now (a stat per file while it is unchanged), as keep() would record it. */
+  /**
+   * The digest of what a skill's folder holds now (a stat per file while it is unchanged), as keep() would record it.
+   */
   async keptDigest(skill: SkillRecord): Promise<string | undefined> {
     if (skill.store !== undefined || skill.programmatic !== undefined) return skill.digest;
     const version = this.folders.versionOf(skill.path, this.limits);
@@ -232,12 +290,18 @@ export class SkillStoreService {
    */
   private async keepFolder(skill: SkillRecord): Promise<KeptVersion> {
     const { version, files } = this.folders.read(skill.path, this.limits);
-    if ('problem' in version) return { warning: `This version of '${skill.name}' is not pinned for the chat (${version.problem}; [app.skills] max_install_bytes): after a change on disk the chat reads the new files.` };
+    if ('problem' in version)
+      return {
+        warning:
+          `This version of '${skill.name}' is not pinned for the chat ` +
+          `(${version.problem}; [app.skills] max_install_bytes): after a change on disk the chat reads the new files.`,
+      };
     if (this.stored.has(version.digest)) return { digest: version.digest };
     // Recognised by its files' stats alone (not read this time): read now, to store what is there.
     if (files === undefined) {
       const read = readFolderFiles(skill.path, this.limits);
-      if (read.kind !== 'files') return { warning: `This version of '${skill.name}' is not pinned for the chat (${read.reason}).` };
+      if (read.kind !== 'files')
+        return { warning: `This version of '${skill.name}' is not pinned for the chat (${read.reason}).` };
       const stored = versionOf(read.files);
       await this.save(skill.name, stored, read.files);
       return { digest: stored.digest };
@@ -256,16 +320,29 @@ export class SkillStoreService {
     return this.cache.materialise(digest, name, version.manifest, (digests) => this.repository.blobs(digests));
   }
 
-  private async save(name: string, version: SkillVersion, files: readonly { path: string; bytes: Buffer }[]): Promise<void> {
+  private async save(
+    name: string,
+    version: SkillVersion,
+    files: readonly { path: string; bytes: Buffer }[],
+  ): Promise<void> {
     if (this.stored.has(version.digest)) return;
     const blobs = new Map<string, Buffer>();
     for (const file of files) blobs.set(version.files.find((entry) => entry.path === file.path)!.digest, file.bytes);
-    await this.repository.saveVersion({ name, digest: version.digest, manifest: version.files, totalBytes: version.totalBytes, blobs });
+    await this.repository.saveVersion({
+      name,
+      digest: version.digest,
+      manifest: version.files,
+      totalBytes: version.totalBytes,
+      blobs,
+    });
     this.stored.add(version.digest);
   }
 
   /** The skill's name and warnings; VALIDATION_FAILED with the validator's messages when the rules refuse it. */
-  private validate(files: readonly { path: string; bytes: Buffer }[], folder: string | undefined): { name: string; warnings: string[] } {
+  private validate(
+    files: readonly { path: string; bytes: Buffer }[],
+    folder: string | undefined,
+  ): { name: string; warnings: string[] } {
     const scratch = mkdtempSync(join(tmpdir(), 'skillhost-install-'));
     try {
       const written = join(scratch, 'skill');
@@ -277,13 +354,21 @@ export class SkillStoreService {
       // Without a top folder there is no folder name to match: the skill's own name stands in.
       const declared = folder ?? declaredName(written);
       const inspection = inspectSkillFolder(written, 'upload', this.config.validation, declared ?? 'skill');
-      if (inspection === undefined) throw new AppError(ErrorCode.INVALID_ARCHIVE, 'The upload has no SKILL.md at the skill folder root.');
+      if (inspection === undefined)
+        throw new AppError(ErrorCode.INVALID_ARCHIVE, 'The upload has no SKILL.md at the skill folder root.');
       if (inspection.kind === 'invalid') {
         const problems = [...inspection.invalid.errors];
-        throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill is not valid (${this.config.validation} rules): ${problems.join('; ')}`, { problems, warnings: inspection.invalid.warnings });
+        throw new AppError(
+          ErrorCode.VALIDATION_FAILED,
+          `The skill is not valid (${this.config.validation} rules): ${problems.join('; ')}`,
+          { problems, warnings: inspection.invalid.warnings },
+        );
       }
       const name = inspection.skill.name;
-      if (name === '.' || name === '..' || /[/\\\0]/.test(name)) throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill's name '${name}' cannot name a folder.`, { problems: [`name '${name}' cannot name a folder`] });
+      if (name === '.' || name === '..' || /[/\\\0]/.test(name))
+        throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill's name '${name}' cannot name a folder.`, {
+          problems: [`name '${name}' cannot name a folder`],
+        });
       return { name, warnings: [...inspection.skill.warnings] };
     } finally {
       rmSync(scratch, { recursive: true, force: true });
@@ -300,7 +385,8 @@ function declaredName(folder: string): string | undefined {
 
 /** Entries NFKC-normalised (as names are compared), duplicates dropped; no lists at all is no filter. */
 function normalizeFilter(filter: StoredSkillFilter): StoredSkillFilter | null {
-  const clean = (list: string[] | undefined) => (list === undefined ? undefined : [...new Set(list.map((entry) => entry.trim().normalize('NFKC')))]);
+  const clean = (list: string[] | undefined) =>
+    list === undefined ? undefined : [...new Set(list.map((entry) => entry.trim().normalize('NFKC')))];
   const include = clean(filter.include);
   const exclude = clean(filter.exclude);
   if (include === undefined && exclude === undefined) return null;
@@ -309,5 +395,8 @@ function normalizeFilter(filter: StoredSkillFilter): StoredSkillFilter | null {
 
 export function notInstalled(key: InstallKey): AppError {
   const where = key.scope === 'shared' ? 'as a shared skill' : "as this user's personal skill";
-  return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${key.name}' is not installed ${where} in the store.`, { name: key.name, scope: key.scope });
+  return new AppError(ErrorCode.SKILL_NOT_FOUND, `Skill '${key.name}' is not installed ${where} in the store.`, {
+    name: key.name,
+    scope: key.scope,
+  });
 }

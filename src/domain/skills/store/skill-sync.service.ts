@@ -1,4 +1,11 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, Optional } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  Optional,
+} from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { PgNotificationsService } from '../../../infra/database/pg-notifications.service.js';
 import { SKILL_STORE_CHANNEL } from '../../../infra/database/skill-store.repository.js';
@@ -44,7 +51,10 @@ export class SkillSyncService implements OnApplicationBootstrap, OnApplicationSh
     this.unreconnect?.();
   }
 
-  /** Compares the database's generations with the catalogue's, and catches up; one check at a time, one more when asked meanwhile. */
+  /**
+   * Compares the database's generations with the catalogue's, and catches up; one check at a time, one more when asked
+   * meanwhile.
+   */
   check(): Promise<void> {
     if (this.checking !== undefined) {
       this.again = true;
@@ -71,7 +81,8 @@ export class SkillSyncService implements OnApplicationBootstrap, OnApplicationSh
         await this.registry.settled();
         database = await this.store.generations();
       } while (this.registry.busy);
-      // Only a newer generation is news: a database read before a reload that finished meanwhile is older than what is loaded.
+      // Only a newer generation is news: a database read before a reload that finished meanwhile is older than what is
+      // loaded.
       const loaded = this.registry.loadedGenerations;
       if (newer(database.reloadGeneration, loaded.reloadGeneration)) {
         this.logger.log(`A reload was asked for (generation ${database.reloadGeneration}): rescanning`);

@@ -10,7 +10,14 @@ import yazl from 'yazl';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { toErrorBody } from '../../../api/errors/app-exception.filter.js';
 import { acceptJsonBodiesOnly } from '../../../app/http/http-hardening.js';
-import { normalizeEntryPath, readSkillUpload, skillRootOf, type UploadedFile, type UploadLimits, uploadKindOf } from './skill-upload.reader.js';
+import {
+  normalizeEntryPath,
+  readSkillUpload,
+  skillRootOf,
+  type UploadedFile,
+  type UploadLimits,
+  uploadKindOf,
+} from './skill-upload.reader.js';
 import { acceptSkillUploads } from './upload-bodies.js';
 
 const LIMITS: UploadLimits = { maxBytes: 1024 * 1024, maxFiles: 100 };
@@ -117,8 +124,12 @@ async function tarOf(entries: TarEntry[]): Promise<Buffer> {
   const pack = tar.pack();
   const packed = bufferOf(pack);
   for (const { data, ...header } of entries) {
-    const bytes = Buffer.from(data ?? (header.type === undefined || header.type === 'file' ? `content of ${header.name}` : ''));
-    await new Promise<void>((resolve, reject) => pack.entry({ ...header, size: bytes.length }, bytes, (error) => (error ? reject(error) : resolve())));
+    const bytes = Buffer.from(
+      data ?? (header.type === undefined || header.type === 'file' ? `content of ${header.name}` : ''),
+    );
+    await new Promise<void>((resolve, reject) =>
+      pack.entry({ ...header, size: bytes.length }, bytes, (error) => (error ? reject(error) : resolve())),
+    );
   }
   pack.finalize();
   return packed;
@@ -140,7 +151,11 @@ function multipartOf(parts: Part[], { closed = true } = {}): Buffer {
   for (const part of parts) {
     const filename = part.filename === undefined ? '' : `; filename="${part.filename}"`;
     const type = part.contentType === undefined ? '' : `Content-Type: ${part.contentType}\r\n`;
-    chunks.push(Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part.field ?? 'file'}"${filename}\r\n${type}\r\n`));
+    chunks.push(
+      Buffer.from(
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${part.field ?? 'file'}"${filename}\r\n${type}\r\n`,
+      ),
+    );
     chunks.push(Buffer.from(part.data), Buffer.from('\r\n'));
   }
   if (closed) chunks.push(Buffer.from(`--${BOUNDARY}--\r\n`));
@@ -179,7 +194,10 @@ async function refusalOf(upload: Promise<unknown>): Promise<AppError> {
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
-  if (!('error' in outcome)) throw new Error(`expected a refusal, got ${JSON.stringify((outcome.value as UploadedFile[]).map((file) => file.path))}`);
+  if (!('error' in outcome))
+    throw new Error(
+      `expected a refusal, got ${JSON.stringify((outcome.value as UploadedFile[]).map((file) => file.path))}`,
+    );
   expect(outcome.error).toBeInstanceOf(AppError);
   return outcome.error as AppError;
 }
@@ -191,13 +209,21 @@ type Format = (typeof FORMATS)[number];
 async function uploadOf(format: Format, files: FileSpec[]): Promise<{ body: Buffer; contentType: string }> {
   switch (format) {
     case 'zip':
-      return { body: craftedZip(files.map((file) => ({ name: file.name, data: Buffer.from(file.data ?? `content of ${file.name}`) }))), contentType: 'application/zip' };
+      return {
+        body: craftedZip(
+          files.map((file) => ({ name: file.name, data: Buffer.from(file.data ?? `content of ${file.name}`) })),
+        ),
+        contentType: 'application/zip',
+      };
     case 'tar.gz':
       return { body: await tarGzOf(files), contentType: 'application/gzip' };
     case 'tar':
       return { body: await tarOf(files), contentType: 'application/x-tar' };
     case 'multipart':
-      return { body: multipartOf(files.map((file) => ({ filename: file.name, data: file.data ?? `content of ${file.name}` }))), contentType: MULTIPART };
+      return {
+        body: multipartOf(files.map((file) => ({ filename: file.name, data: file.data ?? `content of ${file.name}` }))),
+        contentType: MULTIPART,
+      };
   }
 }
 
@@ -234,11 +260,14 @@ describe(readSkillUpload.name, () => {
       expect(asText(await read(body, 'application/gzip'))).toEqual({ ...expected, [longName]: 'long' });
     });
 
-    it.each(['application/x-gzip', 'application/x-compressed-tar'])('reads a tar.gz sent as %s', async (contentType) => {
-      const body = await tarGzOf([{ name: 'SKILL.md', data: 'x' }]);
+    it.each(['application/x-gzip', 'application/x-compressed-tar'])(
+      'reads a tar.gz sent as %s',
+      async (contentType) => {
+        const body = await tarGzOf([{ name: 'SKILL.md', data: 'x' }]);
 
-      expect(asText(await read(body, contentType))).toEqual({ 'SKILL.md': 'x' });
-    });
+        expect(asText(await read(body, contentType))).toEqual({ 'SKILL.md': 'x' });
+      },
+    );
 
     it('reads an uncompressed tar, including old-style regular files (typeflag NUL)', async () => {
       const body = await tarOf(Object.entries(expected).map(([name, data]) => ({ name, data })));
@@ -246,13 +275,23 @@ describe(readSkillUpload.name, () => {
       const header = body.subarray(0, 512);
       header[156] = 0;
       header.fill(0x20, 148, 156);
-      header.write(`${(header.reduce((sum, byte) => sum + byte, 0) & 0o777777).toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
+      header.write(
+        `${(header.reduce((sum, byte) => sum + byte, 0) & 0o777777).toString(8).padStart(6, '0')}\0 `,
+        148,
+        'ascii',
+      );
 
       expect(asText(await read(body, 'application/x-tar'))).toEqual(expected);
     });
 
     it('reads a multipart form whose filenames are the relative paths (busboy must keep the folders)', async () => {
-      const body = multipartOf(Object.entries(expected).map(([filename, data]) => ({ filename, data, contentType: 'application/octet-stream' })));
+      const body = multipartOf(
+        Object.entries(expected).map(([filename, data]) => ({
+          filename,
+          data,
+          contentType: 'application/octet-stream',
+        })),
+      );
 
       // 7-byte chunks split every boundary and header.
       expect(asText(await readSkillUpload(streamOf(body, 7), MULTIPART, LIMITS))).toEqual(expected);
@@ -276,7 +315,10 @@ describe(readSkillUpload.name, () => {
     it('takes a hand-made zip with safe names, so the refusals below come from the names alone', async () => {
       const body = craftedZip([{ name: 'SKILL.md' }, { name: './scripts//run.sh', mode: 0 }]);
 
-      expect(asText(await read(body, 'application/zip'))).toEqual({ 'SKILL.md': 'content of SKILL.md', 'scripts/run.sh': 'content of ./scripts//run.sh' });
+      expect(asText(await read(body, 'application/zip'))).toEqual({
+        'SKILL.md': 'content of SKILL.md',
+        'scripts/run.sh': 'content of ./scripts//run.sh',
+      });
     });
   });
 
@@ -300,19 +342,20 @@ describe(readSkillUpload.name, () => {
       ['a name that is only ./', './', /names no file/, ['multipart']],
     ];
 
-    it.each(unsafe.flatMap(([what, name, message, formats]) => formats.map((format) => [format, what, name, message] as const)))(
-      '%s: refuses %s',
-      async (format, _what, name, message) => {
-        const { body, contentType } = await uploadOf(format, [{ name: 'SKILL.md' }, { name }]);
+    it.each(
+      unsafe.flatMap(([what, name, message, formats]) =>
+        formats.map((format) => [format, what, name, message] as const),
+      ),
+    )('%s: refuses %s', async (format, _what, name, message) => {
+      const { body, contentType } = await uploadOf(format, [{ name: 'SKILL.md' }, { name }]);
 
-        const error = await refusalOf(read(body, contentType));
+      const error = await refusalOf(read(body, contentType));
 
-        expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
-        expect(error.message).toMatch(message);
-        expect(error.message).toContain('Entry ');
-        expect(error.details?.entry).toBeDefined();
-      },
-    );
+      expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
+      expect(error.message).toMatch(message);
+      expect(error.message).toContain('Entry ');
+      expect(error.details?.entry).toBeDefined();
+    });
 
     it('refuses an empty name in a zip, a tar and a multipart form', async () => {
       for (const format of ['zip', 'tar', 'multipart'] as const) {
@@ -328,7 +371,9 @@ describe(readSkillUpload.name, () => {
     it("turns yauzl's own refusal of a zip-slip name into a message naming the entry", async () => {
       const error = await refusalOf(read(craftedZip([{ name: 'x/../../evil.sh' }]), 'application/zip'));
 
-      expect(error.message).toBe("Entry 'x/../../evil.sh' has a '..' segment; archive paths must stay inside the skill folder.");
+      expect(error.message).toBe(
+        "Entry 'x/../../evil.sh' has a '..' segment; archive paths must stay inside the skill folder.",
+      );
       expect(error.details).toEqual({ entry: 'x/../../evil.sh' });
     });
 
@@ -339,13 +384,17 @@ describe(readSkillUpload.name, () => {
     });
 
     it('refuses a zip folder entry with a .. segment even though folders are skipped', async () => {
-      const error = await refusalOf(read(craftedZip([{ name: 'SKILL.md' }, { name: 'a/../', data: Buffer.alloc(0) }]), 'application/zip'));
+      const error = await refusalOf(
+        read(craftedZip([{ name: 'SKILL.md' }, { name: 'a/../', data: Buffer.alloc(0) }]), 'application/zip'),
+      );
 
       expect(error.message).toMatch(/'\.\.' segment/);
     });
 
     it('refuses a tar folder entry with a .. segment', async () => {
-      const error = await refusalOf(read(await tarGzOf([{ name: '../up', type: 'directory' }, { name: 'SKILL.md' }]), 'application/gzip'));
+      const error = await refusalOf(
+        read(await tarGzOf([{ name: '../up', type: 'directory' }, { name: 'SKILL.md' }]), 'application/gzip'),
+      );
 
       expect(error.message).toMatch(/'\.\.' segment/);
     });
@@ -360,17 +409,24 @@ describe(readSkillUpload.name, () => {
       ['socket', 0o140755],
       ['directory', 0o040755],
     ])('refuses a zip entry whose Unix mode says %s', async (type, mode) => {
-      const body = await zipOf([{ name: 'SKILL.md' }], (zip) => zip.addBuffer(Buffer.from('/etc/passwd'), 'link', { mode }));
+      const body = await zipOf([{ name: 'SKILL.md' }], (zip) =>
+        zip.addBuffer(Buffer.from('/etc/passwd'), 'link', { mode }),
+      );
 
       const error = await refusalOf(read(body, 'application/zip'));
 
       expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
-      expect(error.message).toBe(`Entry 'link' is a ${type}; only regular files are accepted (no symlinks, links, devices or FIFOs): put the file itself in the archive.`);
+      expect(error.message).toBe(
+        `Entry 'link' is a ${type}; only regular files are accepted (no symlinks, links, devices or FIFOs): put ` +
+          `the file itself in the archive.`,
+      );
       expect(error.details).toEqual({ entry: 'link', type });
     });
 
     it('refuses an encrypted zip entry', async () => {
-      const error = await refusalOf(read(craftedZip([{ name: 'SKILL.md', data: Buffer.alloc(40, 7), encrypted: true }]), 'application/zip'));
+      const error = await refusalOf(
+        read(craftedZip([{ name: 'SKILL.md', data: Buffer.alloc(40, 7), encrypted: true }]), 'application/zip'),
+      );
 
       expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
       expect(error.message).toMatch(/^Entry 'SKILL.md' is encrypted/);
@@ -413,7 +469,10 @@ describe(readSkillUpload.name, () => {
         ['a', 'a/b'],
         ['a/b/c', 'a/b'],
       ]) {
-        const { body, contentType } = await uploadOf(format, names.map((name) => ({ name })));
+        const { body, contentType } = await uploadOf(
+          format,
+          names.map((name) => ({ name })),
+        );
 
         const error = await refusalOf(read(body, contentType));
 
@@ -458,7 +517,9 @@ describe(readSkillUpload.name, () => {
     });
 
     it('refuses a multipart file over maxBytes on its own (busboy truncates it)', async () => {
-      const error = await refusalOf(read(multipartOf([{ filename: 'big', data: Buffer.alloc(2048) }]), MULTIPART, { maxBytes: 1024, maxFiles: 10 }));
+      const error = await refusalOf(
+        read(multipartOf([{ filename: 'big', data: Buffer.alloc(2048) }]), MULTIPART, { maxBytes: 1024, maxFiles: 10 }),
+      );
 
       expect(error.code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
       expect(error.details).toMatchObject({ limit: 'maxBytes' });
@@ -480,15 +541,18 @@ describe(readSkillUpload.name, () => {
         return error;
       }
 
-      it('refuses a gzip of 200 MB of zeros (no tar entry ever appears) after inflating only up to the cap', async () => {
-        const body = await bufferOf(zeros().pipe(createGzip()));
-        expect(body.length).toBeLessThan(MiB);
+      it(
+        'refuses a gzip of 200 MB of zeros (no tar entry ever appears) after inflating only up to ' + 'the cap',
+        async () => {
+          const body = await bufferOf(zeros().pipe(createGzip()));
+          expect(body.length).toBeLessThan(MiB);
 
-        const error = await refusedCheaply(body, 'application/gzip');
+          const error = await refusedCheaply(body, 'application/gzip');
 
-        expect(error.code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
-        expect(error.details).toMatchObject({ limit: 'maxBytes', maxBytes: LIMITS.maxBytes });
-      });
+          expect(error.code).toBe(ErrorCode.PAYLOAD_TOO_LARGE);
+          expect(error.details).toMatchObject({ limit: 'maxBytes', maxBytes: LIMITS.maxBytes });
+        },
+      );
 
       it('refuses a tar.gz entry of 200 MB of zeros by its declared size', async () => {
         const pack = tar.pack();
@@ -514,7 +578,10 @@ describe(readSkillUpload.name, () => {
       });
 
       it('refuses the same zip entry when its header claims 1,000 bytes: the real inflated bytes count', async () => {
-        const body = withDeclaredSize(await zipOf([], (zip) => zip.addReadStream(zeros(), 'big.bin', { compressionLevel: 1 })), 1000);
+        const body = withDeclaredSize(
+          await zipOf([], (zip) => zip.addReadStream(zeros(), 'big.bin', { compressionLevel: 1 })),
+          1000,
+        );
 
         const error = await refusedCheaply(body, 'application/zip');
 
@@ -536,7 +603,11 @@ describe(readSkillUpload.name, () => {
 
   describe('corrupt and empty bodies', () => {
     it.each([
-      ['not a zip at all', Buffer.from('hello, I am text'), /^The body is not a valid zip archive: End of central directory record signature not found/],
+      [
+        'not a zip at all',
+        Buffer.from('hello, I am text'),
+        /^The body is not a valid zip archive: End of central directory record signature not found/,
+      ],
       ['an empty body', Buffer.alloc(0), /^The body is not a valid zip archive/],
     ])('refuses a zip body that is %s', async (_what, body, message) => {
       const error = await refusalOf(read(body, 'application/zip'));
@@ -573,18 +644,27 @@ describe(readSkillUpload.name, () => {
       ['deflated', { compress: true }],
     ])('refuses a %s zip entry whose content does not match its CRC-32, naming the entry', async (_kind, options) => {
       const content = Buffer.from('---\nname: good\ndescription: A skill.\n---\nBody '.repeat(20));
-      const zip = await zipOf([{ name: 'good/SKILL.md' }], (z) => z.addBuffer(content, 'good/references/guide.md', options));
+      const zip = await zipOf([{ name: 'good/SKILL.md' }], (z) =>
+        z.addBuffer(content, 'good/references/guide.md', options),
+      );
       const declared = crc32(content);
-      // The headers keep the original CRC-32 while the content changes by one bit: the local header's and the central directory's.
+      // The headers keep the original CRC-32 while the content changes by one bit: the local header's and the central
+      // directory's.
       const patched = Buffer.from(zip);
-      for (let at = patched.indexOf(u32(declared)); at !== -1; at = patched.indexOf(u32(declared), at + 4)) patched.writeUInt32LE((declared ^ 0x80) >>> 0, at);
+      for (let at = patched.indexOf(u32(declared)); at !== -1; at = patched.indexOf(u32(declared), at + 4))
+        patched.writeUInt32LE((declared ^ 0x80) >>> 0, at);
       const changed = (declared ^ 0x80) >>> 0;
 
       const error = await refusalOf(read(patched, 'application/zip'));
 
       expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
       expect(error.message).toBe(
-        `Entry 'good/references/guide.md' does not match its CRC-32 (the archive says 0x${changed.toString(16).padStart(8, '0')}, its content is 0x${declared.toString(16).padStart(8, '0')}); the archive is corrupt: make it again and upload that.`,
+        `Entry 'good/references/guide.md' does not match its CRC-32 (the archive says 0x${changed
+          .toString(16)
+          .padStart(8, '0')},` +
+          ` its content is 0x${declared
+            .toString(16)
+            .padStart(8, '0')}); the archive is corrupt: make it again and upload that.`,
       );
       expect(error.details).toEqual({ entry: 'good/references/guide.md', problem: 'crc32' });
     });
@@ -597,7 +677,9 @@ describe(readSkillUpload.name, () => {
     });
 
     it('refuses a truncated tar.gz', async () => {
-      const body = await tarGzOf([{ name: 'SKILL.md', data: Buffer.from(Array.from({ length: 5000 }, (_, index) => index % 251)) }]);
+      const body = await tarGzOf([
+        { name: 'SKILL.md', data: Buffer.from(Array.from({ length: 5000 }, (_, index) => index % 251)) },
+      ]);
 
       const error = await refusalOf(read(body.subarray(0, body.length - 100), 'application/gzip'));
 
@@ -645,14 +727,27 @@ describe(readSkillUpload.name, () => {
     });
 
     it('refuses a multipart field that is not a file', async () => {
-      const error = await refusalOf(read(multipartOf([{ filename: 'SKILL.md', data: 'x' }, { field: 'name', data: 'my-skill' }]), MULTIPART));
+      const error = await refusalOf(
+        read(
+          multipartOf([
+            { filename: 'SKILL.md', data: 'x' },
+            { field: 'name', data: 'my-skill' },
+          ]),
+          MULTIPART,
+        ),
+      );
 
       expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
-      expect(error.message).toBe("Form field 'name' is not a file; a multipart upload may contain only files, each with its relative path as the filename.");
+      expect(error.message).toBe(
+        "Form field 'name' is not a file; a multipart upload may contain only files, each with its relative " +
+          'path as the filename.',
+      );
     });
 
     it('refuses a multipart file part without a filename', async () => {
-      const error = await refusalOf(read(multipartOf([{ data: 'x', contentType: 'application/octet-stream' }]), MULTIPART));
+      const error = await refusalOf(
+        read(multipartOf([{ data: 'x', contentType: 'application/octet-stream' }]), MULTIPART),
+      );
 
       expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
       expect(error.message).toMatch(/^A multipart part has no filename/);
@@ -669,7 +764,11 @@ describe(readSkillUpload.name, () => {
 
       expect(error.code).toBe(ErrorCode.INVALID_ARCHIVE);
       // busboy may see a form with no part as empty or as cut short, depending on how the bytes arrive: both refuse it.
-      expect(error.message).toMatch(contentType === MULTIPART ? /^(The upload contains no files|The body is not valid multipart\/form-data)/ : /^The upload contains no files/);
+      expect(error.message).toMatch(
+        contentType === MULTIPART
+          ? /^(The upload contains no files|The body is not valid multipart\/form-data)/
+          : /^The upload contains no files/,
+      );
     });
 
     it('refuses a content type that is no upload kind with 415', async () => {
@@ -720,7 +819,10 @@ describe(readSkillUpload.name, () => {
 
     it('drains the rest of the body after a refusal instead of destroying it', async () => {
       // 2 MB, refused at its first entry: most of it is still unread then.
-      const { body, contentType } = await uploadOf('tar', [{ name: '../evil' }, ...Array.from({ length: 200 }, (_, index) => ({ name: `f${index}`, data: 'x'.repeat(10_000) }))]);
+      const { body, contentType } = await uploadOf('tar', [
+        { name: '../evil' },
+        ...Array.from({ length: 200 }, (_, index) => ({ name: `f${index}`, data: 'x'.repeat(10_000) })),
+      ]);
       const stream = streamOf(body, 512);
       let ended = false;
       stream.on('end', () => (ended = true));
@@ -790,7 +892,10 @@ describe(skillRootOf.name, () => {
   });
 
   it('handles ./ prefixes through the reader', async () => {
-    const files = await read(await tarGzOf([{ name: './', type: 'directory' }, { name: './my-skill/SKILL.md' }, { name: './my-skill/a.md' }]), 'application/gzip');
+    const files = await read(
+      await tarGzOf([{ name: './', type: 'directory' }, { name: './my-skill/SKILL.md' }, { name: './my-skill/a.md' }]),
+      'application/gzip',
+    );
 
     expect(skillRootOf(files)).toMatchObject({ folder: 'my-skill' });
     expect(paths(skillRootOf(files).files)).toEqual(['SKILL.md', 'a.md']);
@@ -813,12 +918,15 @@ describe(skillRootOf.name, () => {
 
   it('refuses two top folders, naming them', () => {
     expect(() => skillRootOf([file('a/SKILL.md'), file('b/SKILL.md')])).toThrow(
-      "The upload is not one skill: found top-level 'a/', 'b/', and SKILL.md-like files at 'a/SKILL.md', 'b/SKILL.md'. Put SKILL.md at the root of the upload, or everything in one folder that has SKILL.md.",
+      "The upload is not one skill: found top-level 'a/', 'b/', and SKILL.md-like files at 'a/SKILL.md', " +
+        "'b/SKILL.md'. Put SKILL.md at the root of the upload, or everything in one folder that has SKILL.md.",
     );
   });
 
   it('refuses a top folder with files beside it at the root', () => {
-    expect(() => skillRootOf([file('my-skill/SKILL.md'), file('README.md')])).toThrow(/found top-level 'my-skill\/', 'README.md'/);
+    expect(() => skillRootOf([file('my-skill/SKILL.md'), file('README.md')])).toThrow(
+      /found top-level 'my-skill\/', 'README.md'/,
+    );
   });
 
   it('refuses an upload without SKILL.md', () => {
@@ -829,7 +937,9 @@ describe(skillRootOf.name, () => {
   });
 
   it('refuses SKILL.md only deeper than the one top folder, and a wrongly cased skill.md', () => {
-    expect(() => skillRootOf([file('outer/inner/SKILL.md')])).toThrow(/SKILL.md-like files at 'outer\/inner\/SKILL.md'/);
+    expect(() => skillRootOf([file('outer/inner/SKILL.md')])).toThrow(
+      /SKILL.md-like files at 'outer\/inner\/SKILL.md'/,
+    );
     expect(() => skillRootOf([file('skill.md')])).toThrow(/SKILL.md-like files at 'skill.md'/);
   });
 
@@ -842,7 +952,10 @@ describe(skillRootOf.name, () => {
       skillRootOf([file('a/x'), file('b/SKILL.md')]);
       throw new Error('accepted');
     } catch (error) {
-      expect(error).toMatchObject({ code: ErrorCode.INVALID_ARCHIVE, details: { topLevel: ['a/', 'b/'], skillFiles: ['b/SKILL.md'] } });
+      expect(error).toMatchObject({
+        code: ErrorCode.INVALID_ARCHIVE,
+        details: { topLevel: ['a/', 'b/'], skillFiles: ['b/SKILL.md'] },
+      });
     }
   });
 });
@@ -877,7 +990,12 @@ describe(acceptSkillUploads.name, () => {
   });
 
   /** Over a real socket: light-my-request's inject cannot load under Jest's ESM mode. */
-  function send(method: string, path: string, headers: Record<string, string> = {}, body?: Buffer | string): Promise<{ status: number; body: unknown }> {
+  function send(
+    method: string,
+    path: string,
+    headers: Record<string, string> = {},
+    body?: Buffer | string,
+  ): Promise<{ status: number; body: unknown }> {
     return new Promise((resolve, reject) => {
       const req = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (res) => {
         const chunks: Buffer[] = [];
@@ -894,14 +1012,20 @@ describe(acceptSkillUploads.name, () => {
 
   it('hands the upload route the raw stream for each upload type', async () => {
     const zip = await zipOf([{ name: 'SKILL.md' }, { name: 'a/b.md' }]);
-    const form = multipartOf([{ filename: 'SKILL.md', data: 'x' }, { filename: 'a/b.md', data: 'y' }]);
+    const form = multipartOf([
+      { filename: 'SKILL.md', data: 'x' },
+      { filename: 'a/b.md', data: 'y' },
+    ]);
 
     for (const [body, contentType] of [
       [zip, 'application/zip'],
       [form, MULTIPART],
       [await tarGzOf([{ name: 'SKILL.md' }, { name: 'a/b.md' }]), 'application/gzip'],
     ] as const) {
-      expect(await send('POST', '/v1/skills/x', { 'content-type': contentType }, body)).toEqual({ status: 200, body: { paths: ['SKILL.md', 'a/b.md'] } });
+      expect(await send('POST', '/v1/skills/x', { 'content-type': contentType }, body)).toEqual({
+        status: 200,
+        body: { paths: ['SKILL.md', 'a/b.md'] },
+      });
     }
   });
 
@@ -911,7 +1035,8 @@ describe(acceptSkillUploads.name, () => {
     expect(reply.status).toBe(415);
     expect(reply.body).toEqual({
       code: 'UNSUPPORTED_MEDIA_TYPE',
-      message: "A body of type 'application/zip' is not accepted: send JSON with `Content-Type: application/json` (UTF-8).",
+      message:
+        "A body of type 'application/zip' is not accepted: send JSON with `Content-Type: application/json` (UTF-8).",
       details: { contentType: 'application/zip' },
     });
   });
@@ -931,7 +1056,14 @@ describe(acceptSkillUploads.name, () => {
     // The reader drains the rest instead of destroying the request, so a keep-alive connection
     // survives (closing it with unread data would reset it, and the client might never see the 413).
     const agent = new Agent({ keepAlive: true });
-    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/skills/x', headers: { 'content-type': 'application/zip' }, agent });
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/v1/skills/x',
+      headers: { 'content-type': 'application/zip' },
+      agent,
+    });
     const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
       req.on('error', reject);
       req.on('response', (res) => {
@@ -963,7 +1095,14 @@ describe(acceptSkillUploads.name, () => {
 
   it('rejects, without an unhandled error, when the client hangs up mid-upload', async () => {
     const before = uploads.length;
-    const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/skills/x', headers: { 'content-type': 'application/gzip', 'content-length': '100000' }, agent: false });
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/v1/skills/x',
+      headers: { 'content-type': 'application/gzip', 'content-length': '100000' },
+      agent: false,
+    });
     req.on('error', () => undefined);
     req.write(gzipSync(Buffer.alloc(10_000)).subarray(0, 50));
     while (uploads.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -971,7 +1110,10 @@ describe(acceptSkillUploads.name, () => {
 
     const error = await refusalOf(uploads[before]);
 
-    expect(error).toMatchObject({ code: ErrorCode.INVALID_ARCHIVE, message: 'The upload was not received whole (aborted); send it again.' });
+    expect(error).toMatchObject({
+      code: ErrorCode.INVALID_ARCHIVE,
+      message: 'The upload was not received whole (aborted); send it again.',
+    });
     // The server goes on answering.
     expect(await send('GET', '/v1/other')).toEqual({ status: 200, body: { ok: true } });
   });

@@ -65,7 +65,11 @@ export function uploadKindOf(contentType: string | undefined): UploadKind | unde
  * INVALID_ARCHIVE, PAYLOAD_TOO_LARGE past `limits` or the body cap (`limits.maxBytes` + 1 MiB +
  * 3 KiB per allowed file), UNSUPPORTED_MEDIA_TYPE for a content type that is no upload kind.
  */
-export async function readSkillUpload(body: NodeJS.ReadableStream | Readable, contentType: string, limits: UploadLimits): Promise<UploadedFile[]> {
+export async function readSkillUpload(
+  body: NodeJS.ReadableStream | Readable,
+  contentType: string,
+  limits: UploadLimits,
+): Promise<UploadedFile[]> {
   const kind = uploadKindOf(contentType);
   if (kind === undefined) throw unsupportedUpload(contentType);
   const collector = new UploadCollector(limits);
@@ -102,7 +106,10 @@ export function skillRootOf(files: readonly UploadedFile[]): { folder?: string; 
   const tops = new Set(kept.map((file) => topLevelEntry(file.path)));
   const [only] = tops;
   if (tops.size === 1 && only.endsWith('/') && kept.some((file) => file.path === `${only}SKILL.md`)) {
-    return { folder: only.slice(0, -1), files: kept.map((file) => ({ path: file.path.slice(only.length), bytes: file.bytes })) };
+    return {
+      folder: only.slice(0, -1),
+      files: kept.map((file) => ({ path: file.path.slice(only.length), bytes: file.bytes })),
+    };
   }
   throw noSkillRoot(kept, [...tops]);
 }
@@ -115,7 +122,10 @@ export function skillRootOf(files: readonly UploadedFile[]): { folder?: string; 
 export function normalizeEntryPath(name: string): string {
   const segments = checkedSegments(name);
   if (segments.length === 0) {
-    throw invalidEntry(name, `Entry '${shown(name)}' names no file; give each file a relative path such as SKILL.md or scripts/run.sh.`);
+    throw invalidEntry(
+      name,
+      `Entry '${shown(name)}' names no file; give each file a relative path such as SKILL.md or scripts/run.sh.`,
+    );
   }
   return segments.join('/');
 }
@@ -126,17 +136,27 @@ function checkedSegments(name: string): string[] {
   if (problem !== undefined) throw invalidEntry(name, `Entry '${shown(name)}' ${problem}`);
   const segments = name.split('/').filter((segment) => segment !== '' && segment !== '.');
   if (segments.length > MAX_PATH_DEPTH) {
-    throw invalidEntry(name, `Entry '${shown(name)}' is ${segments.length} levels deep; paths may be at most ${MAX_PATH_DEPTH} levels deep.`);
+    throw invalidEntry(
+      name,
+      `Entry '${shown(name)}' is ${segments.length} levels deep; paths may be at most ${MAX_PATH_DEPTH} levels deep.`,
+    );
   }
   return segments;
 }
 
 function pathProblem(name: string): string | undefined {
   if (name === '') return 'has an empty name; every file needs a relative path such as SKILL.md.';
-  if (/[\p{Cc}\p{Cs}]/u.test(name)) return 'has a control character (NUL, newline, …) or a broken character in its name; rename the file.';
-  if (/^[\\/]/.test(name) || /^[A-Za-z]:/.test(name)) return 'is an absolute path; archive paths must be relative to the skill folder, e.g. scripts/run.sh.';
-  if (name.includes('\\')) return "has a '\\' in its path; use '/' as the folder separator (on Windows, use a tool that writes '/' in archives, or tar).";
-  if (Buffer.byteLength(name) > MAX_PATH_BYTES) return `is ${Buffer.byteLength(name)} bytes long; paths may be at most ${MAX_PATH_BYTES} bytes.`;
+  if (/[\p{Cc}\p{Cs}]/u.test(name))
+    return 'has a control character (NUL, newline, …) or a broken character in its name; rename the file.';
+  if (/^[\\/]/.test(name) || /^[A-Za-z]:/.test(name))
+    return 'is an absolute path; archive paths must be relative to the skill folder, e.g. scripts/run.sh.';
+  if (name.includes('\\'))
+    return (
+      "has a '\\' in its path; use '/' as the folder separator (on Windows, use a tool that writes '/' in " +
+      'archives, or tar).'
+    );
+  if (Buffer.byteLength(name) > MAX_PATH_BYTES)
+    return `is ${Buffer.byteLength(name)} bytes long; paths may be at most ${MAX_PATH_BYTES} bytes.`;
   if (name.split('/').includes('..')) return "has a '..' segment; archive paths must stay inside the skill folder.";
   return undefined;
 }
@@ -151,7 +171,9 @@ class UploadCollector {
 
   constructor(private readonly limits: UploadLimits) {}
 
-  /** Checks a file entry before its bytes are read: its path, the file count and the size it declares. Returns its path. */
+  /**
+   * Checks a file entry before its bytes are read: its path, the file count and the size it declares. Returns its path.
+   */
   admit(name: string, declaredSize: number): string {
     const path = normalizeEntryPath(name);
     if (++this.admitted > this.limits.maxFiles) throw tooManyFiles(this.limits);
@@ -172,13 +194,18 @@ class UploadCollector {
 
   result(): UploadedFile[] {
     if (this.files.length === 0) {
-      throw new AppError(ErrorCode.INVALID_ARCHIVE, 'The upload contains no files; send a zip, tar.gz or multipart form with SKILL.md at its root or in one top folder.');
+      throw new AppError(
+        ErrorCode.INVALID_ARCHIVE,
+        'The upload contains no files; send a zip, tar.gz or multipart form with SKILL.md at its root or in one ' +
+          'top folder.',
+      );
     }
     return this.files;
   }
 
   private register(path: string): void {
-    if (this.filePaths.has(path)) throw invalidEntry(path, `Entry '${shown(path)}' appears more than once; each file may appear only once.`);
+    if (this.filePaths.has(path))
+      throw invalidEntry(path, `Entry '${shown(path)}' appears more than once; each file may appear only once.`);
     if (this.folderPaths.has(path)) throw fileAndFolder(path);
     const segments = path.split('/');
     for (let depth = 1; depth < segments.length; depth++) {
@@ -206,7 +233,12 @@ async function readZip(source: Readable, collector: UploadCollector): Promise<vo
 
 async function openZip(buffer: Buffer): Promise<yauzl.ZipFile> {
   try {
-    return await yauzl.fromBufferPromise(buffer, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true, decodeStrings: true });
+    return await yauzl.fromBufferPromise(buffer, {
+      lazyEntries: true,
+      validateEntrySizes: true,
+      strictFileNames: true,
+      decodeStrings: true,
+    });
   } catch (error) {
     throw new AppError(ErrorCode.INVALID_ARCHIVE, `The body is not a valid zip archive: ${reasonOf(error)}.`);
   }
@@ -220,7 +252,8 @@ async function readZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, collector: U
   }
   const type = zipEntryType(entry);
   if (type !== 'file') throw specialEntry(name, type);
-  if (entry.isEncrypted()) throw invalidEntry(name, `Entry '${shown(name)}' is encrypted; upload an archive made without a password.`);
+  if (entry.isEncrypted())
+    throw invalidEntry(name, `Entry '${shown(name)}' is encrypted; upload an archive made without a password.`);
   const path = collector.admit(name, entry.uncompressedSize);
   let stream: Readable | undefined;
   try {
@@ -232,7 +265,9 @@ async function readZipEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, collector: U
     collector.add(path, bytes);
   } catch (error) {
     stream?.destroy();
-    throw AppError.isInstance(error) ? error : invalidEntry(name, `Entry '${shown(name)}' could not be read: ${reasonOf(error)}; the archive is corrupt.`);
+    throw AppError.isInstance(error)
+      ? error
+      : invalidEntry(name, `Entry '${shown(name)}' could not be read: ${reasonOf(error)}; the archive is corrupt.`);
   }
 }
 
@@ -254,17 +289,27 @@ function zipEntryType(entry: yauzl.Entry): string {
 
 /** yauzl refuses unsafe names itself while listing; say so in the same words as for any other archive. */
 function zipListingError(error: unknown): AppError {
-  const unsafeName = /^(?:invalid characters in fileName|absolute path|invalid relative path): ([\s\S]*)$/.exec(reasonOf(error));
+  const unsafeName = /^(?:invalid characters in fileName|absolute path|invalid relative path): ([\s\S]*)$/.exec(
+    reasonOf(error),
+  );
   if (unsafeName !== null) {
     const name = unsafeName[1];
-    return invalidEntry(name, `Entry '${shown(name)}' ${pathProblem(name) ?? `has an unsafe path (${reasonOf(error)}).`}`);
+    return invalidEntry(
+      name,
+      `Entry '${shown(name)}' ${pathProblem(name) ?? `has an unsafe path (${reasonOf(error)}).`}`,
+    );
   }
   return new AppError(ErrorCode.INVALID_ARCHIVE, `The body is not a valid zip archive: ${reasonOf(error)}.`);
 }
 
 // --- tar and tar.gz ---
 
-async function readTar(source: Readable, gzipped: boolean, collector: UploadCollector, limits: UploadLimits): Promise<void> {
+async function readTar(
+  source: Readable,
+  gzipped: boolean,
+  collector: UploadCollector,
+  limits: UploadLimits,
+): Promise<void> {
   const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
     // Destroying the extractor destroys the current entry with its error: that is reported once, by pipeline.
@@ -290,7 +335,8 @@ async function readTarEntry(header: tar.Headers, stream: Readable, collector: Up
     return;
   }
   // tar-stream reports old-style regular files ('\0' and '0') as 'file' too.
-  if (header.type !== 'file') throw specialEntry(header.name, TAR_TYPE_NAMES[header.type ?? ''] ?? 'entry of an unknown type');
+  if (header.type !== 'file')
+    throw specialEntry(header.name, TAR_TYPE_NAMES[header.type ?? ''] ?? 'entry of an unknown type');
   const path = collector.admit(header.name, header.size ?? 0);
   collector.add(path, await collectEntry(stream, collector));
 }
@@ -309,7 +355,8 @@ function tarError(error: unknown, gzipped: boolean): AppError {
   if (gzipped && typeof code === 'string' && code.startsWith('Z_')) {
     return new AppError(
       ErrorCode.INVALID_ARCHIVE,
-      `The body is not a valid gzip stream: ${reasonOf(error)}; send a .tar.gz, or an uncompressed tar as application/x-tar.`,
+      `The body is not a valid gzip stream: ${reasonOf(error)}; send a .tar.gz, or an uncompressed tar as ` +
+        `application/x-tar.`,
     );
   }
   return new AppError(ErrorCode.INVALID_ARCHIVE, `The body is not a valid tar archive: ${reasonOf(error)}.`);
@@ -317,7 +364,12 @@ function tarError(error: unknown, gzipped: boolean): AppError {
 
 // --- multipart/form-data ---
 
-async function readMultipart(source: Readable, contentType: string, collector: UploadCollector, limits: UploadLimits): Promise<void> {
+async function readMultipart(
+  source: Readable,
+  contentType: string,
+  collector: UploadCollector,
+  limits: UploadLimits,
+): Promise<void> {
   const form = createForm(contentType, limits);
   const delimiters = delimiterCounter(contentType);
   await new Promise<void>((resolve, reject) => {
@@ -348,7 +400,12 @@ async function readMultipart(source: Readable, contentType: string, collector: U
         if (filename === undefined) throw noFilename();
         const path = collector.admit(filename, 0);
         // A form part is always a file: a name ending in a slash names a folder, which it cannot hold.
-        if (/[\\/]$/.test(filename)) throw new AppError(ErrorCode.INVALID_ARCHIVE, `Entry '${path}/' names a folder; a form part is one file, with its relative path as the filename.`, { entry: filename.slice(0, 200) });
+        if (/[\\/]$/.test(filename))
+          throw new AppError(
+            ErrorCode.INVALID_ARCHIVE,
+            `Entry '${path}/' names a folder; a form part is one file, with its relative path as the filename.`,
+            { entry: filename.slice(0, 200) },
+          );
         open.add(file);
         file.on('limit', () => fail(tooManyBytes(limits, path)));
         collectEntry(file, collector).then((bytes) => {
@@ -408,7 +465,8 @@ function delimiterCounter(contentType: string): { counter: Transform; parts: num
 function skippedParts(count: number): AppError {
   return new AppError(
     ErrorCode.INVALID_ARCHIVE,
-    `${count} form part(s) could not be read as a file (no \`Content-Disposition: form-data\` with a filename, or a line break in the filename); send one part per file with its relative path as the filename.`,
+    `${count} form part(s) could not be read as a file (no \`Content-Disposition: form-data\` with a filename, ` +
+      `or a line break in the filename); send one part per file with its relative path as the filename.`,
   );
 }
 
@@ -418,7 +476,13 @@ function createForm(contentType: string, limits: UploadLimits): ReturnType<typeo
       headers: { 'content-type': contentType },
       preservePath: true, // busboy otherwise keeps only the file name
       // One field is allowed only so that it is seen (and refused) rather than skipped in silence.
-      limits: { fileSize: limits.maxBytes, files: limits.maxFiles, fields: 1, fieldSize: 1024, parts: limits.maxFiles + 10 },
+      limits: {
+        fileSize: limits.maxBytes,
+        files: limits.maxFiles,
+        fields: 1,
+        fieldSize: 1024,
+        parts: limits.maxFiles + 10,
+      },
     });
   } catch (error) {
     throw multipartError(error);
@@ -428,7 +492,8 @@ function createForm(contentType: string, limits: UploadLimits): ReturnType<typeo
 function multipartError(error: unknown): AppError {
   return new AppError(
     ErrorCode.INVALID_ARCHIVE,
-    `The body is not valid multipart/form-data: ${reasonOf(error)}; send one part per file with its relative path as the filename, e.g. filename="scripts/run.sh".`,
+    `The body is not valid multipart/form-data: ${reasonOf(error)}; send one part per file with its relative ` +
+      `path as the filename, e.g. filename="scripts/run.sh".`,
   );
 }
 
@@ -444,7 +509,8 @@ function onlyFiles(field?: string): AppError {
 function noFilename(): AppError {
   return new AppError(
     ErrorCode.INVALID_ARCHIVE,
-    'A multipart part has no filename; give each file its relative path as the filename, e.g. filename="scripts/run.sh".',
+    'A multipart part has no filename; give each file its relative path as the filename, e.g. ' +
+      'filename="scripts/run.sh".',
   );
 }
 
@@ -540,7 +606,8 @@ function checksumMismatch(name: string, expected: number, actual: number): AppEr
   const hex = (value: number) => `0x${value.toString(16).padStart(8, '0')}`;
   return new AppError(
     ErrorCode.INVALID_ARCHIVE,
-    `Entry '${shown(name)}' does not match its CRC-32 (the archive says ${hex(expected)}, its content is ${hex(actual)}); the archive is corrupt: make it again and upload that.`,
+    `Entry '${shown(name)}' does not match its CRC-32 (the archive says ${hex(expected)}, its content is ` +
+      `${hex(actual)}); the archive is corrupt: make it again and upload that.`,
     { entry: shown(name), problem: 'crc32' },
   );
 }
@@ -548,7 +615,9 @@ function checksumMismatch(name: string, expected: number, actual: number): AppEr
 function specialEntry(name: string, type: string): AppError {
   return new AppError(
     ErrorCode.INVALID_ARCHIVE,
-    `Entry '${shown(name)}' is a ${type}; only regular files are accepted (no symlinks, links, devices or FIFOs): put the file itself in the archive.`,
+    `Entry '${shown(name)}' is a ` +
+      `${type}; only regular files are accepted (no symlinks, links, devices or FIFOs): put the file itself in ` +
+      `the archive.`,
     { entry: shown(name), type },
   );
 }
@@ -568,16 +637,21 @@ function tooManyFiles(limits: UploadLimits): AppError {
 function tooManyBytes(limits: UploadLimits, entry?: string): AppError {
   return new AppError(
     ErrorCode.PAYLOAD_TOO_LARGE,
-    `The upload unpacks to more than ${limits.maxBytes} bytes (the limit, maxBytes, on all files together)${entry === undefined ? '' : `, at entry '${shown(entry)}'`}; make the skill smaller.`,
+    `The upload unpacks to more than ${limits.maxBytes} bytes (the limit, maxBytes, on all files ` +
+      `together)${entry === undefined ? '' : `, at entry '${shown(entry)}'`}; make the skill smaller.`,
     { limit: 'maxBytes', maxBytes: limits.maxBytes, ...(entry === undefined ? {} : { entry: shown(entry) }) },
   );
 }
 
 function bodyTooLarge(limit: number): AppError {
-  return new AppError(ErrorCode.PAYLOAD_TOO_LARGE, `The request body is larger than ${limit} bytes (the limit, maxBodyBytes); make the skill smaller.`, {
-    limit: 'maxBodyBytes',
-    maxBodyBytes: limit,
-  });
+  return new AppError(
+    ErrorCode.PAYLOAD_TOO_LARGE,
+    `The request body is larger than ${limit} bytes (the limit, maxBodyBytes); make the skill smaller.`,
+    {
+      limit: 'maxBodyBytes',
+      maxBodyBytes: limit,
+    },
+  );
 }
 
 function uploadCut(error: unknown): AppError {
@@ -589,7 +663,8 @@ function uploadCut(error: unknown): AppError {
 function unsupportedUpload(contentType: string): AppError {
   return new AppError(
     ErrorCode.UNSUPPORTED_MEDIA_TYPE,
-    `A skill upload of type '${shown(contentType)}' is not accepted: send a zip (application/zip), a tar.gz (application/gzip), a tar (application/x-tar) or multipart/form-data.`,
+    `A skill upload of type '${shown(contentType)}' is not accepted: send a zip (application/zip), a tar.gz ` +
+      `(application/gzip), a tar (application/x-tar) or multipart/form-data.`,
     { contentType: shown(contentType) },
   );
 }
@@ -597,10 +672,12 @@ function unsupportedUpload(contentType: string): AppError {
 function noSkillRoot(files: readonly UploadedFile[], tops: readonly string[]): AppError {
   const skillFiles = files.map((file) => file.path).filter((path) => /(^|\/)skill\.md$/i.test(path));
   const found = tops.length === 0 ? 'no files besides macOS metadata' : `top-level ${listed(tops)}`;
-  const deeper = skillFiles.length === 0 ? 'and no SKILL.md anywhere' : `and SKILL.md-like files at ${listed(skillFiles)}`;
+  const deeper =
+    skillFiles.length === 0 ? 'and no SKILL.md anywhere' : `and SKILL.md-like files at ${listed(skillFiles)}`;
   return new AppError(
     ErrorCode.INVALID_ARCHIVE,
-    `The upload is not one skill: found ${found}, ${deeper}. Put SKILL.md at the root of the upload, or everything in one folder that has SKILL.md.`,
+    `The upload is not one skill: found ${found}, ` +
+      `${deeper}. Put SKILL.md at the root of the upload, or everything in one folder that has SKILL.md.`,
     { topLevel: tops.slice(0, 20), skillFiles: skillFiles.slice(0, 20) },
   );
 }
@@ -629,7 +706,11 @@ const APPLE_DOUBLE_MAGIC = Buffer.from([0x00, 0x05, 0x16, 0x07]);
 function isMacOsMetadata(file: UploadedFile): boolean {
   const segments = file.path.split('/');
   const base = segments[segments.length - 1];
-  return segments[0] === '__MACOSX' || base === '.DS_Store' || (base.startsWith('._') && file.bytes.subarray(0, 4).equals(APPLE_DOUBLE_MAGIC));
+  return (
+    segments[0] === '__MACOSX' ||
+    base === '.DS_Store' ||
+    (base.startsWith('._') && file.bytes.subarray(0, 4).equals(APPLE_DOUBLE_MAGIC))
+  );
 }
 
 /** 'folder/' for a file in a folder, the name for a file at the root. */

@@ -27,7 +27,12 @@ export function acceptSkillUploads(fastify: FastifyInstance, routes: { method: s
   fastify.addContentTypeParser([...UPLOAD_MEDIA_TYPES], (_request, payload, done) => done(null, payload));
   fastify.addHook('onRequest', (request, _reply, done) => {
     if (isUploadRoute(request, uploadRoutes)) return done();
-    done(unsupportedBody(request, (mediaType) => !uploadTypes.has(mediaType) && request.server.hasContentTypeParser(mediaType)));
+    done(
+      unsupportedBody(
+        request,
+        (mediaType) => !uploadTypes.has(mediaType) && request.server.hasContentTypeParser(mediaType),
+      ),
+    );
   });
 }
 

@@ -25,7 +25,10 @@ export class ChatActivatedSkillEntity implements ChatActivation {
   @Column({ name: 'activation_count', type: 'integer' })
   activationCount: number;
 
-  /** The version last activated (`sha256:…`): what the chat reads; null for skills without versions (programmatic, or too large to keep). */
+  /**
+   * The version last activated (`sha256:…`): what the chat reads; null for skills without versions (programmatic, or
+   * too large to keep).
+   */
   @Column({ name: 'version_digest', type: 'text', nullable: true })
   versionDigest: string | null;
 }

@@ -1,5 +1,11 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
-import type { ChatMessage, MessageRole, StoredCommand, StoredToolCard, ToolCardSummary } from '../../../domain/chats/chat.types.js';
+import type {
+  ChatMessage,
+  MessageRole,
+  StoredCommand,
+  StoredToolCard,
+  ToolCardSummary,
+} from '../../../domain/chats/chat.types.js';
 
 export type { MessageRole, StoredCommand, StoredToolCard, ToolCardSummary };
 
@@ -25,7 +31,9 @@ export class ChatMessageEntity implements ChatMessage {
   @Column({ name: 'tool_cards', type: 'jsonb', default: () => "'[]'::jsonb" })
   toolCards: StoredToolCard[];
 
-  /** The first skill a user message invoked explicitly (`/name`, `$name`), if any; all of them are in `invokedSkills`. */
+  /**
+   * The first skill a user message invoked explicitly (`/name`, `$name`), if any; all of them are in `invokedSkills`.
+   */
   @Column({ name: 'invoked_skill', type: 'text', nullable: true })
   invokedSkill: string | null;
 
