@@ -11,6 +11,8 @@ COPY package.json package-lock.json ./
 # The workspace packages' manifests, so that npm ci links them (their sources come below).
 COPY packages/core/package.json ./packages/core/
 COPY packages/sandbox/package.json ./packages/sandbox/
+COPY packages/nest/package.json ./packages/nest/
+COPY packages/ai-sdk/package.json ./packages/ai-sdk/
 # No scripts: `prepare` would build before the sources are here, and the build is the next step.
 RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.release.json ./
@@ -34,11 +36,15 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/core/package.json ./packages/core/
 COPY packages/sandbox/package.json ./packages/sandbox/
+COPY packages/nest/package.json ./packages/nest/
+COPY packages/ai-sdk/package.json ./packages/ai-sdk/
 # The optional dependencies are the embedded PostgreSQL's programs (60 MB), unused with DATABASE_URL.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --ignore-scripts
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/core/dist ./packages/core/dist
 COPY --from=build /app/packages/sandbox/dist ./packages/sandbox/dist
+COPY --from=build /app/packages/nest/dist ./packages/nest/dist
+COPY --from=build /app/packages/ai-sdk/dist ./packages/ai-sdk/dist
 COPY bin ./bin
 COPY skills ./skills
 COPY config.toml LICENSE ./

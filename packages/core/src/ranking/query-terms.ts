@@ -1,3 +1,4 @@
+/// <reference path="../types/nlpjs-lang-es.d.ts" />
 import { StemmerEs } from '@nlpjs/lang-es';
 import { boundedMemo } from '../util/bounded-memo.js';
 import relatedTerms from './related-terms.json' with { type: 'json' };
