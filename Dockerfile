@@ -38,7 +38,7 @@ COPY packages/core/package.json ./packages/core/
 COPY packages/sandbox/package.json ./packages/sandbox/
 COPY packages/nest/package.json ./packages/nest/
 COPY packages/ai-sdk/package.json ./packages/ai-sdk/
-# The optional dependencies are the embedded PostgreSQL's programs (60 MB), unused with DATABASE_URL.
+# The optional dependencies are the embedded PostgreSQL and its programs (60 MB), unused with DATABASE_URL.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --omit=optional --ignore-scripts
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/core/dist ./packages/core/dist

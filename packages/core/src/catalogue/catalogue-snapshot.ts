@@ -116,16 +116,7 @@ function* snapshotSteps(
 ): Generator<void, CatalogueSnapshot> {
   const { offered, unavailable } = splitByTools(result.skills, availability);
   yield;
-  const switchedOff = new Set(config.disabled ?? []);
-  for (const [name, enabled] of store?.switches ?? []) if (!enabled) switchedOff.add(name);
-  const sorted = inNameOrder(
-    switchedOff.size === 0 ? offered : offered.filter((skill) => !switchedOff.has(skill.name)),
-  );
-  const disabled = new Map(
-    switchedOff.size === 0
-      ? []
-      : inNameOrder(offered.filter((skill) => switchedOff.has(skill.name))).map((skill) => [skill.name, skill]),
-  );
+  const { switchedOff, sorted, disabled } = applySwitches(offered, config, store?.switches);
   yield;
   // Rendered on first use (the next turn, or the metrics when scraped), not as part of the swap.
   const catalogue = catalogueOf(sorted, config);
@@ -163,6 +154,34 @@ function* snapshotSteps(
     filteredOut: NOTHING_FILTERED,
     warnings: Object.freeze(result.warnings),
     directories: Object.freeze(directories),
+    ...commandsOf(commands, skills),
+    catalogue,
+    index,
+  });
+}
+
+/** The skills switched off (by the options or the store's switches), and the rest in name order. */
+function applySwitches(
+  offered: SkillRecord[],
+  config: SnapshotConfig,
+  switches: ReadonlyMap<string, boolean> | undefined,
+): { switchedOff: Set<string>; sorted: SkillRecord[]; disabled: Map<string, SkillRecord> } {
+  const switchedOff = new Set(config.disabled ?? []);
+  for (const [name, enabled] of switches ?? []) if (!enabled) switchedOff.add(name);
+  const sorted = inNameOrder(
+    switchedOff.size === 0 ? offered : offered.filter((skill) => !switchedOff.has(skill.name)),
+  );
+  const disabled = new Map(
+    switchedOff.size === 0
+      ? []
+      : inNameOrder(offered.filter((skill) => switchedOff.has(skill.name))).map((skill) => [skill.name, skill]),
+  );
+  return { switchedOff, sorted, disabled };
+}
+
+/** The commands in name order, and their report with the names they share with skills. */
+function commandsOf(commands: CommandDiscoveryResult, skills: ReadonlyMap<string, SkillRecord>) {
+  return {
     commands: new Map([...commands.commands].sort(compareByName).map((command) => [command.name, command])),
     commandReport: Object.freeze({
       directories: commands.directories,
@@ -170,9 +189,7 @@ function* snapshotSteps(
       collisions: [...commands.collisions, ...skillCollisions(commands.commands, skills)],
       warnings: commands.warnings,
     }),
-    catalogue,
-    index,
-  });
+  };
 }
 
 /** Personal skills of every owner, offered or switched off (a view holds the offered ones). */

@@ -112,22 +112,7 @@ export function chooseCatalogue(
     tokens += cost;
   };
   for (const name of request.pinned ?? []) take(view.skills.get(name), true);
-  if (chosen.length < limits.maxSkills && request.message.trim() !== '') {
-    // More candidates than places: an entry too large for what is left of the budget is passed over for the next.
-    const candidates = Math.min(limits.maxSkills * CANDIDATES_PER_PLACE, MAX_CANDIDATES);
-    for (const match of index.search(view, request.message, {
-      limit: candidates,
-      context: request.context,
-      popularity: request.popularity,
-    })) {
-      take(view.skills.get(match.name), false);
-      if (chosen.length >= limits.maxSkills) break;
-    }
-  }
-  if (chosen.length < limits.maxSkills && request.popularity !== undefined) {
-    // The popularity map comes most used first (as the repository reads it).
-    for (const [name, uses] of request.popularity) if (uses > 0) take(view.skills.get(name), false);
-  }
+  addRanked(view, limits, request, chosen, take);
   if (request.fill === true) {
     for (const record of view.skills.values()) {
       if (chosen.length >= limits.maxSkills) break;
@@ -140,6 +125,32 @@ export function chooseCatalogue(
   let text = renderListing(entries, format, includeLocation, note);
   if (entries.length === 0 && format === 'markdown') text = text.replace(/^\n/, '');
   return { text, complete: false, listed: chosen.map((record) => record.name), unlisted, tokens };
+}
+
+/** The best-ranked skills for the message, then the team's most used, while places are left. */
+function addRanked(
+  view: CatalogueSnapshot,
+  limits: CatalogueLimits,
+  request: CatalogueRequest,
+  chosen: readonly SkillRecord[],
+  take: (record: SkillRecord | undefined, force: boolean) => void,
+): void {
+  if (chosen.length < limits.maxSkills && request.message.trim() !== '') {
+    // More candidates than places: an entry too large for what is left of the budget is passed over for the next.
+    const candidates = Math.min(limits.maxSkills * CANDIDATES_PER_PLACE, MAX_CANDIDATES);
+    for (const match of view.index.search(view, request.message, {
+      limit: candidates,
+      context: request.context,
+      popularity: request.popularity,
+    })) {
+      take(view.skills.get(match.name), false);
+      if (chosen.length >= limits.maxSkills) break;
+    }
+  }
+  if (chosen.length < limits.maxSkills && request.popularity !== undefined) {
+    // The popularity map comes most used first (as the repository reads it).
+    for (const [name, uses] of request.popularity) if (uses > 0) take(view.skills.get(name), false);
+  }
 }
 
 /** How many ranked skills a turn considers for each place in its catalogue, and at most. */

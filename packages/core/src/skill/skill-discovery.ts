@@ -55,74 +55,104 @@ export function discoverSkillsAsync(options: DiscoveryOptions, sliceMs = 4): Pro
   return runInSlices(discoverySteps(options), sliceMs);
 }
 
+/** What one scan collects as it goes. */
+interface ScanState {
+  options: DiscoveryOptions;
+  warnings: string[];
+  found: SkillRecord[];
+  invalid: InvalidSkill[];
+  /** Only nested scans can revisit a folder through a symlink; immediate children need no guard. */
+  visited: Set<string> | undefined;
+}
+
 /** The scan, one folder a step: the caller decides whether to run it through or pause between steps. */
 function* discoverySteps(options: DiscoveryOptions): Generator<void, DiscoveryResult> {
-  const warnings: string[] = [];
-  const found: SkillRecord[] = [];
-  const invalid: InvalidSkill[] = [];
+  const state: ScanState = {
+    options,
+    warnings: [],
+    found: [],
+    invalid: [],
+    visited: options.maxDepth > 1 ? new Set() : undefined,
+  };
   const exists: boolean[] = [];
-  // Only nested scans can revisit a folder through a symlink; immediate children need no guard.
-  const visited = options.maxDepth > 1 ? new Set<string>() : undefined;
   const scanned = [
     ...options.directories.map((directory) => ({ directory, code: false })),
     ...(options.codeDirectories ?? []).map((directory) => ({ directory, code: true })),
   ];
-
   for (const { directory, code } of scanned) {
     const entries = readFolder(directory.path);
     exists.push(Array.isArray(entries));
     if (!Array.isArray(entries)) {
-      const warning = unreadableFolderWarning(
-        code ? 'Code skills' : 'Skills',
-        directory,
-        entries,
-        code ? [] : DEFAULT_SKILL_DIRECTORIES,
+      const defaults = code ? [] : DEFAULT_SKILL_DIRECTORIES;
+      const warning = unreadableFolderWarning(code ? 'Code skills' : 'Skills', directory, entries, defaults);
+      if (warning !== undefined) state.warnings.push(warning);
+      continue;
+    }
+    warnIfSkillFolder(state.warnings, directory, entries, code);
+    const root = directory.path.endsWith('/') ? directory.path.slice(0, -1) : directory.path;
+    yield* scanFolder(state, { directory, code }, root, entries, 1);
+  }
+  options.digests?.sweep();
+  return summarise(state, scanned, exists);
+}
+
+/** An easy mistake: the folder of one skill given where the folder of skills was meant. */
+function warnIfSkillFolder(warnings: string[], directory: SkillDirectory, entries: Dirent[], code: boolean): void {
+  if (!entries.some((entry) => entry.name === 'SKILL.md')) return;
+  warnings.push(
+    `${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' ` +
+      `(${directory.path}) holds a SKILL.md itself: skills are its subfolders, so list its parent folder ` +
+      `to load it`,
+  );
+}
+
+/** One folder's children: each a skill, an invalid skill, or (within `maxDepth`) a folder to look into. */
+function* scanFolder(
+  state: ScanState,
+  where: { directory: SkillDirectory; code: boolean },
+  folder: string,
+  children: Dirent[],
+  depth: number,
+): Generator<void> {
+  const { options, found, invalid, visited } = state;
+  const { directory, code } = where;
+  for (const entry of sortByName(children)) {
+    yield;
+    if (SKIPPED_FOLDERS.has(entry.name) || !isFolder(folder, entry)) continue;
+    const path = `${folder}/${entry.name}`;
+    if (visited !== undefined && !firstVisit(visited, path)) continue;
+    const folderInspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
+    const inspection =
+      code && folderInspection?.kind === 'valid' ? withCodeModule(folderInspection.skill) : folderInspection;
+    if (inspection?.kind === 'valid')
+      found.push(
+        options.versionLimits === undefined
+          ? inspection.skill
+          : withDigest(inspection.skill, options.versionLimits, options.digests),
       );
-      if (warning !== undefined) warnings.push(warning);
-    } else {
-      // An easy mistake: the folder of one skill given where the folder of skills was meant.
-      if (entries.some((entry) => entry.name === 'SKILL.md')) {
-        warnings.push(
-          `${code ? 'Code skills' : 'Skills'} directory '${directory.configured}' ` +
-            `(${directory.path}) holds a SKILL.md itself: skills are its subfolders, so list its parent folder ` +
-            `to load it`,
-        );
-      }
-      const scan = function* (folder: string, children: Dirent[], depth: number): Generator<void> {
-        for (const entry of sortByName(children)) {
-          yield;
-          if (SKIPPED_FOLDERS.has(entry.name) || !isFolder(folder, entry)) continue;
-          const path = `${folder}/${entry.name}`;
-          if (visited !== undefined && !firstVisit(visited, path)) continue;
-          const folderInspection = inspectSkillFolder(path, directory.configured, options.mode, entry.name);
-          const inspection =
-            code && folderInspection?.kind === 'valid' ? withCodeModule(folderInspection.skill) : folderInspection;
-          if (inspection?.kind === 'valid')
-            found.push(
-              options.versionLimits === undefined
-                ? inspection.skill
-                : withDigest(inspection.skill, options.versionLimits, options.digests),
-            );
-          else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
-          else if (depth < options.maxDepth) {
-            const nested = readFolder(path);
-            if (Array.isArray(nested)) yield* scan(path, nested, depth + 1);
-            // A folder that may hold skills but cannot be listed is reported, not passed over.
-            else if (isPermissionError(nested))
-              invalid.push({
-                path,
-                source: directory.configured,
-                errors: [`The folder cannot be listed to look for skills in it: ${folderProblem(nested)}`],
-                warnings: [],
-              });
-          }
-        }
-      };
-      yield* scan(directory.path.endsWith('/') ? directory.path.slice(0, -1) : directory.path, entries, 1);
+    else if (inspection?.kind === 'invalid') invalid.push(inspection.invalid);
+    else if (depth < options.maxDepth) {
+      const nested = readFolder(path);
+      if (Array.isArray(nested)) yield* scanFolder(state, where, path, nested, depth + 1);
+      // A folder that may hold skills but cannot be listed is reported, not passed over.
+      else if (isPermissionError(nested))
+        invalid.push({
+          path,
+          source: directory.configured,
+          errors: [`The folder cannot be listed to look for skills in it: ${folderProblem(nested)}`],
+          warnings: [],
+        });
     }
   }
+}
 
-  options.digests?.sweep();
+/** The scan's result: precedence applied, the skills over `maxSkills` left out, and a line per folder. */
+function summarise(
+  state: ScanState,
+  scanned: { directory: SkillDirectory; code: boolean }[],
+  exists: boolean[],
+): DiscoveryResult {
+  const { options, warnings, found, invalid } = state;
   const { skills, collisions, excluded } = applyPrecedence(found, options.maxSkills);
   if (excluded.length > 0) {
     const first = excluded
