@@ -2,8 +2,6 @@ import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@ne
 import { getMetadataStorage } from 'class-validator';
 import { unstorableStringProblems, validationFailed } from '../../../domain/shared/validation-errors.js';
 
-export { unstorableStringProblems, validationFailed };
-
 /** Flattens class-validator errors into one readable line per problem, e.g. "format: must be one of …". */
 export function describeValidationErrors(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((error) => {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { ChatRepository } from '../../../infra/database/chat.repository.js';
-import { validationFailed } from '../../../api/http/pipes/validation.pipe.js';
+import { validationFailed } from '../../shared/validation-errors.js';
 import type { CatalogueSnapshot } from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 import type { CatalogueFormat } from '../../../config/app-config.js';
