@@ -195,10 +195,9 @@ function untrackedFiles(): string[] {
 function typeErrors(files: string[]): { file: string; line: number; message: string }[] {
   const config = ts.readConfigFile(resolve('tsconfig.json'), (path) => ts.sys.readFile(path));
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, resolve('.'));
-  // A self-import (`skillhost/nest`) is type-checked from the sources, which need the project's own declarations of
-  // untyped packages.
-  const declarations = readdirSync('src/types').map((name) => resolve('src/types', name));
-  const program = ts.createProgram([...files, ...declarations], {
+  // A self-import (`skillhost/nest`) is type-checked from the packages' sources, which reference their own
+  // declarations of untyped packages.
+  const program = ts.createProgram(files, {
     ...parsed.options,
     noEmit: true,
     noUnusedLocals: false,
