@@ -14,7 +14,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STAMP = join(ROOT, 'dist', '.built');
 const BEGUN = join(ROOT, 'dist', '.building');
-/** What `npm run build` reads: the TypeScript of the packages, the server, the page, the migrations, and their settings. */
+/**
+ * What `npm run build` reads: the TypeScript of the packages, the server, the page, the migrations, and their settings.
+ */
 const INPUTS = [
   ...['core', 'sandbox', 'nest', 'ai-sdk'].flatMap((name) => [`packages/${name}/src`, `packages/${name}/package.json`]),
   'src',
