@@ -19,9 +19,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fg from 'fast-glob';
 import matter from 'gray-matter';
-import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
-import { NO_COMMANDS } from '@skillhost/core';
-import { discoverSkills } from '@skillhost/core';
+import { buildSnapshot, type CatalogueSnapshot, discoverSkills, NO_COMMANDS } from '@skillhost/core';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,50000').split(',').map(Number);
 const RESULTS_DIR = join(import.meta.dirname, '..', '..', 'bench', 'results');

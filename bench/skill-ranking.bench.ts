@@ -18,16 +18,21 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, join, relative } from 'node:path';
-import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
-import { NO_COMMANDS } from '@skillhost/core';
-import { type CatalogueLimits, chooseCatalogue } from '@skillhost/core';
-import { CatalogueIndex } from '@skillhost/core';
-import { type DiscoveryResult, discoverSkills } from '@skillhost/core';
-import type { SkillRecord } from '@skillhost/core';
-import { runThrough } from '@skillhost/core';
+import {
+  buildSnapshot,
+  CatalogueIndex,
+  type CatalogueLimits,
+  type CatalogueSnapshot,
+  chooseCatalogue,
+  countTokens,
+  discoverSkills,
+  type DiscoveryResult,
+  NO_COMMANDS,
+  runThrough,
+  type SkillRecord,
+} from '@skillhost/core';
 import { corpusPath } from '../test/support/files/corpus.js';
 import { percentile } from './bench-support.js';
-import { countTokens } from '@skillhost/core';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');

@@ -1,7 +1,15 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AppError } from '@skillhost/core';
+import {
+  AppError,
+  buildSnapshot,
+  discoverCommands,
+  discoverSkills,
+  type FolderInspection,
+  inspectSkillFolder,
+  renderCatalogue,
+} from '@skillhost/core';
 import {
   CATALOGUE_FORMATS,
   type CatalogueFormat,
@@ -9,11 +17,6 @@ import {
   type ValidationMode,
 } from '../config/app-config.js';
 import { ConfigError, loadConfig } from '../config/config-loader.js';
-import { renderCatalogue } from '@skillhost/core';
-import { buildSnapshot } from '@skillhost/core';
-import { discoverCommands } from '@skillhost/core';
-import { discoverSkills } from '@skillhost/core';
-import { type FolderInspection, inspectSkillFolder } from '@skillhost/core';
 import { presentAdminReport } from '../api/presenters/skill.presenter.js';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
 import { createCommand } from './create.command.js';

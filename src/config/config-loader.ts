@@ -3,8 +3,7 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
-import { type Place, resolveValues, type Setting, settingsOf } from '@skillhost/core';
-import { ConfigError, deepFreeze } from '@skillhost/core';
+import { ConfigError, deepFreeze, type Place, resolveValues, type Setting, settingsOf } from '@skillhost/core';
 
 export { ConfigError };
 import type { AppConfig, ConfigValues, ModelConfig, ModelProvider, SkillsConfig } from './app-config.js';

@@ -1,6 +1,13 @@
 import { z } from 'zod';
-import { type Setting, type SettingTree, setting, settingsOf } from '@skillhost/core';
-import { DEFAULT_COMMAND_DIRECTORIES, DEFAULT_SKILL_DIRECTORIES, SKILLS_OPTIONS } from '@skillhost/core';
+import {
+  DEFAULT_COMMAND_DIRECTORIES,
+  DEFAULT_SKILL_DIRECTORIES,
+  type Setting,
+  setting,
+  settingsOf,
+  type SettingTree,
+  SKILLS_OPTIONS,
+} from '@skillhost/core';
 
 /**
  * Every configuration key, defined once: a tree of settings (rule, default, meaning) whose keys are

@@ -4,8 +4,7 @@ import { join, resolve } from 'node:path';
 import { load as parseYaml } from 'js-yaml';
 import { parse as parseToml } from 'smol-toml';
 import { loadConfig } from '../../src/config/config-loader.js';
-import { parseCommandFile } from '@skillhost/core';
-import { parseSkillMd } from '@skillhost/core';
+import { parseCommandFile, parseSkillMd } from '@skillhost/core';
 import { freePort } from '../support/ports.js';
 import { type AgentName, type DocBlock, matchesExpected, rewriteAddresses, splitShellSteps } from './doc-blocks.js';
 

@@ -2,8 +2,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
-import { SkillRegistryService } from '@skillhost/nest';
-import { SkillResourcesService } from '@skillhost/nest';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 
 describe('bundled skills', () => {

@@ -1,11 +1,9 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, discoverSkills, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
 import { CodeSkillService, type CodeSkillInvocation } from '../../src/domain/skills/code/code-skill.service.js';
-import { discoverSkills } from '@skillhost/core';
-import { SkillRegistryService } from '@skillhost/nest';
-import { SkillResourcesService } from '@skillhost/nest';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { makeFifo, makeSymlink } from './special-files.js';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';

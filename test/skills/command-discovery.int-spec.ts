@@ -2,10 +2,13 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { SkillDirectory } from '../../src/config/app-config.js';
-import { buildSnapshot } from '@skillhost/core';
-import { discoverCommands, MAX_COMMAND_FILE_BYTES } from '@skillhost/core';
-import type { InvalidCommand } from '@skillhost/core';
-import { discoverSkills } from '@skillhost/core';
+import {
+  buildSnapshot,
+  discoverCommands,
+  discoverSkills,
+  type InvalidCommand,
+  MAX_COMMAND_FILE_BYTES,
+} from '@skillhost/core';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { asNobody, makeFifo, makeSocket, makeSymlink, openToEveryone, releaseFifosLater } from './special-files.js';
 

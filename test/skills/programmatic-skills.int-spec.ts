@@ -1,10 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, type CodeSkillContext, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
 import { CodeSkillService } from '../../src/domain/skills/code/code-skill.service.js';
-import type { CodeSkillContext } from '@skillhost/core';
-import { SkillRegistryService } from '@skillhost/nest';
-import { SkillResourcesService } from '@skillhost/nest';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 

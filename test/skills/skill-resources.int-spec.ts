@@ -3,8 +3,7 @@ import { mkdirSync, symlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { configWith } from '../../src/config/config-loader.js';
-import { SkillRegistryService } from '@skillhost/nest';
-import { SkillResourcesService } from '@skillhost/nest';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { skillMd, tempTree, type TempTree } from '../support/files/skill-tree.js';
 import { skillsSettingsOf } from '../../src/domain/skills/skills-settings-of.js';
 

@@ -1,8 +1,7 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { discoverSkills } from '@skillhost/core';
-import type { InvalidSkill } from '@skillhost/core';
+import { discoverSkills, type InvalidSkill } from '@skillhost/core';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { asNobody, makeFifo, makeSocket, makeSymlink, openToEveryone, releaseFifosLater } from './special-files.js';
 

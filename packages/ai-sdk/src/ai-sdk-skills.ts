@@ -1,14 +1,21 @@
 import type { ModelMessage, ToolSet } from 'ai';
-import { TOOL_STYLES, type ToolStyle } from '@skillhost/core';
-import type { ActivationHow, ActivationStore } from '@skillhost/core';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import { CatalogueChooser } from '@skillhost/core';
-import type { SkillRegistry, SkillResources } from '@skillhost/core';
-import { parseInvocation } from '@skillhost/core';
-import { buildSkillsPrompt } from '@skillhost/core';
+import {
+  type ActivationHow,
+  type ActivationStore,
+  buildSkillsPrompt,
+  CatalogueChooser,
+  type CatalogueSnapshot,
+  parseInvocation,
+  type SkillRegistry,
+  type SkillResources,
+  type SkillTool,
+  TOOL_STYLES,
+  type ToolContext,
+  type ToolStyle,
+  toolStyleFor,
+  type ToolStyleSet,
+} from '@skillhost/core';
 import { runSkillTool, serverCallMessages, type ToolCard, type ToolExecution } from './run-tool.js';
-import type { SkillTool, ToolContext } from '@skillhost/core';
-import { toolStyleFor, type ToolStyleSet } from '@skillhost/core';
 import { toolSetOf } from './tool-set.js';
 
 /** What the skill tools of one turn work with. */

@@ -1,8 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, defineTool, ErrorCode, readsSkills, type ToolContext } from '@skillhost/core';
 import { runSkillTool, serverCallMessages } from './run-tool.js';
-import { defineTool, readsSkills, type ToolContext } from '@skillhost/core';
 
 const context = {} as ToolContext;
 const echo = (

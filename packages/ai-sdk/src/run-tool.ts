@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ModelMessage } from 'ai';
-import { AppError } from '@skillhost/core';
-import type { StoredToolCard } from '@skillhost/core';
-import { parseToolArguments, type SkillTool, type ToolContext, type ToolResult } from '@skillhost/core';
+import {
+  AppError,
+  parseToolArguments,
+  type SkillTool,
+  type StoredToolCard,
+  type ToolContext,
+  type ToolResult,
+} from '@skillhost/core';
 
 /** The user-visible record of one tool call: what was asked, how it went, what the model read. */
 export type ToolCard = StoredToolCard;

@@ -1,7 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { AppError, ErrorCode } from '@skillhost/core';
-import { isInside, normalizeResourcePath } from '@skillhost/core';
+import { AppError, ErrorCode, isInside, normalizeResourcePath } from '@skillhost/core';
 import { SHEBANG_BYTES } from './interpreter.js';
 
 export interface ScriptFile {

@@ -1,8 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, cutProblem, ErrorCode, MAX_LISTED_PROBLEMS } from '@skillhost/core';
 import { toGraphQLError } from '../errors/app-exception.filter.js';
-import { cutProblem, MAX_LISTED_PROBLEMS } from '@skillhost/core';
 import { validationFailed } from '../../domain/shared/validation-errors.js';
 
 export interface FormattedErrors {

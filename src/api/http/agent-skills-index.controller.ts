@@ -3,12 +3,10 @@ import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@ne
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ErrorCode } from '@skillhost/core';
+import { ErrorCode, normalizeResourcePath, skillFileHeaders } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { SkillRegistryService } from '@skillhost/nest';
-import { normalizeResourcePath } from '@skillhost/core';
-import { skillFileHeaders } from '@skillhost/core';
 import { INDEX_VERSION, indexEntry, type IndexSkill } from '../mcp/agent-skills-index.js';
 import { AgentSkillsIndexDto } from './dto/mcp-report.dto.js';
 import { PublishedSkillsService } from '../mcp/published-skills.service.js';

@@ -11,7 +11,7 @@ import {
 import type { FastifyReply } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ErrorCode } from '@skillhost/core';
+import { ErrorCode, KNOWN_TOOL_NAMES } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { PageQueryDto } from './dto/page-query.dto.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
@@ -35,7 +35,6 @@ import { TurnRunner } from '../../domain/chats/turn-runner.js';
 import { ContextQueryDto, CreateChatDto, SendMessageDto } from './dto/chat.dto.js';
 import { SkillFilterBodyDto, SkillFilterResultDto } from './dto/store.dto.js';
 import { ToolArguments } from './decorators/tool-arguments.decorator.js';
-import { KNOWN_TOOL_NAMES } from '@skillhost/core';
 import {
   ChatContextDto,
   ChatDetailDto,

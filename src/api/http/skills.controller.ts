@@ -3,7 +3,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ErrorCode } from '@skillhost/core';
+import { ErrorCode, skillFileHeaders, type SkillReadScope } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
@@ -17,12 +17,9 @@ import {
 } from './dto/skill-responses.dto.js';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
 import { adminReportJson, presentSkillDetail, skillListJson } from '../presenters/skill.presenter.js';
-import { SkillRegistryService } from '@skillhost/nest';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { ReloadReportDto } from './dto/store.dto.js';
-import { type SkillReadScope } from '@skillhost/core';
-import { SkillResourcesService } from '@skillhost/nest';
 import type { TextReply } from '../../domain/shared/text-reply.js';
-import { skillFileHeaders } from '@skillhost/core';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

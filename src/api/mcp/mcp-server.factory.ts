@@ -4,15 +4,19 @@ import { McpServer, ProtocolError, ProtocolErrorCode, type Server } from '@model
 import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import type { Principal } from '../../domain/users/principal.js';
 import { runSkillTool } from '@skillhost/ai-sdk';
-import { inputJsonSchema, type SkillTool, type ToolContext } from '@skillhost/core';
-import { AppError, type ErrorCode } from '@skillhost/core';
+import {
+  AppError,
+  type CatalogueSnapshot,
+  chooseCatalogue,
+  type ErrorCode,
+  inputJsonSchema,
+  type SkillTool,
+  type ToolContext,
+} from '@skillhost/core';
 import { packageVersion } from '../../config/package-version.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import { chooseCatalogue } from '@skillhost/core';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
-import { SkillRegistryService } from '@skillhost/nest';
-import { SkillResourcesService } from '@skillhost/nest';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { withBoundedIssues } from './bounded-params.js';
 import { MCP_ACTIVATE_TOOL, MCP_SEARCH_TOOL, mcpInstructions, mcpTools } from './mcp-tools.js';
 import { PublishedSkillsService, recordsAfter } from './published-skills.service.js';

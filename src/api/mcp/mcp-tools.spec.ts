@@ -1,8 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { buildSnapshot } from '@skillhost/core';
-import { NO_COMMANDS } from '@skillhost/core';
-import { chooseCatalogue } from '@skillhost/core';
-import type { SkillRecord } from '@skillhost/core';
+import { buildSnapshot, chooseCatalogue, NO_COMMANDS, type SkillRecord } from '@skillhost/core';
 import { instructionsSummary, mcpInstructions, mcpTools } from './mcp-tools.js';
 
 function record(name: string, description: string): SkillRecord {

@@ -1,9 +1,11 @@
-import { searchTool } from '@skillhost/core';
-import type { SkillTool } from '@skillhost/core';
-import { readResourceTool } from '@skillhost/core';
-import { activateSkillTool } from '@skillhost/core';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import type { CatalogueChoice } from '@skillhost/core';
+import {
+  activateSkillTool,
+  type CatalogueChoice,
+  type CatalogueSnapshot,
+  readResourceTool,
+  searchTool,
+  type SkillTool,
+} from '@skillhost/core';
 
 /**
  * What `/mcp` offers a client that does not know the Skills extension (every agent today): level 1

@@ -1,13 +1,15 @@
 import { isUtf8 } from 'node:buffer';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { type Skill, SKILL_LIMITS, SkillCatalogError, skillEntry } from '@modelcontextprotocol/server/ext/skills';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import { SkillRegistryService } from '@skillhost/nest';
-import { SkillResourcesService } from '@skillhost/nest';
-import { AppError, ErrorCode } from '@skillhost/core';
-import type { SkillRecord } from '@skillhost/core';
-import { contentDigest } from '@skillhost/core';
-import type { ManifestEntry } from '@skillhost/core';
+import {
+  AppError,
+  type CatalogueSnapshot,
+  contentDigest,
+  ErrorCode,
+  type ManifestEntry,
+  type SkillRecord,
+} from '@skillhost/core';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { mimeTypeOf, parseSkillUri, skillFileUri } from './skill-uri.js';
 
 /** A skill as it is published: its MCP entry, and its files by path (for reads and directories). */

@@ -1,5 +1,4 @@
-import { type CatalogueSnapshot, findSkill } from '@skillhost/core';
-import type { CommandRecord } from '@skillhost/core';
+import { type CatalogueSnapshot, type CommandRecord, findSkill } from '@skillhost/core';
 
 /** Response shapes for commands, shared by REST and GraphQL: what users see, no host paths. */
 export function presentCommand(command: CommandRecord, snapshot: CatalogueSnapshot) {

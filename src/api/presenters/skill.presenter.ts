@@ -1,12 +1,17 @@
 import { join } from 'node:path';
 import { stringifyInSlices } from '../../domain/shared/sliced-json.js';
 import { packageRoot } from '../../config/package-version.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
+import {
+  type CatalogueSnapshot,
+  type DirectoryReport,
+  isCodeSkill,
+  programmaticSource,
+  type ResourceListing,
+  SKILL_SCOPES,
+  type SkillRecord,
+  storeSource,
+} from '@skillhost/core';
 import { presentCommandReport } from './command.presenter.js';
-import { programmaticSource } from '@skillhost/core';
-import type { ResourceListing } from '@skillhost/core';
-import { type DirectoryReport, isCodeSkill, SKILL_SCOPES, type SkillRecord } from '@skillhost/core';
-import { storeSource } from '@skillhost/core';
 
 /** Response shapes for the skills routes (REST today, GraphQL later): one place, no host paths for users. */
 export function presentSkillSummary(skill: SkillRecord) {

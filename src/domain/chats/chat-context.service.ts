@@ -1,22 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../users/principal.js';
-import { AppError } from '@skillhost/core';
+import {
+  AppError,
+  type CatalogueChoice,
+  type CatalogueLimits,
+  type CatalogueSnapshot,
+  isCodeSkill,
+  type PromptCommand,
+  type ToolDefinitionView,
+} from '@skillhost/core';
 import { isUuid } from '../shared/uuid.js';
 import { APP_CONFIG, type AppConfig, type CatalogueFormat } from '../../config/app-config.js';
 import type { StoredSkillFilter } from '../shared/skill-filter.js';
 import { CHAT_STORE, type ChatStore } from './chat-store.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
-import { SkillRegistryService } from '@skillhost/nest';
-import { SkillResourcesService } from '@skillhost/nest';
-import { isCodeSkill } from '@skillhost/core';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { SkillStoreService } from '../skills/store/skill-store.service.js';
 import { chatNotFound } from './chat-errors.js';
 import { findModel } from './chat-models.js';
 import { chatView } from './chat-view.js';
-import type { PromptCommand } from '@skillhost/core';
-import type { ToolDefinitionView } from '@skillhost/core';
 import { CONTEXT_MESSAGES, promptCommands, type RequestedSkill, TurnPlanner } from './turn-planner.js';
 
 /**

@@ -1,5 +1,4 @@
-import { AppError, ErrorCode } from '@skillhost/core';
-import { cutProblem } from '@skillhost/core';
+import { AppError, cutProblem, ErrorCode } from '@skillhost/core';
 import type { ModelConfig } from '../../config/app-config.js';
 
 /** The configured models, and the one a turn without `model` uses. */

@@ -1,20 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AppError, ErrorCode } from '@skillhost/core';
+import {
+  AppError,
+  type CatalogueSnapshot,
+  type CodeSkillLlm,
+  type CodeSkillToolOutcome,
+  ErrorCode,
+  KNOWN_TOOL_NAMES,
+  parseToolArguments,
+  runScriptTool,
+  type SkillTool,
+  type ToolContext,
+  toolStyleFor,
+  type ToolStyleSet,
+} from '@skillhost/core';
 import { unstorableStringProblems, validationFailed } from '../shared/validation-errors.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { CHAT_METRICS, type ChatMetrics } from './chat-metrics.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import { SkillRegistryService } from '@skillhost/nest';
+import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { type ScriptCaller, ScriptsService, scriptsDisabledError } from '../sandbox/scripts.service.js';
 import { CodeSkillService } from '../skills/code/code-skill.service.js';
-import type { CodeSkillLlm, CodeSkillToolOutcome } from '@skillhost/core';
-import { SkillResourcesService } from '@skillhost/nest';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { errorOutput, failedCallSummary, runSkillTool, type ToolCard, type ToolExecution } from '@skillhost/ai-sdk';
-import { parseToolArguments, type SkillTool, type ToolContext } from '@skillhost/core';
-import { runScriptTool } from '@skillhost/core';
-import { KNOWN_TOOL_NAMES, toolStyleFor, type ToolStyleSet } from '@skillhost/core';
 
 export type { ToolCard } from '@skillhost/ai-sdk';
 

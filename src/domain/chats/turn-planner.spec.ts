@@ -1,10 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '@skillhost/core';
-import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
-import type { CommandRecord } from '@skillhost/core';
-import { CatalogueChooser } from '@skillhost/core';
-import type { SkillRecord } from '@skillhost/core';
-import { toolStyleFor } from '@skillhost/core';
+import {
+  AppError,
+  buildSnapshot,
+  CatalogueChooser,
+  type CatalogueSnapshot,
+  type CommandRecord,
+  ErrorCode,
+  type SkillRecord,
+  toolStyleFor,
+} from '@skillhost/core';
 import { MAX_COMMAND_PROMPT_CHARS, type TurnPlanInput, TurnPlanner, type TurnPlanSettings } from './turn-planner.js';
 
 function skill(name: string, description: string): SkillRecord {

@@ -1,14 +1,19 @@
 import type { CatalogueFormat, ModelConfig, SkillsConfig } from '../../config/app-config.js';
 import { validationFailed } from '../shared/validation-errors.js';
 import type { StoredCommand } from './chat.types.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import { expandTemplate } from '@skillhost/core';
-import type { CatalogueChoice, CatalogueLimits } from '@skillhost/core';
-import { type Invocation, parseInvocation } from '@skillhost/core';
-import { assembleSystemPrompt, type PromptCommand } from '@skillhost/core';
-import { buildSkillsPrompt } from '@skillhost/core';
-import { searchTool } from '@skillhost/core';
-import type { ToolStyleSet } from '@skillhost/core';
+import {
+  assembleSystemPrompt,
+  buildSkillsPrompt,
+  type CatalogueChoice,
+  type CatalogueLimits,
+  type CatalogueSnapshot,
+  expandTemplate,
+  type Invocation,
+  parseInvocation,
+  type PromptCommand,
+  searchTool,
+  type ToolStyleSet,
+} from '@skillhost/core';
 
 /**
  * The last messages of a chat that rank a partial catalogue, as weaker context than the message, and how much of each

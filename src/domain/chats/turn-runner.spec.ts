@@ -1,19 +1,23 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Principal } from '../users/principal.js';
-import { AppError, ErrorCode } from '@skillhost/core';
+import {
+  AppError,
+  buildSnapshot,
+  CatalogueChooser,
+  type CatalogueSnapshot,
+  ErrorCode,
+  NO_COMMANDS,
+  type SkillRecord,
+  toolStyleFor,
+} from '@skillhost/core';
 import type { ModelConfig } from '../../config/app-config.js';
 import type { NewActivation, NewMessage, TurnContext } from './chat-store.js';
 import type { Chat, ChatActivation, ChatMessage } from './chat.types.js';
-import { buildSnapshot, type CatalogueSnapshot } from '@skillhost/core';
-import { NO_COMMANDS } from '@skillhost/core';
-import { CatalogueChooser } from '@skillhost/core';
-import type { SkillRecord } from '@skillhost/core';
 import type { ChatEvent } from './chat-events.service.js';
 import type { ChatMetrics, TurnTiming } from './chat-metrics.js';
 import type { ModelLoop, ModelLoopRequest } from './llm/model-loop.service.js';
 import type { LoopTool, ToolLoopResult } from './llm/tool-loop.js';
 import type { ToolCard } from './skill-tools.service.js';
-import { toolStyleFor } from '@skillhost/core';
 import type { TurnAdmission } from './turn-admission.js';
 import { TurnPlanner } from './turn-planner.js';
 import { type TurnRunnerPorts, type TurnStore, type TurnTools, TurnRunner } from './turn-runner.js';

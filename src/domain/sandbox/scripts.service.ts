@@ -1,15 +1,18 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ErrorCode, type ScriptCaller, skillGoneError, type SkillRecord } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type ScriptsConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../infra/observability/metrics.service.js';
-import { skillGoneError } from '@skillhost/core';
-import type { SkillRecord } from '@skillhost/core';
-import { checkScriptAllowed, parseAllowedTools } from '@skillhost/sandbox';
-import type { ScriptInvocation } from '@skillhost/sandbox';
-import type { ScriptCaller } from '@skillhost/core';
+import {
+  checkSandbox,
+  checkScriptAllowed,
+  parseAllowedTools,
+  runSandboxed,
+  type SandboxResult,
+  SandboxSlots,
+  type ScriptInvocation,
+  type SlotScope,
+} from '@skillhost/sandbox';
 import { inheritedEnvironment } from '../../config/inherited-environment.js';
-import { SandboxSlots, type SlotScope } from '@skillhost/sandbox';
-import { checkSandbox, runSandboxed, type SandboxResult } from '@skillhost/sandbox';
 
 export type { ScriptCaller } from '@skillhost/core';
 

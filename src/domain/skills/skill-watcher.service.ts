@@ -1,8 +1,7 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../config/app-config.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
-import { diffCatalogues } from '@skillhost/core';
+import { type CatalogueSnapshot, diffCatalogues } from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 
 /** How long the folders must be quiet before a reload: an editor's save or a `git pull` is many events. */

@@ -10,7 +10,7 @@ import type {
   TurnContext,
 } from '../../domain/chats/chat-store.js';
 import type { Page } from '../../domain/shared/page.js';
-import { toStorableJson, toStorableText, toStorableTextOrNull } from '@skillhost/core';
+import { activationRows, toStorableJson, toStorableText, toStorableTextOrNull } from '@skillhost/core';
 import { runQuery } from './database-errors.js';
 import { type ActivationHow, ChatActivatedSkillEntity } from './entities/chat-activated-skill.entity.js';
 import {
@@ -23,7 +23,6 @@ import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
 import type { StoredSkillFilter } from './skill-store.repository.js';
-import { activationRows } from '@skillhost/core';
 
 export type { NewActivation, NewMessage, OwnedChat, Page, StoredTurn, TurnContext };
 

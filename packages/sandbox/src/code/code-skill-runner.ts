@@ -1,9 +1,19 @@
 import { dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { clampScore, codeSkillResult, describeError, describeThrown, failedResult } from '@skillhost/core';
-import type { ServerReply, WorkerMessage, WorkerTask } from '@skillhost/core';
-import type { CodeSkillRequest, CodeSkillResult, CodeSkillToolOutcome } from '@skillhost/core';
+import {
+  clampScore,
+  type CodeSkillRequest,
+  codeSkillResult,
+  type CodeSkillResult,
+  type CodeSkillToolOutcome,
+  describeError,
+  describeThrown,
+  failedResult,
+  type ServerReply,
+  type WorkerMessage,
+  type WorkerTask,
+} from '@skillhost/core';
 
 /**
  * Runs folder code skills (`skill.mjs`) in worker threads. A worker is the unit of isolation the

@@ -1,10 +1,13 @@
-import { clampScore, codeSkillResult, describeThrown, failedResult } from '@skillhost/core';
-import type {
-  CodeSkillCanHandle,
-  CodeSkillContext,
-  CodeSkillExecute,
-  CodeSkillRequest,
-  CodeSkillResult,
+import {
+  clampScore,
+  type CodeSkillCanHandle,
+  type CodeSkillContext,
+  type CodeSkillExecute,
+  type CodeSkillRequest,
+  codeSkillResult,
+  type CodeSkillResult,
+  describeThrown,
+  failedResult,
 } from '@skillhost/core';
 
 /**

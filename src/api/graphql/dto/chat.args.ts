@@ -3,9 +3,8 @@ import { Allow, IsBoolean, IsOptional, IsString, MaxLength } from 'class-validat
 import { NEW_CHAT_TITLE_DESCRIPTION } from '../../../domain/chats/chat-title.js';
 import { CreateChatDto, SendMessageDto } from '../../http/dto/chat.dto.js';
 import { NulAllowed, StringsCheckedByService } from '../../http/pipes/validation.pipe.js';
-import { RESOURCE_TYPES } from '@skillhost/core';
+import { MAX_PREVIEW_MESSAGE, RESOURCE_TYPES } from '@skillhost/core';
 import { GraphQLJSON } from '../scalars/json.scalar.js';
-import { MAX_PREVIEW_MESSAGE } from '@skillhost/core';
 
 /**
  * Arguments of the chat operations. Where REST has a body DTO, the arguments extend it: the

@@ -1,9 +1,15 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IntegerInRange } from './page-query.dto.js';
-import { DEFAULT_SEARCH_RESULTS, MAX_PREVIEW_MESSAGE, MAX_SEARCH_QUERY, MAX_SEARCH_RESULTS } from '@skillhost/core';
+import {
+  DEFAULT_SEARCH_RESULTS,
+  MAX_PREVIEW_MESSAGE,
+  MAX_SEARCH_QUERY,
+  MAX_SEARCH_RESULTS,
+  RESOURCE_TYPES,
+  type ResourceType,
+} from '@skillhost/core';
 import { CATALOGUE_FORMATS, type CatalogueFormat } from '../../../config/app-config.js';
-import { RESOURCE_TYPES, type ResourceType } from '@skillhost/core';
 
 export class CatalogueQueryDto {
   @ApiPropertyOptional({ enum: CATALOGUE_FORMATS, description: 'Default: `app.skills.catalogue_format`.' })

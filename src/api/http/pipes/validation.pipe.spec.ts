@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { IsOptional, IsString } from 'class-validator';
-import { AppError, ErrorCode } from '@skillhost/core';
-import { MAX_LISTED_PROBLEMS } from '@skillhost/core';
+import { AppError, ErrorCode, MAX_LISTED_PROBLEMS } from '@skillhost/core';
 import { createValidationPipe, NulAllowed } from './validation.pipe.js';
 
 class ResourceDto {

@@ -1,10 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
-import type { SkillRecord } from '@skillhost/core';
-import { failedResult } from '@skillhost/core';
-import { runCodeSkill, scoreCodeSkill } from '@skillhost/sandbox';
-import type { CodeSkillLlm, CodeSkillResult, CodeSkillToolCaller } from '@skillhost/core';
-import { runInProcess, scoreInProcess } from '@skillhost/sandbox';
+import {
+  type CodeSkillLlm,
+  type CodeSkillResult,
+  type CodeSkillToolCaller,
+  failedResult,
+  type SkillRecord,
+} from '@skillhost/core';
+import { runCodeSkill, runInProcess, scoreCodeSkill, scoreInProcess } from '@skillhost/sandbox';
 
 /** One invocation of a code skill, as the chat makes it. */
 export interface CodeSkillInvocation {

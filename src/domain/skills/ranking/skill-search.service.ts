@@ -2,11 +2,17 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { ChatRepository } from '../../../infra/database/chat.repository.js';
 import { validationFailed } from '../../shared/validation-errors.js';
-import type { CatalogueSnapshot } from '@skillhost/core';
+import {
+  type CatalogueChoice,
+  CatalogueChooser,
+  type CatalogueLimits,
+  type CatalogueRequest,
+  type CatalogueSnapshot,
+  type SkillSearchResult,
+  wholeCatalogue,
+} from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 import type { CatalogueFormat } from '../../../config/app-config.js';
-import { type CatalogueChoice, type CatalogueLimits, type CatalogueRequest, wholeCatalogue } from '@skillhost/core';
-import { CatalogueChooser, type SkillSearchResult } from '@skillhost/core';
 
 /** The team signal: activations within this many days, re-read this often. */
 const USE_WINDOW_DAYS = 30;

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isInside } from '@skillhost/core';
-import { contentDigest, digestHex } from '@skillhost/core';
+import { contentDigest, digestHex, isInside } from '@skillhost/core';
 
 export interface CachedFile {
   readonly path: string;

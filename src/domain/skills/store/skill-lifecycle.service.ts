@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../users/principal.js';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ErrorCode, findSkill, storeSource } from '@skillhost/core';
 import type { StoredSkillFilter, StoreScope } from '../../../infra/database/skill-store.repository.js';
-import { findSkill } from '@skillhost/core';
 import { presentSource } from '../../../api/presenters/skill.presenter.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { type InstallResult, SkillStoreService } from './skill-store.service.js';
-import { storeSource } from '@skillhost/core';
 
 /** What a filter answer holds: the filter as stored, and the skills it offers. */
 export interface SkillFilterResult {

@@ -2,7 +2,19 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AppError, ErrorCode } from '@skillhost/core';
+import {
+  AppError,
+  DIGEST_PATTERN,
+  ErrorCode,
+  FolderDigests,
+  inspectSkillFolder,
+  type ManifestEntry,
+  MAX_SKILL_FILES,
+  readFolderFiles,
+  type SkillRecord,
+  type SkillVersion,
+  versionOf,
+} from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
 import { ChatRepository } from '../../../infra/database/chat.repository.js';
 import { UserRepository } from '../../../infra/database/user.repository.js';
@@ -14,13 +26,8 @@ import {
   type StoreScope,
   type VersionHistory,
 } from '../../../infra/database/skill-store.repository.js';
-import { inspectSkillFolder } from '@skillhost/core';
-import type { SkillRecord } from '@skillhost/core';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
-import { FolderDigests, readFolderFiles } from '@skillhost/core';
-import { MAX_SKILL_FILES } from '@skillhost/core';
-import { DIGEST_PATTERN, type ManifestEntry, type SkillVersion, versionOf } from '@skillhost/core';
 
 export interface InstallResult {
   name: string;
