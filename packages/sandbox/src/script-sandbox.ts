@@ -63,7 +63,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
-import { AppError, ErrorCode, unstorableCharacter } from '@skillhost/core';
+import { AppError, ErrorCode, type ScriptRun, unstorableCharacter } from '@skillhost/core';
 import { CappedOutput } from './capped-output.js';
 import { formatCommandLine, invocationForms, type ScriptInvocation } from './command-line.js';
 import { chooseInterpreter, findSandboxProgram, interpreterDirsText, isExecutableFile } from './interpreter.js';
@@ -91,24 +91,8 @@ export interface SandboxRequest {
   authorize?: (invocation: ScriptInvocation) => void;
 }
 
-export interface SandboxResult {
-  /** The script, normalised and relative to the skill folder, e.g. `scripts/echo.sh`. */
-  path: string;
-  /** As shown on the card, e.g. `sh scripts/echo.sh a`. */
-  command: string;
-  /**
-   * The script's exit code; a script killed by a signal inside the sandbox reports 128 + the signal number, as a shell
-   * would. Null when the sandbox was killed.
-   */
-  exitCode: number | null;
-  /** `SIGKILL` when the sandbox was killed (timeout, output cap, abort); otherwise null. */
-  signal: string | null;
-  durationMs: number;
-  timedOut: boolean;
-  truncated: boolean;
-  /** stdout and stderr interleaved as written, UTF-8, cut at the cap with a notice line. */
-  output: string;
-}
+/** What a run gave, as its card shows it (core's `ScriptRun`, the port the server's scripts service answers with). */
+export type SandboxResult = ScriptRun;
 
 export const SANDBOX_UID = 65534;
 export const SKILL_MOUNT = '/skill';

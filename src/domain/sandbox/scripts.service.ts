@@ -1,5 +1,15 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { AppError, ErrorCode, type ScriptCaller, skillGoneError, type SkillRecord } from '@skillhost/core';
+import {
+  AppError,
+  ErrorCode,
+  type ScriptCaller,
+  type ScriptRequest,
+  type ScriptRun,
+  type ScriptRunner,
+  scriptsDisabledError,
+  skillGoneError,
+  type SkillRecord,
+} from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type ScriptsConfig } from '../../config/app-config.js';
 import { MetricsService } from '../../infra/observability/metrics.service.js';
 import {
@@ -7,26 +17,14 @@ import {
   checkScriptAllowed,
   parseAllowedTools,
   runSandboxed,
-  type SandboxResult,
   SandboxSlots,
   type ScriptInvocation,
   type SlotScope,
 } from '@skillhost/sandbox';
 import { inheritedEnvironment } from '../../config/inherited-environment.js';
 
-export type { ScriptCaller } from '@skillhost/core';
-
-export interface ScriptRequest {
-  skill: SkillRecord;
-  /** Relative to the skill folder, e.g. `scripts/extract.py`. */
-  path: string;
-  args: readonly string[];
-  stdin?: string;
-  /** Who it runs for: counted against the per-user and per-turn caps. */
-  caller?: ScriptCaller;
-}
-
-export type ScriptRun = SandboxResult;
+export { scriptsDisabledError };
+export type { ScriptCaller, ScriptRequest, ScriptRun } from '@skillhost/core';
 
 /**
  * Runs a skill's scripts, only ever in the bubblewrap sandbox and only as its `allowed-tools`
@@ -34,7 +32,7 @@ export type ScriptRun = SandboxResult;
  * server does not start: a script never runs unsandboxed.
  */
 @Injectable()
-export class ScriptsService implements OnModuleInit {
+export class ScriptsService implements OnModuleInit, ScriptRunner {
   private readonly logger = new Logger(ScriptsService.name);
   private readonly config: ScriptsConfig;
   private readonly slots: SandboxSlots;
@@ -143,7 +141,7 @@ export class ScriptsService implements OnModuleInit {
    * A sandbox that cannot start (bwrap gone since start-up, a folder uid 65534 cannot read) is the card's error, not
    * the turn's.
    */
-  private async sandboxed(skill: SkillRecord, request: Parameters<typeof runSandboxed>[0]): Promise<SandboxResult> {
+  private async sandboxed(skill: SkillRecord, request: Parameters<typeof runSandboxed>[0]): Promise<ScriptRun> {
     try {
       return await runSandboxed(request, 'bwrap', inheritedEnvironment().PATH ?? '');
     } catch (error) {
@@ -165,13 +163,6 @@ function assertAllowed(skill: SkillRecord, invocation: ScriptInvocation): void {
     `Skill '${skill.name}' may not run '${invocation.scriptPath}': ${verdict.reason} (either form will do: ` +
       `${verdict.needed}).`,
     { name: skill.name, path: invocation.scriptPath, needed: verdict.needed },
-  );
-}
-
-export function scriptsDisabledError(): AppError {
-  return new AppError(
-    ErrorCode.SCRIPTS_DISABLED,
-    'Running skill scripts is disabled on this server ([app.scripts] enabled = false).',
   );
 }
 

@@ -1,26 +1,15 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
 import {
-  type CodeSkillLlm,
+  type CodeSkillInvocation,
   type CodeSkillResult,
-  type CodeSkillToolCaller,
+  type CodeSkillRunner,
   failedResult,
   type SkillRecord,
 } from '@skillhost/core';
 import { runCodeSkill, runInProcess, scoreCodeSkill, scoreInProcess } from '@skillhost/sandbox';
 
-/** One invocation of a code skill, as the chat makes it. */
-export interface CodeSkillInvocation {
-  /** What the skill is asked to do (use_skill's `input`, or the text after `/name`). */
-  input: string;
-  /** The user's words this turn. */
-  userMessage: string;
-  chatId: string;
-  /** The chat's model; its use counts in the turn. */
-  llm: CodeSkillLlm;
-  /** The chat's tools (the skill tools, and `skills.runScript` while scripts are on). */
-  callTool: CodeSkillToolCaller;
-}
+export type { CodeSkillInvocation } from '@skillhost/core';
 
 /** canHandle is asked for every code skill when use_skill matches a query: it must answer quickly. */
 const MAX_SCORE_TIMEOUT_MS = 5000;
@@ -31,7 +20,7 @@ const MAX_SCORE_TIMEOUT_MS = 5000;
  * is the skill's `[app.skills.settings.NAME]`. Nothing here throws: every failure is a result.
  */
 @Injectable()
-export class CodeSkillService {
+export class CodeSkillService implements CodeSkillRunner {
   private readonly logger = new Logger(CodeSkillService.name);
   private readonly config: SkillsConfig;
 
