@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   DEFAULT_COMMAND_DIRECTORIES,
   DEFAULT_SKILL_DIRECTORIES,
+  HOST_SKILLS_DEFAULTS,
   type Setting,
   setting,
   settingsOf,
@@ -141,7 +142,7 @@ export const CONFIG_SETTINGS = {
       catalogue_budget_tokens: SKILLS_OPTIONS.catalogue.budgetTokens,
       catalogue_max_skills: SKILLS_OPTIONS.catalogue.maxSkills,
       search_tool: setting.choice(['auto', 'always'], {
-        default: 'auto',
+        default: HOST_SKILLS_DEFAULTS.searchTool,
         description:
           "`auto`: the model is offered `skills.search` when the catalogue is partial (the chat's skills do not " +
           'fit the budget); `always`: whenever tools are offered.',
@@ -158,7 +159,7 @@ export const CONFIG_SETTINGS = {
       max_install_bytes: setting.integer({
         min: 1024,
         max: 256 * 1024 * 1024,
-        default: 10 * 1024 * 1024,
+        default: HOST_SKILLS_DEFAULTS.maxInstallBytes,
         description:
           'The most a skill may hold, unpacked, to be installed into the store (413 beyond; reading an upload ' +
           'stops there) or to be pinned when a chat activates it from disk (larger skills are not pinned, with ' +
@@ -180,7 +181,7 @@ export const CONFIG_SETTINGS = {
           'written once, content-addressed). A cache: deleting it costs a re-read from the database.',
       }),
       store_precedence: setting.choice(['first', 'last'], {
-        default: 'last',
+        default: HOST_SKILLS_DEFAULTS.storePrecedence,
         description:
           '`last`: a skill in the skills directories wins a name collision with a shared store skill; `first`: ' +
           'the store wins. Either way the collision is listed in the admin view. A personal skill never wins ' +
@@ -299,7 +300,7 @@ export const CONFIG_SETTINGS = {
       use_skill_threshold: setting.integer({
         min: 1,
         max: 100,
-        default: 50,
+        default: HOST_SKILLS_DEFAULTS.useSkillThreshold,
         description:
           '`use_skill` without a name: the best match is used when it matches at least this percentage of the ' +
           "request's words; below it the answer names the three best candidates.",

@@ -1,6 +1,13 @@
 import { homedir } from 'node:os';
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
-import { ConfigError, deepFreeze, parseSkillsOptions, type SkillsOptions, type SkillsSettings } from '@skillhost/core';
+import {
+  ConfigError,
+  deepFreeze,
+  HOST_SKILLS_DEFAULTS,
+  parseSkillsOptions,
+  type SkillsOptions,
+  type SkillsSettings,
+} from '@skillhost/core';
 
 /**
  * `SkillsModule.forRoot(options)`: the skills an app serves, read from its folders. Every option but
@@ -43,27 +50,18 @@ export function resolveSkillsOptions(options: SkillsModuleOptions, homeDir = hom
       includeLocation: catalogue.includeLocation,
       catalogueBudgetTokens: catalogue.budgetTokens,
       catalogueMaxSkills: catalogue.maxSkills,
-      ...LIBRARY_SKILLS,
+      // No store and no code skills (the server's): folders win every collision and nothing is installed.
+      codeDirectories: [],
+      maxInstallBytes: HOST_SKILLS_DEFAULTS.maxInstallBytes,
+      searchTool: HOST_SKILLS_DEFAULTS.searchTool,
+      storePrecedence: HOST_SKILLS_DEFAULTS.storePrecedence,
     },
     commandDirectories: [],
     scriptsEnabled: false,
     toolStyle,
-    useSkillThreshold: USE_SKILL_THRESHOLD,
+    useSkillThreshold: HOST_SKILLS_DEFAULTS.useSkillThreshold,
   });
 }
-
-/**
- * What an app's skills have that its options do not set: no store and no code skills (the server's),
- * so folders win every collision and nothing is installed; the search tool when the catalogue is partial.
- */
-const LIBRARY_SKILLS = {
-  codeDirectories: [],
-  maxInstallBytes: 10 * 1024 * 1024,
-  searchTool: 'auto',
-  storePrecedence: 'last',
-} as const;
-/** `use_skill` without a name: the best match must cover half the request's words (the server's default). */
-const USE_SKILL_THRESHOLD = 50;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -7,6 +7,19 @@ export const DEFAULT_SKILL_DIRECTORIES = ['./.skills', './.agents/skills', '~/.a
 export const DEFAULT_COMMAND_DIRECTORIES = ['./.skillhost/commands', './commands'];
 
 /**
+ * The defaults of what a host adds to the library's options: the server's `[app.skills]` and
+ * `[app.tools]` take them, and an app's `SkillsModule` runs with them.
+ */
+export const HOST_SKILLS_DEFAULTS = {
+  /** The most a skill may hold to be installed or pinned. */
+  maxInstallBytes: 10 * 1024 * 1024,
+  searchTool: 'auto',
+  storePrecedence: 'last',
+  /** `use_skill` without a name: the best match must cover this share of the request's words, in percent. */
+  useSkillThreshold: 50,
+} as const;
+
+/**
  * What the skills services read: the library's options, resolved (the catalogue's flattened), plus
  * the switches a host adds. The server's `[app.skills]` section is a superset of it.
  */
