@@ -12,7 +12,7 @@ import { ErrorCode } from '@skillhost/core';
 import { answerClientError, hardenHttp } from './http/http-hardening.js';
 import { limitBodyTime } from './http/body-deadlines.js';
 import { SKILL_UPLOAD_ROUTES } from '../api/http/skill-store.controller.js';
-import { acceptSkillUploads } from '../domain/skills/store/upload-bodies.js';
+import { acceptSkillUploads } from './http/upload-bodies.js';
 import { uploadKindOf } from '../domain/skills/store/skill-upload.reader.js';
 import type { AppConfig } from '../config/app-config.js';
 import { GRAPHQL_PATH } from '../api/graphql/graphql-driver.config.js';
@@ -21,7 +21,7 @@ import { PinoNestLogger } from '../infra/observability/nest-logger.js';
 import { setupOpenApi } from '../api/http/openapi/openapi.js';
 import { registerWebPage } from '../api/http/web-page.js';
 import { LifecycleService } from '../domain/lifecycle/lifecycle.service.js';
-import { TurnGate } from '../domain/chats/turn-gate.service.js';
+import { TurnGate } from '../domain/lifecycle/turn-gate.service.js';
 
 /** Request bodies larger than this are refused with 413 PAYLOAD_TOO_LARGE before any parsing. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;

@@ -10,7 +10,7 @@ import { ConfigModule } from '../config/config.module.js';
 import { GraphqlApiModule } from '../api/graphql/graphql-api.module.js';
 import { LifecycleModule } from '../domain/lifecycle/lifecycle.module.js';
 import { LoggingModule } from '../infra/observability/logging.js';
-import { MetricsModule, MetricsService } from '../infra/observability/metrics.service.js';
+import { MetricsModule } from '../infra/observability/metrics.service.js';
 import { OpsModule } from '../api/http/ops-http.module.js';
 import { RateLimitGuard } from '../api/http/guards/rate-limit.guard.js';
 import { ChatHttpModule } from '../api/http/chat-http.module.js';
@@ -18,22 +18,27 @@ import { PersistenceModule } from '../infra/database/persistence.module.js';
 import { SkillsHttpModule } from '../api/http/skills-http.module.js';
 import { McpModule } from '../api/mcp/mcp.module.js';
 import { turnEventShapes } from '../api/presenters/chat.presenter.js';
-import { CHAT_METRICS, type ChatMetrics } from '../domain/chats/chat-metrics.js';
+import { TeamSkillsModule } from '../domain/skills/team-skills.module.js';
 import { ChatModule } from '../domain/chats/chat.module.js';
 import { TURN_EVENT_SHAPES } from '../domain/chats/turn-runner.js';
 import { LANGUAGE_MODELS } from '../domain/chats/llm/language-models.js';
 import { LanguageModelFactory } from '../infra/llm/language-model.factory.js';
 
+/** The skills with the adapters of their ports: the store's tables and notifications, and metrics. */
+function skillsWithAdapters(): DynamicModule {
+  return TeamSkillsModule.forRoot({ imports: [PersistenceModule, MetricsModule] });
+}
+
 /**
  * The chats with the adapters of their ports: storage from the database, models from the providers, metrics from
- * observability, the turn's event shapes from the doors.
+ * observability, the turn's event shapes from the doors; and the app's one skills module.
  */
-function chatsWithAdapters(): DynamicModule {
+function chatsWithAdapters(skills: DynamicModule): DynamicModule {
   return ChatModule.forRoot({
+    skills,
     imports: [PersistenceModule, MetricsModule],
     providers: [
       { provide: LANGUAGE_MODELS, useClass: LanguageModelFactory },
-      { provide: CHAT_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => ChatMetrics },
       { provide: TURN_EVENT_SHAPES, useValue: turnEventShapes },
     ],
   });
@@ -43,8 +48,9 @@ function chatsWithAdapters(): DynamicModule {
 export class AppModule {
   /** The whole application for one validated configuration (main.ts and tests build it the same way). */
   static forConfig(config: AppConfig): DynamicModule {
-    // One instance of the chats for every door that uses them.
-    const chats = chatsWithAdapters();
+    // One instance of the skills and of the chats for every door that uses them.
+    const skills = skillsWithAdapters();
+    const chats = chatsWithAdapters(skills);
     return {
       module: AppModule,
       imports: [
@@ -54,11 +60,11 @@ export class AppModule {
         MetricsModule,
         PersistenceModule,
         AuthHttpModule,
-        SkillsHttpModule,
+        SkillsHttpModule.forSkills(skills),
         ChatHttpModule.forChats(chats),
-        McpModule,
+        McpModule.forSkills(skills),
         GraphqlApiModule.forChats(chats),
-        OpsModule.forConfig(config),
+        OpsModule.forConfig(config, skills),
       ],
       providers: [
         { provide: APP_FILTER, useClass: AppExceptionFilter },

@@ -1,3 +1,4 @@
+import { codeForHttpStatus } from '../../domain/shared/error-code-of.js';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { GqlArgumentsHost } from '@nestjs/graphql';
 import { GraphQLError } from 'graphql';
@@ -52,16 +53,6 @@ export function toGraphQLError(error: unknown, reader: ErrorReader = ANY_READER)
   return new GraphQLError(body.message, {
     extensions: { code: body.code, status, ...(body.details !== undefined ? { details: body.details } : {}) },
   });
-}
-
-/** Framework-raised HTTP errors (unknown route, oversized body, malformed JSON) get stable codes too. */
-function codeForHttpStatus(status: number): ErrorCode | undefined {
-  if (status === 404) return ErrorCode.ROUTE_NOT_FOUND;
-  if (status === 403) return ErrorCode.FORBIDDEN;
-  if (status === 413) return ErrorCode.PAYLOAD_TOO_LARGE;
-  if (status === 415) return ErrorCode.UNSUPPORTED_MEDIA_TYPE;
-  if (status === 400) return ErrorCode.VALIDATION_FAILED;
-  return undefined;
 }
 
 /**

@@ -3,7 +3,6 @@ import { GraphQLModule } from '@nestjs/graphql';
 import type { MercuriusDriverConfig } from '@nestjs/mercurius';
 import { AuthHttpModule } from '../http/auth-http.module.js';
 import { AuthService } from '../../domain/users/auth.service.js';
-import { TeamSkillsModule } from '../../domain/skills/team-skills.module.js';
 import { ChatLoadersService } from './chat-loaders.service.js';
 import { DeferredMercuriusDriver } from './deferred-mercurius.driver.js';
 import { graphqlDriverConfig } from './graphql-driver.config.js';
@@ -24,7 +23,6 @@ export class GraphqlApiModule {
           useFactory: (auth: AuthService) => graphqlDriverConfig(auth),
         }),
         AuthHttpModule,
-        TeamSkillsModule,
         chats,
       ],
       providers: [...GRAPHQL_RESOLVERS, ChatLoadersService],

@@ -5,7 +5,6 @@ import { LifecycleModule } from '../../domain/lifecycle/lifecycle.module.js';
 import { MetricsModule } from '../../infra/observability/metrics.service.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { PersistenceModule } from '../../infra/database/persistence.module.js';
-import { TeamSkillsModule } from '../../domain/skills/team-skills.module.js';
 import { HealthController } from './health.controller.js';
 import { MetricsController, PublicMetricsController } from './metrics.controller.js';
 import { RateLimitGuard } from './guards/rate-limit.guard.js';
@@ -18,14 +17,15 @@ import { RequestObserver } from './request-observer.js';
  */
 @Module({})
 export class OpsModule {
-  static forConfig(config: AppConfig): DynamicModule {
+  /** `skills`: the app's TeamSkillsModule, which the readiness checks ask. */
+  static forConfig(config: AppConfig, skills: DynamicModule): DynamicModule {
     return {
       module: OpsModule,
       // terminus would log every failing probe as an error; ReadinessChecks logs changes instead.
       imports: [
         TerminusModule.forRoot({ logger: false }),
         PersistenceModule,
-        TeamSkillsModule,
+        skills,
         AuthHttpModule,
         LifecycleModule,
         MetricsModule,

@@ -27,7 +27,7 @@ import type { Principal } from '../../domain/users/principal.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
-import type { StoreScope } from '../../infra/database/skill-store.repository.js';
+import type { StoreScope } from '../../domain/skills/store/skill-version-store.js';
 import {
   InstallResultDto,
   RollbackDto,

@@ -1,12 +1,16 @@
-import { Module } from '@nestjs/common';
-import { TeamSkillsModule } from '../../domain/skills/team-skills.module.js';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { CommandsController } from './commands.controller.js';
 import { SkillStoreController } from './skill-store.controller.js';
 import { SkillsController } from './skills.controller.js';
 
-/** The skills, commands and store routes over TeamSkillsModule. */
-@Module({
-  imports: [TeamSkillsModule],
-  controllers: [SkillsController, CommandsController, SkillStoreController],
-})
-export class SkillsHttpModule {}
+/** The skills, commands and store routes over the app's TeamSkillsModule (given, so every door shares one). */
+@Module({})
+export class SkillsHttpModule {
+  static forSkills(skills: DynamicModule): DynamicModule {
+    return {
+      module: SkillsHttpModule,
+      imports: [skills],
+      controllers: [SkillsController, CommandsController, SkillStoreController],
+    };
+  }
+}

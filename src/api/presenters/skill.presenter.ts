@@ -1,15 +1,11 @@
-import { join } from 'node:path';
 import { stringifyInSlices } from '../../domain/shared/sliced-json.js';
-import { packageRoot } from '../../config/package-version.js';
+import { skillSourceLabel } from '../../domain/skills/skill-source-label.js';
 import {
   type CatalogueSnapshot,
   type DirectoryReport,
   isCodeSkill,
-  programmaticSource,
   type ResourceListing,
-  SKILL_SCOPES,
   type SkillRecord,
-  storeSource,
 } from '@skillhost/core';
 import { presentCommandReport } from './command.presenter.js';
 
@@ -26,38 +22,10 @@ export function presentSkillDetail(
 ) {
   return {
     ...presentSkillSummary(skill),
-    source: presentSource(skill.source, directories),
+    source: skillSourceLabel(skill.source, directories),
     warnings: skill.warnings,
     resources,
   };
-}
-
-/**
- * Where a skill comes from, in words anyone may read: `bundled` (Skillhost's own skills folder),
- * `shared folder N` (the Nth of `[app.skills] directories`), `code folder N` (of
- * `code_directories`), `store` (a shared store skill), `personal` (a user's own store skill), or
- * `programmatic:<scope>`. Never the folder itself: host paths are for the admin report.
- */
-export function presentSource(source: string, directories: readonly DirectoryReport[]): string {
-  if (source === storeSource('shared', null)) return 'store';
-  if (source.startsWith(storeSource('personal', ''))) return 'personal';
-  if (SKILL_SCOPES.some((scope) => source === programmaticSource(scope))) return source;
-  const directory = directories.find((candidate) => candidate.configured === source);
-  if (directory === undefined) return 'unknown';
-  if (directory.path === bundledSkillsFolder()) return 'bundled';
-  const siblings = directories.filter((candidate) => (candidate.code ?? false) === (directory.code ?? false));
-  return `${directory.code ? 'code' : 'shared'} folder ${siblings.indexOf(directory) + 1}`;
-}
-
-let bundled: string | null | undefined;
-
-/** The `skills/` folder Skillhost's package ships (null when the package is not found). */
-function bundledSkillsFolder(): string | null {
-  if (bundled === undefined) {
-    const root = packageRoot();
-    bundled = root === undefined ? null : join(root, 'skills');
-  }
-  return bundled;
 }
 
 /** The list, with the prefixes that invoke a skill at the start of a message (the configuration's). */

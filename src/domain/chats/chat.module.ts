@@ -1,10 +1,10 @@
-import { type DynamicModule, Module, type ModuleMetadata, type Provider } from '@nestjs/common';
+import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { LifecycleModule } from '../lifecycle/lifecycle.module.js';
 import { ScriptsModule } from '../sandbox/scripts.module.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
-import { TeamSkillsModule } from '../skills/team-skills.module.js';
+import type { PortAdapters } from '../shared/port-adapters.js';
 import { ChatContextService } from './chat-context.service.js';
 import { ChatEventsService } from './chat-events.service.js';
 import { CHAT_STORE, type ChatStore } from './chat-store.js';
@@ -14,7 +14,7 @@ import { ChatsService } from './chats.service.js';
 import { ModelLoopService } from './llm/model-loop.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
 import { TURN_ADMISSION, type TurnAdmission } from './turn-admission.js';
-import { TurnGate } from './turn-gate.service.js';
+import { TurnGate } from '../lifecycle/turn-gate.service.js';
 import { TurnPlanner } from './turn-planner.js';
 import { TURN_EVENT_SHAPES, type TurnEventShapes, TurnRunner } from './turn-runner.js';
 
@@ -70,11 +70,12 @@ function createTurnRunner(
 /**
  * What the outer layers give the chats: the adapters of their ports, provided by the app that
  * wires the layers (`CHAT_STORE` from the database, `LANGUAGE_MODELS` from the model providers,
- * `CHAT_METRICS` from observability, `TURN_EVENT_SHAPES` from the doors' presenters).
+ * `CHAT_METRICS` and `SCRIPT_METRICS` from observability, `TURN_EVENT_SHAPES` from the doors' presenters), and the
+ * app's one TeamSkillsModule.
  */
-export interface ChatAdapters {
-  imports: NonNullable<ModuleMetadata['imports']>;
+export interface ChatAdapters extends PortAdapters {
   providers: Provider[];
+  skills: DynamicModule;
 }
 
 /** Chats and their turns: the rules, without the routes (those are in api/http and api/graphql). */
@@ -83,7 +84,7 @@ export class ChatModule {
   static forRoot(adapters: ChatAdapters): DynamicModule {
     return {
       module: ChatModule,
-      imports: [TeamSkillsModule, ScriptsModule, LifecycleModule, ...adapters.imports],
+      imports: [adapters.skills, ScriptsModule.forRoot(adapters), LifecycleModule, ...adapters.imports],
       providers: [
         ...adapters.providers,
         ChatsService,
@@ -116,7 +117,7 @@ export class ChatModule {
           ],
         },
       ],
-      exports: [ChatsService, ChatContextService, ChatToolsService, TurnRunner, ChatEventsService, TeamSkillsModule],
+      exports: [ChatsService, ChatContextService, ChatToolsService, TurnRunner, ChatEventsService, adapters.skills],
     };
   }
 }

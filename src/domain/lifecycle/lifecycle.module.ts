@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TurnGate } from '../chats/turn-gate.service.js';
+import { TurnGate } from './turn-gate.service.js';
 import { DATABASE_STATE } from './database-state.js';
 import { LifecycleService } from './lifecycle.service.js';
 

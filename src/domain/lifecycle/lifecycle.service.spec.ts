@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import type { AppConfig } from '../../config/app-config.js';
-import { TurnGate } from '../chats/turn-gate.service.js';
+import { TurnGate } from './turn-gate.service.js';
 import { LifecycleService } from './lifecycle.service.js';
 
 /** A real turn gate (a plain class) with room for `maxConcurrentTurns` turns. */

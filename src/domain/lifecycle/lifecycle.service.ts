@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TurnGate } from '../chats/turn-gate.service.js';
+import { TurnGate } from './turn-gate.service.js';
 import type { DatabaseState } from './database-state.js';
 
 /**

@@ -11,7 +11,7 @@ import {
   type SkillRecord,
 } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type ScriptsConfig } from '../../config/app-config.js';
-import { MetricsService } from '../../infra/observability/metrics.service.js';
+import { SCRIPT_METRICS, type ScriptMetrics } from './script-metrics.js';
 import {
   checkSandbox,
   checkScriptAllowed,
@@ -39,7 +39,7 @@ export class ScriptsService implements OnModuleInit, ScriptRunner {
 
   constructor(
     @Inject(APP_CONFIG) appConfig: AppConfig,
-    private readonly metrics: MetricsService,
+    @Inject(SCRIPT_METRICS) private readonly metrics: ScriptMetrics,
   ) {
     this.config = appConfig.app.scripts;
     this.slots = new SandboxSlots({

@@ -3,3 +3,6 @@ export interface StoredSkillFilter {
   include?: string[];
   exclude?: string[];
 }
+
+/** A filter entry: a name, or a prefix ending in `*`; no spaces or control characters, at most 65 characters. */
+export const FILTER_ENTRY_PATTERN = /^[^\s\p{Cc}*]{1,64}\*?$/u;

@@ -1,3 +1,5 @@
+import type { ChatSkillFilters } from '../../domain/skills/store/skill-filter-store.js';
+import type { SkillUse } from '../../domain/skills/ranking/skill-use.js';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type DataSource, In } from 'typeorm';
@@ -22,7 +24,7 @@ import {
 import { ChatEntity } from './entities/chat.entity.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { runPrepared } from './prepared-statement.js';
-import type { StoredSkillFilter } from './skill-store.repository.js';
+import type { StoredSkillFilter } from '../../domain/shared/skill-filter.js';
 
 export type { NewActivation, NewMessage, OwnedChat, Page, StoredTurn, TurnContext };
 
@@ -32,7 +34,7 @@ export type { NewActivation, NewMessage, OwnedChat, Page, StoredTurn, TurnContex
  * missing or another user's is not the repository's business, and "not found" is the service's.
  */
 @Injectable()
-export class ChatRepository implements ChatStore {
+export class ChatRepository implements ChatStore, ChatSkillFilters, SkillUse {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   createChat(ownerId: string, title: string | null): Promise<ChatEntity> {

@@ -5,6 +5,9 @@ import { CHAT_STORE } from '../../domain/chats/chat-store.js';
 import { NOTIFICATION_BUS } from '../../domain/shared/notification-bus.js';
 import { API_KEY_STORE } from '../../domain/users/api-key-store.js';
 import { USER_STORE } from '../../domain/users/user-store.js';
+import { SKILL_VERSION_STORE } from '../../domain/skills/store/skill-version-store.js';
+import { CHAT_SKILL_FILTERS, USER_SKILL_FILTERS } from '../../domain/skills/store/skill-filter-store.js';
+import { SKILL_USE } from '../../domain/skills/ranking/skill-use.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ChatEventRelayRepository } from './chat-event-relay.repository.js';
 import { ChatRepository } from './chat.repository.js';
@@ -21,6 +24,10 @@ const STORES = [
   { provide: NOTIFICATION_BUS, useExisting: PgNotificationsService },
   { provide: USER_STORE, useExisting: UserRepository },
   { provide: API_KEY_STORE, useExisting: ApiKeyRepository },
+  { provide: SKILL_VERSION_STORE, useExisting: SkillStoreRepository },
+  { provide: USER_SKILL_FILTERS, useExisting: UserRepository },
+  { provide: CHAT_SKILL_FILTERS, useExisting: ChatRepository },
+  { provide: SKILL_USE, useExisting: ChatRepository },
 ];
 
 @Module({

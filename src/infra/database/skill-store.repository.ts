@@ -1,72 +1,19 @@
-import type { StoredSkillFilter } from '../../domain/shared/skill-filter.js';
+import {
+  type StoreScope,
+  type InstallKey,
+  type StoredManifestEntry,
+  type NewVersion,
+  type CurrentInstall,
+  type VersionHistory,
+  type StoreState,
+  SKILL_STORE_CHANNEL,
+  type SkillVersionStore,
+} from '../../domain/skills/store/skill-version-store.js';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { runQuery } from './database-errors.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
-
-export type StoreScope = 'shared' | 'personal';
-
-/** Which installed skill: a shared one by name, or one user's personal one. */
-export interface InstallKey {
-  scope: StoreScope;
-  /** The owner of a personal skill; null for shared. */
-  ownerId: string | null;
-  name: string;
-}
-
-export interface StoredManifestEntry {
-  path: string;
-  size: number;
-  digest: string;
-}
-
-export interface NewVersion {
-  name: string;
-  digest: string;
-  manifest: readonly StoredManifestEntry[];
-  totalBytes: number;
-  /** File contents by digest (each stored once). */
-  blobs: ReadonlyMap<string, Buffer>;
-}
-
-/** An installed skill at its current version, as every instance builds its catalogue from. */
-export interface CurrentInstall {
-  name: string;
-  scope: StoreScope;
-  ownerId: string | null;
-  ownerName: string | null;
-  version: number;
-  digest: string;
-  manifest: StoredManifestEntry[];
-  /** The digests of every version of this install (a rollback may return to any of them). */
-  history: string[];
-}
-
-export interface InstalledVersion {
-  version: number;
-  digest: string;
-  installedAt: Date;
-  installedBy: string | null;
-  fileCount: number;
-  totalBytes: number;
-}
-
-export interface VersionHistory {
-  key: InstallKey;
-  current: number;
-  versions: InstalledVersion[];
-}
-
-export interface StoreState {
-  generation: string;
-  reloadGeneration: string;
-}
-
-export type { StoredSkillFilter };
-
-/** The channel every change of the store is announced on (sent at commit, by the transaction itself). */
-export const SKILL_STORE_CHANNEL = 'skillhost_skills';
 
 /**
  * The skill store's tables. Every change bumps the store's generation and notifies
@@ -75,7 +22,7 @@ export const SKILL_STORE_CHANNEL = 'skillhost_skills';
  * sees the new generation on its next check. Answers `null` (or false) for "no such skill".
  */
 @Injectable()
-export class SkillStoreRepository {
+export class SkillStoreRepository implements SkillVersionStore {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   /** Stores a version's files and manifest; content already stored is not written again. */

@@ -3,15 +3,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { Page } from '../../domain/shared/page.js';
 import type { UserStore } from '../../domain/users/user-store.js';
+import type { UserSkillFilters } from '../../domain/skills/store/skill-filter-store.js';
 import { isUniqueViolation, runQuery } from './database-errors.js';
 import { UserEntity, type UserRole } from './entities/user.entity.js';
 import { lockEnabledAdmins, takesLastAdminKey } from './last-admin.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
-import type { StoredSkillFilter } from './skill-store.repository.js';
+import type { StoredSkillFilter } from '../../domain/shared/skill-filter.js';
 
 /** Users: every query answers `null` for "no such user"; the service decides what that means. */
 @Injectable()
-export class UserRepository implements UserStore {
+export class UserRepository implements UserStore, UserSkillFilters {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
   /** The new user, or null when the name is taken. */

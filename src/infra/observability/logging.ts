@@ -6,7 +6,7 @@ import { type FastifyInstance, LogController } from 'fastify';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 import { build as prettyStream } from 'pino-pretty';
 import type { LogFormat, LogLevel } from '../../config/app-config.js';
-import { runInRequest } from './request-scope.js';
+import { runInRequest } from '../../domain/shared/request-scope.js';
 
 export type AppLogger = Logger;
 
@@ -97,7 +97,7 @@ export function fastifyLoggingOptions(logger: AppLogger | undefined) {
 
 /**
  * A request's id and logger (Fastify's `request.log`, carrying `reqId`) are bound just before its
- * handler (request-scope.ts): guards, the handler and the services it calls all run after
+ * handler (domain/shared/request-scope.ts): guards, the handler and the services it calls all run after
  * `preHandler`, and a binding made earlier would be left behind by reading the body.
  */
 @Injectable()

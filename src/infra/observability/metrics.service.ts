@@ -1,10 +1,12 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { Inject, Injectable, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { toErrorBody } from '../../api/errors/app-exception.filter.js';
+import { errorCodeOf } from '../../domain/shared/error-code-of.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { DATABASE_ERROR_CHANNEL, type DatabaseErrorEvent } from '../database/database-errors.js';
 import { SKILLS_METRICS, type SkillsMetrics, type SnapshotFacts } from '@skillhost/core';
+import { CHAT_METRICS, type ChatMetrics } from '../../domain/chats/chat-metrics.js';
+import { SCRIPT_METRICS, type ScriptMetrics } from '../../domain/sandbox/script-metrics.js';
 
 /** Where a turn's time went, in ms (the chat's `TurnTiming`). */
 export interface TurnTimingMs {
@@ -53,7 +55,7 @@ function processMetrics(): Registry {
  * models and tools are the configured ones, skills are the loaded ones.
  */
 @Injectable()
-export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetrics {
+export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetrics, ChatMetrics, ScriptMetrics {
   readonly registry = new Registry();
   private readonly models: ReadonlySet<string>;
   private readonly defaultModel: string | undefined;
@@ -234,7 +236,7 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
   }
 
   observeFailedTurn(requestedModel: string | undefined, error: unknown): void {
-    this.turns.inc({ model: this.modelLabel(requestedModel), outcome: toErrorBody(error).body.code });
+    this.turns.inc({ model: this.modelLabel(requestedModel), outcome: errorCodeOf(error) });
   }
 
   /** `tool`: a canonical tool name, or `unknown` for a name the model made up (the caller bounds it). */
@@ -284,11 +286,16 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
   }
 }
 
-/**
- * Imported by the modules whose services record; the chats get it through their `CHAT_METRICS` port (the app binds it).
- */
+/** The domain's metrics ports, each bound to MetricsService, which implements them all. */
+const PORTS = [
+  { provide: SKILLS_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => SkillsMetrics },
+  { provide: SCRIPT_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => ScriptMetrics },
+  { provide: CHAT_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => ChatMetrics },
+];
+
+/** Metrics for every module that records: they import it and inject their port. */
 @Module({
-  providers: [MetricsService, { provide: SKILLS_METRICS, useExisting: MetricsService }],
-  exports: [MetricsService, SKILLS_METRICS],
+  providers: [MetricsService, ...PORTS],
+  exports: [MetricsService, ...PORTS.map((port) => port.provide)],
 })
 export class MetricsModule {}

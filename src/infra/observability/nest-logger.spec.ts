@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
 import { PinoNestLogger } from './nest-logger.js';
-import { runInRequest } from './request-scope.js';
+import { runInRequest } from '../../domain/shared/request-scope.js';
 
 function capture(level = 'info') {
   const records: Record<string, unknown>[] = [];

@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { currentRequestLogger } from './request-scope.js';
+import { currentRequestLogger } from '../../domain/shared/request-scope.js';
 
 type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 

@@ -15,12 +15,11 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
+import { FILTER_ENTRY_PATTERN } from '../../../domain/shared/skill-filter.js';
 import { ApiField } from './api-field.decorator.js';
 import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';
 import { CatalogueDiffDto, DisabledSkillDto, SkillScanReportDto } from './skill-responses.dto.js';
 
-/** A name, or a prefix ending in `*`: no spaces or control characters, at most 65 characters. */
-export const FILTER_ENTRY_PATTERN = /^[^\s\p{Cc}*]{1,64}\*?$/u;
 const FILTER_MAX_ENTRIES = 200;
 
 export class StoredFileDto {

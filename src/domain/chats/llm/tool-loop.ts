@@ -11,7 +11,7 @@ import {
   streamText,
 } from 'ai';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { currentRequestId } from '../../../infra/observability/request-scope.js';
+import { currentRequestId } from '../../shared/request-scope.js';
 
 /**
  * Runs one turn of the model with tools through the Vercel AI SDK: the SDK calls the model, our

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
-import { ChatRepository } from '../../../infra/database/chat.repository.js';
+import { SKILL_USE, type SkillUse } from './skill-use.js';
 import { validationFailed } from '../../shared/validation-errors.js';
 import {
   type CatalogueChoice,
@@ -35,7 +35,7 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly chats: ChatRepository,
+    @Inject(SKILL_USE) private readonly chats: SkillUse,
     private readonly registry: SkillRegistryService,
   ) {
     this.chooser = new CatalogueChooser(config.app.skills, () => this.use);

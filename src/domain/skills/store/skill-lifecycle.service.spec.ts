@@ -9,12 +9,7 @@ import {
   type SkillFilter,
   type SkillRecord,
 } from '@skillhost/core';
-import type {
-  InstallKey,
-  StoredSkillFilter,
-  StoreScope,
-  VersionHistory,
-} from '../../../infra/database/skill-store.repository.js';
+import type { InstallKey, StoredSkillFilter, StoreScope, VersionHistory } from './skill-version-store.js';
 import type { Principal } from '../../users/principal.js';
 import type { SkillRegistryService } from '@skillhost/nest';
 import { SkillLifecycleService, skillName } from './skill-lifecycle.service.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../users/principal.js';
 import { AppError, ErrorCode, findSkill, storeSource } from '@skillhost/core';
-import type { StoredSkillFilter, StoreScope } from '../../../infra/database/skill-store.repository.js';
-import { presentSource } from '../../../api/presenters/skill.presenter.js';
+import type { StoredSkillFilter, StoreScope } from './skill-version-store.js';
+import { skillSourceLabel } from '../skill-source-label.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { type InstallResult, SkillStoreService } from './skill-store.service.js';
 
@@ -46,7 +46,7 @@ export class SkillLifecycleService {
       if (collision.name === result.name && collision.loser.source === source) {
         result.warnings.push(
           `A skill named '${result.name}' from ` +
-            `${presentSource(collision.winner.source, snapshot.directories)}` +
+            `${skillSourceLabel(collision.winner.source, snapshot.directories)}` +
             ` wins over this one: it is installed but not offered until that one is gone (see the admin view's ` +
             `collisions).`,
         );

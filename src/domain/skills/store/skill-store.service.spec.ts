@@ -4,55 +4,21 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode, type SkillRecord, versionOf } from '@skillhost/core';
 import { configWith } from '../../../config/config-loader.js';
-import type { ChatRepository } from '../../../infra/database/chat.repository.js';
+import type { ChatSkillFilters, UserSkillFilters } from './skill-filter-store.js';
 import type {
   CurrentInstall,
   InstallKey,
   NewVersion,
-  SkillStoreRepository,
-  StoredManifestEntry,
+  SkillVersionStore,
   StoredSkillFilter,
   VersionHistory,
-} from '../../../infra/database/skill-store.repository.js';
-import type { UserRepository } from '../../../infra/database/user.repository.js';
+} from './skill-version-store.js';
 import { SkillStoreService } from './skill-store.service.js';
 
-/**
- * The store's records as the service uses them. The service takes the repository classes (no port
- * exists yet), so the fakes below are plain objects of these shapes, cast once in `build`.
- */
-interface StoreRecords {
-  saveVersion(version: NewVersion): Promise<void>;
-  install(
-    key: InstallKey,
-    digest: string,
-    installedBy: string | null,
-    maxPersonal: number,
-  ): Promise<{ version: number; created: boolean } | { quotaReached: number }>;
-  personalCount(ownerId: string, name: string): Promise<{ owned: number; exists: boolean }>;
-  history(key: InstallKey): Promise<VersionHistory | null>;
-  rollback(
-    key: InstallKey,
-    version: number,
-  ): Promise<{ outcome: 'rolled-back' | 'unchanged'; digest: string } | { outcome: 'no-skill' | 'no-version' }>;
-  uninstall(key: InstallKey): Promise<boolean>;
-  currentInstalls(): Promise<CurrentInstall[]>;
-  findVersion(digest: string): Promise<{ name: string; manifest: StoredManifestEntry[] } | null>;
-  blobs(digests: readonly string[]): Promise<Map<string, Buffer>>;
-  switches(): Promise<{ name: string; enabled: boolean }[]>;
-  setSwitch(name: string, enabled: boolean, updatedBy: string | null): Promise<void>;
-  state(): Promise<{ generation: string; reloadGeneration: string }>;
-  requestReload(): Promise<string>;
-}
-
-interface UserRecords {
-  skillFilter(userId: string): Promise<StoredSkillFilter | null>;
-  setSkillFilter(userId: string, filter: StoredSkillFilter | null): Promise<boolean>;
-}
-
-interface ChatRecords {
-  setSkillFilter(chatId: string, ownerId: string, filter: StoredSkillFilter | null): Promise<boolean>;
-}
+/** The service's ports, each faked below by a plain object. */
+type StoreRecords = SkillVersionStore;
+type UserRecords = UserSkillFilters;
+type ChatRecords = ChatSkillFilters;
 
 type Files = { path: string; bytes: Buffer }[];
 
@@ -168,9 +134,9 @@ describe(SkillStoreService.name, () => {
     );
     const records = options.records ?? fakeRecords().records;
     const sut = new SkillStoreService(
-      records as unknown as SkillStoreRepository,
-      (options.users ?? fakeUsers().users) as unknown as UserRepository,
-      (options.chats ?? fakeChats().chats) as unknown as ChatRepository,
+      records,
+      options.users ?? fakeUsers().users,
+      options.chats ?? fakeChats().chats,
       config,
     );
     return sut;

@@ -16,16 +16,21 @@ import {
   versionOf,
 } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
-import { ChatRepository } from '../../../infra/database/chat.repository.js';
-import { UserRepository } from '../../../infra/database/user.repository.js';
+import {
+  CHAT_SKILL_FILTERS,
+  type ChatSkillFilters,
+  USER_SKILL_FILTERS,
+  type UserSkillFilters,
+} from './skill-filter-store.js';
 import {
   type CurrentInstall,
   type InstallKey,
-  SkillStoreRepository,
+  SKILL_VERSION_STORE,
+  type SkillVersionStore,
   type StoredSkillFilter,
   type StoreScope,
   type VersionHistory,
-} from '../../../infra/database/skill-store.repository.js';
+} from './skill-version-store.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
 
@@ -76,9 +81,9 @@ export class SkillStoreService {
   private readonly filterListeners = new Set<(userId: string) => void>();
 
   constructor(
-    private readonly repository: SkillStoreRepository,
-    private readonly users: UserRepository,
-    private readonly chats: ChatRepository,
+    @Inject(SKILL_VERSION_STORE) private readonly repository: SkillVersionStore,
+    @Inject(USER_SKILL_FILTERS) private readonly users: UserSkillFilters,
+    @Inject(CHAT_SKILL_FILTERS) private readonly chats: ChatSkillFilters,
     @Inject(APP_CONFIG) appConfig: AppConfig,
   ) {
     this.config = appConfig.app.skills;

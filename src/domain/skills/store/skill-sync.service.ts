@@ -7,8 +7,8 @@ import {
   Optional,
 } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
-import { PgNotificationsService } from '../../../infra/database/pg-notifications.service.js';
-import { SKILL_STORE_CHANNEL } from '../../../infra/database/skill-store.repository.js';
+import { NOTIFICATION_BUS, type NotificationBus } from '../../shared/notification-bus.js';
+import { SKILL_STORE_CHANNEL } from './skill-version-store.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { SkillStoreService } from './skill-store.service.js';
 
@@ -33,7 +33,7 @@ export class SkillSyncService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly registry: SkillRegistryService,
     private readonly store: SkillStoreService,
-    @Optional() private readonly notifications?: PgNotificationsService,
+    @Optional() @Inject(NOTIFICATION_BUS) private readonly notifications?: NotificationBus,
   ) {}
 
   onApplicationBootstrap(): void {

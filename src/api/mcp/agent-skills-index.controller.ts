@@ -1,16 +1,16 @@
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal } from './decorators/auth.decorators.js';
+import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { ErrorCode, normalizeResourcePath, skillFileHeaders } from '@skillhost/core';
-import { RequireFeature } from './guards/feature.guard.js';
-import { ApiErrors } from './openapi/api-errors.decorator.js';
+import { RequireFeature } from '../http/guards/feature.guard.js';
+import { ApiErrors } from '../http/openapi/api-errors.decorator.js';
 import { SkillRegistryService } from '@skillhost/nest';
-import { INDEX_VERSION, indexEntry, type IndexSkill } from '../mcp/agent-skills-index.js';
-import { AgentSkillsIndexDto } from './dto/mcp-report.dto.js';
-import { PublishedSkillsService } from '../mcp/published-skills.service.js';
-import { PUBLISHED_MIME_TYPES } from '../mcp/skill-uri.js';
+import { INDEX_VERSION, indexEntry, type IndexSkill } from './agent-skills-index.js';
+import { AgentSkillsIndexDto } from '../http/dto/mcp-report.dto.js';
+import { PublishedSkillsService } from './published-skills.service.js';
+import { PUBLISHED_MIME_TYPES } from './skill-uri.js';
 
 /**
  * The Agent Skills discovery index and the files it points to: what the caller may see (their

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { unsupportedBody } from '../../../app/http/http-hardening.js';
-import { UPLOAD_MEDIA_TYPES } from './skill-upload.reader.js';
+import { unsupportedBody } from './http-hardening.js';
+import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
 
 /**
  * Lets the skill upload routes take a zip, tar(.gz) or multipart body as the raw request stream,

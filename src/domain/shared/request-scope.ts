@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Logger } from 'pino';
 
 /**
  * The request being handled, for the code its handler runs: its id (Fastify's `request.id`, sent
@@ -9,7 +8,21 @@ import type { Logger } from 'pino';
  */
 export interface RequestScope {
   readonly id: string;
-  readonly log: Logger;
+  readonly log: RequestLog;
+}
+
+/** Writes one line: its fields, then its message (pino's signature). */
+type LogLine = (fields: object, message?: string) => void;
+
+/** The request's logger as Skillhost writes to it: pino's `Logger` (bound by the HTTP layer) has this shape. */
+export interface RequestLog {
+  isLevelEnabled(level: string): boolean;
+  trace: LogLine;
+  debug: LogLine;
+  info: LogLine;
+  warn: LogLine;
+  error: LogLine;
+  fatal: LogLine;
 }
 
 const current = new AsyncLocalStorage<RequestScope>();
@@ -23,6 +36,6 @@ export function currentRequestId(): string | undefined {
   return current.getStore()?.id;
 }
 
-export function currentRequestLogger(): Logger | undefined {
+export function currentRequestLogger(): RequestLog | undefined {
   return current.getStore()?.log;
 }
