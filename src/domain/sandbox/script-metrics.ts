@@ -1,4 +1,7 @@
-/** Where the sandbox's use is counted (the server's MetricsModule provides it), so the sandbox does not load prom-client. */
+/**
+ * Where the sandbox's use is counted (the server's MetricsModule provides it), so the sandbox does not load
+ * prom-client.
+ */
 export interface ScriptMetrics {
   /** `running`: read at each scrape, the scripts running now. */
   observeScripts(running: () => number): void;

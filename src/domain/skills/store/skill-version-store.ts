@@ -1,8 +1,7 @@
+import type { StoredInstall, StoreScope } from '@skillhost/core';
 import type { StoredSkillFilter } from '../../shared/skill-filter.js';
 
-export type { StoredSkillFilter };
-
-export type StoreScope = 'shared' | 'personal';
+export type { StoredSkillFilter, StoreScope };
 
 /** Which installed skill: a shared one by name, or one user's personal one. */
 export interface InstallKey {
@@ -27,18 +26,8 @@ export interface NewVersion {
   blobs: ReadonlyMap<string, Buffer>;
 }
 
-/** An installed skill at its current version, as every instance builds its catalogue from. */
-export interface CurrentInstall {
-  name: string;
-  scope: StoreScope;
-  ownerId: string | null;
-  ownerName: string | null;
-  version: number;
-  digest: string;
-  manifest: StoredManifestEntry[];
-  /** The digests of every version of this install (a rollback may return to any of them). */
-  history: string[];
-}
+/** An installed skill at its current version, as every instance builds its catalogue from (core's reader reads it). */
+export type CurrentInstall = StoredInstall;
 
 export interface InstalledVersion {
   version: number;
