@@ -27,7 +27,7 @@ import {
   discoverSkillsAsync,
 } from '../skill/skill-discovery.js';
 import type { SkillRecord, SkillScope } from '../skill/skill.types.js';
-import { FolderDigests } from '../store/skill-folder-files.js';
+import { FolderDigests } from '../skill/skill-folder-files.js';
 import { MAX_SKILL_FILES } from '../store/store-limits.js';
 import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from '../store/store-skills.js';
 import { defaultToolNames, toolAvailability, type ToolAvailability } from '../skill/tool-requirements.js';

@@ -1,6 +1,6 @@
 import type { CodeSkillCanHandle, CodeSkillExecute } from '../code/code-skill.types.js';
 import type { SkillFrontmatter } from './skill-validator.js';
-import type { ManifestEntry } from '../store/skill-version.js';
+import type { ManifestEntry } from './skill-version.js';
 
 /**
  * Where a skill stands when two share a name (the Rumi design's order): a higher scope wins.
