@@ -44,6 +44,7 @@ export * from './skill/skill-validator.js';
 export * from './skill/skill-version.js';
 export * from './skill/skill.types.js';
 export * from './skill/tool-requirements.js';
+export * from './sources/skill-source.js';
 export * from './store/skill-store-reader.js';
 export * from './store/skill-store.token.js';
 export * from './store/store-limits.js';

@@ -9,6 +9,11 @@ import type { ManifestEntry } from './skill-version.js';
 export const SKILL_SCOPES = ['bundled', 'user', 'workspace'] as const;
 export type SkillScope = (typeof SKILL_SCOPES)[number];
 
+/** Where a scope stands in SKILL_SCOPES (absent: `user`, as every folder skill). */
+export function scopeRank(scope: SkillScope | undefined): number {
+  return SKILL_SCOPES.indexOf(scope ?? 'user');
+}
+
 export type SkillOrigin = 'folder' | 'programmatic';
 
 /** A skill that loaded. Paths are absolute host paths: for the server's own use and the admin listing. */
