@@ -194,8 +194,9 @@ export class SkillRegistry {
   /**
    * Reads every source again (rescans the folders, reads the store and an app's own sources) and
    * swaps in the next snapshot. The scan gives the event loop a turn every few milliseconds, so
-   * requests are served while thousands of skills are read; the snapshot in use stays whole until the next one replaces it. A reload asked for
-   * while one runs is done once more after it (so it sees what changed meanwhile); further asks join that one.
+   * requests are served while thousands of skills are read; the snapshot in use stays whole until
+   * the next one replaces it. A reload asked for while one runs is done once more after it (so it
+   * sees what changed meanwhile); further asks join that one.
    */
   reload(): Promise<CatalogueSnapshot> {
     return this.schedule(true);
@@ -349,7 +350,7 @@ export class SkillRegistry {
     this.republish();
   }
 
-  /** The next snapshot from what the sources hold, the last scan's commands and the available tools; swapped in whole. */
+  /** The next snapshot from what the sources hold, the last scan's commands and the tools; swapped in whole. */
   private publish(scan: Scan): CatalogueSnapshot {
     return this.adopt(buildSnapshot(...this.snapshotInputs(scan)));
   }
