@@ -51,6 +51,9 @@ export interface SkillSource {
   load(when: SkillSourceLoad): SkillSourceContent | Promise<SkillSourceContent>;
 }
 
+/** The injection token of an app's own sources (`SkillsModule.forRoot({ sources })` provides it). */
+export const SKILL_SOURCES = Symbol('SKILLHOST_SKILL_SOURCES');
+
 /** Every source's content as one catalogue input: the winners of name clashes, and everyone's reports. */
 export interface MergedSources extends DiscoveryResult {
   personal: SkillRecord[];
