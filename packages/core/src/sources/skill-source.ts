@@ -60,11 +60,6 @@ export interface MergedSources extends DiscoveryResult {
   switches: Map<string, boolean>;
 }
 
-interface Held {
-  skill: SkillRecord;
-  precedence: number;
-}
-
 /** Merges what the sources hold, in their list order; every name clash is a collision (winner, loser). */
 export function mergeSources(loaded: readonly (readonly [SkillSource, SkillSourceContent])[]): MergedSources {
   const merged: MergedSources = {
@@ -77,10 +72,10 @@ export function mergeSources(loaded: readonly (readonly [SkillSource, SkillSourc
     personal: [],
     switches: new Map(),
   };
-  const held = new Map<string, Held>();
+  const held: Held = { at: new Map(), precedence: [] };
   for (const [source, content] of loaded) {
     append(merged.collisions, content.collisions);
-    settleClashes(held, content.skills, source.precedence ?? 0, merged.collisions);
+    settleClashes(merged, held, content.skills, source.precedence ?? 0);
     append(merged.invalid, content.invalid);
     append(merged.excluded, content.excluded);
     append(merged.warnings, content.warnings);
@@ -88,29 +83,34 @@ export function mergeSources(loaded: readonly (readonly [SkillSource, SkillSourc
     append(merged.personal, content.personal);
     for (const [name, enabled] of content.switches ?? []) merged.switches.set(name, enabled);
   }
-  for (const { skill } of held.values()) merged.skills.push(skill);
   return merged;
 }
 
-function settleClashes(
-  held: Map<string, Held>,
-  skills: readonly SkillRecord[],
-  precedence: number,
-  collisions: SkillCollision[],
-): void {
+/** Where each name's skill sits in `merged.skills`, and the precedence of the source it came from. */
+interface Held {
+  at: Map<string, number>;
+  precedence: number[];
+}
+
+function settleClashes(merged: MergedSources, held: Held, skills: readonly SkillRecord[], precedence: number): void {
   for (const skill of skills) {
-    const holder = held.get(skill.name);
-    if (holder === undefined) {
-      held.set(skill.name, { skill, precedence });
+    const index = held.at.get(skill.name);
+    if (index === undefined) {
+      held.at.set(skill.name, merged.skills.push(skill) - 1);
+      held.precedence.push(precedence);
       continue;
     }
+    const holder = merged.skills[index];
     const wins =
-      precedence === holder.precedence
-        ? scopeRank(skill.scope) >= scopeRank(holder.skill.scope)
-        : precedence > holder.precedence;
-    if (wins) held.set(skill.name, { skill, precedence });
-    const [winner, loser] = wins ? [skill, holder.skill] : [holder.skill, skill];
-    collisions.push({
+      precedence === held.precedence[index]
+        ? scopeRank(skill.scope) >= scopeRank(holder.scope)
+        : precedence > held.precedence[index];
+    if (wins) {
+      merged.skills[index] = skill;
+      held.precedence[index] = precedence;
+    }
+    const [winner, loser] = wins ? [skill, holder] : [holder, skill];
+    merged.collisions.push({
       name: skill.name,
       winner: { path: winner.path, source: winner.source },
       loser: { path: loser.path, source: loser.source },
