@@ -5,6 +5,7 @@ import { parseSkillsOptions } from '../options/skills-options.schema.js';
 import { type ProgrammaticSkill, programmaticSkillRecord } from '../skill/programmatic-skill.js';
 import type { SkillSource } from '../sources/skill-source.js';
 import { SkillRegistry } from './skill-registry.js';
+import { SILENT_LOGGER } from './skills-logger.js';
 import type { SkillsSettings } from './skills-settings.js';
 
 /** An app's options with every default, as `SkillsModule.forRoot` resolves them. */
@@ -105,7 +106,9 @@ describe(SkillRegistry.name, () => {
   it('reads the source again on each reload; when it fails, the catalogue stays as it was', async () => {
     const rows = [row('notes', 'Notes from rows.')];
     const database = databaseSource(rows);
-    const sut = build(database.source);
+    const errors: string[] = [];
+    const logger = { ...SILENT_LOGGER, error: (message: string) => void errors.push(message) };
+    const sut = new SkillRegistry(settingsFor(tree.path('skills')), undefined, undefined, logger, [database.source]);
     await sut.init();
     rows.push(row('todo', 'A todo list.'));
 
@@ -117,6 +120,7 @@ describe(SkillRegistry.name, () => {
     database.state.failure = new Error('database down');
     await expect(sut.reload()).rejects.toThrow('database down');
     expect(sut.snapshot).toBe(before);
+    expect(errors).toEqual(["Skill source 'database' could not be read: database down"]);
   });
 
   it('starts straight through (no promise) when every source answers at once', () => {

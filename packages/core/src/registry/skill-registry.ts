@@ -140,12 +140,21 @@ export class SkillRegistry {
   /** Reads `sources` in order into `contents`: a promise only from the first source that answers with one. */
   private read(sources: readonly SkillSource[], when: SkillSourceLoad): Promise<void> | undefined {
     for (const [index, source] of sources.entries()) {
-      const content = source.load(when);
+      const failed = (error: unknown): never => {
+        this.logger.error(`Skill source '${source.name}' could not be read: ${(error as Error)?.message ?? error}`);
+        throw error;
+      };
+      let content: ReturnType<SkillSource['load']>;
+      try {
+        content = source.load(when);
+      } catch (error) {
+        return failed(error);
+      }
       if (isPromiseLike(content))
         return Promise.resolve(content).then((read) => {
           this.contents.set(source, read);
           return this.read(sources.slice(index + 1), when);
-        });
+        }, failed);
       this.contents.set(source, content);
     }
     return undefined;
