@@ -128,7 +128,7 @@ export async function serveApp(src = new URL('../src/', import.meta.url)): Promi
     new URL('config/config-loader.js', src).href
   )) as typeof import('../src/config/config-loader.js');
   const { createApp } = (await import(
-    new URL('app.factory.js', src).href
+    new URL('app/app.factory.js', src).href
   )) as typeof import('../src/app/app.factory.js');
   const app = await createApp(loadConfig(), { logger: false });
   await app.listen(0, '127.0.0.1');

@@ -1132,7 +1132,7 @@ describe('a best match too large for the budget does not crowd out the next one'
     expect(pinned.tokens).toBeGreaterThan(100);
   });
 
-  // BUG: packages/core/src/ranking/catalogue-choice.ts:80 asks the ranker for only `maxSkills` candidates
+  // BUG: packages/core/src/catalogue/catalogue-choice.ts:80 asks the ranker for only `maxSkills` candidates
   // and then skips those whose entries do not fit the budget: the skills that do not fit use up the
   // count. With catalogue_max_skills = 1, a best match over the budget leaves the catalogue empty
   // (or filled with merely popular skills) although the second-best match fits; with the default
@@ -1535,7 +1535,7 @@ describe("personal skills never reach another user's search, catalogue, context 
     ]);
   });
 
-  // BUG: packages/core/src/ranking/catalogue-index.ts:8-13,65-67 (CatalogueIndex) ranks every user's
+  // BUG: packages/core/src/catalogue/catalogue-index.ts:8-13,65-67 (CatalogueIndex) ranks every user's
   // view over one index of all skills, personal ones included, filtering only the results. The
   // vocabulary (query-terms.ts: a word the index knows is not tried as a typo, a Spanish word or
   // a run-together word) and the BM25 statistics are everyone's, so one user's personal skill

@@ -5,6 +5,7 @@ import {
   deepFreeze,
   HOST_SKILLS_DEFAULTS,
   parseSkillsOptions,
+  type SkillSource,
   type SkillsOptions,
   type SkillsSettings,
 } from '@skillhost/core';
@@ -19,6 +20,11 @@ export type SkillsModuleOptions = SkillsOptions & {
   rootDir?: string;
   /** Make the registry and resources services injectable everywhere in the app, without importing the module again. */
   isGlobal?: boolean;
+  /**
+   * The app's own skill sources (its database, say), read at start-up and on every reload and
+   * merged with the folders and the registered skills by their `precedence` (see `SkillSource`).
+   */
+  sources?: readonly SkillSource[];
 };
 
 /** `SkillsModule.forRootAsync`: the options from a factory (a config service, a secret store…). */

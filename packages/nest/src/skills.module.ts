@@ -1,7 +1,7 @@
 import { type DynamicModule, type FactoryProvider, Module, type ModuleMetadata } from '@nestjs/common';
 import { SkillRegistryService } from './skill-registry.service.js';
 import { SkillResourcesService } from './skill-resources.service.js';
-import { ConfigError, SKILLS_SETTINGS, type SkillsSettings } from '@skillhost/core';
+import { ConfigError, SKILL_SOURCES, SKILLS_SETTINGS, type SkillsSettings } from '@skillhost/core';
 import { resolveSkillsOptions, type SkillsModuleAsyncOptions, type SkillsModuleOptions } from './skills-options.js';
 
 /**
@@ -10,16 +10,19 @@ import { resolveSkillsOptions, type SkillsModuleAsyncOptions, type SkillsModuleO
  * Skillhost imports `SkillsModule.forRoot(options)` from `skillhost/nest`; the server imports the
  * same module with its configuration and its skill store (`TeamSkillsModule`).
  */
+/** The options as the app gave them: the settings are resolved from them, and its `sources` taken as they are. */
+const SKILLS_MODULE_OPTIONS = Symbol('SKILLHOST_SKILLS_MODULE_OPTIONS');
+
 @Module({})
 export class SkillsModule {
   /** Options checked when the module is built (a `ConfigError` listing every problem). */
   static forRoot(options: SkillsModuleOptions): DynamicModule {
-    return SkillsModule.forSettings({ useFactory: () => resolveSkillsOptions(options), isGlobal: options?.isGlobal });
+    return SkillsModule.forOptions({ useFactory: () => options, isGlobal: options?.isGlobal });
   }
 
   /** Options from a factory, which may inject providers of `imports`. */
   static forRootAsync(options: SkillsModuleAsyncOptions): DynamicModule {
-    return SkillsModule.forSettings({
+    return SkillsModule.forOptions({
       imports: options.imports,
       inject: options.inject,
       useFactory: async (...args: never[]) => {
@@ -30,10 +33,31 @@ export class SkillsModule {
               'returns (the module is global or not before the factory runs)',
           ]);
         }
-        return resolveSkillsOptions(given);
+        return given;
       },
       isGlobal: options.isGlobal,
     });
+  }
+
+  private static forOptions(options: {
+    imports?: ModuleMetadata['imports'];
+    inject?: FactoryProvider['inject'];
+    useFactory: (...args: never[]) => SkillsModuleOptions | Promise<SkillsModuleOptions>;
+    isGlobal?: boolean;
+  }): DynamicModule {
+    const module = SkillsModule.forSettings({
+      imports: options.imports,
+      inject: [SKILLS_MODULE_OPTIONS],
+      useFactory: (given: SkillsModuleOptions) => resolveSkillsOptions(given),
+      isGlobal: options.isGlobal,
+    });
+    const given = { provide: SKILLS_MODULE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] };
+    const sources = {
+      provide: SKILL_SOURCES,
+      useFactory: (given: SkillsModuleOptions) => given?.sources ?? [],
+      inject: [SKILLS_MODULE_OPTIONS],
+    };
+    return { ...module, providers: [given, sources, ...(module.providers ?? [])] };
   }
 
   /**

@@ -2,7 +2,7 @@ import type { SkillsConfig } from '../options/skills-config.js';
 import type { CatalogueFormat, ValidationMode } from '../options/skills-options.schema.js';
 import { runInSlices, runThrough } from '../util/sliced-work.js';
 import { renderCatalogue } from './catalogue-renderer.js';
-import { CatalogueIndex } from '../ranking/catalogue-index.js';
+import { CatalogueIndex } from './catalogue-index.js';
 import type { CommandDirectoryReport, CommandDiscoveryResult } from '../commands/command-discovery.js';
 import type { CommandCollision, CommandRecord, InvalidCommand } from '../commands/command.types.js';
 import { compareByName } from '../skill/skill-order.js';

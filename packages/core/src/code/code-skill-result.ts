@@ -1,4 +1,4 @@
-import { capUtf8 } from '../skill/truncation.js';
+import { capUtf8 } from '../util/truncation.js';
 import type { CodeSkillOutput, CodeSkillResult } from './code-skill.types.js';
 
 /**

@@ -136,19 +136,21 @@ export type ResolvedSkillsOptions = ResolvedOf<typeof SKILLS_OPTIONS>;
 export type SkillsOptionsResult = { ok: true; options: ResolvedSkillsOptions } | { ok: false; problems: string[] };
 
 const OPTION_LIST = settingsOf(SKILLS_OPTIONS);
+/** What `SkillsModule` takes besides the options of the skills. */
+const MODULE_OPTIONS = ['rootDir', 'isGlobal', 'sources'];
 const label = (name: string) => `SkillsModule option \`${name}\``;
 
 /**
  * Checks an app's options (what plain JavaScript or JSON may hand over): first that each is a known
  * option of the right type (`must be a finite number`), then, those all right, each against its
- * rule (`: 99 is not allowed; expected …`); every problem a line naming the option. `rootDir` and
- * `isGlobal` are the module's, not options of the skills: left to the caller.
+ * rule (`: 99 is not allowed; expected …`); every problem a line naming the option. `rootDir`,
+ * `isGlobal` and `sources` are the module's, not options of the skills: checked, then left to the caller.
  */
 export function parseSkillsOptions(options: unknown, place: Place): SkillsOptionsResult {
   const problems = typeProblems(options);
   if (problems.length > 0) return { ok: false, problems };
   const given = Object.fromEntries(
-    Object.entries(options as Record<string, unknown>).filter(([key]) => key !== 'rootDir' && key !== 'isGlobal'),
+    Object.entries(options as Record<string, unknown>).filter(([key]) => !MODULE_OPTIONS.includes(key)),
   );
   const parsed = SKILLS_OPTIONS_SCHEMA.safeParse(given);
   if (parsed.success) return { ok: true, options: resolveValues(SKILLS_OPTIONS, parsed.data, place) };
@@ -158,11 +160,13 @@ export function parseSkillsOptions(options: unknown, place: Place): SkillsOption
 function typeProblems(options: unknown): string[] {
   if (!isPlainObject(options)) return ['SkillsModule options must be an object with `directories`'];
   const problems: string[] = [];
-  const { rootDir, isGlobal, catalogue, ...rest } = options;
+  const { rootDir, isGlobal, sources, catalogue, ...rest } = options;
   if (rootDir !== undefined && (typeof rootDir !== 'string' || rootDir.trim() === '' || !storable(rootDir)))
     problems.push(`${label('rootDir')} must be a folder path`);
   if (isGlobal !== undefined && typeof isGlobal !== 'boolean')
     problems.push(`${label('isGlobal')} must be true or false`);
+  if (sources !== undefined && !(Array.isArray(sources) && sources.every(isSource)))
+    problems.push(`${label('sources')} must be a list of SkillSource objects, each with a name and a load() method`);
   if (rest.directories === undefined) problems.push(`${label('directories')} is required: the skill folders to scan`);
   const given: [string, unknown][] = Object.entries(rest);
   if (catalogue !== undefined) {
@@ -220,4 +224,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** Text PostgreSQL can store: no NUL, no unpaired surrogate. */
 function storable(text: string): boolean {
   return !text.includes('\0') && (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+function isSource(value: unknown): boolean {
+  return isPlainObject(value) && typeof value.name === 'string' && typeof value.load === 'function';
 }

@@ -15,22 +15,18 @@ import {
   type SnapshotInputs,
 } from '../catalogue/catalogue-snapshot.js';
 import { type CommandDiscoveryResult, discoverCommands } from '../commands/command-discovery.js';
-import {
-  mergeProgrammaticSkills,
-  type ProgrammaticSkill,
-  programmaticSkillRecord,
-} from '../skill/programmatic-skill.js';
-import {
-  type DiscoveryOptions,
-  type DiscoveryResult,
-  discoverSkills,
-  discoverSkillsAsync,
-} from '../skill/skill-discovery.js';
+import { type ProgrammaticSkill, programmaticSkillRecord } from '../skill/programmatic-skill.js';
 import type { SkillRecord, SkillScope } from '../skill/skill.types.js';
-import { FolderDigests } from '../store/skill-folder-files.js';
-import { MAX_SKILL_FILES } from '../store/store-limits.js';
-import { mergeStoreSkills, NO_STORE_SKILLS, readStoreSkills, type StoreSkills } from '../store/store-skills.js';
 import { defaultToolNames, toolAvailability, type ToolAvailability } from '../skill/tool-requirements.js';
+import { FolderSource } from '../sources/folder-source.js';
+import { ProgrammaticSource } from '../sources/programmatic-source.js';
+import {
+  mergeSources,
+  type SkillSource,
+  type SkillSourceContent,
+  type SkillSourceLoad,
+} from '../sources/skill-source.js';
+import { StoreSource } from '../sources/store-source.js';
 
 const SUGGESTION_LIMIT = 20;
 /**
@@ -38,6 +34,8 @@ const SUGGESTION_LIMIT = 20;
  * again.
  */
 const MAX_CACHED_VIEWS = 200;
+/** What a source holds before it was first read. */
+const NOTHING_READ: SkillSourceContent = Object.freeze({ skills: [] });
 
 /** What changed between two snapshots' catalogues, by content digest. */
 export interface CatalogueDiff {
@@ -48,20 +46,21 @@ export interface CatalogueDiff {
 }
 
 /**
- * What the last scan of the folders found, kept so that a registration rebuilds the snapshot without reading them
- * again.
+ * What the last scan of the folders found besides skills (the commands) and when, kept so that a
+ * registration rebuilds the snapshot without reading them again.
  */
 interface Scan {
-  result: DiscoveryResult;
   commands: CommandDiscoveryResult;
   scannedAt: Date;
   durationMs: number;
 }
 
 /**
- * Holds the current catalogue snapshot. `reload()` scans the folders and swaps the next snapshot in
- * one assignment; `register`/`unregister` (programmatic skills) and `setAvailableTools` rebuild it
- * from the last scan and swap it the same way, so the catalogue changes at once and whole.
+ * Holds the current catalogue snapshot, merged from its sources (see `SkillSource`): the skill
+ * folders, the app's own sources, the programmatic skills, and the store when there is one.
+ * `reload()` reads them all again and swaps the next snapshot in one assignment; `register`/
+ * `unregister` and `setAvailableTools` rebuild it from what the sources last held and swap it the
+ * same way, so the catalogue changes at once and whole.
  */
 export class SkillRegistry {
   private readonly config: SkillsConfig;
@@ -69,14 +68,17 @@ export class SkillRegistry {
   private readonly scriptsEnabled: boolean;
   /** What this registry was built with (the tool style and catalogue limits a caller's tools and prompts follow). */
   readonly settings: SkillsSettings;
+  /** In list order, the order of the merge: folders, the app's sources, programmatic skills, the store. */
+  private readonly sources: readonly SkillSource[];
+  private readonly programmatic = new ProgrammaticSource();
+  private readonly storeSource: StoreSource | undefined;
+  /** What each source held when last read (the programmatic one: now). */
+  private readonly contents = new Map<SkillSource, SkillSourceContent>();
   private current: CatalogueSnapshot | undefined;
   private lastScan: Scan | undefined;
-  /** By scope, then name: one programmatic skill per name and scope. */
-  private readonly programmatic = new Map<SkillScope, Map<string, SkillRecord>>();
   private availability: ToolAvailability;
   private running: Promise<CatalogueSnapshot> | undefined;
   private queued: { promise: Promise<CatalogueSnapshot>; full: boolean } | undefined;
-  private storeSkills: StoreSkills = NO_STORE_SKILLS;
   private views = new Map<string, CatalogueSnapshot>();
   private viewsOf: CatalogueSnapshot | undefined;
   /**
@@ -86,40 +88,76 @@ export class SkillRegistry {
   private loaded = { generation: '', reloadGeneration: '' };
   /** Operators' reloads under way, from before they ask the others. */
   private readonly requests = new Set<Promise<unknown>>();
-  private readonly digests = new FolderDigests();
   /** Counts registrations and changes of tools, which a snapshot built in slices must not miss. */
   private inputsChanged = 0;
   private readonly swapListeners = new Set<(snapshot: CatalogueSnapshot) => void>();
 
+  /**
+   * `sources`: an app's own (its database, say), merged after the folders and before the
+   * programmatic skills and the store; each has its `precedence`.
+   */
   constructor(
     settings: SkillsSettings,
     private readonly metrics?: SkillsMetrics,
     private readonly store?: SkillStoreReader,
     private readonly logger: SkillsLogger = SILENT_LOGGER,
+    sources: readonly SkillSource[] = [],
   ) {
     this.settings = settings;
     this.config = settings.skills;
     this.commandDirectories = settings.commandDirectories;
     this.scriptsEnabled = settings.scriptsEnabled;
     this.availability = toolAvailability(defaultToolNames(this.scriptsEnabled), this.scriptsEnabled);
+    this.storeSource = store === undefined ? undefined : new StoreSource(store, this.config);
+    this.sources = [
+      new FolderSource(this.config),
+      ...sources,
+      this.programmatic,
+      ...(this.storeSource === undefined ? [] : [this.storeSource]),
+    ];
   }
 
-  /** The first scan runs straight through: nothing is served before this is done. */
+  /** The first read runs straight through: nothing is served before this is done. */
   init(): Promise<void> | void {
     // With skills disabled no folder is read at all, as the specification asks.
     if (!this.config.enabled) return;
-    // Without a store (a registry built alone) the first scan is all there is, done before this returns.
-    if (this.store === undefined) return this.firstScan();
+    // Without a store (a registry built alone) and with sources that answer at once, this is done before it returns.
+    if (this.store === undefined) return this.firstRead();
     return this.store.generations().then(async (generations) => {
-      this.storeSkills = await this.readStore();
-      this.firstScan();
+      await this.firstRead();
       this.loaded = generations;
     });
   }
 
-  private firstScan(): void {
+  private firstRead(): Promise<void> | void {
     const started = performance.now();
-    this.swapIn(discoverSkills(this.discoveryOptions()), started, new Date(), 'start-up');
+    const scannedAt = new Date();
+    const publish = () => void this.reportSwap(this.publish(this.recordScan(started, scannedAt)), 'start-up');
+    const reading = this.read(this.sources, 'start-up');
+    return reading === undefined ? publish() : reading.then(publish);
+  }
+
+  /** Reads `sources` in order into `contents`: a promise only from the first source that answers with one. */
+  private read(sources: readonly SkillSource[], when: SkillSourceLoad): Promise<void> | undefined {
+    for (const [index, source] of sources.entries()) {
+      const failed = (error: unknown): never => {
+        this.logger.error(`Skill source '${source.name}' could not be read: ${(error as Error)?.message ?? error}`);
+        throw error;
+      };
+      let content: ReturnType<SkillSource['load']>;
+      try {
+        content = source.load(when);
+      } catch (error) {
+        return failed(error);
+      }
+      if (isPromiseLike(content))
+        return Promise.resolve(content).then((read) => {
+          this.contents.set(source, read);
+          return this.read(sources.slice(index + 1), when);
+        }, failed);
+      this.contents.set(source, content);
+    }
+    return undefined;
   }
 
   /** Resolves once no reload or store read is running or queued (whether they succeeded or not). */
@@ -163,10 +201,11 @@ export class SkillRegistry {
   }
 
   /**
-   * Rescans the folders (and reads the store again) and swaps in the next snapshot. The scan gives
-   * the event loop a turn every few milliseconds, so requests are served while thousands of skills
-   * are read; the snapshot in use stays whole until the next one replaces it. A reload asked for
-   * while one runs is done once more after it (so it sees what changed meanwhile); further asks join that one.
+   * Reads every source again (rescans the folders, reads the store and an app's own sources) and
+   * swaps in the next snapshot. The scan gives the event loop a turn every few milliseconds, so
+   * requests are served while thousands of skills are read; the snapshot in use stays whole until
+   * the next one replaces it. A reload asked for while one runs is done once more after it (so it
+   * sees what changed meanwhile); further asks join that one.
    */
   reload(): Promise<CatalogueSnapshot> {
     return this.schedule(true);
@@ -227,77 +266,36 @@ export class SkillRegistry {
     return work;
   }
 
+  /** Reads every source again (the folders with the commands) and swaps in what they hold, built in slices. */
   private async scan(): Promise<CatalogueSnapshot> {
     const started = performance.now();
     const scannedAt = new Date();
     const generations = await this.store?.generations();
-    if (generations === undefined)
-      return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
-    return this.bringing(generations, async () => {
-      this.storeSkills = await this.readStore();
-      return this.swapInSlices(await discoverSkillsAsync(this.discoveryOptions()), started, scannedAt);
-    });
+    await this.read(this.sources, 'reload');
+    const next = this.reportSwap(await this.publishInSlices(this.recordScan(started, scannedAt)));
+    // Counted as loaded only once the catalogue has them: a failed reload is asked for again.
+    if (generations !== undefined) this.loaded = generations;
+    return next;
   }
 
   private async rereadStore(): Promise<CatalogueSnapshot> {
     const { generation } = await this.store!.generations();
-    return this.bringing({ generation, reloadGeneration: this.loaded.reloadGeneration }, async () => {
-      this.storeSkills = await this.readStore();
-      if (this.lastScan === undefined) return this.snapshot;
-      const next = await this.publishInSlices(this.lastScan);
-      this.logger.log(
-        `Store read (generation ${generation}): ${this.storeSkills.shared.length} shared, ` +
-          `${this.storeSkills.personal.length} personal skill(s)`,
-      );
-      return next;
-    });
-  }
-
-  /** Runs a reload that brings the catalogue to `generations`, which count as loaded once it succeeds. */
-  private async bringing(
-    generations: { generation: string; reloadGeneration: string },
-    work: () => Promise<CatalogueSnapshot>,
-  ): Promise<CatalogueSnapshot> {
-    const next = await work();
-    this.loaded = generations;
+    await this.read([this.storeSource!], 'reload');
+    if (this.lastScan === undefined) return this.snapshot;
+    const next = await this.publishInSlices(this.lastScan);
+    const read = this.contents.get(this.storeSource!) ?? NOTHING_READ;
+    this.logger.log(
+      `Store read (generation ${generation}): ${read.skills.length} shared, ` +
+        `${read.personal?.length ?? 0} personal skill(s)`,
+    );
+    this.loaded = { generation, reloadGeneration: this.loaded.reloadGeneration };
     return next;
   }
 
-  private async readStore(): Promise<StoreSkills> {
-    return readStoreSkills(await this.store!.contents(), this.config.validation);
-  }
-
-  private discoveryOptions(): DiscoveryOptions {
-    const { directories, codeDirectories, validation, maxDepth, maxSkills, maxInstallBytes } = this.config;
-    return {
-      directories,
-      codeDirectories,
-      mode: validation,
-      maxDepth,
-      maxSkills,
-      versionLimits: { maxBytes: maxInstallBytes, maxFiles: MAX_SKILL_FILES },
-      digests: this.digests,
-    };
-  }
-
-  /** Publishes what a scan found (with the commands, read now) as the next snapshot, and reports it. */
-  private swapIn(
-    result: DiscoveryResult,
-    started: number,
-    scannedAt: Date,
-    when: 'start-up' | 'reload' = 'reload',
-  ): CatalogueSnapshot {
-    return this.reportSwap(this.publish(this.recordScan(result, started, scannedAt)), when);
-  }
-
-  /** The same, the snapshot built in slices (a reload while requests are served). */
-  private async swapInSlices(result: DiscoveryResult, started: number, scannedAt: Date): Promise<CatalogueSnapshot> {
-    return this.reportSwap(await this.publishInSlices(this.recordScan(result, started, scannedAt)));
-  }
-
-  private recordScan(result: DiscoveryResult, started: number, scannedAt: Date): Scan {
+  /** The commands (read with every scan of the folders) and the scan's timing. */
+  private recordScan(started: number, scannedAt: Date): Scan {
     const commands = discoverCommands(this.commandDirectories);
-    this.lastScan = { result, commands, scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 };
+    this.lastScan = { commands, scannedAt, durationMs: Math.round((performance.now() - started) * 100) / 100 };
     return this.lastScan;
   }
 
@@ -328,15 +326,12 @@ export class SkillRegistry {
    */
   register(skill: ProgrammaticSkill, scope: SkillScope = 'workspace'): SkillRecord {
     const record = programmaticSkillRecord(skill, scope);
-    let byName = this.programmatic.get(scope);
-    if (byName === undefined) this.programmatic.set(scope, (byName = new Map()));
-    const replaced = byName.has(record.name);
-    byName.set(record.name, record);
+    const replaced = this.programmatic.add(record);
     this.logger.log(
       `${replaced ? 'Replaced' : 'Registered'} programmatic ` +
         `${record.programmatic?.execute === undefined ? 'instruction' : 'code'} skill '${record.name}' (${scope})`,
     );
-    this.republish();
+    this.programmaticChanged();
     return record;
   }
 
@@ -346,14 +341,10 @@ export class SkillRegistry {
    */
   unregister(name: string, scope?: SkillScope): boolean {
     const key = name.trim().normalize('NFKC');
-    let removed = false;
-    for (const [skillScope, byName] of this.programmatic) {
-      if (scope !== undefined && skillScope !== scope) continue;
-      removed = byName.delete(key) || removed;
-    }
+    const removed = this.programmatic.remove(key, scope);
     if (removed) {
       this.logger.log(`Unregistered programmatic skill '${key}'${scope === undefined ? '' : ` (${scope})`}`);
-      this.republish();
+      this.programmaticChanged();
     }
     return removed;
   }
@@ -368,7 +359,7 @@ export class SkillRegistry {
     this.republish();
   }
 
-  /** The next snapshot from the last scan, programmatic skills and available tools; swapped in whole. */
+  /** The next snapshot from what the sources hold, the last scan's commands and the tools; swapped in whole. */
   private publish(scan: Scan): CatalogueSnapshot {
     return this.adopt(buildSnapshot(...this.snapshotInputs(scan)));
   }
@@ -407,23 +398,23 @@ export class SkillRegistry {
   }
 
   private snapshotInputs(scan: Scan): SnapshotInputs {
-    const programmatic = [...this.programmatic.values()].flatMap((byName) => [...byName.values()]);
-    const merged = mergeStoreSkills(
-      mergeProgrammaticSkills(scan.result, programmatic),
-      this.storeSkills,
-      this.config.storePrecedence,
-    );
+    const merged = mergeSources(this.sources.map((source) => [source, this.contents.get(source) ?? NOTHING_READ]));
     return [
       merged,
       this.config,
       { scannedAt: scan.scannedAt, durationMs: scan.durationMs },
       scan.commands,
       this.availability,
-      this.storeSkills,
+      merged,
     ];
   }
 
-  /** Before the first scan (or with skills off) there is nothing to rebuild: the first reload includes the change. */
+  private programmaticChanged(): void {
+    this.contents.set(this.programmatic, this.programmatic.load());
+    this.republish();
+  }
+
+  /** Before the first read (or with skills off) there is nothing to rebuild: the first read includes the change. */
   private republish(): void {
     this.inputsChanged++;
     if (this.config.enabled && this.lastScan !== undefined) this.publish(this.lastScan);
@@ -556,3 +547,7 @@ export async function diffCatalogues(
 }
 
 const DIFF_SLICE = 2_000;
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as Partial<PromiseLike<T>>)?.then === 'function';
+}

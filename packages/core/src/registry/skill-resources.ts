@@ -14,9 +14,9 @@ import type { SkillFrontmatter } from '../skill/skill-validator.js';
 import type { ProgrammaticContent, SkillRecord } from '../skill/skill.types.js';
 import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
 import { readFileHead } from '../resources/file-head.js';
-import { FolderDigests, type FolderLimits } from '../store/skill-folder-files.js';
-import type { ManifestEntry } from '../store/skill-version.js';
-import { capUtf8, truncationNotice } from '../skill/truncation.js';
+import { FolderDigests, type FolderLimits } from '../skill/skill-folder-files.js';
+import type { ManifestEntry } from '../skill/skill-version.js';
+import { capUtf8, truncationNotice } from '../util/truncation.js';
 
 export interface ActivatedSkill {
   name: string;

@@ -1,8 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '../errors/app-error.js';
-import { mergeProgrammaticSkills, type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
-import type { DiscoveryResult } from './skill-discovery.js';
-import type { SkillRecord, SkillScope } from './skill.types.js';
+import { type ProgrammaticSkill, programmaticSkillRecord } from './programmatic-skill.js';
+import type { SkillScope } from './skill.types.js';
 
 function problemsOf(skill: unknown, scope: SkillScope = 'workspace'): { message: string; problems: unknown } {
   try {
@@ -14,26 +13,6 @@ function problemsOf(skill: unknown, scope: SkillScope = 'workspace'): { message:
   }
   throw new Error('expected VALIDATION_FAILED');
 }
-
-const folderSkill = (name: string, source = '/skills'): SkillRecord => ({
-  name,
-  description: `Folder ${name}.`,
-  path: `${source}/${name}`,
-  skillFile: `${source}/${name}/SKILL.md`,
-  source,
-  frontmatter: { name, description: `Folder ${name}.` },
-  warnings: [],
-});
-const scan = (skills: SkillRecord[]): DiscoveryResult => ({
-  skills,
-  invalid: [],
-  collisions: [],
-  excluded: [],
-  warnings: [],
-  directories: [],
-});
-const programmatic = (name: string, scope: SkillScope) =>
-  programmaticSkillRecord({ name, description: `Programmatic ${name} (${scope}).`, instructions: 'Do it.' }, scope);
 
 describe(programmaticSkillRecord.name, () => {
   it('holds an instruction skill in memory, with paths that say where it came from', () => {
@@ -115,50 +94,5 @@ describe(programmaticSkillRecord.name, () => {
       problemsOf({ name: 'dup', description: 'd', instructions: 'x', resources: { 'a/b.md': '1', 'a//b.md': '2' } })
         .problems,
     ).toEqual(["resource 'a//b.md' names 'a/b.md' twice"]);
-  });
-});
-
-describe(mergeProgrammaticSkills.name, () => {
-  const names = (result: DiscoveryResult) =>
-    Object.fromEntries(result.skills.map((skill) => [skill.name, skill.source]));
-
-  it('returns the scan itself when nothing is registered', () => {
-    const scanned = scan([folderSkill('pdf')]);
-    expect(mergeProgrammaticSkills(scanned, [])).toBe(scanned);
-  });
-
-  it('orders a clash by scope: bundled < user (every folder skill) < workspace', () => {
-    const sut = mergeProgrammaticSkills(scan([folderSkill('pdf'), folderSkill('git')]), [
-      programmatic('pdf', 'workspace'),
-      programmatic('git', 'bundled'),
-      programmatic('new', 'bundled'),
-    ]);
-    expect(names(sut)).toEqual({ pdf: 'programmatic:workspace', git: '/skills', new: 'programmatic:bundled' });
-    expect(sut.collisions).toEqual([
-      {
-        name: 'git',
-        winner: { path: '/skills/git', source: '/skills' },
-        loser: { path: 'programmatic:bundled/git', source: 'programmatic:bundled' },
-      },
-      {
-        name: 'pdf',
-        winner: { path: 'programmatic:workspace/pdf', source: 'programmatic:workspace' },
-        loser: { path: '/skills/pdf', source: '/skills' },
-      },
-    ]);
-  });
-
-  it('lets the programmatic skill win at the same scope, and the highest of several scopes win', () => {
-    const sut = mergeProgrammaticSkills(scan([folderSkill('pdf')]), [
-      programmatic('pdf', 'workspace'),
-      programmatic('pdf', 'user'),
-      programmatic('pdf', 'bundled'),
-    ]);
-    expect(names(sut)).toEqual({ pdf: 'programmatic:workspace' });
-    expect(sut.collisions.map((c) => `${c.winner.source} > ${c.loser.source}`)).toEqual([
-      '/skills > programmatic:bundled',
-      'programmatic:user > /skills',
-      'programmatic:workspace > programmatic:user',
-    ]);
   });
 });

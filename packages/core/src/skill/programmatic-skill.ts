@@ -1,9 +1,8 @@
 import { AppError, ErrorCode } from '../errors/app-error.js';
 import type { CodeSkillCanHandle, CodeSkillExecute } from '../code/code-skill.types.js';
 import { normalizeResourcePath } from '../resources/resource-path.js';
-import type { DiscoveryResult } from './skill-discovery.js';
 import { validateFrontmatter } from './skill-validator.js';
-import { SKILL_SCOPES, type SkillCollision, type SkillRecord, type SkillScope } from './skill.types.js';
+import { SKILL_SCOPES, type SkillRecord, type SkillScope } from './skill.types.js';
 
 /**
  * A skill an embedding Nest application registers at run time through `SkillRegistryService.register`:
@@ -129,34 +128,4 @@ function resourceProblems(resources: unknown): string[] {
 
 function normalizedResources(resources: Record<string, string> | undefined): ReadonlyMap<string, string> {
   return new Map(Object.entries(resources ?? {}).map(([path, content]) => [normalizeResourcePath(path), content]));
-}
-
-const scopeRank = (skill: SkillRecord) => SKILL_SCOPES.indexOf(skill.scope ?? 'user');
-
-/**
- * The scan's skills with the programmatic ones added by scope: a higher scope wins a name clash
- * (bundled < user < workspace, folder skills being `user`), and at the same scope the programmatic
- * skill wins, being what the application asked for. Every clash is recorded as a collision.
- */
-export function mergeProgrammaticSkills(
-  scanned: DiscoveryResult,
-  programmatic: readonly SkillRecord[],
-): DiscoveryResult {
-  if (programmatic.length === 0) return scanned;
-  const byName = new Map(scanned.skills.map((skill) => [skill.name, skill]));
-  const collisions: SkillCollision[] = [];
-  for (const skill of [...programmatic].sort((a, b) => scopeRank(a) - scopeRank(b))) {
-    const holder = byName.get(skill.name);
-    const wins = holder === undefined || scopeRank(skill) >= scopeRank(holder);
-    if (wins) byName.set(skill.name, skill);
-    if (holder !== undefined) {
-      const [winner, loser] = wins ? [skill, holder] : [holder, skill];
-      collisions.push({
-        name: skill.name,
-        winner: { path: winner.path, source: winner.source },
-        loser: { path: loser.path, source: loser.source },
-      });
-    }
-  }
-  return { ...scanned, skills: [...byName.values()], collisions: [...scanned.collisions, ...collisions] };
 }

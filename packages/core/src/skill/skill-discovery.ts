@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { DEFAULT_SKILL_DIRECTORIES } from '../options/skills-config.js';
 import type { ValidationMode } from '../options/skills-options.schema.js';
 import type { SkillDirectory } from '../options/setting.js';
-import { inspectCodeModule } from '../code/code-module.reader.js';
+import { inspectCodeModule } from './code-module.reader.js';
 import { type FolderInspection, inspectSkillFolder } from './skill-folder.reader.js';
 import { runInSlices, runThrough } from '../util/sliced-work.js';
 import { compareByName, SKIPPED_FOLDERS } from './skill-order.js';
-import { type FolderDigests, type FolderLimits, folderVersion } from '../store/skill-folder-files.js';
+import { type FolderDigests, type FolderLimits, folderVersion } from './skill-folder-files.js';
 import type { DirectoryReport, InvalidSkill, SkillCollision, SkillRecord } from './skill.types.js';
 
 export interface DiscoveryOptions {

@@ -1,6 +1,6 @@
 import type { CodeSkillCanHandle, CodeSkillExecute } from '../code/code-skill.types.js';
 import type { SkillFrontmatter } from './skill-validator.js';
-import type { ManifestEntry } from '../store/skill-version.js';
+import type { ManifestEntry } from './skill-version.js';
 
 /**
  * Where a skill stands when two share a name (the Rumi design's order): a higher scope wins.
@@ -8,6 +8,11 @@ import type { ManifestEntry } from '../store/skill-version.js';
  */
 export const SKILL_SCOPES = ['bundled', 'user', 'workspace'] as const;
 export type SkillScope = (typeof SKILL_SCOPES)[number];
+
+/** Where a scope stands in SKILL_SCOPES (absent: `user`, as every folder skill). */
+export function scopeRank(scope: SkillScope | undefined): number {
+  return SKILL_SCOPES.indexOf(scope ?? 'user');
+}
 
 export type SkillOrigin = 'folder' | 'programmatic';
 

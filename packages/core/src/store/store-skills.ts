@@ -1,7 +1,6 @@
 import type { ValidationMode } from '../options/skills-options.schema.js';
-import type { DiscoveryResult } from '../skill/skill-discovery.js';
 import { inspectSkillFolder } from '../skill/skill-folder.reader.js';
-import type { InvalidSkill, SkillCollision, SkillRecord } from '../skill/skill.types.js';
+import type { InvalidSkill, SkillRecord } from '../skill/skill.types.js';
 import type { StoreContents } from './skill-store-reader.js';
 
 /** What the store adds to a snapshot: shared skills, personal ones (by owner id), and the store's switches. */
@@ -11,13 +10,6 @@ export interface StoreSkills {
   invalid: readonly InvalidSkill[];
   switches: ReadonlyMap<string, boolean>;
 }
-
-export const NO_STORE_SKILLS: StoreSkills = Object.freeze({
-  shared: [],
-  personal: [],
-  invalid: [],
-  switches: new Map(),
-});
 
 /** How a store skill's source reads in listings and collisions. */
 export function storeSource(scope: 'shared' | 'personal', owner: string | null): string {
@@ -62,37 +54,4 @@ export function readStoreSkills(contents: StoreContents, mode: ValidationMode): 
     }
   }
   return { shared, personal, invalid, switches: contents.switches };
-}
-
-/**
- * The scan's skills with the shared store skills added: with `first` precedence a store skill wins
- * a name clash with a folder skill, with `last` the folder skill wins; every clash is a collision.
- */
-export function mergeStoreSkills(
-  scanned: DiscoveryResult,
-  store: StoreSkills,
-  precedence: 'first' | 'last',
-): DiscoveryResult {
-  if (store.shared.length === 0 && store.invalid.length === 0) return scanned;
-  const byName = new Map(scanned.skills.map((skill) => [skill.name, skill]));
-  const collisions: SkillCollision[] = [];
-  for (const skill of store.shared) {
-    const holder = byName.get(skill.name);
-    const wins = holder === undefined || precedence === 'first';
-    if (wins) byName.set(skill.name, skill);
-    if (holder !== undefined) {
-      const [winner, loser] = wins ? [skill, holder] : [holder, skill];
-      collisions.push({
-        name: skill.name,
-        winner: { path: winner.path, source: winner.source },
-        loser: { path: loser.path, source: loser.source },
-      });
-    }
-  }
-  return {
-    ...scanned,
-    skills: [...byName.values()],
-    invalid: [...scanned.invalid, ...store.invalid],
-    collisions: [...scanned.collisions, ...collisions],
-  };
 }

@@ -4,7 +4,7 @@ import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
 import type { CodeSkillRunner, ScriptCaller, ScriptRunner } from './tool-ports.js';
 import type { CodeSkillLlm, CodeSkillToolCaller } from '../code/code-skill.types.js';
 import type { ActivatedSkill, SkillReader } from '../registry/skill-resources.js';
-import type { SkillSearchResult } from '../ranking/catalogue-chooser.js';
+import type { SkillSearchResult } from '../catalogue/catalogue-chooser.js';
 
 /**
  * A skill tool is one definition: its names, its description, a zod schema for its arguments (the

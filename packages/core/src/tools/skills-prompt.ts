@@ -1,7 +1,7 @@
 import type { SkillsConfig } from '../options/skills-config.js';
 import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
-import type { CatalogueChoice } from '../ranking/catalogue-choice.js';
-import type { CatalogueChooser } from '../ranking/catalogue-chooser.js';
+import type { CatalogueChoice } from '../catalogue/catalogue-choice.js';
+import type { CatalogueChooser } from '../catalogue/catalogue-chooser.js';
 import { assembleSystemPrompt, type PromptInputs } from '../chat/prompt-assembler.js';
 import { searchTool } from './search-tool.js';
 import type { ToolStyleSet } from './tool-styles.js';

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, lstatSync, openSync, realpathSync } from 'node:fs';
-import { describeSpecialFile, OPEN_FLAGS, openProblem } from '../skill/skill-folder.reader.js';
+import { describeSpecialFile, OPEN_FLAGS, openProblem } from './skill-folder.reader.js';
 
 /** The file beside SKILL.md that makes a skill in a code directory a code skill. */
 export const CODE_MODULE_FILE = 'skill.mjs';

@@ -2,7 +2,7 @@ import { type Dirent, readdirSync, realpathSync, type Stats, statSync } from 'no
 import { readFileHead } from '../resources/file-head.js';
 import { join, relative } from 'node:path';
 import { isInside } from '../resources/resource-path.js';
-import { SKIPPED_FOLDERS } from '../skill/skill-order.js';
+import { SKIPPED_FOLDERS } from './skill-order.js';
 import { type SkillVersion, versionOf } from './skill-version.js';
 
 export interface FolderLimits {

@@ -1,9 +1,9 @@
 import type { CatalogueFormat } from '../options/skills-options.schema.js';
-import { catalogueFrame, type CatalogueEntry, renderListing, renderUnlisted } from '../catalogue/catalogue-renderer.js';
-import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
+import { catalogueFrame, type CatalogueEntry, renderListing, renderUnlisted } from './catalogue-renderer.js';
+import type { CatalogueSnapshot } from './catalogue-snapshot.js';
 import type { SkillRecord } from '../skill/skill.types.js';
 import { entryOf } from './catalogue-index.js';
-import { countTokens } from './token-count.js';
+import { countTokens } from '../ranking/token-count.js';
 
 /**
  * How big the catalogue in a prompt may be (`[app.skills] catalogue_budget_tokens`,

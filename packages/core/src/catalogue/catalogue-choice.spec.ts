@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { CatalogueFormat } from '../options/skills-options.schema.js';
 import { corpusPath } from '../../../../test/support/files/corpus.js';
 import { type TempTree, tempTree, writeSkill } from '../../../../test/support/files/skill-tree.js';
-import { escapeXml } from '../catalogue/catalogue-renderer.js';
-import { buildSnapshot, type CatalogueSnapshot, narrowSnapshot } from '../catalogue/catalogue-snapshot.js';
+import { escapeXml } from './catalogue-renderer.js';
+import { buildSnapshot, type CatalogueSnapshot, narrowSnapshot } from './catalogue-snapshot.js';
 import { NO_COMMANDS } from '../commands/command-discovery.js';
 import { type DiscoveryResult, discoverSkills } from '../skill/skill-discovery.js';
 import type { SkillRecord } from '../skill/skill.types.js';
@@ -17,7 +17,7 @@ import {
   chooseCatalogue,
 } from './catalogue-choice.js';
 import { triggersOf } from './catalogue-index.js';
-import { countTokens } from './token-count.js';
+import { countTokens } from '../ranking/token-count.js';
 
 const FORMATS: readonly CatalogueFormat[] = ['json', 'xml', 'markdown'];
 

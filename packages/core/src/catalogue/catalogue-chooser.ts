@@ -1,5 +1,5 @@
 import type { SkillsConfig } from '../options/skills-config.js';
-import type { CatalogueSnapshot } from '../catalogue/catalogue-snapshot.js';
+import type { CatalogueSnapshot } from './catalogue-snapshot.js';
 import {
   type CatalogueChoice,
   catalogueIsComplete,
@@ -7,7 +7,7 @@ import {
   type CatalogueRequest,
   chooseCatalogue,
 } from './catalogue-choice.js';
-import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './search-limits.js';
+import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from '../ranking/search-limits.js';
 
 /** A search result as REST, GraphQL and the tool show it. */
 export interface SkillSearchResult {

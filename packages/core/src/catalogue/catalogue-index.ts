@@ -1,8 +1,8 @@
 import type { CatalogueFormat } from '../options/skills-options.schema.js';
-import { catalogueFrame, type CatalogueEntry, renderEntry } from '../catalogue/catalogue-renderer.js';
+import { catalogueFrame, type CatalogueEntry, renderEntry } from './catalogue-renderer.js';
 import type { SkillRecord } from '../skill/skill.types.js';
-import { type RankedSkill, SkillRanker } from './skill-ranker.js';
-import { countTokens } from './token-count.js';
+import { type RankedSkill, SkillRanker } from '../ranking/skill-ranker.js';
+import { countTokens } from '../ranking/token-count.js';
 
 /** What the index reads of a view of the catalogue (a `CatalogueSnapshot`): its skills by name. */
 export interface CatalogueView {
