@@ -14,6 +14,9 @@ export { ConfigError } from './config/config-loader.js';
 export type { CatalogueFormat, SkillsConfig, ToolStyle, ValidationMode } from './config/app-config.js';
 export type { CatalogueSnapshot } from '@skillhost/nest';
 export type { InvalidSkill, SkillRecord } from '@skillhost/nest';
+// Skills from an app's own place (a database, a service), beside the folders: `SkillsModule.forRoot({ sources })`.
+export { SKILL_SOURCES } from '@skillhost/nest';
+export type { SkillSource, SkillSourceContent, SkillSourceLoad } from '@skillhost/nest';
 
 // Errors: every refusal of the services is an AppError with a stable code.
 export { AppError, ErrorCode, httpStatusOf } from '@skillhost/nest';
