@@ -49,8 +49,8 @@ describe('CONFIG_SETTINGS', () => {
 
   describe('the environment', () => {
     it(
-      "names each key's variable after its path, but for the two that keep a name of their own (and PORT, read " +
-        'after SKILLHOST_PORT)',
+      "names each key's variable after its path, but for those that keep a name of their own or the platform's (PORT " +
+        'read after SKILLHOST_PORT, the lower-case proxy variables after the upper-case ones)',
       () => {
         const named = SETTINGS.filter(
           ({ key, env }) => env !== `SKILLHOST_${key.split('.').slice(1).join('_').toUpperCase()}`,
@@ -58,8 +58,16 @@ describe('CONFIG_SETTINGS', () => {
         expect(named).toEqual([
           ['app.auth.bootstrap_admin_key', 'SKILLHOST_BOOTSTRAP_ADMIN_KEY'],
           ['app.database.url', 'DATABASE_URL'],
+          ['app.proxy.http', 'HTTP_PROXY'],
+          ['app.proxy.https', 'HTTPS_PROXY'],
+          ['app.proxy.no_proxy', 'NO_PROXY'],
         ]);
-        expect(SETTINGS.find(({ key }) => key === 'app.port')?.fallbackEnv).toBe('PORT');
+        expect(SETTINGS.filter((s) => s.fallbackEnv !== undefined).map((s) => [s.key, s.fallbackEnv])).toEqual([
+          ['app.port', 'PORT'],
+          ['app.proxy.http', 'http_proxy'],
+          ['app.proxy.https', 'https_proxy'],
+          ['app.proxy.no_proxy', 'no_proxy'],
+        ]);
         expect(settingLabel('app.skills.max_depth')).toBe('SKILLHOST_SKILLS_MAX_DEPTH (app.skills.max_depth)');
       },
     );

@@ -66,6 +66,29 @@ function databaseUrl(options: { default: string; description: string }): Setting
   };
 }
 
+/** A proxy's URL (`http://` or `https://`, credentials allowed), or empty for none; never echoed. */
+function proxyUrl(options: { description: string }): Setting<string> {
+  const rule = z.string().refine((v) => v === '' || isProxyUrl(v));
+  return {
+    ...options,
+    default: '',
+    rule,
+    expected: 'an http:// or https:// URL with a host (or empty for none)',
+    type: '`http://` URL',
+    shape: 'string',
+    secret: 'url',
+  };
+}
+
+function isProxyUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** A secret Skillhost API key (`skh_…`), or empty: checked like a key a request presents, never shown. */
 function apiKey(options: { default: string; description: string }): Setting<string> {
   const rule = z.string().refine((v) => v === '' || API_KEY_PATTERN.test(v));
@@ -508,6 +531,30 @@ export const CONFIG_SETTINGS = {
         default: false,
         description: '`/metrics` needs an admin key while auth is on, unless this is true.',
       }),
+    },
+    proxy: {
+      http: {
+        ...proxyUrl({ description: 'Proxy for calls to `http://` model providers. Empty: direct.' }),
+        env: 'HTTP_PROXY',
+        fallbackEnv: 'http_proxy',
+      },
+      https: {
+        ...proxyUrl({
+          description: 'Proxy for calls to `https://` model providers (through `CONNECT`). Empty: as `http`.',
+        }),
+        env: 'HTTPS_PROXY',
+        fallbackEnv: 'https_proxy',
+      },
+      no_proxy: {
+        ...setting.string({
+          default: '',
+          description:
+            'Hosts the model calls reach directly, comma- or space-separated: `host` or `.host` (the host and its ' +
+            'subdomains), `host:port`, `*` (every host).',
+        }),
+        env: 'NO_PROXY',
+        fallbackEnv: 'no_proxy',
+      },
     },
     limits: {
       requests_per_minute: setting.integer({

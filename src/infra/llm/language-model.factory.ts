@@ -1,11 +1,12 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { type LanguageModel, wrapLanguageModel } from 'ai';
-import type { ModelConfig } from '../../config/app-config.js';
+import { APP_CONFIG, type AppConfig, type ModelConfig } from '../../config/app-config.js';
 import { boundedToolInput } from '../../domain/chats/llm/bounded-tool-input.js';
 import type { LanguageModels } from '../../domain/chats/llm/language-models.js';
-import { nodeFetch } from './node-fetch.js';
+import type { Dispatcher } from 'undici';
+import { type ModelFetch, modelDispatcher, modelFetch } from './model-fetch.js';
 
 /**
  * One AI SDK model object per configured model, built on first use; a model's tool input is bounded
@@ -13,32 +14,44 @@ import { nodeFetch } from './node-fetch.js';
  * in.
  */
 @Injectable()
-export class LanguageModelFactory implements LanguageModels {
+export class LanguageModelFactory implements LanguageModels, OnApplicationShutdown {
   private readonly cache = new Map<string, LanguageModel>();
+  /** Every model call's connections (kept alive) and the operator's proxies. */
+  private readonly dispatcher: Dispatcher;
+  private readonly fetch: ModelFetch;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.dispatcher = modelDispatcher(config.app.proxy);
+    this.fetch = modelFetch(this.dispatcher);
+  }
 
   get(config: ModelConfig): LanguageModel {
     let model = this.cache.get(config.name);
     if (model === undefined) {
-      model = wrapLanguageModel({ model: build(config), middleware: boundedToolInput });
+      model = wrapLanguageModel({ model: build(config, this.fetch), middleware: boundedToolInput });
       this.cache.set(config.name, model);
     }
     return model;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.dispatcher.destroy();
   }
 }
 
 /** A provider's model, as wrapLanguageModel takes it. */
 type ProviderModel = Parameters<typeof wrapLanguageModel>[0]['model'];
 
-function build(config: ModelConfig): ProviderModel {
+function build(config: ModelConfig, fetch: ModelFetch): ProviderModel {
   switch (config.provider) {
     case 'openai-compatible':
       return createOpenAICompatible({
         name: config.name,
         baseURL: config.baseUrl,
         apiKey: config.apiKey,
-        fetch: nodeFetch,
+        fetch,
       }).chatModel(config.model);
     case 'anthropic':
-      return createAnthropic({ baseURL: config.baseUrl, apiKey: config.apiKey ?? '', fetch: nodeFetch })(config.model);
+      return createAnthropic({ baseURL: config.baseUrl, apiKey: config.apiKey ?? '', fetch })(config.model);
   }
 }

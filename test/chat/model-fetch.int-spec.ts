@@ -1,10 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { MAX_BUFFERED_BYTES, nodeFetch } from '../../src/infra/llm/node-fetch.js';
+import type { Dispatcher } from 'undici';
+import { MAX_BUFFERED_BYTES, type ModelFetch, modelDispatcher, modelFetch } from '../../src/infra/llm/model-fetch.js';
 
 /** The providers' fetch against a real HTTP server on 127.0.0.1, case by case. */
-describe('nodeFetch', () => {
+describe('modelFetch', () => {
+  const dispatcher: Dispatcher = modelDispatcher({ http: '', https: '', noProxy: '' });
+  const callModel: ModelFetch = modelFetch(dispatcher);
   let server: Server;
   let base: string;
   let handler: (req: IncomingMessage, res: ServerResponse, body: string) => void;
@@ -22,6 +25,7 @@ describe('nodeFetch', () => {
   });
   afterEach(() => server.closeAllConnections());
   afterAll(async () => {
+    await dispatcher.close();
     await new Promise((resolve) => server.close(resolve));
   });
 
@@ -33,7 +37,7 @@ describe('nodeFetch', () => {
         .writeHead(201, 'Made', { 'content-type': 'application/json', 'x-one': 'a' })
         .end(JSON.stringify({ ok: true }));
     };
-    const response = await nodeFetch(`${base}/v1/chat/completions`, {
+    const response = await callModel(`${base}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
       body: JSON.stringify({ q: 'é' }),
@@ -44,11 +48,13 @@ describe('nodeFetch', () => {
     expect(await response.json()).toEqual({ ok: true });
   });
 
-  it('reuses one keep-alive connection for consecutive calls', async () => {
+  it('reuses kept-alive connections for consecutive calls', async () => {
     handler = (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     connections.clear();
-    for (let i = 0; i < 3; i++) await (await nodeFetch(new URL('/x', base), { method: 'POST', body: '{}' })).text();
-    expect(connections.size).toBe(1);
+    for (let i = 0; i < 20; i++) await (await callModel(new URL('/x', base), { method: 'POST', body: '{}' })).text();
+    // undici hands a call the body's end a moment before it counts the connection free again, so a call made at
+    // once may open a second one; from then on the two are reused.
+    expect(connections.size).toBeLessThanOrEqual(2);
   });
 
   it('a kept-alive connection the server dropped is retried once on a new one; a fresh one is not', async () => {
@@ -60,17 +66,17 @@ describe('nodeFetch', () => {
       else res.writeHead(200, { 'content-type': 'application/json' }).end('{"n":1}');
     };
     connections.clear();
-    await (await nodeFetch(`${base}/a`, { method: 'POST', body: '{}' })).text();
+    await (await callModel(`${base}/a`, { method: 'POST', body: '{}' })).text();
     // The second request goes out on the kept-alive socket, which the server drops unanswered.
-    expect(await (await nodeFetch(`${base}/b`, { method: 'POST', body: '{}' })).json()).toEqual({ n: 1 });
+    expect(await (await callModel(`${base}/b`, { method: 'POST', body: '{}' })).json()).toEqual({ n: 1 });
     expect(connections.size).toBe(2);
     server.closeAllConnections();
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const error = (await nodeFetch(`${base}/drop`, { method: 'POST', body: '{}' }).catch(
+    const error = (await callModel(`${base}/drop`, { method: 'POST', body: '{}' }).catch(
       (e: unknown) => e,
     )) as TypeError;
     expect(error.message).toBe('fetch failed');
-    expect((error.cause as NodeJS.ErrnoException).code).toBe('ECONNRESET');
+    expect((error.cause as NodeJS.ErrnoException).code).toBe('UND_ERR_SOCKET');
   });
 
   it('hands an event stream over as it arrives, before the server has finished', async () => {
@@ -80,7 +86,7 @@ describe('nodeFetch', () => {
       res.write('data: one\n\n');
       finish = () => res.end('data: two\n\n');
     };
-    const response = await nodeFetch(`${base}/s`, { method: 'POST', body: '{}' });
+    const response = await callModel(`${base}/s`, { method: 'POST', body: '{}' });
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     expect(decoder.decode((await reader.read()).value)).toBe('data: one\n\n');
@@ -95,15 +101,15 @@ describe('nodeFetch', () => {
       req.url === '/empty'
         ? res.writeHead(204).end()
         : res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"busy"}}');
-    const empty = await nodeFetch(`${base}/empty`);
+    const empty = await callModel(`${base}/empty`);
     expect([empty.status, empty.body]).toEqual([204, null]);
-    const failed = await nodeFetch(`${base}/busy`, { method: 'POST', body: '{}' });
+    const failed = await callModel(`${base}/busy`, { method: 'POST', body: '{}' });
     expect([failed.status, failed.ok]).toEqual([503, false]);
     expect(await failed.json()).toEqual({ error: { message: 'busy' } });
   });
 
   it('a refused connection rejects as fetch does: TypeError "fetch failed" with the cause', async () => {
-    const error = await nodeFetch('http://127.0.0.1:9/v1', { method: 'POST', body: '{}' }).catch((e: unknown) => e);
+    const error = await callModel('http://127.0.0.1:9/v1', { method: 'POST', body: '{}' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TypeError);
     expect((error as TypeError).message).toBe('fetch failed');
     expect(((error as TypeError).cause as NodeJS.ErrnoException).code).toBe('ECONNREFUSED');
@@ -116,13 +122,13 @@ describe('nodeFetch', () => {
     };
     for (const path of ['/hang', '/half']) {
       const controller = new AbortController();
-      const pending = nodeFetch(`${base}${path}`, { method: 'POST', body: '{}', signal: controller.signal });
+      const pending = callModel(`${base}${path}`, { method: 'POST', body: '{}', signal: controller.signal });
       setTimeout(() => controller.abort(new Error('timeout')), 50);
       const error = await pending.catch((e: unknown) => e);
       expect((error as Error).name).toBe('AbortError');
     }
     expect(
-      ((await nodeFetch(`${base}/hang`, { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as Error).name,
+      ((await callModel(`${base}/hang`, { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as Error).name,
     ).toBe('AbortError');
   });
 
@@ -139,15 +145,15 @@ describe('nodeFetch', () => {
       for (let i = 0; i <= MAX_BUFFERED_BYTES / chunk.length; i++) res.write(chunk);
       res.end();
     };
-    const cut = (await nodeFetch(`${base}/cut`, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as Error;
-    expect(cut.message).toMatch(/^(aborted|the connection closed before the response was complete)$/);
-    const big = (await nodeFetch(`${base}/big`, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as Error;
+    const cut = (await callModel(`${base}/cut`, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as Error;
+    expect(cut.message).toMatch(/^(aborted|other side closed|Response body length does not match content-length)/i);
+    const big = (await callModel(`${base}/big`, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as Error;
     expect(big.message).toBe(`the response body is larger than ${MAX_BUFFERED_BYTES} bytes`);
   });
 
-  it('a Request object goes to the global fetch unchanged', async () => {
+  it("a Request object goes to undici's fetch on the same dispatcher", async () => {
     handler = (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('via fetch');
-    const response = await nodeFetch(new Request(`${base}/r`));
+    const response = await callModel(new Request(`${base}/r`));
     expect(await response.text()).toBe('via fetch');
   });
 });
