@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +71,9 @@ export function recordResults(name: string, result: object, text: string): void 
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(join(dir, `${name}.md`), text);
+  // Formatted as `npm run lint` checks it (tables padded), so a fresh result lands as it is.
+  const biome = join(import.meta.dirname, '..', '..', 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
+  execFileSync(process.execPath, [biome, 'format', '--write', join(dir, `${name}.md`)], { stdio: 'ignore' });
   console.log(text);
 }
 
