@@ -21,12 +21,14 @@ const CONCURRENCY = [1, 16];
 
 type Fetch = (input: string, init: RequestInit) => Promise<Response>;
 
-const MODEL_SERVER = `
+const MODEL_SERVER =
+  `
 const http = require('node:http');
 const json = JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm',
   choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'x'.repeat(800) } }],
   usage: { prompt_tokens: 10, completion_tokens: 20, total_tokens: 30 } });
-const events = Array.from({ length: 24 }, (_, i) => 'data: ' + JSON.stringify({ id: 'c', object: 'chat.completion.chunk',
+const events = Array.from({ length: 24 }, (_, i) => 'data: ' + JSON.stringify({ id: 'c', object: ` +
+  `'chat.completion.chunk',
   created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'word' + i + ' ' } }] }) + '\\n\\n').join('') +
   'data: [DONE]\\n\\n';
 const server = http.createServer((req, res) => {

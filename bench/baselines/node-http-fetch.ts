@@ -3,9 +3,9 @@ import https from 'node:https';
 import { Readable } from 'node:stream';
 
 /**
- * The baseline of bench/model-fetch.bench.ts: the hand-written `fetch` the model providers were given until issue 27
- * (src/infra/llm/model-fetch.ts replaced it with undici's `request`, which honours proxies). node:http(s) with keep-alive agents instead of the
- * global (undici) fetch. A turn makes at least two provider calls, and on this path each costs
+ * The baseline of bench/model-fetch.bench.ts: a hand-written `fetch` over node:http(s) that ignores proxies, against
+ * which src/infra/llm/model-fetch.ts (undici's `request`) is measured. node:http(s) with keep-alive agents instead of
+ * the global (undici) fetch. A turn makes at least two provider calls, and on this path each costs
  * far less CPU and leaves far less garbage that outlives a young-generation GC (measured in
  * bench/results/http.md), which is most of what a turn costs the server besides the model itself.
  *

@@ -66,26 +66,35 @@ function databaseUrl(options: { default: string; description: string }): Setting
   };
 }
 
-/** A proxy's URL (`http://` or `https://`, credentials allowed), or empty for none; never echoed. */
+/**
+ * A proxy's URL (`http://` or `https://`, credentials allowed; `host:port` alone means `http://host:port`, as curl
+ * reads it), or empty for none; never echoed.
+ */
 function proxyUrl(options: { description: string }): Setting<string> {
-  const rule = z.string().refine((v) => v === '' || isProxyUrl(v));
+  const rule = z.string().refine((v) => v === '' || proxyUrlOf(v) !== undefined);
   return {
     ...options,
     default: '',
     rule,
-    expected: 'an http:// or https:// URL with a host (or empty for none)',
-    type: '`http://` URL',
+    expected: 'an http:// or https:// URL with a host, or host:port (or empty for none)',
+    type: '`http(s)://` URL',
     shape: 'string',
     secret: 'url',
+    resolve: (value) => (value === '' ? '' : (proxyUrlOf(value) ?? '')),
   };
 }
 
-function isProxyUrl(text: string): boolean {
+/** The proxy URL `text` names, or undefined when it names none (another scheme, no host, undecodable credentials). */
+function proxyUrlOf(text: string): string | undefined {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
   try {
-    const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    const url = new URL(withScheme);
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') return undefined;
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+    return url.href;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -549,8 +558,8 @@ export const CONFIG_SETTINGS = {
         ...setting.string({
           default: '',
           description:
-            'Hosts the model calls reach directly, comma- or space-separated: `host` or `.host` (the host and its ' +
-            'subdomains), `host:port`, `*` (every host).',
+            'Hosts the model calls reach directly, comma- or space-separated: `host` or `.host` (either covers the ' +
+            'host and its subdomains), `host:port`, `*` (every host).',
         }),
         env: 'NO_PROXY',
         fallbackEnv: 'no_proxy',

@@ -151,7 +151,7 @@ describe('modelFetch', () => {
     expect(big.message).toBe(`the response body is larger than ${MAX_BUFFERED_BYTES} bytes`);
   });
 
-  it("a Request object goes to undici's fetch on the same dispatcher", async () => {
+  it('a Request object is read into bytes and sent the same way', async () => {
     handler = (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('via fetch');
     const response = await callModel(new Request(`${base}/r`));
     expect(await response.text()).toBe('via fetch');

@@ -6,6 +6,7 @@ import request from 'supertest';
 import { configWith } from '../../src/config/config-loader.js';
 import { modelDispatcher, modelFetch } from '../../src/infra/llm/model-fetch.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
+import { freePort } from '../support/ports.js';
 
 /**
  * Model calls through an operator's proxy (`[app.proxy]`, HTTP_PROXY, HTTPS_PROXY, NO_PROXY): a real HTTP proxy on
@@ -94,9 +95,9 @@ describe('model calls through a proxy', () => {
     }
   });
 
-  it('an https:// provider is reached through the proxy with CONNECT (the TLS session is with the provider)', async () => {
+  it('reaches an https:// provider through the proxy with CONNECT (TLS stays with the provider)', async () => {
     const dispatcher = modelDispatcher({ http: '', https: proxyUrl, noProxy: '' });
-    const target = `127.0.0.1:${(proxy.address() as AddressInfo).port + 1}`;
+    const target = `127.0.0.1:${await freePort()}`;
     try {
       // Nothing speaks TLS there: the call fails after the proxy was asked for the tunnel.
       const error = await modelFetch(dispatcher)(`https://${target}/v1/chat/completions`, {
@@ -111,10 +112,36 @@ describe('model calls through a proxy', () => {
     }
   });
 
-  it('a proxy URL that is not http(s) is refused at start-up, without echoing it', () => {
-    const load = () => configWith({ 'app.proxy.https': 'socks5://user:pw@127.0.0.1:1080' });
+  it.each([
+    ['another scheme', 'socks5://user:pw@127.0.0.1:1080'],
+    ['credentials that do not decode', 'http://user:pw%zz@127.0.0.1:3128'],
+  ])('a proxy URL with %s is refused at start-up, without echoing it', (_, url) => {
+    const load = () => configWith({ 'app.proxy.https': url });
 
     expect(load).toThrow(/app\.proxy\.https.*expected an http:\/\/ or https:\/\/ URL/);
-    expect(load).not.toThrow(/pw@/);
+    expect(load).not.toThrow(/pw/);
+  });
+
+  it('reads host:port alone as an http:// proxy, as curl does', () => {
+    const config = configWith({}, undefined, undefined, { HTTPS_PROXY: 'proxy.corp:3128', NO_PROXY: '.corp' });
+
+    expect(config.app.proxy).toEqual({ http: '', https: 'http://proxy.corp:3128/', noProxy: '.corp' });
+  });
+
+  it('sends a Request object, read into bytes, through the same dispatcher and its proxy', async () => {
+    const dispatcher = modelDispatcher({ http: proxyUrl, https: '', noProxy: '' });
+    const model = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('relayed'));
+    await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(model.address() as AddressInfo).port}/v1/r`;
+    try {
+      const response = await modelFetch(dispatcher)(new Request(url, { method: 'POST', body: 'hi' }));
+
+      expect(await response.text()).toBe('relayed');
+      expect(relayed).toEqual([`POST ${url}`]);
+    } finally {
+      await dispatcher.destroy();
+      model.closeAllConnections();
+      await new Promise((resolve) => model.close(resolve));
+    }
   });
 });

@@ -52,15 +52,16 @@ describe(SkillsModule.name, () => {
     expect(await namesWith(imported)).toEqual(['notes', 'pdf']);
   });
 
-  it('refuses sources that are not SkillSources, naming the option', async () => {
-    const imported = SkillsModule.forRoot({
-      directories: [tree.path('skills')],
-      sources: [{ name: 'broken' } as unknown as SkillSource],
-    });
+  it.each([
+    ['without load()', { name: 'broken' }],
+    ['with a precedence that is not a number', { name: 'nan', precedence: Number.NaN, load: () => ({ skills: [] }) }],
+  ])('refuses sources that are not SkillSources (%s), naming the option', async (_, source) => {
+    const imported = SkillsModule.forRoot({ directories: [tree.path('skills')], sources: [source as SkillSource] });
     const failure = await namesWith(imported).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ConfigError);
     expect((failure as ConfigError).problems).toEqual([
-      'SkillsModule option `sources` must be a list of SkillSource objects, each with a name and a load() method',
+      'SkillsModule option `sources` must be a list of SkillSource objects, each with a name, a load() method and, ' +
+        'if any, a finite precedence',
     ]);
   });
 });

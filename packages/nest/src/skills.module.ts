@@ -4,15 +4,15 @@ import { SkillResourcesService } from './skill-resources.service.js';
 import { ConfigError, SKILL_SOURCES, SKILLS_SETTINGS, type SkillsSettings } from '@skillhost/core';
 import { resolveSkillsOptions, type SkillsModuleAsyncOptions, type SkillsModuleOptions } from './skills-options.js';
 
+/** The options as the app gave them: the settings are resolved from them, and its `sources` taken as they are. */
+const SKILLS_MODULE_OPTIONS = Symbol('SKILLHOST_SKILLS_MODULE_OPTIONS');
+
 /**
  * The skills of an app: the registry (discovery, validation, the catalogue snapshot, reloads) and
  * the resources service (activation, reads that never leave a skill's folder). An app embedding
  * Skillhost imports `SkillsModule.forRoot(options)` from `skillhost/nest`; the server imports the
  * same module with its configuration and its skill store (`TeamSkillsModule`).
  */
-/** The options as the app gave them: the settings are resolved from them, and its `sources` taken as they are. */
-const SKILLS_MODULE_OPTIONS = Symbol('SKILLHOST_SKILLS_MODULE_OPTIONS');
-
 @Module({})
 export class SkillsModule {
   /** Options checked when the module is built (a `ConfigError` listing every problem). */

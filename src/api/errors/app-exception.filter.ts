@@ -1,4 +1,4 @@
-import { codeForHttpStatus } from '../../domain/shared/error-code-of.js';
+import { errorCodeOf } from '../../domain/shared/error-code-of.js';
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { GqlArgumentsHost } from '@nestjs/graphql';
 import { GraphQLError } from 'graphql';
@@ -35,9 +35,8 @@ export function toErrorBody(error: unknown, reader: ErrorReader = ANY_READER): {
     return { status: httpStatusOf(error.code), body };
   }
   if (error instanceof HttpException) {
-    const status = error.getStatus();
-    const code = codeForHttpStatus(status);
-    if (code !== undefined) return { status, body: { code, message: error.message } };
+    const code = errorCodeOf(error);
+    if (code !== ErrorCode.INTERNAL) return { status: error.getStatus(), body: { code, message: error.message } };
   }
   return {
     status: 500,

@@ -1,27 +1,7 @@
 import { Readable } from 'node:stream';
-import { type Dispatcher, EnvHttpProxyAgent, errors, request } from 'undici';
+import { type Dispatcher, EnvHttpProxyAgent, errors, Pool, request } from 'undici';
 
-/**
- * The `fetch` the model providers are given: undici's `request` on one keep-alive dispatcher, which
- * honours the operator's proxies (`[app.proxy]`: HTTP_PROXY, HTTPS_PROXY, NO_PROXY). `request` costs
- * the server far less CPU per call than a WHATWG `fetch` (bench/results/model-fetch.md), and a turn
- * makes at least two provider calls.
- *
- * It keeps the contract the AI SDK relies on:
- * - string or URL input; method, headers, a string or byte body, and `signal`;
- * - a request that meets a kept-alive connection the server has closed is sent once more on a
- *   new one (as Node's documentation advises for node:http);
- * - a connection that cannot be made or breaks before the answer begins rejects like fetch
- *   (`TypeError('fetch failed')` with the cause), so the SDK reports "Cannot connect to API: …"
- *   and may retry; an abort rejects with an `AbortError`; an answer that breaks off rejects with
- *   what happened;
- * - event streams are handed over as they arrive; any other body is read whole first (at most
- *   MAX_BUFFERED_BYTES: a bigger answer is garbage from a chat model and fails the call).
- * Redirects are not followed (model APIs do not redirect; a 3xx surfaces as the provider's error).
- * No time limit of undici's own: the turn's `timeout_ms` (the signal) bounds each call.
- * A Request object, or a stream, form or blob body, is read into bytes first (as `new Request` reads it) and sent the
- * same way.
- */
+/** A non-stream answer larger than this is garbage from a chat model and fails the call. */
 export const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
 
 /** `[app.proxy]`: empty strings for none (the environment was read by the configuration, not here). */
@@ -45,18 +25,42 @@ export function modelDispatcher(proxy: ProxySettings): Dispatcher {
     // An http:// provider's calls go to the proxy as plain requests, as proxies expect (many allow CONNECT to port
     // 443 only); https:// ones through a CONNECT tunnel.
     proxyTunnel: false,
-    headersTimeout: 0,
-    bodyTimeout: 0,
+    // Every pool, the proxies' own included (their options do not reach the pools they make), without time limits.
+    factory: (origin: string | URL, options: object) =>
+      new Pool(origin, { ...options, headersTimeout: 0, bodyTimeout: 0 }),
   });
 }
 
+/**
+ * The `fetch` the model providers are given: undici's `request` on one keep-alive dispatcher, which
+ * honours the operator's proxies (`[app.proxy]`: HTTP_PROXY, HTTPS_PROXY, NO_PROXY). `request` costs
+ * the server far less CPU per call than a WHATWG `fetch` (bench/results/model-fetch.md), and a turn
+ * makes at least two provider calls.
+ *
+ * It keeps the contract the AI SDK relies on:
+ * - string or URL input; method, headers, a string or byte body, and `signal`;
+ * - a request that meets a kept-alive connection the server has closed is sent once more on a
+ *   new one (a connection that had carried an answer and then broke before this one's);
+ * - a connection that cannot be made or breaks before the answer begins rejects like fetch
+ *   (`TypeError('fetch failed')` with the cause), so the SDK reports "Cannot connect to API: …"
+ *   and may retry; an abort before the answer, or while a JSON body is read, rejects with an `AbortError`; an event
+ *   stream aborted after its headers ends with the signal's reason (the turn tells an abort by its signal); an answer
+ *   that breaks off rejects with what happened;
+ * - event streams are handed over as they arrive; any other body is read whole first (at most
+ *   MAX_BUFFERED_BYTES: a bigger answer is garbage from a chat model and fails the call).
+ * Redirects are not followed (model APIs do not redirect; a 3xx surfaces as the provider's error).
+ * No time limit of undici's own, proxied or not: the turn's `timeout_ms` (the signal) bounds each call.
+ * A Request object, or a stream, form or blob body, is read into bytes first (as `new Request` reads it) and sent the
+ * same way.
+ */
 export function modelFetch(dispatcher: Dispatcher): ModelFetch {
-  return (input, init = {}) => {
+  return async (input, init = {}) => {
     const body = init.body;
     if (input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)))
       return sendRequest(dispatcher, new Request(input, init));
     const url = input instanceof URL ? input : new URL(input);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new TypeError('fetch failed'));
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new TypeError('fetch failed', { cause: new Error(`unsupported protocol ${url.protocol}`) });
     return send(dispatcher, url, init, body ?? undefined, true);
   };
 }
@@ -127,7 +131,10 @@ async function readCapped(body: Dispatcher.ResponseData['body']): Promise<Buffer
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
-/** The socket closed before any answer on a connection that had carried an answer before (so it was kept alive). */
+/**
+ * The socket broke before this call's answer after bytes had been read on it: in practice a kept-alive connection the
+ * server closed while it sat idle (rarely, a fresh one that broke in the middle of the headers: sent once more too).
+ */
 function droppedKeptAlive(error: unknown): boolean {
   return error instanceof errors.SocketError && (error.socket?.bytesRead ?? 0) > 0;
 }

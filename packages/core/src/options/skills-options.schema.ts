@@ -166,7 +166,10 @@ function typeProblems(options: unknown): string[] {
   if (isGlobal !== undefined && typeof isGlobal !== 'boolean')
     problems.push(`${label('isGlobal')} must be true or false`);
   if (sources !== undefined && !(Array.isArray(sources) && sources.every(isSource)))
-    problems.push(`${label('sources')} must be a list of SkillSource objects, each with a name and a load() method`);
+    problems.push(
+      `${label('sources')} must be a list of SkillSource objects, each with a name, a load() method and, if any, ` +
+        'a finite precedence',
+    );
   if (rest.directories === undefined) problems.push(`${label('directories')} is required: the skill folders to scan`);
   const given: [string, unknown][] = Object.entries(rest);
   if (catalogue !== undefined) {
@@ -227,5 +230,10 @@ function storable(text: string): boolean {
 }
 
 function isSource(value: unknown): boolean {
-  return isPlainObject(value) && typeof value.name === 'string' && typeof value.load === 'function';
+  return (
+    isPlainObject(value) &&
+    typeof value.name === 'string' &&
+    typeof value.load === 'function' &&
+    (value.precedence === undefined || Number.isFinite(value.precedence))
+  );
 }

@@ -123,6 +123,25 @@ describe(SkillRegistry.name, () => {
     expect(errors).toEqual(["Skill source 'database' could not be read: database down"]);
   });
 
+  // Regression, fixed since a review pass found it. Was: the folders' new contents, read before the database failed,
+  // were published by the next registration beside the database's old ones.
+  it('a failed reload leaves every source as it was for the next swap, the folders read before it too', async () => {
+    const database = databaseSource([row('notes', 'Notes from rows.')]);
+    const sut = build(database.source);
+    await sut.init();
+    writeSkill(tree, 'skills', 'pdf', { description: 'The PDF skill, edited.' });
+    database.state.failure = new Error('database down');
+    await expect(sut.reload()).rejects.toThrow('database down');
+
+    sut.register({ name: 'todo', description: 'A todo list.', instructions: 'Steps.' });
+
+    expect(descriptions(sut)).toMatchObject({
+      pdf: 'The folder PDF skill.',
+      notes: 'Notes from rows.',
+      todo: 'A todo list.',
+    });
+  });
+
   it('starts straight through (no promise) when every source answers at once', () => {
     const sut = build({
       name: 'constant',

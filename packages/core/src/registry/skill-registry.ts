@@ -137,8 +137,16 @@ export class SkillRegistry {
     return reading === undefined ? publish() : reading.then(publish);
   }
 
-  /** Reads `sources` in order into `contents`: a promise only from the first source that answers with one. */
-  private read(sources: readonly SkillSource[], when: SkillSourceLoad): Promise<void> | undefined {
+  /**
+   * Reads `sources` in order, then puts what they gave into `contents` at once: a source that fails leaves every
+   * source's contents as they were (a later swap publishes none of this read). A promise only from the first source
+   * that answers with one.
+   */
+  private read(
+    sources: readonly SkillSource[],
+    when: SkillSourceLoad,
+    into = new Map<SkillSource, SkillSourceContent>(),
+  ): Promise<void> | undefined {
     for (const [index, source] of sources.entries()) {
       const failed = (error: unknown): never => {
         this.logger.error(`Skill source '${source.name}' could not be read: ${(error as Error)?.message ?? error}`);
@@ -152,11 +160,12 @@ export class SkillRegistry {
       }
       if (isPromiseLike(content))
         return Promise.resolve(content).then((read) => {
-          this.contents.set(source, read);
-          return this.read(sources.slice(index + 1), when);
+          into.set(source, read);
+          return this.read(sources.slice(index + 1), when, into);
         }, failed);
-      this.contents.set(source, content);
+      into.set(source, content);
     }
+    for (const [source, content] of into) this.contents.set(source, content);
     return undefined;
   }
 

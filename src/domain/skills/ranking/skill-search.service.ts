@@ -35,7 +35,7 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(SKILL_USE) private readonly chats: SkillUse,
+    @Inject(SKILL_USE) private readonly usage: SkillUse,
     private readonly registry: SkillRegistryService,
   ) {
     this.chooser = new CatalogueChooser(config.app.skills, () => this.use);
@@ -65,7 +65,7 @@ export class SkillSearchService implements OnApplicationBootstrap, OnModuleDestr
    * repeated.
    */
   refreshUse(): Promise<void> {
-    this.reading ??= this.chats
+    this.reading ??= this.usage
       .skillUse(USE_WINDOW_DAYS, USE_TOP_SKILLS)
       .then((use) => {
         this.use = use;
