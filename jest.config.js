@@ -14,7 +14,7 @@ export default {
   // is replaced once it holds more than this after a file: each file loads the app anew, and in one
   // long-lived process their leftovers outgrow V8's heap over the whole suite.
   workerIdleMemoryLimit: '1GB',
-  reporters: ['default', '<rootDir>/test/support/memory-reporter.mjs'],
+  reporters: ['default', '<rootDir>/test/support/memory-reporter.mjs', '<rootDir>/test/support/slowest-suites-reporter.mjs'],
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
 };
