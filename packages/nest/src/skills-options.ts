@@ -3,11 +3,11 @@ import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
 import {
   ConfigError,
   deepFreeze,
-  HOST_SKILLS_DEFAULTS,
   parseSkillsOptions,
   type SkillSource,
   type SkillsOptions,
   type SkillsSettings,
+  settingsOfOptions,
 } from '@skillhost/core';
 
 /**
@@ -47,26 +47,7 @@ export function resolveSkillsOptions(options: SkillsModuleOptions, homeDir = hom
   const root = isPlainObject(options) && typeof options.rootDir === 'string' ? options.rootDir : process.cwd();
   const parsed = parseSkillsOptions(options, { root, home: homeDir });
   if (!parsed.ok) throw new ConfigError(parsed.problems);
-  const { catalogue, toolStyle, ...skills } = parsed.options;
-  return deepFreeze({
-    skills: {
-      ...skills,
-      enabled: true,
-      catalogueFormat: catalogue.format,
-      includeLocation: catalogue.includeLocation,
-      catalogueBudgetTokens: catalogue.budgetTokens,
-      catalogueMaxSkills: catalogue.maxSkills,
-      // No store and no code skills (the server's): folders win every collision and nothing is installed.
-      codeDirectories: [],
-      maxInstallBytes: HOST_SKILLS_DEFAULTS.maxInstallBytes,
-      searchTool: HOST_SKILLS_DEFAULTS.searchTool,
-      storePrecedence: HOST_SKILLS_DEFAULTS.storePrecedence,
-    },
-    commandDirectories: [],
-    scriptsEnabled: false,
-    toolStyle,
-    useSkillThreshold: HOST_SKILLS_DEFAULTS.useSkillThreshold,
-  });
+  return deepFreeze(settingsOfOptions(parsed.options));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

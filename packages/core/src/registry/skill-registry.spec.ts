@@ -1,34 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { type TempTree, tempTree, writeSkill } from '../../../../test/support/files/skill-tree.js';
-import { HOST_SKILLS_DEFAULTS } from '../options/skills-config.js';
 import { parseSkillsOptions } from '../options/skills-options.schema.js';
 import { type ProgrammaticSkill, programmaticSkillRecord } from '../skill/programmatic-skill.js';
 import type { SkillSource } from '../sources/skill-source.js';
 import { SkillRegistry } from './skill-registry.js';
 import { SILENT_LOGGER } from './skills-logger.js';
-import type { SkillsSettings } from './skills-settings.js';
+import { type SkillsSettings, settingsOfOptions } from './skills-settings.js';
 
 /** An app's options with every default, as `SkillsModule.forRoot` resolves them. */
 function settingsFor(directory: string): SkillsSettings {
   const parsed = parseSkillsOptions({ directories: [directory] }, { root: directory, home: directory });
   if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-  const { catalogue, toolStyle, ...skills } = parsed.options;
-  return {
-    skills: {
-      ...skills,
-      enabled: true,
-      catalogueFormat: catalogue.format,
-      includeLocation: catalogue.includeLocation,
-      catalogueBudgetTokens: catalogue.budgetTokens,
-      catalogueMaxSkills: catalogue.maxSkills,
-      codeDirectories: [],
-      ...HOST_SKILLS_DEFAULTS,
-    },
-    commandDirectories: [],
-    scriptsEnabled: false,
-    toolStyle,
-    useSkillThreshold: HOST_SKILLS_DEFAULTS.useSkillThreshold,
-  };
+  return settingsOfOptions(parsed.options);
 }
 
 /** An app's own source: skills kept as rows of its database, read on every load; `state` counts and fails loads. */

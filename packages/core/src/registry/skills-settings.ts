@@ -1,6 +1,7 @@
 import type { SkillDirectory } from '../options/setting.js';
 import type { SkillsConfig } from '../options/skills-config.js';
-import type { ToolStyle } from '../options/skills-options.schema.js';
+import { HOST_SKILLS_DEFAULTS } from '../options/skills-config.js';
+import type { ResolvedSkillsOptions, ToolStyle } from '../options/skills-options.schema.js';
 
 /**
  * What the skills services read: the `[app.skills]` section, the command folders and whether
@@ -19,3 +20,30 @@ export interface SkillsSettings {
 
 /** The injection token of the skills services' settings. */
 export const SKILLS_SETTINGS = Symbol('SKILLHOST_SKILLS_SETTINGS');
+
+/**
+ * The settings an app's checked options give (`parseSkillsOptions`). What the options do not cover (the store, code
+ * skills, commands, scripts) keeps the server's defaults: with no store and no code skills, folders win every
+ * collision and nothing is installed.
+ */
+export function settingsOfOptions(options: ResolvedSkillsOptions): SkillsSettings {
+  const { catalogue, toolStyle, ...skills } = options;
+  return {
+    skills: {
+      ...skills,
+      enabled: true,
+      catalogueFormat: catalogue.format,
+      includeLocation: catalogue.includeLocation,
+      catalogueBudgetTokens: catalogue.budgetTokens,
+      catalogueMaxSkills: catalogue.maxSkills,
+      codeDirectories: [],
+      maxInstallBytes: HOST_SKILLS_DEFAULTS.maxInstallBytes,
+      searchTool: HOST_SKILLS_DEFAULTS.searchTool,
+      storePrecedence: HOST_SKILLS_DEFAULTS.storePrecedence,
+    },
+    commandDirectories: [],
+    scriptsEnabled: false,
+    toolStyle,
+    useSkillThreshold: HOST_SKILLS_DEFAULTS.useSkillThreshold,
+  };
+}
