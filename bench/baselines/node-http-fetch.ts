@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
+import { abortError, headerRecord } from '../../src/infra/llm/model-fetch.js';
 
 /**
  * The baseline of bench/model-fetch.bench.ts: a hand-written `fetch` over node:http(s) that ignores proxies, against
@@ -118,25 +119,8 @@ export function nodeFetch(input: string | URL | Request, init: RequestInit = {})
   });
 }
 
-function headerRecord(headers: RequestInit['headers']): Record<string, string> {
-  if (headers == null) return {};
-  if (headers instanceof Headers) return Object.fromEntries(headers.entries());
-  if (Array.isArray(headers)) return Object.fromEntries(headers);
-  const record: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers as Record<string, string | undefined>))
-    if (value !== undefined) record[name] = value;
-  return record;
-}
-
 function responseHeaders(raw: string[]): Headers {
   const headers = new Headers();
   for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   return headers;
-}
-
-function abortError(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error && reason.name === 'AbortError'
-    ? reason
-    : new DOMException('This operation was aborted', 'AbortError');
 }

@@ -139,7 +139,8 @@ function droppedKeptAlive(error: unknown): boolean {
   return error instanceof errors.SocketError && (error.socket?.bytesRead ?? 0) > 0;
 }
 
-function headerRecord(headers: RequestInit['headers']): Record<string, string> {
+/** A request's headers as a plain record (what node:http and undici's `request` take). */
+export function headerRecord(headers: RequestInit['headers']): Record<string, string> {
   if (headers == null) return {};
   if (headers instanceof Headers) return Object.fromEntries(headers.entries());
   if (Array.isArray(headers)) return Object.fromEntries(headers);
@@ -158,7 +159,8 @@ function responseHeaders(raw: Dispatcher.ResponseData['headers']): Headers {
   return headers;
 }
 
-function abortError(signal: AbortSignal): Error {
+/** The `AbortError` fetch rejects with for an aborted signal: its reason when that is one, else a new one. */
+export function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error && reason.name === 'AbortError'
     ? reason
