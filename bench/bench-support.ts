@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,16 @@ import { generateApiKey } from '../src/domain/users/api-key.js';
 import { EmbeddedPostgresServer } from '../src/infra/database/embedded-postgres.server.js';
 import { freePort } from '../test/support/ports.js';
 import { runFolder } from '../test/support/files/run-folder.js';
+import {
+  machineName,
+  RESULTS_DIR,
+  type SummaryLine,
+  summarySection,
+  withRatios,
+  writeMarkdown,
+} from './bench-summary.js';
+
+export { machineName, type SummaryLine } from './bench-summary.js';
 
 /** What the benchmarks share: child processes that serve, a database of their own, and percentiles. */
 
@@ -66,16 +76,24 @@ export async function benchWorkspace(
   return { work, skillsDir, db, configFile };
 }
 
-/** Writes `bench/results/<name>.{json,md}` and prints the markdown. */
-export function recordResults(name: string, result: object, text: string): void {
-  const dir = join(import.meta.dirname, '..', '..', 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(join(dir, `${name}.md`), text);
-  // Formatted as `npm run lint` checks it (tables padded), so a fresh result lands as it is.
-  const biome = join(import.meta.dirname, '..', '..', 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
-  execFileSync(process.execPath, [biome, 'format', '--write', join(dir, `${name}.md`)], { stdio: 'ignore' });
-  console.log(text);
+/**
+ * Writes `bench/results/<name>.{json,md}` and prints the markdown. The JSON gets the machine and the summary (each
+ * line with its ratio to the same-run baseline); the markdown ends with the summary's table. Without a summary
+ * (the benches that have none yet), `npm run bench` lists the bench as having none.
+ */
+export function recordResults(name: string, result: object, text: string, summary?: SummaryLine[]): void {
+  const machine = machineName();
+  const recorded = {
+    recordedAt: new Date().toISOString(),
+    ...result,
+    machine,
+    ...(summary === undefined ? {} : { summary: withRatios(summary) }),
+  };
+  const markdown = summary === undefined ? text : `${text.trimEnd()}\n\n${summarySection(summary, machine)}`;
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify(recorded, null, 2)}\n`);
+  writeMarkdown(join(RESULTS_DIR, `${name}.md`), markdown);
+  console.log(markdown);
 }
 
 /** A user and key made the way the service makes them (only the hash stored), straight in the bench database. */

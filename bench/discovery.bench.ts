@@ -15,14 +15,14 @@ import {
   readSync,
   writeFileSync,
 } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fg from 'fast-glob';
 import matter from 'gray-matter';
 import { buildSnapshot, type CatalogueSnapshot, discoverSkills, NO_COMMANDS } from '@skillhost/core';
+import { machineName, recordResults, type SummaryLine } from './bench-support.js';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,50000').split(',').map(Number);
-const RESULTS_DIR = join(import.meta.dirname, '..', '..', 'bench', 'results');
 
 function frontmatterFor(i: number): string {
   const name = `skill-${String(i).padStart(6, '0')}`;
@@ -197,12 +197,11 @@ function main(): void {
   console.log(JSON.stringify({ memorySize, ...memory }));
 
   const fmt = (n: number, digits = 1) => n.toFixed(digits);
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
   const ten = rows.find((r) => r.size === 10_000);
   const lines = [
     '# Discovery benchmark',
     '',
-    `Recorded ${new Date().toISOString()} on ${machine}; \`npm run bench:discovery\`.`,
+    `Recorded ${new Date().toISOString()} on ${machineName()}; \`npm run bench:discovery\`.`,
     'Each tree: N skill folders, ~300-byte frontmatter + ~4 KiB body, plus references/ and assets/ files. Warm ' +
       'page cache;',
     'one untimed pass of each approach first, then the three interleaved; medians in milliseconds.',
@@ -238,17 +237,43 @@ function main(): void {
       `${memory.overheadPerSkill <= 1024 ? 'met' : 'NOT met'}`,
     '',
   ];
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  writeFileSync(join(RESULTS_DIR, 'discovery.md'), lines.join('\n'));
-  writeFileSync(
-    join(RESULTS_DIR, 'discovery.json'),
-    `${JSON.stringify(
-      { recordedAt: new Date().toISOString(), machine, rows, memory: { size: memorySize, ...memory } },
-      null,
-      2,
-    )}\n`,
+  recordResults(
+    'discovery',
+    { rows, memory: { size: memorySize, ...memory } },
+    lines.join('\n'),
+    summaryOf(rows, memory),
   );
-  console.log(lines.join('\n'));
+}
+
+/** At 10,000 skills (or the largest size run): Skillhost against the I/O floor and the naive approach. */
+function summaryOf(rows: Row[], memory: { overheadPerSkill: number }): SummaryLine[] {
+  const row = rows.find((r) => r.size === 10_000) ?? rows[rows.length - 1];
+  const at = `${row.size} skills`;
+  return [
+    {
+      measure: `Skillhost discovery + snapshot, ${at}`,
+      value: row.skillhostMs,
+      unit: 'ms',
+      baseline: { name: 'the floor (readdir + first 4 KiB)', value: row.floorMs },
+      target: '≤ 2.5× baseline',
+      met: row.skillhostOverFloor <= 2.5,
+    },
+    {
+      measure: `Skillhost discovery + snapshot, ${at}`,
+      value: row.skillhostMs,
+      unit: 'ms',
+      baseline: { name: 'naive (fast-glob + gray-matter)', value: row.naiveMs },
+      target: '≤ 0.33× baseline (3× faster)',
+      met: row.naiveOverSkillhost >= 3,
+    },
+    {
+      measure: 'snapshot heap per skill beyond its strings',
+      value: memory.overheadPerSkill,
+      unit: 'B',
+      target: '≤ 1024 B',
+      met: memory.overheadPerSkill <= 1024,
+    },
+  ];
 }
 
 main();

@@ -15,13 +15,22 @@
  *   npm run bench:http          (writes bench/results/http.{md,json})
  */
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
-import { createBenchKey, databaseUrl, percentile, serveApp, startChild as startChildProcess } from './bench-support.js';
+import {
+  createBenchKey,
+  databaseUrl,
+  machineName,
+  percentile,
+  recordResults,
+  serveApp,
+  startChild as startChildProcess,
+  type SummaryLine,
+} from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const RESULTS_DIR = join(ROOT, 'bench', 'results');
@@ -375,7 +384,7 @@ async function main(): Promise<void> {
     const skillsRatio = skillsRun.requests.average / bareRun.requests.average;
     const result = {
       recordedAt: new Date().toISOString(),
-      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+      machine: machineName(),
       database: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL',
       connections: CONNECTIONS,
       durationS: DURATION_S,
@@ -542,9 +551,7 @@ async function main(): Promise<void> {
       ),
       '',
     ];
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, 'http.md'), lines.join('\n'));
-    writeFileSync(join(RESULTS_DIR, 'http.json'), `${JSON.stringify(result, null, 2)}\n`);
+    recordResults('http', result, lines.join('\n'), summaryOf(result));
     // Single runs on a shared VM vary a lot; every run is kept so the spread stays visible.
     const history = join(RESULTS_DIR, 'http-history.md');
     if (!existsSync(history)) {
@@ -568,12 +575,68 @@ async function main(): Promise<void> {
         `${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} | ` +
         `${openRuns.map((r) => f(r.overheadP99Ms, 2)).join(' / ')} | ${f(result.graphqlSkills.rps, 0)} |\n`,
     );
-    console.log(lines.join('\n'));
   } finally {
     for (const child of [app.child, bare.child, model.child]) child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
     await db.stop();
   }
+}
+
+type TurnRun = { rps: number; appCpuMsPerTurn: number; overheadP99Ms: number };
+
+/** The targets issue 27 names, each with what this run measured to compare it with where there is one. */
+function summaryOf(r: {
+  bare: { rps: number };
+  skills: { rps: number; ratioToBare: number };
+  graphqlSkills: { rps: number };
+  turnSingle: TurnRun;
+  turnShapes: { one: TurnRun; five: TurnRun; fiveBusy: TurnRun };
+}): SummaryLine[] {
+  const { one, five, fiveBusy } = r.turnShapes;
+  return [
+    {
+      measure: 'GET /v1/skills with a key, requests/s',
+      value: r.skills.rps,
+      unit: 'req/s',
+      baseline: { name: 'bare node:http, same JSON', value: r.bare.rps },
+      target: '≥ 0.60× baseline',
+      met: r.skills.ratioToBare >= 0.6,
+    },
+    {
+      measure: 'GraphQL `skills` query, requests/s',
+      value: r.graphqlSkills.rps,
+      unit: 'req/s',
+      baseline: { name: 'GET /v1/skills', value: r.skills.rps },
+    },
+    {
+      measure: 'turn with one model call, app CPU per turn (1 connection)',
+      value: one.appCpuMsPerTurn,
+      unit: 'ms',
+      target: '≤ 0.6 ms',
+      met: one.appCpuMsPerTurn <= 0.6,
+    },
+    {
+      measure: 'turn with five model calls (four skill tools), app CPU per turn (1 connection)',
+      value: five.appCpuMsPerTurn,
+      unit: 'ms',
+      target: '≤ 3 ms',
+      met: five.appCpuMsPerTurn <= 3,
+    },
+    {
+      measure: `five-call turn, overhead p99 (${CONNECTIONS} connections)`,
+      value: fiveBusy.overheadP99Ms,
+      unit: 'ms',
+      target: '≤ 25 ms',
+      met: fiveBusy.overheadP99Ms <= 25,
+    },
+    {
+      measure: 'turn (tool call + answer), overhead p99 (1 connection)',
+      value: r.turnSingle.overheadP99Ms,
+      unit: 'ms',
+      target: '≤ 15 ms',
+      met: r.turnSingle.overheadP99Ms <= 15,
+    },
+  ];
 }
 
 if (process.argv[2] === 'serve-bare') serveBare(process.argv[3]);

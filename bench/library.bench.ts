@@ -10,13 +10,13 @@
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { ToolSet } from 'ai';
 import { invokeSkills, skillSystemPrompt, skillTools } from '../src/ai-sdk.js';
 import { SkillRegistryService, SkillResourcesService, SkillsModule } from '../src/nest.js';
-import { percentile, recordResults } from './bench-support.js';
+import { machineName, percentile, recordResults, type SummaryLine } from './bench-support.js';
 
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 2000);
 const TURNS = Number(process.env.BENCH_TURNS ?? 300);
@@ -106,8 +106,6 @@ async function main(): Promise<void> {
       const result = {
         skills: SKILLS,
         turns: TURNS,
-        cpus: cpus().length,
-        node: process.version,
         importMs: imports,
         moduleStartMs: startMs,
         perTurnMs: {
@@ -124,8 +122,7 @@ async function main(): Promise<void> {
       const text = [
         '# Library benchmark (`npm run bench:library`)',
         '',
-        `${SKILLS} skills on disk (a SKILL.md and a reference each), ${TURNS} turns per row; ${cpus().length} ` +
-          `CPUs, Node ${process.version}.`,
+        `${SKILLS} skills on disk (a SKILL.md and a reference each), ${TURNS} turns per row; ${machineName()}.`,
         '',
         '## Import (a fresh process, from dist/)',
         '',
@@ -153,13 +150,33 @@ async function main(): Promise<void> {
         `The system prompt with the ranked catalogue is ${promptBytes} bytes.`,
         '',
       ].join('\n');
-      recordResults('library', result, text);
+      recordResults('library', result, text, summaryOf(result));
     } finally {
       await app.close();
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+type Timing = { p50: number; p99: number; max: number };
+
+/** Each library entry's import against the whole server's, and what a turn adds (nothing to compare it with). */
+function summaryOf(r: {
+  skills: number;
+  importMs: Record<string, { p50: number }>;
+  moduleStartMs: number;
+  perTurnMs: Record<'skillTools' | 'skillSystemPrompt' | 'activateCall', Timing>;
+}): SummaryLine[] {
+  const server = { name: 'import `skillhost` (the server)', value: r.importMs.index.p50 };
+  return [
+    { measure: 'import `skillhost/nest`, p50', value: r.importMs.nest.p50, unit: 'ms', baseline: server },
+    { measure: 'import `skillhost/ai-sdk`, p50', value: r.importMs['ai-sdk'].p50, unit: 'ms', baseline: server },
+    { measure: `SkillsModule.forRoot start, ${r.skills} skills`, value: r.moduleStartMs, unit: 'ms' },
+    { measure: '`skillSystemPrompt()` per turn, p99', value: r.perTurnMs.skillSystemPrompt.p99, unit: 'ms' },
+    { measure: '`skillTools()` per turn, p99', value: r.perTurnMs.skillTools.p99, unit: 'ms' },
+    { measure: 'one `skills_activate` call, p99', value: r.perTurnMs.activateCall.p99, unit: 'ms' },
+  ];
 }
 
 await main();

@@ -10,10 +10,9 @@
  *
  *   npm run bench:model-fetch      (writes bench/results/model-fetch.{md,json})
  */
-import { cpus } from 'node:os';
 import { modelDispatcher, modelFetch } from '../src/infra/llm/model-fetch.js';
 import { nodeFetch } from './baselines/node-http-fetch.js';
-import { recordResults, startChild } from './bench-support.js';
+import { machineName, recordResults, type SummaryLine, startChild } from './bench-support.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -84,7 +83,7 @@ async function main(): Promise<void> {
     ['undici request through the proxy', modelFetch(proxied)],
   ];
   const base = `http://127.0.0.1:${model.port}/v1/chat/completions`;
-  const rows: { client: string; kind: string; concurrency: number; cpuUs: number; perSecond: number }[] = [];
+  const rows: Row[] = [];
   try {
     for (const kind of ['json', 'stream']) {
       const url = kind === 'json' ? base : `${base}/stream`;
@@ -110,10 +109,28 @@ async function main(): Promise<void> {
     model.child.kill();
     proxy.child.kill();
   }
-  recordResults('model-fetch', { calls: CALLS, rounds: ROUNDS, rows }, report(rows));
+  recordResults('model-fetch', { calls: CALLS, rounds: ROUNDS, rows }, report(rows), summaryOf(rows));
 }
 
-function report(rows: { client: string; kind: string; concurrency: number; cpuUs: number; perSecond: number }[]) {
+type Row = { client: string; kind: string; concurrency: number; cpuUs: number; perSecond: number };
+
+/** The client the app uses against node:http's, CPU per call, for each answer kind and connection count. */
+function summaryOf(rows: Row[]): SummaryLine[] {
+  const find = (kind: string, concurrency: number, client: string) =>
+    rows.find((r) => r.kind === kind && r.concurrency === concurrency && r.client.startsWith(client))!;
+  return rows
+    .filter((r) => r.client.startsWith('undici request ('))
+    .map((r) => ({
+      measure:
+        `undici request, ${r.kind} answer, ${r.concurrency} ` +
+        `connection${r.concurrency === 1 ? '' : 's'}: CPU per call`,
+      value: r.cpuUs,
+      unit: 'µs',
+      baseline: { name: 'node:http client', value: find(r.kind, r.concurrency, 'node:http').cpuUs },
+    }));
+}
+
+function report(rows: Row[]) {
   const baseline = (kind: string, concurrency: number) =>
     rows.find((r) => r.kind === kind && r.concurrency === concurrency && r.client.startsWith('node:http'))!;
   const lines = rows.map((r) => {
@@ -132,8 +149,7 @@ function report(rows: { client: string; kind: string; concurrency: number; cpuUs
   return [
     '# Model-call client',
     '',
-    `Recorded ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}; ` +
-      '`npm run bench:model-fetch`.',
+    `Recorded ${new Date().toISOString()} on ${machineName()}; \`npm run bench:model-fetch\`.`,
     `${CALLS} calls per run, ${ROUNDS} rounds, the clients interleaved; medians. CPU is the client process's ` +
       'user + system time per call; the model server and the proxy are other processes on this machine.',
     '',

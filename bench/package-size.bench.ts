@@ -10,10 +10,9 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { APP_PEERS, type Closure, closureBytes, dependencyClosure } from '../test/support/package-closure.js';
-import { percentile, recordResults } from './bench-support.js';
+import { machineName, percentile, recordResults, type SummaryLine } from './bench-support.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const ROUNDS = 15;
@@ -142,7 +141,7 @@ function main(): void {
 
     const result = {
       recordedAt: new Date().toISOString(),
-      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+      machine: machineName(),
       rounds: ROUNDS,
       packages: rows,
       nestAndAiSdk: app,
@@ -214,10 +213,44 @@ function main(): void {
         `${SERVER_ONLY.filter((n) => app.names.some((v) => v.startsWith(`${n}@`))).join(', ') || 'none'}`,
       '',
     ].join('\n');
-    recordResults('package-size', result, text);
+    recordResults('package-size', result, text, summaryOf(result));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The libraries' installed size against the server's, and each library's import time beyond what it builds on. */
+function summaryOf(r: {
+  nestAndAiSdk: { bytes: number };
+  baselineServer: { installed: { bytes: number } };
+  imports: { entry: string; p50: number; baseline?: string }[];
+  targetMet: boolean;
+}): SummaryLine[] {
+  const p50 = (entry: string) => r.imports.find((i) => i.entry === entry)?.p50 ?? NaN;
+  return [
+    {
+      measure: '@skillhost/nest + @skillhost/ai-sdk installed, beyond the peers an app has',
+      value: r.nestAndAiSdk.bytes / MB,
+      unit: 'MB',
+      baseline: { name: 'the server `skillhost` installed', value: r.baselineServer.installed.bytes / MB },
+      target: `≤ ${TARGET_MB} MB`,
+      met: r.targetMet,
+    },
+    ...r.imports
+      .filter((i) => i.baseline !== undefined)
+      .map((i) => {
+        const nothing = i.baseline === '(nothing)';
+        return {
+          measure: `import ${i.entry}, p50`,
+          value: i.p50,
+          unit: 'ms',
+          baseline: {
+            name: nothing ? 'node starting and exiting' : `import ${i.baseline}`,
+            value: p50(nothing ? '(nothing: node starts and exits)' : i.baseline!),
+          },
+        };
+      }),
+  ];
 }
 
 main();

@@ -15,7 +15,7 @@
  *   npm run bench:skill-ranking          (writes bench/results/skill-ranking.{md,json})
  *   BENCH_QUERIES=held-out.json npm run bench:skill-ranking
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import {
@@ -32,10 +32,9 @@ import {
   type SkillRecord,
 } from '@skillhost/core';
 import { corpusPath } from '../test/support/files/corpus.js';
-import { percentile } from './bench-support.js';
+import { machineName, percentile, recordResults, type SummaryLine } from './bench-support.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const RESULTS_DIR = join(ROOT, 'bench', 'results');
 /** Another labelled set (the same shape) can be measured with BENCH_QUERIES=<file>. */
 const QUERIES = process.env.BENCH_QUERIES ?? join(ROOT, 'bench', 'fixtures', 'skill-queries.json');
 /** Results of another set go beside the main ones, named after it. */
@@ -139,7 +138,7 @@ function main(): void {
   );
   const result = {
     recordedAt: new Date().toISOString(),
-    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
+    machine: machineName(),
     corpusSkills: snapshot.skills.size,
     queries: queries.length,
     queryFile: relative(ROOT, QUERIES),
@@ -163,10 +162,42 @@ function main(): void {
     cost,
     misses,
   };
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  writeFileSync(join(RESULTS_DIR, `${RESULTS_NAME}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(join(RESULTS_DIR, `${RESULTS_NAME}.md`), markdown(result));
-  console.log(markdown(result));
+  recordResults(RESULTS_NAME, result, markdown(result), summaryOf(result));
+}
+
+/**
+ * Recall has no same-run baseline (the old matcher is gone; its figures are in NOTES); the budgeted catalogue is
+ * compared with the whole one it replaces.
+ */
+function summaryOf(r: {
+  all: Tally;
+  limits: CatalogueLimits;
+  catalogue: { tokensMax: number; wholeTokens: number };
+  cost: ReturnType<typeof measureCost>;
+}): SummaryLine[] {
+  const share = (cut: Cut) => (r.all.slots === 0 ? NaN : r.all.filled[cut] / r.all.slots);
+  return [
+    { measure: 'recall@20, all requests', value: share(20), unit: '' },
+    { measure: 'needed slots in the budgeted catalogue', value: share('budget'), unit: '' },
+    {
+      measure: "a turn's catalogue, most tokens",
+      value: r.catalogue.tokensMax,
+      unit: 'tokens',
+      baseline: { name: 'the whole catalogue', value: r.catalogue.wholeTokens },
+      target: `≤ ${r.limits.budgetTokens} tokens`,
+      met: r.catalogue.tokensMax <= r.limits.budgetTokens,
+    },
+    {
+      measure: `a turn's catalogue with ${r.cost.skills} skills (rank, fill, render), p99`,
+      value: r.cost.chooseMs.p99,
+      unit: 'ms',
+    },
+    {
+      measure: "slowest hostile request, a turn's catalogue, p50",
+      value: Math.max(...r.cost.hostile.map((h) => h.p50)),
+      unit: 'ms',
+    },
+  ];
 }
 
 /** One timing run: each request ranked and chosen for, TIMING_ROUNDS times. */

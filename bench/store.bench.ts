@@ -12,15 +12,21 @@
  *   npm run bench:store          (writes bench/results/store.{md,json})
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
 import { ZipFile } from 'yazl';
-import { databaseUrl, percentile, serveApp, startChild } from './bench-support.js';
+import {
+  databaseUrl,
+  machineName,
+  percentile,
+  recordResults,
+  serveApp,
+  startChild,
+  type SummaryLine,
+} from './bench-support.js';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const RESULTS_DIR = join(ROOT, 'bench', 'results');
 const SELF = join(import.meta.dirname, 'store.bench.js');
 const INSTALLS = Number(process.env.BENCH_INSTALLS ?? 30);
 const ACTIVATIONS = Number(process.env.BENCH_ACTIVATIONS ?? 300);
@@ -237,15 +243,12 @@ async function main(): Promise<void> {
     const spread = await propagation(configA, configB, db.url);
     const result = {
       recordedAt: new Date().toISOString(),
-      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
+      machine: machineName(),
       install,
       activation,
       propagation: spread,
     };
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    writeFileSync(join(RESULTS_DIR, 'store.json'), `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(join(RESULTS_DIR, 'store.md'), markdown(result));
-    console.log(markdown(result));
+    recordResults('store', result, markdown(result), summaryOf(result));
   } finally {
     await db.stop();
     rmSync(work, { recursive: true, force: true });
@@ -253,6 +256,41 @@ async function main(): Promise<void> {
 }
 
 type Summary = ReturnType<typeof summary>;
+
+/** An upload of new content against the same content again; pinning's activation against one without a chat. */
+function summaryOf(r: {
+  install: Record<string, Summary>;
+  activation: Record<string, Summary>;
+  propagation: Summary;
+}): SummaryLine[] {
+  return [
+    {
+      measure: 'install a 1 MiB skill as a zip, new content, p50',
+      value: r.install.zip.p50,
+      unit: 'ms',
+      baseline: { name: 'the same content again (200)', value: r.install.sameAgain.p50 },
+    },
+    {
+      measure: 'activation in a chat, version already kept, p50',
+      value: r.activation.versionKept.p50,
+      unit: 'ms',
+      baseline: { name: 'without a chat (nothing pinned)', value: r.activation.withoutChat.p50 },
+    },
+    {
+      measure: 'activation in a chat, content never seen, p50',
+      value: r.activation.newContent.p50,
+      unit: 'ms',
+      baseline: { name: 'without a chat (nothing pinned)', value: r.activation.withoutChat.p50 },
+    },
+    {
+      measure: 'install on one instance → listed by the other, max',
+      value: r.propagation.max,
+      unit: 'ms',
+      target: '≤ 2000 ms',
+      met: r.propagation.max <= 2000,
+    },
+  ];
+}
 
 function markdown(r: {
   recordedAt: string;

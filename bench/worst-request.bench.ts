@@ -15,7 +15,7 @@
  *   BENCH_ONLY=graphql BENCH_RUNS=9 …   only the routes whose name contains "graphql".
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { JSON_LIMITS } from '../src/api/http/pipes/json-body.js';
@@ -26,9 +26,11 @@ import {
   createBenchKey,
   type LoopDelay,
   loopDelayOf,
+  machineName,
   recordResults,
   serveApp,
   startChild,
+  type SummaryLine,
 } from './bench-support.js';
 
 const SELF = join(import.meta.dirname, 'worst-request.bench.js');
@@ -339,7 +341,7 @@ async function main(): Promise<void> {
     }
     const result = {
       recordedAt: new Date().toISOString(),
-      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+      machine: machineName(),
       loadAverage: {
         atStart: loadBefore.map((n) => Math.round(n * 100) / 100),
         atEnd: loadavg().map((n) => Math.round(n * 100) / 100),
@@ -356,11 +358,40 @@ async function main(): Promise<void> {
         before: before?.[i],
       })),
     };
-    recordResults('worst-request', result, markdown(result));
+    recordResults('worst-request', result, markdown(result), summaryOf(result.cases));
   } finally {
     await closeWorkspace(server.child, db, work);
     await model.stop();
   }
+}
+
+/** The worst of the hostile requests against the worst of the valid ones (same server, same run). */
+function summaryOf(cases: { request: string; after: Sample; before?: Sample }[]): SummaryLine[] {
+  const valid = cases.filter((c) => c.request.startsWith('valid'));
+  const hostile = cases.filter((c) => !c.request.startsWith('valid'));
+  const worst = (of: typeof cases, pick: (s: Sample) => number) => Math.max(...of.map((c) => pick(c.after)));
+  const lines: SummaryLine[] = [
+    {
+      measure: 'longest event-loop block, worst hostile request',
+      value: worst(hostile, (s) => s.loop.max),
+      unit: 'ms',
+      baseline: { name: 'worst valid request', value: worst(valid, (s) => s.loop.max) },
+    },
+    {
+      measure: 'longest wait of a GET /health beside it, worst hostile request',
+      value: worst(hostile, (s) => s.longestProbeMs),
+      unit: 'ms',
+      baseline: { name: 'worst valid request', value: worst(valid, (s) => s.longestProbeMs) },
+    },
+  ];
+  if (hostile.some((c) => c.before !== undefined))
+    lines.push({
+      measure: 'longest event-loop block, worst hostile request, against the build before',
+      value: worst(hostile, (s) => s.loop.max),
+      unit: 'ms',
+      baseline: { name: 'BENCH_BEFORE build', value: Math.max(...hostile.map((c) => c.before?.loop.max ?? 0)) },
+    });
+  return lines;
 }
 
 function markdown(r: {

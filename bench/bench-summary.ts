@@ -1,0 +1,95 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Every benchmark's headline figures in one shape, so `npm run bench` can put them in one table. Read by
+ * recordResults (each bench's own files) and by run-all (the table of all of them); nothing here loads the app.
+ */
+
+export const RESULTS_DIR = join(import.meta.dirname, '..', '..', 'bench', 'results');
+
+/** One headline figure, beside the same quantity measured in the same run on what it is compared with. */
+export interface SummaryLine {
+  measure: string;
+  value: number;
+  unit: string;
+  /** Measured in the same run; absent where the bench has nothing to compare with (shown as "no baseline"). */
+  baseline?: { name: string; value: number };
+  /** As a person reads it, e.g. "≥ 60% of baseline", "≤ 3 ms". */
+  target?: string;
+  met?: boolean;
+}
+
+/** A line as written to a result's JSON: `ratio` is value / baseline.value. */
+export interface RecordedLine extends SummaryLine {
+  ratio?: number;
+}
+
+/** Where a result was measured: cores × CPU model, Node version. */
+export function machineName(): string {
+  return `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`;
+}
+
+export function withRatios(summary: SummaryLine[]): RecordedLine[] {
+  return summary.map((line) =>
+    line.baseline === undefined ? line : { ...line, ratio: line.value / line.baseline.value },
+  );
+}
+
+/** Three significant figures or so: 17819, 538, 12.4, 0.65, 0.012. */
+export function formatFigure(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  const size = Math.abs(n);
+  if (size >= 100 || Number.isInteger(n)) return n.toFixed(0);
+  if (size >= 10) return n.toFixed(1);
+  if (size >= 0.1) return n.toFixed(2);
+  return n.toPrecision(2);
+}
+
+const withUnit = (n: number, unit: string) => (unit === '' ? formatFigure(n) : `${formatFigure(n)} ${unit}`);
+
+/** The cells after the leading ones: measure, value, same-run baseline, ratio, target, met. */
+export function summaryCells(line: RecordedLine): string[] {
+  const ratio = line.ratio ?? (line.baseline === undefined ? undefined : line.value / line.baseline.value);
+  return [
+    line.measure,
+    withUnit(line.value, line.unit),
+    line.baseline === undefined ? 'no baseline' : `${line.baseline.name}: ${withUnit(line.baseline.value, line.unit)}`,
+    ratio === undefined ? '' : `${ratio.toFixed(2)}×`,
+    line.target ?? '',
+    line.met === undefined ? '' : line.met ? 'yes' : '**no**',
+  ];
+}
+
+export const SUMMARY_HEADER = ['measure', 'value', 'same-run baseline', 'ratio', 'target', 'met'];
+
+/** A markdown table; `right` names the columns aligned right. */
+export function markdownTable(header: string[], rows: string[][], right: string[] = ['value', 'ratio']): string {
+  const cellText = (cell: string) => cell.replaceAll('|', '\\|').replaceAll('\n', ' ');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map((h) => (right.includes(h) ? '---:' : '---')).join('|')}|`,
+    ...rows.map((row) => `| ${row.map(cellText).join(' | ')} |`),
+  ].join('\n');
+}
+
+/** The section recordResults appends to a bench's markdown. */
+export function summarySection(summary: SummaryLine[], machine: string): string {
+  return [
+    '## Summary',
+    '',
+    `Machine: ${machine}. The baseline is measured in the same run; ratio = value / baseline.`,
+    '',
+    markdownTable(SUMMARY_HEADER, withRatios(summary).map(summaryCells)),
+    '',
+  ].join('\n');
+}
+
+/** Writes markdown formatted as `npm run lint` checks it (tables padded), so a fresh result lands as it is. */
+export function writeMarkdown(file: string, text: string): void {
+  writeFileSync(file, text);
+  const biome = join(import.meta.dirname, '..', '..', 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
+  execFileSync(process.execPath, [biome, 'format', '--write', file], { stdio: 'ignore' });
+}
