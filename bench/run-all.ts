@@ -1,0 +1,150 @@
+/**
+ * Every benchmark, one after the other, then one table of their summaries:
+ *
+ *   npm run bench                   every `bench:*` script of package.json (built once, by the npm script)
+ *   npm run bench -- http reload    only those
+ *   npm run bench -- --table        only the table, from the results recorded in bench/results/
+ *
+ * Each bench's output goes to bench/.tmp/logs/<name>.log; one failing bench is reported and the others still run.
+ * The table (bench, measure, value, same-run baseline, ratio, target, met) is printed and written to
+ * bench/results/summary.md, from each bench/results/*.json's `summary` (see recordResults).
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import {
+  markdownTable,
+  RESULTS_DIR,
+  type RecordedLine,
+  SUMMARY_HEADER,
+  summaryCells,
+  writeMarkdown,
+} from './bench-summary.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const LOGS = join(ROOT, 'bench', '.tmp', 'logs');
+const BUILD = 'npm run build && ';
+
+interface Bench {
+  name: string;
+  /** The script's node command, without the build every script starts with. */
+  args: string[];
+}
+
+interface Outcome {
+  name: string;
+  code: number | null;
+  seconds: number;
+  log: string;
+}
+
+/** The `bench:*` scripts of package.json, each as the node command it runs after building. */
+function benches(): Bench[] {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  return Object.entries(scripts)
+    .filter(([script]) => script.startsWith('bench:'))
+    .map(([script, command]) => {
+      const node = command.startsWith(BUILD) ? command.slice(BUILD.length) : command;
+      const [program, ...args] = node.trim().split(/\s+/);
+      if (program !== 'node')
+        throw new Error(`package.json's "${script}" runs "${node}"; run-all expects "${BUILD}node [flags] <file>"`);
+      return { name: script.slice('bench:'.length), args };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function run(bench: Bench): Promise<Outcome> {
+  mkdirSync(LOGS, { recursive: true });
+  const log = join(LOGS, `${bench.name}.log`);
+  const out = openSync(log, 'w');
+  const started = performance.now();
+  const child = spawn(process.execPath, bench.args, { cwd: ROOT, stdio: ['ignore', out, out] });
+  return new Promise((done) => {
+    const finish = (code: number | null) => {
+      closeSync(out);
+      done({ name: bench.name, code, seconds: (performance.now() - started) / 1000, log: relative(ROOT, log) });
+    };
+    child.once('error', () => finish(null));
+    child.once('exit', (code) => finish(code));
+  });
+}
+
+interface Recorded {
+  name: string;
+  recordedAt?: string;
+  machine?: string;
+  summary?: RecordedLine[];
+}
+
+function recordedResults(): Recorded[] {
+  return readdirSync(RESULTS_DIR)
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+    .map((file) => ({
+      name: basename(file, '.json'),
+      ...(JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as Omit<Recorded, 'name'>),
+    }));
+}
+
+/** The table of every recorded summary, and when and where each was recorded. */
+function summaryMarkdown(results: Recorded[], failed: Outcome[]): string {
+  const link = (name: string) => `[${name}](${name}.md)`;
+  const rows = results.flatMap((r) =>
+    Array.isArray(r.summary)
+      ? r.summary.map((line) => [link(r.name), ...summaryCells(line)])
+      : [[link(r.name), 'no summary (re-run it)', '', '', '', '', '']],
+  );
+  return [
+    '# Benchmarks: summary',
+    '',
+    'Written by `npm run bench` (every benchmark, then this table) or `npm run bench -- --table` (the table alone), ' +
+      "from each result's `summary` in bench/results/*.json. Each baseline was measured in the same run as its " +
+      'value, on the same machine; ratio = value / baseline.',
+    '',
+    markdownTable(['bench', ...SUMMARY_HEADER], rows),
+    '',
+    markdownTable(
+      ['bench', 'recorded', 'machine'],
+      results.map((r) => [link(r.name), r.recordedAt ?? '', r.machine ?? '']),
+      [],
+    ),
+    '',
+    ...(failed.length === 0
+      ? []
+      : [`Failed in the last run (their results above are older): ${failed.map((f) => f.name).join(', ')}.`, '']),
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const tableOnly = argv.includes('--table');
+  const asked = argv.filter((arg) => !arg.startsWith('--'));
+  const all = benches();
+  const unknown = asked.filter((name) => !all.some((b) => b.name === name));
+  if (unknown.length > 0) {
+    console.error(`No bench named ${unknown.join(', ')}; there are: ${all.map((b) => b.name).join(', ')}.`);
+    return 2;
+  }
+  const outcomes: Outcome[] = [];
+  if (!tableOnly) {
+    const chosen = asked.length === 0 ? all : all.filter((b) => asked.includes(b.name));
+    console.log(`Running ${chosen.map((b) => b.name).join(', ')}; each one's output in ${relative(ROOT, LOGS)}/.`);
+    for (const bench of chosen) {
+      console.log(`${bench.name}: node ${bench.args.join(' ')}`);
+      const outcome = await run(bench);
+      outcomes.push(outcome);
+      const status = outcome.code === 0 ? 'done' : `FAILED (exit ${outcome.code ?? 'none'}), see ${outcome.log}`;
+      console.log(`${bench.name}: ${status} in ${outcome.seconds.toFixed(0)} s`);
+    }
+  }
+  const failed = outcomes.filter((o) => o.code !== 0);
+  const markdown = summaryMarkdown(recordedResults(), failed);
+  const file = join(RESULTS_DIR, 'summary.md');
+  writeMarkdown(file, markdown);
+  console.log(`\n${readFileSync(file, 'utf8')}`);
+  console.log(`Written to ${relative(ROOT, file)}.`);
+  return failed.length === 0 ? 0 : 1;
+}
+
+process.exitCode = await main(process.argv.slice(2));
