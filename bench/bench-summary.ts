@@ -65,13 +65,13 @@ export function summaryCells(line: RecordedLine): string[] {
 
 export const SUMMARY_HEADER = ['measure', 'value', 'same-run baseline', 'ratio', 'target', 'met'];
 
-/** A markdown table; `right` names the columns aligned right. */
+/** A markdown table; `right` names the columns aligned right; a short row is padded with empty cells. */
 export function markdownTable(header: string[], rows: string[][], right: string[] = ['value', 'ratio']): string {
   const cellText = (cell: string) => cell.replaceAll('|', '\\|').replaceAll('\n', ' ');
   return [
     `| ${header.join(' | ')} |`,
     `|${header.map((h) => (right.includes(h) ? '---:' : '---')).join('|')}|`,
-    ...rows.map((row) => `| ${row.map(cellText).join(' | ')} |`),
+    ...rows.map((row) => `| ${header.map((_, i) => cellText(row[i] ?? '')).join(' | ')} |`),
   ].join('\n');
 }
 

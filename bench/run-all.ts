@@ -76,26 +76,28 @@ interface Recorded {
   recordedAt?: string;
   machine?: string;
   summary?: RecordedLine[];
+  /** A bench:* script with no result file yet. */
+  absent?: boolean;
 }
 
-function recordedResults(): Recorded[] {
-  return readdirSync(RESULTS_DIR)
-    .filter((file) => file.endsWith('.json'))
-    .sort()
-    .map((file) => ({
-      name: basename(file, '.json'),
-      ...(JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as Omit<Recorded, 'name'>),
-    }));
+/** Every result in bench/results/, and a bench that has none yet as an empty one. */
+function recordedResults(all: Bench[]): Recorded[] {
+  const files = readdirSync(RESULTS_DIR).filter((file) => file.endsWith('.json'));
+  const recorded = files.map((file) => ({
+    name: basename(file, '.json'),
+    ...(JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as Omit<Recorded, 'name'>),
+  }));
+  const missing = all.filter((b) => !recorded.some((r) => r.name === b.name)).map((b) => ({ name: b.name, absent: true }));
+  return [...recorded, ...missing].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** The table of every recorded summary, and when and where each was recorded. */
 function summaryMarkdown(results: Recorded[], failed: Outcome[]): string {
   const link = (name: string) => `[${name}](${name}.md)`;
-  const rows = results.flatMap((r) =>
-    Array.isArray(r.summary)
-      ? r.summary.map((line) => [link(r.name), ...summaryCells(line)])
-      : [[link(r.name), 'no summary (re-run it)', '', '', '', '', '']],
-  );
+  const rows = results.flatMap((r) => {
+    if (Array.isArray(r.summary)) return r.summary.map((line) => [link(r.name), ...summaryCells(line)]);
+    return [[link(r.name), r.absent ? 'no results (run it)' : 'no summary (re-run it)']];
+  });
   return [
     '# Benchmarks: summary',
     '',
@@ -134,12 +136,13 @@ async function main(argv: string[]): Promise<number> {
       console.log(`${bench.name}: node ${bench.args.join(' ')}`);
       const outcome = await run(bench);
       outcomes.push(outcome);
-      const status = outcome.code === 0 ? 'done' : `FAILED (exit ${outcome.code ?? 'none'}), see ${outcome.log}`;
-      console.log(`${bench.name}: ${status} in ${outcome.seconds.toFixed(0)} s`);
+      const took = `in ${outcome.seconds.toFixed(0)} s`;
+      const failure = `FAILED (exit ${outcome.code ?? 'none'}) ${took}, see ${outcome.log}`;
+      console.log(`${bench.name}: ${outcome.code === 0 ? `done ${took}` : failure}`);
     }
   }
   const failed = outcomes.filter((o) => o.code !== 0);
-  const markdown = summaryMarkdown(recordedResults(), failed);
+  const markdown = summaryMarkdown(recordedResults(all), failed);
   const file = join(RESULTS_DIR, 'summary.md');
   writeMarkdown(file, markdown);
   console.log(`\n${readFileSync(file, 'utf8')}`);
