@@ -87,7 +87,9 @@ function recordedResults(all: Bench[]): Recorded[] {
     name: basename(file, '.json'),
     ...(JSON.parse(readFileSync(join(RESULTS_DIR, file), 'utf8')) as Omit<Recorded, 'name'>),
   }));
-  const missing = all.filter((b) => !recorded.some((r) => r.name === b.name)).map((b) => ({ name: b.name, absent: true }));
+  const missing = all
+    .filter((b) => !recorded.some((r) => r.name === b.name))
+    .map((b) => ({ name: b.name, absent: true }));
   return [...recorded, ...missing].sort((a, b) => a.name.localeCompare(b.name));
 }
 
