@@ -1,14 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * Every benchmark's headline figures in one shape, so `npm run bench` can put them in one table. Read by
  * recordResults (each bench's own files) and by run-all (the table of all of them); nothing here loads the app.
  */
 
-export const RESULTS_DIR = join(import.meta.dirname, '..', '..', 'bench', 'results');
+/** From the built file (dist/bench/), as every bench runs. */
+export const RESULTS_DIR = fileURLToPath(new URL('../../bench/results', import.meta.url));
 
 /** One headline figure, beside the same quantity measured in the same run on what it is compared with. */
 export interface SummaryLine {
@@ -90,6 +91,68 @@ export function summarySection(summary: SummaryLine[], machine: string): string 
 /** Writes markdown formatted as `npm run lint` checks it (tables padded), so a fresh result lands as it is. */
 export function writeMarkdown(file: string, text: string): void {
   writeFileSync(file, text);
-  const biome = join(import.meta.dirname, '..', '..', 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
+  const biome = fileURLToPath(new URL('../../node_modules/@biomejs/biome/bin/biome', import.meta.url));
   execFileSync(process.execPath, [biome, 'format', '--write', file], { stdio: 'ignore' });
+}
+
+/** What `npm run bench` runs and gathers (bench/run-all.ts does the running and the files). */
+
+const BUILD = 'npm run build && ';
+
+export interface Bench {
+  name: string;
+  /** The script's node command, without the build every script starts with. */
+  args: string[];
+}
+
+/** The `bench:*` scripts of package.json's `scripts`, each as the node command it runs after building. */
+export function benchScripts(scripts: Record<string, string>): Bench[] {
+  return Object.entries(scripts)
+    .filter(([script]) => script.startsWith('bench:'))
+    .map(([script, command]) => {
+      const node = command.startsWith(BUILD) ? command.slice(BUILD.length) : command;
+      const [program, ...args] = node.trim().split(/\s+/);
+      if (program !== 'node')
+        throw new Error(`package.json's "${script}" runs "${node}"; run-all expects "${BUILD}node [flags] <file>"`);
+      return { name: script.slice('bench:'.length), args };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** A bench/results/<name>.json as run-all reads it. */
+export interface Recorded {
+  name: string;
+  recordedAt?: string;
+  machine?: string;
+  summary?: RecordedLine[];
+  /** A bench:* script with no result file yet. */
+  absent?: boolean;
+}
+
+/** The table of every recorded summary, and when and where each was recorded. */
+export function summaryMarkdown(results: Recorded[], failed: string[]): string {
+  const link = (name: string) => `[${name}](${name}.md)`;
+  const rows = results.flatMap((r) => {
+    if (Array.isArray(r.summary)) return r.summary.map((line) => [link(r.name), ...summaryCells(line)]);
+    return [[link(r.name), r.absent ? 'no results (run it)' : 'no summary (re-run it)']];
+  });
+  return [
+    '# Benchmarks: summary',
+    '',
+    'Written by `npm run bench` (every benchmark, then this table) or `npm run bench -- --table` (the table alone), ' +
+      "from each result's `summary` in bench/results/*.json. Each baseline was measured in the same run as its " +
+      'value, on the same machine; ratio = value / baseline.',
+    '',
+    markdownTable(['bench', ...SUMMARY_HEADER], rows),
+    '',
+    markdownTable(
+      ['bench', 'recorded', 'machine'],
+      results.map((r) => [link(r.name), r.recordedAt ?? '', r.machine ?? '']),
+      [],
+    ),
+    '',
+    ...(failed.length === 0
+      ? []
+      : [`Failed in the last run (their results above are older): ${failed.join(', ')}.`, '']),
+  ].join('\n');
 }

@@ -13,23 +13,16 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import {
-  markdownTable,
+  type Bench,
+  benchScripts,
   RESULTS_DIR,
-  type RecordedLine,
-  SUMMARY_HEADER,
-  summaryCells,
+  type Recorded,
+  summaryMarkdown,
   writeMarkdown,
 } from './bench-summary.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const LOGS = join(ROOT, 'bench', '.tmp', 'logs');
-const BUILD = 'npm run build && ';
-
-interface Bench {
-  name: string;
-  /** The script's node command, without the build every script starts with. */
-  args: string[];
-}
 
 interface Outcome {
   name: string;
@@ -38,21 +31,12 @@ interface Outcome {
   log: string;
 }
 
-/** The `bench:*` scripts of package.json, each as the node command it runs after building. */
+/** The `bench:*` scripts of package.json. */
 function benches(): Bench[] {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>;
   };
-  return Object.entries(scripts)
-    .filter(([script]) => script.startsWith('bench:'))
-    .map(([script, command]) => {
-      const node = command.startsWith(BUILD) ? command.slice(BUILD.length) : command;
-      const [program, ...args] = node.trim().split(/\s+/);
-      if (program !== 'node')
-        throw new Error(`package.json's "${script}" runs "${node}"; run-all expects "${BUILD}node [flags] <file>"`);
-      return { name: script.slice('bench:'.length), args };
-    })
-    .sort((a, b) => a.name.localeCompare(b.name));
+  return benchScripts(scripts);
 }
 
 function run(bench: Bench): Promise<Outcome> {
@@ -71,15 +55,6 @@ function run(bench: Bench): Promise<Outcome> {
   });
 }
 
-interface Recorded {
-  name: string;
-  recordedAt?: string;
-  machine?: string;
-  summary?: RecordedLine[];
-  /** A bench:* script with no result file yet. */
-  absent?: boolean;
-}
-
 /** Every result in bench/results/, and a bench that has none yet as an empty one. */
 function recordedResults(all: Bench[]): Recorded[] {
   const files = readdirSync(RESULTS_DIR).filter((file) => file.endsWith('.json'));
@@ -91,34 +66,6 @@ function recordedResults(all: Bench[]): Recorded[] {
     .filter((b) => !recorded.some((r) => r.name === b.name))
     .map((b) => ({ name: b.name, absent: true }));
   return [...recorded, ...missing].sort((a, b) => a.name.localeCompare(b.name));
-}
-
-/** The table of every recorded summary, and when and where each was recorded. */
-function summaryMarkdown(results: Recorded[], failed: Outcome[]): string {
-  const link = (name: string) => `[${name}](${name}.md)`;
-  const rows = results.flatMap((r) => {
-    if (Array.isArray(r.summary)) return r.summary.map((line) => [link(r.name), ...summaryCells(line)]);
-    return [[link(r.name), r.absent ? 'no results (run it)' : 'no summary (re-run it)']];
-  });
-  return [
-    '# Benchmarks: summary',
-    '',
-    'Written by `npm run bench` (every benchmark, then this table) or `npm run bench -- --table` (the table alone), ' +
-      "from each result's `summary` in bench/results/*.json. Each baseline was measured in the same run as its " +
-      'value, on the same machine; ratio = value / baseline.',
-    '',
-    markdownTable(['bench', ...SUMMARY_HEADER], rows),
-    '',
-    markdownTable(
-      ['bench', 'recorded', 'machine'],
-      results.map((r) => [link(r.name), r.recordedAt ?? '', r.machine ?? '']),
-      [],
-    ),
-    '',
-    ...(failed.length === 0
-      ? []
-      : [`Failed in the last run (their results above are older): ${failed.map((f) => f.name).join(', ')}.`, '']),
-  ].join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -144,7 +91,10 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const failed = outcomes.filter((o) => o.code !== 0);
-  const markdown = summaryMarkdown(recordedResults(all), failed);
+  const markdown = summaryMarkdown(
+    recordedResults(all),
+    failed.map((o) => o.name),
+  );
   const file = join(RESULTS_DIR, 'summary.md');
   writeMarkdown(file, markdown);
   console.log(`\n${readFileSync(file, 'utf8')}`);
