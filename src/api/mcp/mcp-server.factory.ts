@@ -1,7 +1,15 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { z } from 'zod';
-import { McpServer, ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
-import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
+import {
+  type JSONRPCRequest,
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Result,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { SKILLS_LIST_METHOD, type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import type { Principal } from '../../domain/users/principal.js';
 import { runSkillTool } from '@skillhost/ai-sdk';
 import {
@@ -10,6 +18,7 @@ import {
   chooseCatalogue,
   type ErrorCode,
   inputJsonSchema,
+  type SkillRecord,
   type SkillTool,
   type ToolContext,
 } from '@skillhost/core';
@@ -19,8 +28,9 @@ import { SkillSearchService } from '../../domain/skills/ranking/skill-search.ser
 import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { withBoundedIssues } from './bounded-params.js';
 import { MCP_ACTIVATE_TOOL, MCP_SEARCH_TOOL, mcpInstructions, mcpTools } from './mcp-tools.js';
-import { PublishedSkillsService, recordsAfter } from './published-skills.service.js';
+import { PAGES_PER_VIEW, PublishedSkillsService, recordsAfter } from './published-skills.service.js';
 import { mimeTypeOf, skillFileUri } from './skill-uri.js';
+import { ViewCache } from './view-cache.js';
 
 const PROMPT_ARGUMENT = 'request';
 
@@ -60,6 +70,10 @@ export class McpServerFactory {
 
   /** What each view lists to clients (see `listing`). */
   private readonly listings = new WeakMap<CatalogueSnapshot, Listing>();
+  /** `skills/list` answers as the SDK made and checked them, by view, protocol version and cursor. */
+  private readonly skillsLists = new ViewCache<Listed>(PAGES_PER_VIEW);
+  /** The view a `skills/list` request is answered from, by its context (see `rememberSkillsList`). */
+  private readonly listingFor = new WeakMap<ServerContext, Listed>();
 
   constructor(
     private readonly registry: SkillRegistryService,
@@ -80,6 +94,7 @@ export class McpServerFactory {
       cacheHint: { ttlMs: this.config.app.mcp.cacheTtlMs, cacheScope: 'private' },
       onWarning: (warning) => this.logger.warn(`${warning.path}: ${warning.message}`),
     }).attach(mcp);
+    this.rememberSkillsList(mcp.server, view);
     mcp.server.registerCapabilities({
       resources: { listChanged: true },
       tools: { listChanged: true },
@@ -129,8 +144,10 @@ export class McpServerFactory {
   private skillSource(view: () => Promise<CatalogueSnapshot>): SkillSource {
     const pageSize = this.config.app.mcp.pageSize;
     return {
-      list: async ({ cursor }) => {
-        const page = await this.published.page(await view(), decodeCursor(cursor), pageSize);
+      list: async ({ cursor }, ctx) => {
+        const listed = this.listingFor.get(ctx);
+        const page = await this.published.page(listed?.view ?? (await view()), decodeCursor(cursor), pageSize);
+        if (listed !== undefined && !page.lasting) listed.lasting = false;
         return {
           skills: page.skills.map((skill) => skill.entry),
           ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }),
@@ -155,6 +172,38 @@ export class McpServerFactory {
         };
       },
     };
+  }
+
+  /**
+   * Answers `skills/list` from the answers the SDK's own handler made before, per view, protocol version (which
+   * decides the cache fields) and cursor: the extension checks every entry of a page against the specification each
+   * time it lists it, which cost a walk of 2,000 skills most of its time (bench/results/mcp.md), though a view's
+   * entries never change. The first request for a page goes through the SDK's handler as before (its params check,
+   * its entry check, its warnings), on the view this request saw; later ones get that answer. A reload or a filter
+   * change gives the next request another view, whose pages are made afresh.
+   */
+  private rememberSkillsList(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    // The handler the extension registered; `_getRequestHandler` is the SDK's own hook for subclasses (pinned SDK).
+    const sdkList = (server as unknown as HandlerLookup)._getRequestHandler(SKILLS_LIST_METHOD);
+    if (sdkList === undefined) throw new Error(`The MCP Skills extension registered no ${SKILLS_LIST_METHOD} handler`);
+    server.removeRequestHandler(SKILLS_LIST_METHOD);
+    server.setRequestHandler(SKILLS_LIST_METHOD, { params: LIST_PARAMS }, async (params, ctx) => {
+      const snapshot = await view();
+      const key = `${server.getNegotiatedProtocolVersion() ?? ''}\0${params.cursor ?? ''}`;
+      const made = await this.skillsLists.get(
+        snapshot,
+        key,
+        async () => {
+          const listed: Listed = { view: snapshot, lasting: true };
+          this.listingFor.set(ctx, listed);
+          const request = { jsonrpc: '2.0' as const, id: ctx.mcpReq.id, method: SKILLS_LIST_METHOD, params };
+          listed.result = await sdkList(request, ctx);
+          return listed;
+        },
+        (listed) => listed.lasting,
+      );
+      return made.result as Result;
+    });
   }
 
   /**
@@ -229,7 +278,11 @@ export class McpServerFactory {
   private servePrompts(server: Server, view: () => Promise<CatalogueSnapshot>): void {
     const pageSize = this.config.app.mcp.pageSize;
     server.setRequestHandler('prompts/list', { params: LIST_PARAMS }, async (params) => {
-      const skills = [...recordsAfter(await view(), decodeCursor(params.cursor))];
+      const skills: SkillRecord[] = [];
+      for (const skill of recordsAfter(await view(), decodeCursor(params.cursor))) {
+        skills.push(skill);
+        if (skills.length > pageSize) break;
+      }
       const page = skills.slice(0, pageSize);
       return {
         prompts: page.map((skill) => ({
@@ -272,6 +325,19 @@ export function promptText(name: string, request: string): string {
   return request === ''
     ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.`
     : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
+}
+
+/** A `skills/list` answer and the view it was made from. */
+interface Listed {
+  readonly view: CatalogueSnapshot;
+  /** False when a skill of the page was left out for a reason that may pass: the answer is not remembered. */
+  lasting: boolean;
+  result?: Result;
+}
+
+/** The SDK's protected lookup of a registered request handler. */
+interface HandlerLookup {
+  _getRequestHandler(method: string): ((request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>) | undefined;
 }
 
 /** What a view lists to MCP clients, made once per view. */
