@@ -85,9 +85,16 @@ export class McpServerFactory {
     this.version = packageVersion();
   }
 
-  async create(principal: Principal): Promise<McpServer> {
-    const view = () => this.registry.viewForUser(principal.userId);
-    const { instructions } = this.listing(await view());
+  /**
+   * The server for `principal`. One made for a single request (`forOneRequest`: a 2026-07-28 request, or a 2025 one
+   * outside a session) reads the user's view once, as it starts; a session's reads it on every request, so it sees a
+   * reload or a filter change at once.
+   */
+  async create(principal: Principal, { forOneRequest = false } = {}): Promise<McpServer> {
+    const read = () => this.registry.viewForUser(principal.userId);
+    const first = await read();
+    const view = forOneRequest ? () => Promise.resolve(first) : read;
+    const { instructions } = this.listing(first);
     const mcp = new McpServer({ name: 'skillhost', title: 'Skillhost', version: this.version }, { instructions });
     new SkillsExtension({
       source: this.skillSource(view),

@@ -81,7 +81,8 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     if (!this.appConfig.app.skills.enabled || !this.config.enabled) return;
-    const build = (context: { authInfo?: AuthInfo }) => this.factory.create(principalOf(context.authInfo));
+    const build = (context: { authInfo?: AuthInfo }) =>
+      this.factory.create(principalOf(context.authInfo), { forOneRequest: true });
     const onerror = (error: Error) => this.logger.debug(`MCP request refused: ${error.message}`);
     this.modern = createMcpHandler(build, { legacy: 'reject', onerror });
     this.stateless = legacyStatelessFallback(build, onerror);
