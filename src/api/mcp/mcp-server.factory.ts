@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { z } from 'zod';
 import {
   type JSONRPCRequest,
+  type ListResourcesResult,
   McpServer,
   ProtocolError,
   ProtocolErrorCode,
@@ -28,7 +29,12 @@ import { SkillSearchService } from '../../domain/skills/ranking/skill-search.ser
 import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { withBoundedIssues } from './bounded-params.js';
 import { MCP_ACTIVATE_TOOL, MCP_SEARCH_TOOL, mcpInstructions, mcpTools } from './mcp-tools.js';
-import { PAGES_PER_VIEW, PublishedSkillsService, recordsAfter } from './published-skills.service.js';
+import {
+  PAGES_PER_VIEW,
+  type PublishedPage,
+  PublishedSkillsService,
+  recordsAfter,
+} from './published-skills.service.js';
 import { mimeTypeOf, skillFileUri } from './skill-uri.js';
 import { ViewCache } from './view-cache.js';
 
@@ -72,6 +78,8 @@ export class McpServerFactory {
   private readonly listings = new WeakMap<CatalogueSnapshot, Listing>();
   /** `skills/list` answers as the SDK made and checked them, by view, protocol version and cursor. */
   private readonly skillsLists = new ViewCache<Listed>(PAGES_PER_VIEW);
+  /** `resources/list` answers by view and cursor. */
+  private readonly resourceLists = new ViewCache<ReturnType<typeof resourcePage>>(PAGES_PER_VIEW);
   /** The view a `skills/list` request is answered from, by its context (see `rememberSkillsList`). */
   private readonly listingFor = new WeakMap<ServerContext, Listed>();
 
@@ -216,24 +224,22 @@ export class McpServerFactory {
   /**
    * `resources/list`, paged as `skills/list` is (`page_size` skills a page, cursor the last name):
    * every file of every published skill, with its MIME type and size. Some clients (Gemini CLI)
-   * read only resources listed here; the `skill://{+path}` template serves the rest.
+   * read only resources listed here; the `skill://{+path}` template serves the rest. A page's answer is made once per
+   * view and cursor, as `skills/list`'s is.
    */
   private serveResourceList(server: Server, view: () => Promise<CatalogueSnapshot>): void {
     const pageSize = this.config.app.mcp.pageSize;
     server.removeRequestHandler('resources/list');
     server.setRequestHandler('resources/list', { params: LIST_PARAMS }, async (params) => {
-      const page = await this.published.page(await view(), decodeCursor(params.cursor), pageSize);
-      const resources = page.skills.flatMap(({ record, files }) =>
-        [...files.values()].map((file) => ({
-          uri: skillFileUri(record.name, file.path),
-          name: `${record.name}/${file.path}`,
-          title: file.path === 'SKILL.md' ? `${record.name} (skill)` : `${file.path} of the skill ${record.name}`,
-          ...(file.path === 'SKILL.md' ? { description: record.description } : {}),
-          mimeType: mimeTypeOf(file.path),
-          size: file.size,
-        })),
+      const snapshot = await view();
+      const after = decodeCursor(params.cursor);
+      const listed = await this.resourceLists.get(
+        snapshot,
+        params.cursor ?? '',
+        async () => resourcePage(await this.published.page(snapshot, after, pageSize)),
+        (made) => made.lasting,
       );
-      return { resources, ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) };
+      return listed.answer;
     });
   }
 
@@ -332,6 +338,24 @@ export function promptText(name: string, request: string): string {
   return request === ''
     ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.`
     : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
+}
+
+/** `resources/list`'s answer for one page of published skills: every file of each. */
+function resourcePage(page: PublishedPage): { answer: ListResourcesResult; lasting: boolean } {
+  const resources = page.skills.flatMap(({ record, files }) =>
+    [...files.values()].map((file) => ({
+      uri: skillFileUri(record.name, file.path),
+      name: `${record.name}/${file.path}`,
+      title: file.path === 'SKILL.md' ? `${record.name} (skill)` : `${file.path} of the skill ${record.name}`,
+      ...(file.path === 'SKILL.md' ? { description: record.description } : {}),
+      mimeType: mimeTypeOf(file.path),
+      size: file.size,
+    })),
+  );
+  return {
+    answer: { resources, ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) },
+    lasting: page.lasting,
+  };
 }
 
 /** A `skills/list` answer and the view it was made from. */
