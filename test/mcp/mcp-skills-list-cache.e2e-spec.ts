@@ -100,6 +100,8 @@ describe('skills/list answers remembered per view', () => {
       expect(remembered).toEqual(made);
       expect(names(made)).toEqual(['alpha', 'beta', 'delta', 'epsilon', 'gamma', 'zeta']);
       expect(made.map((page) => page.skills.length)).toEqual([2, 2, 2]);
+      // An empty cursor is no cursor: refused, though the first page is remembered.
+      await expect(listPage(await connect('ann', era), '')).rejects.toMatchObject({ code: -32602 });
       if (era === 'auto') expect(made[0]).toMatchObject({ ttlMs: 60_000, cacheScope: 'private' });
       else expect(made[0].ttlMs).toBeUndefined();
       const index = (

@@ -204,7 +204,8 @@ export class McpServerFactory {
     server.removeRequestHandler(SKILLS_LIST_METHOD);
     server.setRequestHandler(SKILLS_LIST_METHOD, { params: LIST_PARAMS }, async (params, ctx) => {
       const snapshot = await view();
-      const key = `${server.getNegotiatedProtocolVersion() ?? ''}\0${params.cursor ?? ''}`;
+      // No cursor is the first page; an empty one is a cursor the SDK's handler refuses, never that page.
+      const key = JSON.stringify([server.getNegotiatedProtocolVersion() ?? null, params.cursor ?? null]);
       const made = await this.skillsLists.get(
         snapshot,
         key,
@@ -235,7 +236,7 @@ export class McpServerFactory {
       const after = decodeCursor(params.cursor);
       const listed = await this.resourceLists.get(
         snapshot,
-        params.cursor ?? '',
+        after ?? '',
         async () => resourcePage(await this.published.page(snapshot, after, pageSize)),
         (made) => made.lasting,
       );
