@@ -125,7 +125,8 @@ export function percentile(values: number[], p: number): number {
  * Child mode `serve-app`: the real application from its config file (SKILLHOST_CONFIG), on a free
  * port it prints as `READY <port>`. On SIGUSR2 it prints the event loop's delay since the last
  * SIGUSR2 (or the start) as `LOOP {p50, p99, max}` in milliseconds: how long the server kept
- * everything else waiting. `src`: another build's `dist/src/` (e.g. main's, for a before/after).
+ * everything else waiting; with the CPU time it has used so far (`cpuMs`). `src`: another build's
+ * `dist/src/` (e.g. main's, for a before/after).
  */
 export async function serveApp(src = new URL('../src/', import.meta.url)): Promise<void> {
   const { loadConfig } = (await import(
@@ -159,6 +160,7 @@ export async function serveApp(src = new URL('../src/', import.meta.url)): Promi
         max: ms(delay.max),
         gcCount: gc.count,
         gcLongestMs,
+        cpuMs: cpuMsOf(process.cpuUsage()),
       })}`,
     );
     delay.reset();
@@ -176,6 +178,13 @@ export interface LoopDelay {
   /** Garbage collections meanwhile, and the longest pause among them. */
   gcCount: number;
   gcLongestMs: number;
+  /** CPU time (user + system) the server process has used since it started; not reset by an ask. */
+  cpuMs: number;
+}
+
+/** `process.cpuUsage()`'s user + system time in milliseconds. */
+export function cpuMsOf(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1000;
 }
 
 /** The child's event-loop delay since the last ask (see serveApp). */
