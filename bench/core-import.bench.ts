@@ -4,6 +4,7 @@
  * CPU it used (CPU time is steadier than wall time on a machine shared with other work). Rows for
  * each of core's own dependencies imported alone say where the time goes. Baseline in the same run:
  * the same process importing an empty module. Rounds interleave the rows. Target: ≤ 100 ms.
+ * BENCH_BEFORE=<checkout> adds a row for another checkout's built core (e.g. main's): a before/after in one run.
  *
  *   npm run bench:core-import        (records bench/results/core-import.{json,md})
  */
@@ -19,6 +20,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
 const TARGET_MS = 100;
 /** Core's dependencies, each alone: what the package cannot import for less. */
 const DEPENDENCIES = ['zod', 'js-yaml', 'minisearch', 'stemmer', '@nlpjs/lang-es'];
+const BEFORE = process.env.BENCH_BEFORE;
 
 interface Sample {
   wall: number;
@@ -57,6 +59,9 @@ async function main(): Promise<void> {
   const rows: [string, string][] = [
     ['baseline: an empty module', empty],
     ['`@skillhost/core`', '@skillhost/core'],
+    ...(BEFORE
+      ? [['before: BENCH_BEFORE’s core', join(BEFORE, 'packages', 'core', 'dist', 'index.js')] as [string, string]]
+      : []),
     ...DEPENDENCIES.map((name): [string, string] => [`\`${name}\` alone`, name]),
   ];
   const samples = new Map<string, Sample[]>(rows.map(([label]) => [label, []]));
