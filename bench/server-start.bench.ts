@@ -11,11 +11,11 @@
  *   npm run bench:server-start        (records bench/results/server-start.{json,md})
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/ports.js';
-import { benchWorkspace, percentile, recordResults } from './bench-support.js';
+import { benchWorkspace, percentile, recordResults, writeBenchSkills } from './bench-support.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 2000);
@@ -38,20 +38,6 @@ const ROWS: Row[] = [
   ...(BEFORE ? (['before (BENCH_BEFORE), 2,000 skills'] as const) : []),
   'baseline: bare node answering 200',
 ];
-
-function writeSkills(dir: string, count: number): void {
-  mkdirSync(dir, { recursive: true });
-  for (let i = 0; i < count; i++) {
-    const name = `start-skill-${String(i).padStart(4, '0')}`;
-    mkdirSync(join(dir, name, 'references'), { recursive: true });
-    writeFileSync(
-      join(dir, name, 'SKILL.md'),
-      `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or ` +
-        `area ${i % 13}.\n---\n\n# ${name}\n\nRead references/guide.md.\n`,
-    );
-    writeFileSync(join(dir, name, 'references', 'guide.md'), `Guide ${i}.\n`.repeat(40));
-  }
-}
 
 interface Start {
   /** From the spawn to the first 200. */
@@ -123,7 +109,7 @@ async function start(row: Row, spaces: Record<'many' | 'none', Workspace>, profi
 
 /** A work folder with `count` skills, a database of its own, and the config file the server reads. */
 function workspace(count: number): Promise<Workspace> {
-  return benchWorkspace('skillhost-server-start-', (dir) => writeSkills(dir, count), {
+  return benchWorkspace('skillhost-server-start-', (dir) => writeBenchSkills(dir, count), {
     logging: { level: 'warn' },
   });
 }
