@@ -66,6 +66,20 @@ export async function benchWorkspace(
   return { work, skillsDir, db, configFile };
 }
 
+/** `count` skill folders in `dir`, each a SKILL.md (a description on one of 97 topics) and a 480-byte reference. */
+export function writeBenchSkills(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const name = `bench-skill-${String(i).padStart(4, '0')}`;
+    mkdirSync(join(dir, name, 'references'), { recursive: true });
+    writeFileSync(
+      join(dir, name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or ` +
+        `area ${i % 13}.\n---\n\n# ${name}\n\nRead references/guide.md.\n`,
+    );
+    writeFileSync(join(dir, name, 'references', 'guide.md'), `Guide ${i}.\n`.repeat(40));
+  }
+}
+
 /** Writes `bench/results/<name>.{json,md}` and prints the markdown. */
 export function recordResults(name: string, result: object, text: string): void {
   const dir = join(import.meta.dirname, '..', '..', 'bench', 'results');

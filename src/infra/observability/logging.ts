@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type FastifyInstance, LogController } from 'fastify';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
-import { build as prettyStream } from 'pino-pretty';
 import type { LogFormat, LogLevel } from '../../config/app-config.js';
 import { runInRequest } from '../../domain/shared/request-scope.js';
 
@@ -71,6 +71,8 @@ export function createAppLogger(
   const format = resolveLogFormat(settings.format, terminal);
   const options = loggerOptions(settings, format);
   if (format === 'pretty') {
+    // Required here, not imported: a server logging JSON lines (every deployment) never loads it.
+    const { build: prettyStream } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
     return pino(
       options,
       prettyStream({
