@@ -38,7 +38,7 @@ import {
 const SELF = join(import.meta.dirname, 'mcp.bench.js');
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 2000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
-const PAGE_SIZE = 100;
+const PAGE_SIZE = Number(process.env.BENCH_MCP_PAGE_SIZE ?? 100);
 const BEFORE = process.env.BENCH_BEFORE;
 /** What a whole `skills/list` walk may cost, in `GET /v1/skills` of the same skills. */
 const TARGET_RATIO = 5;
