@@ -13,9 +13,10 @@ export const RATE_LIMIT_APPLICATION_NAME = 'skillhost-rate-limits';
 
 /**
  * A limiter call must fail fast when the database is down or frozen, since requests wait for it: a connection within
- * this long, a statement within this long on the server (a locked row included), an answer within a little more.
+ * this long, a statement within this long on the server (a locked row included), an answer within a
+ * little more (a frozen server answers nothing).
  */
-const TIMEOUT_MS = 1000;
+const TIMEOUT_MS = 500;
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
 /** Takes are short and most calls never reach the store (leases): a few connections serve an instance. */
 const POOL_SIZE = 4;
