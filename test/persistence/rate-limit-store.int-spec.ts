@@ -3,10 +3,7 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { LimitSpec } from '../../src/domain/limits/rate-limit-store.js';
 import { createDataSource, runPendingMigrations } from '../../src/infra/database/data-source.js';
-import {
-  RATE_LIMIT_APPLICATION_NAME,
-  RateLimitRepository,
-} from '../../src/infra/database/rate-limit.repository.js';
+import { RATE_LIMIT_APPLICATION_NAME, RateLimitRepository } from '../../src/infra/database/rate-limit.repository.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 
 /**

@@ -45,7 +45,9 @@ export class RateLimitsService implements StoreFailureReport {
     };
   }
 
-  /** One call of `caller` (a key's user, or a client address) against `limit`: a promise only when the store is asked. */
+  /**
+   * One call of `caller` (a key's user, or a client address) against `limit`: a promise only when the store is asked.
+   */
   hit(limit: RateLimitName, caller: string): LimitVerdict | Promise<LimitVerdict> {
     return this.limiters[limit].hit(caller);
   }
