@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
+import { pino } from 'pino';
 import { stringify } from 'smol-toml';
 import { generateApiKey } from '../src/domain/users/api-key.js';
 import { EmbeddedPostgresServer } from '../src/infra/database/embedded-postgres.server.js';
@@ -133,7 +134,13 @@ export async function serveApp(src = new URL('../src/', import.meta.url)): Promi
   const { createApp } = (await import(
     new URL('app/app.factory.js', src).href
   )) as typeof import('../src/app/app.factory.js');
-  const app = await createApp(loadConfig(), { logger: false });
+  // Logged as `[app.logging]` says (info by default), as a deployed server is: every request's line is
+  // serialised and written, to /dev/null rather than to the pipe the parent reads (its CPU is the load generator's).
+  const options =
+    process.env.BENCH_APP_LOGGING === 'off'
+      ? { logger: false as const }
+      : { logDestination: pino.destination({ dest: '/dev/null', sync: true }) };
+  const app = await createApp(loadConfig(), options);
   await app.listen(0, '127.0.0.1');
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();

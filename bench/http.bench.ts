@@ -6,7 +6,10 @@
  *      then text); each answer's Server-Timing header splits the turn into model time and
  *      Skillhost's own overhead (database, skills, prompt), whose p99 is the target; then the same
  *      turns with 1 connection, and open-loop runs (Poisson arrivals at 25/50/75% of the saturated
- *      rate) that show a busy but not saturated server.
+ *      rate) that show a busy but not saturated server;
+ *   3. the turn shapes issue 27's targets name: one model call, and five with four skill tool calls (their app CPU
+ *      per turn at 1 connection, their overhead with 32).
+ * The app logs as deployed: `info`, every request's line written (to /dev/null; see serveApp).
  * Each server runs in its own process; the database is DATABASE_URL or the embedded PostgreSQL.
  *
  *   npm run bench:http          (writes bench/results/http.{md,json})
@@ -40,14 +43,37 @@ function serveBare(file: string): void {
   server.listen(0, '127.0.0.1', () => console.log(`READY ${(server.address() as { port: number }).port}`));
 }
 
-/** Child mode: the scripted model (one tool call, then text), answering at once. */
+/** The skill tool calls of the five-call turn: an activation, two reads and a listing, then the answer. */
+const FIVE_CALL_TOOLS = [
+  { name: 'skills_activate', arguments: { name: 'skills-system-validation' } },
+  { name: 'skills_readResource', arguments: { name: 'skills-system-validation', path: 'references/REFERENCE.md' } },
+  { name: 'skills_listResources', arguments: { name: 'skills-system-validation' } },
+  { name: 'skills_readResource', arguments: { name: 'skills-system-validation', path: 'assets/fixture.json' } },
+];
+
+/** What the user's message asks of the scripted model: `[one]` one answer, `[five]` four skill tools first. */
+type TurnShape = 'two' | 'one' | 'five';
+
+/**
+ * Child mode: the scripted model, answering at once. By the tag in the turn's message: one tool call then text
+ * (untagged), text at once (`[one]`), or the four skill tool calls of FIVE_CALL_TOOLS one by one, then text (`[five]`).
+ */
 async function serveModel(): Promise<void> {
   const model = await new ScriptedModelServer().start();
   model.answerWith((request) => {
-    const last = request.body.messages[request.body.messages.length - 1];
+    const messages = request.body.messages;
     // Keep no history of requests: this server runs for the whole benchmark.
     model.requests.length = 0;
-    return last.role === 'tool'
+    let lastUser = messages.length - 1;
+    while (lastUser > 0 && messages[lastUser].role !== 'user') lastUser--;
+    const said = JSON.stringify(messages[lastUser].content);
+    const toolResults = messages.slice(lastUser).filter((message) => message.role === 'tool').length;
+    if (said.includes('[one]')) return { text: 'Hello.' };
+    if (said.includes('[five]'))
+      return toolResults < FIVE_CALL_TOOLS.length
+        ? { toolCalls: [FIVE_CALL_TOOLS[toolResults]] }
+        : { text: 'The skills system checks out.' };
+    return toolResults > 0
       ? { text: 'Here is your commit message: Fix the thing.' }
       : { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
   });
@@ -269,9 +295,14 @@ async function main(): Promise<void> {
     }
     let next = 0;
     const turnPath = () => `/v1/chats/${chats[next++ % chats.length]}/messages`;
-    const turnBody = JSON.stringify({ content: 'Write a commit message for my change.' });
+    const turnBodies: Record<TurnShape, string> = {
+      two: JSON.stringify({ content: 'Write a commit message for my change.' }),
+      one: JSON.stringify({ content: 'Say hello. [one]' }),
+      five: JSON.stringify({ content: 'Check the skills system. [five]' }),
+    };
+    const turnBody = turnBodies.two;
     /** One turn run with `connections` connections, each sending its next turn when the last is answered. */
-    const turns = async (connections: number, duration = DURATION_S) => {
+    const turns = async (connections: number, duration = DURATION_S, shape: TurnShape = 'two') => {
       const samples = new TurnSamples();
       const cpu = cpuWindow(app.child.pid, model.child.pid);
       const run = await load({
@@ -282,7 +313,7 @@ async function main(): Promise<void> {
           {
             method: 'POST',
             headers: { ...withKey, 'content-type': 'application/json' },
-            setupRequest: (request) => ({ ...request, path: turnPath(), body: turnBody }),
+            setupRequest: (request) => ({ ...request, path: turnPath(), body: turnBodies[shape] }),
             onResponse: (status, _body, _context, headers) =>
               samples.add(status, (headers as Record<string, string>)['server-timing']),
           },
@@ -330,6 +361,13 @@ async function main(): Promise<void> {
     await turns(CONNECTIONS, 5);
     const saturated = await turns(CONNECTIONS);
     const single = await turns(1, DURATION_S * 2);
+    // The issue's two turn shapes: one model call, and five (four skill tools: activate, read, list, read).
+    await turns(1, 3, 'five');
+    const shapes = {
+      one: await turns(1, DURATION_S, 'one'),
+      five: await turns(1, DURATION_S, 'five'),
+      fiveBusy: await turns(CONNECTIONS, DURATION_S, 'five'),
+    };
     const openRuns = [];
     for (const share of OPEN_LOOP_SHARES)
       openRuns.push({ share, ...(await openLoop(Math.round(saturated.rps * share))) });
@@ -362,6 +400,7 @@ async function main(): Promise<void> {
       },
       turnSaturated: saturated,
       turnSingle: single,
+      turnShapes: shapes,
       turnOpenLoop: openRuns,
     };
     const f = (n: number, d = 1) => n.toFixed(d);
@@ -375,7 +414,7 @@ async function main(): Promise<void> {
       '',
       `Recorded ${result.recordedAt} on ${result.machine}; database: ${result.database}; \`npm run bench:http\`.`,
       `autocannon, ${CONNECTIONS} connections; Skillhost requires API keys (\`[app.auth] mode = "api_key"\`) ` +
-        `and every request sends one.`,
+        `and every request sends one; it logs at \`info\` (the default), each request's line written to /dev/null.`,
       `The three skills-list runs alternate three times (median shown, rounds: bare ${result.bare.rounds
         .map((r) => f(r, 0))
         .join(' / ')},`,
@@ -430,6 +469,28 @@ async function main(): Promise<void> {
           `${f(r.modelCpuCoreShare * 100, 0)}% | ${f(r.machineBusyShare * 100, 0)}% |`,
       ),
       '',
+      'The two turn shapes the targets name, after a 3 s warm-up: one model call answering at once (`[one]`), and ' +
+        'five model calls,',
+      'four of them asking for skill tools (activate, read a reference, list the files, read an asset; `[five]`). ' +
+        'The app has no',
+      'child processes here (no scripts run), so its process is its whole tree:',
+      '',
+      '| turn shape | connections | turns/s | app CPU ms per turn | per model call | overhead p50 ms | p99 | ' +
+        'db p50 / p99 | skills p50 / p99 |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...(
+        [
+          ['one call', 1, shapes.one, 1],
+          ['five calls, four skill tools', 1, shapes.five, 5],
+          ['five calls, four skill tools', CONNECTIONS, shapes.fiveBusy, 5],
+        ] as const
+      ).map(
+        ([name, connections, r, calls]) =>
+          `| ${name} | ${connections} | ${f(r.rps, 0)} | ${f(r.appCpuMsPerTurn, 2)} | ` +
+          `${f(r.appCpuMsPerTurn / calls, 2)} | ${f(r.overheadP50Ms, 2)} | ${f(r.overheadP99Ms, 2)} | ` +
+          `${f(r.dbP50Ms, 2)} / ${f(r.dbP99Ms, 2)} | ${f(r.skillsP50Ms, 2)} / ${f(r.skillsP99Ms, 2)} |`,
+      ),
+      '',
       `Open loop: turns arrive at random (Poisson) moments at a fixed rate over up to ${CONNECTIONS} keep-alive ` +
         `connections, whatever the`,
       'pace of the answers, as on a team server that is busy but not saturated; rates are shares of the ' +
@@ -448,8 +509,17 @@ async function main(): Promise<void> {
       '',
       '## Targets',
       '',
-      `- \`GET /v1/skills\` with a key ≥ 50% of the bare server's requests/s: **${f(skillsRatio * 100)}%** — ` +
-        `${skillsRatio >= 0.5 ? 'met' : 'NOT met'}`,
+      `- \`GET /v1/skills\` with a key, logging at \`info\`, ≥ 60% of the bare server's requests/s: ` +
+        `**${f(skillsRatio * 100)}%** — ${skillsRatio >= 0.6 ? 'met' : 'NOT met'}`,
+      `- A turn's own CPU at 1 connection ≤ 0.6 ms per model call: one call (no tools) ` +
+        `**${f(shapes.one.appCpuMsPerTurn, 2)} ms** — ${shapes.one.appCpuMsPerTurn <= 0.6 ? 'met' : 'NOT met'}; ` +
+        `five calls with four skill tools (≤ 3 ms) **${f(shapes.five.appCpuMsPerTurn, 2)} ms** ` +
+        `(${f(shapes.five.appCpuMsPerTurn / 5, 2)} ms a call) — ` +
+        `${shapes.five.appCpuMsPerTurn <= 3 ? 'met' : 'NOT met'}.`,
+      `- The five-call turn with ${CONNECTIONS} connections, overhead p99 ≤ 25 ms: ` +
+        `**${f(shapes.fiveBusy.overheadP99Ms, 2)} ms** at ${f(shapes.fiveBusy.rps, 0)} turns/s ` +
+        `(${f(shapes.fiveBusy.appCpuMsPerTurn, 2)} ms CPU a turn) — ` +
+        `${shapes.fiveBusy.overheadP99Ms <= 25 ? 'met' : 'NOT met'}.`,
       `- The GraphQL \`skills\` query beside it (recorded, no target): ${f(result.graphqlSkills.rps, 0)} ` +
         `requests/s, ${f(result.graphqlSkills.ratioToRest * 100)}% of REST's.`,
       `- A turn's own overhead p99 ≤ 15 ms: **${f(single.overheadP99Ms, 2)} ms** with 1 connection — ` +

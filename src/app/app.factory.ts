@@ -44,6 +44,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     new FastifyAdapter({
       ...fastifyLoggingOptions(pino),
       bodyLimit: BODY_LIMIT_BYTES,
+      // No Express-style middleware anywhere (Fastify hooks do that work): without @fastify/middie no request
+      // walks an empty middleware chain.
+      skipMiddie: true,
       // Errors Fastify raises before routing (a malformed URL) get the same {code, message} shape.
       frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
         const problem = `url: ${error.message}`;

@@ -1,10 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthHttpModule } from '../api/http/auth-http.module.js';
-import { PrincipalGuard } from '../api/http/guards/principal.guard.js';
 import { AppExceptionFilter } from '../api/errors/app-exception.filter.js';
 import { FeatureGuard } from '../api/http/guards/feature.guard.js';
-import { createValidationPipe } from '../api/http/pipes/validation.pipe.js';
+import { createAppPipe } from '../api/http/pipes/validation.pipe.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConfigModule } from '../config/config.module.js';
 import { GraphqlApiModule } from '../api/graphql/graphql-api.module.js';
@@ -12,7 +11,7 @@ import { LifecycleModule } from '../domain/lifecycle/lifecycle.module.js';
 import { LoggingModule } from '../infra/observability/logging.js';
 import { MetricsModule } from '../infra/observability/metrics.service.js';
 import { OpsModule } from '../api/http/ops-http.module.js';
-import { RateLimitGuard } from '../api/http/guards/rate-limit.guard.js';
+import { RequestGuards } from '../api/http/guards/request-guards.js';
 import { ChatHttpModule } from '../api/http/chat-http.module.js';
 import { PersistenceModule } from '../infra/database/persistence.module.js';
 import { SkillsHttpModule } from '../api/http/skills-http.module.js';
@@ -68,11 +67,10 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: AppExceptionFilter },
-        // Who first (401/403), then how much they may (429), then whether the feature is on.
-        { provide: APP_GUARD, useExisting: PrincipalGuard },
-        { provide: APP_GUARD, useExisting: RateLimitGuard },
-        { provide: APP_GUARD, useClass: FeatureGuard },
-        { provide: APP_PIPE, useFactory: createValidationPipe },
+        // Who first (401/403), then how much they may (429), then whether the feature is on: one guard (see there).
+        FeatureGuard,
+        { provide: APP_GUARD, useClass: RequestGuards },
+        { provide: APP_PIPE, useFactory: () => createAppPipe() },
       ],
     };
   }

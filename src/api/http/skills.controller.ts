@@ -37,10 +37,10 @@ export class SkillsController {
   @Get('skills')
   @ApiOperation({ summary: 'List the loaded skills' })
   @ApiOkResponse({ type: SkillListDto })
-  async list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal) {
-    reply
-      .header('content-type', JSON_TYPE)
-      .send(await skillListJson(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes));
+  list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal): void | Promise<void> {
+    const json = skillListJson(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes);
+    const send = (bytes: Buffer) => void reply.header('content-type', JSON_TYPE).send(bytes);
+    return json instanceof Promise ? json.then(send) : send(json);
   }
 
   @Get('skills/search')

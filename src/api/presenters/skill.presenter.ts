@@ -38,25 +38,34 @@ export function presentSkillList(snapshot: CatalogueSnapshot, explicitPrefixes: 
   };
 }
 
-const listJson = new WeakMap<CatalogueSnapshot, Promise<string>>();
+const listJson = new WeakMap<CatalogueSnapshot, Buffer | Promise<Buffer>>();
 
 /**
- * The list as JSON text, with the prefixes that invoke a skill at the start of a message (the
- * configuration's, the same for every snapshot), serialised once per snapshot (it only changes when the skills are
- * reloaded), in slices: the first request after a reload of thousands of skills waits for it
- * without stalling the others.
+ * The list as UTF-8 JSON, with the prefixes that invoke a skill at the start of a message (the
+ * configuration's, the same for every snapshot), serialised and encoded once per snapshot (it only changes when the
+ * skills are reloaded), in slices: the first request after a reload of thousands of skills waits for it
+ * without stalling the others. Bytes rather than text, so no answer encodes the same text again; the bytes
+ * themselves once they are made, so the requests after the first wait for no promise.
  */
-export function skillListJson(snapshot: CatalogueSnapshot, explicitPrefixes: readonly string[]): Promise<string> {
+export function skillListJson(
+  snapshot: CatalogueSnapshot,
+  explicitPrefixes: readonly string[],
+): Buffer | Promise<Buffer> {
   let json = listJson.get(snapshot);
   if (json === undefined) {
     const { skills: _all, ...head } = presentSkillList(snapshot, explicitPrefixes, false);
-    json = stringifyInSlices(
+    const made = stringifyInSlices(
       { ...head, skills: [...snapshot.skills.values()] },
       'skills',
       undefined,
       presentSkillSummary,
-    );
-    listJson.set(snapshot, json);
+    ).then((text) => {
+      const bytes = Buffer.from(text);
+      listJson.set(snapshot, bytes);
+      return bytes;
+    });
+    listJson.set(snapshot, made);
+    json = made;
   }
   return json;
 }

@@ -8,6 +8,7 @@ import { isWebSocketUpgrade } from './http-hardening.js';
 import { presentedKey } from '../../domain/users/api-key.js';
 import { isPublicRoute } from '../../api/http/decorators/auth.decorators.js';
 import { AuthService } from '../../domain/users/auth.service.js';
+import type { Principal } from '../../domain/users/principal.js';
 import type { PrincipalCarrier } from '../../api/http/decorators/request-context.js';
 
 /**
@@ -31,14 +32,26 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
   const reflector = new Reflector();
   const routesByName = controllerRoutesByName(app);
   const unmatched = new Set(routesByName.keys());
-  const checkKey: onRequestHookHandler = async (request, reply) => {
-    if (isWebSocketUpgrade(request)) return;
-    try {
-      (request as PrincipalCarrier).principal = await auth.authenticate(request.headers);
-    } catch (error) {
+  // A callback hook, not an async one: a key whose look-up is cached (nearly every request) is checked without a
+  // promise.
+  const checkKey: onRequestHookHandler = (request, reply, done) => {
+    if (isWebSocketUpgrade(request)) return done();
+    const refuse = (error: unknown) => {
       if (AppError.isInstance(error) && error.code === ErrorCode.UNAUTHENTICATED) challenge(request, reply, error);
-      throw error;
+      done(error as Error);
+    };
+    const admit = (principal: Principal) => {
+      (request as PrincipalCarrier).principal = principal;
+      done();
+    };
+    let found: Principal | Promise<Principal>;
+    try {
+      found = auth.authenticateNow(request.headers);
+    } catch (error) {
+      return refuse(error);
     }
+    if (found instanceof Promise) found.then(admit, refuse);
+    else admit(found);
   };
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const target = routesByName.get(route.handler.name);

@@ -2,5 +2,5 @@
 export interface TextReply {
   header(name: string, value: string): TextReply;
   headers(values: Record<string, string>): TextReply;
-  send(payload: string): unknown;
+  send(payload: string | Buffer): unknown;
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { API_KEY_PATTERN } from '../../config/config-schema.js';
 
 /**
@@ -23,8 +23,9 @@ export function describeApiKey(key: string): GeneratedApiKey {
   return { key, prefix: key.slice(0, PREFIX_LENGTH), hash: hashApiKey(key) };
 }
 
+/** Every request's key is hashed: the one-shot `hash` makes no Hash object for it. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** Where a request may carry its key. */

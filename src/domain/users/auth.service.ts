@@ -17,6 +17,8 @@ const LAST_USED_INTERVAL_MS = 60_000;
 
 interface CachedKey {
   owner: KeyOwner | null;
+  /** What the owner authenticates as, made once per look-up rather than once per request. */
+  principal: Principal | null;
   until: number;
 }
 
@@ -55,6 +57,14 @@ export class AuthService implements OnModuleInit {
    * carries a key is checked all the same, so a wrong key is never silently ignored.
    */
   async authenticate(headers: CredentialHeaders): Promise<Principal> {
+    return this.authenticateNow(headers);
+  }
+
+  /**
+   * `authenticate` for the request path: the principal itself (or a thrown UNAUTHENTICATED) when the key's
+   * look-up is cached, as it is for nearly every request, and a promise only when the database must be asked.
+   */
+  authenticateNow(headers: CredentialHeaders): Principal | Promise<Principal> {
     const key = presentedKey(headers);
     if (key === undefined && this.mode === 'none') return LOCAL_PRINCIPAL;
     if (key === undefined)
@@ -64,14 +74,20 @@ export class AuthService implements OnModuleInit {
         'The API key is malformed: expected `Authorization: Bearer skh_…` (or `x-api-key: skh_…`).',
       );
     const hash = hashApiKey(key);
-    const owner = await this.lookUp(hash);
-    if (owner === null) throw unauthenticated('The API key is not valid.');
+    const cached = this.cache.get(hash);
+    if (cached !== undefined && cached.until > Date.now()) return this.admit(cached);
+    return this.keys.findOwnerByHash(hash).then((owner) => this.admit(this.remember(hash, owner)));
+  }
+
+  /** The key's principal, or why it is refused (checked on every request: an expiry falls inside a cache entry). */
+  private admit({ owner, principal }: CachedKey): Principal {
+    if (owner === null || principal === null) throw unauthenticated('The API key is not valid.');
     if (owner.revokedAt !== null) throw unauthenticated('The API key has been revoked.');
     if (owner.expiresAt !== null && owner.expiresAt.getTime() <= Date.now())
       throw unauthenticated('The API key has expired.');
     if (owner.disabled) throw unauthenticated(`The user '${owner.userName}' is disabled.`);
     this.noteUse(owner);
-    return { userId: owner.userId, name: owner.userName, role: owner.role, keyId: owner.keyId };
+    return principal;
   }
 
   /** Drops a key from the cache (it was revoked here): the next request with it is refused at once. */
@@ -84,17 +100,19 @@ export class AuthService implements OnModuleInit {
     for (const [hash, entry] of this.cache) if (entry.owner?.userId === userId) this.cache.delete(hash);
   }
 
-  private async lookUp(hash: string): Promise<KeyOwner | null> {
-    const now = Date.now();
-    const cached = this.cache.get(hash);
-    if (cached !== undefined && cached.until > now) return cached.owner;
-    const owner = await this.keys.findOwnerByHash(hash);
+  private remember(hash: string, owner: KeyOwner | null): CachedKey {
+    const entry: CachedKey = {
+      owner,
+      principal:
+        owner === null ? null : { userId: owner.userId, name: owner.userName, role: owner.role, keyId: owner.keyId },
+      until: Date.now() + KEY_CACHE_TTL_MS,
+    };
     this.cache.delete(hash);
     // Unknown keys are cached too, so a flood of made-up keys costs no more queries than real ones;
     // a key cannot be looked up before it is created, so such an entry never hides a new key.
     if (this.cache.size >= KEY_CACHE_MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(hash, { owner, until: now + KEY_CACHE_TTL_MS });
-    return owner;
+    this.cache.set(hash, entry);
+    return entry;
   }
 
   /** `last_used_at` is written at most once a minute per key, off the request's path. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { loggerOptions, requestIdFor, resolveLogFormat } from './logging.js';
+import { pino } from 'pino';
+import { isoTimeOncePerMs, loggerOptions, requestIdFor, resolveLogFormat } from './logging.js';
 
 describe(resolveLogFormat.name, () => {
   it('auto: pretty on a terminal, JSON anywhere else', () => {
@@ -14,12 +15,17 @@ describe(resolveLogFormat.name, () => {
 });
 
 describe(loggerOptions.name, () => {
-  it('uses the configured level and redacts credentials wherever a call site puts them', () => {
+  it('uses the configured level and redacts credentials at the top of a line and in headers', () => {
     const options = loggerOptions({ level: 'debug' }, 'json');
+    const lines: string[] = [];
+    const logger = pino(options, { write: (line: string) => void lines.push(line) });
+
+    logger.info({ key: 'skh_1', apiKey: 'skh_2', authorization: 'Bearer skh_3', headers: { cookie: 'c' } }, 'x');
+    logger.info({ req: { headers: { authorization: 'Bearer skh_4', 'x-api-key': 'skh_5' } } }, 'y');
+
     expect(options.level).toBe('debug');
-    expect(options.redact).toMatchObject({
-      paths: expect.arrayContaining(['req.headers.authorization', 'req.headers["x-api-key"]', 'apiKey', '*.key']),
-    });
+    expect(lines.join('')).not.toMatch(/skh_|"c"/);
+    expect(JSON.parse(lines[0])).toMatchObject({ key: '[redacted]', apiKey: '[redacted]', time: expect.any(String) });
   });
 
   it('JSON lines name their level; the pretty printer gets pino numbers', () => {
@@ -49,5 +55,16 @@ describe(requestIdFor.name, () => {
       expect(requestIdFor({ headers })).toMatch(UUID);
     }
     expect(requestIdFor({ headers: {} })).not.toBe(requestIdFor({ headers: {} }));
+  });
+});
+
+describe(isoTimeOncePerMs.name, () => {
+  it("is pino's ISO time field, for this millisecond", () => {
+    const before = Date.now();
+    const time = JSON.parse(`{${isoTimeOncePerMs().slice(1)}}`).time as string;
+
+    expect(new Date(time).toISOString()).toBe(time);
+    expect(Date.parse(time)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(time)).toBeLessThanOrEqual(Date.now());
   });
 });

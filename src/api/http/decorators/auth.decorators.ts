@@ -3,19 +3,17 @@ import { Reflector } from '@nestjs/core';
 import { AppError, ErrorCode } from '@skillhost/core';
 import type { Principal } from '../../../domain/users/principal.js';
 import { principalCarrier } from './request-context.js';
+import { routeMetadata, type RouteTarget } from './route-metadata.js';
 
 /** A route or resolver anyone may call, without a key (health checks). */
 export const Public = Reflector.createDecorator<true>({ transform: () => true });
-
-/** A handler or its class, as the reflector takes them. */
-type RouteTarget = Parameters<Reflector['getAllAndOverride']>[1][number];
 
 /**
  * Whether a route or resolver answers without a key: `@Public()` on it or on its class. The one
  * rule the guard, the key check before bodies (keys-before-bodies.ts) and the OpenAPI document ask.
  */
 export function isPublicRoute(reflector: Reflector, handler: RouteTarget, owner: RouteTarget): boolean {
-  return reflector.getAllAndOverride(Public, [handler, owner]) === true;
+  return routeMetadata(reflector, Public, handler, owner) === true;
 }
 
 /** A route or resolver only admins may call; members get 403 FORBIDDEN. */

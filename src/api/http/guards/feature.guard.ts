@@ -1,6 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
+import { routeMetadata } from '../decorators/route-metadata.js';
 import { AppError, assertUnreachable, ErrorCode, mcpDisabledError, skillsDisabledError } from '@skillhost/core';
 
 export type Feature = 'skills' | 'tools' | 'mcp';
@@ -17,7 +18,7 @@ export class FeatureGuard implements CanActivate {
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const required = this.reflector.getAllAndOverride(RequireFeature, [context.getHandler(), context.getClass()]);
+    const required = routeMetadata(this.reflector, RequireFeature, context.getHandler(), context.getClass());
     if (required === undefined) return true;
     for (const feature of Array.isArray(required) ? required : [required]) this.check(feature);
     return true;

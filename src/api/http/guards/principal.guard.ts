@@ -4,6 +4,8 @@ import { AppError, ErrorCode } from '@skillhost/core';
 import { AdminOnly, isPublicRoute } from '../decorators/auth.decorators.js';
 import { AuthService } from '../../../domain/users/auth.service.js';
 import { principalCarrier } from '../decorators/request-context.js';
+import { routeMetadata, type RouteTarget } from '../decorators/route-metadata.js';
+import type { Principal } from '../../../domain/users/principal.js';
 
 /**
  * The one place that decides who may call what, for REST routes and GraphQL resolvers alike:
@@ -18,17 +20,21 @@ export class PrincipalGuard implements CanActivate {
     private readonly auth: AuthService,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const [handler, owner] = [context.getHandler(), context.getClass()];
     if (isPublicRoute(this.reflector, handler, owner)) return true;
     const carrier = principalCarrier(context);
-    // A GraphQL operation authenticates once; its nested resolvers find the principal already there.
-    carrier.principal ??= await this.auth.authenticate(carrier.headers);
-    if (this.reflector.getAllAndOverride(AdminOnly, [handler, owner]) && carrier.principal.role !== 'admin') {
-      throw new AppError(
-        ErrorCode.FORBIDDEN,
-        `This needs an admin; '${carrier.principal.name}' is a ${carrier.principal.role}.`,
-      );
+    // A GraphQL operation authenticates once; its nested resolvers find the principal already there. A REST
+    // route's key was checked before its body (keys-before-bodies.ts).
+    if (carrier.principal !== undefined) return this.checkRole(carrier.principal, handler, owner);
+    const found = this.auth.authenticateNow(carrier.headers);
+    if (!(found instanceof Promise)) return this.checkRole((carrier.principal = found), handler, owner);
+    return found.then((principal) => this.checkRole((carrier.principal ??= principal), handler, owner));
+  }
+
+  private checkRole(principal: Principal, handler: RouteTarget, owner: RouteTarget): true {
+    if (routeMetadata(this.reflector, AdminOnly, handler, owner) && principal.role !== 'admin') {
+      throw new AppError(ErrorCode.FORBIDDEN, `This needs an admin; '${principal.name}' is a ${principal.role}.`);
     }
     return true;
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { IsOptional, IsString } from 'class-validator';
 import { AppError, ErrorCode, MAX_LISTED_PROBLEMS } from '@skillhost/core';
-import { createValidationPipe, NulAllowed } from './validation.pipe.js';
+import { createAppPipe, createValidationPipe, NulAllowed } from './validation.pipe.js';
 
 class ResourceDto {
   @IsString()
@@ -81,6 +81,26 @@ describe('createValidationPipe', () => {
     expect(error.details).toEqual({
       problems: expect.arrayContaining([expect.stringMatching(/^extra\[0\]: contains a NUL/)]),
       moreProblems: 20,
+    });
+  });
+});
+
+describe('createAppPipe', () => {
+  it("passes a custom decorator's value (the principal) on as it is, at once", () => {
+    const principal = { userId: 'u', name: 'ada', role: 'member', keyId: 'k' };
+    const sut = createAppPipe();
+
+    expect(sut.transform(principal, { type: 'custom', metatype: Object })).toBe(principal);
+  });
+
+  it('validates everything else as createValidationPipe does', async () => {
+    const sut = createAppPipe();
+
+    await expect(
+      sut.transform({ name: 'pdf', path: 'a', other: 1 }, { type: 'body', metatype: ResourceDto }) as Promise<unknown>,
+    ).rejects.toMatchObject({
+      code: ErrorCode.VALIDATION_FAILED,
+      details: { problems: ['other: property other should not exist'] },
     });
   });
 });

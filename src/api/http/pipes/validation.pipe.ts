@@ -1,4 +1,4 @@
-import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { unstorableStringProblems, validationFailed } from '../../../domain/shared/validation-errors.js';
 
@@ -140,6 +140,18 @@ class AppValidationPipe extends ValidationPipe {
 /** class-validator's own words for a field `forbidNonWhitelisted` refuses. */
 function unknownFieldProblem(key: string): string {
   return `${key}: property ${key} should not exist`;
+}
+
+/**
+ * The app's one global pipe: DTO validation, except for a custom decorator's value (the principal), which is the
+ * app's own and never validated (ValidationPipe's `validateCustomDecorators` is off), passed on as it is, without the
+ * promises ValidationPipe makes on every route for it.
+ */
+export function createAppPipe(validation: ValidationPipe = createValidationPipe()): PipeTransform {
+  return {
+    transform: (value: unknown, metadata: ArgumentMetadata) =>
+      metadata.type === 'custom' ? value : validation.transform(value, metadata),
+  };
 }
 
 export function createValidationPipe(): ValidationPipe {
