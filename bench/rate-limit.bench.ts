@@ -157,7 +157,8 @@ function report(rows: { scenario: string; limiter: string; result: Measured }[])
       'turn). The shared limiter runs over the real store on PostgreSQL on this machine; its store takes are ' +
       'awaited in the loop, so their round trips are in its time.',
     '',
-    '| scenario | limiter | ns per call | CPU ns per call | × baseline (time) | allowed | store takes per 1,000 calls |',
+    '| scenario | limiter | ns per call | CPU ns per call | × baseline (time) | allowed | store takes per 1,000 ' +
+      'calls |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
   ];
   const baselines = new Map<string, number>();

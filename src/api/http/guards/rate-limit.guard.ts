@@ -7,6 +7,7 @@ import { AppError, ErrorCode } from '@skillhost/core';
 import { type HttpExchange, httpExchangeOf, notePrincipalId } from '../../../infra/observability/http-context.js';
 import { MetricsService } from '../../../infra/observability/metrics.service.js';
 import { CountsAsTurn, NotRateLimited } from '../decorators/rate-limit.decorators.js';
+import { routeMetadata } from '../decorators/route-metadata.js';
 import type { LimitVerdict } from '../../../domain/limits/leased-limiter.js';
 import { type RateLimitName, REQUESTS_LIMIT, TURNS_LIMIT } from '../../../domain/limits/rate-limit-store.js';
 import { RateLimitsService } from '../../../domain/limits/rate-limits.service.js';
@@ -38,18 +39,18 @@ export class RateLimitGuard implements CanActivate {
     if (exchange === undefined) return true;
     const principal = principalCarrier(context).principal;
     if (principal !== undefined) notePrincipalId(exchange.request, principal.userId);
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride(NotRateLimited, targets)) return true;
+    const [handler, owner] = [context.getHandler(), context.getClass()];
+    if (routeMetadata(this.reflector, NotRateLimited, handler, owner)) return true;
     const caller = this.callerOf(exchange, principal);
     // A GraphQL operation runs the guards once per root field; it is one request, counted once.
     const request =
       context.getType<string>() === 'graphql'
         ? this.oncePerOperation(context, () => this.check(REQUESTS_LIMIT, caller, exchange))
         : this.check(REQUESTS_LIMIT, caller, exchange);
-    if (!this.reflector.getAllAndOverride(CountsAsTurn, targets)) return request === undefined ? true : passed(request);
+    if (!routeMetadata(this.reflector, CountsAsTurn, handler, owner)) return request === undefined || passed(request);
     if (request !== undefined) return passed(request.then(() => this.check(TURNS_LIMIT, caller, exchange)));
     const turn = this.check(TURNS_LIMIT, caller, exchange);
-    return turn === undefined ? true : passed(turn);
+    return turn === undefined || passed(turn);
   }
 
   /** The key's user; without a key (auth off: everyone is the one local admin), the client address. */
