@@ -12,12 +12,16 @@ export const RATE_LIMITS_TABLE = 'rate_limits';
 export const RATE_LIMIT_APPLICATION_NAME = 'skillhost-rate-limits';
 
 /**
- * A limiter call must fail fast when the database is down or frozen, since requests wait for it: a connection within
- * this long, a statement within this long on the server (a locked row included), an answer within a
- * little more (a frozen server answers nothing).
+ * A limiter call must fail fast when the database is down or frozen, since requests wait for it: a statement within
+ * this long on the server (a locked row included), an answer within a little more (a frozen server answers nothing).
  */
 const TIMEOUT_MS = 500;
 const CLIENT_TIMEOUT_MARGIN_MS = 500;
+/**
+ * Opening a connection forks a backend, which a busy machine can take longer than a statement over: a refused
+ * connection fails at once anyway, and connections are kept open (POOL_SIZE at most), so this is paid rarely.
+ */
+const CONNECT_TIMEOUT_MS = 2000;
 /** Takes are short and most calls never reach the store (leases): a few connections serve an instance. */
 const POOL_SIZE = 4;
 /**
@@ -91,7 +95,8 @@ export class RateLimitRepository implements RateLimitStore, OnApplicationShutdow
         connectionString: postgresUrlOf(this.dataSource),
         application_name: RATE_LIMIT_APPLICATION_NAME,
         max: POOL_SIZE,
-        connectionTimeoutMillis: TIMEOUT_MS,
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        idleTimeoutMillis: 0,
         statement_timeout: TIMEOUT_MS,
         query_timeout: TIMEOUT_MS + CLIENT_TIMEOUT_MARGIN_MS,
         // A take is a one-row write: not waiting for its WAL flush makes it several times faster (measured in
