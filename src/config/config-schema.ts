@@ -571,14 +571,17 @@ export const CONFIG_SETTINGS = {
         max: 1_000_000,
         default: 600,
         description:
-          'Requests per minute per user (per client address for requests without a key, while auth is off), per ' +
-          'instance; past it 429 `RATE_LIMITED` with `Retry-After`. `/health*` is never limited.',
+          'Requests per minute per user (per client address for requests without a key, while auth is off), ' +
+          'counted together by every instance on the database (a fixed minute per caller); past it 429 ' +
+          '`RATE_LIMITED` with `Retry-After`. `/health*` is never limited.',
       }),
       turns_per_minute: setting.integer({
         min: 1,
         max: 1_000_000,
         default: 60,
-        description: 'Turns (messages sent) per minute per user or client address, per instance.',
+        description:
+          'Turns (messages sent) per minute per user or client address, counted together by every instance on the ' +
+          'database; a turn also counts as a request.',
       }),
       max_concurrent_turns: setting.integer({
         min: 1,
