@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { type AddressInfo, createServer } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { packageVersion } from '../config/package-version.js';
@@ -51,15 +52,11 @@ export interface StopSignals {
 export async function runClusterPrimary(config: AppConfig, signals: StopSignals): Promise<never> {
   Logger.overrideLogger(new PinoNestLogger(createAppLogger(config.app.logging)));
   const logger = new Logger('Cluster');
-  const database = await prepareDatabase(config.app.database, {
-    logger: new Logger('Database'),
-    migrations: true,
-    watcher: { down: () => undefined, up: () => undefined },
-  }).catch((error: unknown) => {
+  const { database, port } = await prepare(config).catch((error: unknown) => {
     console.error(`skillhost: cannot start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   });
-  const supervisor = new WorkerSupervisor(config.app.workers, database, logger);
+  const supervisor = new WorkerSupervisor(config.app.workers, port, database, logger);
   signals.onEach((signal, nth) => supervisor.stop(signal, nth));
   const exitCode = await Promise.race([
     supervisor.started.then(() => announce(database, supervisor)).then(() => supervisor.stopped),
@@ -69,6 +66,21 @@ export async function runClusterPrimary(config: AppConfig, signals: StopSignals)
   await database.embedded?.stop();
   logger.log('Stopped');
   process.exit(exitCode);
+}
+
+/** The database ready and migrated, and the port every worker listens on. */
+async function prepare(config: AppConfig): Promise<{ database: PreparedDatabase; port: number }> {
+  const database = await prepareDatabase(config.app.database, {
+    logger: new Logger('Database'),
+    migrations: true,
+    watcher: { down: () => undefined, up: () => undefined },
+  });
+  try {
+    return { database, port: await chosenPort(config.app.port, config.app.host) };
+  } catch (error) {
+    await database.embedded?.stop();
+    throw error;
+  }
 }
 
 /** The start-up summary, once, for the whole cluster: the first worker's facts with the primary's database. */
@@ -85,13 +97,20 @@ function announce(database: PreparedDatabase, supervisor: WorkerSupervisor): voi
   if (ready.addresses[0] !== undefined) database.embedded?.noteAddress(ready.addresses[0]);
 }
 
-function portOf(address: string | undefined): string | undefined {
-  if (address === undefined) return undefined;
-  try {
-    return new URL(address).port || undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * `port = 0` picks a free port here, once, for every worker: a replacement started while no other worker listens would
+ * otherwise get a port of its own, and one started beside them could not bind a port named after theirs.
+ */
+function chosenPort(port: number, host: string): Promise<number> {
+  if (port !== 0) return Promise.resolve(port);
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const chosen = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(chosen));
+    });
+  });
 }
 
 /** Starts the workers, replaces crashed ones, and stops them all. */
@@ -112,6 +131,7 @@ class WorkerSupervisor {
 
   constructor(
     readonly count: number,
+    private readonly port: number,
     private readonly database: PreparedDatabase,
     private readonly logger: Logger,
   ) {
@@ -153,16 +173,10 @@ class WorkerSupervisor {
     this.tell(worker);
   }
 
-  /**
-   * The workers use the database this process prepared (the embedded one's URL, or the configured one), and a
-   * replacement listens where the first workers do: with `port = 0` it would otherwise get a port of its own once the
-   * others were gone.
-   */
+  /** The workers use the database this process prepared (the embedded one's URL, or the configured one). */
   private workerEnv(): Record<string, string> {
-    const env: Record<string, string> = {};
+    const env: Record<string, string> = { SKILLHOST_PORT: String(this.port) };
     if (this.database.embedded !== undefined) env.DATABASE_URL = this.database.url;
-    const port = this.firstReady === undefined ? undefined : portOf(this.firstReady.addresses[0]);
-    if (port !== undefined) env.SKILLHOST_PORT = port;
     return env;
   }
 
