@@ -1,0 +1,297 @@
+/**
+ * `[app] workers`: the built server (`dist/src/main.js`, as `npm start` runs it) with 1 and with 2 worker processes,
+ * in the same run, on the same database and scripted model, keys required (every request sends one):
+ *   1. GET /v1/skills, autocannon with 32 connections;
+ *   2. chat turns (POST /v1/chats/:id/messages) against a scripted model that answers at once (one tool call, then
+ *      text), 32 connections.
+ * The settings alternate (1, 2, 1, 2, …) and each result is the median of its rounds: this machine's throughput
+ * drifts between runs. CPU is the whole server's (the primary and its workers) and the machine's.
+ *
+ *   npm run bench:workers          (writes bench/results/workers.{md,json})
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import { freePort } from '../test/support/ports.js';
+import { createBenchKey, databaseUrl, percentile, recordResults, startChild } from './bench-support.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const CONNECTIONS = 32;
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SETTINGS = [1, 2] as const;
+/** USER_HZ, 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds the process and its children still running have used (user + system), from /proc. */
+function treeCpuSeconds(root: number): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // After the command: state, ppid, … utime and stime are the 12th and 13th fields of the rest.
+      if (Number(entry) === root || Number(fields[1]) === root)
+        total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    } catch {
+      // A process that ended meanwhile.
+    }
+  }
+  return total;
+}
+
+function machineCpu(): { busy: number; total: number } {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  return { busy: total - ticks[3] - ticks[4], total };
+}
+
+interface Measured {
+  rps: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  /** The server's CPU (primary and workers), in cores. */
+  serverCores: number;
+  machineBusyShare: number;
+  failures: number;
+}
+
+async function measure(server: ServerProcess, options: autocannon.Options): Promise<Measured> {
+  const cpu = treeCpuSeconds(server.pid);
+  const machine = machineCpu();
+  const run = await autocannon({ connections: CONNECTIONS, duration: DURATION_S, ...options });
+  const seconds = run.duration || DURATION_S;
+  const machineNow = machineCpu();
+  return {
+    rps: run.requests.average,
+    latencyP50Ms: run.latency.p50,
+    latencyP99Ms: run.latency.p99,
+    serverCores: (treeCpuSeconds(server.pid) - cpu) / seconds,
+    machineBusyShare: (machineNow.busy - machine.busy) / (machineNow.total - machine.total),
+    failures: run.errors + run.non2xx,
+  };
+}
+
+function configText(dbUrl: string, modelUrl: string, workers: number, port: number): string {
+  return [
+    '[app]',
+    `port = ${port}`,
+    `workers = ${workers}`,
+    'default_model = "scripted"',
+    '[app.auth]',
+    'mode = "api_key"',
+    // One key drives every connection: the per-user limits would measure the limiter, not the app.
+    '[app.limits]',
+    'requests_per_minute = 1000000',
+    'turns_per_minute = 1000000',
+    '[app.logging]',
+    'format = "json"',
+    'level = "warn"',
+    '[app.skills]',
+    'enabled = true',
+    `directories = [${JSON.stringify(join(ROOT, 'skills'))}, ` +
+      `${JSON.stringify(resolve(ROOT, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
+    '[app.database]',
+    `url = ${JSON.stringify(dbUrl)}`,
+    '[app.models.scripted]',
+    'provider = "openai-compatible"',
+    `base_url = ${JSON.stringify(modelUrl)}`,
+    'model = "scripted-1"',
+    'max_retries = 0',
+  ].join('\n');
+}
+
+/** A server process started from the built `dist/src/main.js`, once `/health` answers on its port. */
+interface ServerProcess {
+  pid: number;
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Logs at `warn` (a line per request would cost the server and this process CPU), so readiness is asked over HTTP
+ * rather than read from the listening line.
+ */
+async function startServer(configFile: string, port: number): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
+    cwd: tmpdir(),
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SKILLHOST_CONFIG: configFile },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode} before it answered`);
+    if (Date.now() > deadline) throw new Error('the server did not answer within 120 s');
+    const ok = await fetch(`${baseUrl}/health`).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (ok) break;
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  return {
+    pid: child.pid!,
+    baseUrl,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+async function createChats(baseUrl: string, authorization: string, count: number): Promise<string[]> {
+  const chats: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await fetch(`${baseUrl}/v1/chats`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: `bench ${i}` }),
+    });
+    chats.push(((await res.json()) as { id: string }).id);
+  }
+  return chats;
+}
+
+/** One round for one setting: a server with `workers`, warmed up, then the skills run and the turn run. */
+async function round(configFile: string, port: number, authorization: string, chats: string[]) {
+  const server = await startServer(configFile, port);
+  try {
+    const skills = { url: `${server.baseUrl}/v1/skills`, headers: { authorization } };
+    let next = 0;
+    const turnBody = JSON.stringify({ content: 'Write a commit message for my change.' });
+    const turns = {
+      url: server.baseUrl,
+      requests: [
+        {
+          method: 'POST' as const,
+          headers: { authorization, 'content-type': 'application/json' },
+          setupRequest: (request: autocannon.Request) => ({
+            ...request,
+            path: `/v1/chats/${chats[next++ % chats.length]}/messages`,
+            body: turnBody,
+          }),
+        },
+      ],
+    };
+    // Warm-up: every worker compiles its hot paths.
+    await autocannon({ ...skills, connections: CONNECTIONS, duration: 3 });
+    await autocannon({ ...turns, connections: CONNECTIONS, duration: 3 });
+    return { skills: await measure(server, skills), turns: await measure(server, turns) };
+  } finally {
+    await server.stop();
+  }
+}
+
+function median(values: Measured[]): Measured {
+  const pick = (key: keyof Measured) =>
+    percentile(
+      values.map((value) => value[key]),
+      50,
+    );
+  return {
+    rps: pick('rps'),
+    latencyP50Ms: pick('latencyP50Ms'),
+    latencyP99Ms: pick('latencyP99Ms'),
+    serverCores: pick('serverCores'),
+    machineBusyShare: pick('machineBusyShare'),
+    failures: values.reduce((sum, value) => sum + value.failures, 0),
+  };
+}
+
+const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '—');
+
+function report(result: {
+  recordedAt: string;
+  loadAverageBefore: number;
+  loadAverageAfter: number;
+  machine: string;
+  database: string;
+  rounds: number;
+  durationS: number;
+  runs: Record<string, { skills: Measured; turns: Measured }>;
+}): string {
+  const one = result.runs['1'];
+  const two = result.runs['2'];
+  const row = (name: string, workers: string, m: Measured) =>
+    `| ${name} | ${workers} | ${f(m.rps, 0)} | ${f(m.latencyP50Ms, 0)} / ${f(m.latencyP99Ms, 0)} | ` +
+    `${f(m.serverCores, 2)} | ${f(m.machineBusyShare * 100, 0)}% | ${m.failures} |`;
+  return [
+    '# `[app] workers`: 1 and 2 server processes on one port',
+    '',
+    `Recorded ${result.recordedAt} on ${result.machine}; database: ${result.database}; \`npm run bench:workers\`. ` +
+      `Load average (1 min) ${f(result.loadAverageBefore, 1)} before, ${f(result.loadAverageAfter, 1)} after: ` +
+      'other work on the machine takes cores from both settings alike.',
+    '',
+    `The built server (\`dist/src/main.js\`), keys required, ${CONNECTIONS} connections (autocannon), each ` +
+      `setting ${result.rounds} times in turn (1, 2, 1, 2, …), ${result.durationS} s per run after a warm-up; ` +
+      'medians. Turns run against a scripted model that answers at once (one tool call, then text). The server, ' +
+      'PostgreSQL, the scripted model and autocannon share the machine.',
+    '',
+    '| run | workers | req/s | latency p50 / p99 ms | server CPU, cores | machine busy | failures |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    row('GET /v1/skills', '1', one.skills),
+    row('GET /v1/skills', '2', two.skills),
+    row('chat turns', '1', one.turns),
+    row('chat turns', '2', two.turns),
+    '',
+    `Ratio, 2 workers to 1: GET /v1/skills ×${f(two.skills.rps / one.skills.rps, 2)}, chat turns ` +
+      `×${f(two.turns.rps / one.turns.rps, 2)}.`,
+    '',
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const db = await databaseUrl();
+  const model = await startChild(join(import.meta.dirname, 'http.bench.js'), ['serve-model']);
+  // Other work on the machine takes cores from both settings: the load average says how much there was.
+  const loadAverageBefore = loadavg()[0];
+  const port = await freePort();
+  const configs = Object.fromEntries(
+    SETTINGS.map((workers) => {
+      const file = join(tmpdir(), `skillhost-bench-workers-${workers}.toml`);
+      writeFileSync(file, configText(db.url, `http://127.0.0.1:${model.port}/v1`, workers, port));
+      return [workers, file];
+    }),
+  );
+  try {
+    // A first start runs the migrations; then the key and the chats every round uses.
+    const first = await startServer(configs[1], port);
+    const authorization = `Bearer ${await createBenchKey(db.url)}`;
+    const chats = await createChats(first.baseUrl, authorization, 200);
+    await first.stop();
+    const samples: Record<string, { skills: Measured; turns: Measured }[]> = { 1: [], 2: [] };
+    for (let r = 0; r < ROUNDS; r++)
+      for (const workers of SETTINGS) samples[workers].push(await round(configs[workers], port, authorization, chats));
+    const runs = Object.fromEntries(
+      SETTINGS.map((workers) => [
+        workers,
+        {
+          skills: median(samples[workers].map((s) => s.skills)),
+          turns: median(samples[workers].map((s) => s.turns)),
+        },
+      ]),
+    );
+    const result = {
+      recordedAt: new Date().toISOString(),
+      loadAverageBefore,
+      loadAverageAfter: loadavg()[0],
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+      database: process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'embedded PostgreSQL',
+      rounds: ROUNDS,
+      durationS: DURATION_S,
+      runs,
+      samples,
+    };
+    recordResults('workers', result, report(result));
+  } finally {
+    model.child.kill('SIGTERM');
+    for (const file of Object.values(configs)) rmSync(file, { force: true });
+    await db.stop();
+  }
+}
+
+void main();
