@@ -4,8 +4,9 @@
  *   1. GET /v1/skills, autocannon with 32 connections;
  *   2. chat turns (POST /v1/chats/:id/messages) against a scripted model that answers at once (one tool call, then
  *      text), 32 connections.
- * The settings alternate (1, 2, 1, 2, …) and each result is the median of its rounds: this machine's throughput
- * drifts between runs. CPU is the whole server's (the primary and its workers) and the machine's.
+ * Both servers run at once and take turns in short runs (1, 2, 1, 2, …); each result is the median of its rounds, and
+ * the ratio the median of each pair's: this machine's throughput drifts between runs. CPU is the whole server's (the
+ * primary and its workers) and the machine's.
  *
  *   npm run bench:workers          (writes bench/results/workers.{md,json})
  */
@@ -15,12 +16,19 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort } from '../test/support/ports.js';
-import { createBenchKey, databaseUrl, percentile, recordResults, startChild } from './bench-support.js';
+import {
+  createBenchKey,
+  databaseUrl,
+  percentile,
+  recordResults,
+  scriptedTurnsConfig,
+  startChild,
+} from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const CONNECTIONS = 32;
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const SETTINGS = [1, 2] as const;
 /** USER_HZ, 100 on every Linux this runs on. */
 const CLOCK_TICKS = 100;
@@ -75,32 +83,10 @@ async function measure(server: ServerProcess, options: autocannon.Options): Prom
 }
 
 function configText(dbUrl: string, modelUrl: string, workers: number, port: number): string {
-  return [
-    '[app]',
-    `port = ${port}`,
-    `workers = ${workers}`,
-    'default_model = "scripted"',
-    '[app.auth]',
-    'mode = "api_key"',
-    // One key drives every connection: the per-user limits would measure the limiter, not the app.
-    '[app.limits]',
-    'requests_per_minute = 1000000',
-    'turns_per_minute = 1000000',
-    '[app.logging]',
-    'format = "json"',
-    'level = "warn"',
-    '[app.skills]',
-    'enabled = true',
-    `directories = [${JSON.stringify(join(ROOT, 'skills'))}, ` +
-      `${JSON.stringify(resolve(ROOT, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
-    '[app.database]',
-    `url = ${JSON.stringify(dbUrl)}`,
-    '[app.models.scripted]',
-    'provider = "openai-compatible"',
-    `base_url = ${JSON.stringify(modelUrl)}`,
-    'model = "scripted-1"',
-    'max_retries = 0',
-  ].join('\n');
+  return scriptedTurnsConfig(dbUrl, modelUrl, {
+    app: [`port = ${port}`, `workers = ${workers}`],
+    sections: ['[app.logging]', 'format = "json"', 'level = "warn"'],
+  });
 }
 
 /** A server process started from the built `dist/src/main.js`, once `/health` answers on its port. */
@@ -156,14 +142,13 @@ async function createChats(baseUrl: string, authorization: string, count: number
   return chats;
 }
 
-/** One round for one setting: a server with `workers`, warmed up, then the skills run and the turn run. */
-async function round(configFile: string, port: number, authorization: string, chats: string[]) {
-  const server = await startServer(configFile, port);
-  try {
-    const skills = { url: `${server.baseUrl}/v1/skills`, headers: { authorization } };
-    let next = 0;
-    const turnBody = JSON.stringify({ content: 'Write a commit message for my change.' });
-    const turns = {
+/** The two loads, on one server: GET /v1/skills, and turns spread over `chats`. */
+function loadsOf(server: ServerProcess, authorization: string, chats: string[]) {
+  let next = 0;
+  const turnBody = JSON.stringify({ content: 'Write a commit message for my change.' });
+  return {
+    skills: { url: `${server.baseUrl}/v1/skills`, headers: { authorization } },
+    turns: {
       url: server.baseUrl,
       requests: [
         {
@@ -176,14 +161,34 @@ async function round(configFile: string, port: number, authorization: string, ch
           }),
         },
       ],
-    };
-    // Warm-up: every worker compiles its hot paths.
-    await autocannon({ ...skills, connections: CONNECTIONS, duration: 3 });
-    await autocannon({ ...turns, connections: CONNECTIONS, duration: 3 });
-    return { skills: await measure(server, skills), turns: await measure(server, turns) };
-  } finally {
-    await server.stop();
-  }
+    },
+  };
+}
+
+type Load = 'skills' | 'turns';
+
+/**
+ * Both servers run side by side (an idle one costs nothing) and take turns in short runs, 1 then 2, `ROUNDS` times
+ * per load: the other work on this shared machine comes and goes over seconds, so each pair of runs sees about the
+ * same machine, and the pair's ratio is what is kept.
+ */
+async function alternate(servers: Record<string, ServerProcess>, authorization: string, chats: string[]) {
+  const loads = Object.fromEntries(
+    SETTINGS.map((workers) => [workers, loadsOf(servers[workers], authorization, chats)]),
+  );
+  // Warm-up: every worker compiles its hot paths.
+  for (const workers of SETTINGS)
+    for (const load of ['skills', 'turns'] as const)
+      await autocannon({ ...loads[workers][load], connections: CONNECTIONS, duration: 3 });
+  const samples: Record<string, Record<Load, Measured[]>> = {
+    1: { skills: [], turns: [] },
+    2: { skills: [], turns: [] },
+  };
+  for (const load of ['skills', 'turns'] as const)
+    for (let r = 0; r < ROUNDS; r++)
+      for (const workers of SETTINGS)
+        samples[workers][load].push(await measure(servers[workers], loads[workers][load]));
+  return samples;
 }
 
 function median(values: Measured[]): Measured {
@@ -213,12 +218,16 @@ function report(result: {
   rounds: number;
   durationS: number;
   runs: Record<string, { skills: Measured; turns: Measured }>;
+  ratio: Record<Load, number>;
+  samples: Record<string, Record<Load, Measured[]>>;
 }): string {
   const one = result.runs['1'];
   const two = result.runs['2'];
   const row = (name: string, workers: string, m: Measured) =>
     `| ${name} | ${workers} | ${f(m.rps, 0)} | ${f(m.latencyP50Ms, 0)} / ${f(m.latencyP99Ms, 0)} | ` +
-    `${f(m.serverCores, 2)} | ${f(m.machineBusyShare * 100, 0)}% | ${m.failures} |`;
+    `${f(m.serverCores, 2)} | ${f(m.machineBusyShare * 100, 0)}% | ${m.failures} | ${rounds(name, workers)} |`;
+  const rounds = (name: string, workers: string) =>
+    result.samples[workers][name === 'chat turns' ? 'turns' : 'skills'].map((sample) => f(sample.rps, 0)).join(', ');
   return [
     '# `[app] workers`: 1 and 2 server processes on one port',
     '',
@@ -227,19 +236,20 @@ function report(result: {
       'other work on the machine takes cores from both settings alike.',
     '',
     `The built server (\`dist/src/main.js\`), keys required, ${CONNECTIONS} connections (autocannon), each ` +
-      `setting ${result.rounds} times in turn (1, 2, 1, 2, …), ${result.durationS} s per run after a warm-up; ` +
-      'medians. Turns run against a scripted model that answers at once (one tool call, then text). The server, ' +
-      'PostgreSQL, the scripted model and autocannon share the machine.',
+      `setting ${result.rounds} times in turn (1, 2, 1, 2, …; both servers up, the idle one waiting), ` +
+      `${result.durationS} s per run after a warm-up; medians. Turns run against a scripted model that answers at ` +
+      'once (one tool call, then text). The servers, PostgreSQL, the scripted model and autocannon share the machine.',
     '',
-    '| run | workers | req/s | latency p50 / p99 ms | server CPU, cores | machine busy | failures |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| run | workers | req/s | latency p50 / p99 ms | server CPU, cores | machine busy | failures | ' +
+      'each round, req/s |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
     row('GET /v1/skills', '1', one.skills),
     row('GET /v1/skills', '2', two.skills),
     row('chat turns', '1', one.turns),
     row('chat turns', '2', two.turns),
     '',
-    `Ratio, 2 workers to 1: GET /v1/skills ×${f(two.skills.rps / one.skills.rps, 2)}, chat turns ` +
-      `×${f(two.turns.rps / one.turns.rps, 2)}.`,
+    `Ratio, 2 workers to 1 (the median of each pair of runs side by side): GET /v1/skills ` +
+      `×${f(result.ratio.skills, 2)}, chat turns ×${f(result.ratio.turns, 2)}.`,
     '',
   ].join('\n');
 }
@@ -249,32 +259,34 @@ async function main(): Promise<void> {
   const model = await startChild(join(import.meta.dirname, 'http.bench.js'), ['serve-model']);
   // Other work on the machine takes cores from both settings: the load average says how much there was.
   const loadAverageBefore = loadavg()[0];
-  const port = await freePort();
+  const ports: Record<string, number> = { 1: await freePort(), 2: await freePort() };
+  const servers: ServerProcess[] = [];
   const configs = Object.fromEntries(
     SETTINGS.map((workers) => {
       const file = join(tmpdir(), `skillhost-bench-workers-${workers}.toml`);
-      writeFileSync(file, configText(db.url, `http://127.0.0.1:${model.port}/v1`, workers, port));
+      writeFileSync(file, configText(db.url, `http://127.0.0.1:${model.port}/v1`, workers, ports[workers]));
       return [workers, file];
     }),
   );
   try {
-    // A first start runs the migrations; then the key and the chats every round uses.
-    const first = await startServer(configs[1], port);
+    // The first server runs the migrations; then the key and the chats both use.
+    const one = await startServer(configs[1], ports[1]);
+    servers.push(one);
     const authorization = `Bearer ${await createBenchKey(db.url)}`;
-    const chats = await createChats(first.baseUrl, authorization, 200);
-    await first.stop();
-    const samples: Record<string, { skills: Measured; turns: Measured }[]> = { 1: [], 2: [] };
-    for (let r = 0; r < ROUNDS; r++)
-      for (const workers of SETTINGS) samples[workers].push(await round(configs[workers], port, authorization, chats));
+    const chats = await createChats(one.baseUrl, authorization, 200);
+    servers.push(await startServer(configs[2], ports[2]));
+    const samples = await alternate({ 1: one, 2: servers[1] }, authorization, chats);
     const runs = Object.fromEntries(
       SETTINGS.map((workers) => [
         workers,
-        {
-          skills: median(samples[workers].map((s) => s.skills)),
-          turns: median(samples[workers].map((s) => s.turns)),
-        },
+        { skills: median(samples[workers].skills), turns: median(samples[workers].turns) },
       ]),
     );
+    const pairedRatio = (load: Load) =>
+      percentile(
+        samples[2][load].map((two, r) => two.rps / samples[1][load][r].rps),
+        50,
+      );
     const result = {
       recordedAt: new Date().toISOString(),
       loadAverageBefore,
@@ -284,10 +296,12 @@ async function main(): Promise<void> {
       rounds: ROUNDS,
       durationS: DURATION_S,
       runs,
+      ratio: { skills: pairedRatio('skills'), turns: pairedRatio('turns') },
       samples,
     };
     recordResults('workers', result, report(result));
   } finally {
+    for (const server of servers) await server.stop();
     model.child.kill('SIGTERM');
     for (const file of Object.values(configs)) rmSync(file, { force: true });
     await db.stop();
