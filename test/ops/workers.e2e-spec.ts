@@ -11,6 +11,7 @@ import {
   startServerProcess,
 } from '../support/instances.js';
 import { query } from '../support/database.js';
+import { generateApiKey } from '../../src/domain/users/api-key.js';
 import { freePort } from '../support/ports.js';
 import { tempTree } from '../support/files/skill-tree.js';
 
@@ -106,27 +107,41 @@ describe('[app] workers = 2 on the test PostgreSQL', () => {
 
   beforeAll(async () => {
     buildServer();
-    cluster = await startInstances(1, { overrides: { 'app.workers': 2 } });
+    const bootstrapKey = generateApiKey().key;
+    cluster = await startInstances(1, {
+      overrides: { 'app.workers': 2, 'app.auth.bootstrap_admin_key': bootstrapKey },
+    });
     server = cluster.instances[0];
   }, 180_000);
 
   afterAll(() => cluster?.close());
 
-  it('answers on one port from two worker processes of the primary, which alone ran the migrations', async () => {
-    const pids = await answeringPids(server.baseUrl);
-    expect(pids.size).toBe(2);
-    for (const pid of pids) expect(parentOf(pid)).toBe(server.pid);
-    const applied = linesOf(server).filter((line) => /Applied \d+ database migration/.test(String(line.msg)));
-    expect(applied).toHaveLength(1);
-    expect(applied[0].pid).toBe(server.pid);
-    // Each migration is recorded once.
-    const rows = await query<{ name: string; copies: string }>(
-      cluster.db.url,
-      'SELECT name, count(*) AS copies FROM migrations GROUP BY name HAVING count(*) > 1',
-    );
-    expect(rows).toEqual([]);
-    expect(server.output()).toMatch(/Workers: 2 processes on one port \(pids \d+, \d+\)/);
-  });
+  it(
+    'answers on one port from two worker processes of the primary, which alone ran the migrations; the first ' +
+      'worker alone registered the bootstrap admin key',
+    async () => {
+      const pids = await answeringPids(server.baseUrl);
+      expect(pids.size).toBe(2);
+      for (const pid of pids) expect(parentOf(pid)).toBe(server.pid);
+      const applied = linesOf(server).filter((line) => /Applied \d+ database migration/.test(String(line.msg)));
+      expect(applied).toHaveLength(1);
+      expect(applied[0].pid).toBe(server.pid);
+      // Each migration is recorded once.
+      const rows = await query<{ name: string; copies: string }>(
+        cluster.db.url,
+        'SELECT name, count(*) AS copies FROM migrations GROUP BY name HAVING count(*) > 1',
+      );
+      expect(rows).toEqual([]);
+      expect(server.output()).toMatch(/Workers: 2 processes on one port \(pids \d+, \d+\)/);
+      // Every outcome of registering names the key in one line: had the second worker tried too, it would say so.
+      const told = linesOf(server).filter((line) => /bootstrap admin key/i.test(String(line.msg)));
+      expect(told.map((line) => [line.worker, String(line.msg).split(' (')[0]])).toEqual([
+        [1, 'Registered the bootstrap admin key'],
+      ]);
+      const keys = await query(cluster.db.url, "SELECT id FROM api_keys WHERE label = 'bootstrap'");
+      expect(keys).toHaveLength(1);
+    },
+  );
 
   it('shares the database between the workers: a chat made through one is read through the other', async () => {
     const made = await send(`${server.baseUrl}/v1/chats`, 'POST', {});
