@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -78,6 +78,41 @@ export function writeBenchSkills(dir: string, count: number): void {
     );
     writeFileSync(join(dir, name, 'references', 'guide.md'), `Guide ${i}.\n`.repeat(40));
   }
+}
+
+/**
+ * The configuration of a server for turn benchmarks: keys required, the repository's skills and the shared corpus,
+ * the scripted model at `modelUrl`, no limits in the way; `app` adds lines under `[app]`, `sections` whole sections.
+ */
+export function scriptedTurnsConfig(
+  dbUrl: string,
+  modelUrl: string,
+  options: { app?: string[]; sections?: string[] } = {},
+): string {
+  const root = resolve(import.meta.dirname, '..', '..');
+  return [
+    '[app]',
+    ...(options.app ?? []),
+    'default_model = "scripted"',
+    '[app.auth]',
+    'mode = "api_key"',
+    // One key drives every connection: the per-user limits would measure the limiter, not the app.
+    '[app.limits]',
+    'requests_per_minute = 1000000',
+    'turns_per_minute = 1000000',
+    ...(options.sections ?? []),
+    '[app.skills]',
+    'enabled = true',
+    `directories = [${JSON.stringify(join(root, 'skills'))}, ` +
+      `${JSON.stringify(resolve(root, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
+    '[app.database]',
+    `url = ${JSON.stringify(dbUrl)}`,
+    '[app.models.scripted]',
+    'provider = "openai-compatible"',
+    `base_url = ${JSON.stringify(modelUrl)}`,
+    'model = "scripted-1"',
+    'max_retries = 0',
+  ].join('\n');
 }
 
 /** Writes `bench/results/<name>.{json,md}` and prints the markdown. */

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import {
   DEFAULT_COMMAND_DIRECTORIES,
@@ -107,6 +108,26 @@ function apiKey(options: { default: string; description: string }): Setting<stri
   return { ...options, rule, expected, type: 'API key `skh_…`', shape: 'string', secret: 'key' };
 }
 
+/** The most worker processes `[app] workers` may ask for. */
+export const MAX_WORKERS = 64;
+
+/** `[app] workers`: a count, or `auto` for one per core (what the machine offers this process). */
+function workerCount(options: { default: number; description: string }): Setting<number | 'auto', number> {
+  // smol-toml reads integers past 2^53 as bigint; they are then simply out of range.
+  const rule = z.preprocess(
+    (v) => (typeof v === 'bigint' ? Number(v) : v),
+    z.union([z.number().int().min(1).max(MAX_WORKERS), z.literal('auto')]),
+  ) as z.ZodType<number | 'auto'>;
+  return {
+    ...options,
+    rule,
+    expected: `an integer from 1 to ${MAX_WORKERS}, or 'auto' (one per core)`,
+    type: `integer 1–${MAX_WORKERS} or \`auto\``,
+    shape: 'number',
+    resolve: (value) => (value === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : value),
+  };
+}
+
 function isDatabaseUrl(text: string): boolean {
   try {
     const url = new URL(text);
@@ -126,6 +147,14 @@ export const CONFIG_SETTINGS = {
       nonEmpty: true,
       default: '127.0.0.1',
       description: 'Interface to listen on; `0.0.0.0` for all.',
+    }),
+    workers: workerCount({
+      default: 1,
+      description:
+        'Server processes answering on the one port (node:cluster, connections handed out in turn); `auto`: one ' +
+        'per core. The first process starts the embedded PostgreSQL and runs the migrations, then starts the ' +
+        'workers and restarts one that crashes; 1: a single process, no cluster. Each worker has its own ' +
+        'snapshot, pool (`pool_size` each), MCP sessions and `/metrics` counters.',
     }),
     base_prompt: setting.string({ default: DEFAULT_BASE_PROMPT, description: 'The start of every system prompt.' }),
     default_model: setting.string({
