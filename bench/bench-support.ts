@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -76,6 +76,55 @@ export async function benchWorkspace(
   return { work, skillsDir, db, configFile };
 }
 
+/** `count` skill folders in `dir`, each a SKILL.md (a description on one of 97 topics) and a 480-byte reference. */
+export function writeBenchSkills(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const name = `bench-skill-${String(i).padStart(4, '0')}`;
+    mkdirSync(join(dir, name, 'references'), { recursive: true });
+    writeFileSync(
+      join(dir, name, 'SKILL.md'),
+      `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or ` +
+        `area ${i % 13}.\n---\n\n# ${name}\n\nRead references/guide.md.\n`,
+    );
+    writeFileSync(join(dir, name, 'references', 'guide.md'), `Guide ${i}.\n`.repeat(40));
+  }
+}
+
+/**
+ * The configuration of a server for turn benchmarks: keys required, the repository's skills and the shared corpus,
+ * the scripted model at `modelUrl`, no limits in the way; `app` adds lines under `[app]`, `sections` whole sections.
+ */
+export function scriptedTurnsConfig(
+  dbUrl: string,
+  modelUrl: string,
+  options: { app?: string[]; sections?: string[] } = {},
+): string {
+  const root = resolve(import.meta.dirname, '..', '..');
+  return [
+    '[app]',
+    ...(options.app ?? []),
+    'default_model = "scripted"',
+    '[app.auth]',
+    'mode = "api_key"',
+    // One key drives every connection: the per-user limits would measure the limiter, not the app.
+    '[app.limits]',
+    'requests_per_minute = 1000000',
+    'turns_per_minute = 1000000',
+    ...(options.sections ?? []),
+    '[app.skills]',
+    'enabled = true',
+    `directories = [${JSON.stringify(join(root, 'skills'))}, ` +
+      `${JSON.stringify(resolve(root, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
+    '[app.database]',
+    `url = ${JSON.stringify(dbUrl)}`,
+    '[app.models.scripted]',
+    'provider = "openai-compatible"',
+    `base_url = ${JSON.stringify(modelUrl)}`,
+    'model = "scripted-1"',
+    'max_retries = 0',
+  ].join('\n');
+}
+
 /**
  * Writes `bench/results/<name>.{json,md}` and prints the markdown. The JSON gets the machine and the summary (each
  * line with its ratio to the same-run baseline); the markdown ends with the summary's table. Without a summary
@@ -143,7 +192,8 @@ export function percentile(values: number[], p: number): number {
  * Child mode `serve-app`: the real application from its config file (SKILLHOST_CONFIG), on a free
  * port it prints as `READY <port>`. On SIGUSR2 it prints the event loop's delay since the last
  * SIGUSR2 (or the start) as `LOOP {p50, p99, max}` in milliseconds: how long the server kept
- * everything else waiting. `src`: another build's `dist/src/` (e.g. main's, for a before/after).
+ * everything else waiting; with the CPU time it has used so far (`cpuMs`). `src`: another build's
+ * `dist/src/` (e.g. main's, for a before/after).
  */
 export async function serveApp(src = new URL('../src/', import.meta.url)): Promise<void> {
   const { loadConfig } = (await import(
@@ -177,6 +227,7 @@ export async function serveApp(src = new URL('../src/', import.meta.url)): Promi
         max: ms(delay.max),
         gcCount: gc.count,
         gcLongestMs,
+        cpuMs: cpuMsOf(process.cpuUsage()),
       })}`,
     );
     delay.reset();
@@ -194,6 +245,13 @@ export interface LoopDelay {
   /** Garbage collections meanwhile, and the longest pause among them. */
   gcCount: number;
   gcLongestMs: number;
+  /** CPU time (user + system) the server process has used since it started; not reset by an ask. */
+  cpuMs: number;
+}
+
+/** `process.cpuUsage()`'s user + system time in milliseconds. */
+export function cpuMsOf(usage: NodeJS.CpuUsage): number {
+  return (usage.user + usage.system) / 1000;
 }
 
 /** The child's event-loop delay since the last ask (see serveApp). */

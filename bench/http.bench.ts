@@ -27,6 +27,7 @@ import {
   machineName,
   percentile,
   recordResults,
+  scriptedTurnsConfig,
   serveApp,
   startChild as startChildProcess,
   type SummaryLine,
@@ -227,30 +228,7 @@ async function main(): Promise<void> {
   const model = await startChild(['serve-model']);
   const modelUrl = `http://127.0.0.1:${model.port}/v1`;
   const configFile = join(tmpdir(), 'skillhost-bench-config.toml');
-  writeFileSync(
-    configFile,
-    [
-      '[app]',
-      'default_model = "scripted"',
-      '[app.auth]',
-      'mode = "api_key"',
-      // One key drives every connection: the per-user limits would measure the limiter, not the app.
-      '[app.limits]',
-      'requests_per_minute = 1000000',
-      'turns_per_minute = 1000000',
-      '[app.skills]',
-      'enabled = true',
-      `directories = [${JSON.stringify(join(ROOT, 'skills'))}, ` +
-        `${JSON.stringify(resolve(ROOT, '..', 'shared', 'corpus', 'anthropics-skills'))}]`,
-      '[app.database]',
-      `url = ${JSON.stringify(db.url)}`,
-      '[app.models.scripted]',
-      'provider = "openai-compatible"',
-      `base_url = ${JSON.stringify(modelUrl)}`,
-      'model = "scripted-1"',
-      'max_retries = 0',
-    ].join('\n'),
-  );
+  writeFileSync(configFile, scriptedTurnsConfig(db.url, modelUrl));
   // DATABASE_URL would override the file's url (it names the server, not this run's database).
   const app = await startChild(['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
   const appUrl = `http://127.0.0.1:${app.port}`;

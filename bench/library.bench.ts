@@ -9,32 +9,19 @@
  */
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { ToolSet } from 'ai';
 import { invokeSkills, skillSystemPrompt, skillTools } from '../src/ai-sdk.js';
 import { SkillRegistryService, SkillResourcesService, SkillsModule } from '../src/nest.js';
-import { machineName, percentile, recordResults, type SummaryLine } from './bench-support.js';
+import { machineName, percentile, recordResults, type SummaryLine, writeBenchSkills } from './bench-support.js';
 
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 2000);
 const TURNS = Number(process.env.BENCH_TURNS ?? 300);
 const IMPORTS = Number(process.env.BENCH_IMPORTS ?? 5);
 const DIST = join(import.meta.dirname, '..', 'src');
-
-function writeSkills(dir: string): void {
-  for (let i = 0; i < SKILLS; i++) {
-    const name = `bench-skill-${String(i).padStart(4, '0')}`;
-    mkdirSync(join(dir, name, 'references'), { recursive: true });
-    writeFileSync(
-      join(dir, name, 'SKILL.md'),
-      `---\nname: ${name}\ndescription: Benchmark skill ${i}. Use when a request is about topic ${i % 97} or ` +
-        `area ${i % 13}.\n---\n\n# ${name}\n\nRead references/guide.md.\n`,
-    );
-    writeFileSync(join(dir, name, 'references', 'guide.md'), `Guide ${i}.\n`.repeat(40));
-  }
-}
 
 /** Milliseconds of `run`, `count` times: p50, p99, max. */
 async function timed(count: number, run: (i: number) => unknown): Promise<{ p50: number; p99: number; max: number }> {
@@ -60,7 +47,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'skillhost-bench-library-'));
   try {
     const skillsDir = join(work, 'skills');
-    writeSkills(skillsDir);
+    writeBenchSkills(skillsDir, SKILLS);
 
     const imports: Record<string, { p50: number; max: number }> = {};
     for (const entry of ['nest', 'ai-sdk', 'index']) {

@@ -4,6 +4,7 @@ import { UsersAndApiKeys1764000000000 } from './1764000000000-users-and-api-keys
 import { CommandsAndInvocations1764100000000 } from './1764100000000-commands-and-invocations.js';
 import { ChatEventRelay1764200000000 } from './1764200000000-chat-event-relay.js';
 import { SkillStore1764300000000 } from './1764300000000-skill-store.js';
+import { RateLimits1764400000000 } from './1764400000000-rate-limits.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   CommandsAndInvocations1764100000000,
   ChatEventRelay1764200000000,
   SkillStore1764300000000,
+  RateLimits1764400000000,
 ];

@@ -15,6 +15,7 @@ import { SKILL_UPLOAD_ROUTES } from '../api/http/skill-store.controller.js';
 import { acceptSkillUploads } from './http/upload-bodies.js';
 import { uploadKindOf } from '../domain/skills/store/skill-upload.reader.js';
 import type { AppConfig } from '../config/app-config.js';
+import type { ProcessRole } from '../config/process-role.js';
 import { GRAPHQL_PATH } from '../api/graphql/graphql-driver.config.js';
 import { createAppLogger, fastifyLoggingOptions } from '../infra/observability/logging.js';
 import { PinoNestLogger } from '../infra/observability/nest-logger.js';
@@ -34,13 +35,18 @@ export interface CreateAppOptions {
   logger?: LoggerService | false;
   /** pino's output instead of stdout (tests read the lines). */
   logDestination?: DestinationStream;
+  /** Which process of the server this is: a cluster's worker skips what the primary did (default: the only one). */
+  role?: ProcessRole;
 }
 
 /** Builds the Fastify-backed Nest application (main.ts, tests and benchmarks share it). */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
-  const pino = options.logger === undefined ? createAppLogger(config.app.logging, options.logDestination) : undefined;
+  const pino =
+    options.logger === undefined
+      ? createAppLogger(config.app.logging, options.logDestination, options.role?.worker)
+      : undefined;
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forConfig(config),
+    AppModule.forConfig(config, options.role),
     new FastifyAdapter({
       ...fastifyLoggingOptions(pino),
       bodyLimit: BODY_LIMIT_BYTES,

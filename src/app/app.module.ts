@@ -6,6 +6,7 @@ import { FeatureGuard } from '../api/http/guards/feature.guard.js';
 import { createAppPipe } from '../api/http/pipes/validation.pipe.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConfigModule } from '../config/config.module.js';
+import type { ProcessRole } from '../config/process-role.js';
 import { GraphqlApiModule } from '../api/graphql/graphql-api.module.js';
 import { LifecycleModule } from '../domain/lifecycle/lifecycle.module.js';
 import { LoggingModule } from '../infra/observability/logging.js';
@@ -46,14 +47,14 @@ function chatsWithAdapters(skills: DynamicModule): DynamicModule {
 @Module({})
 export class AppModule {
   /** The whole application for one validated configuration (main.ts and tests build it the same way). */
-  static forConfig(config: AppConfig): DynamicModule {
+  static forConfig(config: AppConfig, role?: ProcessRole): DynamicModule {
     // One instance of the skills and of the chats for every door that uses them.
     const skills = skillsWithAdapters();
     const chats = chatsWithAdapters(skills);
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
+        ConfigModule.forRoot(config, role),
         LoggingModule,
         LifecycleModule,
         MetricsModule,

@@ -1,7 +1,8 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from '@jest/globals';
 import { SKILLS_OPTIONS } from '@skillhost/core';
 import { ConfigError, loadConfig } from './config-loader.js';
-import { CONFIG_SETTINGS, renderConfigReference, SETTINGS, settingLabel } from './config-schema.js';
+import { CONFIG_SETTINGS, MAX_WORKERS, renderConfigReference, SETTINGS, settingLabel } from './config-schema.js';
 import { CONFIG_TREE_SCHEMA } from './config-validation.js';
 
 /**
@@ -101,6 +102,38 @@ describe('CONFIG_SETTINGS', () => {
         'app.skills.directories: ["a",""] is not allowed; expected a list of non-empty strings',
         'app.skills.explicit_prefixes: ["/","#","!"] is not allowed; expected a list of /, $',
       ]);
+    });
+  });
+
+  describe('[app] workers', () => {
+    const workersOf = (env: Record<string, string>, toml: Record<string, unknown> = {}) =>
+      loadConfig({ env, toml, ...place }).app.workers;
+
+    it('is one process unless asked, a count from the file or SKILLHOST_WORKERS, and auto is one per core', () => {
+      expect(workersOf({})).toBe(1);
+      expect(workersOf({}, { app: { workers: 3 } })).toBe(3);
+      expect(workersOf({ SKILLHOST_WORKERS: '2' }, { app: { workers: 3 } })).toBe(2);
+      expect(workersOf({}, { app: { workers: 'auto' } })).toBe(Math.min(availableParallelism(), MAX_WORKERS));
+      expect(workersOf({ SKILLHOST_WORKERS: 'auto' })).toBe(Math.min(availableParallelism(), MAX_WORKERS));
+    });
+
+    it('refuses anything but a count from 1 to the most, or auto, with one line saying what is allowed', () => {
+      const expected = `expected an integer from 1 to ${MAX_WORKERS}, or 'auto' (one per core)`;
+      expect(problemsOf({}, { app: { workers: 0 } })).toEqual([`app.workers: 0 is not allowed; ${expected}`]);
+      expect(problemsOf({ SKILLHOST_WORKERS: 'all' })).toEqual([
+        `SKILLHOST_WORKERS (app.workers): "all" is not allowed; ${expected}`,
+      ]);
+      expect(problemsOf({}, { app: { workers: 2.5 } })).toEqual([`app.workers: 2.5 is not allowed; ${expected}`]);
+      expect(problemsOf({}, { app: { workers: MAX_WORKERS + 1 } })).toEqual([
+        `app.workers: ${MAX_WORKERS + 1} is not allowed; ${expected}`,
+      ]);
+      expect(problemsOf({}, { app: { workers: 'AUTO' } })).toEqual([`app.workers: "AUTO" is not allowed; ${expected}`]);
+    });
+
+    it('appears in the reference table with its variable and both kinds of value', () => {
+      expect(renderConfigReference()).toContain(
+        `| \`[app]\` \`workers\` | \`SKILLHOST_WORKERS\` | integer 1–${MAX_WORKERS} or \`auto\` | \`1\` |`,
+      );
     });
   });
 

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import {
   DEFAULT_COMMAND_DIRECTORIES,
@@ -107,6 +108,26 @@ function apiKey(options: { default: string; description: string }): Setting<stri
   return { ...options, rule, expected, type: 'API key `skh_…`', shape: 'string', secret: 'key' };
 }
 
+/** The most worker processes `[app] workers` may ask for. */
+export const MAX_WORKERS = 64;
+
+/** `[app] workers`: a count, or `auto` for one per core (what the machine offers this process). */
+function workerCount(options: { default: number; description: string }): Setting<number | 'auto', number> {
+  // smol-toml reads integers past 2^53 as bigint; they are then simply out of range.
+  const rule = z.preprocess(
+    (v) => (typeof v === 'bigint' ? Number(v) : v),
+    z.union([z.number().int().min(1).max(MAX_WORKERS), z.literal('auto')]),
+  ) as z.ZodType<number | 'auto'>;
+  return {
+    ...options,
+    rule,
+    expected: `an integer from 1 to ${MAX_WORKERS}, or 'auto' (one per core)`,
+    type: `integer 1–${MAX_WORKERS} or \`auto\``,
+    shape: 'number',
+    resolve: (value) => (value === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : value),
+  };
+}
+
 function isDatabaseUrl(text: string): boolean {
   try {
     const url = new URL(text);
@@ -126,6 +147,14 @@ export const CONFIG_SETTINGS = {
       nonEmpty: true,
       default: '127.0.0.1',
       description: 'Interface to listen on; `0.0.0.0` for all.',
+    }),
+    workers: workerCount({
+      default: 1,
+      description:
+        'Server processes answering on the one port (node:cluster, connections handed out in turn); `auto`: one ' +
+        'per core. The first process starts the embedded PostgreSQL and runs the migrations, then starts the ' +
+        'workers and restarts one that crashes; 1: a single process, no cluster. Each worker has its own ' +
+        'snapshot, pool (`pool_size` each), MCP sessions and `/metrics` counters.',
     }),
     base_prompt: setting.string({ default: DEFAULT_BASE_PROMPT, description: 'The start of every system prompt.' }),
     default_model: setting.string({
@@ -571,14 +600,17 @@ export const CONFIG_SETTINGS = {
         max: 1_000_000,
         default: 600,
         description:
-          'Requests per minute per user (per client address for requests without a key, while auth is off), per ' +
-          'instance; past it 429 `RATE_LIMITED` with `Retry-After`. `/health*` is never limited.',
+          'Requests per minute per user (per client address for requests without a key, while auth is off), ' +
+          'counted together by every instance on the database (a fixed minute per caller); past it 429 ' +
+          '`RATE_LIMITED` with `Retry-After`. `/health*` is never limited.',
       }),
       turns_per_minute: setting.integer({
         min: 1,
         max: 1_000_000,
         default: 60,
-        description: 'Turns (messages sent) per minute per user or client address, per instance.',
+        description:
+          'Turns (messages sent) per minute per user or client address, counted together by every instance on the ' +
+          'database; a turn also counts as a request.',
       }),
       max_concurrent_turns: setting.integer({
         min: 1,

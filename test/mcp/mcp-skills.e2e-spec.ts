@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -602,6 +603,120 @@ describe('skills over MCP and the discovery index', () => {
     } finally {
       await http.put('/v1/me/skills').set('authorization', `Bearer ${keys.ann}`).send({}).expect(200);
     }
+  });
+
+  /**
+   * `skills/list` answers are remembered per view of the catalogue, protocol version and cursor
+   * (mcp-server.factory.ts): a remembered page is the page the SDK made, a reload or a filter change is seen by the
+   * very next request of an open session, and one user's page is never another's, whatever cursor they send.
+   */
+  describe('skills/list answers remembered per view', () => {
+    interface Page {
+      skills: Skill[];
+      nextCursor?: string;
+      ttlMs?: number;
+    }
+    const listPage = async (client: Client, cursor?: string) =>
+      (await call(client, 'skills/list', cursor === undefined ? {} : { cursor })) as unknown as Page;
+    /** Every page, raw, as the server answered them. */
+    async function walk(client: Client): Promise<Page[]> {
+      const pages: Page[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await listPage(client, cursor);
+        pages.push(page);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return pages;
+    }
+    const listed = (pages: Page[]) => names(pages.flatMap((page) => page.skills));
+    const setFilter = (user: string, filter: object) =>
+      request(ctx.app.getHttpServer())
+        .put('/v1/me/skills')
+        .set('authorization', `Bearer ${keys[user]}`)
+        .send(filter)
+        .expect(200);
+    const reload = () =>
+      request(ctx.app.getHttpServer())
+        .post('/v1/admin/skills/reload')
+        .set('authorization', `Bearer ${keys.root}`)
+        .expect(200);
+
+    it.each<Era>(['legacy', 'auto'])(
+      'answers a remembered page exactly as when it made it (%s client), an empty cursor still refused',
+      async (era) => {
+        const made = await walk((await connect('ann', era)).client);
+        const remembered = await walk((await connect('ann', era)).client);
+        expect(remembered).toEqual(made);
+        expect(listed(made)).toEqual(expect.arrayContaining(['alpha', 'delta', 'epsilon', 'gamma', 'typed', 'zeta']));
+        if (era === 'auto') expect(made[0]).toMatchObject({ ttlMs: 60_000, cacheScope: 'private' });
+        else expect(made[0].ttlMs).toBeUndefined();
+        // No cursor is the first page; an empty one is no cursor at all.
+        await expect(listPage((await connect('ann', era)).client, '')).rejects.toMatchObject({ code: -32602 });
+      },
+    );
+
+    it("sees a user's filter change, and its undoing, at the very next request of an open session", async () => {
+      const { client } = await connect('ann');
+      const before = listed(await walk(client));
+      expect(before).toContain('gamma');
+      await setFilter('ann', { exclude: ['gamma'] });
+      try {
+        // No waiting for a notification: the next request's view is another object, its pages made afresh.
+        expect(listed(await walk(client))).toEqual(before.filter((name) => name !== 'gamma'));
+      } finally {
+        await setFilter('ann', {});
+      }
+      expect(listed(await walk(client))).toEqual(before);
+    });
+
+    it('sees a reload at the very next request of an open session, in both eras', async () => {
+      const legacy = (await connect('ann')).client;
+      const modern = (await connect('ann', 'auto')).client;
+      expect(listed(await walk(legacy))).not.toContain('omega');
+      expect(listed(await walk(modern))).not.toContain('omega');
+      writeSkill(tree, 'skills', 'omega', { description: 'Added on disk. Use for omega work.' });
+      try {
+        await reload();
+        expect(listed(await walk(legacy))).toContain('omega');
+        expect(listed(await walk(modern))).toContain('omega');
+      } finally {
+        rmSync(tree.path('skills/omega'), { recursive: true, force: true });
+        await reload();
+      }
+      expect(listed(await walk(legacy))).not.toContain('omega');
+    });
+
+    it(
+      "never answers one user's page to another: a cursor sent in another user's session is read in their own " +
+        'view, whoever asked first',
+      async () => {
+        await setFilter('bob', { exclude: ['delta'] });
+        try {
+          for (const era of ['legacy', 'auto'] as const) {
+            const ann = (await connect('ann', era)).client;
+            const bob = (await connect('bob', era)).client;
+            // Bob asks first: a page made for his view must not be answered to Ann, nor Ann's to him.
+            const bobFirst = await listPage(bob);
+            const annFirst = await listPage(ann);
+            const bobAll = listed(await walk(bob));
+            const annAll = listed(await walk(ann));
+            expect(bobAll).not.toContain('delta');
+            expect(annAll).toContain('delta');
+            expect(listed([bobFirst])).toEqual(bobAll.slice(0, 3));
+            expect(listed([annFirst])).toEqual(annAll.slice(0, 3));
+            // Each sends the other's cursor: the page after that name in their own view.
+            const pageAfter = (all: string[], name: string) => all.filter((other) => other > name).slice(0, 3);
+            const bobsLast = bobFirst.skills[2].frontmatter.name;
+            const annsLast = annFirst.skills[2].frontmatter.name;
+            expect(listed([await listPage(ann, bobFirst.nextCursor)])).toEqual(pageAfter(annAll, bobsLast));
+            expect(listed([await listPage(bob, annFirst.nextCursor)])).toEqual(pageAfter(bobAll, annsLast));
+          }
+        } finally {
+          await setFilter('bob', {});
+        }
+      },
+    );
   });
 
   it('tells connected clients when an admin switches a skill off, and stops serving it', async () => {

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import pg from 'pg';
 import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { postgresUrlOf } from '../../src/infra/database/data-source.js';
+import { DATA_SOURCE } from '../../src/infra/database/persistence.tokens.js';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
@@ -22,7 +26,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 function expectRateLimited(res: request.Response, limit: string, max: number): void {
   expect({ status: res.status, code: res.body.code }).toEqual({ status: 429, code: 'RATE_LIMITED' });
   expect(res.body.message).toContain(`[app.limits] ${limit}`);
-  expect(res.body.message).toContain(`at most ${max} a minute per user`);
+  expect(res.body.message).toContain(`at most ${max} a minute per user, counted together by every instance`);
   const retryAfter = Number(res.headers['retry-after']);
   expect(Number.isInteger(retryAfter)).toBe(true);
   expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -167,4 +171,51 @@ describe('limits while auth is off: per client address', () => {
     const res = await request(app.getHttpServer()).get('/v1/me').set(bearer(key)).expect(429);
     expect(res.body.message).toContain('at most 3 a minute per user');
   });
+});
+
+describe('the rate limits fail open while their table cannot be reached', () => {
+  let app: NestFastifyApplication;
+  const lines: string[] = [];
+  const keep = (message: unknown) => void lines.push(String(message));
+  const http = () => request(app.getHttpServer());
+  const metric = (text: string, name: string) => text.split('\n').find((line) => line.startsWith(name));
+
+  beforeAll(async () => {
+    app = await createTestApp(
+      { 'app.auth.mode': 'none', 'app.limits.requests_per_minute': 3 },
+      { log: keep, warn: keep, error: keep, debug: () => undefined, verbose: () => undefined },
+    );
+  });
+  afterAll(async () => app?.close());
+
+  it('a locked table: requests pass, counted, with one warning; once free the limit holds again', async () => {
+    const locker = new pg.Client({ connectionString: postgresUrlOf(app.get<DataSource>(DATA_SOURCE)) });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE rate_limits IN ACCESS EXCLUSIVE MODE');
+      for (let i = 0; i < 6; i++) await http().get('/v1/chats').expect(200);
+      const metrics = (await http().get('/metrics').expect(200)).text;
+      expect(metric(metrics, 'skillhost_rate_limit_store_errors_total')).toBe(
+        'skillhost_rate_limit_store_errors_total 1',
+      );
+      expect(metric(metrics, 'skillhost_rate_limit_unchecked_total')).toBe(
+        'skillhost_rate_limit_unchecked_total{limit="requests_per_minute"} 7',
+      );
+      const warnings = lines.filter((line) => line.startsWith('Rate limits are not being checked'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('statement timeout');
+    } finally {
+      await locker.end();
+    }
+    // The store is asked again a few seconds after the failure; from then on the address's 3 a minute hold.
+    const deadline = Date.now() + 15_000;
+    let status = 200;
+    while (status !== 429 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      status = (await http().get('/v1/chats')).status;
+    }
+    expect(status).toBe(429);
+    expect(lines.filter((line) => line.startsWith('Rate limits are checked again'))).toHaveLength(1);
+  }, 30_000);
 });

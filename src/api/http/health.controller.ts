@@ -4,6 +4,7 @@ import { type HealthCheckResult, HealthCheckService, type HealthIndicatorFunctio
 import type { FastifyReply } from 'fastify';
 import { Public } from './decorators/auth.decorators.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { PROCESS_ROLE, type ProcessRole } from '../../config/process-role.js';
 import { HealthDto, HealthReportDto } from './dto/health.dto.js';
 import { NotRateLimited } from './decorators/rate-limit.decorators.js';
 import { ReadinessChecks } from './readiness.checks.js';
@@ -18,13 +19,19 @@ export class HealthController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly health: HealthCheckService,
     private readonly readiness: ReadinessChecks,
+    @Inject(PROCESS_ROLE) private readonly role: ProcessRole,
   ) {}
 
   @Get()
   @ApiOperation({ summary: 'Is the server up, and are skills on' })
   @ApiOkResponse({ type: HealthDto })
-  status() {
-    return { status: 'ok', skills: this.config.app.skills.enabled ? 'enabled' : 'disabled' };
+  status(): HealthDto {
+    const { worker } = this.role;
+    return {
+      status: 'ok',
+      skills: this.config.app.skills.enabled ? 'enabled' : 'disabled',
+      ...(worker === undefined ? {} : { worker: { id: worker, pid: process.pid } }),
+    };
   }
 
   @Get('live')

@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { AuthHttpModule } from './auth-http.module.js';
 import { LifecycleModule } from '../../domain/lifecycle/lifecycle.module.js';
+import { RateLimitsModule } from '../../domain/limits/rate-limits.module.js';
 import { MetricsModule } from '../../infra/observability/metrics.service.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { PersistenceModule } from '../../infra/database/persistence.module.js';
@@ -13,7 +14,8 @@ import { RequestObserver } from './request-observer.js';
 
 /**
  * Operations: health probes, `/metrics`, the request log line and metric, and the rate limits
- * (whose guard AppModule registers after the principal guard). Metrics themselves are MetricsModule's.
+ * (whose guard AppModule registers after the principal guard; their counts are RateLimitsModule's). Metrics themselves
+ * are MetricsModule's.
  */
 @Module({})
 export class OpsModule {
@@ -29,6 +31,7 @@ export class OpsModule {
         AuthHttpModule,
         LifecycleModule,
         MetricsModule,
+        RateLimitsModule.forRoot({ imports: [PersistenceModule, MetricsModule] }),
       ],
       controllers: [HealthController, config.app.metrics.public ? PublicMetricsController : MetricsController],
       providers: [ReadinessChecks, RequestObserver, RateLimitGuard],

@@ -1,7 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { z } from 'zod';
-import { McpServer, ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server';
-import { type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
+import {
+  type JSONRPCRequest,
+  type ListResourcesResult,
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Result,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { SKILLS_LIST_METHOD, type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import type { Principal } from '../../domain/users/principal.js';
 import { runSkillTool } from '@skillhost/ai-sdk';
 import {
@@ -10,6 +19,7 @@ import {
   chooseCatalogue,
   type ErrorCode,
   inputJsonSchema,
+  type SkillRecord,
   type SkillTool,
   type ToolContext,
 } from '@skillhost/core';
@@ -19,8 +29,14 @@ import { SkillSearchService } from '../../domain/skills/ranking/skill-search.ser
 import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { withBoundedIssues } from './bounded-params.js';
 import { MCP_ACTIVATE_TOOL, MCP_SEARCH_TOOL, mcpInstructions, mcpTools } from './mcp-tools.js';
-import { PublishedSkillsService, recordsAfter } from './published-skills.service.js';
+import {
+  PAGES_PER_VIEW,
+  type PublishedPage,
+  PublishedSkillsService,
+  recordsAfter,
+} from './published-skills.service.js';
 import { mimeTypeOf, skillFileUri } from './skill-uri.js';
+import { ViewCache } from './view-cache.js';
 
 const PROMPT_ARGUMENT = 'request';
 
@@ -60,6 +76,12 @@ export class McpServerFactory {
 
   /** What each view lists to clients (see `listing`). */
   private readonly listings = new WeakMap<CatalogueSnapshot, Listing>();
+  /** `skills/list` answers as the SDK made and checked them, by view, protocol version and cursor. */
+  private readonly skillsLists = new ViewCache<Listed>(PAGES_PER_VIEW);
+  /** `resources/list` answers by view and cursor. */
+  private readonly resourceLists = new ViewCache<ReturnType<typeof resourcePage>>(PAGES_PER_VIEW);
+  /** The view a `skills/list` request is answered from, by its context (see `rememberSkillsList`). */
+  private readonly listingFor = new WeakMap<ServerContext, Listed>();
 
   constructor(
     private readonly registry: SkillRegistryService,
@@ -71,15 +93,23 @@ export class McpServerFactory {
     this.version = packageVersion();
   }
 
-  async create(principal: Principal): Promise<McpServer> {
-    const view = () => this.registry.viewForUser(principal.userId);
-    const { instructions } = this.listing(await view());
+  /**
+   * The server for `principal`. One made for a single request (`forOneRequest`: a 2026-07-28 request, or a 2025 one
+   * outside a session) reads the user's view once, as it starts; a session's reads it on every request, so it sees a
+   * reload or a filter change at once.
+   */
+  async create(principal: Principal, { forOneRequest = false } = {}): Promise<McpServer> {
+    const read = () => this.registry.viewForUser(principal.userId);
+    const first = await read();
+    const view = forOneRequest ? () => Promise.resolve(first) : read;
+    const { instructions } = this.listing(first);
     const mcp = new McpServer({ name: 'skillhost', title: 'Skillhost', version: this.version }, { instructions });
     new SkillsExtension({
       source: this.skillSource(view),
       cacheHint: { ttlMs: this.config.app.mcp.cacheTtlMs, cacheScope: 'private' },
       onWarning: (warning) => this.logger.warn(`${warning.path}: ${warning.message}`),
     }).attach(mcp);
+    this.rememberSkillsList(mcp.server, view);
     mcp.server.registerCapabilities({
       resources: { listChanged: true },
       tools: { listChanged: true },
@@ -129,8 +159,10 @@ export class McpServerFactory {
   private skillSource(view: () => Promise<CatalogueSnapshot>): SkillSource {
     const pageSize = this.config.app.mcp.pageSize;
     return {
-      list: async ({ cursor }) => {
-        const page = await this.published.page(await view(), decodeCursor(cursor), pageSize);
+      list: async ({ cursor }, ctx) => {
+        const listed = this.listingFor.get(ctx);
+        const page = await this.published.page(listed?.view ?? (await view()), decodeCursor(cursor), pageSize);
+        if (listed !== undefined && !page.lasting) listed.lasting = false;
         return {
           skills: page.skills.map((skill) => skill.entry),
           ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }),
@@ -158,26 +190,57 @@ export class McpServerFactory {
   }
 
   /**
+   * Answers `skills/list` from the answers the SDK's own handler made before, per view, protocol version (which
+   * decides the cache fields) and cursor: the extension checks every entry of a page against the specification each
+   * time it lists it, which cost a walk of 2,000 skills most of its time (bench/results/mcp.md), though a view's
+   * entries never change. The first request for a page goes through the SDK's handler as before (its params check,
+   * its entry check, its warnings), on the view this request saw; later ones get that answer. A reload or a filter
+   * change gives the next request another view, whose pages are made afresh.
+   */
+  private rememberSkillsList(server: Server, view: () => Promise<CatalogueSnapshot>): void {
+    // The handler the extension registered; `_getRequestHandler` is the SDK's own hook for subclasses (pinned SDK).
+    const sdkList = (server as unknown as HandlerLookup)._getRequestHandler(SKILLS_LIST_METHOD);
+    if (sdkList === undefined) throw new Error(`The MCP Skills extension registered no ${SKILLS_LIST_METHOD} handler`);
+    server.removeRequestHandler(SKILLS_LIST_METHOD);
+    server.setRequestHandler(SKILLS_LIST_METHOD, { params: LIST_PARAMS }, async (params, ctx) => {
+      const snapshot = await view();
+      // No cursor is the first page; an empty one is a cursor the SDK's handler refuses, never that page.
+      const key = JSON.stringify([server.getNegotiatedProtocolVersion() ?? null, params.cursor ?? null]);
+      const made = await this.skillsLists.get(
+        snapshot,
+        key,
+        async () => {
+          const listed: Listed = { view: snapshot, lasting: true };
+          this.listingFor.set(ctx, listed);
+          const request = { jsonrpc: '2.0' as const, id: ctx.mcpReq.id, method: SKILLS_LIST_METHOD, params };
+          listed.result = await sdkList(request, ctx);
+          return listed;
+        },
+        (listed) => listed.lasting,
+      );
+      return made.result as Result;
+    });
+  }
+
+  /**
    * `resources/list`, paged as `skills/list` is (`page_size` skills a page, cursor the last name):
    * every file of every published skill, with its MIME type and size. Some clients (Gemini CLI)
-   * read only resources listed here; the `skill://{+path}` template serves the rest.
+   * read only resources listed here; the `skill://{+path}` template serves the rest. A page's answer is made once per
+   * view and cursor, as `skills/list`'s is.
    */
   private serveResourceList(server: Server, view: () => Promise<CatalogueSnapshot>): void {
     const pageSize = this.config.app.mcp.pageSize;
     server.removeRequestHandler('resources/list');
     server.setRequestHandler('resources/list', { params: LIST_PARAMS }, async (params) => {
-      const page = await this.published.page(await view(), decodeCursor(params.cursor), pageSize);
-      const resources = page.skills.flatMap(({ record, files }) =>
-        [...files.values()].map((file) => ({
-          uri: skillFileUri(record.name, file.path),
-          name: `${record.name}/${file.path}`,
-          title: file.path === 'SKILL.md' ? `${record.name} (skill)` : `${file.path} of the skill ${record.name}`,
-          ...(file.path === 'SKILL.md' ? { description: record.description } : {}),
-          mimeType: mimeTypeOf(file.path),
-          size: file.size,
-        })),
+      const snapshot = await view();
+      const after = decodeCursor(params.cursor);
+      const listed = await this.resourceLists.get(
+        snapshot,
+        after ?? '',
+        async () => resourcePage(await this.published.page(snapshot, after, pageSize)),
+        (made) => made.lasting,
       );
-      return { resources, ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) };
+      return listed.answer;
     });
   }
 
@@ -229,7 +292,11 @@ export class McpServerFactory {
   private servePrompts(server: Server, view: () => Promise<CatalogueSnapshot>): void {
     const pageSize = this.config.app.mcp.pageSize;
     server.setRequestHandler('prompts/list', { params: LIST_PARAMS }, async (params) => {
-      const skills = [...recordsAfter(await view(), decodeCursor(params.cursor))];
+      const skills: SkillRecord[] = [];
+      for (const skill of recordsAfter(await view(), decodeCursor(params.cursor))) {
+        skills.push(skill);
+        if (skills.length > pageSize) break;
+      }
       const page = skills.slice(0, pageSize);
       return {
         prompts: page.map((skill) => ({
@@ -272,6 +339,37 @@ export function promptText(name: string, request: string): string {
   return request === ''
     ? `Use the skill "${name}". ${activate} Then ask me what to do with it, unless that is clear already.`
     : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
+}
+
+/** `resources/list`'s answer for one page of published skills: every file of each. */
+function resourcePage(page: PublishedPage): { answer: ListResourcesResult; lasting: boolean } {
+  const resources = page.skills.flatMap(({ record, files }) =>
+    [...files.values()].map((file) => ({
+      uri: skillFileUri(record.name, file.path),
+      name: `${record.name}/${file.path}`,
+      title: file.path === 'SKILL.md' ? `${record.name} (skill)` : `${file.path} of the skill ${record.name}`,
+      ...(file.path === 'SKILL.md' ? { description: record.description } : {}),
+      mimeType: mimeTypeOf(file.path),
+      size: file.size,
+    })),
+  );
+  return {
+    answer: { resources, ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }) },
+    lasting: page.lasting,
+  };
+}
+
+/** A `skills/list` answer and the view it was made from. */
+interface Listed {
+  readonly view: CatalogueSnapshot;
+  /** False when a skill of the page was left out for a reason that may pass: the answer is not remembered. */
+  lasting: boolean;
+  result?: Result;
+}
+
+/** The SDK's protected lookup of a registered request handler. */
+interface HandlerLookup {
+  _getRequestHandler(method: string): ((request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>) | undefined;
 }
 
 /** What a view lists to MCP clients, made once per view. */

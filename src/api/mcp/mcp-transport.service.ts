@@ -13,7 +13,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Principal } from '../../domain/users/principal.js';
-import { AppError, ErrorCode, mcpDisabledError } from '@skillhost/core';
+import { AppError, type CatalogueSnapshot, ErrorCode, mcpDisabledError } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type McpConfig } from '../../config/app-config.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { SkillStoreService } from '../../domain/skills/store/skill-store.service.js';
@@ -60,6 +60,7 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Mcp');
   private readonly config: McpConfig;
   private readonly sessions = new Map<string, Session>();
+  private readonly catalogueKeys = new WeakMap<CatalogueSnapshot, string>();
   /** Sessions being opened (initialize sent, id not yet given), by user: they count against the limits. */
   private readonly opening = new Map<string, number>();
   private closing = false;
@@ -80,7 +81,8 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit(): void {
     if (!this.appConfig.app.skills.enabled || !this.config.enabled) return;
-    const build = (context: { authInfo?: AuthInfo }) => this.factory.create(principalOf(context.authInfo));
+    const build = (context: { authInfo?: AuthInfo }) =>
+      this.factory.create(principalOf(context.authInfo), { forOneRequest: true });
     const onerror = (error: Error) => this.logger.debug(`MCP request refused: ${error.message}`);
     this.modern = createMcpHandler(build, { legacy: 'reject', onerror });
     this.stateless = legacyStatelessFallback(build, onerror);
@@ -312,12 +314,21 @@ export class McpTransportService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** What a user's clients are shown, as one digest: each skill's name, description and version. */
+  /**
+   * What a user's clients are shown, as one digest: each skill's name, description and version. Made once per view (a
+   * session opens with it, so a client opening one per run would hash the whole catalogue each time).
+   */
   private async catalogueKey(userId: string): Promise<string> {
-    const hash = createHash('sha256');
-    for (const skill of (await this.registry.viewForUser(userId)).skills.values())
-      hash.update(`${skill.name}\0${skill.description}\0${skill.digest ?? skill.path}\n`);
-    return hash.digest('hex');
+    const view = await this.registry.viewForUser(userId);
+    let key = this.catalogueKeys.get(view);
+    if (key === undefined) {
+      const hash = createHash('sha256');
+      for (const skill of view.skills.values())
+        hash.update(`${skill.name}\0${skill.description}\0${skill.digest ?? skill.path}\n`);
+      key = hash.digest('hex');
+      this.catalogueKeys.set(view, key);
+    }
+    return key;
   }
 
   private async sweep(): Promise<void> {

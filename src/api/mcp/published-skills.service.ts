@@ -11,12 +11,21 @@ import {
 } from '@skillhost/core';
 import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { mimeTypeOf, parseSkillUri, skillFileUri } from './skill-uri.js';
+import { ViewCache } from './view-cache.js';
 
 /** A skill as it is published: its MCP entry, and its files by path (for reads and directories). */
 export interface PublishedSkill {
   readonly record: SkillRecord;
   readonly entry: Skill;
   readonly files: ReadonlyMap<string, ManifestEntry>;
+}
+
+/** One page of a view's published skills; `next` names the last when more remain. */
+export interface PublishedPage {
+  readonly skills: readonly PublishedSkill[];
+  readonly next?: string;
+  /** Whether the page holds for as long as its view does (no skill left out for a reason that may pass). */
+  readonly lasting: boolean;
 }
 
 /** A skill of a user's catalogue that is not published, and why (the admin view lists them). */
@@ -48,6 +57,8 @@ export interface DirectoryChild {
 }
 
 const DIRECTORY_MIME_TYPE = 'inode/directory';
+/** Pages remembered per view: a walk needs one per page (20 for 2,000 skills at the default page size). */
+export const PAGES_PER_VIEW = 256;
 /** Frontmatters remembered by the digest of their SKILL.md: a reload of unchanged skills parses nothing again. */
 const FRONTMATTER_MEMO = 20_000;
 
@@ -66,6 +77,7 @@ export class PublishedSkillsService implements OnModuleDestroy {
   /** Frontmatters by skill name and SKILL.md digest (a promise, so concurrent listings read a file once). */
   private readonly frontmatters = new Map<string, Promise<FrontmatterRead>>();
   private readonly reported = new Set<string>();
+  private readonly pages = new ViewCache<PublishedPage>(PAGES_PER_VIEW);
   private rescan: NodeJS.Timeout | undefined;
 
   constructor(
@@ -109,24 +121,36 @@ export class PublishedSkillsService implements OnModuleDestroy {
     clearTimeout(this.rescan);
   }
 
-  /** One page of the view's published skills in name order, after `after` (a name); `next` when more remain. */
-  async page(
-    view: CatalogueSnapshot,
-    after: string | undefined,
-    size: number,
-  ): Promise<{ skills: PublishedSkill[]; next?: string }> {
+  /**
+   * One page of the view's published skills in name order, after `after` (a name); `next` when more remain. A view
+   * never changes (a reload or a filter change makes another), so a page is made once per view, cursor and size: a
+   * walk of every page costs one pass over the view, not one per page. A page holding a skill left out for a reason
+   * that may pass (a store skill that could not be unpacked) is made again next time.
+   */
+  page(view: CatalogueSnapshot, after: string | undefined, size: number): Promise<PublishedPage> {
+    return this.pages.get(
+      view,
+      `${size}\0${after ?? ''}`,
+      () => this.makePage(view, after, size),
+      (page) => page.lasting,
+    );
+  }
+
+  private async makePage(view: CatalogueSnapshot, after: string | undefined, size: number): Promise<PublishedPage> {
     const skills: PublishedSkill[] = [];
+    let lasting = true;
     for (const record of recordsAfter(view, after)) {
-      if (skills.length === size) return { skills, next: skills[skills.length - 1].record.name };
+      if (skills.length === size) return { skills, next: skills[skills.length - 1].record.name, lasting };
       const published = await this.publish(record);
       if (isPublished(published)) skills.push(published);
+      else if (published.transient === true) lasting = false;
     }
-    return { skills };
+    return { skills, lasting };
   }
 
   /** Every published skill of the view, in name order. */
   async all(view: CatalogueSnapshot): Promise<PublishedSkill[]> {
-    return (await this.page(view, undefined, Number.MAX_SAFE_INTEGER)).skills;
+    return [...(await this.page(view, undefined, Number.MAX_SAFE_INTEGER)).skills];
   }
 
   /**
@@ -338,11 +362,35 @@ type FrontmatterRead =
   | { ok: true; frontmatter: Skill['frontmatter'] }
   | { ok: false; problem: string; transient: boolean };
 
-/** The view's skills in name order after `after` (a name; all when undefined). */
-export function recordsAfter(view: CatalogueSnapshot, after: string | undefined): Iterable<SkillRecord> {
-  const records = [...view.skills.values()];
-  if (after === undefined) return records;
-  return records.filter((record) => record.name > after);
+/** The view's skills in name order after `after` (a name; all when undefined), read lazily. */
+export function* recordsAfter(view: CatalogueSnapshot, after: string | undefined): Generator<SkillRecord> {
+  const records = inOrder(view);
+  for (let index = firstAfter(records, after); index < records.length; index++) yield records[index];
+}
+
+/** A view's skills are in name order (code units, as `>` compares): the first after `after` is found by halves. */
+function firstAfter(records: readonly SkillRecord[], after: string | undefined): number {
+  if (after === undefined) return 0;
+  let low = 0;
+  let high = records.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (records[middle].name > after) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
+const ordered = new WeakMap<CatalogueSnapshot, readonly SkillRecord[]>();
+
+/** The view's skills as an array, made once per view. */
+function inOrder(view: CatalogueSnapshot): readonly SkillRecord[] {
+  let records = ordered.get(view);
+  if (records === undefined) {
+    records = [...view.skills.values()];
+    ordered.set(view, records);
+  }
+  return records;
 }
 
 export function isPublished(value: PublishedSkill | LeftOutSkill): value is PublishedSkill {

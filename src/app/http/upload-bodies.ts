@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { unsupportedBody } from './http-hardening.js';
+import { carriesBody, unsupportedBody } from './http-hardening.js';
 import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
 
 /**
@@ -26,7 +26,8 @@ export function acceptSkillUploads(fastify: FastifyInstance, routes: { method: s
   const uploadTypes = new Set(UPLOAD_MEDIA_TYPES);
   fastify.addContentTypeParser([...UPLOAD_MEDIA_TYPES], (_request, payload, done) => done(null, payload));
   fastify.addHook('onRequest', (request, _reply, done) => {
-    if (isUploadRoute(request, uploadRoutes)) return done();
+    // Most requests carry no body: nothing to refuse, and no route options to look up (Fastify builds them anew).
+    if (!carriesBody(request) || isUploadRoute(request, uploadRoutes)) return done();
     done(
       unsupportedBody(
         request,

@@ -39,6 +39,8 @@ export function chatTitleFrom(message: string): string | null {
     .replace(WHITE_SPACE, ' ')
     .trim();
   if (line === '') return null;
+  // No more code units than the room holds: no more user-perceived characters either, so nothing to segment.
+  if (line.length <= CHAT_TITLE_MAX_CHARACTERS) return line;
   const characters = firstGraphemes(line, CHAT_TITLE_MAX_CHARACTERS + 1);
   if (characters.length <= CHAT_TITLE_MAX_CHARACTERS) return line;
   // Room for the ellipsis; a space just past the room still ends a whole word.

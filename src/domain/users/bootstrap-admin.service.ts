@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { settingLabel } from '../../config/config-schema.js';
+import { PROCESS_ROLE, type ProcessRole } from '../../config/process-role.js';
 import { AuthService } from './auth.service.js';
 import { BOOTSTRAP_ADMIN_NAME, type BootstrapKeyOutcome, UsersService } from './users.service.js';
 
@@ -12,7 +13,7 @@ const CREATE_AN_ADMIN = '`skillhost users add NAME --admin` then `skillhost keys
  * start-up, before the server listens, registers the bootstrap admin key when one is configured.
  * With keys required and none configured, says how to make a first admin when no admin can sign
  * in. The key itself is never logged; the lines name the key's id, which `skillhost keys list`
- * and `keys revoke` use.
+ * and `keys revoke` use. Of a cluster's workers, the first does this for all.
  */
 @Injectable()
 export class BootstrapAdminService implements OnApplicationBootstrap {
@@ -22,9 +23,11 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly users: UsersService,
     private readonly auth: AuthService,
+    @Optional() @Inject(PROCESS_ROLE) private readonly role?: ProcessRole,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    if (this.role?.runsStartupTasks === false) return;
     const key = this.config.app.auth.bootstrapAdminKey;
     if (key !== '') {
       this.report(await this.users.registerBootstrapKey(key));

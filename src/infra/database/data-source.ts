@@ -46,6 +46,17 @@ export function createDataSource(url: string, options: DataSourceSettings = {}):
   });
 }
 
+/**
+ * The URL the app's pool uses (DATABASE_URL, or the embedded server's, decided at start), for connections of their
+ * own: the LISTEN connection, the rate limits' pool.
+ */
+export function postgresUrlOf(dataSource: DataSource): string {
+  const { options } = dataSource;
+  if (options.type !== 'postgres' || options.url === undefined)
+    throw new Error('The data source has no PostgreSQL URL to open a connection of its own with.');
+  return options.url;
+}
+
 /** `postgres://user:secret@host:5432/db` → `postgres://user@host:5432/db`, for logs. */
 export function redactDatabaseUrl(url: string): string {
   try {

@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, Optional, type Provider } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG, type AppConfig, type DatabaseConfig } from '../../config/app-config.js';
+import { PROCESS_ROLE, type ProcessRole } from '../../config/process-role.js';
 import { createDataSource, redactDatabaseUrl, runPendingMigrations } from './data-source.js';
-import { EmbeddedPostgresServer } from './embedded-postgres.server.js';
+import { EmbeddedPostgresServer, type EmbeddedPostgresWatcher } from './embedded-postgres.server.js';
 import { DATABASE_STATE, type DatabaseState } from '../../domain/lifecycle/database-state.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 
@@ -51,39 +52,78 @@ export class DatabaseLifecycle implements OnApplicationShutdown {
   }
 }
 
+/** The database a server uses, once it is there and its schema current. */
+export interface PreparedDatabase {
+  url: string;
+  /** The embedded server started for it, when no URL was configured. */
+  embedded: EmbeddedPostgresServer | undefined;
+  /** Which database, without its password: for the start-up summary. */
+  description: string;
+}
+
 /**
- * Connects to DATABASE_URL, or starts the embedded PostgreSQL when none is set, then runs the
- * migrations: the app never starts on a schema older than its code.
+ * Starts the embedded PostgreSQL when no URL is configured (kept running: `watcher` hears when it is down and up
+ * again), then, when `migrations` says so, applies the pending migrations: the app never starts on a schema older
+ * than its code. A single process does this for itself; a cluster's primary does it for its workers.
+ */
+export async function prepareDatabase(
+  settings: DatabaseConfig,
+  options: { logger: Logger; migrations: boolean; watcher?: EmbeddedPostgresWatcher },
+): Promise<PreparedDatabase> {
+  const { logger } = options;
+  if (settings.url !== '') {
+    const description = `PostgreSQL at ${redactDatabaseUrl(settings.url)}`;
+    logger.debug(`Using ${description}`);
+    try {
+      if (options.migrations) await migrate(settings.url, logger);
+    } catch (error) {
+      throw new Error(`Cannot use the database at ${redactDatabaseUrl(settings.url)}: ${messageOf(error)}`);
+    }
+    return { url: settings.url, embedded: undefined, description };
+  }
+  const embedded = new EmbeddedPostgresServer({
+    dataDir: settings.embeddedDir,
+    port: settings.embeddedPort,
+    log: (m) => logger.log(m),
+    warn: (m) => logger.warn(m),
+  });
+  try {
+    const url = await embedded.start();
+    if (options.watcher !== undefined) embedded.keepRunning(options.watcher);
+    const description = `embedded PostgreSQL on 127.0.0.1:${new URL(url).port}, data in ${settings.embeddedDir}`;
+    logger.debug(`Using ${description}`);
+    if (options.migrations) await migrate(url, logger);
+    return { url, embedded, description };
+  } catch (error) {
+    await embedded.stop();
+    throw new Error(messageOf(error));
+  }
+}
+
+/**
+ * Connects to DATABASE_URL, or starts the embedded PostgreSQL when none is set, then runs the migrations (see
+ * `prepareDatabase`; a cluster's worker is given the URL and a schema its primary brought up to date).
  */
 export const dataSourceProvider: Provider = {
   provide: DATA_SOURCE,
-  inject: [APP_CONFIG, DatabaseLifecycle],
-  useFactory: async (config: AppConfig, started: DatabaseLifecycle): Promise<DataSource> => {
+  inject: [APP_CONFIG, DatabaseLifecycle, PROCESS_ROLE],
+  useFactory: async (config: AppConfig, started: DatabaseLifecycle, role: ProcessRole): Promise<DataSource> => {
     const logger = new Logger('Database');
     const settings = config.app.database;
-    let url = settings.url;
+    const database = await prepareDatabase(settings, {
+      logger,
+      migrations: role.runsMigrations,
+      watcher: {
+        down: (reason) =>
+          started.app?.markDatabaseDown(`the embedded PostgreSQL stopped (${reason}) and is restarting`),
+        up: () => started.app?.markDatabaseUp(),
+      },
+    });
+    started.embedded = database.embedded;
+    started.description = database.description;
+    if (database.embedded !== undefined) started.noteAddressOnListen();
     try {
-      if (url === '') {
-        started.embedded = new EmbeddedPostgresServer({
-          dataDir: settings.embeddedDir,
-          port: settings.embeddedPort,
-          log: (m) => logger.log(m),
-          warn: (m) => logger.warn(m),
-        });
-        url = await started.embedded.start();
-        started.embedded.keepRunning({
-          down: (reason) =>
-            started.app?.markDatabaseDown(`the embedded PostgreSQL stopped (${reason}) and is restarting`),
-          up: () => started.app?.markDatabaseUp(),
-        });
-        started.noteAddressOnListen();
-        started.description = `embedded PostgreSQL on 127.0.0.1:${new URL(url).port}, data in ${settings.embeddedDir}`;
-      } else {
-        started.description = `PostgreSQL at ${redactDatabaseUrl(url)}`;
-      }
-      logger.debug(`Using ${started.description}`);
-      await migrate(url, logger);
-      const dataSource = createDataSource(url, {
+      const dataSource = createDataSource(database.url, {
         poolSize: settings.poolSize,
         statementTimeoutMs: settings.statementTimeoutMs,
         // A server that goes away fails every idle connection at once: readiness and the 503s tell it.
@@ -96,7 +136,9 @@ export const dataSourceProvider: Provider = {
       // The app will not start, so no shutdown hook runs: undo what was started here.
       await started.onApplicationShutdown();
       throw new Error(
-        url === '' ? messageOf(error) : `Cannot use the database at ${redactDatabaseUrl(url)}: ${messageOf(error)}`,
+        settings.url === ''
+          ? messageOf(error)
+          : `Cannot use the database at ${redactDatabaseUrl(database.url)}: ${messageOf(error)}`,
       );
     }
   },

@@ -8,12 +8,14 @@ import { USER_STORE } from '../../domain/users/user-store.js';
 import { SKILL_VERSION_STORE } from '../../domain/skills/store/skill-version-store.js';
 import { CHAT_SKILL_FILTERS, USER_SKILL_FILTERS } from '../../domain/skills/store/skill-filter-store.js';
 import { SKILL_USE } from '../../domain/skills/ranking/skill-use.js';
+import { RATE_LIMIT_STORE } from '../../domain/limits/rate-limit-store.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ChatEventRelayRepository } from './chat-event-relay.repository.js';
 import { ChatRepository } from './chat.repository.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
 import { DatabaseLifecycle, dataSourceProvider } from './database.provider.js';
 import { PgNotificationsService } from './pg-notifications.service.js';
+import { RateLimitRepository } from './rate-limit.repository.js';
 import { SkillStoreRepository } from './skill-store.repository.js';
 import { UserRepository } from './user.repository.js';
 
@@ -28,6 +30,7 @@ const STORES = [
   { provide: USER_SKILL_FILTERS, useExisting: UserRepository },
   { provide: CHAT_SKILL_FILTERS, useExisting: ChatRepository },
   { provide: SKILL_USE, useExisting: ChatRepository },
+  { provide: RATE_LIMIT_STORE, useExisting: RateLimitRepository },
 ];
 
 @Module({
@@ -42,6 +45,7 @@ const STORES = [
     PgNotificationsService,
     ChatEventRelayRepository,
     SkillStoreRepository,
+    RateLimitRepository,
     ...STORES,
   ],
   exports: [

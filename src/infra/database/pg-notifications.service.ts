@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { NotificationBus } from '../../domain/shared/notification-bus.js';
 import { runQuery } from './database-errors.js';
+import { postgresUrlOf } from './data-source.js';
 import { DATA_SOURCE } from './persistence.tokens.js';
 import { type PreparedStatement, runPrepared } from './prepared-statement.js';
 
@@ -189,7 +190,7 @@ export class PgNotificationsService implements NotificationBus, BeforeApplicatio
   private async open(): Promise<void> {
     let lost = false;
     const client = new pg.Client({
-      connectionString: connectionUrl(this.dataSource),
+      connectionString: postgresUrlOf(this.dataSource),
       application_name: LISTEN_APPLICATION_NAME,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       keepAlive: true,
@@ -268,14 +269,6 @@ function assertChannel(channel: string): void {
         `underscores, not starting with a digit.`,
     );
   }
-}
-
-/** The URL the app's pool uses: DATABASE_URL, or the embedded server's, decided at start. */
-function connectionUrl(dataSource: DataSource): string {
-  const { options } = dataSource;
-  if (options.type !== 'postgres' || options.url === undefined)
-    throw new Error('The data source has no PostgreSQL URL to open a LISTEN connection with.');
-  return options.url;
 }
 
 /** Ends a connection without waiting long for a server that does not answer. */

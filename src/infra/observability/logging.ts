@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
 import { Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type FastifyInstance, LogController } from 'fastify';
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
-import { build as prettyStream } from 'pino-pretty';
 import type { LogFormat, LogLevel } from '../../config/app-config.js';
 import { runInRequest } from '../../domain/shared/request-scope.js';
 
@@ -61,16 +62,20 @@ export function loggerOptions(settings: { level: LogLevel }, format: 'json' | 'p
 /**
  * The app's one pino logger, for `[app.logging]`: JSON lines to stdout, or readable lines when the
  * format is `pretty` (or `auto` on a terminal). `destination` replaces stdout (tests capture it).
- * Writes are synchronous, so the last lines before a crash or exit are not lost.
+ * Writes are synchronous, so the last lines before a crash or exit are not lost. A cluster's worker names itself in
+ * every line (`worker`, beside pino's `pid`).
  */
 export function createAppLogger(
   settings: { level: LogLevel; format: LogFormat },
   destination?: DestinationStream,
+  worker?: number,
 ): AppLogger {
   const terminal = destination === undefined && process.stdout.isTTY === true;
   const format = resolveLogFormat(settings.format, terminal);
-  const options = loggerOptions(settings, format);
+  const options = { ...loggerOptions(settings, format), ...(worker === undefined ? {} : { base: workerBase(worker) }) };
   if (format === 'pretty') {
+    // Required here, not imported: a server logging JSON lines (every deployment) never loads it.
+    const { build: prettyStream } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
     return pino(
       options,
       prettyStream({
@@ -83,6 +88,11 @@ export function createAppLogger(
     );
   }
   return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
+}
+
+/** pino's own fields (pid, hostname) and the worker's id. */
+function workerBase(worker: number): Record<string, unknown> {
+  return { pid: process.pid, hostname: hostname(), worker };
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';

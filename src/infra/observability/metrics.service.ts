@@ -7,6 +7,7 @@ import { DATABASE_ERROR_CHANNEL, type DatabaseErrorEvent } from '../database/dat
 import { SKILLS_METRICS, type SkillsMetrics, type SnapshotFacts } from '@skillhost/core';
 import { CHAT_METRICS, type ChatMetrics } from '../../domain/chats/chat-metrics.js';
 import { SCRIPT_METRICS, type ScriptMetrics } from '../../domain/sandbox/script-metrics.js';
+import { RATE_LIMIT_METRICS, type RateLimitMetrics, type RateLimitName } from '../../domain/limits/rate-limit-store.js';
 
 /** Where a turn's time went, in ms (the chat's `TurnTiming`). */
 export interface TurnTimingMs {
@@ -55,7 +56,9 @@ function processMetrics(): Registry {
  * models and tools are the configured ones, skills are the loaded ones.
  */
 @Injectable()
-export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetrics, ChatMetrics, ScriptMetrics {
+export class MetricsService
+  implements OnModuleInit, OnModuleDestroy, SkillsMetrics, ChatMetrics, ScriptMetrics, RateLimitMetrics
+{
   readonly registry = new Registry();
   private readonly models: ReadonlySet<string>;
   private readonly defaultModel: string | undefined;
@@ -170,6 +173,19 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
     registers: [this.registry],
   });
 
+  private readonly rateLimitStoreErrors = new Counter({
+    name: 'skillhost_rate_limit_store_errors_total',
+    help: "Takes from the rate limits' store in PostgreSQL that failed or timed out (the limits then fail open).",
+    registers: [this.registry],
+  });
+
+  private readonly rateLimitUnchecked = new Counter({
+    name: 'skillhost_rate_limit_unchecked_total',
+    help: "Requests let through without counting them against a limit, because the rate limits' store was failing.",
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
   /** Asked when scraped: the script sandboxes running now. */
   private scriptsRunning: (() => number) | undefined;
   private readonly scriptSandboxes = new Gauge({
@@ -274,6 +290,14 @@ export class MetricsService implements OnModuleInit, OnModuleDestroy, SkillsMetr
     this.rateLimited.inc({ limit });
   }
 
+  observeRateLimitStoreError(): void {
+    this.rateLimitStoreErrors.inc();
+  }
+
+  observeRateLimitUnchecked(limit: RateLimitName): void {
+    this.rateLimitUnchecked.inc({ limit });
+  }
+
   /** A configured model's name; anything else (a name the request made up, no model at all) is one label. */
   private modelLabel(requested: string | undefined): string {
     const name = requested ?? this.defaultModel;
@@ -291,6 +315,7 @@ const PORTS = [
   { provide: SKILLS_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => SkillsMetrics },
   { provide: SCRIPT_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => ScriptMetrics },
   { provide: CHAT_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => ChatMetrics },
+  { provide: RATE_LIMIT_METRICS, useExisting: MetricsService satisfies new (...args: never[]) => RateLimitMetrics },
 ];
 
 /** Metrics for every module that records: they import it and inject their port. */

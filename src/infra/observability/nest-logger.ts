@@ -54,7 +54,8 @@ export class PinoNestLogger implements LoggerService {
     const logger = currentRequestLogger() ?? this.root;
     if (!logger.isLevelEnabled(level)) return;
     const fields: Record<string, unknown> = {};
-    const extra = rest.length > 0 ? rest.slice(0, -1) : [];
+    // Nest's Logger passes an absent stack as `undefined` before the context: nothing to write.
+    const extra = rest.length > 0 ? rest.slice(0, -1).filter((part) => part !== undefined) : [];
     if (rest.length > 0) fields.context = rest[rest.length - 1];
     if (message instanceof Error) {
       fields.err = message;

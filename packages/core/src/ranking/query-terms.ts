@@ -1,9 +1,6 @@
 /// <reference path="../types/nlpjs-lang-es.d.ts" />
-import { StemmerEs } from '@nlpjs/lang-es';
 import { boundedMemo } from '../util/bounded-memo.js';
-import relatedTerms from './related-terms.json' with { type: 'json' };
-import spanishGlossary from './spanish-glossary.json' with { type: 'json' };
-import spanishStopWords from './spanish-stop-words.json' with { type: 'json' };
+import { lazyModule } from '../util/lazy-module.js';
 import { ENGLISH_STOP_WORDS, englishStem, foldedWords, indexTerm, WORD } from './text-terms.js';
 
 /**
@@ -74,10 +71,19 @@ export interface AnalysedQuery {
   sequence: readonly string[];
 }
 
-const spanishStemmer = new StemmerEs();
+/** The Spanish stemmer brings @nlpjs's whole language pack, and the lexicons are 140 kB of JSON: all loaded on first use. */
+const nlpjsSpanish = lazyModule<typeof import('@nlpjs/lang-es')>('@nlpjs/lang-es', import.meta.url);
+const spanishGlossary = lazyModule<Lexicon>('./spanish-glossary.json', import.meta.url);
+const relatedTerms = lazyModule<Lexicon>('./related-terms.json', import.meta.url);
+const spanishStopWords = lazyModule<string[]>('./spanish-stop-words.json', import.meta.url);
+
+let spanishStemmer: { stemWord(word: string): string } | undefined;
 
 /** Spanish stem of a folded word (the glossary's keys and the request's words meet here); memoised. */
-const spanishStem = boundedMemo((word: string) => spanishStemmer.stemWord(word), 100_000);
+const spanishStem = boundedMemo((word: string) => {
+  spanishStemmer ??= new (nlpjsSpanish().StemmerEs)();
+  return spanishStemmer.stemWord(word);
+}, 100_000);
 
 /**
  * A text's words, folded, in one pass over at most its first MAX_REQUEST_CHARS characters that
@@ -145,9 +151,9 @@ let lexicons: Lexicons | undefined;
 /** Compiled once, on first use. */
 function lexiconsOf(): Lexicons {
   lexicons ??= {
-    spanish: compile(spanishGlossary, spanishStem),
-    related: compile(relatedTerms, englishStem),
-    spanishStop: new Set(spanishStopWords.flatMap(foldedWords)),
+    spanish: compile(spanishGlossary(), spanishStem),
+    related: compile(relatedTerms(), englishStem),
+    spanishStop: new Set(spanishStopWords().flatMap(foldedWords)),
   };
   return lexicons;
 }

@@ -1,6 +1,11 @@
-import MiniSearch, { type Query } from 'minisearch';
+import type MiniSearch from 'minisearch';
+import type { Query } from 'minisearch';
+import { lazyModule } from '../util/lazy-module.js';
 import { analyseQuery, MAX_PHRASE_WORDS, type QueryTerm, type TermCounts, WEIGHTS } from './query-terms.js';
 import { foldedWords, indexTerm } from './text-terms.js';
+
+/** Loaded by the first index built: an import of core that ranks nothing does not pay for it. */
+const miniSearch = lazyModule<typeof MiniSearch>('minisearch', import.meta.url);
 
 /** What the ranker reads of a skill. */
 export interface RankableSkill {
@@ -71,7 +76,7 @@ export class SkillRanker {
 
   /** All at once; `SkillRanker.building` gives the event loop turns between slices of a large catalogue. */
   constructor(skills: Iterable<RankableSkill> = []) {
-    this.index = new MiniSearch<RankableSkill & { id: number }>({
+    this.index = new (miniSearch())<RankableSkill & { id: number }>({
       fields: ['name', 'description', 'triggers'],
       extractField: (skill, field) =>
         field === 'triggers'

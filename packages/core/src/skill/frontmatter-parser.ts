@@ -1,4 +1,5 @@
-import yaml from 'js-yaml';
+import type yaml from 'js-yaml';
+import { lazyModule } from '../util/lazy-module.js';
 
 /**
  * Parses frontmatter YAML the way the reference validator reads it: every scalar is a string
@@ -42,26 +43,34 @@ export function parseFrontmatterYaml(text: string, options: ParseOptions = {}): 
   };
 }
 
+/** Loaded by the first frontmatter the exact parser leaves to it: most skills never need it. */
+const jsYaml = lazyModule<typeof yaml>('js-yaml', import.meta.url);
+
+let loadOptions: yaml.LoadOptions | undefined;
+
 /** js-yaml 4.3 bounds nesting with `maxDepth`; its typings predate the option. */
-const LOAD_OPTIONS = {
-  schema: yaml.FAILSAFE_SCHEMA,
-  maxDepth: 32,
-  listener(event: 'open' | 'close', state: unknown) {
-    // Every alias needs an anchor first, so refusing anchors refuses aliases (and alias bombs).
-    const { anchor, line } = state as { anchor: string | null; line: number };
-    if (event === 'close' && anchor !== null) {
-      throw new yaml.YAMLException('anchors and aliases are not allowed', {
-        line,
-        column: -1,
-      } as unknown as yaml.YAMLException['mark']);
-    }
-  },
-} as yaml.LoadOptions;
+function yamlLoadOptions(): yaml.LoadOptions {
+  loadOptions ??= {
+    schema: jsYaml().FAILSAFE_SCHEMA,
+    maxDepth: 32,
+    listener(event: 'open' | 'close', state: unknown) {
+      // Every alias needs an anchor first, so refusing anchors refuses aliases (and alias bombs).
+      const { anchor, line } = state as { anchor: string | null; line: number };
+      if (event === 'close' && anchor !== null) {
+        throw new (jsYaml().YAMLException)('anchors and aliases are not allowed', {
+          line,
+          column: -1,
+        } as unknown as yaml.YAMLException['mark']);
+      }
+    },
+  } as yaml.LoadOptions;
+  return loadOptions;
+}
 
 function parseWithJsYaml(text: string, firstLine: number): ParsedFrontmatter {
   let data: unknown;
   try {
-    data = yaml.load(text, LOAD_OPTIONS);
+    data = jsYaml().load(text, yamlLoadOptions());
   } catch (error) {
     return { ok: false, error: `Invalid YAML in frontmatter: ${describeYamlError(error, firstLine)}` };
   }
@@ -70,7 +79,7 @@ function parseWithJsYaml(text: string, firstLine: number): ParsedFrontmatter {
 }
 
 function describeYamlError(error: unknown, firstLine: number): string {
-  if (error instanceof yaml.YAMLException) {
+  if (error instanceof jsYaml().YAMLException) {
     const mark = (error as yaml.YAMLException & { mark?: { line: number; column: number } }).mark;
     if (mark === undefined) return error.reason;
     const where =

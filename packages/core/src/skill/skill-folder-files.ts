@@ -24,14 +24,14 @@ const MAX_DEPTH = 16;
  * order); links that lead outside are left out; `.git` and `node_modules` are not walked. Nothing
  * when the folder itself cannot be resolved.
  */
-function* folderEntries(folder: string): Generator<{ path: string; target: string }, void, undefined> {
+function* folderEntries(folder: string): Generator<FolderEntry, void, undefined> {
   let root: string;
   try {
     root = realpathSync.native(folder);
   } catch {
     return;
   }
-  function* walk(current: string, depth: number): Generator<{ path: string; target: string }, void, undefined> {
+  function* walk(current: string, depth: number): Generator<FolderEntry, void, undefined> {
     for (const entry of listFolder(current)) {
       if (SKIPPED_FOLDERS.has(entry.name)) continue;
       const full = join(current, entry.name);
@@ -45,6 +45,37 @@ function* folderEntries(folder: string): Generator<{ path: string; target: strin
     }
   }
   yield* walk(root, 1);
+}
+
+interface FolderEntry {
+  path: string;
+  target: string;
+}
+
+/**
+ * A walk that can be gone over again without walking the folder again: what the first pass read is
+ * kept, and a later pass goes on from there only as far as it asks (the walk stays lazy, and a
+ * folder past the limits is never listed whole).
+ */
+function replayable(walk: Iterator<FolderEntry>): () => Generator<FolderEntry, void, undefined> {
+  const seen: FolderEntry[] = [];
+  let finished = false;
+  return function* () {
+    for (let i = 0; ; i++) {
+      if (i < seen.length) {
+        yield seen[i];
+        continue;
+      }
+      if (finished) return;
+      const next = walk.next();
+      if (next.done) {
+        finished = true;
+        return;
+      }
+      seen.push(next.value);
+      yield next.value;
+    }
+  };
 }
 
 /** Why the folder itself cannot be resolved (its error code), or undefined when it can. */
@@ -64,9 +95,14 @@ function unresolvable(folder: string): string | undefined {
 export function readFolderFiles(folder: string, limits: FolderLimits): FolderFiles {
   const problem = unresolvable(folder);
   if (problem !== undefined) return { kind: 'unreadable', reason: `the skill folder cannot be read (${problem})` };
+  return readEntries(folderEntries(folder), limits);
+}
+
+/** The files of a folder's entries, read until the limits. */
+function readEntries(entries: Iterable<FolderEntry>, limits: FolderLimits): FolderFiles {
   const files: { path: string; bytes: Buffer }[] = [];
   let total = 0;
-  for (const { path, target } of folderEntries(folder)) {
+  for (const { path, target } of entries) {
     const head = readFileHead(target, limits.maxBytes - total + 1);
     if (head.kind !== 'file') continue;
     // A file larger than what is left of the limit counts as its whole size.
@@ -124,14 +160,16 @@ export class FolderDigests {
     const cached = this.known.get(folder);
     if (cached !== undefined && this.options.recheckMs !== undefined && now - cached.checkedAt < this.options.recheckMs)
       return { version: cached.version };
-    const fingerprint = fingerprintOf(folder, limits);
-    if (fingerprint === undefined) return versionRead(readFolderFiles(folder, limits));
+    if (unresolvable(folder) !== undefined) return versionRead(readFolderFiles(folder, limits));
+    // One walk serves both the fingerprint and, when the folder is new or changed, the read.
+    const entries = replayable(folderEntries(folder));
+    const fingerprint = fingerprintOf(entries(), limits);
     this.seen.add(folder);
     if (cached !== undefined && cached.fingerprint === fingerprint) {
       cached.checkedAt = now;
       return { version: cached.version };
     }
-    const read = versionRead(readFolderFiles(folder, limits));
+    const read = versionRead(readEntries(entries(), limits));
     if (this.options.maxFolders !== undefined && this.known.size >= this.options.maxFolders) this.known.clear();
     this.known.set(folder, { fingerprint, version: read.version, checkedAt: now });
     return read;
@@ -144,14 +182,13 @@ export class FolderDigests {
 }
 
 /**
- * Path, size, mtime, ctime and inode of each file the version would hold; undefined when the
- * folder cannot be resolved. Past the file limit, those of the first files and a mark: enough to
- * know the verdict (too many files) still holds without reading any file again.
+ * Path, size, mtime, ctime and inode of each file the version would hold. Past the file limit, those
+ * of the first files and a mark: enough to know the verdict (too many files) still holds without
+ * reading any file again.
  */
-function fingerprintOf(folder: string, limits: FolderLimits): string | undefined {
-  if (unresolvable(folder) !== undefined) return undefined;
+function fingerprintOf(entries: Iterable<FolderEntry>, limits: FolderLimits): string {
   const parts: string[] = [];
-  for (const { path, target } of folderEntries(folder)) {
+  for (const { path, target } of entries) {
     let info: Stats;
     try {
       info = statSync(target);

@@ -1,9 +1,5 @@
 import { Reflector } from '@nestjs/core';
 
-/** The limits of `[app.limits]`, by the names the throttler, the metrics and the errors use. */
-export const REQUESTS_LIMIT = 'requests_per_minute';
-export const TURNS_LIMIT = 'turns_per_minute';
-
 /** A route no rate limit applies to (health probes: an orchestrator must always get an answer). */
 export const NotRateLimited = Reflector.createDecorator<true>({ transform: () => true });
 

@@ -1,12 +1,27 @@
 import { ApiProperty, ApiPropertyOptional, type SchemaObject } from '@nestjs/swagger';
 
 /** What `GET /health` answers. */
+export class HealthWorkerDto {
+  @ApiProperty({ type: 'integer', description: "The cluster's id of the worker (a restarted worker gets a new one)." })
+  id: number;
+
+  @ApiProperty({ type: 'integer', description: 'Its process id.' })
+  pid: number;
+}
+
 export class HealthDto {
   @ApiProperty({ enum: ['ok'] })
   status: 'ok';
 
   @ApiProperty({ enum: ['enabled', 'disabled'], description: '`app.skills.enabled`.' })
   skills: 'enabled' | 'disabled';
+
+  @ApiProperty({
+    required: false,
+    type: () => HealthWorkerDto,
+    description: 'With `[app] workers` above 1: the worker process that answered.',
+  })
+  worker?: HealthWorkerDto;
 }
 
 /** One check: its status, and what it found (`message` says why it is down). */

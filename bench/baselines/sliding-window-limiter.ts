@@ -1,5 +1,4 @@
-/** What one more call gets: let through, or refused until `retryAfterMs` from now. */
-export type LimitVerdict = { allowed: true } | { allowed: false; retryAfterMs: number };
+import type { LimitVerdict } from '../../src/domain/limits/leased-limiter.js';
 
 interface CallLog {
   /** When counted calls were made, oldest first; entries before `head` have left the window. */
@@ -8,6 +7,9 @@ interface CallLog {
 }
 
 /**
+ * The baseline of bench/rate-limit.bench.ts: the per-instance, in-memory limiter the shared one (src/domain/limits)
+ * replaced, kept here as it was to measure against.
+ *
  * At most `limit` calls per key in any `windowMs` (a sliding window, not minute-aligned buckets):
  * a refused call is not counted, and a caller is let through again as soon as its oldest counted
  * call leaves the window. Memory: at most `limit` timestamps per key seen within the last window;
