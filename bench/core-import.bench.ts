@@ -10,9 +10,9 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { percentile, recordResults } from './bench-support.js';
+import { machineName, percentile, recordResults, type SummaryLine } from './bench-support.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CORE = join(ROOT, 'packages', 'core');
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
   }
   const result = {
     recordedAt: new Date().toISOString(),
-    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    machine: machineName(),
     rounds: ROUNDS,
     targetMs: TARGET_MS,
     ms: Object.fromEntries(rows.map(([label]) => [label, summary(samples.get(label)!)])),
@@ -97,7 +97,27 @@ async function main(): Promise<void> {
     }),
     '',
   ].join('\n');
-  recordResults('core-import', result, text);
+  const emptyModule = result.ms['baseline: an empty module'];
+  const before = result.ms['before: BENCH_BEFORE’s core'];
+  const headline: SummaryLine[] = [
+    {
+      measure: 'import `@skillhost/core`, wall p50',
+      value: core.wallP50,
+      unit: 'ms',
+      baseline: { name: 'an empty module', value: emptyModule.wallP50 },
+      target: `≤ ${TARGET_MS} ms`,
+      met: core.wallP50 <= TARGET_MS,
+    },
+    {
+      measure: 'import `@skillhost/core`, CPU p50',
+      value: core.cpuP50,
+      unit: 'ms',
+      ...(before === undefined
+        ? { baseline: { name: 'an empty module', value: emptyModule.cpuP50 } }
+        : { baseline: { name: 'BENCH_BEFORE’s core', value: before.cpuP50 } }),
+    },
+  ];
+  recordResults('core-import', result, text, headline);
 }
 
 await main();

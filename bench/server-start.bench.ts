@@ -12,10 +12,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../test/support/ports.js';
-import { benchWorkspace, percentile, recordResults, writeBenchSkills } from './bench-support.js';
+import {
+  benchWorkspace,
+  machineName,
+  percentile,
+  recordResults,
+  type SummaryLine,
+  writeBenchSkills,
+} from './bench-support.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SKILLS = Number(process.env.BENCH_SKILLS ?? 2000);
@@ -147,7 +153,7 @@ async function main(): Promise<void> {
   };
   const result = {
     recordedAt: new Date().toISOString(),
-    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+    machine: machineName(),
     database: process.env.DATABASE_URL ? 'DATABASE_URL (a fresh database on that server)' : 'embedded PostgreSQL',
     skills: SKILLS,
     rounds: ROUNDS,
@@ -173,7 +179,25 @@ async function main(): Promise<void> {
     }),
     '',
   ].join('\n');
-  recordResults('server-start', result, text);
+  const server = result.ms['server, 2,000 skills'];
+  const bare = result.ms['baseline: bare node answering 200'];
+  const summary: SummaryLine[] = [
+    {
+      measure: `server ready with ${SKILLS} skills, wall p50`,
+      value: server.p50,
+      unit: 'ms',
+      baseline: { name: 'bare node answering 200', value: bare.p50 },
+      target: `≤ ${TARGET_MS} ms`,
+      met: server.p50 <= TARGET_MS,
+    },
+    {
+      measure: `server ready with ${SKILLS} skills, CPU p50`,
+      value: server.cpuP50,
+      unit: 'ms',
+      baseline: { name: 'the server without skills', value: result.ms['server, no skills'].cpuP50 },
+    },
+  ];
+  recordResults('server-start', result, text, summary);
 }
 
 await main();
