@@ -15,13 +15,12 @@
  *
  *   npm run bench:rate-limit      (writes bench/results/rate-limit.{md,json})
  */
-import { cpus } from 'node:os';
 import { LeasedLimiter, type LimitVerdict, StoreOutage } from '../src/domain/limits/leased-limiter.js';
 import type { LimitSpec, RateLimitStore } from '../src/domain/limits/rate-limit-store.js';
 import { createDataSource, runPendingMigrations } from '../src/infra/database/data-source.js';
 import { RateLimitRepository } from '../src/infra/database/rate-limit.repository.js';
 import { SlidingWindowLimiter } from './baselines/sliding-window-limiter.js';
-import { databaseUrl, recordResults } from './bench-support.js';
+import { databaseUrl, machineName, recordResults, type SummaryLine } from './bench-support.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const FAR_CALLS = Number(process.env.BENCH_CALLS ?? 500_000);
@@ -144,15 +143,29 @@ async function main(): Promise<void> {
     await dataSource.destroy();
     await db.stop();
   }
-  recordResults('rate-limit', { rounds: ROUNDS, scenarios: SCENARIOS, rows }, report(rows));
+  recordResults('rate-limit', { rounds: ROUNDS, scenarios: SCENARIOS, rows }, report(rows), summaryOf(rows));
+}
+
+/** The shared limits' CPU per call in each scenario, against the replaced per-instance window's. */
+function summaryOf(rows: { scenario: string; limiter: string; result: Measured }[]): SummaryLine[] {
+  return rows
+    .filter((r) => r.limiter === SHARED)
+    .map((r) => ({
+      measure: `${r.scenario}: shared limits, CPU per call`,
+      value: r.result.cpuNsPerCall,
+      unit: 'ns',
+      baseline: {
+        name: BASELINE,
+        value: rows.find((b) => b.scenario === r.scenario && b.limiter === BASELINE)!.result.cpuNsPerCall,
+      },
+    }));
 }
 
 function report(rows: { scenario: string; limiter: string; result: Measured }[]): string {
   const lines = [
     '# Rate-limit check',
     '',
-    `Recorded ${new Date().toISOString()} on ${cpus().length} × ${cpus()[0]?.model.trim()}, Node ${process.version}; ` +
-      '`npm run bench:rate-limit`.',
+    `Recorded ${new Date().toISOString()} on ${machineName()}; \`npm run bench:rate-limit\`.`,
     `${ROUNDS} rounds, medians. One call is one \`hit\` of the limiter, as the guard makes per request (twice per ` +
       'turn). The shared limiter runs over the real store on PostgreSQL on this machine; its store takes are ' +
       'awaited in the loop, so their round trips are in its time.',
