@@ -12,17 +12,19 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort } from '../test/support/ports.js';
 import {
   createBenchKey,
   databaseUrl,
+  machineName,
   percentile,
   recordResults,
   scriptedTurnsConfig,
   startChild,
+  type SummaryLine,
 } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -291,7 +293,7 @@ async function main(): Promise<void> {
       recordedAt: new Date().toISOString(),
       loadAverageBefore,
       loadAverageAfter: loadavg()[0],
-      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+      machine: machineName(),
       database: process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'embedded PostgreSQL',
       rounds: ROUNDS,
       durationS: DURATION_S,
@@ -299,7 +301,13 @@ async function main(): Promise<void> {
       ratio: { skills: pairedRatio('skills'), turns: pairedRatio('turns') },
       samples,
     };
-    recordResults('workers', result, report(result));
+    const headline: SummaryLine[] = (['skills', 'turns'] as const).map((load) => ({
+      measure: load === 'skills' ? 'GET /v1/skills with 2 workers, req/s' : 'chat turns with 2 workers, turns/s',
+      value: runs[2][load].rps,
+      unit: load === 'skills' ? 'req/s' : 'turns/s',
+      baseline: { name: '1 worker', value: runs[1][load].rps },
+    }));
+    recordResults('workers', result, report(result), headline);
   } finally {
     for (const server of servers) await server.stop();
     model.child.kill('SIGTERM');
