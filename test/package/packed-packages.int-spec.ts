@@ -202,7 +202,8 @@ describe('the packed packages, installed into examples/nest-chat', () => {
       // A load hook (its own thread) writes each ES module it loads to stderr; CommonJS ones are in require.cache.
       const hooks =
         "import { writeSync } from 'node:fs'; " +
-        "export async function load(url, context, next) { writeSync(2, 'LOADED ' + url + '\\n'); return next(url, context); }";
+        'export async function load(url, context, next) { ' +
+        "writeSync(2, 'LOADED ' + url + '\\n'); return next(url, context); }";
       const script = [
         "import { createRequire, register } from 'node:module';",
         "import { writeSync } from 'node:fs';",

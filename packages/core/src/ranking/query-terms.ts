@@ -71,7 +71,10 @@ export interface AnalysedQuery {
   sequence: readonly string[];
 }
 
-/** The Spanish stemmer brings @nlpjs's whole language pack, and the lexicons are 140 kB of JSON: all loaded on first use. */
+/**
+ * The Spanish stemmer brings @nlpjs's whole language pack, and the lexicons are 140 kB of JSON: all loaded on first
+ * use.
+ */
 const nlpjsSpanish = lazyModule<typeof import('@nlpjs/lang-es')>('@nlpjs/lang-es', import.meta.url);
 const spanishGlossary = lazyModule<Lexicon>('./spanish-glossary.json', import.meta.url);
 const relatedTerms = lazyModule<Lexicon>('./related-terms.json', import.meta.url);
