@@ -9,16 +9,21 @@ const DOC_FILES = [
     .map((name) => `docs/${name}`),
 ];
 
-/** The Markdown outside fenced blocks and code spans, where links and headings live. */
+/** The Markdown outside fenced blocks, where headings live (a heading's code spans are part of its anchor). */
+function outsideFences(markdown: string): string {
+  return markdown.replace(/^(\s*)(```|~~~)[\s\S]*?^\1\2\s*$/gm, '');
+}
+
+/** The Markdown outside fenced blocks and code spans, where links live. */
 function prose(markdown: string): string {
-  return markdown.replace(/^(\s*)(```|~~~)[\s\S]*?^\1\2\s*$/gm, '').replace(/`[^`\n]*`/g, '');
+  return outsideFences(markdown).replace(/`[^`\n]*`/g, '');
 }
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens; repeats get -1, -2…. */
 function anchorsOf(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
-  for (const [, heading] of prose(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+  for (const [, heading] of outsideFences(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
     const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[*_`]/g, '');
     const slug = text
       .toLowerCase()
@@ -61,6 +66,10 @@ describe('links in README.md and docs/', () => {
   it('finds a heading by the anchor GitHub gives it', () => {
     expect(anchorsOf('# Users, API keys and auth\n```sh\n# → not a heading\n```\n## Users, API keys and auth')).toEqual(
       new Set(['users-api-keys-and-auth', 'users-api-keys-and-auth-1']),
+    );
+    // Regression, fixed since the workers docs linked one. Was: a heading's code span was dropped from its anchor.
+    expect(anchorsOf('## Several processes on one machine: `[app] workers`')).toEqual(
+      new Set(['several-processes-on-one-machine-app-workers']),
     );
   });
 });
