@@ -5,7 +5,11 @@
  * has succeeded (`finish`), so an edit made while it ran still counts as newer than the build.
  * `npm start` (tools/start.mjs) and the tests that start built servers build only when it is stale.
  *
- *   node tools/build-stamp.mjs begin | finish
+ * `current` exits 0 when dist/ is current: `npm ci`'s prepare skips the build then, and so does
+ * the install that `npx skillhost` makes of a checkout on its first run, which would otherwise
+ * empty dist/ under anything running from it (a server, other test files).
+ *
+ *   node tools/build-stamp.mjs begin | finish | current
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,8 +71,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     writeFileSync(BEGUN, `${newestInput()}\n`);
   } else if (step === 'finish') {
     renameSync(BEGUN, STAMP);
+  } else if (step === 'current') {
+    process.exit(isBuildCurrent() ? 0 : 1);
   } else {
-    process.stderr.write('usage: node tools/build-stamp.mjs begin | finish\n');
+    process.stderr.write('usage: node tools/build-stamp.mjs begin | finish | current\n');
     process.exit(2);
   }
 }

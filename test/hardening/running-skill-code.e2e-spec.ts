@@ -225,8 +225,7 @@ interface Card {
 
 describeWithSandbox('hostile skill code: scripts and code skills with scripts on', () => {
   let ctx: ChatTestContext;
-  const http = () => request(ctx.app.getHttpServer());
-  const newChat = async () => (await http().post('/v1/chats').send({}).expect(201)).body.id as string;
+  const { http, newChat, useSkill } = chatCalls(() => ctx);
   const runScript = async (chat: string, body: unknown, status = 200) =>
     (
       await http()
@@ -234,10 +233,6 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
         .send(body as object)
         .expect(status)
     ).body;
-  const useSkill = async (chat: string, name: string, text = 'Done.') => {
-    ctx.model.play({ toolCalls: [{ name: 'use_skill', arguments: { skill_name: name, input: 'go' } }] }, { text });
-    return (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
-  };
 
   beforeAll(async () => {
     process.env.SKILLHOST_HARDEN_SECRET = SECRET;
@@ -249,7 +244,6 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
       'app.scripts.enabled': true,
       'app.scripts.timeout_ms': 4000,
       'app.skills.code_directories': [tree().path('code')],
-      'app.skills.code_timeout_ms': 3000,
     });
   });
   afterAll(async () => {
@@ -573,14 +567,6 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
   });
 
   describe('code skills', () => {
-    it('one that never resolves is stopped by the time-out', async () => {
-      const turn = await useSkill(await newChat(), 'never');
-      expect(turn.assistantMessage.toolCards[0]).toMatchObject({
-        status: 'error',
-        output: expect.stringMatching(/^Error \(CODE_SKILL_FAILED\): Skill 'never' failed: .*3000 ms/),
-      });
-    });
-
     it('a 100 MB output is cut to 1 MB with a notice and stored', async () => {
       const chat = await newChat();
       const turn = await useSkill(chat, 'huge');
@@ -761,28 +747,6 @@ describeWithSandbox('hostile skill code: scripts and code skills with scripts on
         expect(unavailable.get('tr-long')?.[0]).toHaveLength(30_000);
       },
     );
-
-    it('a programmatic code skill that never resolves is stopped by the time-out too', async () => {
-      const registry = ctx.app.get(SkillRegistryService);
-      registry.register(
-        {
-          name: 'prog-never',
-          description: 'Never resolves, in-process.',
-          instructions: 'x',
-          execute: () => new Promise(() => {}),
-        },
-        'workspace',
-      );
-      try {
-        const turn = await useSkill(await newChat(), 'prog-never');
-        expect(turn.assistantMessage.toolCards[0]).toMatchObject({
-          status: 'error',
-          output: expect.stringMatching(/CODE_SKILL_FAILED.*3000 ms/),
-        });
-      } finally {
-        registry.unregister('prog-never');
-      }
-    });
   });
 });
 
@@ -792,16 +756,14 @@ describeWithSandbox('a code skill calling skills.runScript with scripts off', ()
     ctx = await startChatApp([tree().path('skills')], {
       'app.tools.style': 'use_skill',
       'app.skills.code_directories': [tree().path('code')],
-      'app.skills.code_timeout_ms': 3000,
     });
   });
   afterAll(async () => ctx?.close());
 
+  const { useSkill, newChat } = chatCalls(() => ctx);
+
   it('hears TOOL_NOT_FOUND and nothing runs', async () => {
-    const http = () => request(ctx.app.getHttpServer());
-    const chat = (await http().post('/v1/chats').send({}).expect(201)).body.id as string;
-    ctx.model.play({ toolCalls: [{ name: 'use_skill', arguments: { skill_name: 'callscript' } }] }, { text: 'ok' });
-    const turn = (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
+    const turn = await useSkill(await newChat(), 'callscript', 'ok');
     expect(turn.assistantMessage.toolCards).toHaveLength(1);
     expect(turn.assistantMessage.toolCards[0].output).toMatch(
       /status=error out=Error \(TOOL_NOT_FOUND\): No tool 'skills\.runScript' in this chat\. Available: /,
@@ -809,3 +771,61 @@ describeWithSandbox('a code skill calling skills.runScript with scripts off', ()
     expect(turn.assistantMessage.toolCards[0].output).not.toContain('argc=');
   });
 });
+
+/**
+ * Code skills that never resolve, on an app of their own with a short time-out: the other apps keep the default one,
+ * so a code skill that is merely slow to start on a busy machine is not cut.
+ */
+describe('code skills that never resolve', () => {
+  let ctx: ChatTestContext;
+  beforeAll(async () => {
+    ctx = await startChatApp([tree().path('skills')], {
+      'app.tools.style': 'use_skill',
+      'app.skills.code_directories': [tree().path('code')],
+      'app.skills.code_timeout_ms': 1000,
+    });
+  });
+  afterAll(async () => ctx?.close());
+  const { useSkill, newChat } = chatCalls(() => ctx);
+
+  it('one that never resolves is stopped by the time-out', async () => {
+    const turn = await useSkill(await newChat(), 'never');
+    expect(turn.assistantMessage.toolCards[0]).toMatchObject({
+      status: 'error',
+      output: expect.stringMatching(/^Error \(CODE_SKILL_FAILED\): Skill 'never' failed: .*1000 ms/),
+    });
+  });
+
+  it('a programmatic code skill that never resolves is stopped by the time-out too', async () => {
+    const registry = ctx.app.get(SkillRegistryService);
+    registry.register(
+      {
+        name: 'prog-never',
+        description: 'Never resolves, in-process.',
+        instructions: 'x',
+        execute: () => new Promise(() => {}),
+      },
+      'workspace',
+    );
+    try {
+      const turn = await useSkill(await newChat(), 'prog-never');
+      expect(turn.assistantMessage.toolCards[0]).toMatchObject({
+        status: 'error',
+        output: expect.stringMatching(/CODE_SKILL_FAILED.*1000 ms/),
+      });
+    } finally {
+      registry.unregister('prog-never');
+    }
+  });
+});
+
+/** HTTP calls on the app `app()` holds once its `beforeAll` has run. */
+function chatCalls(app: () => ChatTestContext) {
+  const http = () => request(app().app.getHttpServer());
+  const newChat = async () => (await http().post('/v1/chats').send({}).expect(201)).body.id as string;
+  const useSkill = async (chat: string, name: string, text = 'Done.') => {
+    app().model.play({ toolCalls: [{ name: 'use_skill', arguments: { skill_name: name, input: 'go' } }] }, { text });
+    return (await http().post(`/v1/chats/${chat}/messages`).send({ content: 'go' }).expect(201)).body;
+  };
+  return { http, newChat, useSkill };
+}

@@ -1,10 +1,10 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { EmbeddedPostgresServer } from '../../src/infra/database/embedded-postgres.server.js';
 import { freePort } from '../support/ports.js';
-import { LISTENING_LINE } from '../support/instances.js';
+import { buildServer, LISTENING_LINE } from '../support/instances.js';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { type RecordedRequest, ScriptedModelServer } from '../support/scripted-model-server.js';
 import { tempTree } from '../support/files/skill-tree.js';
@@ -163,13 +163,7 @@ describe('start and graceful shutdown of a server process', () => {
   beforeAll(async () => {
     await model.start();
     db = await createTestDatabase();
-    try {
-      execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-        stdio: 'pipe',
-      });
-    } catch {
-      // Type errors elsewhere do not stop tsc from emitting; the runs below show whether the build works.
-    }
+    buildServer();
   }, 120_000);
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

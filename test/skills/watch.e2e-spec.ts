@@ -5,20 +5,24 @@ import request from 'supertest';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { useSkillTree, writeSkill } from '../support/files/skill-tree.js';
 
-/** `[app.skills] watch = true`: a change on disk reaches the catalogue within a second, and is logged. */
+/** `[app.skills] watch = true`: a change on disk reaches the catalogue, and is logged. */
 const tree = useSkillTree((t) => {
   writeSkill(t, 'skills', 'pdf', { description: 'Works with PDF files.' });
   t.write('commands/.keep', '');
 });
 
-/** Polls `check` every 50 ms for up to `ms`, failing with what it waited for. */
-async function within(ms: number, what: string, check: () => Promise<boolean>): Promise<void> {
+/**
+ * Polls `check` every 50 ms until it holds, failing with what it waited for after a bound meant for a busy
+ * machine: the watcher answers in well under a second, but how fast is for a benchmark to say, not a test.
+ */
+const WAIT_MS = 20_000;
+async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
   const started = performance.now();
-  while (performance.now() - started < ms) {
+  while (performance.now() - started < WAIT_MS) {
     if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`not within ${ms} ms: ${what}`);
+  throw new Error(`not within ${WAIT_MS} ms: ${what}`);
 }
 
 describe('watching the skills directories', () => {
@@ -48,9 +52,9 @@ describe('watching the skills directories', () => {
     expect(logs).toContainEqual(expect.stringMatching(new RegExp(`^Not watching ${tree().path('missing')} .*ENOENT`)));
   });
 
-  it('loads a skill written on disk within a second, and logs what changed', async () => {
+  it('loads a skill written on disk, and logs what changed', async () => {
     writeSkill(tree(), 'skills', 'release-notes', { description: 'Writes release notes.' });
-    await within(2000, 'release-notes in GET /v1/skills', async () => (await names()).includes('release-notes'));
+    await eventually('release-notes in GET /v1/skills', async () => (await names()).includes('release-notes'));
     expect(logs).toContainEqual(
       expect.stringMatching(/^Skills changed on disk: added release-notes \(2 skills, 0 invalid\)$/),
     );
@@ -58,7 +62,7 @@ describe('watching the skills directories', () => {
 
   it('logs a skill whose files changed with its old and new digest', async () => {
     tree().write('skills/release-notes/references/style.md', 'Short sentences.');
-    await within(2000, 'the change logged', async () =>
+    await eventually('the change logged', async () =>
       logs.some((line) => line.startsWith('Skills changed on disk: changed release-notes')),
     );
     expect(logs).toContainEqual(
@@ -74,7 +78,7 @@ describe('watching the skills directories', () => {
   it('drops a removed skill, and picks up a new command', async () => {
     rmSync(tree().path('skills/pdf'), { recursive: true });
     tree().write('commands/standup.md', '---\ndescription: Standup notes.\n---\nWrite them.\n');
-    await within(2000, 'pdf gone and /standup listed', async () => {
+    await eventually('pdf gone and /standup listed', async () => {
       const commands = (await request(ctx.app.getHttpServer()).get('/v1/commands').expect(200)).body.commands as {
         name: string;
       }[];

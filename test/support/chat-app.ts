@@ -37,12 +37,14 @@ export async function startChatApp(
           'app.skills.enabled': true,
           'app.skills.directories': skillDirectories,
           'app.database.url': db.url,
+          // A bound, not behaviour under test (the time-out's own tests set theirs): generous, as on a busy
+          // machine a worker beside another can wait seconds for the CPU between two model steps.
           'app.models': models?.(model.url) ?? {
             scripted: {
               provider: 'openai-compatible',
               base_url: model.url,
               model: 'scripted-1',
-              timeout_ms: 5000,
+              timeout_ms: 20_000,
               max_retries: 0,
             },
           },

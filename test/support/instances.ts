@@ -67,11 +67,16 @@ const STOP_TIMEOUT_MS = 30_000;
 
 /**
  * Builds `dist/` (`npm run build`: the server and the web page) unless it is a build of the
- * sources as they are (tools/build-stamp.mjs): CI builds before the tests, so they start at once;
- * after an edit the first test process to ask builds (call it from a `beforeAll` with a long timeout).
+ * sources as they are (tools/build-stamp.mjs). Under Jest the global set-up has built it before any
+ * file ran (test/support/global-setup.mjs), so this only checks; outside Jest it builds.
  */
 export function buildServer(): void {
   if (isBuildCurrent()) return;
+  if (process.env.JEST_WORKER_ID !== undefined)
+    throw new Error(
+      'dist/ is not a build of the sources as they are: the build before the run failed (its errors are above the ' +
+        'results), or a source changed during the run. A build now would empty dist/ under the other test files.',
+    );
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'pipe' });
 }
 

@@ -625,10 +625,20 @@ async function ensureDatabase(port: number, password: string, waitMs: number): P
   );
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
-    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`).catch(unlessCreatedMeanwhile);
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A process that connects to a server another is starting (`connectOrStart`) may look for the
+ * database while the starter creates it: 42P04 (duplicate_database), or 23505 when both inserts
+ * met in pg_database's index, means it is there.
+ */
+function unlessCreatedMeanwhile(error: unknown): void {
+  const code = (error as { code?: string }).code;
+  if (code !== '42P04' && code !== '23505') throw error;
 }
 
 /** Connection refused and 57P03 (cannot_connect_now) are what a server that is still starting answers. */
