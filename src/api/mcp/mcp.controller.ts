@@ -50,10 +50,15 @@ export class McpController {
   private async serve(request: FastifyRequest, reply: FastifyReply, principal: Principal) {
     const aborted = new AbortController();
     // The client went away (or the stream ended): the SDK closes what it opened for this request.
-    reply.raw.once('close', () => aborted.abort());
+    const abort = () => aborted.abort();
+    reply.raw.once('close', abort);
     const response = await this.transport.handle(webRequest(request, aborted.signal), request.body, principal);
-    if (response.body === null || !response.headers.get('content-type')?.startsWith('text/event-stream'))
-      return reply.send(response);
+    if (response.body === null || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      // A POST or DELETE answered whole is over for the SDK: aborting it after would only build an AbortError
+      // nobody reads. A GET's end is still heard: its session counts the notification streams open.
+      if (request.method !== 'GET') reply.raw.off('close', abort);
+      return sendWhole(reply, response);
+    }
     // A stream's status and headers go out at once, not with its first event (a notification
     // stream may stay quiet for minutes; its client waits for the 200 to know it is listening).
     reply.hijack();
@@ -99,4 +104,14 @@ function webRequest(request: FastifyRequest, signal: AbortSignal): Request {
     for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
   }
   return new Request(new URL(request.url, 'http://skillhost.invalid'), { method: request.method, headers, signal });
+}
+
+/**
+ * A JSON answer (or an empty one) sent as one string with its length: handed the `Response`, Fastify reads its body
+ * through a web stream reader and writes it chunked.
+ */
+async function sendWhole(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  reply.code(response.status);
+  for (const [name, value] of response.headers) reply.header(name, value);
+  return reply.send(response.body === null ? undefined : await response.text());
 }
