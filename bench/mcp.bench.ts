@@ -15,6 +15,7 @@
  *     also runs every measurement against the build in <folder> (its dist/, e.g. a copy of main's before a change),
  *     same skills, database and key, and records both.
  *   BENCH_APP_NODE_ARGS=--cpu-prof BENCH_RUNS=5 …   the server's own Node flags (a CPU profile of a run).
+ *   BENCH_MCP_PAGE_SIZE=500 …   `[app.mcp] page_size` (default 100): fewer, larger pages.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
