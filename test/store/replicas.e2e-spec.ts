@@ -180,4 +180,32 @@ describe('several instances on one database stay in step', () => {
       await client.close();
     }
   });
+
+  it("a user's filter saved on one instance narrows what the other serves and tells its sessions", async () => {
+    let heard = 0;
+    const client = new Client(
+      { name: 'replicas', version: '1.0.0' },
+      { listChanged: { resources: { autoRefresh: false, debounceMs: 0, onChanged: () => heard++ } } },
+    );
+    const transport = new StreamableHTTPClientTransport(new URL(url(a, '/mcp')));
+    await client.connect(transport);
+    const listed = async () => (await new SkillsClient(client).list()).skills.map((skill) => skill.frontmatter.name);
+    try {
+      // Read (and remembered) on A before the change.
+      expect(await listed()).toContain('pdf');
+      expect((await send(b, 'PUT', '/v1/me/skills', { exclude: ['pdf'] })).status).toBe(200);
+      // Only the notification tells A's sessions: a filter read again once it expires tells no one.
+      expect(
+        await eventually(
+          async () => heard,
+          (count) => count > 0,
+        ),
+      ).toBeGreaterThan(0);
+      expect(await listed()).not.toContain('pdf');
+    } finally {
+      await send(b, 'PUT', '/v1/me/skills', {});
+      await transport.terminateSession();
+      await client.close();
+    }
+  });
 });

@@ -1,7 +1,14 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  Optional,
+} from '@nestjs/common';
 import {
   AppError,
   DIGEST_PATTERN,
@@ -16,6 +23,7 @@ import {
   versionOf,
 } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
+import { NOTIFICATION_BUS, type NotificationBus } from '../../shared/notification-bus.js';
 import {
   CHAT_SKILL_FILTERS,
   type ChatSkillFilters,
@@ -33,6 +41,12 @@ import {
 } from './skill-version-store.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
+import { UserFilterCache } from './user-filter-cache.js';
+
+/** Where a saved user filter is announced to every instance: `<instance id> <user id>`. */
+export const USER_FILTER_CHANNEL = 'skillhost_user_filters';
+/** How long a user's filter may be served after a change whose announcement was lost. */
+const USER_FILTER_TTL_MS = 5_000;
 
 export interface InstallResult {
   name: string;
@@ -70,7 +84,7 @@ export type KeptVersion = { digest: string } | { warning: string };
  * go on reading the version it activated after the folder changes.
  */
 @Injectable()
-export class SkillStoreService {
+export class SkillStoreService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(SkillStoreService.name);
   private readonly config: SkillsConfig;
   readonly cache: SkillCache;
@@ -79,15 +93,36 @@ export class SkillStoreService {
   /** Disk skills' versions by folder, recognised again by a stat of their files while unchanged. */
   private readonly folders = new FolderDigests();
   private readonly filterListeners = new Set<(userId: string) => void>();
+  private readonly filters = new UserFilterCache(USER_FILTER_TTL_MS);
+  private stopFollowing: (() => void)[] = [];
 
   constructor(
     @Inject(SKILL_VERSION_STORE) private readonly repository: SkillVersionStore,
     @Inject(USER_SKILL_FILTERS) private readonly users: UserSkillFilters,
     @Inject(CHAT_SKILL_FILTERS) private readonly chats: ChatSkillFilters,
     @Inject(APP_CONFIG) appConfig: AppConfig,
+    @Optional() @Inject(NOTIFICATION_BUS) private readonly notifications?: NotificationBus,
   ) {
     this.config = appConfig.app.skills;
     this.cache = new SkillCache(this.config.storeDirectory);
+  }
+
+  /** Users' filters are remembered only with a bus that tells of every instance's changes. */
+  onApplicationBootstrap(): void {
+    const bus = this.notifications;
+    if (!this.config.enabled || bus === undefined) return;
+    this.stopFollowing = [
+      bus.listen(USER_FILTER_CHANNEL, (payload) => this.filterSavedElsewhere(bus.instanceId, payload)),
+      bus.onReconnect(() => this.filters.clear()),
+    ];
+    bus.ready().then(
+      () => this.filters.enable(),
+      () => undefined,
+    );
+  }
+
+  onApplicationShutdown(): void {
+    for (const stop of this.stopFollowing) stop();
   }
 
   get limits() {
@@ -225,20 +260,33 @@ export class SkillStoreService {
   }
 
   userFilter(userId: string): Promise<StoredSkillFilter | null> {
-    return this.users.skillFilter(userId);
+    return this.filters.get(userId, () => this.users.skillFilter(userId));
   }
 
   /** A filter with neither list is stored as none. */
   async setUserFilter(userId: string, filter: StoredSkillFilter): Promise<StoredSkillFilter | null> {
     const stored = normalizeFilter(filter);
     await this.users.setSkillFilter(userId, stored);
+    this.filters.forget(userId);
     for (const listener of this.filterListeners) listener(userId);
+    // Unannounced, the other instances serve the old filter until it expires there (USER_FILTER_TTL_MS).
+    await this.notifications
+      ?.notify(USER_FILTER_CHANNEL, `${this.notifications.instanceId} ${userId}`)
+      .catch((error: Error) => this.logger.warn(`A skill filter change was not announced: ${error.message}`));
     return stored;
   }
 
+  /** Another instance saved a user's filter: it is read again, and this instance's listeners hear of it. */
+  private filterSavedElsewhere(instanceId: string, payload: string): void {
+    const [from, userId] = payload.split(' ');
+    if (from === instanceId || userId === undefined) return;
+    this.filters.forget(userId);
+    for (const listener of this.filterListeners) listener(userId);
+  }
+
   /**
-   * Calls `listener` with the user's id after this instance saves a user's filter (their catalogue changed, not the
-   * snapshot); returns how to stop.
+   * Calls `listener` with the user's id after a user's filter is saved, on this instance or (with a notification bus)
+   * another (their catalogue changed, not the snapshot); returns how to stop.
    */
   onUserFilterChange(listener: (userId: string) => void): () => void {
     this.filterListeners.add(listener);
