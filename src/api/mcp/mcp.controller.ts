@@ -107,11 +107,12 @@ function webRequest(request: FastifyRequest, signal: AbortSignal): Request {
 }
 
 /**
- * A JSON answer (or an empty one) sent as one string with its length: handed the `Response`, Fastify reads its body
- * through a web stream reader and writes it chunked.
+ * A JSON answer (or an empty one) sent as one buffer with its length: handed the `Response`, Fastify reads its body
+ * through a web stream reader and writes it chunked. Its bytes as they are: a page of a list is tens of KiB, which
+ * decoded to a string would be encoded again.
  */
 async function sendWhole(reply: FastifyReply, response: Response): Promise<FastifyReply> {
   reply.code(response.status);
   for (const [name, value] of response.headers) reply.header(name, value);
-  return reply.send(response.body === null ? undefined : await response.text());
+  return reply.send(response.body === null ? undefined : Buffer.from(await response.arrayBuffer()));
 }
