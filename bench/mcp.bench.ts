@@ -166,6 +166,20 @@ async function pings(server: Server, count: number): Promise<Walk> {
   }
 }
 
+/**
+ * As many `GET /v1/models` (a small answer from the configuration) as a walk has pages, one after the other on one
+ * connection: what that many requests cost through the same key check, Fastify and Nest, without MCP.
+ */
+async function smallGets(server: Server, count: number): Promise<Walk> {
+  const meter = await Meter.start(server.child);
+  for (let i = 0; i < count; i++) {
+    const response = await fetch(`http://127.0.0.1:${server.port}/v1/models`, { headers: { authorization } });
+    await response.text();
+    if (response.status !== 200) throw new Error(`/v1/models answered ${response.status}`);
+  }
+  return { ...(await meter.stop()), skills: 0 };
+}
+
 /** resources/list walked page by page to its end, as Gemini CLI does at connect. */
 async function resourcesWalk(server: Server): Promise<Walk & { resources: number }> {
   const client = new Client({ name: 'bench', version: '1.0.0' }, { listMaxPages: 1000 });
@@ -228,12 +242,14 @@ async function measureServer(server: Server) {
     startModern: [] as Walk[],
     resources: [] as Walk[],
     pings: [] as Walk[],
+    smallGets: [] as Walk[],
   };
   for (let i = 0; i < RUNS; i++) {
     runs.startLegacy.push(await agentStart(server, 'legacy'));
     runs.startModern.push(await agentStart(server, 'auto'));
     runs.resources.push(await resourcesWalk(server));
     runs.pings.push(await pings(server, Math.ceil(SKILLS / PAGE_SIZE)));
+    runs.smallGets.push(await smallGets(server, Math.ceil(SKILLS / PAGE_SIZE)));
     runs.legacy.push(await mcpWalk(server, 'legacy'));
     runs.modern.push(await mcpWalk(server, 'auto'));
     runs.rest.push(await httpGet(server, '/v1/skills', (body) => (body as { skills: unknown[] }).skills.length));
@@ -262,6 +278,7 @@ async function measureServer(server: Server) {
     },
     discoveryIndex: summary(runs.index),
     pings: summary(runs.pings),
+    smallGets: summary(runs.smallGets),
     agentStartLegacy: summary(runs.startLegacy),
     agentStartModern: summary(runs.startModern),
     resourcesList: {
@@ -356,7 +373,9 @@ function markdown(r: Recorded): string {
       `As many \`ping\`s as the walk has pages cost the server ${ms(r.pings.serverCpuP50)} ms ` +
       `(${times(r.pings.serverCpuP50 / r.restList.serverCpuP50)} the GET): that much of a walk is the door's cost ` +
       "per request (the key, Fastify, the SDK's transport), whatever is listed; the listing itself adds " +
-      `${ms(r.skillsListLegacy.serverCpuP50 - r.pings.serverCpuP50)} ms in a session.`,
+      `${ms(r.skillsListLegacy.serverCpuP50 - r.pings.serverCpuP50)} ms in a session. As many small REST GETs ` +
+      `cost ${ms(r.smallGets.serverCpuP50)} ms (${times(r.smallGets.serverCpuP50 / r.restList.serverCpuP50)} the ` +
+      'GET): what that many HTTP requests cost whatever answers them.',
     '',
     '| what | requests | skills | p50 ms | p99 ms | max ms | server CPU ms p50 | client CPU ms p50 | KiB |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -369,6 +388,7 @@ function markdown(r: Recorded): string {
       r.pings,
       String(pages),
     ),
+    row(`\`GET /v1/models\` ${pages} times (as many requests as a walk, no MCP)`, r.smallGets, String(pages)),
     '',
     `The first walk after start took ${ms(r.coldWalkMs)} ms: each SKILL.md is read once there, for the ` +
       `frontmatter as the MCP SDK parses it; digests come from the scan. Later walks read no file.`,
@@ -408,6 +428,7 @@ function beforeAfter(before: Measured & { build: string }, after: Measured): str
     pair('`GET /v1/skills`', (m) => m.restList),
     pair('`GET /.well-known/agent-skills/index.json`', (m) => m.discoveryIndex),
     pair('`ping` × pages, 2025-11-25 session', (m) => m.pings),
+    pair('`GET /v1/models` × pages', (m) => m.smallGets),
     pair('connect + `tools/list`, 2025-11-25 session', (m) => m.agentStartLegacy),
     pair('connect + `tools/list`, 2026-07-28', (m) => m.agentStartModern),
     pair('`resources/list`, all pages', (m) => m.resourcesList),
