@@ -153,59 +153,56 @@ describe('several instances on one database stay in step', () => {
     ).toBe('SKILL_DISABLED');
   });
 
-  it('an MCP client of one instance hears of an install on the other, and lists the skill there', async () => {
+  /** An MCP session on `instance` counting the resources/list_changed it hears, its GET stream open. */
+  const listeningSession = async (instance: number) => {
     let heard = 0;
     const client = new Client(
       { name: 'replicas', version: '1.0.0' },
       { listChanged: { resources: { autoRefresh: false, debounceMs: 0, onChanged: () => heard++ } } },
     );
-    const transport = new StreamableHTTPClientTransport(new URL(url(a, '/mcp')));
+    const transport = new StreamableHTTPClientTransport(new URL(url(instance, '/mcp')));
     await client.connect(transport);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return {
+      heardOfIt: () =>
+        eventually(
+          async () => heard,
+          (count) => count > 0,
+        ),
+      names: async () => (await new SkillsClient(client).list()).skills.map((skill) => skill.frontmatter.name),
+      close: async () => {
+        await transport.terminateSession();
+        await client.close();
+      },
+    };
+  };
+
+  it('an MCP client of one instance hears of an install on the other, and lists the skill there', async () => {
+    const session = await listeningSession(a);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
       const files = {
         'mcp-news/SKILL.md': skillMd({ name: 'mcp-news', description: 'Installed on the other instance.' }),
       };
       expect((await upload(b, await zipOf(files))).status).toBe(201);
-      expect(
-        await eventually(
-          async () => heard,
-          (count) => count > 0,
-        ),
-      ).toBeGreaterThan(0);
-      const { skills } = await new SkillsClient(client).list();
-      expect(skills.map((skill) => skill.frontmatter.name)).toContain('mcp-news');
+      expect(await session.heardOfIt()).toBeGreaterThan(0);
+      expect(await session.names()).toContain('mcp-news');
     } finally {
-      await transport.terminateSession();
-      await client.close();
+      await session.close();
     }
   });
 
   it("a user's filter saved on one instance narrows what the other serves and tells its sessions", async () => {
-    let heard = 0;
-    const client = new Client(
-      { name: 'replicas', version: '1.0.0' },
-      { listChanged: { resources: { autoRefresh: false, debounceMs: 0, onChanged: () => heard++ } } },
-    );
-    const transport = new StreamableHTTPClientTransport(new URL(url(a, '/mcp')));
-    await client.connect(transport);
-    const listed = async () => (await new SkillsClient(client).list()).skills.map((skill) => skill.frontmatter.name);
+    const session = await listeningSession(a);
     try {
       // Read (and remembered) on A before the change.
-      expect(await listed()).toContain('pdf');
+      expect(await session.names()).toContain('pdf');
       expect((await send(b, 'PUT', '/v1/me/skills', { exclude: ['pdf'] })).status).toBe(200);
       // Only the notification tells A's sessions: a filter read again once it expires tells no one.
-      expect(
-        await eventually(
-          async () => heard,
-          (count) => count > 0,
-        ),
-      ).toBeGreaterThan(0);
-      expect(await listed()).not.toContain('pdf');
+      expect(await session.heardOfIt()).toBeGreaterThan(0);
+      expect(await session.names()).not.toContain('pdf');
     } finally {
       await send(b, 'PUT', '/v1/me/skills', {});
-      await transport.terminateSession();
-      await client.close();
+      await session.close();
     }
   });
 });
