@@ -127,18 +127,18 @@ export function scriptedTurnsConfig(
 
 /**
  * Writes `bench/results/<name>.{json,md}` and prints the markdown. The JSON gets the machine and the summary (each
- * line with its ratio to the same-run baseline); the markdown ends with the summary's table. Without a summary
- * (the benches that have none yet), `npm run bench` lists the bench as having none.
+ * line with its ratio to the same-run baseline); the markdown ends with the summary's table, which `npm run bench`
+ * gathers into one.
  */
-export function recordResults(name: string, result: object, text: string, summary?: SummaryLine[]): void {
+export function recordResults(name: string, result: object, text: string, summary: SummaryLine[]): void {
   const machine = machineName();
   const recorded = {
     recordedAt: new Date().toISOString(),
     ...result,
     machine,
-    ...(summary === undefined ? {} : { summary: withRatios(summary) }),
+    summary: withRatios(summary),
   };
-  const markdown = summary === undefined ? text : `${text.trimEnd()}\n\n${summarySection(summary, machine)}`;
+  const markdown = `${text.trimEnd()}\n\n${summarySection(summary, machine)}`;
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify(recorded, null, 2)}\n`);
   writeMarkdown(join(RESULTS_DIR, `${name}.md`), markdown);

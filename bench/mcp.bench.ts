@@ -19,7 +19,6 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -30,10 +29,12 @@ import {
   cpuMsOf,
   createBenchKey,
   loopDelayOf,
+  machineName,
   percentile,
   recordResults,
   serveApp,
   startChild,
+  type SummaryLine,
 } from './bench-support.js';
 
 const SELF = join(import.meta.dirname, 'mcp.bench.js');
@@ -323,7 +324,7 @@ async function main(): Promise<void> {
     }
     const result: Recorded = {
       recordedAt: new Date().toISOString(),
-      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+      machine: machineName(),
       skills: SKILLS,
       pageSize: PAGE_SIZE,
       runs: RUNS,
@@ -331,10 +332,29 @@ async function main(): Promise<void> {
       ...after,
       ...(before === undefined ? {} : { before }),
     };
-    recordResults('mcp', result, markdown(result));
+    recordResults('mcp', result, markdown(result), summaryOf(result));
   } finally {
     await closeWorkspace(app.child, db, work);
   }
+}
+
+/** Each whole walk's server CPU against one `GET /v1/skills` of the same skills, in the same run. */
+function summaryOf(r: Recorded): SummaryLine[] {
+  const get = { name: 'GET /v1/skills', value: r.restList.serverCpuP50 };
+  const walk = (era: string, s: { serverCpuP50: number }): SummaryLine => ({
+    measure: `skills/list walk of ${r.skills} skills (${r.pageSize} a page), ${era}, server CPU`,
+    value: s.serverCpuP50,
+    unit: 'ms',
+    baseline: get,
+    target: `≤ ${r.targetWalkOverGet}× baseline`,
+    met: s.serverCpuP50 <= r.targetWalkOverGet * get.value,
+  });
+  return [
+    walk('2025-11-25 session', r.skillsListLegacy),
+    walk('2026-07-28', r.skillsListModern),
+    { measure: 'as many pings as pages, server CPU', value: r.pings.serverCpuP50, unit: 'ms', baseline: get },
+    { measure: 'resources/list walk, server CPU', value: r.resourcesList.serverCpuP50, unit: 'ms', baseline: get },
+  ];
 }
 
 interface Recorded extends Measured {
