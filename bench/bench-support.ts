@@ -19,7 +19,7 @@ import {
   writeMarkdown,
 } from './bench-summary.js';
 
-export { machineName, type SummaryLine } from './bench-summary.js';
+export { machineName, type SummaryLine, writeMarkdown } from './bench-summary.js';
 
 /** What the benchmarks share: child processes that serve, a database of their own, and percentiles. */
 

@@ -15,7 +15,7 @@
  *   npm run bench:http          (writes bench/results/http.{md,json})
  */
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,6 +31,7 @@ import {
   serveApp,
   startChild as startChildProcess,
   type SummaryLine,
+  writeMarkdown,
 } from './bench-support.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -546,9 +547,11 @@ async function main(): Promise<void> {
         ].join('\n'),
       );
     }
-    appendFileSync(
+    // Formatted as the lint checks it, as recordResults does its files.
+    writeMarkdown(
       history,
-      `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ` +
+      readFileSync(history, 'utf8') +
+        `| ${result.recordedAt} | ${result.database}; ${result.machine} | ${f(result.bare.rps, 0)} | ` +
         `${f(result.skills.rps, 0)} | ${f(skillsRatio * 100)}% | ${f(saturated.rps, 0)} | ` +
         `${f(saturated.overheadP99Ms, 2)} | ${f(single.overheadP50Ms, 2)} / ${f(single.overheadP99Ms, 2)} | ` +
         `${openRuns.map((r) => f(r.overheadP99Ms, 2)).join(' / ')} | ${f(result.graphqlSkills.rps, 0)} |\n`,
