@@ -3,7 +3,7 @@ import fastifyWebsocket, { type WebSocket } from '@fastify/websocket';
 import { Logger } from '@nestjs/common';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius from 'mercurius';
-import { throttled } from '../../infra/observability/log-throttle.js';
+import { throttled } from '../../domain/shared/log-throttle.js';
 
 /** The largest graphql-ws message a client may send (mercurius's own limit, kept). */
 const MAX_SUBSCRIPTION_MESSAGE_BYTES = 1024 * 1024;

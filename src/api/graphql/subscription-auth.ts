@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { CredentialHeaders } from '../../domain/users/api-key.js';
 import type { AuthService } from '../../domain/users/auth.service.js';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { throttled } from '../../infra/observability/log-throttle.js';
+import { throttled } from '../../domain/shared/log-throttle.js';
 
 /** graphql-transport-ws's close code for a connection that may not subscribe (its clients do not retry it). */
 export const UNAUTHORIZED_CLOSE = 4401;

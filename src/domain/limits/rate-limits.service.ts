@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { throttled } from '../shared/log-throttle.js';
 import { LeasedLimiter, type LimitVerdict, type StoreFailureReport, StoreOutage } from './leased-limiter.js';
 import {
   RATE_LIMIT_METRICS,
@@ -26,7 +27,7 @@ const WARNING_INTERVAL_MS = 60_000;
 export class RateLimitsService implements StoreFailureReport {
   private readonly logger = new Logger(RateLimitsService.name);
   private readonly limiters: Record<RateLimitName, LeasedLimiter>;
-  private lastWarning = Number.NEGATIVE_INFINITY;
+  private readonly warn = throttled((message) => this.logger.warn(message), WARNING_INTERVAL_MS);
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -58,11 +59,8 @@ export class RateLimitsService implements StoreFailureReport {
 
   failed(error: unknown): void {
     this.metrics.observeRateLimitStoreError();
-    const now = Date.now();
-    if (now - this.lastWarning < WARNING_INTERVAL_MS) return;
-    this.lastWarning = now;
     const reason = error instanceof Error ? error.message : String(error);
-    this.logger.warn(
+    this.warn(
       `Rate limits are not being checked: their store in the database failed (${reason}). Requests are let ` +
         'through until it answers again (skillhost_rate_limit_store_errors_total counts the failures).',
     );

@@ -267,8 +267,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   async setUserFilter(userId: string, filter: StoredSkillFilter): Promise<StoredSkillFilter | null> {
     const stored = normalizeFilter(filter);
     await this.users.setSkillFilter(userId, stored);
-    this.filters.forget(userId);
-    for (const listener of this.filterListeners) listener(userId);
+    this.filterChanged(userId);
     // Unannounced, the other instances serve the old filter until it expires there (USER_FILTER_TTL_MS).
     await this.notifications
       ?.notify(USER_FILTER_CHANNEL, `${this.notifications.instanceId} ${userId}`)
@@ -280,6 +279,11 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   private filterSavedElsewhere(instanceId: string, payload: string): void {
     const [from, userId] = payload.split(' ');
     if (from === instanceId || userId === undefined) return;
+    this.filterChanged(userId);
+  }
+
+  /** A user's filter changed (here or elsewhere): read again on the next ask, and the listeners told. */
+  private filterChanged(userId: string): void {
     this.filters.forget(userId);
     for (const listener of this.filterListeners) listener(userId);
   }
