@@ -5,6 +5,7 @@ import { CommandsAndInvocations1764100000000 } from './1764100000000-commands-an
 import { ChatEventRelay1764200000000 } from './1764200000000-chat-event-relay.js';
 import { SkillStore1764300000000 } from './1764300000000-skill-store.js';
 import { RateLimits1764400000000 } from './1764400000000-rate-limits.js';
+import { Gateway1764500000000 } from './1764500000000-gateway.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   ChatEventRelay1764200000000,
   SkillStore1764300000000,
   RateLimits1764400000000,
+  Gateway1764500000000,
 ];

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module.js';
@@ -17,6 +17,7 @@ import { uploadKindOf } from '../domain/skills/store/skill-upload.reader.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { ProcessRole } from '../config/process-role.js';
 import { GRAPHQL_PATH } from '../api/graphql/graphql-driver.config.js';
+import { GATEWAY_PATH } from '../api/gateway/gateway.controller.js';
 import { createAppLogger, fastifyLoggingOptions } from '../infra/observability/logging.js';
 import { PinoNestLogger } from '../infra/observability/nest-logger.js';
 import { setupOpenApi } from '../api/http/openapi/openapi.js';
@@ -78,6 +79,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   hardenHttp(app, config, app.get(AuthService, { strict: false }).mode);
   acceptSkillUploads(app.getHttpAdapter().getInstance(), SKILL_UPLOAD_ROUTES);
   checkKeysBeforeBodies(app, [GRAPHQL_PATH]);
+  allowGatewayBodies(app.getHttpAdapter().getInstance(), config.app.gateway.maxBodyBytes);
   limitBodyTime(
     app.getHttpAdapter().getInstance(),
     config.app.http,
@@ -91,6 +93,13 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;
+}
+
+/** The gateway's routes read bodies up to `[app.gateway] max_body_bytes`: agents resend whole histories. */
+function allowGatewayBodies(fastify: FastifyInstance, maxBodyBytes: number): void {
+  fastify.addHook('onRoute', (route) => {
+    if (route.url?.startsWith(`/${GATEWAY_PATH}/`)) route.bodyLimit = maxBodyBytes;
+  });
 }
 
 /** How long answers already on their way (and other short requests) get before every connection is cut. */

@@ -17,6 +17,7 @@ import { ChatHttpModule } from '../api/http/chat-http.module.js';
 import { PersistenceModule } from '../infra/database/persistence.module.js';
 import { SkillsHttpModule } from '../api/http/skills-http.module.js';
 import { McpModule } from '../api/mcp/mcp.module.js';
+import { GatewayModule } from '../api/gateway/gateway.module.js';
 import { turnEventShapes } from '../api/presenters/chat.presenter.js';
 import { TeamSkillsModule } from '../domain/skills/team-skills.module.js';
 import { ChatModule } from '../domain/chats/chat.module.js';
@@ -63,6 +64,7 @@ export class AppModule {
         SkillsHttpModule.forSkills(skills),
         ChatHttpModule.forChats(chats),
         McpModule.forSkills(skills),
+        GatewayModule.forChats(chats),
         GraphqlApiModule.forChats(chats),
         OpsModule.forConfig(config, skills),
       ],

@@ -39,6 +39,8 @@ export type DatabaseConfig = Settings['database'];
  * own.
  */
 export type McpConfig = Settings['mcp'];
+/** `[app.gateway]`: OpenAI's API at `/openai/v1`, with the team's skills. */
+export type GatewayConfig = Settings['gateway'];
 
 export type ModelConfig = ResolvedOf<typeof MODEL_SETTINGS> & {
   /** The section name under [app.models]; what requests pass as `model`. */

@@ -352,6 +352,41 @@ export const CONFIG_SETTINGS = {
           '(`cacheScope` is always `private`: each user has their own catalogue).',
       }),
     },
+    gateway: {
+      enabled: setting.boolean({
+        default: true,
+        description:
+          "Serve OpenAI's API at `/openai/v1` (chat completions, responses, models) with the team's skills added to " +
+          'every request. See "Skills for every chat client (OpenAI-compatible gateway)".',
+      }),
+      show_work: setting.boolean({
+        default: false,
+        description:
+          'Add a `skillhost` field to every answer (the conversation id, a notice of the skills activated, ' +
+          "Skillhost's " +
+          'tool cards); standard clients ignore it. A request may ask for it with `X-Skillhost-Show-Work: true`.',
+      }),
+      max_messages: setting.integer({
+        min: 1,
+        max: 100_000,
+        default: 2000,
+        description: 'The most messages (or input items) one request may send; past it, 400.',
+      }),
+      max_tools: setting.integer({
+        min: 0,
+        max: 1000,
+        default: 128,
+        description: "The most tools of the client's own one request may offer (OpenAI's limit is 128); past it, 400.",
+      }),
+      max_body_bytes: setting.integer({
+        min: 1024 * 1024,
+        max: 256 * 1024 * 1024,
+        default: 8 * 1024 * 1024,
+        description:
+          'The largest request body the gateway reads (agents resend whole histories with tool outputs); past it, ' +
+          '413. Every other route keeps its 1 MiB.',
+      }),
+    },
     tools: {
       enabled: setting.boolean({
         default: true,

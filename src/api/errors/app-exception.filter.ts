@@ -5,6 +5,7 @@ import { GraphQLError } from 'graphql';
 import { type CredentialHeaders, presentedKey } from '../../domain/users/api-key.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { AppError, ErrorCode, httpStatusOf } from '@skillhost/core';
+import { presentOpenAIError } from './openai-error.js';
 
 export interface ErrorBody {
   code: ErrorCode;
@@ -104,6 +105,11 @@ function isMcpRequest(request: McpRequestLike): boolean {
   return request.url !== undefined && /^\/mcp(?:[?#]|$)/.test(request.url);
 }
 
+/** The OpenAI-compatible gateway: its clients read OpenAI's error shape. */
+function isGatewayRequest(request: McpRequestLike): boolean {
+  return request.url !== undefined && /^\/openai(?:[/?#]|$)/.test(request.url);
+}
+
 /**
  * For `/mcp`, the error body is also a JSON-RPC error response (MCP clients read `error`), with the
  * same `code` inside `error.data`: -32001 for a session that is not open (as the MCP SDK answers
@@ -174,9 +180,11 @@ export class AppExceptionFilter implements ExceptionFilter {
     const sent =
       request !== undefined && isMcpRequest(request)
         ? asJsonRpcError(body, request.body)
-        : body.code === ErrorCode.OAUTH_NOT_SUPPORTED
-          ? asOAuthError(body)
-          : body;
+        : request !== undefined && isGatewayRequest(request)
+          ? presentOpenAIError(status, body)
+          : body.code === ErrorCode.OAUTH_NOT_SUPPORTED
+            ? asOAuthError(body)
+            : body;
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(sent));
     return undefined;
   }

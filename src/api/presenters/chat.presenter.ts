@@ -57,7 +57,7 @@ export function presentPage<T, R>(page: Page<T>, present: (item: T) => R): Page<
 
 export function presentTurn(turn: TurnOutcome) {
   return {
-    userMessage: presentMessage(turn.userMessage),
+    userMessage: turn.userMessage === null ? null : presentMessage(turn.userMessage),
     assistantMessage: presentMessage(turn.assistantMessage),
     activatedSkills: turn.activatedSkills.map(presentActivation),
     invokedSkill: turn.invokedSkills[0] ?? null,

@@ -11,6 +11,7 @@ import { CHAT_STORE, type ChatStore } from './chat-store.js';
 import { CHAT_METRICS, type ChatMetrics } from './chat-metrics.js';
 import { ChatToolsService } from './chat-tools.service.js';
 import { ChatsService } from './chats.service.js';
+import { GatewayService } from './gateway/gateway.service.js';
 import { ModelLoopService } from './llm/model-loop.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
 import { TURN_ADMISSION, type TurnAdmission } from './turn-admission.js';
@@ -88,6 +89,7 @@ export class ChatModule {
       providers: [
         ...adapters.providers,
         ChatsService,
+        GatewayService,
         ChatContextService,
         ChatToolsService,
         SkillToolsService,
@@ -117,7 +119,15 @@ export class ChatModule {
           ],
         },
       ],
-      exports: [ChatsService, ChatContextService, ChatToolsService, TurnRunner, ChatEventsService, adapters.skills],
+      exports: [
+        ChatsService,
+        GatewayService,
+        ChatContextService,
+        ChatToolsService,
+        TurnRunner,
+        ChatEventsService,
+        adapters.skills,
+      ],
     };
   }
 }

@@ -78,6 +78,19 @@ export class SkillToolsService {
     return toolStyleFor(this.config.app.tools.style, snapshot, this.styleOptions(snapshot));
   }
 
+  /**
+   * Every tool the configured style may offer a turn (scripts and search included), by wire name, with its canonical
+   * name: names a client of the gateway may not give its own tools.
+   */
+  wireNames(): ReadonlyMap<string, string> {
+    const all = toolStyleFor(this.config.app.tools.style, this.registry.snapshot, {
+      scripts: true,
+      search: true,
+      partial: true,
+    });
+    return new Map(all.definitions.map((definition) => [definition.wireName, definition.name]));
+  }
+
   private styleOptions(snapshot: CatalogueSnapshot) {
     return {
       scripts: this.scripts.enabled,

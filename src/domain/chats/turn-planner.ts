@@ -101,6 +101,8 @@ export interface ActivationsInPrompt {
   fallback?: { name: string; body: string }[];
   /** What each requested code skill answered. */
   ran?: { name: string; output: string }[];
+  /** The instructions of the skills activated earlier, kept in the prompt (the gateway's conversations). */
+  kept?: { name: string; body: string }[];
 }
 
 export interface TurnPrompt {

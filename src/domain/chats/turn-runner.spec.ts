@@ -140,7 +140,15 @@ function scriptedModel(
       }
       const text = script.text ?? 'The answer.';
       request.onEvent?.({ type: 'text-delta', text });
-      return { text, stepLimitReached: false, truncated: false, toolCallIds: ids, ...script.result };
+      return {
+        text,
+        stepLimitReached: false,
+        truncated: false,
+        toolCallIds: ids,
+        clientCalls: [],
+        usage: { inputTokens: undefined, outputTokens: undefined },
+        ...script.result,
+      };
     },
     complete: async () => 'completed',
   };

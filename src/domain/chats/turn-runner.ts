@@ -13,7 +13,7 @@ import type { ChatMetrics, TurnTiming } from './chat-metrics.js';
 import { type ModelSettings, requireModel } from './chat-models.js';
 import { chatTitleFrom } from './chat-title.js';
 import { type CatalogueViews, chatView } from './chat-view.js';
-import type { LoopEvent, ToolLoopResult } from './llm/tool-loop.js';
+import type { LoopEvent, LoopTool, LoopToolCall, ModelCallOptions, ToolLoopResult } from './llm/tool-loop.js';
 import type { ModelLoop } from './llm/model-loop.service.js';
 import type { ToolCard, ToolRunOptions } from './skill-tools.service.js';
 import { serverCallMessages, type ToolExecution } from '@skillhost/ai-sdk';
@@ -24,16 +24,44 @@ export interface TurnInput {
   content: string;
   model?: string;
   tools?: boolean;
+  /** A gateway request: the conversation as its client sent it (the chat's stored history is not read). */
+  client?: ClientConversation;
+}
+
+/**
+ * A conversation as an OpenAI-compatible client sends it: its whole history each time, without Skillhost's own tool
+ * calls. The chat it continues gives the activations (their instructions stay in the prompt) and the skill filters.
+ */
+export interface ClientConversation {
+  /** The client's messages as the model reads them, oldest first: its history, then its new input. */
+  messages: ModelMessage[];
+  /**
+   * Whether the request ends with a new user message (`content`). Else it continues a round trip through the
+   * client's own tools: its last messages are their results, and nothing the user typed is read for `/name`.
+   */
+  newUserMessage: boolean;
+  /** The texts of the conversation's messages, oldest first: they rank a partial catalogue. */
+  history: readonly { content: string }[];
+  /** The client's own tools, offered beside the skill tools; a call of one ends the turn (`clientCalls`). */
+  tools: readonly LoopTool[];
+  options: ModelCallOptions;
 }
 
 /** What one turn answers (and the `done` event carries). */
 export interface TurnOutcome {
-  userMessage: ChatMessage;
+  /** Null for a gateway request that brought only its own tools' results (no new user message). */
+  userMessage: ChatMessage | null;
   assistantMessage: ChatMessage;
   activatedSkills: readonly ChatActivation[];
   invokedSkills: readonly string[];
   /** The command the message ran: its name, arguments, and the prompt the model got. */
   command: StoredCommand | null;
+  /** The calls of the client's own tools the turn ended with (the gateway's clients run them). */
+  clientCalls: readonly LoopToolCall[];
+  /** Tokens the model used over the turn's steps, as its provider counted them. */
+  usage: ToolLoopResult['usage'];
+  /** The skills this turn activated (by tool call, `/name` or a command), each once, in order. */
+  activatedThisTurn: readonly string[];
 }
 
 /** A turn's answer, and where its time went. */
@@ -160,6 +188,12 @@ export class TurnRunner {
     return model;
   }
 
+  /** What a gateway request checks before its stream starts: room for a turn, and the model. */
+  prepareModel(name: string | undefined): ModelConfig {
+    this.ports.admission.assertOpen();
+    return requireModel(this.ports.settings, name);
+  }
+
   /**
    * One turn. Nothing is stored until the model has answered; then one statement stores the user
    * message, the assistant message with its tool cards, the activations, and (for a chat without a
@@ -200,35 +234,60 @@ export class TurnRunner {
   ): Promise<TurnResult> {
     const clock: Clock = { started: performance.now(), dbMs: 0, skillsMs: 0, toolMs: 0, modelMs: 0 };
     const model = requireModel(this.ports.settings, input.model);
-    const context = await this.readChat(principal, id);
+    // A gateway's client sends the history itself.
+    const context = await this.readChat(principal, id, input.client === undefined ? undefined : 0);
     const onEvent = this.listenerFor(id, caller);
     useListener(onEvent);
     clock.dbMs = performance.now() - clock.started;
     const turn = this.startTurn(principal, id, input, model, context, onEvent);
     const activated = await this.activateRequested(turn, clock);
     const forcedCount = turn.cards.length;
+    if (input.client !== undefined) activated.kept = await this.keptInstructions(turn);
     const { system } = this.ports.planner.systemPrompt(turn.plan, activated);
     const result = await this.runModel(turn, system, clock);
     const answer = this.finalAnswer(id, result, onEvent);
     inModelOrder(turn.cards, forcedCount, result.toolCallIds);
+    turn.cards.push(...result.clientCalls.map(clientCallCard));
     const stored = await this.store(turn, answer, clock);
-    const [userMessage, assistantMessage] = stored.messages;
+    const assistantMessage = stored.messages[stored.messages.length - 1];
     const { invocation, command } = turn.plan;
     return {
-      userMessage,
+      userMessage: stored.messages.length > 1 ? stored.messages[0] : null,
       assistantMessage,
       activatedSkills: stored.activatedSkills,
       invokedSkills: invocation.skills,
       command: command?.stored ?? null,
+      clientCalls: result.clientCalls,
+      usage: result.usage,
+      activatedThisTurn: [...new Set(turn.activations.map((activation) => activation.skillName))],
       timing: timingOf(clock),
     };
   }
 
+  /**
+   * The instructions of the skills the chat activated before, for a client that resends its history without the tool
+   * results that carried them. A skill gone since is left out (the model can still activate what the catalogue lists).
+   */
+  private async keptInstructions(turn: Turn): Promise<{ name: string; body: string }[]> {
+    const kept: { name: string; body: string }[] = [];
+    for (const name of turn.plan.activated) {
+      try {
+        const skill = await this.ports.instructions.activate(name, { snapshot: turn.toolOptions.snapshot });
+        kept.push({ name: skill.name, body: skill.body });
+      } catch (error) {
+        if (!AppError.isInstance(error)) throw error;
+      }
+    }
+    return kept;
+  }
+
   /** The chat's history, activations, pins and filters in one query; CHAT_NOT_FOUND when it is not the caller's. */
-  private async readChat(principal: Principal, id: string): Promise<TurnContext> {
-    const context = isUuid(id)
-      ? await this.ports.store.turnContext(id, principal.userId, this.ports.settings.historyMessages)
-      : null;
+  private async readChat(
+    principal: Principal,
+    id: string,
+    historyCount = this.ports.settings.historyMessages,
+  ): Promise<TurnContext> {
+    const context = isUuid(id) ? await this.ports.store.turnContext(id, principal.userId, historyCount) : null;
     if (context === null) throw chatNotFound(id);
     return context;
   }
@@ -243,16 +302,21 @@ export class TurnRunner {
     onEvent: TurnListener | undefined,
   ): Turn {
     const view = chatView(this.ports.views, principal.userId, context);
-    const plan = this.ports.planner.plan({
+    const { client } = input;
+    const planned = this.ports.planner.plan({
       content: input.content,
       view,
       model,
       tools: input.tools,
       activated: context.activated,
-      history: context.history,
+      history: client?.history ?? context.history,
     });
-    const messages: ModelMessage[] = context.history.map((m) => ({ role: m.role, content: m.content }));
-    messages.push({ role: 'user', content: plan.prompt });
+    // Tool results coming back are not the user's words: nothing in them is a `/name`.
+    const plan =
+      client === undefined || client.newUserMessage
+        ? planned
+        : { ...planned, requested: [], command: undefined, invocation: { ...planned.invocation, skills: [] } };
+    const messages = client === undefined ? chatMessages(context, plan.prompt) : clientMessages(client, plan.prompt);
     const turn: Turn = {
       chatId,
       principal,
@@ -305,7 +369,7 @@ export class TurnRunner {
    * activated is an error card naming it; the turn goes on.
    */
   private async activateRequested(turn: Turn, clock: Clock): Promise<Required<ActivationsInPrompt>> {
-    const added: Required<ActivationsInPrompt> = { fallback: [], ran: [] };
+    const added: Required<ActivationsInPrompt> = { fallback: [], ran: [], kept: [] };
     const started = performance.now();
     for (const { skillName, how } of turn.plan.requested) {
       const record = turn.plan.view?.skills.get(skillName);
@@ -387,6 +451,8 @@ export class TurnRunner {
       systemForStep: () => (turn.injections.length === 0 ? system : `${system}\n\n${turn.injections.join('\n\n')}`),
       messages: turn.messages,
       tools: style?.definitions ?? [],
+      clientTools: turn.input.client?.tools,
+      callOptions: turn.input.client?.options,
       maxSteps: this.ports.settings.maxSteps,
       maxAnswerBytes: this.ports.settings.maxAnswerBytes,
       execute: async (call, definition) => {
@@ -432,19 +498,18 @@ export class TurnRunner {
   private async store(turn: Turn, answer: string, clock: Clock): Promise<StoredTurn> {
     const { chatId, principal, input, model, plan } = turn;
     const started = performance.now();
+    const assistant: NewMessage = { role: 'assistant', content: answer, toolCards: turn.cards, model: model.name };
+    const user: NewMessage = {
+      role: 'user',
+      content: input.content,
+      invokedSkills: plan.invocation.skills,
+      command: plan.command?.stored ?? null,
+      model: model.name,
+    };
     const stored = await this.ports.store.recordTurn(
       chatId,
       principal.userId,
-      [
-        {
-          role: 'user',
-          content: input.content,
-          invokedSkills: plan.invocation.skills,
-          command: plan.command?.stored ?? null,
-          model: model.name,
-        },
-        { role: 'assistant', content: answer, toolCards: turn.cards, model: model.name },
-      ],
+      input.client === undefined || input.client.newUserMessage ? [user, assistant] : [assistant],
       turn.activations,
       chatTitleFrom(input.content),
     );
@@ -484,6 +549,33 @@ export class TurnRunner {
       events.publish(chatId, event);
     };
   }
+}
+
+/** A chat's turn: its stored history, then the user's words as the model gets them. */
+function chatMessages(context: TurnContext, prompt: string): ModelMessage[] {
+  const messages: ModelMessage[] = context.history.map((m) => ({ role: m.role, content: m.content }));
+  messages.push({ role: 'user', content: prompt });
+  return messages;
+}
+
+/** A gateway's turn: the client's messages, its last one (a new user message) as the plan reads it. */
+function clientMessages(client: ClientConversation, prompt: string): ModelMessage[] {
+  const messages = [...client.messages];
+  if (client.newUserMessage) messages[messages.length - 1] = { role: 'user', content: prompt };
+  return messages;
+}
+
+/** What a call of the client's own tool shows in the chat: made by the model, run by the client. */
+function clientCallCard(call: LoopToolCall): ToolCard {
+  return {
+    id: call.toolCallId,
+    tool: `client.${call.wireName}`,
+    args: call.input,
+    status: 'ok',
+    summary: { skill: null, truncated: false },
+    output: "(run by the client: this conversation's next request carries its result)",
+    durationMs: 0,
+  };
 }
 
 function timingOf(clock: Clock): TurnTiming {

@@ -9,10 +9,12 @@ import { SKILL_VERSION_STORE } from '../../domain/skills/store/skill-version-sto
 import { CHAT_SKILL_FILTERS, USER_SKILL_FILTERS } from '../../domain/skills/store/skill-filter-store.js';
 import { SKILL_USE } from '../../domain/skills/ranking/skill-use.js';
 import { RATE_LIMIT_STORE } from '../../domain/limits/rate-limit-store.js';
+import { GATEWAY_STORE } from '../../domain/chats/gateway/gateway-store.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ChatEventRelayRepository } from './chat-event-relay.repository.js';
 import { ChatRepository } from './chat.repository.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
+import { GatewayRepository } from './gateway.repository.js';
 import { DatabaseLifecycle, dataSourceProvider } from './database.provider.js';
 import { PgNotificationsService } from './pg-notifications.service.js';
 import { RateLimitRepository } from './rate-limit.repository.js';
@@ -31,6 +33,7 @@ const STORES = [
   { provide: CHAT_SKILL_FILTERS, useExisting: ChatRepository },
   { provide: SKILL_USE, useExisting: ChatRepository },
   { provide: RATE_LIMIT_STORE, useExisting: RateLimitRepository },
+  { provide: GATEWAY_STORE, useExisting: GatewayRepository },
 ];
 
 @Module({
@@ -46,6 +49,7 @@ const STORES = [
     ChatEventRelayRepository,
     SkillStoreRepository,
     RateLimitRepository,
+    GatewayRepository,
     ...STORES,
   ],
   exports: [

@@ -24,6 +24,11 @@ export interface PromptInputs {
     toolRules?: readonly string[];
     /** Names of the skills this chat has activated. */
     activated: readonly string[];
+    /**
+     * SKILL.md of each activated skill, kept in the prompt for the rest of the conversation: for clients that resend
+     * their history without the tool results that carried the instructions (the OpenAI-compatible gateway).
+     */
+    kept?: readonly { name: string; body: string }[];
     toolsAvailable: boolean;
     /** The skills the user invoked explicitly this turn, in order. */
     invoked?: readonly string[];
@@ -67,7 +72,9 @@ export function assembleSystemPrompt(inputs: PromptInputs): string {
     }
     // A command needs no loaded skill to run, so the list stands even without a catalogue.
     if (skills.commands !== undefined && skills.commands.length > 0) parts.push(commandsBlock(skills.commands));
-    if (loaded && skills.activated.length > 0) {
+    const kept = skills.kept ?? [];
+    if (loaded && kept.length > 0) parts.push(keptBlock(kept));
+    else if (loaded && skills.activated.length > 0) {
       // Earlier turns reach the model as their text only, not their tool results: say so, or a model
       // would take "activated" to mean the instructions are in front of it.
       const reread = skills.toolsAvailable
@@ -159,6 +166,15 @@ function commandsBlock(commands: readonly PromptCommand[]): string {
     (c) => `- /${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ''}: ${c.description.replace(/\s*[\r\n]+\s*/g, ' ')}`,
   );
   return `Commands users can run (a message starting with /name runs that command's prompt):\n${lines.join('\n')}`;
+}
+
+/** The activated skills' instructions, kept for the whole conversation. */
+function keptBlock(kept: readonly { name: string; body: string }[]): string {
+  const blocks = kept.map((skill) => `<skill name="${skill.name}">\n${skill.body}\n</skill>`);
+  return (
+    `Skills already activated in this conversation: ${kept.map((s) => s.name).join(', ')}. Their instructions ` +
+    `(each SKILL.md) stay in effect:\n${blocks.join('\n')}`
+  );
 }
 
 function fallbackBlock(fallback: readonly { name: string; body: string }[]): string {

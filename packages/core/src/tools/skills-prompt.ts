@@ -25,7 +25,7 @@ export interface SkillsPromptRequest {
    * ranks a partial catalogue.
    */
   message: { text: string; context?: string; requested?: readonly string[] };
-  turn?: Pick<NonNullable<PromptInputs['skills']>, 'invoked' | 'fallback' | 'ran' | 'command' | 'commands'>;
+  turn?: Pick<NonNullable<PromptInputs['skills']>, 'invoked' | 'fallback' | 'ran' | 'command' | 'commands' | 'kept'>;
 }
 
 /**

@@ -252,8 +252,13 @@ export class MessagePageDto extends PageDto {
   description: "One turn's answer, as REST's POST /v1/chats/{id}/messages answers it (and the `done` event carries).",
 })
 export class TurnDto {
-  @ApiField(() => MessageDto)
-  userMessage: MessageDto;
+  @ApiField(() => MessageDto, {
+    nullable: true,
+    description:
+      'The user message stored. Null only in a chat of the OpenAI-compatible gateway, for a request that brought ' +
+      "the results of the client's own tools and no new user message.",
+  })
+  userMessage: MessageDto | null;
 
   @ApiField(() => MessageDto)
   assistantMessage: MessageDto;

@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { routeMetadata } from '../decorators/route-metadata.js';
 import { AppError, assertUnreachable, ErrorCode, mcpDisabledError, skillsDisabledError } from '@skillhost/core';
 
-export type Feature = 'skills' | 'tools' | 'mcp';
+export type Feature = 'skills' | 'tools' | 'mcp' | 'gateway';
 
 /** Marks a controller or route as available only while its feature flags are on. */
 export const RequireFeature = Reflector.createDecorator<Feature | Feature[]>();
@@ -40,6 +40,13 @@ export class FeatureGuard implements CanActivate {
       case 'mcp':
         if (!this.config.app.skills.enabled) throw skillsDisabledError();
         if (!this.config.app.mcp.enabled) throw mcpDisabledError();
+        return;
+      case 'gateway':
+        if (!this.config.app.gateway.enabled)
+          throw new AppError(
+            ErrorCode.GATEWAY_DISABLED,
+            'The OpenAI-compatible gateway is disabled on this server ([app.gateway] enabled = false).',
+          );
         return;
       default:
         assertUnreachable(feature);

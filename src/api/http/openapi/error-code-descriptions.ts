@@ -48,6 +48,12 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.MCP_SESSION_NOT_FOUND]:
     "the `mcp-session-id` names no open session of the caller's (it closed, idled out, was another user's, or " +
     'the instance restarted); the client starts a new one',
+  [ErrorCode.GATEWAY_DISABLED]: '`[app.gateway] enabled` is false: no `/openai/v1`',
+  [ErrorCode.CONVERSATION_NOT_FOUND]:
+    "the gateway's `X-Skillhost-Conversation` (or `metadata.skillhost_conversation`) names no chat of the caller's",
+  [ErrorCode.RESPONSE_NOT_FOUND]:
+    "the gateway's response id (`previous_response_id`, `GET /openai/v1/responses/:id`) names no stored response " +
+    "of the caller's (another user's, one sent with `store: false`, or its chat deleted)",
   [ErrorCode.MODEL_NOT_CONFIGURED]: 'a turn was asked for but no model is configured',
   [ErrorCode.MODEL_ERROR]:
     'the model provider failed (refused, 4xx/5xx, timeout, garbage); nothing was stored. The message and ' +

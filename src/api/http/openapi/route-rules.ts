@@ -55,6 +55,8 @@ function featureDisabledCodes(feature: Feature): ErrorCode[] {
       return [ErrorCode.TOOLS_DISABLED];
     case 'mcp':
       return [ErrorCode.SKILLS_DISABLED, ErrorCode.MCP_DISABLED];
+    case 'gateway':
+      return [ErrorCode.GATEWAY_DISABLED];
     default:
       return assertUnreachable(feature);
   }

@@ -4,11 +4,16 @@ import { Logger } from '@nestjs/common';
 import {
   APICallError,
   generateText,
+  jsonSchema,
   type LanguageModel,
   type ModelMessage,
+  Output,
   RetryError,
   stepCountIs,
   streamText,
+  type ToolChoice,
+  type ToolSet,
+  tool,
 } from 'ai';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { currentRequestId } from '../../shared/request-scope.js';
@@ -24,6 +29,18 @@ export type { LoopTool, LoopToolCall };
 export type LoopEvent =
   | { type: 'tool-call'; toolCallId: string; wireName: string; input: unknown }
   | { type: 'text-delta'; text: string };
+
+/** What a client of the OpenAI-compatible gateway sets on each model call (all optional: the provider's defaults). */
+export interface ModelCallOptions {
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+  stopSequences?: string[];
+  /** Whether the model must, may or must not call a tool, or which one (by wire name). */
+  toolChoice?: 'auto' | 'none' | 'required' | { toolName: string };
+  /** JSON output, with a schema when given (OpenAI's `json_schema`), else any JSON object (`json_object`). */
+  responseFormat?: { type: 'json'; schema?: Record<string, unknown>; name?: string; description?: string };
+}
 
 export interface ToolLoopRequest<T extends LoopTool = LoopTool> {
   model: LanguageModel;
@@ -48,6 +65,12 @@ export interface ToolLoopRequest<T extends LoopTool = LoopTool> {
   timeoutMs: number;
   maxRetries: number;
   onEvent?: (event: LoopEvent) => void;
+  /**
+   * The client's own tools (the gateway): offered beside `tools`, never run here. A step calling one ends the loop,
+   * and its calls are answered in `clientCalls` for the client to run.
+   */
+  clientTools?: readonly LoopTool[];
+  callOptions?: ModelCallOptions;
 }
 
 export interface ToolLoopResult {
@@ -58,10 +81,14 @@ export interface ToolLoopResult {
   truncated: boolean;
   /** The model's tool calls in the order it made them (executed or refused), by call id. */
   toolCallIds: string[];
+  /** The calls of the client's own tools the last step made: the loop ended for the client to run them. */
+  clientCalls: LoopToolCall[];
+  /** Tokens over every step, as the provider counted them (undefined when it did not say). */
+  usage: { inputTokens: number | undefined; outputTokens: number | undefined };
 }
 
 export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T>): Promise<ToolLoopResult> {
-  const tools = toolSetOf(request.tools, request.execute);
+  const tools = withClientTools(toolSetOf(request.tools, request.execute), request.clientTools ?? []);
   // A timer cleared at the end, not AbortSignal.timeout(): that one would keep every finished turn
   // reachable until its time-out fires.
   const controller = new AbortController();
@@ -70,11 +97,14 @@ export async function runToolLoop<T extends LoopTool>(request: ToolLoopRequest<T
     model: request.model,
     system: request.system,
     messages: request.messages,
-    tools: request.tools.length > 0 ? tools : undefined,
+    tools: Object.keys(tools).length > 0 ? tools : undefined,
     stopWhen: stepCountIs(request.maxSteps),
     prepareStep: request.systemForStep && (() => ({ system: request.systemForStep!() })),
     maxRetries: request.maxRetries,
     abortSignal: controller.signal,
+    // A gateway's client sends its own system messages (its instructions, after Skillhost's prompt); a chat never does.
+    allowSystemInMessages: request.callOptions !== undefined,
+    ...callSettings(request.callOptions),
   };
   try {
     // Streaming only when someone listens (SSE): web streams cost CPU a plain JSON turn need not pay.
@@ -104,11 +134,66 @@ async function generate(request: ToolLoopRequest<LoopTool>, settings: LoopSettin
     }
   }
   const text = cutToUtf8Bytes(result.text, request.maxAnswerBytes);
+  const clientCalls = clientCallsOf(request.clientTools, result.toolCalls);
   return {
     text,
-    stepLimitReached: result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps,
+    stepLimitReached:
+      clientCalls.length === 0 && result.finishReason === 'tool-calls' && result.steps.length >= request.maxSteps,
     truncated: text.length < result.text.length,
     toolCallIds,
+    clientCalls,
+    usage: { inputTokens: result.totalUsage.inputTokens, outputTokens: result.totalUsage.outputTokens },
+  };
+}
+
+/** The client's tools, beside ours: without `execute`, so a step calling one ends the loop (the client runs it). */
+function withClientTools(tools: ToolSet, clientTools: readonly LoopTool[]): ToolSet {
+  for (const definition of clientTools)
+    tools[definition.wireName] = tool({
+      description: definition.description,
+      inputSchema: jsonSchema<unknown>(definition.inputSchema as Parameters<typeof jsonSchema>[0]),
+    });
+  return tools;
+}
+
+/** The last step's calls of the client's tools, in the order the model made them. */
+function clientCallsOf(
+  clientTools: readonly LoopTool[] | undefined,
+  calls: readonly { toolCallId: string; toolName: string; input: unknown }[],
+): LoopToolCall[] {
+  if (clientTools === undefined || clientTools.length === 0) return [];
+  const names = new Set(clientTools.map((definition) => definition.wireName));
+  return calls
+    .filter((call) => names.has(call.toolName))
+    .map((call) => ({ toolCallId: call.toolCallId, wireName: call.toolName, input: call.input }));
+}
+
+/** The AI SDK's settings for a client's call options. */
+function callSettings(options: ModelCallOptions | undefined) {
+  if (options === undefined) return {};
+  const { toolChoice, responseFormat } = options;
+  return {
+    temperature: options.temperature,
+    topP: options.topP,
+    maxOutputTokens: options.maxOutputTokens,
+    stopSequences: options.stopSequences,
+    toolChoice:
+      toolChoice === undefined || typeof toolChoice === 'string'
+        ? toolChoice
+        : ({ type: 'tool', toolName: toolChoice.toolName } as ToolChoice<ToolSet>),
+    // The text as the model wrote it, with the provider asked for JSON: a client parses its own answer.
+    output:
+      responseFormat === undefined
+        ? undefined
+        : {
+            ...Output.text(),
+            responseFormat: Promise.resolve({
+              type: 'json' as const,
+              ...(responseFormat.schema === undefined ? {} : { schema: responseFormat.schema }),
+              ...(responseFormat.name === undefined ? {} : { name: responseFormat.name }),
+              ...(responseFormat.description === undefined ? {} : { description: responseFormat.description }),
+            }),
+          },
   };
 }
 
@@ -126,6 +211,9 @@ async function stream(
   let steps = 0;
   let lastFinishReason: string | undefined;
   const toolCallIds: string[] = [];
+  let stepCalls: { toolCallId: string; toolName: string; input: unknown }[] = [];
+  let lastStepCalls: typeof stepCalls = [];
+  const usage: ToolLoopResult['usage'] = { inputTokens: undefined, outputTokens: undefined };
   const result = streamText({
     ...settings,
     onError: ({ error }) => {
@@ -152,6 +240,7 @@ async function stream(
       }
       case 'tool-call':
         addOnce(toolCallIds, part.toolCallId);
+        stepCalls.push(part);
         onEvent({ type: 'tool-call', toolCallId: part.toolCallId, wireName: part.toolName, input: part.input });
         break;
       case 'tool-error':
@@ -164,6 +253,10 @@ async function stream(
       case 'finish-step':
         steps++;
         lastFinishReason = part.finishReason;
+        lastStepCalls = stepCalls;
+        stepCalls = [];
+        usage.inputTokens = sum(usage.inputTokens, part.usage.inputTokens);
+        usage.outputTokens = sum(usage.outputTokens, part.usage.outputTokens);
         // Text of a step that went on to call tools is thinking aloud; the answer is the final step's.
         if (part.finishReason === 'tool-calls') {
           text = '';
@@ -179,12 +272,20 @@ async function stream(
     }
   }
   if (failure !== undefined && !truncated) throw failure;
+  const clientCalls = truncated ? [] : clientCallsOf(request.clientTools, lastStepCalls);
   return {
     text,
-    stepLimitReached: !truncated && lastFinishReason === 'tool-calls' && steps >= request.maxSteps,
+    stepLimitReached:
+      clientCalls.length === 0 && !truncated && lastFinishReason === 'tool-calls' && steps >= request.maxSteps,
     truncated,
     toolCallIds,
+    clientCalls,
+    usage,
   };
+}
+
+function sum(total: number | undefined, more: number | undefined): number | undefined {
+  return more === undefined ? total : (total ?? 0) + more;
 }
 
 function addOnce(ids: string[], id: string): void {

@@ -1,0 +1,405 @@
+import { z } from 'zod';
+import type { ConversationItem } from '../../domain/chats/gateway/conversation-items.js';
+import type { GatewayRequest } from '../../domain/chats/gateway/gateway.service.js';
+import type { LoopTool, ModelCallOptions } from '../../domain/chats/llm/tool-loop.js';
+import { validationFailed } from '../../domain/shared/validation-errors.js';
+import type { GatewayConfig } from '../../config/app-config.js';
+
+/**
+ * OpenAI's two request formats (chat completions and responses) read into the gateway's one request. Fields OpenAI
+ * defines that change nothing here (`seed`, `logprobs`, `parallel_tool_calls`, `service_tier`, `reasoning_effort`…)
+ * are accepted and left alone, as OpenAI-compatible servers do, so clients that always send them keep working; what
+ * would silently change the answer (`n` > 1, audio, images, other tool types) is refused by name.
+ */
+
+/** OpenAI's rule for function names. */
+const TOOL_NAME = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, _ or -');
+const MAX_STOP_SEQUENCES = 4;
+
+const textPart = z.object({ type: z.literal('text'), text: z.string() }).passthrough();
+const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() }).passthrough();
+const unsupportedPart = z
+  .object({ type: z.enum(['image_url', 'input_audio', 'file', 'input_image', 'input_file']) })
+  .passthrough();
+const userPart = z.union([textPart, unsupportedPart]);
+
+const functionSpec = z
+  .object({
+    name: TOOL_NAME,
+    description: z.string().max(100_000).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+  })
+  .passthrough();
+
+const toolCall = z
+  .object({
+    id: z.string().min(1).max(200),
+    type: z.literal('function').optional(),
+    function: z.object({ name: z.string().min(1).max(200), arguments: z.string() }).passthrough(),
+  })
+  .passthrough();
+
+const chatMessage = z.discriminatedUnion('role', [
+  z.object({ role: z.enum(['system', 'developer']), content: z.union([z.string(), z.array(textPart)]) }).passthrough(),
+  z.object({ role: z.literal('user'), content: z.union([z.string(), z.array(userPart)]) }).passthrough(),
+  z
+    .object({
+      role: z.literal('assistant'),
+      content: z.union([z.string(), z.array(z.union([textPart, refusalPart]))]).nullish(),
+      tool_calls: z.array(toolCall).optional(),
+    })
+    .passthrough(),
+  z
+    .object({
+      role: z.literal('tool'),
+      tool_call_id: z.string().min(1).max(200),
+      content: z.union([z.string(), z.array(textPart)]),
+    })
+    .passthrough(),
+]);
+
+const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.object({ type: z.literal('function'), function: z.object({ name: TOOL_NAME }) }).passthrough(),
+]);
+
+const responseFormat = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text') }).passthrough(),
+  z.object({ type: z.literal('json_object') }).passthrough(),
+  z
+    .object({
+      type: z.literal('json_schema'),
+      json_schema: z
+        .object({
+          name: z.string().max(64),
+          description: z.string().optional(),
+          schema: z.record(z.string(), z.unknown()).optional(),
+        })
+        .passthrough(),
+    })
+    .passthrough(),
+]);
+
+const metadata = z.record(z.string(), z.string().max(512)).optional();
+
+const commonOptions = {
+  model: z.string().min(1).max(200),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  stream: z.boolean().nullish(),
+  metadata,
+  user: z.string().max(256).optional(),
+};
+
+const chatCompletionRequest = z
+  .object({
+    ...commonOptions,
+    messages: z.array(chatMessage).min(1),
+    tools: z.array(z.object({ type: z.literal('function'), function: functionSpec }).passthrough()).optional(),
+    tool_choice: toolChoice.optional(),
+    max_tokens: z.number().int().min(1).nullish(),
+    max_completion_tokens: z.number().int().min(1).nullish(),
+    stop: z.union([z.string(), z.array(z.string()).max(MAX_STOP_SEQUENCES)]).nullish(),
+    response_format: responseFormat.optional(),
+    n: z.literal(1, { message: 'only n = 1 is supported: send one request per answer' }).nullish(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().nullish(),
+    audio: z.null({ message: 'audio output is not supported by this gateway' }).optional(),
+  })
+  .passthrough();
+
+const inputText = z.object({ type: z.enum(['input_text', 'output_text', 'text']), text: z.string() }).passthrough();
+const inputContent = z.union([z.string(), z.array(z.union([inputText, refusalPart, unsupportedPart]))]);
+
+const inputItem = z.union([
+  z
+    .object({
+      type: z.literal('message').optional(),
+      role: z.enum(['user', 'assistant', 'system', 'developer']),
+      content: inputContent,
+    })
+    .passthrough(),
+  z
+    .object({
+      type: z.literal('function_call'),
+      call_id: z.string().min(1).max(200),
+      name: z.string().min(1).max(200),
+      arguments: z.string(),
+    })
+    .passthrough(),
+  z
+    .object({
+      type: z.literal('function_call_output'),
+      call_id: z.string().min(1).max(200),
+      output: z.union([z.string(), z.array(inputText)]),
+    })
+    .passthrough(),
+  // Reasoning and other items a client keeps from earlier answers: not sent to the model again.
+  z.object({ type: z.literal('reasoning') }).passthrough(),
+]);
+
+const responsesFunctionTool = z
+  .object({
+    type: z.literal('function'),
+    name: TOOL_NAME,
+    description: z.string().max(100_000).nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+    strict: z.boolean().nullish(),
+  })
+  .passthrough();
+
+const responsesRequest = z
+  .object({
+    ...commonOptions,
+    input: z.union([z.string(), z.array(inputItem)]),
+    instructions: z.string().nullish(),
+    tools: z.array(z.object({ type: z.string() }).passthrough()).optional(),
+    tool_choice: z
+      .union([
+        z.enum(['none', 'auto', 'required']),
+        z.object({ type: z.literal('function'), name: TOOL_NAME }).passthrough(),
+      ])
+      .optional(),
+    max_output_tokens: z.number().int().min(1).nullish(),
+    previous_response_id: z.string().min(1).max(200).nullish(),
+    store: z.boolean().nullish(),
+    text: z
+      .object({
+        format: z
+          .discriminatedUnion('type', [
+            z.object({ type: z.literal('text') }).passthrough(),
+            z.object({ type: z.literal('json_object') }).passthrough(),
+            z
+              .object({
+                type: z.literal('json_schema'),
+                name: z.string().max(64),
+                description: z.string().optional(),
+                schema: z.record(z.string(), z.unknown()).optional(),
+              })
+              .passthrough(),
+          ])
+          .optional(),
+      })
+      .passthrough()
+      .nullish(),
+  })
+  .passthrough();
+
+/** A chat completions request, read: the gateway's request, and how to answer it. */
+export interface ChatCompletionCall {
+  request: GatewayRequest;
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+/** A responses request, read. */
+export interface ResponsesCall {
+  request: GatewayRequest;
+  stream: boolean;
+}
+
+/** What a request may carry besides its body: `X-Skillhost-Conversation`. */
+export interface GatewayHeaders {
+  conversation?: string;
+}
+
+export function readChatCompletion(body: unknown, headers: GatewayHeaders, limits: GatewayConfig): ChatCompletionCall {
+  const parsed = parse(chatCompletionRequest, body);
+  if (parsed.messages.length > limits.maxMessages)
+    throw validationFailed([`messages: at most ${limits.maxMessages} messages a request ([app.gateway] max_messages)`]);
+  const items = parsed.messages.flatMap((message, index) => chatItems(message, index));
+  const tools = clientTools(
+    (parsed.tools ?? []).map((tool) => tool.function),
+    limits,
+  );
+  const choice = parsed.tool_choice;
+  const format = parsed.response_format;
+  const options: ModelCallOptions = {
+    ...sampling(parsed),
+    maxOutputTokens: parsed.max_completion_tokens ?? parsed.max_tokens ?? undefined,
+    stopSequences: parsed.stop == null ? undefined : [parsed.stop].flat(),
+    toolChoice: choice === undefined || typeof choice === 'string' ? choice : { toolName: choice.function.name },
+    responseFormat:
+      format === undefined || format.type === 'text'
+        ? undefined
+        : format.type === 'json_object'
+          ? { type: 'json' }
+          : {
+              type: 'json',
+              name: format.json_schema.name,
+              description: format.json_schema.description,
+              schema: format.json_schema.schema,
+            },
+  };
+  checkToolChoice(options, tools, 'tool_choice.function.name');
+  return {
+    request: {
+      model: parsed.model,
+      items,
+      tools,
+      options,
+      conversationId: headers.conversation ?? parsed.metadata?.skillhost_conversation,
+    },
+    stream: parsed.stream === true,
+    includeUsage: parsed.stream_options?.include_usage === true,
+  };
+}
+
+export function readResponses(body: unknown, headers: GatewayHeaders, limits: GatewayConfig): ResponsesCall {
+  const parsed = parse(responsesRequest, body);
+  const input = typeof parsed.input === 'string' ? [{ role: 'user' as const, content: parsed.input }] : parsed.input;
+  if (input.length > limits.maxMessages)
+    throw validationFailed([`input: at most ${limits.maxMessages} items a request ([app.gateway] max_messages)`]);
+  const items: ConversationItem[] = [];
+  if (parsed.instructions) items.push({ type: 'system', text: parsed.instructions });
+  for (const [index, item] of input.entries()) items.push(...responseItems(item, index));
+  const functions = (parsed.tools ?? []).map((tool, index) => {
+    const read = responsesFunctionTool.safeParse(tool);
+    if (!read.success)
+      throw validationFailed([
+        tool.type === 'function'
+          ? `tools.${index}: ${issuesText(read.error)}`
+          : `tools.${index}.type: ` +
+            `'${tool.type.slice(0, 50)}' tools are not supported by this gateway; send function tools`,
+      ]);
+    return read.data;
+  });
+  const tools = clientTools(
+    functions.map((tool) => ({
+      name: tool.name,
+      description: tool.description ?? undefined,
+      parameters: tool.parameters ?? undefined,
+    })),
+    limits,
+  );
+  const choice = parsed.tool_choice;
+  const format = parsed.text?.format;
+  const options: ModelCallOptions = {
+    ...sampling(parsed),
+    maxOutputTokens: parsed.max_output_tokens ?? undefined,
+    toolChoice: choice === undefined || typeof choice === 'string' ? choice : { toolName: choice.name },
+    responseFormat:
+      format === undefined || format.type === 'text'
+        ? undefined
+        : format.type === 'json_object'
+          ? { type: 'json' }
+          : { type: 'json', name: format.name, description: format.description, schema: format.schema },
+  };
+  checkToolChoice(options, tools, 'tool_choice.name');
+  return {
+    request: {
+      model: parsed.model,
+      items,
+      tools,
+      options,
+      conversationId: headers.conversation ?? parsed.metadata?.skillhost_conversation,
+      previousResponseId: parsed.previous_response_id ?? undefined,
+      response: { instructions: parsed.instructions ?? null, store: parsed.store !== false },
+    },
+    stream: parsed.stream === true,
+  };
+}
+
+function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw validationFailed(['body: send a JSON object']);
+  const result = schema.safeParse(body);
+  if (!result.success) throw validationFailed(issueProblems(result.error));
+  return result.data;
+}
+
+/** The first problems, each as `path: what is wrong`. */
+function issueProblems(error: z.ZodError): string[] {
+  return error.issues.slice(0, 10).map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`);
+}
+
+function issuesText(error: z.ZodError): string {
+  return issueProblems(error).join('; ');
+}
+
+function sampling(parsed: { temperature?: number | null; top_p?: number | null }): ModelCallOptions {
+  return { temperature: parsed.temperature ?? undefined, topP: parsed.top_p ?? undefined };
+}
+
+function clientTools(
+  functions: { name: string; description?: string; parameters?: Record<string, unknown> }[],
+  limits: GatewayConfig,
+): LoopTool[] {
+  if (functions.length > limits.maxTools)
+    throw validationFailed([`tools: at most ${limits.maxTools} tools a request ([app.gateway] max_tools)`]);
+  const seen = new Set<string>();
+  return functions.map((spec, index) => {
+    if (seen.has(spec.name)) throw validationFailed([`tools.${index}: a second tool named '${spec.name}'`]);
+    seen.add(spec.name);
+    return {
+      wireName: spec.name,
+      description: spec.description ?? '',
+      inputSchema: spec.parameters ?? { type: 'object', properties: {} },
+    };
+  });
+}
+
+function checkToolChoice(options: ModelCallOptions, tools: readonly LoopTool[], path: string): void {
+  const choice = options.toolChoice;
+  if (typeof choice === 'object' && !tools.some((tool) => tool.wireName === choice.toolName))
+    throw validationFailed([`${path}: no tool of this request is named '${choice.toolName}'`]);
+}
+
+/** The text of a message's content: a string, or its text parts joined (images and audio are refused). */
+function textOf(
+  content: string | readonly ({ type: string; text?: string; refusal?: string } & Record<string, unknown>)[],
+  path: string,
+): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((part, index) => {
+      if (typeof part.text === 'string') return part.text;
+      if (typeof part.refusal === 'string') return part.refusal;
+      throw validationFailed([
+        `${path}.${index}.type: '${part.type}' content is not supported by this gateway; send text`,
+      ]);
+    })
+    .join('\n');
+}
+
+function chatItems(message: z.output<typeof chatMessage>, index: number): ConversationItem[] {
+  const path = `messages.${index}.content`;
+  switch (message.role) {
+    case 'system':
+    case 'developer':
+      return [{ type: 'system', text: textOf(message.content, path) }];
+    case 'user':
+      return [{ type: 'user', text: textOf(message.content, path) }];
+    case 'assistant': {
+      const text = message.content == null ? '' : textOf(message.content, path);
+      const calls: ConversationItem[] = (message.tool_calls ?? []).map((call) => ({
+        type: 'tool-call',
+        callId: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      }));
+      return text === '' ? calls : [{ type: 'assistant', text }, ...calls];
+    }
+    case 'tool':
+      return [{ type: 'tool-result', callId: message.tool_call_id, output: textOf(message.content, path) }];
+  }
+}
+
+function responseItems(item: z.output<typeof inputItem>, index: number): ConversationItem[] {
+  const path = `input.${index}`;
+  if (item.type === 'reasoning') return [];
+  if (item.type === 'function_call')
+    return [{ type: 'tool-call', callId: item.call_id, name: item.name, arguments: item.arguments }];
+  if (item.type === 'function_call_output')
+    return [{ type: 'tool-result', callId: item.call_id, output: textOf(item.output, `${path}.output`) }];
+  const text = textOf(item.content, `${path}.content`);
+  switch (item.role) {
+    case 'system':
+    case 'developer':
+      return [{ type: 'system', text }];
+    case 'user':
+      return [{ type: 'user', text }];
+    case 'assistant':
+      return text === '' ? [] : [{ type: 'assistant', text }];
+  }
+}
