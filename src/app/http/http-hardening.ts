@@ -157,8 +157,16 @@ function allowConfiguredOrigins(app: NestFastifyApplication, origins: readonly s
   app.enableCors({
     origin: origins.includes('*') ? '*' : origins.map(originOf),
     methods: ['GET', 'POST', 'PATCH', 'DELETE'],
-    allowedHeaders: ['authorization', 'x-api-key', 'content-type', 'accept'],
-    exposedHeaders: ['server-timing', 'x-skillhost-truncated', 'retry-after'],
+    // The gateway's conversation and show-work headers (api/gateway), which browser clients must be let send and read.
+    allowedHeaders: [
+      'authorization',
+      'x-api-key',
+      'content-type',
+      'accept',
+      'x-skillhost-conversation',
+      'x-skillhost-show-work',
+    ],
+    exposedHeaders: ['server-timing', 'x-skillhost-truncated', 'retry-after', 'x-skillhost-conversation'],
     maxAge: 600,
   });
 }
