@@ -241,6 +241,9 @@ describe('responses', () => {
     // The earlier turns come from the stored response, and the skill's instructions stay in the prompt.
     const sent = ctx.model.requests[2];
     expect(system(sent)).toContain(PDF_BODY_MARKER);
+    // A response's instructions are its own: the next response, sent without any, has none.
+    expect(JSON.stringify(ctx.model.requests[0].body.messages)).toContain('Be brief.');
+    expect(JSON.stringify(sent.body.messages)).not.toContain('Be brief.');
     expect(sent.body.messages.map((message) => [message.role, message.content])).toEqual(
       expect.arrayContaining([
         ['user', 'a pdf task'],

@@ -251,7 +251,6 @@ export function readResponses(body: unknown, headers: GatewayHeaders, limits: Ga
   if (input.length > limits.maxMessages)
     throw validationFailed([`input: at most ${limits.maxMessages} items a request ([app.gateway] max_messages)`]);
   const items: ConversationItem[] = [];
-  if (parsed.instructions) items.push({ type: 'system', text: parsed.instructions });
   for (const [index, item] of input.entries()) items.push(...responseItems(item, index));
   const functions = (parsed.tools ?? []).map((tool, index) => {
     const read = responsesFunctionTool.safeParse(tool);

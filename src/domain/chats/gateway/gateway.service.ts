@@ -93,7 +93,9 @@ export class GatewayService {
     const items = previous === undefined ? request.items : [...previous.items, ...previous.output, ...request.items];
     if (!items.some((item) => item.type !== 'system'))
       throw validationFailed(['messages: send at least one user message']);
-    const messages = modelMessagesOf(items);
+    // A response's instructions are its own: the next one in the conversation sends its own, or none.
+    const instructions = request.response?.instructions;
+    const messages = modelMessagesOf(instructions ? [{ type: 'system', text: instructions }, ...items] : items);
     const model = this.turns.prepareModel(request.model).name;
     this.checkToolNames(request.tools);
     const { chatId, created } = await this.conversation(principal, request, previous, items);
