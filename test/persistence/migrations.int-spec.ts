@@ -22,6 +22,8 @@ const ALL_TABLES = [
   'chat_event_relay',
   'chat_messages',
   'chats',
+  'gateway_conversations',
+  'gateway_responses',
   'installed_skill_versions',
   'installed_skills',
   'migrations',
@@ -32,10 +34,11 @@ const ALL_TABLES = [
   'skill_versions',
   'users',
 ];
+const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
-  'RateLimits1764400000000';
+  'RateLimits1764400000000, Gateway1764500000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -128,11 +131,26 @@ describe('migrations', () => {
       "SELECT indexname FROM pg_indexes WHERE tablename = 'rate_limits' ORDER BY indexname",
     );
     expect(rateLimitIndexes.map((i) => i.indexname)).toEqual(['ix_rate_limits_expire', 'pk_rate_limits']);
+    const gatewayConstraints = await query<{ conname: string }>(
+      db.url,
+      "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('gateway_conversations', " +
+        "'gateway_responses') AND contype <> 'n' ORDER BY conname",
+    );
+    expect(gatewayConstraints.map((c) => c.conname)).toEqual([
+      'fk_gateway_conversations_chat',
+      'fk_gateway_responses_chat',
+      'pk_gateway_conversations',
+      'pk_gateway_responses',
+    ]);
     await migrate(db.url, 'run', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'rate_limits'));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => !GATEWAY_TABLES.includes(t)));
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'rate_limits' && !STORE_TABLES.includes(t)));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(
+      ALL_TABLES.filter((t) => t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t)),
+    );
     const storeColumns = await query(
       db.url,
       "SELECT column_name FROM information_schema.columns WHERE column_name IN ('skill_filter', 'version_digest')",
@@ -140,7 +158,10 @@ describe('migrations', () => {
     expect(storeColumns).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'rate_limits' && t !== 'chat_event_relay' && !STORE_TABLES.includes(t)),
+      ALL_TABLES.filter(
+        (t) =>
+          t !== 'rate_limits' && t !== 'chat_event_relay' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t),
+      ),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     const messageColumns = await query<{ column_name: string }>(
@@ -164,6 +185,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: Gateway1764500000000',
       'Reverted: RateLimits1764400000000',
       'Reverted: SkillStore1764300000000',
       'Reverted: ChatEventRelay1764200000000',

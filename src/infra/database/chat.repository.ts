@@ -37,14 +37,21 @@ export type { NewActivation, NewMessage, OwnedChat, Page, StoredTurn, TurnContex
 export class ChatRepository implements ChatStore, ChatSkillFilters, SkillUse {
   constructor(@Inject(DATA_SOURCE) private readonly dataSource: DataSource) {}
 
+  /** One prepared INSERT … RETURNING: TypeORM's `save` would first look the new id up. */
   createChat(ownerId: string, title: string | null): Promise<ChatEntity> {
     return runQuery(async () => {
-      const chat = this.dataSource.manager.create(ChatEntity, {
-        id: randomUUID(),
+      const [row] = await runPrepared<{ id: string; title: string | null; created_at: Date; updated_at: Date }>(
+        this.dataSource,
+        CREATE_CHAT,
+        [randomUUID(), ownerId, toStorableTextOrNull(title)],
+      );
+      return Object.assign(new ChatEntity(), {
+        id: row.id,
         ownerId,
-        title: toStorableTextOrNull(title),
+        title: row.title,
+        createdAt: new Date(row.created_at),
+        updatedAt: new Date(row.updated_at),
       });
-      return this.dataSource.manager.save(chat);
     });
   }
 
@@ -328,6 +335,11 @@ function toActivationEntity(chatId: string, row: ActivationRow): ChatActivatedSk
  * The turn's read: one fixed statement text, prepared once per connection. $3 is the owner. A
  * command's message goes to the model as the prompt it expanded to, as in the turn that ran it.
  */
+const CREATE_CHAT = {
+  name: 'skillhost_create_chat_v1',
+  text: 'INSERT INTO chats (id, owner_id, title) VALUES ($1, $2, $3) RETURNING id, title, created_at, updated_at',
+};
+
 const TURN_CONTEXT = {
   name: 'skillhost_turn_context_v4',
   text:
