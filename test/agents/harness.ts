@@ -115,3 +115,18 @@ async function prepare(instances: Instances, stop: () => Promise<void>): Promise
     stop,
   };
 }
+
+/**
+ * `startAgentSkillhost` overrides that give Skillhost models named `names` (by default `scripted`), each served by the
+ * scripted chat-completions server at `url` (`…/v1`): what the gateway runs when a client asks for one of them.
+ */
+export function scriptedModel(url: string, names: readonly string[] = ['scripted']): Record<string, unknown> {
+  const model = {
+    provider: 'openai-compatible',
+    base_url: url,
+    model: 'scripted-1',
+    timeout_ms: 20_000,
+    max_retries: 0,
+  };
+  return { 'app.models': Object.fromEntries(names.map((name) => [name, model])) };
+}

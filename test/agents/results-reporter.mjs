@@ -20,7 +20,8 @@ export default class AgentResultsReporter {
     const sections = previousSections(join(this.root, RESULTS));
     for (const file of results.testResults) {
       const id = basename(file.testFilePath).replace(/\.agents-spec\.ts$/, '');
-      const client = clients[id];
+      // `codex-gateway` is Codex too, run another way: it takes the version of the client its name starts with.
+      const client = clients[id] ?? clients[Object.keys(clients).find((known) => id.startsWith(`${known}-`))];
       const title = client === undefined ? id : `${id}: ${client.package}@${client.version}`;
       const rows = file.testResults.map(
         (test) =>

@@ -293,6 +293,48 @@ describe('responses', () => {
     expect(second.output_text).toBe('Found it.');
   });
 
+  it(
+    'leaves out the built-in tools no function can stand for (web_search, custom, local_shell…) and offers the ' +
+      'function tools beside them; still refuses a namespace of functions and an unknown type, naming the field',
+    async () => {
+      ctx.model.play({ text: 'Only functions here.' });
+      const lookup: OpenAI.Responses.FunctionTool = {
+        type: 'function',
+        name: 'lookup',
+        parameters: { type: 'object', properties: {} },
+        strict: false,
+      };
+      // As Codex 0.171.0 sends them (test/agents/codex-gateway.agents-spec.ts).
+      const builtIns = [
+        { type: 'web_search', external_web_access: false },
+        { type: 'custom', name: 'apply_patch', description: 'Edit files.', format: { type: 'grammar' } },
+        { type: 'local_shell' },
+        { type: 'file_search', vector_store_ids: ['vs_1'] },
+      ] as unknown as OpenAI.Responses.Tool[];
+      const answer = await client().responses.create({ model: 'scripted', input: 'x', tools: [...builtIns, lookup] });
+      expect(answer.output_text).toBe('Only functions here.');
+      expect(toolNames(ctx.model.requests[0])).toEqual(expect.arrayContaining(['lookup', 'skills_activate']));
+      expect(toolNames(ctx.model.requests[0])).not.toContain('apply_patch');
+
+      for (const [tool, type] of [
+        [{ type: 'namespace', name: 'multi_agent_v1', tools: [lookup] }, 'namespace'],
+        [{ type: 'hologram' }, 'hologram'],
+      ] as const) {
+        const refused = await client()
+          .responses.create({
+            model: 'scripted',
+            input: 'x',
+            tools: [lookup, tool as unknown as OpenAI.Responses.Tool],
+          })
+          .catch((caught: unknown) => caught);
+        expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+        expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools.1.type');
+        expect((refused as Error).message).toContain(`'${type}' tools are not supported by this gateway`);
+      }
+      expect(ctx.model.requests).toHaveLength(1);
+    },
+  );
+
   it('store: false keeps no response', async () => {
     ctx.model.play({ text: 'Not kept.' });
     const answer = await client().responses.create({ model: 'scripted', input: 'x', store: false });

@@ -9,7 +9,8 @@ import type { GatewayConfig } from '../../config/app-config.js';
  * OpenAI's two request formats (chat completions and responses) read into the gateway's one request. Fields OpenAI
  * defines that change nothing here (`seed`, `logprobs`, `parallel_tool_calls`, `service_tier`, `reasoning_effort`…)
  * are accepted and left alone, as OpenAI-compatible servers do, so clients that always send them keep working; what
- * would silently change the answer (`n` > 1, audio, images, other tool types) is refused by name.
+ * would silently change the answer (`n` > 1, audio, images, namespaces and unknown tool types) is refused by name.
+ * Built-in tool types that no function can stand for are left out of what the model is offered (`isBuiltInTool`).
  */
 
 /** OpenAI's rule for function names. */
@@ -252,7 +253,8 @@ export function readResponses(body: unknown, headers: GatewayHeaders, limits: Ga
     throw validationFailed([`input: at most ${limits.maxMessages} items a request ([app.gateway] max_messages)`]);
   const items: ConversationItem[] = [];
   for (const [index, item] of input.entries()) items.push(...responseItems(item, index));
-  const functions = (parsed.tools ?? []).map((tool, index) => {
+  const functions = (parsed.tools ?? []).flatMap((tool, index) => {
+    if (isBuiltInTool(tool.type)) return [];
     const read = responsesFunctionTool.safeParse(tool);
     if (!read.success)
       throw validationFailed([
@@ -261,7 +263,7 @@ export function readResponses(body: unknown, headers: GatewayHeaders, limits: Ga
           : `tools.${index}.type: ` +
             `'${tool.type.slice(0, 50)}' tools are not supported by this gateway; send function tools`,
       ]);
-    return read.data;
+    return [read.data];
   });
   const tools = clientTools(
     functions.map((tool) => ({
@@ -297,6 +299,33 @@ export function readResponses(body: unknown, headers: GatewayHeaders, limits: Ga
     },
     stream: parsed.stream === true,
   };
+}
+
+/**
+ * Tool types of the Responses API that no function can stand for: tools OpenAI runs itself (`web_search…`,
+ * `file_search`, `code_interpreter`, `image_generation`, `mcp`, `computer_use…`, `tool_search`), built-ins the model
+ * was trained on with no schema sent (`local_shell`, `shell`, `apply_patch`), and `custom` tools, whose input is free
+ * text under a grammar rather than JSON. The model behind the gateway is offered functions only, so these are left
+ * out rather than refused: agents send them by default (Codex 0.171.0 sends `web_search` unless
+ * `web_search = "disabled"`, and `apply_patch` as `custom` for its own models), and the rest of their request still
+ * works. `namespace` is not among them: it holds function tools, so it stays refused until the gateway offers them.
+ */
+const BUILT_IN_TOOL = new Set([
+  'local_shell',
+  'shell',
+  'apply_patch',
+  'custom',
+  'file_search',
+  'code_interpreter',
+  'image_generation',
+  'mcp',
+  'tool_search',
+  'computer_use',
+  'computer_use_preview',
+]);
+
+function isBuiltInTool(type: string): boolean {
+  return BUILT_IN_TOOL.has(type) || /^web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?$/.test(type);
 }
 
 function parse<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {

@@ -70,18 +70,26 @@ export function readmeSnippetFor(mcpUrl: string): string {
  * `codex exec` runs with `never` whatever the config says (its banner reads `approval: never` even
  * with `-c approval_policy="on-request"`), so a user's run is this one.
  */
-function providerConfig(modelUrl: string, model: string): string {
+export function providerConfig({
+  id,
+  name,
+  url,
+  model,
+  envKey,
+  features = {},
+  webSearch = false,
+}: CodexProvider): string {
   return [
     `model = ${JSON.stringify(model)}`,
-    'model_provider = "scripted"',
+    `model_provider = ${JSON.stringify(id)}`,
     'check_for_update_on_startup = false',
-    'web_search = "disabled"',
+    ...(webSearch ? [] : ['web_search = "disabled"']),
     '',
-    '[model_providers.scripted]',
-    'name = "Scripted"',
-    `base_url = ${JSON.stringify(modelUrl)}`,
+    `[model_providers.${id}]`,
+    `name = ${JSON.stringify(name)}`,
+    `base_url = ${JSON.stringify(url)}`,
     'wire_api = "responses"',
-    'env_key = "SCRIPTED_API_KEY"',
+    `env_key = ${JSON.stringify(envKey)}`,
     'request_max_retries = 0',
     'stream_max_retries = 0',
     '',
@@ -98,19 +106,61 @@ function providerConfig(modelUrl: string, model: string): string {
     '',
     '[features]',
     'plugins = false',
+    ...Object.entries(features).map(([feature, on]) => `${feature} = ${on}`),
   ].join('\n');
 }
 
+/** A `[model_providers.<id>]` entry speaking the Responses API, its key read from `envKey`. */
+export interface CodexProvider {
+  id: string;
+  name: string;
+  /** `base_url`: Codex posts to `<url>/responses`. */
+  url: string;
+  model: string;
+  envKey: string;
+  /** More `[features]` switches. */
+  features?: Record<string, boolean>;
+  /** Leave `web_search` at Codex's default (cached results, offered as a `web_search` tool) instead of disabled. */
+  webSearch?: boolean;
+}
+
 export async function run(options: CodexRun): Promise<CodexResult> {
+  const provider = providerConfig({
+    id: 'scripted',
+    name: 'Scripted',
+    url: options.modelUrl,
+    model: options.model ?? 'scripted',
+    envKey: 'SCRIPTED_API_KEY',
+  });
+  return runCodex({
+    config: `${provider}\n\n${readmeSnippetFor(options.mcpUrl)}`,
+    env: {
+      ...(options.key === undefined ? {} : { SKILLHOST_API_KEY: options.key }),
+      SCRIPTED_API_KEY: 'scripted',
+    },
+    prompt: options.prompt,
+    args: options.args,
+    timeoutMs: options.timeoutMs,
+  });
+}
+
+/**
+ * `codex exec PROMPT` with `config` as `~/.codex/config.toml`, in a fresh HOME and CODEX_HOME and an empty working
+ * folder, with only PATH, the homes and `env` in its environment.
+ */
+export async function runCodex(options: {
+  config: string;
+  env: Record<string, string>;
+  prompt: string;
+  args?: string[];
+  timeoutMs?: number;
+}): Promise<CodexResult> {
   const home = mkdtempSync(join(tmpdir(), 'skillhost-codex-'));
   const codexHome = join(home, '.codex');
   const work = join(home, 'work');
   mkdirSync(codexHome);
   mkdirSync(work);
-  writeFileSync(
-    join(codexHome, 'config.toml'),
-    `${providerConfig(options.modelUrl, options.model ?? 'scripted')}\n\n${readmeSnippetFor(options.mcpUrl)}`,
-  );
+  writeFileSync(join(codexHome, 'config.toml'), options.config);
   try {
     return await runCli(
       CODEX_BIN,
@@ -121,8 +171,7 @@ export async function run(options: CodexRun): Promise<CodexResult> {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           HOME: home,
           CODEX_HOME: codexHome,
-          ...(options.key === undefined ? {} : { SKILLHOST_API_KEY: options.key }),
-          SCRIPTED_API_KEY: 'scripted',
+          ...options.env,
           TERM: 'dumb',
           NO_COLOR: '1',
         },
