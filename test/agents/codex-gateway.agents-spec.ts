@@ -82,18 +82,20 @@ describe('Codex CLI through the gateway', () => {
   });
 
   it(
-    "with Codex's multi_agent feature on (its default), is refused: Codex sends its sub-agent tools as one `namespace` tool " +
-      '(multi_agent_v1), the gateway answers 400 on tools.4.type, Codex prints it and exits 1',
+    "with Codex's multi_agent feature on (its default): its sub-agent tools, sent as one `namespace` tool " +
+      '(multi_agent_v1), reach the model as multi_agent_v1__<name> functions, and the run works',
     async () => {
-      model.play({ text: 'never reached' });
-      const result = await session({ multiAgent: true });
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain(
-        `ERROR: {"error":{"message":"Invalid request: tools.4.type: 'namespace' tools are not supported by this ` +
-          `gateway; send function tools","type":"invalid_request_error","code":"validation_failed",` +
-          `"param":"tools.4.type"`,
+      model.play(
+        { toolCalls: [{ name: 'skills_activate', arguments: { name: 'internal-comms' } }] },
+        { text: FINAL_ANSWER },
       );
-      expect(model.requests).toEqual([]);
+      const result = await session({ multiAgent: true });
+      expect(result.code).toBe(0);
+      expect(model.requests).toHaveLength(2);
+      expect(toolNames(model.requests[0])).toEqual(
+        expect.arrayContaining(['skills_activate', 'exec_command', 'multi_agent_v1__spawn_agent']),
+      );
+      expect(result.stdout).toBe(`${FINAL_ANSWER}\n`);
     },
   );
 

@@ -295,7 +295,7 @@ describe('responses', () => {
 
   it(
     'leaves out the built-in tools no function can stand for (web_search, custom, local_shell…) and offers the ' +
-      'function tools beside them; still refuses a namespace of functions and an unknown type, naming the field',
+      'function tools beside them; refuses an unknown type, naming the field',
     async () => {
       ctx.model.play({ text: 'Only functions here.' });
       const lookup: OpenAI.Responses.FunctionTool = {
@@ -316,22 +316,67 @@ describe('responses', () => {
       expect(toolNames(ctx.model.requests[0])).toEqual(expect.arrayContaining(['lookup', 'skills_activate']));
       expect(toolNames(ctx.model.requests[0])).not.toContain('apply_patch');
 
-      for (const [tool, type] of [
-        [{ type: 'namespace', name: 'multi_agent_v1', tools: [lookup] }, 'namespace'],
-        [{ type: 'hologram' }, 'hologram'],
-      ] as const) {
-        const refused = await client()
-          .responses.create({
-            model: 'scripted',
-            input: 'x',
-            tools: [lookup, tool as unknown as OpenAI.Responses.Tool],
-          })
-          .catch((caught: unknown) => caught);
-        expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-        expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools.1.type');
-        expect((refused as Error).message).toContain(`'${type}' tools are not supported by this gateway`);
-      }
+      const refused = await client()
+        .responses.create({
+          model: 'scripted',
+          input: 'x',
+          tools: [lookup, { type: 'hologram' } as unknown as OpenAI.Responses.Tool],
+        })
+        .catch((caught: unknown) => caught);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools.1.type');
+      expect((refused as Error).message).toContain("'hologram' tools are not supported by this gateway");
       expect(ctx.model.requests).toHaveLength(1);
+    },
+  );
+
+  it(
+    "offers a namespace's functions as <namespace>__<name> and answers their calls with the namespace, as Codex " +
+      'sends its MCP servers and agents',
+    async () => {
+      ctx.model.play(
+        { toolCalls: [{ name: 'multi_agent_v1__spawn_agent', arguments: { task: 'x' }, id: 'call_n1' }] },
+        { text: 'Spawned.' },
+      );
+      const namespace = {
+        type: 'namespace',
+        name: 'multi_agent_v1',
+        description: 'Agents.',
+        tools: [{ type: 'function', name: 'spawn_agent', parameters: { type: 'object', properties: {} } }],
+      } as unknown as OpenAI.Responses.Tool;
+      const first = await client().responses.create({ model: 'scripted', input: 'spawn one', tools: [namespace] });
+      expect(toolNames(ctx.model.requests[0])).toContain('multi_agent_v1__spawn_agent');
+      expect(first.output).toEqual([
+        expect.objectContaining({
+          type: 'function_call',
+          call_id: 'call_n1',
+          name: 'spawn_agent',
+          namespace: 'multi_agent_v1',
+          arguments: '{"task":"x"}',
+        }),
+      ]);
+      // A stateless client sends the call back as it got it, namespace and all, with its output.
+      const second = await client().responses.create({
+        model: 'scripted',
+        store: false,
+        tools: [namespace],
+        input: [
+          { role: 'user', content: 'spawn one' },
+          {
+            type: 'function_call',
+            call_id: 'call_n1',
+            name: 'spawn_agent',
+            namespace: 'multi_agent_v1',
+            arguments: '{"task":"x"}',
+          } as OpenAI.Responses.ResponseFunctionToolCall,
+          { type: 'function_call_output', call_id: 'call_n1', output: 'agent 7' },
+        ],
+      });
+      expect(second.output_text).toBe('Spawned.');
+      const resent = ctx.model.requests[1].body.messages;
+      expect(resent.find((message) => message.role === 'assistant')?.tool_calls).toEqual([
+        expect.objectContaining({ function: { name: 'multi_agent_v1__spawn_agent', arguments: '{"task":"x"}' } }),
+      ]);
     },
   );
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ConversationItem } from '../../domain/chats/gateway/conversation-items.js';
+import { type ConversationItem, toolWireName } from '../../domain/chats/gateway/conversation-items.js';
 import type { GatewayAnswer } from '../../domain/chats/gateway/gateway.service.js';
 import type { StoredResponse } from '../../domain/chats/gateway/gateway-store.js';
 
@@ -36,7 +36,13 @@ export function newCompletionId(): string {
 function clientCalls(output: readonly ConversationItem[]) {
   return output.flatMap((item) =>
     item.type === 'tool-call'
-      ? [{ id: item.callId, type: 'function' as const, function: { name: item.name, arguments: item.arguments } }]
+      ? [
+          {
+            id: item.callId,
+            type: 'function' as const,
+            function: { name: toolWireName(item), arguments: item.arguments },
+          },
+        ]
       : [],
   );
 }
@@ -146,6 +152,7 @@ interface FunctionCallItem {
   id: string;
   call_id: string;
   name: string;
+  namespace?: string;
   arguments: string;
   status: 'completed' | 'in_progress';
 }
@@ -172,6 +179,7 @@ export function responseOutput(response: Pick<StoredResponse, 'id' | 'output'>):
           id: itemId(response.id, 'fc', index),
           call_id: item.callId,
           name: item.name,
+          ...(item.namespace === undefined ? {} : { namespace: item.namespace }),
           arguments: item.arguments,
           status: 'completed' as const,
         },

@@ -125,6 +125,7 @@ const inputItem = z.union([
       type: z.literal('function_call'),
       call_id: z.string().min(1).max(200),
       name: z.string().min(1).max(200),
+      namespace: z.string().min(1).max(200).nullish(),
       arguments: z.string(),
     })
     .passthrough(),
@@ -253,25 +254,10 @@ export function readResponses(body: unknown, headers: GatewayHeaders, limits: Ga
     throw validationFailed([`input: at most ${limits.maxMessages} items a request ([app.gateway] max_messages)`]);
   const items: ConversationItem[] = [];
   for (const [index, item] of input.entries()) items.push(...responseItems(item, index));
-  const functions = (parsed.tools ?? []).flatMap((tool, index) => {
-    if (isBuiltInTool(tool.type)) return [];
-    const read = responsesFunctionTool.safeParse(tool);
-    if (!read.success)
-      throw validationFailed([
-        tool.type === 'function'
-          ? `tools.${index}: ${issuesText(read.error)}`
-          : `tools.${index}.type: ` +
-            `'${tool.type.slice(0, 50)}' tools are not supported by this gateway; send function tools`,
-      ]);
-    return [read.data];
-  });
-  const tools = clientTools(
-    functions.map((tool) => ({
-      name: tool.name,
-      description: tool.description ?? undefined,
-      parameters: tool.parameters ?? undefined,
-    })),
-    limits,
+  const functions = (parsed.tools ?? []).flatMap((tool, index) => responsesTools(tool, `tools.${index}`));
+  const tools = clientTools(functions, limits);
+  const namespaced = new Map(
+    functions.flatMap((tool) => (tool.origin === undefined ? [] : [[tool.name, tool.origin] as const])),
   );
   const choice = parsed.tool_choice;
   const format = parsed.text?.format;
@@ -293,6 +279,7 @@ export function readResponses(body: unknown, headers: GatewayHeaders, limits: Ga
       items,
       tools,
       options,
+      namespaced,
       conversationId: headers.conversation ?? parsed.metadata?.skillhost_conversation,
       previousResponseId: parsed.previous_response_id ?? undefined,
       response: { instructions: parsed.instructions ?? null, store: parsed.store !== false },
@@ -323,6 +310,63 @@ const BUILT_IN_TOOL = new Set([
   'computer_use',
   'computer_use_preview',
 ]);
+
+const responsesNamespace = z
+  .object({
+    type: z.literal('namespace'),
+    name: z.string().min(1).max(64),
+    tools: z.array(z.object({ type: z.string() }).passthrough()),
+  })
+  .passthrough();
+
+/** A function the model is offered; `origin` for one of a namespace, which the client knows by its own name. */
+interface FunctionSpec {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+  origin?: { namespace: string; name: string };
+}
+
+/**
+ * A responses tool as the functions the model is offered: a function as it is; a namespace's functions (Codex sends
+ * its MCP servers' tools and its agents' tools so) each as `<namespace>__<name>`, which calls are split back into;
+ * OpenAI's built-in tools, which no other model runs, left out.
+ */
+function responsesTools(tool: { type: string } & Record<string, unknown>, path: string): FunctionSpec[] {
+  if (isBuiltInTool(tool.type)) return [];
+  if (tool.type === 'namespace') {
+    const read = responsesNamespace.safeParse(tool);
+    if (!read.success) throw validationFailed([`${path}: ${issuesText(read.error)}`]);
+    const namespace = read.data.name;
+    return read.data.tools.flatMap((inner, index) => {
+      if (inner.type === 'namespace')
+        throw validationFailed([`${path}.tools.${index}.type: a namespace inside a namespace is not supported`]);
+      return responsesTools(inner, `${path}.tools.${index}`).map((spec) => {
+        const name = `${namespace}__${spec.name}`;
+        if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name))
+          throw validationFailed([
+            `${path}.tools.${index}.name: '${name.slice(0, 100)}', as the model would know it, must be 1 to 64 ` +
+              'letters, digits, _ or -',
+          ]);
+        return { ...spec, name, origin: { namespace, name: spec.name } };
+      });
+    });
+  }
+  const read = responsesFunctionTool.safeParse(tool);
+  if (!read.success)
+    throw validationFailed([
+      tool.type === 'function'
+        ? `${path}: ${issuesText(read.error)}`
+        : `${path}.type: '${tool.type.slice(0, 50)}' tools are not supported by this gateway; send function tools`,
+    ]);
+  return [
+    {
+      name: read.data.name,
+      description: read.data.description ?? undefined,
+      parameters: read.data.parameters ?? undefined,
+    },
+  ];
+}
 
 function isBuiltInTool(type: string): boolean {
   return BUILT_IN_TOOL.has(type) || /^web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?$/.test(type);
@@ -417,7 +461,15 @@ function responseItems(item: z.output<typeof inputItem>, index: number): Convers
   const path = `input.${index}`;
   if (item.type === 'reasoning') return [];
   if (item.type === 'function_call')
-    return [{ type: 'tool-call', callId: item.call_id, name: item.name, arguments: item.arguments }];
+    return [
+      {
+        type: 'tool-call',
+        callId: item.call_id,
+        name: item.name,
+        ...(item.namespace ? { namespace: item.namespace } : {}),
+        arguments: item.arguments,
+      },
+    ];
   if (item.type === 'function_call_output')
     return [{ type: 'tool-result', callId: item.call_id, output: textOf(item.output, `${path}.output`) }];
   const text = textOf(item.content, `${path}.content`);

@@ -18,8 +18,8 @@ export interface CodexGatewayRun {
   args?: string[];
   /**
    * Codex's `multi_agent` feature (on by default in 0.171.0) offers its sub-agent tools inside one
-   * `{"type": "namespace", "name": "multi_agent_v1"}` tool, which the gateway refuses (400 on `tools.<n>.type`).
-   * `false` adds `multi_agent = false` to `[features]`, leaving only function tools.
+   * `{"type": "namespace", "name": "multi_agent_v1"}` tool, whose functions the gateway offers the model as
+   * `multi_agent_v1__<name>`. `false` adds `multi_agent = false` to `[features]`, leaving only function tools.
    */
   multiAgent?: boolean;
   /** Codex's default web search (a `web_search` tool in every request) instead of `web_search = "disabled"`. */

@@ -11,8 +11,11 @@ export type ConversationItem =
   | { type: 'system'; text: string }
   | { type: 'user'; text: string }
   | { type: 'assistant'; text: string }
-  /** A call of one of the client's tools, as the model made it (`arguments`: its JSON text). */
-  | { type: 'tool-call'; callId: string; name: string; arguments: string }
+  /**
+   * A call of one of the client's tools, as the model made it (`arguments`: its JSON text); `namespace` for a tool of a
+   * responses client's namespace (Codex's MCP servers), which the model knows as `<namespace>__<name>`.
+   */
+  | { type: 'tool-call'; callId: string; name: string; namespace?: string; arguments: string }
   | { type: 'tool-result'; callId: string; output: string };
 
 /** Where a conversation's new input starts: after its last assistant item (the prior turns are before it). */
@@ -39,7 +42,7 @@ export function conversationFingerprint(items: readonly ConversationItem[]): str
         hash.update(JSON.stringify([item.type, item.text.trim()]));
         break;
       case 'tool-call':
-        hash.update(JSON.stringify([item.type, item.name, canonicalJson(item.arguments)]));
+        hash.update(JSON.stringify([item.type, toolWireName(item), canonicalJson(item.arguments)]));
         break;
       case 'tool-result':
         hash.update(JSON.stringify([item.type, item.output.trim()]));
@@ -79,8 +82,9 @@ export function modelMessagesOf(items: readonly ConversationItem[]): ModelMessag
         messages.push({ role: 'assistant', content: [{ type: 'text', text: item.text }] });
         return;
       case 'tool-call': {
-        callNames.set(item.callId, item.name);
-        const part = { type: 'tool-call' as const, toolCallId: item.callId, toolName: item.name, input: parsed(item) };
+        const toolName = toolWireName(item);
+        callNames.set(item.callId, toolName);
+        const part = { type: 'tool-call' as const, toolCallId: item.callId, toolName, input: parsed(item) };
         if (last?.role === 'assistant' && Array.isArray(last.content)) last.content.push(part);
         else messages.push({ role: 'assistant', content: [part] });
         return;
@@ -105,6 +109,11 @@ export function modelMessagesOf(items: readonly ConversationItem[]): ModelMessag
     }
   });
   return messages;
+}
+
+/** The name the model knows a client's tool by: a namespace's tools as `<namespace>__<name>`. */
+export function toolWireName(call: { name: string; namespace?: string }): string {
+  return call.namespace === undefined ? call.name : `${call.namespace}__${call.name}`;
 }
 
 /** A call's arguments as the provider will send them again: the JSON they were, or the text when they were not JSON. */

@@ -23,6 +23,8 @@ export interface GatewayRequest {
   items: ConversationItem[];
   /** The client's own tools. */
   tools: LoopTool[];
+  /** The tools of a responses client's namespaces, by the name the model knows (`<namespace>__<name>`). */
+  namespaced?: ReadonlyMap<string, { namespace: string; name: string }>;
   options: ModelCallOptions;
   /** `X-Skillhost-Conversation` or `metadata.skillhost_conversation`: one of the caller's chats. */
   conversationId?: string;
@@ -157,7 +159,7 @@ export class GatewayService {
       output.push({
         type: 'tool-call',
         callId: call.toolCallId,
-        name: call.wireName,
+        ...(request.namespaced?.get(call.wireName) ?? { name: call.wireName }),
         arguments: JSON.stringify(call.input ?? {}),
       });
     const after = conversationFingerprint([...items, ...output]);
