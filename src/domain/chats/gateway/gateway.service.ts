@@ -16,11 +16,24 @@ import {
 import { GATEWAY_STORE, type GatewayStore, type StoredResponse } from './gateway-store.js';
 import { SkillToolsService } from '../skill-tools.service.js';
 
+/**
+ * The responses API's `item_reference`: an output item of one of the caller's stored responses, sent by id instead of
+ * whole (the AI SDK does so for every earlier answer while `store` is on).
+ */
+export interface ItemReference {
+  type: 'item-reference';
+  /** The id as the client sent it (for the error that names it). */
+  id: string;
+  /** Where the id points; undefined for an id this gateway never gave. */
+  responseId?: string;
+  index?: number;
+}
+
 /** One request to the gateway, in neither wire format (api/gateway reads both into this). */
 export interface GatewayRequest {
   model?: string;
   /** The request's conversation: its history (as the client resends it) and its new input. */
-  items: ConversationItem[];
+  items: (ConversationItem | ItemReference)[];
   /** The client's own tools. */
   tools: LoopTool[];
   options: ModelCallOptions;
@@ -90,7 +103,8 @@ export class GatewayService {
       request.previousResponseId === undefined
         ? undefined
         : await this.previousResponse(principal, request.previousResponseId);
-    const items = previous === undefined ? request.items : [...previous.items, ...previous.output, ...request.items];
+    const sent = await this.resolveReferences(principal, request.items);
+    const items = previous === undefined ? sent : [...previous.items, ...previous.output, ...sent];
     if (!items.some((item) => item.type !== 'system'))
       throw validationFailed(['messages: send at least one user message']);
     // A response's instructions are its own: the next one in the conversation sends its own, or none.
@@ -101,6 +115,33 @@ export class GatewayService {
     const { chatId, created } = await this.conversation(principal, request, previous, items);
     const responseId = request.response === undefined ? undefined : newResponseId();
     return { request, items, messages, chatId, created, model, responseId, createdAt: new Date() };
+  }
+
+  /** Each `item_reference` replaced by the stored output item it names; one that names none is refused by its id. */
+  private async resolveReferences(
+    principal: Principal,
+    items: readonly (ConversationItem | ItemReference)[],
+  ): Promise<ConversationItem[]> {
+    const resolved: ConversationItem[] = [];
+    const responses = new Map<string, StoredResponse | null>();
+    for (const item of items) {
+      if (item.type !== 'item-reference') {
+        resolved.push(item);
+        continue;
+      }
+      const { responseId, index } = item;
+      if (responseId !== undefined && !responses.has(responseId))
+        responses.set(responseId, await this.store.findResponse(responseId, principal.userId));
+      const found =
+        responseId === undefined || index === undefined ? undefined : responses.get(responseId)?.output[index];
+      if (found === undefined)
+        throw validationFailed([
+          `input: the item_reference '${item.id.slice(0, 100)}' names no output item of a stored response of yours; ` +
+            'send the item itself',
+        ]);
+      resolved.push(found);
+    }
+    return resolved;
   }
 
   /** A client tool named like a skill tool the turn may offer would be run by neither side: refused, naming both. */
