@@ -102,7 +102,7 @@ describe.each(models)('%s', (_name, model) => {
     expect(ctx.model.requests[0].body.stream).toBe(true);
   });
 
-  it('generateText with a client tool: the gateway returns the call, the AI SDK runs it, the model answers', async () => {
+  it('generateText with a client tool: the gateway returns it, the AI SDK runs it, the model answers', async () => {
     ctx.model.play(
       { toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, id: 'call_w1' }] },
       { text: 'It is sunny in Oslo.' },
