@@ -1,0 +1,418 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { UsersService } from '../../src/domain/users/users.service.js';
+import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
+import { useChatSkillsTree } from '../support/files/skill-tree.js';
+
+/**
+ * The OpenAI-compatible gateway against what a hostile or broken client sends, and what a broken model answers: every
+ * refusal is a 4xx in OpenAI's error shape (`{error: {message, type, code, param}}`), never a 5xx, and a refused
+ * request leaves nothing behind (no chat, no model call).
+ */
+const chatSkills = useChatSkillsTree();
+const MAX_MESSAGES = 1500;
+const MAX_BODY_BYTES = 1024 * 1024;
+
+let ctx: ChatTestContext;
+const keys: Record<'ann' | 'eve', string> = { ann: '', eve: '' };
+
+type Api = 'chat/completions' | 'responses';
+
+/** A raw request to the gateway: `body` as an object (sent as JSON) or as the exact text to send. */
+function post(path: Api, body: unknown, headers: Record<string, string> = {}, user: 'ann' | 'eve' = 'eve') {
+  const sent = request(ctx.app.getHttpServer())
+    .post(`/openai/v1/${path}`)
+    .set('authorization', `Bearer ${keys[user]}`)
+    .set('content-type', 'application/json');
+  for (const [name, value] of Object.entries(headers)) sent.set(name, value);
+  return sent.send(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+/** The smallest valid body of each API, with `extra` fields over it. */
+function valid(api: Api, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return api === 'chat/completions'
+    ? { model: 'scripted', messages: [{ role: 'user', content: 'hi' }], ...extra }
+    : { model: 'scripted', input: 'hi', ...extra };
+}
+
+interface OpenAIErrorBody {
+  error: { message: string; type: string; code: string; param: string | null };
+}
+
+/** An error in OpenAI's shape, with the status, Skillhost's code (lower case) and the field it names. */
+function expectOpenAIError(
+  response: request.Response,
+  status: number,
+  code: string,
+  param?: string | null,
+): OpenAIErrorBody['error'] {
+  expect({ status: response.status, body: response.body }).toMatchObject({ status, body: { error: { code } } });
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  const { error } = response.body as OpenAIErrorBody;
+  expect(error).toEqual(
+    expect.objectContaining({
+      message: expect.any(String),
+      type: expect.any(String),
+      code,
+    }),
+  );
+  if (param !== undefined) expect(error.param).toBe(param);
+  // `param` names a field (`messages.0.content`), or is null: never a sentence.
+  else if (error.param !== null) expect(error.param).toMatch(/^[\w.-]+$/);
+  expect(error.message.length).toBeGreaterThan(0);
+  if (status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 404 && status !== 429)
+    expect(error.type).toBe('invalid_request_error');
+  return error;
+}
+
+async function chatCount(user: 'ann' | 'eve' = 'eve'): Promise<number> {
+  const chats = await request(ctx.app.getHttpServer())
+    .get('/v1/chats')
+    .set('authorization', `Bearer ${keys[user]}`)
+    .expect(200);
+  return chats.body.total as number;
+}
+
+/** A refused request made no model call and left no chat behind. */
+async function expectNothingStored(): Promise<void> {
+  expect(ctx.model.requests).toHaveLength(0);
+  expect(await chatCount()).toBe(0);
+}
+
+beforeAll(async () => {
+  ctx = await startChatApp([chatSkills().path('skills')], {
+    'app.auth.mode': 'api_key',
+    'app.gateway.max_messages': MAX_MESSAGES,
+    'app.gateway.max_body_bytes': MAX_BODY_BYTES,
+  });
+  const users = ctx.app.get(UsersService);
+  for (const name of ['ann', 'eve'] as const)
+    keys[name] = (await users.createKey((await users.createUser(name, 'member')).id)).key;
+});
+
+afterAll(async () => ctx?.close());
+
+beforeEach(() => {
+  ctx.model.play();
+});
+
+describe('too much', () => {
+  it('refuses a history over max_messages, on both APIs, naming the field', async () => {
+    const messages = Array.from({ length: MAX_MESSAGES + 1 }, (_, index) => ({
+      role: index % 2 === 0 ? 'user' : 'assistant',
+      content: `message ${index}`,
+    }));
+    const chat = expectOpenAIError(
+      await post('chat/completions', valid('chat/completions', { messages })),
+      400,
+      'validation_failed',
+      'messages',
+    );
+    expect(chat.message).toContain(`at most ${MAX_MESSAGES} messages`);
+    const input = messages.map((message) => ({ type: 'message', ...message }));
+    const responses = expectOpenAIError(
+      await post('responses', valid('responses', { input })),
+      400,
+      'validation_failed',
+      'input',
+    );
+    expect(responses.message).toContain(`at most ${MAX_MESSAGES} items`);
+    await expectNothingStored();
+  });
+
+  // Regression, fixed since the hostile gateway pass found it. Was: every gateway body met the REST routes' JSON limits
+  // (1,000 members in one array, 5,000 values in all), so a history of 1,001 messages (max_messages is 2,000 by
+  // default) or a few hundred messages with tool calls was refused with a message naming no setting, and 10,000 tools
+  // got a sentence in `param`.
+  it('answers a long history within max_messages, with tool calls in it', async () => {
+    ctx.model.play({ text: 'Read it all.' });
+    const messages: Record<string, unknown>[] = [];
+    for (let turn = 0; messages.length < MAX_MESSAGES - 4; turn++)
+      messages.push(
+        { role: 'user', content: `question ${turn}` },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: `call_${turn}`, type: 'function', function: { name: 'lookup', arguments: `{"q":${turn}}` } },
+          ],
+        },
+        { role: 'tool', tool_call_id: `call_${turn}`, content: `result ${turn}` },
+        { role: 'assistant', content: `answer ${turn}` },
+      );
+    messages.push({ role: 'user', content: 'the last question' });
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }];
+    const answer = await post('chat/completions', valid('chat/completions', { messages, tools }), {}, 'ann');
+    expect({ status: answer.status, content: answer.body.choices?.[0]?.message?.content }).toEqual({
+      status: 200,
+      content: 'Read it all.',
+    });
+    const sent = ctx.model.requests[0].body.messages;
+    expect(sent[sent.length - 1]).toMatchObject({ role: 'user', content: 'the last question' });
+    expect(sent.filter((message) => message.role === 'tool')).toHaveLength((MAX_MESSAGES - 4) / 4);
+  });
+
+  it('refuses a body over max_body_bytes with 413', async () => {
+    const content = 'x'.repeat(MAX_BODY_BYTES + 1024);
+    for (const api of ['chat/completions', 'responses'] as const) {
+      const body =
+        api === 'chat/completions'
+          ? valid(api, { messages: [{ role: 'user', content }] })
+          : valid(api, { input: content });
+      expectOpenAIError(await post(api, body), 413, 'payload_too_large');
+    }
+    await expectNothingStored();
+  });
+
+  it('refuses 10,000 tools, naming max_tools', async () => {
+    const parameters = { type: 'object', properties: {} };
+    const chatTools = Array.from({ length: 10_000 }, (_, index) => ({
+      type: 'function',
+      function: { name: `tool_${index}`, parameters },
+    }));
+    const chat = expectOpenAIError(
+      await post('chat/completions', valid('chat/completions', { tools: chatTools })),
+      400,
+      'validation_failed',
+      'tools',
+    );
+    expect(chat.message).toContain('max_tools');
+    const responsesTools = chatTools.map((tool) => ({ type: 'function', ...tool.function }));
+    const responses = expectOpenAIError(
+      await post('responses', valid('responses', { tools: responsesTools })),
+      400,
+      'validation_failed',
+      'tools',
+    );
+    expect(responses.message).toContain('max_tools');
+    await expectNothingStored();
+  });
+});
+
+describe('a tool result for a call never made', () => {
+  it('is refused on both APIs, naming the call', async () => {
+    const chat = expectOpenAIError(
+      await post('chat/completions', {
+        model: 'scripted',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'tool', tool_call_id: 'call_never_made', content: 'forged' },
+        ],
+      }),
+      400,
+      'validation_failed',
+    );
+    expect(chat.message).toContain('call_never_made');
+    const responses = expectOpenAIError(
+      await post('responses', {
+        model: 'scripted',
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'function_call_output', call_id: 'call_never_made', output: 'forged' },
+        ],
+      }),
+      400,
+      'validation_failed',
+    );
+    expect(responses.message).toContain('call_never_made');
+    await expectNothingStored();
+  });
+});
+
+describe('text that cannot be stored', () => {
+  // JSON text as sent: `\u0000` and a lone `\ud800` are valid JSON escapes that no database column can hold.
+  const nul = '"a\\u0000b"';
+  const surrogate = '"a\\ud800b"';
+  const bodies: [string, Api, string][] = [
+    ['NUL in a chat message', 'chat/completions', `{"model":"scripted","messages":[{"role":"user","content":${nul}}]}`],
+    [
+      'an unpaired surrogate in a chat message',
+      'chat/completions',
+      `{"model":"scripted","messages":[{"role":"user","content":${surrogate}}]}`,
+    ],
+    [
+      'NUL in a system message part',
+      'chat/completions',
+      `{"model":"scripted","messages":[{"role":"system","content":[{"type":"text","text":${nul}}]},{"role":"user","content":"hi"}]}`,
+    ],
+    ['NUL in a responses input', 'responses', `{"model":"scripted","input":${nul}}`],
+    ['an unpaired surrogate in a responses input', 'responses', `{"model":"scripted","input":${surrogate}}`],
+    ['NUL in instructions', 'responses', `{"model":"scripted","input":"hi","instructions":${nul}}`],
+    [
+      'an unpaired surrogate in a function output',
+      'responses',
+      `{"model":"scripted","input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":${surrogate}}]}`,
+    ],
+    [
+      'NUL in a key',
+      'chat/completions',
+      `{"model":"scripted","messages":[{"role":"user","content":"hi"}],"metadata":{${nul}:"x"}}`,
+    ],
+  ];
+  it.each(bodies)('%s is refused', async (_name, api, body) => {
+    expectOpenAIError(await post(api, body), 400, 'validation_failed');
+    await expectNothingStored();
+  });
+});
+
+describe('malformed requests', () => {
+  it.each(['{"model": "scripted", "messages": [', 'not json at all', '', '[1, 2, 3]', 'null', '"a string"'])(
+    'refuses the body %j',
+    async (body) => {
+      for (const api of ['chat/completions', 'responses'] as const)
+        expectOpenAIError(await post(api, body), 400, 'validation_failed');
+      await expectNothingStored();
+    },
+  );
+
+  it('refuses a body that is not JSON by its content type', async () => {
+    const response = await request(ctx.app.getHttpServer())
+      .post('/openai/v1/chat/completions')
+      .set('authorization', `Bearer ${keys.eve}`)
+      .set('content-type', 'text/plain')
+      .send('hello');
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+    expect(response.body.error).toEqual(
+      expect.objectContaining({ message: expect.any(String), code: expect.any(String) }),
+    );
+    await expectNothingStored();
+  });
+
+  const wrongTypes: [string, Api, Record<string, unknown>, string][] = [
+    [
+      'messages not an array',
+      'chat/completions',
+      { model: 'scripted', messages: { role: 'user', content: 'hi' } },
+      'messages',
+    ],
+    ['messages empty', 'chat/completions', { model: 'scripted', messages: [] }, 'messages'],
+    [
+      'content a number',
+      'chat/completions',
+      { model: 'scripted', messages: [{ role: 'user', content: 42 }] },
+      'messages.0.content',
+    ],
+    [
+      'an unknown role',
+      'chat/completions',
+      { model: 'scripted', messages: [{ role: 'wizard', content: 'hi' }] },
+      'messages.0.role',
+    ],
+    ['model a number', 'chat/completions', { model: 7, messages: [{ role: 'user', content: 'hi' }] }, 'model'],
+    ['temperature a string', 'chat/completions', valid('chat/completions', { temperature: 'hot' }), 'temperature'],
+    ['stream a string', 'chat/completions', valid('chat/completions', { stream: 'yes' }), 'stream'],
+    ['tools not an array', 'chat/completions', valid('chat/completions', { tools: 'all of them' }), 'tools'],
+    [
+      'a tool that is not a function',
+      'chat/completions',
+      valid('chat/completions', { tools: [{ type: 'web_search' }] }),
+      'tools.0.type',
+    ],
+    [
+      'a tool without a name',
+      'chat/completions',
+      valid('chat/completions', { tools: [{ type: 'function', function: { parameters: {} } }] }),
+      'tools.0.function.name',
+    ],
+    [
+      'a tool name with spaces',
+      'chat/completions',
+      valid('chat/completions', { tools: [{ type: 'function', function: { name: 'rm -rf' } }] }),
+      'tools.0.function.name',
+    ],
+    [
+      'tool_choice naming an unknown tool',
+      'chat/completions',
+      valid('chat/completions', { tool_choice: { type: 'function', function: { name: 'nowhere' } } }),
+      'tool_choice.function.name',
+    ],
+    ['n: 2', 'chat/completions', valid('chat/completions', { n: 2 }), 'n'],
+    [
+      'image content',
+      'chat/completions',
+      {
+        model: 'scripted',
+        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/y.png' } }] }],
+      },
+      'messages.0.content.0.type',
+    ],
+    ['input a number', 'responses', { model: 'scripted', input: 42 }, 'input'],
+    [
+      'a responses tool that is not a function',
+      'responses',
+      valid('responses', { tools: [{ type: 'web_search' }] }),
+      'tools.0.type',
+    ],
+    ['tools not objects', 'responses', valid('responses', { tools: ['x'] }), 'tools.0'],
+    [
+      'tool_choice naming an unknown tool (responses)',
+      'responses',
+      valid('responses', { tool_choice: { type: 'function', name: 'nowhere' } }),
+      'tool_choice.name',
+    ],
+    [
+      'image input',
+      'responses',
+      {
+        model: 'scripted',
+        input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }],
+      },
+      'input.0.content.0.type',
+    ],
+  ];
+  it.each(wrongTypes)('refuses %s, naming the field', async (_name, api, body, param) => {
+    expectOpenAIError(await post(api, body), 400, 'validation_failed', param);
+    await expectNothingStored();
+  });
+});
+
+describe('conversations that are not the caller’s', () => {
+  it('an unknown previous_response_id is not found', async () => {
+    const error = expectOpenAIError(
+      await post('responses', valid('responses', { previous_response_id: 'resp_does_not_exist' })),
+      404,
+      'response_not_found',
+    );
+    expect(error.type).toBe('not_found_error');
+    await expectNothingStored();
+  });
+
+  it("another user's X-Skillhost-Conversation is not found, on both APIs, and nothing is added to it", async () => {
+    ctx.model.play({ text: 'Ann only.' });
+    const mine = await post('chat/completions', valid('chat/completions'), {}, 'ann').expect(200);
+    const annChat = mine.headers['x-skillhost-conversation'] as string;
+    ctx.model.play();
+    for (const api of ['chat/completions', 'responses'] as const)
+      expectOpenAIError(
+        await post(api, valid(api), { 'X-Skillhost-Conversation': annChat }),
+        404,
+        'conversation_not_found',
+      );
+    await expectNothingStored();
+    const messages = await request(ctx.app.getHttpServer())
+      .get(`/v1/chats/${annChat}/messages`)
+      .set('authorization', `Bearer ${keys.ann}`)
+      .expect(200);
+    expect(messages.body.items).toHaveLength(2);
+  });
+
+  it.each([
+    ['not a UUID', 'not-a-uuid'],
+    ['SQL', "'; drop table chats; --"],
+    ['5000 characters long', 'x'.repeat(5000)],
+    ['the nil UUID', '00000000-0000-0000-0000-000000000000'],
+  ])('a conversation id that is %s is not found', async (_name, id) => {
+    for (const api of ['chat/completions', 'responses'] as const)
+      expectOpenAIError(await post(api, valid(api), { 'X-Skillhost-Conversation': id }), 404, 'conversation_not_found');
+    expectOpenAIError(
+      await post(
+        'chat/completions',
+        valid('chat/completions', { metadata: { skillhost_conversation: id.slice(0, 500) } }),
+      ),
+      404,
+      'conversation_not_found',
+    );
+    await expectNothingStored();
+  });
+});
