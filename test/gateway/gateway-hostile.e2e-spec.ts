@@ -233,7 +233,8 @@ describe('text that cannot be stored', () => {
     [
       'NUL in a system message part',
       'chat/completions',
-      `{"model":"scripted","messages":[{"role":"system","content":[{"type":"text","text":${nul}}]},{"role":"user","content":"hi"}]}`,
+      '{"model":"scripted","messages":[' +
+        `{"role":"system","content":[{"type":"text","text":${nul}}]},{"role":"user","content":"hi"}]}`,
     ],
     ['NUL in a responses input', 'responses', `{"model":"scripted","input":${nul}}`],
     ['an unpaired surrogate in a responses input', 'responses', `{"model":"scripted","input":${surrogate}}`],
@@ -241,7 +242,9 @@ describe('text that cannot be stored', () => {
     [
       'an unpaired surrogate in a function output',
       'responses',
-      `{"model":"scripted","input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":${surrogate}}]}`,
+      '{"model":"scripted","input":[{"role":"user","content":"hi"},' +
+        '{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},' +
+        `{"type":"function_call_output","call_id":"c1","output":${surrogate}}]}`,
     ],
     [
       'NUL in a key',
@@ -414,5 +417,168 @@ describe('conversations that are not the caller’s', () => {
       'conversation_not_found',
     );
     await expectNothingStored();
+  });
+});
+
+describe('malformed tool calls from the model', () => {
+  const weather = {
+    name: 'get_weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  };
+  const toolsFor = (api: Api) =>
+    api === 'chat/completions' ? [{ type: 'function', function: weather }] : [{ type: 'function', ...weather }];
+
+  /** What the client got, whole or streamed, in either API: the answer's text and the tool calls given back to it. */
+  function answerOf(api: Api, response: request.Response): { text: string; calls: unknown[]; finished: boolean } {
+    if (api === 'chat/completions' && response.headers['content-type']?.startsWith('application/json')) {
+      const { message, finish_reason: finish } = response.body.choices[0];
+      return { text: message.content ?? '', calls: message.tool_calls ?? [], finished: finish === 'stop' };
+    }
+    if (api === 'responses' && response.headers['content-type']?.startsWith('application/json'))
+      return outputOf(response.body);
+    const events = response.text
+      .split('\n\n')
+      .filter((block) => block.includes('data: '))
+      .map((block) => block.slice(block.indexOf('data: ') + 'data: '.length));
+    if (api === 'chat/completions') {
+      const chunks = events.filter((data) => data !== '[DONE]').map((data) => JSON.parse(data));
+      return {
+        text: chunks.map((chunk) => chunk.choices[0]?.delta.content ?? '').join(''),
+        calls: chunks.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []),
+        finished: events[events.length - 1] === '[DONE]' && chunks.some((c) => c.choices[0]?.finish_reason === 'stop'),
+      };
+    }
+    const completed = events.map((data) => JSON.parse(data)).find((event) => event.type === 'response.completed');
+    return outputOf(completed.response);
+  }
+
+  function outputOf(response: { status: string; output: { type: string; content?: { text: string }[] }[] }) {
+    return {
+      text: response.output
+        .flatMap((item) => item.content ?? [])
+        .map((part) => part.text)
+        .join(''),
+      calls: response.output.filter((item) => item.type === 'function_call'),
+      finished: response.status === 'completed',
+    };
+  }
+
+  const variants = (['chat/completions', 'responses'] as const).flatMap((api) =>
+    [false, true].map((stream) => [`${api}${stream ? ', streamed' : ''}`, api, stream] as const),
+  );
+
+  describe.each(variants)('%s', (_name, api, stream) => {
+    it.each([
+      ['arguments that are not JSON', 'get_weather', '{"city": "Oslo', 'Invalid input for tool get_weather'],
+      [
+        'a tool nobody offered',
+        'nobody_offered',
+        '{}',
+        "unavailable tool 'nobody_offered'. Available tools: skills_activate",
+      ],
+    ])(
+      'a client tool call with %s: the model reads the error and answers; the client gets no call',
+      async (_case, name, args, error) => {
+        ctx.model.play({ toolCalls: [{ name, arguments: args, id: 'call_bad' }] }, { text: 'Recovered.' });
+        const response = await post(api, valid(api, { tools: toolsFor(api), stream }), {}, 'ann');
+        expect(response.status).toBe(200);
+        expect(answerOf(api, response)).toEqual({ text: 'Recovered.', calls: [], finished: true });
+        // Skillhost answered the broken call itself, as a tool error the model could read, and asked again.
+        expect(ctx.model.requests).toHaveLength(2);
+        const result = ctx.model.requests[1].body.messages.find((message) => message.role === 'tool');
+        expect(result).toMatchObject({ tool_call_id: 'call_bad' });
+        expect(String(result?.content)).toContain(error);
+      },
+    );
+
+    it('a tool call with an empty name is never given to the client', async () => {
+      ctx.model.play({ toolCalls: [{ name: '', arguments: '{}', id: 'call_bad' }] }, { text: 'Recovered.' });
+      const response = await post(api, valid(api, { tools: toolsFor(api), stream }), {}, 'ann');
+      expect(response.status).toBe(200);
+      const answer = answerOf(api, response);
+      expect(answer.calls).toEqual([]);
+      expect(answer.finished).toBe(true);
+      if (stream) {
+        // Streamed, the AI SDK's OpenAI-compatible provider drops a call without a name: the turn ends on the
+        // empty step.
+        expect(answer.text).toBe('');
+        expect(ctx.model.requests).toHaveLength(1);
+      } else {
+        expect(answer.text).toBe('Recovered.');
+        const result = ctx.model.requests[1].body.messages.find((message) => message.role === 'tool');
+        expect(String(result?.content)).toContain("unavailable tool ''");
+      }
+    });
+  });
+});
+
+/** An app of its own, with `overrides`, and a user's key. */
+function separateApp(overrides: Record<string, unknown>) {
+  const app = { ctx: undefined as unknown as ChatTestContext, key: '' };
+  beforeAll(async () => {
+    app.ctx = await startChatApp([chatSkills().path('skills')], { 'app.auth.mode': 'api_key', ...overrides });
+    const users = app.ctx.app.get(UsersService);
+    app.key = (await users.createKey((await users.createUser('ann', 'member')).id)).key;
+  });
+  afterAll(async () => app.ctx?.close());
+  return app;
+}
+
+describe('the gateway disabled', () => {
+  const app = separateApp({ 'app.gateway.enabled': false });
+
+  it('answers every gateway route with 404 GATEWAY_DISABLED in OpenAI shape', async () => {
+    const server = () => request(app.ctx.app.getHttpServer());
+    const auth = `Bearer ${app.key}`;
+    const answers = [
+      await server().get('/openai/v1/models').set('authorization', auth),
+      await server().get('/openai/v1/models/scripted').set('authorization', auth),
+      await server().post('/openai/v1/chat/completions').set('authorization', auth).send(valid('chat/completions')),
+      await server().post('/openai/v1/responses').set('authorization', auth).send(valid('responses')),
+      await server().get('/openai/v1/responses/resp_x').set('authorization', auth),
+    ];
+    for (const answer of answers) {
+      const error = expectOpenAIError(answer, 404, 'gateway_disabled', null);
+      expect(error.type).toBe('not_found_error');
+      expect(error.message).toContain('[app.gateway] enabled');
+    }
+    expect(app.ctx.model.requests).toHaveLength(0);
+  });
+});
+
+describe('the rate limit', () => {
+  const LIMIT = 3;
+  const app = separateApp({ 'app.limits.requests_per_minute': LIMIT });
+
+  it('answers past requests_per_minute with 429 in OpenAI shape and Retry-After, before the model runs', async () => {
+    app.ctx.model.answerWith(() => ({ text: 'Within the limit.' }));
+    const server = () => request(app.ctx.app.getHttpServer());
+    const auth = `Bearer ${app.key}`;
+    // The minute is fixed: if one ends between two requests the count starts again, so within 2 × LIMIT + 1
+    // requests one is refused whenever the test runs.
+    async function untilRefused(send: () => Promise<request.Response>): Promise<request.Response> {
+      let answer: request.Response | undefined;
+      for (let sent = 0; sent <= 2 * LIMIT && answer?.status !== 429; sent++) {
+        const modelCalls = app.ctx.model.requests.length;
+        answer = await send();
+        expect(answer.status).toBeLessThan(500);
+        // A refused request never reaches the model.
+        if (answer.status === 429) expect(app.ctx.model.requests).toHaveLength(modelCalls);
+      }
+      return answer!;
+    }
+    const refusals = [
+      await untilRefused(() => server().get('/openai/v1/models').set('authorization', auth)),
+      ...(await Promise.all(
+        (['chat/completions', 'responses'] as const).map((api) =>
+          untilRefused(() => server().post(`/openai/v1/${api}`).set('authorization', auth).send(valid(api))),
+        ),
+      )),
+    ];
+    for (const refused of refusals) {
+      const error = expectOpenAIError(refused, 429, 'rate_limited', null);
+      expect(error.type).toBe('rate_limit_error');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    }
   });
 });
