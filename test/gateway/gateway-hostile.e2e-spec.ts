@@ -84,6 +84,9 @@ beforeAll(async () => {
     'app.auth.mode': 'api_key',
     'app.gateway.max_messages': MAX_MESSAGES,
     'app.gateway.max_body_bytes': MAX_BODY_BYTES,
+    // Every refused request counts too: this suite sends a few hundred a minute (the limit has its own app below).
+    'app.limits.requests_per_minute': 1_000_000,
+    'app.limits.turns_per_minute': 1_000_000,
   });
   const users = ctx.app.get(UsersService);
   for (const name of ['ann', 'eve'] as const)
@@ -282,6 +285,20 @@ describe('malformed requests', () => {
     await expectNothingStored();
   });
 
+  it('refuses tool parameters nested deeper than JSON bodies may be', async () => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let depth = 0; depth < 40; depth++) schema = { type: 'object', properties: { deeper: schema } };
+    const tools = [{ type: 'function', function: { name: 'deep', parameters: schema } }];
+    const error = expectOpenAIError(
+      await post('chat/completions', valid('chat/completions', { tools })),
+      400,
+      'validation_failed',
+      null,
+    );
+    expect(error.message).toContain('nested more than 64');
+    await expectNothingStored();
+  });
+
   const wrongTypes: [string, Api, Record<string, unknown>, string][] = [
     [
       'messages not an array',
@@ -378,6 +395,24 @@ describe('conversations that are not the caller’s', () => {
       'response_not_found',
     );
     expect(error.type).toBe('not_found_error');
+    await expectNothingStored();
+  });
+
+  it("an item_reference to another user's response, or to no item, is refused by its id", async () => {
+    ctx.model.play({ text: 'Ann only.' });
+    const annResponse = await post('responses', valid('responses'), {}, 'ann').expect(200);
+    const annItem = annResponse.body.output[0].id as string;
+    ctx.model.play();
+    for (const id of [annItem, 'msg_0123abcd_0', `${annItem.slice(0, -1)}9`, 'not an item id'.repeat(10)]) {
+      const input = [
+        { type: 'item_reference', id },
+        { role: 'user', content: 'go on' },
+      ];
+      const error = expectOpenAIError(await post('responses', valid('responses', { input })), 400, 'validation_failed');
+      expect(error.param).toBe('input');
+      expect(error.message).toContain(`item_reference '${id.slice(0, 100)}'`);
+      expect(error.message).not.toContain('Ann only.');
+    }
     await expectNothingStored();
   });
 
@@ -581,4 +616,78 @@ describe('the rate limit', () => {
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     }
   });
+});
+
+describe('text from the model that cannot be stored', () => {
+  // Eleven letters first: the scripted server sends 12 UTF-16 units a piece, so the emoji's pair is split across two.
+  const written = 'elevenchars\u{1F600} a NUL \u0000 and a lone \ud800 here';
+  const stored = 'elevenchars\u{1F600} a NUL \uFFFD and a lone \uFFFD here';
+
+  // Regression, fixed since the hostile gateway pass found it. Was: streamed, a NUL or an unpaired surrogate the model
+  // wrote went to the client as it was (whole, it got U+FFFD, as stored), so the history it sent next was refused with
+  // 400 and the conversation could not go on.
+  it.each([false, true])('streamed %s: the client gets the answer as stored, and can send it back', async (stream) => {
+    ctx.model.play({ text: written }, { text: 'Next.' });
+    const first = await post('chat/completions', valid('chat/completions', { stream }), {}, 'ann');
+    expect(first.status).toBe(200);
+    const text = stream
+      ? first.text
+          .split('\n\n')
+          .filter((block) => block.startsWith('data: {'))
+          .map((block) => JSON.parse(block.slice('data: '.length)).choices[0]?.delta.content ?? '')
+          .join('')
+      : first.body.choices[0].message.content;
+    expect(text).toBe(stored);
+    const messages = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: text },
+      { role: 'user', content: 'and then?' },
+    ];
+    const second = await post('chat/completions', valid('chat/completions', { messages }), {}, 'ann');
+    expect(second.status).toBe(200);
+    expect(second.body.choices[0].message.content).toBe('Next.');
+    // The same conversation: the resent history is the one stored.
+    expect(second.headers['x-skillhost-conversation']).toBe(first.headers['x-skillhost-conversation']);
+  });
+
+  it('streamed on the responses API, the deltas and the completed response agree with what is stored', async () => {
+    ctx.model.play({ text: written });
+    const response = await post('responses', valid('responses', { stream: true }), {}, 'ann');
+    const events = response.text
+      .split('\n\n')
+      .filter((block) => block.includes('data: '))
+      .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 'data: '.length)));
+    const deltas = events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta);
+    expect(deltas.join('')).toBe(stored);
+    const completed = events.find((event) => event.type === 'response.completed');
+    expect(completed.response.output[0].content[0].text).toBe(stored);
+  });
+});
+
+describe('a model that answers garbage', () => {
+  it.each([false, true])(
+    'streamed %s: 502 model_error in OpenAI shape (an error event once streaming), and no conversation kept',
+    async (stream) => {
+      for (const api of ['chat/completions', 'responses'] as const) {
+        ctx.model.play({ garbage: 'this is not JSON {' });
+        const response = await post(api, valid(api, { stream }));
+        if (!stream) {
+          expect(expectOpenAIError(response, 502, 'model_error', null).type).toBe('api_error');
+          continue;
+        }
+        // Streaming has begun (200): the error is the stream's last event, in OpenAI's shape.
+        expect(response.status).toBe(200);
+        const errors = response.text
+          .split('\n\n')
+          .filter((block) => block.includes('"model_error"'))
+          .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 'data: '.length)));
+        expect(errors).toEqual([
+          api === 'chat/completions'
+            ? { error: expect.objectContaining({ type: 'api_error', code: 'model_error', param: null }) }
+            : expect.objectContaining({ type: 'api_error', code: 'model_error', param: null }),
+        ]);
+      }
+      expect(await chatCount()).toBe(0);
+    },
+  );
 });

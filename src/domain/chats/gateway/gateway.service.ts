@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ErrorCode, toStorableText } from '@skillhost/core';
 import type { Principal } from '../../users/principal.js';
+import type { ChatEvent } from '../chat-events.service.js';
 import { isUuid } from '../../shared/uuid.js';
 import { validationFailed } from '../../shared/validation-errors.js';
 import { CHAT_STORE, type ChatStore } from '../chat-store.js';
@@ -164,11 +165,16 @@ export class GatewayService {
   async respond(principal: Principal, prepared: PreparedRequest, onEvent?: TurnListener): Promise<GatewayAnswer> {
     const { request, items, messages } = prepared;
     let streamed = '';
+    const pieces = storablePieces();
+    const relay = (event: ChatEvent, text: string) => {
+      streamed += text;
+      if (text !== '') onEvent!({ ...event, data: { ...(event.data as object), text } });
+    };
     const listener: TurnListener | undefined =
       onEvent &&
       ((event) => {
-        if (event.event === 'text-delta') streamed += (event.data as { text: string }).text;
-        onEvent(event);
+        if (event.event === 'text-delta') relay(event, pieces.next((event.data as { text: string }).text));
+        else onEvent(event);
       });
     const last = items[items.length - 1];
     const newUserMessage = last.type === 'user';
@@ -191,6 +197,7 @@ export class GatewayService {
       },
       listener,
     );
+    if (onEvent !== undefined) relay({ event: 'text-delta', data: { text: '' } }, pieces.end());
     const text = onEvent === undefined ? turn.assistantMessage.content : streamed;
     const output: ConversationItem[] = [];
     if (text !== '') output.push({ type: 'assistant', text });
@@ -272,6 +279,25 @@ export class GatewayService {
     if (known !== null) return { chatId: known, created: false };
     return { chatId: (await this.chats.createChat(principal.userId, null)).id, created: true };
   }
+}
+
+/**
+ * A streamed answer's pieces as they are stored (NUL and unpaired surrogates as U+FFFD, see `toStorableText`), so that
+ * the history a client sends back is one it may send and the one Skillhost kept. A piece ending in the first half of a
+ * surrogate pair waits for the next piece, which may hold the second half.
+ */
+function storablePieces(): { next(piece: string): string; end(): string } {
+  let held = '';
+  return {
+    next(piece) {
+      const text = held + piece;
+      const last = text.charCodeAt(text.length - 1);
+      const split = last >= 0xd800 && last <= 0xdbff;
+      held = split ? text.slice(-1) : '';
+      return toStorableText(split ? text.slice(0, -1) : text);
+    },
+    end: () => toStorableText(held),
+  };
 }
 
 /** A request checked and placed in its conversation (`GatewayService.prepare`). */
