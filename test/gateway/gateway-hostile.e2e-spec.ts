@@ -262,6 +262,8 @@ describe('text that cannot be stored', () => {
 });
 
 describe('malformed requests', () => {
+  // Regression, fixed since the hostile gateway pass found it. Was: `param` held whatever came before the first colon
+  // of the problem, here a sentence ("The body is not valid JSON"), not a field.
   it.each(['{"model": "scripted", "messages": [', 'not json at all', '', '[1, 2, 3]', 'null', '"a string"'])(
     'refuses the body %j',
     async (body) => {
