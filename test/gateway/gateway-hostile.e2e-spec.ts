@@ -363,7 +363,7 @@ describe('malformed requests', () => {
     [
       'a responses tool that is not a function',
       'responses',
-      valid('responses', { tools: [{ type: 'web_search' }] }),
+      valid('responses', { tools: [{ type: 'made_up_tool' }] }),
       'tools.0.type',
     ],
     ['tools not objects', 'responses', valid('responses', { tools: ['x'] }), 'tools.0'],
