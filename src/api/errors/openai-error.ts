@@ -24,7 +24,9 @@ function errorType(status: number, code: ErrorCode): string {
 export function presentOpenAIError(status: number, body: ErrorBodyLike) {
   const problems = body.details?.problems;
   const first = Array.isArray(problems) && typeof problems[0] === 'string' ? (problems[0] as string) : undefined;
-  const param = first?.includes(':') ? first.slice(0, first.indexOf(':')) : null;
+  const field = first?.includes(':') ? first.slice(0, first.indexOf(':')) : undefined;
+  // Only a field's path: other problems are sentences that may hold a colon ("The body is not valid JSON: …").
+  const param = field !== undefined && /^[\w.-]+$/.test(field) ? field : null;
   return {
     error: {
       message: body.message,

@@ -139,6 +139,12 @@ function itemId(responseId: string, prefix: 'msg' | 'fc', index: number): string
   return `${prefix}_${responseId.slice('resp_'.length)}_${index}`;
 }
 
+/** The response and output index an item id names (`item_reference`); undefined for an id this gateway never gave. */
+export function parseItemId(id: string): { responseId: string; index: number } | undefined {
+  const match = /^(?:msg|fc)_([0-9a-f]{1,100})_(\d{1,6})$/.exec(id);
+  return match === null ? undefined : { responseId: `resp_${match[1]}`, index: Number(match[2]) };
+}
+
 interface MessageItem {
   type: 'message';
   id: string;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { ConversationItem } from '../../domain/chats/gateway/conversation-items.js';
-import type { GatewayRequest } from '../../domain/chats/gateway/gateway.service.js';
+import type { GatewayRequest, ItemReference } from '../../domain/chats/gateway/gateway.service.js';
 import type { LoopTool, ModelCallOptions } from '../../domain/chats/llm/tool-loop.js';
 import { validationFailed } from '../../domain/shared/validation-errors.js';
 import type { GatewayConfig } from '../../config/app-config.js';
+import { parseItemId } from './openai-presenter.js';
 
 /**
  * OpenAI's two request formats (chat completions and responses) read into the gateway's one request. Fields OpenAI
@@ -138,6 +139,7 @@ const inputItem = z.union([
     .passthrough(),
   // Reasoning and other items a client keeps from earlier answers: not sent to the model again.
   z.object({ type: z.literal('reasoning') }).passthrough(),
+  z.object({ type: z.literal('item_reference'), id: z.string().min(1).max(200) }).passthrough(),
 ]);
 
 const responsesFunctionTool = z
@@ -252,7 +254,7 @@ export function readResponses(body: unknown, headers: GatewayHeaders, limits: Ga
   const input = typeof parsed.input === 'string' ? [{ role: 'user' as const, content: parsed.input }] : parsed.input;
   if (input.length > limits.maxMessages)
     throw validationFailed([`input: at most ${limits.maxMessages} items a request ([app.gateway] max_messages)`]);
-  const items: ConversationItem[] = [];
+  const items: (ConversationItem | ItemReference)[] = [];
   for (const [index, item] of input.entries()) items.push(...responseItems(item, index));
   const functions = (parsed.tools ?? []).flatMap((tool, index) => responsesTools(tool, `tools.${index}`));
   const tools = clientTools(functions, limits);
@@ -457,9 +459,10 @@ function chatItems(message: z.output<typeof chatMessage>, index: number): Conver
   }
 }
 
-function responseItems(item: z.output<typeof inputItem>, index: number): ConversationItem[] {
+function responseItems(item: z.output<typeof inputItem>, index: number): (ConversationItem | ItemReference)[] {
   const path = `input.${index}`;
   if (item.type === 'reasoning') return [];
+  if (item.type === 'item_reference') return [{ type: 'item-reference', id: item.id, ...parseItemId(item.id) }];
   if (item.type === 'function_call')
     return [
       {

@@ -5,7 +5,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppConfig } from '../../config/app-config.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { createHostCheck } from './host-check.js';
-import { parseJsonBody } from '../../api/http/pipes/json-body.js';
+import { gatewayJsonLimits, JSON_LIMITS, type JsonLimits, parseJsonBody } from '../../api/http/pipes/json-body.js';
+import { GATEWAY_PATH } from '../../api/gateway/gateway.controller.js';
 
 /**
  * What the HTTP server accepts before any route runs, for every front door (REST, GraphQL, its
@@ -18,7 +19,8 @@ export function hardenHttp(app: NestFastifyApplication, config: AppConfig, authM
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
   closeRefusedUpgrades(fastify);
   if (authMode === 'none') refuseForeignHosts(fastify, config);
-  acceptJsonBodiesOnly(fastify);
+  const gatewayLimits = gatewayJsonLimits(config.app.gateway);
+  acceptJsonBodiesOnly(fastify, (url) => (url.startsWith(`/${GATEWAY_PATH}/`) ? gatewayLimits : JSON_LIMITS));
   allowConfiguredOrigins(app, config.app.http.corsOrigins);
   forbidSniffing(fastify);
 }
@@ -86,14 +88,17 @@ function refuseForeignHosts(fastify: FastifyInstance, config: AppConfig): void {
  * a web page can send without asking, XML, multipart, a missing or malformed content type — is
  * 415 before a byte of it is read.
  */
-export function acceptJsonBodiesOnly(fastify: FastifyInstance): void {
+export function acceptJsonBodiesOnly(
+  fastify: FastifyInstance,
+  limitsFor: (url: string) => JsonLimits = () => JSON_LIMITS,
+): void {
   fastify.removeAllContentTypeParsers();
   const defaultParser = fastify.getDefaultJsonParser('error', 'error');
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     try {
       done(
         null,
-        parseJsonBody(body as Buffer, (text, parsed) => defaultParser(request, text, parsed)),
+        parseJsonBody(body as Buffer, (text, parsed) => defaultParser(request, text, parsed), limitsFor(request.url)),
       );
     } catch (error) {
       done(error as Error, undefined);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode } from '@skillhost/core';
 import {
+  gatewayJsonLimits,
   JSON_LIMITS,
   jsonLimitExceeded,
   jsonValueLimitExceeded,
@@ -137,5 +138,27 @@ describe(parseJsonBody.name, () => {
     expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
     expect(error.message).toMatch(message);
     expect(error.details).toEqual({ problems: [error.message] });
+  });
+});
+
+describe(gatewayJsonLimits.name, () => {
+  it('lets a gateway body hold max_messages messages in one array, and refuses past its own figures', () => {
+    const limits = gatewayJsonLimits({ maxMessages: 2000, maxTools: 128 });
+    const history = Buffer.from(
+      JSON.stringify({ messages: Array.from({ length: 2000 }, (_, i) => ({ role: 'user', content: `m${i}` })) }),
+    );
+    expect(jsonLimitExceeded(history)).toBe('maxWidth');
+    expect(parseJsonBody(history, parseText, limits)).toMatchObject({ messages: expect.any(Array) });
+    expect(limits.maxDepth).toBe(JSON_LIMITS.maxDepth);
+    const tooMany = Buffer.from(JSON.stringify(Array(limits.maxValues + 1).fill(0)));
+    expect(() => parseJsonBody(tooMany, parseText, limits)).toThrow(`more than ${limits.maxWidth} members`);
+  });
+
+  it('never goes below the limits of every other route', () => {
+    expect(gatewayJsonLimits({ maxMessages: 1, maxTools: 0 })).toEqual({
+      maxDepth: JSON_LIMITS.maxDepth,
+      maxWidth: JSON_LIMITS.maxValues,
+      maxValues: JSON_LIMITS.maxValues,
+    });
   });
 });

@@ -19,6 +19,17 @@ export const JSON_LIMITS = { maxDepth: 64, maxWidth: 1_000, maxValues: 5_000 } a
 
 export type JsonLimits = { readonly [limit in keyof typeof JSON_LIMITS]: number };
 
+/**
+ * The OpenAI-compatible gateway's bodies are whole conversations (up to `[app.gateway] max_messages`) and tool lists
+ * (up to `max_tools`), read by zod rather than class-transformer: one array may hold every message, and each message
+ * or tool about 64 values (a tool's JSON schema, a call's arguments), so that those settings, not these, say how
+ * much a request may send.
+ */
+export function gatewayJsonLimits(gateway: { maxMessages: number; maxTools: number }): JsonLimits {
+  const maxValues = Math.max(JSON_LIMITS.maxValues, 64 * (gateway.maxMessages + gateway.maxTools));
+  return { maxDepth: JSON_LIMITS.maxDepth, maxWidth: maxValues, maxValues };
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_BRACKET = 0x5b;
@@ -114,14 +125,14 @@ export type JsonTextParser = (text: string, done: (error: Error | null, value?: 
  * refuses `__proto__` and `constructor.prototype` keys. Every refusal is VALIDATION_FAILED naming
  * what was wrong.
  */
-export function parseJsonBody(body: Buffer, parseText: JsonTextParser): unknown {
+export function parseJsonBody(body: Buffer, parseText: JsonTextParser, limits: JsonLimits = JSON_LIMITS): unknown {
   if (body.length === 0)
     throw invalidBody(
       'The body is empty but its content type is application/json: send a JSON value, or no body and no content type.',
     );
   if (!isUtf8(body)) throw invalidBody('The body is not valid UTF-8: JSON must be sent as UTF-8 text.');
-  const exceeded = jsonLimitExceeded(body);
-  if (exceeded !== undefined) throw invalidBody(beyondLimit(exceeded, 'The body'));
+  const exceeded = jsonLimitExceeded(body, limits);
+  if (exceeded !== undefined) throw invalidBody(beyondLimit(exceeded, 'The body', limits));
   const text = body.toString('utf8');
   let result: { value: unknown } | undefined;
   parseText(text, (error, value) => {
@@ -132,19 +143,19 @@ export function parseJsonBody(body: Buffer, parseText: JsonTextParser): unknown 
 }
 
 /** What a refusal for going past `limit` says, of `what` ("The body", "A JSON argument"). */
-export function beyondLimit(limit: keyof JsonLimits, what: string): string {
+export function beyondLimit(limit: keyof JsonLimits, what: string, limits: JsonLimits = JSON_LIMITS): string {
   switch (limit) {
     case 'maxDepth':
-      return `${what} is nested more than ${JSON_LIMITS.maxDepth} arrays or objects deep.`;
+      return `${what} is nested more than ${limits.maxDepth} arrays or objects deep.`;
     case 'maxWidth':
       return (
         `${what} has an array or object of more than ` +
-        `${JSON_LIMITS.maxWidth} members; nothing takes that many: send fewer.`
+        `${limits.maxWidth} members; nothing takes that many: send fewer.`
       );
     case 'maxValues':
       return (
         `${what} holds more than ` +
-        `${JSON_LIMITS.maxValues} values (array items and object members, at every level together); nothing ` +
+        `${limits.maxValues} values (array items and object members, at every level together); nothing ` +
         `takes that many: send fewer.`
       );
   }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ErrorCode, toStorableText } from '@skillhost/core';
 import type { Principal } from '../../users/principal.js';
+import type { ChatEvent } from '../chat-events.service.js';
 import { isUuid } from '../../shared/uuid.js';
 import { validationFailed } from '../../shared/validation-errors.js';
 import { CHAT_STORE, type ChatStore } from '../chat-store.js';
@@ -16,11 +17,24 @@ import {
 import { GATEWAY_STORE, type GatewayStore, type StoredResponse } from './gateway-store.js';
 import { SkillToolsService } from '../skill-tools.service.js';
 
+/**
+ * The responses API's `item_reference`: an output item of one of the caller's stored responses, sent by id instead of
+ * whole (the AI SDK does so for every earlier answer while `store` is on).
+ */
+export interface ItemReference {
+  type: 'item-reference';
+  /** The id as the client sent it (for the error that names it). */
+  id: string;
+  /** Where the id points; undefined for an id this gateway never gave. */
+  responseId?: string;
+  index?: number;
+}
+
 /** One request to the gateway, in neither wire format (api/gateway reads both into this). */
 export interface GatewayRequest {
   model?: string;
   /** The request's conversation: its history (as the client resends it) and its new input. */
-  items: ConversationItem[];
+  items: (ConversationItem | ItemReference)[];
   /** The client's own tools. */
   tools: LoopTool[];
   /** The tools of a responses client's namespaces, by the name the model knows (`<namespace>__<name>`). */
@@ -92,7 +106,8 @@ export class GatewayService {
       request.previousResponseId === undefined
         ? undefined
         : await this.previousResponse(principal, request.previousResponseId);
-    const items = previous === undefined ? request.items : [...previous.items, ...previous.output, ...request.items];
+    const sent = await this.resolveReferences(principal, request.items);
+    const items = previous === undefined ? sent : [...previous.items, ...previous.output, ...sent];
     if (!items.some((item) => item.type !== 'system'))
       throw validationFailed(['messages: send at least one user message']);
     // A response's instructions are its own: the next one in the conversation sends its own, or none.
@@ -103,6 +118,33 @@ export class GatewayService {
     const { chatId, created } = await this.conversation(principal, request, previous, items);
     const responseId = request.response === undefined ? undefined : newResponseId();
     return { request, items, messages, chatId, created, model, responseId, createdAt: new Date() };
+  }
+
+  /** Each `item_reference` replaced by the stored output item it names; one that names none is refused by its id. */
+  private async resolveReferences(
+    principal: Principal,
+    items: readonly (ConversationItem | ItemReference)[],
+  ): Promise<ConversationItem[]> {
+    const resolved: ConversationItem[] = [];
+    const responses = new Map<string, StoredResponse | null>();
+    for (const item of items) {
+      if (item.type !== 'item-reference') {
+        resolved.push(item);
+        continue;
+      }
+      const { responseId, index } = item;
+      if (responseId !== undefined && !responses.has(responseId))
+        responses.set(responseId, await this.store.findResponse(responseId, principal.userId));
+      const found =
+        responseId === undefined || index === undefined ? undefined : responses.get(responseId)?.output[index];
+      if (found === undefined)
+        throw validationFailed([
+          `input: the item_reference '${item.id.slice(0, 100)}' names no output item of a stored response of yours; ` +
+            'send the item itself',
+        ]);
+      resolved.push(found);
+    }
+    return resolved;
   }
 
   /** A client tool named like a skill tool the turn may offer would be run by neither side: refused, naming both. */
@@ -125,11 +167,16 @@ export class GatewayService {
   async respond(principal: Principal, prepared: PreparedRequest, onEvent?: TurnListener): Promise<GatewayAnswer> {
     const { request, items, messages } = prepared;
     let streamed = '';
+    const pieces = storablePieces();
+    const relay = (event: ChatEvent, text: string) => {
+      streamed += text;
+      if (text !== '') onEvent!({ ...event, data: { ...(event.data as object), text } });
+    };
     const listener: TurnListener | undefined =
       onEvent &&
       ((event) => {
-        if (event.event === 'text-delta') streamed += (event.data as { text: string }).text;
-        onEvent(event);
+        if (event.event === 'text-delta') relay(event, pieces.next((event.data as { text: string }).text));
+        else onEvent(event);
       });
     const last = items[items.length - 1];
     const newUserMessage = last.type === 'user';
@@ -152,6 +199,7 @@ export class GatewayService {
       },
       listener,
     );
+    if (onEvent !== undefined) relay({ event: 'text-delta', data: { text: '' } }, pieces.end());
     const text = onEvent === undefined ? turn.assistantMessage.content : streamed;
     const output: ConversationItem[] = [];
     if (text !== '') output.push({ type: 'assistant', text });
@@ -233,6 +281,25 @@ export class GatewayService {
     if (known !== null) return { chatId: known, created: false };
     return { chatId: (await this.chats.createChat(principal.userId, null)).id, created: true };
   }
+}
+
+/**
+ * A streamed answer's pieces as they are stored (NUL and unpaired surrogates as U+FFFD, see `toStorableText`), so that
+ * the history a client sends back is one it may send and the one Skillhost kept. A piece ending in the first half of a
+ * surrogate pair waits for the next piece, which may hold the second half.
+ */
+function storablePieces(): { next(piece: string): string; end(): string } {
+  let held = '';
+  return {
+    next(piece) {
+      const text = held + piece;
+      const last = text.charCodeAt(text.length - 1);
+      const split = last >= 0xd800 && last <= 0xdbff;
+      held = split ? text.slice(-1) : '';
+      return toStorableText(split ? text.slice(0, -1) : text);
+    },
+    end: () => toStorableText(held),
+  };
 }
 
 /** A request checked and placed in its conversation (`GatewayService.prepare`). */
