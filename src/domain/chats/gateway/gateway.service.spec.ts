@@ -198,7 +198,7 @@ describe(GatewayService.name, () => {
     expect(owners.size).toBe(0);
   });
 
-  it('reads a request that brings only tool results as the continuation of a turn, not a new user message', async () => {
+  it('reads a request bringing only tool results as the continuation of a turn, not a new user message', async () => {
     const { sut, runs } = setup();
     await ask(
       sut,
