@@ -8,6 +8,7 @@
  * turn (`POST /v1/chats/:id/messages`) for comparison.
  *
  *   npm run bench:gateway          (writes bench/results/gateway.{md,json})
+ *   BENCH_APP_NODE_ARGS=--cpu-prof …   the server's own Node flags (a CPU profile of a run).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -111,7 +112,8 @@ async function main(): Promise<void> {
   const modelUrl = `http://127.0.0.1:${model.port}/v1`;
   const configFile = join(tmpdir(), 'skillhost-bench-gateway.toml');
   writeFileSync(configFile, scriptedTurnsConfig(db.url, modelUrl));
-  const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url });
+  const nodeArgs = process.env.BENCH_APP_NODE_ARGS ? process.env.BENCH_APP_NODE_ARGS.split(' ') : [];
+  const app = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configFile, DATABASE_URL: db.url }, nodeArgs);
   const appUrl = `http://127.0.0.1:${app.port}`;
   const key = { authorization: `Bearer ${await createBenchKey(db.url)}` };
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -42,8 +42,8 @@ function recordRoutes(): { routes: string[]; stop(): void } {
 /** The documentation itself and GraphQL (another front door with its own schema) are not REST routes. */
 const isRestRoute = (route: string) => {
   const [method, url] = route.split(' ');
-  // GraphQL and MCP (with the OAuth probes its clients make) are protocols of their own, described by their schema and
-  // specification; the web page is files.
+  // GraphQL, MCP (with the OAuth probes its clients make) and the OpenAI-compatible gateway are protocols of their own,
+  // described by their schema and specification (OpenAI's API, docs/openai-gateway.md); the web page is files.
   const webPage = url === '/' || url === '/styles.css' || url.startsWith('/app/') || url.startsWith('/vendor/');
   const oauthProbe = [...OAUTH_PROBES.get, ...OAUTH_PROBES.post].some((path) => url === `/${path}`);
   return (
@@ -53,6 +53,7 @@ const isRestRoute = (route: string) => {
     !url.startsWith('/docs/') &&
     !/^\/graph(i)?ql/.test(url) &&
     url !== '/mcp' &&
+    !url.startsWith('/openai/') &&
     !webPage &&
     !oauthProbe
   );
