@@ -211,8 +211,19 @@ function openStream(reply: FastifyReply): SseStream {
   raw.writeHead(200, headers);
   // A client that goes away mid-turn must not crash anything: the turn still completes and is stored.
   raw.on('error', () => undefined);
+  // Pieces that come together (a model's chunks arrive several to a packet) go out in one write, not a syscall each.
+  let corked = false;
   const write = (text: string) => {
-    if (!raw.destroyed && !raw.writableEnded) raw.write(text);
+    if (raw.destroyed || raw.writableEnded) return;
+    if (!corked) {
+      corked = true;
+      raw.cork();
+      setImmediate(() => {
+        corked = false;
+        raw.uncork();
+      });
+    }
+    raw.write(text);
   };
   return {
     data: (value) => write(`data: ${JSON.stringify(value)}\n\n`),
