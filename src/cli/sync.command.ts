@@ -25,7 +25,7 @@ const PIN = /^([A-Za-z0-9][A-Za-z0-9_-]{0,63})@(sha256:[0-9a-f]{64})$/;
 
 interface SyncOptions {
   server: URL;
-  key: string;
+  key: string | undefined;
   dirs: string[];
   dryRun: boolean;
   json: boolean;
@@ -83,10 +83,11 @@ function syncOptions(args: string[], io: CliIo): SyncOptions {
   });
   if (positionals.length > 0) throw new UsageError(`sync takes no positional arguments; got '${positionals[0]}'.`);
   const { env, home } = clientEnvironment(io);
-  const keyEnv = values['key-env'] ?? 'SKILLHOST_API_KEY';
-  const key = env[keyEnv];
-  if (key === undefined || key === '')
-    throw new UsageError(`sync needs an API key in ${keyEnv} (skillhost keys create).`);
+  // No key at all is fine for a server that needs none (auth `auto` on a loopback address); one named must be there.
+  const keyEnv = values['key-env'];
+  const key = env[keyEnv ?? 'SKILLHOST_API_KEY'] || undefined;
+  if (keyEnv !== undefined && key === undefined)
+    throw new UsageError(`--key-env ${keyEnv}: that variable is not set (or empty); it should hold an API key.`);
   if (values.interval !== undefined && !/^[1-9][0-9]{0,5}$/.test(values.interval))
     throw new UsageError(`--interval takes whole seconds (1 or more); got '${values.interval}'.`);
   if (values.interval !== undefined && values.watch !== true) throw new UsageError('--interval goes with --watch.');
@@ -290,7 +291,7 @@ async function download(
   dir: string,
   locked: LockedSkill | undefined,
   skill: RemoteSkill,
-  key: string,
+  key: string | undefined,
 ): Promise<Map<string, Buffer>> {
   const local = new Map((locked?.files ?? []).map((file) => [file.path, file.digest]));
   const bytes = new Map<string, Buffer>();

@@ -153,11 +153,16 @@ describe('skillhost sync', () => {
   it('answers usage errors with exit code 2', async () => {
     expect((await run(['sync', '--target', 'claude'], tree.root, env, '/h')).code).toBe(2);
     expect((await run(['sync', '--server', base, '--target', 'vim'], tree.root, env, '/h')).code).toBe(2);
-    const noKey = await run(['sync', '--server', base, '--dir', 'x'], tree.root, {}, '/h');
-    expect([noKey.code, noKey.err.split('\n')[0]]).toEqual([
+    const unset = await run(['sync', '--server', base, '--dir', 'x', '--key-env', 'MY_KEY'], tree.root, {}, '/h');
+    expect([unset.code, unset.err.split('\n')[0]]).toEqual([
       2,
-      'sync needs an API key in SKILLHOST_API_KEY (skillhost keys create).',
+      '--key-env MY_KEY: that variable is not set (or empty); it should hold an API key.',
     ]);
+    // This server wants a key: without one, nothing is written and the answer says what to set.
+    const noKey = await run(['sync', '--server', base, '--dir', 'x'], tree.root, {}, '/h');
+    expect(noKey.code).toBe(1);
+    expect(noKey.err).toContain('answered 401 (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key)');
+    expect(existsSync(tree.path('x'))).toBe(false);
   });
 });
 

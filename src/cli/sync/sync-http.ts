@@ -13,9 +13,9 @@ export class ServerProblem extends Error {}
  * The index, or that it did not change since `etag`. Redirects are refused: the key is sent to the
  * server named and nowhere else.
  */
-export async function fetchIndex(server: URL, key: string, etag: string | undefined): Promise<IndexAnswer> {
+export async function fetchIndex(server: URL, key: string | undefined, etag: string | undefined): Promise<IndexAnswer> {
   const url = new URL('.well-known/agent-skills/index.json', server);
-  const headers: Record<string, string> = { authorization: `Bearer ${key}`, accept: 'application/json' };
+  const headers: Record<string, string> = { ...authorization(key), accept: 'application/json' };
   if (etag !== undefined) headers['if-none-match'] = etag;
   const response = await ask(url, headers);
   if (response.status === 304) return { notModified: true };
@@ -26,8 +26,8 @@ export async function fetchIndex(server: URL, key: string, etag: string | undefi
 }
 
 /** One file's bytes, checked against the size and digest the index gave before anything is written. */
-export async function fetchFile(file: RemoteFile, key: string): Promise<Buffer> {
-  const response = await ask(file.url, { authorization: `Bearer ${key}` });
+export async function fetchFile(file: RemoteFile, key: string | undefined): Promise<Buffer> {
+  const response = await ask(file.url, authorization(key));
   if (response.status !== 200) throw new ServerProblem(`file ${file.path}: ${await refusal(file.url, response)}`);
   const bytes = await readCapped(response, file.size, file.url, file.path);
   if (bytes.length !== file.size)
@@ -36,6 +36,10 @@ export async function fetchFile(file: RemoteFile, key: string): Promise<Buffer> 
   if (digest !== file.digest)
     throw new ServerProblem(`file ${file.path}: its bytes have digest ${digest}; the index says ${file.digest}`);
   return bytes;
+}
+
+function authorization(key: string | undefined): Record<string, string> {
+  return key === undefined ? {} : { authorization: `Bearer ${key}` };
 }
 
 async function ask(url: URL, headers: Record<string, string>): Promise<Response> {
@@ -52,7 +56,7 @@ async function ask(url: URL, headers: Record<string, string>): Promise<Response>
 
 async function refusal(url: URL, response: Response): Promise<string> {
   const body = (await response.text().catch(() => '')).slice(0, 300).replace(/\s+/g, ' ');
-  const hint = response.status === 401 ? ' (is the API key right?)' : '';
+  const hint = response.status === 401 ? ' (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key)' : '';
   return `${url.href} answered ${response.status}${hint}${body === '' ? '' : `: ${body}`}`;
 }
 
