@@ -224,7 +224,9 @@ async function syncTarget(
   return { dir, notModified: false, changes };
 }
 
-/** `--pin NAME@DIGEST` marks the version installed, or the one the server has now (then installed); `--unpin` frees it. */
+/**
+ * `--pin NAME@DIGEST` marks the version installed, or the one the server has now (then installed); `--unpin` frees it.
+ */
 function applyPins(lock: SyncLock, remote: readonly RemoteSkill[], options: SyncOptions): string | undefined {
   for (const name of options.unpins) {
     if (lock.skills[name] === undefined) return `--unpin ${name}: sync has no skill '${name}' here`;
@@ -340,27 +342,32 @@ function printReports(reports: TargetReport[], options: SyncOptions, io: CliIo):
     return;
   }
   for (const report of reports) {
-    if (report.problem !== undefined) {
-      io.err(`${report.dir}: ${report.problem}`);
-      continue;
+    if (report.problem !== undefined) io.err(`${report.dir}: ${report.problem}`);
+    else if (report.notModified) io.out(`${report.dir}: up to date (the index has not changed since the last sync)`);
+    else {
+      // Refusals and edited folders are warnings: stderr, so a script reading stdout sees the changes alone.
+      for (const change of report.changes)
+        (change.action === 'refused' || change.edited !== undefined ? io.err : io.out)(changeLine(change, options));
+      io.out(summaryLine(report, options));
     }
-    if (report.notModified) {
-      io.out(`${report.dir}: up to date (the index has not changed since the last sync)`);
-      continue;
-    }
-    for (const change of report.changes) {
-      const line = `${options.dryRun ? 'would ' : ''}${change.action} ${change.name}${change.digest ? ` ${change.digest.slice(0, 19)}` : ''}${change.reason ? `: ${change.reason}` : ''}`;
-      if (change.action === 'refused' || change.edited !== undefined) io.err(line);
-      else io.out(line);
-    }
-    const counts = COUNTED.map(
-      (action) =>
-        `${report.changes.filter((c) => c.action === action || (action === 'keep' && c.action === 'release')).length} ${PAST[action]}`,
-    );
-    io.out(
-      `${options.dryRun ? 'Dry run, nothing changed: ' : ''}${report.dir}: ${counts.join(', ')} (from ${options.server.href})`,
-    );
   }
+}
+
+/** `add pdf sha256:1a2b3c4d5e6f`, `keep notes sha256:…: edited here (SKILL.md): …`. */
+function changeLine(change: Omit<PlannedChange, 'remote'>, options: SyncOptions): string {
+  const digest = change.digest === undefined ? '' : ` ${change.digest.slice(0, 'sha256:'.length + 12)}`;
+  const reason = change.reason === undefined ? '' : `: ${change.reason}`;
+  return `${options.dryRun ? 'would ' : ''}${change.action} ${change.name}${digest}${reason}`;
+}
+
+function summaryLine(report: TargetReport, options: SyncOptions): string {
+  // A released folder is kept too: the count says what is on disk.
+  const counts = COUNTED.map((action) => {
+    const count = report.changes.filter((c) => c.action === action || (action === 'keep' && c.action === 'release'));
+    return `${count.length} ${PAST[action]}`;
+  });
+  const prefix = options.dryRun ? 'Dry run, nothing changed: ' : '';
+  return `${prefix}${report.dir}: ${counts.join(', ')} (from ${options.server.href})`;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

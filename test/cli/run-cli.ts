@@ -6,7 +6,10 @@ export interface CliResult {
   err: string;
 }
 
-/** Runs the CLI in-process, as `skillhost ARGV` in `cwd` with only `env` in its environment (and `home` as the home folder). */
+/**
+ * Runs the CLI in-process, as `skillhost ARGV` in `cwd` with only `env` in its environment (and `home` as the home
+ * folder).
+ */
 export async function run(
   argv: string[],
   cwd: string,

@@ -138,17 +138,25 @@ describe('skillhost sync', () => {
     expect(unknown.err).toContain('neither installed here');
   });
 
-  it('writes the project-level folder with --project, and refuses a target folder that is a symbolic link', async () => {
-    const project = await run(['sync', '--server', base, '--target', 'codex', '--project'], tree.root, env, '/nowhere');
-    expect(project.code).toBe(0);
-    expect(existsSync(tree.path('.codex', 'skills', 'pdf', 'SKILL.md'))).toBe(true);
-    mkdirSync(tree.path('elsewhere'));
-    symlinkSync(tree.path('elsewhere'), tree.path('linked'));
-    const linked = await run(['sync', '--server', base, '--dir', 'linked'], tree.root, env, '/nowhere');
-    expect(linked.code).toBe(1);
-    expect(linked.err).toContain('symbolic link');
-    expect(readdirSync(tree.path('elsewhere'))).toEqual([]);
-  });
+  it(
+    'writes the project-level folder with --project, and refuses a target folder that is a symbolic ' + 'link',
+    async () => {
+      const project = await run(
+        ['sync', '--server', base, '--target', 'codex', '--project'],
+        tree.root,
+        env,
+        '/nowhere',
+      );
+      expect(project.code).toBe(0);
+      expect(existsSync(tree.path('.codex', 'skills', 'pdf', 'SKILL.md'))).toBe(true);
+      mkdirSync(tree.path('elsewhere'));
+      symlinkSync(tree.path('elsewhere'), tree.path('linked'));
+      const linked = await run(['sync', '--server', base, '--dir', 'linked'], tree.root, env, '/nowhere');
+      expect(linked.code).toBe(1);
+      expect(linked.err).toContain('symbolic link');
+      expect(readdirSync(tree.path('elsewhere'))).toEqual([]);
+    },
+  );
 
   it('answers usage errors with exit code 2', async () => {
     expect((await run(['sync', '--target', 'claude'], tree.root, env, '/h')).code).toBe(2);

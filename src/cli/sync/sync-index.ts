@@ -115,11 +115,17 @@ function checkFile(file: unknown, server: URL, caps: SyncCaps): RemoteFile | str
   }
   // The key goes with every download: never to another origin than the server's.
   if (resolved.origin !== server.origin)
-    return `file ${path}: its url is on ${resolved.origin}, not on the server (${server.origin}); the key is sent nowhere else`;
+    return (
+      `file ${path}: its url is on ${resolved.origin}, not on the server ` +
+      `(${server.origin}); the key is sent nowhere else`
+    );
   return { path, digest, size, url: resolved };
 }
 
-/** Why a path could write outside its skill folder or onto something else, or undefined when it is a plain relative path. */
+/**
+ * Why a path could write outside its skill folder or onto something else, or undefined when it is a plain relative
+ * path.
+ */
 export function pathProblem(path: string): string | undefined {
   if (path === '') return 'the path is empty';
   if (!PRINTABLE.test(path)) return 'the path has characters outside printable ASCII';

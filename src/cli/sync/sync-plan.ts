@@ -100,7 +100,9 @@ function planGone(dir: string, lock: SyncLock, name: string): PlannedChange {
       ...base,
       action: 'release',
       edited,
-      reason: `the server no longer offers it, but it was edited here (${edited.join(', ')}): kept, and no longer synced`,
+      reason:
+        `the server no longer offers it, but it was edited here (${edited.join(', ')}): kept, and no longer ` +
+        `synced`,
     };
   return { ...base, action: 'remove' };
 }
