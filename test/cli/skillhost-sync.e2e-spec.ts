@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
+import { runCli } from '../../src/cli/skillhost.js';
 import { run } from './run-cli.js';
 
 /** `skillhost sync` against a live Skillhost, into real temp folders. */
@@ -138,25 +139,41 @@ describe('skillhost sync', () => {
     expect(unknown.err).toContain('neither installed here');
   });
 
-  it(
-    'writes the project-level folder with --project, and refuses a target folder that is a symbolic ' + 'link',
-    async () => {
-      const project = await run(
-        ['sync', '--server', base, '--target', 'codex', '--project'],
-        tree.root,
-        env,
-        '/nowhere',
-      );
-      expect(project.code).toBe(0);
-      expect(existsSync(tree.path('.codex', 'skills', 'pdf', 'SKILL.md'))).toBe(true);
-      mkdirSync(tree.path('elsewhere'));
-      symlinkSync(tree.path('elsewhere'), tree.path('linked'));
-      const linked = await run(['sync', '--server', base, '--dir', 'linked'], tree.root, env, '/nowhere');
-      expect(linked.code).toBe(1);
-      expect(linked.err).toContain('symbolic link');
-      expect(readdirSync(tree.path('elsewhere'))).toEqual([]);
-    },
-  );
+  it('repeats under --watch, each later run answered 304, until stopped', async () => {
+    const stop = new AbortController();
+    const out: string[] = [];
+    const code = await runCli(['sync', '--server', base, '--dir', 'watched', '--watch', '--interval', '1'], {
+      out: (line) => {
+        out.push(line);
+        // The second run: stop the loop there.
+        if (line.endsWith('up to date (the index has not changed since the last sync)')) stop.abort();
+      },
+      err: (line) => out.push(line),
+      cwd: tree.root,
+      env,
+      home: tree.path('home'),
+      signal: stop.signal,
+    });
+    expect(code).toBe(0);
+    expect(out).toEqual([
+      expect.stringMatching(/^add notes /),
+      expect.stringMatching(/^add pdf /),
+      `${tree.path('watched')}: 2 added, 0 updated, 0 removed, 0 kept, 0 pinned, 0 refused (from ${base}/)`,
+      `${tree.path('watched')}: up to date (the index has not changed since the last sync)`,
+    ]);
+  });
+
+  it('writes the project-level folder with --project, and refuses a target that is a symbolic link', async () => {
+    const project = await run(['sync', '--server', base, '--target', 'codex', '--project'], tree.root, env, '/nowhere');
+    expect(project.code).toBe(0);
+    expect(existsSync(tree.path('.codex', 'skills', 'pdf', 'SKILL.md'))).toBe(true);
+    mkdirSync(tree.path('elsewhere'));
+    symlinkSync(tree.path('elsewhere'), tree.path('linked'));
+    const linked = await run(['sync', '--server', base, '--dir', 'linked'], tree.root, env, '/nowhere');
+    expect(linked.code).toBe(1);
+    expect(linked.err).toContain('symbolic link');
+    expect(readdirSync(tree.path('elsewhere'))).toEqual([]);
+  });
 
   it('answers usage errors with exit code 2', async () => {
     expect((await run(['sync', '--target', 'claude'], tree.root, env, '/h')).code).toBe(2);

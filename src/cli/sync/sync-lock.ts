@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { lstatSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCK_FILE } from './sync-index.js';
 
@@ -25,6 +25,8 @@ export interface LockedSkill {
 export function readLock(dir: string): SyncLock {
   let text: string;
   try {
+    if (lstatSync(join(dir, LOCK_FILE)).isSymbolicLink())
+      throw new Error(`${join(dir, LOCK_FILE)} is a symbolic link: sync reads and writes only its own lock`);
     text = readFileSync(join(dir, LOCK_FILE), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, skills: {} };
