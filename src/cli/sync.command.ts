@@ -189,10 +189,18 @@ function lockOf(dir: string): SyncLock | Error {
   }
 }
 
-/** `If-None-Match` only when every target's last run took this very index, and no pin asks for a look. */
+/**
+ * `If-None-Match` only when every target's last run took this very index, no pin asks for a look, and
+ * every folder sync owns is still there (one removed by hand, to take an update over an edit, is
+ * fetched again though the index did not change).
+ */
 function sharedEtag(options: SyncOptions, locks: Map<string, SyncLock | Error>): string | undefined {
   if (options.pins.size > 0 || options.unpins.size > 0) return undefined;
-  const tags = [...locks.values()].map((lock) => (lock instanceof Error ? undefined : lock.etag));
+  const tags = [...locks.entries()].map(([dir, lock]) =>
+    lock instanceof Error || Object.keys(lock.skills).some((name) => folderState(join(dir, name)) !== 'folder')
+      ? undefined
+      : lock.etag,
+  );
   return tags.every((tag) => tag !== undefined && tag === tags[0]) ? tags[0] : undefined;
 }
 

@@ -120,6 +120,29 @@ describe('skillhost sync', () => {
     expect(readFileSync(join(target(), 'notes', 'SKILL.md'), 'utf8')).toBe('my own notes\n');
   });
 
+  it('takes a skill again whose folder was removed by hand, though the index did not change', async () => {
+    rmSync(join(target(), 'pdf'), { recursive: true });
+    const result = await syncHome();
+    expect(result.out).toMatch(/^add pdf .*: its folder was gone$/m);
+    expect(readFileSync(join(target(), 'pdf', 'references', 'forms.md'), 'utf8')).toBe('FORMS v2\n');
+  });
+
+  it('leaves alone a folder it owns that was replaced by a symbolic link, and never follows it', async () => {
+    writeSkill(tree, 'outside', 'pdf', { description: 'Not synced.' });
+    rmSync(join(target(), 'pdf'), { recursive: true });
+    symlinkSync(tree.path('outside', 'pdf'), join(target(), 'pdf'));
+    tree.write('skills/pdf/extra.md', 'EXTRA\n');
+    await reload();
+    const result = await syncHome();
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/^keep pdf .*replaced by a link or a file: left alone$/m);
+    expect(readdirSync(tree.path('outside', 'pdf'))).toEqual(['SKILL.md']);
+    rmSync(join(target(), 'pdf'));
+    rmSync(tree.path('skills', 'pdf', 'extra.md'));
+    await reload();
+    expect((await syncHome()).out).toMatch(/^add pdf /m);
+  });
+
   it('keeps a pinned version until unpinned, and says so', async () => {
     const pinned = lock().skills.pdf.digest as string;
     const pin = await syncHome('--pin', `pdf@${pinned}`);
