@@ -278,7 +278,11 @@ async function applyChange(
           reason: `nothing changed: ${error.message}`,
         };
       }
-      lock.skills[change.name] = lockedOf(remote!, options.server, options.pins.get(change.name) === remote!.digest);
+      lock.skills[change.name] = lockedOf(
+        remote!,
+        options.server,
+        pinnedAfter(lock.skills[change.name], remote!, options),
+      );
       return shown;
     case 'remove':
       removeSkill(dir, change.name);
@@ -323,6 +327,11 @@ function readVerified(path: string, digest: string): Buffer | undefined {
   }
 }
 
+/** Pinned by this run's `--pin`, or still pinned: a pinned version whose folder was gone, taken again. */
+function pinnedAfter(before: LockedSkill | undefined, skill: RemoteSkill, options: SyncOptions): boolean {
+  return options.pins.get(skill.name) === skill.digest || (before?.pinned === true && before.digest === skill.digest);
+}
+
 function lockedOf(skill: RemoteSkill, server: URL, pinned: boolean): LockedSkill {
   return {
     digest: skill.digest,
@@ -365,7 +374,8 @@ function printReports(reports: TargetReport[], options: SyncOptions, io: CliIo):
 function changeLine(change: Omit<PlannedChange, 'remote'>, options: SyncOptions): string {
   const digest = change.digest === undefined ? '' : ` ${change.digest.slice(0, 'sha256:'.length + 12)}`;
   const reason = change.reason === undefined ? '' : `: ${change.reason}`;
-  return `${options.dryRun ? 'would ' : ''}${change.action} ${change.name}${digest}${reason}`;
+  const would = options.dryRun && change.action !== 'refused' ? 'would ' : '';
+  return `${would}${change.action} ${change.name}${digest}${reason}`;
 }
 
 function summaryLine(report: TargetReport, options: SyncOptions): string {

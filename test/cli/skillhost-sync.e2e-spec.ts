@@ -148,6 +148,10 @@ describe('skillhost sync', () => {
     const pin = await syncHome('--pin', `pdf@${pinned}`);
     expect(pin.code).toBe(0);
     expect(lock().skills.pdf.pinned).toBe(true);
+    // A pinned skill whose folder was removed by hand comes back at its pinned version, still pinned.
+    rmSync(join(target(), 'pdf'), { recursive: true });
+    expect((await syncHome()).out).toMatch(/^add pdf /m);
+    expect(lock().skills.pdf).toMatchObject({ digest: pinned, pinned: true });
     tree.write('skills/pdf/references/forms.md', 'FORMS v3\n');
     await reload();
     const held = await syncHome();
