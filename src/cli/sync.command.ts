@@ -170,7 +170,7 @@ async function runOnce(options: SyncOptions, io: CliIo): Promise<number> {
     if (problem !== undefined || lock instanceof Error)
       reports.push({ dir, notModified: false, problem: problem ?? (lock as Error).message, changes: [] });
     else if (index === undefined) reports.push({ dir, notModified: true, changes: [] });
-    else reports.push(await syncTarget(dir, lock, index, etag, options));
+    else reports.push(await syncTargetOrSay(dir, lock, index, etag, options));
   }
   printReports(reports, options, io);
   return reports.some((report) => report.problem !== undefined || report.changes.some((c) => c.action === 'refused'))
@@ -180,12 +180,12 @@ async function runOnce(options: SyncOptions, io: CliIo): Promise<number> {
 
 /** The lock of a target folder that sync may write in: a link there is refused, never followed. */
 function lockOf(dir: string): SyncLock | Error {
-  const state = folderState(dir);
-  if (state === 'other') return new Error(`${dir} is a symbolic link or a file: sync writes only into a real folder`);
   try {
+    if (folderState(dir) === 'other')
+      return new Error(`${dir} is a symbolic link or a file: sync writes only into a real folder`);
     return readLock(dir);
   } catch (error) {
-    return error as Error;
+    return new Error(`stopped: ${(error as Error).message}`);
   }
 }
 
@@ -202,6 +202,17 @@ function sharedEtag(options: SyncOptions, locks: Map<string, SyncLock | Error>):
       : lock.etag,
   );
   return tags.every((tag) => tag !== undefined && tag === tags[0]) ? tags[0] : undefined;
+}
+
+/** A folder sync cannot write (permissions, a full disk) is that target's problem, said in one line. */
+async function syncTargetOrSay(...args: Parameters<typeof syncTarget>): Promise<TargetReport> {
+  try {
+    return await syncTarget(...args);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined || !code.startsWith('E')) throw error;
+    return { dir: args[0], notModified: false, problem: `stopped: ${(error as Error).message}`, changes: [] };
+  }
 }
 
 async function syncTarget(

@@ -202,6 +202,13 @@ describe('skillhost sync', () => {
     expect(readdirSync(tree.path('elsewhere'))).toEqual([]);
   });
 
+  it('says which folder it cannot write, in one line', async () => {
+    writeFileSync(tree.path('plain-file'), 'not a folder\n');
+    const result = await run(['sync', '--server', base, '--dir', 'plain-file/skills'], tree.root, env, '/h');
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/^\/.*plain-file\/skills: stopped: ENOTDIR: not a directory/);
+  });
+
   it('answers usage errors with exit code 2', async () => {
     expect((await run(['sync', '--target', 'claude'], tree.root, env, '/h')).code).toBe(2);
     expect((await run(['sync', '--server', base, '--target', 'vim'], tree.root, env, '/h')).code).toBe(2);
