@@ -241,6 +241,8 @@ describe('skillhost sync against a bad server', () => {
     hostile = await listen((req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       if (path === '/.well-known/agent-skills/index.json') return res.writeHead(200).end(index);
+      if (path === '/moved/.well-known/agent-skills/index.json')
+        return res.writeHead(302, { location: `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/` }).end();
       const body = files.get(path);
       if (body === undefined) return res.writeHead(404).end();
       res.writeHead(200).end(body);
@@ -328,6 +330,13 @@ describe('skillhost sync against a bad server', () => {
     const result = await run(['sync', '--server', base, '--dir', 'bad'], tree.root, env, '/nowhere');
     expect(result.code).toBe(1);
     expect(result.err).toContain('not on the server');
+    expect(elsewhereHits).toBe(0);
+  });
+
+  it('follows no redirect, so the key goes nowhere else', async () => {
+    const result = await run(['sync', '--server', `${base}/moved`, '--dir', 'bad'], tree.root, env, '/nowhere');
+    expect(result.code).toBe(1);
+    expect(result.err).toContain('redirects are refused');
     expect(elsewhereHits).toBe(0);
   });
 

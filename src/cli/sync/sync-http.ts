@@ -47,10 +47,9 @@ async function ask(url: URL, headers: Record<string, string>): Promise<Response>
     return await fetch(url, { headers, redirect: 'error' });
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new ServerProblem(
-      `cannot fetch ${url.href}: ${cause?.code ?? cause?.message ?? (error as Error).message}` +
-        ' (redirects are refused: give the server URL they lead to)',
-    );
+    const why = cause?.code ?? cause?.message ?? (error as Error).message;
+    const hint = /redirect/i.test(why) ? ' (redirects are refused: give the URL they lead to as --server)' : '';
+    throw new ServerProblem(`cannot fetch ${url.href}: ${why}${hint}`);
   }
 }
 
