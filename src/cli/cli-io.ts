@@ -7,6 +7,10 @@ export interface CliIo {
    * The environment the configuration is read with; absent: the process's own environment, which only src/config reads.
    */
   env?: Record<string, string | undefined>;
+  /** The user's home folder (`skillhost sync`'s user-level targets); absent: the process's own. */
+  home?: string;
+  /** Ends a command that runs until stopped (`sync --watch`): SIGINT or SIGTERM in a terminal. */
+  signal?: AbortSignal;
 }
 
 /** Wrong arguments: reported with the usage text, exit code 2. */

@@ -1,11 +1,14 @@
 import { runCli } from './skillhost.js';
 
 let code: number;
+const stop = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
 try {
   code = await runCli(process.argv.slice(2), {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     cwd: process.cwd(),
+    signal: stop.signal,
   });
 } catch (error) {
   process.stderr.write(

@@ -39,12 +39,17 @@ const USAGE = `Usage:
   skillhost versions NAME [--personal --user NAME] [--config FILE] [--json]
   skillhost enable NAME [--config FILE] [--json]
   skillhost disable NAME [--config FILE] [--json]
+  skillhost sync --server URL (--target claude|codex|gemini|cursor|opencode|agents [--project] | --dir PATH)...
+                 [--key-env NAME] [--dry-run] [--watch [--interval SECONDS]] [--pin NAME@sha256:HEX] [--unpin NAME]
+                 [--max-file-bytes N] [--json]
 
 PATH is a skill folder or its SKILL.md (install: a skill folder, .zip, .tar.gz or .tar). users, keys and
 the store commands (install … disable) work on the configured database (DATABASE_URL
 or [app.database] url; else the embedded PostgreSQL's data folder, through the running server's
 PostgreSQL when there is one); keys generate needs none: it prints a new key (for
-SKILLHOST_BOOTSTRAP_ADMIN_KEY) and stores it nowhere. Exit codes: 0 ok, 1 something invalid or failed (not found, name
+SKILLHOST_BOOTSTRAP_ADMIN_KEY) and stores it nowhere. sync mirrors the skills a server's
+discovery index offers (key from SKILLHOST_API_KEY) into agents' skill folders, with a
+skills-lock.json in each (docs/mcp-and-agents.md). Exit codes: 0 ok, 1 something invalid or failed (not found, name
 taken, database unreachable), 2 usage or configuration error.`;
 
 /**
@@ -74,6 +79,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case 'enable':
       case 'disable':
         return await (await import('./store.command.js')).storeCommand(command, rest, io);
+      case 'sync':
+        return await (await import('./sync.command.js')).syncCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':

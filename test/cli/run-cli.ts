@@ -6,14 +6,18 @@ export interface CliResult {
   err: string;
 }
 
-/** Runs the CLI in-process, as `skillhost ARGV` in `cwd` with only `env` in its environment. */
+/**
+ * Runs the CLI in-process, as `skillhost ARGV` in `cwd` with only `env` in its environment (and `home` as the home
+ * folder).
+ */
 export async function run(
   argv: string[],
   cwd: string,
   env: Record<string, string | undefined> = {},
+  home?: string,
 ): Promise<CliResult> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd, env });
+  const code = await runCli(argv, { out: (l) => out.push(l), err: (l) => err.push(l), cwd, env, home });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }

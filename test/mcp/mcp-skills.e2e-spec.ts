@@ -786,6 +786,45 @@ describe('skills over MCP and the discovery index', () => {
     await http.get('/.well-known/agent-skills/crowded/SKILL.md').set('authorization', `Bearer ${keys.bob}`).expect(404);
   });
 
+  it('tags the discovery index with the digest of its body, and answers 304 to that tag', async () => {
+    const http = request(ctx.app.getHttpServer());
+    const first = await http
+      .get('/.well-known/agent-skills/index.json')
+      .set('authorization', `Bearer ${keys.bob}`)
+      .expect(200);
+    expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(first.headers.etag).toBe(`"${sha256(Buffer.from(first.text))}"`);
+    for (const tag of [first.headers.etag, `W/${first.headers.etag}`, `"sha256:other", ${first.headers.etag}`]) {
+      const again = await http
+        .get('/.well-known/agent-skills/index.json')
+        .set('authorization', `Bearer ${keys.bob}`)
+        .set('if-none-match', tag);
+      expect([again.status, again.text, again.headers.etag]).toEqual([304, '', first.headers.etag]);
+    }
+    const stale = await http
+      .get('/.well-known/agent-skills/index.json')
+      .set('authorization', `Bearer ${keys.bob}`)
+      .set('if-none-match', '"sha256:0000"')
+      .expect(200);
+    expect(stale.body).toEqual(first.body);
+    // Another catalogue, another tag: ann's filter leaves gamma out of hers.
+    await http
+      .put('/v1/me/skills')
+      .set('authorization', `Bearer ${keys.ann}`)
+      .send({ exclude: ['gamma'] })
+      .expect(200);
+    try {
+      const ann = await http
+        .get('/.well-known/agent-skills/index.json')
+        .set('authorization', `Bearer ${keys.ann}`)
+        .set('if-none-match', first.headers.etag)
+        .expect(200);
+      expect(ann.headers.etag).not.toBe(first.headers.etag);
+    } finally {
+      await http.put('/v1/me/skills').set('authorization', `Bearer ${keys.ann}`).send({}).expect(200);
+    }
+  });
+
   it('reports the skills it leaves out in the admin view', async () => {
     const http = request(ctx.app.getHttpServer());
     await http.get('/v1/admin/mcp').set('authorization', `Bearer ${keys.bob}`).expect(403);

@@ -1,5 +1,6 @@
-import { Controller, Get, Param, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { createHash } from 'node:crypto';
+import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
@@ -35,13 +36,23 @@ export class AgentSkillsIndexController {
       '(a file path outside printable ASCII) are left out.',
   })
   @ApiOkResponse({ type: AgentSkillsIndexDto })
-  async index(@CurrentPrincipal() principal: Principal): Promise<AgentSkillsIndexDto> {
+  @ApiResponse({ status: 304, description: '`If-None-Match` named the `ETag` of the index this caller would get.' })
+  async index(
+    @CurrentPrincipal() principal: Principal,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res() reply: FastifyReply,
+  ) {
     const skills: IndexSkill[] = [];
     for (const skill of await this.published.all(await this.registry.viewForUser(principal.userId))) {
       const entry = indexEntry(skill);
       if (!('problem' in entry)) skills.push(entry);
     }
-    return { version: INDEX_VERSION, skills };
+    const body = JSON.stringify({ version: INDEX_VERSION, skills } satisfies AgentSkillsIndexDto);
+    // The digest of the very body this caller gets: an unchanged catalogue costs `skillhost sync --watch` one 304.
+    const etag = `"sha256:${createHash('sha256').update(body).digest('hex')}"`;
+    reply.header('etag', etag).header('cache-control', 'private, no-cache');
+    if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, etag)) return reply.code(304).send();
+    return reply.header('content-type', 'application/json; charset=utf-8').send(body);
   }
 
   @Get(':name/*')
@@ -80,4 +91,10 @@ export class AgentSkillsIndexController {
       .header('etag', `"${file.digest}"`)
       .send(file.bytes);
   }
+}
+
+/** `If-None-Match` as RFC 9110 reads it: `*`, or a list of tags compared weakly (a `W/` prefix ignored). */
+function matchesEtag(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
