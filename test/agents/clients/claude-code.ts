@@ -50,7 +50,7 @@ export type RunResult = CliRun;
  * (update checks, telemetry, error reports, feature flags, surveys), so a run never waits on the
  * closed network.
  */
-const QUIET_ENV = {
+export const QUIET_ENV = {
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   DISABLE_AUTOUPDATER: '1',
   DISABLE_TELEMETRY: '1',
