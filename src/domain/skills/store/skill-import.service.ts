@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { Injectable } from '@nestjs/common';
+import { AppError, ErrorCode } from '@skillhost/core';
+import { checkoutGit, skillFoldersAt } from './git-checkout.js';
+import { readIndexSkills } from './index-import.reader.js';
+import { type ImportSource, parseImportSource, type VersionSource } from './skill-import-source.js';
+import { type InstallResult, type InstallTarget, SkillStoreService } from './skill-store.service.js';
+import { readSkillFolder, type UploadedFile } from './skill-upload.reader.js';
+
+/** How long a clone, or an index and its files, may take before the import gives up. */
+const GIT_TIMEOUT_MS = 120_000;
+const INDEX_TIMEOUT_MS = 60_000;
+
+/** One skill read from a source, checked and ready to install. */
+interface ImportedSkill {
+  /** The folder it came from, whose name the skill's must match (undefined: the declared name stands in). */
+  folder: string | undefined;
+  files: UploadedFile[];
+  source: VersionSource;
+}
+
+export interface ImportOptions {
+  /** Whether `git+file://` may be read: it reads this server's own disk (admins and the CLI only). */
+  localFiles: boolean;
+}
+
+/**
+ * Imports skills into the store from where they are published: a git repository (one skill folder
+ * or every skill under a path) or another server's discovery index. Everything is read and held
+ * to the upload rules before the first install; each version records where it came from.
+ */
+@Injectable()
+export class SkillImportService {
+  constructor(private readonly store: SkillStoreService) {}
+
+  async importFrom(
+    text: string,
+    target: InstallTarget,
+    installedBy: string | null,
+    options: ImportOptions,
+  ): Promise<InstallResult[]> {
+    const source = parseImportSource(text);
+    const skills = source.kind === 'git' ? await this.readGit(source, options) : await this.readIndex(source);
+    const results: InstallResult[] = [];
+    for (const skill of skills)
+      results.push(await this.store.install(skill.files, skill.folder, target, installedBy, skill.source));
+    return results;
+  }
+
+  private async readGit(
+    source: Extract<ImportSource, { kind: 'git' }>,
+    options: ImportOptions,
+  ): Promise<ImportedSkill[]> {
+    if (source.url.startsWith('file:') && !options.localFiles)
+      throw new AppError(
+        ErrorCode.FORBIDDEN,
+        "A git+file:// source reads this server's own disk: only admins may import from one. Use git+https://.",
+      );
+    const scratch = mkdtempSync(join(tmpdir(), 'skillhost-import-'));
+    try {
+      const checkout = join(scratch, 'checkout');
+      const { commit } = await checkoutGit(source.url, source.ref, checkout, GIT_TIMEOUT_MS);
+      return skillFoldersAt(checkout, source.path).map((path) => ({
+        // The repository's own root has no folder name worth matching (it is the clone's).
+        folder: path === '' ? undefined : basename(path),
+        files: readSkillFolder(join(checkout, path), this.store.limits),
+        source: {
+          url: source.url,
+          ...(source.ref === undefined ? {} : { ref: source.ref }),
+          ...(path === '' ? {} : { path }),
+          commit,
+        },
+      }));
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+
+  private async readIndex(source: Extract<ImportSource, { kind: 'index' }>): Promise<ImportedSkill[]> {
+    const skills = await readIndexSkills(source.url, source.skill, this.store.limits, INDEX_TIMEOUT_MS);
+    return skills.map((skill) => ({
+      folder: skill.name,
+      files: skill.files,
+      source: { url: source.url, ...(skill.digest === undefined ? {} : { digest: skill.digest }) },
+    }));
+  }
+}
