@@ -145,6 +145,13 @@ describe('migrations', () => {
     ]);
     await migrate(db.url, 'run', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
+    const sourceColumn = await query<{ column_name: string }>(
+      db.url,
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'installed_skill_versions' AND " +
+        "column_name = 'source'",
+    );
+    expect(sourceColumn).toEqual([]);
+    await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => !GATEWAY_TABLES.includes(t)));
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)));

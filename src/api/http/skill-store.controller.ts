@@ -161,7 +161,6 @@ export class SkillStoreController {
   @ApiSkillImport(
     "Import personal skills from a git repository or another server's discovery index",
     ErrorCode.SKILL_QUOTA_EXCEEDED,
-    ErrorCode.FORBIDDEN,
   )
   importPersonal(
     @Body() body: ImportBodyDto,

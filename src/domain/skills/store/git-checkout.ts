@@ -123,8 +123,19 @@ export function skillFoldersAt(checkout: string, path: string): string[] {
   return found;
 }
 
+/** A file or a link by that name: a link is then refused by the archive rules, by name, rather than passed over. */
 function isFile(path: string): boolean {
-  return existsSync(path) && lstatSync(path).isFile();
+  if (!existsSync(path) && !isLink(path)) return false;
+  const stats = lstatSync(path);
+  return stats.isFile() || stats.isSymbolicLink();
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function badPath(path: string, problem: string): AppError {

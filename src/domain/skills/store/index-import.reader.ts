@@ -209,25 +209,24 @@ async function fetchCapped(
     await response.body?.cancel();
     throw unreachable(
       url,
-      `it answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (a redirect, not followed)' : ''}`,
+      `it answered ${response.status}${
+        response.status >= 300 && response.status < 400 ? ' (a redirect, not followed)' : ''
+      }`,
     );
   }
   const chunks: Buffer[] = [];
   let total = 0;
   try {
+    // Leaving the loop cancels the body: one byte past what is allowed is enough to know.
     for await (const chunk of response.body ?? []) {
       total += chunk.length;
-      // One byte past what is allowed is enough to know.
-      if (total > cap) {
-        await response.body?.cancel();
-        throw unverified(indexUrl, `${url} sends more than the ${cap - 1} bytes declared or allowed`);
-      }
+      if (total > cap) break;
       chunks.push(Buffer.from(chunk));
     }
   } catch (error) {
-    if (AppError.isInstance(error)) throw error;
     throw unreachable(url, signal.aborted ? 'it did not answer in time' : causeOf(error));
   }
+  if (total > cap) throw unverified(indexUrl, `${url} sends more than the ${cap - 1} bytes declared or allowed`);
   return { bytes: Buffer.concat(chunks), contentType: response.headers.get('content-type') ?? '' };
 }
 

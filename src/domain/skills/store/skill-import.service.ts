@@ -55,8 +55,10 @@ export class SkillImportService {
   ): Promise<ImportedSkill[]> {
     if (source.url.startsWith('file:') && !options.localFiles)
       throw new AppError(
-        ErrorCode.FORBIDDEN,
-        "A git+file:// source reads this server's own disk: only admins may import from one. Use git+https://.",
+        ErrorCode.VALIDATION_FAILED,
+        "Cannot import from a git+file:// source: it reads this server's own disk, which only admins may. Use " +
+          'git+https://.',
+        { problems: ['source: git+file:// is for admins only'] },
       );
     const scratch = mkdtempSync(join(tmpdir(), 'skillhost-import-'));
     try {
