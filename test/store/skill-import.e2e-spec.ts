@@ -92,31 +92,34 @@ describe('importing skills into the store: git repositories and other servers', 
     tree?.cleanup();
   });
 
-  it('imports one skill folder at a tag from a bare repository over file://, recording URL, ref and commit', async () => {
-    const source = `git+file://${repo.bare}#v1:skills/report`;
-    const answer = await importAs('root', source).expect(201);
-    expect(answer.body.skills).toEqual([
-      expect.objectContaining({ name: 'report', scope: 'shared', version: 1, created: true }),
-    ]);
-    expect(answer.body.skills[0].files.map((file: { path: string }) => file.path)).toEqual([
-      'SKILL.md',
-      'references/guide.md',
-    ]);
-    const versions = await http()
-      .get('/v1/skills/report/versions')
-      .set({ authorization: `Bearer ${keys.root}` })
-      .expect(200);
-    expect(versions.body.versions[0].source).toEqual({
-      url: `file://${repo.bare}`,
-      ref: 'v1',
-      path: 'skills/report',
-      commit: first,
-    });
-    const guide = await http()
-      .get('/v1/skills/report/resources/references/guide.md')
-      .set({ authorization: `Bearer ${keys.root}` });
-    expect(guide.text).toContain('first edition');
-  });
+  it(
+    'imports one skill folder at a tag from a bare repository over file://, recording URL, ref and ' + 'commit',
+    async () => {
+      const source = `git+file://${repo.bare}#v1:skills/report`;
+      const answer = await importAs('root', source).expect(201);
+      expect(answer.body.skills).toEqual([
+        expect.objectContaining({ name: 'report', scope: 'shared', version: 1, created: true }),
+      ]);
+      expect(answer.body.skills[0].files.map((file: { path: string }) => file.path)).toEqual([
+        'SKILL.md',
+        'references/guide.md',
+      ]);
+      const versions = await http()
+        .get('/v1/skills/report/versions')
+        .set({ authorization: `Bearer ${keys.root}` })
+        .expect(200);
+      expect(versions.body.versions[0].source).toEqual({
+        url: `file://${repo.bare}`,
+        ref: 'v1',
+        path: 'skills/report',
+        commit: first,
+      });
+      const guide = await http()
+        .get('/v1/skills/report/resources/references/guide.md')
+        .set({ authorization: `Bearer ${keys.root}` });
+      expect(guide.text).toContain('first edition');
+    },
+  );
 
   it('imports every skill under a path at the default branch: the new commit becomes a new version', async () => {
     const answer = await importAs('root', `git+file://${repo.bare}#:skills`).expect(201);
