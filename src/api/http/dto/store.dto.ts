@@ -93,19 +93,19 @@ export class ImportResultDto {
 
 @ObjectType('SkillVersionSource', { description: 'Where an imported version came from.' })
 export class VersionSourceDto {
-  @ApiField({ openapi: { description: 'The git repository or discovery index, as given (without `git+`).' } })
+  @ApiField({ description: 'The git repository or discovery index, as given (without `git+`).' })
   url: string;
 
-  @ApiField(() => String, { optional: true, openapi: { description: 'The git ref asked for.' } })
+  @ApiField(() => String, { optional: true, description: 'The git ref asked for.' })
   ref?: string;
 
-  @ApiField(() => String, { optional: true, openapi: { description: 'The folder in the repository.' } })
+  @ApiField(() => String, { optional: true, description: 'The folder in the repository.' })
   path?: string;
 
-  @ApiField(() => String, { optional: true, openapi: { description: 'The git commit that was checked out.' } })
+  @ApiField(() => String, { optional: true, description: 'The git commit that was checked out.' })
   commit?: string;
 
-  @ApiField(() => String, { optional: true, openapi: { description: 'The digest the index gave the skill.' } })
+  @ApiField(() => String, { optional: true, description: 'The digest the index gave the skill.' })
   digest?: string;
 }
 
@@ -134,7 +134,7 @@ export class InstalledVersionDto {
 
   @ApiField(() => VersionSourceDto, {
     nullable: true,
-    openapi: { description: 'Where an imported version came from; null for uploads and folders.' },
+    description: 'Where an imported version came from; null for uploads and folders.',
   })
   source: VersionSourceDto | null;
 }
