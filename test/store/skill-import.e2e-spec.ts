@@ -9,6 +9,7 @@ import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { type GitRepo, gitRepo, markerHook } from '../support/files/git-repo.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
+import { tarGzOf } from '../support/skill-archives.js';
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
@@ -80,7 +81,14 @@ describe('importing skills into the store: git repositories and other servers', 
     await other.app.listen(0, '127.0.0.1');
     otherBase = `http://127.0.0.1:${(other.app.getHttpServer().address() as AddressInfo).port}`;
 
-    hostile = await startHostileIndex();
+    hostile = await startHostileIndex(
+      (
+        await tarGzOf({
+          'packed/SKILL.md': skillMd({ name: 'packed', description: 'Comes as an archive.' }),
+          'packed/notes.md': 'packed notes',
+        })
+      ).body,
+    );
     hostileBase = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
@@ -201,6 +209,22 @@ describe('importing skills into the store: git repositories and other servers', 
     expect(missing.body.message).toContain('it has: glossary, onboarding');
   });
 
+  it("imports an index's skill-md and archive entries, each checked against its digest", async () => {
+    const answer = await importAs('root', `${hostileBase}/kinds/index.json`).expect(201);
+    expect(
+      answer.body.skills.map((skill: { name: string; files: { path: string }[] }) => [
+        skill.name,
+        skill.files.map((file) => file.path),
+      ]),
+    ).toEqual([
+      ['single', ['SKILL.md']],
+      ['packed', ['SKILL.md', 'notes.md']],
+    ]);
+    const lying = await importAs('root', `${hostileBase}/bad-archive/index.json`).expect(422);
+    expect(lying.body.message).toContain("skill 'packed' (");
+    expect(lying.body.message).toContain('does not match its digest');
+  });
+
   it.each([
     ['mismatch', 'IMPORT_VERIFICATION_FAILED', 'does not match its digest'],
     ['size-lie', 'IMPORT_VERIFICATION_FAILED', 'declared or allowed'],
@@ -235,7 +259,7 @@ describe('importing skills into the store: git repositories and other servers', 
  * An index server that lies in one way per path prefix. The good skill comes first in each, so a
  * lie in the second skill proves that nothing is installed until everything is checked.
  */
-async function startHostileIndex(): Promise<Server> {
+async function startHostileIndex(archive: Buffer): Promise<Server> {
   const good = skillMd({ name: 'fine', description: 'A fine skill.' });
   const evil = skillMd({ name: 'evil', description: 'An evil skill.' });
   const fine = { name: 'fine', description: 'A fine skill.', digest: sha256(good) };
@@ -253,8 +277,27 @@ async function startHostileIndex(): Promise<Server> {
     traversal: [file('../../SKILL.md', evil, '/files/evil')],
     absolute: [file('/etc/SKILL.md', evil, '/files/evil')],
   };
+  const single = skillMd({ name: 'single', description: 'A SKILL.md alone.' });
+  const archiveDigest = `sha256:${createHash('sha256').update(archive).digest('hex')}`;
+  const kinds = (digest: string) => ({
+    version: '0.2.0',
+    skills: [
+      {
+        name: 'single',
+        description: 'A SKILL.md alone.',
+        type: 'skill-md',
+        url: '/files/single',
+        digest: sha256(single),
+      },
+      { name: 'packed', description: 'Comes as an archive.', type: 'archive', url: '/files/packed.tar.gz', digest },
+    ],
+  });
   const server = createServer((req, res) => {
     const [, kind, rest] = (req.url ?? '').split('/');
+    if (kind === 'files' && rest === 'single') return res.end(single);
+    if (kind === 'files' && rest === 'packed.tar.gz') return res.end(archive);
+    if (kind === 'kinds') return res.end(JSON.stringify(kinds(archiveDigest)));
+    if (kind === 'bad-archive') return res.end(JSON.stringify(kinds(sha256('another archive'))));
     if (kind === 'files') return res.end(rest === 'good' ? good : evil);
     if (kind === 'redirect') return res.writeHead(302, { location: '/elsewhere' }).end();
     if (kind === 'not-an-index') return res.end(JSON.stringify({ hello: 'world' }));
