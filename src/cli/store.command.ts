@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config-loader.js';
 import type { InstallKey } from '../domain/skills/store/skill-version-store.js';
 import { readFolderFiles } from '@skillhost/core';
+import { hasMarketplace } from '../domain/skills/store/plugin-marketplace.js';
 import { SkillImportService } from '../domain/skills/store/skill-import.service.js';
 import type { InstallResult, SkillStoreService } from '../domain/skills/store/skill-store.service.js';
 import { FILTER_ENTRY_PATTERN } from '../domain/shared/skill-filter.js';
@@ -52,7 +53,14 @@ export async function storeCommand(
     const scope = await scopeOf(users, values.personal === true ? values.user : undefined);
     switch (command) {
       case 'install':
-        if (isImportSource(target)) return importFrom(store, scope, target, values.json === true, io);
+        if (isImportSource(target) || isMarketplace(resolve(io.cwd, target)))
+          return importFrom(
+            store,
+            scope,
+            isImportSource(target) ? target : resolve(io.cwd, target),
+            values.json === true,
+            io,
+          );
         return install(store, scope, resolve(io.cwd, target), values.json === true, io);
       case 'uninstall':
         await store.uninstall({ ...scope.key, name: target });
@@ -109,7 +117,15 @@ function isImportSource(target: string): boolean {
   return /^(git\+[a-z]+:|https?:\/\/)/i.test(target);
 }
 
-/** Every skill a git repository or another server's index names, with the same checks as the import routes. */
+/** A folder holding a Claude Code plugin marketplace: its plugins' skills are installed. */
+function isMarketplace(path: string): boolean {
+  return existsSync(path) && statSync(path).isDirectory() && hasMarketplace(path, '');
+}
+
+/**
+ * Every skill a git repository, another server's index or a marketplace folder names, with the same checks as the
+ * import routes.
+ */
 async function importFrom(
   store: SkillStoreService,
   scope: Scope,
@@ -119,10 +135,14 @@ async function importFrom(
 ): Promise<number> {
   const target = { scope: scope.key.scope, ownerId: scope.key.ownerId, owner: scope.owner };
   // The CLI runs on the server's own machine with its database: local repositories are the operator's to read.
-  const results = await new SkillImportService(store).importFrom(source, target, null, { localFiles: true });
-  if (json) io.out(JSON.stringify({ skills: results }, null, 2));
-  for (const result of json ? [] : results) io.out(installedLine(scope, result));
-  for (const warning of results.flatMap((result) => result.warnings)) io.err(`warning: ${warning}`);
+  const importer = new SkillImportService(store);
+  const result = isImportSource(source)
+    ? await importer.importFrom(source, target, null, { localFiles: true })
+    : await importer.importMarketplaceFolder(source, target, null);
+  if (json) io.out(JSON.stringify(result, null, 2));
+  for (const skill of json ? [] : result.skills) io.out(installedLine(scope, skill));
+  for (const warning of [...result.warnings, ...result.skills.flatMap((skill) => skill.warnings)])
+    io.err(`warning: ${warning}`);
   return 0;
 }
 

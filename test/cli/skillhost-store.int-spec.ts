@@ -112,6 +112,28 @@ describe('skillhost install / versions / enable / disable / uninstall', () => {
     expect(refused.err).toMatch(/git\+https:\/\/, git\+http:\/\/ or git\+file:\/\//);
   });
 
+  it('installs the skills of a plugin marketplace folder, naming the plugins it could not follow', async () => {
+    tree.write(
+      'market/.claude-plugin/marketplace.json',
+      JSON.stringify({
+        name: 'team',
+        plugins: [
+          { name: 'docs', source: './plugins/docs' },
+          { name: 'elsewhere', source: { source: 'url', url: 'https://example.test/plugin.git' } },
+        ],
+      }),
+    );
+    writeSkill(tree, 'market/plugins/docs/skills', 'api-docs', { description: 'Writes API docs.' });
+    const installed = await cli('install', 'market');
+    expect(installed.code).toBe(0);
+    expect(installed.out).toMatch(/^Installed shared skill 'api-docs' version 1/);
+    expect(installed.err).toBe(
+      "warning: Plugin 'elsewhere' comes from elsewhere (url https://example.test/plugin.git): import it from " +
+        'its own ' +
+        'source.',
+    );
+  });
+
   it('uninstalls, and says so when there is nothing to uninstall', async () => {
     expect((await cli('uninstall', 'weekly')).out).toBe("Uninstalled shared skill 'weekly'.");
     const again = await cli('uninstall', 'weekly');

@@ -55,7 +55,7 @@ describe('importing skills into the store: git repositories and other servers', 
     second = repo.commit(report('guide, second edition'), 'second');
     repo.link('linked/escape/data.txt', '/etc/hostname');
     repo.link('linked/self/SKILL.md', '../escape/SKILL.md');
-    repo.commit({ 'linked/escape/SKILL.md': skillMd({ name: 'escape' }) }, 'links');
+    repo.commit({ 'linked/escape/SKILL.md': skillMd({ name: 'escape' }), ...marketplaces() }, 'links and marketplaces');
     // Hooks a fetch or checkout could run, here and in the importing user's own git configuration.
     markerHook(tree.path('repo', 'bare.git', 'hooks'), 'post-checkout', tree.path('marker'));
     markerHook(tree.path('global-hooks'), 'post-checkout', tree.path('marker'));
@@ -160,6 +160,31 @@ describe('importing skills into the store: git repositories and other servers', 
     expect(linkedSkill.body.message).toContain("'SKILL.md' is a symbolic link");
     expect(await installedCount()).toBe(before);
   });
+
+  it(
+    "imports a plugin marketplace's skills from a repository; plugins from elsewhere are named in " + 'warnings',
+    async () => {
+      const answer = await importAs('root', `git+file://${repo.bare}#:market`).expect(201);
+      expect(answer.body.skills.map((skill: { name: string }) => skill.name)).toEqual([
+        'lint-rules',
+        'style-guide',
+        'changelog',
+      ]);
+      expect(answer.body.warnings).toEqual([
+        "Plugin 'remote' comes from elsewhere (github acme/remote-plugin): import it from its own source.",
+        "Plugin 'hooks-only' has no skills.",
+      ]);
+      const versions = await http()
+        .get('/v1/skills/changelog/versions')
+        .set({ authorization: `Bearer ${keys.root}` })
+        .expect(200);
+      expect(versions.body.versions[0].source).toMatchObject({ path: 'market/plugins/release/extra/changelog' });
+      const before = await installedCount();
+      const evil = await importAs('root', `git+file://${repo.bare}#:market-evil`).expect(400);
+      expect(evil.body.message).toContain("plugin 'escape' points outside the marketplace's folder");
+      expect(await installedCount()).toBe(before);
+    },
+  );
 
   it.each([
     ['git+ssh://host/repo.git', 'git sources are git+https://, git+http:// or git+file://'],
@@ -316,4 +341,32 @@ async function startHostileIndex(archive: Buffer): Promise<Server> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
+}
+
+/**
+ * A marketplace with local plugins (a `./` path, a bare name under `pluginRoot`, extra skill paths), and a hostile one.
+ */
+function marketplaces(): Record<string, string> {
+  const skill = (name: string) => skillMd({ name, description: `The ${name} skill.` });
+  return {
+    'market/.claude-plugin/marketplace.json': JSON.stringify({
+      name: 'team',
+      owner: { name: 'Team' },
+      metadata: { pluginRoot: './plugins' },
+      plugins: [
+        { name: 'code', source: './plugins/code' },
+        { name: 'remote', source: { source: 'github', repo: 'acme/remote-plugin' } },
+        { name: 'release', source: 'release', skills: ['./extra'] },
+        { name: 'hooks-only', source: './plugins/hooks-only' },
+      ],
+    }),
+    'market/plugins/code/skills/lint-rules/SKILL.md': skill('lint-rules'),
+    'market/plugins/code/skills/style-guide/SKILL.md': skill('style-guide'),
+    'market/plugins/release/extra/changelog/SKILL.md': skill('changelog'),
+    'market/plugins/hooks-only/hooks/hooks.json': '{}',
+    'market-evil/.claude-plugin/marketplace.json': JSON.stringify({
+      name: 'evil',
+      plugins: [{ name: 'escape', source: './../skills' }],
+    }),
+  };
 }

@@ -42,6 +42,7 @@ import {
   VersionsQueryDto,
 } from './dto/store.dto.js';
 import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle.service.js';
+import type { ImportResult } from '../../domain/skills/store/skill-import.service.js';
 import type { InstallResult } from '../../domain/skills/store/skill-store.service.js';
 import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
 
@@ -175,10 +176,10 @@ export class SkillStoreController {
     reply: StatusReply,
     scope: StoreScope,
     principal: Principal,
-  ): Promise<{ skills: InstallResult[] }> {
-    const skills = await this.lifecycle.importFrom(source, scope, principal);
-    reply.status(skills.some((skill) => skill.created) ? 201 : 200);
-    return { skills };
+  ): Promise<ImportResult> {
+    const result = await this.lifecycle.importFrom(source, scope, principal);
+    reply.status(result.skills.some((skill) => skill.created) ? 201 : 200);
+    return result;
   }
 
   private async install(

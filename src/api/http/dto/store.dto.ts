@@ -89,6 +89,12 @@ export class ImportBodyDto {
 export class ImportResultDto {
   @ApiProperty({ type: () => [InstallResultDto], description: 'One per skill imported, in the order installed.' })
   skills: InstallResultDto[];
+
+  @ApiProperty({
+    type: [String],
+    description: "What the source named but was not imported, and why (a marketplace's plugins from elsewhere).",
+  })
+  warnings: string[];
 }
 
 @ObjectType('SkillVersionSource', { description: 'Where an imported version came from.' })

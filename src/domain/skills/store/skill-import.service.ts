@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { checkoutGit, skillFoldersAt } from './git-checkout.js';
 import { readIndexSkills } from './index-import.reader.js';
+import { hasMarketplace, marketplaceSkills } from './plugin-marketplace.js';
 import { type ImportSource, parseImportSource, type VersionSource } from './skill-import-source.js';
 import { type InstallResult, type InstallTarget, SkillStoreService } from './skill-store.service.js';
 import { readSkillFolder, type UploadedFile } from './skill-upload.reader.js';
@@ -19,6 +21,19 @@ interface ImportedSkill {
   folder: string | undefined;
   files: UploadedFile[];
   source: VersionSource;
+}
+
+/** What a source held: its skills, and what was passed over (a marketplace's plugins from elsewhere). */
+interface ReadSkills {
+  skills: ImportedSkill[];
+  warnings: string[];
+}
+
+export interface ImportResult {
+  /** One per skill, in the order installed. */
+  skills: InstallResult[];
+  /** What the source named but was not imported, and why. */
+  warnings: string[];
 }
 
 export interface ImportOptions {
@@ -40,19 +55,36 @@ export class SkillImportService {
     target: InstallTarget,
     installedBy: string | null,
     options: ImportOptions,
-  ): Promise<InstallResult[]> {
+  ): Promise<ImportResult> {
     const source = parseImportSource(text);
-    const skills = source.kind === 'git' ? await this.readGit(source, options) : await this.readIndex(source);
-    const results: InstallResult[] = [];
-    for (const skill of skills)
-      results.push(await this.store.install(skill.files, skill.folder, target, installedBy, skill.source));
-    return results;
+    const read = source.kind === 'git' ? await this.readGit(source, options) : await this.readIndex(source);
+    return this.installAll(read, target, installedBy);
   }
 
-  private async readGit(
-    source: Extract<ImportSource, { kind: 'git' }>,
-    options: ImportOptions,
-  ): Promise<ImportedSkill[]> {
+  /** The skills of a plugin marketplace folder on this machine (the CLI's `skillhost install FOLDER`). */
+  async importMarketplaceFolder(
+    folder: string,
+    target: InstallTarget,
+    installedBy: string | null,
+  ): Promise<ImportResult> {
+    const root = resolve(folder);
+    const { folders, warnings } = marketplaceSkills(root, '');
+    const skills = folders.map((path) => ({
+      folder: basename(path),
+      files: readSkillFolder(join(root, path), this.store.limits),
+      source: { url: pathToFileURL(root).href, path },
+    }));
+    return this.installAll({ skills, warnings }, target, installedBy);
+  }
+
+  private async installAll(read: ReadSkills, target: InstallTarget, installedBy: string | null): Promise<ImportResult> {
+    const skills: InstallResult[] = [];
+    for (const skill of read.skills)
+      skills.push(await this.store.install(skill.files, skill.folder, target, installedBy, skill.source));
+    return { skills, warnings: read.warnings };
+  }
+
+  private async readGit(source: Extract<ImportSource, { kind: 'git' }>, options: ImportOptions): Promise<ReadSkills> {
     if (source.url.startsWith('file:') && !options.localFiles)
       throw new AppError(
         ErrorCode.VALIDATION_FAILED,
@@ -64,7 +96,10 @@ export class SkillImportService {
     try {
       const checkout = join(scratch, 'checkout');
       const { commit } = await checkoutGit(source.url, source.ref, checkout, GIT_TIMEOUT_MS);
-      return skillFoldersAt(checkout, source.path).map((path) => ({
+      const { folders, warnings } = hasMarketplace(checkout, source.path)
+        ? marketplaceSkills(checkout, source.path)
+        : { folders: skillFoldersAt(checkout, source.path), warnings: [] };
+      const skills = folders.map((path) => ({
         // The repository's own root has no folder name worth matching (it is the clone's).
         folder: path === '' ? undefined : basename(path),
         files: readSkillFolder(join(checkout, path), this.store.limits),
@@ -75,17 +110,19 @@ export class SkillImportService {
           commit,
         },
       }));
+      return { skills, warnings };
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
   }
 
-  private async readIndex(source: Extract<ImportSource, { kind: 'index' }>): Promise<ImportedSkill[]> {
-    const skills = await readIndexSkills(source.url, source.skill, this.store.limits, INDEX_TIMEOUT_MS);
-    return skills.map((skill) => ({
+  private async readIndex(source: Extract<ImportSource, { kind: 'index' }>): Promise<ReadSkills> {
+    const read = await readIndexSkills(source.url, source.skill, this.store.limits, INDEX_TIMEOUT_MS);
+    const skills = read.map((skill) => ({
       folder: skill.name,
       files: skill.files,
       source: { url: source.url, ...(skill.digest === undefined ? {} : { digest: skill.digest }) },
     }));
+    return { skills, warnings: [] };
   }
 }

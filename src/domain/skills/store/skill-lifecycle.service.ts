@@ -4,7 +4,7 @@ import { AppError, ErrorCode, findSkill, storeSource } from '@skillhost/core';
 import type { StoredSkillFilter, StoreScope } from './skill-version-store.js';
 import { skillSourceLabel } from '../skill-source-label.js';
 import { SkillRegistryService } from '@skillhost/nest';
-import { SkillImportService } from './skill-import.service.js';
+import { type ImportResult, SkillImportService } from './skill-import.service.js';
 import { type InstallResult, type InstallTarget, SkillStoreService } from './skill-store.service.js';
 
 /** What a filter answer holds: the filter as stored, and the skills it offers. */
@@ -47,13 +47,13 @@ export class SkillLifecycleService {
    * Imports every skill a source names (git repository, another server's index) for the caller, as `install` does;
    * `git+file://` sources for admins only, as they read this server's disk.
    */
-  async importFrom(sourceText: string, scope: StoreScope, principal: Principal): Promise<InstallResult[]> {
+  async importFrom(sourceText: string, scope: StoreScope, principal: Principal): Promise<ImportResult> {
     const target = targetOf(scope, principal);
-    const results = await this.importer.importFrom(sourceText, target, principal.userId, {
+    const result = await this.importer.importFrom(sourceText, target, principal.userId, {
       localFiles: principal.role === 'admin',
     });
-    await this.refreshAndWarn(target, results);
-    return results;
+    await this.refreshAndWarn(target, result.skills);
+    return result;
   }
 
   /** Reads the store back into the catalogue; a new version that a clash loses gets a warning. */
