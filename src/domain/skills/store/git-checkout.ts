@@ -23,7 +23,14 @@ const SAFE_CONFIG = [
   '-c',
   'advice.detachedHead=false',
 ];
-const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: 'true', SSH_ASKPASS: 'true', GIT_LFS_SKIP_SMUDGE: '1' };
+/** Git may speak only the transports a source can name (no ext::, fd::, ssh), even when a server redirects. */
+const GIT_ENV = {
+  GIT_ALLOW_PROTOCOL: 'https:http:file',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_ASKPASS: 'true',
+  SSH_ASKPASS: 'true',
+  GIT_LFS_SKIP_SMUDGE: '1',
+};
 /** How deep "every skill under a path" looks for folders with SKILL.md. */
 const MAX_SEARCH_DEPTH = 6;
 

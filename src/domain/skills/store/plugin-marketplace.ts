@@ -69,7 +69,8 @@ export function marketplaceSkills(root: string, folder: string): MarketplaceSkil
   for (const plugin of parsed.data.plugins) {
     if (typeof plugin.source !== 'string') {
       warnings.push(
-        `Plugin '${plugin.name}' comes from elsewhere (${describeSource(plugin.source)}): import it from its own source.`,
+        `Plugin '${plugin.name}' comes from elsewhere ` +
+          `(${describeSource(plugin.source)}): import it from its own source.`,
       );
       continue;
     }
@@ -87,7 +88,9 @@ export function marketplaceSkills(root: string, folder: string): MarketplaceSkil
   return { folders, warnings };
 }
 
-/** A relative source as Claude Code reads it: `./path` from the marketplace's folder, a bare name under `pluginRoot`. */
+/**
+ * A relative source as Claude Code reads it: `./path` from the marketplace's folder, a bare name under `pluginRoot`.
+ */
 function pluginPathOf(source: string, pluginRoot: string | undefined): string {
   if (source.startsWith('./') || source === '.' || pluginRoot === undefined) return source;
   return posix.join(pluginRoot, source);
