@@ -7,6 +7,7 @@ import request from 'supertest';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
+import { serveGitOverHttp } from '../support/git-http-server.js';
 import { type GitRepo, gitRepo, markerHook } from '../support/files/git-repo.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { tarGzOf } from '../support/skill-archives.js';
@@ -206,6 +207,31 @@ describe('importing skills into the store: git repositories and other servers', 
     expect(noRef.body.message).toContain('no-such-tag');
     const noRepo = await importAs('root', `git+file://${tree.path('nowhere.git')}`).expect(422);
     expect(noRepo.body.code).toBe('IMPORT_SOURCE_UNREACHABLE');
+  });
+
+  it('imports over HTTP from git http-backend on 127.0.0.1: a member installs a personal skill at a tag', async () => {
+    const server = await serveGitOverHttp(repo.bare);
+    try {
+      const source = `git+${server.url}/bare.git#v1:skills/pdf`;
+      const answer = await importAs('ann', source, '/v1/skills/import').expect(201);
+      expect(answer.body.skills).toEqual([
+        expect.objectContaining({ name: 'pdf', scope: 'personal', owner: 'ann', version: 1, created: true }),
+      ]);
+      const versions = await http()
+        .get('/v1/skills/pdf/versions?scope=personal')
+        .set({ authorization: `Bearer ${keys.ann}` })
+        .expect(200);
+      expect(versions.body.versions[0].source).toEqual({
+        url: `${server.url}/bare.git`,
+        ref: 'v1',
+        path: 'skills/pdf',
+        commit: first,
+      });
+      const missing = await importAs('ann', `git+${server.url}/nothing.git`, '/v1/skills/import').expect(422);
+      expect(missing.body.code).toBe('IMPORT_SOURCE_UNREACHABLE');
+    } finally {
+      await server.close();
+    }
   });
 
   it("lets a member import from git only over the network: git+file:// reads the server's disk (400)", async () => {
