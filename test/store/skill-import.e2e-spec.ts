@@ -283,6 +283,8 @@ describe('importing skills into the store: git repositories and other servers', 
     ['other-origin', 'IMPORT_VERIFICATION_FAILED', 'is on another origin'],
     ['traversal', 'INVALID_ARCHIVE', "has a '..' segment"],
     ['absolute', 'INVALID_ARCHIVE', 'is an absolute path'],
+    ['duplicate', 'INVALID_ARCHIVE', 'appears more than once'],
+    ['file-and-folder', 'INVALID_ARCHIVE', 'is both a file and a folder'],
     ['not-an-index', 'IMPORT_VERIFICATION_FAILED', 'is not a discovery index'],
     ['redirect', 'IMPORT_SOURCE_UNREACHABLE', 'a redirect, not followed'],
   ])('installs nothing from a hostile index (%s): %s', async (kind, code, message) => {
@@ -327,6 +329,12 @@ async function startHostileIndex(archive: Buffer): Promise<Server> {
     'other-origin': [file('SKILL.md', evil, 'http://localhost:1/files/evil')],
     traversal: [file('../../SKILL.md', evil, '/files/evil')],
     absolute: [file('/etc/SKILL.md', evil, '/files/evil')],
+    duplicate: [file('SKILL.md', evil, '/files/evil'), file('./SKILL.md', evil, '/files/evil')],
+    'file-and-folder': [
+      file('SKILL.md', evil, '/files/evil'),
+      file('notes', evil, '/files/evil'),
+      file('notes/a.md', evil, '/files/evil'),
+    ],
   };
   const single = skillMd({ name: 'single', description: 'A SKILL.md alone.' });
   const archiveDigest = `sha256:${createHash('sha256').update(archive).digest('hex')}`;

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { AppError, ErrorCode } from '@skillhost/core';
 import {
+  checkUploadedFiles,
   normalizeEntryPath,
   readSkillUpload,
   skillRootOf,
@@ -144,6 +145,11 @@ async function readFiles(
     path: normalizeEntryPath(file.path),
     url: sameOrigin(file.url, indexUrl, `${what}'s file '${file.path}'`),
   }));
+  // Duplicates and a path that is both a file and a folder, as an archive's would be.
+  checkUploadedFiles(
+    planned.map((file) => ({ path: file.path, bytes: Buffer.alloc(0) })),
+    limits,
+  );
   const read: UploadedFile[] = [];
   for (const file of planned) {
     const { bytes } = await download(file.url, file.size + 1);
