@@ -6,6 +6,7 @@ import { ChatEventRelay1764200000000 } from './1764200000000-chat-event-relay.js
 import { SkillStore1764300000000 } from './1764300000000-skill-store.js';
 import { RateLimits1764400000000 } from './1764400000000-rate-limits.js';
 import { Gateway1764500000000 } from './1764500000000-gateway.js';
+import { SkillVersionSource1764600000000 } from './1764600000000-skill-version-source.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   SkillStore1764300000000,
   RateLimits1764400000000,
   Gateway1764500000000,
+  SkillVersionSource1764600000000,
 ];

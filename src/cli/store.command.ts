@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config-loader.js';
 import type { InstallKey } from '../domain/skills/store/skill-version-store.js';
 import { readFolderFiles } from '@skillhost/core';
+import { hasMarketplace } from '../domain/skills/store/plugin-marketplace.js';
+import { SkillImportService } from '../domain/skills/store/skill-import.service.js';
 import type { InstallResult, SkillStoreService } from '../domain/skills/store/skill-store.service.js';
 import { FILTER_ENTRY_PATTERN } from '../domain/shared/skill-filter.js';
 import type { UsersService } from '../domain/users/users.service.js';
@@ -38,7 +40,7 @@ export async function storeCommand(
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: SCOPE_OPTIONS });
   if (positionals.length !== 1)
     throw new UsageError(
-      `${command} takes one ${command === 'install' ? 'PATH or ARCHIVE' : 'NAME'}; got ${positionals.length}.`,
+      `${command} takes one ${command === 'install' ? 'PATH, ARCHIVE or SOURCE' : 'NAME'}; got ${positionals.length}.`,
     );
   if (values.personal && values.user === undefined)
     throw new UsageError('--personal needs --user NAME: whose personal skill it is.');
@@ -51,6 +53,14 @@ export async function storeCommand(
     const scope = await scopeOf(users, values.personal === true ? values.user : undefined);
     switch (command) {
       case 'install':
+        if (isImportSource(target) || isMarketplace(resolve(io.cwd, target)))
+          return importFrom(
+            store,
+            scope,
+            isImportSource(target) ? target : resolve(io.cwd, target),
+            values.json === true,
+            io,
+          );
         return install(store, scope, resolve(io.cwd, target), values.json === true, io);
       case 'uninstall':
         await store.uninstall({ ...scope.key, name: target });
@@ -97,13 +107,50 @@ async function install(
     owner: scope.owner,
   });
   if (json) io.out(JSON.stringify(result, null, 2));
-  else
-    io.out(
-      `${result.created ? 'Installed' : 'Already installed:'} ${describe(scope)} skill '${result.name}' version ` +
-        `${result.version} (${result.digest}, ${result.files.length} file(s)).`,
-    );
+  else io.out(installedLine(scope, result));
   for (const warning of result.warnings) io.err(`warning: ${warning}`);
   return 0;
+}
+
+/** A git repository or a discovery index URL, rather than a path on disk. */
+function isImportSource(target: string): boolean {
+  return /^(git\+[a-z]+:|https?:\/\/)/i.test(target);
+}
+
+/** A folder holding a Claude Code plugin marketplace: its plugins' skills are installed. */
+function isMarketplace(path: string): boolean {
+  return existsSync(path) && statSync(path).isDirectory() && hasMarketplace(path, '');
+}
+
+/**
+ * Every skill a git repository, another server's index or a marketplace folder names, with the same checks as the
+ * import routes.
+ */
+async function importFrom(
+  store: SkillStoreService,
+  scope: Scope,
+  source: string,
+  json: boolean,
+  io: CliIo,
+): Promise<number> {
+  const target = { scope: scope.key.scope, ownerId: scope.key.ownerId, owner: scope.owner };
+  // The CLI runs on the server's own machine with its database: local repositories are the operator's to read.
+  const importer = new SkillImportService(store);
+  const result = isImportSource(source)
+    ? await importer.importFrom(source, target, null, { localFiles: true })
+    : await importer.importMarketplaceFolder(source, target, null);
+  if (json) io.out(JSON.stringify(result, null, 2));
+  for (const skill of json ? [] : result.skills) io.out(installedLine(scope, skill));
+  for (const warning of [...result.warnings, ...result.skills.flatMap((skill) => skill.warnings)])
+    io.err(`warning: ${warning}`);
+  return 0;
+}
+
+function installedLine(scope: Scope, result: InstallResult): string {
+  return (
+    `${result.created ? 'Installed' : 'Already installed:'} ${describe(scope)} skill '${result.name}' version ` +
+    `${result.version} (${result.digest}, ${result.files.length} file(s)).`
+  );
 }
 
 /** A skill folder as it is on disk, or an archive read with the upload routes' checks. */

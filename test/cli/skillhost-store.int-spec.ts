@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { tarGzOf, zipOf } from '../support/skill-archives.js';
 import { skillMd, tempTree, writeSkill } from '../support/files/skill-tree.js';
+import { gitRepo } from '../support/files/git-repo.js';
 import { run } from './run-cli.js';
 
 const DIGEST = /sha256:[0-9a-f]{64}/;
@@ -86,6 +87,51 @@ describe('skillhost install / versions / enable / disable / uninstall', () => {
     const locked = await cli('enable', 'locked');
     expect(locked.code).toBe(1);
     expect(locked.err).toMatch(/configuration/);
+  });
+
+  it('installs every skill under a path of a git repository, recording the commit; a bad source exits 1', async () => {
+    const repo = gitRepo(tree.path('repo'));
+    const commit = repo.commit(
+      {
+        'skills/glossary/SKILL.md': skillMd({ name: 'glossary', description: 'Team words.' }),
+        'skills/deep/onboarding/SKILL.md': skillMd({ name: 'onboarding', description: 'Onboards.' }),
+      },
+      'two skills',
+    );
+    repo.push();
+    const installed = await cli('install', `git+file://${repo.bare}#:skills`);
+    expect(installed).toMatchObject({ code: 0, err: '' });
+    expect(installed.out.split('\n').map((line) => line.replace(/ \(sha256.*/, ''))).toEqual([
+      "Installed shared skill 'onboarding' version 1",
+      "Installed shared skill 'glossary' version 1",
+    ]);
+    const versions = JSON.parse((await cli('versions', 'glossary', '--json')).out);
+    expect(versions.versions[0].source).toEqual({ url: `file://${repo.bare}`, path: 'skills/glossary', commit });
+    const refused = await cli('install', 'git+ssh://host/repo.git');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/git\+https:\/\/, git\+http:\/\/ or git\+file:\/\//);
+  });
+
+  it('installs the skills of a plugin marketplace folder, naming the plugins it could not follow', async () => {
+    tree.write(
+      'market/.claude-plugin/marketplace.json',
+      JSON.stringify({
+        name: 'team',
+        plugins: [
+          { name: 'docs', source: './plugins/docs' },
+          { name: 'elsewhere', source: { source: 'url', url: 'https://example.test/plugin.git' } },
+        ],
+      }),
+    );
+    writeSkill(tree, 'market/plugins/docs/skills', 'api-docs', { description: 'Writes API docs.' });
+    const installed = await cli('install', 'market');
+    expect(installed.code).toBe(0);
+    expect(installed.out).toMatch(/^Installed shared skill 'api-docs' version 1/);
+    expect(installed.err).toBe(
+      "warning: Plugin 'elsewhere' comes from elsewhere (url https://example.test/plugin.git): import it from " +
+        'its own ' +
+        'source.',
+    );
   });
 
   it('uninstalls, and says so when there is nothing to uninstall', async () => {

@@ -1,3 +1,9 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -11,6 +17,7 @@ import { createTestApp } from '../support/app.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { collectText, parseSse } from '../support/sse.js';
 import { OAUTH_PROBES } from '../../src/api/http/oauth-probes.controller.js';
+import { gitRepo } from '../support/files/git-repo.js';
 import { usePdfSkillsFolder } from '../support/files/skill-tree.js';
 import { multipartOf, tarGzOf, type UploadBody, zipOf } from '../support/skill-archives.js';
 import {
@@ -407,6 +414,36 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
           await zipOf({ 'Bad/SKILL.md': '---\nname: Bad\ndescription: Bad.\n---\n' }),
         ),
       );
+      const repo = gitRepo(mkdtempSync(join(tmpdir(), 'skillhost-openapi-git-')));
+      repo.commit({ 'SKILL.md': '---\nname: imported\ndescription: Imported on the tour.\n---\nBody.\n' }, 'one');
+      repo.push();
+      const importFrom = (path: string, key: Record<string, string>, source: string) =>
+        http().post(path).set(key).send({ source });
+      visit(
+        'POST /v1/admin/skills/import',
+        await importFrom('/v1/admin/skills/import', admin, `git+file://${repo.bare}`),
+      );
+      visit(
+        'POST /v1/admin/skills/import',
+        await importFrom('/v1/admin/skills/import', admin, `git+file://${repo.bare}`),
+      );
+      visit('POST /v1/admin/skills/import', await importFrom('/v1/admin/skills/import', admin, 'git+ssh://h/r'));
+      visit(
+        'POST /v1/admin/skills/import',
+        await importFrom('/v1/admin/skills/import', admin, `git+file://${repo.bare}#no-such-ref`),
+      );
+      const index = await serveIndex({ 'SKILL.md': '---\nname: indexed\ndescription: From an index.\n---\nBody.\n' });
+      visit('POST /v1/skills/import', await importFrom('/v1/skills/import', { 'x-api-key': memberKey }, index.url));
+      visit(
+        'POST /v1/skills/import',
+        await importFrom('/v1/skills/import', { 'x-api-key': memberKey }, `${index.url.replace('index', 'nope')}`),
+      );
+      visit(
+        'POST /v1/skills/import',
+        await importFrom('/v1/skills/import', { 'x-api-key': memberKey }, `${index.url}#other`),
+      );
+      await index.close();
+      visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/imported/versions').set(admin));
       visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/tour/versions').set(admin));
       visit('GET /v1/skills/{name}/versions', await http().get('/v1/skills/pdf/versions').set(admin));
       visit(
@@ -581,3 +618,36 @@ describe.each([
     expect(documentedCount).toBeGreaterThanOrEqual(code === 'TOOLS_DISABLED' ? 1 : 2);
   });
 });
+
+/** A discovery index on 127.0.0.1 serving one skill (`indexed`) with the given files. */
+async function serveIndex(files: Record<string, string>): Promise<{ url: string; close: () => Promise<void> }> {
+  const digest = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  const index = {
+    version: '0.2.0',
+    skills: [
+      {
+        name: 'indexed',
+        description: 'From an index.',
+        digest: digest(''),
+        files: Object.entries(files).map(([path, text]) => ({
+          path,
+          digest: digest(text),
+          size: Buffer.byteLength(text),
+          url: `/files/${path}`,
+        })),
+      },
+    ],
+  };
+  const server = createServer((req, res) => {
+    if (req.url === '/.well-known/agent-skills/index.json') return res.end(JSON.stringify(index));
+    const text = files[(req.url ?? '').replace('/files/', '')];
+    if (text === undefined) return res.writeHead(404).end();
+    res.end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/.well-known/agent-skills/index.json`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

@@ -38,7 +38,7 @@ const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
-  'RateLimits1764400000000, Gateway1764500000000';
+  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -107,6 +107,7 @@ describe('migrations', () => {
       )}) AND contype <> 'n' ORDER BY conname`,
     );
     expect(storeConstraints.map((c) => c.conname)).toEqual([
+      'ck_installed_skill_versions_source',
       'ck_installed_skills_scope',
       'ck_skill_blobs_digest',
       'ck_skill_blobs_size',
@@ -143,6 +144,13 @@ describe('migrations', () => {
       'pk_gateway_responses',
     ]);
     await migrate(db.url, 'run', (l) => log.push(l));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    const sourceColumn = await query<{ column_name: string }>(
+      db.url,
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'installed_skill_versions' AND " +
+        "column_name = 'source'",
+    );
+    expect(sourceColumn).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => !GATEWAY_TABLES.includes(t)));
     await migrate(db.url, 'revert', (l) => log.push(l));
@@ -185,6 +193,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: SkillVersionSource1764600000000',
       'Reverted: Gateway1764500000000',
       'Reverted: RateLimits1764400000000',
       'Reverted: SkillStore1764300000000',

@@ -29,6 +29,8 @@ import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import type { StoreScope } from '../../domain/skills/store/skill-version-store.js';
 import {
+  ImportBodyDto,
+  ImportResultDto,
   InstallResultDto,
   RollbackDto,
   RollbackResultDto,
@@ -40,6 +42,7 @@ import {
   VersionsQueryDto,
 } from './dto/store.dto.js';
 import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle.service.js';
+import type { ImportResult } from '../../domain/skills/store/skill-import.service.js';
 import type { InstallResult } from '../../domain/skills/store/skill-store.service.js';
 import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
 
@@ -87,6 +90,31 @@ function ApiSkillUpload(summary: string, ...more: ErrorCode[]) {
   );
 }
 
+const IMPORT_DESCRIPTION =
+  'Reads every skill the source names and installs each as an upload would be (same rules, same limits): a git ' +
+  'repository (shallow fetch of one ref, no hooks, no submodules; `#REF:PATH` for one skill folder or every skill ' +
+  "folder under PATH) or another server's discovery index (every file checked against its size and digest, on " +
+  "the index's origin only; `#name` for one skill). Each new version records its source (URL, ref, commit or " +
+  'digest). 201 when a version is new, 200 when all were installed before. A source that cannot be read is 422 ' +
+  '`IMPORT_SOURCE_UNREACHABLE`; an index that lies is 422 `IMPORT_VERIFICATION_FAILED` and installs nothing.';
+
+/** How an import route is documented. */
+function ApiSkillImport(summary: string, ...more: ErrorCode[]) {
+  return applyDecorators(
+    ApiOperation({ summary, description: IMPORT_DESCRIPTION }),
+    ApiCreatedResponse({ type: ImportResultDto, description: 'At least one new version.' }),
+    ApiOkResponse({ type: ImportResultDto, description: 'Every skill was installed with this content before.' }),
+    ApiErrors(
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.INVALID_ARCHIVE,
+      ErrorCode.PAYLOAD_TOO_LARGE,
+      ErrorCode.IMPORT_SOURCE_UNREACHABLE,
+      ErrorCode.IMPORT_VERIFICATION_FAILED,
+      ...more,
+    ),
+  );
+}
+
 /**
  * The skill store over HTTP: installs (shared by admins, personal by anyone), versions, rollback,
  * uninstall, persisted switches and the caller's skill filter. Every change is read back into the
@@ -117,6 +145,41 @@ export class SkillStoreController {
     @CurrentPrincipal() principal: Principal,
   ) {
     return this.install(request, reply, 'personal', principal);
+  }
+
+  @Post('admin/skills/import')
+  @AdminOnly()
+  @ApiSkillImport("Import shared skills from a git repository or another server's discovery index")
+  importShared(
+    @Body() body: ImportBodyDto,
+    @Res({ passthrough: true }) reply: StatusReply,
+    @CurrentPrincipal() principal: Principal,
+  ) {
+    return this.importFrom(body.source, reply, 'shared', principal);
+  }
+
+  @Post('skills/import')
+  @ApiSkillImport(
+    "Import personal skills from a git repository or another server's discovery index",
+    ErrorCode.SKILL_QUOTA_EXCEEDED,
+  )
+  importPersonal(
+    @Body() body: ImportBodyDto,
+    @Res({ passthrough: true }) reply: StatusReply,
+    @CurrentPrincipal() principal: Principal,
+  ) {
+    return this.importFrom(body.source, reply, 'personal', principal);
+  }
+
+  private async importFrom(
+    source: string,
+    reply: StatusReply,
+    scope: StoreScope,
+    principal: Principal,
+  ): Promise<ImportResult> {
+    const result = await this.lifecycle.importFrom(source, scope, principal);
+    reply.status(result.skills.some((skill) => skill.created) ? 201 : 200);
+    return result;
   }
 
   private async install(

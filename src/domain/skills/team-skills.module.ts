@@ -6,6 +6,7 @@ import { CodeSkillService } from './code/code-skill.service.js';
 import { SkillSearchService } from './ranking/skill-search.service.js';
 import { SkillWatcherService } from './skill-watcher.service.js';
 import { skillsSettingsOf } from './skills-settings-of.js';
+import { SkillImportService } from './store/skill-import.service.js';
 import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
 import { SkillStoreModule } from './store/skill-store.module.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
@@ -31,7 +32,14 @@ export class TeamSkillsModule {
     return {
       module: TeamSkillsModule,
       imports: [...adapters.imports, store, skills],
-      providers: [CodeSkillService, SkillWatcherService, SkillSyncService, SkillLifecycleService, SkillSearchService],
+      providers: [
+        CodeSkillService,
+        SkillWatcherService,
+        SkillSyncService,
+        SkillImportService,
+        SkillLifecycleService,
+        SkillSearchService,
+      ],
       exports: [skills, store, CodeSkillService, SkillLifecycleService, SkillSearchService],
     };
   }

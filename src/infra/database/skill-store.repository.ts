@@ -8,6 +8,7 @@ import {
   type StoreState,
   SKILL_STORE_CHANNEL,
   type SkillVersionStore,
+  type VersionSource,
 } from '../../domain/skills/store/skill-version-store.js';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
@@ -69,6 +70,7 @@ export class SkillStoreRepository implements SkillVersionStore {
     digest: string,
     installedBy: string | null,
     maxPersonal = Infinity,
+    source?: VersionSource,
   ): Promise<{ version: number; created: boolean } | { quotaReached: number }> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
@@ -103,9 +105,9 @@ export class SkillStoreRepository implements SkillVersionStore {
           version = next;
           created = true;
           await manager.query(
-            'INSERT INTO installed_skill_versions (installed_id, version, digest, installed_by) VALUES ($1, $2, ' +
-              '$3, $4)',
-            [id, version, digest, installedBy],
+            'INSERT INTO installed_skill_versions (installed_id, version, digest, installed_by, source) VALUES ($1, ' +
+              '$2, $3, $4, $5)',
+            [id, version, digest, installedBy, source === undefined ? null : JSON.stringify(source)],
           );
         }
         if (created || current.current_version !== version) {
@@ -163,10 +165,11 @@ export class SkillStoreRepository implements SkillVersionStore {
           installed_by: string | null;
           file_count: number;
           total_bytes: number;
+          source: VersionSource | null;
         }[]
       >(
         `SELECT i.current_version, v.version, v.digest, v.installed_at, u.name AS installed_by, s.file_count, ` +
-          `s.total_bytes
+          `s.total_bytes, v.source
            FROM installed_skills i
            JOIN installed_skill_versions v ON v.installed_id = i.id
            JOIN skill_versions s ON s.digest = v.digest
@@ -186,6 +189,7 @@ export class SkillStoreRepository implements SkillVersionStore {
           installedBy: row.installed_by,
           fileCount: row.file_count,
           totalBytes: row.total_bytes,
+          source: row.source,
         })),
       };
     });

@@ -72,6 +72,49 @@ export class InstallResultDto {
   warnings: string[];
 }
 
+export class ImportBodyDto {
+  @ApiProperty({
+    description:
+      'Where to import from: `git+https://…`, `git+http://…` or `git+file://…` (admins) with an optional ' +
+      "`#REF`, `#REF:PATH` or `#:PATH`; or another server's discovery index " +
+      '(`https://host/.well-known/agent-skills/index.json`, optionally `#skill-name`).',
+    example: 'git+https://github.com/acme/skills.git#v1.2:skills',
+    maxLength: 2048,
+  })
+  @IsString()
+  @MaxLength(2048)
+  source: string;
+}
+
+export class ImportResultDto {
+  @ApiProperty({ type: () => [InstallResultDto], description: 'One per skill imported, in the order installed.' })
+  skills: InstallResultDto[];
+
+  @ApiProperty({
+    type: [String],
+    description: "What the source named but was not imported, and why (a marketplace's plugins from elsewhere).",
+  })
+  warnings: string[];
+}
+
+@ObjectType('SkillVersionSource', { description: 'Where an imported version came from.' })
+export class VersionSourceDto {
+  @ApiField({ description: 'The git repository or discovery index, as given (without `git+`).' })
+  url: string;
+
+  @ApiField(() => String, { optional: true, description: 'The git ref asked for.' })
+  ref?: string;
+
+  @ApiField(() => String, { optional: true, description: 'The folder in the repository.' })
+  path?: string;
+
+  @ApiField(() => String, { optional: true, description: 'The git commit that was checked out.' })
+  commit?: string;
+
+  @ApiField(() => String, { optional: true, description: 'The digest the index gave the skill.' })
+  digest?: string;
+}
+
 @ObjectType('InstalledVersion')
 export class InstalledVersionDto {
   @ApiField(() => Int)
@@ -94,6 +137,12 @@ export class InstalledVersionDto {
 
   @ApiField(() => Int)
   totalBytes: number;
+
+  @ApiField(() => VersionSourceDto, {
+    nullable: true,
+    description: 'Where an imported version came from; null for uploads and folders.',
+  })
+  source: VersionSourceDto | null;
 }
 
 @ObjectType('SkillVersions', { description: "An installed skill's versions (GET /v1/skills/{name}/versions)." })

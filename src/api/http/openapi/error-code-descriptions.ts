@@ -25,6 +25,12 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
     'a skill upload (zip, tar.gz, tar or multipart) that is corrupt, has an unsafe entry (absolute path, `..`, ' +
     'backslash, control character, symlink, hard link, device, FIFO, encrypted), a duplicate path, no files, or ' +
     'no SKILL.md at its root or in its one top folder; the message and `details.entry` name the entry',
+  [ErrorCode.IMPORT_SOURCE_UNREACHABLE]:
+    'an import source (git repository, discovery index) that could not be read: no answer, an error status, a ' +
+    'missing ref or path, or past the time allowed; the message says which',
+  [ErrorCode.IMPORT_VERIFICATION_FAILED]:
+    "another server's discovery index whose files do not match what it declares (digest, size), point to another " +
+    'origin, or is not an index; nothing was installed',
   [ErrorCode.SKILLS_DISABLED]: '`app.skills.enabled` is false',
   [ErrorCode.ROUTE_NOT_FOUND]: 'no such route',
   [ErrorCode.CHAT_NOT_FOUND]: "no chat of the caller's has that id (another user's chat is not found either)",

@@ -12,6 +12,7 @@ import {
 import type { InstallKey, StoredSkillFilter, StoreScope, VersionHistory } from './skill-version-store.js';
 import type { Principal } from '../../users/principal.js';
 import type { SkillRegistryService } from '@skillhost/nest';
+import { SkillImportService } from './skill-import.service.js';
 import { SkillLifecycleService, skillName } from './skill-lifecycle.service.js';
 import type { InstallResult, SkillStoreService } from './skill-store.service.js';
 
@@ -145,6 +146,7 @@ function build(options: { store?: Partial<StorePort>; snapshot?: CatalogueSnapsh
   const sut = new SkillLifecycleService(
     fakeStore(log, options.store) as unknown as SkillStoreService,
     registry as unknown as SkillRegistryService,
+    new SkillImportService(fakeStore(log, options.store) as unknown as SkillStoreService),
   );
   return { sut, log, views };
 }

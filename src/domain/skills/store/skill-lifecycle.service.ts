@@ -4,7 +4,8 @@ import { AppError, ErrorCode, findSkill, storeSource } from '@skillhost/core';
 import type { StoredSkillFilter, StoreScope } from './skill-version-store.js';
 import { skillSourceLabel } from '../skill-source-label.js';
 import { SkillRegistryService } from '@skillhost/nest';
-import { type InstallResult, SkillStoreService } from './skill-store.service.js';
+import { type ImportResult, SkillImportService } from './skill-import.service.js';
+import { type InstallResult, type InstallTarget, SkillStoreService } from './skill-store.service.js';
 
 /** What a filter answer holds: the filter as stored, and the skills it offers. */
 export interface SkillFilterResult {
@@ -23,6 +24,7 @@ export class SkillLifecycleService {
   constructor(
     private readonly store: SkillStoreService,
     private readonly registry: SkillRegistryService,
+    private readonly importer: SkillImportService,
   ) {}
 
   /**
@@ -35,24 +37,40 @@ export class SkillLifecycleService {
     scope: StoreScope,
     principal: Principal,
   ): Promise<InstallResult> {
-    const target =
-      scope === 'shared'
-        ? { scope, ownerId: null, owner: null }
-        : { scope, ownerId: principal.userId, owner: principal.name };
+    const target = targetOf(scope, principal);
     const result = await this.store.installUpload(body, contentType, target, principal.userId);
+    await this.refreshAndWarn(target, [result]);
+    return result;
+  }
+
+  /**
+   * Imports every skill a source names (git repository, another server's index) for the caller, as `install` does;
+   * `git+file://` sources for admins only, as they read this server's disk.
+   */
+  async importFrom(sourceText: string, scope: StoreScope, principal: Principal): Promise<ImportResult> {
+    const target = targetOf(scope, principal);
+    const result = await this.importer.importFrom(sourceText, target, principal.userId, {
+      localFiles: principal.role === 'admin',
+    });
+    await this.refreshAndWarn(target, result.skills);
+    return result;
+  }
+
+  /** Reads the store back into the catalogue; a new version that a clash loses gets a warning. */
+  private async refreshAndWarn(target: InstallTarget, results: InstallResult[]): Promise<void> {
     const snapshot = await this.registry.refreshStore();
     const source = storeSource(target.scope, target.owner);
-    for (const collision of snapshot.collisions) {
-      if (collision.name === result.name && collision.loser.source === source) {
-        result.warnings.push(
-          `A skill named '${result.name}' from ` +
-            `${skillSourceLabel(collision.winner.source, snapshot.directories)}` +
-            ` wins over this one: it is installed but not offered until that one is gone (see the admin view's ` +
-            `collisions).`,
-        );
+    for (const result of results)
+      for (const collision of snapshot.collisions) {
+        if (collision.name === result.name && collision.loser.source === source) {
+          result.warnings.push(
+            `A skill named '${result.name}' from ` +
+              `${skillSourceLabel(collision.winner.source, snapshot.directories)}` +
+              ` wins over this one: it is installed but not offered until that one is gone (see the admin view's ` +
+              `collisions).`,
+          );
+        }
       }
-    }
-    return result;
   }
 
   async versions(name: string, principal: Principal, scope?: StoreScope) {
@@ -108,6 +126,12 @@ export class SkillLifecycleService {
       offered: [...this.registry.viewFor(principal.userId, [under, filter]).skills.keys()],
     };
   }
+}
+
+function targetOf(scope: StoreScope, principal: Principal): InstallTarget {
+  return scope === 'shared'
+    ? { scope, ownerId: null, owner: null }
+    : { scope, ownerId: principal.userId, owner: principal.name };
 }
 
 /**

@@ -345,6 +345,7 @@ describe(SkillStoreService.name, () => {
         installedBy: null,
         fileCount: 1,
         totalBytes: 1,
+        source: null,
       });
       const { records } = fakeRecords({
         rollback: async () => ({ outcome: 'no-version' }),

@@ -38,6 +38,7 @@ import {
   type StoredSkillFilter,
   type StoreScope,
   type VersionHistory,
+  type VersionSource,
 } from './skill-version-store.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
@@ -59,6 +60,13 @@ export interface InstallResult {
   /** False when this content was installed before: nothing new was stored. */
   created: boolean;
   warnings: string[];
+}
+
+/** Which store an install goes to: shared, or one user's personal skills (`owner`: their name, for messages). */
+export interface InstallTarget {
+  scope: StoreScope;
+  ownerId: string | null;
+  owner: string | null;
 }
 
 /** An installed skill at its current version, unpacked and ready to be read like a folder. */
@@ -131,13 +139,15 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
 
   /**
    * Validates one skill's files (re-rooted at the skill folder; `folder`: the archive's top folder,
-   * whose name the skill's must match) and makes them the skill's current version.
+   * whose name the skill's must match) and makes them the skill's current version; `source` is
+   * recorded with a new version (where an import read it).
    */
   async install(
     files: readonly { path: string; bytes: Buffer }[],
     folder: string | undefined,
-    target: { scope: StoreScope; ownerId: string | null; owner: string | null },
+    target: InstallTarget,
     installedBy: string | null,
+    source?: VersionSource,
   ): Promise<InstallResult> {
     const { name, warnings } = this.validate(files, folder);
     const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name };
@@ -148,7 +158,13 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     }
     const version = versionOf(files);
     await this.save(name, version, files);
-    const installed = await this.repository.install(key, version.digest, installedBy, this.config.maxPersonalSkills);
+    const installed = await this.repository.install(
+      key,
+      version.digest,
+      installedBy,
+      this.config.maxPersonalSkills,
+      source,
+    );
     if ('quotaReached' in installed) throw this.quotaExceeded(target.owner, installed.quotaReached, name);
     const { version: number, created } = installed;
     await this.cache.materialise(version.digest, name, version.files, (digests) => this.repository.blobs(digests));
@@ -181,7 +197,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   async installUpload(
     body: NodeJS.ReadableStream,
     contentType: string,
-    target: { scope: StoreScope; ownerId: string | null; owner: string | null },
+    target: InstallTarget,
     installedBy: string | null,
   ): Promise<InstallResult> {
     const root = skillRootOf(await readSkillUpload(body, contentType, this.limits));

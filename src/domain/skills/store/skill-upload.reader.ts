@@ -1,3 +1,5 @@
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32, createGunzip } from 'node:zlib';
@@ -112,6 +114,47 @@ export function skillRootOf(files: readonly UploadedFile[]): { folder?: string; 
     };
   }
   throw noSkillRoot(kept, [...tops]);
+}
+
+/**
+ * A folder on disk (a git checkout) read with the same rules as an archive: each path checked, the
+ * file and byte caps, and anything but a regular file or folder (symlink, FIFO, socket, device)
+ * refused rather than skipped, as an archive entry of that kind would be. A `.git` folder is left out.
+ */
+export function readSkillFolder(folder: string, limits: UploadLimits): UploadedFile[] {
+  const collector = new UploadCollector(limits);
+  const walk = (relative: string, depth: number): void => {
+    for (const name of readdirSync(join(folder, relative)).sort()) {
+      if (name === '.git') continue;
+      const path = relative === '' ? name : `${relative}/${name}`;
+      const stats = lstatSync(join(folder, path));
+      if (stats.isDirectory()) {
+        if (depth >= MAX_PATH_DEPTH)
+          throw invalidEntry(path, `Folder '${shown(path)}' is more than ${MAX_PATH_DEPTH} levels deep.`);
+        walk(path, depth + 1);
+      } else if (stats.isFile()) {
+        const checked = collector.admit(path, stats.size);
+        const bytes = readFileSync(join(folder, path));
+        collector.take(bytes.length);
+        collector.add(checked, bytes);
+      } else {
+        throw specialEntry(path, stats.isSymbolicLink() ? 'symbolic link' : 'special file');
+      }
+    }
+  };
+  walk('', 0);
+  return collector.result();
+}
+
+/** Files from elsewhere (another server's index) held to the archive rules: paths, duplicates, caps. */
+export function checkUploadedFiles(files: readonly UploadedFile[], limits: UploadLimits): UploadedFile[] {
+  const collector = new UploadCollector(limits);
+  for (const file of files) {
+    const path = collector.admit(file.path, file.bytes.length);
+    collector.take(file.bytes.length);
+    collector.add(path, file.bytes);
+  }
+  return collector.result();
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { StoredInstall, StoreScope } from '@skillhost/core';
 import type { StoredSkillFilter } from '../../shared/skill-filter.js';
+import type { VersionSource } from './skill-import-source.js';
 
-export type { StoredSkillFilter, StoreScope };
+export type { StoredSkillFilter, StoreScope, VersionSource };
 
 /** Which installed skill: a shared one by name, or one user's personal one. */
 export interface InstallKey {
@@ -36,6 +37,8 @@ export interface InstalledVersion {
   installedBy: string | null;
   fileCount: number;
   totalBytes: number;
+  /** Where an imported version came from; null for uploads and folders. */
+  source: VersionSource | null;
 }
 
 export interface VersionHistory {
@@ -70,6 +73,7 @@ export interface SkillVersionStore {
     digest: string,
     installedBy: string | null,
     maxPersonal?: number,
+    source?: VersionSource,
   ): Promise<{ version: number; created: boolean } | { quotaReached: number }>;
   /** How many personal skills a user has, and whether one of them has this name. */
   personalCount(ownerId: string, name: string): Promise<{ owned: number; exists: boolean }>;
