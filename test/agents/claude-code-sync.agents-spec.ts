@@ -20,7 +20,7 @@ const TIMEOUT_MS = 120_000;
 const SKILLHOST_BIN = resolve(process.cwd(), 'bin', 'skillhost.js');
 const SKILL = 'internal-comms';
 const ANSWER = 'Here is the 3P update.';
-/** Where Claude Code lists its skills for the model (a system turn among the first messages, not a tool description). */
+/** Where Claude Code lists its skills for the model: a system turn among the first messages, not a tool. */
 const LISTING = 'The following skills are available for use with the Skill tool:\n';
 
 /**
