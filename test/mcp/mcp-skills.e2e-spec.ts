@@ -760,6 +760,8 @@ describe('skills over MCP and the discovery index', () => {
     ]);
     const alpha = index.skills[0];
     expect(alpha.files[0].path).toBe('SKILL.md');
+    // Skillhost's own name for the version, beside the proposal's fields: a folder skill has no number.
+    expect(alpha.version).toEqual({ digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), number: null });
     const lines: string[] = [];
     for (const file of alpha.files) {
       const got = await http

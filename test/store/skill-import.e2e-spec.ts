@@ -252,6 +252,16 @@ describe('importing skills into the store: git repositories and other servers', 
       .set({ authorization: `Bearer ${keys.root}` })
       .expect(200);
     expect(versions.body.versions[0].source).toEqual({ url: index, digest: expect.stringMatching(DIGEST) });
+    // This server's own index names the imported version, by the digest clients pin and its number.
+    let listed: { name: string; version: unknown } | undefined;
+    for (let tries = 0; listed === undefined && tries < 50; tries++) {
+      const own = await http()
+        .get('/.well-known/agent-skills/index.json')
+        .set({ authorization: `Bearer ${keys.root}` });
+      listed = own.body.skills?.find((skill: { name: string }) => skill.name === 'glossary');
+      if (listed === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(listed?.version).toEqual({ digest: expect.stringMatching(DIGEST), number: 1 });
     const mine = await importAs('ann', `${index}#onboarding`, '/v1/skills/import').expect(201);
     expect(mine.body.skills).toEqual([
       expect.objectContaining({ name: 'onboarding', scope: 'personal', owner: 'ann' }),

@@ -20,6 +20,11 @@ export interface IndexSkill {
   name: string;
   description: string;
   digest: string;
+  /**
+   * The version as Skillhost names it, beside the proposal's fields: the content digest the store and the chats' pins
+   * use, and a store skill's version number (null for a skill from a folder). Clients pin by the digest.
+   */
+  version: { digest: string | null; number: number | null };
   files: IndexFile[];
 }
 
@@ -43,6 +48,7 @@ export function indexEntry(skill: PublishedSkill): IndexSkill | { problem: strin
     name,
     description: skill.record.description,
     digest: skillDigest(files),
+    version: { digest: skill.record.digest ?? null, number: skill.record.store?.version ?? null },
     files: ordered.map((file) => ({
       path: file.path,
       digest: file.digest,

@@ -48,6 +48,21 @@ export class IndexFileDto {
   url: string;
 }
 
+export class IndexSkillVersionDto {
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'sha256:5e3a…',
+    description:
+      'The content digest the store and the chats pin by (`skillhost sync --pin NAME@DIGEST`); null for a folder ' +
+      'past `max_install_bytes`.',
+  })
+  digest: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: "A store skill's version number; null for a folder's." })
+  number: number | null;
+}
+
 export class IndexSkillDto {
   @ApiProperty()
   name: string;
@@ -59,6 +74,12 @@ export class IndexSkillDto {
     description: 'The skill-level digest of the proposal: SHA-256 over the sorted `path\\0hex\\n` lines of its files.',
   })
   digest: string;
+
+  @ApiProperty({
+    type: () => IndexSkillVersionDto,
+    description: "Skillhost's own name for this version, beside the proposal's fields: what clients pin.",
+  })
+  version: IndexSkillVersionDto;
 
   @ApiProperty({ type: () => [IndexFileDto], description: 'Every file, SKILL.md first.' })
   files: IndexFileDto[];
