@@ -44,7 +44,7 @@ describe('GraphQL: skill versions, rollback, uninstall, switches and filters', (
   it('skillVersions answers what GET /v1/skills/{name}/versions answers, personal first', async () => {
     const { skillVersions } = await as('alice').request<{ skillVersions: Record<string, unknown> }>(
       '{ skillVersions(name: "notes") { name scope current versions { version digest installedAt installedBy ' +
-        'fileCount totalBytes } } }',
+        'fileCount totalBytes source { url ref path commit digest } } } }',
     );
     const rest = await request(ctx.app.getHttpServer())
       .get('/v1/skills/notes/versions')

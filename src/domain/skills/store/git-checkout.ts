@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError, ErrorCode } from '@skillhost/core';
+import { inheritedEnvironment } from '../../../config/inherited-environment.js';
 
 /**
  * A shallow checkout of one commit of a git repository, made with the `git` binary so that nothing
@@ -71,7 +72,7 @@ function git(args: string[], timeoutMs: number, url: string): Promise<string> {
     execFile(
       'git',
       [...SAFE_CONFIG, ...args],
-      { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, env: { ...process.env, ...GIT_ENV } },
+      { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, env: { ...inheritedEnvironment(), ...GIT_ENV } },
       (error, stdout, stderr) => {
         if (error === null) return resolve(stdout);
         if ((error as NodeJS.ErrnoException).code === 'ENOENT')
