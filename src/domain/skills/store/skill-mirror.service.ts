@@ -27,6 +27,8 @@ import {
 const TICK_MS = 15_000;
 /** How long a run holds its mirror: past the import's own timeouts, so only a dead process's lease runs out. */
 const LEASE_SECONDS = 600;
+/** How often a run asked for waits to claim a mirror another run holds. */
+const CLAIM_RETRY_MS = 250;
 
 /** A mirror as the admin view shows it. */
 export interface MirrorView extends Omit<StoredMirror, 'intervalSeconds' | 'createdBy'> {
@@ -116,12 +118,19 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
     this.logger.log(`Removed mirror '${name}'`);
   }
 
-  /** Runs a mirror now; when a run of it is under way already (here or on another instance), its state as it is. */
+  /**
+   * Runs a mirror now and answers its state after. A run of it under way already (the schedule's, or another
+   * instance's) began before the caller asked, so it is waited for and then a run of its own made.
+   */
   async runNow(name: string): Promise<MirrorView> {
-    const claimed = await this.mirrors.claim((await this.found(name)).name, LEASE_SECONDS);
-    if (claimed === null) return viewOf(await this.found(name));
-    await this.run(claimed);
-    return viewOf(await this.found(name));
+    const known = (await this.found(name)).name;
+    let claimed = await this.mirrors.claim(known, LEASE_SECONDS);
+    for (let waited = 0; claimed === null && waited < LEASE_SECONDS * 1000; waited += CLAIM_RETRY_MS) {
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS));
+      claimed = await this.mirrors.claim((await this.found(known)).name, LEASE_SECONDS);
+    }
+    if (claimed !== null) await this.run(claimed);
+    return viewOf(await this.found(known));
   }
 
   /** Runs every mirror that is due, one after the other; one tick at a time. */
