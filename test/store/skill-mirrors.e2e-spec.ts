@@ -94,9 +94,10 @@ describe('mirrors: skills kept up to date from their source', () => {
   });
 
   it('imports the source; the same commit again is no new version; a new commit is one', async () => {
+    // Added mirrors are due at once: the schedule may have run this one first, so `created` is not asserted here.
     const firstRun = await run('team');
     expect(firstRun.lastResult?.skills).toEqual([
-      expect.objectContaining({ name: 'report', version: 1, created: true, held: false }),
+      expect.objectContaining({ name: 'report', version: 1, held: false }),
     ]);
     expect(firstRun.lastSuccessAt).not.toBeNull();
     const again = await run('team');
