@@ -265,7 +265,11 @@ describe(loadConfig.name, () => {
         toml: {
           app: {
             skills: {
-              mirrors: { 'Bad Name': { source: 's' }, a: { interval: '15m' }, b: { source: 's', interval: '10s', x: 1 } },
+              mirrors: {
+                'Bad Name': { source: 's' },
+                a: { interval: '15m' },
+                b: { source: 's', interval: '10s', x: 1 },
+              },
             },
           },
         },

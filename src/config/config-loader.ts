@@ -141,13 +141,16 @@ function readMirrors(table: unknown, problems: string[]): Record<string, MirrorC
   for (const [name, raw] of Object.entries(table as Raw)) {
     const where = `app.skills.mirrors.${name}`;
     if (!MIRROR_NAME.test(name))
-      problems.push(`${where}: mirror names may use lowercase letters, digits, '_' and '-' (1–64, a letter or digit first)`);
+      problems.push(
+        `${where}: mirror names may use lowercase letters, digits, '_' and '-' (1–64, a letter or digit first)`,
+      );
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       problems.push(`${where}: expected a table`);
       continue;
     }
     const entry = raw as Raw;
-    if (entry.source === undefined) problems.push(`${where}.source: missing; expected ${MIRROR_SETTINGS.source.expected}`);
+    if (entry.source === undefined)
+      problems.push(`${where}.source: missing; expected ${MIRROR_SETTINGS.source.expected}`);
     const parsed = MIRROR_TABLE_SCHEMA.safeParse(entry);
     if (!parsed.success) problems.push(...tableProblems(MIRROR_SETTINGS, parsed.error.issues, where, entry));
     if (!parsed.success || entry.source === undefined) continue;

@@ -167,7 +167,9 @@ describe('migrations', () => {
     );
     expect(sourceColumn).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)));
+    expect(await tables(db.url)).toEqual(
+      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)),
+    );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
       ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)),

@@ -70,7 +70,13 @@ describe('mirrors: skills kept up to date from their source', () => {
       .set(as('root'))
       .send({ name: 'team', source: `git+file://${repo.bare}#main:skills`, interval: '15m' })
       .expect(201);
-    expect(added.body).toMatchObject({ name: 'team', origin: 'api', readOnly: false, interval: '15m', lastError: null });
+    expect(added.body).toMatchObject({
+      name: 'team',
+      origin: 'api',
+      readOnly: false,
+      interval: '15m',
+      lastError: null,
+    });
     const listed = await http().get('/v1/admin/skills/mirrors').set(as('root')).expect(200);
     expect(listed.body.map((m: MirrorBody) => [m.name, m.origin, m.readOnly, m.interval])).toEqual([
       ['configured', 'config', true, '1h'],
@@ -96,9 +102,7 @@ describe('mirrors: skills kept up to date from their source', () => {
   it('imports the source; the same commit again is no new version; a new commit is one', async () => {
     // Added mirrors are due at once: the schedule may have run this one first, so `created` is not asserted here.
     const firstRun = await run('team');
-    expect(firstRun.lastResult?.skills).toEqual([
-      expect.objectContaining({ name: 'report', version: 1, held: false }),
-    ]);
+    expect(firstRun.lastResult?.skills).toEqual([expect.objectContaining({ name: 'report', version: 1, held: false })]);
     expect(firstRun.lastSuccessAt).not.toBeNull();
     const again = await run('team');
     expect(again.lastResult?.skills).toEqual([expect.objectContaining({ version: 1, created: false })]);

@@ -84,10 +84,9 @@ export class SkillMirrorRepository implements SkillMirrorStore {
   replaceConfigured(mirrors: readonly NewMirror[]): Promise<void> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
-        await manager.query(
-          "DELETE FROM skill_mirrors WHERE origin = 'config' AND NOT (name = ANY($1::text[]))",
-          [mirrors.map((mirror) => mirror.name)],
-        );
+        await manager.query("DELETE FROM skill_mirrors WHERE origin = 'config' AND NOT (name = ANY($1::text[]))", [
+          mirrors.map((mirror) => mirror.name),
+        ]);
         for (const mirror of mirrors)
           await manager.query(
             `INSERT INTO skill_mirrors (name, origin, source, interval_seconds) VALUES ($1, 'config', $2, $3)

@@ -20,7 +20,10 @@ export class AddMirrorDto {
   @MaxLength(2048)
   source: string;
 
-  @ApiPropertyOptional({ description: 'How often to import again: `90s`, `15m`, `6h`, `1d` (1m to 7d).', default: '15m' })
+  @ApiPropertyOptional({
+    description: 'How often to import again: `90s`, `15m`, `6h`, `1d` (1m to 7d).',
+    default: '15m',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(40)

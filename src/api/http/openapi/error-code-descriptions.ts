@@ -12,7 +12,8 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.SKILL_SWITCH_LOCKED]:
     'the skill is switched off in the configuration (`[app.skills] disabled`), which the API cannot override',
   [ErrorCode.SKILL_MIRROR_NOT_FOUND]: 'no mirror has that name; the message names the mirrors there are',
-  [ErrorCode.SKILL_MIRROR_NAME_TAKEN]: 'a mirror of that name exists already (added by the API or in the configuration)',
+  [ErrorCode.SKILL_MIRROR_NAME_TAKEN]:
+    'a mirror of that name exists already (added by the API or in the configuration)',
   [ErrorCode.SKILL_MIRROR_CONFIGURED]:
     'the mirror is defined in the configuration (`[app.skills.mirrors.NAME]`), which the API cannot remove',
   [ErrorCode.SKILL_NOT_FOUND]: 'no loaded skill has that name; the message names the available ones',

@@ -1,4 +1,6 @@
-/** Where a mirror was defined: `[app.skills.mirrors.NAME]` (read-only to the API) or `POST /v1/admin/skills/mirrors`. */
+/**
+ * Where a mirror was defined: `[app.skills.mirrors.NAME]` (read-only to the API) or `POST /v1/admin/skills/mirrors`.
+ */
 export type MirrorOrigin = 'config' | 'api';
 
 /** What a mirror's last good run installed: each skill's version, and whether it was new or kept back. */

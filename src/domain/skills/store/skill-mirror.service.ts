@@ -11,7 +11,12 @@ import { SkillRegistryService } from '@skillhost/nest';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { MIRROR_NAME } from '../../../config/config-schema.js';
 import { PROCESS_ROLE, type ProcessRole } from '../../../config/process-role.js';
-import { formatMirrorInterval, MAX_MIRROR_SECONDS, MIN_MIRROR_SECONDS, mirrorIntervalSeconds } from './mirror-interval.js';
+import {
+  formatMirrorInterval,
+  MAX_MIRROR_SECONDS,
+  MIN_MIRROR_SECONDS,
+  mirrorIntervalSeconds,
+} from './mirror-interval.js';
 import type { ImportResult } from './skill-import.service.js';
 import { SkillImportService } from './skill-import.service.js';
 import { parseImportSource } from './skill-import-source.js';
@@ -102,7 +107,9 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
           `${input.name}) or choose another name.`,
         { name: input.name },
       );
-    this.logger.log(`Added mirror '${added.name}' of ${added.source}, every ${formatMirrorInterval(input.intervalSeconds)}`);
+    this.logger.log(
+      `Added mirror '${added.name}' of ${added.source}, every ${formatMirrorInterval(input.intervalSeconds)}`,
+    );
     return viewOf(added);
   }
 
