@@ -434,7 +434,10 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
       );
       const mirrors = '/v1/admin/skills/mirrors';
       const addMirror = (name: string) =>
-        http().post(mirrors).set(admin).send({ name, source: `git+file://${repo.bare}`, interval: '1h' });
+        http()
+          .post(mirrors)
+          .set(admin)
+          .send({ name, source: `git+file://${repo.bare}`, interval: '1h' });
       visit(`POST ${mirrors}`, await addMirror('tour'));
       visit(`POST ${mirrors}`, await addMirror('tour'));
       visit(`POST ${mirrors}`, await addMirror('Bad Name'));
