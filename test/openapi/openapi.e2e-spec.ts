@@ -441,6 +441,7 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
       visit(`POST ${mirrors}`, await addMirror('tour'));
       visit(`POST ${mirrors}`, await addMirror('tour'));
       visit(`POST ${mirrors}`, await addMirror('Bad Name'));
+      visit(`GET ${mirrors}`, await http().get(mirrors).set(admin));
       visit(`POST ${mirrors}/{name}/run`, await http().post(`${mirrors}/tour/run`).set(admin));
       visit(`POST ${mirrors}/{name}/run`, await http().post(`${mirrors}/nope/run`).set(admin));
       visit(`GET ${mirrors}`, await http().get(mirrors).set(admin));

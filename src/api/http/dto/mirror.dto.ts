@@ -74,22 +74,22 @@ export class MirrorDto {
   @ApiProperty({ type: 'integer' })
   intervalSeconds: number;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ type: String, format: 'date-time' })
   createdAt: Date;
 
-  @ApiProperty({ format: 'date-time', description: 'When the mirror is next due.' })
+  @ApiProperty({ type: String, format: 'date-time', description: 'When the mirror is next due.' })
   nextRunAt: Date;
 
   @ApiProperty({ description: 'A run holds the mirror now (on any instance).' })
   running: boolean;
 
-  @ApiProperty({ format: 'date-time', nullable: true })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   lastRunAt: Date | null;
 
-  @ApiProperty({ format: 'date-time', nullable: true })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   lastSuccessAt: Date | null;
 
-  @ApiProperty({ format: 'date-time', nullable: true })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
   lastErrorAt: Date | null;
 
   @ApiProperty({

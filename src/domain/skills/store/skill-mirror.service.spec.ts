@@ -99,12 +99,15 @@ describe(SkillMirrorService.name, () => {
     expect(log.finished).toEqual([['team', { ok: true, result: { skills: [], warnings: [] } }]]);
   });
 
-  it('answers SKILL_MIRROR_NOT_FOUND naming the mirrors there are, and refuses to remove a configured one', async () => {
-    const { sut } = sutWith({ mirrors: [mirrorOf(), mirrorOf({ name: 'configured', origin: 'config' })] });
-    await expect(sut.runNow('nope')).rejects.toMatchObject({
-      code: ErrorCode.SKILL_MIRROR_NOT_FOUND,
-      details: { mirrors: ['team', 'configured'] },
-    });
-    await expect(sut.remove('configured')).rejects.toMatchObject({ code: ErrorCode.SKILL_MIRROR_CONFIGURED });
-  });
+  it(
+    'answers SKILL_MIRROR_NOT_FOUND naming the mirrors there are, and refuses to remove a configured ' + 'one',
+    async () => {
+      const { sut } = sutWith({ mirrors: [mirrorOf(), mirrorOf({ name: 'configured', origin: 'config' })] });
+      await expect(sut.runNow('nope')).rejects.toMatchObject({
+        code: ErrorCode.SKILL_MIRROR_NOT_FOUND,
+        details: { mirrors: ['team', 'configured'] },
+      });
+      await expect(sut.remove('configured')).rejects.toMatchObject({ code: ErrorCode.SKILL_MIRROR_CONFIGURED });
+    },
+  );
 });
