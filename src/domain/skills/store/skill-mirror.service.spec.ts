@@ -69,16 +69,32 @@ describe(SkillMirrorService.name, () => {
   let stop: (() => Promise<void>) | undefined;
   afterEach(async () => stop?.());
 
-  it('writes the configured mirrors and keeps the schedule only in the process that owns it', async () => {
+  it('writes the configured mirrors only in the process that does the start-up work', async () => {
     const owner = sutWith({ worker: 1 });
-    stop = () => owner.sut.onApplicationShutdown();
+    const other = sutWith({ worker: 2 });
+    stop = async () => {
+      await owner.sut.onApplicationShutdown();
+      await other.sut.onApplicationShutdown();
+    };
     await owner.sut.onApplicationBootstrap();
+    await other.sut.onApplicationBootstrap();
     expect(owner.log.configured).toEqual([
       [{ name: 'configured', source: 'git+https://example.test/c.git', intervalSeconds: 7200 }],
     ]);
-    const other = sutWith({ worker: 2 });
-    await other.sut.onApplicationBootstrap();
     expect(other.log.configured).toEqual([]);
+  });
+
+  it('writes the configured mirrors on a later tick when the database was away at start-up', async () => {
+    const { sut, store, log } = sutWith();
+    stop = () => sut.onApplicationShutdown();
+    const write = store.replaceConfigured;
+    store.replaceConfigured = async () => {
+      throw new Error('connection refused');
+    };
+    await sut.onApplicationBootstrap();
+    store.replaceConfigured = write;
+    await sut.tick();
+    expect(log.configured).toHaveLength(1);
   });
 
   it('records a failed run as the last error without throwing', async () => {

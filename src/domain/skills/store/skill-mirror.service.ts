@@ -53,15 +53,16 @@ export interface AddMirror {
  * Mirrors keep shared skills up to date from where they are published: every interval a mirror imports its source
  * again, as `POST /v1/admin/skills/import` would. A new commit or index digest is a new version, the same content
  * none; a skill an admin rolled back to an earlier version is kept there. A failed run is logged and recorded (the
- * admin view shows it) and changes nothing, so the last good version keeps serving. The process that does the
- * server's once-only work runs the schedule; each run claims its mirror in PostgreSQL first, so instances on one
- * database never run the same mirror at once.
+ * admin view shows it) and changes nothing, so the last good version keeps serving. Each run claims its mirror in
+ * PostgreSQL first, so processes and instances on one database never run the same mirror at once.
  */
 @Injectable()
 export class SkillMirrorService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('SkillMirrors');
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  /** Whether this process still has the configuration's mirrors to write. */
+  private configuredPending = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -71,8 +72,22 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
     @Optional() @Inject(PROCESS_ROLE) private readonly role?: ProcessRole,
   ) {}
 
+  /**
+   * Every process looks for due mirrors: the claim in PostgreSQL decides which one runs each, and a worker restarted
+   * after a crash (a new cluster id, so no longer the first) would otherwise leave the schedule to nobody. The
+   * configuration's mirrors are written once, by the process that does the start-up work.
+   */
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.app.skills.enabled || this.role?.runsStartupTasks === false) return;
+    if (!this.config.app.skills.enabled) return;
+    this.configuredPending = this.role?.runsStartupTasks !== false;
+    await this.writeConfigured();
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  /** Writes the configuration's mirrors; on failure (the database away) the next tick tries again. */
+  private async writeConfigured(): Promise<void> {
+    if (!this.configuredPending) return;
     const configured = Object.values(this.config.app.skills.mirrors).map((mirror) => ({
       name: mirror.name,
       source: mirror.source,
@@ -80,11 +95,10 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
     }));
     try {
       await this.mirrors.replaceConfigured(configured);
+      this.configuredPending = false;
     } catch (error) {
-      this.logger.warn(`Could not record the configured mirrors: ${messageOf(error)}; they run once it can`);
+      this.logger.warn(`Could not record the configured mirrors: ${messageOf(error)}; trying again shortly`);
     }
-    this.timer = setInterval(() => void this.tick(), TICK_MS);
-    this.timer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -149,6 +163,7 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
   }
 
   private async runDue(): Promise<void> {
+    await this.writeConfigured();
     try {
       for (;;) {
         if (this.timer === undefined) return;
