@@ -7,6 +7,7 @@ import { SkillStore1764300000000 } from './1764300000000-skill-store.js';
 import { RateLimits1764400000000 } from './1764400000000-rate-limits.js';
 import { Gateway1764500000000 } from './1764500000000-gateway.js';
 import { SkillVersionSource1764600000000 } from './1764600000000-skill-version-source.js';
+import { SkillMirrors1764700000000 } from './1764700000000-skill-mirrors.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   RateLimits1764400000000,
   Gateway1764500000000,
   SkillVersionSource1764600000000,
+  SkillMirrors1764700000000,
 ];

@@ -31,7 +31,18 @@ type Settings = ResolvedOf<typeof CONFIG_SETTINGS>['app'];
 export type SkillsConfig = Settings['skills'] & {
   /** `[app.skills.settings.NAME]`: each skill's own settings, handed to its code as `ctx.config`. */
   settings: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** `[app.skills.mirrors.NAME]`: sources imported again every interval, by name. */
+  mirrors: Readonly<Record<string, MirrorConfig>>;
 };
+
+/** One `[app.skills.mirrors.NAME]` table. */
+export interface MirrorConfig {
+  name: string;
+  source: string;
+  /** As written (`15m`). */
+  interval: string;
+  intervalMs: number;
+}
 export type ScriptsConfig = Settings['scripts'];
 export type DatabaseConfig = Settings['database'];
 /**

@@ -32,6 +32,7 @@ describe(loadConfig.name, () => {
       catalogueFormat: 'json',
       includeLocation: false,
       maxSkills: 10_000,
+      mirrors: {},
       catalogueBudgetTokens: 4000,
       catalogueMaxSkills: 50,
       searchTool: 'auto',
@@ -244,6 +245,45 @@ describe(loadConfig.name, () => {
         'max_retries)',
       "app.models.b.base_url: missing; an openai-compatible model needs its API's base URL",
       'app.default_model: "nope" is not allowed; expected one of the configured models (a, b)',
+    ]);
+  });
+
+  it('reads [app.skills.mirrors.NAME] tables: a source and an interval (15m unless given)', () => {
+    const mirrors = { team: { source: 'git+https://example.test/skills.git', interval: '2h' }, docs: { source: 'x' } };
+    const sut = loadConfig({ env: {}, toml: { app: { skills: { mirrors } } }, projectRoot, homeDir });
+    expect(sut.app.skills.mirrors).toEqual({
+      team: { name: 'team', source: 'git+https://example.test/skills.git', interval: '2h', intervalMs: 7_200_000 },
+      docs: { name: 'docs', source: 'x', interval: '15m', intervalMs: 900_000 },
+    });
+    expect(loadConfig({ env: {}, toml: {}, projectRoot, homeDir }).app.skills.mirrors).toEqual({});
+  });
+
+  it('names each bad mirror table: its name, a missing source, an interval out of range, an unknown key', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: {},
+        toml: {
+          app: {
+            skills: {
+              mirrors: {
+                'Bad Name': { source: 's' },
+                a: { interval: '15m' },
+                b: { source: 's', interval: '10s', x: 1 },
+              },
+            },
+          },
+        },
+        projectRoot,
+        homeDir,
+      }),
+    );
+    expect(problems).toEqual([
+      "app.skills.mirrors.Bad Name: mirror names may use lowercase letters, digits, '_' and '-' (1–64, a letter or " +
+        'digit first)',
+      'app.skills.mirrors.a.source: missing; expected a non-empty string',
+      'app.skills.mirrors.b.interval: "10s" is not allowed; expected a duration from 1m to 7d, like 15m, 2h or 1d ' +
+        '(units s, m, h, d)',
+      'app.skills.mirrors.b.x: unknown key (known keys: source, interval)',
     ]);
   });
 

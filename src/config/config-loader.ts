@@ -3,12 +3,28 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import type { z } from 'zod';
-import { ConfigError, deepFreeze, type Place, resolveValues, type Setting, settingsOf } from '@skillhost/core';
+import {
+  ConfigError,
+  deepFreeze,
+  type Place,
+  resolveValues,
+  type Setting,
+  type SettingTree,
+  settingsOf,
+} from '@skillhost/core';
 
 export { ConfigError };
-import type { AppConfig, ConfigValues, ModelConfig, ModelProvider, SkillsConfig } from './app-config.js';
-import { CONFIG_SETTINGS, MODEL_PROVIDERS, MODEL_SETTINGS, SETTINGS } from './config-schema.js';
-import { CONFIG_TREE_SCHEMA, describeIssues, MODEL_TABLE_SCHEMA } from './config-validation.js';
+import type { AppConfig, ConfigValues, MirrorConfig, ModelConfig, ModelProvider, SkillsConfig } from './app-config.js';
+import {
+  CONFIG_SETTINGS,
+  durationMs,
+  MIRROR_NAME,
+  MIRROR_SETTINGS,
+  MODEL_PROVIDERS,
+  MODEL_SETTINGS,
+  SETTINGS,
+} from './config-schema.js';
+import { CONFIG_TREE_SCHEMA, describeIssues, MIRROR_TABLE_SCHEMA, MODEL_TABLE_SCHEMA } from './config-validation.js';
 
 export interface LoadConfigOptions {
   /** Defaults to `process.env`. */
@@ -39,8 +55,9 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   if (!parsed.success) lines.push(...treeProblems(parsed.error.issues, tree, fromEnv));
   const models = readModels(lookup(tree, 'app.models'), env, lines);
   const defaultModel = chooseDefaultModel(lookup(tree, 'app.default_model') ?? '', models, lines);
+  const mirrors = readMirrors(lookup(tree, 'app.skills.mirrors'), lines);
   if (!parsed.success || lines.length > 0) throw new ConfigError(lines);
-  return deepFreeze(toAppConfig(parsed.data, models, defaultModel, place));
+  return deepFreeze(toAppConfig(parsed.data, { models, defaultModel, mirrors }, place));
 }
 
 /**
@@ -95,10 +112,14 @@ function chooseDefaultModel(
  */
 function toAppConfig(
   values: ConfigValues,
-  models: Record<string, ModelConfig>,
-  defaultModel: string | undefined,
+  tables: {
+    models: Record<string, ModelConfig>;
+    defaultModel: string | undefined;
+    mirrors: Record<string, MirrorConfig>;
+  },
   place: Place,
 ): AppConfig {
+  const { models, defaultModel, mirrors } = tables;
   const { app } = resolveValues(CONFIG_SETTINGS, values, place);
   const settings = (lookup(values as Raw, 'app.skills.settings') ?? {}) as SkillsConfig['settings'];
   const mcp = {
@@ -106,7 +127,38 @@ function toAppConfig(
     catalogueBudgetTokens: app.mcp.catalogueBudgetTokens || app.skills.catalogueBudgetTokens,
     catalogueMaxSkills: app.mcp.catalogueMaxSkills || app.skills.catalogueMaxSkills,
   };
-  return { app: { ...app, defaultModel, models, mcp, skills: { ...app.skills, settings } } };
+  return { app: { ...app, defaultModel, models, mcp, skills: { ...app.skills, settings, mirrors } } };
+}
+
+/** `[app.skills.mirrors.NAME]` tables, each checked by MIRROR_TABLE_SCHEMA; names as the admin route takes them. */
+function readMirrors(table: unknown, problems: string[]): Record<string, MirrorConfig> {
+  const mirrors: Record<string, MirrorConfig> = {};
+  if (table === undefined) return mirrors;
+  if (table === null || typeof table !== 'object' || Array.isArray(table)) {
+    problems.push('app.skills.mirrors: expected tables like [app.skills.mirrors.NAME]');
+    return mirrors;
+  }
+  for (const [name, raw] of Object.entries(table as Raw)) {
+    const where = `app.skills.mirrors.${name}`;
+    if (!MIRROR_NAME.test(name))
+      problems.push(
+        `${where}: mirror names may use lowercase letters, digits, '_' and '-' (1–64, a letter or digit first)`,
+      );
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      problems.push(`${where}: expected a table`);
+      continue;
+    }
+    const entry = raw as Raw;
+    if (entry.source === undefined)
+      problems.push(`${where}.source: missing; expected ${MIRROR_SETTINGS.source.expected}`);
+    const parsed = MIRROR_TABLE_SCHEMA.safeParse(entry);
+    if (!parsed.success) problems.push(...tableProblems(MIRROR_SETTINGS, parsed.error.issues, where, entry));
+    if (!parsed.success || entry.source === undefined) continue;
+    const interval = String(parsed.data.interval ?? MIRROR_SETTINGS.interval.default);
+    const source = String(parsed.data.source).trim();
+    mirrors[name] = { name, source, interval, intervalMs: durationMs(interval) ?? 0 };
+  }
+  return mirrors;
 }
 
 /**
@@ -164,7 +216,7 @@ function readModel(name: string, entry: Raw, env: Record<string, string | undefi
       );
   }
   const parsed = MODEL_TABLE_SCHEMA.safeParse(entry);
-  if (!parsed.success) problems.push(...modelProblems(parsed.error.issues, where, entry));
+  if (!parsed.success) problems.push(...tableProblems(MODEL_SETTINGS, parsed.error.issues, where, entry));
   const valid = (parsed.success ? parsed.data : {}) as Raw;
   const value = <T>(key: keyof typeof MODEL_SETTINGS) => (valid[key] ?? MODEL_SETTINGS[key].default) as T;
   const provider = value<ModelProvider>('provider');
@@ -189,10 +241,11 @@ function readModel(name: string, entry: Raw, env: Record<string, string | undefi
   };
 }
 
-function modelProblems(issues: readonly z.core.$ZodIssue[], where: string, entry: Raw): string[] {
-  const keys = Object.keys(MODEL_SETTINGS);
+/** One line per problem of a keyed table (`[app.models.NAME]`, `[app.skills.mirrors.NAME]`), in its keys' order. */
+function tableProblems(tree: SettingTree, issues: readonly z.core.$ZodIssue[], where: string, entry: Raw): string[] {
+  const keys = Object.keys(tree);
   const problems = describeIssues(issues, {
-    tree: MODEL_SETTINGS,
+    tree,
     prefix: `${where}.`,
     where: (key) => `${where}.${key}`,
     valueAt: (key) => entry[key],

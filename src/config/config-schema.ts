@@ -697,6 +697,53 @@ export const MODEL_SETTINGS = {
   }),
 } satisfies SettingTree;
 
+/** A duration's units, as `[app.skills.mirrors.NAME] interval` takes them: `90s`, `15m`, `6h`, `1d`. */
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION = /^([1-9][0-9]{0,6})(s|m|h|d)$/;
+
+/** Milliseconds of a duration written as a whole number and a unit (`15m`); undefined when it is not one. */
+export function durationMs(text: string): number | undefined {
+  const match = DURATION.exec(text.trim());
+  return match === null ? undefined : Number(match[1]) * DURATION_UNITS_MS[match[2]];
+}
+
+/** A duration from `min` to `max` milliseconds, written `15m` (the resolved value is in milliseconds). */
+function duration(options: { default: string; description: string; min: number; max: number }): Setting<string> {
+  const { min, max, ...rest } = options;
+  const rule = z.string().refine((text) => {
+    const ms = durationMs(text);
+    return ms !== undefined && ms >= min && ms <= max;
+  });
+  return {
+    ...rest,
+    rule,
+    expected: `a duration from ${min / 60_000}m to ${max / 86_400_000}d, like 15m, 2h or 1d (units s, m, h, d)`,
+    type: 'duration',
+    shape: 'string',
+  };
+}
+
+/** What a mirror may be called, in the configuration and the admin route alike. */
+export const MIRROR_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** Per-mirror keys under `[app.skills.mirrors.NAME]` (no environment variables). */
+export const MIRROR_SETTINGS = {
+  source: setting.string({
+    nonEmpty: true,
+    description:
+      'Where the mirror imports shared skills from, as `skillhost install` takes it: `git+https://…` or ' +
+      "`git+file://…` (with `#REF`, `:PATH`), another server's discovery index URL, or a plugin marketplace.",
+  }),
+  interval: duration({
+    default: '15m',
+    min: 60_000,
+    max: 7 * 86_400_000,
+    description:
+      'How often the mirror imports its source again: a new commit or index digest becomes a new version; a skill ' +
+      'rolled back to an earlier version is kept there.',
+  }),
+} satisfies SettingTree;
+
 /** A configuration key with its dotted TOML path and the environment variable that overrides it. */
 export interface KeyedSetting {
   key: string;
@@ -738,7 +785,16 @@ export function renderConfigReference(): string {
       `| \`[app.models.NAME]\` \`${key}\` | — | ${of.type} | ` +
       `${of.default === undefined ? 'required' : `\`${JSON.stringify(of.default)}\``} | ${of.description} |`,
   );
-  return ['| key | environment | type | default | meaning |', '|---|---|---|---|---|', ...rows, ...modelRows].join(
-    '\n',
+  const mirrorRows = settingsOf(MIRROR_SETTINGS).map(
+    ({ key, setting: of }) =>
+      `| \`[app.skills.mirrors.NAME]\` \`${key}\` | — | ${of.type} | ` +
+      `${of.default === undefined ? 'required' : `\`${JSON.stringify(of.default)}\``} | ${of.description} |`,
   );
+  return [
+    '| key | environment | type | default | meaning |',
+    '|---|---|---|---|---|',
+    ...rows,
+    ...modelRows,
+    ...mirrorRows,
+  ].join('\n');
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { schemaOf, settingOnPath, settingsOf, type SettingTree, shownValue } from '@skillhost/core';
-import { CONFIG_SETTINGS, MODEL_SETTINGS } from './config-schema.js';
+import { CONFIG_SETTINGS, MIRROR_SETTINGS, MODEL_SETTINGS } from './config-schema.js';
 
 /**
  * The configuration's validation, derived from the settings tree: its zod schema (every section
@@ -12,7 +12,14 @@ export const CONFIG_TREE_SCHEMA = schemaOf(CONFIG_SETTINGS, {
   'app.models': z.record(z.string(), z.unknown()).optional(),
   // `[app.skills.settings.NAME]`: free-form tables, one per skill, read by that skill's code.
   'app.skills.settings': z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  // `[app.skills.mirrors.NAME]`: read table by table by the loader (MIRROR_TABLE_SCHEMA), to name each mirror.
+  'app.skills.mirrors': z.record(z.string(), z.unknown()).optional(),
 });
+
+/** `[app.skills.mirrors.NAME]`: each table strict, `source` required (checked by name, to say "missing"). */
+export const MIRROR_TABLE_SCHEMA = z.strictObject(
+  Object.fromEntries(settingsOf(MIRROR_SETTINGS).map(({ key, setting }) => [key, setting.rule.optional()])),
+);
 
 /**
  * `[app.models.NAME]`: each table strict, its keys optional here (required ones are checked by name, to say "missing").

@@ -432,6 +432,21 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
         'POST /v1/admin/skills/import',
         await importFrom('/v1/admin/skills/import', admin, `git+file://${repo.bare}#no-such-ref`),
       );
+      const mirrors = '/v1/admin/skills/mirrors';
+      const addMirror = (name: string) =>
+        http()
+          .post(mirrors)
+          .set(admin)
+          .send({ name, source: `git+file://${repo.bare}`, interval: '1h' });
+      visit(`POST ${mirrors}`, await addMirror('tour'));
+      visit(`POST ${mirrors}`, await addMirror('tour'));
+      visit(`POST ${mirrors}`, await addMirror('Bad Name'));
+      visit(`GET ${mirrors}`, await http().get(mirrors).set(admin));
+      visit(`POST ${mirrors}/{name}/run`, await http().post(`${mirrors}/tour/run`).set(admin));
+      visit(`POST ${mirrors}/{name}/run`, await http().post(`${mirrors}/nope/run`).set(admin));
+      visit(`GET ${mirrors}`, await http().get(mirrors).set(admin));
+      visit(`DELETE ${mirrors}/{name}`, await http().delete(`${mirrors}/tour`).set(admin));
+      visit(`DELETE ${mirrors}/{name}`, await http().delete(`${mirrors}/tour`).set(admin));
       const index = await serveIndex({ 'SKILL.md': '---\nname: indexed\ndescription: From an index.\n---\nBody.\n' });
       visit('POST /v1/skills/import', await importFrom('/v1/skills/import', { 'x-api-key': memberKey }, index.url));
       visit(

@@ -29,6 +29,7 @@ const ALL_TABLES = [
   'migrations',
   'rate_limits',
   'skill_blobs',
+  'skill_mirrors',
   'skill_store_state',
   'skill_switches',
   'skill_versions',
@@ -38,7 +39,7 @@ const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
-  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000';
+  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -143,7 +144,21 @@ describe('migrations', () => {
       'pk_gateway_conversations',
       'pk_gateway_responses',
     ]);
+    const mirrorConstraints = await query<{ conname: string }>(
+      db.url,
+      "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text = 'skill_mirrors' AND contype <> 'n' ORDER " +
+        'BY conname',
+    );
+    expect(mirrorConstraints.map((c) => c.conname)).toEqual([
+      'ck_skill_mirrors_interval',
+      'ck_skill_mirrors_name',
+      'ck_skill_mirrors_origin',
+      'fk_skill_mirrors_created_by',
+      'pk_skill_mirrors',
+    ]);
     await migrate(db.url, 'run', (l) => log.push(l));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'skill_mirrors'));
     await migrate(db.url, 'revert', (l) => log.push(l));
     const sourceColumn = await query<{ column_name: string }>(
       db.url,
@@ -152,12 +167,18 @@ describe('migrations', () => {
     );
     expect(sourceColumn).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => !GATEWAY_TABLES.includes(t)));
-    await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)));
+    expect(await tables(db.url)).toEqual(
+      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)),
+    );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t)),
+      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)),
+    );
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(
+      ALL_TABLES.filter(
+        (t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t),
+      ),
     );
     const storeColumns = await query(
       db.url,
@@ -168,7 +189,11 @@ describe('migrations', () => {
     expect(await tables(db.url)).toEqual(
       ALL_TABLES.filter(
         (t) =>
-          t !== 'rate_limits' && t !== 'chat_event_relay' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t),
+          t !== 'skill_mirrors' &&
+          t !== 'rate_limits' &&
+          t !== 'chat_event_relay' &&
+          !GATEWAY_TABLES.includes(t) &&
+          !STORE_TABLES.includes(t),
       ),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
@@ -193,6 +218,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: SkillMirrors1764700000000',
       'Reverted: SkillVersionSource1764600000000',
       'Reverted: Gateway1764500000000',
       'Reverted: RateLimits1764400000000',

@@ -8,6 +8,7 @@ import { SkillWatcherService } from './skill-watcher.service.js';
 import { skillsSettingsOf } from './skills-settings-of.js';
 import { SkillImportService } from './store/skill-import.service.js';
 import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
+import { SkillMirrorService } from './store/skill-mirror.service.js';
 import { SkillStoreModule } from './store/skill-store.module.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
 
@@ -38,9 +39,10 @@ export class TeamSkillsModule {
         SkillSyncService,
         SkillImportService,
         SkillLifecycleService,
+        SkillMirrorService,
         SkillSearchService,
       ],
-      exports: [skills, store, CodeSkillService, SkillLifecycleService, SkillSearchService],
+      exports: [skills, store, CodeSkillService, SkillLifecycleService, SkillMirrorService, SkillSearchService],
     };
   }
 }

@@ -6,6 +6,7 @@ import { NOTIFICATION_BUS } from '../../domain/shared/notification-bus.js';
 import { API_KEY_STORE } from '../../domain/users/api-key-store.js';
 import { USER_STORE } from '../../domain/users/user-store.js';
 import { SKILL_VERSION_STORE } from '../../domain/skills/store/skill-version-store.js';
+import { SKILL_MIRROR_STORE } from '../../domain/skills/store/skill-mirror-store.js';
 import { CHAT_SKILL_FILTERS, USER_SKILL_FILTERS } from '../../domain/skills/store/skill-filter-store.js';
 import { SKILL_USE } from '../../domain/skills/ranking/skill-use.js';
 import { RATE_LIMIT_STORE } from '../../domain/limits/rate-limit-store.js';
@@ -18,6 +19,7 @@ import { GatewayRepository } from './gateway.repository.js';
 import { DatabaseLifecycle, dataSourceProvider } from './database.provider.js';
 import { PgNotificationsService } from './pg-notifications.service.js';
 import { RateLimitRepository } from './rate-limit.repository.js';
+import { SkillMirrorRepository } from './skill-mirror.repository.js';
 import { SkillStoreRepository } from './skill-store.repository.js';
 import { UserRepository } from './user.repository.js';
 
@@ -29,6 +31,7 @@ const STORES = [
   { provide: USER_STORE, useExisting: UserRepository },
   { provide: API_KEY_STORE, useExisting: ApiKeyRepository },
   { provide: SKILL_VERSION_STORE, useExisting: SkillStoreRepository },
+  { provide: SKILL_MIRROR_STORE, useExisting: SkillMirrorRepository },
   { provide: USER_SKILL_FILTERS, useExisting: UserRepository },
   { provide: CHAT_SKILL_FILTERS, useExisting: ChatRepository },
   { provide: SKILL_USE, useExisting: ChatRepository },
@@ -48,6 +51,7 @@ const STORES = [
     PgNotificationsService,
     ChatEventRelayRepository,
     SkillStoreRepository,
+    SkillMirrorRepository,
     RateLimitRepository,
     GatewayRepository,
     ...STORES,

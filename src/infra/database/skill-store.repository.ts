@@ -71,7 +71,8 @@ export class SkillStoreRepository implements SkillVersionStore {
     installedBy: string | null,
     maxPersonal = Infinity,
     source?: VersionSource,
-  ): Promise<{ version: number; created: boolean } | { quotaReached: number }> {
+    keepRolledBack = false,
+  ): Promise<{ version: number; created: boolean } | { quotaReached: number } | { held: number }> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
         if (key.scope === 'personal') {
@@ -89,10 +90,13 @@ export class SkillStoreRepository implements SkillVersionStore {
           'SELECT version FROM installed_skill_versions WHERE installed_id = $1 AND digest = $2',
           [id, digest],
         );
-        const [current] = await manager.query<{ current_version: number }[]>(
-          'SELECT current_version FROM installed_skills WHERE id = $1',
+        const [current] = await manager.query<{ current_version: number; newest: number }[]>(
+          'SELECT current_version, (SELECT COALESCE(max(version), 0)::int FROM installed_skill_versions WHERE ' +
+            'installed_id = $1) AS newest FROM installed_skills WHERE id = $1',
           [id],
         );
+        // Under the skill's row lock, so a rollback made meanwhile is seen.
+        if (keepRolledBack && current.current_version < current.newest) return { held: current.current_version };
         let version: number;
         let created = false;
         if (existing !== undefined) {

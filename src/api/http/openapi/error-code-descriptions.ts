@@ -11,6 +11,11 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
     'the user has as many personal skills as `[app.skills] max_personal_skills` allows; uninstall one first',
   [ErrorCode.SKILL_SWITCH_LOCKED]:
     'the skill is switched off in the configuration (`[app.skills] disabled`), which the API cannot override',
+  [ErrorCode.SKILL_MIRROR_NOT_FOUND]: 'no mirror has that name; the message names the mirrors there are',
+  [ErrorCode.SKILL_MIRROR_NAME_TAKEN]:
+    'a mirror of that name exists already (added by the API or in the configuration)',
+  [ErrorCode.SKILL_MIRROR_CONFIGURED]:
+    'the mirror is defined in the configuration (`[app.skills.mirrors.NAME]`), which the API cannot remove',
   [ErrorCode.SKILL_NOT_FOUND]: 'no loaded skill has that name; the message names the available ones',
   [ErrorCode.RESOURCE_NOT_FOUND]:
     'no such file in the skill (or a symlink loop); the message names the files that exist',

@@ -39,6 +39,8 @@ export interface ImportResult {
 export interface ImportOptions {
   /** Whether `git+file://` may be read: it reads this server's own disk (admins and the CLI only). */
   localFiles: boolean;
+  /** Whether a skill an admin rolled back to an earlier version stays there (a mirror's imports: see `held`). */
+  keepRolledBack?: boolean;
 }
 
 /**
@@ -58,7 +60,7 @@ export class SkillImportService {
   ): Promise<ImportResult> {
     const source = parseImportSource(text);
     const read = source.kind === 'git' ? await this.readGit(source, options) : await this.readIndex(source);
-    return this.installAll(read, target, installedBy);
+    return this.installAll(read, target, installedBy, options.keepRolledBack ?? false);
   }
 
   /** The skills of a plugin marketplace folder on this machine (the CLI's `skillhost install FOLDER`). */
@@ -77,10 +79,17 @@ export class SkillImportService {
     return this.installAll({ skills, warnings }, target, installedBy);
   }
 
-  private async installAll(read: ReadSkills, target: InstallTarget, installedBy: string | null): Promise<ImportResult> {
+  private async installAll(
+    read: ReadSkills,
+    target: InstallTarget,
+    installedBy: string | null,
+    keepRolledBack = false,
+  ): Promise<ImportResult> {
     const skills: InstallResult[] = [];
     for (const skill of read.skills)
-      skills.push(await this.store.install(skill.files, skill.folder, target, installedBy, skill.source));
+      skills.push(
+        await this.store.install(skill.files, skill.folder, target, installedBy, skill.source, keepRolledBack),
+      );
     return { skills, warnings: read.warnings };
   }
 

@@ -191,7 +191,9 @@ describe(SkillStoreService.name, () => {
         totalBytes: version.totalBytes,
       });
       expect([...calls.saveVersion[0].blobs.keys()].sort()).toEqual(version.files.map((f) => f.digest).sort());
-      expect(calls.install).toEqual([[{ scope: 'shared', ownerId: null, name: 'pdf' }, version.digest, 'admin-id', 2]]);
+      expect(calls.install).toEqual([
+        [{ scope: 'shared', ownerId: null, name: 'pdf' }, version.digest, 'admin-id', 2, undefined, false],
+      ]);
       const folder = sut.cache.folderOf(version.digest, 'pdf');
       expect(readFileSync(join(folder, 'references/forms.md'), 'utf8')).toBe('FORMS');
     });

@@ -60,6 +60,11 @@ export interface InstallResult {
   /** False when this content was installed before: nothing new was stored. */
   created: boolean;
   warnings: string[];
+  /**
+   * Set when the install was asked to keep a rolled-back skill (a mirror's) and did: the skill stays at this version,
+   * an earlier one than its newest, which an admin chose (`version` and `digest` are then the held version's).
+   */
+  held?: true;
 }
 
 /** Which store an install goes to: shared, or one user's personal skills (`owner`: their name, for messages). */
@@ -148,6 +153,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     target: InstallTarget,
     installedBy: string | null,
     source?: VersionSource,
+    keepRolledBack = false,
   ): Promise<InstallResult> {
     const { name, warnings } = this.validate(files, folder);
     const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name };
@@ -164,8 +170,10 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
       installedBy,
       this.config.maxPersonalSkills,
       source,
+      keepRolledBack,
     );
     if ('quotaReached' in installed) throw this.quotaExceeded(target.owner, installed.quotaReached, name);
+    if ('held' in installed) return this.heldResult(key, target, installed.held, warnings);
     const { version: number, created } = installed;
     await this.cache.materialise(version.digest, name, version.files, (digests) => this.repository.blobs(digests));
     this.logger.log(
@@ -181,6 +189,33 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
       files: [...version.files],
       created,
       warnings,
+    };
+  }
+
+  /** A rolled-back skill kept at the version an admin chose: that version, as its history has it. */
+  private async heldResult(
+    key: InstallKey,
+    target: InstallTarget,
+    version: number,
+    warnings: string[],
+  ): Promise<InstallResult> {
+    const history = await this.repository.history(key);
+    const digest = history?.versions.find((entry) => entry.version === version)?.digest ?? '';
+    const found = digest === '' ? null : await this.repository.findVersion(digest);
+    this.logger.log(`Kept ${target.scope} skill '${key.name}' at version ${version}, to which it was rolled back`);
+    return {
+      name: key.name,
+      scope: target.scope,
+      owner: target.owner,
+      version,
+      digest,
+      files: found?.manifest ?? [],
+      created: false,
+      warnings: [
+        ...warnings,
+        `'${key.name}' was rolled back to version ${version}: it stays there, and the new content was not installed.`,
+      ],
+      held: true,
     };
   }
 

@@ -66,7 +66,8 @@ export interface SkillVersionStore {
   /**
    * Makes a stored version the current one of an installed skill: a new numbered version, or, when this content was
    * installed before, that version again (`created` false); `quotaReached` when a new personal skill would pass
-   * `maxPersonal`.
+   * `maxPersonal`; with `keepRolledBack`, `held` (the current version) when an admin rolled the skill back to an
+   * earlier version than its newest, which then stays current and nothing is installed.
    */
   install(
     key: InstallKey,
@@ -74,7 +75,8 @@ export interface SkillVersionStore {
     installedBy: string | null,
     maxPersonal?: number,
     source?: VersionSource,
-  ): Promise<{ version: number; created: boolean } | { quotaReached: number }>;
+    keepRolledBack?: boolean,
+  ): Promise<{ version: number; created: boolean } | { quotaReached: number } | { held: number }>;
   /** How many personal skills a user has, and whether one of them has this name. */
   personalCount(ownerId: string, name: string): Promise<{ owned: number; exists: boolean }>;
   history(key: InstallKey): Promise<VersionHistory | null>;
