@@ -72,7 +72,12 @@ function git(args: string[], timeoutMs: number, url: string): Promise<string> {
     execFile(
       'git',
       [...SAFE_CONFIG, ...args],
-      { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024, env: { ...inheritedEnvironment(), ...GIT_ENV } },
+      {
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 1024 * 1024,
+        env: { ...inheritedEnvironment(), ...GIT_ENV },
+      },
       (error, stdout, stderr) => {
         if (error === null) return resolve(stdout);
         if ((error as NodeJS.ErrnoException).code === 'ENOENT')
