@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -247,6 +247,31 @@ export interface LoopDelay {
   gcLongestMs: number;
   /** CPU time (user + system) the server process has used since it started; not reset by an ask. */
   cpuMs: number;
+}
+
+/** USER_HZ, 100 on every Linux this runs on: /proc's CPU times are in these ticks. */
+export const CLOCK_TICKS = 100;
+
+/** CPU seconds a process has used so far (user + system), from /proc on Linux; NaN elsewhere. */
+export function cpuSeconds(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The whole machine's busy and total CPU time so far, from /proc/stat; NaN elsewhere. */
+export function machineCpu(): { busy: number; total: number } {
+  try {
+    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const total = ticks.reduce((a, b) => a + b, 0);
+    return { busy: total - ticks[3] - ticks[4], total };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
 }
 
 /** `process.cpuUsage()`'s user + system time in milliseconds. */

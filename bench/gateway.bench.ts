@@ -10,12 +10,13 @@
  *   npm run bench:gateway          (writes bench/results/gateway.{md,json})
  *   BENCH_APP_NODE_ARGS=--cpu-prof …   the server's own Node flags (a CPU profile of a run).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import {
+  cpuSeconds,
   createBenchKey,
   databaseUrl,
   machineName,
@@ -30,7 +31,6 @@ import {
 const SELF = join(import.meta.dirname, 'gateway.bench.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 100);
-const CLOCK_TICKS = 100;
 
 /** Child mode: the scripted model. `[skill]` in the last user message: an activation first, then the answer. */
 async function serveModel(): Promise<void> {
@@ -47,15 +47,6 @@ async function serveModel(): Promise<void> {
     return { text: 'Here is your answer.' };
   });
   console.log(`READY ${new URL(model.url).port}`);
-}
-
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** One POST over a keep-alive agent, its body read whole; its time in ms. */

@@ -22,8 +22,10 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import {
+  cpuSeconds,
   createBenchKey,
   databaseUrl,
+  machineCpu,
   machineName,
   percentile,
   recordResults,
@@ -41,8 +43,6 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 /** Open-loop runs, at these shares of the saturated run's turns per second. */
 const OPEN_LOOP_SHARES = [0.25, 0.5, 0.75];
 const SELF = join(import.meta.dirname, 'http.bench.js');
-/** USER_HZ, 100 on every Linux this runs on. */
-const CLOCK_TICKS = 100;
 
 /** Child mode: a bare node:http server answering every request with one JSON file. */
 function serveBare(file: string): void {
@@ -95,28 +95,6 @@ function startChild(args: string[], env: Record<string, string> = {}): Promise<{
   const nodeArgs =
     args[0] === 'serve-app' && process.env.BENCH_APP_NODE_ARGS ? process.env.BENCH_APP_NODE_ARGS.split(' ') : [];
   return startChildProcess(SELF, args, env, nodeArgs);
-}
-
-/** CPU seconds a process has used so far (user + system), from /proc on Linux; NaN elsewhere. */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
-}
-
-/** The whole machine's busy and total CPU time so far, from /proc/stat. */
-function machineCpu(): { busy: number; total: number } {
-  try {
-    const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-    const total = ticks.reduce((a, b) => a + b, 0);
-    return { busy: total - ticks[3] - ticks[4], total };
-  } catch {
-    return { busy: NaN, total: NaN };
-  }
 }
 
 /** The Server-Timing parts of the turns of one run. */

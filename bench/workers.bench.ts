@@ -17,8 +17,10 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort } from '../test/support/ports.js';
 import {
+  CLOCK_TICKS,
   createBenchKey,
   databaseUrl,
+  machineCpu,
   machineName,
   percentile,
   recordResults,
@@ -32,8 +34,6 @@ const CONNECTIONS = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const SETTINGS = [1, 2] as const;
-/** USER_HZ, 100 on every Linux this runs on. */
-const CLOCK_TICKS = 100;
 
 /** CPU seconds the process and its children still running have used (user + system), from /proc. */
 function treeCpuSeconds(root: number): number {
@@ -50,12 +50,6 @@ function treeCpuSeconds(root: number): number {
     }
   }
   return total;
-}
-
-function machineCpu(): { busy: number; total: number } {
-  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-  const total = ticks.reduce((a, b) => a + b, 0);
-  return { busy: total - ticks[3] - ticks[4], total };
 }
 
 interface Measured {
