@@ -1,4 +1,3 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -16,6 +15,7 @@ import { presentOpenAIError } from '../errors/openai-error.js';
 import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
 import { CountsAsTurn } from '../http/decorators/rate-limit.decorators.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
+import { openEventStream } from '../http/event-stream.js';
 import { type GatewayHeaders, readChatCompletion, readResponses } from './openai-requests.js';
 import {
   ChatChunks,
@@ -81,7 +81,7 @@ export class GatewayController {
     if (!call.stream)
       return presentChatCompletion(id, prepared.createdAt, await this.gateway.respond(principal, prepared), work);
     const chunks = new ChatChunks(id, prepared.createdAt, prepared.model);
-    const out = openStream(reply);
+    const out = openEventStream(reply);
     out.data(chunks.first());
     const answer = await this.streamed(
       principal,
@@ -131,7 +131,7 @@ export class GatewayController {
       const answer = await this.gateway.respond(principal, prepared);
       return presentResponse(answer.response!, echo, extra(answer));
     }
-    const out = openStream(reply);
+    const out = openEventStream(reply);
     const events = new ResponseEvents(started.id, (type, data) => out.event(type, data));
     events.created(presentResponse(started, echo));
     const answer = await this.streamed(
@@ -187,50 +187,4 @@ export class GatewayController {
 function gatewayHeaders(headers: Record<string, string | undefined>): GatewayHeaders {
   const conversation = headers[CONVERSATION_HEADER]?.trim();
   return { conversation: conversation === '' ? undefined : conversation };
-}
-
-/** A server-sent event stream on the reply, begun at once (status and headers, the reply's own included). */
-interface SseStream {
-  /** A chat completion chunk: `data:` alone. */
-  data(value: unknown): void;
-  /** A responses event: `event:` and `data:`. */
-  event(type: string, value: unknown): void;
-  end(last?: string): void;
-}
-
-function openStream(reply: FastifyReply): SseStream {
-  const headers = {
-    ...reply.getHeaders(),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  } as OutgoingHttpHeaders;
-  reply.hijack();
-  const raw: ServerResponse = reply.raw;
-  raw.writeHead(200, headers);
-  // A client that goes away mid-turn must not crash anything: the turn still completes and is stored.
-  raw.on('error', () => undefined);
-  // Pieces that come together (a model's chunks arrive several to a packet) go out in one write, not a syscall each.
-  let corked = false;
-  const write = (text: string) => {
-    if (raw.destroyed || raw.writableEnded) return;
-    if (!corked) {
-      corked = true;
-      raw.cork();
-      setImmediate(() => {
-        corked = false;
-        raw.uncork();
-      });
-    }
-    raw.write(text);
-  };
-  return {
-    data: (value) => write(`data: ${JSON.stringify(value)}\n\n`),
-    event: (type, value) => write(`event: ${type}\ndata: ${JSON.stringify(value)}\n\n`),
-    end: (last) => {
-      if (last !== undefined) write(last);
-      if (!raw.destroyed && !raw.writableEnded) raw.end();
-    },
-  };
 }

@@ -92,16 +92,19 @@ export class ChatChunks {
     private readonly model: string,
   ) {}
 
-  private chunk(delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) {
+  /** What every chunk of the completion says of it. */
+  private head() {
     return {
       id: this.id,
       object: 'chat.completion.chunk',
       created: unixTime(this.created),
       model: this.model,
       system_fingerprint: null,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-      ...extra,
     };
+  }
+
+  private chunk(delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) {
+    return { ...this.head(), choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra };
   }
 
   first() {
@@ -122,15 +125,7 @@ export class ChatChunks {
   }
 
   usage(answer: GatewayAnswer) {
-    return {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: unixTime(this.created),
-      model: this.model,
-      system_fingerprint: null,
-      choices: [],
-      usage: chatUsage(answer),
-    };
+    return { ...this.head(), choices: [], usage: chatUsage(answer) };
   }
 }
 

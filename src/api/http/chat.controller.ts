@@ -13,6 +13,7 @@ import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { ErrorCode, KNOWN_TOOL_NAMES } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
+import { openEventStream } from './event-stream.js';
 import { PageQueryDto } from './dto/page-query.dto.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { CountsAsTurn } from './decorators/rate-limit.decorators.js';
@@ -146,22 +147,12 @@ export class ChatController {
     }
     // Problems found before the turn starts (unknown chat, no model) still answer as plain JSON errors.
     await this.turns.prepare(principal, id, body);
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    // A client that goes away mid-turn must not crash anything: the turn still completes and is stored.
-    raw.on('error', () => undefined);
-    const write = ({ event, data }: ChatEvent) => {
-      if (!raw.destroyed && !raw.writableEnded) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    };
+    const out = openEventStream(reply);
     // The turn ends the stream with `done` or `error`; a failure has been written as the latter.
-    await this.turns.run(principal, id, body, write).catch(() => undefined);
-    if (!raw.destroyed) raw.end();
+    await this.turns
+      .run(principal, id, body, ({ event, data }: ChatEvent) => out.event(event, data))
+      .catch(() => undefined);
+    out.end();
     return undefined;
   }
 
