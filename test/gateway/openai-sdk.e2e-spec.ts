@@ -94,6 +94,39 @@ describe('chat completions', () => {
     ]);
   });
 
+  it('asks the provider for JSON as response_format (chat completions) and text.format (responses) say', async () => {
+    const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
+    ctx.model.play({ text: '{"ok":true}' }, { text: '{"ok":true}' }, { text: '{"ok":true}' });
+    await client().chat.completions.create({
+      model: 'scripted',
+      messages: [{ role: 'user', content: 'json please' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'verdict', description: 'A verdict.', schema } },
+    });
+    await client().chat.completions.create({
+      model: 'scripted',
+      messages: [{ role: 'user', content: 'any json' }],
+      response_format: { type: 'json_object' },
+    });
+    const answer = await client().responses.create({
+      model: 'scripted',
+      input: 'json again',
+      text: { format: { type: 'json_schema', name: 'verdict', schema, strict: false } },
+    });
+    expect(answer.output_text).toBe('{"ok":true}');
+    // The openai-compatible provider (the scripted model's) is asked for a JSON object; it sends no schema, as the AI
+    // SDK does for providers not marked as taking structured outputs.
+    const formats = ctx.model.requests.map((sent) => (sent.body as { response_format?: unknown }).response_format);
+    expect(formats).toEqual([{ type: 'json_object' }, { type: 'json_object' }, { type: 'json_object' }]);
+    // Text asks for none.
+    ctx.model.play({ text: 'plain' });
+    await client().chat.completions.create({
+      model: 'scripted',
+      messages: [{ role: 'user', content: 'text' }],
+      response_format: { type: 'text' },
+    });
+    expect((ctx.model.requests[0].body as { response_format?: unknown }).response_format).toBeUndefined();
+  });
+
   it('streams the answer in chunks, with the usage last when asked', async () => {
     ctx.model.play({ text: 'A streamed answer in pieces.' });
     const stream = await client().chat.completions.create({

@@ -223,17 +223,7 @@ export function readChatCompletion(body: unknown, headers: GatewayHeaders, limit
     maxOutputTokens: parsed.max_completion_tokens ?? parsed.max_tokens ?? undefined,
     stopSequences: parsed.stop == null ? undefined : [parsed.stop].flat(),
     toolChoice: choice === undefined || typeof choice === 'string' ? choice : { toolName: choice.function.name },
-    responseFormat:
-      format === undefined || format.type === 'text'
-        ? undefined
-        : format.type === 'json_object'
-          ? { type: 'json' }
-          : {
-              type: 'json',
-              name: format.json_schema.name,
-              description: format.json_schema.description,
-              schema: format.json_schema.schema,
-            },
+    responseFormat: jsonFormat(format?.type === 'json_schema' ? { type: format.type, ...format.json_schema } : format),
   };
   checkToolChoice(options, tools, 'tool_choice.function.name');
   return {
@@ -267,12 +257,7 @@ export function readResponses(body: unknown, headers: GatewayHeaders, limits: Ga
     ...sampling(parsed),
     maxOutputTokens: parsed.max_output_tokens ?? undefined,
     toolChoice: choice === undefined || typeof choice === 'string' ? choice : { toolName: choice.name },
-    responseFormat:
-      format === undefined || format.type === 'text'
-        ? undefined
-        : format.type === 'json_object'
-          ? { type: 'json' }
-          : { type: 'json', name: format.name, description: format.description, schema: format.schema },
+    responseFormat: jsonFormat(format),
   };
   checkToolChoice(options, tools, 'tool_choice.name');
   return {
@@ -389,6 +374,18 @@ function issueProblems(error: z.ZodError): string[] {
 
 function issuesText(error: z.ZodError): string {
   return issueProblems(error).join('; ');
+}
+
+/**
+ * The JSON output a request asks for, from either API's format (chat completions nest a schema's fields under
+ * `json_schema`; the caller lifts them): any JSON object, or one matching a schema; undefined for text.
+ */
+function jsonFormat(
+  format: { type: string; name?: string; description?: string; schema?: Record<string, unknown> } | undefined,
+): ModelCallOptions['responseFormat'] {
+  if (format === undefined || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json' };
+  return { type: 'json', name: format.name, description: format.description, schema: format.schema };
 }
 
 function sampling(parsed: { temperature?: number | null; top_p?: number | null }): ModelCallOptions {
