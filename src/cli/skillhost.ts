@@ -34,7 +34,7 @@ const USAGE = `Usage:
   skillhost keys list [--user NAME] [--config FILE] [--json]
   skillhost keys revoke ID [--config FILE] [--json]
   skillhost keys generate
-  skillhost install PATH|ARCHIVE|SOURCE [--personal --user NAME] [--config FILE] [--json]
+  skillhost install PATH|ARCHIVE|SOURCE [--submodules] [--personal --user NAME] [--config FILE] [--json]
   skillhost uninstall NAME [--personal --user NAME] [--config FILE] [--json]
   skillhost versions NAME [--personal --user NAME] [--config FILE] [--json]
   skillhost enable NAME [--config FILE] [--json]
@@ -45,7 +45,8 @@ const USAGE = `Usage:
 
 PATH is a skill folder or its SKILL.md (install: a skill folder, .zip, .tar.gz or .tar). SOURCE is a git
 repository (git+https://…, git+file://… with #REF, #REF:PATH or #:PATH) or another server's discovery index
-(https://host/.well-known/agent-skills/index.json, #NAME for one skill). users, keys and
+(https://host/.well-known/agent-skills/index.json, #NAME for one skill); --submodules checks out a git
+SOURCE's submodules too. users, keys and
 the store commands (install … disable) work on the configured database (DATABASE_URL
 or [app.database] url; else the embedded PostgreSQL's data folder, through the running server's
 PostgreSQL when there is one); keys generate needs none: it prints a new key (for

@@ -18,6 +18,7 @@ const SCOPE_OPTIONS = {
   user: { type: 'string' },
   config: { type: 'string' },
   json: { type: 'boolean' },
+  submodules: { type: 'boolean' },
 } as const;
 
 /** Archives by file name, as the upload routes take them by content type. */
@@ -45,6 +46,7 @@ export async function storeCommand(
   if (values.personal && values.user === undefined)
     throw new UsageError('--personal needs --user NAME: whose personal skill it is.');
   if (values.user !== undefined && !values.personal) throw new UsageError('--user goes with --personal.');
+  if (values.submodules && command !== 'install') throw new UsageError('--submodules goes with install SOURCE.');
   if (values.personal && (command === 'enable' || command === 'disable'))
     throw new UsageError(`${command} switches a skill for everyone; it takes no --personal.`);
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
@@ -53,12 +55,14 @@ export async function storeCommand(
     const scope = await scopeOf(users, values.personal === true ? values.user : undefined);
     switch (command) {
       case 'install':
+        if (values.submodules && !isImportSource(target))
+          throw new UsageError('--submodules goes with a git SOURCE (git+https://…, git+file://…), not a path.');
         if (isImportSource(target) || isMarketplace(resolve(io.cwd, target)))
           return importFrom(
-            store,
+            new SkillImportService(store, config),
             scope,
             isImportSource(target) ? target : resolve(io.cwd, target),
-            values.json === true,
+            { json: values.json === true, submodules: values.submodules === true },
             io,
           );
         return install(store, scope, resolve(io.cwd, target), values.json === true, io);
@@ -127,17 +131,17 @@ function isMarketplace(path: string): boolean {
  * import routes.
  */
 async function importFrom(
-  store: SkillStoreService,
+  importer: SkillImportService,
   scope: Scope,
   source: string,
-  json: boolean,
+  { json, submodules }: { json: boolean; submodules: boolean },
   io: CliIo,
 ): Promise<number> {
   const target = { scope: scope.key.scope, ownerId: scope.key.ownerId, owner: scope.owner };
-  // The CLI runs on the server's own machine with its database: local repositories are the operator's to read.
-  const importer = new SkillImportService(store);
+  // The CLI runs on the server's own machine with its database: local repositories (and the network the server
+  // sits in) are the operator's to read.
   const result = isImportSource(source)
-    ? await importer.importFrom(source, target, null, { localFiles: true })
+    ? await importer.importFrom(source, target, null, { localFiles: true, submodules })
     : await importer.importMarketplaceFolder(source, target, null);
   if (json) io.out(JSON.stringify(result, null, 2));
   for (const skill of json ? [] : result.skills) io.out(installedLine(scope, skill));

@@ -33,6 +33,20 @@ interface ConfigTree {
   readonly [key: string]: AnyConfigSetting | ConfigTree;
 }
 
+/**
+ * A host a member may import from: a name or address, `*.` for its subdomains, an optional `:port`; IPv6 in brackets.
+ */
+export const MEMBER_HOST = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+
+/** `[app.skills.import] member_hosts`: a list of strings, each a MEMBER_HOST. */
+function memberHosts(options: { default: readonly string[]; description: string }): Setting<readonly string[]> {
+  return {
+    ...setting.list(options),
+    rule: z.array(z.string().regex(MEMBER_HOST)).readonly(),
+    expected: 'a list of host names, addresses or `*.domain`, each with an optional `:port`',
+  };
+}
+
 export const AUTH_MODES = ['auto', 'api_key', 'none'] as const;
 export type AuthMode = (typeof AUTH_MODES)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
@@ -277,6 +291,33 @@ export const CONFIG_SETTINGS = {
       }),
       explicit_prefixes: SKILLS_OPTIONS.explicitPrefixes,
       max_depth: SKILLS_OPTIONS.maxDepth,
+      import: {
+        member_hosts: memberHosts({
+          default: [],
+          description:
+            "Hosts a member's import (`POST /v1/skills/import`) may read from although they resolve to a loopback, " +
+            'private (RFC 1918, `fc00::/7`), link-local (`169.254.0.0/16`, `fe80::/10`), unspecified or multicast ' +
+            'address: `git.internal` (any port), `git.internal:8443` (that port), `*.corp.example` (its subdomains, ' +
+            'not itself), `10.0.0.7` or `[fd00::7]:443`. Any other such destination is 422 ' +
+            '`IMPORT_SOURCE_FORBIDDEN`. Admin and CLI imports are not checked.',
+        }),
+        max_clone_bytes: setting.integer({
+          min: 1024 * 1024,
+          max: 64 * 1024 * 1024 * 1024,
+          default: 256 * 1024 * 1024,
+          description:
+            "The most a git import's clone (with its submodules) may take on disk; git is stopped as soon as the " +
+            'clone grows past it, and the import is 422 `IMPORT_TOO_LARGE`.',
+        }),
+        max_concurrent: setting.integer({
+          min: 1,
+          max: 64,
+          default: 2,
+          description:
+            'Imports (routes, mirrors) running at once on this instance; one more from a route is refused at once ' +
+            'with 503 `IMPORT_BUSY` and `Retry-After`, a mirror run waits for its turn.',
+        }),
+      },
     },
     mcp: {
       enabled: setting.boolean({

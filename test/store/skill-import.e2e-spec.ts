@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { skillDigest } from '../../src/domain/skills/store/index-skill-digest.js';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
@@ -67,6 +68,8 @@ describe('importing skills into the store: git repositories and other servers', 
     ctx = await startChatApp([], {
       'app.auth.mode': 'api_key',
       'app.skills.store_directory': tree.path('store'),
+      // The member's imports here read servers on 127.0.0.1, a loopback address members may not reach unless listed.
+      'app.skills.import.member_hosts': ['127.0.0.1'],
     });
     const users = ctx.app.get(UsersService);
     for (const [name, role] of [
@@ -325,14 +328,18 @@ describe('importing skills into the store: git repositories and other servers', 
 async function startHostileIndex(archive: Buffer): Promise<Server> {
   const good = skillMd({ name: 'fine', description: 'A fine skill.' });
   const evil = skillMd({ name: 'evil', description: 'An evil skill.' });
-  const fine = { name: 'fine', description: 'A fine skill.', digest: sha256(good) };
+  const fine = {
+    name: 'fine',
+    description: 'A fine skill.',
+    digest: skillDigest([{ path: 'SKILL.md', digest: sha256(good) }]),
+  };
   const file = (path: string, content: string, url: string, size = Buffer.byteLength(content)) => ({
     path,
     digest: sha256(content),
     size,
     url,
   });
-  const indexes: Record<string, unknown> = {
+  const indexes: Record<string, ReturnType<typeof file>[]> = {
     mismatch: [{ ...file('SKILL.md', evil, '/files/evil'), digest: sha256('something else') }],
     'size-lie': [file('SKILL.md', evil, '/files/evil', 10)],
     short: [file('SKILL.md', evil, '/files/evil', Buffer.byteLength(evil) + 5)],
@@ -378,7 +385,7 @@ async function startHostileIndex(archive: Buffer): Promise<Server> {
         version: '0.2.0',
         skills: [
           { ...fine, files: [file('SKILL.md', good, '/files/good')] },
-          { name: 'evil', description: 'An evil skill.', digest: sha256(evil), files },
+          { name: 'evil', description: 'An evil skill.', digest: skillDigest(files), files },
         ],
       }),
     );

@@ -42,7 +42,7 @@ import {
   VersionsQueryDto,
 } from './dto/store.dto.js';
 import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle.service.js';
-import type { ImportResult } from '../../domain/skills/store/skill-import.service.js';
+import { IMPORT_RETRY_AFTER_SECONDS, type ImportResult } from '../../domain/skills/store/skill-import.service.js';
 import type { InstallResult } from '../../domain/skills/store/skill-store.service.js';
 import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
 
@@ -59,6 +59,7 @@ interface UploadRequest {
 
 interface StatusReply {
   status(code: number): unknown;
+  header(name: string, value: string): unknown;
 }
 
 const UPLOAD_DESCRIPTION =
@@ -92,11 +93,14 @@ function ApiSkillUpload(summary: string, ...more: ErrorCode[]) {
 
 const IMPORT_DESCRIPTION =
   'Reads every skill the source names and installs each as an upload would be (same rules, same limits): a git ' +
-  'repository (shallow fetch of one ref, no hooks, no submodules; `#REF:PATH` for one skill folder or every skill ' +
+  'repository (shallow fetch of one ref, no hooks, submodules only with `submodules: true`; `#REF:PATH` for one skill folder or every skill ' +
   "folder under PATH) or another server's discovery index (every file checked against its size and digest, on " +
   "the index's origin only; `#name` for one skill). Each new version records its source (URL, ref, commit or " +
   'digest). 201 when a version is new, 200 when all were installed before. A source that cannot be read is 422 ' +
-  '`IMPORT_SOURCE_UNREACHABLE`; an index that lies is 422 `IMPORT_VERIFICATION_FAILED` and installs nothing.';
+  '`IMPORT_SOURCE_UNREACHABLE`; an index that lies is 422 `IMPORT_VERIFICATION_FAILED` and installs nothing. A ' +
+  "member's import reaches public hosts and `[app.skills.import] member_hosts` only (else 422 " +
+  '`IMPORT_SOURCE_FORBIDDEN`); a clone past `max_clone_bytes` is 422 `IMPORT_TOO_LARGE`; past `max_concurrent` ' +
+  'imports at once, 503 `IMPORT_BUSY` with `Retry-After`.';
 
 /** How an import route is documented. */
 function ApiSkillImport(summary: string, ...more: ErrorCode[]) {
@@ -110,6 +114,9 @@ function ApiSkillImport(summary: string, ...more: ErrorCode[]) {
       ErrorCode.PAYLOAD_TOO_LARGE,
       ErrorCode.IMPORT_SOURCE_UNREACHABLE,
       ErrorCode.IMPORT_VERIFICATION_FAILED,
+      ErrorCode.IMPORT_SOURCE_FORBIDDEN,
+      ErrorCode.IMPORT_TOO_LARGE,
+      ErrorCode.IMPORT_BUSY,
       ...more,
     ),
   );
@@ -155,7 +162,7 @@ export class SkillStoreController {
     @Res({ passthrough: true }) reply: StatusReply,
     @CurrentPrincipal() principal: Principal,
   ) {
-    return this.importFrom(body.source, reply, 'shared', principal);
+    return this.importFrom(body, reply, 'shared', principal);
   }
 
   @Post('skills/import')
@@ -168,16 +175,23 @@ export class SkillStoreController {
     @Res({ passthrough: true }) reply: StatusReply,
     @CurrentPrincipal() principal: Principal,
   ) {
-    return this.importFrom(body.source, reply, 'personal', principal);
+    return this.importFrom(body, reply, 'personal', principal);
   }
 
   private async importFrom(
-    source: string,
+    body: ImportBodyDto,
     reply: StatusReply,
     scope: StoreScope,
     principal: Principal,
   ): Promise<ImportResult> {
-    const result = await this.lifecycle.importFrom(source, scope, principal);
+    let result: ImportResult;
+    try {
+      result = await this.lifecycle.importFrom(body.source, scope, principal, { submodules: body.submodules });
+    } catch (error) {
+      if (AppError.isInstance(error) && error.code === ErrorCode.IMPORT_BUSY)
+        reply.header('retry-after', String(error.details?.retryAfterSeconds ?? IMPORT_RETRY_AFTER_SECONDS));
+      throw error;
+    }
     reply.status(result.skills.some((skill) => skill.created) ? 201 : 200);
     return result;
   }

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { comparePaths, digestHex } from '@skillhost/core';
+import { comparePaths } from '@skillhost/core';
+import { skillDigest } from '../../domain/skills/store/index-skill-digest.js';
 import type { PublishedSkill } from './published-skills.service.js';
 
 /**
@@ -56,16 +56,6 @@ export function indexEntry(skill: PublishedSkill): IndexSkill | { problem: strin
       url: fileUrl(name, file.path),
     })),
   };
-}
-
-/**
- * The proposal's skill-level digest: SHA-256 of the `path NUL hex LF` lines of the files sorted by path (byte order).
- */
-export function skillDigest(files: readonly { path: string; digest: string }[]): string {
-  const hash = createHash('sha256');
-  for (const file of [...files].sort((a, b) => comparePaths(a.path, b.path)))
-    hash.update(`${file.path}\0${digestHex(file.digest)}\n`);
-  return `sha256:${hash.digest('hex')}`;
 }
 
 export function fileUrl(name: string, path: string): string {

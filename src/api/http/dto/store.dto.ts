@@ -84,6 +84,16 @@ export class ImportBodyDto {
   @IsString()
   @MaxLength(2048)
   source: string;
+
+  @ApiPropertyOptional({
+    description:
+      "A git source's submodules are checked out too, each at depth 1 and recursively, with the same checks as the " +
+      "source (a member's: public hosts only; `file://` only for an admin's `git+file://` source). Default false.",
+    default: false,
+  })
+  @IsOptional()
+  @IsBoolean()
+  submodules?: boolean;
 }
 
 export class ImportResultDto {

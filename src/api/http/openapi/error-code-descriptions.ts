@@ -36,6 +36,15 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.IMPORT_VERIFICATION_FAILED]:
     "another server's discovery index whose files do not match what it declares (digest, size), point to another " +
     'origin, or is not an index; nothing was installed',
+  [ErrorCode.IMPORT_SOURCE_FORBIDDEN]:
+    "a member's import whose host (or a submodule's) is not in `[app.skills.import] member_hosts` and resolves to " +
+    'a loopback, private, link-local, unspecified or multicast address; `details.host` and `details.reason` say ' +
+    'which; nothing was fetched from it',
+  [ErrorCode.IMPORT_TOO_LARGE]:
+    'a git clone that grew past `[app.skills.import] max_clone_bytes`: git was stopped and nothing was installed',
+  [ErrorCode.IMPORT_BUSY]:
+    'as many imports as `[app.skills.import] max_concurrent` are running on this instance; nothing was read, try ' +
+    'again after `Retry-After` seconds',
   [ErrorCode.SKILLS_DISABLED]: '`app.skills.enabled` is false',
   [ErrorCode.ROUTE_NOT_FOUND]: 'no such route',
   [ErrorCode.CHAT_NOT_FOUND]: "no chat of the caller's has that id (another user's chat is not found either)",

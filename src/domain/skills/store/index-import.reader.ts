@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { Agent, type Dispatcher, fetch, type Response } from 'undici';
 import { z } from 'zod';
 import { AppError, ErrorCode } from '@skillhost/core';
+import { checkDestination, type DestinationPolicy, publicOnlyLookup } from './import-destination.js';
+import { skillDigest } from './index-skill-digest.js';
 import {
   checkUploadedFiles,
   normalizeEntryPath,
@@ -17,8 +20,9 @@ import {
  * https://github.com/cloudflare/agent-skills-discovery-rfc: Discovery Index, Integrity). Every
  * skill asked for is downloaded and checked before any is returned, so a lie anywhere installs
  * nothing: each URL must be on the index's own origin, each path relative and inside the skill,
- * each file exactly the size and digest the index declares. Redirects are not followed (they could
- * lead to another origin).
+ * each file exactly the size and digest the index declares, and the files together the skill's digest.
+ * Redirects are not followed (they could lead to another origin). For a member's import, every
+ * connection's address is checked as it is made (see import-destination.ts).
  */
 
 export interface IndexedSkill {
@@ -46,15 +50,38 @@ const indexSkillSchema = z.object({
 });
 const indexSchema = z.object({ skills: z.array(z.unknown()).max(10_000) });
 
+export interface IndexReadOptions {
+  timeoutMs: number;
+  /** A member's import: the index's host is checked, and so is each address connected to. Undefined: not checked. */
+  destinations: DestinationPolicy | undefined;
+}
+
 /** The skills of the index at `indexUrl` (only `only` when given), downloaded and verified. */
 export async function readIndexSkills(
   indexUrl: string,
   only: string | undefined,
   limits: UploadLimits,
+  options: IndexReadOptions,
+): Promise<IndexedSkill[]> {
+  // Every URL fetched is on the index's origin (sameOrigin), so one check of its host covers them all.
+  const checked = await checkDestination(new URL(indexUrl), options.destinations);
+  const dispatcher = checked === undefined ? undefined : new Agent({ connect: { lookup: publicOnlyLookup } });
+  try {
+    return await readChecked(indexUrl, only, limits, options.timeoutMs, dispatcher);
+  } finally {
+    await dispatcher?.close();
+  }
+}
+
+async function readChecked(
+  indexUrl: string,
+  only: string | undefined,
+  limits: UploadLimits,
   timeoutMs: number,
+  dispatcher: Dispatcher | undefined,
 ): Promise<IndexedSkill[]> {
   const signal = AbortSignal.timeout(timeoutMs);
-  const download = (url: string, cap: number) => fetchCapped(url, cap, signal, indexUrl);
+  const download = (url: string, cap: number) => fetchCapped(url, cap, { signal, dispatcher }, indexUrl);
   const body = await download(indexUrl, MAX_INDEX_BYTES);
   const entries = parseIndex(body.bytes, indexUrl);
   const chosen = only === undefined ? entries : entries.filter((entry) => nameOf(entry) === only);
@@ -111,12 +138,11 @@ async function readEntry(
   download: Download,
 ): Promise<IndexedSkill> {
   const what = `skill '${entry.name}'`;
-  if (entry.files !== undefined)
-    return {
-      name: entry.name,
-      files: await readFiles(entry.files, what, indexUrl, limits, download),
-      digest: entry.digest,
-    };
+  if (entry.files !== undefined) {
+    const files = await readFiles(entry.files, what, indexUrl, limits, download);
+    if (entry.digest !== undefined) checkSkillDigest(files, entry.digest, what, indexUrl);
+    return { name: entry.name, files, digest: entry.digest };
+  }
   if (entry.url === undefined || entry.digest === undefined)
     throw unverified(indexUrl, `${what} has neither 'files' nor a 'url' with a 'digest'`);
   const url = sameOrigin(entry.url, indexUrl, what);
@@ -179,12 +205,28 @@ function sameOrigin(url: string, indexUrl: string, what: string): string {
 }
 
 function checkDigest(bytes: Buffer, expected: string, what: string, indexUrl: string): void {
-  const actual = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  const actual = sha256Of(bytes);
   if (actual !== expected.toLowerCase())
     throw unverified(
       indexUrl,
       `${what} does not match its digest (the index says ${expected}, the content is ${actual})`,
     );
+}
+
+/** The skill's digest as the proposal defines it, recomputed from the files downloaded (each already checked). */
+function checkSkillDigest(files: UploadedFile[], expected: string, what: string, indexUrl: string): void {
+  const actual = skillDigest(
+    files.map((file) => ({ path: file.path, digest: sha256Of(file.bytes) })),
+  );
+  if (actual !== expected.toLowerCase())
+    throw unverified(
+      indexUrl,
+      `${what}'s files do not match the skill's digest (the index says ${expected}, its files make ${actual})`,
+    );
+}
+
+function sha256Of(bytes: Buffer): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }
 
 function archiveTypeOf(url: string): string {
@@ -202,13 +244,21 @@ function maxArchiveDownload(limits: UploadLimits): number {
 async function fetchCapped(
   url: string,
   cap: number,
-  signal: AbortSignal,
+  { signal, dispatcher }: { signal: AbortSignal; dispatcher: Dispatcher | undefined },
   indexUrl: string,
 ): Promise<{ bytes: Buffer; contentType: string }> {
   let response: Response;
   try {
-    response = await fetch(url, { signal, redirect: 'manual', headers: { accept: 'application/json, */*' } });
+    response = await fetch(url, {
+      signal,
+      redirect: 'manual',
+      headers: { accept: 'application/json, */*' },
+      ...(dispatcher === undefined ? {} : { dispatcher }),
+    });
   } catch (error) {
+    // A destination refused at connect time (its name resolved to a private address) says so itself.
+    const cause = (error as { cause?: unknown }).cause;
+    if (AppError.isInstance(cause)) throw cause;
     throw unreachable(url, signal.aborted ? 'it did not answer in time' : causeOf(error));
   }
   if (response.status !== 200) {

@@ -2,9 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
+import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { checkoutGit, skillFoldersAt } from './git-checkout.js';
+import type { DestinationPolicy } from './import-destination.js';
+import { ImportSlots } from './import-slots.js';
 import { readIndexSkills } from './index-import.reader.js';
 import { hasMarketplace, marketplaceSkills } from './plugin-marketplace.js';
 import { type ImportSource, parseImportSource, type VersionSource } from './skill-import-source.js';
@@ -14,6 +17,8 @@ import { readSkillFolder, type UploadedFile } from './skill-upload.reader.js';
 /** How long a clone, or an index and its files, may take before the import gives up. */
 const GIT_TIMEOUT_MS = 120_000;
 const INDEX_TIMEOUT_MS = 60_000;
+/** What IMPORT_BUSY's Retry-After says: about the time a small import takes. */
+export const IMPORT_RETRY_AFTER_SECONDS = 10;
 
 /** One skill read from a source, checked and ready to install. */
 interface ImportedSkill {
@@ -41,6 +46,15 @@ export interface ImportOptions {
   localFiles: boolean;
   /** Whether a skill an admin rolled back to an earlier version stays there (a mirror's imports: see `held`). */
   keepRolledBack?: boolean;
+  /**
+   * A member's import: the server may connect only to public addresses and `[app.skills.import] member_hosts`
+   * (see import-destination.ts). Admins and the CLI are trusted with the network the server sits in.
+   */
+  member?: boolean;
+  /** Whether a git source's submodules are checked out too (each URL checked as the source's). */
+  submodules?: boolean;
+  /** Wait for a free slot (a mirror's run) rather than be refused with IMPORT_BUSY (a route's caller). */
+  waitForSlot?: boolean;
 }
 
 /**
@@ -50,7 +64,17 @@ export interface ImportOptions {
  */
 @Injectable()
 export class SkillImportService {
-  constructor(private readonly store: SkillStoreService) {}
+  private readonly settings: AppConfig['app']['skills']['import'];
+  /** Imports running on this instance: each holds a clone on disk and connections, so they are few. */
+  private readonly slots: ImportSlots;
+
+  constructor(
+    private readonly store: SkillStoreService,
+    @Inject(APP_CONFIG) appConfig: AppConfig,
+  ) {
+    this.settings = appConfig.app.skills.import;
+    this.slots = new ImportSlots(this.settings.maxConcurrent);
+  }
 
   async importFrom(
     text: string,
@@ -59,8 +83,19 @@ export class SkillImportService {
     options: ImportOptions,
   ): Promise<ImportResult> {
     const source = parseImportSource(text);
-    const read = source.kind === 'git' ? await this.readGit(source, options) : await this.readIndex(source);
-    return this.installAll(read, target, installedBy, options.keepRolledBack ?? false);
+    const release = options.waitForSlot === true ? await this.slots.acquire() : this.slots.tryAcquire();
+    if (release === undefined) throw busy(this.settings.maxConcurrent);
+    try {
+      const read = source.kind === 'git' ? await this.readGit(source, options) : await this.readIndex(source, options);
+      return await this.installAll(read, target, installedBy, options.keepRolledBack ?? false);
+    } finally {
+      release();
+    }
+  }
+
+  /** How a member's destinations are checked; none for an admin's or the CLI's import. */
+  private destinationsFor(options: ImportOptions): DestinationPolicy | undefined {
+    return options.member === true ? { allowedHosts: this.settings.memberHosts } : undefined;
   }
 
   /** The skills of a plugin marketplace folder on this machine (the CLI's `skillhost install FOLDER`). */
@@ -104,7 +139,13 @@ export class SkillImportService {
     const scratch = mkdtempSync(join(tmpdir(), 'skillhost-import-'));
     try {
       const checkout = join(scratch, 'checkout');
-      const { commit } = await checkoutGit(source.url, source.ref, checkout, GIT_TIMEOUT_MS);
+      const { commit } = await checkoutGit(source.url, source.ref, checkout, {
+        timeoutMs: GIT_TIMEOUT_MS,
+        maxBytes: this.settings.maxCloneBytes,
+        allowFile: source.url.startsWith('file:') && options.localFiles,
+        destinations: this.destinationsFor(options),
+        submodules: options.submodules ?? false,
+      });
       const { folders, warnings } = hasMarketplace(checkout, source.path)
         ? marketplaceSkills(checkout, source.path)
         : { folders: skillFoldersAt(checkout, source.path), warnings: [] };
@@ -125,8 +166,20 @@ export class SkillImportService {
     }
   }
 
-  private async readIndex(source: Extract<ImportSource, { kind: 'index' }>): Promise<ReadSkills> {
-    const read = await readIndexSkills(source.url, source.skill, this.store.limits, INDEX_TIMEOUT_MS);
+  private async readIndex(
+    source: Extract<ImportSource, { kind: 'index' }>,
+    options: ImportOptions,
+  ): Promise<ReadSkills> {
+    if (options.submodules === true)
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        `Cannot import ${source.url} with submodules: a discovery index has none. Leave 'submodules' out.`,
+        { problems: ['submodules: only for git+https://, git+http:// and git+file:// sources'] },
+      );
+    const read = await readIndexSkills(source.url, source.skill, this.store.limits, {
+      timeoutMs: INDEX_TIMEOUT_MS,
+      destinations: this.destinationsFor(options),
+    });
     const skills = read.map((skill) => ({
       folder: skill.name,
       files: skill.files,
@@ -134,4 +187,14 @@ export class SkillImportService {
     }));
     return { skills, warnings: [] };
   }
+}
+
+/** IMPORT_BUSY: the caller tries again after Retry-After (`details.retryAfterSeconds`). */
+function busy(maxConcurrent: number): AppError {
+  return new AppError(
+    ErrorCode.IMPORT_BUSY,
+    `This server is already running ${maxConcurrent} import(s) ([app.skills.import] max_concurrent); nothing was ` +
+      `read. Try again in ${IMPORT_RETRY_AFTER_SECONDS} s.`,
+    { maxConcurrent, retryAfterSeconds: IMPORT_RETRY_AFTER_SECONDS },
+  );
 }

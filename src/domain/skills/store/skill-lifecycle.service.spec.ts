@@ -12,6 +12,7 @@ import {
 import type { InstallKey, StoredSkillFilter, StoreScope, VersionHistory } from './skill-version-store.js';
 import type { Principal } from '../../users/principal.js';
 import type { SkillRegistryService } from '@skillhost/nest';
+import { configWith } from '../../../config/config-loader.js';
 import { SkillImportService } from './skill-import.service.js';
 import { SkillLifecycleService, skillName } from './skill-lifecycle.service.js';
 import type { InstallResult, SkillStoreService } from './skill-store.service.js';
@@ -146,7 +147,7 @@ function build(options: { store?: Partial<StorePort>; snapshot?: CatalogueSnapsh
   const sut = new SkillLifecycleService(
     fakeStore(log, options.store) as unknown as SkillStoreService,
     registry as unknown as SkillRegistryService,
-    new SkillImportService(fakeStore(log, options.store) as unknown as SkillStoreService),
+    new SkillImportService(fakeStore(log, options.store) as unknown as SkillStoreService, configWith({})),
   );
   return { sut, log, views };
 }

@@ -45,12 +45,21 @@ export class SkillLifecycleService {
 
   /**
    * Imports every skill a source names (git repository, another server's index) for the caller, as `install` does;
-   * `git+file://` sources for admins only, as they read this server's disk.
+   * `git+file://` sources for admins only, as they read this server's disk, and a member's import reaches public
+   * hosts and `[app.skills.import] member_hosts` only.
    */
-  async importFrom(sourceText: string, scope: StoreScope, principal: Principal): Promise<ImportResult> {
+  async importFrom(
+    sourceText: string,
+    scope: StoreScope,
+    principal: Principal,
+    { submodules = false }: { submodules?: boolean } = {},
+  ): Promise<ImportResult> {
     const target = targetOf(scope, principal);
+    const admin = principal.role === 'admin';
     const result = await this.importer.importFrom(sourceText, target, principal.userId, {
-      localFiles: principal.role === 'admin',
+      localFiles: admin,
+      member: !admin,
+      submodules,
     });
     await this.refreshAndWarn(target, result.skills);
     return result;

@@ -184,7 +184,8 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
         mirror.source,
         { scope: 'shared', ownerId: null, owner: null },
         null,
-        { localFiles: true, keepRolledBack: true },
+        // A run waits for a free import slot rather than fail: it is due, and nobody is there to retry it.
+        { localFiles: true, keepRolledBack: true, waitForSlot: true },
       );
       await this.registry.refreshStore();
       outcome = { ok: true, result: resultOf(imported) };
