@@ -4,7 +4,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { isAbsolute, join, posix } from 'node:path';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { inheritedEnvironment } from '../../../config/inherited-environment.js';
-import { checkDestination, type DestinationPolicy } from './import-destination.js';
+import { type CheckedDestination, checkDestination, type DestinationPolicy } from './import-destination.js';
 
 /**
  * A shallow checkout of one commit of a git repository, made with the `git` binary so that nothing
@@ -27,6 +27,10 @@ const SAFE_CONFIG = [
   'submodule.recurse=false',
   '-c',
   'advice.detachedHead=false',
+  // A fetch of few objects is otherwise unpacked in memory, each written once whole: kept as a pack, it is written
+  // to disk as it arrives, where the clone's cap sees it grow.
+  '-c',
+  'fetch.unpackLimit=1',
 ];
 /** Git never prompts, and fetches no large-file content (that would bypass the clone's cap and checks). */
 const GIT_ENV = {
@@ -111,16 +115,14 @@ async function reachOf(url: string, options: CheckoutOptions): Promise<string[]>
     throw unreachable(url, `git imports speak https://, http:// or file://, not ${parsed.protocol}//`);
   if (options.destinations === undefined) return [];
   const checked = await checkDestination(parsed, options.destinations);
-  const pinned =
-    checked === undefined
-      ? []
-      : ['-c', `http.curloptResolve=${checked.host}:${checked.port}:${curlAddress(checked.addresses[0])}`];
-  return [...pinned, '-c', 'http.followRedirects=false'];
+  return [...(checked === undefined ? [] : pinnedTo(checked)), '-c', 'http.followRedirects=false'];
 }
 
-/** An address as curl's resolve list takes it: IPv6 in brackets. */
-function curlAddress(address: string): string {
-  return address.includes(':') ? `[${address}]` : address;
+/** Git's option that makes curl connect to the checked address for the host and port, whatever DNS says then. */
+export function pinnedTo(checked: CheckedDestination): string[] {
+  const address = checked.addresses[0];
+  // curl's resolve list takes IPv6 in brackets.
+  return ['-c', `http.curloptResolve=${checked.host}:${checked.port}:${address.includes(':') ? `[${address}]` : address}`];
 }
 
 /**
