@@ -36,7 +36,8 @@ interface ConfigTree {
 /**
  * A host a member may import from: a name or address, `*.` for its subdomains, an optional `:port`; IPv6 in brackets.
  */
-export const MEMBER_HOST = /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+export const MEMBER_HOST =
+  /^(?:(?:\*\.)?[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 
 /** `[app.skills.import] member_hosts`: a list of strings, each a MEMBER_HOST. */
 function memberHosts(options: { default: readonly string[]; description: string }): Setting<readonly string[]> {

@@ -195,13 +195,16 @@ describe('what an import may reach and take: destinations, clone size, submodule
     await importAs('root', { source: `${index.base}/good/index.json` }).expect(200);
   });
 
-  it("refuses an index whose skill digest lies while each file's digest is right (IMPORT_VERIFICATION_FAILED)", async () => {
-    const before = await installedCount();
-    const answer = await importAs('root', { source: `${index.base}/lying/index.json` }).expect(422);
-    expect(answer.body.code).toBe('IMPORT_VERIFICATION_FAILED');
-    expect(answer.body.message).toContain("skill 'fine''s files do not match the skill's digest");
-    expect(await installedCount()).toBe(before);
-  });
+  it(
+    "refuses an index whose skill digest lies while each file's digest is right " + '(IMPORT_VERIFICATION_FAILED)',
+    async () => {
+      const before = await installedCount();
+      const answer = await importAs('root', { source: `${index.base}/lying/index.json` }).expect(422);
+      expect(answer.body.code).toBe('IMPORT_VERIFICATION_FAILED');
+      expect(answer.body.message).toContain("skill 'fine''s files do not match the skill's digest");
+      expect(await installedCount()).toBe(before);
+    },
+  );
 });
 
 interface IndexServer {

@@ -93,7 +93,8 @@ function ApiSkillUpload(summary: string, ...more: ErrorCode[]) {
 
 const IMPORT_DESCRIPTION =
   'Reads every skill the source names and installs each as an upload would be (same rules, same limits): a git ' +
-  'repository (shallow fetch of one ref, no hooks, submodules only with `submodules: true`; `#REF:PATH` for one skill folder or every skill ' +
+  'repository (shallow fetch of one ref, no hooks, submodules only with `submodules: true`; `#REF:PATH` for one ' +
+  'skill folder or every skill ' +
   "folder under PATH) or another server's discovery index (every file checked against its size and digest, on " +
   "the index's origin only; `#name` for one skill). Each new version records its source (URL, ref, commit or " +
   'digest). 201 when a version is new, 200 when all were installed before. A source that cannot be read is 422 ' +

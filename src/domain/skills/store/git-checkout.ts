@@ -122,7 +122,10 @@ async function reachOf(url: string, options: CheckoutOptions): Promise<string[]>
 export function pinnedTo(checked: CheckedDestination): string[] {
   const address = checked.addresses[0];
   // curl's resolve list takes IPv6 in brackets.
-  return ['-c', `http.curloptResolve=${checked.host}:${checked.port}:${address.includes(':') ? `[${address}]` : address}`];
+  return [
+    '-c',
+    `http.curloptResolve=${checked.host}:${checked.port}:${address.includes(':') ? `[${address}]` : address}`,
+  ];
 }
 
 /**
@@ -233,40 +236,40 @@ function git(args: string[], run: GitRun): Promise<string> {
       () => stop(unreachable(run.url, `git took longer than ${Math.round(timeoutMs / 1000)}s`)),
       timeoutMs,
     );
-    let measuring = false;
-    const poll = setInterval(() => {
-      if (measuring) return;
-      measuring = true;
-      folderBytes(run.root, run.options.maxBytes)
-        .then((bytes) => {
-          if (bytes > run.options.maxBytes) stop(tooLarge(run.url, run.options.maxBytes));
-        })
-        .finally(() => {
-          measuring = false;
-        });
-    }, SIZE_POLL_MS);
+    const unwatch = watchSize(run.root, run.options.maxBytes, () => stop(tooLarge(run.url, run.options.maxBytes)));
     child.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      clearInterval(poll);
+      unwatch();
       reject(
         error.code === 'ENOENT'
           ? unreachable(run.url, 'the git program is not installed on this server')
           : unreachable(run.url, error.message),
       );
     });
-    child.on('close', (code) => {
+    child.on('close', async (code) => {
       clearTimeout(timer);
-      clearInterval(poll);
+      unwatch();
       if (stopped !== undefined) return reject(stopped);
       // A step too quick for the poll is measured once it is done.
-      folderBytes(run.root, run.options.maxBytes).then((bytes) => {
-        if (bytes > run.options.maxBytes) return reject(tooLarge(run.url, run.options.maxBytes));
-        if (code === 0) return resolve(stdout);
-        if (code === 1 && run.noMatchIsEmpty) return resolve('');
-        reject(unreachable(run.url, gitProblem(stderr)));
-      }, reject);
+      if ((await folderBytes(run.root, run.options.maxBytes)) > run.options.maxBytes)
+        return reject(tooLarge(run.url, run.options.maxBytes));
+      if (code === 0) return resolve(stdout);
+      if (code === 1 && run.noMatchIsEmpty) return resolve('');
+      reject(unreachable(run.url, gitProblem(stderr)));
     });
   });
+}
+
+/** Measures `folder` while git writes to it; calls `over` once it is past `maxBytes`. Returns the stop. */
+function watchSize(folder: string, maxBytes: number, over: () => void): () => void {
+  let measuring = false;
+  const poll = setInterval(async () => {
+    if (measuring) return;
+    measuring = true;
+    if ((await folderBytes(folder, maxBytes)) > maxBytes) over();
+    measuring = false;
+  }, SIZE_POLL_MS);
+  return () => clearInterval(poll);
 }
 
 /** The bytes of the files under `folder` (links counted as themselves); stops counting past `cap`. */

@@ -11,6 +11,8 @@ describe('import destinations', () => {
     ['127.255.0.9', 'loopback'],
     ['::1', 'loopback'],
     ['::ffff:127.0.0.1', 'loopback'],
+    // What the URL parser makes of http://[::ffff:127.0.0.1]/.
+    ['::ffff:7f00:1', 'loopback'],
     ['10.1.2.3', 'private'],
     ['172.16.0.1', 'private'],
     ['172.31.255.255', 'private'],
@@ -27,12 +29,9 @@ describe('import destinations', () => {
     expect(forbiddenReason(address)).toBe(reason);
   });
 
-  it.each(['8.8.8.8', '172.32.0.1', '192.169.0.1', '2606:4700::1111', '203.0.113.5'])(
-    '%s is public',
-    (address) => {
-      expect(forbiddenReason(address)).toBeUndefined();
-    },
-  );
+  it.each(['8.8.8.8', '172.32.0.1', '192.169.0.1', '2606:4700::1111', '203.0.113.5'])('%s is public', (address) => {
+    expect(forbiddenReason(address)).toBeUndefined();
+  });
 
   it.each([
     ['git.internal', 443, ['git.internal'], true],

@@ -100,7 +100,8 @@ export async function checkDestination(
     } catch (error) {
       throw new AppError(
         ErrorCode.IMPORT_SOURCE_UNREACHABLE,
-        `Cannot import from ${url.origin}: the name '${host}' does not resolve (${(error as { code?: string }).code ?? 'no address'}).`,
+        `Cannot import from ${url.origin}: the name '${host}' does not resolve ` +
+          `(${(error as { code?: string }).code ?? 'no address'}).`,
         { source: url.href },
       );
     }

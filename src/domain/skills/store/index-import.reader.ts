@@ -215,9 +215,7 @@ function checkDigest(bytes: Buffer, expected: string, what: string, indexUrl: st
 
 /** The skill's digest as the proposal defines it, recomputed from the files downloaded (each already checked). */
 function checkSkillDigest(files: UploadedFile[], expected: string, what: string, indexUrl: string): void {
-  const actual = skillDigest(
-    files.map((file) => ({ path: file.path, digest: sha256Of(file.bytes) })),
-  );
+  const actual = skillDigest(files.map((file) => ({ path: file.path, digest: sha256Of(file.bytes) })));
   if (actual !== expected.toLowerCase())
     throw unverified(
       indexUrl,
