@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
@@ -110,6 +111,33 @@ describe('skillhost install / versions / enable / disable / uninstall', () => {
     const refused = await cli('install', 'git+ssh://host/repo.git');
     expect(refused.code).toBe(1);
     expect(refused.err).toMatch(/git\+https:\/\/, git\+http:\/\/ or git\+file:\/\//);
+  });
+
+  it("installs a git repository's submodules with --submodules, and only then", async () => {
+    const vendored = gitRepo(tree.path('vendored'));
+    vendored.commit({ 'SKILL.md': skillMd({ name: 'vendored', description: 'In a submodule.' }) }, 'vendored');
+    vendored.push();
+    const main = gitRepo(tree.path('with-submodule'));
+    main.commit({ 'kit/own/SKILL.md': skillMd({ name: 'own', description: 'In the repository.' }) }, 'own');
+    execFileSync(
+      'git',
+      ['-c', 'protocol.file.allow=always', 'submodule', 'add', '--quiet', `file://${vendored.bare}`, 'kit/vendored'],
+      { cwd: tree.path('with-submodule', 'work'), env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } },
+    );
+    main.commit({}, 'with a submodule');
+    main.push();
+    const names = (out: string) => out.split('\n').map((line) => line.replace(/ version .*/, ''));
+    const without = await cli('install', `git+file://${main.bare}#:kit`);
+    expect(names(without.out)).toEqual(["Installed shared skill 'own'"]);
+    const withSubmodules = await cli('install', `git+file://${main.bare}#:kit`, '--submodules');
+    expect(withSubmodules).toMatchObject({ code: 0, err: '' });
+    expect(names(withSubmodules.out)).toEqual([
+      "Already installed: shared skill 'own'",
+      "Installed shared skill 'vendored'",
+    ]);
+    const misplaced = await cli('install', 'src/weekly', '--submodules');
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.err).toContain('--submodules goes with a git SOURCE');
   });
 
   it('installs the skills of a plugin marketplace folder, naming the plugins it could not follow', async () => {
