@@ -33,6 +33,7 @@ describe(loadConfig.name, () => {
       includeLocation: false,
       maxSkills: 10_000,
       mirrors: {},
+      import: { memberHosts: [], maxCloneBytes: 256 * 1024 * 1024, maxConcurrent: 2 },
       catalogueBudgetTokens: 4000,
       catalogueMaxSkills: 50,
       searchTool: 'auto',
@@ -353,6 +354,34 @@ describe(loadConfig.name, () => {
       expect.stringMatching(/^app\.skills\.extra: unknown key/),
     ]);
   });
+
+  it(
+    'reads [app.skills.import]: defaults, hosts from the file or the environment, and refuses a host that is not ' +
+      'one',
+    () => {
+      const defaults = loadConfig({ env: {}, toml: {}, projectRoot, homeDir }).app.skills.import;
+      expect(defaults).toEqual({ memberHosts: [], maxCloneBytes: 256 * 1024 * 1024, maxConcurrent: 2 });
+      const hosts = ['git.corp.example', 'skills.internal:8443', '*.corp.example', '10.0.0.7', '[fd00::7]:443'];
+      const toml = { app: { skills: { import: { member_hosts: hosts } } } };
+      expect(loadConfig({ env: {}, toml, projectRoot, homeDir }).app.skills.import.memberHosts).toEqual(hosts);
+      const fromEnv = loadConfig({
+        env: { SKILLHOST_SKILLS_IMPORT_MEMBER_HOSTS: '["git.corp.example"]' },
+        toml: {},
+        projectRoot,
+        homeDir,
+      });
+      expect(fromEnv.app.skills.import.memberHosts).toEqual(['git.corp.example']);
+      const problems = problemsOf(() =>
+        loadConfig({
+          env: {},
+          toml: { app: { skills: { import: { member_hosts: ['https://git.corp.example/'] } } } },
+          projectRoot,
+          homeDir,
+        }),
+      );
+      expect(problems).toEqual([expect.stringMatching(/^app\.skills\.import\.member_hosts: .*a list of host names/)]);
+    },
+  );
 
   it('honours PORT when SKILLHOST_PORT is not set (the platform convention)', () => {
     expect(loadConfig({ env: { PORT: '8081' }, toml: {}, projectRoot, homeDir }).app.port).toBe(8081);

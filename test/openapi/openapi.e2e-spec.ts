@@ -14,6 +14,7 @@ import type { Response } from 'superagent';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ErrorCode, httpStatusOf } from '@skillhost/core';
 import { createTestApp } from '../support/app.js';
+import { skillDigest } from '../../src/domain/skills/store/index-skill-digest.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { collectText, parseSse } from '../support/sse.js';
 import { OAUTH_PROBES } from '../../src/api/http/oauth-probes.controller.js';
@@ -83,7 +84,11 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
   beforeAll(async () => {
     const recorder = recordRoutes();
     try {
-      ctx = await startChatApp([skillsFolder()], { 'app.auth.mode': 'api_key' });
+      ctx = await startChatApp([skillsFolder()], {
+        'app.auth.mode': 'api_key',
+        // The member's import reads an index on 127.0.0.1, which members may reach only when it is listed.
+        'app.skills.import.member_hosts': ['127.0.0.1'],
+      });
     } finally {
       recorder.stop();
     }
@@ -637,21 +642,15 @@ describe.each([
 /** A discovery index on 127.0.0.1 serving one skill (`indexed`) with the given files. */
 async function serveIndex(files: Record<string, string>): Promise<{ url: string; close: () => Promise<void> }> {
   const digest = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+  const entries = Object.entries(files).map(([path, text]) => ({
+    path,
+    digest: digest(text),
+    size: Buffer.byteLength(text),
+    url: `/files/${path}`,
+  }));
   const index = {
     version: '0.2.0',
-    skills: [
-      {
-        name: 'indexed',
-        description: 'From an index.',
-        digest: digest(''),
-        files: Object.entries(files).map(([path, text]) => ({
-          path,
-          digest: digest(text),
-          size: Buffer.byteLength(text),
-          url: `/files/${path}`,
-        })),
-      },
-    ],
+    skills: [{ name: 'indexed', description: 'From an index.', digest: skillDigest(entries), files: entries }],
   };
   const server = createServer((req, res) => {
     if (req.url === '/.well-known/agent-skills/index.json') return res.end(JSON.stringify(index));
