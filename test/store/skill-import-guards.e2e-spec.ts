@@ -31,6 +31,7 @@ describe('what an import may reach and take: destinations, clone size, submodule
   let big: GitRepo;
   let main: GitRepo;
   let mainOverHttp: { url: string; close: () => Promise<void> };
+  let redirecting: Server;
   const keys: Record<string, string> = {};
   const http = () => request(ctx.app.getHttpServer());
   const importAs = (user: 'root' | 'ann', body: Record<string, unknown>) =>
@@ -70,11 +71,19 @@ describe('what an import may reach and take: destinations, clone size, submodule
     main.commit({}, 'vendored as a submodule');
     main.push();
     mainOverHttp = await serveGitOverHttp(main.bare);
+    // A listed host that sends every request on to an unlisted one.
+    redirecting = createServer((req, res) => res.writeHead(302, { location: `${index.base}${req.url}` }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    const redirectingPort = (redirecting.address() as AddressInfo).port;
 
     ctx = await startChatApp([], {
       'app.auth.mode': 'api_key',
       'app.skills.store_directory': tree.path('store'),
-      'app.skills.import.member_hosts': [`127.0.0.1:${listed.port}`, `127.0.0.1:${new URL(mainOverHttp.url).port}`],
+      'app.skills.import.member_hosts': [
+        `127.0.0.1:${listed.port}`,
+        `127.0.0.1:${new URL(mainOverHttp.url).port}`,
+        `127.0.0.1:${redirectingPort}`,
+      ],
       'app.skills.import.max_clone_bytes': 1024 * 1024,
       'app.skills.import.max_concurrent': 1,
     });
@@ -90,6 +99,7 @@ describe('what an import may reach and take: destinations, clone size, submodule
     await index?.close();
     await listed?.close();
     await mainOverHttp?.close();
+    await new Promise((resolve) => redirecting?.close(resolve));
     tree?.cleanup();
   });
 
@@ -131,6 +141,17 @@ describe('what an import may reach and take: destinations, clone size, submodule
     it('lets a member import from a host:port listed in member_hosts', async () => {
       const answer = await importAs('ann', { source: `${listed.base}/good/index.json` }).expect(201);
       expect(answer.body.skills).toEqual([expect.objectContaining({ name: 'fine', scope: 'personal', owner: 'ann' })]);
+    });
+
+    it('follows no redirect from a listed host to an unlisted one, for git or an index', async () => {
+      const before = index.requests.length;
+      const redirector = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+      const viaGit = await importAs('ann', { source: `git+${redirector}/bare.git` }).expect(422);
+      expect(viaGit.body.code).toBe('IMPORT_SOURCE_UNREACHABLE');
+      const viaIndex = await importAs('ann', { source: `${redirector}/good/index.json` }).expect(422);
+      expect(viaIndex.body).toMatchObject({ code: 'IMPORT_SOURCE_UNREACHABLE' });
+      expect(viaIndex.body.message).toContain('a redirect, not followed');
+      expect(index.requests.length).toBe(before);
     });
 
     it("does not restrict an admin's import: 127.0.0.1 is read", async () => {
