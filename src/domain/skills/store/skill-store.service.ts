@@ -35,6 +35,7 @@ import {
   type InstallKey,
   SKILL_VERSION_STORE,
   type SkillVersionStore,
+  type StoredManifestEntry,
   type StoredSkillFilter,
   type StoreScope,
   type VersionHistory,
@@ -423,6 +424,19 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     }
     await this.save(skill.name, version, files);
     return { digest: version.digest };
+  }
+
+  /**
+   * A stored version's name and manifest (current or not; versions are content-addressed, so the answer for a digest
+   * never changes), or null when the store has none by that digest.
+   */
+  storedVersion(digest: string): Promise<{ name: string; manifest: StoredManifestEntry[] } | null> {
+    return DIGEST_PATTERN.test(digest) ? this.repository.findVersion(digest) : Promise.resolve(null);
+  }
+
+  /** One stored file's bytes by the digest of its content, or undefined when the store has none. */
+  async storedFile(digest: string): Promise<Buffer | undefined> {
+    return (await this.repository.blobs([digest])).get(digest);
   }
 
   /** The unpacked folder of a stored version of a skill, or undefined when the store has no such version. */
