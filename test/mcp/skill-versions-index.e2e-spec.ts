@@ -5,6 +5,7 @@ import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { type UploadFiles, zipOf } from '../support/skill-archives.js';
+import { collectText } from '../support/sse.js';
 
 const sha256 = (bytes: string | Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 const VERSIONED_URL = /^\/\.well-known\/agent-skills\/report@sha256:[0-9a-f]{64}\//;
@@ -39,7 +40,7 @@ describe('the discovery index versions list', () => {
     const answer = await http().get('/.well-known/agent-skills/versions.json').set(as(user)).expect(200);
     return answer.body as { version: string; skills: { name: string; current: string; versions: Listed[] }[] };
   };
-  const fileAt = (user: string, url: string) => http().get(url).set(as(user)).buffer(true).parse(binary);
+  const fileAt = (user: string, url: string) => http().get(url).set(as(user)).buffer(true).parse(collectText);
 
   beforeAll(async () => {
     tree = tempTree('skillhost-versions-');
@@ -94,9 +95,9 @@ describe('the discovery index versions list', () => {
     const entry = (await versionsOf('dev')).skills.find((skill) => skill.name === 'report')!;
     const guide = entry.versions[1].files.find((file) => file.path === 'references/guide.md')!;
     const answer = await fileAt('dev', guide.url).expect(200);
-    expect((answer.body as Buffer).toString()).toBe('guide, first edition\n');
-    expect(sha256(answer.body as Buffer)).toBe(guide.digest);
-    expect((answer.body as Buffer).length).toBe(guide.size);
+    expect(answer.body as string).toBe('guide, first edition\n');
+    expect(sha256(answer.body as string)).toBe(guide.digest);
+    expect(Buffer.byteLength(answer.body as string)).toBe(guide.size);
     expect(answer.headers['cache-control']).toBe('private, max-age=31536000, immutable');
     expect(answer.headers['content-disposition']).toBe('attachment');
     expect(answer.headers.etag).toBe(`"${guide.digest}"`);
@@ -121,7 +122,7 @@ describe('the discovery index versions list', () => {
     expect(diary.versions[0].version.number).toBe(1);
     expect((await versionsOf('eve')).skills.map((skill) => skill.name)).not.toContain('diary');
     const url = diary.versions[0].files[0].url;
-    expect((await fileAt('dev', url).expect(200)).body.toString()).toContain("Dev's own diary.");
+    expect((await fileAt('dev', url).expect(200)).body as string).toContain("Dev's own diary.");
     const refused = await http().get(url).set(as('eve'));
     expect([refused.status, refused.body.code]).toEqual([404, 'SKILL_NOT_FOUND']);
   });
@@ -135,11 +136,11 @@ describe('the discovery index versions list', () => {
     const v1 = list.skills.find((skill) => skill.name === 'report')!.versions[1].version.digest!;
     const missing = await http().get(`/.well-known/agent-skills/report@${v1}/references/other.md`).set(as('dev'));
     expect([missing.status, missing.body.code]).toEqual([404, 'RESOURCE_NOT_FOUND']);
-    const escape = await http()
+    const wayOut = await http()
       .get(`/.well-known/agent-skills/report@${v1}/references/%2e%2e/%2e%2e/notes/SKILL.md`)
       .set(as('dev'));
-    expect(escape.status).toBeGreaterThanOrEqual(400);
-    expect(escape.status).toBeLessThan(500);
+    expect(wayOut.status).toBeGreaterThanOrEqual(400);
+    expect(wayOut.status).toBeLessThan(500);
     const malformed = await http().get('/.well-known/agent-skills/report@sha256:abc/SKILL.md').set(as('dev'));
     expect(malformed.status).toBe(404);
   });
@@ -180,9 +181,3 @@ describe('the discovery index versions list', () => {
     await http().get('/.well-known/agent-skills/versions.json').expect(401);
   });
 });
-
-function binary(response: NodeJS.ReadableStream, done: (error: Error | null, body: Buffer) => void): void {
-  const chunks: Buffer[] = [];
-  response.on('data', (chunk: Buffer) => chunks.push(chunk));
-  response.on('end', () => done(null, Buffer.concat(chunks)));
-}

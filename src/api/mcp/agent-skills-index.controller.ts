@@ -81,7 +81,7 @@ export class AgentSkillsIndexController {
       'The raw bytes, text or binary, with a content type by extension and the digest of the bytes sent as ' +
       '`ETag`; as a download (`Content-Disposition: attachment`, a sandboxing `Content-Security-Policy`), never ' +
       'as a page of this server. Only files the index lists are served, and with `<name>@<version digest>` the ' +
-      "files of that stored version that versions.json lists (immutable: cached for a year).",
+      'files of that stored version that versions.json lists (immutable: cached for a year).',
   })
   @ApiParam({ name: 'name', description: 'The skill, or `<name>@sha256:<hex>` for one of its stored versions.' })
   @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `SKILL.md` or `references/REFERENCE.md`.' })

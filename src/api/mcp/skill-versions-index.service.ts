@@ -161,6 +161,11 @@ export class SkillVersionsIndexService {
       );
     const bytes = await this.store.storedFile(blob);
     if (bytes === undefined) throw notFound(`The store has lost the content of '${path}' (${blob}).`);
-    return { bytes, digest: contentDigest(bytes), mimeType: mimeTypeOf(path), isText: isUtf8(bytes) && !bytes.includes(0) };
+    return {
+      bytes,
+      digest: contentDigest(bytes),
+      mimeType: mimeTypeOf(path),
+      isText: isUtf8(bytes) && !bytes.includes(0),
+    };
   }
 }
