@@ -275,7 +275,7 @@ describe('skillhost sync pinning a version the index no longer offers (versions.
     tree?.cleanup();
   });
 
-  it('takes an earlier version by its skill digest, pinned, and brings it back when its folder is removed', async () => {
+  it('takes an earlier version by its skill digest, pinned, and brings it back when its folder goes', async () => {
     expect((await sync()).code).toBe(0);
     expect(guide()).toBe('second edition\n');
     const [, first] = await versions();

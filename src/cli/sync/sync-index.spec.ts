@@ -93,7 +93,7 @@ describe(pathProblem.name, () => {
 });
 
 describe(checkVersions.name, () => {
-  it('lists each skill\'s versions as checked entries, leaving out one that fails the checks', () => {
+  it("lists each skill's versions as checked entries, leaving out one that fails the checks", () => {
     const good = [file('SKILL.md', { url: '/.well-known/agent-skills/s@sha256:1/SKILL.md' })];
     const text = JSON.stringify({
       version: '0.2.0',
