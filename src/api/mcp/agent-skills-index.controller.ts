@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -8,10 +7,10 @@ import { ErrorCode, normalizeResourcePath, skillFileHeaders } from '@skillhost/c
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { ApiErrors } from '../http/openapi/api-errors.decorator.js';
 import { SkillRegistryService } from '@skillhost/nest';
-import { INDEX_VERSION, indexEntry, type IndexSkill, parseVersionedName } from './agent-skills-index.js';
+import { parseVersionedName } from './agent-skills-index.js';
 import { AgentSkillsIndexDto, AgentSkillsVersionsDto } from '../http/dto/mcp-report.dto.js';
 import { type PublishedFile, PublishedSkillsService } from './published-skills.service.js';
-import { SkillVersionsIndexService } from './skill-versions-index.service.js';
+import { type DiscoveryBody, DiscoveryIndexService } from './discovery-index.service.js';
 import { PUBLISHED_MIME_TYPES } from './skill-uri.js';
 
 /**
@@ -25,7 +24,7 @@ export class AgentSkillsIndexController {
   constructor(
     private readonly registry: SkillRegistryService,
     private readonly published: PublishedSkillsService,
-    private readonly versions: SkillVersionsIndexService,
+    private readonly discovery: DiscoveryIndexService,
   ) {}
 
   @Get('index.json')
@@ -44,13 +43,7 @@ export class AgentSkillsIndexController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    const skills: IndexSkill[] = [];
-    for (const skill of await this.published.all(await this.registry.viewForUser(principal.userId))) {
-      const entry = indexEntry(skill);
-      if (!('problem' in entry)) skills.push(entry);
-    }
-    const body = JSON.stringify({ version: INDEX_VERSION, skills } satisfies AgentSkillsIndexDto);
-    return sendJson(reply, body, ifNoneMatch);
+    return sendJson(reply, await this.discovery.index(await this.registry.viewForUser(principal.userId)), ifNoneMatch);
   }
 
   @Get('versions.json')
@@ -70,8 +63,8 @@ export class AgentSkillsIndexController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    const body = await this.versions.body(await this.registry.viewForUser(principal.userId));
-    return sendJson(reply, body, ifNoneMatch);
+    const view = await this.registry.viewForUser(principal.userId);
+    return sendJson(reply, await this.discovery.versions(view), ifNoneMatch);
   }
 
   @Get(':name/*')
@@ -105,7 +98,7 @@ export class AgentSkillsIndexController {
     let file: PublishedFile;
     if (versioned === undefined) file = await this.published.indexedFile(view, name, path);
     else {
-      file = await this.versions.file(this.registry.get(versioned.name, view), versioned.digest, path);
+      file = await this.discovery.file(this.registry.get(versioned.name, view), versioned.digest, path);
       reply.header('cache-control', 'private, max-age=31536000, immutable');
     }
     const type =
@@ -121,11 +114,10 @@ export class AgentSkillsIndexController {
 }
 
 /** A JSON body with the digest of its very bytes as `ETag`: an unchanged one costs a client one 304. */
-function sendJson(reply: FastifyReply, body: string, ifNoneMatch: string | undefined) {
-  const etag = `"sha256:${createHash('sha256').update(body).digest('hex')}"`;
-  reply.header('etag', etag).header('cache-control', 'private, no-cache');
-  if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, etag)) return reply.code(304).send();
-  return reply.header('content-type', 'application/json; charset=utf-8').send(body);
+function sendJson(reply: FastifyReply, body: DiscoveryBody, ifNoneMatch: string | undefined) {
+  reply.header('etag', body.etag).header('cache-control', 'private, no-cache');
+  if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, body.etag)) return reply.code(304).send();
+  return reply.header('content-type', 'application/json; charset=utf-8').send(body.text);
 }
 
 /** `If-None-Match` as RFC 9110 reads it: `*`, or a list of tags compared weakly (a `W/` prefix ignored). */

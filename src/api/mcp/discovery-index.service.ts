@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppError, type CatalogueSnapshot, contentDigest, ErrorCode, type SkillRecord } from '@skillhost/core';
 import type { VersionSource } from '../../domain/skills/store/skill-import-source.js';
@@ -6,14 +7,22 @@ import { SkillStoreService } from '../../domain/skills/store/skill-store.service
 import {
   INDEX_VERSION,
   type IndexFile,
+  type IndexSkill,
   indexEntry,
   indexFiles,
   skillDigest,
   unfitPath,
   versionedFileUrl,
 } from './agent-skills-index.js';
-import { type PublishedFile, PublishedSkillsService } from './published-skills.service.js';
+import { type PublishedFile, type PublishedSkill, PublishedSkillsService } from './published-skills.service.js';
 import { mimeTypeOf } from './skill-uri.js';
+import { ViewCache } from './view-cache.js';
+
+/** A discovery document as sent: its bytes and their digest, the `ETag` a client sends back. */
+export interface DiscoveryBody {
+  text: string;
+  etag: string;
+}
 
 /** `/.well-known/agent-skills/versions.json`: every version of every skill the caller may see. */
 export interface VersionsDocument {
@@ -48,14 +57,16 @@ type StoredListing = { skillDigest: string; files: IndexFile[]; blobs: Map<strin
 const STORED_MEMO = 20_000;
 
 /**
- * The proposal has no version list yet; Skillhost publishes one beside the index, in its shape, so
- * clients can pin a version and fetch it again later: each store version with its skill-level
- * digest, number, install time, source and files at URLs that keep serving that version. Built
- * once per catalogue view (a view never changes: an install, a rollback or a filter makes another).
+ * The discovery index and, beside it, the list of every version: the proposal has none yet, so
+ * Skillhost publishes one in its shape, for clients to pin a version and fetch it again later (each
+ * store version with its skill-level digest, number, install time, source and files at URLs that
+ * keep serving that version). Each body is made once per catalogue view and kept while the view
+ * lasts (a view never changes: an install, a rollback, a rescan or a filter makes another), unless
+ * a skill was left out for a reason that may pass.
  */
 @Injectable()
-export class SkillVersionsIndexService {
-  private readonly bodies = new WeakMap<CatalogueSnapshot, Promise<string>>();
+export class DiscoveryIndexService {
+  private readonly bodies = new ViewCache<{ body: DiscoveryBody; lasting: boolean }>(2);
   private readonly stored = new Map<string, Promise<StoredListing | undefined>>();
 
   constructor(
@@ -63,21 +74,41 @@ export class SkillVersionsIndexService {
     private readonly published: PublishedSkillsService,
   ) {}
 
-  /** The JSON body of versions.json for a view (one build per view, shared by concurrent requests). */
-  body(view: CatalogueSnapshot): Promise<string> {
-    let body = this.bodies.get(view);
-    if (body === undefined) {
-      body = this.build(view).then((document) => JSON.stringify(document));
-      this.bodies.set(view, body);
-      // A failed build (the database away) says nothing of the next request.
-      body.catch(() => this.bodies.delete(view));
-    }
-    return body;
+  /** `index.json` for a view: the proposal's entries of the skills it publishes. */
+  async index(view: CatalogueSnapshot): Promise<DiscoveryBody> {
+    return (await this.bodies.get(view, 'index', () => this.make(view, (skills) => this.indexOf(skills)), kept)).body;
   }
 
-  private async build(view: CatalogueSnapshot): Promise<VersionsDocument> {
+  /** `versions.json` for a view. */
+  async versions(view: CatalogueSnapshot): Promise<DiscoveryBody> {
+    return (await this.bodies.get(view, 'versions', () => this.make(view, (skills) => this.versionsOf(skills)), kept))
+      .body;
+  }
+
+  private async make(
+    view: CatalogueSnapshot,
+    document: (skills: readonly PublishedSkill[]) => Promise<object> | object,
+  ): Promise<{ body: DiscoveryBody; lasting: boolean }> {
+    const page = await this.published.page(view, undefined, Number.MAX_SAFE_INTEGER);
+    const text = JSON.stringify(await document(page.skills));
+    return {
+      body: { text, etag: `"sha256:${createHash('sha256').update(text).digest('hex')}"` },
+      lasting: page.lasting,
+    };
+  }
+
+  private indexOf(published: readonly PublishedSkill[]): { version: string; skills: IndexSkill[] } {
+    const skills: IndexSkill[] = [];
+    for (const skill of published) {
+      const entry = indexEntry(skill);
+      if (!('problem' in entry)) skills.push(entry);
+    }
+    return { version: INDEX_VERSION, skills };
+  }
+
+  private async versionsOf(published: readonly PublishedSkill[]): Promise<VersionsDocument> {
     const skills: SkillVersions[] = [];
-    for (const skill of await this.published.all(view)) {
+    for (const skill of published) {
       const entry = indexEntry(skill);
       if ('problem' in entry) continue;
       const now: ListedVersion = {
@@ -168,4 +199,9 @@ export class SkillVersionsIndexService {
       isText: isUtf8(bytes) && !bytes.includes(0),
     };
   }
+}
+
+/** Kept for as long as its view lasts, unless a skill was left out for a reason that may pass. */
+function kept(made: { lasting: boolean }): boolean {
+  return made.lasting;
 }
