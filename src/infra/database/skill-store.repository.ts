@@ -33,14 +33,7 @@ export class SkillStoreRepository implements SkillVersionStore {
 
   /** Stores a version's files and manifest; content already stored is not written again. */
   saveVersion(version: NewVersion): Promise<void> {
-    return runQuery(async () => {
-      const known = await this.dataSource.query<{ digest: string }[]>(
-        'SELECT digest FROM skill_versions WHERE digest = $1',
-        [version.digest],
-      );
-      if (known.length > 0) return;
-      await this.dataSource.transaction((manager) => insertVersion(manager, version));
-    });
+    return runQuery(() => this.dataSource.transaction((manager) => saveVersions(manager, [version], {})));
   }
 
   /**
@@ -58,7 +51,11 @@ export class SkillStoreRepository implements SkillVersionStore {
         this.dataSource.transaction(async (manager): Promise<InstallMany> => {
           const quota = await overQuota(manager, installs, options.maxPersonal ?? Infinity);
           if (quota !== undefined) return { quotaReached: quota };
-          await saveVersions(manager, installs, at);
+          await saveVersions(
+            manager,
+            installs.map((install) => install.version),
+            at,
+          );
           const installed: InstallOutcome[] = new Array(installs.length);
           let changed = false;
           for (const index of lockOrder(installs)) {
@@ -348,7 +345,8 @@ export class SkillStoreRepository implements SkillVersionStore {
   requestReload(): Promise<string> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
-        const [row] = await manager.query<{ reload_generation: string }[]>(
+        // `[rows, affected]`, as TypeORM answers an UPDATE … RETURNING.
+        const [[row]] = await manager.query<[{ reload_generation: string }[], number]>(
           'UPDATE skill_store_state SET reload_generation = reload_generation + 1 WHERE id = 1 RETURNING ' +
             'reload_generation::text',
         );
@@ -390,52 +388,57 @@ async function overQuota(
   return undefined;
 }
 
-/** The versions not stored yet, stored (`at.name`: the skill whose version is being written, for errors). */
+/**
+ * Stores the versions not stored yet: their blobs, then the versions, each in digest order, so that two transactions
+ * writing the same content wait for each other instead of deadlocking. `at.name` is the skill being written (errors
+ * name it); content stored meanwhile by another transaction is left as it is.
+ */
 async function saveVersions(
   manager: EntityManager,
-  installs: readonly VersionInstall[],
+  versions: readonly NewVersion[],
   at: { name?: string },
 ): Promise<void> {
   const known = new Set(
     (
       await manager.query<{ digest: string }[]>('SELECT digest FROM skill_versions WHERE digest = ANY($1::text[])', [
-        installs.map((install) => install.version.digest),
+        versions.map((version) => version.digest),
       ])
     ).map((row) => row.digest),
   );
-  const written = new Set<string>();
-  for (const { key, version } of installs) {
-    if (known.has(version.digest) || written.has(version.digest)) continue;
-    at.name = key.name;
-    await insertVersion(manager, version);
-    written.add(version.digest);
-  }
-}
-
-/** Writes a version and its blobs not stored yet; a version or blob stored meanwhile is left as it is. */
-async function insertVersion(manager: EntityManager, version: NewVersion): Promise<void> {
-  const digests = [...version.blobs.keys()];
+  const fresh = new Map(versions.filter((version) => !known.has(version.digest)).map((v) => [v.digest, v]));
+  const blobs = new Map<string, { bytes: Buffer; name: string }>();
+  for (const version of fresh.values())
+    for (const [digest, bytes] of version.blobs)
+      if (!blobs.has(digest)) blobs.set(digest, { bytes, name: version.name });
   const stored = new Set(
     (
       await manager.query<{ digest: string }[]>('SELECT digest FROM skill_blobs WHERE digest = ANY($1::text[])', [
-        digests,
+        [...blobs.keys()],
       ])
     ).map((row) => row.digest),
   );
-  for (const [digest, bytes] of version.blobs) {
+  for (const [digest, { bytes, name }] of [...blobs].sort(byDigest)) {
     if (stored.has(digest)) continue;
+    at.name = name;
     await manager.query(
       'INSERT INTO skill_blobs (digest, size, content) VALUES ($1, $2, $3) ON CONFLICT ON CONSTRAINT ' +
         'pk_skill_blobs DO NOTHING',
       [digest, bytes.length, bytes],
     );
   }
-  await manager.query(
-    `INSERT INTO skill_versions (digest, name, manifest, total_bytes, file_count) VALUES ($1, $2, ` +
-      `$3::jsonb, $4, $5)
-     ON CONFLICT ON CONSTRAINT pk_skill_versions DO NOTHING`,
-    [version.digest, version.name, JSON.stringify(version.manifest), version.totalBytes, version.manifest.length],
-  );
+  for (const [digest, version] of [...fresh].sort(byDigest)) {
+    at.name = version.name;
+    await manager.query(
+      `INSERT INTO skill_versions (digest, name, manifest, total_bytes, file_count) VALUES ($1, $2, ` +
+        `$3::jsonb, $4, $5)
+       ON CONFLICT ON CONSTRAINT pk_skill_versions DO NOTHING`,
+      [digest, version.name, JSON.stringify(version.manifest), version.totalBytes, version.manifest.length],
+    );
+  }
+}
+
+function byDigest([a]: [string, unknown], [b]: [string, unknown]): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The installs' indexes in the order their skills are locked: by scope, owner and name. */
@@ -461,8 +464,9 @@ function assertDistinctKeys(installs: readonly VersionInstall[]): void {
   }
 }
 
+/** TypeORM answers an UPDATE … RETURNING with `[rows, affected]`, not the rows alone. */
 async function bumpGeneration(manager: EntityManager): Promise<void> {
-  const [row] = await manager.query<{ generation: string }[]>(
+  const [[row]] = await manager.query<[{ generation: string }[], number]>(
     'UPDATE skill_store_state SET generation = generation + 1 WHERE id = 1 RETURNING generation::text',
   );
   await manager.query('SELECT pg_notify($1, $2)', [SKILL_STORE_CHANNEL, `store ${row.generation}`]);
