@@ -125,7 +125,10 @@ describe('importing several skills: all or nothing', () => {
         code: 'SKILL_QUOTA_EXCEEDED',
         details: { name: 'p-two', names: ['p-one', 'p-three', 'p-two'], limit: 2 },
       });
-      expect(answer.body.message).toContain('ann has 0 personal skill(s), and the import adds 3 new ones');
+      expect(answer.body.message).toContain(
+        'ann has 0 personal skill(s) and the import adds 3 new ones (p-one, p-three, p-two), more than the 2 ' +
+          "that [app.skills] max_personal_skills allows: 'p-two' is the first",
+      );
       await expectUnchanged(before);
       // One of them fits, and then the other two still do not.
       await importAs('ann', `git+${server.url}/bare.git#:mine/p-one`, '/v1/skills/import').expect(201);
@@ -150,7 +153,8 @@ describe('importing several skills: all or nothing', () => {
     );
     await query(
       ctx.db.url,
-      'CREATE TRIGGER refuse_last BEFORE INSERT ON installed_skill_versions FOR EACH ROW EXECUTE FUNCTION refuse_last()',
+      'CREATE TRIGGER refuse_last BEFORE INSERT ON installed_skill_versions FOR EACH ROW EXECUTE FUNCTION ' +
+        'refuse_last()',
     );
     try {
       const before = await snapshot();

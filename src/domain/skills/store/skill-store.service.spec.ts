@@ -348,7 +348,10 @@ describe(SkillStoreService.name, () => {
         code: ErrorCode.SKILL_QUOTA_EXCEEDED,
         details: { name: 'xlsx', names: ['docx', 'xlsx'], limit: 2 },
       });
-      expect(error.message).toContain('alice has 1 personal skill(s), and the import adds 2 new ones (docx, xlsx)');
+      expect(error.message).toContain(
+        'alice has 1 personal skill(s) and the import adds 2 new ones (docx, xlsx), more than the 2 that ' +
+          "[app.skills] max_personal_skills allows: 'xlsx' is the first",
+      );
       expect(calls.installMany).toEqual([]);
     });
 

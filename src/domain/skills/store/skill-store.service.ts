@@ -313,9 +313,10 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
       );
     return new AppError(
       ErrorCode.SKILL_QUOTA_EXCEEDED,
-      `${who} has ${owned} personal skill(s), and the import adds ${adding.length} new ones ` +
-        `(${adding.join(', ')}): past the ${limit} that [app.skills] max_personal_skills allows from '${first}' on, ` +
-        `so none was installed. Uninstall ${owned + adding.length - limit} (DELETE /v1/skills/:name) or import fewer.`,
+      `${who} has ${owned} personal skill(s) and the import adds ${adding.length} new ones (${adding.join(', ')}), ` +
+        `more than the ${limit} that [app.skills] max_personal_skills allows: '${first}' is the first that does not ` +
+        `fit, so none was installed. Uninstall ${owned + adding.length - limit} (DELETE /v1/skills/:name) or import ` +
+        `fewer.`,
       { name: first, names: [...adding], limit },
     );
   }
