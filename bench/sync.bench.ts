@@ -14,7 +14,7 @@
  *   npm run bench:sync        (writes bench/results/sync.{md,json})
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -208,14 +208,12 @@ async function importBench(base: string, admin: string): Promise<{ importMs: num
       writeBenchSkills(join(repo, 'skills'), IMPORT_SKILLS);
       // A fresh set of names per run, so each import installs every skill anew.
       const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
-      execFileSync(
-        'sh',
-        [
-          '-c',
-          `for d in skills/*; do sed -i "s/name: bench-skill-/name: run${run}-skill-/" $d/SKILL.md; mv $d skills/run${run}-skill-\${d#skills/bench-skill-}; done`,
-        ],
-        { cwd: repo },
-      );
+      for (const folder of readdirSync(join(repo, 'skills'))) {
+        const renamed = folder.replace('bench-skill-', `run${run}-skill-`);
+        const skillMd = join(repo, 'skills', folder, 'SKILL.md');
+        writeFileSync(skillMd, readFileSync(skillMd, 'utf8').replace(`name: ${folder}`, `name: ${renamed}`));
+        renameSync(join(repo, 'skills', folder), join(repo, 'skills', renamed));
+      }
       git('init', '-q', '-b', 'main');
       git('-c', 'user.name=bench', '-c', 'user.email=bench@example.test', 'add', '.');
       git('-c', 'user.name=bench', '-c', 'user.email=bench@example.test', 'commit', '-qm', 'skills');
