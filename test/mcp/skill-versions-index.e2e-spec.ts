@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { UsersService } from '../../src/domain/users/users.service.js';
+import { keysFor } from '../support/api-keys.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { type UploadFiles, zipOf } from '../support/skill-archives.js';
@@ -49,13 +49,7 @@ describe('the discovery index versions list', () => {
       'app.auth.mode': 'api_key',
       'app.skills.store_directory': tree.path('store'),
     });
-    const users = ctx.app.get(UsersService);
-    for (const [name, role] of [
-      ['root', 'admin'],
-      ['dev', 'member'],
-      ['eve', 'member'],
-    ] as const)
-      keys[name] = (await users.createKey((await users.createUser(name, role)).id)).key;
+    Object.assign(keys, await keysFor(ctx.app, { root: 'admin', dev: 'member', eve: 'member' }));
     await install('root', '/v1/admin/skills', report('guide, first edition\n'));
     await install('root', '/v1/admin/skills', report('guide, second edition\n'));
     await install('dev', '/v1/skills', {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import request from 'supertest';
 import { SKILL_STORE_CHANNEL } from '../../src/domain/skills/store/skill-version-store.js';
-import { UsersService } from '../../src/domain/users/users.service.js';
+import { keysFor } from '../support/api-keys.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { type GitRepo, gitRepo } from '../support/files/git-repo.js';
@@ -81,12 +81,7 @@ describe('importing several skills: all or nothing', () => {
       'app.skills.store_directory': tree.path('store'),
       'app.skills.max_personal_skills': 2,
     });
-    const users = ctx.app.get(UsersService);
-    for (const [name, role] of [
-      ['root', 'admin'],
-      ['ann', 'member'],
-    ] as const)
-      keys[name] = (await users.createKey((await users.createUser(name, role)).id)).key;
+    Object.assign(keys, await keysFor(ctx.app, { root: 'admin', ann: 'member' }));
     listener = new pg.Client({ connectionString: ctx.db.url });
     await listener.connect();
     listener.on('notification', (message) => heard.push(message.payload ?? ''));
