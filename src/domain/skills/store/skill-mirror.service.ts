@@ -68,7 +68,8 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SKILL_MIRROR_STORE) private readonly mirrors: SkillMirrorStore,
     private readonly importer: SkillImportService,
-    private readonly registry: SkillRegistryService,
+    /** Absent in a process without a catalogue (the CLI): servers on the database hear of installs through it. */
+    @Optional() private readonly registry?: SkillRegistryService,
     @Optional() @Inject(PROCESS_ROLE) private readonly role?: ProcessRole,
   ) {}
 
@@ -186,7 +187,7 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
         null,
         { localFiles: true, keepRolledBack: true },
       );
-      await this.registry.refreshStore();
+      await this.registry?.refreshStore();
       outcome = { ok: true, result: resultOf(imported) };
       this.logger.log(`Mirror '${mirror.name}': ${summaryOf(outcome.result)}`);
     } catch (error) {
@@ -221,7 +222,8 @@ function checkedMirror(mirror: AddMirror): { name: string; source: string; inter
   try {
     parseImportSource(source);
   } catch (error) {
-    problems.push(`source: ${messageOf(error)}`);
+    // The parser's message is a sentence of its own; the list of problems ends with one full stop.
+    problems.push(`source: ${messageOf(error).replace(/\.$/, '')}`);
   }
   const interval = mirror.interval ?? '15m';
   const intervalSeconds = mirrorIntervalSeconds(interval);
