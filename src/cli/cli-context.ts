@@ -85,7 +85,11 @@ export async function withServices<T>(config: AppConfig, work: (services: CliSer
  * It gets no registry: the command has no catalogue to refresh, and the servers on the database hear of each install
  * through PostgreSQL and read the store again.
  */
-function mirrorServiceOf(config: AppConfig, mirrorStore: SkillMirrorStore, store: SkillStoreService): SkillMirrorService {
+function mirrorServiceOf(
+  config: AppConfig,
+  mirrorStore: SkillMirrorStore,
+  store: SkillStoreService,
+): SkillMirrorService {
   return new SkillMirrorService(config, mirrorStore, new SkillImportService(store));
 }
 

@@ -9,8 +9,9 @@ import { formatInstant, formatTable, printable } from './text-table.js';
 const OPTIONS = { config: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 /**
- * `skillhost mirrors list | add | run | remove`, on the configured database with the admin routes' own service: the same
- * checks, the same read-only configured mirrors, the same claim on a mirror so a run here and a server's never overlap.
+ * `skillhost mirrors list | add | run | remove`, on the configured database with the admin routes' own service: the
+ * same checks, the same read-only configured mirrors, the same claim on a mirror so a run here and a server's never
+ * overlap.
  */
 export async function mirrorsCommand(args: string[], io: CliIo): Promise<number> {
   const [subcommand, ...rest] = args;
@@ -62,7 +63,10 @@ async function listMirrors(args: string[], io: CliIo): Promise<number> {
     m.lastError === null || !failedLast(m) ? '-' : oneLine(m.lastError),
     m.source,
   ]);
-  for (const line of formatTable(['NAME', 'ORIGIN', 'INTERVAL', 'NEXT RUN', 'LAST SUCCESS', 'LAST ERROR', 'SOURCE'], rows))
+  for (const line of formatTable(
+    ['NAME', 'ORIGIN', 'INTERVAL', 'NEXT RUN', 'LAST SUCCESS', 'LAST ERROR', 'SOURCE'],
+    rows,
+  ))
     io.out(line);
   return 0;
 }
@@ -88,7 +92,8 @@ async function addMirror(args: string[], io: CliIo): Promise<number> {
   io.out(
     values.json
       ? JSON.stringify(added, null, 2)
-      : `Added mirror '${added.name}' of ${added.source}, every ${added.interval}: it is due now, so a server on this ` +
+      : `Added mirror '${added.name}' of ${added.source}, every ` +
+          `${added.interval}: it is due now, so a server on this ` +
           `database runs it within seconds (or run it here: skillhost mirrors run ${added.name}).`,
   );
   return 0;
@@ -107,7 +112,8 @@ async function runMirror(args: string[], io: CliIo): Promise<number> {
     if (skills.length === 0) io.out(`Mirror '${mirror.name}': its source has no skills.`);
     for (const skill of skills) io.out(`${ranLine(skill)} '${skill.name}' version ${skill.version} (${skill.digest}).`);
   }
-  if (!values.json) for (const warning of failed ? [] : (mirror.lastResult?.warnings ?? [])) io.err(`warning: ${warning}`);
+  if (!values.json)
+    for (const warning of failed ? [] : (mirror.lastResult?.warnings ?? [])) io.err(`warning: ${warning}`);
   return failed ? 1 : 0;
 }
 

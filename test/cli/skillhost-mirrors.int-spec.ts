@@ -20,7 +20,10 @@ describe('skillhost mirrors list / add / run / remove', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    tree.write('cfg.toml', `[app.database]\nurl = "${db.url}"\n[app.skills]\nstore_directory = "${tree.path('store')}"\n`);
+    tree.write(
+      'cfg.toml',
+      `[app.database]\nurl = "${db.url}"\n[app.skills]\nstore_directory = "${tree.path('store')}"\n`,
+    );
     repo = gitRepo(tree.path('repo'));
     repo.commit(report('guide, first edition'), 'first');
     repo.push();
@@ -63,7 +66,9 @@ describe('skillhost mirrors list / add / run / remove', () => {
   it('refuses a bad source, interval or name as a usage error (exit 2), adding nothing', async () => {
     const source = await cli('mirrors', 'add', 'other', 'git+ssh://host/repo.git');
     expect(source.code).toBe(2);
-    expect(source.err).toMatch(/source: Cannot import from 'git\+ssh:\/\/host\/repo.git': git sources are git\+https:\/\/, .*#pdf'\.\n/);
+    expect(source.err).toMatch(
+      /source: Cannot import from 'git\+ssh:\/\/host\/repo.git': git sources are git\+https:\/\/, .*#pdf'\.\n/,
+    );
     const interval = await cli('mirrors', 'add', 'other', `git+file://${repo.bare}`, '--interval', '5s');
     expect(interval.code).toBe(2);
     expect(interval.err).toMatch(/interval: '5s' is not a duration from 1m to 7d/);
@@ -84,7 +89,11 @@ describe('skillhost mirrors list / add / run / remove', () => {
     repo.commit(report('guide, second edition'), 'second');
     repo.push();
     const second = JSON.parse((await cli('mirrors', 'run', 'team', '--json')).out);
-    expect(second).toMatchObject({ name: 'team', lastError: null, lastResult: { skills: [{ version: 2, created: true }] } });
+    expect(second).toMatchObject({
+      name: 'team',
+      lastError: null,
+      lastResult: { skills: [{ version: 2, created: true }] },
+    });
     expect(await currentVersion()).toBe(2);
   });
 

@@ -4,9 +4,10 @@ import {
   Logger,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
+  type OnModuleInit,
   Optional,
 } from '@nestjs/common';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ConfigError, ErrorCode } from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { MIRROR_NAME } from '../../../config/config-schema.js';
@@ -57,7 +58,7 @@ export interface AddMirror {
  * PostgreSQL first, so processes and instances on one database never run the same mirror at once.
  */
 @Injectable()
-export class SkillMirrorService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SkillMirrorService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('SkillMirrors');
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
@@ -72,6 +73,16 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
     @Optional() private readonly registry?: SkillRegistryService,
     @Optional() @Inject(PROCESS_ROLE) private readonly role?: ProcessRole,
   ) {}
+
+  /**
+   * The server refuses to start with a configured mirror whose source no run could read: the configuration loader
+   * checks the table's keys and interval, but the source's grammar is the importer's, which the configuration may not
+   * import.
+   */
+  onModuleInit(): void {
+    const problems = configuredMirrorProblems(this.config);
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
 
   /**
    * Every process looks for due mirrors: the claim in PostgreSQL decides which one runs each, and a worker restarted
@@ -211,6 +222,18 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
       { name: name.slice(0, 100), mirrors: names },
     );
   }
+}
+
+/** Each `[app.skills.mirrors.NAME]` whose source the importer cannot read: the table, the key and why. */
+export function configuredMirrorProblems(config: AppConfig): string[] {
+  return Object.values(config.app.skills.mirrors).flatMap((mirror) => {
+    try {
+      parseImportSource(mirror.source);
+      return [];
+    } catch (error) {
+      return [`[app.skills.mirrors.${mirror.name}] source: ${messageOf(error)}`];
+    }
+  });
 }
 
 /** A new mirror's name, source and interval, each checked, or VALIDATION_FAILED naming every problem. */
