@@ -68,8 +68,8 @@ export async function logoutCommand(args: string[], io: CliIo): Promise<number> 
 }
 
 /**
- * Who the key belongs to, from `GET /v1/me`; a key the server does not take is refused, and nothing is stored. Redirects
- * are refused, as sync does: the key goes to the server named and nowhere else.
+ * Who the key belongs to, from `GET /v1/me`; a key the server does not take is refused, and nothing is stored.
+ * Redirects are refused, as sync does: the key goes to the server named and nowhere else.
  */
 async function whoIs(server: URL, key: string): Promise<string | undefined> {
   const url = new URL('v1/me', server);
@@ -92,8 +92,8 @@ async function whoIs(server: URL, key: string): Promise<string | undefined> {
   if (response.status !== 200) {
     const body = (await response.text().catch(() => '')).slice(0, 300).replace(/\s+/g, ' ');
     throw new CommandFailure(
-      `${url.href} answered ${response.status}${body === '' ? '' : `: ${body}`}; nothing stored. Is ${server.origin} a ` +
-        'Skillhost server?',
+      `${url.href} answered ${response.status}${body === '' ? '' : `: ${body}`}; nothing stored. ` +
+        `Is ${server.origin} a Skillhost server?`,
     );
   }
   const me = (await response.json().catch(() => undefined)) as { name?: unknown; role?: unknown } | undefined;

@@ -60,11 +60,12 @@ async function listMirrors(args: string[], io: CliIo): Promise<number> {
     m.interval,
     m.running ? 'running' : formatInstant(m.nextRunAt),
     formatInstant(m.lastSuccessAt),
-    m.lastError === null || !failedLast(m) ? '-' : oneLine(m.lastError),
     m.source,
+    // Last: the longest cell, and unpadded there.
+    m.lastError === null || !failedLast(m) ? '-' : oneLine(m.lastError),
   ]);
   for (const line of formatTable(
-    ['NAME', 'ORIGIN', 'INTERVAL', 'NEXT RUN', 'LAST SUCCESS', 'LAST ERROR', 'SOURCE'],
+    ['NAME', 'ORIGIN', 'INTERVAL', 'NEXT RUN', 'LAST SUCCESS', 'SOURCE', 'LAST ERROR'],
     rows,
   ))
     io.out(line);
@@ -92,9 +93,8 @@ async function addMirror(args: string[], io: CliIo): Promise<number> {
   io.out(
     values.json
       ? JSON.stringify(added, null, 2)
-      : `Added mirror '${added.name}' of ${added.source}, every ` +
-          `${added.interval}: it is due now, so a server on this ` +
-          `database runs it within seconds (or run it here: skillhost mirrors run ${added.name}).`,
+      : `Added mirror '${added.name}' of ${added.source}, every ${added.interval}. It is due now: a server on ` +
+          `this database runs it within seconds, or run it here (skillhost mirrors run ${added.name}).`,
   );
   return 0;
 }

@@ -1,4 +1,4 @@
-import { renameSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { type GitRepo, gitRepo } from '../support/files/git-repo.js';
@@ -55,6 +55,14 @@ describe('skillhost mirrors list / add / run / remove', () => {
       ['configured', true],
       ['team', false],
     ]);
+    // The command's configuration is not the server's: its mirror tables are not written, the server's rows stay.
+    tree.write(
+      'other.toml',
+      `${readFileSync(tree.path('cfg.toml'), 'utf8')}[app.skills.mirrors.elsewhere]\nsource = ` +
+        `"git+file://${repo.bare}"\n`,
+    );
+    const other = await run(['mirrors', 'list', '--json', '--config', 'other.toml'], tree.root);
+    expect(JSON.parse(other.out).map((m: { name: string }) => m.name)).toEqual(['configured', 'team']);
     const configured = await cli('mirrors', 'remove', 'configured');
     expect(configured.code).toBe(1);
     expect(configured.err).toMatch(/defined in the configuration \(\[app\.skills\.mirrors\.configured\]\)/);
