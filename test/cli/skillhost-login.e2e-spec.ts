@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -57,7 +58,7 @@ describe('skillhost login / logout', () => {
     tree?.cleanup();
   });
 
-  it('checks a key from stdin with the server and stores it 0600 in a 0700 folder; sync uses it with no env', async () => {
+  it('stores a key from stdin the server takes, 0600 in a 0700 folder; sync uses it with no env', async () => {
     const unauthenticated = await sync();
     expect(unauthenticated.code).toBe(1);
     expect(unauthenticated.err).toMatch(/answered 401 .*skillhost login/);
@@ -158,6 +159,12 @@ describe('skillhost login / logout', () => {
     const linked = await sync();
     expect(linked.code).toBe(1);
     expect(linked.err).toMatch(/credentials\.json: it is a symbolic link/);
+    // A FIFO would block a plain open until someone writes to it: opened without waiting, and refused.
+    rmSync(file());
+    execFileSync('mkfifo', ['-m', '600', file()]);
+    const fifo = await sync();
+    expect(fifo.code).toBe(1);
+    expect(fifo.err).toMatch(/credentials\.json: it is not a regular file/);
     neverShowsKey(open, linked);
   });
 
