@@ -5,8 +5,16 @@ import { clientEnvironment } from '../config/client-environment.js';
 import { type CliIo, UsageError } from './cli-io.js';
 import { storedApiKey } from './credentials-file.js';
 import { folderState, installSkill, removeSkill, sha256 } from './sync/sync-folder.js';
-import { fetchFile, fetchIndex, ServerProblem } from './sync/sync-http.js';
-import { checkIndex, type CheckedIndex, IndexRefused, type RemoteSkill, type SyncCaps } from './sync/sync-index.js';
+import { fetchFile, fetchIndex, fetchVersions, ServerProblem } from './sync/sync-http.js';
+import {
+  checkIndex,
+  type CheckedIndex,
+  checkVersions,
+  IndexRefused,
+  type RemoteSkill,
+  type RemoteVersion,
+  type SyncCaps,
+} from './sync/sync-index.js';
 import { type LockedSkill, readLock, type SyncLock, writeLock } from './sync/sync-lock.js';
 import { type PlannedChange, planTarget, type SyncAction } from './sync/sync-plan.js';
 
@@ -168,12 +176,13 @@ async function runOnce(options: SyncOptions, io: CliIo): Promise<number> {
     problem = `nothing changed: ${error.message}`;
   }
   const reports: TargetReport[] = [];
+  const versions = versionsOnce(options);
   for (const dir of options.dirs) {
     const lock = locks.get(dir)!;
     if (problem !== undefined || lock instanceof Error)
       reports.push({ dir, notModified: false, problem: problem ?? (lock as Error).message, changes: [] });
     else if (index === undefined) reports.push({ dir, notModified: true, changes: [] });
-    else reports.push(await syncTargetOrSay(dir, lock, index, etag, options));
+    else reports.push(await syncTargetOrSay(dir, lock, index, etag, options, versions));
   }
   printReports(reports, options, io);
   return reports.some((report) => report.problem !== undefined || report.changes.some((c) => c.action === 'refused'))
@@ -218,17 +227,35 @@ async function syncTargetOrSay(...args: Parameters<typeof syncTarget>): Promise<
   }
 }
 
+/** The server's versions.json, fetched at most once a run, and only when a pin needs it. */
+type VersionsList = () => Promise<Map<string, RemoteVersion[]>>;
+
+function versionsOnce(options: SyncOptions): VersionsList {
+  let list: Promise<Map<string, RemoteVersion[]>> | undefined;
+  return () => {
+    list ??= fetchVersions(options.server, options.key).then((text) =>
+      checkVersions(text, options.server, options.caps),
+    );
+    return list;
+  };
+}
+
 async function syncTarget(
   dir: string,
   lock: SyncLock,
   index: CheckedIndex,
   etag: string | undefined,
   options: SyncOptions,
+  versions: VersionsList,
 ): Promise<TargetReport> {
-  const pinProblem = applyPins(lock, index.skills, options);
+  const pinned = await pinnedVersions(dir, lock, index.skills, options, versions);
+  if (typeof pinned === 'string') return { dir, notModified: false, problem: pinned, changes: [] };
+  // A pinned version the index does not offer now stands in for the one it does.
+  const remote = index.skills.map((skill) => pinned.get(skill.name) ?? skill);
+  const pinProblem = applyPins(lock, remote, options);
   if (pinProblem !== undefined) return { dir, notModified: false, problem: pinProblem, changes: [] };
   if (!options.dryRun) mkdirSync(dir, { recursive: true });
-  const planned = planTarget(dir, lock, index.skills, index.refused);
+  const planned = planTarget(dir, lock, remote, index.refused);
   const changes: Omit<PlannedChange, 'remote'>[] = [];
   for (const change of planned) {
     const { remote, ...shown } = change;
@@ -247,7 +274,52 @@ async function syncTarget(
 }
 
 /**
- * `--pin NAME@DIGEST` marks the version installed, or the one the server has now (then installed); `--unpin` frees it.
+ * The versions this target is to hold that the index does not offer now, from the server's versions.json: one a
+ * `--pin` names (by its skill-level digest, or the store's version digest, which becomes the skill-level one), and
+ * a pinned skill's whose folder was removed by hand. A pin versions.json cannot answer is the target's problem; a
+ * gone folder it cannot answer stays as the plan says (pinned, folder gone).
+ */
+async function pinnedVersions(
+  dir: string,
+  lock: SyncLock,
+  offered: readonly RemoteSkill[],
+  options: SyncOptions,
+  versions: VersionsList,
+): Promise<Map<string, RemoteSkill> | string> {
+  const wanted = new Map<string, RemoteSkill>();
+  for (const skill of offered) {
+    const pin = options.pins.get(skill.name);
+    const locked = lock.skills[skill.name];
+    const asked =
+      pin !== undefined
+        ? pin !== skill.digest && pin !== locked?.digest
+          ? pin
+          : undefined
+        : locked?.pinned === true && locked.digest !== skill.digest && folderState(join(dir, skill.name)) === 'absent'
+          ? locked.digest
+          : undefined;
+    if (asked === undefined) continue;
+    let listed: Map<string, RemoteVersion[]>;
+    try {
+      listed = await versions();
+    } catch (error) {
+      if (!(error instanceof ServerProblem || error instanceof IndexRefused)) throw error;
+      if (pin === undefined) continue;
+      return `--pin ${skill.name}@${pin}: the server's versions cannot be read (${error.message}); nothing changed`;
+    }
+    const found = listed
+      .get(skill.name)
+      ?.find((version) => version.digest === asked || version.versionDigest === asked);
+    if (found === undefined) continue;
+    wanted.set(skill.name, found);
+    if (pin !== undefined) options.pins.set(skill.name, found.digest);
+  }
+  return wanted;
+}
+
+/**
+ * `--pin NAME@DIGEST` marks the version installed, or the one the server has (now, or listed in versions.json: then
+ * installed); `--unpin` frees it.
  */
 function applyPins(lock: SyncLock, remote: readonly RemoteSkill[], options: SyncOptions): string | undefined {
   for (const name of options.unpins) {
@@ -263,7 +335,8 @@ function applyPins(lock: SyncLock, remote: readonly RemoteSkill[], options: Sync
     else
       return (
         `--pin ${name}@${digest}: that version is neither installed here (` +
-        `${locked?.digest ?? 'not synced'}) nor offered by the server now (${offered?.digest ?? 'not offered'})`
+        `${locked?.digest ?? 'not synced'}) nor offered by the server now (${offered?.digest ?? 'not offered'}), ` +
+        "nor among the versions the server's versions.json lists"
       );
   }
   return undefined;
