@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientEnvironment } from '../config/client-environment.js';
 import { type CliIo, UsageError } from './cli-io.js';
+import { storedApiKey } from './credentials-file.js';
 import { folderState, installSkill, removeSkill, sha256 } from './sync/sync-folder.js';
 import { fetchFile, fetchIndex, fetchVersions, ServerProblem } from './sync/sync-http.js';
 import {
@@ -104,9 +105,11 @@ function syncOptions(args: string[], io: CliIo): SyncOptions {
   const maxFile = values['max-file-bytes'];
   if (maxFile !== undefined && !/^[1-9][0-9]{0,9}$/.test(maxFile))
     throw new UsageError(`--max-file-bytes takes a byte count; got '${maxFile}'.`);
+  const server = serverUrl(values.server);
   return {
-    server: serverUrl(values.server),
-    key,
+    server,
+    // The environment wins; else the key `skillhost login` stored for this server.
+    key: key ?? storedApiKey(server, { env, home }),
     dirs: targetDirs(values.target ?? [], values.dir ?? [], values.project === true, io.cwd, home),
     dryRun: values['dry-run'] === true,
     json: values.json === true,

@@ -221,7 +221,9 @@ describe('skillhost sync', () => {
     // This server wants a key: without one, nothing is written and the answer says what to set.
     const noKey = await run(['sync', '--server', base, '--dir', 'x'], tree.root, {}, '/h');
     expect(noKey.code).toBe(1);
-    expect(noKey.err).toContain('answered 401 (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key)');
+    expect(noKey.err).toContain(
+      'answered 401 (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key, or store one: skillhost login)',
+    );
     expect(existsSync(tree.path('x'))).toBe(false);
   });
 });

@@ -68,7 +68,10 @@ async function ask(url: URL, headers: Record<string, string>): Promise<Response>
 
 async function refusal(url: URL, response: Response): Promise<string> {
   const body = (await response.text().catch(() => '')).slice(0, 300).replace(/\s+/g, ' ');
-  const hint = response.status === 401 ? ' (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key)' : '';
+  const hint =
+    response.status === 401
+      ? ' (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key, or store one: skillhost login)'
+      : '';
   return `${url.href} answered ${response.status}${hint}${body === '' ? '' : `: ${body}`}`;
 }
 
