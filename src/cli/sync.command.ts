@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientEnvironment } from '../config/client-environment.js';
 import { type CliIo, UsageError } from './cli-io.js';
-import { storedApiKey } from './credentials-file.js';
+import { serverOption, storedApiKey } from './credentials-file.js';
 import { folderState, installSkill, removeSkill, sha256 } from './sync/sync-folder.js';
 import { fetchFile, fetchIndex, fetchVersions, ServerProblem } from './sync/sync-http.js';
 import {
@@ -105,7 +105,7 @@ function syncOptions(args: string[], io: CliIo): SyncOptions {
   const maxFile = values['max-file-bytes'];
   if (maxFile !== undefined && !/^[1-9][0-9]{0,9}$/.test(maxFile))
     throw new UsageError(`--max-file-bytes takes a byte count; got '${maxFile}'.`);
-  const server = serverUrl(values.server);
+  const server = serverOption(values.server, 'sync');
   return {
     server,
     // The environment wins; else the key `skillhost login` stored for this server.
@@ -118,22 +118,6 @@ function syncOptions(args: string[], io: CliIo): SyncOptions {
     caps: maxFile === undefined ? DEFAULT_CAPS : { ...DEFAULT_CAPS, fileBytes: Number(maxFile) },
     ...(values.watch === true ? { watchSeconds: Number(values.interval ?? 60) } : {}),
   };
-}
-
-function serverUrl(given: string | undefined): URL {
-  if (given === undefined) throw new UsageError('sync needs --server URL (the Skillhost server).');
-  let url: URL;
-  try {
-    url = new URL(given);
-  } catch {
-    throw new UsageError(`--server must be an http(s) URL; got '${given}'.`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UsageError(`--server must be an http(s) URL; got '${given}'.`);
-  if (url.username !== '' || url.password !== '')
-    throw new UsageError('--server takes no credentials: the key comes from the environment.');
-  // A trailing slash, so the index resolves under a server mounted at a path.
-  return new URL(url.pathname.endsWith('/') ? url.href : `${url.href}/`);
 }
 
 function targetDirs(targets: string[], dirs: string[], project: boolean, cwd: string, home: string): string[] {
