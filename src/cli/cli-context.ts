@@ -8,6 +8,9 @@ import { ConfigModule } from '../config/config.module.js';
 import { EmbeddedPostgresServer } from '../infra/database/embedded-postgres.server.js';
 import { PersistenceModule } from '../infra/database/persistence.module.js';
 import { SkillStoreService } from '../domain/skills/store/skill-store.service.js';
+import { SkillImportService } from '../domain/skills/store/skill-import.service.js';
+import { SKILL_MIRROR_STORE, type SkillMirrorStore } from '../domain/skills/store/skill-mirror-store.js';
+import { SkillMirrorService } from '../domain/skills/store/skill-mirror.service.js';
 import { CommandFailure } from './cli-io.js';
 
 /** A command does one thing at a time: two connections leave the rest of the server's pool alone. */
@@ -38,11 +41,15 @@ export function withUsersService<T>(config: AppConfig, work: (users: UsersServic
   return withServices(config, (services) => work(services.users));
 }
 
-/** The same, with the skill store too (`install`, `versions`, `enable`…). */
-export async function withServices<T>(
-  config: AppConfig,
-  work: (services: { users: UsersService; store: SkillStoreService }) => Promise<T>,
-): Promise<T> {
+/** What the database commands work with: the server's own services. */
+export interface CliServices {
+  users: UsersService;
+  store: SkillStoreService;
+  mirrors: SkillMirrorService;
+}
+
+/** The same, with the skill store and the mirrors too (`install`, `versions`, `enable`, `mirrors`…). */
+export async function withServices<T>(config: AppConfig, work: (services: CliServices) => Promise<T>): Promise<T> {
   const settings = config.app.database;
   const embedded =
     settings.url === ''
@@ -61,13 +68,29 @@ export async function withServices<T>(
       }),
     );
     try {
-      return await work({ users: context.get(UsersService), store: context.get(SkillStoreService) });
+      const store = context.get(SkillStoreService);
+      const mirrors = mirrorServiceOf(config, context.get<SkillMirrorStore>(SKILL_MIRROR_STORE), store);
+      return await work({ users: context.get(UsersService), store, mirrors });
     } finally {
       await context.close();
     }
   } finally {
     await embedded?.stop();
   }
+}
+
+/**
+ * The admin routes' mirror service, built by hand rather than by Nest: its start-up would write the configured mirrors
+ * (from this command's configuration, which may not be the server's) and run due mirrors in this short-lived process.
+ * It gets no registry: the command has no catalogue to refresh, and the servers on the database hear of each install
+ * through PostgreSQL and read the store again.
+ */
+function mirrorServiceOf(
+  config: AppConfig,
+  mirrorStore: SkillMirrorStore,
+  store: SkillStoreService,
+): SkillMirrorService {
+  return new SkillMirrorService(config, mirrorStore, new SkillImportService(store, config));
 }
 
 /** The configuration with the database the command settled on, so the provider only connects and migrates. */

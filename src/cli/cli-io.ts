@@ -9,8 +9,20 @@ export interface CliIo {
   env?: Record<string, string | undefined>;
   /** The user's home folder (`skillhost sync`'s user-level targets); absent: the process's own. */
   home?: string;
+  /** What the user pipes or types in (`skillhost login` reads a key from it); absent: nothing to read. */
+  stdin?: CliInput;
   /** Ends a command that runs until stopped (`sync --watch`): SIGINT or SIGTERM in a terminal. */
   signal?: AbortSignal;
+}
+
+/** Standard input: a terminal (which `login` reads without echo) or a pipe. */
+export interface CliInput extends AsyncIterable<Buffer | string> {
+  isTTY?: boolean;
+  setRawMode?(raw: boolean): unknown;
+  on(event: 'data', listener: (chunk: Buffer | string) => void): unknown;
+  off(event: 'data', listener: (chunk: Buffer | string) => void): unknown;
+  resume(): unknown;
+  pause(): unknown;
 }
 
 /** Wrong arguments: reported with the usage text, exit code 2. */

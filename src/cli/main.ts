@@ -8,6 +8,7 @@ try {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     cwd: process.cwd(),
+    stdin: process.stdin,
     signal: stop.signal,
   });
 } catch (error) {

@@ -39,21 +39,27 @@ const USAGE = `Usage:
   skillhost versions NAME [--personal --user NAME] [--config FILE] [--json]
   skillhost enable NAME [--config FILE] [--json]
   skillhost disable NAME [--config FILE] [--json]
+  skillhost mirrors list|add NAME SOURCE [--interval 15m]|run NAME|remove NAME [--config FILE] [--json]
   skillhost sync --server URL (--target claude|codex|gemini|cursor|opencode|agents [--project] | --dir PATH)...
                  [--key-env NAME] [--dry-run] [--watch [--interval SECONDS]] [--pin NAME@sha256:HEX] [--unpin NAME]
                  [--max-file-bytes N] [--json]
+  skillhost login --server URL [--key-env NAME]
+  skillhost logout --server URL
 
 PATH is a skill folder or its SKILL.md (install: a skill folder, .zip, .tar.gz or .tar). SOURCE is a git
 repository (git+https://…, git+file://… with #REF, #REF:PATH or #:PATH) or another server's discovery index
 (https://host/.well-known/agent-skills/index.json, #NAME for one skill); --submodules checks out a git
 SOURCE's submodules too. users, keys and
-the store commands (install … disable) work on the configured database (DATABASE_URL
+the store commands (install … disable, mirrors) work on the configured database (DATABASE_URL
 or [app.database] url; else the embedded PostgreSQL's data folder, through the running server's
 PostgreSQL when there is one); keys generate needs none: it prints a new key (for
 SKILLHOST_BOOTSTRAP_ADMIN_KEY) and stores it nowhere. sync mirrors the skills a server's
-discovery index offers (key from SKILLHOST_API_KEY) into agents' skill folders, with a
-skills-lock.json in each (docs/mcp-and-agents.md). Exit codes: 0 ok, 1 something invalid or failed (not found, name
-taken, database unreachable), 2 usage or configuration error.`;
+discovery index offers (key from SKILLHOST_API_KEY, else the one login stored for that
+server) into agents' skill folders, with a skills-lock.json in each (docs/mcp-and-agents.md).
+login reads an API key from stdin, checks it with the server and stores it in
+$XDG_CONFIG_HOME/skillhost/credentials.json (~/.config/skillhost/); logout removes it.
+Exit codes: 0 ok, 1 something invalid or failed (not found, name taken, database unreachable,
+a mirror's run failed), 2 usage or configuration error.`;
 
 /**
  * `skillhost validate | to-prompt | list`, the same checks the server runs, from a terminal, and
@@ -82,8 +88,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       case 'enable':
       case 'disable':
         return await (await import('./store.command.js')).storeCommand(command, rest, io);
+      case 'mirrors':
+        return await (await import('./mirrors.command.js')).mirrorsCommand(rest, io);
       case 'sync':
         return await (await import('./sync.command.js')).syncCommand(rest, io);
+      case 'login':
+        return await (await import('./login.command.js')).loginCommand(rest, io);
+      case 'logout':
+        return await (await import('./login.command.js')).logoutCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':

@@ -3,9 +3,18 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientEnvironment } from '../config/client-environment.js';
 import { type CliIo, UsageError } from './cli-io.js';
+import { serverOption, storedApiKey } from './credentials-file.js';
 import { folderState, installSkill, removeSkill, sha256 } from './sync/sync-folder.js';
-import { fetchFile, fetchIndex, ServerProblem } from './sync/sync-http.js';
-import { checkIndex, type CheckedIndex, IndexRefused, type RemoteSkill, type SyncCaps } from './sync/sync-index.js';
+import { fetchFile, fetchIndex, fetchVersions, ServerProblem } from './sync/sync-http.js';
+import {
+  checkIndex,
+  type CheckedIndex,
+  checkVersions,
+  IndexRefused,
+  type RemoteSkill,
+  type RemoteVersion,
+  type SyncCaps,
+} from './sync/sync-index.js';
 import { type LockedSkill, readLock, type SyncLock, writeLock } from './sync/sync-lock.js';
 import { type PlannedChange, planTarget, type SyncAction } from './sync/sync-plan.js';
 
@@ -96,9 +105,11 @@ function syncOptions(args: string[], io: CliIo): SyncOptions {
   const maxFile = values['max-file-bytes'];
   if (maxFile !== undefined && !/^[1-9][0-9]{0,9}$/.test(maxFile))
     throw new UsageError(`--max-file-bytes takes a byte count; got '${maxFile}'.`);
+  const server = serverOption(values.server, 'sync');
   return {
-    server: serverUrl(values.server),
-    key,
+    server,
+    // The environment wins; else the key `skillhost login` stored for this server.
+    key: key ?? storedApiKey(server, { env, home }),
     dirs: targetDirs(values.target ?? [], values.dir ?? [], values.project === true, io.cwd, home),
     dryRun: values['dry-run'] === true,
     json: values.json === true,
@@ -107,22 +118,6 @@ function syncOptions(args: string[], io: CliIo): SyncOptions {
     caps: maxFile === undefined ? DEFAULT_CAPS : { ...DEFAULT_CAPS, fileBytes: Number(maxFile) },
     ...(values.watch === true ? { watchSeconds: Number(values.interval ?? 60) } : {}),
   };
-}
-
-function serverUrl(given: string | undefined): URL {
-  if (given === undefined) throw new UsageError('sync needs --server URL (the Skillhost server).');
-  let url: URL;
-  try {
-    url = new URL(given);
-  } catch {
-    throw new UsageError(`--server must be an http(s) URL; got '${given}'.`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new UsageError(`--server must be an http(s) URL; got '${given}'.`);
-  if (url.username !== '' || url.password !== '')
-    throw new UsageError('--server takes no credentials: the key comes from the environment.');
-  // A trailing slash, so the index resolves under a server mounted at a path.
-  return new URL(url.pathname.endsWith('/') ? url.href : `${url.href}/`);
 }
 
 function targetDirs(targets: string[], dirs: string[], project: boolean, cwd: string, home: string): string[] {
@@ -165,12 +160,13 @@ async function runOnce(options: SyncOptions, io: CliIo): Promise<number> {
     problem = `nothing changed: ${error.message}`;
   }
   const reports: TargetReport[] = [];
+  const versions = versionsOnce(options);
   for (const dir of options.dirs) {
     const lock = locks.get(dir)!;
     if (problem !== undefined || lock instanceof Error)
       reports.push({ dir, notModified: false, problem: problem ?? (lock as Error).message, changes: [] });
     else if (index === undefined) reports.push({ dir, notModified: true, changes: [] });
-    else reports.push(await syncTargetOrSay(dir, lock, index, etag, options));
+    else reports.push(await syncTargetOrSay(dir, lock, index, etag, options, versions));
   }
   printReports(reports, options, io);
   return reports.some((report) => report.problem !== undefined || report.changes.some((c) => c.action === 'refused'))
@@ -215,17 +211,35 @@ async function syncTargetOrSay(...args: Parameters<typeof syncTarget>): Promise<
   }
 }
 
+/** The server's versions.json, fetched at most once a run, and only when a pin needs it. */
+type VersionsList = () => Promise<Map<string, RemoteVersion[]>>;
+
+function versionsOnce(options: SyncOptions): VersionsList {
+  let list: Promise<Map<string, RemoteVersion[]>> | undefined;
+  return () => {
+    list ??= fetchVersions(options.server, options.key).then((text) =>
+      checkVersions(text, options.server, options.caps),
+    );
+    return list;
+  };
+}
+
 async function syncTarget(
   dir: string,
   lock: SyncLock,
   index: CheckedIndex,
   etag: string | undefined,
   options: SyncOptions,
+  versions: VersionsList,
 ): Promise<TargetReport> {
-  const pinProblem = applyPins(lock, index.skills, options);
+  const pinned = await pinnedVersions(dir, lock, index.skills, options, versions);
+  if (typeof pinned === 'string') return { dir, notModified: false, problem: pinned, changes: [] };
+  // A pinned version the index does not offer now stands in for the one it does.
+  const remote = index.skills.map((skill) => pinned.get(skill.name) ?? skill);
+  const pinProblem = applyPins(lock, remote, options);
   if (pinProblem !== undefined) return { dir, notModified: false, problem: pinProblem, changes: [] };
   if (!options.dryRun) mkdirSync(dir, { recursive: true });
-  const planned = planTarget(dir, lock, index.skills, index.refused);
+  const planned = planTarget(dir, lock, remote, index.refused);
   const changes: Omit<PlannedChange, 'remote'>[] = [];
   for (const change of planned) {
     const { remote, ...shown } = change;
@@ -244,7 +258,52 @@ async function syncTarget(
 }
 
 /**
- * `--pin NAME@DIGEST` marks the version installed, or the one the server has now (then installed); `--unpin` frees it.
+ * The versions this target is to hold that the index does not offer now, from the server's versions.json: one a
+ * `--pin` names (by its skill-level digest, or the store's version digest, which becomes the skill-level one), and
+ * a pinned skill's whose folder was removed by hand. A pin versions.json cannot answer is the target's problem; a
+ * gone folder it cannot answer stays as the plan says (pinned, folder gone).
+ */
+async function pinnedVersions(
+  dir: string,
+  lock: SyncLock,
+  offered: readonly RemoteSkill[],
+  options: SyncOptions,
+  versions: VersionsList,
+): Promise<Map<string, RemoteSkill> | string> {
+  const wanted = new Map<string, RemoteSkill>();
+  for (const skill of offered) {
+    const pin = options.pins.get(skill.name);
+    const locked = lock.skills[skill.name];
+    const asked =
+      pin !== undefined
+        ? pin !== skill.digest && pin !== locked?.digest
+          ? pin
+          : undefined
+        : locked?.pinned === true && locked.digest !== skill.digest && folderState(join(dir, skill.name)) === 'absent'
+          ? locked.digest
+          : undefined;
+    if (asked === undefined) continue;
+    let listed: Map<string, RemoteVersion[]>;
+    try {
+      listed = await versions();
+    } catch (error) {
+      if (!(error instanceof ServerProblem || error instanceof IndexRefused)) throw error;
+      if (pin === undefined) continue;
+      return `--pin ${skill.name}@${pin}: the server's versions cannot be read (${error.message}); nothing changed`;
+    }
+    const found = listed
+      .get(skill.name)
+      ?.find((version) => version.digest === asked || version.versionDigest === asked);
+    if (found === undefined) continue;
+    wanted.set(skill.name, found);
+    if (pin !== undefined) options.pins.set(skill.name, found.digest);
+  }
+  return wanted;
+}
+
+/**
+ * `--pin NAME@DIGEST` marks the version installed, or the one the server has (now, or listed in versions.json: then
+ * installed); `--unpin` frees it.
  */
 function applyPins(lock: SyncLock, remote: readonly RemoteSkill[], options: SyncOptions): string | undefined {
   for (const name of options.unpins) {
@@ -260,7 +319,8 @@ function applyPins(lock: SyncLock, remote: readonly RemoteSkill[], options: Sync
     else
       return (
         `--pin ${name}@${digest}: that version is neither installed here (` +
-        `${locked?.digest ?? 'not synced'}) nor offered by the server now (${offered?.digest ?? 'not offered'})`
+        `${locked?.digest ?? 'not synced'}) nor offered by the server now (${offered?.digest ?? 'not offered'}), ` +
+        "nor among the versions the server's versions.json lists"
       );
   }
   return undefined;

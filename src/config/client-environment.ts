@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 
 /** What a client command (`skillhost sync`) takes from its process: its environment and the user's home folder. */
 export interface ClientEnvironment {
@@ -15,4 +16,13 @@ export function clientEnvironment(given: {
   home?: string;
 }): ClientEnvironment {
   return { env: given.env ?? process.env, home: given.home ?? homedir() };
+}
+
+/**
+ * The user's configuration folder: `$XDG_CONFIG_HOME` when it is an absolute path (the XDG Base Directory
+ * specification says to ignore a relative one), else `~/.config`.
+ */
+export function userConfigHome(environment: ClientEnvironment): string {
+  const given = environment.env.XDG_CONFIG_HOME;
+  return given !== undefined && isAbsolute(given) ? given : join(environment.home, '.config');
 }

@@ -774,7 +774,8 @@ export const MIRROR_SETTINGS = {
     nonEmpty: true,
     description:
       'Where the mirror imports shared skills from, as `skillhost install` takes it: `git+https://…` or ' +
-      "`git+file://…` (with `#REF`, `:PATH`), another server's discovery index URL, or a plugin marketplace.",
+      "`git+file://…` (with `#REF`, `:PATH`), or another server's discovery index URL. The server refuses to start " +
+      'with a source the importer cannot read.',
   }),
   interval: duration({
     default: '15m',

@@ -108,6 +108,12 @@ const ROUTES: Route[] = [
   },
   {
     method: 'get',
+    route: '/.well-known/agent-skills/versions.json',
+    path: () => '/.well-known/agent-skills/versions.json',
+    expect: anyKey(200),
+  },
+  {
+    method: 'get',
     route: '/.well-known/agent-skills/:name/*',
     path: () => '/.well-known/agent-skills/pdf/SKILL.md',
     expect: anyKey(200),

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
-import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
+import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
+import { zipOf } from '../support/skill-archives.js';
 import { runCli } from '../../src/cli/skillhost.js';
 import { run } from './run-cli.js';
 
@@ -220,8 +221,90 @@ describe('skillhost sync', () => {
     // This server wants a key: without one, nothing is written and the answer says what to set.
     const noKey = await run(['sync', '--server', base, '--dir', 'x'], tree.root, {}, '/h');
     expect(noKey.code).toBe(1);
-    expect(noKey.err).toContain('answered 401 (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key)');
+    expect(noKey.err).toContain(
+      'answered 401 (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key, or store one: skillhost login)',
+    );
     expect(existsSync(tree.path('x'))).toBe(false);
+  });
+});
+
+describe('skillhost sync pinning a version the index no longer offers (versions.json)', () => {
+  let tree: TempTree;
+  let ctx: ChatTestContext;
+  let base: string;
+  let env: Record<string, string>;
+  let rootKey: string;
+  const report = (guide: string) => ({
+    'SKILL.md': skillMd({ name: 'report', description: 'Writes weekly reports.' }),
+    'references/guide.md': guide,
+  });
+  const install = async (files: Record<string, string>) => {
+    const zip = await zipOf(files);
+    const answer = await fetch(`${base}/v1/admin/skills`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${rootKey}`, 'content-type': zip.contentType },
+      body: zip.body,
+    });
+    expect(answer.status).toBe(201);
+  };
+  const versions = async () => {
+    const answer = await fetch(`${base}/.well-known/agent-skills/versions.json`, {
+      headers: { authorization: `Bearer ${env.SKILLHOST_API_KEY}` },
+    });
+    const list = (await answer.json()) as {
+      skills: { name: string; versions: { digest: string; version: { digest: string; number: number } }[] }[];
+    };
+    return list.skills.find((skill) => skill.name === 'report')!.versions;
+  };
+  const sync = (...args: string[]) => run(['sync', '--server', base, '--dir', 'out', ...args], tree.root, env, '/x');
+  const guide = () => readFileSync(tree.path('out', 'report', 'references', 'guide.md'), 'utf8');
+  const locked = () => JSON.parse(readFileSync(tree.path('out', 'skills-lock.json'), 'utf8')).skills.report;
+
+  beforeAll(async () => {
+    tree = tempTree();
+    ctx = await startChatApp([], { 'app.auth.mode': 'api_key', 'app.skills.store_directory': tree.path('store') });
+    const users = ctx.app.get(UsersService);
+    env = { SKILLHOST_API_KEY: (await users.createKey((await users.createUser('dev', 'member')).id)).key };
+    rootKey = (await users.createKey((await users.createUser('root', 'admin')).id)).key;
+    await ctx.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
+    await install(report('first edition\n'));
+    await install(report('second edition\n'));
+  });
+
+  afterAll(async () => {
+    await ctx?.close();
+    tree?.cleanup();
+  });
+
+  it('takes an earlier version by its skill digest, pinned, and brings it back when its folder goes', async () => {
+    expect((await sync()).code).toBe(0);
+    expect(guide()).toBe('second edition\n');
+    const [, first] = await versions();
+    const pin = await sync('--pin', `report@${first.digest}`);
+    expect([pin.code, pin.err]).toEqual([0, '']);
+    expect(pin.out).toMatch(/^update report /m);
+    expect(guide()).toBe('first edition\n');
+    expect(locked()).toMatchObject({ digest: first.digest, pinned: true });
+    // Kept on later runs, and fetched again from versions.json when its folder goes.
+    expect((await sync()).out).toContain('up to date');
+    rmSync(tree.path('out', 'report'), { recursive: true });
+    const back = await sync();
+    expect(back.out).toMatch(/^add report /m);
+    expect(guide()).toBe('first edition\n');
+    expect(locked()).toMatchObject({ digest: first.digest, pinned: true });
+  });
+
+  it("takes a pin by the store's version digest (what `skillhost versions` shows) as the same version", async () => {
+    const [second] = await versions();
+    const pin = await sync('--pin', `report@${second.version.digest}`);
+    expect([pin.code, pin.err]).toEqual([0, '']);
+    expect(guide()).toBe('second edition\n');
+    expect(locked()).toMatchObject({ digest: second.digest, pinned: true });
+    const unknown = await sync('--pin', `report@sha256:${'1'.repeat(64)}`);
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain("nor among the versions the server's versions.json lists");
+    expect(guide()).toBe('second edition\n');
   });
 });
 
@@ -271,7 +354,7 @@ describe('skillhost sync against a bad server', () => {
         files.set(url, Buffer.from(text));
         return { path, digest: sha256(Buffer.from(text)), size: Buffer.byteLength(text), url };
       });
-      const entry: IndexEntry = { name, description: `${name} skill`, digest: sha256(Buffer.from(name)), files: list };
+      const entry: IndexEntry = { name, description: `${name} skill`, digest: skillLevelDigest(list), files: list };
       return entry;
     });
     for (const entry of entries) lie?.(entry);
@@ -283,7 +366,6 @@ describe('skillhost sync against a bad server', () => {
     expect((await sync()).code).toBe(0);
     const lockBefore = readFileSync(tree.path('out', 'skills-lock.json'), 'utf8');
     serve({ good: { 'SKILL.md': 'GOOD v2' }, other: { 'SKILL.md': 'OTHER v2' } }, (entry) => {
-      entry.digest = sha256(Buffer.from(`${entry.name}2`));
       if (entry.name === 'good') files.set(entry.files[0].url, Buffer.from('EVIL v2'));
     });
     const result = await sync();
@@ -324,6 +406,16 @@ describe('skillhost sync against a bad server', () => {
     expect(existsSync(tree.path('escape.md'))).toBe(false);
   });
 
+  it("refuses a skill whose digest is not the one its files' digests make, fetching none of it", async () => {
+    serve({ fresh: { 'SKILL.md': 'FRESH', 'x.md': 'x' } }, (entry) => {
+      entry.digest = sha256(Buffer.from('another version'));
+    });
+    const result = await run(['sync', '--server', base, '--dir', 'lying'], tree.root, env, '/nowhere');
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/^refused fresh: its digest sha256:\w+ is not the one its files' digests make/m);
+    expect(existsSync(tree.path('lying', 'fresh'))).toBe(false);
+  });
+
   it('never sends the key to a file URL on another origin', async () => {
     const other = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
     serve({ fresh: { 'SKILL.md': 'FRESH' } }, (entry) => (entry.files[0].url = `${other}/steal`));
@@ -354,6 +446,14 @@ interface IndexEntry {
   description: string;
   digest: string;
   files: { path: string; digest: string; size: number; url: string }[];
+}
+
+/** The proposal's skill-level digest, worked out here as its text says (not with the server's code). */
+function skillLevelDigest(files: { path: string; digest: string }[]): string {
+  const lines = [...files]
+    .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)))
+    .map((file) => `${file.path}\0${file.digest.slice('sha256:'.length)}\n`);
+  return sha256(Buffer.from(lines.join('')));
 }
 
 function sha256(bytes: Buffer): string {

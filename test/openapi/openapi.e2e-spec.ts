@@ -372,6 +372,10 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
         await http().get('/.well-known/agent-skills/index.json').set(admin),
       );
       visit(
+        'GET /.well-known/agent-skills/versions.json',
+        await http().get('/.well-known/agent-skills/versions.json').set(admin),
+      );
+      visit(
         'GET /.well-known/agent-skills/{name}/{path}',
         await http().get('/.well-known/agent-skills/pdf/SKILL.md').set(admin),
       );

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -8,9 +7,10 @@ import { ErrorCode, normalizeResourcePath, skillFileHeaders } from '@skillhost/c
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { ApiErrors } from '../http/openapi/api-errors.decorator.js';
 import { SkillRegistryService } from '@skillhost/nest';
-import { INDEX_VERSION, indexEntry, type IndexSkill } from './agent-skills-index.js';
-import { AgentSkillsIndexDto } from '../http/dto/mcp-report.dto.js';
-import { PublishedSkillsService } from './published-skills.service.js';
+import { parseVersionedName } from './agent-skills-index.js';
+import { AgentSkillsIndexDto, AgentSkillsVersionsDto } from '../http/dto/mcp-report.dto.js';
+import { type PublishedFile, PublishedSkillsService } from './published-skills.service.js';
+import { type DiscoveryBody, DiscoveryIndexService } from './discovery-index.service.js';
 import { PUBLISHED_MIME_TYPES } from './skill-uri.js';
 
 /**
@@ -24,6 +24,7 @@ export class AgentSkillsIndexController {
   constructor(
     private readonly registry: SkillRegistryService,
     private readonly published: PublishedSkillsService,
+    private readonly discovery: DiscoveryIndexService,
   ) {}
 
   @Get('index.json')
@@ -42,17 +43,28 @@ export class AgentSkillsIndexController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() reply: FastifyReply,
   ) {
-    const skills: IndexSkill[] = [];
-    for (const skill of await this.published.all(await this.registry.viewForUser(principal.userId))) {
-      const entry = indexEntry(skill);
-      if (!('problem' in entry)) skills.push(entry);
-    }
-    const body = JSON.stringify({ version: INDEX_VERSION, skills } satisfies AgentSkillsIndexDto);
-    // The digest of the very body this caller gets: an unchanged catalogue costs `skillhost sync --watch` one 304.
-    const etag = `"sha256:${createHash('sha256').update(body).digest('hex')}"`;
-    reply.header('etag', etag).header('cache-control', 'private, no-cache');
-    if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, etag)) return reply.code(304).send();
-    return reply.header('content-type', 'application/json; charset=utf-8').send(body);
+    return sendJson(reply, await this.discovery.index(await this.registry.viewForUser(principal.userId)), ifNoneMatch);
+  }
+
+  @Get('versions.json')
+  @ApiOperation({
+    summary: "Every version of the caller's skills, to pin one",
+    description:
+      "Skillhost's companion to the index (the proposal has no version list yet), in its shape: per skill, the " +
+      'skill-level digest of the version the index lists now and every version, newest first, with its skill-level ' +
+      'digest (what `skillhost sync --pin NAME@DIGEST` takes), the store digest and number, install time, source ' +
+      "and files. A version's file URLs (`<name>@<version digest>/<path>`) keep serving that version after the " +
+      'skill changes. A skill from a folder has one version, the one on disk.',
+  })
+  @ApiOkResponse({ type: AgentSkillsVersionsDto })
+  @ApiResponse({ status: 304, description: '`If-None-Match` named the `ETag` of the list this caller would get.' })
+  async versionList(
+    @CurrentPrincipal() principal: Principal,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Res() reply: FastifyReply,
+  ) {
+    const view = await this.registry.viewForUser(principal.userId);
+    return sendJson(reply, await this.discovery.versions(view), ifNoneMatch);
   }
 
   @Get(':name/*')
@@ -61,9 +73,10 @@ export class AgentSkillsIndexController {
     description:
       'The raw bytes, text or binary, with a content type by extension and the digest of the bytes sent as ' +
       '`ETag`; as a download (`Content-Disposition: attachment`, a sandboxing `Content-Security-Policy`), never ' +
-      'as a page of this server. Only files the index lists are served.',
+      'as a page of this server. Only files the index lists are served, and with `<name>@<version digest>` the ' +
+      'files of that stored version that versions.json lists (immutable: cached for a year).',
   })
-  @ApiParam({ name: 'name', description: 'The skill.' })
+  @ApiParam({ name: 'name', description: 'The skill, or `<name>@sha256:<hex>` for one of its stored versions.' })
   @ApiParam({ name: '*', description: 'Relative to the skill folder, e.g. `SKILL.md` or `references/REFERENCE.md`.' })
   @ApiProduces(...PUBLISHED_MIME_TYPES)
   @ApiOkResponse({ schema: { type: 'string', format: 'binary' } })
@@ -80,7 +93,14 @@ export class AgentSkillsIndexController {
     @CurrentPrincipal() principal: Principal,
   ) {
     const path = normalizeResourcePath(requested ?? '');
-    const file = await this.published.indexedFile(await this.registry.viewForUser(principal.userId), name, path);
+    const view = await this.registry.viewForUser(principal.userId);
+    const versioned = parseVersionedName(name);
+    let file: PublishedFile;
+    if (versioned === undefined) file = await this.published.indexedFile(view, name, path);
+    else {
+      file = await this.discovery.file(this.registry.get(versioned.name, view), versioned.digest, path);
+      reply.header('cache-control', 'private, max-age=31536000, immutable');
+    }
     const type =
       file.isText && (file.mimeType.startsWith('text/') || file.mimeType === 'application/json')
         ? `${file.mimeType}; charset=utf-8`
@@ -91,6 +111,13 @@ export class AgentSkillsIndexController {
       .header('etag', `"${file.digest}"`)
       .send(file.bytes);
   }
+}
+
+/** A JSON body with the digest of its very bytes as `ETag`: an unchanged one costs a client one 304. */
+function sendJson(reply: FastifyReply, body: DiscoveryBody, ifNoneMatch: string | undefined) {
+  reply.header('etag', body.etag).header('cache-control', 'private, no-cache');
+  if (ifNoneMatch !== undefined && matchesEtag(ifNoneMatch, body.etag)) return reply.code(304).send();
+  return reply.header('content-type', 'application/json; charset=utf-8').send(body.text);
 }
 
 /** `If-None-Match` as RFC 9110 reads it: `*`, or a list of tags compared weakly (a `W/` prefix ignored). */

@@ -4,6 +4,7 @@ import { McpController } from './mcp.controller.js';
 import { McpServerFactory } from './mcp-server.factory.js';
 import { McpTransportService } from './mcp-transport.service.js';
 import { PublishedSkillsService } from './published-skills.service.js';
+import { DiscoveryIndexService } from './discovery-index.service.js';
 
 /** A front door: the team's skills for every agent, over MCP (`/mcp`) and the discovery index. */
 @Module({})
@@ -14,7 +15,7 @@ export class McpModule {
       module: McpModule,
       imports: [skills],
       controllers: [McpController, AgentSkillsIndexController],
-      providers: [PublishedSkillsService, McpServerFactory, McpTransportService],
+      providers: [PublishedSkillsService, DiscoveryIndexService, McpServerFactory, McpTransportService],
     };
   }
 }

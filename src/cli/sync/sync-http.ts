@@ -25,6 +25,19 @@ export async function fetchIndex(server: URL, key: string | undefined, etag: str
   return { notModified: false, text, ...(tag === null ? {} : { etag: tag }) };
 }
 
+/**
+ * The server's versions.json (Skillhost's list of every version, beside the index): asked for only when a pin names
+ * a version the index does not offer now.
+ */
+export async function fetchVersions(server: URL, key: string | undefined): Promise<string> {
+  const url = new URL('.well-known/agent-skills/versions.json', server);
+  const response = await ask(url, { ...authorization(key), accept: 'application/json' });
+  if (response.status === 404)
+    throw new ServerProblem(`${url.href} answered 404: this server lists no earlier versions (not a Skillhost?)`);
+  if (response.status !== 200) throw new ServerProblem(await refusal(url, response));
+  return (await readCapped(response, INDEX_BYTES, url)).toString('utf8');
+}
+
 /** One file's bytes, checked against the size and digest the index gave before anything is written. */
 export async function fetchFile(file: RemoteFile, key: string | undefined): Promise<Buffer> {
   const response = await ask(file.url, authorization(key));
@@ -55,7 +68,10 @@ async function ask(url: URL, headers: Record<string, string>): Promise<Response>
 
 async function refusal(url: URL, response: Response): Promise<string> {
   const body = (await response.text().catch(() => '')).slice(0, 300).replace(/\s+/g, ' ');
-  const hint = response.status === 401 ? ' (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key)' : '';
+  const hint =
+    response.status === 401
+      ? ' (set SKILLHOST_API_KEY, or --key-env NAME, to a valid API key, or store one: skillhost login)'
+      : '';
   return `${url.href} answered ${response.status}${hint}${body === '' ? '' : `: ${body}`}`;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { checkIndex, IndexRefused, pathProblem, type SyncCaps } from './sync-index.js';
+import { skillDigest } from '../../api/mcp/agent-skills-index.js';
+import { checkIndex, checkVersions, IndexRefused, pathProblem, type SyncCaps } from './sync-index.js';
 
 const CAPS: SyncCaps = { fileBytes: 100, skillBytes: 150, skillFiles: 3 };
 const SERVER = new URL('http://127.0.0.1:3000/');
@@ -9,8 +10,14 @@ function file(path: string, overrides: Record<string, unknown> = {}) {
   return { path, digest: DIGEST, size: 10, url: `/.well-known/agent-skills/s/${path}`, ...overrides };
 }
 
+/** An index of the skills; a skill whose digest is DIGEST gets the one its files make, as an honest server's would. */
 function index(skills: unknown[]): string {
-  return JSON.stringify({ version: '0.2.0', skills });
+  const honest = skills.map((skill) => {
+    const entry = skill as { digest?: string; files?: unknown };
+    if (entry.digest !== DIGEST || !Array.isArray(entry.files)) return skill;
+    return { ...entry, digest: skillDigest(entry.files as { path: string; digest: string }[]) };
+  });
+  return JSON.stringify({ version: '0.2.0', skills: honest });
 }
 
 describe(checkIndex.name, () => {
@@ -43,6 +50,7 @@ describe(checkIndex.name, () => {
     ['another origin', { files: [file('SKILL.md', { url: 'http://evil.test/x' })] }, 'not on the server'],
     ['a protocol-relative URL', { files: [file('SKILL.md', { url: '//evil.test/x' })] }, 'not on the server'],
     ['a negative size', { files: [file('SKILL.md', { size: -1 })] }, 'not a byte count'],
+    ["a digest its files' digests do not make", { digest: `sha256:${'b'.repeat(64)}` }, "files' digests make"],
   ])('refuses a skill with %s, and keeps the others', (_what, overrides, reason) => {
     const good = { name: 'good', digest: DIGEST, files: [file('SKILL.md')] };
     const sut = checkIndex(
@@ -81,5 +89,33 @@ describe(pathProblem.name, () => {
 
   it('takes a plain relative path', () => {
     expect(pathProblem('references/deep/more.md')).toBeUndefined();
+  });
+});
+
+describe(checkVersions.name, () => {
+  it("lists each skill's versions as checked entries, leaving out one that fails the checks", () => {
+    const good = [file('SKILL.md', { url: '/.well-known/agent-skills/s@sha256:1/SKILL.md' })];
+    const text = JSON.stringify({
+      version: '0.2.0',
+      skills: [
+        {
+          name: 's',
+          current: skillDigest(good),
+          versions: [
+            { digest: skillDigest(good), version: { digest: DIGEST, number: 2 }, files: good },
+            { digest: `sha256:${'c'.repeat(64)}`, version: { digest: DIGEST, number: 1 }, files: good },
+            { digest: skillDigest(good), files: [file('SKILL.md', { url: 'http://evil.test/x' })] },
+          ],
+        },
+      ],
+    });
+    const sut = checkVersions(text, SERVER, CAPS);
+    expect([...sut.keys()]).toEqual(['s']);
+    expect(sut.get('s')!.map((version) => [version.number, version.versionDigest])).toEqual([[2, DIGEST]]);
+  });
+
+  it('refuses a body that is no version list', () => {
+    expect(() => checkVersions('{"skills":{}}', SERVER, CAPS)).toThrow(IndexRefused);
+    expect(() => checkVersions('<html>', SERVER, CAPS)).toThrow('not valid JSON');
   });
 });

@@ -1,3 +1,5 @@
+import { skillDigest } from '../../api/mcp/agent-skills-index.js';
+
 /**
  * The discovery index a server sends `skillhost sync`, checked before anything is fetched: every skill
  * whose entry could write outside its folder, send the key elsewhere or exceed the caps is refused,
@@ -16,6 +18,13 @@ export interface RemoteSkill {
   name: string;
   digest: string;
   files: RemoteFile[];
+}
+
+/** One version of a skill as the server's versions.json lists it (Skillhost's companion to the index). */
+export interface RemoteVersion extends RemoteSkill {
+  /** The store's content digest of this version (what `skillhost versions` shows), or null. */
+  versionDigest: string | null;
+  number: number | null;
 }
 
 /** A skill the index names but sync will not take, and why. */
@@ -73,6 +82,38 @@ export function checkIndex(text: string, server: URL, caps: SyncCaps): CheckedIn
   return result;
 }
 
+/**
+ * The versions a server's versions.json lists, by skill name: each checked as an index entry is, and one that fails
+ * left out (a pin that names it is then not found, and says so).
+ */
+export function checkVersions(text: string, server: URL, caps: SyncCaps): Map<string, RemoteVersion[]> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new IndexRefused(`versions.json is not valid JSON (${(error as Error).message})`);
+  }
+  if (!isObject(parsed) || !Array.isArray(parsed.skills)) throw new IndexRefused('versions.json has no "skills" array');
+  const byName = new Map<string, RemoteVersion[]>();
+  for (const skill of parsed.skills) {
+    if (!isObject(skill) || typeof skill.name !== 'string' || !Array.isArray(skill.versions)) continue;
+    const versions: RemoteVersion[] = [];
+    for (const version of skill.versions) {
+      if (!isObject(version)) continue;
+      const checked = checkSkill({ ...version, name: skill.name }, server, caps);
+      if (typeof checked === 'string') continue;
+      const named = isObject(version.version) ? version.version : {};
+      versions.push({
+        ...checked,
+        versionDigest: typeof named.digest === 'string' && DIGEST.test(named.digest) ? named.digest : null,
+        number: typeof named.number === 'number' && Number.isSafeInteger(named.number) ? named.number : null,
+      });
+    }
+    byName.set(skill.name, versions);
+  }
+  return byName;
+}
+
 /** The skill as sync may take it, or what is wrong with its entry. */
 function checkSkill(entry: unknown, server: URL, caps: SyncCaps): RemoteSkill | string {
   if (!isObject(entry)) return 'its entry is not an object';
@@ -93,6 +134,9 @@ function checkSkill(entry: unknown, server: URL, caps: SyncCaps): RemoteSkill | 
   if (problem !== undefined) return problem;
   const total = checked.reduce((sum, file) => sum + file.size, 0);
   if (total > caps.skillBytes) return `its files hold ${total} bytes; sync takes at most ${caps.skillBytes} per skill`;
+  // The proposal's post-fetch check, made before any fetch: each file is then held to its own digest on download.
+  const computed = skillDigest(checked);
+  if (computed !== digest) return `its digest ${digest} is not the one its files' digests make (${computed})`;
   return { name, digest, files: checked };
 }
 

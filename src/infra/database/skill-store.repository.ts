@@ -9,7 +9,12 @@ import {
   SKILL_STORE_CHANNEL,
   type SkillVersionStore,
   type VersionSource,
+  type VersionInstall,
+  type InstallOptions,
+  type InstallOutcome,
+  type InstallMany,
 } from '../../domain/skills/store/skill-version-store.js';
+import { AppError } from '@skillhost/core';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -28,102 +33,97 @@ export class SkillStoreRepository implements SkillVersionStore {
 
   /** Stores a version's files and manifest; content already stored is not written again. */
   saveVersion(version: NewVersion): Promise<void> {
-    return runQuery(async () => {
-      const known = await this.dataSource.query<{ digest: string }[]>(
-        'SELECT digest FROM skill_versions WHERE digest = $1',
-        [version.digest],
-      );
-      if (known.length > 0) return;
-      await this.dataSource.transaction(async (manager) => {
-        const digests = [...version.blobs.keys()];
-        const stored = new Set(
-          (
-            await manager.query<{ digest: string }[]>('SELECT digest FROM skill_blobs WHERE digest = ANY($1::text[])', [
-              digests,
-            ])
-          ).map((row) => row.digest),
-        );
-        for (const [digest, bytes] of version.blobs) {
-          if (stored.has(digest)) continue;
-          await manager.query(
-            'INSERT INTO skill_blobs (digest, size, content) VALUES ($1, $2, $3) ON CONFLICT ON CONSTRAINT ' +
-              'pk_skill_blobs DO NOTHING',
-            [digest, bytes.length, bytes],
-          );
-        }
-        await manager.query(
-          `INSERT INTO skill_versions (digest, name, manifest, total_bytes, file_count) VALUES ($1, $2, ` +
-            `$3::jsonb, $4, $5)
-           ON CONFLICT ON CONSTRAINT pk_skill_versions DO NOTHING`,
-          [version.digest, version.name, JSON.stringify(version.manifest), version.totalBytes, version.manifest.length],
-        );
-      });
-    });
+    return runQuery(() => this.dataSource.transaction((manager) => saveVersions(manager, [version], {})));
   }
 
   /**
-   * Makes a stored version the current one of an installed skill: a new numbered version, or, when
-   * this content was installed before, that version again (`created` false).
+   * Stores the versions and makes each current, in one transaction: all of them or none. Owners are locked first (so
+   * concurrent installs count their quota one after the other), then the skills in one order (so two batches that
+   * share skills wait for each other instead of deadlocking). A failure other than the database's absence names the
+   * skill it happened at.
    */
-  install(
+  async installMany(installs: readonly VersionInstall[], options: InstallOptions): Promise<InstallMany> {
+    assertDistinctKeys(installs);
+    if (installs.length === 0) return { installed: [] };
+    const at: { name?: string } = {};
+    try {
+      return await runQuery(() =>
+        this.dataSource.transaction(async (manager): Promise<InstallMany> => {
+          const quota = await overQuota(manager, installs, options.maxPersonal ?? Infinity);
+          if (quota !== undefined) return { quotaReached: quota };
+          await saveVersions(
+            manager,
+            installs.map((install) => install.version),
+            at,
+          );
+          const installed: InstallOutcome[] = new Array(installs.length);
+          let changed = false;
+          for (const index of lockOrder(installs)) {
+            const { key, version, source } = installs[index];
+            at.name = key.name;
+            const outcome = await this.makeCurrent(manager, key, version.digest, source, options);
+            installed[index] = outcome.result;
+            changed ||= outcome.changed;
+          }
+          at.name = undefined;
+          if (changed) await bumpGeneration(manager);
+          return { installed };
+        }),
+      );
+    } catch (error) {
+      if (AppError.isInstance(error) || at.name === undefined) throw error;
+      throw new Error(
+        `Installing skill '${at.name}' failed, so none of the ${installs.length} skill(s) was installed: ` +
+          `${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /**
+   * Makes a stored version the current one of an installed skill (in the caller's transaction): a new numbered
+   * version, or that version again when this content was installed before; `changed` when the current version moved.
+   */
+  private async makeCurrent(
+    manager: EntityManager,
     key: InstallKey,
     digest: string,
-    installedBy: string | null,
-    maxPersonal = Infinity,
-    source?: VersionSource,
-    keepRolledBack = false,
-  ): Promise<{ version: number; created: boolean } | { quotaReached: number } | { held: number }> {
-    return runQuery(() =>
-      this.dataSource.transaction(async (manager) => {
-        if (key.scope === 'personal') {
-          // The owner's row is locked, so two new skills installed at once are counted one after the other.
-          await manager.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [key.ownerId]);
-          const [{ owned, exists }] = await manager.query<{ owned: number; exists: boolean }[]>(
-            `SELECT count(*)::int AS owned, bool_or(name = $2) AS exists FROM installed_skills WHERE scope = ` +
-              `'personal' AND owner_id = $1`,
-            [key.ownerId, key.name],
-          );
-          if (!exists && owned >= maxPersonal) return { quotaReached: owned };
-        }
-        const id = await this.lockOrCreate(manager, key);
-        const [existing] = await manager.query<{ version: number }[]>(
-          'SELECT version FROM installed_skill_versions WHERE installed_id = $1 AND digest = $2',
-          [id, digest],
-        );
-        const [current] = await manager.query<{ current_version: number; newest: number }[]>(
-          'SELECT current_version, (SELECT COALESCE(max(version), 0)::int FROM installed_skill_versions WHERE ' +
-            'installed_id = $1) AS newest FROM installed_skills WHERE id = $1',
-          [id],
-        );
-        // Under the skill's row lock, so a rollback made meanwhile is seen.
-        if (keepRolledBack && current.current_version < current.newest) return { held: current.current_version };
-        let version: number;
-        let created = false;
-        if (existing !== undefined) {
-          version = existing.version;
-        } else {
-          const [{ next }] = await manager.query<{ next: number }[]>(
-            'SELECT COALESCE(max(version), 0)::int + 1 AS next FROM installed_skill_versions WHERE installed_id = $1',
-            [id],
-          );
-          version = next;
-          created = true;
-          await manager.query(
-            'INSERT INTO installed_skill_versions (installed_id, version, digest, installed_by, source) VALUES ($1, ' +
-              '$2, $3, $4, $5)',
-            [id, version, digest, installedBy, source === undefined ? null : JSON.stringify(source)],
-          );
-        }
-        if (created || current.current_version !== version) {
-          await manager.query('UPDATE installed_skills SET current_version = $2, updated_at = now() WHERE id = $1', [
-            id,
-            version,
-          ]);
-          await bumpGeneration(manager);
-        }
-        return { version, created };
-      }),
+    source: VersionSource | undefined,
+    options: InstallOptions,
+  ): Promise<{ result: InstallOutcome; changed: boolean }> {
+    const id = await this.lockOrCreate(manager, key);
+    const [existing] = await manager.query<{ version: number }[]>(
+      'SELECT version FROM installed_skill_versions WHERE installed_id = $1 AND digest = $2',
+      [id, digest],
     );
+    const [current] = await manager.query<{ current_version: number; newest: number }[]>(
+      'SELECT current_version, (SELECT COALESCE(max(version), 0)::int FROM installed_skill_versions WHERE ' +
+        'installed_id = $1) AS newest FROM installed_skills WHERE id = $1',
+      [id],
+    );
+    // Under the skill's row lock, so a rollback made meanwhile is seen.
+    if (options.keepRolledBack === true && current.current_version < current.newest)
+      return { result: { held: current.current_version }, changed: false };
+    let version: number;
+    let created = false;
+    if (existing !== undefined) {
+      version = existing.version;
+    } else {
+      version = current.newest + 1;
+      created = true;
+      await manager.query(
+        'INSERT INTO installed_skill_versions (installed_id, version, digest, installed_by, source) VALUES ($1, ' +
+          '$2, $3, $4, $5)',
+        [id, version, digest, options.installedBy, source === undefined ? null : JSON.stringify(source)],
+      );
+    }
+    const changed = created || current.current_version !== version;
+    if (changed)
+      await manager.query('UPDATE installed_skills SET current_version = $2, updated_at = now() WHERE id = $1', [
+        id,
+        version,
+      ]);
+    return { result: { version, created }, changed };
   }
 
   /** The installed skill's id, locked for this transaction; created (at version 0, set by the caller) when new. */
@@ -146,15 +146,14 @@ export class SkillStoreRepository implements SkillVersionStore {
     }
   }
 
-  /** How many personal skills a user has, and whether one of them has this name. */
-  personalCount(ownerId: string, name: string): Promise<{ owned: number; exists: boolean }> {
+  /** How many personal skills a user has, and which of `names` they have. */
+  personalCount(ownerId: string, names: readonly string[]): Promise<{ owned: number; existing: string[] }> {
     return runQuery(async () => {
-      const [row] = await this.dataSource.query<{ owned: number; exists: boolean | null }[]>(
-        `SELECT count(*)::int AS owned, bool_or(name = $2) AS exists FROM installed_skills WHERE scope = ` +
-          `'personal' AND owner_id = $1`,
-        [ownerId, name],
-      );
-      return { owned: row.owned, exists: row.exists === true };
+      const [row] = await this.dataSource.query<{ owned: number; existing: string[] }[]>(PERSONAL_COUNT, [
+        ownerId,
+        names,
+      ]);
+      return row;
     });
   }
 
@@ -346,7 +345,8 @@ export class SkillStoreRepository implements SkillVersionStore {
   requestReload(): Promise<string> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
-        const [row] = await manager.query<{ reload_generation: string }[]>(
+        // `[rows, affected]`, as TypeORM answers an UPDATE … RETURNING.
+        const [[row]] = await manager.query<[{ reload_generation: string }[], number]>(
           'UPDATE skill_store_state SET reload_generation = reload_generation + 1 WHERE id = 1 RETURNING ' +
             'reload_generation::text',
         );
@@ -357,8 +357,116 @@ export class SkillStoreRepository implements SkillVersionStore {
   }
 }
 
+/** How many personal skills an owner has, and which of the names ($2) among them. */
+const PERSONAL_COUNT =
+  `SELECT count(*)::int AS owned, COALESCE(array_agg(name) FILTER (WHERE name = ANY($2::text[])), '{}') AS existing ` +
+  `FROM installed_skills WHERE scope = 'personal' AND owner_id = $1`;
+
+/**
+ * The first owner (in lock order) whose new personal skills would pass `maxPersonal` together: their count and those
+ * names. Every owner's row is locked first, so installs of one owner at once are counted one after the other.
+ */
+async function overQuota(
+  manager: EntityManager,
+  installs: readonly VersionInstall[],
+  maxPersonal: number,
+): Promise<{ owned: number; adding: string[] } | undefined> {
+  const byOwner = new Map<string, string[]>();
+  for (const { key } of installs)
+    if (key.scope === 'personal' && key.ownerId !== null)
+      byOwner.set(key.ownerId, [...(byOwner.get(key.ownerId) ?? []), key.name]);
+  for (const ownerId of [...byOwner.keys()].sort()) {
+    await manager.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [ownerId]);
+    const names = byOwner.get(ownerId)!;
+    const [{ owned, existing }] = await manager.query<{ owned: number; existing: string[] }[]>(PERSONAL_COUNT, [
+      ownerId,
+      names,
+    ]);
+    const adding = names.filter((name) => !existing.includes(name));
+    if (adding.length > 0 && owned + adding.length > maxPersonal) return { owned, adding };
+  }
+  return undefined;
+}
+
+/**
+ * Stores the versions not stored yet: their blobs, then the versions, each in digest order, so that two transactions
+ * writing the same content wait for each other instead of deadlocking. `at.name` is the skill being written (errors
+ * name it); content stored meanwhile by another transaction is left as it is.
+ */
+async function saveVersions(
+  manager: EntityManager,
+  versions: readonly NewVersion[],
+  at: { name?: string },
+): Promise<void> {
+  const known = new Set(
+    (
+      await manager.query<{ digest: string }[]>('SELECT digest FROM skill_versions WHERE digest = ANY($1::text[])', [
+        versions.map((version) => version.digest),
+      ])
+    ).map((row) => row.digest),
+  );
+  const fresh = new Map(versions.filter((version) => !known.has(version.digest)).map((v) => [v.digest, v]));
+  const blobs = new Map<string, { bytes: Buffer; name: string }>();
+  for (const version of fresh.values())
+    for (const [digest, bytes] of version.blobs)
+      if (!blobs.has(digest)) blobs.set(digest, { bytes, name: version.name });
+  const stored = new Set(
+    (
+      await manager.query<{ digest: string }[]>('SELECT digest FROM skill_blobs WHERE digest = ANY($1::text[])', [
+        [...blobs.keys()],
+      ])
+    ).map((row) => row.digest),
+  );
+  for (const [digest, { bytes, name }] of [...blobs].sort(byDigest)) {
+    if (stored.has(digest)) continue;
+    at.name = name;
+    await manager.query(
+      'INSERT INTO skill_blobs (digest, size, content) VALUES ($1, $2, $3) ON CONFLICT ON CONSTRAINT ' +
+        'pk_skill_blobs DO NOTHING',
+      [digest, bytes.length, bytes],
+    );
+  }
+  for (const [digest, version] of [...fresh].sort(byDigest)) {
+    at.name = version.name;
+    await manager.query(
+      `INSERT INTO skill_versions (digest, name, manifest, total_bytes, file_count) VALUES ($1, $2, ` +
+        `$3::jsonb, $4, $5)
+       ON CONFLICT ON CONSTRAINT pk_skill_versions DO NOTHING`,
+      [digest, version.name, JSON.stringify(version.manifest), version.totalBytes, version.manifest.length],
+    );
+  }
+}
+
+function byDigest([a]: [string, unknown], [b]: [string, unknown]): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The installs' indexes in the order their skills are locked: by scope, owner and name. */
+function lockOrder(installs: readonly VersionInstall[]): number[] {
+  return installs
+    .map(({ key }, index) => ({ index, sort: keyId(key) }))
+    .sort((a, b) => (a.sort < b.sort ? -1 : a.sort > b.sort ? 1 : 0))
+    .map((entry) => entry.index);
+}
+
+/** One string per installed skill, ordered by scope, owner and name. */
+function keyId(key: InstallKey): string {
+  return `${key.scope}\0${key.ownerId ?? ''}\0${key.name}`;
+}
+
+/** Two installs of one skill in one transaction would make two versions of it at once: a caller's mistake. */
+function assertDistinctKeys(installs: readonly VersionInstall[]): void {
+  const seen = new Set<string>();
+  for (const { key } of installs) {
+    const id = keyId(key);
+    if (seen.has(id)) throw new Error(`installMany was given the ${key.scope} skill '${key.name}' twice.`);
+    seen.add(id);
+  }
+}
+
+/** TypeORM answers an UPDATE … RETURNING with `[rows, affected]`, not the rows alone. */
 async function bumpGeneration(manager: EntityManager): Promise<void> {
-  const [row] = await manager.query<{ generation: string }[]>(
+  const [[row]] = await manager.query<[{ generation: string }[], number]>(
     'UPDATE skill_store_state SET generation = generation + 1 WHERE id = 1 RETURNING generation::text',
   );
   await manager.query('SELECT pg_notify($1, $2)', [SKILL_STORE_CHANNEL, `store ${row.generation}`]);

@@ -54,7 +54,7 @@ export class IndexSkillVersionDto {
     nullable: true,
     example: 'sha256:5e3a…',
     description:
-      'The content digest the store and the chats pin by (`skillhost sync --pin NAME@DIGEST`); null for a folder ' +
+      'The content digest the store and the chats pin by (versions.json lists every one); null for a folder ' +
       'past `max_install_bytes`.',
   })
   digest: string | null;
@@ -94,4 +94,61 @@ export class AgentSkillsIndexDto {
 
   @ApiProperty({ type: () => [IndexSkillDto] })
   skills: IndexSkillDto[];
+}
+
+export class ListedVersionDto {
+  @ApiProperty({
+    example: 'sha256:34f7a8c4…',
+    description:
+      "The proposal's skill-level digest of this version: what `skillhost sync --pin NAME@DIGEST` takes, and what " +
+      'the index names a skill by while this version is current.',
+  })
+  digest: string;
+
+  @ApiProperty({
+    type: () => IndexSkillVersionDto,
+    description: "The store's content digest and number (both null for a skill from a folder).",
+  })
+  version: IndexSkillVersionDto;
+
+  @ApiProperty({ description: 'Whether the index lists this version now.' })
+  current: boolean;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Null for a skill from a folder.' })
+  installedAt: string | null;
+
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    description: 'Where an imported version came from (url, ref, path, commit or digest); null otherwise.',
+  })
+  source: Record<string, string> | null;
+
+  @ApiProperty({
+    type: () => [IndexFileDto],
+    description:
+      "SKILL.md first. A stored version's URLs are `/.well-known/agent-skills/<name>@<version digest>/<path>` and " +
+      "keep serving this version; a folder skill's are the index's.",
+  })
+  files: IndexFileDto[];
+}
+
+export class SkillVersionsDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ description: 'The skill-level digest of the version the index lists now.' })
+  current: string;
+
+  @ApiProperty({ type: () => [ListedVersionDto], description: 'Newest first.' })
+  versions: ListedVersionDto[];
+}
+
+export class AgentSkillsVersionsDto {
+  @ApiProperty({ example: '0.2.0', description: 'The version of the discovery proposal the entries follow.' })
+  version: string;
+
+  @ApiProperty({ type: () => [SkillVersionsDto] })
+  skills: SkillVersionsDto[];
 }

@@ -114,17 +114,14 @@ export class SkillImportService {
     return this.installAll({ skills, warnings }, target, installedBy);
   }
 
+  /** Every skill read, all or nothing: one refused (or a failed write) installs none of them. */
   private async installAll(
     read: ReadSkills,
     target: InstallTarget,
     installedBy: string | null,
     keepRolledBack = false,
   ): Promise<ImportResult> {
-    const skills: InstallResult[] = [];
-    for (const skill of read.skills)
-      skills.push(
-        await this.store.install(skill.files, skill.folder, target, installedBy, skill.source, keepRolledBack),
-      );
+    const skills = await this.store.installMany(read.skills, target, installedBy, keepRolledBack);
     return { skills, warnings: read.warnings };
   }
 

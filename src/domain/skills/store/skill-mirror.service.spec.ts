@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ConfigError, ErrorCode } from '@skillhost/core';
 import type { SkillRegistryService } from '@skillhost/nest';
 import { configWith } from '../../../config/config-loader.js';
 import { SINGLE_PROCESS, workerRole } from '../../../config/process-role.js';
 import type { ImportResult, SkillImportService } from './skill-import.service.js';
 import type { MirrorOutcome, NewMirror, SkillMirrorStore, StoredMirror } from './skill-mirror-store.js';
-import { SkillMirrorService } from './skill-mirror.service.js';
+import { configuredMirrorProblems, SkillMirrorService } from './skill-mirror.service.js';
 
 const mirrorOf = (overrides: Partial<StoredMirror> = {}): StoredMirror => ({
   name: 'team',
@@ -126,4 +126,23 @@ describe(SkillMirrorService.name, () => {
       await expect(sut.remove('configured')).rejects.toMatchObject({ code: ErrorCode.SKILL_MIRROR_CONFIGURED });
     },
   );
+
+  it('refuses to start with a configured source the importer cannot read, naming the table, the key and why', () => {
+    const config = configWith({
+      'app.skills.mirrors': {
+        good: { source: 'git+file:///srv/skills.git#main:skills' },
+        ssh: { source: 'git+ssh://host/repo.git' },
+        word: { source: 'skills' },
+      },
+    });
+    const problems = configuredMirrorProblems(config);
+    expect(problems).toEqual([
+      expect.stringMatching(/^\[app\.skills\.mirrors\.ssh\] source: Cannot import from 'git\+ssh:.*not git\+ssh:\/\//),
+      expect.stringMatching(/^\[app\.skills\.mirrors\.word\] source: Cannot import from 'skills': it is not a URL\./),
+    ]);
+    const sut = new SkillMirrorService(config, fakeStore([]).store, {} as SkillImportService);
+    expect(() => sut.onModuleInit()).toThrow(ConfigError);
+    expect(() => sut.onModuleInit()).toThrow(/\[app\.skills\.mirrors\.ssh\] source: /);
+    expect(() => sutWith().sut.onModuleInit()).not.toThrow();
+  });
 });

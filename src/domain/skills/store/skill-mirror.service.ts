@@ -4,9 +4,10 @@ import {
   Logger,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
+  type OnModuleInit,
   Optional,
 } from '@nestjs/common';
-import { AppError, ErrorCode } from '@skillhost/core';
+import { AppError, ConfigError, ErrorCode } from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { MIRROR_NAME } from '../../../config/config-schema.js';
@@ -57,7 +58,7 @@ export interface AddMirror {
  * PostgreSQL first, so processes and instances on one database never run the same mirror at once.
  */
 @Injectable()
-export class SkillMirrorService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SkillMirrorService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('SkillMirrors');
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
@@ -68,9 +69,20 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SKILL_MIRROR_STORE) private readonly mirrors: SkillMirrorStore,
     private readonly importer: SkillImportService,
-    private readonly registry: SkillRegistryService,
+    /** Absent in a process without a catalogue (the CLI): servers on the database hear of installs through it. */
+    @Optional() private readonly registry?: SkillRegistryService,
     @Optional() @Inject(PROCESS_ROLE) private readonly role?: ProcessRole,
   ) {}
+
+  /**
+   * The server refuses to start with a configured mirror whose source no run could read: the configuration loader
+   * checks the table's keys and interval, but the source's grammar is the importer's, which the configuration may not
+   * import.
+   */
+  onModuleInit(): void {
+    const problems = configuredMirrorProblems(this.config);
+    if (problems.length > 0) throw new ConfigError(problems);
+  }
 
   /**
    * Every process looks for due mirrors: the claim in PostgreSQL decides which one runs each, and a worker restarted
@@ -187,7 +199,7 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
         // A run waits for a free import slot rather than fail: it is due, and nobody is there to retry it.
         { localFiles: true, keepRolledBack: true, waitForSlot: true },
       );
-      await this.registry.refreshStore();
+      await this.registry?.refreshStore();
       outcome = { ok: true, result: resultOf(imported) };
       this.logger.log(`Mirror '${mirror.name}': ${summaryOf(outcome.result)}`);
     } catch (error) {
@@ -213,6 +225,18 @@ export class SkillMirrorService implements OnApplicationBootstrap, OnApplication
   }
 }
 
+/** Each `[app.skills.mirrors.NAME]` whose source the importer cannot read: the table, the key and why. */
+export function configuredMirrorProblems(config: AppConfig): string[] {
+  return Object.values(config.app.skills.mirrors).flatMap((mirror) => {
+    try {
+      parseImportSource(mirror.source);
+      return [];
+    } catch (error) {
+      return [`[app.skills.mirrors.${mirror.name}] source: ${messageOf(error)}`];
+    }
+  });
+}
+
 /** A new mirror's name, source and interval, each checked, or VALIDATION_FAILED naming every problem. */
 function checkedMirror(mirror: AddMirror): { name: string; source: string; intervalSeconds: number } {
   const problems: string[] = [];
@@ -222,7 +246,8 @@ function checkedMirror(mirror: AddMirror): { name: string; source: string; inter
   try {
     parseImportSource(source);
   } catch (error) {
-    problems.push(`source: ${messageOf(error)}`);
+    // The parser's message is a sentence of its own; the list of problems ends with one full stop.
+    problems.push(`source: ${messageOf(error).replace(/\.$/, '')}`);
   }
   const interval = mirror.interval ?? '15m';
   const intervalSeconds = mirrorIntervalSeconds(interval);

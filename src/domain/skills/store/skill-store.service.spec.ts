@@ -8,10 +8,12 @@ import type { ChatSkillFilters, UserSkillFilters } from './skill-filter-store.js
 import type {
   CurrentInstall,
   InstallKey,
+  InstallOptions,
   NewVersion,
   SkillVersionStore,
   StoredSkillFilter,
   VersionHistory,
+  VersionInstall,
 } from './skill-version-store.js';
 import { SkillStoreService } from './skill-store.service.js';
 
@@ -39,18 +41,27 @@ function skillFiles(name: string, extra: Record<string, string> = {}): Files {
 function fakeRecords(overrides: Partial<StoreRecords> = {}) {
   const versions = new Map<string, NewVersion>();
   const blobs = new Map<string, Buffer>();
-  const calls = { saveVersion: [] as NewVersion[], install: [] as unknown[][], setSwitch: [] as unknown[][] };
+  const calls = {
+    saveVersion: [] as NewVersion[],
+    installMany: [] as [VersionInstall[], InstallOptions][],
+    setSwitch: [] as unknown[][],
+  };
   const records: StoreRecords = {
     saveVersion: async (version) => {
       calls.saveVersion.push(version);
       versions.set(version.digest, version);
       for (const [digest, bytes] of version.blobs) blobs.set(digest, bytes);
     },
-    install: async (...args) => {
-      calls.install.push(args);
-      return { version: 1, created: true };
+    // Stores each version as the repository would, and makes each a new version 1.
+    installMany: async (installs, options) => {
+      calls.installMany.push([[...installs], options]);
+      for (const { version } of installs) {
+        versions.set(version.digest, version);
+        for (const [digest, bytes] of version.blobs) blobs.set(digest, bytes);
+      }
+      return { installed: installs.map(() => ({ version: 1, created: true })) };
     },
-    personalCount: async () => ({ owned: 0, exists: false }),
+    personalCount: async () => ({ owned: 0, existing: [] }),
     history: async () => null,
     rollback: async () => ({ outcome: 'no-skill' }),
     uninstall: async () => false,
@@ -184,27 +195,22 @@ describe(SkillStoreService.name, () => {
         created: true,
         warnings: [],
       });
-      expect(calls.saveVersion).toHaveLength(1);
-      expect(calls.saveVersion[0]).toMatchObject({
-        name: 'pdf',
-        digest: version.digest,
-        totalBytes: version.totalBytes,
-      });
-      expect([...calls.saveVersion[0].blobs.keys()].sort()).toEqual(version.files.map((f) => f.digest).sort());
-      expect(calls.install).toEqual([
-        [{ scope: 'shared', ownerId: null, name: 'pdf' }, version.digest, 'admin-id', 2, undefined, false],
-      ]);
+      expect(calls.installMany).toHaveLength(1);
+      const [[install], options] = calls.installMany[0];
+      expect(install.key).toEqual({ scope: 'shared', ownerId: null, name: 'pdf' });
+      expect(install.version).toMatchObject({ name: 'pdf', digest: version.digest, totalBytes: version.totalBytes });
+      expect([...install.version.blobs.keys()].sort()).toEqual(version.files.map((f) => f.digest).sort());
+      expect(options).toEqual({ installedBy: 'admin-id', maxPersonal: 2, keepRolledBack: false });
       const folder = sut.cache.folderOf(version.digest, 'pdf');
       expect(readFileSync(join(folder, 'references/forms.md'), 'utf8')).toBe('FORMS');
     });
 
-    it('stores the same content once: installing it again saves nothing and reports what the records say', async () => {
-      const { records, calls } = fakeRecords({ install: async () => ({ version: 1, created: false }) });
-      const sut = build({ records });
-      await sut.install(skillFiles('pdf'), 'pdf', SHARED, null);
-      const again = await sut.install(skillFiles('pdf'), 'pdf', SHARED, null);
-      expect(calls.saveVersion).toHaveLength(1);
-      expect(again.created).toBe(false);
+    it('reports what the records say when this content was installed before (created false)', async () => {
+      const { records } = fakeRecords({
+        installMany: async (installs) => ({ installed: installs.map(() => ({ version: 3, created: false })) }),
+      });
+      const again = await build({ records }).install(skillFiles('pdf'), 'pdf', SHARED, null);
+      expect([again.version, again.created]).toEqual([3, false]);
     });
 
     it('takes the name the SKILL.md declares when the upload has no top folder', async () => {
@@ -218,8 +224,7 @@ describe(SkillStoreService.name, () => {
       const error = await failure(sut.install(skillFiles('pdf'), 'docx', SHARED, null));
       expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
       expect(error.message).toContain('standard rules');
-      expect(calls.saveVersion).toEqual([]);
-      expect(calls.install).toEqual([]);
+      expect(calls.installMany).toEqual([]);
     });
 
     it('refuses a SKILL.md without a description, naming the problem', async () => {
@@ -239,25 +244,24 @@ describe(SkillStoreService.name, () => {
 
     describe('personal quota', () => {
       it('refuses a new personal skill past max_personal_skills before storing anything', async () => {
-        const { records, calls } = fakeRecords({ personalCount: async () => ({ owned: 2, exists: false }) });
+        const { records, calls } = fakeRecords({ personalCount: async () => ({ owned: 2, existing: [] }) });
         const sut = build({ records });
         const error = await failure(sut.install(skillFiles('pdf'), 'pdf', ALICE, 'alice-id'));
         expect(error).toMatchObject({ code: ErrorCode.SKILL_QUOTA_EXCEEDED, details: { name: 'pdf', limit: 2 } });
         expect(error.message).toContain('alice has 2 personal skill(s)');
-        expect(calls.saveVersion).toEqual([]);
-        expect(calls.install).toEqual([]);
+        expect(calls.installMany).toEqual([]);
       });
 
       it('lets a user install a new version of a personal skill they have, at the limit', async () => {
-        const { records, calls } = fakeRecords({ personalCount: async () => ({ owned: 2, exists: true }) });
+        const { records, calls } = fakeRecords({ personalCount: async () => ({ owned: 2, existing: ['pdf'] }) });
         const sut = build({ records });
         const result = await sut.install(skillFiles('pdf'), 'pdf', ALICE, 'alice-id');
         expect(result).toMatchObject({ scope: 'personal', owner: 'alice' });
-        expect(calls.install[0][0]).toEqual({ scope: 'personal', ownerId: 'alice-id', name: 'pdf' });
+        expect(calls.installMany[0][0][0].key).toEqual({ scope: 'personal', ownerId: 'alice-id', name: 'pdf' });
       });
 
       it('refuses the install when the records find the quota reached under their lock', async () => {
-        const { records } = fakeRecords({ install: async () => ({ quotaReached: 2 }) });
+        const { records } = fakeRecords({ installMany: async () => ({ quotaReached: { owned: 2, adding: ['pdf'] } }) });
         const sut = build({ records });
         const error = await failure(sut.install(skillFiles('pdf'), 'pdf', ALICE, 'alice-id'));
         expect(error.code).toBe(ErrorCode.SKILL_QUOTA_EXCEEDED);
@@ -268,12 +272,104 @@ describe(SkillStoreService.name, () => {
         const { records } = fakeRecords({
           personalCount: async () => {
             counted++;
-            return { owned: 99, exists: false };
+            return { owned: 99, existing: [] };
           },
         });
         await build({ records }).install(skillFiles('pdf'), 'pdf', SHARED, null);
         expect(counted).toBe(0);
       });
+    });
+  });
+
+  describe('installMany', () => {
+    const imported = (name: string, folder = name) => ({
+      files: skillFiles(name),
+      folder,
+      source: { url: 'file:///repo.git', path: `skills/${folder}` },
+    });
+
+    it('installs every skill in one call to the records, results in the order given', async () => {
+      const { records, calls } = fakeRecords();
+      const results = await build({ records }).installMany(
+        [imported('pdf'), imported('docx')],
+        SHARED,
+        'admin-id',
+        true,
+      );
+      expect(results.map((result) => [result.name, result.version, result.created])).toEqual([
+        ['pdf', 1, true],
+        ['docx', 1, true],
+      ]);
+      expect(calls.installMany).toHaveLength(1);
+      const [installs, options] = calls.installMany[0];
+      expect(installs.map((install) => [install.key.name, install.source?.path])).toEqual([
+        ['pdf', 'skills/pdf'],
+        ['docx', 'skills/docx'],
+      ]);
+      expect(options).toMatchObject({ keepRolledBack: true });
+    });
+
+    it(
+      'refuses the lot when the third skill is not valid, naming it, before anything reaches the ' + 'records',
+      async () => {
+        const { records, calls } = fakeRecords();
+        const error = await failure(
+          build({ records }).installMany([imported('pdf'), imported('docx'), imported('xlsx', 'sheets')], SHARED, null),
+        );
+        expect(error.code).toBe(ErrorCode.VALIDATION_FAILED);
+        expect(error.message).toContain("Skill 'skills/sheets' (3 of 3) was refused, so none of the 3 was installed");
+        expect(error.details).toMatchObject({ skill: 'skills/sheets', problems: expect.any(Array) });
+        expect(calls.installMany).toEqual([]);
+      },
+    );
+
+    it('refuses two skills of one name (VALIDATION_FAILED naming both), storing nothing', async () => {
+      const { records, calls } = fakeRecords();
+      const twin = { ...imported('pdf'), source: { url: 'file:///repo.git', path: 'more/pdf' } };
+      const error = await failure(build({ records }).installMany([imported('pdf'), twin], SHARED, null));
+      expect(error).toMatchObject({ code: ErrorCode.VALIDATION_FAILED, details: { skill: 'more/pdf' } });
+      expect(error.message).toContain("'skills/pdf' and 'more/pdf' are both named 'pdf'");
+      expect(calls.installMany).toEqual([]);
+    });
+
+    it('counts the new personal skills together against the quota, naming the first that does not fit', async () => {
+      const asked: string[][] = [];
+      const { records, calls } = fakeRecords({
+        personalCount: async (_owner, names) => {
+          asked.push([...names]);
+          return { owned: 1, existing: ['pdf'] };
+        },
+      });
+      const error = await failure(
+        build({ records }).installMany([imported('pdf'), imported('docx'), imported('xlsx')], ALICE, 'alice-id'),
+      );
+      expect(asked).toEqual([['pdf', 'docx', 'xlsx']]);
+      expect(error).toMatchObject({
+        code: ErrorCode.SKILL_QUOTA_EXCEEDED,
+        details: { name: 'xlsx', names: ['docx', 'xlsx'], limit: 2 },
+      });
+      expect(error.message).toContain(
+        'alice has 1 personal skill(s) and the import adds 2 new ones (docx, xlsx), more than the 2 that ' +
+          "[app.skills] max_personal_skills allows: 'xlsx' is the first",
+      );
+      expect(calls.installMany).toEqual([]);
+    });
+
+    it('keeps a held skill held among installed ones', async () => {
+      const { records } = fakeRecords({
+        installMany: async () => ({ installed: [{ version: 2, created: true }, { held: 1 }] }),
+      });
+      const results = await build({ records }).installMany([imported('pdf'), imported('docx')], SHARED, null, true);
+      expect(results.map((result) => [result.name, result.version, result.held ?? false])).toEqual([
+        ['pdf', 2, false],
+        ['docx', 1, true],
+      ]);
+    });
+
+    it('asks the records for nothing when there is nothing to install', async () => {
+      const { records, calls } = fakeRecords();
+      expect(await build({ records }).installMany([], SHARED, null)).toEqual([]);
+      expect(calls.installMany).toEqual([[[], { installedBy: null, maxPersonal: 2, keepRolledBack: false }]]);
     });
   });
 

@@ -33,8 +33,11 @@ import {
 import {
   type CurrentInstall,
   type InstallKey,
+  type InstallOutcome,
+  type NewVersion,
   SKILL_VERSION_STORE,
   type SkillVersionStore,
+  type StoredManifestEntry,
   type StoredSkillFilter,
   type StoreScope,
   type VersionHistory,
@@ -65,6 +68,23 @@ export interface InstallResult {
    * an earlier one than its newest, which an admin chose (`version` and `digest` are then the held version's).
    */
   held?: true;
+}
+
+/** One skill's files to install (re-rooted at the skill folder), as an upload or an import read them. */
+export interface SkillToInstall {
+  files: readonly { path: string; bytes: Buffer }[];
+  /** The folder it came from, whose name the skill's must match (undefined: the declared name stands in). */
+  folder: string | undefined;
+  /** Where an import read it: recorded with a new version. */
+  source?: VersionSource;
+}
+
+/** A skill that passed validation: its name, warnings and version; `label` names it in errors (path or folder). */
+interface CheckedSkill extends SkillToInstall {
+  name: string;
+  warnings: string[];
+  label: string;
+  version: SkillVersion;
 }
 
 /** Which store an install goes to: shared, or one user's personal skills (`owner`: their name, for messages). */
@@ -155,40 +175,101 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     source?: VersionSource,
     keepRolledBack = false,
   ): Promise<InstallResult> {
-    const { name, warnings } = this.validate(files, folder);
-    const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name };
-    // Checked before anything is stored; the install checks again under a lock (two at once).
-    if (key.ownerId !== null) {
-      const { owned, exists } = await this.repository.personalCount(key.ownerId, name);
-      if (!exists && owned >= this.config.maxPersonalSkills) throw this.quotaExceeded(target.owner, owned, name);
-    }
-    const version = versionOf(files);
-    await this.save(name, version, files);
-    const installed = await this.repository.install(
-      key,
-      version.digest,
-      installedBy,
-      this.config.maxPersonalSkills,
-      source,
-      keepRolledBack,
+    const [result] = await this.installMany([{ files, folder, source }], target, installedBy, keepRolledBack);
+    return result;
+  }
+
+  /**
+   * Installs several skills all or nothing (an import's): each is validated, their names must differ, and a personal
+   * import's new names must fit the quota together, before anything is stored; then every version is stored and made
+   * current in one transaction, which the other instances hear of once. An error names the skill it is about (with
+   * `details.skill` when there are several), and nothing of the lot is installed. Results in the order given.
+   */
+  async installMany(
+    skills: readonly SkillToInstall[],
+    target: InstallTarget,
+    installedBy: string | null,
+    keepRolledBack = false,
+  ): Promise<InstallResult[]> {
+    const checked = skills.map((skill, index) => this.check(skill, index, skills.length));
+    assertNamesDiffer(checked);
+    // Checked before anything is stored; the repository checks again under a lock (two imports at once).
+    await this.checkQuota(checked, target);
+    const versions = checked.map((skill) => newVersion(skill.name, skill.version, skill.files));
+    const outcome = await this.repository.installMany(
+      checked.map((skill, index) => ({
+        key: { scope: target.scope, ownerId: target.ownerId, name: skill.name },
+        version: versions[index],
+        ...(skill.source === undefined ? {} : { source: skill.source }),
+      })),
+      { installedBy, maxPersonal: this.config.maxPersonalSkills, keepRolledBack },
     );
-    if ('quotaReached' in installed) throw this.quotaExceeded(target.owner, installed.quotaReached, name);
-    if ('held' in installed) return this.heldResult(key, target, installed.held, warnings);
-    const { version: number, created } = installed;
-    await this.cache.materialise(version.digest, name, version.files, (digests) => this.repository.blobs(digests));
+    if ('quotaReached' in outcome)
+      throw this.quotaExceeded(target.owner, outcome.quotaReached.owned, outcome.quotaReached.adding);
+    const results: InstallResult[] = [];
+    for (const [index, installed] of outcome.installed.entries()) {
+      this.stored.add(versions[index].digest);
+      results.push(await this.resultOf(checked[index], versions[index].blobs, target, installed));
+    }
+    return results;
+  }
+
+  /** One skill of `count` validated; with several, a refusal names the skill (by its path or folder). */
+  private check(skill: SkillToInstall, index: number, count: number): CheckedSkill {
+    const label = skill.source?.path ?? skill.folder ?? `number ${index + 1}`;
+    try {
+      const { name, warnings } = this.validate(skill.files, skill.folder);
+      return { ...skill, name, warnings, label, version: versionOf(skill.files) };
+    } catch (error) {
+      if (count === 1 || !AppError.isInstance(error)) throw error;
+      throw new AppError(
+        error.code,
+        `Skill '${label}' (${index + 1} of ${count}) was refused, so none of the ${count} was installed: ` +
+          error.message,
+        { ...error.details, skill: label },
+        error.adminDetails,
+      );
+    }
+  }
+
+  /** SKILL_QUOTA_EXCEEDED when the personal skills the install adds, counted together, do not fit the owner's quota. */
+  private async checkQuota(checked: readonly CheckedSkill[], target: InstallTarget): Promise<void> {
+    if (target.ownerId === null) return;
+    const names = checked.map((skill) => skill.name);
+    const { owned, existing } = await this.repository.personalCount(target.ownerId, names);
+    const adding = names.filter((name) => !existing.includes(name));
+    if (adding.length > 0 && owned + adding.length > this.config.maxPersonalSkills)
+      throw this.quotaExceeded(target.owner, owned, adding);
+  }
+
+  /**
+   * What became of one installed skill: unpacked into the cache (from the files in hand, `blobs`) and logged, or held
+   * at its rolled-back version.
+   */
+  private async resultOf(
+    skill: CheckedSkill,
+    blobs: ReadonlyMap<string, Buffer>,
+    target: InstallTarget,
+    installed: InstallOutcome,
+  ): Promise<InstallResult> {
+    const key: InstallKey = { scope: target.scope, ownerId: target.ownerId, name: skill.name };
+    if ('held' in installed) return this.heldResult(key, target, installed.held, skill.warnings);
+    const { version, name } = skill;
+    await this.cache.materialise(version.digest, name, version.files, async () => blobs);
     this.logger.log(
-      `${created ? 'Installed' : 'Re-installed'} ${target.scope} skill ` +
-        `'${name}'${target.owner === null ? '' : ` of ${target.owner}`} version ${number} (${version.digest})`,
+      `${installed.created ? 'Installed' : 'Re-installed'} ${target.scope} skill ` +
+        `'${name}'${target.owner === null ? '' : ` of ${target.owner}`} version ${installed.version} ` +
+        `(${version.digest})`,
     );
     return {
       name,
       scope: target.scope,
       owner: target.owner,
-      version: number,
+      version: installed.version,
       digest: version.digest,
       files: [...version.files],
-      created,
-      warnings,
+      created: installed.created,
+      warnings: skill.warnings,
     };
   }
 
@@ -219,12 +300,25 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     };
   }
 
-  private quotaExceeded(owner: string | null, owned: number, name: string): AppError {
+  /** `adding`: the new names that do not fit together; the first that does not fit is the one named. */
+  private quotaExceeded(owner: string | null, owned: number, adding: readonly string[]): AppError {
+    const limit = this.config.maxPersonalSkills;
+    const first = adding[Math.min(adding.length - 1, Math.max(0, limit - owned))];
+    const who = owner ?? 'This user';
+    if (adding.length === 1)
+      return new AppError(
+        ErrorCode.SKILL_QUOTA_EXCEEDED,
+        `${who} has ${owned} personal skill(s), as many as [app.skills] max_personal_skills allows; uninstall one ` +
+          `(DELETE /v1/skills/:name) to install '${first}'.`,
+        { name: first, limit },
+      );
     return new AppError(
       ErrorCode.SKILL_QUOTA_EXCEEDED,
-      `${owner ?? 'This user'} has ${owned} personal skill(s), as many as [app.skills] max_personal_skills ` +
-        `allows; uninstall one (DELETE /v1/skills/:name) to install '${name}'.`,
-      { name, limit: this.config.maxPersonalSkills },
+      `${who} has ${owned} personal skill(s) and the import adds ${adding.length} new ones (${adding.join(', ')}), ` +
+        `more than the ${limit} that [app.skills] max_personal_skills allows: '${first}' is the first that does not ` +
+        `fit, so none was installed. Uninstall ${owned + adding.length - limit} (DELETE /v1/skills/:name) or import ` +
+        `fewer.`,
+      { name: first, names: [...adding], limit },
     );
   }
 
@@ -425,6 +519,19 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     return { digest: version.digest };
   }
 
+  /**
+   * A stored version's name and manifest (current or not; versions are content-addressed, so the answer for a digest
+   * never changes), or null when the store has none by that digest.
+   */
+  storedVersion(digest: string): Promise<{ name: string; manifest: StoredManifestEntry[] } | null> {
+    return DIGEST_PATTERN.test(digest) ? this.repository.findVersion(digest) : Promise.resolve(null);
+  }
+
+  /** One stored file's bytes by the digest of its content, or undefined when the store has none. */
+  async storedFile(digest: string): Promise<Buffer | undefined> {
+    return (await this.repository.blobs([digest])).get(digest);
+  }
+
   /** The unpacked folder of a stored version of a skill, or undefined when the store has no such version. */
   async versionFolder(digest: string, name: string): Promise<string | undefined> {
     if (!DIGEST_PATTERN.test(digest)) return undefined;
@@ -441,15 +548,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     files: readonly { path: string; bytes: Buffer }[],
   ): Promise<void> {
     if (this.stored.has(version.digest)) return;
-    const blobs = new Map<string, Buffer>();
-    for (const file of files) blobs.set(version.files.find((entry) => entry.path === file.path)!.digest, file.bytes);
-    await this.repository.saveVersion({
-      name,
-      digest: version.digest,
-      manifest: version.files,
-      totalBytes: version.totalBytes,
-      blobs,
-    });
+    await this.repository.saveVersion(newVersion(name, version, files));
     this.stored.add(version.digest);
   }
 
@@ -488,6 +587,36 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
+  }
+}
+
+/** A version as the repository stores it: its manifest, and each file's content by digest. */
+function newVersion(
+  name: string,
+  version: SkillVersion,
+  files: readonly { path: string; bytes: Buffer }[],
+): NewVersion {
+  const digests = new Map(version.files.map((entry) => [entry.path, entry.digest]));
+  const blobs = new Map<string, Buffer>();
+  for (const file of files) blobs.set(digests.get(file.path)!, file.bytes);
+  return { name, digest: version.digest, manifest: version.files, totalBytes: version.totalBytes, blobs };
+}
+
+/** VALIDATION_FAILED when two skills of one install have one name: one would replace the other. */
+function assertNamesDiffer(checked: readonly CheckedSkill[]): void {
+  const seen = new Map<string, string>();
+  for (const skill of checked) {
+    const other = seen.get(skill.name);
+    if (other !== undefined) {
+      const problem = `'${other}' and '${skill.label}' are both named '${skill.name}'`;
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        `Two skills of the import have one name (${problem}), so none was installed: rename one, or import them ` +
+          `one at a time.`,
+        { problems: [problem], skill: skill.label },
+      );
+    }
+    seen.set(skill.name, skill.label);
   }
 }
 

@@ -27,6 +27,30 @@ export interface NewVersion {
   blobs: ReadonlyMap<string, Buffer>;
 }
 
+/** One skill of an install: the version (stored unless it is already) to make current, and where it came from. */
+export interface VersionInstall {
+  key: InstallKey;
+  version: NewVersion;
+  source?: VersionSource;
+}
+
+export interface InstallOptions {
+  installedBy: string | null;
+  /** The most personal skills one owner may have. */
+  maxPersonal?: number;
+  /** Whether a skill an admin rolled back stays at that version (a mirror's imports). */
+  keepRolledBack?: boolean;
+}
+
+/** What became of one skill of an install. */
+export type InstallOutcome = { version: number; created: boolean } | { held: number };
+
+/**
+ * Every skill's outcome, in the order asked; or, with nothing changed, the owner's count and the new names that would
+ * have passed the quota together.
+ */
+export type InstallMany = { installed: InstallOutcome[] } | { quotaReached: { owned: number; adding: string[] } };
+
 /** An installed skill at its current version, as every instance builds its catalogue from (core's reader reads it). */
 export type CurrentInstall = StoredInstall;
 
@@ -64,21 +88,16 @@ export interface SkillVersionStore {
   /** Stores a version's files and manifest; content already stored is not written again. */
   saveVersion(version: NewVersion): Promise<void>;
   /**
-   * Makes a stored version the current one of an installed skill: a new numbered version, or, when this content was
-   * installed before, that version again (`created` false); `quotaReached` when a new personal skill would pass
-   * `maxPersonal`; with `keepRolledBack`, `held` (the current version) when an admin rolled the skill back to an
-   * earlier version than its newest, which then stays current and nothing is installed.
+   * Stores the versions and makes each the current one of its installed skill, all in one transaction: every one, or
+   * (on a failure, or `quotaReached`) none. Each gets a new numbered version, or, when its content was installed
+   * before, that version again (`created` false); with `keepRolledBack`, `held` (the current version) for a skill an
+   * admin rolled back to an earlier version than its newest, which then stays current. `quotaReached` when the new
+   * personal skills of an owner, counted together, would take them past `maxPersonal`. One generation bump and one
+   * announcement for the lot (none when nothing changed). The keys must differ.
    */
-  install(
-    key: InstallKey,
-    digest: string,
-    installedBy: string | null,
-    maxPersonal?: number,
-    source?: VersionSource,
-    keepRolledBack?: boolean,
-  ): Promise<{ version: number; created: boolean } | { quotaReached: number } | { held: number }>;
-  /** How many personal skills a user has, and whether one of them has this name. */
-  personalCount(ownerId: string, name: string): Promise<{ owned: number; exists: boolean }>;
+  installMany(installs: readonly VersionInstall[], options: InstallOptions): Promise<InstallMany>;
+  /** How many personal skills a user has, and which of `names` they have. */
+  personalCount(ownerId: string, names: readonly string[]): Promise<{ owned: number; existing: string[] }>;
   history(key: InstallKey): Promise<VersionHistory | null>;
   /** 'rolled-back' (or 'unchanged' when it was current already), 'no-skill' or 'no-version'. */
   rollback(

@@ -1,0 +1,145 @@
+import { parseArgs } from 'node:util';
+import { clientEnvironment } from '../config/client-environment.js';
+import { type CliInput, type CliIo, CommandFailure, UsageError } from './cli-io.js';
+import { credentialsPath, readCredentials, serverOption, writeCredentials } from './credentials-file.js';
+
+/** A key is some tens of characters; a pipe that brings more than this is not a key. */
+const MAX_INPUT_BYTES = 16 * 1024;
+const CTRL_C = '\u0003';
+const CTRL_D = '\u0004';
+
+/**
+ * `skillhost login --server URL`: reads an API key (stdin, or the variable `--key-env` names), asks the server who it
+ * is, and only then stores it for the server's origin, where `skillhost sync` finds it. The key is never printed.
+ */
+export async function loginCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { server: { type: 'string' }, 'key-env': { type: 'string' } },
+  });
+  if (positionals.length > 0) throw new UsageError(`login takes no positional arguments; got '${positionals[0]}'.`);
+  const server = serverOption(values.server, 'login');
+  const environment = clientEnvironment(io);
+  const keyEnv = values['key-env'];
+  let key: string;
+  if (keyEnv === undefined) key = await readKey(io, server.origin);
+  else {
+    key = environment.env[keyEnv]?.trim() ?? '';
+    if (key === '')
+      throw new UsageError(`--key-env ${keyEnv}: that variable is not set (or empty); it should hold an API key.`);
+  }
+  if (key === '')
+    throw new UsageError(
+      'No API key on stdin: pipe one in (skillhost login --server URL < key-file) or use --key-env.',
+    );
+  if (/[\s\p{Cc}]/u.test(key)) throw new UsageError('The API key has a space or a control character in it: check it.');
+  const who = await whoIs(server, key);
+  const path = credentialsPath(environment);
+  // Read first: a file refused as unsafe is reported, not overwritten.
+  const file = readCredentials(path);
+  file.servers[server.origin] = { ...file.servers[server.origin], apiKey: key };
+  writeCredentials(path, file);
+  io.out(
+    `Logged in to ${server.origin}${who === undefined ? '' : ` as ${who}`}; the key is stored in ${path}. ` +
+      `skillhost sync --server ${server.origin} uses it unless SKILLHOST_API_KEY or --key-env gives another.`,
+  );
+  return 0;
+}
+
+/** `skillhost logout --server URL`: removes what login stored for the server's origin (the key stays valid there). */
+export async function logoutCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { server: { type: 'string' } } });
+  if (positionals.length > 0) throw new UsageError(`logout takes no positional arguments; got '${positionals[0]}'.`);
+  const server = serverOption(values.server, 'logout');
+  const path = credentialsPath(clientEnvironment(io));
+  const file = readCredentials(path);
+  if (file.servers[server.origin] === undefined) {
+    io.out(`No login stored for ${server.origin} in ${path}: nothing to remove.`);
+    return 0;
+  }
+  delete file.servers[server.origin];
+  writeCredentials(path, file);
+  io.out(
+    `Logged out of ${server.origin}: its key is removed from ${path}. The key itself still works until it is ` +
+      'revoked on the server.',
+  );
+  return 0;
+}
+
+/**
+ * Who the key belongs to, from `GET /v1/me`; a key the server does not take is refused, and nothing is stored.
+ * Redirects are refused, as sync does: the key goes to the server named and nowhere else.
+ */
+async function whoIs(server: URL, key: string): Promise<string | undefined> {
+  const url = new URL('v1/me', server);
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
+      redirect: 'error',
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code ?? cause?.message ?? (error as Error).message;
+    throw new CommandFailure(`Cannot reach ${url.href} (${why}); nothing stored.`);
+  }
+  if (response.status === 401)
+    throw new CommandFailure(
+      `${server.origin} refused this API key (401: unknown, revoked or expired); nothing stored. Check the key, or ` +
+        'make a new one (skillhost keys create --user NAME on the server, or POST /v1/me/keys).',
+    );
+  if (response.status !== 200) {
+    const body = (await response.text().catch(() => '')).slice(0, 300).replace(/\s+/g, ' ');
+    throw new CommandFailure(
+      `${url.href} answered ${response.status}${body === '' ? '' : `: ${body}`}; nothing stored. ` +
+        `Is ${server.origin} a Skillhost server?`,
+    );
+  }
+  const me = (await response.json().catch(() => undefined)) as { name?: unknown; role?: unknown } | undefined;
+  if (typeof me?.name !== 'string') return undefined;
+  return typeof me.role === 'string' ? `'${me.name}' (${me.role})` : `'${me.name}'`;
+}
+
+/** The key: from a pipe, its first line; from a terminal, typed without echo after a prompt on stderr. */
+async function readKey(io: CliIo, origin: string): Promise<string> {
+  const stdin = io.stdin;
+  if (stdin === undefined)
+    throw new UsageError('login reads the API key from stdin, and there is none: use --key-env.');
+  if (stdin.isTTY === true && stdin.setRawMode !== undefined) {
+    io.err(`API key for ${origin} (not shown; Enter when done):`);
+    return (await readHidden(stdin)).trim();
+  }
+  let text = '';
+  for await (const chunk of stdin) {
+    text += chunk.toString();
+    if (text.length > MAX_INPUT_BYTES) throw new UsageError(`stdin holds more than ${MAX_INPUT_BYTES} bytes: no key.`);
+  }
+  return (text.split(/\r?\n/)[0] ?? '').trim();
+}
+
+/** A line from a terminal in raw mode, so the key is not echoed: Enter ends it, Ctrl-C cancels, Backspace erases. */
+function readHidden(stdin: CliInput): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let typed = '';
+    const finish = (error?: Error) => {
+      stdin.off('data', onData);
+      stdin.setRawMode?.(false);
+      stdin.pause();
+      if (error === undefined) resolve(typed);
+      else reject(error);
+    };
+    const onData = (chunk: Buffer | string) => {
+      for (const char of chunk.toString()) {
+        if (char === '\r' || char === '\n' || char === CTRL_D) return finish();
+        if (char === CTRL_C) return finish(new CommandFailure('Cancelled; nothing stored.'));
+        if (char === '\u007f' || char === '\b') typed = typed.slice(0, -1);
+        else typed += char;
+        if (typed.length > MAX_INPUT_BYTES) return finish(new UsageError('That is too long for an API key.'));
+      }
+    };
+    stdin.setRawMode?.(true);
+    stdin.on('data', onData);
+    stdin.resume();
+  });
+}
