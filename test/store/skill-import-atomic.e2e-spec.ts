@@ -80,6 +80,8 @@ describe('importing several skills: all or nothing', () => {
       'app.auth.mode': 'api_key',
       'app.skills.store_directory': tree.path('store'),
       'app.skills.max_personal_skills': 2,
+      // The member's imports read git over HTTP on 127.0.0.1, a loopback address members may reach only when listed.
+      'app.skills.import.member_hosts': ['127.0.0.1'],
     });
     Object.assign(keys, await keysFor(ctx.app, { root: 'admin', ann: 'member' }));
     listener = new pg.Client({ connectionString: ctx.db.url });
