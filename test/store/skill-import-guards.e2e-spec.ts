@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -32,6 +33,7 @@ describe('what an import may reach and take: destinations, clone size, submodule
   let main: GitRepo;
   let mainOverHttp: { url: string; close: () => Promise<void> };
   let redirecting: Server;
+  let pointing: { url: string; close: () => Promise<void> };
   const keys: Record<string, string> = {};
   const http = () => request(ctx.app.getHttpServer());
   const importAs = (user: 'root' | 'ann', body: Record<string, unknown>) =>
@@ -71,6 +73,26 @@ describe('what an import may reach and take: destinations, clone size, submodule
     main.commit({}, 'vendored as a submodule');
     main.push();
     mainOverHttp = await serveGitOverHttp(main.bare);
+    // On a listed host, a repository whose submodule is on an unlisted loopback one (written by hand: git would
+    // fetch it to add it).
+    const inward = gitRepo(tree.path('inward'));
+    const vendoredCommit = execFileSync('git', ['-C', tree.path('vendored', 'work'), 'rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+    }).trim();
+    mkdirSync(tree.path('inward', 'work', 'skills', 'inner'), { recursive: true });
+    execFileSync('git', ['update-index', '--add', '--cacheinfo', `160000,${vendoredCommit},skills/inner`], {
+      cwd: tree.path('inward', 'work'),
+      env: GIT_ENV,
+    });
+    inward.commit(
+      {
+        '.gitmodules': `[submodule "inner"]\n\tpath = skills/inner\n\turl = ${index.base}/inner.git\n`,
+        'skills/own/SKILL.md': skillMd({ name: 'own', description: 'Lives in the repository.' }),
+      },
+      'a submodule on an unlisted host',
+    );
+    inward.push();
+    pointing = await serveGitOverHttp(inward.bare);
     // A listed host that sends every request on to an unlisted one.
     redirecting = createServer((req, res) => res.writeHead(302, { location: `${index.base}${req.url}` }).end());
     await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
@@ -83,6 +105,7 @@ describe('what an import may reach and take: destinations, clone size, submodule
         `127.0.0.1:${listed.port}`,
         `127.0.0.1:${new URL(mainOverHttp.url).port}`,
         `127.0.0.1:${redirectingPort}`,
+        `127.0.0.1:${new URL(pointing.url).port}`,
       ],
       'app.skills.import.max_clone_bytes': 1024 * 1024,
       'app.skills.import.max_concurrent': 1,
@@ -99,6 +122,7 @@ describe('what an import may reach and take: destinations, clone size, submodule
     await index?.close();
     await listed?.close();
     await mainOverHttp?.close();
+    await pointing?.close();
     await new Promise((resolve) => redirecting?.close(resolve));
     tree?.cleanup();
   });
@@ -196,6 +220,17 @@ describe('what an import may reach and take: destinations, clone size, submodule
       expect(await installedCount()).toBe(before);
       // Without submodules the same member's import of the listed host works.
       await importAs('ann', { source: `git+${mainOverHttp.url}/bare.git#:skills` }).expect(201);
+    });
+
+    it("refuse a member's submodule on an unlisted loopback host, fetching nothing from it", async () => {
+      const before = index.requests.length;
+      const source = `git+${pointing.url}/bare.git#:skills`;
+      const answer = await importAs('ann', { source, submodules: true }).expect(422);
+      expect(answer.body).toMatchObject({
+        code: 'IMPORT_SOURCE_FORBIDDEN',
+        details: { host: '127.0.0.1', reason: 'loopback' },
+      });
+      expect(index.requests.length).toBe(before);
     });
 
     it('are for git sources only (400)', async () => {
