@@ -44,10 +44,13 @@ describe("an operator's reload is one scan on its own instance", () => {
       const generations = store.generations.bind(store);
       let bumped!: () => void;
       let seen!: () => void;
+      let reading!: () => void;
       const afterBump = new Promise<void>((resolve) => (bumped = resolve));
       const read = new Promise<void>((resolve) => (seen = resolve));
+      const inRead = new Promise<void>((resolve) => (reading = resolve));
       store.generations = async () => {
         store.generations = generations;
+        reading();
         await afterBump;
         const value = await generations();
         seen();
@@ -61,6 +64,10 @@ describe("an operator's reload is one scan on its own instance", () => {
         return requested;
       };
       try {
+        // Regression, fixed since a late store notification made the test hang one run in four. Was: when a check
+        // (started by that notification) was under way, this one only queued a rerun, which began after the reload
+        // and waited for it, while the reload waited for its read: the reload starts only once a check is reading.
+        await inRead;
         const { snapshot } = await registry.reloadEverywhere();
         await checking;
         await registry.settled();
