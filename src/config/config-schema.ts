@@ -607,7 +607,7 @@ export const CONFIG_SETTINGS = {
         link_by_email: setting.boolean({
           default: true,
           description:
-            'A person whose verified email (`email_verified` true) is an existing user\'s email signs in as that ' +
+            "A person whose verified email (`email_verified` true) is an existing user's email signs in as that " +
             'user, and the link is kept.',
         }),
         create_users: setting.boolean({

@@ -94,7 +94,7 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.API_KEY_NOT_FOUND]: "no API key has that id (for `/v1/me/keys`: none of the caller's)",
   [ErrorCode.CSRF_TOKEN_MISSING]:
     'a write authenticated by the sign-in cookie without its `x-csrf-token` header (from `GET /v1/auth/session`), ' +
-    'or with another session\'s; nothing was changed',
+    "or with another session's; nothing was changed",
   [ErrorCode.SIGN_IN_NOT_CONFIGURED]: 'sign-in with an identity provider is off: `[app.auth.oidc] issuer` is empty',
   [ErrorCode.SIGN_IN_RETURN_TO_INVALID]:
     '`returnTo` is not a path on this server (it must start with one `/`); nothing was started',
