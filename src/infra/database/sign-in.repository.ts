@@ -92,7 +92,8 @@ export class SignInRepository implements SignInStore, WebSessionStore {
     return runQuery(async () => {
       try {
         const rows = await this.dataSource.query<UserRow[]>(
-          "INSERT INTO users (name, role, email) VALUES ($1, 'member', $2) RETURNING id, name, role, disabled, created_at",
+          "INSERT INTO users (name, role, email) VALUES ($1, 'member', $2) RETURNING id, name, role, disabled, " +
+            'created_at',
           [name, email],
         );
         return toUser(rows[0]);
