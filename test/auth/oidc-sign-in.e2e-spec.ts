@@ -328,6 +328,28 @@ const PEOPLE: Record<string, Record<string, unknown>> = {
     await context.close();
   });
 
+  it('ends a session left idle, one past its age, and those of a disabled user', async () => {
+    const sessionOf = async (login: string) => {
+      const { context } = await signIn(login);
+      const cookie = `skillhost_session=${(await sessionCookie(context))!.value}`;
+      await context.close();
+      return cookie;
+    };
+    const me = async (cookie: string) => (await fetch(`${base}/v1/me`, { headers: { cookie } })).status;
+    const idle = await sessionOf('alice');
+    expect(await me(idle)).toBe(200);
+    await query(dbUrl(app), "UPDATE web_sessions SET last_seen_at = now() - interval '61 minutes'");
+    expect(await me(idle)).toBe(401);
+    const old = await sessionOf('alice');
+    await query(dbUrl(app), "UPDATE web_sessions SET expires_at = now() - interval '1 second'");
+    expect(await me(old)).toBe(401);
+    const disabled = await sessionOf('alice');
+    await query(dbUrl(app), "UPDATE users SET disabled = true WHERE name = 'alice'");
+    expect(await me(disabled)).toBe(401);
+    await query(dbUrl(app), "UPDATE users SET disabled = false WHERE name = 'alice'");
+    expect(await me(disabled)).toBe(200);
+  });
+
   it('refuses oversized claims cleanly, making no user', async () => {
     const { context, page } = await signIn('huge');
     expect(new URL(page.url()).search).toBe('?sign_in_error=SIGN_IN_CLAIMS_INVALID');

@@ -18,6 +18,8 @@ import {
 
 /** `last_seen_at` is written at most this often per session: enough for an idle timeout counted in minutes. */
 const TOUCH_INTERVAL_MS = 60_000;
+/** Ended sessions and abandoned sign-ins are swept at most this often per instance, at a sign-in. */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /** The headers a web session is read from. */
 export interface SessionHeaders {
@@ -42,6 +44,7 @@ export class WebSessionService {
   private readonly logger = new Logger('WebSessions');
   private readonly maxAgeMs: number;
   private readonly idleMs: number;
+  private sweptAt = 0;
   readonly secureCookies: boolean;
 
   constructor(
@@ -86,6 +89,7 @@ export class WebSessionService {
 
   /** A new session for the user, and the cookie that carries it. */
   async start(userId: string): Promise<StartedSession> {
+    this.sweepNowAndThen();
     const token = newSecretToken();
     await this.store.createSession({
       tokenHash: hashToken(token),
@@ -113,9 +117,13 @@ export class WebSessionService {
     return token === undefined ? undefined : csrfTokenOf(token);
   }
 
-  /** Ended sessions and abandoned sign-ins are removed now and then, by whichever instance gets there. */
-  async sweep(): Promise<number> {
-    return this.store.sweep(new Date(Date.now() - this.idleMs));
+  /** Ended sessions and abandoned sign-ins are removed now and then, off the sign-in's path. */
+  private sweepNowAndThen(): void {
+    if (Date.now() - this.sweptAt < SWEEP_INTERVAL_MS) return;
+    this.sweptAt = Date.now();
+    this.store
+      .sweep(new Date(Date.now() - this.idleMs))
+      .catch((error: unknown) => this.warn('remove ended sessions', error));
   }
 
   private touch(sessionId: string): void {
