@@ -568,7 +568,7 @@ export const CONFIG_SETTINGS = {
           default: '',
           description:
             "Sign-in with the team's identity provider (OpenID Connect): its issuer URL, whose " +
-            '`/.well-known/openid-configuration` is read at start-up. Empty: no sign-in, API keys only.',
+            '`/.well-known/openid-configuration` is read at the first sign-in. Empty: no sign-in, API keys only.',
         }),
         display_name: setting.string({
           default: '',
