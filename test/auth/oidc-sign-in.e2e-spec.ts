@@ -207,6 +207,12 @@ const PEOPLE: Record<string, Record<string, unknown>> = {
       body: JSON.stringify({ query: 'mutation { createChat { id } }' }),
     });
     expect(graphql.status).toBe(403);
+    // A GET carries no token, so a mutation may not ride on one.
+    const viaGet = await fetch(`${base}/graphql?query=${encodeURIComponent('mutation { createChat { id } }')}`, {
+      headers: { cookie },
+    });
+    expect(viaGet.status).not.toBe(200);
+    expect(await query(dbUrl(app), 'SELECT 1 FROM chats')).toEqual([]);
     expect(await query(dbUrl(app), "SELECT 1 FROM api_keys WHERE label = 'csrf'")).toEqual([]);
     const allowed = await write({ 'x-csrf-token': session.csrfToken });
     expect(allowed.status).toBe(201);
