@@ -109,7 +109,25 @@ describe(loadConfig.name, () => {
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();
     expect(sut.app.historyMessages).toBe(20);
-    expect(sut.app.auth).toEqual({ mode: 'auto', bootstrapAdminKey: '' });
+    expect(sut.app.auth).toEqual({
+      mode: 'auto',
+      bootstrapAdminKey: '',
+      oidc: {
+        issuer: '',
+        displayName: '',
+        clientId: '',
+        clientSecret: '',
+        redirectUrl: '',
+        scopes: ['openid', 'profile', 'email'],
+        userClaim: 'preferred_username',
+        groupsClaim: '',
+        linkByEmail: true,
+        createUsers: true,
+        allowedUsers: [],
+        sessionMaxAgeMinutes: 720,
+        sessionIdleMinutes: 60,
+      },
+    });
   });
 
   it("reads each skill's [app.skills.settings.NAME] table as it is, and refuses settings that are not tables", () => {

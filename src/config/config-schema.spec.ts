@@ -58,6 +58,7 @@ describe('CONFIG_SETTINGS', () => {
         ).map(({ key, env }) => [key, env]);
         expect(named).toEqual([
           ['app.auth.bootstrap_admin_key', 'SKILLHOST_BOOTSTRAP_ADMIN_KEY'],
+          ['app.auth.oidc.client_secret', 'SKILLHOST_OIDC_CLIENT_SECRET'],
           ['app.database.url', 'DATABASE_URL'],
           ['app.proxy.http', 'HTTP_PROXY'],
           ['app.proxy.https', 'HTTPS_PROXY'],

@@ -563,6 +563,77 @@ export const CONFIG_SETTINGS = {
         }),
         env: 'SKILLHOST_BOOTSTRAP_ADMIN_KEY',
       },
+      oidc: {
+        issuer: setting.string({
+          default: '',
+          description:
+            "Sign-in with the team's identity provider (OpenID Connect): its issuer URL, whose " +
+            '`/.well-known/openid-configuration` is read at the first sign-in. Empty: no sign-in, API keys only.',
+        }),
+        display_name: setting.string({
+          default: '',
+          description: 'The name on the web page\'s "Sign in with …" button. Empty: the issuer\'s host name.',
+        }),
+        client_id: setting.string({ default: '', description: "Skillhost's client id at the provider." }),
+        client_secret: {
+          ...setting.string({
+            default: '',
+            description:
+              "Skillhost's client secret at the provider; prefer the environment to the file. Empty: a public " +
+              'client (PKCE only).',
+          }),
+          secret: 'key',
+          env: 'SKILLHOST_OIDC_CLIENT_SECRET',
+        },
+        redirect_url: setting.string({
+          default: '',
+          description:
+            'The callback URL registered at the provider (`https://skills.example.com/auth/oidc/callback`). ' +
+            "Empty: this server's address as the browser named it, with `/auth/oidc/callback`.",
+        }),
+        scopes: setting.list({
+          default: ['openid', 'profile', 'email'],
+          description: 'The scopes asked for; `openid` is always added.',
+        }),
+        user_claim: setting.string({
+          default: 'preferred_username',
+          description:
+            "The claim whose value names a new user (made lower-case; characters a user name cannot hold become '-').",
+        }),
+        groups_claim: setting.string({
+          default: '',
+          description: 'The claim that lists the groups a person is in (an array of strings). Empty: none read.',
+        }),
+        link_by_email: setting.boolean({
+          default: true,
+          description:
+            "A person whose verified email (`email_verified` true) is an existing user's email signs in as that " +
+            'user, and the link is kept.',
+        }),
+        create_users: setting.boolean({
+          default: true,
+          description:
+            'A person not linked to a user yet gets one at first sign-in; false: only people an admin linked (or ' +
+            'matched by email) sign in.',
+        }),
+        allowed_users: setting.list({
+          default: [],
+          description:
+            'When not empty, only these people may sign in: each an email (verified) or a value of `user_claim`.',
+        }),
+        session_max_age_minutes: setting.integer({
+          min: 5,
+          max: 43_200,
+          default: 720,
+          description: 'A web session ends this long after sign-in, used or not.',
+        }),
+        session_idle_minutes: setting.integer({
+          min: 1,
+          max: 43_200,
+          default: 60,
+          description: 'A web session not used for this long ends.',
+        }),
+      },
     },
     database: {
       url: {

@@ -679,8 +679,9 @@ const BIG_TEXT = `${'0123456789'.repeat(9)}abcdefgh\n`.repeat(10_000) + BIG_MARK
       await page.keyboard.press('Enter');
       await expect(focused()).resolves.toBe('composer-input');
       await page.locator('a.skip').focus();
+      // The bar's model, API keys and Sign out come before the panels.
       const order: string[] = [];
-      for (let i = 0; i < 8; i++) {
+      for (let i = 0; i < 10; i++) {
         await page.keyboard.press('Tab');
         order.push(await focused());
       }

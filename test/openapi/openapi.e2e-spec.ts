@@ -61,6 +61,8 @@ const isRestRoute = (route: string) => {
     !url.startsWith('/docs/') &&
     !/^\/graph(i)?ql/.test(url) &&
     url !== '/mcp' &&
+    // The sign-in's redirects, which a browser follows (docs/sign-in.md).
+    !url.startsWith('/auth/oidc/') &&
     !url.startsWith('/openai/') &&
     !webPage &&
     !oauthProbe
@@ -184,7 +186,7 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
         operationsOf(document)
           .filter(({ operation }) => operation.security === undefined)
           .map(({ key }) => key),
-      ).toEqual(['GET /health', 'GET /health/live', 'GET /health/ready']);
+      ).toEqual(['GET /v1/auth/providers', 'GET /health', 'GET /health/live', 'GET /health/ready']);
     },
   );
 
@@ -330,11 +332,25 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
       visit('GET /v1/me/keys', await http().get('/v1/me/keys').set(admin));
       visit('DELETE /v1/me/keys/{id}', await http().delete(`/v1/me/keys/${myKey.body.id}`).set(admin));
       visit('DELETE /v1/me/keys/{id}', await http().delete(`/v1/me/keys/${myKey.body.id}`).set(admin));
+      visit('GET /v1/auth/providers', await http().get('/v1/auth/providers'));
+      visit('GET /v1/auth/session', await http().get('/v1/auth/session').set(admin));
+      visit('POST /v1/auth/logout', await http().post('/v1/auth/logout').set(admin));
 
       const user = await http().post('/v1/admin/users').set(admin).send({ name: 'tour-user' });
       visit('POST /v1/admin/users', user);
       visit('POST /v1/admin/users', await http().post('/v1/admin/users').set(admin).send({ name: 'tour-user' }));
       visit('POST /v1/admin/users', await http().post('/v1/admin/users').set(admin).send({ name: 'Not Valid' }));
+      const signInOf = (id: string) => `/v1/admin/users/${id}/sign-in`;
+      visit(
+        'PUT /v1/admin/users/{id}/sign-in',
+        await http().put(signInOf(user.body.id)).set(admin).send({ email: 'tour@example.com' }),
+      );
+      visit('PUT /v1/admin/users/{id}/sign-in', await http().put(signInOf(user.body.id)).set(admin).send({}));
+      visit('PUT /v1/admin/users/{id}/sign-in', await http().put(signInOf('nobody')).set(admin).send({ email: null }));
+      visit(
+        'PUT /v1/admin/users/{id}/sign-in',
+        await http().put(signInOf(user.body.id)).set(admin).send({ subject: 'someone' }),
+      );
       visit('GET /v1/admin/users', await http().get('/v1/admin/users?limit=2').set(admin));
       visit('GET /v1/admin/users', await http().get('/v1/admin/users?limit=0').set(admin));
       visit(

@@ -28,18 +28,24 @@ const ALL_TABLES = [
   'installed_skills',
   'migrations',
   'rate_limits',
+  'sign_in_attempts',
   'skill_blobs',
   'skill_mirrors',
   'skill_store_state',
   'skill_switches',
   'skill_versions',
+  'user_identities',
   'users',
+  'web_sessions',
 ];
+const SIGN_IN_TABLES = ['sign_in_attempts', 'user_identities', 'web_sessions'];
+const TABLES_BEFORE_SIGN_IN = ALL_TABLES.filter((t) => !SIGN_IN_TABLES.includes(t));
 const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
-  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000';
+  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
+  'SignIn1764810000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -157,8 +163,31 @@ describe('migrations', () => {
       'pk_skill_mirrors',
     ]);
     await migrate(db.url, 'run', (l) => log.push(l));
+    const signInConstraints = await query<{ conname: string }>(
+      db.url,
+      "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('user_identities', 'sign_in_attempts', " +
+        "'web_sessions') AND contype <> 'n' ORDER BY conname",
+    );
+    expect(signInConstraints.map((c) => c.conname)).toEqual([
+      'ck_web_sessions_token_hash',
+      'fk_user_identities_user',
+      'fk_web_sessions_user',
+      'pk_sign_in_attempts',
+      'pk_user_identities',
+      'pk_web_sessions',
+      'uq_web_sessions_token_hash',
+    ]);
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'skill_mirrors'));
+    expect(await tables(db.url)).toEqual(TABLES_BEFORE_SIGN_IN);
+    const emailColumn = await query(
+      db.url,
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'users' AND column_name = 'email'",
+    );
+    expect(emailColumn).toEqual([]);
+    await migrate(db.url, 'run', (l) => log.push(l));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(TABLES_BEFORE_SIGN_IN.filter((t) => t !== 'skill_mirrors'));
     await migrate(db.url, 'revert', (l) => log.push(l));
     const sourceColumn = await query<{ column_name: string }>(
       db.url,
@@ -168,15 +197,15 @@ describe('migrations', () => {
     expect(sourceColumn).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)),
+      TABLES_BEFORE_SIGN_IN.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)),
+      TABLES_BEFORE_SIGN_IN.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter(
+      TABLES_BEFORE_SIGN_IN.filter(
         (t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t),
       ),
     );
@@ -187,7 +216,7 @@ describe('migrations', () => {
     expect(storeColumns).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter(
+      TABLES_BEFORE_SIGN_IN.filter(
         (t) =>
           t !== 'skill_mirrors' &&
           t !== 'rate_limits' &&
@@ -218,6 +247,9 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: SignIn1764810000000',
+      'Applied: SignIn1764810000000',
+      'Reverted: SignIn1764810000000',
       'Reverted: SkillMirrors1764700000000',
       'Reverted: SkillVersionSource1764600000000',
       'Reverted: Gateway1764500000000',

@@ -1,8 +1,15 @@
 /**
  * The page's only way to the server: Skillhost's public REST API, with the API key from session
- * storage (when auth is on). What a team's own client would do, so it doubles as an example.
+ * storage (when auth is on), or else the sign-in cookie, whose writes carry the session's CSRF token.
+ * What a team's own client would do, so it doubles as an example.
  */
 const KEY_STORAGE = 'skillhost.apiKey';
+/** The web session's CSRF token (GET /v1/auth/session), kept in memory only. */
+let csrfToken: string | null = null;
+
+export function useCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
 
 export interface ApiError {
   status: number;
@@ -27,7 +34,8 @@ export function storeKey(key: string | null): void {
 
 function headers(extra: Record<string, string> = {}): Record<string, string> {
   const key = storedKey();
-  return { ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...extra };
+  if (key !== null) return { authorization: `Bearer ${key}`, ...extra };
+  return { ...(csrfToken === null ? {} : { 'x-csrf-token': csrfToken }), ...extra };
 }
 
 async function failure(response: Response): Promise<ApiFailure> {

@@ -1,3 +1,11 @@
+import {
+  logOut,
+  offerProviderSignIn,
+  resumeSession,
+  signedInBySession,
+  signInProblem,
+  wireKeysPanel,
+} from './account.js';
 import { api, ApiFailure, storedKey, storeKey, streamTurn, type TurnEvent } from './api.js';
 import { renderCard, renderPendingCard, type ToolCard } from './cards.js';
 import { attachSuggestions, type Suggestion } from './composer.js';
@@ -75,8 +83,13 @@ function start(): void {
   byId('sign-in').addEventListener('cancel', (event) => event.preventDefault());
   byId('sign-out').addEventListener('click', () => {
     storeKey(null);
-    location.replace(location.pathname);
+    logOut().then(
+      () => location.replace(location.pathname),
+      (error: unknown) => showProblem(problemOf(error)),
+    );
   });
+  wireKeysPanel((error) => showProblem(problemOf(error)));
+  offerProviderSignIn().catch((error: unknown) => showProblem(problemOf(error)));
   byId('new-chat').addEventListener('click', guarded(newChat));
   byId('composer').addEventListener('submit', (event) => {
     event.preventDefault();
@@ -116,6 +129,8 @@ async function enter(): Promise<void> {
   }
   let me: { name: string; authMode: string };
   try {
+    // Without a key, the sign-in cookie's session (if any) is who the page is.
+    if (stored === null) await resumeSession();
     me = await api<{ name: string; authMode: string }>('GET', '/v1/me');
   } catch (error) {
     if (isRefused(error)) return askForKey(storedKey() === null ? '' : REFUSED);
@@ -123,7 +138,8 @@ async function enter(): Promise<void> {
   }
   byId<HTMLDialogElement>('sign-in').close();
   byId('who').textContent = me.authMode === 'none' ? `${me.name} (auth off)` : `Signed in as ${me.name}`;
-  byId('sign-out').hidden = storedKey() === null;
+  byId('sign-out').hidden = storedKey() === null && !signedInBySession();
+  byId('open-keys').hidden = me.authMode === 'none' && !signedInBySession();
   byId('app').hidden = false;
   byId('views').hidden = false;
   // Each part on its own: one that fails (skills switched off on the server) says so and the rest works.
@@ -137,7 +153,7 @@ async function enter(): Promise<void> {
 }
 
 function askForKey(problem: string): void {
-  byId('sign-in-error').textContent = problem;
+  byId('sign-in-error').textContent = problem === '' ? signInProblem() : problem;
   const dialog = byId<HTMLDialogElement>('sign-in');
   if (!dialog.open) dialog.showModal();
   byId<HTMLInputElement>('api-key').focus();

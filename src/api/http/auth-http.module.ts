@@ -1,19 +1,31 @@
 import { Module } from '@nestjs/common';
+import { SignInModule } from '../../domain/sign-in/sign-in.module.js';
 import { UsersModule } from '../../domain/users/users.module.js';
 import { PersistenceModule } from '../../infra/database/persistence.module.js';
 import { AdminUsersController } from './admin-users.controller.js';
 import { PrincipalGuard } from './guards/principal.guard.js';
 import { MeController } from './me.controller.js';
 import { OAuthProbesController } from './oauth-probes.controller.js';
+import { SignInController } from './sign-in/sign-in.controller.js';
+import { AdminSignInController, WebSessionController } from './sign-in/web-session.controller.js';
+
+const USERS = UsersModule.forRoot({ imports: [PersistenceModule] });
 
 /**
- * The users (their storage from the database), their routes and the guard every route passes (the app registers it as
- * `APP_GUARD`).
+ * The users (their storage from the database), sign-in with the identity provider, their routes and the guard every
+ * route passes (the app registers it as `APP_GUARD`).
  */
 @Module({
-  imports: [UsersModule.forRoot({ imports: [PersistenceModule] })],
-  controllers: [MeController, AdminUsersController, OAuthProbesController],
+  imports: [USERS, SignInModule.forRoot({ imports: [PersistenceModule], users: USERS })],
+  controllers: [
+    MeController,
+    AdminUsersController,
+    OAuthProbesController,
+    SignInController,
+    WebSessionController,
+    AdminSignInController,
+  ],
   providers: [PrincipalGuard],
-  exports: [PrincipalGuard, UsersModule],
+  exports: [PrincipalGuard, USERS],
 })
 export class AuthHttpModule {}

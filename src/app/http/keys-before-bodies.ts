@@ -46,7 +46,7 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
     };
     let found: Principal | Promise<Principal>;
     try {
-      found = auth.authenticateNow(request.headers);
+      found = auth.authenticateNow(request.headers, request.method);
     } catch (error) {
       return refuse(error);
     }

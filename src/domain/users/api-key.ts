@@ -32,6 +32,9 @@ export function hashApiKey(key: string): string {
 export interface CredentialHeaders {
   authorization?: string | string[];
   'x-api-key'?: string | string[];
+  /** The web session's cookie, and its CSRF token on writes (sign-in/web-session.ts). */
+  cookie?: string | string[];
+  'x-csrf-token'?: string | string[];
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { API_KEY_STORE, type ApiKeyStore } from './api-key-store.js';
@@ -6,6 +6,7 @@ import { type CredentialHeaders, hashApiKey, presentedKey } from './api-key.js';
 import { effectiveAuthMode, isLoopbackHost } from './auth-mode.js';
 import { LOCAL_PRINCIPAL, type Principal } from './principal.js';
 import type { KeyOwner } from './user.types.js';
+import { WebSessionService } from '../sign-in/web-session.service.js';
 
 /**
  * How long a key look-up is trusted. A revocation clears the entry on the instance that made it at
@@ -32,6 +33,7 @@ export class AuthService implements OnModuleInit {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(API_KEY_STORE) private readonly keys: ApiKeyStore,
+    @Optional() private readonly sessions?: WebSessionService,
   ) {
     this.mode = effectiveAuthMode(config.app.auth.mode, config.app.host);
   }
@@ -61,11 +63,16 @@ export class AuthService implements OnModuleInit {
   }
 
   /**
-   * `authenticate` for the request path: the principal itself (or a thrown UNAUTHENTICATED) when the key's
-   * look-up is cached, as it is for nearly every request, and a promise only when the database must be asked.
+   * `authenticate` for the request path (`method`: the request's, which decides whether a cookie-authenticated call
+   * needs its CSRF token; a caller that cannot say gets the strict answer): the principal itself (or a thrown
+   * UNAUTHENTICATED) when the key's look-up is cached, as it is for nearly every request, and a promise only when the
+   * database must be asked.
    */
-  authenticateNow(headers: CredentialHeaders): Principal | Promise<Principal> {
+  authenticateNow(headers: CredentialHeaders, method = 'POST'): Principal | Promise<Principal> {
     const key = presentedKey(headers);
+    // Without a key, the web session's cookie (sign-in/web-session.service.ts), CSRF-checked unless `method` is a read.
+    const session = key === undefined ? this.sessions?.authenticate(headers, method) : undefined;
+    if (session !== undefined) return session;
     if (key === undefined && this.mode === 'none') return LOCAL_PRINCIPAL;
     if (key === undefined)
       throw unauthenticated('An API key is required: send `Authorization: Bearer <key>` or `x-api-key: <key>`.');

@@ -1,11 +1,13 @@
 import { LOCAL_USER, type UserRole } from './user.types.js';
 
-/** Who a request acts as: a user, and the key it came with (null when auth is off). */
+/** Who a request acts as: a user, and the key it came with (null when auth is off or it came with a web session). */
 export interface Principal {
   readonly userId: string;
   readonly name: string;
   readonly role: UserRole;
   readonly keyId: string | null;
+  /** The web session the request came with (sign-in through the identity provider), if so. */
+  readonly sessionId?: string;
 }
 
 /** The principal of every request while auth is off. */

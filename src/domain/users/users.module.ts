@@ -2,6 +2,7 @@ import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common'
 import { AuthService } from './auth.service.js';
 import { BootstrapAdminService } from './bootstrap-admin.service.js';
 import { UsersService } from './users.service.js';
+import { WebSessionService } from '../sign-in/web-session.service.js';
 
 /**
  * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`).
@@ -17,8 +18,8 @@ export class UsersModule {
     return {
       module: UsersModule,
       imports: adapters.imports,
-      providers: [AuthService, UsersService, BootstrapAdminService],
-      exports: [AuthService, UsersService],
+      providers: [AuthService, UsersService, BootstrapAdminService, WebSessionService],
+      exports: [AuthService, UsersService, WebSessionService],
     };
   }
 }

@@ -22,6 +22,8 @@ import { RateLimitRepository } from './rate-limit.repository.js';
 import { SkillMirrorRepository } from './skill-mirror.repository.js';
 import { SkillStoreRepository } from './skill-store.repository.js';
 import { UserRepository } from './user.repository.js';
+import { SignInRepository } from './sign-in.repository.js';
+import { SIGN_IN_STORE, WEB_SESSION_STORE } from '../../domain/sign-in/sign-in-store.js';
 
 /** The domain's storage ports, each bound to the repository that implements it. */
 const STORES = [
@@ -37,6 +39,8 @@ const STORES = [
   { provide: SKILL_USE, useExisting: ChatRepository },
   { provide: RATE_LIMIT_STORE, useExisting: RateLimitRepository },
   { provide: GATEWAY_STORE, useExisting: GatewayRepository },
+  { provide: SIGN_IN_STORE, useExisting: SignInRepository },
+  { provide: WEB_SESSION_STORE, useExisting: SignInRepository },
 ];
 
 @Module({
@@ -54,6 +58,7 @@ const STORES = [
     SkillMirrorRepository,
     RateLimitRepository,
     GatewayRepository,
+    SignInRepository,
     ...STORES,
   ],
   exports: [

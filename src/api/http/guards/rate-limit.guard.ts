@@ -55,7 +55,8 @@ export class RateLimitGuard implements CanActivate {
 
   /** The key's user; without a key (auth off: everyone is the one local admin), the client address. */
   private callerOf(exchange: HttpExchange, principal: Principal | undefined): string {
-    if (principal !== undefined && principal.keyId !== null) return `user:${principal.userId}`;
+    if (principal !== undefined && (principal.keyId !== null || principal.sessionId !== undefined))
+      return `user:${principal.userId}`;
     return `ip:${exchange.request.ip}`;
   }
 

@@ -92,6 +92,23 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
     'the change (a demotion, a disabling, a key revoked) would leave no enabled admin with a working API key; ' +
     'make another admin a key first (the CLI can always add one)',
   [ErrorCode.API_KEY_NOT_FOUND]: "no API key has that id (for `/v1/me/keys`: none of the caller's)",
+  [ErrorCode.CSRF_TOKEN_MISSING]:
+    'a write authenticated by the sign-in cookie without its `x-csrf-token` header (from `GET /v1/auth/session`), ' +
+    "or with another session's; nothing was changed",
+  [ErrorCode.SIGN_IN_NOT_CONFIGURED]: 'sign-in with an identity provider is off: `[app.auth.oidc] issuer` is empty',
+  [ErrorCode.SIGN_IN_RETURN_TO_INVALID]:
+    '`returnTo` is not a path on this server (it must start with one `/`); nothing was started',
+  [ErrorCode.SIGN_IN_STATE_INVALID]:
+    'the sign-in answer is unknown, used already, expired or from another browser; start the sign-in again',
+  [ErrorCode.SIGN_IN_FAILED]: 'the identity provider refused the sign-in or its answer did not check out',
+  [ErrorCode.SIGN_IN_CLAIMS_INVALID]:
+    'the identity token lacks the claim that names the user, or a claim is too large or of the wrong type',
+  [ErrorCode.SIGN_IN_NOT_ALLOWED]:
+    'the person is not in `[app.auth.oidc] allowed_users`, or new users are not created and none is linked',
+  [ErrorCode.SIGN_IN_USER_CONFLICT]:
+    'a user of that name exists and is not linked to this identity; an admin links them (`PUT ' +
+    '/v1/admin/users/{id}/sign-in`)',
+  [ErrorCode.SIGN_IN_PROVIDER_UNAVAILABLE]: 'the identity provider could not be reached or its metadata is invalid',
   [ErrorCode.QUERY_TOO_COMPLEX]: 'a GraphQL query is too deep or too large',
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]:
     'a request body that is not `application/json` (form posts, XML, multipart, a missing content type)',
