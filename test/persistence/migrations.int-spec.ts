@@ -27,6 +27,7 @@ const ALL_TABLES = [
   'installed_skill_versions',
   'installed_skills',
   'migrations',
+  'oauth_artifacts',
   'rate_limits',
   'skill_blobs',
   'skill_mirrors',
@@ -39,7 +40,8 @@ const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
-  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000';
+  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
+  'OAuthArtifacts1764820000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -218,6 +220,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SkillMirrors1764700000000',
       'Reverted: SkillVersionSource1764600000000',
       'Reverted: Gateway1764500000000',

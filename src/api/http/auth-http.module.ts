@@ -4,7 +4,6 @@ import { PersistenceModule } from '../../infra/database/persistence.module.js';
 import { AdminUsersController } from './admin-users.controller.js';
 import { PrincipalGuard } from './guards/principal.guard.js';
 import { MeController } from './me.controller.js';
-import { OAuthProbesController } from './oauth-probes.controller.js';
 
 /**
  * The users (their storage from the database), their routes and the guard every route passes (the app registers it as
@@ -12,7 +11,7 @@ import { OAuthProbesController } from './oauth-probes.controller.js';
  */
 @Module({
   imports: [UsersModule.forRoot({ imports: [PersistenceModule] })],
-  controllers: [MeController, AdminUsersController, OAuthProbesController],
+  controllers: [MeController, AdminUsersController],
   providers: [PrincipalGuard],
   exports: [PrincipalGuard, UsersModule],
 })

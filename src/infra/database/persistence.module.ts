@@ -11,11 +11,13 @@ import { CHAT_SKILL_FILTERS, USER_SKILL_FILTERS } from '../../domain/skills/stor
 import { SKILL_USE } from '../../domain/skills/ranking/skill-use.js';
 import { RATE_LIMIT_STORE } from '../../domain/limits/rate-limit-store.js';
 import { GATEWAY_STORE } from '../../domain/chats/gateway/gateway-store.js';
+import { OAUTH_ARTIFACT_STORE } from '../../domain/oauth/oauth-artifact-store.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ChatEventRelayRepository } from './chat-event-relay.repository.js';
 import { ChatRepository } from './chat.repository.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
 import { GatewayRepository } from './gateway.repository.js';
+import { OAuthArtifactRepository } from './oauth-artifact.repository.js';
 import { DatabaseLifecycle, dataSourceProvider } from './database.provider.js';
 import { PgNotificationsService } from './pg-notifications.service.js';
 import { RateLimitRepository } from './rate-limit.repository.js';
@@ -37,6 +39,7 @@ const STORES = [
   { provide: SKILL_USE, useExisting: ChatRepository },
   { provide: RATE_LIMIT_STORE, useExisting: RateLimitRepository },
   { provide: GATEWAY_STORE, useExisting: GatewayRepository },
+  { provide: OAUTH_ARTIFACT_STORE, useExisting: OAuthArtifactRepository },
 ];
 
 @Module({
@@ -54,6 +57,7 @@ const STORES = [
     SkillMirrorRepository,
     RateLimitRepository,
     GatewayRepository,
+    OAuthArtifactRepository,
     ...STORES,
   ],
   exports: [

@@ -92,6 +92,10 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
     'the change (a demotion, a disabling, a key revoked) would leave no enabled admin with a working API key; ' +
     'make another admin a key first (the CLI can always add one)',
   [ErrorCode.API_KEY_NOT_FOUND]: "no API key has that id (for `/v1/me/keys`: none of the caller's)",
+  [ErrorCode.OAUTH_GRANT_NOT_FOUND]: "the caller gave no OAuth grant with that id (another person's is not found)",
+  [ErrorCode.INSUFFICIENT_SCOPE]:
+    'the OAuth access token was not granted the scope this route needs (`skills:read`, `chats` or `admin`); an ' +
+    'API key holds every scope its role allows',
   [ErrorCode.QUERY_TOO_COMPLEX]: 'a GraphQL query is too deep or too large',
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]:
     'a request body that is not `application/json` (form posts, XML, multipart, a missing content type)',
