@@ -69,6 +69,7 @@ function principalOf(host: ArgumentsHost): Principal | undefined {
 interface ReplyLike {
   status(code: number): ReplyLike;
   header(name: string, value: string): ReplyLike;
+  hasHeader?(name: string): boolean;
   send(payload: unknown): unknown;
 }
 
@@ -172,7 +173,8 @@ export class AppExceptionFilter implements ExceptionFilter {
     if (host.getType<string>() === 'graphql') return toGraphQLError(error, reader);
     const reply = host.switchToHttp().getResponse<ReplyLike>();
     const request = host.getType<string>() === 'http' ? host.switchToHttp().getRequest<McpRequestLike>() : undefined;
-    if (body.code === ErrorCode.UNAUTHENTICATED)
+    // The key check before bodies may have set it already, with more to say (OAuth's resource_metadata on /mcp).
+    if (body.code === ErrorCode.UNAUTHENTICATED && reply.hasHeader?.('www-authenticate') !== true)
       reply.header(
         'www-authenticate',
         bearerChallenge(body.message, request !== undefined && presentedKey(request.headers ?? {}) !== undefined),

@@ -52,7 +52,8 @@ export function registerOAuthRoutes(
       request.raw.url = '/.well-known/openid-configuration';
     (handler ??= server.oidc.callback())(request.raw, reply.raw);
   };
-  const answerFromHook = { handler: () => undefined, onRequest: toProvider };
+  // The JSON-only rule (http-hardening.ts) lets these routes read their own bodies: forms, and registrations.
+  const answerFromHook = { handler: () => undefined, onRequest: toProvider, config: { readsItsOwnBody: true } };
   for (const url of ['/oauth/*', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'])
     fastify.route({ method: ['GET', 'POST', 'OPTIONS', 'DELETE', 'PUT'], url, ...answerFromHook });
 }

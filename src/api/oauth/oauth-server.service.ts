@@ -204,6 +204,8 @@ export class OAuthServerService implements OnModuleInit, BearerTokenVerifier {
         context.body = renderOAuthError(out);
       },
     });
+    // The provider revokes a grant itself too (a code used twice): its tokens stop working here at once.
+    provider.on('grant.revoked', (_context: unknown, grantId: unknown) => this.forgetGrant(String(grantId)));
     provider.on('server_error', (_context: unknown, error: unknown) =>
       this.logger.error(`OAuth server error: ${error instanceof Error ? error.stack : String(error)}`),
     );
