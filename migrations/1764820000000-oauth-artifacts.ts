@@ -24,7 +24,9 @@ export class OAuthArtifacts1764820000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         CONSTRAINT pk_oauth_artifacts PRIMARY KEY (model, id)
       )`);
-    await queryRunner.query('CREATE INDEX ix_oauth_artifacts_grant ON oauth_artifacts (grant_id) WHERE grant_id IS NOT NULL');
+    await queryRunner.query(
+      'CREATE INDEX ix_oauth_artifacts_grant ON oauth_artifacts (grant_id) WHERE grant_id IS NOT NULL',
+    );
     await queryRunner.query('CREATE INDEX ix_oauth_artifacts_uid ON oauth_artifacts (uid) WHERE uid IS NOT NULL');
     await queryRunner.query(
       'CREATE INDEX ix_oauth_artifacts_account ON oauth_artifacts (account_id, model) WHERE account_id IS NOT NULL',

@@ -21,6 +21,10 @@ import { OAuthBrowser, pkcePair } from './oauth-browser.js';
 
 const REDIRECT = 'http://127.0.0.1:1/callback';
 
+interface GrantList {
+  items: { grantId: string; clientId: string; clientName: string | null; scopes: string[]; resources: string[] }[];
+}
+
 /** What an MCP client keeps between runs (Claude Code keeps it in its keychain), in memory. */
 class MemoryOAuthClient implements OAuthClientProvider {
   client: Awaited<ReturnType<OAuthClientProvider['clientInformation']>>;
@@ -137,81 +141,97 @@ describe('OAuth for MCP clients', () => {
     return response.status;
   }
 
-  it('a 401 from /mcp points to the protected resource metadata, which names Skillhost as the authorization server', async () => {
-    const response = await fetch(`${base}/mcp`, { method: 'POST' });
-    expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toContain(
-      `resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
-    );
-    for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
-      const metadata = await (await fetch(`${base}${path}`)).json();
-      expect(metadata).toMatchObject({
-        resource: `${base}/mcp`,
-        authorization_servers: [base],
-        scopes_supported: ['skills:read', 'chats', 'admin'],
+  it(
+    'a 401 from /mcp points to the protected resource metadata, which names Skillhost as the ' + 'authorization server',
+    async () => {
+      const response = await fetch(`${base}/mcp`, { method: 'POST' });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toContain(
+        `resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+      );
+      for (const path of ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
+        const metadata = await (await fetch(`${base}${path}`)).json();
+        expect(metadata).toMatchObject({
+          resource: `${base}/mcp`,
+          authorization_servers: [base],
+          scopes_supported: ['skills:read', 'chats', 'admin'],
+        });
+      }
+      const server = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
+      expect(server).toMatchObject({
+        issuer: base,
+        authorization_endpoint: `${base}/oauth/authorize`,
+        token_endpoint: `${base}/oauth/token`,
+        registration_endpoint: `${base}/oauth/register`,
+        revocation_endpoint: `${base}/oauth/revoke`,
+        code_challenge_methods_supported: ['S256'],
+        response_types_supported: ['code'],
       });
-    }
-    const server = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
-    expect(server).toMatchObject({
-      issuer: base,
-      authorization_endpoint: `${base}/oauth/authorize`,
-      token_endpoint: `${base}/oauth/token`,
-      registration_endpoint: `${base}/oauth/register`,
-      revocation_endpoint: `${base}/oauth/revoke`,
-      code_challenge_methods_supported: ['S256'],
-      response_types_supported: ['code'],
-    });
-  });
+    },
+  );
 
-  it('the SDK registers, the person signs in and consents, and the token lists skills on /mcp; refresh rotates', async () => {
-    const { provider, browser, client } = await signInWithSdk('ann');
-    const { tools } = await client.listTools();
-    const names = (tools[0].inputSchema.properties as Record<string, { enum?: string[] }>).name.enum;
-    expect(names).toContain('alpha');
-    // The pages: the client's name escaped, a strict CSP, no script.
-    const consent = browser.pages.find((page) => page.html.includes('Allow'))!;
-    expect(consent.html).toContain('E2E Agent &lt;b&gt;');
-    expect(consent.headers.get('content-security-policy')).toMatch(/^default-src 'none'; style-src 'sha256-/);
-    expect(consent.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:1");
-    expect(consent.html).not.toContain('<script');
-    // A member asked for every scope; `admin` is not hers to give.
-    const first = provider.saved!;
-    expect(first.scope?.split(' ').sort()).toEqual(['chats', 'skills:read']);
-    expect(first.expires_in).toBeLessThanOrEqual(600);
-    expect(first.refresh_token).toBeDefined();
-    // The token acts as ann on REST too.
-    const me = await (await fetch(`${base}/v1/me`, { headers: bearer(first.access_token) })).json();
-    expect(me).toMatchObject({ name: 'ann', role: 'member', keyId: null });
+  it(
+    'the SDK registers, the person signs in and consents, and the token lists skills on /mcp; ' + 'refresh rotates',
+    async () => {
+      const { provider, browser, client } = await signInWithSdk('ann');
+      const { tools } = await client.listTools();
+      const names = (tools[0].inputSchema.properties as Record<string, { enum?: string[] }>).name.enum;
+      expect(names).toContain('alpha');
+      // The pages: the client's name escaped, a strict CSP, no script.
+      const consent = browser.pages.find((page) => page.html.includes('Allow'))!;
+      expect(consent.html).toContain('E2E Agent &lt;b&gt;');
+      expect(consent.headers.get('content-security-policy')).toMatch(/^default-src 'none'; style-src 'sha256-/);
+      expect(consent.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:1");
+      expect(consent.html).not.toContain('<script');
+      // A member asked for every scope; `admin` is not hers to give.
+      const first = provider.saved!;
+      expect(first.scope?.split(' ').sort()).toEqual(['chats', 'skills:read']);
+      expect(first.expires_in).toBeLessThanOrEqual(600);
+      expect(first.refresh_token).toBeDefined();
+      // The token acts as ann on REST too.
+      const me = await (await fetch(`${base}/v1/me`, { headers: bearer(first.access_token) })).json();
+      expect(me).toMatchObject({ name: 'ann', role: 'member', keyId: null });
 
-    // Refresh (the SDK refreshes when it holds a refresh token): a new pair; the old refresh token is spent.
-    expect(await auth(provider, { serverUrl: new URL(`${base}/mcp`) })).toBe('AUTHORIZED');
-    const second = provider.saved!;
-    expect(second.access_token).not.toBe(first.access_token);
-    expect(second.refresh_token).not.toBe(first.refresh_token);
-    expect(await mcpStatus(second.access_token)).toBe(200);
-    const replayed = await tokenRequest({
-      grant_type: 'refresh_token',
-      refresh_token: first.refresh_token!,
-      client_id: provider.client!.client_id,
-    });
-    expect([replayed.status, replayed.body.error]).toEqual([400, 'invalid_grant']);
-  });
+      // Refresh (the SDK refreshes when it holds a refresh token): a new pair; the old refresh token is spent.
+      expect(await auth(provider, { serverUrl: new URL(`${base}/mcp`) })).toBe('AUTHORIZED');
+      const second = provider.saved!;
+      expect(second.access_token).not.toBe(first.access_token);
+      expect(second.refresh_token).not.toBe(first.refresh_token);
+      expect(await mcpStatus(second.access_token)).toBe(200);
+      const replayed = await tokenRequest({
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token!,
+        client_id: provider.client!.client_id,
+      });
+      expect([replayed.status, replayed.body.error]).toEqual([400, 'invalid_grant']);
+    },
+  );
 
   it('the person lists their grant and revokes it: its tokens stop working at once', async () => {
     const { provider } = await signInWithSdk('ann');
     const token = provider.saved!.access_token;
     expect(await mcpStatus(token)).toBe(200);
-    const listed = await (await fetch(`${base}/v1/me/oauth-grants`, { headers: apiKey('ann') })).json();
-    const grant = listed.items.find((item: { clientId: string }) => item.clientId === provider.client!.client_id);
-    expect(grant).toMatchObject({ clientName: 'E2E Agent <b>', scopes: ['chats', 'skills:read'], resources: [`${base}/mcp`] });
+    const listed = (await (await fetch(`${base}/v1/me/oauth-grants`, { headers: apiKey('ann') })).json()) as GrantList;
+    const grant = listed.items.find((item) => item.clientId === provider.client!.client_id)!;
+    expect(grant).toMatchObject({
+      clientName: 'E2E Agent <b>',
+      scopes: ['chats', 'skills:read'],
+      resources: [`${base}/mcp`],
+    });
     // Another person neither sees nor revokes it.
-    const others = await (await fetch(`${base}/v1/me/oauth-grants`, { headers: apiKey('root') })).json();
-    expect(others.items.map((item: { grantId: string }) => item.grantId)).not.toContain(grant.grantId);
-    const foreign = await fetch(`${base}/v1/me/oauth-grants/${grant.grantId}`, { method: 'DELETE', headers: apiKey('root') });
-    expect([foreign.status, (await foreign.json()).code]).toEqual([404, 'OAUTH_GRANT_NOT_FOUND']);
+    const others = (await (await fetch(`${base}/v1/me/oauth-grants`, { headers: apiKey('root') })).json()) as GrantList;
+    expect(others.items.map((item) => item.grantId)).not.toContain(grant.grantId);
+    const foreign = await fetch(`${base}/v1/me/oauth-grants/${grant.grantId}`, {
+      method: 'DELETE',
+      headers: apiKey('root'),
+    });
+    expect([foreign.status, ((await foreign.json()) as { code: string }).code]).toEqual([404, 'OAUTH_GRANT_NOT_FOUND']);
     expect(await mcpStatus(token)).toBe(200);
 
-    const revoked = await fetch(`${base}/v1/me/oauth-grants/${grant.grantId}`, { method: 'DELETE', headers: apiKey('ann') });
+    const revoked = await fetch(`${base}/v1/me/oauth-grants/${grant.grantId}`, {
+      method: 'DELETE',
+      headers: apiKey('ann'),
+    });
     expect(revoked.status).toBe(204);
     expect(await mcpStatus(token)).toBe(401);
     const refresh = await tokenRequest({
@@ -233,18 +253,27 @@ describe('OAuth for MCP clients', () => {
       await fetch(`${base}/v1/admin/users`, { headers: bearer(token) }),
       await fetch(`${base}/openai/v1/models`, { headers: bearer(token) }),
       // Minting a key would turn a narrow token into a full one.
-      await fetch(`${base}/v1/me/keys`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: '{}' }),
+      await fetch(`${base}/v1/me/keys`, {
+        method: 'POST',
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        body: '{}',
+      }),
     ];
     for (const response of refused) expect(response.status).toBe(403);
-    expect((await refused[0].json()).code).toBe('INSUFFICIENT_SCOPE');
-    const graphql = await (
+    expect(((await refused[0].json()) as { code: string }).code).toBe('INSUFFICIENT_SCOPE');
+    const graphql = (await (
       await fetch(`${base}/graphql`, {
         method: 'POST',
         headers: { ...bearer(token), 'content-type': 'application/json' },
         body: JSON.stringify({ query: '{ chats { items { id } } }' }),
       })
-    ).json();
+    ).json()) as { errors?: { extensions?: { code?: string } }[] };
     expect(graphql.errors?.[0]?.extensions?.code).toBe('INSUFFICIENT_SCOPE');
+    // And the other way round: a chats-only token cannot read skills over MCP or REST.
+    const chatsOnly = (await tokensFor('ann', 'chats')).access_token;
+    expect(await mcpStatus(chatsOnly)).toBe(403);
+    expect((await fetch(`${base}/v1/skills`, { headers: bearer(chatsOnly) })).status).toBe(403);
+    expect((await fetch(`${base}/v1/chats`, { headers: bearer(chatsOnly) })).status).toBe(200);
     // An admin's key still does everything.
     expect((await fetch(`${base}/v1/admin/users`, { headers: apiKey('root') })).status).toBe(200);
   });
@@ -273,7 +302,11 @@ describe('OAuth for MCP clients', () => {
 
     it('PKCE is required, S256 only', async () => {
       const client = await register();
-      for (const extra of [{}, { code_challenge: pkcePair().verifier, code_challenge_method: 'plain' }]) {
+      const attempts: Record<string, string>[] = [
+        {},
+        { code_challenge: pkcePair().verifier, code_challenge_method: 'plain' },
+      ];
+      for (const extra of attempts) {
         const back = await new OAuthBrowser(base).open(authorizeUrl(client, extra));
         const params = new URL(back.url).searchParams;
         expect([params.get('error'), params.get('code')]).toEqual(['invalid_request', null]);
@@ -283,7 +316,10 @@ describe('OAuth for MCP clients', () => {
     it('a code is good once: replayed, it is refused and the tokens it gave are revoked', async () => {
       const client = await register();
       const { verifier, challenge } = pkcePair();
-      const back = await new OAuthBrowser(base).authorize(authorizeUrl(client, { code_challenge: challenge }), keys.ann);
+      const back = await new OAuthBrowser(base).authorize(
+        authorizeUrl(client, { code_challenge: challenge }),
+        keys.ann,
+      );
       const code = new URL(back.url).searchParams.get('code')!;
       const exchange = () =>
         tokenRequest({
@@ -305,7 +341,10 @@ describe('OAuth for MCP clients', () => {
     it('a code without its verifier, or with another, is refused', async () => {
       const client = await register();
       const { challenge } = pkcePair();
-      const back = await new OAuthBrowser(base).authorize(authorizeUrl(client, { code_challenge: challenge }), keys.ann);
+      const back = await new OAuthBrowser(base).authorize(
+        authorizeUrl(client, { code_challenge: challenge }),
+        keys.ann,
+      );
       const code = new URL(back.url).searchParams.get('code')!;
       const wrong = await tokenRequest({
         grant_type: 'authorization_code',
@@ -360,7 +399,10 @@ describe('OAuth for MCP clients', () => {
   async function tokensFor(user: string, scope: string) {
     const client = await register();
     const { verifier, challenge } = pkcePair();
-    const back = await new OAuthBrowser(base).authorize(authorizeUrl(client, { code_challenge: challenge, scope }), keys[user]);
+    const back = await new OAuthBrowser(base).authorize(
+      authorizeUrl(client, { code_challenge: challenge, scope }),
+      keys[user],
+    );
     const answer = await tokenRequest({
       grant_type: 'authorization_code',
       code: new URL(back.url).searchParams.get('code')!,

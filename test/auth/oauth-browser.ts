@@ -16,7 +16,11 @@ export class OAuthBrowser {
     let current = url;
     let request = init;
     for (let hop = 0; hop < 10; hop++) {
-      const response = await fetch(current, { ...request, redirect: 'manual', headers: this.headersFor(current, request) });
+      const response = await fetch(current, {
+        ...request,
+        redirect: 'manual',
+        headers: this.headersFor(current, request),
+      });
       this.remember(response, current);
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location !== null) {

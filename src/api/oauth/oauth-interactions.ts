@@ -54,7 +54,8 @@ export class OAuthInteractions {
     if (match === null) return sendPage(response, 404, renderOAuthError({ error_description: 'No such page.' }), []);
     const [, uid, action] = match;
     const details = await this.server.oidc.interactionDetails(request, response);
-    if (details.uid !== uid) throw new AppError(ErrorCode.VALIDATION_FAILED, 'This sign-in page belongs to another request.');
+    if (details.uid !== uid)
+      throw new AppError(ErrorCode.VALIDATION_FAILED, 'This sign-in page belongs to another request.');
     if (action === undefined) {
       if (request.method !== 'GET' && request.method !== 'HEAD')
         return sendPage(response, 405, renderOAuthError({ error_description: 'Use GET.' }), []);
@@ -64,7 +65,12 @@ export class OAuthInteractions {
       return sendPage(response, 405, renderOAuthError({ error_description: 'Use POST.' }), []);
     const form = await readForm(request);
     if (!this.sameOrigin(request) || !this.csrfValid(uid, form.get('csrf')))
-      return sendPage(response, 403, renderOAuthError({ error_description: 'The form was not sent from this page.' }), []);
+      return sendPage(
+        response,
+        403,
+        renderOAuthError({ error_description: 'The form was not sent from this page.' }),
+        [],
+      );
     if (action === 'login') return this.signIn(request, response, details, form.get('api_key') ?? '');
     if (details.prompt.name !== 'consent')
       throw new AppError(ErrorCode.VALIDATION_FAILED, 'This sign-in is not waiting for consent.');
@@ -157,7 +163,10 @@ export class OAuthInteractions {
     const grant =
       (details.grantId === undefined ? undefined : await oidc.Grant.find(details.grantId)) ??
       new oidc.Grant({ accountId, clientId });
-    const asked = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+    const asked = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
     if (asked.missingOIDCScope !== undefined) grant.addOIDCScope(asked.missingOIDCScope.join(' '));
     const allowed = new Set<string>(scopesOfRole(user.role));
     for (const [resource, scopes] of Object.entries(asked.missingResourceScopes ?? {})) {

@@ -18,8 +18,7 @@ const STYLE_HASH = `'sha256-${hash('sha256', STYLE, 'base64')}'`;
 export function pageSecurityPolicy(formTargets: readonly string[]): string {
   const targets = ["'self'", ...formTargets].join(' ');
   return (
-    `default-src 'none'; style-src ${STYLE_HASH}; form-action ${targets}; frame-ancestors 'none'; ` +
-    "base-uri 'none'"
+    `default-src 'none'; style-src ${STYLE_HASH}; form-action ${targets}; frame-ancestors 'none'; ` + "base-uri 'none'"
   );
 }
 
@@ -51,7 +50,8 @@ export function renderSignIn({ action, csrf, clientName, error }: SignInPage): s
     'Sign in',
     `<h1>Sign in to Skillhost</h1><p><strong>${escapeHtml(clientName)}</strong> asks to use Skillhost for you.</p>` +
       (error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(error)}</p>`) +
-      `<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="csrf" value="${escapeHtml(csrf)}">` +
+      `<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="csrf" ` +
+      `value="${escapeHtml(csrf)}">` +
       `<label for="api_key">Your API key (<code>skh_…</code>)</label>` +
       `<input id="api_key" name="api_key" type="password" autocomplete="off" required autofocus>` +
       `<button type="submit">Sign in</button></form>` +
@@ -81,7 +81,9 @@ export function renderConsent(view: ConsentPage): string {
   const refused =
     view.refused.length === 0
       ? ''
-      : `<p class="muted">Not granted (your role does not allow it): ${view.refused.map((scope) => `<code>${escapeHtml(scope)}</code>`).join(', ')}</p>`;
+      : `<p class="muted">Not granted (your role does not allow it): ${view.refused
+          .map((scope) => `<code>${escapeHtml(scope)}</code>`)
+          .join(', ')}</p>`;
   return page(
     'Allow access',
     `<h1>Allow <strong>${escapeHtml(view.clientName)}</strong> to act as ${escapeHtml(view.userName)}?</h1>` +

@@ -182,7 +182,9 @@ export class OAuthServerService implements OnModuleInit, BearerTokenVerifier {
           },
         },
       },
-      interactions: { url: (_context: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}` },
+      interactions: {
+        url: (_context: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`,
+      },
       routes: OAUTH_ROUTES,
       ttl: {
         AccessToken: accessTokenTtlSeconds,

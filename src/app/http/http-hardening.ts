@@ -111,7 +111,8 @@ const BODYLESS_METHODS = new Set(['GET', 'HEAD']);
 
 /**
  * A route that reads its request's raw body itself, in its own media types and with its own limits (the OAuth
- * server's forms and registrations, src/api/oauth/oauth-routes.ts): registered with `config: { readsItsOwnBody: true }`.
+ * server's forms and registrations, src/api/oauth/oauth-routes.ts): registered with `config: { readsItsOwnBody: true
+ * }`.
  */
 function readsItsOwnBody(request: FastifyRequest): boolean {
   return (request.routeOptions.config as { readsItsOwnBody?: boolean } | undefined)?.readsItsOwnBody === true;

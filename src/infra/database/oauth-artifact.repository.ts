@@ -60,15 +60,20 @@ export class OAuthArtifactRepository implements OAuthArtifactStore {
 
   listGrants(accountId: string): Promise<ListedOAuthGrant[]> {
     return runQuery(async () => {
-      const rows: { id: string; payload: OAuthPayload; client: OAuthPayload | null; created_at: Date; expires_at: Date | null }[] =
-        await this.dataSource.query(
-          `SELECT g.id, g.payload, c.payload AS client, g.created_at, g.expires_at
+      const rows: {
+        id: string;
+        payload: OAuthPayload;
+        client: OAuthPayload | null;
+        created_at: Date;
+        expires_at: Date | null;
+      }[] = await this.dataSource.query(
+        `SELECT g.id, g.payload, c.payload AS client, g.created_at, g.expires_at
            FROM oauth_artifacts g
            LEFT JOIN oauth_artifacts c ON c.model = 'Client' AND c.id = g.payload->>'clientId'
            WHERE g.model = 'Grant' AND g.account_id = $1 AND (g.expires_at IS NULL OR g.expires_at > now())
            ORDER BY g.created_at DESC, g.id`,
-          [accountId],
-        );
+        [accountId],
+      );
       return rows.map((row) => presentGrant(row.id, row.payload, row.client, row.created_at, row.expires_at));
     });
   }
