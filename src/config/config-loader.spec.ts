@@ -109,7 +109,11 @@ describe(loadConfig.name, () => {
     expect(sut.app.models).toEqual({});
     expect(sut.app.defaultModel).toBeUndefined();
     expect(sut.app.historyMessages).toBe(20);
-    expect(sut.app.auth).toEqual({ mode: 'auto', bootstrapAdminKey: '' });
+    expect(sut.app.auth).toEqual({
+      mode: 'auto',
+      bootstrapAdminKey: '',
+      oauth: { enabled: false, issuer: '', accessTokenTtlSeconds: 600, refreshTokenTtlSeconds: 2_592_000 },
+    });
   });
 
   it("reads each skill's [app.skills.settings.NAME] table as it is, and refuses settings that are not tables", () => {

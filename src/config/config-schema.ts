@@ -571,16 +571,13 @@ export const CONFIG_SETTINGS = {
             'MCP clients register, send the person to a sign-in and consent page, and act with short-lived tokens ' +
             'bound to `/mcp`. Off: only API keys, and the OAuth probes answer 404 `OAUTH_NOT_SUPPORTED`.',
         }),
-        issuer: {
-          ...setting.string({
-            default: '',
-            description:
-              'The origin MCP clients reach this server at (e.g. `https://skills.example.com`), which names the ' +
-              'authorization server and the `/mcp` resource in every token. Empty: `http://HOST:PORT` from ' +
-              '`app.host` and `app.port` (for a server on loopback).',
-          }),
-          env: 'SKILLHOST_OAUTH_ISSUER',
-        },
+        issuer: setting.string({
+          default: '',
+          description:
+            'The origin MCP clients reach this server at (e.g. `https://skills.example.com`), which names the ' +
+            'authorization server and the `/mcp` resource in every token. Empty: `http://HOST:PORT` from ' +
+            '`app.host` and `app.port` (for a server on loopback).',
+        }),
         access_token_ttl_seconds: setting.integer({
           min: 60,
           max: 86_400,

@@ -160,7 +160,9 @@ describe('migrations', () => {
     ]);
     await migrate(db.url, 'run', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'skill_mirrors'));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'oauth_artifacts'));
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'oauth_artifacts'));
     await migrate(db.url, 'revert', (l) => log.push(l));
     const sourceColumn = await query<{ column_name: string }>(
       db.url,
@@ -170,16 +172,23 @@ describe('migrations', () => {
     expect(sourceColumn).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)),
-    );
-    await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)),
+      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'oauth_artifacts' && !GATEWAY_TABLES.includes(t)),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
       ALL_TABLES.filter(
-        (t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t),
+        (t) => t !== 'skill_mirrors' && t !== 'oauth_artifacts' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t),
+      ),
+    );
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(
+      ALL_TABLES.filter(
+        (t) =>
+          t !== 'skill_mirrors' &&
+          t !== 'oauth_artifacts' &&
+          t !== 'rate_limits' &&
+          !GATEWAY_TABLES.includes(t) &&
+          !STORE_TABLES.includes(t),
       ),
     );
     const storeColumns = await query(
@@ -192,6 +201,7 @@ describe('migrations', () => {
       ALL_TABLES.filter(
         (t) =>
           t !== 'skill_mirrors' &&
+          t !== 'oauth_artifacts' &&
           t !== 'rate_limits' &&
           t !== 'chat_event_relay' &&
           !GATEWAY_TABLES.includes(t) &&

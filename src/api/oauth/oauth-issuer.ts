@@ -22,7 +22,7 @@ export function oauthAddresses(config: AppConfig): OAuthAddresses {
     if (!isLoopbackHost(host) || port === 0)
       throw new Error(
         `[app.auth.oauth] issuer is empty while the server listens on ${host}:${port}: set it to the origin MCP ` +
-          'clients reach this server at (e.g. https://skills.example.com), or SKILLHOST_OAUTH_ISSUER.',
+          'clients reach this server at (e.g. https://skills.example.com), or SKILLHOST_AUTH_OAUTH_ISSUER.',
       );
     issuer = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   }

@@ -1,4 +1,3 @@
-import type { Principal } from './principal.js';
 import type { UserRole } from './user.types.js';
 
 /**
@@ -9,19 +8,25 @@ import type { UserRole } from './user.types.js';
 export const SCOPES = ['skills:read', 'chats', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** What the scope checks read of a principal (principal.ts), named here so that neither file imports the other. */
+interface ScopedPrincipal {
+  readonly role: UserRole;
+  readonly scopes?: ReadonlySet<Scope>;
+}
+
 /** What a role may be granted: admins everything, members all but `admin`. */
 export function scopesOfRole(role: UserRole): readonly Scope[] {
   return role === 'admin' ? SCOPES : SCOPES.filter((scope) => scope !== 'admin');
 }
 
 /** Whether the principal holds `scope`: a key (no `scopes`) whatever its role allows, a token what was granted too. */
-export function holdsScope(principal: Principal, scope: Scope): boolean {
+export function holdsScope(principal: ScopedPrincipal, scope: Scope): boolean {
   if (!scopesOfRole(principal.role).includes(scope)) return false;
   return principal.scopes === undefined || principal.scopes.has(scope);
 }
 
 /** Whether the principal holds every scope its role allows (a key, or a token granted all of them). */
-export function holdsEveryScope(principal: Principal): boolean {
+export function holdsEveryScope(principal: ScopedPrincipal): boolean {
   return scopesOfRole(principal.role).every((scope) => holdsScope(principal, scope));
 }
 
