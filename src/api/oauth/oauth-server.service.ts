@@ -1,5 +1,5 @@
 import { generateKeyPairSync, hash, randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import Provider, { errors, type AccessTokenInstance } from 'oidc-provider';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { AuthService, KEY_CACHE_TTL_MS, unauthenticated } from '../../domain/users/auth.service.js';
@@ -39,6 +39,8 @@ const INTERACTION_TTL_SECONDS = 600;
 /** The provider's own sign-in session: a person who just signed in is not asked again for an hour. */
 const SESSION_TTL_SECONDS = 3600;
 const TOKEN_CACHE_MAX_ENTRIES = 10_000;
+/** Every instance sweeps; the statement is idempotent and cheap on the partial index of expiring rows. */
+const SWEEP_INTERVAL_MS = 3_600_000;
 
 interface CachedToken {
   principal: Principal | null;
@@ -57,13 +59,14 @@ interface CachedToken {
  * service is the AuthService's verifier for bearer tokens that are not keys.
  */
 @Injectable()
-export class OAuthServerService implements OnModuleInit, BearerTokenVerifier {
+export class OAuthServerService implements OnModuleInit, OnModuleDestroy, BearerTokenVerifier {
   private readonly logger = new Logger('OAuth');
   readonly addresses: OAuthAddresses;
   private provider: Provider | undefined;
   /** What the interaction forms' CSRF tokens are keyed with (the provider's cookie key, shared by every instance). */
   formSecret = '';
   private readonly cache = new Map<string, CachedToken>();
+  private sweeper: NodeJS.Timeout | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -84,7 +87,22 @@ export class OAuthServerService implements OnModuleInit, BearerTokenVerifier {
     // Behind a TLS-terminating proxy (an https issuer), the provider reads the scheme from X-Forwarded-Proto.
     this.provider.proxy = this.addresses.issuer.startsWith('https:');
     this.auth.acceptBearerTokens(this);
+    this.sweeper = setInterval(() => this.deleteExpired(), SWEEP_INTERVAL_MS).unref();
     this.logger.log(`OAuth for MCP clients: issuer ${this.addresses.issuer}, resource ${this.addresses.resource}`);
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.sweeper);
+  }
+
+  /** Expired codes, tokens and sessions are refused already; this only keeps the table from growing. */
+  private deleteExpired(): void {
+    this.store
+      .deleteExpired()
+      .then((deleted) => deleted > 0 && this.logger.debug(`Deleted ${deleted} expired OAuth artifacts`))
+      .catch((error: unknown) =>
+        this.logger.warn(`Could not delete expired OAuth artifacts: ${(error as Error).message ?? String(error)}`),
+      );
   }
 
   get oidc(): Provider {
@@ -182,6 +200,9 @@ export class OAuthServerService implements OnModuleInit, BearerTokenVerifier {
           },
         },
       },
+      // A browser-based client may call the token and revocation endpoints from its own redirect URIs' origins only.
+      clientBasedCORS: (_context: unknown, origin: string, client: { redirectUris: string[] }) =>
+        origin !== 'null' && client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin),
       interactions: {
         url: (_context: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`,
       },

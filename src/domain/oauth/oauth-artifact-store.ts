@@ -29,6 +29,8 @@ export interface OAuthArtifactStore {
   listGrants(accountId: string): Promise<ListedOAuthGrant[]>;
   /** Removes a grant of `accountId` and everything issued under it; false when they have no such grant. */
   revokeGrant(accountId: string, grantId: string): Promise<boolean>;
+  /** Deletes what expired more than a day ago (kept that long so a replayed code still finds its grant revoked). */
+  deleteExpired(): Promise<number>;
   /** A value made once and shared by every instance (signing and cookie keys): `make()` only if none is stored. */
   sharedSecret(name: string, make: () => OAuthPayload): Promise<OAuthPayload>;
 }

@@ -92,6 +92,15 @@ export class OAuthArtifactRepository implements OAuthArtifactStore {
     );
   }
 
+  deleteExpired(): Promise<number> {
+    return runQuery(async () => {
+      const [, deleted] = (await this.dataSource.query(
+        "DELETE FROM oauth_artifacts WHERE expires_at < now() - interval '1 day'",
+      )) as [unknown[], number];
+      return deleted;
+    });
+  }
+
   sharedSecret(name: string, make: () => OAuthPayload): Promise<OAuthPayload> {
     return runQuery(async () => {
       // Several instances starting at once each make one; the first written is the one all of them use.
