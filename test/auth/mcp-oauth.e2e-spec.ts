@@ -388,6 +388,24 @@ describe('OAuth for MCP clients', () => {
       expect([wrongKey.response.status, wrongKey.html.includes('not valid')]).toEqual([401, true]);
     });
 
+    it('a client ID metadata document is fetched from a public https URL only: never from this host', async () => {
+      const server = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
+      expect(server).toMatchObject({ client_id_metadata_document_supported: true });
+      const refusals: Record<string, string> = {
+        [`https://127.0.0.1:${new URL(base).port}/client.json`]: 'client_id metadata document fetch not allowed',
+        'https://localhost/client.json': 'client_id metadata document fetch not allowed',
+        'https://[::1]/client.json': 'client_id metadata document fetch not allowed',
+        'http://example.com/client.json': 'client is invalid',
+      };
+      for (const [clientId, reason] of Object.entries(refusals)) {
+        const page = await new OAuthBrowser(base).open(
+          authorizeUrl(clientId, { code_challenge: pkcePair().challenge }),
+        );
+        expect([page.url.startsWith(base), page.response.status]).toEqual([true, 400]);
+        expect(page.html).toContain(reason);
+      }
+    });
+
     it('a made-up bearer token is refused on /mcp with invalid_token', async () => {
       const response = await fetch(`${base}/mcp`, { method: 'POST', headers: bearer('x'.repeat(43)) });
       expect(response.status).toBe(401);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { configWith } from '../../config/config-loader.js';
 import { oauthAddresses } from './oauth-issuer.js';
+import { fetchableClientId } from './oauth-server.service.js';
 
 describe(oauthAddresses.name, () => {
   it('defaults to http://HOST:PORT on loopback, and names the /mcp resource and its metadata', () => {
@@ -23,5 +24,22 @@ describe(oauthAddresses.name, () => {
     expect(() => oauthAddresses(configWith({ 'app.auth.oauth.issuer': 'ftp://example.com' }))).toThrow(
       'must be an origin',
     );
+  });
+});
+
+describe(fetchableClientId.name, () => {
+  it('fetches client metadata from public names only, never from an address or localhost', () => {
+    expect(fetchableClientId('https://app.example.com/oauth/client.json')).toBe(true);
+    for (const refused of [
+      'https://127.0.0.1/c.json',
+      'https://10.0.0.1/c.json',
+      'https://[::1]/c.json',
+      'https://[fe80::1]/c.json',
+      'https://localhost/c.json',
+      'https://api.localhost/c.json',
+      'https://intranet/c.json',
+      'not a url',
+    ])
+      expect([refused, fetchableClientId(refused)]).toEqual([refused, false]);
   });
 });
