@@ -363,6 +363,32 @@ describe('OAuth for MCP clients', () => {
         authorizeUrl(client, { code_challenge: challenge, resource: 'https://other.example/mcp' }),
       );
       expect(new URL(back.url).searchParams.get('error')).toBe('invalid_target');
+      // Nor at the token endpoint, for a code given for /mcp.
+      const { verifier, challenge: bound } = pkcePair();
+      const granted = await new OAuthBrowser(base).authorize(authorizeUrl(client, { code_challenge: bound }), keys.ann);
+      const exchanged = await tokenRequest({
+        grant_type: 'authorization_code',
+        code: new URL(granted.url).searchParams.get('code')!,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT,
+        client_id: client,
+        resource: 'https://other.example/mcp',
+      });
+      expect([exchanged.status, exchanged.body.error]).toEqual([400, 'invalid_target']);
+    });
+
+    it("a disabled user's token stops working within the seconds a key takes", async () => {
+      const users = ctx.app.get(UsersService);
+      const cy = await users.createUser('cy', 'member');
+      keys.cy = (await users.createKey(cy.id)).key;
+      const token = (await tokensFor('cy', 'skills:read')).access_token;
+      expect(await mcpStatus(token)).toBe(200);
+      await users.updateUser(cy.id, { disabled: true });
+      const deadline = Date.now() + 6000;
+      while ((await mcpStatus(token)) !== 401) {
+        if (Date.now() > deadline) throw new Error("A disabled user's token still works after 6 s");
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
     });
 
     it('a login or consent form posted without its CSRF token, or from another origin, is refused', async () => {
