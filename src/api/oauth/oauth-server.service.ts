@@ -177,38 +177,7 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
         token_endpoint_auth_method: 'none',
         id_token_signed_response_alg: 'ES256',
       },
-      features: {
-        devInteractions: { enabled: false },
-        // Open registration (RFC 7591), as MCP clients expect: a client is only a name and its redirect URIs, and
-        // nothing is granted to it until a person consents.
-        registration: { enabled: true },
-        // Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document-02, the MCP specification's
-        // preferred registration): an https URL as `client_id`, fetched by the provider (2.5 s, no redirects, never
-        // to a loopback, private or other special-use address) and cached; only public clients (no secrets).
-        clientIdMetadataDocument: {
-          enabled: true,
-          ack: 'draft-02',
-          allowFetch: (_context: unknown, clientId: string) => fetchableClientId(clientId),
-        },
-        revocation: { enabled: true },
-        userinfo: { enabled: false },
-        rpInitiatedLogout: { enabled: false },
-        resourceIndicators: {
-          enabled: true,
-          defaultResource: (_context: unknown, _client: unknown, oneOf?: string) => oneOf ?? resource,
-          useGrantedResource: () => true,
-          getResourceServerInfo: (_context: unknown, indicator: string) => {
-            if (indicator !== resource)
-              throw new errors.InvalidTarget(`Skillhost issues tokens for ${resource} only, not for ${indicator}.`);
-            return {
-              scope: SCOPES.join(' '),
-              audience: resource,
-              accessTokenTTL: accessTokenTtlSeconds,
-              accessTokenFormat: 'opaque',
-            };
-          },
-        },
-      },
+      features: providerFeatures(resource, accessTokenTtlSeconds),
       // A browser-based client may call the token and revocation endpoints from its own redirect URIs' origins only.
       clientBasedCORS: (_context: unknown, origin: string, client: { redirectUris: string[] }) =>
         origin !== 'null' && client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin),
@@ -216,15 +185,7 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
         url: (_context: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`,
       },
       routes: OAUTH_ROUTES,
-      ttl: {
-        AccessToken: accessTokenTtlSeconds,
-        AuthorizationCode: AUTHORIZATION_CODE_TTL_SECONDS,
-        RefreshToken: refreshTokenTtlSeconds,
-        Grant: refreshTokenTtlSeconds,
-        Interaction: INTERACTION_TTL_SECONDS,
-        Session: SESSION_TTL_SECONDS,
-        IdToken: accessTokenTtlSeconds,
-      },
+      ttl: providerTtl(accessTokenTtlSeconds, refreshTokenTtlSeconds),
       // MCP clients ask for no `offline_access`; a client registered for refresh tokens gets them, each used once.
       issueRefreshToken: (_context: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
         client.grantTypeAllowed('refresh_token'),
@@ -243,6 +204,55 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
     );
     return provider;
   }
+}
+
+/** The provider's features: open registration and client metadata documents, revocation, tokens for `/mcp` only. */
+function providerFeatures(resource: string, accessTokenTtlSeconds: number) {
+  return {
+    devInteractions: { enabled: false },
+    // Open registration (RFC 7591), as MCP clients expect: a client is only a name and its redirect URIs, and
+    // nothing is granted to it until a person consents.
+    registration: { enabled: true },
+    // Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document-02, the MCP specification's
+    // preferred registration): an https URL as `client_id`, fetched by the provider (2.5 s, no redirects, never
+    // to a loopback, private or other special-use address) and cached; only public clients (no secrets).
+    clientIdMetadataDocument: {
+      enabled: true,
+      ack: 'draft-02',
+      allowFetch: (_context: unknown, clientId: string) => fetchableClientId(clientId),
+    },
+    revocation: { enabled: true },
+    userinfo: { enabled: false },
+    rpInitiatedLogout: { enabled: false },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: (_context: unknown, _client: unknown, oneOf?: string) => oneOf ?? resource,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_context: unknown, indicator: string) => {
+        if (indicator !== resource)
+          throw new errors.InvalidTarget(`Skillhost issues tokens for ${resource} only, not for ${indicator}.`);
+        return {
+          scope: SCOPES.join(' '),
+          audience: resource,
+          accessTokenTTL: accessTokenTtlSeconds,
+          accessTokenFormat: 'opaque',
+        };
+      },
+    },
+  };
+}
+
+/** How long each artifact lasts: codes and sign-in pages briefly, grants as long as their refresh tokens. */
+function providerTtl(accessTokenTtlSeconds: number, refreshTokenTtlSeconds: number) {
+  return {
+    AccessToken: accessTokenTtlSeconds,
+    AuthorizationCode: AUTHORIZATION_CODE_TTL_SECONDS,
+    RefreshToken: refreshTokenTtlSeconds,
+    Grant: refreshTokenTtlSeconds,
+    Interaction: INTERACTION_TTL_SECONDS,
+    Session: SESSION_TTL_SECONDS,
+    IdToken: accessTokenTtlSeconds,
+  };
 }
 
 /**
