@@ -272,6 +272,10 @@ describe('OAuth for MCP clients', () => {
     // And the other way round: a chats-only token cannot read skills over MCP or REST.
     const chatsOnly = (await tokensFor('ann', 'chats')).access_token;
     expect(await mcpStatus(chatsOnly)).toBe(403);
+    const stepUp = await fetch(`${base}/v1/skills`, { headers: bearer(chatsOnly) });
+    expect(stepUp.headers.get('www-authenticate')).toBe(
+      'Bearer realm="skillhost", error="insufficient_scope", scope="skills:read"',
+    );
     expect((await fetch(`${base}/v1/skills`, { headers: bearer(chatsOnly) })).status).toBe(403);
     expect((await fetch(`${base}/v1/chats`, { headers: bearer(chatsOnly) })).status).toBe(200);
     // An admin's key still does everything.

@@ -179,6 +179,10 @@ export class AppExceptionFilter implements ExceptionFilter {
         'www-authenticate',
         bearerChallenge(body.message, request !== undefined && presentedKey(request.headers ?? {}) !== undefined),
       );
+    // RFC 6750 §3.1: the scope a narrow OAuth token lacks, which MCP clients ask for again (step-up authorization).
+    const missing = (body as ErrorBody).details?.scope;
+    if (body.code === ErrorCode.INSUFFICIENT_SCOPE && typeof missing === 'string')
+      reply.header('www-authenticate', `Bearer realm="skillhost", error="insufficient_scope", scope="${missing}"`);
     const sent =
       request !== undefined && isMcpRequest(request)
         ? asJsonRpcError(body, request.body)

@@ -6,7 +6,7 @@ import { AuthService } from '../../../domain/users/auth.service.js';
 import { principalCarrier } from '../decorators/request-context.js';
 import { routeMetadata, type RouteTarget } from '../decorators/route-metadata.js';
 import type { Principal } from '../../../domain/users/principal.js';
-import { holdsEveryScope, holdsScope } from '../../../domain/users/scopes.js';
+import { holdsEveryScope, holdsScope, scopesOfRole } from '../../../domain/users/scopes.js';
 
 /**
  * The one place that decides who may call what, for REST routes and GraphQL resolvers alike:
@@ -53,6 +53,7 @@ export class PrincipalGuard implements CanActivate {
       needed === undefined
         ? `This needs a token with every scope your role allows (or an API key); this token has: ${granted}.`
         : `This needs the scope '${needed}'; this token has: ${granted}. Ask for it when you authorize the client.`,
+      { scope: needed === undefined ? scopesOfRole(principal.role).join(' ') : needed },
     );
   }
 }
