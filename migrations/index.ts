@@ -9,6 +9,7 @@ import { Gateway1764500000000 } from './1764500000000-gateway.js';
 import { SkillVersionSource1764600000000 } from './1764600000000-skill-version-source.js';
 import { SkillMirrors1764700000000 } from './1764700000000-skill-mirrors.js';
 import { SignIn1764810000000 } from './1764810000000-sign-in.js';
+import { OAuthArtifacts1764820000000 } from './1764820000000-oauth-artifacts.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   SkillVersionSource1764600000000,
   SkillMirrors1764700000000,
   SignIn1764810000000,
+  OAuthArtifacts1764820000000,
 ];

@@ -22,6 +22,9 @@ import { createAppLogger, fastifyLoggingOptions } from '../infra/observability/l
 import { PinoNestLogger } from '../infra/observability/nest-logger.js';
 import { setupOpenApi } from '../api/http/openapi/openapi.js';
 import { registerWebPage } from '../api/http/web-page.js';
+import { OAuthServerService } from '../api/oauth/oauth-server.service.js';
+import { OAuthInteractions } from '../api/oauth/oauth-interactions.js';
+import { registerOAuthRoutes } from '../api/oauth/oauth-routes.js';
 import { LifecycleService } from '../domain/lifecycle/lifecycle.service.js';
 import { TurnGate } from '../domain/lifecycle/turn-gate.service.js';
 
@@ -78,7 +81,8 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   if (pino !== undefined) app.useLogger(new PinoNestLogger(pino));
   hardenHttp(app, config, app.get(AuthService, { strict: false }).mode);
   acceptSkillUploads(app.getHttpAdapter().getInstance(), SKILL_UPLOAD_ROUTES);
-  checkKeysBeforeBodies(app, [GRAPHQL_PATH]);
+  const oauth = config.app.auth.oauth.enabled ? app.get(OAuthServerService) : undefined;
+  checkKeysBeforeBodies(app, [GRAPHQL_PATH], oauth?.addresses.resourceMetadata);
   allowGatewayBodies(app.getHttpAdapter().getInstance(), config.app.gateway.maxBodyBytes);
   limitBodyTime(
     app.getHttpAdapter().getInstance(),
@@ -90,6 +94,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   closeConnectionsWhileStopping(app);
   setupOpenApi(app);
   registerWebPage(app.getHttpAdapter().getInstance());
+  if (oauth !== undefined) registerOAuthRoutes(app.getHttpAdapter().getInstance(), oauth, app.get(OAuthInteractions));
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

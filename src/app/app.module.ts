@@ -1,3 +1,4 @@
+import { OAuthModule, OAuthProbesModule } from '../api/oauth/oauth.module.js';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthHttpModule } from '../api/http/auth-http.module.js';
@@ -61,6 +62,7 @@ export class AppModule {
         MetricsModule,
         PersistenceModule,
         AuthHttpModule,
+        config.app.auth.oauth.enabled ? OAuthModule : OAuthProbesModule,
         SkillsHttpModule.forSkills(skills),
         ChatHttpModule.forChats(chats),
         McpModule.forSkills(skills),

@@ -127,6 +127,7 @@ describe(loadConfig.name, () => {
         sessionMaxAgeMinutes: 720,
         sessionIdleMinutes: 60,
       },
+      oauth: { enabled: false, issuer: '', accessTokenTtlSeconds: 600, refreshTokenTtlSeconds: 2_592_000 },
     });
   });
 

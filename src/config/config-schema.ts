@@ -634,6 +634,35 @@ export const CONFIG_SETTINGS = {
           description: 'A web session not used for this long ends.',
         }),
       },
+      oauth: {
+        enabled: setting.boolean({
+          default: false,
+          description:
+            'Skillhost is the OAuth authorization server for its own `/mcp` (the MCP authorization specification): ' +
+            'MCP clients register, send the person to a sign-in and consent page, and act with short-lived tokens ' +
+            'bound to `/mcp`. Off: only API keys, and the OAuth probes answer 404 `OAUTH_NOT_SUPPORTED`.',
+        }),
+        issuer: setting.string({
+          default: '',
+          description:
+            'The origin MCP clients reach this server at (e.g. `https://skills.example.com`), which names the ' +
+            'authorization server and the `/mcp` resource in every token. Empty: `http://HOST:PORT` from ' +
+            '`app.host` and `app.port` (for a server on loopback).',
+        }),
+        access_token_ttl_seconds: setting.integer({
+          min: 60,
+          max: 86_400,
+          default: 600,
+          description: 'How long an access token works; clients refresh it with their refresh token after.',
+        }),
+        refresh_token_ttl_seconds: setting.integer({
+          min: 300,
+          max: 31_536_000,
+          default: 2_592_000,
+          description:
+            'How long a refresh token (and the grant behind it) lasts unused; each use replaces it with a new one.',
+        }),
+      },
     },
     database: {
       url: {

@@ -87,7 +87,7 @@ const PEOPLE: Record<string, Record<string, unknown>> = {
         groups: ['groups'],
       },
       scopes: ['openid', 'profile', 'email', 'groups'],
-      findAccount: (_ctx, id) =>
+      findAccount: (_ctx: unknown, id: string) =>
         PEOPLE[id] === undefined ? undefined : { accountId: id, claims: () => ({ sub: id, ...PEOPLE[id] }) },
       features: { devInteractions: { enabled: true } },
       cookies: { keys: ['a-cookie-key-of-the-test-provider'] },

@@ -27,6 +27,7 @@ const ALL_TABLES = [
   'installed_skill_versions',
   'installed_skills',
   'migrations',
+  'oauth_artifacts',
   'rate_limits',
   'sign_in_attempts',
   'skill_blobs',
@@ -39,13 +40,13 @@ const ALL_TABLES = [
   'web_sessions',
 ];
 const SIGN_IN_TABLES = ['sign_in_attempts', 'user_identities', 'web_sessions'];
-const TABLES_BEFORE_SIGN_IN = ALL_TABLES.filter((t) => !SIGN_IN_TABLES.includes(t));
+const TABLES_BEFORE_SIGN_IN = ALL_TABLES.filter((t) => !SIGN_IN_TABLES.includes(t) && t !== 'oauth_artifacts');
 const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
   'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
-  'SignIn1764810000000';
+  'SignIn1764810000000, OAuthArtifacts1764820000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -178,6 +179,8 @@ describe('migrations', () => {
       'uq_web_sessions_token_hash',
     ]);
     await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'oauth_artifacts'));
+    await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(TABLES_BEFORE_SIGN_IN);
     const emailColumn = await query(
       db.url,
@@ -185,6 +188,7 @@ describe('migrations', () => {
     );
     expect(emailColumn).toEqual([]);
     await migrate(db.url, 'run', (l) => log.push(l));
+    await migrate(db.url, 'revert', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(TABLES_BEFORE_SIGN_IN.filter((t) => t !== 'skill_mirrors'));
@@ -247,8 +251,10 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
-      'Applied: SignIn1764810000000',
+      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000',
+      'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
       'Reverted: SkillMirrors1764700000000',
       'Reverted: SkillVersionSource1764600000000',

@@ -69,6 +69,7 @@ function principalOf(host: ArgumentsHost): Principal | undefined {
 interface ReplyLike {
   status(code: number): ReplyLike;
   header(name: string, value: string): ReplyLike;
+  hasHeader?(name: string): boolean;
   send(payload: unknown): unknown;
 }
 
@@ -172,11 +173,16 @@ export class AppExceptionFilter implements ExceptionFilter {
     if (host.getType<string>() === 'graphql') return toGraphQLError(error, reader);
     const reply = host.switchToHttp().getResponse<ReplyLike>();
     const request = host.getType<string>() === 'http' ? host.switchToHttp().getRequest<McpRequestLike>() : undefined;
-    if (body.code === ErrorCode.UNAUTHENTICATED)
+    // The key check before bodies may have set it already, with more to say (OAuth's resource_metadata on /mcp).
+    if (body.code === ErrorCode.UNAUTHENTICATED && reply.hasHeader?.('www-authenticate') !== true)
       reply.header(
         'www-authenticate',
         bearerChallenge(body.message, request !== undefined && presentedKey(request.headers ?? {}) !== undefined),
       );
+    // RFC 6750 §3.1: the scope a narrow OAuth token lacks, which MCP clients ask for again (step-up authorization).
+    const missing = (body as ErrorBody).details?.scope;
+    if (body.code === ErrorCode.INSUFFICIENT_SCOPE && typeof missing === 'string')
+      reply.header('www-authenticate', `Bearer realm="skillhost", error="insufficient_scope", scope="${missing}"`);
     const sent =
       request !== undefined && isMcpRequest(request)
         ? asJsonRpcError(body, request.body)

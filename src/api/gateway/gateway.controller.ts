@@ -12,7 +12,7 @@ import {
 import type { Principal } from '../../domain/users/principal.js';
 import { errorReaderOf, toErrorBody } from '../errors/app-exception.filter.js';
 import { presentOpenAIError } from '../errors/openai-error.js';
-import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import { CountsAsTurn } from '../http/decorators/rate-limit.decorators.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { openEventStream } from '../http/event-stream.js';
@@ -43,6 +43,7 @@ export const SHOW_WORK_HEADER = 'x-skillhost-show-work';
  * /openapi.json: the wire format is OpenAI's.
  */
 @Controller(GATEWAY_PATH)
+@RequireScope('chats')
 @RequireFeature('gateway')
 @ApiExcludeController()
 export class GatewayController {

@@ -1,5 +1,5 @@
 import { Args, Mutation, Query, Resolver, Subscription } from '@nestjs/graphql';
-import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import type { ChatEvent } from '../../domain/chats/chat-events.service.js';
 import { ChatContextService } from '../../domain/chats/chat-context.service.js';
@@ -23,6 +23,7 @@ import { ChatEventModel } from './models/chat-event.model.js';
 
 /** The twin of ChatController's turn and tool routes, and the live events of a chat's turns. */
 @Resolver()
+@RequireScope('chats')
 export class ChatTurnsResolver {
   constructor(
     private readonly chats: ChatsService,

@@ -1,5 +1,5 @@
 import { Args, Context, Mutation, Parent, Query, ResolveField, Resolver } from '@nestjs/graphql';
-import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { presentActivation, presentChat, presentMessage, presentPage } from '../presenters/chat.presenter.js';
 import { ChatsService } from '../../domain/chats/chats.service.js';
@@ -13,6 +13,7 @@ import { PageArgs } from './dto/page.args.js';
  * missing one; the nested fields of chats are loaded in batches, one query per field and operation.
  */
 @Resolver(() => ChatDto)
+@RequireScope('chats')
 export class ChatsResolver {
   constructor(
     private readonly chatService: ChatsService,

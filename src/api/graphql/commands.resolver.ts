@@ -1,5 +1,5 @@
 import { Query, Resolver } from '@nestjs/graphql';
-import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { presentCommandList } from '../presenters/command.presenter.js';
@@ -8,6 +8,7 @@ import { CommandDto } from '../http/dto/command-responses.dto.js';
 
 /** The twin of CommandsController: SKILLS_DISABLED while skills are off. */
 @Resolver()
+@RequireScope('chats')
 @RequireFeature('skills')
 export class CommandsResolver {
   constructor(private readonly registry: SkillRegistryService) {}

@@ -1,5 +1,5 @@
 import { Query, Resolver } from '@nestjs/graphql';
-import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import { AuthService } from '../../domain/users/auth.service.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { presentUser } from '../presenters/user.presenter.js';
@@ -8,6 +8,7 @@ import { MeDto } from '../http/dto/user-responses.dto.js';
 
 /** The twin of MeController's GET /v1/me. */
 @Resolver(() => MeDto)
+@RequireScope('none')
 export class MeResolver {
   constructor(
     private readonly users: UsersService,

@@ -1,5 +1,5 @@
 import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { AdminOnly, CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { ChatsService } from '../../domain/chats/chats.service.js';
 import { AppError, ErrorCode } from '@skillhost/core';
@@ -25,6 +25,7 @@ export class SkillStoreResolver {
   ) {}
 
   @Query(() => VersionHistoryDto, { description: "An installed skill's versions (GET /v1/skills/{name}/versions)." })
+  @RequireScope('skills:read')
   skillVersions(@Args() { name, scope }: SkillVersionsArgs, @CurrentPrincipal() principal: Principal) {
     return this.lifecycle.versions(name, principal, scope);
   }
@@ -62,6 +63,7 @@ export class SkillStoreResolver {
   @Query(() => SkillFilterResultDto, {
     description: 'Your skill filter and the skills it offers you (GET /v1/me/skills).',
   })
+  @RequireScope('skills:read')
   mySkillFilter(@CurrentPrincipal() principal: Principal) {
     return this.lifecycle.userFilter(principal);
   }

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Args, Mutation, Query, Resolver } from '@nestjs/graphql';
-import { AdminOnly, CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
@@ -19,6 +19,7 @@ import { SkillResourceModel } from './models/skill.model.js';
 
 /** The twin of SkillsController: SKILLS_DISABLED while skills are off. */
 @Resolver()
+@RequireScope('skills:read')
 @RequireFeature('skills')
 export class SkillsResolver {
   constructor(

@@ -5,7 +5,6 @@ import { PersistenceModule } from '../../infra/database/persistence.module.js';
 import { AdminUsersController } from './admin-users.controller.js';
 import { PrincipalGuard } from './guards/principal.guard.js';
 import { MeController } from './me.controller.js';
-import { OAuthProbesController } from './oauth-probes.controller.js';
 import { SignInController } from './sign-in/sign-in.controller.js';
 import { AdminSignInController, WebSessionController } from './sign-in/web-session.controller.js';
 
@@ -17,14 +16,7 @@ const USERS = UsersModule.forRoot({ imports: [PersistenceModule] });
  */
 @Module({
   imports: [USERS, SignInModule.forRoot({ imports: [PersistenceModule], users: USERS })],
-  controllers: [
-    MeController,
-    AdminUsersController,
-    OAuthProbesController,
-    SignInController,
-    WebSessionController,
-    AdminSignInController,
-  ],
+  controllers: [MeController, AdminUsersController, SignInController, WebSessionController, AdminSignInController],
   providers: [PrincipalGuard],
   exports: [PrincipalGuard, USERS],
 })

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Query, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
-import { CurrentPrincipal } from './decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
@@ -22,6 +22,7 @@ const CATALOGUE_CONTENT_TYPES: Record<CatalogueFormat, string> = {
  * (invocations, commands).
  */
 @Controller('v1')
+@RequireScope('skills:read')
 @RequireFeature('skills')
 @ApiTags('skills')
 export class CatalogueController {

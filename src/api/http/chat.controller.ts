@@ -9,7 +9,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal, RequireScope } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { ErrorCode, KNOWN_TOOL_NAMES } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
@@ -49,6 +49,7 @@ import {
 
 /** The caller's chats: another user's chat answers 404 CHAT_NOT_FOUND, exactly as a missing one. */
 @Controller('v1/chats')
+@RequireScope('chats')
 @ApiTags('chats')
 export class ChatController {
   constructor(

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal } from './decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { RequireFeature } from './guards/feature.guard.js';
 import { presentCommandList } from '../presenters/command.presenter.js';
@@ -9,6 +9,7 @@ import { SkillRegistryService } from '@skillhost/nest';
 
 /** Commands are read with the skills, so they are off (SKILLS_DISABLED) whenever skills are. */
 @Controller('v1')
+@RequireScope('chats')
 @RequireFeature('skills')
 @ApiTags('skills')
 export class CommandsController {

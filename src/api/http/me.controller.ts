@@ -10,7 +10,7 @@ import {
 import { ErrorCode } from '@skillhost/core';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { AuthService } from '../../domain/users/auth.service.js';
-import { CurrentPrincipal } from './decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from './decorators/auth.decorators.js';
 import { ApiKeyListDto, CreatedApiKeyDto, MeDto } from './dto/user-responses.dto.js';
 import { CreateApiKeyDto } from './dto/users.dto.js';
 import type { Principal } from '../../domain/users/principal.js';
@@ -27,6 +27,7 @@ export class MeController {
   ) {}
 
   @Get()
+  @RequireScope('none')
   @ApiOperation({ summary: 'Who the caller is' })
   @ApiOkResponse({ type: MeDto })
   async me(@CurrentPrincipal() principal: Principal) {

@@ -1,4 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import { RequireScope } from './decorators/auth.decorators.js';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { configuredModels } from '../../domain/chats/chat-models.js';
@@ -6,6 +7,7 @@ import { ModelListDto } from './dto/model-list.dto.js';
 
 /** The models a turn may name (`model` of `POST /v1/chats/:id/messages`): what a client's model picker offers. */
 @Controller('v1')
+@RequireScope('chats')
 @ApiTags('chats')
 export class ModelsController {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

@@ -22,7 +22,7 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal, RequireScope } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
@@ -222,6 +222,7 @@ export class SkillStoreController {
   }
 
   @Get('skills/:name/versions')
+  @RequireScope('skills:read')
   @ApiOperation({ summary: "An installed skill's versions" })
   @ApiOkResponse({ type: VersionHistoryDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
@@ -278,6 +279,7 @@ export class SkillStoreController {
   }
 
   @Get('me/skills')
+  @RequireScope('skills:read')
   @ApiTags('me')
   @ApiOperation({ summary: 'Your skill filter and the skills it offers you' })
   @ApiOkResponse({ type: SkillFilterResultDto })

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal, RequireScope } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { ErrorCode, skillFileHeaders, type SkillReadScope } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
@@ -24,6 +24,7 @@ import type { TextReply } from '../../domain/shared/text-reply.js';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 @Controller('v1')
+@RequireScope('skills:read')
 @RequireFeature('skills')
 @ApiTags('skills')
 export class SkillsController {

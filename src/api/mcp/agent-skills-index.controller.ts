@@ -1,7 +1,7 @@
 import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { ErrorCode, normalizeResourcePath, skillFileHeaders } from '@skillhost/core';
 import { RequireFeature } from '../http/guards/feature.guard.js';
@@ -18,6 +18,7 @@ import { PUBLISHED_MIME_TYPES } from './skill-uri.js';
  * catalogue, as over MCP), behind the same API keys as every route.
  */
 @Controller('.well-known/agent-skills')
+@RequireScope('skills:read')
 @RequireFeature('mcp')
 @ApiTags('skills')
 export class AgentSkillsIndexController {

@@ -4,7 +4,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { Controller, Delete, Get, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AdminOnly, CurrentPrincipal } from '../http/decorators/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal, RequireScope } from '../http/decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { RequireFeature } from '../http/guards/feature.guard.js';
 import { SkillRegistryService } from '@skillhost/nest';
@@ -19,6 +19,7 @@ import { PublishedSkillsService } from './published-skills.service.js';
  */
 @Controller()
 @RequireFeature('mcp')
+@RequireScope('skills:read')
 @ApiTags('mcp')
 export class McpController {
   constructor(

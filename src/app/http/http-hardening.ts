@@ -109,6 +109,15 @@ export function acceptJsonBodiesOnly(
 
 const BODYLESS_METHODS = new Set(['GET', 'HEAD']);
 
+/**
+ * A route that reads its request's raw body itself, in its own media types and with its own limits (the OAuth
+ * server's forms and registrations, src/api/oauth/oauth-routes.ts): registered with `config: { readsItsOwnBody: true
+ * }`.
+ */
+function readsItsOwnBody(request: FastifyRequest): boolean {
+  return (request.routeOptions.config as { readsItsOwnBody?: boolean } | undefined)?.readsItsOwnBody === true;
+}
+
 /** Whether Fastify reads a body for this request: one is announced, on a method that has one. */
 export function carriesBody(request: FastifyRequest): boolean {
   const { headers } = request;
@@ -128,7 +137,7 @@ export function unsupportedBody(
   accepts: (mediaType: string) => boolean = (mediaType) => request.server.hasContentTypeParser(mediaType),
 ): AppError | undefined {
   // A body on an unknown route is never parsed: the answer is 404.
-  if (!carriesBody(request) || request.is404) return undefined;
+  if (!carriesBody(request) || request.is404 || readsItsOwnBody(request)) return undefined;
   const contentType = request.headers['content-type'];
   const media = contentType === undefined ? undefined : parseMediaType(contentType);
   if (media?.charsetOk && accepts(media.type)) return undefined;

@@ -26,7 +26,11 @@ import type { PrincipalCarrier } from '../../api/http/decorators/request-context
  *
  * Call before `app.init()`, which registers the routes.
  */
-export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonly string[]): void {
+export function checkKeysBeforeBodies(
+  app: INestApplication,
+  keyedPaths: readonly string[],
+  resourceMetadata?: string,
+): void {
   const fastify = app.getHttpAdapter().getInstance() as FastifyInstance;
   const auth = app.get(AuthService, { strict: false });
   const reflector = new Reflector();
@@ -37,7 +41,8 @@ export function checkKeysBeforeBodies(app: INestApplication, keyedPaths: readonl
   const checkKey: onRequestHookHandler = (request, reply, done) => {
     if (isWebSocketUpgrade(request)) return done();
     const refuse = (error: unknown) => {
-      if (AppError.isInstance(error) && error.code === ErrorCode.UNAUTHENTICATED) challenge(request, reply, error);
+      if (AppError.isInstance(error) && error.code === ErrorCode.UNAUTHENTICATED)
+        challenge(request, reply, error, resourceMetadata);
       done(error as Error);
     };
     const admit = (principal: Principal) => {
@@ -95,7 +100,13 @@ function controllerRoutesByName(app: INestApplication): Map<string, ControllerRo
   return routes;
 }
 
-/** The 401's RFC 6750 challenge, also for routes whose errors another handler answers (mercurius on /graphql). */
-function challenge(request: FastifyRequest, reply: FastifyReply, error: AppError): void {
-  void reply.header('www-authenticate', bearerChallenge(error.message, presentedKey(request.headers) !== undefined));
+/**
+ * The 401's RFC 6750 challenge, also for routes whose errors another handler answers (mercurius on /graphql). With
+ * OAuth on, `/mcp`'s names its protected resource metadata (RFC 9728 §5.1), where MCP clients start their sign-in.
+ */
+function challenge(request: FastifyRequest, reply: FastifyReply, error: AppError, resourceMetadata?: string): void {
+  let value = bearerChallenge(error.message, presentedKey(request.headers) !== undefined);
+  if (resourceMetadata !== undefined && request.url.split('?')[0] === '/mcp')
+    value += `, resource_metadata="${resourceMetadata}"`;
+  void reply.header('www-authenticate', value);
 }

@@ -80,4 +80,25 @@ describe(AuthService.name, () => {
     expect(() => sut.authenticateNow({ authorization: 'Basic abc' })).toThrow('The API key is malformed');
     expect(store.lookUps).toBe(0);
   });
+
+  it('hands a bearer token that is not a key to the OAuth verifier once one is set, and only then', async () => {
+    const { sut, store } = setUp(makeOwner());
+    const token = { authorization: `Bearer ${'t'.repeat(43)}` };
+    expect(() => sut.authenticateNow(token)).toThrow('The API key is malformed');
+    const seen: string[] = [];
+    const principal = { userId: 'user-2', name: 'bo', role: 'member' as const, keyId: null, scopes: new Set<never>() };
+    sut.acceptBearerTokens({
+      verify: (presented) => {
+        seen.push(presented);
+        return principal;
+      },
+    });
+
+    expect(sut.authenticateNow(token)).toBe(principal);
+    // Another scheme, or a key-shaped value, never reaches the verifier.
+    expect(() => sut.authenticateNow({ authorization: `Basic ${'t'.repeat(43)}` })).toThrow('The API key is malformed');
+    expect(() => sut.authenticateNow({ 'x-api-key': 't'.repeat(43) })).toThrow('The API key is malformed');
+    expect(seen).toEqual(['t'.repeat(43)]);
+    expect(store.lookUps).toBe(0);
+  });
 });

@@ -3,6 +3,7 @@ import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { API_KEY_STORE, type ApiKeyStore } from './api-key-store.js';
 import { type CredentialHeaders, hashApiKey, presentedKey } from './api-key.js';
+import { type BearerTokenVerifier, presentedBearerToken } from './bearer-token.js';
 import { effectiveAuthMode, isLoopbackHost } from './auth-mode.js';
 import { LOCAL_PRINCIPAL, type Principal } from './principal.js';
 import type { KeyOwner } from './user.types.js';
@@ -29,6 +30,8 @@ export class AuthService implements OnModuleInit {
   private readonly logger = new Logger('Auth');
   readonly mode: 'api_key' | 'none';
   private readonly cache = new Map<string, CachedKey>();
+  /** OAuth access tokens, when `[app.auth.oauth]` is on (the OAuth module hands its verifier over at start-up). */
+  private tokens: BearerTokenVerifier | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -51,6 +54,11 @@ export class AuthService implements OnModuleInit {
           `front authenticates.\n${bar}`,
       );
     }
+  }
+
+  /** From now on, a bearer credential that is not an API key is checked by `verifier` (an OAuth access token). */
+  acceptBearerTokens(verifier: BearerTokenVerifier): void {
+    this.tokens = verifier;
   }
 
   /**
@@ -76,10 +84,13 @@ export class AuthService implements OnModuleInit {
     if (key === undefined && this.mode === 'none') return LOCAL_PRINCIPAL;
     if (key === undefined)
       throw unauthenticated('An API key is required: send `Authorization: Bearer <key>` or `x-api-key: <key>`.');
-    if (key === 'malformed')
+    if (key === 'malformed') {
+      const token = this.tokens === undefined ? undefined : presentedBearerToken(headers);
+      if (token !== undefined) return this.tokens!.verify(token);
       throw unauthenticated(
         'The API key is malformed: expected `Authorization: Bearer skh_…` (or `x-api-key: skh_…`).',
       );
+    }
     const hash = hashApiKey(key);
     const cached = this.cache.get(hash);
     if (cached !== undefined && cached.until > Date.now()) return this.admit(cached);

@@ -1,6 +1,10 @@
+import type { Scope } from './scopes.js';
 import { LOCAL_USER, type UserRole } from './user.types.js';
 
-/** Who a request acts as: a user, and the key it came with (null when auth is off or it came with a web session). */
+/**
+ * Who a request acts as: a user, and the key it came with (null when auth is off, or for a web session or an OAuth
+ * token).
+ */
 export interface Principal {
   readonly userId: string;
   readonly name: string;
@@ -8,6 +12,13 @@ export interface Principal {
   readonly keyId: string | null;
   /** The web session the request came with (sign-in through the identity provider), if so. */
   readonly sessionId?: string;
+  /**
+   * For an OAuth access token, the scopes it was granted (scopes.ts); absent for a key or with auth off, which hold
+   * every scope the role allows.
+   */
+  readonly scopes?: ReadonlySet<Scope>;
+  /** For an OAuth access token, the grant it came from (what the person revokes). */
+  readonly grantId?: string;
 }
 
 /** The principal of every request while auth is off. */

@@ -11,11 +11,13 @@ import { CHAT_SKILL_FILTERS, USER_SKILL_FILTERS } from '../../domain/skills/stor
 import { SKILL_USE } from '../../domain/skills/ranking/skill-use.js';
 import { RATE_LIMIT_STORE } from '../../domain/limits/rate-limit-store.js';
 import { GATEWAY_STORE } from '../../domain/chats/gateway/gateway-store.js';
+import { OAUTH_ARTIFACT_STORE } from '../../domain/oauth/oauth-artifact-store.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ChatEventRelayRepository } from './chat-event-relay.repository.js';
 import { ChatRepository } from './chat.repository.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
 import { GatewayRepository } from './gateway.repository.js';
+import { OAuthArtifactRepository } from './oauth-artifact.repository.js';
 import { DatabaseLifecycle, dataSourceProvider } from './database.provider.js';
 import { PgNotificationsService } from './pg-notifications.service.js';
 import { RateLimitRepository } from './rate-limit.repository.js';
@@ -41,6 +43,7 @@ const STORES = [
   { provide: GATEWAY_STORE, useExisting: GatewayRepository },
   { provide: SIGN_IN_STORE, useExisting: SignInRepository },
   { provide: WEB_SESSION_STORE, useExisting: SignInRepository },
+  { provide: OAUTH_ARTIFACT_STORE, useExisting: OAuthArtifactRepository },
 ];
 
 @Module({
@@ -59,6 +62,7 @@ const STORES = [
     RateLimitRepository,
     GatewayRepository,
     SignInRepository,
+    OAuthArtifactRepository,
     ...STORES,
   ],
   exports: [

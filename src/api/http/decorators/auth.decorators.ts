@@ -2,6 +2,7 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AppError, ErrorCode } from '@skillhost/core';
 import type { Principal } from '../../../domain/users/principal.js';
+import type { Scope } from '../../../domain/users/scopes.js';
 import { principalCarrier } from './request-context.js';
 import { routeMetadata, type RouteTarget } from './route-metadata.js';
 
@@ -18,6 +19,14 @@ export function isPublicRoute(reflector: Reflector, handler: RouteTarget, owner:
 
 /** A route or resolver only admins may call; members get 403 FORBIDDEN. */
 export const AdminOnly = Reflector.createDecorator<true>({ transform: () => true });
+
+/**
+ * The OAuth scope a route or resolver needs of an access token (scopes.ts), on it or its class; `none` for one any
+ * token may call (who am I, my grants). A route without one needs every scope the token's role allows, so a route
+ * added without thinking of scopes is closed to narrow tokens rather than open. API keys hold every scope their role
+ * allows; `@AdminOnly()` needs `admin`.
+ */
+export const RequireScope = Reflector.createDecorator<Scope | 'none'>();
 
 /** The principal the guard authenticated, in REST handlers and GraphQL resolvers alike. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, context: ExecutionContext): Principal => {

@@ -1,11 +1,12 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AppError, ErrorCode } from '@skillhost/core';
-import { AdminOnly, isPublicRoute } from '../decorators/auth.decorators.js';
+import { AdminOnly, isPublicRoute, RequireScope } from '../decorators/auth.decorators.js';
 import { AuthService } from '../../../domain/users/auth.service.js';
 import { principalCarrier } from '../decorators/request-context.js';
 import { routeMetadata, type RouteTarget } from '../decorators/route-metadata.js';
 import type { Principal } from '../../../domain/users/principal.js';
+import { holdsEveryScope, holdsScope, scopesOfRole } from '../../../domain/users/scopes.js';
 
 /**
  * The one place that decides who may call what, for REST routes and GraphQL resolvers alike:
@@ -33,9 +34,26 @@ export class PrincipalGuard implements CanActivate {
   }
 
   private checkRole(principal: Principal, handler: RouteTarget, owner: RouteTarget): true {
-    if (routeMetadata(this.reflector, AdminOnly, handler, owner) && principal.role !== 'admin') {
+    const adminOnly = routeMetadata(this.reflector, AdminOnly, handler, owner) === true;
+    if (adminOnly && principal.role !== 'admin') {
       throw new AppError(ErrorCode.FORBIDDEN, `This needs an admin; '${principal.name}' is a ${principal.role}.`);
     }
+    // Keys (no `scopes`) hold every scope their role allows: only OAuth tokens are checked further.
+    if (principal.scopes !== undefined) this.checkScope(principal, adminOnly, handler, owner);
     return true;
+  }
+
+  private checkScope(principal: Principal, adminOnly: boolean, handler: RouteTarget, owner: RouteTarget): void {
+    const needed = adminOnly ? 'admin' : routeMetadata(this.reflector, RequireScope, handler, owner);
+    if (needed === 'none') return;
+    if (needed === undefined ? holdsEveryScope(principal) : holdsScope(principal, needed)) return;
+    const granted = [...(principal.scopes ?? [])].join(' ') || 'none';
+    throw new AppError(
+      ErrorCode.INSUFFICIENT_SCOPE,
+      needed === undefined
+        ? `This needs a token with every scope your role allows (or an API key); this token has: ${granted}.`
+        : `This needs the scope '${needed}'; this token has: ${granted}. Ask for it when you authorize the client.`,
+      { scope: needed === undefined ? scopesOfRole(principal.role).join(' ') : needed },
+    );
   }
 }

@@ -109,6 +109,10 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
     'a user of that name exists and is not linked to this identity; an admin links them (`PUT ' +
     '/v1/admin/users/{id}/sign-in`)',
   [ErrorCode.SIGN_IN_PROVIDER_UNAVAILABLE]: 'the identity provider could not be reached or its metadata is invalid',
+  [ErrorCode.OAUTH_GRANT_NOT_FOUND]: "the caller gave no OAuth grant with that id (another person's is not found)",
+  [ErrorCode.INSUFFICIENT_SCOPE]:
+    'the OAuth access token was not granted the scope this route needs (`skills:read`, `chats` or `admin`); an ' +
+    'API key holds every scope its role allows',
   [ErrorCode.QUERY_TOO_COMPLEX]: 'a GraphQL query is too deep or too large',
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]:
     'a request body that is not `application/json` (form posts, XML, multipart, a missing content type)',

@@ -1,0 +1,93 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * A person's browser in the OAuth flow, over plain HTTP: it keeps cookies per path, follows redirects on this server
+ * by hand (stopping at the client's redirect URI), and fills in the sign-in and consent forms as a person would.
+ */
+export class OAuthBrowser {
+  private readonly cookies = new Map<string, { value: string; path: string }>();
+  /** Every page the browser was shown, with its headers (for the CSP and the forms). */
+  readonly pages: { url: string; status: number; headers: Headers; html: string }[] = [];
+
+  constructor(private readonly base: string) {}
+
+  /** GET `url` and follow this server's redirects; answers the first response that is not one (or leaves it). */
+  async open(url: string, init: RequestInit = {}): Promise<{ response: Response; url: string; html: string }> {
+    let current = url;
+    let request = init;
+    for (let hop = 0; hop < 10; hop++) {
+      const response = await fetch(current, {
+        ...request,
+        redirect: 'manual',
+        headers: this.headersFor(current, request),
+      });
+      this.remember(response, current);
+      const location = response.headers.get('location');
+      if (response.status >= 300 && response.status < 400 && location !== null) {
+        const next = new URL(location, current).toString();
+        if (!next.startsWith(this.base)) return { response, url: next, html: '' };
+        current = next;
+        request = {};
+        continue;
+      }
+      const html = await response.text();
+      this.pages.push({ url: current, status: response.status, headers: response.headers, html });
+      return { response, url: current, html };
+    }
+    throw new Error(`Too many redirects from ${url}`);
+  }
+
+  /** Posts the form of the last page whose action ends with `/suffix`, with `fields` added. */
+  async submit(html: string, suffix: string, fields: Record<string, string> = {}) {
+    const form = [...html.matchAll(/<form method="post" action="([^"]+)">(.*?)<\/form>/gs)].find(([, action]) =>
+      action.endsWith(suffix),
+    );
+    if (form === undefined) throw new Error(`No form posting to …${suffix} on the page:\n${html}`);
+    const body = new URLSearchParams();
+    for (const [, name, value] of form[2].matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+      body.set(name, value);
+    for (const [name, value] of Object.entries(fields)) body.set(name, value);
+    return this.open(new URL(form[1].replace(/&amp;/g, '&'), this.base).toString(), {
+      method: 'POST',
+      body: body.toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: this.base },
+    });
+  }
+
+  /** Signs in with `apiKey` and answers the consent screen; the redirect to the client (or the page it stopped on). */
+  async authorize(authorizationUrl: string, apiKey: string, decision: 'confirm' | 'deny' = 'confirm') {
+    const signIn = await this.open(authorizationUrl);
+    if (signIn.html === '') return signIn;
+    const consent = await this.submit(signIn.html, '/login', { api_key: apiKey });
+    if (consent.html === '') return consent;
+    return this.submit(consent.html, `/${decision}`);
+  }
+
+  private headersFor(url: string, init: RequestInit): Headers {
+    const headers = new Headers(init.headers);
+    const path = new URL(url).pathname;
+    const cookie = [...this.cookies]
+      .filter(([, { path: scope }]) => path.startsWith(scope))
+      .map(([name, { value }]) => `${name}=${value}`)
+      .join('; ');
+    if (cookie !== '') headers.set('cookie', cookie);
+    return headers;
+  }
+
+  private remember(response: Response, url: string): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(';').map((part) => part.trim());
+      const [name, ...value] = pair.split('=');
+      const path = attributes.find((item) => item.toLowerCase().startsWith('path='))?.slice(5) ?? new URL(url).pathname;
+      const expired = attributes.some((item) => /^max-age=0$|^expires=Thu, 01 Jan 1970/i.test(item));
+      if (expired) this.cookies.delete(name);
+      else this.cookies.set(name, { value: value.join('='), path });
+    }
+  }
+}
+
+/** A PKCE verifier and its S256 challenge (RFC 7636). */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
