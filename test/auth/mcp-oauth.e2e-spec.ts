@@ -10,6 +10,8 @@ import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { freePort } from '../support/ports.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
+import { SESSION_COOKIE } from '../../src/domain/sign-in/web-session.js';
+import { WebSessionService } from '../../src/domain/sign-in/web-session.service.js';
 import { OAuthBrowser, pkcePair } from './oauth-browser.js';
 
 /**
@@ -280,6 +282,35 @@ describe('OAuth for MCP clients', () => {
     expect((await fetch(`${base}/v1/chats`, { headers: bearer(chatsOnly) })).status).toBe(200);
     // An admin's key still does everything.
     expect((await fetch(`${base}/v1/admin/users`, { headers: apiKey('root') })).status).toBe(200);
+  });
+
+  it('a person signed in to the web page goes straight to consent, with no API key asked for', async () => {
+    const ann = (await ctx.app.get(UsersService).listUsers()).items.find((user) => user.name === 'ann')!;
+    const session = await ctx.app.get(WebSessionService).start(ann.id);
+    const provider = new MemoryOAuthClient();
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
+    await expect(new Client({ name: 'e2e', version: '1.0.0' }).connect(transport)).rejects.toBeInstanceOf(
+      UnauthorizedError,
+    );
+    const browser = new OAuthBrowser(base);
+    browser.setCookie(SESSION_COOKIE, session.token);
+    const page = await browser.open(provider.authorizationUrl!.toString());
+    expect(page.html).not.toContain('name="api_key"');
+    const back = await browser.submit(page.html, '/confirm');
+    expect(back.url.startsWith(REDIRECT)).toBe(true);
+    await transport.finishAuth(new URL(back.url).searchParams);
+    const client = await connect(provider);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    // An ended session is no sign-in: the page asks for a key again (in a browser without the provider's own
+    // sign-in cookie, which the first browser keeps).
+    await ctx.app.get(WebSessionService).end({ cookie: `${SESSION_COOKIE}=${session.token}` });
+    const again = new MemoryOAuthClient();
+    const next = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: again });
+    await expect(new Client({ name: 'e2e', version: '1.0.0' }).connect(next)).rejects.toBeInstanceOf(UnauthorizedError);
+    const ended = new OAuthBrowser(base);
+    ended.setCookie(SESSION_COOKIE, session.token);
+    const asked = await ended.open(again.authorizationUrl!.toString());
+    expect(asked.html).toContain('name="api_key"');
   });
 
   it('deny sends the client access_denied and issues nothing', async () => {

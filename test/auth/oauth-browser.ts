@@ -63,6 +63,11 @@ export class OAuthBrowser {
     return this.submit(consent.html, `/${decision}`);
   }
 
+  /** A cookie this browser holds already (a web session the person signed in with earlier). */
+  setCookie(name: string, value: string, path = '/'): void {
+    this.cookies.set(name, { value, path });
+  }
+
   private headersFor(url: string, init: RequestInit): Headers {
     const headers = new Headers(init.headers);
     const path = new URL(url).pathname;

@@ -1,12 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { InteractionDetails } from 'oidc-provider';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { API_KEY_PATTERN } from '../../domain/users/api-key.js';
 import { AuthService } from '../../domain/users/auth.service.js';
 import { type Scope, scopesOfRole, SCOPES } from '../../domain/users/scopes.js';
 import { UsersService } from '../../domain/users/users.service.js';
+import { WebSessionService } from '../../domain/sign-in/web-session.service.js';
 import { INTERACTION_PATH, OAuthServerService } from './oauth-server.service.js';
 import { pageSecurityPolicy, renderConsent, renderOAuthError, renderSignIn } from './oauth-pages.js';
 
@@ -20,8 +21,8 @@ const SCOPE_MEANINGS: Record<Scope, string> = {
 /**
  * The person's part of the OAuth flow, at `/oauth/interaction/UID`: sign in with an API key, then consent (or deny).
  *
- * Seam for the web sign-in (the OIDC branch): `signedInUser` is where a Skillhost web session would be read; when it
- * names a user, the sign-in page is skipped. Forms carry a token bound to the interaction (HMAC of its uid), the
+ * A person already signed in to the web page (a Skillhost web session, from the team's identity provider) skips the
+ * sign-in page and goes straight to consent. Forms carry a token bound to the interaction (HMAC of its uid), the
  * interaction itself is bound to the browser by the provider's cookie, and a cross-origin `Origin` is refused.
  */
 @Injectable()
@@ -32,6 +33,7 @@ export class OAuthInteractions {
     private readonly server: OAuthServerService,
     private readonly auth: AuthService,
     private readonly users: UsersService,
+    @Optional() private readonly sessions?: WebSessionService,
   ) {}
 
   /** Serves one request under `/oauth/interaction/` (GET the page, POST `/login`, `/confirm`, `/deny`). */
@@ -85,11 +87,16 @@ export class OAuthInteractions {
   }
 
   /**
-   * Where a Skillhost web session (the OIDC sign-in) would name the person in this browser. None yet: every
-   * sign-in asks for an API key.
+   * The person this browser's web session names (read as a GET: nothing is written with it here), or undefined when
+   * there is none or it has ended: then the page asks for an API key.
    */
-  protected async signedInUser(_request: IncomingMessage): Promise<string | undefined> {
-    return undefined;
+  private async signedInUser(request: IncomingMessage): Promise<string | undefined> {
+    try {
+      return (await this.sessions?.authenticate({ cookie: request.headers.cookie }, 'GET'))?.userId;
+    } catch (error) {
+      if (AppError.isInstance(error)) return undefined;
+      throw error;
+    }
   }
 
   private async show(request: IncomingMessage, response: ServerResponse, details: InteractionDetails): Promise<void> {
