@@ -18,12 +18,16 @@ const STORE_TABLES = [
 ];
 const ALL_TABLES = [
   'api_keys',
+  'audit_log',
   'chat_activated_skills',
   'chat_event_relay',
   'chat_messages',
   'chats',
   'gateway_conversations',
   'gateway_responses',
+  'group_members',
+  'groups',
+  'installed_skill_groups',
   'installed_skill_versions',
   'installed_skills',
   'migrations',
@@ -36,10 +40,12 @@ const ALL_TABLES = [
   'users',
 ];
 const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
+const GROUP_TABLES = ['audit_log', 'group_members', 'groups', 'installed_skill_groups'];
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
-  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000';
+  'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
+  'GroupsAndRoles1764800000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -109,6 +115,7 @@ describe('migrations', () => {
     );
     expect(storeConstraints.map((c) => c.conname)).toEqual([
       'ck_installed_skill_versions_source',
+      'ck_installed_skills_audience',
       'ck_installed_skills_scope',
       'ck_skill_blobs_digest',
       'ck_skill_blobs_size',
@@ -119,6 +126,8 @@ describe('migrations', () => {
       'fk_installed_skill_versions_user',
       'fk_installed_skill_versions_version',
       'fk_installed_skills_owner',
+      'fk_installed_skills_owning_group',
+      'fk_installed_skills_owning_user',
       'fk_skill_switches_user',
       'pk_installed_skill_versions',
       'pk_installed_skills',
@@ -156,9 +165,43 @@ describe('migrations', () => {
       'fk_skill_mirrors_created_by',
       'pk_skill_mirrors',
     ]);
+    const groupConstraints = await query<{ conname: string }>(
+      db.url,
+      `SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN (${GROUP_TABLES.map((t) => `'${t}'`).join(
+        ', ',
+      )}) AND contype <> 'n' ORDER BY conname`,
+    );
+    expect(groupConstraints.map((c) => c.conname)).toEqual([
+      'ck_audit_log_details',
+      'ck_groups_name',
+      'ck_groups_source',
+      'fk_audit_log_actor',
+      'fk_group_members_group',
+      'fk_group_members_user',
+      'fk_installed_skill_groups_group',
+      'fk_installed_skill_groups_skill',
+      'pk_audit_log',
+      'pk_group_members',
+      'pk_groups',
+      'pk_installed_skill_groups',
+      'uq_groups_source_name',
+    ]);
     await migrate(db.url, 'run', (l) => log.push(l));
+    await query(db.url, "INSERT INTO users (id, name, role) VALUES (gen_random_uuid(), 'an-editor', 'editor')");
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'skill_mirrors'));
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => !GROUP_TABLES.includes(t)));
+    // The older schema knows no editors: they become members rather than stop the revert.
+    expect(await query(db.url, "SELECT role FROM users WHERE name = 'an-editor'")).toEqual([{ role: 'member' }]);
+    const audience = await query(
+      db.url,
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'installed_skills' AND column_name IN " +
+        "('audience', 'owning_user_id', 'owning_group_id')",
+    );
+    expect(audience).toEqual([]);
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(
+      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GROUP_TABLES.includes(t)),
+    );
     await migrate(db.url, 'revert', (l) => log.push(l));
     const sourceColumn = await query<{ column_name: string }>(
       db.url,
@@ -168,16 +211,21 @@ describe('migrations', () => {
     expect(sourceColumn).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)),
+      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t) && !GROUP_TABLES.includes(t)),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)),
+      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !GROUP_TABLES.includes(t)),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
       ALL_TABLES.filter(
-        (t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t),
+        (t) =>
+          t !== 'skill_mirrors' &&
+          t !== 'rate_limits' &&
+          !GATEWAY_TABLES.includes(t) &&
+          !STORE_TABLES.includes(t) &&
+          !GROUP_TABLES.includes(t),
       ),
     );
     const storeColumns = await query(
@@ -193,7 +241,8 @@ describe('migrations', () => {
           t !== 'rate_limits' &&
           t !== 'chat_event_relay' &&
           !GATEWAY_TABLES.includes(t) &&
-          !STORE_TABLES.includes(t),
+          !STORE_TABLES.includes(t) &&
+          !GROUP_TABLES.includes(t),
       ),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
@@ -218,6 +267,7 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: GroupsAndRoles1764800000000',
       'Reverted: SkillMirrors1764700000000',
       'Reverted: SkillVersionSource1764600000000',
       'Reverted: Gateway1764500000000',
