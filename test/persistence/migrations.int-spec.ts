@@ -199,9 +199,7 @@ describe('migrations', () => {
     );
     expect(audience).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GROUP_TABLES.includes(t)),
-    );
+    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'skill_mirrors' && !GROUP_TABLES.includes(t)));
     await migrate(db.url, 'revert', (l) => log.push(l));
     const sourceColumn = await query<{ column_name: string }>(
       db.url,
@@ -215,7 +213,9 @@ describe('migrations', () => {
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      ALL_TABLES.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !GROUP_TABLES.includes(t)),
+      ALL_TABLES.filter(
+        (t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !GROUP_TABLES.includes(t),
+      ),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(

@@ -135,8 +135,10 @@ export class SkillStoreController {
   constructor(private readonly lifecycle: SkillLifecycleService) {}
 
   @Post('admin/skills')
-  @AdminOnly()
-  @ApiSkillUpload('Install a shared skill (a new version when it exists)')
+  @ApiSkillUpload(
+    'Install a shared skill (a new version when it exists): admins, and editors for new skills (which they then own) ' +
+      'and the ones they or one of their groups own (else 403 FORBIDDEN)',
+  )
   installShared(
     @Req() request: UploadRequest,
     @Res({ passthrough: true }) reply: StatusReply,
@@ -156,8 +158,9 @@ export class SkillStoreController {
   }
 
   @Post('admin/skills/import')
-  @AdminOnly()
-  @ApiSkillImport("Import shared skills from a git repository or another server's discovery index")
+  @ApiSkillImport(
+    "Import shared skills from a git repository or another server's discovery index (admins; editors as for uploads)",
+  )
   importShared(
     @Body() body: ImportBodyDto,
     @Res({ passthrough: true }) reply: StatusReply,
@@ -230,13 +233,15 @@ export class SkillStoreController {
   }
 
   @Post('admin/skills/:name/rollback')
-  @AdminOnly()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Make an earlier version of a shared skill current' })
+  @ApiOperation({
+    summary: 'Make an earlier version of a shared skill current',
+    description: 'Admins, and editors for the shared skills they or one of their groups own (else 403 FORBIDDEN).',
+  })
   @ApiOkResponse({ type: RollbackResultDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_VERSION_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
-  rollback(@Param('name') name: string, @Body() body: RollbackDto) {
-    return this.lifecycle.rollback(name, body.version);
+  rollback(@Param('name') name: string, @Body() body: RollbackDto, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.rollback(name, body.version, principal);
   }
 
   @Delete('admin/skills/:name')

@@ -1,3 +1,4 @@
+import type { AuditActor } from '../shared/audit.js';
 import { LOCAL_USER, type UserRole } from './user.types.js';
 
 /** Who a request acts as: a user, and the key it came with (null when auth is off). */
@@ -15,3 +16,8 @@ export const LOCAL_PRINCIPAL: Principal = Object.freeze({
   role: 'admin',
   keyId: null,
 });
+
+/** Who the audit log says made a change a request asked for. */
+export function actorOf(principal: Principal): AuditActor {
+  return { id: principal.userId, name: principal.name };
+}

@@ -1,10 +1,11 @@
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { AuthService } from './auth.service.js';
 import { BootstrapAdminService } from './bootstrap-admin.service.js';
+import { GroupsService } from './groups.service.js';
 import { UsersService } from './users.service.js';
 
 /**
- * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`).
+ * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`, `GROUP_STORE`).
  */
 export interface UsersAdapters {
   imports: NonNullable<ModuleMetadata['imports']>;
@@ -17,8 +18,8 @@ export class UsersModule {
     return {
       module: UsersModule,
       imports: adapters.imports,
-      providers: [AuthService, UsersService, BootstrapAdminService],
-      exports: [AuthService, UsersService],
+      providers: [AuthService, UsersService, GroupsService, BootstrapAdminService],
+      exports: [AuthService, UsersService, GroupsService],
     };
   }
 }

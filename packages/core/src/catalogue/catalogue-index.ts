@@ -98,8 +98,7 @@ export class CatalogueIndex {
     if (positions === undefined) {
       positions = [];
       for (let i = 0; i < this.records.length; i++) {
-        if (isPrivate(this.records[i]) && view.skills.get(this.records[i].name) === this.records[i])
-          positions.push(i);
+        if (isPrivate(this.records[i]) && view.skills.get(this.records[i].name) === this.records[i]) positions.push(i);
       }
       this.privates.set(view, positions);
     }

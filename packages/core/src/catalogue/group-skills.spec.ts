@@ -55,9 +55,7 @@ describe('skills shared with groups', () => {
     const finance = narrowSnapshot(base, 'ann', [], CONFIG, new Set(['finance']));
     expect([...finance.skills.keys()]).toEqual(['incident-drill', 'payroll-run', 'team-notes']);
     expect(finance.catalogue('json')).toContain('payroll-run');
-    expect(finance.index.search(finance, 'payroll', { limit: 10 }).map((match) => match.name)).toEqual([
-      'payroll-run',
-    ]);
+    expect(finance.index.search(finance, 'payroll', { limit: 10 }).map((match) => match.name)).toEqual(['payroll-run']);
     const ops = narrowSnapshot(base, 'bob', [], CONFIG, new Set(['ops']));
     expect([...ops.skills.keys()]).toEqual(['incident-drill', 'team-notes']);
     expect(ops.index.search(ops, 'payroll', { limit: 10 }).map((match) => match.name)).toEqual([]);
@@ -66,9 +64,10 @@ describe('skills shared with groups', () => {
   });
 
   it('keeps a switched-off one out of other views entirely, so its name leaks nowhere', () => {
-    const switched = snapshotOf([record('team-notes', 'Notes.'), record('payroll-run', 'Payroll.', ['finance'])], [
-      ['payroll-run', false],
-    ]);
+    const switched = snapshotOf(
+      [record('team-notes', 'Notes.'), record('payroll-run', 'Payroll.', ['finance'])],
+      [['payroll-run', false]],
+    );
     expect(switched.disabled.has('payroll-run')).toBe(false);
     expect(narrowSnapshot(switched, 'eve', [], CONFIG, new Set(['ops'])).disabled.has('payroll-run')).toBe(false);
     const finance = narrowSnapshot(switched, 'ann', [], CONFIG, new Set(['finance']));

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../../users/principal.js';
+import { actorOf, type Principal } from '../../users/principal.js';
 import { AppError, ErrorCode, findSkill, storeSource } from '@skillhost/core';
-import type { StoredSkillFilter, StoreScope } from './skill-version-store.js';
+import type { AccessChange, Publisher, StoredSkillFilter, StoreScope } from './skill-version-store.js';
 import { skillSourceLabel } from '../skill-source-label.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { type ImportResult, SkillImportService } from './skill-import.service.js';
@@ -28,8 +28,8 @@ export class SkillLifecycleService {
   ) {}
 
   /**
-   * Installs an upload for the caller: shared (admins; the route checks) or the caller's personal skill. A clash it
-   * loses is a warning.
+   * Installs an upload for the caller: shared (admins, and editors for the skills they or their groups own and new
+   * ones) or the caller's personal skill. A clash it loses is a warning.
    */
   async install(
     body: NodeJS.ReadableStream,
@@ -37,7 +37,7 @@ export class SkillLifecycleService {
     scope: StoreScope,
     principal: Principal,
   ): Promise<InstallResult> {
-    const target = targetOf(scope, principal);
+    const target = await this.targetOf(scope, principal);
     const result = await this.store.installUpload(body, contentType, target, principal.userId);
     await this.refreshAndWarn(target, [result]);
     return result;
@@ -54,7 +54,7 @@ export class SkillLifecycleService {
     principal: Principal,
     { submodules = false }: { submodules?: boolean } = {},
   ): Promise<ImportResult> {
-    const target = targetOf(scope, principal);
+    const target = await this.targetOf(scope, principal);
     const admin = principal.role === 'admin';
     const result = await this.importer.importFrom(sourceText, target, principal.userId, {
       localFiles: admin,
@@ -87,9 +87,13 @@ export class SkillLifecycleService {
     return { name: history.key.name, scope: history.key.scope, current: history.current, versions: history.versions };
   }
 
-  async rollback(name: string, version: number) {
+  /** Admins roll back any shared skill; editors the ones they or their groups own (FORBIDDEN for others). */
+  async rollback(name: string, version: number, principal: Principal) {
     const key = { scope: 'shared' as const, ownerId: null, name: skillName(name) };
-    const result = await this.store.rollback(key, version);
+    const result = await this.store.rollback(key, version, {
+      actor: actorOf(principal),
+      ...(await this.publisherOf(principal)),
+    });
     await this.registry.refreshStore();
     return { name: key.name, version, digest: result.digest, changed: result.changed };
   }
@@ -106,13 +110,51 @@ export class SkillLifecycleService {
     const known =
       findSkill(snapshot.skills, name) ??
       findSkill(snapshot.disabled, name) ??
+      findSkill(
+        new Map([...snapshot.groupOnly.skills, ...snapshot.groupOnly.disabled].map((s) => [s.name, s])),
+        name,
+      ) ??
       [...snapshot.personal.values()]
         .map((own) => findSkill(own.skills, name) ?? findSkill(own.disabled, name))
         .find((skill) => skill !== undefined);
     const canonical = known?.name ?? this.registry.get(name).name;
-    await this.store.setSwitch(canonical, enabled, principal.userId);
+    await this.store.setSwitch(canonical, enabled, actorOf(principal));
     await this.registry.refreshStore();
     return { name: canonical, enabled };
+  }
+
+  /** A shared skill's audience and owners (admins; the route checks). */
+  access(name: string) {
+    return this.store.access(skillName(name));
+  }
+
+  /** Changes a shared skill's audience or owners (admins; the route checks); every catalogue follows at once. */
+  async setAccess(name: string, change: AccessChange, principal: Principal) {
+    const access = await this.store.setAccess(skillName(name), change, actorOf(principal));
+    await this.registry.refreshStore();
+    return access;
+  }
+
+  /**
+   * Where an install goes: for a shared one, FORBIDDEN unless the caller is an admin or an editor (an editor's install
+   * carries what they may publish, checked against each skill's owners under its lock).
+   */
+  private async targetOf(scope: StoreScope, principal: Principal): Promise<InstallTarget> {
+    const actor = actorOf(principal);
+    if (scope === 'personal') return { scope, ownerId: principal.userId, owner: principal.name, actor };
+    return { scope, ownerId: null, owner: null, actor, ...(await this.publisherOf(principal)) };
+  }
+
+  /** Nothing for an admin; for an editor, what they may publish; FORBIDDEN for a member. */
+  private async publisherOf(principal: Principal): Promise<{ publisher?: Publisher }> {
+    if (principal.role === 'admin') return {};
+    if (principal.role === 'editor')
+      return { publisher: { userId: principal.userId, groupIds: await this.store.userGroups(principal.userId) } };
+    throw new AppError(
+      ErrorCode.FORBIDDEN,
+      'Only admins and editors publish or roll back shared skills; install it as your personal skill ' +
+        '(POST /v1/skills), or ask an admin to make you an editor.',
+    );
   }
 
   async userFilter(principal: Principal): Promise<SkillFilterResult> {
@@ -135,12 +177,6 @@ export class SkillLifecycleService {
       offered: [...this.registry.viewFor(principal.userId, [under, filter]).skills.keys()],
     };
   }
-}
-
-function targetOf(scope: StoreScope, principal: Principal): InstallTarget {
-  return scope === 'shared'
-    ? { scope, ownerId: null, owner: null }
-    : { scope, ownerId: principal.userId, owner: principal.name };
 }
 
 /**
