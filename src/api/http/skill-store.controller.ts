@@ -45,6 +45,7 @@ import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle
 import { IMPORT_RETRY_AFTER_SECONDS, type ImportResult } from '../../domain/skills/store/skill-import.service.js';
 import type { InstallResult } from '../../domain/skills/store/skill-store.service.js';
 import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
+import { SetSkillAccessDto, SkillAccessDto } from './dto/groups.dto.js';
 
 /** The upload routes, as Fastify knows them: the only routes that take an archive or a form body. */
 export const SKILL_UPLOAD_ROUTES = [
@@ -265,6 +266,36 @@ export class SkillStoreController {
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   async uninstallPersonal(@Param('name') name: string, @CurrentPrincipal() principal: Principal): Promise<void> {
     await this.lifecycle.uninstall(name, 'personal', principal);
+  }
+
+  @Get('admin/skills/:name/access')
+  @AdminOnly()
+  @ApiOperation({ summary: "A shared skill's audience (the whole team or some groups) and owners" })
+  @ApiOkResponse({ type: SkillAccessDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
+  access(@Param('name') name: string) {
+    return this.lifecycle.access(name);
+  }
+
+  @Put('admin/skills/:name/access')
+  @AdminOnly()
+  @ApiOperation({
+    summary: 'Share a shared skill with the whole team or with groups, and set who may publish it besides admins',
+    description:
+      "`audience: 'groups'` with `groups` (ids): only those groups' members see it, through every door (catalogue, " +
+      'search, MCP, the discovery index, sync, the gateway, activation and resources answer SKILL_NOT_FOUND to ' +
+      "others). `owningUserId` / `owningGroupId`: an editor, or a group's editors, may publish and roll it back " +
+      '(null removes one). Fields not sent stay as they are. Written to the audit log.',
+  })
+  @ApiOkResponse({ type: SkillAccessDto })
+  @ApiErrors(
+    ErrorCode.SKILL_NOT_FOUND,
+    ErrorCode.GROUP_NOT_FOUND,
+    ErrorCode.USER_NOT_FOUND,
+    ErrorCode.VALIDATION_FAILED,
+  )
+  setAccess(@Param('name') name: string, @Body() body: SetSkillAccessDto, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.setAccess(name, body, principal);
   }
 
   @Put('admin/skills/:name/enabled')

@@ -486,6 +486,15 @@ export class SkillRegistry {
     return this.viewFor(userId, [filter], groups);
   }
 
+  /**
+   * The user's view narrowed by `filters` only (not the user's own filter unless given): the team's skills, the ones
+   * shared with the user's groups and the user's own. Every door that shows a person skills builds it here or in
+   * `viewForUser`, so a skill shared with groups reaches their members and nobody else.
+   */
+  async userView(userId: string, filters: readonly (SkillFilter | null | undefined)[] = []): Promise<CatalogueSnapshot> {
+    return this.viewFor(userId, filters, await this.userGroups(userId));
+  }
+
   /** The groups the user is in (none without a store, or a store that has no groups). */
   async userGroups(userId: string): Promise<readonly string[]> {
     return (await this.store?.userGroups?.(userId)) ?? [];

@@ -43,6 +43,7 @@ interface RegistryPort {
   refreshStore(): Promise<CatalogueSnapshot>;
   get(name: string): SkillRecord;
   viewFor(ownerId: string | undefined, filters?: readonly (SkillFilter | null | undefined)[]): CatalogueSnapshot;
+  userView(userId: string, filters?: readonly (SkillFilter | null | undefined)[]): Promise<CatalogueSnapshot>;
 }
 
 const ALICE: Principal = { userId: 'alice-id', name: 'alice', role: 'member', keyId: 'key-1' };
@@ -139,6 +140,10 @@ function fakeRegistry(log: string[], current = snapshot(), overrides: Partial<Re
       return found;
     },
     viewFor: (ownerId, filters) => {
+      views.push({ ownerId, filters });
+      return snapshot({ skills: [skill('pdf'), skill('xlsx')] });
+    },
+    userView: async (ownerId, filters) => {
       views.push({ ownerId, filters });
       return snapshot({ skills: [skill('pdf'), skill('xlsx')] });
     },
@@ -334,9 +339,9 @@ describe(SkillLifecycleService.name, () => {
       expect(await sut.setUserFilter(ALICE, { include: [' pdf '] })).toMatchObject({ include: ['pdf'], exclude: null });
     });
 
-    it("presents a chat's filter over the user's", () => {
+    it("presents a chat's filter over the user's", async () => {
       const { sut, views } = build();
-      const result = sut.presentFilter(ALICE, { include: ['pdf'] }, { exclude: ['xlsx'] });
+      const result = await sut.presentFilter(ALICE, { include: ['pdf'] }, { exclude: ['xlsx'] });
       expect(result).toEqual({ include: ['pdf'], exclude: null, offered: ['pdf', 'xlsx'] });
       expect(views).toEqual([{ ownerId: 'alice-id', filters: [{ exclude: ['xlsx'] }, { include: ['pdf'] }] }]);
     });

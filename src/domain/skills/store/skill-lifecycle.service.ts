@@ -166,15 +166,15 @@ export class SkillLifecycleService {
   }
 
   /** A filter (the user's, or a chat's over the user's), and what the two together offer. */
-  presentFilter(
+  async presentFilter(
     principal: Principal,
     filter: StoredSkillFilter | null,
     under: StoredSkillFilter | null,
-  ): SkillFilterResult {
+  ): Promise<SkillFilterResult> {
     return {
       include: filter?.include ?? null,
       exclude: filter?.exclude ?? null,
-      offered: [...this.registry.viewFor(principal.userId, [under, filter]).skills.keys()],
+      offered: [...(await this.registry.userView(principal.userId, [under, filter])).skills.keys()],
     };
   }
 }
