@@ -266,4 +266,25 @@ describe('the audit log', () => {
     expect(seen.filter((line) => line.startsWith('dave skill.install skill:payroll'))).toEqual([]);
     expect(seen.filter((line) => line.includes('alice-shared'))).toEqual([]);
   });
+
+  it('is shown to admins newest first, filtered by action and target, and to nobody else', async () => {
+    const page = (await http().get('/v1/admin/audit?target=skill:payroll&limit=2').set(as('root')).expect(200)).body;
+    expect(page).toMatchObject({ limit: 2, offset: 0 });
+    expect(page.items.map((entry: { action: string }) => entry.action)).toEqual(['skill.rollback', 'skill.install']);
+    expect(page.items[0]).toMatchObject({
+      actor: { id: ids.erin, name: 'erin' },
+      target: 'skill:payroll',
+      details: { from: 2, to: 1 },
+      at: expect.any(String),
+    });
+    const installs = (await http().get('/v1/admin/audit?action=skill.install').set(as('root')).expect(200)).body;
+    expect(installs.items.every((entry: { action: string }) => entry.action === 'skill.install')).toBe(true);
+    expect(installs.total).toBe(installs.items.length);
+    const bad = await http().get('/v1/admin/audit?action=skill.delete').set(as('root')).expect(400);
+    expect(bad.body.code).toBe('VALIDATION_FAILED');
+    for (const caller of ['alice', 'erin']) {
+      const refused = await http().get('/v1/admin/audit').set(as(caller)).expect(403);
+      expect(refused.body.code).toBe('FORBIDDEN');
+    }
+  });
 });

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { UsersModule } from '../../domain/users/users.module.js';
 import { PersistenceModule } from '../../infra/database/persistence.module.js';
+import { AdminAuditController } from './admin-audit.controller.js';
 import { AdminGroupsController } from './admin-groups.controller.js';
 import { AdminUsersController } from './admin-users.controller.js';
 import { PrincipalGuard } from './guards/principal.guard.js';
@@ -13,7 +14,7 @@ import { OAuthProbesController } from './oauth-probes.controller.js';
  */
 @Module({
   imports: [UsersModule.forRoot({ imports: [PersistenceModule] })],
-  controllers: [MeController, AdminUsersController, AdminGroupsController, OAuthProbesController],
+  controllers: [MeController, AdminUsersController, AdminGroupsController, AdminAuditController, OAuthProbesController],
   providers: [PrincipalGuard],
   exports: [PrincipalGuard, UsersModule],
 })
