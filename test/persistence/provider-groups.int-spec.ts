@@ -101,7 +101,10 @@ describe(`${GroupsService.name}.setProviderGroups`, () => {
       sut.setProviderGroups(fay.id, ['brand-new']),
     ]);
     const eveGroups = await groupNames(eve.id);
-    expect([['provider:a', 'provider:brand-new'], ['provider:b', 'provider:brand-new']]).toContainEqual(eveGroups);
+    expect([
+      ['provider:a', 'provider:brand-new'],
+      ['provider:b', 'provider:brand-new'],
+    ]).toContainEqual(eveGroups);
     expect(
       await query(db.url, "SELECT count(*)::int AS n FROM groups WHERE name = 'brand-new' AND source = 'provider'"),
     ).toEqual([{ n: 1 }]);
