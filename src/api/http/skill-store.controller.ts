@@ -139,6 +139,7 @@ export class SkillStoreController {
   @ApiSkillUpload(
     'Install a shared skill (a new version when it exists): admins, and editors for new skills (which they then own) ' +
       'and the ones they or one of their groups own (else 403 FORBIDDEN)',
+    ErrorCode.FORBIDDEN,
   )
   installShared(
     @Req() request: UploadRequest,
@@ -161,6 +162,7 @@ export class SkillStoreController {
   @Post('admin/skills/import')
   @ApiSkillImport(
     "Import shared skills from a git repository or another server's discovery index (admins; editors as for uploads)",
+    ErrorCode.FORBIDDEN,
   )
   importShared(
     @Body() body: ImportBodyDto,
@@ -240,7 +242,12 @@ export class SkillStoreController {
     description: 'Admins, and editors for the shared skills they or one of their groups own (else 403 FORBIDDEN).',
   })
   @ApiOkResponse({ type: RollbackResultDto })
-  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_VERSION_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
+  @ApiErrors(
+    ErrorCode.SKILL_NOT_FOUND,
+    ErrorCode.SKILL_VERSION_NOT_FOUND,
+    ErrorCode.VALIDATION_FAILED,
+    ErrorCode.FORBIDDEN,
+  )
   rollback(@Param('name') name: string, @Body() body: RollbackDto, @CurrentPrincipal() principal: Principal) {
     return this.lifecycle.rollback(name, body.version, principal);
   }
