@@ -109,30 +109,33 @@ describe('a skill shared with a group', () => {
     expect(refused.status).toBe(404);
   });
 
-  it("answers an outsider's activation, body and resource reads exactly as for a skill that does not exist", async () => {
-    const chat = (await http().post('/v1/chats').set(as('bob')).send({}).expect(201)).body.id;
-    const activate = (name: string) =>
-      http().post(`/v1/chats/${chat}/tools/skills.activate`).set(as('bob')).send({ name }).expect(200);
-    const hidden = (await activate('payroll')).body.toolCard;
-    const missing = (await activate('no-such-skill')).body.toolCard;
-    expect(hidden.status).toBe('error');
-    expect(hidden.output).toContain('SKILL_NOT_FOUND');
-    expect(hidden.output.replaceAll('payroll', 'NAME')).toBe(missing.output.replaceAll('no-such-skill', 'NAME'));
-    const body = await http().get('/v1/skills/payroll/body').set(as('bob')).expect(404);
-    const none = await http().get('/v1/skills/no-such-skill/body').set(as('bob')).expect(404);
-    expect(body.body.code).toBe('SKILL_NOT_FOUND');
-    expect(JSON.stringify(body.body).replaceAll('payroll', 'NAME')).toBe(
-      JSON.stringify(none.body).replaceAll('no-such-skill', 'NAME'),
-    );
-    await http().get('/v1/skills/payroll/resources/references/notes.md').set(as('bob')).expect(404);
-    const aliceChat = (await http().post('/v1/chats').set(as('alice')).send({}).expect(201)).body.id;
-    const allowed = await http()
-      .post(`/v1/chats/${aliceChat}/tools/skills.activate`)
-      .set(as('alice'))
-      .send({ name: 'payroll' })
-      .expect(200);
-    expect(allowed.body.toolCard.status).toBe('ok');
-  });
+  it(
+    "answers an outsider's activation, body and resource reads exactly as for a skill that does not " + 'exist',
+    async () => {
+      const chat = (await http().post('/v1/chats').set(as('bob')).send({}).expect(201)).body.id;
+      const activate = (name: string) =>
+        http().post(`/v1/chats/${chat}/tools/skills.activate`).set(as('bob')).send({ name }).expect(200);
+      const hidden = (await activate('payroll')).body.toolCard;
+      const missing = (await activate('no-such-skill')).body.toolCard;
+      expect(hidden.status).toBe('error');
+      expect(hidden.output).toContain('SKILL_NOT_FOUND');
+      expect(hidden.output.replaceAll('payroll', 'NAME')).toBe(missing.output.replaceAll('no-such-skill', 'NAME'));
+      const body = await http().get('/v1/skills/payroll/body').set(as('bob')).expect(404);
+      const none = await http().get('/v1/skills/no-such-skill/body').set(as('bob')).expect(404);
+      expect(body.body.code).toBe('SKILL_NOT_FOUND');
+      expect(JSON.stringify(body.body).replaceAll('payroll', 'NAME')).toBe(
+        JSON.stringify(none.body).replaceAll('no-such-skill', 'NAME'),
+      );
+      await http().get('/v1/skills/payroll/resources/references/notes.md').set(as('bob')).expect(404);
+      const aliceChat = (await http().post('/v1/chats').set(as('alice')).send({}).expect(201)).body.id;
+      const allowed = await http()
+        .post(`/v1/chats/${aliceChat}/tools/skills.activate`)
+        .set(as('alice'))
+        .send({ name: 'payroll' })
+        .expect(200);
+      expect(allowed.body.toolCard.status).toBe('ok');
+    },
+  );
 
   it("is listed over MCP to the members only, and an outsider's read of it is SKILL_NOT_FOUND", async () => {
     const connect = async (user: string) => {
@@ -157,12 +160,15 @@ describe('a skill shared with a group', () => {
     expect((read as { content: { text: string }[] }).content[0].text).toContain('SKILL_NOT_FOUND');
   });
 
-  it('leaves the view of a member taken out of the group on their next request, and comes back when re-added', async () => {
-    await http().delete(`/v1/admin/groups/${finance}/members/${ids.alice}`).set(as('root')).expect(200);
-    expect(names((await http().get('/v1/skills').set(as('alice')).expect(200)).body.skills)).toEqual(['team-notes']);
-    await http().put(`/v1/admin/groups/${finance}/members/${ids.alice}`).set(as('root')).expect(200);
-    expect(names((await http().get('/v1/skills').set(as('alice')).expect(200)).body.skills)).toContain('payroll');
-  });
+  it(
+    'leaves the view of a member taken out of the group on their next request, and comes back when ' + 're-added',
+    async () => {
+      await http().delete(`/v1/admin/groups/${finance}/members/${ids.alice}`).set(as('root')).expect(200);
+      expect(names((await http().get('/v1/skills').set(as('alice')).expect(200)).body.skills)).toEqual(['team-notes']);
+      await http().put(`/v1/admin/groups/${finance}/members/${ids.alice}`).set(as('root')).expect(200);
+      expect(names((await http().get('/v1/skills').set(as('alice')).expect(200)).body.skills)).toContain('payroll');
+    },
+  );
 });
 
 describe('editors', () => {

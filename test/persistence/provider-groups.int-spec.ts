@@ -35,43 +35,46 @@ describe(`${GroupsService.name}.setProviderGroups`, () => {
   const groupNames = async (userId: string) =>
     (await sut.groupsOf(userId)).map((group) => `${group.source}:${group.name}`);
 
-  it("makes the claim's groups, then replaces the user's provider memberships and keeps the admin-made ones", async () => {
-    const ann = (await users.create('ann', 'member'))!;
-    const adminGroup = await sut.createGroup('finance', ADMIN);
-    await sut.addMember(adminGroup.id, ann.id, ADMIN);
+  it(
+    "makes the claim's groups, then replaces the user's provider memberships and keeps the " + 'admin-made ones',
+    async () => {
+      const ann = (await users.create('ann', 'member'))!;
+      const adminGroup = await sut.createGroup('finance', ADMIN);
+      await sut.addMember(adminGroup.id, ann.id, ADMIN);
 
-    expect(await sut.setProviderGroups(ann.id, ['finance', 'ops', 'ops', ' eng '])).toEqual({
-      joined: ['eng', 'finance', 'ops'],
-      left: [],
-      ignored: [],
-    });
-    // A provider group may share its name with an admin group: they are two groups, each kept by its own side.
-    expect(await groupNames(ann.id)).toEqual(['provider:eng', 'admin:finance', 'provider:finance', 'provider:ops']);
+      expect(await sut.setProviderGroups(ann.id, ['finance', 'ops', 'ops', ' eng '])).toEqual({
+        joined: ['eng', 'finance', 'ops'],
+        left: [],
+        ignored: [],
+      });
+      // A provider group may share its name with an admin group: they are two groups, each kept by its own side.
+      expect(await groupNames(ann.id)).toEqual(['provider:eng', 'admin:finance', 'provider:finance', 'provider:ops']);
 
-    expect(await sut.setProviderGroups(ann.id, ['ops', 'sales'])).toEqual({
-      joined: ['sales'],
-      left: ['eng', 'finance'],
-      ignored: [],
-    });
-    expect(await groupNames(ann.id)).toEqual(['admin:finance', 'provider:ops', 'provider:sales']);
+      expect(await sut.setProviderGroups(ann.id, ['ops', 'sales'])).toEqual({
+        joined: ['sales'],
+        left: ['eng', 'finance'],
+        ignored: [],
+      });
+      expect(await groupNames(ann.id)).toEqual(['admin:finance', 'provider:ops', 'provider:sales']);
 
-    expect(await sut.setProviderGroups(ann.id, [])).toEqual({ joined: [], left: ['ops', 'sales'], ignored: [] });
-    expect(await groupNames(ann.id)).toEqual(['admin:finance']);
-    // The groups stay for the other users who have them; an unchanged claim writes nothing.
-    const audit = await query<{ action: string; details: { joined: string[]; left: string[] } }>(
-      db.url,
-      "SELECT action, details FROM audit_log WHERE action = 'group.provider-sync' ORDER BY id",
-    );
-    expect(audit.map((row) => [row.details.joined, row.details.left])).toEqual([
-      [['eng', 'finance', 'ops'], []],
-      [['sales'], ['eng', 'finance']],
-      [[], ['ops', 'sales']],
-    ]);
-    await sut.setProviderGroups(ann.id, []);
-    expect(
-      await query(db.url, "SELECT count(*)::int AS n FROM audit_log WHERE action = 'group.provider-sync'"),
-    ).toEqual([{ n: 3 }]);
-  });
+      expect(await sut.setProviderGroups(ann.id, [])).toEqual({ joined: [], left: ['ops', 'sales'], ignored: [] });
+      expect(await groupNames(ann.id)).toEqual(['admin:finance']);
+      // The groups stay for the other users who have them; an unchanged claim writes nothing.
+      const audit = await query<{ action: string; details: { joined: string[]; left: string[] } }>(
+        db.url,
+        "SELECT action, details FROM audit_log WHERE action = 'group.provider-sync' ORDER BY id",
+      );
+      expect(audit.map((row) => [row.details.joined, row.details.left])).toEqual([
+        [['eng', 'finance', 'ops'], []],
+        [['sales'], ['eng', 'finance']],
+        [[], ['ops', 'sales']],
+      ]);
+      await sut.setProviderGroups(ann.id, []);
+      expect(
+        await query(db.url, "SELECT count(*)::int AS n FROM audit_log WHERE action = 'group.provider-sync'"),
+      ).toEqual([{ n: 3 }]);
+    },
+  );
 
   it("does not touch another user's provider memberships", async () => {
     const bea = (await users.create('bea', 'member'))!;

@@ -6,7 +6,8 @@ import { GroupsService } from './groups.service.js';
 import { UsersService } from './users.service.js';
 
 /**
- * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`, `GROUP_STORE`, `AUDIT_LOG_STORE`).
+ * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`,
+ * `GROUP_STORE`, `AUDIT_LOG_STORE`).
  */
 export interface UsersAdapters {
   imports: NonNullable<ModuleMetadata['imports']>;

@@ -500,7 +500,9 @@ async function readAccess(manager: EntityManager, name: string, lock = false): P
   >(
     `SELECT i.id, i.audience, i.owning_user_id AS user_id, u.name AS user_name, i.owning_group_id AS group_id,
             g.name AS group_name
-       FROM installed_skills i LEFT JOIN users u ON u.id = i.owning_user_id LEFT JOIN groups g ON g.id = i.owning_group_id
+       FROM installed_skills i
+       LEFT JOIN users u ON u.id = i.owning_user_id
+       LEFT JOIN groups g ON g.id = i.owning_group_id
       WHERE i.name = $1 AND i.scope = 'shared'${lock ? ' FOR UPDATE OF i' : ''}`,
     [name],
   );

@@ -491,7 +491,10 @@ export class SkillRegistry {
    * shared with the user's groups and the user's own. Every door that shows a person skills builds it here or in
    * `viewForUser`, so a skill shared with groups reaches their members and nobody else.
    */
-  async userView(userId: string, filters: readonly (SkillFilter | null | undefined)[] = []): Promise<CatalogueSnapshot> {
+  async userView(
+    userId: string,
+    filters: readonly (SkillFilter | null | undefined)[] = [],
+  ): Promise<CatalogueSnapshot> {
     return this.viewFor(userId, filters, await this.userGroups(userId));
   }
 
