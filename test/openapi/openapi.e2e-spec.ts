@@ -282,6 +282,20 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     }
   });
 
+  it('a route that can answer 503 IMPORT_BUSY documents its Retry-After; one that cannot does not', () => {
+    for (const { key, operation } of operationsOf(document)) {
+      const codes = documentedCodes(operation, 503);
+      if (codes.length === 0) continue;
+      expect({ key, headers: Object.keys(operation.responses['503'].headers ?? {}) }).toEqual({
+        key,
+        headers: codes.includes('IMPORT_BUSY') ? ['retry-after'] : [],
+      });
+    }
+    expect(
+      documentedCodes(operationsOf(document).find((o) => o.key === 'POST /v1/skills/import')!.operation, 503),
+    ).toContain('IMPORT_BUSY');
+  });
+
   it(
     'a tour of every route answers only documented statuses, codes and media types, with bodies that match the ' +
       'schemas',

@@ -3,7 +3,6 @@ import { skillDigest } from '../../domain/skills/store/index-skill-digest.js';
 import type { PublishedSkill } from './published-skills.service.js';
 
 // Defined where an index import checks it too; the index's readers (sync, the discovery service) take it from here.
-export { skillDigest };
 
 /**
  * The Agent Skills discovery index (`/.well-known/agent-skills/index.json`), version 0.2.0 of the

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppError, type CatalogueSnapshot, contentDigest, ErrorCode, type SkillRecord } from '@skillhost/core';
 import type { VersionSource } from '../../domain/skills/store/skill-import-source.js';
+import { skillDigest } from '../../domain/skills/store/index-skill-digest.js';
 import { SkillStoreService } from '../../domain/skills/store/skill-store.service.js';
 import {
   INDEX_VERSION,
@@ -10,7 +11,6 @@ import {
   type IndexSkill,
   indexEntry,
   indexFiles,
-  skillDigest,
   unfitPath,
   versionedFileUrl,
 } from './agent-skills-index.js';

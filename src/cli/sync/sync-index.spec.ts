@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { skillDigest } from '../../api/mcp/agent-skills-index.js';
+import { skillDigest } from '../../domain/skills/store/index-skill-digest.js';
 import { checkIndex, checkVersions, IndexRefused, pathProblem, type SyncCaps } from './sync-index.js';
 
 const CAPS: SyncCaps = { fileBytes: 100, skillBytes: 150, skillFiles: 3 };

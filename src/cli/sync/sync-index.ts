@@ -1,4 +1,4 @@
-import { skillDigest } from '../../api/mcp/agent-skills-index.js';
+import { skillDigest } from '../../domain/skills/store/index-skill-digest.js';
 
 /**
  * The discovery index a server sends `skillhost sync`, checked before anything is fetched: every skill

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiExtraModels, ApiResponse, getSchemaPath, type ResponseObject } from '@nestjs/swagger';
-import { type ErrorCode, httpStatusOf } from '@skillhost/core';
+import { ErrorCode, httpStatusOf } from '@skillhost/core';
 import { ErrorBodyDto } from '../dto/error-body.dto.js';
 import { ERROR_CODE_DESCRIPTIONS } from './error-code-descriptions.js';
 
@@ -62,10 +62,12 @@ function errorResponse(status: number, codes: ErrorCode[]): ResponseObject {
         schema: { type: 'string' },
       },
     };
-  if (status === 429)
+  // A limit (429) and every import slot taken (503 IMPORT_BUSY) say when to try again; other 503s do not.
+  if (status === 429 || codes.includes(ErrorCode.IMPORT_BUSY))
     response.headers = {
       'retry-after': {
-        description: 'Seconds until the call would be let through.',
+        description:
+          status === 429 ? 'Seconds until the call would be let through.' : 'With `IMPORT_BUSY`: seconds to wait.',
         schema: { type: 'integer', minimum: 1 },
       },
     };

@@ -6,10 +6,10 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ErrorCode } from '@skillhost/core';
-import { serveGitOverHttp } from '../../../../test/support/git-http-server.js';
-import { type GitRepo, gitRepo } from '../../../../test/support/files/git-repo.js';
-import { skillMd, tempTree, type TempTree } from '../../../../test/support/files/skill-tree.js';
-import { checkoutGit, pinnedTo } from './git-checkout.js';
+import { serveGitOverHttp } from '../support/git-http-server.js';
+import { type GitRepo, gitRepo } from '../support/files/git-repo.js';
+import { skillMd, tempTree, type TempTree } from '../support/files/skill-tree.js';
+import { checkoutGit, pinnedTo } from '../../src/domain/skills/store/git-checkout.js';
 
 const OPTIONS = { timeoutMs: 60_000, allowFile: false, destinations: undefined, submodules: false };
 
