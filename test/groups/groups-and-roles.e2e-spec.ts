@@ -93,6 +93,11 @@ describe('a skill shared with a group', () => {
       expect(JSON.stringify(search)).not.toContain('payroll');
     }
     expect((await http().get('/v1/skills-catalogue').set(as('alice')).expect(200)).text).toContain('payroll');
+    // The admin views show every shared skill, whoever's catalogue offers it.
+    const report = (await http().get('/v1/admin/skills').set(as('root')).expect(200)).body;
+    expect(names(report.valid)).toEqual(['payroll', 'team-notes']);
+    const mcp = (await http().get('/v1/admin/mcp').set(as('root')).expect(200)).body;
+    expect(mcp.skills).toBe(2);
     const found = (await http().get('/v1/skills/search?q=payroll').set(as('alice')).expect(200)).body;
     expect(JSON.stringify(found)).toContain('payroll');
   });
