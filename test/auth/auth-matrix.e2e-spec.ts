@@ -227,8 +227,9 @@ const ROUTES: Route[] = [
     method: 'get',
     route: '/v1/skills/:name/versions',
     path: () => '/v1/skills/team-a-only/versions?scope=shared',
-    // The versions of a shared skill are read by name, as the admin views are: who sees it is the catalogue's rule.
-    expect: anyKey(200),
+    // Admins read every shared skill's versions (an admin view); others those of the skills shared with them.
+    expect: { ...teamA(200), admin: 200 },
+    notFound: 'SKILL_NOT_FOUND',
   },
   { method: 'get', route: '/v1/admin/groups', path: () => '/v1/admin/groups', expect: adminOnly(200) },
   {

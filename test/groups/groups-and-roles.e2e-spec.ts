@@ -132,6 +132,15 @@ describe('a skill shared with a group', () => {
         JSON.stringify(none.body).replaceAll('no-such-skill', 'NAME'),
       );
       await http().get('/v1/skills/payroll/resources/references/notes.md').set(as('bob')).expect(404);
+      for (const query of ['', '?scope=shared']) {
+        const versions = await http().get(`/v1/skills/payroll/versions${query}`).set(as('bob')).expect(404);
+        const never = await http().get(`/v1/skills/no-such-skill/versions${query}`).set(as('bob')).expect(404);
+        expect(JSON.stringify(versions.body).replaceAll('payroll', 'NAME')).toBe(
+          JSON.stringify(never.body).replaceAll('no-such-skill', 'NAME'),
+        );
+      }
+      await http().get('/v1/skills/payroll/versions').set(as('alice')).expect(200);
+      await http().get('/v1/skills/payroll/versions').set(as('root')).expect(200);
       const aliceChat = (await http().post('/v1/chats').set(as('alice')).send({}).expect(201)).body.id;
       const allowed = await http()
         .post(`/v1/chats/${aliceChat}/tools/skills.activate`)

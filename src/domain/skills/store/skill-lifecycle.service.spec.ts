@@ -9,7 +9,13 @@ import {
   type SkillFilter,
   type SkillRecord,
 } from '@skillhost/core';
-import type { InstallKey, StoredSkillFilter, StoreScope, VersionHistory } from './skill-version-store.js';
+import type {
+  InstallKey,
+  StoredSkillFilter,
+  StoreScope,
+  VersionHistory,
+  SharedSkillAccess,
+} from './skill-version-store.js';
 import type { Principal } from '../../users/principal.js';
 import type { AuditActor } from '../../shared/audit.js';
 import type { SkillRegistryService } from '@skillhost/nest';
@@ -33,6 +39,7 @@ interface StorePort {
   uninstall(key: InstallKey): Promise<void>;
   setSwitch(name: string, enabled: boolean, by: AuditActor): Promise<void>;
   userGroups(userId: string): Promise<readonly string[]>;
+  access(name: string): Promise<SharedSkillAccess>;
   userFilter(userId: string): Promise<StoredSkillFilter | null>;
   setUserFilter(userId: string, filter: StoredSkillFilter): Promise<StoredSkillFilter | null>;
 }
@@ -120,6 +127,7 @@ function fakeStore(log: string[], overrides: Partial<StorePort> = {}): StorePort
       log.push(`setSwitch ${name} ${enabled} by ${by.id}`);
     },
     userGroups: async (userId) => (userId === 'erin-id' ? ['team-a'] : []),
+    access: async (name) => ({ name, audience: 'team', groups: [], owningUser: null, owningGroup: null }),
     userFilter: async () => ({ exclude: ['docx'] }),
     setUserFilter: async (_userId, filter) => filter,
     ...overrides,

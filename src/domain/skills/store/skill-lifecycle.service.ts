@@ -5,7 +5,7 @@ import type { AccessChange, Publisher, StoredSkillFilter, StoreScope } from './s
 import { skillSourceLabel } from '../skill-source-label.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { type ImportResult, SkillImportService } from './skill-import.service.js';
-import { type InstallResult, type InstallTarget, SkillStoreService } from './skill-store.service.js';
+import { type InstallResult, type InstallTarget, noHistory, SkillStoreService } from './skill-store.service.js';
 
 /** What a filter answer holds: the filter as stored, and the skills it offers. */
 export interface SkillFilterResult {
@@ -82,8 +82,14 @@ export class SkillLifecycleService {
       }
   }
 
+  /**
+   * The versions of the skill the caller means by a name. A shared skill shared with groups the caller is not in is
+   * SKILL_NOT_FOUND, as in their catalogue (admins read every one: the admin views show every shared skill).
+   */
   async versions(name: string, principal: Principal, scope?: StoreScope) {
     const history = await this.store.historyFor(skillName(name), principal.userId, scope);
+    if (history.key.scope === 'shared' && principal.role !== 'admin')
+      await this.assertSharedWith(history.key.name, principal, scope);
     return { name: history.key.name, scope: history.key.scope, current: history.current, versions: history.versions };
   }
 
@@ -121,6 +127,15 @@ export class SkillLifecycleService {
     await this.store.setSwitch(canonical, enabled, actorOf(principal));
     await this.registry.refreshStore();
     return { name: canonical, enabled };
+  }
+
+  /** SKILL_NOT_FOUND, worded as for a name with no history, unless the skill's audience includes the caller. */
+  private async assertSharedWith(name: string, principal: Principal, scope: StoreScope | undefined): Promise<void> {
+    const access = await this.store.access(name);
+    if (access.audience === 'team') return;
+    const mine = new Set(await this.store.userGroups(principal.userId));
+    if (access.groups.some((group) => mine.has(group.id))) return;
+    throw noHistory(name, scope);
   }
 
   /** A shared skill's audience and owners (admins; the route checks). */

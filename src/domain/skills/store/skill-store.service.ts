@@ -365,12 +365,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
       const history = await this.repository.history(key);
       if (history !== null) return history;
     }
-    throw new AppError(
-      ErrorCode.SKILL_NOT_FOUND,
-      `Skill '${name}' is not installed in the ` +
-        `store${scope === undefined ? '' : ` (${scope})`}; skills from the skills directories have no version history.`,
-      { name },
-    );
+    throw noHistory(name, scope);
   }
 
   async rollback(
@@ -716,6 +711,16 @@ function notOwned(name: string, what: 'publish' | 'roll back'): AppError {
 
 function describeAudience(access: SharedSkillAccess): string {
   return access.audience === 'team' ? 'the whole team' : `the group(s) ${access.groups.map((g) => g.name).join(', ')}`;
+}
+
+/** SKILL_NOT_FOUND for a version history asked for by name (in `scope`, when given) that the caller has none of. */
+export function noHistory(name: string, scope?: StoreScope): AppError {
+  return new AppError(
+    ErrorCode.SKILL_NOT_FOUND,
+    `Skill '${name}' is not installed in the ` +
+      `store${scope === undefined ? '' : ` (${scope})`}; skills from the skills directories have no version history.`,
+    { name },
+  );
 }
 
 export function notInstalled(key: InstallKey): AppError {
