@@ -183,6 +183,20 @@ describe('a skill shared with a group', () => {
       expect(names((await http().get('/v1/skills').set(as('alice')).expect(200)).body.skills)).toContain('payroll');
     },
   );
+
+  it(
+    'gives no outsider a hint that the name is taken: their personal skill of that name is theirs, ' + 'unwarned',
+    async () => {
+      const mine = await upload('/v1/skills', 'bob', 'payroll', 'BOB-OWN');
+      expect(mine.status).toBe(201);
+      expect(mine.body.warnings).toEqual([]);
+      const body = (await http().get('/v1/skills/payroll/body').set(as('bob')).expect(200)).body;
+      expect(JSON.stringify(body)).toContain('BOB-OWN');
+      const aliceBody = (await http().get('/v1/skills/payroll/body').set(as('alice')).expect(200)).body;
+      expect(JSON.stringify(aliceBody)).not.toContain('BOB-OWN');
+      await http().delete('/v1/skills/payroll').set(as('bob')).expect(204);
+    },
+  );
 });
 
 describe('editors', () => {

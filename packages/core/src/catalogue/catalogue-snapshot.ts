@@ -282,7 +282,10 @@ function catalogueOf(sorted: readonly SkillRecord[], config: SnapshotConfig): (f
   };
 }
 
-/** Personal skills by owner; one named like a team skill is not offered (a collision says so). */
+/**
+ * Personal skills by owner; one named like a team skill is not offered (a collision says so), one named like a skill
+ * shared with groups is offered to its owner unless they are in one of those groups.
+ */
 function personalByOwner(
   records: readonly SkillRecord[],
   unavailable: readonly UnavailableSkill[],
@@ -304,7 +307,9 @@ function personalByOwner(
     const owner = record.store?.ownerId;
     if (owner === undefined || owner === null) continue;
     const teamSkill = team.get(record.name);
-    if (teamSkill !== undefined) {
+    // A skill shared with groups wins in its members' views only (withGroupSkills): reporting it here would tell
+    // the owner, in or out of those groups, that a skill of that name exists.
+    if (teamSkill !== undefined && !isGroupOnly(teamSkill)) {
       collisions.push({
         name: record.name,
         winner: { path: teamSkill.path, source: teamSkill.source },

@@ -81,6 +81,28 @@ describe('skills shared with groups', () => {
     expect(holdsGroupSkillsFor(base, new Set(['ops']))).toBe(true);
   });
 
+  it('lets a personal skill of the same name stand for an outsider, and tells nobody that the name is taken', () => {
+    const personal: SkillRecord = {
+      ...record('payroll-run', 'My own payroll notes.'),
+      path: '/store/personal/eve/payroll-run',
+      source: 'store:personal:eve',
+      store: { scope: 'personal', ownerId: 'eve', owner: 'eve', version: 1, history: new Set() },
+    };
+    const shared = record('payroll-run', 'Runs the payroll for the finance group.', ['finance']);
+    const both = buildSnapshot(
+      { skills: [shared], invalid: [], collisions: [], excluded: [], warnings: [], directories: [] },
+      CONFIG,
+      { scannedAt: new Date(0), durationMs: 0 },
+      NO_COMMANDS,
+      undefined,
+      { personal: [personal], switches: new Map() },
+    );
+    expect(both.collisions).toEqual([]);
+    expect(narrowSnapshot(both, 'eve', [], CONFIG, new Set(['ops'])).skills.get('payroll-run')).toBe(personal);
+    // In the group, the group's skill wins, as a team skill does.
+    expect(narrowSnapshot(both, 'eve', [], CONFIG, new Set(['finance'])).skills.get('payroll-run')).toBe(shared);
+  });
+
   it("applies the user's filter to them like to any skill", () => {
     const filtered = narrowSnapshot(base, 'ann', [{ exclude: ['payroll-*'] }], CONFIG, new Set(['finance']));
     expect([...filtered.skills.keys()]).toEqual(['incident-drill', 'team-notes']);
