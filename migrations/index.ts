@@ -8,6 +8,7 @@ import { RateLimits1764400000000 } from './1764400000000-rate-limits.js';
 import { Gateway1764500000000 } from './1764500000000-gateway.js';
 import { SkillVersionSource1764600000000 } from './1764600000000-skill-version-source.js';
 import { SkillMirrors1764700000000 } from './1764700000000-skill-mirrors.js';
+import { GroupsAndRoles1764800000000 } from './1764800000000-groups-and-roles.js';
 import { SignIn1764810000000 } from './1764810000000-sign-in.js';
 import { OAuthArtifacts1764820000000 } from './1764820000000-oauth-artifacts.js';
 
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   Gateway1764500000000,
   SkillVersionSource1764600000000,
   SkillMirrors1764700000000,
+  GroupsAndRoles1764800000000,
   SignIn1764810000000,
   OAuthArtifacts1764820000000,
 ];

@@ -12,6 +12,7 @@ import type { UsersService } from '../domain/users/users.service.js';
 import { withServices } from './cli-context.js';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
 import { formatInstant, formatTable } from './text-table.js';
+import { SYSTEM_ACTOR } from '../domain/shared/audit.js';
 
 const SCOPE_OPTIONS = {
   personal: { type: 'boolean' },
@@ -215,7 +216,7 @@ async function setSwitch(
       `'${name}' is not a skill name: give the name as the skill's SKILL.md declares it (no spaces, at most 64 ` +
         `characters).`,
     );
-  await store.setSwitch(name, enabled, null);
+  await store.setSwitch(name, enabled, SYSTEM_ACTOR);
   io.out(
     json
       ? JSON.stringify({ name, enabled })

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { GroupsService } from '../../src/domain/users/groups.service.js';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
@@ -8,14 +9,20 @@ import { type UploadBody, zipOf } from '../support/skill-archives.js';
 
 /**
  * Every REST route × every kind of caller → the documented status. Callers: no key, a member
- * (alice, who owns the fixtures), another member (bob), an admin (root), a revoked key and an
- * expired key (both alice's).
+ * (alice, who owns the fixtures and is in the group `team-a`), another member (bob), an admin (root), an editor
+ * (erin, in `team-a`, which owns the shared skill `installed`), a member of another group (gus, in `team-b`), a
+ * revoked key and an expired key (both alice's). The shared skill `team-a-only` is shared with `team-a`: no caller
+ * outside it (admins included: their own catalogue follows their groups) reads it anywhere.
  */
-type Caller = 'anonymous' | 'member' | 'otherMember' | 'admin' | 'revoked' | 'expired';
-const CALLERS: Caller[] = ['anonymous', 'member', 'otherMember', 'admin', 'revoked', 'expired'];
+type Caller = 'anonymous' | 'member' | 'otherMember' | 'admin' | 'editor' | 'otherGroup' | 'revoked' | 'expired';
+const CALLERS: Caller[] = ['anonymous', 'member', 'otherMember', 'admin', 'editor', 'otherGroup', 'revoked', 'expired'];
+type Expected = { member: number; otherMember: number; admin: number; editor: number; otherGroup: number };
 
 interface Fixtures {
   users: { alice: string; bob: string; root: string };
+  groups: { teamA: string };
+  /** A fresh admin group, by id, with `member` in it when given (for routes that delete one or a member). */
+  newGroupId(member?: string): Promise<string>;
   keys: Record<Caller, string | undefined>;
   /** A fresh chat of alice's with one activation (for routes that change or remove it). */
   newChat(): Promise<string>;
@@ -33,14 +40,34 @@ interface Route {
   upload?: () => Promise<UploadBody>;
   /** The code of a 404 (default: CHAT_NOT_FOUND, or API_KEY_NOT_FOUND for key routes). */
   notFound?: string;
-  /** Statuses for member, otherMember and admin; anonymous, revoked and expired are 401 unless public. */
-  expect: { member: number; otherMember: number; admin: number };
+  /** Statuses for the callers with a working key; anonymous, revoked and expired are 401 unless public. */
+  expect: Expected;
   public?: boolean;
 }
 
-const owned = (member: number) => ({ member, otherMember: 404, admin: 404 });
-const anyKey = (status: number) => ({ member: status, otherMember: status, admin: status });
-const adminOnly = (status: number) => ({ member: 403, otherMember: 403, admin: status });
+const owned = (member: number): Expected => ({ member, otherMember: 404, admin: 404, editor: 404, otherGroup: 404 });
+const anyKey = (status: number): Expected => ({
+  member: status,
+  otherMember: status,
+  admin: status,
+  editor: status,
+  otherGroup: status,
+});
+const adminOnly = (status: number): Expected => ({
+  member: 403,
+  otherMember: 403,
+  admin: status,
+  editor: 403,
+  otherGroup: 403,
+});
+/** A read of `team-a-only`: its group's members (alice, erin) only. */
+const teamA = (status: number): Expected => ({
+  member: status,
+  otherMember: 404,
+  admin: 404,
+  editor: status,
+  otherGroup: 404,
+});
 
 const ROUTES: Route[] = [
   { method: 'get', route: '/health', path: () => '/health', expect: anyKey(200), public: true },
@@ -52,7 +79,7 @@ const ROUTES: Route[] = [
     method: 'delete',
     route: '/v1/me/keys/:id',
     path: async (fx) => `/v1/me/keys/${await fx.newAliceKeyId()}`,
-    expect: { member: 204, otherMember: 404, admin: 404 },
+    expect: owned(204),
   },
   {
     method: 'post',
@@ -128,7 +155,16 @@ const ROUTES: Route[] = [
     route: '/v1/admin/skills',
     path: () => '/v1/admin/skills',
     upload: () => zipOf({ 'shared-one/SKILL.md': skillMd({ name: 'shared-one' }) }),
+    // The admin installs it first; the editor owns neither it nor a group that does.
     expect: adminOnly(201),
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/skills',
+    path: () => '/v1/admin/skills',
+    upload: () => zipOf({ 'installed/SKILL.md': skillMd({ name: 'installed', body: 'SECOND' }) }),
+    // A new version the first time (the admin's), the same content again after (the editor's: team-a owns it).
+    expect: { ...adminOnly(201), editor: 200 },
   },
   // Each caller installs into its own personal scope: a new skill for each.
   {
@@ -149,6 +185,96 @@ const ROUTES: Route[] = [
     route: '/v1/admin/skills/:name/rollback',
     path: () => '/v1/admin/skills/installed/rollback',
     body: { version: 1 },
+    expect: { ...adminOnly(200), editor: 200 },
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/skills/:name/rollback',
+    path: () => '/v1/admin/skills/team-a-only/rollback',
+    body: { version: 1 },
+    // Owned by nobody: admins only, whoever sees it.
+    expect: adminOnly(200),
+  },
+  {
+    method: 'get',
+    route: '/v1/skills/:name',
+    path: () => '/v1/skills/team-a-only',
+    expect: teamA(200),
+    notFound: 'SKILL_NOT_FOUND',
+  },
+  {
+    method: 'get',
+    route: '/v1/skills/:name/body',
+    path: () => '/v1/skills/team-a-only/body',
+    expect: teamA(200),
+    notFound: 'SKILL_NOT_FOUND',
+  },
+  {
+    method: 'get',
+    route: '/v1/skills/:name/resources/*',
+    path: () => '/v1/skills/team-a-only/resources/references/a.md',
+    expect: teamA(200),
+    notFound: 'SKILL_NOT_FOUND',
+  },
+  {
+    method: 'get',
+    route: '/.well-known/agent-skills/:name/*',
+    path: () => '/.well-known/agent-skills/team-a-only/SKILL.md',
+    expect: teamA(200),
+    notFound: 'SKILL_NOT_FOUND',
+  },
+  {
+    method: 'get',
+    route: '/v1/skills/:name/versions',
+    path: () => '/v1/skills/team-a-only/versions?scope=shared',
+    // Admins read every shared skill's versions (an admin view); others those of the skills shared with them.
+    expect: { ...teamA(200), admin: 200 },
+    notFound: 'SKILL_NOT_FOUND',
+  },
+  { method: 'get', route: '/v1/admin/groups', path: () => '/v1/admin/groups', expect: adminOnly(200) },
+  {
+    method: 'post',
+    route: '/v1/admin/groups',
+    path: () => '/v1/admin/groups',
+    body: { name: `g${Math.random().toString(36).slice(2, 10)}` },
+    expect: adminOnly(201),
+  },
+  {
+    method: 'get',
+    route: '/v1/admin/groups/:id',
+    path: (fx) => `/v1/admin/groups/${fx.groups.teamA}`,
+    expect: adminOnly(200),
+  },
+  {
+    method: 'delete',
+    route: '/v1/admin/groups/:id',
+    path: async (fx) => `/v1/admin/groups/${await fx.newGroupId()}`,
+    expect: adminOnly(204),
+  },
+  {
+    method: 'put',
+    route: '/v1/admin/groups/:id/members/:userId',
+    path: (fx) => `/v1/admin/groups/${fx.groups.teamA}/members/${fx.users.alice}`,
+    expect: adminOnly(200),
+  },
+  {
+    method: 'delete',
+    route: '/v1/admin/groups/:id/members/:userId',
+    path: async (fx) => `/v1/admin/groups/${await fx.newGroupId(fx.users.bob)}/members/${fx.users.bob}`,
+    expect: adminOnly(200),
+  },
+  { method: 'get', route: '/v1/admin/audit', path: () => '/v1/admin/audit', expect: adminOnly(200) },
+  {
+    method: 'get',
+    route: '/v1/admin/skills/:name/access',
+    path: () => '/v1/admin/skills/team-a-only/access',
+    expect: adminOnly(200),
+  },
+  {
+    method: 'put',
+    route: '/v1/admin/skills/:name/access',
+    path: () => '/v1/admin/skills/installed/access',
+    body: { audience: 'team' },
     expect: adminOnly(200),
   },
   {
@@ -162,7 +288,7 @@ const ROUTES: Route[] = [
     method: 'delete',
     route: '/v1/skills/:name',
     path: () => '/v1/skills/alice-own',
-    expect: { member: 204, otherMember: 404, admin: 404 },
+    expect: owned(204),
     notFound: 'SKILL_NOT_FOUND',
   },
   {
@@ -250,6 +376,14 @@ beforeAll(async () => {
   const alice = await users.createUser('alice', 'member');
   const bob = await users.createUser('bob', 'member');
   const root = await users.createUser('root', 'admin');
+  const erin = await users.createUser('erin', 'editor');
+  const gus = await users.createUser('gus', 'member');
+  const groups = ctx.app.get(GroupsService);
+  const teamA = await groups.createGroup('team-a', { id: root.id, name: 'root' });
+  const teamB = await groups.createGroup('team-b', { id: root.id, name: 'root' });
+  await groups.addMember(teamA.id, alice.id, { id: root.id, name: 'root' });
+  await groups.addMember(teamA.id, erin.id, { id: root.id, name: 'root' });
+  await groups.addMember(teamB.id, gus.id, { id: root.id, name: 'root' });
   const revoked = await users.createKey(alice.id, { label: 'revoked' });
   await users.revokeKey(revoked.apiKey.id);
   const expired = await users.createKey(alice.id, { label: 'expired', expiresAt: new Date(Date.now() + 60_000) });
@@ -269,14 +403,35 @@ beforeAll(async () => {
   };
   await install('/v1/admin/skills', adminKey, { 'installed/SKILL.md': skillMd({ name: 'installed' }) });
   await install('/v1/admin/skills', adminKey, { 'to-remove/SKILL.md': skillMd({ name: 'to-remove' }) });
+  await install('/v1/admin/skills', adminKey, {
+    'team-a-only/SKILL.md': skillMd({ name: 'team-a-only' }),
+    'team-a-only/references/a.md': 'A',
+  });
+  for (const [name, access] of [
+    ['team-a-only', { audience: 'groups', groups: [teamA.id] }],
+    ['installed', { owningGroupId: teamA.id }],
+  ] as const)
+    await http()
+      .put(`/v1/admin/skills/${name}/access`)
+      .set('authorization', `Bearer ${adminKey}`)
+      .send(access)
+      .expect(200);
   await install('/v1/skills', memberKey, { 'alice-own/SKILL.md': skillMd({ name: 'alice-own' }) });
   fx = {
     users: { alice: alice.id, bob: bob.id, root: root.id },
+    groups: { teamA: teamA.id },
+    async newGroupId(member?: string) {
+      const group = await groups.createGroup(`g${Math.random().toString(36).slice(2, 10)}`, { id: null, name: null });
+      if (member !== undefined) await groups.addMember(group.id, member, { id: null, name: null });
+      return group.id;
+    },
     keys: {
       anonymous: undefined,
       member: memberKey,
       otherMember: (await users.createKey(bob.id)).key,
       admin: adminKey,
+      editor: (await users.createKey(erin.id)).key,
+      otherGroup: (await users.createKey(gus.id)).key,
       revoked: revoked.key,
       expired: expired.key,
     },
@@ -305,10 +460,11 @@ describe('the auth matrix', () => {
   it.each(cells)('%s as %s', async (_, caller, route) => {
     const expected = route.public
       ? route.expect.member
-      : caller === 'member' || caller === 'otherMember' || caller === 'admin'
-        ? route.expect[caller]
-        : 401;
-    let call = http()[route.method](await route.path(fx));
+      : caller === 'anonymous' || caller === 'revoked' || caller === 'expired'
+        ? 401
+        : route.expect[caller];
+    const path = await route.path(fx);
+    let call = http()[route.method](path);
     const key = fx.keys[caller];
     if (key !== undefined) call = call.set('authorization', `Bearer ${key}`);
     const archive = await route.upload?.();
@@ -332,5 +488,38 @@ describe('the auth matrix', () => {
       expect(res.body.code).toBe(
         route.notFound ?? (route.route.includes('/keys/') ? 'API_KEY_NOT_FOUND' : 'CHAT_NOT_FOUND'),
       );
+    // No cross-group reads: a skill shared with team-a is named in no answer to anyone outside it (but where the
+    // request named it itself, or an admin route, which no one outside the admins reaches).
+    const outside = caller === 'otherMember' || caller === 'otherGroup';
+    if (outside && !path.includes('team-a-only') && !route.route.startsWith('/v1/admin/'))
+      expect(JSON.stringify(res.body ?? '') + (res.text ?? '')).not.toContain('team-a-only');
+  });
+});
+
+describe('the catalogue doors, by group', () => {
+  const listed = async (caller: Caller, path: string) => {
+    const res = await http().get(path).set('authorization', `Bearer ${fx.keys[caller]}`).expect(200);
+    return res.text.includes('team-a-only');
+  };
+  it.each([
+    '/v1/skills',
+    '/v1/skills-catalogue',
+    '/v1/skills/search?q=team-a-only',
+    '/.well-known/agent-skills/index.json',
+    '/.well-known/agent-skills/versions.json',
+  ])('%s lists team-a-only to team-a members only', async (path) => {
+    const seen = await Promise.all(
+      (['member', 'otherMember', 'admin', 'editor', 'otherGroup'] as const).map(async (caller) => [
+        caller,
+        await listed(caller, path),
+      ]),
+    );
+    expect(Object.fromEntries(seen)).toEqual({
+      member: true,
+      otherMember: false,
+      admin: false,
+      editor: true,
+      otherGroup: false,
+    });
   });
 });

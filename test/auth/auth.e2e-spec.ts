@@ -211,7 +211,7 @@ describe('API keys and users (auth mode api_key)', () => {
       "name: name must be 1–64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit",
     ]);
     const badRole = await http().post('/v1/admin/users').set(auth).send({ name: 'ivy', role: 'root' }).expect(400);
-    expect(badRole.body.details.problems).toEqual(['role: role must be one of admin, member']);
+    expect(badRole.body.details.problems).toEqual(['role: role must be one of admin, editor, member']);
     await http().post('/v1/admin/users').set(auth).send({ name: 'ivy' }).expect(201);
     expect((await http().post('/v1/admin/users').set(auth).send({ name: 'ivy' }).expect(409)).body).toEqual({
       code: 'USER_NAME_TAKEN',

@@ -225,11 +225,20 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
     },
   );
 
+  const PUBLISH_ROUTES = [
+    'POST /v1/admin/skills',
+    'POST /v1/admin/skills/import',
+    'POST /v1/admin/skills/{name}/rollback',
+  ];
+
   it('admin routes document 403 FORBIDDEN, and exactly those refuse a member', async () => {
     const problems: string[] = [];
     for (const { key, method, path, operation } of operationsOf(document)) {
       const documented = documentedCodes(operation, 403).includes('FORBIDDEN');
       const res = await send(ctx.app, method, samplePath(path), memberKey);
+      // Editors pass these routes' guard and the service decides by the skill's owners, after the body is read: a
+      // member's empty sample is refused for its body first (the auth matrix sends them valid ones: 403).
+      if (PUBLISH_ROUTES.includes(key) && documented && [400, 415].includes(res.status)) continue;
       if ((res.body.code === 'FORBIDDEN') !== documented)
         problems.push(
           `${key}: documented ${documented ? '' : 'no '}403, a member got ${res.status} ${res.body.code ?? ''}`,
@@ -520,6 +529,40 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
         'PUT /v1/admin/skills/{name}/enabled',
         await http().put('/v1/admin/skills/nope/enabled').set(admin).send({ enabled: true }),
       );
+      const groups = '/v1/admin/groups';
+      const group = await http().post(groups).set(admin).send({ name: 'tour-group' });
+      visit('POST /v1/admin/groups', group);
+      visit('POST /v1/admin/groups', await http().post(groups).set(admin).send({ name: 'tour-group' }));
+      visit('POST /v1/admin/groups', await http().post(groups).set(admin).send({ name: 'bad\u0001' }));
+      visit('GET /v1/admin/groups', await http().get(`${groups}?limit=1`).set(admin));
+      visit('GET /v1/admin/groups/{id}', await http().get(`${groups}/${group.body.id}`).set(admin));
+      visit('GET /v1/admin/groups/{id}', await http().get(`${groups}/nope`).set(admin));
+      const tourUserId = (await http().get('/v1/admin/users').set(admin)).body.items[0].id;
+      const member = `${groups}/${group.body.id}/members/${tourUserId}`;
+      visit('PUT /v1/admin/groups/{id}/members/{userId}', await http().put(member).set(admin));
+      visit(
+        'PUT /v1/admin/groups/{id}/members/{userId}',
+        await http().put(`${groups}/${group.body.id}/members/x`).set(admin),
+      );
+      const access = '/v1/admin/skills/tour/access';
+      visit(
+        'PUT /v1/admin/skills/{name}/access',
+        await http()
+          .put(access)
+          .set(admin)
+          .send({ audience: 'groups', groups: [group.body.id] }),
+      );
+      visit('PUT /v1/admin/skills/{name}/access', await http().put(access).set(admin).send({ audience: 'groups' }));
+      visit('PUT /v1/admin/skills/{name}/access', await http().put('/v1/admin/skills/nope/access').set(admin).send({}));
+      visit('GET /v1/admin/skills/{name}/access', await http().get(access).set(admin));
+      visit('GET /v1/admin/skills/{name}/access', await http().get('/v1/admin/skills/nope/access').set(admin));
+      visit('DELETE /v1/admin/groups/{id}/members/{userId}', await http().delete(member).set(admin));
+      visit('DELETE /v1/admin/groups/{id}/members/{userId}', await http().delete(member).set(admin));
+      visit('DELETE /v1/admin/groups/{id}', await http().delete(`${groups}/${group.body.id}`).set(admin));
+      visit('DELETE /v1/admin/groups/{id}', await http().delete(`${groups}/${group.body.id}`).set(admin));
+      visit('GET /v1/admin/audit', await http().get('/v1/admin/audit?action=skill.install&limit=3').set(admin));
+      visit('GET /v1/admin/audit', await http().get('/v1/admin/audit?action=nope').set(admin));
+      visit('GET /v1/admin/audit', await http().get('/v1/admin/audit').set('x-api-key', memberKey));
       visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
       visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
       visit('DELETE /v1/skills/{name}', await http().delete('/v1/skills/mine').set('x-api-key', memberKey));

@@ -18,12 +18,16 @@ const STORE_TABLES = [
 ];
 const ALL_TABLES = [
   'api_keys',
+  'audit_log',
   'chat_activated_skills',
   'chat_event_relay',
   'chat_messages',
   'chats',
   'gateway_conversations',
   'gateway_responses',
+  'group_members',
+  'groups',
+  'installed_skill_groups',
   'installed_skill_versions',
   'installed_skills',
   'migrations',
@@ -42,11 +46,14 @@ const ALL_TABLES = [
 const SIGN_IN_TABLES = ['sign_in_attempts', 'user_identities', 'web_sessions'];
 const TABLES_BEFORE_SIGN_IN = ALL_TABLES.filter((t) => !SIGN_IN_TABLES.includes(t) && t !== 'oauth_artifacts');
 const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
+const GROUP_TABLES = ['audit_log', 'group_members', 'groups', 'installed_skill_groups'];
+/** The tables before groups and roles, sign-in and OAuth: what the older migrations' checks below expect. */
+const TABLES_BEFORE_GROUPS = TABLES_BEFORE_SIGN_IN.filter((t) => !GROUP_TABLES.includes(t));
 const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
   'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
-  'SignIn1764810000000, OAuthArtifacts1764820000000';
+  'GroupsAndRoles1764800000000, SignIn1764810000000, OAuthArtifacts1764820000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -116,6 +123,7 @@ describe('migrations', () => {
     );
     expect(storeConstraints.map((c) => c.conname)).toEqual([
       'ck_installed_skill_versions_source',
+      'ck_installed_skills_audience',
       'ck_installed_skills_scope',
       'ck_skill_blobs_digest',
       'ck_skill_blobs_size',
@@ -126,6 +134,8 @@ describe('migrations', () => {
       'fk_installed_skill_versions_user',
       'fk_installed_skill_versions_version',
       'fk_installed_skills_owner',
+      'fk_installed_skills_owning_group',
+      'fk_installed_skills_owning_user',
       'fk_skill_switches_user',
       'pk_installed_skill_versions',
       'pk_installed_skills',
@@ -164,6 +174,27 @@ describe('migrations', () => {
       'pk_skill_mirrors',
     ]);
     await migrate(db.url, 'run', (l) => log.push(l));
+    const groupConstraints = await query<{ conname: string }>(
+      db.url,
+      `SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN (${GROUP_TABLES.map((t) => `'${t}'`).join(
+        ', ',
+      )}) AND contype <> 'n' ORDER BY conname`,
+    );
+    expect(groupConstraints.map((c) => c.conname)).toEqual([
+      'ck_audit_log_details',
+      'ck_groups_name',
+      'ck_groups_source',
+      'fk_audit_log_actor',
+      'fk_group_members_group',
+      'fk_group_members_user',
+      'fk_installed_skill_groups_group',
+      'fk_installed_skill_groups_skill',
+      'pk_audit_log',
+      'pk_group_members',
+      'pk_groups',
+      'pk_installed_skill_groups',
+      'uq_groups_source_name',
+    ]);
     const signInConstraints = await query<{ conname: string }>(
       db.url,
       "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text IN ('user_identities', 'sign_in_attempts', " +
@@ -190,8 +221,19 @@ describe('migrations', () => {
     await migrate(db.url, 'run', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
+    await query(db.url, "INSERT INTO users (id, name, role) VALUES (gen_random_uuid(), 'an-editor', 'editor')");
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(TABLES_BEFORE_SIGN_IN.filter((t) => t !== 'skill_mirrors'));
+    expect(await tables(db.url)).toEqual(TABLES_BEFORE_GROUPS);
+    // The older schema knows no editors: they become members rather than stop the revert.
+    expect(await query(db.url, "SELECT role FROM users WHERE name = 'an-editor'")).toEqual([{ role: 'member' }]);
+    const audience = await query(
+      db.url,
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'installed_skills' AND column_name IN " +
+        "('audience', 'owning_user_id', 'owning_group_id')",
+    );
+    expect(audience).toEqual([]);
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(TABLES_BEFORE_GROUPS.filter((t) => t !== 'skill_mirrors'));
     await migrate(db.url, 'revert', (l) => log.push(l));
     const sourceColumn = await query<{ column_name: string }>(
       db.url,
@@ -201,15 +243,15 @@ describe('migrations', () => {
     expect(sourceColumn).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      TABLES_BEFORE_SIGN_IN.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)),
+      TABLES_BEFORE_GROUPS.filter((t) => t !== 'skill_mirrors' && !GATEWAY_TABLES.includes(t)),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      TABLES_BEFORE_SIGN_IN.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)),
+      TABLES_BEFORE_GROUPS.filter((t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t)),
     );
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      TABLES_BEFORE_SIGN_IN.filter(
+      TABLES_BEFORE_GROUPS.filter(
         (t) => t !== 'skill_mirrors' && t !== 'rate_limits' && !GATEWAY_TABLES.includes(t) && !STORE_TABLES.includes(t),
       ),
     );
@@ -220,7 +262,7 @@ describe('migrations', () => {
     expect(storeColumns).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(
-      TABLES_BEFORE_SIGN_IN.filter(
+      TABLES_BEFORE_GROUPS.filter(
         (t) =>
           t !== 'skill_mirrors' &&
           t !== 'rate_limits' &&
@@ -256,6 +298,7 @@ describe('migrations', () => {
       'Applied: SignIn1764810000000, OAuthArtifacts1764820000000',
       'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
+      'Reverted: GroupsAndRoles1764800000000',
       'Reverted: SkillMirrors1764700000000',
       'Reverted: SkillVersionSource1764600000000',
       'Reverted: Gateway1764500000000',

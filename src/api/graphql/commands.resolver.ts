@@ -16,7 +16,7 @@ export class CommandsResolver {
   @Query(() => [CommandDto], {
     description: 'The loaded commands, run as `/name args`, in name order (GET /v1/commands).',
   })
-  commands(@CurrentPrincipal() principal: Principal) {
-    return presentCommandList(this.registry.viewFor(principal.userId)).commands;
+  async commands(@CurrentPrincipal() principal: Principal) {
+    return presentCommandList(await this.registry.userView(principal.userId)).commands;
   }
 }

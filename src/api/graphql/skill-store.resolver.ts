@@ -32,11 +32,11 @@ export class SkillStoreResolver {
 
   @Mutation(() => RollbackResultDto, {
     description:
-      'Makes an earlier version of a shared skill current; admins only (POST /v1/admin/skills/{name}/rollback).',
+      'Makes an earlier version of a shared skill current; admins, and editors for the skills they or their groups ' +
+      'own (POST /v1/admin/skills/{name}/rollback).',
   })
-  @AdminOnly()
-  rollbackSkill(@Args() { name, version }: RollbackSkillArgs) {
-    return this.lifecycle.rollback(name, version);
+  rollbackSkill(@Args() { name, version }: RollbackSkillArgs, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.rollback(name, version, principal);
   }
 
   @Mutation(() => Boolean, {

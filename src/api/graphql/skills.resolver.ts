@@ -31,13 +31,13 @@ export class SkillsResolver {
   ) {}
 
   @Query(() => SkillListDto, { description: 'The loaded skills (GET /v1/skills).' })
-  skills(@CurrentPrincipal() principal: Principal) {
-    return presentSkillList(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes);
+  async skills(@CurrentPrincipal() principal: Principal) {
+    return presentSkillList(await this.registry.userView(principal.userId), this.config.app.skills.explicitPrefixes);
   }
 
   @Query(() => SkillDetailDto, { description: 'One skill with the list of its other files (GET /v1/skills/{name}).' })
   async skill(@Args() { name }: SkillNameArgs, @CurrentPrincipal() principal: Principal) {
-    const scope = { snapshot: this.registry.viewFor(principal.userId) };
+    const scope = { snapshot: await this.registry.userView(principal.userId) };
     const skill = this.registry.get(name, scope.snapshot);
     return presentSkillDetail(
       skill,
@@ -49,8 +49,8 @@ export class SkillsResolver {
   @Query(() => SkillResourceModel, {
     description: 'One file of a skill as text, size-capped (GET /v1/skills/{name}/resources/{path}).',
   })
-  skillResource(@Args() { name, path }: SkillResourceArgs, @CurrentPrincipal() principal: Principal) {
-    return this.resources.readResource(name, path, { snapshot: this.registry.viewFor(principal.userId) });
+  async skillResource(@Args() { name, path }: SkillResourceArgs, @CurrentPrincipal() principal: Principal) {
+    return this.resources.readResource(name, path, { snapshot: await this.registry.userView(principal.userId) });
   }
 
   @Query(() => String, {

@@ -10,7 +10,8 @@ import {
 import { ErrorCode } from '@skillhost/core';
 import { PageQueryDto } from './dto/page-query.dto.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
-import { AdminOnly } from './decorators/auth.decorators.js';
+import { AdminOnly, CurrentPrincipal } from './decorators/auth.decorators.js';
+import { actorOf, type Principal } from '../../domain/users/principal.js';
 import { CreatedApiKeyDto, UserDto, UserPageDto } from './dto/user-responses.dto.js';
 import { CreateApiKeyDto, CreateUserDto, UpdateUserDto } from './dto/users.dto.js';
 import { presentCreatedApiKey, presentUser } from '../presenters/user.presenter.js';
@@ -44,8 +45,8 @@ export class AdminUsersController {
   @ApiOkResponse({ type: UserDto })
   @ApiErrors(ErrorCode.USER_NOT_FOUND, ErrorCode.LAST_ADMIN)
   @ApiBody({ type: UpdateUserDto, required: false })
-  async updateUser(@Param('id') id: string, @Body() body: UpdateUserDto) {
-    return presentUser(await this.users.updateUser(id, body));
+  async updateUser(@Param('id') id: string, @Body() body: UpdateUserDto, @CurrentPrincipal() principal: Principal) {
+    return presentUser(await this.users.updateUser(id, body, actorOf(principal)));
   }
 
   @Post('users/:id/keys')

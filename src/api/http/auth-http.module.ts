@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { SignInModule } from '../../domain/sign-in/sign-in.module.js';
 import { UsersModule } from '../../domain/users/users.module.js';
 import { PersistenceModule } from '../../infra/database/persistence.module.js';
+import { AdminAuditController } from './admin-audit.controller.js';
+import { AdminGroupsController } from './admin-groups.controller.js';
 import { AdminUsersController } from './admin-users.controller.js';
 import { PrincipalGuard } from './guards/principal.guard.js';
 import { MeController } from './me.controller.js';
@@ -16,7 +18,15 @@ const USERS = UsersModule.forRoot({ imports: [PersistenceModule] });
  */
 @Module({
   imports: [USERS, SignInModule.forRoot({ imports: [PersistenceModule], users: USERS })],
-  controllers: [MeController, AdminUsersController, SignInController, WebSessionController, AdminSignInController],
+  controllers: [
+    MeController,
+    AdminUsersController,
+    AdminGroupsController,
+    AdminAuditController,
+    SignInController,
+    WebSessionController,
+    AdminSignInController,
+  ],
   providers: [PrincipalGuard],
   exports: [PrincipalGuard, USERS],
 })

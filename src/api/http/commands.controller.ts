@@ -23,8 +23,8 @@ export class CommandsController {
       'order. `missingSkills` names required skills that are not loaded now.',
   })
   @ApiOkResponse({ type: CommandListDto })
-  list(@CurrentPrincipal() principal: Principal) {
+  async list(@CurrentPrincipal() principal: Principal) {
     // The caller's view: a command needing one of the caller's personal skills is not missing it.
-    return presentCommandList(this.registry.viewFor(principal.userId));
+    return presentCommandList(await this.registry.userView(principal.userId));
   }
 }

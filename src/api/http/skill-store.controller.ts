@@ -45,6 +45,7 @@ import { SkillLifecycleService } from '../../domain/skills/store/skill-lifecycle
 import { IMPORT_RETRY_AFTER_SECONDS, type ImportResult } from '../../domain/skills/store/skill-import.service.js';
 import type { InstallResult } from '../../domain/skills/store/skill-store.service.js';
 import { UPLOAD_MEDIA_TYPES } from '../../domain/skills/store/skill-upload.reader.js';
+import { SetSkillAccessDto, SkillAccessDto } from './dto/groups.dto.js';
 
 /** The upload routes, as Fastify knows them: the only routes that take an archive or a form body. */
 export const SKILL_UPLOAD_ROUTES = [
@@ -135,8 +136,11 @@ export class SkillStoreController {
   constructor(private readonly lifecycle: SkillLifecycleService) {}
 
   @Post('admin/skills')
-  @AdminOnly()
-  @ApiSkillUpload('Install a shared skill (a new version when it exists)')
+  @ApiSkillUpload(
+    'Install a shared skill (a new version when it exists): admins, and editors for new skills (which they then own) ' +
+      'and the ones they or one of their groups own (else 403 FORBIDDEN)',
+    ErrorCode.FORBIDDEN,
+  )
   installShared(
     @Req() request: UploadRequest,
     @Res({ passthrough: true }) reply: StatusReply,
@@ -156,8 +160,10 @@ export class SkillStoreController {
   }
 
   @Post('admin/skills/import')
-  @AdminOnly()
-  @ApiSkillImport("Import shared skills from a git repository or another server's discovery index")
+  @ApiSkillImport(
+    "Import shared skills from a git repository or another server's discovery index (admins; editors as for uploads)",
+    ErrorCode.FORBIDDEN,
+  )
   importShared(
     @Body() body: ImportBodyDto,
     @Res({ passthrough: true }) reply: StatusReply,
@@ -231,13 +237,20 @@ export class SkillStoreController {
   }
 
   @Post('admin/skills/:name/rollback')
-  @AdminOnly()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Make an earlier version of a shared skill current' })
+  @ApiOperation({
+    summary: 'Make an earlier version of a shared skill current',
+    description: 'Admins, and editors for the shared skills they or one of their groups own (else 403 FORBIDDEN).',
+  })
   @ApiOkResponse({ type: RollbackResultDto })
-  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_VERSION_NOT_FOUND, ErrorCode.VALIDATION_FAILED)
-  rollback(@Param('name') name: string, @Body() body: RollbackDto) {
-    return this.lifecycle.rollback(name, body.version);
+  @ApiErrors(
+    ErrorCode.SKILL_NOT_FOUND,
+    ErrorCode.SKILL_VERSION_NOT_FOUND,
+    ErrorCode.VALIDATION_FAILED,
+    ErrorCode.FORBIDDEN,
+  )
+  rollback(@Param('name') name: string, @Body() body: RollbackDto, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.rollback(name, body.version, principal);
   }
 
   @Delete('admin/skills/:name')
@@ -261,6 +274,36 @@ export class SkillStoreController {
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
   async uninstallPersonal(@Param('name') name: string, @CurrentPrincipal() principal: Principal): Promise<void> {
     await this.lifecycle.uninstall(name, 'personal', principal);
+  }
+
+  @Get('admin/skills/:name/access')
+  @AdminOnly()
+  @ApiOperation({ summary: "A shared skill's audience (the whole team or some groups) and owners" })
+  @ApiOkResponse({ type: SkillAccessDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND)
+  access(@Param('name') name: string) {
+    return this.lifecycle.access(name);
+  }
+
+  @Put('admin/skills/:name/access')
+  @AdminOnly()
+  @ApiOperation({
+    summary: 'Share a shared skill with the whole team or with groups, and set who may publish it besides admins',
+    description:
+      "`audience: 'groups'` with `groups` (ids): only those groups' members see it, through every door (catalogue, " +
+      'search, MCP, the discovery index, sync, the gateway, activation and resources answer SKILL_NOT_FOUND to ' +
+      "others). `owningUserId` / `owningGroupId`: an editor, or a group's editors, may publish and roll it back " +
+      '(null removes one). Fields not sent stay as they are. Written to the audit log.',
+  })
+  @ApiOkResponse({ type: SkillAccessDto })
+  @ApiErrors(
+    ErrorCode.SKILL_NOT_FOUND,
+    ErrorCode.GROUP_NOT_FOUND,
+    ErrorCode.USER_NOT_FOUND,
+    ErrorCode.VALIDATION_FAILED,
+  )
+  setAccess(@Param('name') name: string, @Body() body: SetSkillAccessDto, @CurrentPrincipal() principal: Principal) {
+    return this.lifecycle.setAccess(name, body, principal);
   }
 
   @Put('admin/skills/:name/enabled')

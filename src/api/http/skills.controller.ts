@@ -38,10 +38,9 @@ export class SkillsController {
   @Get('skills')
   @ApiOperation({ summary: 'List the loaded skills' })
   @ApiOkResponse({ type: SkillListDto })
-  list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal): void | Promise<void> {
-    const json = skillListJson(this.registry.viewFor(principal.userId), this.config.app.skills.explicitPrefixes);
-    const send = (bytes: Buffer) => void reply.header('content-type', JSON_TYPE).send(bytes);
-    return json instanceof Promise ? json.then(send) : send(json);
+  async list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal): Promise<void> {
+    const json = skillListJson(await this.registry.userView(principal.userId), this.config.app.skills.explicitPrefixes);
+    reply.header('content-type', JSON_TYPE).send(await json);
   }
 
   @Get('skills/search')
@@ -56,7 +55,7 @@ export class SkillsController {
   @ApiOkResponse({ type: SkillSearchResponseDto })
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
   async search(@Query() query: SkillSearchQueryDto, @CurrentPrincipal() principal: Principal) {
-    if (query.q === undefined && this.registry.viewFor(principal.userId).skills.has('search'))
+    if (query.q === undefined && (await this.registry.userView(principal.userId)).skills.has('search'))
       return this.detail('search', principal);
     return { results: await this.searching.searchFor(principal.userId, query.q ?? '', query.limit, 'q') };
   }
@@ -66,7 +65,7 @@ export class SkillsController {
   @ApiOkResponse({ type: SkillDetailDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
   async detail(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
-    const snapshot = this.registry.viewFor(principal.userId);
+    const snapshot = await this.registry.userView(principal.userId);
     const skill = this.registry.get(name, snapshot);
     return presentSkillDetail(
       skill,
@@ -76,16 +75,16 @@ export class SkillsController {
   }
 
   /** What the caller may read: the team's skills and the caller's personal ones. */
-  private scopeOf(principal: Principal): SkillReadScope {
-    return { snapshot: this.registry.viewFor(principal.userId) };
+  private async scopeOf(principal: Principal): Promise<SkillReadScope> {
+    return { snapshot: await this.registry.userView(principal.userId) };
   }
 
   @Get('skills/:name/body')
   @ApiOperation({ summary: 'Activate a skill: its instructions (level 2)' })
   @ApiOkResponse({ type: SkillBodyDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
-  body(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
-    return this.resources.activate(name, this.scopeOf(principal));
+  async body(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
+    return this.resources.activate(name, await this.scopeOf(principal));
   }
 
   @Get('skills/:name/resources')
@@ -97,12 +96,12 @@ export class SkillsController {
   })
   @ApiOkResponse({ type: ResourceListingDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
-  listResources(
+  async listResources(
     @Param('name') name: string,
     @Query() query: ResourceListQueryDto,
     @CurrentPrincipal() principal: Principal,
   ) {
-    return this.resources.listResources(name, query.type, this.scopeOf(principal));
+    return this.resources.listResources(name, query.type, await this.scopeOf(principal));
   }
 
   /** Level 3 as plain text; `x-skillhost-truncated` says whether the file was cut. */
@@ -140,7 +139,7 @@ export class SkillsController {
     @Res() reply: TextReply,
     @CurrentPrincipal() principal: Principal,
   ) {
-    const resource = await this.resources.readResource(name, path ?? '', this.scopeOf(principal));
+    const resource = await this.resources.readResource(name, path ?? '', await this.scopeOf(principal));
     reply
       .headers(skillFileHeaders(resource.path, 'active'))
       .header('content-type', 'text/plain; charset=utf-8')

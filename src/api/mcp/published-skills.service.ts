@@ -154,11 +154,13 @@ export class PublishedSkillsService implements OnModuleDestroy {
   }
 
   /**
-   * What `GET /v1/admin/mcp` reports of a snapshot: every skill (team and personal) and those not published, with why.
+   * What `GET /v1/admin/mcp` reports of a snapshot: every skill (team, shared with groups, personal) and those not
+   * published, with why.
    */
   async report(snapshot: CatalogueSnapshot): Promise<{ skills: number; published: number; leftOut: LeftOutSkill[] }> {
     const records = [
       ...snapshot.skills.values(),
+      ...snapshot.groupOnly.skills,
       ...[...snapshot.personal.values()].flatMap((personal) => [...personal.skills.values()]),
     ];
     const leftOut: LeftOutSkill[] = [];

@@ -77,7 +77,7 @@ const adminJson = new WeakMap<CatalogueSnapshot, Promise<string>>();
  * `extra`, once per snapshot.
  */
 export function adminReportJson(snapshot: CatalogueSnapshot, extra?: Record<string, unknown>): Promise<string> {
-  const report = () => ({ ...presentAdminReport(snapshot, false), valid: [...snapshot.skills.values()] });
+  const report = () => ({ ...presentAdminReport(snapshot, false), valid: adminValid(snapshot) });
   if (extra !== undefined) return stringifyInSlices({ ...report(), ...extra }, 'valid', undefined, presentScannedSkill);
   let json = adminJson.get(snapshot);
   if (json === undefined) {
@@ -104,6 +104,16 @@ function presentScannedSkill(skill: SkillRecord) {
   };
 }
 
+/**
+ * The team's valid skills with the ones shared with groups, in name order: the admin view shows every shared skill,
+ * whoever's catalogue offers it (`GET /v1/admin/skills/:name/access` tells whose).
+ */
+function adminValid(snapshot: CatalogueSnapshot): SkillRecord[] {
+  const shared = snapshot.groupOnly.skills;
+  if (shared.length === 0) return [...snapshot.skills.values()];
+  return [...snapshot.skills.values(), ...shared].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 /** The operator's view: everything a scan saw, host paths included. */
 export function presentAdminReport(snapshot: CatalogueSnapshot, withValid = true) {
   return {
@@ -111,13 +121,18 @@ export function presentAdminReport(snapshot: CatalogueSnapshot, withValid = true
     durationMs: snapshot.durationMs,
     mode: snapshot.mode,
     directories: snapshot.directories,
-    valid: withValid ? [...snapshot.skills.values()].map(presentScannedSkill) : [],
+    valid: withValid ? adminValid(snapshot).map(presentScannedSkill) : [],
     invalid: snapshot.invalid,
     collisions: snapshot.collisions,
     excluded: snapshot.excluded,
-    unavailable: [...snapshot.unavailable, ...[...snapshot.personal.values()].flatMap((own) => own.unavailable)],
+    unavailable: [
+      ...snapshot.unavailable,
+      ...snapshot.groupOnly.unavailable.map(({ entry }) => entry),
+      ...[...snapshot.personal.values()].flatMap((own) => own.unavailable),
+    ],
     disabled: [
       ...snapshot.disabled.values(),
+      ...snapshot.groupOnly.disabled,
       ...[...snapshot.personal.values()].flatMap((own) => [...own.disabled.values()]),
     ].map((skill) => ({ name: skill.name, path: skill.path, source: skill.source })),
     personal: [...snapshot.personal.values()].flatMap((own) => [...own.skills.values()]).map(presentScannedSkill),

@@ -84,7 +84,7 @@ export class ChatContextService {
       options.message === undefined ? 0 : Math.min(CONTEXT_MESSAGES, this.config.app.historyMessages);
     const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, historyCount) : null;
     if (context === null) throw chatNotFound(id);
-    const view = chatView(this.registry, principal.userId, context);
+    const view = await chatView(this.registry, principal.userId, context);
     // The message is read as a turn reads it: a command expands to its prompt and requires its skills.
     const plan = this.planner.plan({
       content: options.message ?? '',
@@ -121,7 +121,8 @@ export class ChatContextService {
    * skill the caller may see.
    */
   async previewCatalogue(principal: Principal, message: string | undefined, format: CatalogueFormat): Promise<string> {
-    if (message === undefined) return this.searching.wholeCatalogue(this.registry.viewFor(principal.userId), format);
+    if (message === undefined)
+      return this.searching.wholeCatalogue(await this.registry.userView(principal.userId), format);
     // A new chat: the user's filter, the default model, the configured style.
     const view = await this.registry.viewForUser(principal.userId);
     return this.planner.previewCatalogue(view, message, findModel(this.config.app, undefined), format);

@@ -30,7 +30,7 @@ export class ChatToolsService {
   async executeTool(principal: Principal, id: string, tool: string, args: unknown): Promise<ToolRun> {
     const context = isUuid(id) ? await this.chats.turnContext(id, principal.userId, 0) : null;
     if (context === null) throw chatNotFound(id);
-    const snapshot = chatView(this.registry, principal.userId, context);
+    const snapshot = await chatView(this.registry, principal.userId, context);
     const { card, activated, version } = await this.skillTools.executeForApi(tool, args, {
       snapshot,
       pins: context.pins,

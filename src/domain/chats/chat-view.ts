@@ -5,16 +5,18 @@ import type { CatalogueSnapshot } from '@skillhost/core';
 export interface CatalogueViews {
   readonly enabled: boolean;
   viewFor(ownerId: string | undefined, filters: readonly (StoredSkillFilter | null | undefined)[]): CatalogueSnapshot;
+  /** The user's view (their groups' skills and their own) narrowed by `filters`. */
+  userView(userId: string, filters: readonly (StoredSkillFilter | null | undefined)[]): Promise<CatalogueSnapshot>;
 }
 
 /**
- * The user's view of the catalogue in a chat (personal skills, the user's and the chat's filters); undefined with
- * skills off.
+ * The user's view of the catalogue in a chat (their groups' and personal skills, the user's and the chat's filters);
+ * undefined with skills off.
  */
-export function chatView(
+export async function chatView(
   views: CatalogueViews,
   userId: string,
   filters: { userFilter: StoredSkillFilter | null; chatFilter: StoredSkillFilter | null },
-): CatalogueSnapshot | undefined {
-  return views.enabled ? views.viewFor(userId, [filters.userFilter, filters.chatFilter]) : undefined;
+): Promise<CatalogueSnapshot | undefined> {
+  return views.enabled ? views.userView(userId, [filters.userFilter, filters.chatFilter]) : undefined;
 }

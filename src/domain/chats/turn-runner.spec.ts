@@ -217,7 +217,7 @@ function setup(overrides: Partial<TurnRunnerPorts> & { toolsEnabled?: boolean } 
       maxAnswerBytes: 1000,
     },
     store: store.store,
-    views: { enabled: true, viewFor: () => snapshot },
+    views: { enabled: true, viewFor: () => snapshot, userView: async () => snapshot },
     planner,
     tools: tools.tools,
     instructions: {

@@ -239,7 +239,7 @@ export class TurnRunner {
     const onEvent = this.listenerFor(id, caller);
     useListener(onEvent);
     clock.dbMs = performance.now() - clock.started;
-    const turn = this.startTurn(principal, id, input, model, context, onEvent);
+    const turn = await this.startTurn(principal, id, input, model, context, onEvent);
     const activated = await this.activateRequested(turn, clock);
     const forcedCount = turn.cards.length;
     if (input.client !== undefined) activated.kept = await this.keptInstructions(turn);
@@ -293,15 +293,15 @@ export class TurnRunner {
   }
 
   /** The turn's plan, and the model's messages so far: the chat's history and the user's words. */
-  private startTurn(
+  private async startTurn(
     principal: Principal,
     chatId: string,
     input: TurnInput,
     model: ModelConfig,
     context: TurnContext,
     onEvent: TurnListener | undefined,
-  ): Turn {
-    const view = chatView(this.ports.views, principal.userId, context);
+  ): Promise<Turn> {
+    const view = await chatView(this.ports.views, principal.userId, context);
     const { client } = input;
     const planned = this.ports.planner.plan({
       content: input.content,

@@ -1,3 +1,4 @@
+import type { AuditActor } from '../shared/audit.js';
 import type { Scope } from './scopes.js';
 import { LOCAL_USER, type UserRole } from './user.types.js';
 
@@ -28,3 +29,8 @@ export const LOCAL_PRINCIPAL: Principal = Object.freeze({
   role: 'admin',
   keyId: null,
 });
+
+/** Who the audit log says made a change a request asked for. */
+export function actorOf(principal: Principal): AuditActor {
+  return { id: principal.userId, name: principal.name };
+}

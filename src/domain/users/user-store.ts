@@ -1,3 +1,4 @@
+import type { AuditActor } from '../shared/audit.js';
 import type { Page } from '../shared/page.js';
 import type { User, UserRole } from './user.types.js';
 
@@ -13,11 +14,13 @@ export interface UserStore {
   list(limit: number, offset: number): Promise<Page<User>>;
   /**
    * The updated user; null when there is none with that id; `lastAdmin` (nothing changed) when the
-   * change would take the server's last working admin key out of use.
+   * change would take the server's last working admin key out of use. A change of role is written to the audit log, as
+   * `actor`, in the same transaction.
    */
   update(
     id: string,
     changes: { role?: UserRole; disabled?: boolean },
+    actor: AuditActor,
   ): Promise<{ user: User } | { lastAdmin: User } | null>;
 }
 

@@ -1,5 +1,6 @@
-export type UserRole = 'admin' | 'member';
-export const USER_ROLES: readonly UserRole[] = ['admin', 'member'];
+/** admin: everything; editor: also publishes and rolls back the shared skills they or their groups own; member. */
+export type UserRole = 'admin' | 'editor' | 'member';
+export const USER_ROLES: readonly UserRole[] = ['admin', 'editor', 'member'];
 
 /** The built-in admin: every request acts as it when auth is off, and it owns chats made before users existed. */
 export const LOCAL_USER = Object.freeze({ id: '00000000-0000-4000-8000-000000000001', name: 'local' });

@@ -1,11 +1,14 @@
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
 import { AuthService } from './auth.service.js';
 import { BootstrapAdminService } from './bootstrap-admin.service.js';
+import { AuditService } from './audit.service.js';
+import { GroupsService } from './groups.service.js';
 import { UsersService } from './users.service.js';
 import { WebSessionService } from '../sign-in/web-session.service.js';
 
 /**
- * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`).
+ * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`,
+ * `GROUP_STORE`, `AUDIT_LOG_STORE`).
  */
 export interface UsersAdapters {
   imports: NonNullable<ModuleMetadata['imports']>;
@@ -18,8 +21,8 @@ export class UsersModule {
     return {
       module: UsersModule,
       imports: adapters.imports,
-      providers: [AuthService, UsersService, BootstrapAdminService, WebSessionService],
-      exports: [AuthService, UsersService, WebSessionService],
+      providers: [AuthService, UsersService, GroupsService, AuditService, BootstrapAdminService, WebSessionService],
+      exports: [AuthService, UsersService, GroupsService, AuditService, WebSessionService],
     };
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
+import { type AuditActor, SYSTEM_ACTOR } from '../shared/audit.js';
 import type { Page } from '../shared/page.js';
 import { isUuid } from '../shared/uuid.js';
 import { validationFailed } from '../shared/validation-errors.js';
@@ -76,10 +77,15 @@ export class UsersService {
     return user;
   }
 
-  async updateUser(id: string, changes: { role?: UserRole | null; disabled?: boolean | null }): Promise<User> {
+  /** A change of role or of disabled is written to the audit log as `actor` (the server itself by default: the CLI). */
+  async updateUser(
+    id: string,
+    changes: { role?: UserRole | null; disabled?: boolean | null },
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<User> {
     // A JSON null is "not sent", as an omitted field is: neither may be unset.
     const updated = isUuid(id)
-      ? await this.users.update(id, { role: changes.role ?? undefined, disabled: changes.disabled ?? undefined })
+      ? await this.users.update(id, { role: changes.role ?? undefined, disabled: changes.disabled ?? undefined }, actor)
       : null;
     if (updated === null) throw userNotFound(id);
     if ('lastAdmin' in updated)

@@ -5,6 +5,8 @@ import { CHAT_STORE } from '../../domain/chats/chat-store.js';
 import { NOTIFICATION_BUS } from '../../domain/shared/notification-bus.js';
 import { API_KEY_STORE } from '../../domain/users/api-key-store.js';
 import { USER_STORE } from '../../domain/users/user-store.js';
+import { GROUP_STORE } from '../../domain/users/group-store.js';
+import { AUDIT_LOG_STORE } from '../../domain/users/audit-log-store.js';
 import { SKILL_VERSION_STORE } from '../../domain/skills/store/skill-version-store.js';
 import { SKILL_MIRROR_STORE } from '../../domain/skills/store/skill-mirror-store.js';
 import { CHAT_SKILL_FILTERS, USER_SKILL_FILTERS } from '../../domain/skills/store/skill-filter-store.js';
@@ -18,6 +20,8 @@ import { ChatRepository } from './chat.repository.js';
 import { DatabaseHealthRepository } from './database-health.repository.js';
 import { GatewayRepository } from './gateway.repository.js';
 import { OAuthArtifactRepository } from './oauth-artifact.repository.js';
+import { GroupRepository } from './group.repository.js';
+import { AuditLogRepository } from './audit-log.repository.js';
 import { DatabaseLifecycle, dataSourceProvider } from './database.provider.js';
 import { PgNotificationsService } from './pg-notifications.service.js';
 import { RateLimitRepository } from './rate-limit.repository.js';
@@ -34,6 +38,8 @@ const STORES = [
   { provide: NOTIFICATION_BUS, useExisting: PgNotificationsService },
   { provide: USER_STORE, useExisting: UserRepository },
   { provide: API_KEY_STORE, useExisting: ApiKeyRepository },
+  { provide: GROUP_STORE, useExisting: GroupRepository },
+  { provide: AUDIT_LOG_STORE, useExisting: AuditLogRepository },
   { provide: SKILL_VERSION_STORE, useExisting: SkillStoreRepository },
   { provide: SKILL_MIRROR_STORE, useExisting: SkillMirrorRepository },
   { provide: USER_SKILL_FILTERS, useExisting: UserRepository },
@@ -63,6 +69,8 @@ const STORES = [
     GatewayRepository,
     SignInRepository,
     OAuthArtifactRepository,
+    GroupRepository,
+    AuditLogRepository,
     ...STORES,
   ],
   exports: [

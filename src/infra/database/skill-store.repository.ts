@@ -13,7 +13,13 @@ import {
   type InstallOptions,
   type InstallOutcome,
   type InstallMany,
+  type Publisher,
+  type SharedSkillAccess,
+  type AccessChange,
+  type AccessOutcome,
 } from '../../domain/skills/store/skill-version-store.js';
+import { type AuditActor, SYSTEM_ACTOR, skillTarget } from '../../domain/shared/audit.js';
+import { writeAudit } from './audit-log.js';
 import { AppError } from '@skillhost/core';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
@@ -51,6 +57,9 @@ export class SkillStoreRepository implements SkillVersionStore {
         this.dataSource.transaction(async (manager): Promise<InstallMany> => {
           const quota = await overQuota(manager, installs, options.maxPersonal ?? Infinity);
           if (quota !== undefined) return { quotaReached: quota };
+          const notOwned =
+            options.publisher === undefined ? undefined : await firstNotOwned(manager, installs, options.publisher);
+          if (notOwned !== undefined) return { notOwned };
           await saveVersions(
             manager,
             installs.map((install) => install.version),
@@ -64,6 +73,18 @@ export class SkillStoreRepository implements SkillVersionStore {
             const outcome = await this.makeCurrent(manager, key, version.digest, source, options);
             installed[index] = outcome.result;
             changed ||= outcome.changed;
+            if (outcome.changed && 'version' in outcome.result)
+              await writeAudit(manager, {
+                actor: options.actor ?? SYSTEM_ACTOR,
+                action: 'skill.install',
+                target: skillTarget(key.name, key.ownerId),
+                details: {
+                  version: outcome.result.version,
+                  digest: version.digest,
+                  created: outcome.result.created,
+                  ...(source === undefined ? {} : { source }),
+                },
+              });
           }
           at.name = undefined;
           if (changed) await bumpGeneration(manager);
@@ -91,7 +112,7 @@ export class SkillStoreRepository implements SkillVersionStore {
     source: VersionSource | undefined,
     options: InstallOptions,
   ): Promise<{ result: InstallOutcome; changed: boolean }> {
-    const id = await this.lockOrCreate(manager, key);
+    const id = await this.lockOrCreate(manager, key, key.scope === 'shared' ? options.publisher?.userId : undefined);
     const [existing] = await manager.query<{ version: number }[]>(
       'SELECT version FROM installed_skill_versions WHERE installed_id = $1 AND digest = $2',
       [id, digest],
@@ -126,17 +147,20 @@ export class SkillStoreRepository implements SkillVersionStore {
     return { result: { version, created }, changed };
   }
 
-  /** The installed skill's id, locked for this transaction; created (at version 0, set by the caller) when new. */
-  private async lockOrCreate(manager: EntityManager, key: InstallKey): Promise<string> {
+  /**
+   * The installed skill's id, locked for this transaction; created (at version 0, set by the caller) when new, owned by
+   * `owningUserId` when given (an editor's new shared skill).
+   */
+  private async lockOrCreate(manager: EntityManager, key: InstallKey, owningUserId?: string): Promise<string> {
     const conflict =
       key.scope === 'shared' ? `(name) WHERE scope = 'shared'` : `(owner_id, name) WHERE scope = 'personal'`;
     // An uninstall may commit between the insert (which found the row) and the lock (which then
     // finds none): the insert is tried again, and this time makes the row.
     for (;;) {
       await manager.query(
-        `INSERT INTO installed_skills (id, name, scope, owner_id, current_version) VALUES ($1, $2, $3, $4, 0) ` +
-          `ON CONFLICT ${conflict} DO NOTHING`,
-        [randomUUID(), key.name, key.scope, key.ownerId],
+        `INSERT INTO installed_skills (id, name, scope, owner_id, current_version, owning_user_id) VALUES ($1, $2, ` +
+          `$3, $4, 0, $5) ON CONFLICT ${conflict} DO NOTHING`,
+        [randomUUID(), key.name, key.scope, key.ownerId, owningUserId ?? null],
       );
       const [row] = await manager.query<{ id: string }[]>(
         `SELECT id FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`,
@@ -198,18 +222,26 @@ export class SkillStoreRepository implements SkillVersionStore {
     });
   }
 
-  /** 'rolled-back' (or 'unchanged' when it was current already), 'no-skill' or 'no-version'. */
+  /** 'rolled-back' (or 'unchanged' when it was current already), 'no-skill', 'no-version' or 'not-owned'. */
   rollback(
     key: InstallKey,
     version: number,
-  ): Promise<{ outcome: 'rolled-back' | 'unchanged'; digest: string } | { outcome: 'no-skill' | 'no-version' }> {
+    options: { actor?: AuditActor; publisher?: Publisher } = {},
+  ): Promise<
+    { outcome: 'rolled-back' | 'unchanged'; digest: string } | { outcome: 'no-skill' | 'no-version' | 'not-owned' }
+  > {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
-        const [skill] = await manager.query<{ id: string; current_version: number }[]>(
-          `SELECT id, current_version FROM installed_skills WHERE ${whereKey(1)} FOR UPDATE`,
+        const [skill] = await manager.query<
+          { id: string; current_version: number; owning_user_id: string | null; owning_group_id: string | null }[]
+        >(
+          `SELECT id, current_version, owning_user_id, owning_group_id FROM installed_skills WHERE ${whereKey(1)} ` +
+            'FOR UPDATE',
           keyParams(key),
         );
         if (skill === undefined) return { outcome: 'no-skill' as const };
+        if (options.publisher !== undefined && !mayPublish(skill, options.publisher))
+          return { outcome: 'not-owned' as const };
         const [target] = await manager.query<{ digest: string }[]>(
           'SELECT digest FROM installed_skill_versions WHERE installed_id = $1 AND version = $2',
           [skill.id, version],
@@ -220,6 +252,12 @@ export class SkillStoreRepository implements SkillVersionStore {
           skill.id,
           version,
         ]);
+        await writeAudit(manager, {
+          actor: options.actor ?? SYSTEM_ACTOR,
+          action: 'skill.rollback',
+          target: skillTarget(key.name, key.ownerId),
+          details: { from: skill.current_version, to: version, digest: target.digest },
+        });
         await bumpGeneration(manager);
         return { outcome: 'rolled-back' as const, digest: target.digest };
       }),
@@ -263,10 +301,12 @@ export class SkillStoreRepository implements SkillVersionStore {
           digest: string;
           manifest: StoredManifestEntry[];
           history: string[];
+          groups: string[] | null;
         }[]
       >(
         `SELECT i.name, i.scope, i.owner_id, u.name AS owner_name, i.current_version AS version, v.digest, ` +
-          `s.manifest,
+          `s.manifest, CASE WHEN i.audience = 'groups' THEN ARRAY(SELECT g.group_id::text FROM ` +
+          `installed_skill_groups g WHERE g.installed_id = i.id ORDER BY g.group_id) END AS groups,
                 ARRAY(SELECT h.digest FROM installed_skill_versions h WHERE h.installed_id = i.id ORDER BY ` +
           `h.version) AS history
            FROM installed_skills i
@@ -284,6 +324,7 @@ export class SkillStoreRepository implements SkillVersionStore {
         digest: row.digest,
         manifest: row.manifest,
         history: row.history,
+        ...(row.groups === null ? {} : { groups: row.groups }),
       }));
     });
   }
@@ -318,16 +359,75 @@ export class SkillStoreRepository implements SkillVersionStore {
     );
   }
 
-  setSwitch(name: string, enabled: boolean, updatedBy: string | null): Promise<void> {
+  setSwitch(name: string, enabled: boolean, actor: AuditActor): Promise<void> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
         await manager.query(
           `INSERT INTO skill_switches (name, enabled, updated_by) VALUES ($1, $2, $3)
            ON CONFLICT ON CONSTRAINT pk_skill_switches DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = ` +
             `now(), updated_by = EXCLUDED.updated_by`,
-          [name, enabled, updatedBy],
+          [name, enabled, actor.id],
         );
+        await writeAudit(manager, { actor, action: 'skill.switch', target: `skill:${name}`, details: { enabled } });
         await bumpGeneration(manager);
+      }),
+    );
+  }
+
+  /** A shared skill's audience and owners, or null when no shared skill has the name. */
+  access(name: string): Promise<SharedSkillAccess | null> {
+    return runQuery(() => readAccess(this.dataSource.manager, name));
+  }
+
+  /**
+   * Changes a shared skill's audience or owners under its row lock, writes the audit entry, and bumps the store's
+   * generation (every instance rebuilds its catalogue: who sees the skill changed). Ids that name nothing change
+   * nothing.
+   */
+  setAccess(name: string, change: AccessChange, actor: AuditActor): Promise<AccessOutcome> {
+    return runQuery(() =>
+      this.dataSource.transaction(async (manager) => {
+        const before = await readAccess(manager, name, true);
+        if (before === null) return null;
+        const unknown = await unknownIds(manager, change);
+        if (unknown !== undefined) return unknown;
+        const [{ id }] = await manager.query<{ id: string }[]>(
+          `SELECT id FROM installed_skills WHERE name = $1 AND scope = 'shared'`,
+          [name],
+        );
+        await manager.query(
+          `UPDATE installed_skills SET audience = COALESCE($2, audience),
+                  owning_user_id = CASE WHEN $3 THEN $4::uuid ELSE owning_user_id END,
+                  owning_group_id = CASE WHEN $5 THEN $6::uuid ELSE owning_group_id END,
+                  updated_at = now()
+            WHERE id = $1`,
+          [
+            id,
+            change.audience ?? null,
+            change.owningUserId !== undefined,
+            change.owningUserId ?? null,
+            change.owningGroupId !== undefined,
+            change.owningGroupId ?? null,
+          ],
+        );
+        if (change.audience !== undefined) {
+          await manager.query('DELETE FROM installed_skill_groups WHERE installed_id = $1', [id]);
+          if (change.audience === 'groups')
+            await manager.query(
+              'INSERT INTO installed_skill_groups (installed_id, group_id) SELECT $1, unnest($2::uuid[]) ON CONFLICT ' +
+                'DO NOTHING',
+              [id, [...new Set(change.groups ?? [])]],
+            );
+        }
+        const after = (await readAccess(manager, name))!;
+        await writeAudit(manager, {
+          actor,
+          action: 'skill.audience',
+          target: skillTarget(name, null),
+          details: { from: accessSummary(before), to: accessSummary(after) },
+        });
+        await bumpGeneration(manager);
+        return { access: after };
       }),
     );
   }
@@ -355,6 +455,103 @@ export class SkillStoreRepository implements SkillVersionStore {
       }),
     );
   }
+}
+
+/** Whether an editor may publish a shared skill: they own it, or one of their groups does. */
+function mayPublish(
+  skill: { owning_user_id: string | null; owning_group_id: string | null },
+  publisher: Publisher,
+): boolean {
+  return (
+    skill.owning_user_id === publisher.userId ||
+    (skill.owning_group_id !== null && publisher.groupIds.includes(skill.owning_group_id))
+  );
+}
+
+/** The first existing shared skill of the install (in lock order) that the publisher may not publish. */
+async function firstNotOwned(
+  manager: EntityManager,
+  installs: readonly VersionInstall[],
+  publisher: Publisher,
+): Promise<string | undefined> {
+  for (const index of lockOrder(installs)) {
+    const { key } = installs[index];
+    if (key.scope !== 'shared') continue;
+    const [skill] = await manager.query<{ owning_user_id: string | null; owning_group_id: string | null }[]>(
+      `SELECT owning_user_id, owning_group_id FROM installed_skills WHERE name = $1 AND scope = 'shared' FOR UPDATE`,
+      [key.name],
+    );
+    if (skill !== undefined && !mayPublish(skill, publisher)) return key.name;
+  }
+  return undefined;
+}
+
+/** A shared skill's access as stored (its row locked with `lock`), or null. */
+async function readAccess(manager: EntityManager, name: string, lock = false): Promise<SharedSkillAccess | null> {
+  const [row] = await manager.query<
+    {
+      id: string;
+      audience: 'team' | 'groups';
+      user_id: string | null;
+      user_name: string | null;
+      group_id: string | null;
+      group_name: string | null;
+    }[]
+  >(
+    `SELECT i.id, i.audience, i.owning_user_id AS user_id, u.name AS user_name, i.owning_group_id AS group_id,
+            g.name AS group_name
+       FROM installed_skills i
+       LEFT JOIN users u ON u.id = i.owning_user_id
+       LEFT JOIN groups g ON g.id = i.owning_group_id
+      WHERE i.name = $1 AND i.scope = 'shared'${lock ? ' FOR UPDATE OF i' : ''}`,
+    [name],
+  );
+  if (row === undefined) return null;
+  const groups = await manager.query<{ id: string; name: string }[]>(
+    `SELECT g.id, g.name FROM installed_skill_groups s JOIN groups g ON g.id = s.group_id WHERE s.installed_id = $1
+      ORDER BY g.name, g.id`,
+    [row.id],
+  );
+  return {
+    name,
+    audience: row.audience,
+    groups: row.audience === 'groups' ? groups : [],
+    owningUser: row.user_id === null ? null : { id: row.user_id, name: row.user_name ?? '' },
+    owningGroup: row.group_id === null ? null : { id: row.group_id, name: row.group_name ?? '' },
+  };
+}
+
+/** The group or user ids of a change that name nothing (undefined when every one names something). */
+async function unknownIds(
+  manager: EntityManager,
+  change: AccessChange,
+): Promise<{ unknownGroups: string[] } | { unknownUser: string } | undefined> {
+  const wanted = [
+    ...new Set([...(change.groups ?? []), ...(typeof change.owningGroupId === 'string' ? [change.owningGroupId] : [])]),
+  ];
+  if (wanted.length > 0) {
+    const found = await manager.query<{ id: string }[]>('SELECT id FROM groups WHERE id = ANY($1::uuid[]) FOR SHARE', [
+      wanted,
+    ]);
+    const known = new Set(found.map((row) => row.id));
+    const missing = wanted.filter((id) => !known.has(id));
+    if (missing.length > 0) return { unknownGroups: missing };
+  }
+  if (typeof change.owningUserId === 'string') {
+    const [user] = await manager.query('SELECT id FROM users WHERE id = $1 FOR SHARE', [change.owningUserId]);
+    if (user === undefined) return { unknownUser: change.owningUserId };
+  }
+  return undefined;
+}
+
+/** An access as the audit log records it: names beside ids, read back by people. */
+function accessSummary(access: SharedSkillAccess): Record<string, unknown> {
+  return {
+    audience: access.audience,
+    groups: access.groups,
+    owningUser: access.owningUser,
+    owningGroup: access.owningGroup,
+  };
 }
 
 /** How many personal skills an owner has, and which of the names ($2) among them. */

@@ -4,6 +4,8 @@ import type { DataSource } from 'typeorm';
 import type { Page } from '../../domain/shared/page.js';
 import type { UserStore } from '../../domain/users/user-store.js';
 import type { UserSkillFilters } from '../../domain/skills/store/skill-filter-store.js';
+import type { AuditActor } from '../../domain/shared/audit.js';
+import { writeAudit } from './audit-log.js';
 import { isUniqueViolation, runQuery } from './database-errors.js';
 import { UserEntity, type UserRole } from './entities/user.entity.js';
 import { lockEnabledAdmins, takesLastAdminKey } from './last-admin.js';
@@ -37,6 +39,17 @@ export class UserRepository implements UserStore, UserSkillFilters {
         [userId],
       );
       return row?.skill_filter ?? null;
+    });
+  }
+
+  /** The ids of the groups the user is in (none for no such user). */
+  groupIds(userId: string): Promise<string[]> {
+    return runQuery(async () => {
+      const rows = await this.dataSource.query<{ group_id: string }[]>(
+        'SELECT group_id FROM group_members WHERE user_id = $1',
+        [userId],
+      );
+      return rows.map((row) => row.group_id);
     });
   }
 
@@ -77,6 +90,7 @@ export class UserRepository implements UserStore, UserSkillFilters {
   update(
     id: string,
     changes: { role?: UserRole; disabled?: boolean },
+    actor: AuditActor,
   ): Promise<{ user: UserEntity } | { lastAdmin: UserEntity } | null> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
@@ -86,9 +100,18 @@ export class UserRepository implements UserStore, UserSkillFilters {
         const staysAdmin = (changes.role ?? user.role) === 'admin' && !(changes.disabled ?? user.disabled);
         if (user.role === 'admin' && !user.disabled && !staysAdmin && (await takesLastAdminKey(manager, { user: id })))
           return { lastAdmin: user };
+        const before = { role: user.role, disabled: user.disabled };
         if (changes.role !== undefined) user.role = changes.role;
         if (changes.disabled !== undefined) user.disabled = changes.disabled;
-        return { user: await manager.save(user) };
+        const saved = await manager.save(user);
+        if (before.role !== saved.role || before.disabled !== saved.disabled)
+          await writeAudit(manager, {
+            actor,
+            action: 'user.update',
+            target: `user:${saved.name}`,
+            details: { userId: saved.id, from: before, to: { role: saved.role, disabled: saved.disabled } },
+          });
+        return { user: saved };
       }),
     );
   }

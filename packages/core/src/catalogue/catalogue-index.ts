@@ -49,7 +49,7 @@ export class CatalogueIndex {
         name: record.name,
         description: record.description,
         triggers: triggersOf(record),
-        private: record.store?.scope === 'personal',
+        private: isPrivate(record),
       })),
     );
     return new CatalogueIndex(ranker, records, { format, tokens }, includeLocation);
@@ -92,14 +92,13 @@ export class CatalogueIndex {
 
   private readonly privates = new WeakMap<CatalogueView, number[]>();
 
-  /** The positions of the personal skills a view holds (its owner's). */
+  /** The positions of the private skills a view holds (its owner's, its groups'). */
   private privateOf(view: CatalogueView): number[] {
     let positions = this.privates.get(view);
     if (positions === undefined) {
       positions = [];
       for (let i = 0; i < this.records.length; i++) {
-        if (this.records[i].store?.scope === 'personal' && view.skills.get(this.records[i].name) === this.records[i])
-          positions.push(i);
+        if (isPrivate(this.records[i]) && view.skills.get(this.records[i].name) === this.records[i]) positions.push(i);
       }
       this.privates.set(view, positions);
     }
@@ -181,3 +180,8 @@ export function triggersOf(record: Pick<SkillRecord, 'frontmatter'>): string[] |
 /** The most triggers a skill is indexed with, and the longest one. */
 const MAX_TRIGGERS = 100;
 const MAX_TRIGGER_CHARS = 200;
+
+/** A skill only some views hold: a user's personal one, or one shared with groups. */
+function isPrivate(record: SkillRecord): boolean {
+  return record.store?.scope === 'personal' || record.store?.groups !== undefined;
+}

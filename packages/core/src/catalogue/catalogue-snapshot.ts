@@ -38,6 +38,12 @@ export interface CatalogueSnapshot {
   readonly disabled: ReadonlyMap<string, SkillRecord>;
   /** Personal store skills by owner id: only in their owner's view (`narrowSnapshot`). */
   readonly personal: ReadonlyMap<string, PersonalSkills>;
+  /**
+   * Store skills shared with groups rather than the whole team: only in the views of their groups' members
+   * (`narrowSnapshot`), never in `skills`, `disabled` or `unavailable`, so a view without them cannot even tell that
+   * they exist.
+   */
+  readonly groupOnly: GroupSkills;
   /** Names a view left out by its skill filters (a user's or a chat's); empty in the whole snapshot. */
   readonly filteredOut: ReadonlySet<string>;
   readonly warnings: readonly string[];
@@ -57,6 +63,24 @@ export interface PersonalSkills {
   readonly disabled: ReadonlyMap<string, SkillRecord>;
   /** Left out for tools_required: told to their owner only. */
   readonly unavailable: readonly UnavailableSkill[];
+}
+
+/** Skills shared with groups: offered, switched off, and left out for tools_required (told to the groups only). */
+export interface GroupSkills {
+  readonly skills: readonly SkillRecord[];
+  readonly disabled: readonly SkillRecord[];
+  readonly unavailable: readonly { readonly entry: UnavailableSkill; readonly groups: ReadonlySet<string> }[];
+}
+
+/** Whether a skill is offered to some groups only (a store skill shared with groups). */
+export function isGroupOnly(skill: SkillRecord): boolean {
+  return skill.store?.groups !== undefined;
+}
+
+/** Whether a group-only skill is for someone in `groups`. */
+function sharedWith(skill: SkillRecord, groups: ReadonlySet<string>): boolean {
+  for (const group of skill.store?.groups ?? []) if (groups.has(group)) return true;
+  return false;
 }
 
 /** What a user or chat narrows its catalogue to: names or `prefix-*` patterns; an absent list does not narrow. */
@@ -114,9 +138,11 @@ export type SnapshotInputs = [
 function* snapshotSteps(
   ...[result, config, timing, commands, availability, store]: SnapshotInputs
 ): Generator<void, CatalogueSnapshot> {
-  const { offered, unavailable } = splitByTools(result.skills, availability);
+  const teamSkills = result.skills.filter((skill) => !isGroupOnly(skill));
+  const { offered, unavailable } = splitByTools(teamSkills, availability);
   yield;
   const { switchedOff, sorted, disabled } = applySwitches(offered, config, store?.switches);
+  const groupOnly = groupSkillsOf(result.skills, availability, switchedOff);
   yield;
   // Rendered on first use (the next turn, or the metrics when scraped), not as part of the swap.
   const catalogue = catalogueOf(sorted, config);
@@ -136,7 +162,7 @@ function* snapshotSteps(
   const directories = countLoaded(result.directories, sorted);
   yield;
   const index = yield* CatalogueIndex.building(
-    [...sorted, ...personalRecords(personal.byOwner)],
+    [...sorted, ...groupOnly.skills, ...personalRecords(personal.byOwner)],
     config.catalogueFormat,
     config.includeLocation,
   );
@@ -151,6 +177,7 @@ function* snapshotSteps(
     unavailable: Object.freeze(unavailable),
     disabled,
     personal: personal.byOwner,
+    groupOnly,
     filteredOut: NOTHING_FILTERED,
     warnings: Object.freeze(result.warnings),
     directories: Object.freeze(directories),
@@ -192,6 +219,36 @@ function commandsOf(commands: CommandDiscoveryResult, skills: ReadonlyMap<string
   };
 }
 
+/** The skills shared with groups, split as the team's are: offered (name order), switched off, unavailable. */
+function groupSkillsOf(
+  skills: readonly SkillRecord[],
+  availability: ToolAvailability | undefined,
+  switchedOff: ReadonlySet<string>,
+): GroupSkills {
+  const shared = skills.filter(isGroupOnly);
+  if (shared.length === 0) return NO_GROUP_SKILLS;
+  const { offered, unavailable } = splitByTools(shared, availability);
+  const groupsOfPath = new Map(shared.map((skill) => [skill.path, skill.store?.groups ?? new Set<string>()]));
+  return Object.freeze({
+    skills: inNameOrder(offered.filter((skill) => !switchedOff.has(skill.name))),
+    disabled: inNameOrder(offered.filter((skill) => switchedOff.has(skill.name))),
+    unavailable: unavailable.map((entry) => ({ entry, groups: groupsOfPath.get(entry.path) ?? new Set<string>() })),
+  });
+}
+
+const NO_GROUP_SKILLS: GroupSkills = Object.freeze({ skills: [], disabled: [], unavailable: [] });
+
+/** Whether any skill shared with groups is for someone in `groups` (else their view needs no narrowing for it). */
+export function holdsGroupSkillsFor(base: CatalogueSnapshot, groups: ReadonlySet<string>): boolean {
+  if (groups.size === 0) return false;
+  const { skills, disabled, unavailable } = base.groupOnly;
+  return (
+    skills.some((skill) => sharedWith(skill, groups)) ||
+    disabled.some((skill) => sharedWith(skill, groups)) ||
+    unavailable.some(({ groups: of }) => [...of].some((group) => groups.has(group)))
+  );
+}
+
 /** Personal skills of every owner, offered or switched off (a view holds the offered ones). */
 function personalRecords(byOwner: ReadonlyMap<string, PersonalSkills>): SkillRecord[] {
   return [...byOwner.values()].flatMap((own) => [...own.skills.values()]);
@@ -225,7 +282,10 @@ function catalogueOf(sorted: readonly SkillRecord[], config: SnapshotConfig): (f
   };
 }
 
-/** Personal skills by owner; one named like a team skill is not offered (a collision says so). */
+/**
+ * Personal skills by owner; one named like a team skill is not offered (a collision says so), one named like a skill
+ * shared with groups is offered to its owner unless they are in one of those groups.
+ */
 function personalByOwner(
   records: readonly SkillRecord[],
   unavailable: readonly UnavailableSkill[],
@@ -247,7 +307,9 @@ function personalByOwner(
     const owner = record.store?.ownerId;
     if (owner === undefined || owner === null) continue;
     const teamSkill = team.get(record.name);
-    if (teamSkill !== undefined) {
+    // A skill shared with groups wins in its members' views only (withGroupSkills): reporting it here would tell
+    // the owner, in or out of those groups, that a skill of that name exists.
+    if (teamSkill !== undefined && !isGroupOnly(teamSkill)) {
       collisions.push({
         name: record.name,
         winner: { path: teamSkill.path, source: teamSkill.source },
@@ -277,16 +339,19 @@ function passes(name: string, filter: SkillFilter): boolean {
 }
 
 /**
- * What one user sees in one chat: the team's skills plus the user's personal ones, narrowed by the
- * user's and the chat's filters. Everything else (the scan's reports, commands) is the snapshot's.
+ * What one user sees in one chat: the team's skills, the ones shared with the user's `groups` (ids) and the user's
+ * personal ones, narrowed by the user's and the chat's filters. Everything else (the scan's reports, commands) is the
+ * snapshot's.
  */
 export function narrowSnapshot(
   base: CatalogueSnapshot,
   ownerId: string | undefined,
   filters: readonly SkillFilter[],
   config: SnapshotConfig,
+  groups: ReadonlySet<string> = NO_GROUPS,
 ): CatalogueSnapshot {
-  const own = ownerId === undefined ? undefined : base.personal.get(ownerId);
+  const personal = ownerId === undefined ? undefined : base.personal.get(ownerId);
+  const own = withGroupSkills(personal, base.groupOnly, groups);
   const candidates =
     own === undefined ? [...base.skills.values()] : inNameOrder([...base.skills.values(), ...own.skills.values()]);
   const filteredOut = new Set<string>();
@@ -310,6 +375,28 @@ export function narrowSnapshot(
     filteredOut,
     catalogue,
   });
+}
+
+const NO_GROUPS: ReadonlySet<string> = new Set();
+
+/** The user's personal skills with the ones shared with their groups added (undefined when there are neither). */
+function withGroupSkills(
+  personal: PersonalSkills | undefined,
+  groupOnly: GroupSkills,
+  groups: ReadonlySet<string>,
+): PersonalSkills | undefined {
+  if (groups.size === 0) return personal;
+  const skills = groupOnly.skills.filter((skill) => sharedWith(skill, groups));
+  const disabled = groupOnly.disabled.filter((skill) => sharedWith(skill, groups));
+  const unavailable = groupOnly.unavailable
+    .filter(({ groups: of }) => [...of].some((group) => groups.has(group)))
+    .map(({ entry }) => entry);
+  if (skills.length === 0 && disabled.length === 0 && unavailable.length === 0) return personal;
+  return {
+    skills: new Map([...(personal?.skills ?? []), ...skills.map((skill) => [skill.name, skill] as const)]),
+    disabled: new Map([...(personal?.disabled ?? []), ...disabled.map((skill) => [skill.name, skill] as const)]),
+    unavailable: [...(personal?.unavailable ?? []), ...unavailable],
+  };
 }
 
 function splitByTools(

@@ -10,6 +10,7 @@ import {
   buildSnapshotAsync,
   type CatalogueSnapshot,
   findSkill,
+  holdsGroupSkillsFor,
   narrowSnapshot,
   type SkillFilter,
   type SnapshotInputs,
@@ -453,29 +454,53 @@ export class SkillRegistry {
    * the user's and the chat's filters. The same object for the same inputs until the next swap,
    * so what is derived from a snapshot (tool definitions, the list's JSON) is derived once.
    */
-  viewFor(ownerId: string | undefined, filters: readonly (SkillFilter | null | undefined)[] = []): CatalogueSnapshot {
+  viewFor(
+    ownerId: string | undefined,
+    filters: readonly (SkillFilter | null | undefined)[] = [],
+    groups: readonly string[] = [],
+  ): CatalogueSnapshot {
     const base = this.snapshot;
     const applied = filters.filter((filter): filter is SkillFilter => filter !== null && filter !== undefined);
-    if ((ownerId === undefined || !base.personal.has(ownerId)) && applied.length === 0) return base;
+    const memberOf = new Set(groups);
+    const hasGroupSkills = holdsGroupSkillsFor(base, memberOf);
+    if ((ownerId === undefined || !base.personal.has(ownerId)) && applied.length === 0 && !hasGroupSkills) return base;
     if (this.viewsOf !== base || this.views.size >= MAX_CACHED_VIEWS) {
       this.views = new Map();
       this.viewsOf = base;
     }
-    const key = JSON.stringify([ownerId ?? null, applied]);
+    const key = JSON.stringify([ownerId ?? null, applied, hasGroupSkills ? [...memberOf].sort() : []]);
     let view = this.views.get(key);
     if (view === undefined) {
-      view = narrowSnapshot(base, ownerId, applied, this.config);
+      view = narrowSnapshot(base, ownerId, applied, this.config, hasGroupSkills ? memberOf : undefined);
       this.views.set(key, view);
     }
     return view;
   }
 
   /**
-   * What a new chat of the user may use (and MCP and the discovery index serve): the team's skills and the user's own,
-   * narrowed by the user's filter.
+   * What a new chat of the user may use (and MCP and the discovery index serve): the team's skills, the ones shared
+   * with the user's groups and the user's own, narrowed by the user's filter.
    */
   async viewForUser(userId: string): Promise<CatalogueSnapshot> {
-    return this.viewFor(userId, [await this.store?.userFilter(userId)]);
+    const [filter, groups] = await Promise.all([this.store?.userFilter(userId), this.userGroups(userId)]);
+    return this.viewFor(userId, [filter], groups);
+  }
+
+  /**
+   * The user's view narrowed by `filters` only (not the user's own filter unless given): the team's skills, the ones
+   * shared with the user's groups and the user's own. Every door that shows a person skills builds it here or in
+   * `viewForUser`, so a skill shared with groups reaches their members and nobody else.
+   */
+  async userView(
+    userId: string,
+    filters: readonly (SkillFilter | null | undefined)[] = [],
+  ): Promise<CatalogueSnapshot> {
+    return this.viewFor(userId, filters, await this.userGroups(userId));
+  }
+
+  /** The groups the user is in (none without a store, or a store that has no groups). */
+  async userGroups(userId: string): Promise<readonly string[]> {
+    return (await this.store?.userGroups?.(userId)) ?? [];
   }
 
   /**

@@ -61,6 +61,8 @@ export interface StoreOrigin {
   readonly version: number;
   /** The digests of every version of this install: a chat's pin counts only if it is one of them. */
   readonly history: ReadonlySet<string>;
+  /** A shared skill offered only to members of these groups (ids); absent when the whole team has it. */
+  readonly groups?: ReadonlySet<string>;
 }
 
 /** What a programmatic skill brings instead of files. */

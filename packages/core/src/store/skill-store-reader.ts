@@ -14,6 +14,11 @@ export interface StoredInstall {
   manifest: { path: string; size: number; digest: string }[];
   /** The digests of every version of this install (a rollback may return to any of them). */
   history: string[];
+  /**
+   * A shared skill offered only to these groups (ids), not to the whole team; absent (or undefined) for the whole
+   * team and for personal skills. Empty: nobody's catalogue offers it (its groups were deleted).
+   */
+  groups?: readonly string[];
 }
 
 /** An installed skill at its current version, unpacked and ready to be read like a folder. */
@@ -48,6 +53,8 @@ export interface SkillStoreReader {
   /** Asks every instance to rescan its folders; resolves to the new reload generation. */
   requestReload(): Promise<string>;
   userFilter(userId: string): Promise<StoredSkillFilter | null>;
+  /** The ids of the groups the user is in: a skill shared with groups is in the views of their members only. */
+  userGroups?(userId: string): Promise<readonly string[]>;
   /** Keeps the version a chat activated, so the chat reads the same files later. */
   keep(skill: SkillRecord): Promise<KeptVersion> | undefined;
   keptDigest(skill: SkillRecord): Promise<string | undefined>;

@@ -48,6 +48,7 @@ export function readStoreSkills(contents: StoreContents, mode: ValidationMode): 
           owner: install.ownerName,
           version: install.version,
           history: new Set(install.history),
+          ...(install.groups === undefined ? {} : { groups: new Set(install.groups) }),
         },
       };
       (install.scope === 'shared' ? shared : personal).push(record);

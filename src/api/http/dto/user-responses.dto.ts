@@ -12,7 +12,7 @@ import { GraphQLDateTime } from '../../graphql/scalars/date-time.scalar.js';
  * Documentation only.
  */
 
-const UserRoleEnum = { admin: 'admin', member: 'member' } as const;
+const UserRoleEnum = { admin: 'admin', editor: 'editor', member: 'member' } as const;
 registerEnumType(UserRoleEnum, { name: 'UserRole' });
 
 const AuthMode = { api_key: 'api_key', none: 'none' } as const;

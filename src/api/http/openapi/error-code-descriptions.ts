@@ -85,12 +85,18 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
     'files (reading stops there)',
   [ErrorCode.UNAUTHENTICATED]:
     'the API key is missing, malformed, unknown, revoked or expired, or its user is disabled',
-  [ErrorCode.FORBIDDEN]: 'the route needs an admin and the caller is a member',
+  [ErrorCode.FORBIDDEN]:
+    'the route needs an admin (or, to publish or roll back a shared skill, an editor who owns it or whose group ' +
+    'owns it) and the caller is not one',
   [ErrorCode.USER_NOT_FOUND]: 'no user has that id',
   [ErrorCode.USER_NAME_TAKEN]: 'a user with that name already exists',
   [ErrorCode.LAST_ADMIN]:
     'the change (a demotion, a disabling, a key revoked) would leave no enabled admin with a working API key; ' +
     'make another admin a key first (the CLI can always add one)',
+  [ErrorCode.GROUP_NOT_FOUND]: 'no group has that id',
+  [ErrorCode.GROUP_NAME_TAKEN]: 'an admin-made group with that name already exists',
+  [ErrorCode.GROUP_MANAGED_BY_PROVIDER]:
+    "the group comes from the sign-in provider's groups claim: its members change at sign-in, not here",
   [ErrorCode.API_KEY_NOT_FOUND]: "no API key has that id (for `/v1/me/keys`: none of the caller's)",
   [ErrorCode.CSRF_TOKEN_MISSING]:
     'a write authenticated by the sign-in cookie without its `x-csrf-token` header (from `GET /v1/auth/session`), ' +

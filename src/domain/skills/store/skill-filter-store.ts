@@ -6,6 +6,8 @@ export interface UserSkillFilters {
   skillFilter(userId: string): Promise<StoredSkillFilter | null>;
   /** False when there is no such user. */
   setSkillFilter(userId: string, filter: StoredSkillFilter | null): Promise<boolean>;
+  /** The ids of the groups the user is in: a skill shared with groups is offered to their members only. */
+  groupIds(userId: string): Promise<string[]>;
 }
 
 /** Chats' skill filters as the store's rules set them (infra's ChatRepository implements it). */

@@ -9,8 +9,15 @@ import {
   type SkillFilter,
   type SkillRecord,
 } from '@skillhost/core';
-import type { InstallKey, StoredSkillFilter, StoreScope, VersionHistory } from './skill-version-store.js';
+import type {
+  InstallKey,
+  StoredSkillFilter,
+  StoreScope,
+  VersionHistory,
+  SharedSkillAccess,
+} from './skill-version-store.js';
 import type { Principal } from '../../users/principal.js';
+import type { AuditActor } from '../../shared/audit.js';
 import type { SkillRegistryService } from '@skillhost/nest';
 import { configWith } from '../../../config/config-loader.js';
 import { SkillImportService } from './skill-import.service.js';
@@ -30,7 +37,9 @@ interface StorePort {
   historyFor(name: string, userId: string, scope?: StoreScope): Promise<VersionHistory>;
   rollback(key: InstallKey, version: number): Promise<{ changed: boolean; digest: string }>;
   uninstall(key: InstallKey): Promise<void>;
-  setSwitch(name: string, enabled: boolean, by: string | null): Promise<void>;
+  setSwitch(name: string, enabled: boolean, by: AuditActor): Promise<void>;
+  userGroups(userId: string): Promise<readonly string[]>;
+  access(name: string): Promise<SharedSkillAccess>;
   userFilter(userId: string): Promise<StoredSkillFilter | null>;
   setUserFilter(userId: string, filter: StoredSkillFilter): Promise<StoredSkillFilter | null>;
 }
@@ -41,9 +50,12 @@ interface RegistryPort {
   refreshStore(): Promise<CatalogueSnapshot>;
   get(name: string): SkillRecord;
   viewFor(ownerId: string | undefined, filters?: readonly (SkillFilter | null | undefined)[]): CatalogueSnapshot;
+  userView(userId: string, filters?: readonly (SkillFilter | null | undefined)[]): Promise<CatalogueSnapshot>;
 }
 
 const ALICE: Principal = { userId: 'alice-id', name: 'alice', role: 'member', keyId: 'key-1' };
+const ADMIN_PRINCIPAL: Principal = { userId: 'admin-id', name: 'admin', role: 'admin', keyId: 'key-0' };
+const ERIN: Principal = { userId: 'erin-id', name: 'erin', role: 'editor', keyId: 'key-2' };
 
 function skill(name: string, overrides: Partial<SkillRecord> = {}): SkillRecord {
   return {
@@ -73,6 +85,7 @@ function snapshot(
     skills: byName(overrides.skills ?? []),
     disabled: byName(overrides.disabled ?? []),
     personal: overrides.personal ?? new Map(),
+    groupOnly: { skills: [], disabled: [], unavailable: [] },
     collisions: overrides.collisions ?? [],
     directories: [{ configured: '/skills', path: '/skills', exists: true, skills: 1, invalid: 0 }],
   } as unknown as CatalogueSnapshot;
@@ -111,8 +124,10 @@ function fakeStore(log: string[], overrides: Partial<StorePort> = {}): StorePort
       log.push(`uninstall ${JSON.stringify(key)}`);
     },
     setSwitch: async (name, enabled, by) => {
-      log.push(`setSwitch ${name} ${enabled} by ${by}`);
+      log.push(`setSwitch ${name} ${enabled} by ${by.id}`);
     },
+    userGroups: async (userId) => (userId === 'erin-id' ? ['team-a'] : []),
+    access: async (name) => ({ name, audience: 'team', groups: [], owningUser: null, owningGroup: null }),
     userFilter: async () => ({ exclude: ['docx'] }),
     setUserFilter: async (_userId, filter) => filter,
     ...overrides,
@@ -133,6 +148,10 @@ function fakeRegistry(log: string[], current = snapshot(), overrides: Partial<Re
       return found;
     },
     viewFor: (ownerId, filters) => {
+      views.push({ ownerId, filters });
+      return snapshot({ skills: [skill('pdf'), skill('xlsx')] });
+    },
+    userView: async (ownerId, filters) => {
       views.push({ ownerId, filters });
       return snapshot({ skills: [skill('pdf'), skill('xlsx')] });
     },
@@ -168,19 +187,38 @@ describe(SkillLifecycleService.name, () => {
   describe('install', () => {
     it('installs a shared skill without an owner, by the caller, then reads the store into the catalogue', async () => {
       const { sut, log } = build();
-      const result = await sut.install(upload(), 'application/zip', 'shared', ALICE);
+      const result = await sut.install(upload(), 'application/zip', 'shared', ADMIN_PRINCIPAL);
       expect(result).toMatchObject({ name: 'pdf', scope: 'shared', warnings: [] });
       expect(log).toEqual([
-        'installUpload application/zip {"scope":"shared","ownerId":null,"owner":null} by alice-id',
+        'installUpload application/zip {"scope":"shared","ownerId":null,"owner":null,"actor":{"id":"admin-id",' +
+          '"name":"admin"}} by admin-id',
         'refreshStore',
       ]);
+    });
+
+    it("gives an editor's shared install what they may publish: their id and their groups", async () => {
+      const { sut, log } = build();
+      await sut.install(upload(), 'application/zip', 'shared', ERIN);
+      expect(log[0]).toBe(
+        'installUpload application/zip {"scope":"shared","ownerId":null,"owner":null,"actor":{"id":"erin-id",' +
+          '"name":"erin"},"publisher":{"userId":"erin-id","groupIds":["team-a"]}} by erin-id',
+      );
+    });
+
+    it("refuses a member's shared install (FORBIDDEN) before reading the upload", async () => {
+      const { sut, log } = build();
+      const error = await failure(() => sut.install(upload(), 'application/zip', 'shared', ALICE));
+      expect(error.code).toBe(ErrorCode.FORBIDDEN);
+      expect(error.message).toContain('POST /v1/skills');
+      expect(log).toEqual([]);
     });
 
     it("installs a personal skill as the caller's own", async () => {
       const { sut, log } = build();
       await sut.install(upload(), 'application/zip', 'personal', ALICE);
       expect(log[0]).toBe(
-        'installUpload application/zip {"scope":"personal","ownerId":"alice-id","owner":"alice"} by alice-id',
+        'installUpload application/zip {"scope":"personal","ownerId":"alice-id","owner":"alice","actor":' +
+          '{"id":"alice-id","name":"alice"}} by alice-id',
       );
     });
 
@@ -193,7 +231,7 @@ describe(SkillLifecycleService.name, () => {
         },
       ];
       const { sut } = build({ snapshot: snapshot({ collisions }) });
-      const result = await sut.install(upload(), 'application/zip', 'shared', ALICE);
+      const result = await sut.install(upload(), 'application/zip', 'shared', ADMIN_PRINCIPAL);
       expect(result.warnings).toEqual([
         "A skill named 'pdf' from shared folder 1 wins over this one: it is installed but not offered until that one " +
           "is gone (see the admin view's collisions).",
@@ -215,13 +253,13 @@ describe(SkillLifecycleService.name, () => {
         { name: 'docx', winner: { path: '/skills/docx', source: '/skills' }, loser: { path: '/c', source: 'store' } },
       ];
       const { sut } = build({ snapshot: snapshot({ collisions }) });
-      expect((await sut.install(upload(), 'application/zip', 'shared', ALICE)).warnings).toEqual([]);
+      expect((await sut.install(upload(), 'application/zip', 'shared', ADMIN_PRINCIPAL)).warnings).toEqual([]);
     });
 
     it('does not touch the catalogue when the store refuses the install', async () => {
       const refused = new AppError(ErrorCode.VALIDATION_FAILED, 'not valid');
       const { sut, log } = build({ store: { installUpload: () => Promise.reject(refused) } });
-      expect((await failure(() => sut.install(upload(), 'application/zip', 'shared', ALICE))).code).toBe(
+      expect((await failure(() => sut.install(upload(), 'application/zip', 'shared', ADMIN_PRINCIPAL))).code).toBe(
         ErrorCode.VALIDATION_FAILED,
       );
       expect(log).not.toContain('refreshStore');
@@ -244,7 +282,12 @@ describe(SkillLifecycleService.name, () => {
   describe('rollback', () => {
     it('rolls the shared skill back, then reads the store into the catalogue', async () => {
       const { sut, log } = build();
-      expect(await sut.rollback('pdf', 1)).toEqual({ name: 'pdf', version: 1, digest: 'sha256:v1', changed: true });
+      expect(await sut.rollback('pdf', 1, ADMIN_PRINCIPAL)).toEqual({
+        name: 'pdf',
+        version: 1,
+        digest: 'sha256:v1',
+        changed: true,
+      });
       expect(log).toEqual(['rollback {"scope":"shared","ownerId":null,"name":"pdf"} 1', 'refreshStore']);
     });
   });
@@ -304,9 +347,9 @@ describe(SkillLifecycleService.name, () => {
       expect(await sut.setUserFilter(ALICE, { include: [' pdf '] })).toMatchObject({ include: ['pdf'], exclude: null });
     });
 
-    it("presents a chat's filter over the user's", () => {
+    it("presents a chat's filter over the user's", async () => {
       const { sut, views } = build();
-      const result = sut.presentFilter(ALICE, { include: ['pdf'] }, { exclude: ['xlsx'] });
+      const result = await sut.presentFilter(ALICE, { include: ['pdf'] }, { exclude: ['xlsx'] });
       expect(result).toEqual({ include: ['pdf'], exclude: null, offered: ['pdf', 'xlsx'] });
       expect(views).toEqual([{ ownerId: 'alice-id', filters: [{ exclude: ['xlsx'] }, { include: ['pdf'] }] }]);
     });

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../../users/principal.js';
+import { actorOf, type Principal } from '../../users/principal.js';
 import { AppError, ErrorCode, findSkill, storeSource } from '@skillhost/core';
-import type { StoredSkillFilter, StoreScope } from './skill-version-store.js';
+import type { AccessChange, Publisher, StoredSkillFilter, StoreScope } from './skill-version-store.js';
 import { skillSourceLabel } from '../skill-source-label.js';
 import { SkillRegistryService } from '@skillhost/nest';
 import { type ImportResult, SkillImportService } from './skill-import.service.js';
-import { type InstallResult, type InstallTarget, SkillStoreService } from './skill-store.service.js';
+import { type InstallResult, type InstallTarget, noHistory, SkillStoreService } from './skill-store.service.js';
 
 /** What a filter answer holds: the filter as stored, and the skills it offers. */
 export interface SkillFilterResult {
@@ -28,8 +28,8 @@ export class SkillLifecycleService {
   ) {}
 
   /**
-   * Installs an upload for the caller: shared (admins; the route checks) or the caller's personal skill. A clash it
-   * loses is a warning.
+   * Installs an upload for the caller: shared (admins, and editors for the skills they or their groups own and new
+   * ones) or the caller's personal skill. A clash it loses is a warning.
    */
   async install(
     body: NodeJS.ReadableStream,
@@ -37,7 +37,7 @@ export class SkillLifecycleService {
     scope: StoreScope,
     principal: Principal,
   ): Promise<InstallResult> {
-    const target = targetOf(scope, principal);
+    const target = await this.targetOf(scope, principal);
     const result = await this.store.installUpload(body, contentType, target, principal.userId);
     await this.refreshAndWarn(target, [result]);
     return result;
@@ -54,7 +54,7 @@ export class SkillLifecycleService {
     principal: Principal,
     { submodules = false }: { submodules?: boolean } = {},
   ): Promise<ImportResult> {
-    const target = targetOf(scope, principal);
+    const target = await this.targetOf(scope, principal);
     const admin = principal.role === 'admin';
     const result = await this.importer.importFrom(sourceText, target, principal.userId, {
       localFiles: admin,
@@ -82,14 +82,24 @@ export class SkillLifecycleService {
       }
   }
 
+  /**
+   * The versions of the skill the caller means by a name. A shared skill shared with groups the caller is not in is
+   * SKILL_NOT_FOUND, as in their catalogue (admins read every one: the admin views show every shared skill).
+   */
   async versions(name: string, principal: Principal, scope?: StoreScope) {
     const history = await this.store.historyFor(skillName(name), principal.userId, scope);
+    if (history.key.scope === 'shared' && principal.role !== 'admin')
+      await this.assertSharedWith(history.key.name, principal, scope);
     return { name: history.key.name, scope: history.key.scope, current: history.current, versions: history.versions };
   }
 
-  async rollback(name: string, version: number) {
+  /** Admins roll back any shared skill; editors the ones they or their groups own (FORBIDDEN for others). */
+  async rollback(name: string, version: number, principal: Principal) {
     const key = { scope: 'shared' as const, ownerId: null, name: skillName(name) };
-    const result = await this.store.rollback(key, version);
+    const result = await this.store.rollback(key, version, {
+      actor: actorOf(principal),
+      ...(await this.publisherOf(principal)),
+    });
     await this.registry.refreshStore();
     return { name: key.name, version, digest: result.digest, changed: result.changed };
   }
@@ -106,13 +116,60 @@ export class SkillLifecycleService {
     const known =
       findSkill(snapshot.skills, name) ??
       findSkill(snapshot.disabled, name) ??
+      findSkill(
+        new Map([...snapshot.groupOnly.skills, ...snapshot.groupOnly.disabled].map((s) => [s.name, s])),
+        name,
+      ) ??
       [...snapshot.personal.values()]
         .map((own) => findSkill(own.skills, name) ?? findSkill(own.disabled, name))
         .find((skill) => skill !== undefined);
     const canonical = known?.name ?? this.registry.get(name).name;
-    await this.store.setSwitch(canonical, enabled, principal.userId);
+    await this.store.setSwitch(canonical, enabled, actorOf(principal));
     await this.registry.refreshStore();
     return { name: canonical, enabled };
+  }
+
+  /** SKILL_NOT_FOUND, worded as for a name with no history, unless the skill's audience includes the caller. */
+  private async assertSharedWith(name: string, principal: Principal, scope: StoreScope | undefined): Promise<void> {
+    const access = await this.store.access(name);
+    if (access.audience === 'team') return;
+    const mine = new Set(await this.store.userGroups(principal.userId));
+    if (access.groups.some((group) => mine.has(group.id))) return;
+    throw noHistory(name, scope);
+  }
+
+  /** A shared skill's audience and owners (admins; the route checks). */
+  access(name: string) {
+    return this.store.access(skillName(name));
+  }
+
+  /** Changes a shared skill's audience or owners (admins; the route checks); every catalogue follows at once. */
+  async setAccess(name: string, change: AccessChange, principal: Principal) {
+    const access = await this.store.setAccess(skillName(name), change, actorOf(principal));
+    await this.registry.refreshStore();
+    return access;
+  }
+
+  /**
+   * Where an install goes: for a shared one, FORBIDDEN unless the caller is an admin or an editor (an editor's install
+   * carries what they may publish, checked against each skill's owners under its lock).
+   */
+  private async targetOf(scope: StoreScope, principal: Principal): Promise<InstallTarget> {
+    const actor = actorOf(principal);
+    if (scope === 'personal') return { scope, ownerId: principal.userId, owner: principal.name, actor };
+    return { scope, ownerId: null, owner: null, actor, ...(await this.publisherOf(principal)) };
+  }
+
+  /** Nothing for an admin; for an editor, what they may publish; FORBIDDEN for a member. */
+  private async publisherOf(principal: Principal): Promise<{ publisher?: Publisher }> {
+    if (principal.role === 'admin') return {};
+    if (principal.role === 'editor')
+      return { publisher: { userId: principal.userId, groupIds: await this.store.userGroups(principal.userId) } };
+    throw new AppError(
+      ErrorCode.FORBIDDEN,
+      'Only admins and editors publish or roll back shared skills; install it as your personal skill ' +
+        '(POST /v1/skills), or ask an admin to make you an editor.',
+    );
   }
 
   async userFilter(principal: Principal): Promise<SkillFilterResult> {
@@ -124,23 +181,17 @@ export class SkillLifecycleService {
   }
 
   /** A filter (the user's, or a chat's over the user's), and what the two together offer. */
-  presentFilter(
+  async presentFilter(
     principal: Principal,
     filter: StoredSkillFilter | null,
     under: StoredSkillFilter | null,
-  ): SkillFilterResult {
+  ): Promise<SkillFilterResult> {
     return {
       include: filter?.include ?? null,
       exclude: filter?.exclude ?? null,
-      offered: [...this.registry.viewFor(principal.userId, [under, filter]).skills.keys()],
+      offered: [...(await this.registry.userView(principal.userId, [under, filter])).skills.keys()],
     };
   }
-}
-
-function targetOf(scope: StoreScope, principal: Principal): InstallTarget {
-  return scope === 'shared'
-    ? { scope, ownerId: null, owner: null }
-    : { scope, ownerId: principal.userId, owner: principal.name };
 }
 
 /**

@@ -77,6 +77,8 @@ function fakeRecords(overrides: Partial<StoreRecords> = {}) {
     },
     state: async () => ({ generation: '7', reloadGeneration: '3' }),
     requestReload: async () => '4',
+    access: async () => null,
+    setAccess: async () => null,
     ...overrides,
   };
   return { records, calls, versions };
@@ -90,6 +92,7 @@ function fakeUsers(overrides: Partial<UserRecords> = {}) {
       saved.push({ userId, filter });
       return true;
     },
+    groupIds: async () => [],
     ...overrides,
   };
   return { users, saved };
@@ -472,21 +475,22 @@ describe(SkillStoreService.name, () => {
   });
 
   describe('setSwitch', () => {
+    const ADMIN = { id: 'admin-id', name: 'admin' };
     it('persists a switch with who set it', async () => {
       const { records, calls } = fakeRecords();
-      await build({ records }).setSwitch('pdf', false, 'admin-id');
-      expect(calls.setSwitch).toEqual([['pdf', false, 'admin-id']]);
+      await build({ records }).setSwitch('pdf', false, ADMIN);
+      expect(calls.setSwitch).toEqual([['pdf', false, ADMIN]]);
     });
 
     it('refuses to switch on a skill the configuration switches off (SKILL_SWITCH_LOCKED)', async () => {
       const { records, calls } = fakeRecords();
       const sut = build({ records });
-      const error = await failure(() => sut.setSwitch('locked', true, 'admin-id'));
+      const error = await failure(() => sut.setSwitch('locked', true, ADMIN));
       expect(error.code).toBe(ErrorCode.SKILL_SWITCH_LOCKED);
       expect(error.message).toContain('[app.skills] disabled');
       expect(calls.setSwitch).toEqual([]);
-      await sut.setSwitch('locked', false, 'admin-id');
-      expect(calls.setSwitch).toEqual([['locked', false, 'admin-id']]);
+      await sut.setSwitch('locked', false, ADMIN);
+      expect(calls.setSwitch).toEqual([['locked', false, ADMIN]]);
     });
   });
 

@@ -42,7 +42,12 @@ import {
   type StoreScope,
   type VersionHistory,
   type VersionSource,
+  type AccessChange,
+  type Publisher,
+  type SharedSkillAccess,
 } from './skill-version-store.js';
+import type { AuditActor } from '../../shared/audit.js';
+import { validationFailed } from '../../shared/validation-errors.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
 import { UserFilterCache } from './user-filter-cache.js';
@@ -87,11 +92,16 @@ interface CheckedSkill extends SkillToInstall {
   version: SkillVersion;
 }
 
-/** Which store an install goes to: shared, or one user's personal skills (`owner`: their name, for messages). */
+/**
+ * Which store an install goes to: shared, or one user's personal skills (`owner`: their name, for messages); who asks
+ * (`actor`, for the audit log) and, for an editor, what they may publish (`publisher`).
+ */
 export interface InstallTarget {
   scope: StoreScope;
   ownerId: string | null;
   owner: string | null;
+  actor?: AuditActor;
+  publisher?: Publisher;
 }
 
 /** An installed skill at its current version, unpacked and ready to be read like a folder. */
@@ -202,10 +212,17 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
         version: versions[index],
         ...(skill.source === undefined ? {} : { source: skill.source }),
       })),
-      { installedBy, maxPersonal: this.config.maxPersonalSkills, keepRolledBack },
+      {
+        installedBy,
+        maxPersonal: this.config.maxPersonalSkills,
+        keepRolledBack,
+        ...(target.actor === undefined ? {} : { actor: target.actor }),
+        ...(target.publisher === undefined ? {} : { publisher: target.publisher }),
+      },
     );
     if ('quotaReached' in outcome)
       throw this.quotaExceeded(target.owner, outcome.quotaReached.owned, outcome.quotaReached.adding);
+    if ('notOwned' in outcome) throw notOwned(outcome.notOwned, 'publish');
     const results: InstallResult[] = [];
     for (const [index, installed] of outcome.installed.entries()) {
       this.stored.add(versions[index].digest);
@@ -348,19 +365,20 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
       const history = await this.repository.history(key);
       if (history !== null) return history;
     }
-    throw new AppError(
-      ErrorCode.SKILL_NOT_FOUND,
-      `Skill '${name}' is not installed in the ` +
-        `store${scope === undefined ? '' : ` (${scope})`}; skills from the skills directories have no version history.`,
-      { name },
-    );
+    throw noHistory(name, scope);
   }
 
-  async rollback(key: InstallKey, version: number): Promise<{ changed: boolean; digest: string }> {
-    const result = await this.repository.rollback(key, version);
+  async rollback(
+    key: InstallKey,
+    version: number,
+    options: { actor?: AuditActor; publisher?: Publisher } = {},
+  ): Promise<{ changed: boolean; digest: string }> {
+    const result = await this.repository.rollback(key, version, options);
     switch (result.outcome) {
       case 'no-skill':
         throw notInstalled(key);
+      case 'not-owned':
+        throw notOwned(key.name, 'roll back');
       case 'no-version': {
         const history = await this.repository.history(key);
         const versions = history?.versions.map((entry) => entry.version) ?? [];
@@ -392,7 +410,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   }
 
   /** Persists a switch; a skill the configuration switches off cannot be switched on (SKILL_SWITCH_LOCKED). */
-  setSwitch(name: string, enabled: boolean, by: string | null): Promise<void> {
+  setSwitch(name: string, enabled: boolean, by: AuditActor): Promise<void> {
     if (enabled && this.config.disabled.includes(name)) {
       throw new AppError(
         ErrorCode.SKILL_SWITCH_LOCKED,
@@ -402,6 +420,50 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
       );
     }
     return this.repository.setSwitch(name, enabled, by);
+  }
+
+  /**
+   * The ids of the groups the user is in, read on every view (one indexed query), so a membership change made on any
+   * instance holds on the next request everywhere.
+   */
+  userGroups(userId: string): Promise<readonly string[]> {
+    return this.users.groupIds(userId);
+  }
+
+  /** A shared skill's audience and owners; SKILL_NOT_FOUND when no shared skill has the name. */
+  async access(name: string): Promise<SharedSkillAccess> {
+    const access = await this.repository.access(name);
+    if (access === null) throw notInstalled({ scope: 'shared', ownerId: null, name });
+    return access;
+  }
+
+  /**
+   * Changes who sees a shared skill (`audience` 'team', or 'groups' with at least one group) or who may publish it
+   * besides admins (an owning user, an owning group). GROUP_NOT_FOUND or USER_NOT_FOUND for an id that names nothing.
+   */
+  async setAccess(name: string, change: AccessChange, actor: AuditActor): Promise<SharedSkillAccess> {
+    if (change.audience === 'groups' && (change.groups === undefined || change.groups.length === 0))
+      throw validationFailed([
+        "groups: audience 'groups' needs at least one group id (GET /v1/admin/groups); use audience 'team' to " +
+          'share it with everyone',
+      ]);
+    if (change.audience !== 'groups' && change.groups !== undefined && change.groups.length > 0)
+      throw validationFailed(["groups: only audience 'groups' takes groups"]);
+    const outcome = await this.repository.setAccess(name, change, actor);
+    if (outcome === null) throw notInstalled({ scope: 'shared', ownerId: null, name });
+    if ('unknownGroups' in outcome)
+      throw new AppError(
+        ErrorCode.GROUP_NOT_FOUND,
+        `No group has the id(s) ${outcome.unknownGroups.join(', ')} (GET /v1/admin/groups lists them); nothing ` +
+          `was changed.`,
+        { ids: outcome.unknownGroups },
+      );
+    if ('unknownUser' in outcome)
+      throw new AppError(ErrorCode.USER_NOT_FOUND, `User '${outcome.unknownUser}' not found; nothing was changed.`, {
+        id: outcome.unknownUser,
+      });
+    this.logger.log(`Shared skill '${name}' is now for ${describeAudience(outcome.access)}`);
+    return outcome.access;
   }
 
   userFilter(userId: string): Promise<StoredSkillFilter | null> {
@@ -635,6 +697,30 @@ function normalizeFilter(filter: StoredSkillFilter): StoredSkillFilter | null {
   const exclude = clean(filter.exclude);
   if (include === undefined && exclude === undefined) return null;
   return { ...(include === undefined ? {} : { include }), ...(exclude === undefined ? {} : { exclude }) };
+}
+
+/** FORBIDDEN for an editor and a shared skill neither they nor one of their groups owns. */
+function notOwned(name: string, what: 'publish' | 'roll back'): AppError {
+  return new AppError(
+    ErrorCode.FORBIDDEN,
+    `Editors ${what} only the shared skills they own or one of their groups owns, and '${name}' is not one of them; ` +
+      `nothing was changed. An admin can make you or your group its owner (PUT /v1/admin/skills/${name}/access).`,
+    { name },
+  );
+}
+
+function describeAudience(access: SharedSkillAccess): string {
+  return access.audience === 'team' ? 'the whole team' : `the group(s) ${access.groups.map((g) => g.name).join(', ')}`;
+}
+
+/** SKILL_NOT_FOUND for a version history asked for by name (in `scope`, when given) that the caller has none of. */
+export function noHistory(name: string, scope?: StoreScope): AppError {
+  return new AppError(
+    ErrorCode.SKILL_NOT_FOUND,
+    `Skill '${name}' is not installed in the ` +
+      `store${scope === undefined ? '' : ` (${scope})`}; skills from the skills directories have no version history.`,
+    { name },
+  );
 }
 
 export function notInstalled(key: InstallKey): AppError {

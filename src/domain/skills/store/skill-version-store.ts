@@ -1,5 +1,6 @@
 import type { StoredInstall, StoreScope } from '@skillhost/core';
 import type { StoredSkillFilter } from '../../shared/skill-filter.js';
+import type { AuditActor } from '../../shared/audit.js';
 import type { VersionSource } from './skill-import-source.js';
 
 export type { StoredSkillFilter, StoreScope, VersionSource };
@@ -34,8 +35,46 @@ export interface VersionInstall {
   source?: VersionSource;
 }
 
+/**
+ * An editor publishing or rolling back shared skills: allowed on a skill whose owning user is `userId` or whose owning
+ * group is one of `groupIds`, and on a new one (which they then own).
+ */
+export interface Publisher {
+  userId: string;
+  groupIds: readonly string[];
+}
+
+/** Who may see a shared skill (the whole team, or some groups) and who may publish it besides admins. */
+export interface SharedSkillAccess {
+  name: string;
+  audience: 'team' | 'groups';
+  groups: { id: string; name: string }[];
+  owningUser: { id: string; name: string } | null;
+  owningGroup: { id: string; name: string } | null;
+}
+
+/** A change of a shared skill's access; what is not given stays. */
+export interface AccessChange {
+  audience?: 'team' | 'groups';
+  /** The groups (ids) of audience 'groups'; required with it. */
+  groups?: readonly string[];
+  owningUserId?: string | null;
+  owningGroupId?: string | null;
+}
+
+/** What changing a shared skill's access gave: the access now, or which id named nothing (nothing changed). */
+export type AccessOutcome =
+  | { access: SharedSkillAccess }
+  | { unknownGroups: string[] }
+  | { unknownUser: string }
+  | null;
+
 export interface InstallOptions {
   installedBy: string | null;
+  /** Written to the audit log with each skill the install changes. */
+  actor?: AuditActor;
+  /** Set for an editor: shared skills they may not publish stop the whole install (`notOwned`). */
+  publisher?: Publisher;
   /** The most personal skills one owner may have. */
   maxPersonal?: number;
   /** Whether a skill an admin rolled back stays at that version (a mirror's imports). */
@@ -49,7 +88,10 @@ export type InstallOutcome = { version: number; created: boolean } | { held: num
  * Every skill's outcome, in the order asked; or, with nothing changed, the owner's count and the new names that would
  * have passed the quota together.
  */
-export type InstallMany = { installed: InstallOutcome[] } | { quotaReached: { owned: number; adding: string[] } };
+export type InstallMany =
+  | { installed: InstallOutcome[] }
+  | { quotaReached: { owned: number; adding: string[] } }
+  | { notOwned: string };
 
 /** An installed skill at its current version, as every instance builds its catalogue from (core's reader reads it). */
 export type CurrentInstall = StoredInstall;
@@ -99,11 +141,21 @@ export interface SkillVersionStore {
   /** How many personal skills a user has, and which of `names` they have. */
   personalCount(ownerId: string, names: readonly string[]): Promise<{ owned: number; existing: string[] }>;
   history(key: InstallKey): Promise<VersionHistory | null>;
-  /** 'rolled-back' (or 'unchanged' when it was current already), 'no-skill' or 'no-version'. */
+  /**
+   * 'rolled-back' (or 'unchanged' when it was current already), 'no-skill', 'no-version', or 'not-owned' (a
+   * `publisher` who may not publish it). Written to the audit log as `actor`.
+   */
   rollback(
     key: InstallKey,
     version: number,
-  ): Promise<{ outcome: 'rolled-back' | 'unchanged'; digest: string } | { outcome: 'no-skill' | 'no-version' }>;
+    options?: { actor?: AuditActor; publisher?: Publisher },
+  ): Promise<
+    { outcome: 'rolled-back' | 'unchanged'; digest: string } | { outcome: 'no-skill' | 'no-version' | 'not-owned' }
+  >;
+  /** A shared skill's audience and owners, or null when no shared skill has the name. */
+  access(name: string): Promise<SharedSkillAccess | null>;
+  /** Changes a shared skill's audience or owners, written to the audit log as `actor`; null for no such skill. */
+  setAccess(name: string, change: AccessChange, actor: AuditActor): Promise<AccessOutcome>;
   /** True when the skill was installed and is gone (the stored versions stay, content-addressed). */
   uninstall(key: InstallKey): Promise<boolean>;
   /** Every installed skill at its current version, with its manifest. */
@@ -113,7 +165,8 @@ export interface SkillVersionStore {
   /** File contents by digest; digests not stored are absent from the answer. */
   blobs(digests: readonly string[]): Promise<Map<string, Buffer>>;
   switches(): Promise<{ name: string; enabled: boolean }[]>;
-  setSwitch(name: string, enabled: boolean, updatedBy: string | null): Promise<void>;
+  /** Written to the audit log as `actor`. */
+  setSwitch(name: string, enabled: boolean, actor: AuditActor): Promise<void>;
   state(): Promise<StoreState>;
   /** Asks every instance to rescan its skill directories; the new reload generation. */
   requestReload(): Promise<string>;
