@@ -153,6 +153,16 @@ const PEOPLE: Record<string, Record<string, unknown>> = {
         "WHERE u.name = 'alice'",
     );
     expect(linked).toEqual([{ issuer, subject: 'alice', email: 'alice@example.com', role: 'member' }]);
+    // The provider's groups claim made her provider groups.
+    const groups = await query<{ name: string; source: string }>(
+      dbUrl(app),
+      'SELECT g.name, g.source FROM group_members m JOIN groups g ON g.id = m.group_id JOIN users u ON ' +
+        "u.id = m.user_id WHERE u.name = 'alice' ORDER BY g.name",
+    );
+    expect(groups).toEqual([
+      { name: 'eng', source: 'provider' },
+      { name: 'ops', source: 'provider' },
+    ]);
   });
 
   it('a signed-in person makes, lists and revokes their own API key on the page', async () => {
