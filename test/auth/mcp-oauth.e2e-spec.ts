@@ -10,8 +10,8 @@ import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { freePort } from '../support/ports.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
-import { SESSION_COOKIE } from '../../src/domain/sign-in/web-session.js';
-import { WebSessionService } from '../../src/domain/sign-in/web-session.service.js';
+import { SESSION_COOKIE } from '../../src/domain/users/web-session.js';
+import { WebSessionService } from '../../src/domain/users/web-session.service.js';
 import { OAuthBrowser, pkcePair } from './oauth-browser.js';
 
 /**

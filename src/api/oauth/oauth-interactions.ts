@@ -7,7 +7,7 @@ import { API_KEY_PATTERN } from '../../domain/users/api-key.js';
 import { AuthService } from '../../domain/users/auth.service.js';
 import { type Scope, scopesOfRole, SCOPES } from '../../domain/users/scopes.js';
 import { UsersService } from '../../domain/users/users.service.js';
-import { WebSessionService } from '../../domain/sign-in/web-session.service.js';
+import { WebSessionService } from '../../domain/users/web-session.service.js';
 import { INTERACTION_PATH, OAuthServerService } from './oauth-server.service.js';
 import { pageSecurityPolicy, renderConsent, renderOAuthError, renderSignIn } from './oauth-pages.js';
 

@@ -11,20 +11,9 @@ export interface SignInAttempt {
   expiresAt: Date;
 }
 
-/** What authenticating one web session needs, in one round trip: the session's times and its user's state. */
-export interface SessionOwner {
-  sessionId: string;
-  expiresAt: Date;
-  lastSeenAt: Date;
-  userId: string;
-  userName: string;
-  role: User['role'];
-  disabled: boolean;
-}
-
 /**
- * The storage of sign-ins and web sessions. Every look-up answers `null` for "none"; the services decide what that
- * means.
+ * The storage of sign-ins (web sessions: users/web-session-store.ts). Every look-up answers `null` for "none"; the
+ * services decide what that means.
  */
 export interface SignInStore {
   saveAttempt(attempt: SignInAttempt): Promise<void>;
@@ -47,15 +36,4 @@ export interface SignInStore {
   ): Promise<{ email: string | null } | 'taken' | null>;
 }
 
-/** The storage of web sessions; tokens arrive here hashed. */
-export interface WebSessionStore {
-  createSession(session: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void>;
-  findSession(tokenHash: string): Promise<SessionOwner | null>;
-  touchSession(sessionId: string): Promise<void>;
-  deleteSession(tokenHash: string): Promise<void>;
-  /** Removes ended sessions and abandoned sign-ins; how many rows went. */
-  sweep(idleBefore: Date): Promise<number>;
-}
-
 export const SIGN_IN_STORE = Symbol('SIGN_IN_STORE');
-export const WEB_SESSION_STORE = Symbol('WEB_SESSION_STORE');

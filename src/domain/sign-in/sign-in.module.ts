@@ -1,7 +1,5 @@
 import { type DynamicModule, Module, type ModuleMetadata } from '@nestjs/common';
-import { GroupsService } from '../users/groups.service.js';
 import { OidcProviderClient } from './oidc-provider.client.js';
-import { PROVIDER_GROUPS } from './provider-groups.js';
 import { SignInService } from './sign-in.service.js';
 
 /**
@@ -14,8 +12,7 @@ export class SignInModule {
     return {
       module: SignInModule,
       imports: [...adapters.imports, adapters.users],
-      // The provider's groups claim becomes the person's provider groups at each sign-in.
-      providers: [OidcProviderClient, SignInService, { provide: PROVIDER_GROUPS, useExisting: GroupsService }],
+      providers: [OidcProviderClient, SignInService],
       exports: [SignInService],
     };
   }

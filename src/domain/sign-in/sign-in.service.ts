@@ -5,11 +5,11 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import type { User } from '../users/user.types.js';
 import { isUuid } from '../shared/uuid.js';
 import { OidcProviderClient } from './oidc-provider.client.js';
-import { PROVIDER_GROUPS, type ProviderGroupsSink } from './provider-groups.js';
+import { PROVIDER_GROUPS, type ProviderGroupsSink } from '../users/provider-groups.js';
 import { checkedReturnTo } from './return-to.js';
 import { type PersonClaims, readPersonClaims, userNameFrom } from './sign-in-claims.js';
 import { SIGN_IN_STORE, type SignInStore } from './sign-in-store.js';
-import { WebSessionService } from './web-session.service.js';
+import { WebSessionService } from '../users/web-session.service.js';
 import {
   hashToken,
   newSecretToken,
@@ -17,7 +17,7 @@ import {
   SIGN_IN_COOKIE,
   SIGN_IN_COOKIE_PATH,
   tokenCookie,
-} from './web-session.js';
+} from '../users/web-session.js';
 
 /** How long a person has at the provider between leaving and coming back. */
 const ATTEMPT_TTL_MS = 10 * 60_000;

@@ -32,7 +32,7 @@ export function hashApiKey(key: string): string {
 export interface CredentialHeaders {
   authorization?: string | string[];
   'x-api-key'?: string | string[];
-  /** The web session's cookie, and its CSRF token on writes (sign-in/web-session.ts). */
+  /** The web session's cookie, and its CSRF token on writes (users/web-session.ts). */
   cookie?: string | string[];
   'x-csrf-token'?: string | string[];
 }

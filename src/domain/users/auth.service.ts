@@ -7,7 +7,7 @@ import { type BearerTokenVerifier, presentedBearerToken } from './bearer-token.j
 import { effectiveAuthMode, isLoopbackHost } from './auth-mode.js';
 import { LOCAL_PRINCIPAL, type Principal } from './principal.js';
 import type { KeyOwner } from './user.types.js';
-import { WebSessionService } from '../sign-in/web-session.service.js';
+import { WebSessionService } from './web-session.service.js';
 
 /**
  * How long a key look-up is trusted. A revocation clears the entry on the instance that made it at
@@ -78,7 +78,7 @@ export class AuthService implements OnModuleInit {
    */
   authenticateNow(headers: CredentialHeaders, method = 'POST'): Principal | Promise<Principal> {
     const key = presentedKey(headers);
-    // Without a key, the web session's cookie (sign-in/web-session.service.ts), CSRF-checked unless `method` is a read.
+    // Without a key, the web session's cookie (users/web-session.service.ts), CSRF-checked unless `method` is a read.
     const session = key === undefined ? this.sessions?.authenticate(headers, method) : undefined;
     if (session !== undefined) return session;
     if (key === undefined && this.mode === 'none') return LOCAL_PRINCIPAL;

@@ -4,7 +4,8 @@ import { BootstrapAdminService } from './bootstrap-admin.service.js';
 import { AuditService } from './audit.service.js';
 import { GroupsService } from './groups.service.js';
 import { UsersService } from './users.service.js';
-import { WebSessionService } from '../sign-in/web-session.service.js';
+import { PROVIDER_GROUPS } from './provider-groups.js';
+import { WebSessionService } from './web-session.service.js';
 
 /**
  * What the outer layers give the users: the module that provides their storage ports (`USER_STORE`, `API_KEY_STORE`,
@@ -21,8 +22,17 @@ export class UsersModule {
     return {
       module: UsersModule,
       imports: adapters.imports,
-      providers: [AuthService, UsersService, GroupsService, AuditService, BootstrapAdminService, WebSessionService],
-      exports: [AuthService, UsersService, GroupsService, AuditService, WebSessionService],
+      providers: [
+        AuthService,
+        UsersService,
+        GroupsService,
+        AuditService,
+        BootstrapAdminService,
+        WebSessionService,
+        // Where sign-in hands the provider's groups claim: the person's provider groups become the claim's.
+        { provide: PROVIDER_GROUPS, useExisting: GroupsService },
+      ],
+      exports: [AuthService, UsersService, GroupsService, AuditService, WebSessionService, PROVIDER_GROUPS],
     };
   }
 }

@@ -29,7 +29,8 @@ import { SkillMirrorRepository } from './skill-mirror.repository.js';
 import { SkillStoreRepository } from './skill-store.repository.js';
 import { UserRepository } from './user.repository.js';
 import { SignInRepository } from './sign-in.repository.js';
-import { SIGN_IN_STORE, WEB_SESSION_STORE } from '../../domain/sign-in/sign-in-store.js';
+import { SIGN_IN_STORE } from '../../domain/sign-in/sign-in-store.js';
+import { WEB_SESSION_STORE } from '../../domain/users/web-session-store.js';
 
 /** The domain's storage ports, each bound to the repository that implements it. */
 const STORES = [

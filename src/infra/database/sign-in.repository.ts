@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import type { SessionOwner, SignInAttempt, SignInStore, WebSessionStore } from '../../domain/sign-in/sign-in-store.js';
+import type { SignInAttempt, SignInStore } from '../../domain/sign-in/sign-in-store.js';
+import type { SessionOwner, WebSessionStore } from '../../domain/users/web-session-store.js';
 import type { User, UserRole } from '../../domain/users/user.types.js';
 import { isUniqueViolation, runQuery } from './database-errors.js';
 import { DATA_SOURCE } from './persistence.tokens.js';

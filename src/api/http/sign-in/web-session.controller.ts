@@ -3,8 +3,8 @@ import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } f
 import { AppError, ErrorCode } from '@skillhost/core';
 import type { FastifyReply } from 'fastify';
 import { SignInService } from '../../../domain/sign-in/sign-in.service.js';
-import { SIGN_IN_COOKIE_PATH } from '../../../domain/sign-in/web-session.js';
-import { type SessionHeaders, WebSessionService } from '../../../domain/sign-in/web-session.service.js';
+import { SIGN_IN_COOKIE_PATH } from '../../../domain/users/web-session.js';
+import { type SessionHeaders, WebSessionService } from '../../../domain/users/web-session.service.js';
 import type { Principal } from '../../../domain/users/principal.js';
 import { UsersService } from '../../../domain/users/users.service.js';
 import { presentUser } from '../../presenters/user.presenter.js';

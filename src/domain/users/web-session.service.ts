@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { isLoopbackHost } from '../users/auth-mode.js';
-import type { Principal } from '../users/principal.js';
-import { type SessionOwner, WEB_SESSION_STORE, type WebSessionStore } from './sign-in-store.js';
+import { isLoopbackHost } from './auth-mode.js';
+import type { Principal } from './principal.js';
+import { type SessionOwner, WEB_SESSION_STORE, type WebSessionStore } from './web-session-store.js';
 import {
   CSRF_HEADER,
   csrfTokenOf,
