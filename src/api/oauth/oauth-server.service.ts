@@ -1,7 +1,8 @@
 import { generateKeyPairSync, hash, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import Provider, { errors, type AccessTokenInstance } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { AccessTokenInstance } from 'oidc-provider';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { AuthService, KEY_CACHE_TTL_MS, unauthenticated } from '../../domain/users/auth.service.js';
 import type { BearerTokenVerifier } from '../../domain/users/bearer-token.js';
@@ -83,7 +84,10 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
       this.store.sharedSecret('signing-key', makeSigningKey),
       this.store.sharedSecret('cookie-keys', () => ({ keys: [randomBytes(32).toString('base64url')] })),
     ]);
-    this.provider = this.build(signing, cookies.keys as string[]);
+    // Loaded only when OAuth is on: the package warns on stderr at import on any runtime but Node 22+, which a
+    // server without OAuth (and a CLI command) should not print.
+    const oidcProvider = await import('oidc-provider');
+    this.provider = this.build(oidcProvider, signing, cookies.keys as string[]);
     this.formSecret = (cookies.keys as string[])[0];
     // Behind a TLS-terminating proxy (an https issuer), the provider reads the scheme from X-Forwarded-Proto.
     this.provider.proxy = this.addresses.issuer.startsWith('https:');
@@ -155,12 +159,16 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
     return cached;
   }
 
-  private build(signing: OAuthPayload, cookieKeys: string[]): Provider {
+  private build(
+    { default: OidcProvider, errors }: typeof import('oidc-provider'),
+    signing: OAuthPayload,
+    cookieKeys: string[],
+  ): Provider {
     const { resource, issuer } = this.addresses;
     const { accessTokenTtlSeconds, refreshTokenTtlSeconds } = this.config.app.auth.oauth;
     const store = this.store;
     const users = this.users;
-    const provider = new Provider(issuer, {
+    const provider = new OidcProvider(issuer, {
       adapter: (model: string) => adapterFor(store, model),
       clients: [],
       findAccount: async (_context: unknown, id: string) => {
@@ -177,7 +185,7 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
         token_endpoint_auth_method: 'none',
         id_token_signed_response_alg: 'ES256',
       },
-      features: providerFeatures(resource, accessTokenTtlSeconds),
+      features: providerFeatures(errors, resource, accessTokenTtlSeconds),
       // A browser-based client may call the token and revocation endpoints from its own redirect URIs' origins only.
       clientBasedCORS: (_context: unknown, origin: string, client: { redirectUris: string[] }) =>
         origin !== 'null' && client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin),
@@ -207,7 +215,11 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
 }
 
 /** The provider's features: open registration and client metadata documents, revocation, tokens for `/mcp` only. */
-function providerFeatures(resource: string, accessTokenTtlSeconds: number) {
+function providerFeatures(
+  errors: typeof import('oidc-provider')['errors'],
+  resource: string,
+  accessTokenTtlSeconds: number,
+) {
   return {
     devInteractions: { enabled: false },
     // Open registration (RFC 7591), as MCP clients expect: a client is only a name and its redirect URIs, and

@@ -498,8 +498,14 @@ export class SkillRegistry {
     return this.viewFor(userId, filters, await this.userGroups(userId));
   }
 
-  /** The groups the user is in (none without a store, or a store that has no groups). */
+  /**
+   * The groups the user is in (none without a store, or a store that has no groups). Not asked while no skill is
+   * shared with groups: membership then changes no view, and the skills API keeps working without the database.
+   */
   async userGroups(userId: string): Promise<readonly string[]> {
+    const { groupOnly } = this.snapshot;
+    if (groupOnly.skills.length === 0 && groupOnly.disabled.length === 0 && groupOnly.unavailable.length === 0)
+      return [];
     return (await this.store?.userGroups?.(userId)) ?? [];
   }
 
