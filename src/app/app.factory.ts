@@ -24,6 +24,7 @@ import { setupOpenApi } from '../api/http/openapi/openapi.js';
 import { registerWebPage } from '../api/http/web-page.js';
 import { OAuthServerService } from '../api/oauth/oauth-server.service.js';
 import { OAuthInteractions } from '../api/oauth/oauth-interactions.js';
+import { RateLimitsService } from '../domain/limits/rate-limits.service.js';
 import { registerOAuthRoutes } from '../api/oauth/oauth-routes.js';
 import { LifecycleService } from '../domain/lifecycle/lifecycle.service.js';
 import { TurnGate } from '../domain/lifecycle/turn-gate.service.js';
@@ -94,7 +95,13 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
   closeConnectionsWhileStopping(app);
   setupOpenApi(app);
   registerWebPage(app.getHttpAdapter().getInstance());
-  if (oauth !== undefined) registerOAuthRoutes(app.getHttpAdapter().getInstance(), oauth, app.get(OAuthInteractions));
+  if (oauth !== undefined)
+    registerOAuthRoutes(
+      app.getHttpAdapter().getInstance(),
+      oauth,
+      app.get(OAuthInteractions),
+      app.get(RateLimitsService),
+    );
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { REQUESTS_LIMIT } from '../../domain/limits/rate-limit-store.js';
+import type { RateLimitsService } from '../../domain/limits/rate-limits.service.js';
 import { SCOPES } from '../../domain/users/scopes.js';
 import type { OAuthInteractions } from './oauth-interactions.js';
 import { INTERACTION_PATH, type OAuthServerService } from './oauth-server.service.js';
@@ -19,6 +21,7 @@ export function registerOAuthRoutes(
   fastify: FastifyInstance,
   server: OAuthServerService,
   interactions: OAuthInteractions,
+  limits: RateLimitsService,
 ): void {
   const { issuer, resource } = server.addresses;
   const metadata = JSON.stringify({
@@ -43,6 +46,22 @@ export function registerOAuthRoutes(
   const toProvider = (request: FastifyRequest, reply: FastifyReply, _done: () => void) => {
     void reply.hijack();
     const path = request.raw.url ?? '/';
+    // Outside Nest's guards, so limited here: every write (registration, tokens, revocation, the sign-in and consent
+    // forms) counts against the client address's `requests_per_minute`, as a request without a key does elsewhere.
+    if (request.method === 'POST') {
+      const verdict = limits.hit(REQUESTS_LIMIT, `ip:${request.ip}`);
+      if (verdict instanceof Promise)
+        void verdict.then(
+          (answer) => (answer.allowed ? pass(request, reply, path) : refuse(reply, answer.retryAfterMs)),
+          () => pass(request, reply, path),
+        );
+      else if (verdict.allowed) pass(request, reply, path);
+      else refuse(reply, verdict.retryAfterMs);
+      return;
+    }
+    pass(request, reply, path);
+  };
+  const pass = (request: FastifyRequest, reply: FastifyReply, path: string) => {
     if (path.startsWith(`${INTERACTION_PATH}/`)) {
       void interactions.handle(request.raw, reply.raw);
       return;
@@ -56,4 +75,16 @@ export function registerOAuthRoutes(
   const answerFromHook = { handler: () => undefined, onRequest: toProvider, config: { readsItsOwnBody: true } };
   for (const url of ['/oauth/*', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'])
     fastify.route({ method: ['GET', 'POST', 'OPTIONS', 'DELETE', 'PUT'], url, ...answerFromHook });
+}
+
+/** RFC 6749's error shape, with the status and `Retry-After` every other limited route answers. */
+function refuse(reply: FastifyReply, retryAfterMs: number): void {
+  const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  reply.raw.writeHead(429, { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(retryAfter) });
+  reply.raw.end(
+    JSON.stringify({
+      error: 'rate_limited',
+      error_description: `Too many requests from this address; try again in ${retryAfter} s.`,
+    }),
+  );
 }
