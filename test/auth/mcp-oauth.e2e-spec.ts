@@ -7,6 +7,7 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { UsersService } from '../../src/domain/users/users.service.js';
+import { keysFor } from '../support/api-keys.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { freePort } from '../support/ports.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
@@ -93,12 +94,7 @@ describe('OAuth for MCP clients', () => {
       'app.port': port,
       'app.skills.store_directory': tree.path('store'),
     });
-    const users = ctx.app.get(UsersService);
-    for (const [name, role] of [
-      ['root', 'admin'],
-      ['ann', 'member'],
-    ] as const)
-      keys[name] = (await users.createKey((await users.createUser(name, role)).id)).key;
+    Object.assign(keys, await keysFor(ctx.app, { root: 'admin', ann: 'member' }));
     await ctx.app.listen(port, '127.0.0.1');
     base = `http://127.0.0.1:${port}`;
   });

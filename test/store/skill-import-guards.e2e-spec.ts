@@ -6,23 +6,15 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { skillDigest } from '../../src/domain/skills/store/index-skill-digest.js';
-import { UsersService } from '../../src/domain/users/users.service.js';
+import { keysFor } from '../support/api-keys.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { serveGitOverHttp } from '../support/git-http-server.js';
-import { type GitRepo, gitRepo } from '../support/files/git-repo.js';
+import { type GitRepo, GIT_TEST_IDENTITY, gitRepo } from '../support/files/git-repo.js';
 import { skillMd, tempTree, type TempTree } from '../support/files/skill-tree.js';
 
 const sha256 = (content: string | Buffer) => `sha256:${createHash('sha256').update(content).digest('hex')}`;
-const GIT_ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: 'Test',
-  GIT_AUTHOR_EMAIL: 'test@example.test',
-  GIT_COMMITTER_NAME: 'Test',
-  GIT_COMMITTER_EMAIL: 'test@example.test',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-};
+const GIT_ENV = { ...process.env, ...GIT_TEST_IDENTITY };
 
 describe('what an import may reach and take: destinations, clone size, submodules, concurrency, digests', () => {
   let tree: TempTree;
@@ -110,12 +102,7 @@ describe('what an import may reach and take: destinations, clone size, submodule
       'app.skills.import.max_clone_bytes': 1024 * 1024,
       'app.skills.import.max_concurrent': 1,
     });
-    const users = ctx.app.get(UsersService);
-    for (const [name, role] of [
-      ['root', 'admin'],
-      ['ann', 'member'],
-    ] as const)
-      keys[name] = (await users.createKey((await users.createUser(name, role)).id)).key;
+    Object.assign(keys, await keysFor(ctx.app, { root: 'admin', ann: 'member' }));
   });
   afterAll(async () => {
     await ctx?.close();

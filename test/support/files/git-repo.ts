@@ -17,7 +17,8 @@ export interface GitRepo {
   push(): void;
 }
 
-const IDENTITY = {
+/** A fixed author and no system or user git configuration: what every test's git runs with. */
+export const GIT_TEST_IDENTITY = {
   GIT_AUTHOR_NAME: 'Test',
   GIT_AUTHOR_EMAIL: 'test@example.test',
   GIT_COMMITTER_NAME: 'Test',
@@ -30,7 +31,7 @@ export function gitRepo(root: string): GitRepo {
   const work = join(root, 'work');
   const bare = join(root, 'bare.git');
   const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', args, { cwd, env: { ...process.env, ...IDENTITY }, encoding: 'utf8' }).trim();
+    execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_TEST_IDENTITY }, encoding: 'utf8' }).trim();
   mkdirSync(work, { recursive: true });
   git(root, 'init', '--quiet', '--bare', '--initial-branch=main', bare);
   git(work, 'init', '--quiet', '--initial-branch=main', '.');
