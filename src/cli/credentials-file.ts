@@ -18,11 +18,31 @@ import { type ClientEnvironment, userConfigHome } from '../config/client-environ
 import { CommandFailure, UsageError } from './cli-io.js';
 
 /**
- * What is stored for one server. `apiKey` is `skillhost login`'s; other keys (a later login's tokens) are kept as they
- * are when this one is written, so an older skillhost does not drop what a newer one stored.
+ * What `skillhost login --oauth` stores: the tokens, and what refreshing and revoking them needs (the server's
+ * endpoints and the client the CLI registered there), so neither asks the server's metadata again.
+ */
+export interface StoredOAuth {
+  issuer: string;
+  clientId: string;
+  tokenEndpoint: string;
+  revocationEndpoint?: string;
+  /** The resource the tokens are bound to (RFC 8707), asked for again on refresh. */
+  resource: string;
+  accessToken: string;
+  refreshToken?: string;
+  /** When the access token expires (ISO 8601); it is refreshed shortly before. */
+  expiresAt: string;
+  scope: string;
+}
+
+/**
+ * What is stored for one server: an API key (`skillhost login --with-key`) or an OAuth login's tokens (`--oauth`), the
+ * latest login's. Other keys are kept as they are when this one is written, so an older skillhost does not drop what
+ * a newer one stored.
  */
 export interface ServerCredentials {
   apiKey?: string;
+  oauth?: StoredOAuth;
   [other: string]: unknown;
 }
 
@@ -58,12 +78,6 @@ export function serverOption(given: string | undefined, command: string): URL {
   if (url.username !== '' || url.password !== '')
     throw new UsageError('--server takes no credentials: the key comes from stdin, --key-env or the environment.');
   return new URL(url.pathname.endsWith('/') ? url.href : `${url.href}/`);
-}
-
-/** The API key `skillhost login` stored for the server's origin, if any; an unsafe file is refused. */
-export function storedApiKey(server: URL, environment: ClientEnvironment): string | undefined {
-  const stored = readCredentials(credentialsPath(environment)).servers[server.origin]?.apiKey;
-  return typeof stored === 'string' && stored !== '' ? stored : undefined;
 }
 
 /**
@@ -145,10 +159,28 @@ function parseCredentials(text: string, path: string): CredentialsFile {
       path,
       `it has version ${JSON.stringify(parsed.version)}, which this skillhost does not know (a newer one wrote it?)`,
     );
-  for (const [origin, entry] of Object.entries(parsed.servers))
+  for (const [origin, entry] of Object.entries(parsed.servers)) {
     if (!isObject(entry) || (entry.apiKey !== undefined && typeof entry.apiKey !== 'string'))
       throw refused(path, `its entry for ${origin.slice(0, 200)} is not an object with a string apiKey`);
+    if (entry.oauth !== undefined && !isStoredOAuth(entry.oauth))
+      throw refused(
+        path,
+        `its OAuth login for ${origin.slice(0, 200)} is incomplete (tokens, endpoints or expiry missing); run ` +
+          'skillhost login again',
+      );
+  }
   return parsed as CredentialsFile;
+}
+
+const REQUIRED_OAUTH_FIELDS = ['issuer', 'clientId', 'tokenEndpoint', 'resource', 'accessToken', 'expiresAt', 'scope'];
+const OPTIONAL_OAUTH_FIELDS = ['revocationEndpoint', 'refreshToken'];
+
+function isStoredOAuth(value: unknown): value is StoredOAuth {
+  if (!isObject(value)) return false;
+  if (!REQUIRED_OAUTH_FIELDS.every((field) => typeof value[field] === 'string' && value[field] !== '')) return false;
+  if (!OPTIONAL_OAUTH_FIELDS.every((field) => value[field] === undefined || typeof value[field] === 'string'))
+    return false;
+  return !Number.isNaN(Date.parse(value.expiresAt as string));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

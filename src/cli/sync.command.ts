@@ -2,8 +2,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientEnvironment } from '../config/client-environment.js';
-import { type CliIo, UsageError } from './cli-io.js';
-import { serverOption, storedApiKey } from './credentials-file.js';
+import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
+import { serverOption } from './credentials-file.js';
+import { storedBearer } from './stored-login.js';
 import { folderState, installSkill, removeSkill, sha256 } from './sync/sync-folder.js';
 import { fetchFile, fetchIndex, fetchVersions, ServerProblem } from './sync/sync-http.js';
 import {
@@ -34,6 +35,10 @@ const PIN = /^([A-Za-z0-9][A-Za-z0-9_-]{0,63})@(sha256:[0-9a-f]{64})$/;
 
 interface SyncOptions {
   server: URL;
+  /** The key from the environment (SKILLHOST_API_KEY or `--key-env`); it wins over what login stored. */
+  envKey: string | undefined;
+  environment: { env: Record<string, string | undefined>; home: string };
+  /** This run's bearer credential: the environment's key, else the stored login's (an OAuth token refreshed). */
   key: string | undefined;
   dirs: string[];
   dryRun: boolean;
@@ -108,8 +113,9 @@ function syncOptions(args: string[], io: CliIo): SyncOptions {
   const server = serverOption(values.server, 'sync');
   return {
     server,
-    // The environment wins; else the key `skillhost login` stored for this server.
-    key: key ?? storedApiKey(server, { env, home }),
+    envKey: key,
+    environment: { env, home },
+    key: undefined,
     dirs: targetDirs(values.target ?? [], values.dir ?? [], values.project === true, io.cwd, home),
     dryRun: values['dry-run'] === true,
     json: values.json === true,
@@ -150,13 +156,20 @@ async function runOnce(options: SyncOptions, io: CliIo): Promise<number> {
   let etag: string | undefined;
   let problem: string | undefined;
   try {
+    // Each run asks for the stored login afresh: a `--watch` outlives an access token, which is refreshed here.
+    options.key = options.envKey ?? (await storedBearer(options.server, options.environment));
     const answer = await fetchIndex(options.server, options.key, sharedEtag(options, locks));
     if (!answer.notModified) {
       index = checkIndex(answer.text, options.server, options.caps);
       etag = answer.etag;
     }
   } catch (error) {
-    if (!(error instanceof ServerProblem || error instanceof IndexRefused)) throw error;
+    const ofThisRun =
+      error instanceof ServerProblem ||
+      error instanceof IndexRefused ||
+      // A watch goes on past a refresh that failed (the server down for a moment); a single run stops with it.
+      (error instanceof CommandFailure && options.watchSeconds !== undefined);
+    if (!ofThisRun) throw error;
     problem = `nothing changed: ${error.message}`;
   }
   const reports: TargetReport[] = [];

@@ -104,7 +104,7 @@ describe('skillhost login / logout', () => {
     expect(unset.err).toMatch(/--key-env NOT_SET: that variable is not set/);
   });
 
-  it('reads a key typed at a terminal without echo (Backspace erases)', async () => {
+  it('reads a key typed at a terminal without echo (Backspace erases), with --with-key', async () => {
     const terminal = Object.assign(new PassThrough(), {
       isTTY: true,
       raw: [] as boolean[],
@@ -112,7 +112,8 @@ describe('skillhost login / logout', () => {
         this.raw.push(on);
       },
     });
-    const pending = login(terminal);
+    // At a terminal the default is the browser sign-in (OAuth); --with-key asks for a key instead.
+    const pending = login(terminal, {}, '--with-key');
     terminal.write(`${devKey.slice(0, 5)}x\u007f`);
     terminal.write(`${devKey.slice(5)}\r`);
     const result = await pending;

@@ -1,8 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { InteractionDetails } from 'oidc-provider';
 import { AppError, ErrorCode } from '@skillhost/core';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { API_KEY_PATTERN } from '../../domain/users/api-key.js';
 import { AuthService } from '../../domain/users/auth.service.js';
 import { type Scope, scopesOfRole, SCOPES } from '../../domain/users/scopes.js';
@@ -33,6 +34,7 @@ export class OAuthInteractions {
     private readonly server: OAuthServerService,
     private readonly auth: AuthService,
     private readonly users: UsersService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Optional() private readonly sessions?: WebSessionService,
   ) {}
 
@@ -131,7 +133,14 @@ export class OAuthInteractions {
   }
 
   private signInView(details: InteractionDetails, clientName: string, error?: string) {
-    return { action: `${INTERACTION_PATH}/${details.uid}/login`, csrf: this.csrf(details.uid), clientName, error };
+    const here = `${INTERACTION_PATH}/${details.uid}`;
+    // With the team's identity provider configured, a person signs in there and comes back here with a web session,
+    // which this page then takes (show()); the API key form stays for those without one.
+    const providerSignIn =
+      this.config.app.auth.oidc.issuer.trim() === ''
+        ? undefined
+        : `/auth/oidc/start?returnTo=${encodeURIComponent(here)}`;
+    return { action: `${here}/login`, csrf: this.csrf(details.uid), clientName, error, providerSignIn };
   }
 
   private async signIn(

@@ -42,14 +42,23 @@ export interface SignInPage {
   csrf: string;
   clientName: string;
   error?: string;
+  /** The web sign-in through the team's identity provider, coming back to this page (when one is configured). */
+  providerSignIn?: string;
 }
 
-/** Sign in with an API key (the OIDC web sign-in, when present, skips this page). */
-export function renderSignIn({ action, csrf, clientName, error }: SignInPage): string {
+/**
+ * Sign in through the team's identity provider (when configured) or with an API key. A browser already signed in to
+ * the web page skips this page.
+ */
+export function renderSignIn({ action, csrf, clientName, error, providerSignIn }: SignInPage): string {
   return page(
     'Sign in',
     `<h1>Sign in to Skillhost</h1><p><strong>${escapeHtml(clientName)}</strong> asks to use Skillhost for you.</p>` +
       (error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(error)}</p>`) +
+      (providerSignIn === undefined
+        ? ''
+        : `<p><a class="provider" href="${escapeHtml(providerSignIn)}">Sign in with your team's identity ` +
+          `provider</a></p><p class="muted">Or with an API key:</p>`) +
       `<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="csrf" ` +
       `value="${escapeHtml(csrf)}">` +
       `<label for="api_key">Your API key (<code>skh_…</code>)</label>` +

@@ -233,7 +233,12 @@ function providerFeatures(
       ack: 'draft-02',
       allowFetch: (_context: unknown, clientId: string) => fetchableClientId(clientId),
     },
-    revocation: { enabled: true },
+    // A client revokes its own tokens only (RFC 7009 §2.1); another's is left alone, answered as if revoked (§2.2).
+    revocation: {
+      enabled: true,
+      allowedPolicy: (_context: unknown, client: { clientId: string }, token: { clientId?: string }) =>
+        token.clientId === client.clientId,
+    },
     userinfo: { enabled: false },
     rpInitiatedLogout: { enabled: false },
     resourceIndicators: {
