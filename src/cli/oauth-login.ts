@@ -259,15 +259,7 @@ async function listenForCallback(signal: AbortSignal | undefined): Promise<Callb
           if (error !== null) {
             const description = url.searchParams.get('error_description') ?? '';
             reply(response, 400, `The sign-in ended: ${error}${description === '' ? '' : ` (${description})`}.`);
-            return finish(() =>
-              reject(
-                new CommandFailure(
-                  error === 'access_denied'
-                    ? 'The sign-in was declined on the consent page; nothing stored.'
-                    : `The server ended the sign-in: ${error}${description === '' ? '' : ` (${description.slice(0, 300)})`}; nothing stored.`,
-                ),
-              ),
-            );
+            return finish(() => reject(new CommandFailure(endedSignIn(error, description))));
           }
           done = true;
           clearTimeout(timer);
@@ -285,6 +277,13 @@ async function listenForCallback(signal: AbortSignal | undefined): Promise<Callb
         };
       }),
   };
+}
+
+/** The CLI's words for an error the server sent back to the loopback port instead of a code. */
+function endedSignIn(error: string, description: string): string {
+  if (error === 'access_denied') return 'The sign-in was declined on the consent page; nothing stored.';
+  const detail = description === '' ? '' : ` (${description.slice(0, 300)})`;
+  return `The server ended the sign-in: ${error.slice(0, 100)}${detail}; nothing stored.`;
 }
 
 function reply(response: ServerResponse, status: number, text: string): void {

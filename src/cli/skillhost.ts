@@ -39,11 +39,12 @@ const USAGE = `Usage:
   skillhost versions NAME [--personal --user NAME] [--config FILE] [--json]
   skillhost enable NAME [--config FILE] [--json]
   skillhost disable NAME [--config FILE] [--json]
+  skillhost install|uninstall|versions|enable|disable ... --server URL [--key-env NAME] [--personal] [--json]
   skillhost mirrors list|add NAME SOURCE [--interval 15m]|run NAME|remove NAME [--config FILE] [--json]
   skillhost sync --server URL (--target claude|codex|gemini|cursor|opencode|agents [--project] | --dir PATH)...
                  [--key-env NAME] [--dry-run] [--watch [--interval SECONDS]] [--pin NAME@sha256:HEX] [--unpin NAME]
                  [--max-file-bytes N] [--json]
-  skillhost login --server URL [--key-env NAME]
+  skillhost login --server URL [--oauth [--no-browser] [--scope S] [--timeout SECONDS] | --with-key | --key-env NAME]
   skillhost logout --server URL
 
 PATH is a skill folder or its SKILL.md (install: a skill folder, .zip, .tar.gz or .tar). SOURCE is a git
@@ -56,8 +57,12 @@ PostgreSQL when there is one); keys generate needs none: it prints a new key (fo
 SKILLHOST_BOOTSTRAP_ADMIN_KEY) and stores it nowhere. sync mirrors the skills a server's
 discovery index offers (key from SKILLHOST_API_KEY, else the one login stored for that
 server) into agents' skill folders, with a skills-lock.json in each (docs/mcp-and-agents.md).
-login reads an API key from stdin, checks it with the server and stores it in
-$XDG_CONFIG_HOME/skillhost/credentials.json (~/.config/skillhost/); logout removes it.
+With --server, the store commands go through that server's REST API as the person logged in
+(SKILLHOST_API_KEY, else what login stored), with what that person may do there. login signs in
+through the server's sign-in page in a browser (--oauth, the default at a terminal: a token, refreshed
+as needed) or takes an API key from stdin (--with-key, the default from a pipe), checks it with the
+server and stores it in $XDG_CONFIG_HOME/skillhost/credentials.json (~/.config/skillhost/); logout
+removes it (and revokes a token).
 Exit codes: 0 ok, 1 something invalid or failed (not found, name taken, database unreachable,
 a mirror's run failed), 2 usage or configuration error.`;
 

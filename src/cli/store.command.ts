@@ -7,11 +7,10 @@ import { readFolderFiles } from '@skillhost/core';
 import { hasMarketplace } from '../domain/skills/store/plugin-marketplace.js';
 import { SkillImportService } from '../domain/skills/store/skill-import.service.js';
 import type { InstallResult, SkillStoreService } from '../domain/skills/store/skill-store.service.js';
-import { FILTER_ENTRY_PATTERN } from '../domain/shared/skill-filter.js';
 import type { UsersService } from '../domain/users/users.service.js';
 import { withServices } from './cli-context.js';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
-import { formatInstant, formatTable } from './text-table.js';
+import { ARCHIVE_TYPES, checkSkillName, installedText, isImportSource, printVersions } from './store-common.js';
 import { SYSTEM_ACTOR } from '../domain/shared/audit.js';
 
 const SCOPE_OPTIONS = {
@@ -20,19 +19,16 @@ const SCOPE_OPTIONS = {
   config: { type: 'string' },
   json: { type: 'boolean' },
   submodules: { type: 'boolean' },
+  server: { type: 'string' },
+  'key-env': { type: 'string' },
 } as const;
-
-/** Archives by file name, as the upload routes take them by content type. */
-const ARCHIVE_TYPES: [RegExp, string][] = [
-  [/\.zip$/i, 'application/zip'],
-  [/\.(tar\.gz|tgz)$/i, 'application/gzip'],
-  [/\.tar$/i, 'application/x-tar'],
-];
 
 /**
  * `skillhost install | uninstall | versions | enable | disable`: the skill store on the configured
  * database, with the server's own services, so the same checks apply as over HTTP. Running
  * servers on that database hear of each change (PostgreSQL NOTIFY) and take it up within seconds.
+ * With `--server URL`, the same commands go through that server's REST API as the person logged in
+ * (store-remote.ts), with what that person may do there.
  */
 export async function storeCommand(
   command: 'install' | 'uninstall' | 'versions' | 'enable' | 'disable',
@@ -44,12 +40,15 @@ export async function storeCommand(
     throw new UsageError(
       `${command} takes one ${command === 'install' ? 'PATH, ARCHIVE or SOURCE' : 'NAME'}; got ${positionals.length}.`,
     );
-  if (values.personal && values.user === undefined)
+  if (values.personal && values.user === undefined && values.server === undefined)
     throw new UsageError('--personal needs --user NAME: whose personal skill it is.');
   if (values.user !== undefined && !values.personal) throw new UsageError('--user goes with --personal.');
   if (values.submodules && command !== 'install') throw new UsageError('--submodules goes with install SOURCE.');
   if (values.personal && (command === 'enable' || command === 'disable'))
     throw new UsageError(`${command} switches a skill for everyone; it takes no --personal.`);
+  if (values.server !== undefined)
+    return (await import('./store-remote.js')).remoteStoreCommand(command, positionals[0], values, io);
+  if (values['key-env'] !== undefined) throw new UsageError('--key-env goes with --server.');
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   const [target] = positionals;
   return withServices(config, async ({ users, store }) => {
@@ -68,7 +67,7 @@ export async function storeCommand(
           );
         return install(store, scope, resolve(io.cwd, target), values.json === true, io);
       case 'uninstall':
-        await store.uninstall({ ...scope.key, name: target });
+        await store.uninstall({ ...scope.key, name: target }, SYSTEM_ACTOR);
         io.out(
           values.json
             ? JSON.stringify({ name: target, scope: scope.key.scope, uninstalled: true })
@@ -117,11 +116,6 @@ async function install(
   return 0;
 }
 
-/** A git repository or a discovery index URL, rather than a path on disk. */
-function isImportSource(target: string): boolean {
-  return /^(git\+[a-z]+:|https?:\/\/)/i.test(target);
-}
-
 /** A folder holding a Claude Code plugin marketplace: its plugins' skills are installed. */
 function isMarketplace(path: string): boolean {
   return existsSync(path) && statSync(path).isDirectory() && hasMarketplace(path, '');
@@ -152,10 +146,7 @@ async function importFrom(
 }
 
 function installedLine(scope: Scope, result: InstallResult): string {
-  return (
-    `${result.created ? 'Installed' : 'Already installed:'} ${describe(scope)} skill '${result.name}' version ` +
-    `${result.version} (${result.digest}, ${result.files.length} file(s)).`
-  );
+  return installedText(describe(scope), result);
 }
 
 /** A skill folder as it is on disk, or an archive read with the upload routes' checks. */
@@ -182,25 +173,7 @@ async function installFrom(
 async function versions(store: SkillStoreService, key: InstallKey, json: boolean, io: CliIo): Promise<number> {
   const history = await store.history(key);
   if (history === null) throw new CommandFailure(`Skill '${key.name}' is not installed in the store (${key.scope}).`);
-  if (json) {
-    io.out(
-      JSON.stringify(
-        { name: key.name, scope: key.scope, current: history.current, versions: history.versions },
-        null,
-        2,
-      ),
-    );
-    return 0;
-  }
-  const rows = history.versions.map((v) => [
-    `${v.version}${v.version === history.current ? ' *' : ''}`,
-    v.digest,
-    formatInstant(v.installedAt),
-    v.installedBy ?? '-',
-    String(v.fileCount),
-    String(v.totalBytes),
-  ]);
-  for (const line of formatTable(['VERSION', 'DIGEST', 'INSTALLED', 'BY', 'FILES', 'BYTES'], rows)) io.out(line);
+  printVersions({ name: key.name, scope: key.scope, current: history.current, versions: history.versions }, json, io);
   return 0;
 }
 
@@ -211,11 +184,7 @@ async function setSwitch(
   json: boolean,
   io: CliIo,
 ): Promise<number> {
-  if (!FILTER_ENTRY_PATTERN.test(name) || name.endsWith('*'))
-    throw new UsageError(
-      `'${name}' is not a skill name: give the name as the skill's SKILL.md declares it (no spaces, at most 64 ` +
-        `characters).`,
-    );
+  checkSkillName(name);
   await store.setSwitch(name, enabled, SYSTEM_ACTOR);
   io.out(
     json

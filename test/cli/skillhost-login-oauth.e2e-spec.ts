@@ -90,8 +90,12 @@ describe('skillhost login --oauth', () => {
       'app.auth.mode': 'api_key',
       'app.auth.oauth.enabled': true,
       'app.port': port,
+      'app.skills.store_directory': tree.path('store'),
     });
     Object.assign(keys, await keysFor(ctx.app, { ann: 'member', root: 'admin' }));
+    writeSkill(tree, 'to-publish', 'team-notes', {
+      description: 'Keeps the team notes. Use when notes are asked for.',
+    });
     await ctx.app.listen(port, '127.0.0.1');
     base = `http://127.0.0.1:${port}`;
   });
@@ -146,7 +150,7 @@ describe('skillhost login --oauth', () => {
     expect(synced.out).toMatch(/^add pdf sha256:/m);
   });
 
-  it('sync refreshes an expiring token, storing the rotated refresh token; two at once do not end the login', async () => {
+  it('sync refreshes an expiring token, storing the rotated refresh token; two at once keep the login', async () => {
     expect((await loginAs('ann')).code).toBe(0);
     const first = storedLogin().oauth;
     const expire = () => {
@@ -230,6 +234,94 @@ describe('skillhost login --oauth', () => {
     expect(ended.code).toBe(1);
     expect(ended.err).toContain(`The login stored for ${base} has ended`);
     expect(ended.err).toContain(`skillhost login --server ${base}`);
+  });
+
+  describe('the store commands with --server, as the person logged in', () => {
+    const store = (...args: string[]) => run([...args, '--server', base], tree.root, env(), tree.path('home'));
+
+    it("an admin's token installs, lists, switches and removes a shared skill on the server", async () => {
+      expect((await loginAs('root')).code).toBe(0);
+      const installed = await store('install', tree.path('to-publish/team-notes'));
+      expect(installed).toMatchObject({ code: 0, err: '' });
+      expect(installed.out).toMatch(
+        /^Installed shared skill 'team-notes' version 1 \(sha256:[0-9a-f]{64}, 1 file\(s\)\)\.$/,
+      );
+      const again = await store('install', tree.path('to-publish/team-notes'));
+      expect(again.out).toMatch(/^Already installed: shared skill 'team-notes' version 1 /);
+      const versions = await store('versions', 'team-notes', '--json');
+      expect(JSON.parse(versions.out)).toMatchObject({
+        name: 'team-notes',
+        scope: 'shared',
+        current: 1,
+        versions: [{ version: 1, installedBy: 'root', fileCount: 1 }],
+      });
+      const catalogue = async () =>
+        (
+          (await (await fetch(`${base}/v1/skills`, { headers: { authorization: `Bearer ${keys.ann}` } })).json()) as {
+            skills: { name: string }[];
+          }
+        ).skills.map((skill) => skill.name);
+      expect(await catalogue()).toContain('team-notes');
+      expect((await store('disable', 'team-notes')).out).toBe(`Switched skill 'team-notes' off on ${base}.`);
+      expect(await catalogue()).not.toContain('team-notes');
+      expect((await store('enable', 'team-notes')).code).toBe(0);
+      expect(await catalogue()).toContain('team-notes');
+      expect((await store('uninstall', 'team-notes')).out).toBe(`Uninstalled shared skill 'team-notes' on ${base}.`);
+      expect(await catalogue()).not.toContain('team-notes');
+      // The audit log names the person behind the token, not "the CLI".
+      const audit = await query<{ action: string; actor: string }>(
+        ctx.db.url,
+        "SELECT action, actor_name AS actor FROM audit_log WHERE target = 'skill:team-notes' ORDER BY at, id",
+      );
+      expect(audit).toEqual([
+        { action: 'skill.install', actor: 'root' },
+        { action: 'skill.switch', actor: 'root' },
+        { action: 'skill.switch', actor: 'root' },
+        { action: 'skill.uninstall', actor: 'root' },
+      ]);
+    });
+
+    it("a member's token may not touch shared skills, but installs a personal one", async () => {
+      expect((await loginAs('ann')).code).toBe(0);
+      const shared = await store('install', tree.path('to-publish/team-notes'));
+      expect(shared.code).toBe(1);
+      expect(shared.err).toMatch(/\/v1\/admin\/skills answered 403: FORBIDDEN: /);
+      const disable = await store('disable', 'pdf');
+      expect(disable.code).toBe(1);
+      expect(disable.err).toContain('answered 403');
+      const personal = await store('install', tree.path('to-publish/team-notes'), '--personal');
+      expect(personal.out).toMatch(/^Installed your personal skill 'team-notes' version 1 /);
+      const versions = await store('versions', 'team-notes', '--personal');
+      expect(versions.out.split('\n')[0]).toMatch(/^VERSION\s+DIGEST\s+INSTALLED\s+BY\s+FILES\s+BYTES$/);
+      expect(versions.out).toMatch(/^1 \*\s+sha256:/m);
+      expect((await store('uninstall', 'team-notes', '--personal')).code).toBe(0);
+    });
+
+    it('a token granted skills:read only is refused writes, saying to log in granting more', async () => {
+      const { address, result } = startLogin('--scope', 'skills:read');
+      await signIn(await address, 'root');
+      expect((await result).out).toContain('with scopes skills:read;');
+      const refused = await store('install', tree.path('to-publish/team-notes'));
+      expect(refused.code).toBe(1);
+      expect(refused.err).toContain('answered 403: INSUFFICIENT_SCOPE: ');
+      expect(refused.err).toContain(
+        `Log in again granting the scope it needs (skillhost login --server ${base} --oauth)`,
+      );
+    });
+
+    it('with nobody logged in, says to log in; --user and --config do not go with --server', async () => {
+      const anonymous = await store('versions', 'pdf');
+      expect(anonymous.code).toBe(1);
+      expect(anonymous.err).toContain(`answered 401`);
+      expect(anonymous.err).toContain(`Log in first (skillhost login --server ${base})`);
+      const user = await store('versions', 'pdf', '--personal', '--user', 'ann');
+      expect([user.code, user.err]).toEqual([
+        2,
+        expect.stringContaining("with --server a personal skill is the logged-in person's"),
+      ]);
+      const keyEnv = await run(['versions', 'pdf', '--key-env', 'X'], tree.root, env());
+      expect([keyEnv.code, keyEnv.err]).toEqual([2, expect.stringContaining('--key-env goes with --server')]);
+    });
   });
 
   describe('what goes wrong', () => {

@@ -17,6 +17,7 @@ export const SYSTEM_ACTOR: AuditActor = Object.freeze({ id: null, name: null });
 export type AuditAction =
   | 'skill.install'
   | 'skill.rollback'
+  | 'skill.uninstall'
   | 'skill.switch'
   | 'skill.audience'
   | 'user.update'
@@ -29,6 +30,7 @@ export type AuditAction =
 export const AUDIT_ACTIONS: readonly AuditAction[] = [
   'skill.install',
   'skill.rollback',
+  'skill.uninstall',
   'skill.switch',
   'skill.audience',
   'user.update',

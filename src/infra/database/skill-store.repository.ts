@@ -267,15 +267,21 @@ export class SkillStoreRepository implements SkillVersionStore {
   /**
    * True when the skill was installed and is gone (its history with it; the stored versions stay, content-addressed).
    */
-  uninstall(key: InstallKey): Promise<boolean> {
+  uninstall(key: InstallKey, actor: AuditActor): Promise<boolean> {
     return runQuery(() =>
       this.dataSource.transaction(async (manager) => {
-        const [rows, affected] = await manager.query<[{ history: string[] }[], number]>(
+        const [rows, affected] = await manager.query<[{ history: string[]; version: number }[], number]>(
           `DELETE FROM installed_skills i WHERE ${whereKey(1, 'i.')} RETURNING ARRAY(SELECT digest FROM ` +
-            `installed_skill_versions v WHERE v.installed_id = i.id) AS history`,
+            `installed_skill_versions v WHERE v.installed_id = i.id) AS history, i.current_version AS version`,
           keyParams(key),
         );
         if (affected === 0) return false;
+        await writeAudit(manager, {
+          actor,
+          action: 'skill.uninstall',
+          target: skillTarget(key.name, key.ownerId),
+          details: { version: rows[0].version, versions: rows[0].history.length },
+        });
         // Chats that activated a version of it read it no more, whatever takes the name next.
         await manager.query(
           'UPDATE chat_activated_skills SET version_digest = NULL WHERE skill_name = $1 AND version_digest = ' +

@@ -106,7 +106,10 @@ export class SkillLifecycleService {
 
   /** A shared skill (admins; the route checks), or the caller's own personal one. */
   async uninstall(name: string, scope: StoreScope, principal: Principal): Promise<void> {
-    await this.store.uninstall({ scope, ownerId: scope === 'shared' ? null : principal.userId, name: skillName(name) });
+    await this.store.uninstall(
+      { scope, ownerId: scope === 'shared' ? null : principal.userId, name: skillName(name) },
+      actorOf(principal),
+    );
     await this.registry.refreshStore();
   }
 

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { AppError, ErrorCode, type SkillRecord, versionOf } from '@skillhost/core';
 import { configWith } from '../../../config/config-loader.js';
+import { SYSTEM_ACTOR } from '../../shared/audit.js';
 import type { ChatSkillFilters, UserSkillFilters } from './skill-filter-store.js';
 import type {
   CurrentInstall,
@@ -463,14 +464,14 @@ describe(SkillStoreService.name, () => {
 
   describe('uninstall', () => {
     it('is SKILL_NOT_FOUND when nothing was uninstalled, saying where it looked', async () => {
-      const error = await failure(build().uninstall({ scope: 'personal', ownerId: 'alice-id', name: 'pdf' }));
+      const error = await failure(build().uninstall({ scope: 'personal', ownerId: 'alice-id', name: 'pdf' }, SYSTEM_ACTOR));
       expect(error.code).toBe(ErrorCode.SKILL_NOT_FOUND);
       expect(error.message).toContain("as this user's personal skill");
     });
 
     it('resolves when the records removed it', async () => {
       const sut = build({ records: fakeRecords({ uninstall: async () => true }).records });
-      await expect(sut.uninstall({ scope: 'shared', ownerId: null, name: 'pdf' })).resolves.toBeUndefined();
+      await expect(sut.uninstall({ scope: 'shared', ownerId: null, name: 'pdf' }, SYSTEM_ACTOR)).resolves.toBeUndefined();
     });
   });
 

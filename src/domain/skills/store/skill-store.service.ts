@@ -394,8 +394,8 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     }
   }
 
-  async uninstall(key: InstallKey): Promise<void> {
-    if (!(await this.repository.uninstall(key))) throw notInstalled(key);
+  async uninstall(key: InstallKey, by: AuditActor): Promise<void> {
+    if (!(await this.repository.uninstall(key, by))) throw notInstalled(key);
     this.logger.log(`Uninstalled ${key.scope} skill '${key.name}'`);
   }
 

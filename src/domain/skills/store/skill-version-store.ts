@@ -157,7 +157,7 @@ export interface SkillVersionStore {
   /** Changes a shared skill's audience or owners, written to the audit log as `actor`; null for no such skill. */
   setAccess(name: string, change: AccessChange, actor: AuditActor): Promise<AccessOutcome>;
   /** True when the skill was installed and is gone (the stored versions stay, content-addressed). */
-  uninstall(key: InstallKey): Promise<boolean>;
+  uninstall(key: InstallKey, actor: AuditActor): Promise<boolean>;
   /** Every installed skill at its current version, with its manifest. */
   currentInstalls(): Promise<CurrentInstall[]>;
   /** A stored version's name and manifest, or null. */
