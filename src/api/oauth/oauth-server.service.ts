@@ -43,6 +43,11 @@ const SESSION_TTL_SECONDS = 3600;
 const TOKEN_CACHE_MAX_ENTRIES = 10_000;
 /** Every instance sweeps; the statement is idempotent and cheap on the partial index of expiring rows. */
 const SWEEP_INTERVAL_MS = 3_600_000;
+/**
+ * A registered client with no live grant this long after its registration is deleted (a client that comes back
+ * registers again, as MCP clients do on `invalid_client`); one in use keeps its grant, and so itself.
+ */
+export const UNUSED_CLIENT_DAYS = 30;
 
 interface CachedToken {
   principal: Principal | null;
@@ -103,7 +108,7 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
   /** Expired codes, tokens and sessions are refused already; this only keeps the table from growing. */
   private deleteExpired(): void {
     this.store
-      .deleteExpired()
+      .deleteExpired(UNUSED_CLIENT_DAYS)
       .then((deleted) => deleted > 0 && this.logger.debug(`Deleted ${deleted} expired OAuth artifacts`))
       .catch((error: unknown) =>
         this.logger.warn(`Could not delete expired OAuth artifacts: ${(error as Error).message ?? String(error)}`),

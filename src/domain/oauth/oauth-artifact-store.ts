@@ -29,8 +29,12 @@ export interface OAuthArtifactStore {
   listGrants(accountId: string): Promise<ListedOAuthGrant[]>;
   /** Removes a grant of `accountId` and everything issued under it; false when they have no such grant. */
   revokeGrant(accountId: string, grantId: string): Promise<boolean>;
-  /** Deletes what expired more than a day ago (kept that long so a replayed code still finds its grant revoked). */
-  deleteExpired(): Promise<number>;
+  /**
+   * Deletes what expired more than a day ago (kept that long so a replayed code still finds its grant revoked), and
+   * registered clients older than `unusedClientDays` that hold no live grant (a client registered and never consented
+   * to, or whose grants all ended): open registration must not grow the table for ever.
+   */
+  deleteExpired(unusedClientDays: number): Promise<number>;
   /** A value made once and shared by every instance (signing and cookie keys): `make()` only if none is stored. */
   sharedSecret(name: string, make: () => OAuthPayload): Promise<OAuthPayload>;
 }

@@ -92,12 +92,18 @@ export class OAuthArtifactRepository implements OAuthArtifactStore {
     );
   }
 
-  deleteExpired(): Promise<number> {
+  deleteExpired(unusedClientDays: number): Promise<number> {
     return runQuery(async () => {
-      const [, deleted] = (await this.dataSource.query(
+      const [, expired] = (await this.dataSource.query(
         "DELETE FROM oauth_artifacts WHERE expires_at < now() - interval '1 day'",
       )) as [unknown[], number];
-      return deleted;
+      const [, unused] = (await this.dataSource.query(
+        `DELETE FROM oauth_artifacts c WHERE c.model = 'Client' AND c.created_at < now() - make_interval(days => $1)
+           AND NOT EXISTS (SELECT 1 FROM oauth_artifacts g WHERE g.model = 'Grant' AND g.payload->>'clientId' = c.id
+                             AND (g.expires_at IS NULL OR g.expires_at > now()))`,
+        [unusedClientDays],
+      )) as [unknown[], number];
+      return expired + unused;
     });
   }
 
