@@ -322,3 +322,55 @@ describe('the audit log', () => {
     }
   });
 });
+
+describe('a membership change', () => {
+  it("tells the member's connected MCP clients (list_changed) at once, and only theirs", async () => {
+    const users = ctx.app.get(UsersService);
+    const gina = await users.createUser('gina', 'member');
+    const ginaKey = (await users.createKey(gina.id)).key;
+    let ginaHeard = 0;
+    let bobHeard = 0;
+    const connect = async (key: string, onChanged: () => void) => {
+      const client = new Client(
+        { name: 'agent', version: '1' },
+        { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged } } },
+      );
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${key}` } },
+        }),
+      );
+      clients.push(client);
+      return client;
+    };
+    // The activation tool's enum: the skills the client's user may activate.
+    const offered = async (client: Client) => {
+      const [tool] = (await client.listTools()).tools;
+      return ((tool.inputSchema.properties as Record<string, { enum?: string[] }>).name.enum ?? []).includes('payroll');
+    };
+    const ginaAgent = await connect(ginaKey, () => ginaHeard++);
+    await connect(keys.bob, () => bobHeard++);
+    expect(await offered(ginaAgent)).toBe(false);
+    // Let the notification streams open before the change.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    await http().put(`/v1/admin/groups/${finance}/members/${gina.id}`).set(as('root')).expect(200);
+    await waitFor(() => ginaHeard > 0);
+    expect(await offered(ginaAgent)).toBe(true);
+
+    const heard = ginaHeard;
+    await http().delete(`/v1/admin/groups/${finance}/members/${gina.id}`).set(as('root')).expect(200);
+    await waitFor(() => ginaHeard > heard);
+    expect(await offered(ginaAgent)).toBe(false);
+    // Bob's view never changed: his client was not told.
+    expect(bobHeard).toBe(0);
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('timed out waiting for a list_changed notification');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

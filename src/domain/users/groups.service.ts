@@ -1,6 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { type AuditActor, SYSTEM_ACTOR } from '../shared/audit.js';
+import { NOTIFICATION_BUS, type NotificationBus } from '../shared/notification-bus.js';
+import { announceUserViews } from '../shared/user-views.js';
 import type { Page } from '../shared/page.js';
 import { isUuid } from '../shared/uuid.js';
 import { validationFailed } from '../shared/validation-errors.js';
@@ -20,7 +22,12 @@ import {
  */
 @Injectable()
 export class GroupsService {
-  constructor(@Inject(GROUP_STORE) private readonly groups: GroupStore) {}
+  private readonly logger = new Logger('Groups');
+
+  constructor(
+    @Inject(GROUP_STORE) private readonly groups: GroupStore,
+    @Optional() @Inject(NOTIFICATION_BUS) private readonly notifications?: NotificationBus,
+  ) {}
 
   listGroups(limit = 50, offset = 0): Promise<Page<Group>> {
     return this.groups.list(limit, offset);
@@ -48,8 +55,10 @@ export class GroupsService {
 
   /** Its memberships go with it, and skills shared with it are no longer offered through it. */
   async deleteGroup(id: string, actor: AuditActor): Promise<Group> {
+    const members = isUuid(id) ? await this.groups.members(id) : [];
     const deleted = isUuid(id) ? await this.groups.delete(id, actor) : null;
     if (deleted === null) throw groupNotFound(id);
+    await this.viewsChanged(members.map((member) => member.userId));
     return deleted;
   }
 
@@ -59,6 +68,7 @@ export class GroupsService {
     if (outcome === 'no-group') throw groupNotFound(groupId);
     if (outcome === 'no-user')
       throw new AppError(ErrorCode.USER_NOT_FOUND, `User '${userId}' not found.`, { id: userId });
+    await this.viewsChanged([userId]);
     return this.groups.members(group.id);
   }
 
@@ -69,6 +79,7 @@ export class GroupsService {
         id: userId,
         groupId: group.id,
       });
+    await this.viewsChanged([userId]);
     return this.groups.members(group.id);
   }
 
@@ -89,7 +100,18 @@ export class GroupsService {
     const { names, ignored } = providerGroupNames(groupNames);
     const changed = isUuid(userId) ? await this.groups.setProviderGroups(userId, names, actor) : null;
     if (changed === null) throw new AppError(ErrorCode.USER_NOT_FOUND, `User '${userId}' not found.`, { id: userId });
+    if (changed.joined.length > 0 || changed.left.length > 0) await this.viewsChanged([userId]);
     return { ...changed, ignored };
+  }
+
+  /**
+   * Members' views of the skills follow their groups (group-only skills): every instance is told, so connected MCP
+   * clients hear `list_changed` at once. The change itself is saved already; a lost announcement only delays that.
+   */
+  private async viewsChanged(userIds: readonly string[]): Promise<void> {
+    await announceUserViews(this.notifications, userIds).catch((error: Error) =>
+      this.logger.warn(`A group membership change was not announced: ${error.message}`),
+    );
   }
 
   private async findGroup(id: string): Promise<Group> {

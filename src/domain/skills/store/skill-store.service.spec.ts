@@ -464,14 +464,18 @@ describe(SkillStoreService.name, () => {
 
   describe('uninstall', () => {
     it('is SKILL_NOT_FOUND when nothing was uninstalled, saying where it looked', async () => {
-      const error = await failure(build().uninstall({ scope: 'personal', ownerId: 'alice-id', name: 'pdf' }, SYSTEM_ACTOR));
+      const error = await failure(
+        build().uninstall({ scope: 'personal', ownerId: 'alice-id', name: 'pdf' }, SYSTEM_ACTOR),
+      );
       expect(error.code).toBe(ErrorCode.SKILL_NOT_FOUND);
       expect(error.message).toContain("as this user's personal skill");
     });
 
     it('resolves when the records removed it', async () => {
       const sut = build({ records: fakeRecords({ uninstall: async () => true }).records });
-      await expect(sut.uninstall({ scope: 'shared', ownerId: null, name: 'pdf' }, SYSTEM_ACTOR)).resolves.toBeUndefined();
+      await expect(
+        sut.uninstall({ scope: 'shared', ownerId: null, name: 'pdf' }, SYSTEM_ACTOR),
+      ).resolves.toBeUndefined();
     });
   });
 

@@ -24,6 +24,7 @@ import {
 } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../../config/app-config.js';
 import { NOTIFICATION_BUS, type NotificationBus } from '../../shared/notification-bus.js';
+import { USER_VIEWS_CHANNEL, userViewsOf } from '../../shared/user-views.js';
 import {
   CHAT_SKILL_FILTERS,
   type ChatSkillFilters,
@@ -156,6 +157,10 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     if (!this.config.enabled || bus === undefined) return;
     this.stopFollowing = [
       bus.listen(USER_FILTER_CHANNEL, (payload) => this.filterSavedElsewhere(bus.instanceId, payload)),
+      // Groups changed (any instance, this one too): the filter is unchanged, but the listeners look again.
+      bus.listen(USER_VIEWS_CHANNEL, (payload) => {
+        for (const userId of userViewsOf(payload)) this.filterChanged(userId);
+      }),
       bus.onReconnect(() => this.filters.clear()),
     ];
     bus.ready().then(
@@ -496,8 +501,8 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Calls `listener` with the user's id after a user's filter is saved, on this instance or (with a notification bus)
-   * another (their catalogue changed, not the snapshot); returns how to stop.
+   * Calls `listener` with the user's id after a user's filter is saved, or their groups change, on this instance or
+   * (with a notification bus) another (their catalogue changed, not the snapshot); returns how to stop.
    */
   onUserFilterChange(listener: (userId: string) => void): () => void {
     this.filterListeners.add(listener);
