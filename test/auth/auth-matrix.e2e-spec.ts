@@ -8,6 +8,7 @@ import { query } from '../support/database.js';
 import { skillMd, tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { type UploadBody, zipOf } from '../support/skill-archives.js';
 import { freePort } from '../support/ports.js';
+import { type Answer, rpcBody, send } from '../support/mcp-http.js';
 import { OAuthTestClient } from './oauth-browser.js';
 
 /**
@@ -461,6 +462,7 @@ const ROUTES: Route[] = [
 let tree: TempTree;
 let ctx: ChatTestContext;
 let fx: Fixtures;
+let base: string;
 const http = () => request(ctx.app.getHttpServer());
 
 beforeAll(async () => {
@@ -474,6 +476,7 @@ beforeAll(async () => {
     'app.port': port,
   });
   await ctx.app.listen(port, '127.0.0.1');
+  base = `http://127.0.0.1:${port}`;
   ctx.model.answerWith(() => ({ text: 'ok' }));
   const users = ctx.app.get(UsersService);
   const alice = await users.createUser('alice', 'member');
@@ -520,7 +523,7 @@ beforeAll(async () => {
       .send(access)
       .expect(200);
   await install('/v1/skills', memberKey, { 'alice-own/SKILL.md': skillMd({ name: 'alice-own' }) });
-  const oauth = new OAuthTestClient(`http://127.0.0.1:${port}`);
+  const oauth = new OAuthTestClient(base);
   const tokens = await aliceTokens(oauth, memberKey);
   fx = {
     users: { alice: alice.id, bob: bob.id, root: root.id },
@@ -656,25 +659,153 @@ describe('the auth matrix', () => {
   });
 });
 
+/**
+ * The other doors, each as its own clients reach it: the callers whose credentials do not work are refused on every
+ * one, and alice's `skills:read` token gets through those that need no more (`/mcp`, GraphQL's reads), never through
+ * those that need `chats` (GraphQL's chat mutations, the OpenAI-compatible gateway). (The discovery index is a REST
+ * route of the matrix above.)
+ */
+interface Door {
+  name: string;
+  send(key: string | undefined): Promise<Answer>;
+  /** The error code of a refusal, in the door's own shape. */
+  code(answer: Answer): string | undefined;
+  /**
+   * A GraphQL door: a resolver's refusal answers HTTP 200 with its status in the error's extensions, and no challenge
+   * header (a 401 comes before any resolver, over HTTP, as on the other doors).
+   */
+  graphql?: true;
+  /** Asserts the answer of a caller who may go through. */
+  works(answer: Answer): void;
+  /** What alice's `skills:read` token gets. */
+  fewScopes: 'works' | Refused;
+}
+
+const graphql = (query: string) => (key: string | undefined) =>
+  send(base, 'POST', '/graphql', { key, body: JSON.stringify({ query }), accept: 'application/json' });
+const graphqlCode = (answer: Answer) => answer.json?.errors?.[0]?.extensions?.code as string | undefined;
+const graphqlDoor = { code: graphqlCode, graphql: true } as const;
+const openAICode = (answer: Answer) => (answer.json?.error?.code as string | undefined)?.toUpperCase();
+
+const DOORS: Door[] = [
+  {
+    name: 'GraphQL mutation createChat',
+    send: graphql('mutation { createChat(title: "door") { id title } }'),
+    ...graphqlDoor,
+    works: (answer) => expect(answer.json).toMatchObject({ data: { createChat: { title: 'door' } } }),
+    fewScopes: { insufficientScope: 'chats' },
+  },
+  {
+    name: 'GraphQL query skills',
+    send: graphql('{ skills { skills { name } } }'),
+    ...graphqlDoor,
+    works: (answer) => expect(answer.json.data.skills.skills).toContainEqual({ name: 'pdf' }),
+    fewScopes: 'works',
+  },
+  {
+    name: 'MCP initialize',
+    send: (key) =>
+      send(base, 'POST', '/mcp', {
+        key,
+        body: rpcBody('initialize', {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'matrix', version: '1' },
+        }),
+      }),
+    code: (answer) => answer.json?.error?.data?.code,
+    works: (answer) => expect(answer.json).toMatchObject({ result: { serverInfo: { name: expect.any(String) } } }),
+    fewScopes: 'works',
+  },
+  {
+    name: 'gateway GET /openai/v1/models',
+    send: (key) => send(base, 'GET', '/openai/v1/models', { key }),
+    code: openAICode,
+    works: (answer) => expect(answer.json.data).toContainEqual(expect.objectContaining({ id: 'scripted' })),
+    fewScopes: { insufficientScope: 'chats' },
+  },
+  {
+    name: 'gateway POST /openai/v1/chat/completions',
+    send: (key) =>
+      send(base, 'POST', '/openai/v1/chat/completions', {
+        key,
+        body: JSON.stringify({ model: 'scripted', messages: [{ role: 'user', content: 'hi' }] }),
+      }),
+    code: openAICode,
+    works: (answer) => expect(answer.json.choices[0].message.content).toBe('ok'),
+    fewScopes: { insufficientScope: 'chats' },
+  },
+];
+
+describe('the other doors', () => {
+  const cells = DOORS.flatMap((door) => CALLERS.map((caller) => [door.name, caller, door] as const));
+  it.each(cells)('%s as %s', async (_, caller, door) => {
+    const answer = await door.send(fx.keys[caller]);
+    const shown = { status: answer.status, body: answer.json ?? answer.text };
+    if (UNAUTHENTICATED.includes(caller)) {
+      expect(shown).toMatchObject({ status: 401 });
+      expect(door.code(answer)).toBe('UNAUTHENTICATED');
+      expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer realm="skillhost"/);
+    } else if (caller === 'fewScopes' && door.fewScopes !== 'works') {
+      expect(door.code(answer)).toBe('INSUFFICIENT_SCOPE');
+      const scope = door.fewScopes.insufficientScope;
+      if (door.graphql) {
+        expect(shown).toMatchObject({ status: 200, body: { data: null, errors: [{ extensions: { status: 403 } }] } });
+        expect(answer.json.errors[0].message).toContain(`'${scope}'`);
+      } else {
+        expect(shown).toMatchObject({ status: 403 });
+        expect(answer.headers.get('www-authenticate')).toBe(
+          `Bearer realm="skillhost", error="insufficient_scope", scope="${scope}"`,
+        );
+      }
+    } else {
+      expect(shown).toMatchObject({ status: 200 });
+      door.works(answer);
+    }
+  });
+});
+
+/** A door that lists skills, and what it showed the caller with `key`. */
+type Listing = [name: string, shown: (key: string) => Promise<string>];
+const restListing = (path: string): Listing => [
+  path,
+  async (key) => (await http().get(path).set('authorization', `Bearer ${key}`).expect(200)).text,
+];
+const graphqlListing = (query: string): Listing => [
+  `GraphQL ${query}`,
+  async (key) => {
+    const answer = await graphql(query)(key);
+    expect({ status: answer.status, errors: answer.json.errors }).toEqual({ status: 200, errors: undefined });
+    return answer.text;
+  },
+];
+/** The gateway adds the caller's skills to the request the model gets: what the model was sent. */
+const gatewayListing: Listing = [
+  'the gateway, as the model sees the request',
+  async (key) => {
+    const before = ctx.model.requests.length;
+    const answer = await DOORS.find((door) => door.name.includes('chat/completions'))!.send(key);
+    expect(answer.status).toBe(200);
+    return JSON.stringify(ctx.model.requests.slice(before));
+  },
+];
+
 describe('the catalogue doors, by group', () => {
-  const listed = async (caller: Caller, path: string) => {
-    const res = await http().get(path).set('authorization', `Bearer ${fx.keys[caller]}`).expect(200);
-    return res.text.includes('team-a-only');
-  };
   it.each([
-    '/v1/skills',
-    '/v1/skills-catalogue',
-    '/v1/skills/search?q=team-a-only',
-    '/.well-known/agent-skills/index.json',
-    '/.well-known/agent-skills/versions.json',
-  ])('%s lists team-a-only to team-a members only', async (path) => {
-    const seen = await Promise.all(
-      (['member', 'otherMember', 'admin', 'editor', 'otherGroup'] as const).map(async (caller) => [
-        caller,
-        await listed(caller, path),
-      ]),
-    );
-    expect(Object.fromEntries(seen)).toEqual({
+    restListing('/v1/skills'),
+    restListing('/v1/skills-catalogue'),
+    restListing('/v1/skills/search?q=team-a-only'),
+    restListing('/.well-known/agent-skills/index.json'),
+    restListing('/.well-known/agent-skills/versions.json'),
+    graphqlListing('{ skills { skills { name description } } }'),
+    graphqlListing('{ searchSkills(query: "team-a-only") { name } }'),
+    gatewayListing,
+  ])('%s lists team-a-only to team-a members only', async (_, shown) => {
+    // One caller after another: the gateway's listing is what the model was sent meanwhile.
+    const seen: Record<string, boolean> = {};
+    for (const caller of ['member', 'otherMember', 'admin', 'editor', 'otherGroup'] as const)
+      seen[caller] = (await shown(fx.keys[caller]!)).includes('team-a-only');
+    expect(seen).toEqual({
       member: true,
       otherMember: false,
       admin: false,
