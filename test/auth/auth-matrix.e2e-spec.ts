@@ -18,7 +18,8 @@ import { OAuthTestClient } from './oauth-browser.js';
  * revoked key and an expired key (both alice's); and alice's OAuth access tokens: one granted `skills:read` only, one
  * whose expiry has passed, and one from a grant whose refresh token was revoked. The shared skill `team-a-only` is
  * shared with `team-a`: no caller outside it (admins included: their own catalogue follows their groups) reads it
- * anywhere.
+ * anywhere. The routes are the OpenAPI document's (but NOT_IN_MATRIX); the other doors (GraphQL, `/mcp`, the gateway)
+ * follow, and last every door that lists skills, by group.
  */
 type Caller =
   | 'anonymous'
@@ -625,7 +626,15 @@ async function aliceTokens(oauth: OAuthTestClient, memberKey: string) {
   expect(expired).toHaveLength(1);
   const revocation = await oauth.revoke(revoking.clientId, revoking.refresh_token!, 'refresh_token');
   expect(revocation.status).toBe(200);
-  // A token is looked up again once its cached look-up lapses (as a key is); the revocation forgot it at once.
+  const refreshed = await oauth.tokenRequest({
+    grant_type: 'refresh_token',
+    refresh_token: revoking.refresh_token!,
+    client_id: revoking.clientId,
+  });
+  expect([refreshed.status, refreshed.body.error]).toEqual([400, 'invalid_grant']);
+  // The revoked grant's access token, cached a moment ago, is refused at once: the revocation forgets its grant's
+  // tokens. The expired one is looked up again once its cached look-up lapses, as a key is.
+  expect((await http().get('/v1/me').set('authorization', `Bearer ${revoking.access_token}`)).status).toBe(401);
   const deadline = Date.now() + KEY_CACHE_TTL_MS + 2000;
   while ((await http().get('/v1/me').set('authorization', `Bearer ${expiring.access_token}`)).status !== 401) {
     if (Date.now() > deadline) throw new Error('The expired access token still works after the cache time');
