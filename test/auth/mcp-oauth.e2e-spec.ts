@@ -13,7 +13,7 @@ import { freePort } from '../support/ports.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { SESSION_COOKIE } from '../../src/domain/users/web-session.js';
 import { WebSessionService } from '../../src/domain/users/web-session.service.js';
-import { OAuthBrowser, pkcePair } from './oauth-browser.js';
+import { OAuthBrowser, OAuthTestClient, pkcePair, TEST_REDIRECT } from './oauth-browser.js';
 
 /**
  * Issue 30, OAuth for MCP clients: Skillhost as the authorization server for its own `/mcp`, driven by the official
@@ -21,8 +21,6 @@ import { OAuthBrowser, pkcePair } from './oauth-browser.js';
  * person's part (sign-in with an API key, consent) done over HTTP as a browser would; then what a hostile client
  * tries.
  */
-
-const REDIRECT = 'http://127.0.0.1:1/callback';
 
 interface GrantList {
   items: { grantId: string; clientId: string; clientName: string | null; scopes: string[]; resources: string[] }[];
@@ -37,12 +35,12 @@ class MemoryOAuthClient implements OAuthClientProvider {
   discovery: Parameters<NonNullable<OAuthClientProvider['saveDiscoveryState']>>[0] | undefined;
 
   get redirectUrl() {
-    return REDIRECT;
+    return TEST_REDIRECT;
   }
   get clientMetadata() {
     return {
       client_name: 'E2E Agent <b>',
-      redirect_uris: [REDIRECT],
+      redirect_uris: [TEST_REDIRECT],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
@@ -83,6 +81,11 @@ describe('OAuth for MCP clients', () => {
   let base: string;
   const keys: Record<string, string> = {};
   const clients: Client[] = [];
+  let oauth: OAuthTestClient;
+  const register = () => oauth.register();
+  const authorizeUrl = (client: string, extra: Record<string, string>) => oauth.authorizeUrl(client, extra);
+  const tokenRequest = (fields: Record<string, string>) => oauth.tokenRequest(fields);
+  const tokensFor = (user: string, scope: string) => oauth.tokens(keys[user], scope);
 
   beforeAll(async () => {
     tree = tempTree();
@@ -97,6 +100,7 @@ describe('OAuth for MCP clients', () => {
     Object.assign(keys, await keysFor(ctx.app, { root: 'admin', ann: 'member' }));
     await ctx.app.listen(port, '127.0.0.1');
     base = `http://127.0.0.1:${port}`;
+    oauth = new OAuthTestClient(base);
   });
 
   afterAll(async () => {
@@ -114,7 +118,7 @@ describe('OAuth for MCP clients', () => {
     expect(provider.authorizationUrl).toBeDefined();
     const browser = new OAuthBrowser(base);
     const back = await browser.authorize(provider.authorizationUrl!.toString(), keys[user]);
-    expect(back.url.startsWith(REDIRECT)).toBe(true);
+    expect(back.url.startsWith(TEST_REDIRECT)).toBe(true);
     await first.finishAuth(new URL(back.url).searchParams);
     return { provider, browser, client: await connect(provider) };
   }
@@ -293,7 +297,7 @@ describe('OAuth for MCP clients', () => {
     const page = await browser.open(provider.authorizationUrl!.toString());
     expect(page.html).not.toContain('name="api_key"');
     const back = await browser.submit(page.html, '/confirm');
-    expect(back.url.startsWith(REDIRECT)).toBe(true);
+    expect(back.url.startsWith(TEST_REDIRECT)).toBe(true);
     await transport.finishAuth(new URL(back.url).searchParams);
     const client = await connect(provider);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
@@ -357,7 +361,7 @@ describe('OAuth for MCP clients', () => {
           grant_type: 'authorization_code',
           code,
           code_verifier: verifier,
-          redirect_uri: REDIRECT,
+          redirect_uri: TEST_REDIRECT,
           client_id: client,
           resource: `${base}/mcp`,
         });
@@ -381,7 +385,7 @@ describe('OAuth for MCP clients', () => {
         grant_type: 'authorization_code',
         code,
         code_verifier: pkcePair().verifier,
-        redirect_uri: REDIRECT,
+        redirect_uri: TEST_REDIRECT,
         client_id: client,
       });
       expect([wrong.status, wrong.body.error]).toEqual([400, 'invalid_grant']);
@@ -401,7 +405,7 @@ describe('OAuth for MCP clients', () => {
         grant_type: 'authorization_code',
         code: new URL(granted.url).searchParams.get('code')!,
         code_verifier: verifier,
-        redirect_uri: REDIRECT,
+        redirect_uri: TEST_REDIRECT,
         client_id: client,
         resource: 'https://other.example/mcp',
       });
@@ -469,64 +473,4 @@ describe('OAuth for MCP clients', () => {
       expect(response.headers.get('www-authenticate')).toContain('error="invalid_token"');
     });
   });
-
-  /** A client's whole flow by hand, asking for `scope`: the token response. */
-  async function tokensFor(user: string, scope: string) {
-    const client = await register();
-    const { verifier, challenge } = pkcePair();
-    const back = await new OAuthBrowser(base).authorize(
-      authorizeUrl(client, { code_challenge: challenge, scope }),
-      keys[user],
-    );
-    const answer = await tokenRequest({
-      grant_type: 'authorization_code',
-      code: new URL(back.url).searchParams.get('code')!,
-      code_verifier: verifier,
-      redirect_uri: REDIRECT,
-      client_id: client,
-      resource: `${base}/mcp`,
-    });
-    expect(answer.status).toBe(200);
-    return answer.body;
-  }
-
-  async function register(): Promise<string> {
-    const response = await fetch(`${base}/oauth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'hostile',
-        redirect_uris: [REDIRECT],
-        grant_types: ['authorization_code', 'refresh_token'],
-        token_endpoint_auth_method: 'none',
-      }),
-    });
-    expect(response.status).toBe(201);
-    return ((await response.json()) as { client_id: string }).client_id;
-  }
-
-  function authorizeUrl(client: string, extra: Record<string, string>): string {
-    const params = new URLSearchParams({
-      response_type: 'code',
-      client_id: client,
-      redirect_uri: REDIRECT,
-      scope: 'skills:read chats',
-      state: 'st',
-      code_challenge_method: 'S256',
-      resource: `${base}/mcp`,
-      ...extra,
-    });
-    if (extra.code_challenge === undefined) params.delete('code_challenge_method');
-    if (extra.code_challenge_method !== undefined) params.set('code_challenge_method', extra.code_challenge_method);
-    return `${base}/oauth/authorize?${params}`;
-  }
-
-  async function tokenRequest(fields: Record<string, string>) {
-    const response = await fetch(`${base}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(fields).toString(),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, string> };
-  }
 });

@@ -96,3 +96,100 @@ export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
+
+/** The redirect URI test clients register: nothing listens there, and the browser stops before following it. */
+export const TEST_REDIRECT = 'http://127.0.0.1:1/callback';
+
+/** A token endpoint's answer, with the client it was issued to. */
+export interface IssuedTokens {
+  clientId: string;
+  access_token: string;
+  refresh_token?: string;
+  scope: string;
+  expires_in: number;
+}
+
+/**
+ * An OAuth client of the server at `base` driven by hand, as a hostile or a careful one would: it registers, sends a
+ * person through the authorization with PKCE, exchanges the code, and revokes tokens (RFC 7591, 6749, 7636, 7009).
+ */
+export class OAuthTestClient {
+  constructor(private readonly base: string) {}
+
+  /** Registers a public client for the authorization code and refresh grants: its client_id. */
+  async register(): Promise<string> {
+    const response = await fetch(`${this.base}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'hostile',
+        redirect_uris: [TEST_REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'none',
+      }),
+    });
+    if (response.status !== 201) throw new Error(`Registration answered ${response.status}: ${await response.text()}`);
+    return ((await response.json()) as { client_id: string }).client_id;
+  }
+
+  /** The authorization URL for `client` asking for `skills:read chats` on `/mcp`; `extra` adds or replaces fields. */
+  authorizeUrl(client: string, extra: Record<string, string>): string {
+    const params = new URLSearchParams({
+      response_type: 'code',
+      client_id: client,
+      redirect_uri: TEST_REDIRECT,
+      scope: 'skills:read chats',
+      state: 'st',
+      code_challenge_method: 'S256',
+      resource: `${this.base}/mcp`,
+      ...extra,
+    });
+    if (extra.code_challenge === undefined) params.delete('code_challenge_method');
+    if (extra.code_challenge_method !== undefined) params.set('code_challenge_method', extra.code_challenge_method);
+    return `${this.base}/oauth/authorize?${params}`;
+  }
+
+  /** A form post to the token endpoint: its status and JSON body. */
+  async tokenRequest(fields: Record<string, string>) {
+    return this.formPost('/oauth/token', fields);
+  }
+
+  /** Revokes `token` at the revocation endpoint (RFC 7009), as the public client `client`. */
+  async revoke(client: string, token: string, hint: 'access_token' | 'refresh_token') {
+    return this.formPost('/oauth/revoke', { token, token_type_hint: hint, client_id: client });
+  }
+
+  /** A new client's whole flow, the person signing in with `apiKey` and consenting to `scope`: the tokens. */
+  async tokens(apiKey: string, scope: string): Promise<IssuedTokens> {
+    const clientId = await this.register();
+    const { verifier, challenge } = pkcePair();
+    const back = await new OAuthBrowser(this.base).authorize(
+      this.authorizeUrl(clientId, { code_challenge: challenge, scope }),
+      apiKey,
+    );
+    const code = URL.parse(back.url)?.searchParams.get('code');
+    if (code === null || code === undefined) throw new Error(`The authorization gave no code: ${back.url}`);
+    const answer = await this.tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: TEST_REDIRECT,
+      client_id: clientId,
+      resource: `${this.base}/mcp`,
+    });
+    if (answer.status !== 200) throw new Error(`The token endpoint answered ${answer.status}: ${answer.text}`);
+    return { ...(answer.body as unknown as Omit<IssuedTokens, 'clientId'>), clientId };
+  }
+
+  private async formPost(path: string, fields: Record<string, string>) {
+    const response = await fetch(`${this.base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+    const text = await response.text();
+    // The revocation endpoint answers 200 with an empty body.
+    const body = (text === '' ? {} : JSON.parse(text)) as Record<string, string>;
+    return { status: response.status, body, text };
+  }
+}
