@@ -13,7 +13,13 @@ import { freePort } from '../support/ports.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
 import { SESSION_COOKIE } from '../../src/domain/users/web-session.js';
 import { WebSessionService } from '../../src/domain/users/web-session.service.js';
-import { OAuthBrowser, pkcePair } from './oauth-browser.js';
+import {
+  authorizationUrl,
+  OAuthBrowser,
+  pkcePair,
+  registerClient,
+  tokenRequest as requestTokens,
+} from './oauth-browser.js';
 
 /**
  * Issue 30, OAuth for MCP clients: Skillhost as the authorization server for its own `/mcp`, driven by the official
@@ -491,42 +497,14 @@ describe('OAuth for MCP clients', () => {
   }
 
   async function register(): Promise<string> {
-    const response = await fetch(`${base}/oauth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'hostile',
-        redirect_uris: [REDIRECT],
-        grant_types: ['authorization_code', 'refresh_token'],
-        token_endpoint_auth_method: 'none',
-      }),
-    });
-    expect(response.status).toBe(201);
-    return ((await response.json()) as { client_id: string }).client_id;
+    return registerClient(base, 'hostile', REDIRECT);
   }
 
   function authorizeUrl(client: string, extra: Record<string, string>): string {
-    const params = new URLSearchParams({
-      response_type: 'code',
-      client_id: client,
-      redirect_uri: REDIRECT,
-      scope: 'skills:read chats',
-      state: 'st',
-      code_challenge_method: 'S256',
-      resource: `${base}/mcp`,
-      ...extra,
-    });
-    if (extra.code_challenge === undefined) params.delete('code_challenge_method');
-    if (extra.code_challenge_method !== undefined) params.set('code_challenge_method', extra.code_challenge_method);
-    return `${base}/oauth/authorize?${params}`;
+    return authorizationUrl(base, client, REDIRECT, extra);
   }
 
-  async function tokenRequest(fields: Record<string, string>) {
-    const response = await fetch(`${base}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(fields).toString(),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, string> };
+  function tokenRequest(fields: Record<string, string>) {
+    return requestTokens(base, fields);
   }
 });

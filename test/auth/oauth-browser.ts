@@ -96,3 +96,54 @@ export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
+
+/** Registers a public client of the code flow (dynamic client registration) named `name`: its client id. */
+export async function registerClient(base: string, name: string, redirectUri: string): Promise<string> {
+  const response = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: name,
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'none',
+    }),
+  });
+  if (response.status !== 201) throw new Error(`Registration answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { client_id: string }).client_id;
+}
+
+/**
+ * The authorization request of `client` for `/mcp` (the scopes `skills:read chats`, S256 when a `code_challenge` is
+ * among `extra`), which `extra` overrides.
+ */
+export function authorizationUrl(
+  base: string,
+  client: string,
+  redirectUri: string,
+  extra: Record<string, string>,
+): string {
+  const params = new URLSearchParams({
+    response_type: 'code',
+    client_id: client,
+    redirect_uri: redirectUri,
+    scope: 'skills:read chats',
+    state: 'st',
+    code_challenge_method: 'S256',
+    resource: `${base}/mcp`,
+    ...extra,
+  });
+  if (extra.code_challenge === undefined) params.delete('code_challenge_method');
+  if (extra.code_challenge_method !== undefined) params.set('code_challenge_method', extra.code_challenge_method);
+  return `${base}/oauth/authorize?${params}`;
+}
+
+/** A request to the token endpoint: its status and JSON body. */
+export async function tokenRequest(base: string, fields: Record<string, string>) {
+  const response = await fetch(`${base}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, string> };
+}
