@@ -168,7 +168,8 @@ const HOSTILE_NAME = `<img src=x onerror="document.title='pwned'">`;
     await page.getByRole('button', { name: 'Revoke Gone Agent' }).click();
     await page.locator('#grants-error', { hasText: 'OAUTH_GRANT_NOT_FOUND' }).waitFor();
     expect(await page.locator('#grants-error').textContent()).toBe(
-      `You gave no OAuth grant with id '${grant.grantId}': GET /v1/me/oauth-grants lists yours. (OAUTH_GRANT_NOT_FOUND)`,
+      `You gave no OAuth grant with id '${grant.grantId}': GET /v1/me/oauth-grants lists yours. ` +
+        `(OAUTH_GRANT_NOT_FOUND)`,
     );
     await page.getByRole('button', { name: 'Revoke Gone Agent' }).waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Close' }).click();
