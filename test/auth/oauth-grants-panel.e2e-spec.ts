@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { APP_CONFIG, type AppConfig } from '../../src/config/app-config.js';
+import { keysFor } from '../support/api-keys.js';
 import { createTestApp } from '../support/app.js';
 import { query } from '../support/database.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
@@ -200,6 +201,35 @@ const HOSTILE_NAME = `<img src=x onerror="document.title='pwned'">`;
     expect(page.url().startsWith(`${base}/oauth/interaction/`)).toBe(true);
     await page.getByRole('heading', { name: 'Sign in to Skillhost' }).waitFor();
     expect(await page.locator('input[name=api_key]').count()).toBe(1);
+  });
+
+  it('signed in to the page with a key, Sign out ends the OAuth sign-in made with that key too', async () => {
+    const { bob: key } = await keysFor(app, { bob: 'member' });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    const client = await registerClient(base, 'Key Agent', redirect);
+    await page.goto(authorizationUrl(base, client, redirect, { code_challenge: pkcePair().challenge }));
+    await page.locator('input[name=api_key]').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL((url) => url.href.startsWith(redirect));
+    const providerSession = async () =>
+      (await context.cookies(base)).find((cookie) => cookie.name === '_session')?.value;
+    expect(await providerSession()).toBeDefined();
+
+    await page.goto(base);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByText('Signed in as bob').waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('dialog', { name: 'Sign in' }).waitFor();
+    expect(await providerSession()).toBeUndefined();
+    await page.goto(authorizationUrl(base, client, redirect, { code_challenge: pkcePair().challenge }));
+    await page.getByRole('heading', { name: 'Sign in to Skillhost' }).waitFor();
+    // The key itself stays good: signing out of a browser revokes nothing.
+    expect((await fetch(`${base}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+    await context.close();
   });
 });
 
