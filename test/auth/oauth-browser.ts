@@ -117,13 +117,13 @@ export class OAuthTestClient {
   constructor(private readonly base: string) {}
 
   /** Registers a public client for the authorization code and refresh grants: its client_id. */
-  async register(): Promise<string> {
+  async register(name = 'E2E client', redirectUri = TEST_REDIRECT): Promise<string> {
     const response = await fetch(`${this.base}/oauth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
-        client_name: 'hostile',
-        redirect_uris: [TEST_REDIRECT],
+        client_name: name,
+        redirect_uris: [redirectUri],
         grant_types: ['authorization_code', 'refresh_token'],
         token_endpoint_auth_method: 'none',
       }),
@@ -132,7 +132,10 @@ export class OAuthTestClient {
     return ((await response.json()) as { client_id: string }).client_id;
   }
 
-  /** The authorization URL for `client` asking for `skills:read chats` on `/mcp`; `extra` adds or replaces fields. */
+  /**
+   * The authorization URL for `client` asking for `skills:read chats` on `/mcp` (to TEST_REDIRECT, S256 when `extra`
+   * has a `code_challenge`); `extra` adds or replaces fields (`redirect_uri` for a client registered with another).
+   */
   authorizeUrl(client: string, extra: Record<string, string>): string {
     const params = new URLSearchParams({
       response_type: 'code',

@@ -1,14 +1,20 @@
-import { existsSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import Provider from 'oidc-provider';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { APP_CONFIG, type AppConfig } from '../../src/config/app-config.js';
 import { keysFor } from '../support/api-keys.js';
 import { createTestApp } from '../support/app.js';
 import { query } from '../support/database.js';
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  haveChromium,
+  listenIdentityProvider,
+  type People,
+  signInThroughProvider,
+  type TestIdentityProvider,
+} from './identity-provider.js';
 
 /**
  * Sign-in with a real OpenID provider (the certified `oidc-provider`, on 127.0.0.1 with its development login
@@ -17,16 +23,11 @@ import { query } from '../support/database.js';
  * open redirects in `returnTo` refused, a person not allowed refused, linking by verified email, oversized claims.
  * Without Chromium the block is skipped, saying why.
  */
-const CHROMIUM = process.env.SKILLHOST_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium)
   console.warn(`Chromium not found at ${CHROMIUM} (apt-get install chromium): the sign-in browser tests are skipped.`);
 
-const CLIENT_ID = 'skillhost-test';
-const CLIENT_SECRET = 'a-client-secret-of-the-test-provider';
-
 /** The provider's people, by the login typed into its form. */
-const PEOPLE: Record<string, Record<string, unknown>> = {
+const PEOPLE: People = {
   alice: { preferred_username: 'Alice', email: 'alice@example.com', email_verified: true, groups: ['eng', 'ops'] },
   bob: { preferred_username: 'bob', email: 'BOB@example.com', email_verified: true },
   // Claims the same email as bob but the provider does not vouch for it: no link, and not allowed either.
@@ -41,7 +42,7 @@ const PEOPLE: Record<string, Record<string, unknown>> = {
 };
 
 (haveChromium ? describe : describe.skip)('sign-in with an OpenID provider, in Chromium', () => {
-  let idpServer: Server;
+  let idp: TestIdentityProvider;
   let issuer: string;
   let app: NestFastifyApplication;
   let base: string;
@@ -51,77 +52,28 @@ const PEOPLE: Record<string, Record<string, unknown>> = {
   let alice: { context: BrowserContext; page: Page };
 
   beforeAll(async () => {
-    // The provider's address must be known before the app is configured, and the app's before the provider is
-    // made (its client's redirect URI): the server listens first and gets its handler last.
-    let handler: (request: IncomingMessage, response: ServerResponse) => void = (_q, response) =>
-      response.writeHead(503).end();
-    idpServer = createServer((request, response) => handler(request, response));
-    await new Promise<void>((resolve) => idpServer.listen(0, '127.0.0.1', resolve));
-    issuer = `http://127.0.0.1:${(idpServer.address() as AddressInfo).port}`;
+    idp = await listenIdentityProvider();
+    issuer = idp.issuer;
     app = await createTestApp({
       'app.auth.mode': 'api_key',
-      'app.auth.oidc.issuer': issuer,
-      'app.auth.oidc.display_name': 'Test IdP',
-      'app.auth.oidc.client_id': CLIENT_ID,
-      'app.auth.oidc.client_secret': CLIENT_SECRET,
-      'app.auth.oidc.scopes': ['openid', 'profile', 'email', 'groups'],
-      'app.auth.oidc.groups_claim': 'groups',
+      ...idp.config,
       'app.auth.oidc.allowed_users': ['alice', 'bob@example.com', 'huge'],
     });
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    const provider = new Provider(issuer, {
-      clients: [
-        {
-          client_id: CLIENT_ID,
-          client_secret: CLIENT_SECRET,
-          redirect_uris: [`${base}/auth/oidc/callback`],
-          grant_types: ['authorization_code'],
-          response_types: ['code'],
-        },
-      ],
-      claims: {
-        openid: ['sub'],
-        profile: ['preferred_username'],
-        email: ['email', 'email_verified'],
-        groups: ['groups'],
-      },
-      scopes: ['openid', 'profile', 'email', 'groups'],
-      findAccount: (_ctx: unknown, id: string) =>
-        PEOPLE[id] === undefined ? undefined : { accountId: id, claims: () => ({ sub: id, ...PEOPLE[id] }) },
-      features: { devInteractions: { enabled: true } },
-      cookies: { keys: ['a-cookie-key-of-the-test-provider'] },
-      pkce: { required: () => true },
-    });
-    handler = provider.callback();
+    idp.serve(base, PEOPLE);
     ({ root: adminKey } = await keysFor(app, { root: 'admin' }));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    await new Promise((resolve) => idpServer?.close(resolve));
+    await idp?.close();
   });
 
-  /** A fresh browser that goes to `path`, follows "Sign in with Test IdP" and signs in at the provider as `login`. */
-  async function signIn(login: string, path = '/', planted?: string): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext();
-    if (planted !== undefined) await context.addCookies([{ name: 'skillhost_session', value: planted, url: base }]);
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(base + path);
-    await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
-    await page.locator('input[name=login]').fill(login);
-    await page.locator('input[name=password]').fill('any password');
-    await page.getByRole('button', { name: 'Sign-in' }).click();
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.waitForURL((url) => url.origin === base);
-    return { context, page };
-  }
+  const signIn = (login: string, path = '/', planted?: string) =>
+    signInThroughProvider(browser, base, login, path, planted);
 
   const sessionCookie = async (context: BrowserContext) =>
     (await context.cookies(base)).find((cookie) => cookie.name === 'skillhost_session');

@@ -1,9 +1,10 @@
-import { api, ApiFailure, useCsrfToken } from './api.js';
+import { api, ApiFailure, storedKey, storeKey, useCsrfToken } from './api.js';
 import { byId, h, when } from './dom.js';
 
 /**
  * The person's account on the page: signing in with the team's identity provider (when the server has one), the
- * web session's CSRF token, logging out, and their own API keys (list, create, revoke) for agents and the CLI.
+ * web session's CSRF token, logging out, their own API keys (list, create, revoke) for agents and the CLI, and the
+ * OAuth grants they gave MCP clients (list, revoke; when the server is an OAuth server).
  */
 
 interface Providers {
@@ -17,6 +18,16 @@ interface ApiKeyItem {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+}
+
+interface OAuthGrantItem {
+  grantId: string;
+  clientId: string;
+  /** Chosen by whoever registered the client: shown as text only. */
+  clientName: string | null;
+  scopes: string[];
+  createdAt: string;
+  expiresAt: string | null;
 }
 
 /** Why a sign-in came back refused, by the code the server put in `?sign_in_error=`. */
@@ -71,8 +82,20 @@ export function signInProblem(): string {
   return SIGN_IN_ERRORS[failed] ?? `Sign-in failed (${failed}).`;
 }
 
+/**
+ * Logs this browser out: the web session, and the OAuth server's sign-in it may keep (made on its page with a key or
+ * the session), which the server ends at logout too. Signed in by a key, the key is forgotten even when the server
+ * refuses it (revoked meanwhile).
+ */
 export async function logOut(): Promise<void> {
-  if (bySession) await api('POST', '/v1/auth/logout');
+  const byKey = storedKey() !== null;
+  try {
+    if (bySession || byKey) await api('POST', '/v1/auth/logout');
+  } catch (error) {
+    if (!byKey || !(error instanceof ApiFailure) || error.error.status !== 401) throw error;
+  } finally {
+    storeKey(null);
+  }
   bySession = false;
   useCsrfToken(null);
 }
@@ -119,4 +142,64 @@ async function refreshKeys(): Promise<void> {
       );
     });
   byId('key-list').replaceChildren(...(rows.length === 0 ? [h('li', { text: 'No keys yet.' })] : rows));
+}
+
+/**
+ * Shows the bar's "MCP clients" button when this server is the OAuth server of its `/mcp` (its protected resource
+ * metadata answers; 404 without OAuth).
+ */
+export async function offerGrantsPanel(): Promise<void> {
+  try {
+    await api('GET', '/.well-known/oauth-protected-resource');
+  } catch (error) {
+    if (error instanceof ApiFailure && error.error.status === 404) return;
+    throw error;
+  }
+  byId('open-grants').hidden = false;
+}
+
+/** The grants panel: opened from the bar, it lists the MCP clients the person let act as them, and revokes one. */
+export function wireGrantsPanel(): void {
+  const dialog = byId<HTMLDialogElement>('grants-dialog');
+  byId('open-grants').addEventListener('click', () => {
+    byId('grants-error').textContent = '';
+    dialog.showModal();
+    refreshGrants().catch(showGrantsProblem);
+  });
+}
+
+async function refreshGrants(): Promise<void> {
+  const { items } = await api<{ items: OAuthGrantItem[] }>('GET', '/v1/me/oauth-grants');
+  const rows = items.map((grant) => {
+    const name = grant.clientName ?? grant.clientId;
+    const revoke = h('button', { type: 'button', text: 'Revoke', 'aria-label': `Revoke ${name}` });
+    revoke.addEventListener('click', () => {
+      revoke.disabled = true;
+      api('DELETE', `/v1/me/oauth-grants/${encodeURIComponent(grant.grantId)}`)
+        .then(() => (byId('grants-error').textContent = ''))
+        // Failed, it is said, and the list is read again all the same (the grant may be gone already).
+        .catch(showGrantsProblem)
+        .then(refreshGrants)
+        .catch(showGrantsProblem);
+    });
+    const scopes = grant.scopes.length === 0 ? 'no scopes' : grant.scopes.join(', ');
+    const until = grant.expiresAt === null ? '' : ` · until ${when(grant.expiresAt)}`;
+    return h(
+      'li',
+      { class: 'key-row' },
+      h(
+        'span',
+        { class: 'grant' },
+        h('strong', { text: name }),
+        ` · ${scopes} · granted ${when(grant.createdAt)}${until} · client ${grant.clientId}`,
+      ),
+      revoke,
+    );
+  });
+  byId('grant-list').replaceChildren(...(rows.length === 0 ? [h('li', { text: 'No MCP client acts as you.' })] : rows));
+}
+
+function showGrantsProblem(error: unknown): void {
+  const problem = error instanceof ApiFailure ? `${error.error.message} (${error.error.code})` : String(error);
+  byId('grants-error').textContent = problem;
 }

@@ -1,9 +1,11 @@
 import {
   logOut,
+  offerGrantsPanel,
   offerProviderSignIn,
   resumeSession,
   signedInBySession,
   signInProblem,
+  wireGrantsPanel,
   wireKeysPanel,
 } from './account.js';
 import { api, ApiFailure, storedKey, storeKey, streamTurn, type TurnEvent } from './api.js';
@@ -82,13 +84,13 @@ function start(): void {
   // The page needs a key: Escape does not leave a blank page behind the dialog.
   byId('sign-in').addEventListener('cancel', (event) => event.preventDefault());
   byId('sign-out').addEventListener('click', () => {
-    storeKey(null);
     logOut().then(
       () => location.replace(location.pathname),
       (error: unknown) => showProblem(problemOf(error)),
     );
   });
   wireKeysPanel((error) => showProblem(problemOf(error)));
+  wireGrantsPanel();
   offerProviderSignIn().catch((error: unknown) => showProblem(problemOf(error)));
   byId('new-chat').addEventListener('click', guarded(newChat));
   byId('composer').addEventListener('submit', (event) => {
@@ -140,6 +142,9 @@ async function enter(): Promise<void> {
   byId('who').textContent = me.authMode === 'none' ? `${me.name} (auth off)` : `Signed in as ${me.name}`;
   byId('sign-out').hidden = storedKey() === null && !signedInBySession();
   byId('open-keys').hidden = me.authMode === 'none' && !signedInBySession();
+  // Grants are given by a person who signed in; with auth off nobody did.
+  if (me.authMode !== 'none' || signedInBySession())
+    offerGrantsPanel().catch((error: unknown) => showProblem(problemOf(error)));
   byId('app').hidden = false;
   byId('views').hidden = false;
   // Each part on its own: one that fails (skills switched off on the server) says so and the rest works.

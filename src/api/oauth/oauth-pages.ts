@@ -32,7 +32,7 @@ export function escapeHtml(text: string): string {
 function page(title: string, body: string): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" ` +
-    `content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer">` +
+    `content="width=device-width,initial-scale=1"><meta name="referrer" content="same-origin">` +
     `<title>${escapeHtml(title)} · Skillhost</title><style>${STYLE}</style></head><body>${body}</body></html>`
   );
 }

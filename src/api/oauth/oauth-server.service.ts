@@ -1,4 +1,5 @@
 import { generateKeyPairSync, hash, randomBytes } from 'node:crypto';
+import { type IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type Provider from 'oidc-provider';
@@ -9,6 +10,7 @@ import type { BearerTokenVerifier } from '../../domain/users/bearer-token.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { parseScopes, SCOPES } from '../../domain/users/scopes.js';
 import { USER_STORE, type UserStore } from '../../domain/users/user-store.js';
+import { type BrowserSignIn, WebSessionService } from '../../domain/users/web-session.service.js';
 import {
   OAUTH_ARTIFACT_STORE,
   type OAuthArtifactStore,
@@ -66,7 +68,7 @@ interface CachedToken {
  * service is the AuthService's verifier for bearer tokens that are not keys.
  */
 @Injectable()
-export class OAuthServerService implements OnModuleInit, OnModuleDestroy, BearerTokenVerifier {
+export class OAuthServerService implements OnModuleInit, OnModuleDestroy, BearerTokenVerifier, BrowserSignIn {
   private readonly logger = new Logger('OAuth');
   readonly addresses: OAuthAddresses;
   private provider: Provider | undefined;
@@ -80,6 +82,7 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
     @Inject(OAUTH_ARTIFACT_STORE) private readonly store: OAuthArtifactStore,
     @Inject(USER_STORE) private readonly users: UserStore,
     private readonly auth: AuthService,
+    private readonly sessions: WebSessionService,
   ) {
     this.addresses = oauthAddresses(config);
   }
@@ -97,6 +100,7 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
     // Behind a TLS-terminating proxy (an https issuer), the provider reads the scheme from X-Forwarded-Proto.
     this.provider.proxy = this.addresses.issuer.startsWith('https:');
     this.auth.acceptBearerTokens(this);
+    this.sessions.endAtLogout(this);
     this.sweeper = setInterval(() => this.deleteExpired(), SWEEP_INTERVAL_MS).unref();
     this.logger.log(`OAuth for MCP clients: issuer ${this.addresses.issuer}, resource ${this.addresses.resource}`);
   }
@@ -131,6 +135,24 @@ export class OAuthServerService implements OnModuleInit, OnModuleDestroy, Bearer
   /** Drops the cached tokens of a grant (it was revoked here): its next request is refused at once. */
   forgetGrant(grantId: string): void {
     for (const [key, entry] of this.cache) if (entry.principal?.grantId === grantId) this.cache.delete(key);
+  }
+
+  /**
+   * Ends the provider's own sign-in session of the browser that sent `request` (found by its signed `_session`
+   * cookie, as the provider finds it) and answers the provider's `Set-Cookie` lines that clear the cookie. Without it,
+   * a person who logged out of the web page would still be signed in here, and the next authorization in this
+   * browser would skip the sign-in page.
+   */
+  async endFor(request: IncomingMessage): Promise<string[]> {
+    // The provider writes its cookies on the response it is given: a throwaway one, whose lines are read back.
+    const response = new ServerResponse(request);
+    const context = this.oidc.createContext(request, response);
+    const name = this.oidc.cookieName('session');
+    const id = context.cookies.get(name, { signed: true });
+    if (id !== undefined) await (await this.oidc.Session.find(id))?.destroy();
+    context.cookies.set(name, null, { signed: true, httpOnly: true, sameSite: 'lax' });
+    const lines = response.getHeader('set-cookie') ?? [];
+    return Array.isArray(lines) ? lines : [String(lines)];
   }
 
   private async lookUp(token: string): Promise<Omit<CachedToken, 'until'>> {

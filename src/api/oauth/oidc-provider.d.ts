@@ -1,6 +1,7 @@
 /**
  * The part of oidc-provider 9 (which ships no types) Skillhost uses: the provider, its Node handler, interactions,
- * grants and access tokens. https://github.com/panva/node-oidc-provider/blob/v9.x/docs/README.md
+ * grants, access tokens and its own sign-in sessions.
+ * https://github.com/panva/node-oidc-provider/blob/v9.x/docs/README.md
  */
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -41,10 +42,29 @@ declare module 'oidc-provider' {
     grantTypeAllowed(type: string): boolean;
   }
 
+  export interface SessionInstance {
+    accountId?: string;
+    destroy(): Promise<void>;
+  }
+
+  /** The Koa context the provider (a Koa application) makes for a request: its signed cookies. */
+  export interface ProviderContext {
+    cookies: {
+      get(name: string, options?: { signed?: boolean }): string | undefined;
+      set(
+        name: string,
+        value: string | null,
+        options?: { signed?: boolean; httpOnly?: boolean; sameSite?: string },
+      ): void;
+    };
+  }
+
   export class Provider {
     constructor(issuer: string, configuration: Record<string, unknown>);
     proxy: boolean;
     callback(): (request: IncomingMessage, response: ServerResponse) => void;
+    createContext(request: IncomingMessage, response: ServerResponse): ProviderContext;
+    cookieName(type: 'session' | 'interaction' | 'resume'): string;
     interactionDetails(request: IncomingMessage, response: ServerResponse): Promise<InteractionDetails>;
     interactionFinished(
       request: IncomingMessage,
@@ -59,6 +79,7 @@ declare module 'oidc-provider' {
     };
     AccessToken: { find(token: string): Promise<AccessTokenInstance | undefined> };
     Client: { find(id: string): Promise<ClientInstance | undefined> };
+    Session: { find(id: string): Promise<SessionInstance | undefined> };
   }
 
   export const errors: {

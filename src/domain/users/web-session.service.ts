@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
@@ -27,6 +28,15 @@ export interface SessionHeaders {
   [CSRF_HEADER]?: string | string[];
 }
 
+/**
+ * A sign-in of its own that a browser keeps on this server beside the web session (the OAuth server's, whose session
+ * lets a person consent again without signing in): logging out of the web page ends it too.
+ */
+export interface BrowserSignIn {
+  /** Ends the sign-in of the browser that sent `request`, if it has one: the `Set-Cookie` lines that clear it. */
+  endFor(request: IncomingMessage): Promise<string[]>;
+}
+
 /** A new session: the token for the cookie (never stored), and its `Set-Cookie`. */
 export interface StartedSession {
   token: string;
@@ -45,6 +55,7 @@ export class WebSessionService {
   private readonly maxAgeMs: number;
   private readonly idleMs: number;
   private sweptAt = 0;
+  private readonly browserSignIns: BrowserSignIn[] = [];
   readonly secureCookies: boolean;
 
   constructor(
@@ -109,6 +120,23 @@ export class WebSessionService {
     const token = tokenCookie(headers.cookie, SESSION_COOKIE);
     if (token !== undefined) await this.store.deleteSession(hashToken(token));
     return serializeCookie(SESSION_COOKIE, '', { path: '/', maxAge: 0, secure: this.secureCookies });
+  }
+
+  /** Another sign-in the browser keeps on this server, to end at logout with the web session. */
+  endAtLogout(signIn: BrowserSignIn): void {
+    this.browserSignIns.push(signIn);
+  }
+
+  /**
+   * Logs the browser that sent `request` out: its web session, and the other sign-ins it keeps here. Answers the
+   * `Set-Cookie` lines that clear all of their cookies.
+   */
+  async logOut(request: IncomingMessage): Promise<string[]> {
+    const cleared = await Promise.all([
+      this.end(request.headers).then((line) => [line]),
+      ...this.browserSignIns.map((signIn) => signIn.endFor(request)),
+    ]);
+    return cleared.flat();
   }
 
   /** The CSRF token of the request's session, for the page (undefined without a session cookie). */

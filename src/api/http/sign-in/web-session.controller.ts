@@ -1,7 +1,7 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Put, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppError, ErrorCode } from '@skillhost/core';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SignInService } from '../../../domain/sign-in/sign-in.service.js';
 import { SIGN_IN_COOKIE_PATH } from '../../../domain/users/web-session.js';
 import { type SessionHeaders, WebSessionService } from '../../../domain/users/web-session.service.js';
@@ -44,15 +44,20 @@ export class WebSessionController {
     };
   }
 
-  /** Ends the session of the cookie (with its CSRF token, as every cookie write). */
+  /**
+   * Ends the session of the cookie (with its CSRF token, as every cookie write), and the OAuth server's own sign-in
+   * in this browser, so that the next authorization of an MCP client here asks who is signing in.
+   */
   @Post('logout')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Log out: end the web session and clear its cookie' })
+  @ApiOperation({
+    summary: 'Log out: end the web session and the OAuth sign-in of this browser, and clear their cookies',
+  })
   @ApiNoContentResponse({ description: 'The session is ended everywhere at once.' })
   @ApiErrors(ErrorCode.CSRF_TOKEN_MISSING)
-  async logout(@Headers() headers: SessionHeaders, @Res() reply: FastifyReply) {
+  async logout(@Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     return reply
-      .header('set-cookie', await this.sessions.end(headers))
+      .header('set-cookie', await this.sessions.logOut(request.raw))
       .code(204)
       .send();
   }
