@@ -1,13 +1,13 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { runCli } from '../../src/cli/skillhost.js';
 import { OAuthBrowser } from '../auth/oauth-browser.js';
 import { keysFor } from '../support/api-keys.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { freePort } from '../support/ports.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
+import { startOAuthLogin } from './oauth-login-run.js';
 import { type CliResult, run } from './run-cli.js';
 
 interface StoredOAuth {
@@ -43,30 +43,8 @@ describe('skillhost login --oauth', () => {
   const me = async (token: string) => fetch(`${base}/v1/me`, { headers: { authorization: `Bearer ${token}` } });
 
   /** Starts `login --oauth --no-browser`; `address` is the sign-in URL once the CLI prints it. */
-  function startLogin(...args: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    let printed: (url: string) => void = () => {};
-    const address = new Promise<string>((resolve) => {
-      printed = resolve;
-    });
-    const io = {
-      out: (line: string) => out.push(line),
-      err: (line: string) => {
-        err.push(line);
-        if (line.startsWith(`${base}/oauth/authorize?`)) printed(line);
-      },
-      cwd: tree.root,
-      env: env(),
-      home: tree.path('home'),
-    };
-    const result = runCli(['login', '--server', base, '--oauth', '--no-browser', ...args], io).then(
-      (code): CliResult => ({ code, out: out.join('\n'), err: err.join('\n') }),
-    );
-    // A login that fails before printing must not leave the test waiting for the address.
-    void result.then(() => printed(''));
-    return { address, result };
-  }
+  const startLogin = (...args: string[]) =>
+    startOAuthLogin(base, { cwd: tree.root, env: env(), home: tree.path('home') }, ...args);
 
   /** The person's browser: sign in with `user`'s key, consent (or deny), and follow the redirect to the CLI. */
   async function signIn(address: string, user: string, decision: 'confirm' | 'deny' = 'confirm') {

@@ -4,6 +4,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { InteractionDetails } from 'oidc-provider';
 import { AppError, ErrorCode } from '@skillhost/core';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { providerDisplayName } from '../../domain/sign-in/sign-in.service.js';
 import { API_KEY_PATTERN } from '../../domain/users/api-key.js';
 import { AuthService } from '../../domain/users/auth.service.js';
 import { type Scope, scopesOfRole, SCOPES } from '../../domain/users/scopes.js';
@@ -136,10 +137,11 @@ export class OAuthInteractions {
     const here = `${INTERACTION_PATH}/${details.uid}`;
     // With the team's identity provider configured, a person signs in there and comes back here with a web session,
     // which this page then takes (show()); the API key form stays for those without one.
+    const provider = providerDisplayName(this.config);
     const providerSignIn =
-      this.config.app.auth.oidc.issuer.trim() === ''
+      provider === undefined
         ? undefined
-        : `/auth/oidc/start?returnTo=${encodeURIComponent(here)}`;
+        : { name: provider, href: `/auth/oidc/start?returnTo=${encodeURIComponent(here)}` };
     return { action: `${here}/login`, csrf: this.csrf(details.uid), clientName, error, providerSignIn };
   }
 

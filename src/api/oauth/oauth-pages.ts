@@ -43,7 +43,7 @@ export interface SignInPage {
   clientName: string;
   error?: string;
   /** The web sign-in through the team's identity provider, coming back to this page (when one is configured). */
-  providerSignIn?: string;
+  providerSignIn?: { name: string; href: string };
 }
 
 /**
@@ -57,8 +57,8 @@ export function renderSignIn({ action, csrf, clientName, error, providerSignIn }
       (error === undefined ? '' : `<p class="error" role="alert">${escapeHtml(error)}</p>`) +
       (providerSignIn === undefined
         ? ''
-        : `<p><a class="provider" href="${escapeHtml(providerSignIn)}">Sign in with your team's identity ` +
-          `provider</a></p><p class="muted">Or with an API key:</p>`) +
+        : `<p><a class="provider" href="${escapeHtml(providerSignIn.href)}">Sign in with ` +
+          `${escapeHtml(providerSignIn.name)}</a></p><p class="muted">Or with an API key:</p>`) +
       `<form method="post" action="${escapeHtml(action)}"><input type="hidden" name="csrf" ` +
       `value="${escapeHtml(csrf)}">` +
       `<label for="api_key">Your API key (<code>skh_…</code>)</label>` +

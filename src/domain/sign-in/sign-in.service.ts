@@ -61,9 +61,7 @@ export class SignInService {
 
   /** The provider's name for the "Sign in with …" button; undefined when sign-in is off. */
   get displayName(): string | undefined {
-    if (!this.enabled) return undefined;
-    const configured = this.config.app.auth.oidc.displayName.trim();
-    return configured !== '' ? configured : new URL(this.provider.issuer).hostname;
+    return providerDisplayName(this.config);
   }
 
   /** The callback URL: the configured one, else this server as the browser reached it. */
@@ -221,4 +219,12 @@ function stateInvalid(message: string): AppError {
 
 function notAllowed(message: string): AppError {
   return new AppError(ErrorCode.SIGN_IN_NOT_ALLOWED, message);
+}
+
+/** The identity provider's name for "Sign in with …": the configured one, else the issuer's host; undefined when off. */
+export function providerDisplayName(config: AppConfig): string | undefined {
+  const { issuer, displayName } = config.app.auth.oidc;
+  if (issuer.trim() === '') return undefined;
+  const configured = displayName.trim();
+  return configured !== '' ? configured : (URL.parse(issuer.trim())?.hostname ?? issuer.trim());
 }
