@@ -32,7 +32,7 @@ export class SkillsResolver {
 
   @Query(() => SkillListDto, { description: 'The loaded skills (GET /v1/skills).' })
   async skills(@CurrentPrincipal() principal: Principal) {
-    return presentSkillList(await this.registry.userView(principal.userId), this.config.app.skills.explicitPrefixes);
+    return presentSkillList(await this.registry.userViewNow(principal.userId), this.config.app.skills.explicitPrefixes);
   }
 
   @Query(() => SkillDetailDto, { description: 'One skill with the list of its other files (GET /v1/skills/{name}).' })

@@ -3,7 +3,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal, RequireScope } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
-import { ErrorCode, skillFileHeaders, type SkillReadScope } from '@skillhost/core';
+import { type CatalogueSnapshot, ErrorCode, skillFileHeaders, type SkillReadScope } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 import { ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
@@ -38,9 +38,16 @@ export class SkillsController {
   @Get('skills')
   @ApiOperation({ summary: 'List the loaded skills' })
   @ApiOkResponse({ type: SkillListDto })
-  async list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal): Promise<void> {
-    const json = skillListJson(await this.registry.userView(principal.userId), this.config.app.skills.explicitPrefixes);
-    reply.header('content-type', JSON_TYPE).send(await json);
+  list(@Res() reply: TextReply, @CurrentPrincipal() principal: Principal): void | Promise<void> {
+    // The busiest route: a view and a JSON made once per catalogue are sent without waiting on a promise.
+    const view = this.registry.userViewNow(principal.userId);
+    return view instanceof Promise ? view.then((ready) => this.sendList(reply, ready)) : this.sendList(reply, view);
+  }
+
+  private sendList(reply: TextReply, view: CatalogueSnapshot): void | Promise<void> {
+    const json = skillListJson(view, this.config.app.skills.explicitPrefixes);
+    const send = (bytes: Buffer) => void reply.header('content-type', JSON_TYPE).send(bytes);
+    return json instanceof Promise ? json.then(send) : send(json);
   }
 
   @Get('skills/search')

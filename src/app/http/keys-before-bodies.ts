@@ -11,6 +11,8 @@ import { AuthService } from '../../domain/users/auth.service.js';
 import type { Principal } from '../../domain/users/principal.js';
 import type { PrincipalCarrier } from '../../api/http/decorators/request-context.js';
 
+type HookDone = Parameters<onRequestHookHandler>[2];
+
 /**
  * Checks the API key of every route that needs one in an `onRequest` hook, before Fastify reads a
  * byte of the body: a caller without a valid key is answered 401 at once, not after sending (or
@@ -38,25 +40,30 @@ export function checkKeysBeforeBodies(
   const unmatched = new Set(routesByName.keys());
   // A callback hook, not an async one: a key whose look-up is cached (nearly every request) is checked without a
   // promise.
+  // The callbacks are made only for a look-up that waits: a cached key's request allocates none.
+  const refuse = (request: FastifyRequest, reply: FastifyReply, done: HookDone, error: unknown) => {
+    if (AppError.isInstance(error) && error.code === ErrorCode.UNAUTHENTICATED)
+      challenge(request, reply, error, resourceMetadata);
+    done(error as Error);
+  };
+  const admit = (request: FastifyRequest, done: HookDone, principal: Principal) => {
+    (request as PrincipalCarrier).principal = principal;
+    done();
+  };
   const checkKey: onRequestHookHandler = (request, reply, done) => {
     if (isWebSocketUpgrade(request)) return done();
-    const refuse = (error: unknown) => {
-      if (AppError.isInstance(error) && error.code === ErrorCode.UNAUTHENTICATED)
-        challenge(request, reply, error, resourceMetadata);
-      done(error as Error);
-    };
-    const admit = (principal: Principal) => {
-      (request as PrincipalCarrier).principal = principal;
-      done();
-    };
     let found: Principal | Promise<Principal>;
     try {
       found = auth.authenticateNow(request.headers, request.method);
     } catch (error) {
-      return refuse(error);
+      return refuse(request, reply, done, error);
     }
-    if (found instanceof Promise) found.then(admit, refuse);
-    else admit(found);
+    if (found instanceof Promise)
+      found.then(
+        (principal) => admit(request, done, principal),
+        (error: unknown) => refuse(request, reply, done, error),
+      );
+    else admit(request, done, found);
   };
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const target = routesByName.get(route.handler.name);

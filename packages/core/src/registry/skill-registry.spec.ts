@@ -133,4 +133,16 @@ describe(SkillRegistry.name, () => {
     expect(sut.init()).toBeUndefined();
     expect(Object.keys(descriptions(sut))).toEqual(['git', 'pdf', 'x']);
   });
+
+  it("answers a user's view straight through (no promise) while no skill is shared with groups", async () => {
+    const sut = build();
+    await sut.init();
+
+    const view = sut.userViewNow('ann');
+
+    expect(view).not.toBeInstanceOf(Promise);
+    expect(view).toBe(sut.snapshot);
+    expect([...(view as typeof sut.snapshot).skills.keys()]).toEqual(['git', 'pdf']);
+    expect(await sut.userView('ann')).toBe(view);
+  });
 });

@@ -30,6 +30,8 @@ import {
 import { StoreSource } from '../sources/store-source.js';
 
 const SUGGESTION_LIMIT = 20;
+const NO_FILTERS: readonly SkillFilter[] = [];
+const NO_GROUPS: ReadonlySet<string> = new Set();
 /**
  * Views (a user's personal skills and filters over the snapshot) kept per snapshot; past this many the cache starts
  * again.
@@ -456,12 +458,16 @@ export class SkillRegistry {
    */
   viewFor(
     ownerId: string | undefined,
-    filters: readonly (SkillFilter | null | undefined)[] = [],
+    filters: readonly (SkillFilter | null | undefined)[] = NO_FILTERS,
     groups: readonly string[] = [],
   ): CatalogueSnapshot {
     const base = this.snapshot;
-    const applied = filters.filter((filter): filter is SkillFilter => filter !== null && filter !== undefined);
-    const memberOf = new Set(groups);
+    // Every request of every door asks for a view: the common case (no filters, no groups) allocates nothing.
+    const applied =
+      filters.length === 0
+        ? NO_FILTERS
+        : filters.filter((filter): filter is SkillFilter => filter !== null && filter !== undefined);
+    const memberOf = groups.length === 0 ? NO_GROUPS : new Set(groups);
     const hasGroupSkills = holdsGroupSkillsFor(base, memberOf);
     if ((ownerId === undefined || !base.personal.has(ownerId)) && applied.length === 0 && !hasGroupSkills) return base;
     if (this.viewsOf !== base || this.views.size >= MAX_CACHED_VIEWS) {
@@ -495,7 +501,19 @@ export class SkillRegistry {
     userId: string,
     filters: readonly (SkillFilter | null | undefined)[] = [],
   ): Promise<CatalogueSnapshot> {
-    return this.viewFor(userId, filters, await this.userGroups(userId));
+    return this.userViewNow(userId, filters);
+  }
+
+  /**
+   * `userView` for a request's hot path: the view itself while no skill is shared with groups (nearly always), and
+   * a promise only when the user's groups must be asked.
+   */
+  userViewNow(
+    userId: string,
+    filters: readonly (SkillFilter | null | undefined)[] = NO_FILTERS,
+  ): CatalogueSnapshot | Promise<CatalogueSnapshot> {
+    if (!this.viewsNeedGroups()) return this.viewFor(userId, filters);
+    return this.userGroups(userId).then((groups) => this.viewFor(userId, filters, groups));
   }
 
   /**
@@ -503,10 +521,14 @@ export class SkillRegistry {
    * shared with groups: membership then changes no view, and the skills API keeps working without the database.
    */
   async userGroups(userId: string): Promise<readonly string[]> {
-    const { groupOnly } = this.snapshot;
-    if (groupOnly.skills.length === 0 && groupOnly.disabled.length === 0 && groupOnly.unavailable.length === 0)
-      return [];
+    if (!this.viewsNeedGroups()) return [];
     return (await this.store?.userGroups?.(userId)) ?? [];
+  }
+
+  /** Whether some skill (offered, switched off or unavailable) is shared with groups only. */
+  private viewsNeedGroups(): boolean {
+    const { groupOnly } = this.snapshot;
+    return groupOnly.skills.length > 0 || groupOnly.disabled.length > 0 || groupOnly.unavailable.length > 0;
   }
 
   /**
