@@ -221,7 +221,7 @@ function notAllowed(message: string): AppError {
   return new AppError(ErrorCode.SIGN_IN_NOT_ALLOWED, message);
 }
 
-/** The identity provider's name for "Sign in with …": the configured one, else the issuer's host; undefined when off. */
+/** The identity provider's name for "Sign in with …": the configured one, else the issuer's host; none when off. */
 export function providerDisplayName(config: AppConfig): string | undefined {
   const { issuer, displayName } = config.app.auth.oidc;
   if (issuer.trim() === '') return undefined;
