@@ -5,14 +5,13 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Browser, chromium } from 'playwright-core';
 import { startOAuthLogin } from '../cli/oauth-login-run.js';
 import { run } from '../cli/run-cli.js';
-import { createTestApp } from '../support/app.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
-import { freePort } from '../support/ports.js';
 import {
   CHROMIUM,
   CHROMIUM_ARGS,
   haveChromium,
   listenIdentityProvider,
+  startAppWithProvider,
   type TestIdentityProvider,
 } from './identity-provider.js';
 
@@ -36,18 +35,9 @@ if (!haveChromium)
     idp = await listenIdentityProvider();
     tree = tempTree();
     writeSkill(tree, 'skills', 'alpha', { description: 'Alpha does the first thing. Use when a test needs alpha.' });
-    const port = await freePort();
-    app = await createTestApp({
-      'app.auth.mode': 'api_key',
-      ...idp.config,
-      'app.auth.oauth.enabled': true,
-      'app.port': port,
-      'app.skills.enabled': true,
-      'app.skills.directories': [tree.path('skills')],
-    });
-    await app.listen(port, '127.0.0.1');
-    base = `http://127.0.0.1:${port}`;
-    idp.serve(base, { carol: { preferred_username: 'carol', email: 'carol@example.com', email_verified: true } });
+    ({ app, base } = await startAppWithProvider(idp, tree.path('skills'), {
+      carol: { preferred_username: 'carol', email: 'carol@example.com', email_verified: true },
+    }));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   }, 60_000);
 

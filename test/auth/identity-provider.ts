@@ -2,7 +2,10 @@ import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createTestApp } from '../support/app.js';
+import { freePort } from '../support/ports.js';
 
 /** Chromium for the browser suites; without it they are skipped, saying why. */
 export const CHROMIUM = process.env.SKILLHOST_CHROMIUM ?? '/usr/bin/chromium';
@@ -104,4 +107,28 @@ export async function signInThroughProvider(
   await page.getByRole('button', { name: 'Continue' }).click();
   await page.waitForURL((url) => url.origin === base);
   return { context, page };
+}
+
+/**
+ * Skillhost with sign-in through `idp` and its OAuth server on, serving the skills in `skillsDir`, listening on
+ * 127.0.0.1; the provider serves `people` with it as its client.
+ */
+export async function startAppWithProvider(
+  idp: TestIdentityProvider,
+  skillsDir: string,
+  people: People,
+): Promise<{ app: NestFastifyApplication; base: string }> {
+  const port = await freePort();
+  const app = await createTestApp({
+    'app.auth.mode': 'api_key',
+    ...idp.config,
+    'app.auth.oauth.enabled': true,
+    'app.port': port,
+    'app.skills.enabled': true,
+    'app.skills.directories': [skillsDir],
+  });
+  await app.listen(port, '127.0.0.1');
+  const base = `http://127.0.0.1:${port}`;
+  idp.serve(base, people);
+  return { app, base };
 }

@@ -5,15 +5,14 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { APP_CONFIG, type AppConfig } from '../../src/config/app-config.js';
 import { keysFor } from '../support/api-keys.js';
-import { createTestApp } from '../support/app.js';
 import { query } from '../support/database.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
-import { freePort } from '../support/ports.js';
 import {
   CHROMIUM,
   CHROMIUM_ARGS,
   haveChromium,
   listenIdentityProvider,
+  startAppWithProvider,
   signInThroughProvider,
   type TestIdentityProvider,
 } from './identity-provider.js';
@@ -47,19 +46,10 @@ const HOSTILE_NAME = `<img src=x onerror="document.title='pwned'">`;
     idp = await listenIdentityProvider();
     tree = tempTree();
     writeSkill(tree, 'skills', 'alpha', { description: 'Alpha does the first thing. Use when a test needs alpha.' });
-    const port = await freePort();
-    app = await createTestApp({
-      'app.auth.mode': 'api_key',
-      ...idp.config,
-      'app.auth.oauth.enabled': true,
-      'app.port': port,
-      'app.skills.enabled': true,
-      'app.skills.directories': [tree.path('skills')],
-    });
-    await app.listen(port, '127.0.0.1');
-    base = `http://127.0.0.1:${port}`;
+    ({ app, base } = await startAppWithProvider(idp, tree.path('skills'), {
+      alice: { preferred_username: 'alice', email: 'alice@example.com', email_verified: true },
+    }));
     oauth = new OAuthTestClient(base);
-    idp.serve(base, { alice: { preferred_username: 'alice', email: 'alice@example.com', email_verified: true } });
     callbackServer = createServer((_request, response) => response.end('back at the client'));
     await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
     redirect = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
