@@ -19,6 +19,7 @@ import type { ToolCard, ToolRunOptions } from './skill-tools.service.js';
 import { serverCallMessages, type ToolExecution } from '@skillhost/ai-sdk';
 import type { TurnAdmission, TurnRelease } from './turn-admission.js';
 import type { ActivationsInPrompt, TurnPlan, TurnPlanner } from './turn-planner.js';
+import { annotateTurn, bindToCurrentSpan, traceTurn } from './turn-telemetry.js';
 
 export interface TurnInput {
   content: string;
@@ -212,7 +213,10 @@ export class TurnRunner {
     let release: TurnRelease | undefined;
     try {
       release = admission.enter();
-      const result = await this.runTurn(principal, id, input, (listener) => (emit = listener), onEvent);
+      const door = input.client === undefined ? 'chat' : 'gateway';
+      const result = await traceTurn({ chatId: id, door }, input.model, () =>
+        this.runTurn(principal, id, input, (listener) => (emit = listener), onEvent),
+      );
       metrics.observeTurn(input.model, result.timing);
       emit?.({ event: 'done', data: shapes.done(result) });
       return result;
@@ -240,6 +244,7 @@ export class TurnRunner {
     useListener(onEvent);
     clock.dbMs = performance.now() - clock.started;
     const turn = await this.startTurn(principal, id, input, model, context, onEvent);
+    annotateTurn(model.name, turn.plan.style?.style, model.provider);
     const activated = await this.activateRequested(turn, clock);
     const forcedCount = turn.cards.length;
     if (input.client !== undefined) activated.kept = await this.keptInstructions(turn);
@@ -455,7 +460,7 @@ export class TurnRunner {
       callOptions: turn.input.client?.options,
       maxSteps: this.ports.settings.maxSteps,
       maxAnswerBytes: this.ports.settings.maxAnswerBytes,
-      execute: async (call, definition) => {
+      execute: bindToCurrentSpan(async (call: LoopToolCall, definition: LoopTool) => {
         // The definitions are the style's own, so the lookup always finds the tool.
         const tool = style!.byWireName(definition.wireName)!;
         const execution = await this.ports.tools.execute(tool, call.input, {
@@ -468,7 +473,7 @@ export class TurnRunner {
           turn.activations.push({ skillName: execution.activated, how: 'tool', version: execution.version });
         turn.onEvent?.({ event: 'tool-result', data: execution.card });
         return execution.card.output;
-      },
+      }),
       refused: (call, reason) => {
         // The card says what the model was told: for an unknown tool, the SDK's reason names the available ones.
         const card = this.ports.tools.refusedCard(
