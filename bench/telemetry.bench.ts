@@ -123,7 +123,11 @@ async function main(): Promise<void> {
     ] as const) {
       const url = `http://127.0.0.1:${child.port}`;
       const chat = (await (
-        await fetch(`${url}/v1/chats`, { method: 'POST', headers: { ...key, 'content-type': 'application/json' } })
+        await fetch(`${url}/v1/chats`, {
+          method: 'POST',
+          headers: { ...key, 'content-type': 'application/json' },
+          body: '{}',
+        })
       ).json()) as { id: string };
       servers.push({ name, url, pid: child.child.pid, chatId: chat.id });
     }
@@ -161,7 +165,13 @@ async function main(): Promise<void> {
     // The "on" server's spans reach the receiver in batches; its last ones when it closes.
     on.child.kill('SIGTERM');
     await new Promise((done) => on.child.once('exit', done));
-    const exported = { spans: receiver.spans.length, requests: receiver.requests.length };
+    const names = new Map<string, number>();
+    for (const span of receiver.spans) names.set(span.name, (names.get(span.name) ?? 0) + 1);
+    const exported = {
+      spans: receiver.spans.length,
+      requests: receiver.requests.length,
+      byName: Object.fromEntries([...names].sort((a, b) => b[1] - a[1])),
+    };
     const result = { recordedAt: new Date().toISOString(), machine: machineName(), rounds: ROUNDS, measured, exported };
     recordResults('telemetry', result, report(result), summaryOf(measured));
   } finally {
@@ -200,7 +210,7 @@ function report(result: {
   machine: string;
   rounds: number;
   measured: Measured[];
-  exported: { spans: number; requests: number };
+  exported: { spans: number; requests: number; byName: Record<string, number> };
 }): string {
   const rows = result.measured.map(
     (m) =>
@@ -223,7 +233,10 @@ function report(result: {
     ...rows,
     '',
     `The "on" server exported ${result.exported.spans} spans in ${result.exported.requests} OTLP requests ` +
-      '(traces and metrics) over the run.',
+      '(traces and metrics) over the run, warm-up included: ' +
+      `${Object.entries(result.exported.byName)
+        .map(([name, count]) => `${count} \`${name}\``)
+        .join(', ')}.`,
     '',
   ].join('\n');
 }

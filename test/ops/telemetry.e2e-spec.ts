@@ -5,6 +5,7 @@ import { TelemetryService } from '../../src/infra/observability/telemetry.servic
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { tempTree, type TempTree, writeSkill } from '../support/files/skill-tree.js';
+import { freePort } from '../support/ports.js';
 
 let tree: TempTree;
 let receiver: OtlpReceiver;
@@ -139,4 +140,28 @@ describe('OpenTelemetry on ([app.telemetry] endpoint names a local OTLP/HTTP rec
       expect(metrics.getMeterProvider().constructor.name).toBe('NoopMeterProvider');
     },
   );
+});
+
+describe('OpenTelemetry on, the collector down', () => {
+  it('answers turns as usual, warns that the export failed, and still closes', async () => {
+    const warnings: { message: string; context: string | undefined }[] = [];
+    const note = (message: unknown, context?: string) => warnings.push({ message: String(message), context });
+    const logger = { log: () => undefined, error: note, warn: note, debug: () => undefined, verbose: () => undefined };
+    ctx = await startChatApp(
+      [tree.path('skills')],
+      { 'app.telemetry.endpoint': `http://127.0.0.1:${await freePort()}` },
+      undefined,
+      {},
+      logger,
+    );
+    const { body } = await runTurn(ctx);
+    expect((body.assistantMessage as { content: string }).content).toBe('Done.');
+    // Closing flushes: the spans' export is refused, and said so; closing does not wait for the exporters' retries.
+    const closing = performance.now();
+    await ctx.closeApp();
+    expect(performance.now() - closing).toBeLessThan(5000);
+    expect(warnings.filter((w) => w.context === 'Telemetry').map((w) => w.message)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/ECONNREFUSED|did not finish within 2000 ms/)]),
+    );
+  });
 });

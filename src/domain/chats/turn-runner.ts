@@ -19,7 +19,7 @@ import type { ToolCard, ToolRunOptions } from './skill-tools.service.js';
 import { serverCallMessages, type ToolExecution } from '@skillhost/ai-sdk';
 import type { TurnAdmission, TurnRelease } from './turn-admission.js';
 import type { ActivationsInPrompt, TurnPlan, TurnPlanner } from './turn-planner.js';
-import { annotateTurn, bindToCurrentSpan, traceTurn } from './turn-telemetry.js';
+import { annotateTurn, traceTurn } from './turn-telemetry.js';
 
 export interface TurnInput {
   content: string;
@@ -460,7 +460,7 @@ export class TurnRunner {
       callOptions: turn.input.client?.options,
       maxSteps: this.ports.settings.maxSteps,
       maxAnswerBytes: this.ports.settings.maxAnswerBytes,
-      execute: bindToCurrentSpan(async (call: LoopToolCall, definition: LoopTool) => {
+      execute: async (call, definition) => {
         // The definitions are the style's own, so the lookup always finds the tool.
         const tool = style!.byWireName(definition.wireName)!;
         const execution = await this.ports.tools.execute(tool, call.input, {
@@ -473,7 +473,7 @@ export class TurnRunner {
           turn.activations.push({ skillName: execution.activated, how: 'tool', version: execution.version });
         turn.onEvent?.({ event: 'tool-result', data: execution.card });
         return execution.card.output;
-      }),
+      },
       refused: (call, reason) => {
         // The card says what the model was told: for an unknown tool, the SDK's reason names the available ones.
         const card = this.ports.tools.refusedCard(

@@ -1,7 +1,6 @@
 import {
   type Attributes,
   type Counter,
-  context,
   type Meter,
   type MeterProvider,
   metrics,
@@ -87,14 +86,6 @@ export function annotateTurn(model: string, style: string | undefined, provider:
     'gen_ai.provider.name': provider,
     'skillhost.tool_style': style ?? 'none',
   });
-}
-
-/**
- * Keeps a callback in the context it was made in. The model's tool calls are run from inside the AI SDK's streams,
- * whose callbacks may run in another async context: bound, each tool call is a child of the turn.
- */
-export function bindToCurrentSpan<F extends (...args: never[]) => unknown>(callback: F): F {
-  return context.bind(context.active(), callback);
 }
 
 /**

@@ -8,7 +8,7 @@ const tracer = trace.getTracer('skillhost');
 
 /**
  * A pooled connection whose statements are spans (`db.query.text` is the parameterised SQL, never the values), under
- * whatever span is current: the turn's, or the tool call's. The pool makes its connections with it while telemetry is
+ * the span that is current (the turn's, or a tool call's); statements made outside any span are not traced. The pool makes its connections with it while telemetry is
  * on (data-source.ts). The instrumentation-pg package needs a `require` hook, which this native ESM app does not load;
  * one subclass, used by this app's pool only, does the same without touching the `pg` module.
  */
@@ -17,7 +17,9 @@ export class TracedPgClient extends pg.Client {
   override query(...args: unknown[]): never {
     const [config, values, callback] = args;
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
+    // A statement outside any span (a key check, a rate limit, the periodic checks) would be a trace of its own.
     const untraced =
+      trace.getActiveSpan() === undefined ||
       typeof text !== 'string' ||
       typeof values === 'function' ||
       typeof callback === 'function' ||

@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { context, diag, type DiagLogger, DiagLogLevel, metrics, propagation, trace } from '@opentelemetry/api';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { packageVersion } from '../../config/package-version.js';
+
+/**
+ * How long closing waits for the last export: a collector that is down is retried for up to 10 s by the exporters, and
+ * a stopping server should not wait for it (what is not sent by then is dropped).
+ */
+const FLUSH_ON_CLOSE_MS = 2000;
 
 /** `[app.telemetry]`, as the loader resolved it (an empty endpoint: off). */
 export interface TelemetrySettings {
@@ -80,7 +87,15 @@ async function startSdk(settings: TelemetrySettings, logger: Logger): Promise<St
   logger.log(`Exporting traces and metrics over OTLP/HTTP to ${new URL(settings.endpoint).host}`);
   return {
     async shutdown() {
-      await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      const flushed = await Promise.race([
+        Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]).then(() => true),
+        sleep(FLUSH_ON_CLOSE_MS, false, { ref: false }),
+      ]);
+      if (!flushed)
+        logger.warn(
+          `The last export to ${new URL(settings.endpoint).host} did not finish within ${FLUSH_ON_CLOSE_MS} ms ` +
+            '(is the collector up?); the spans and metrics not yet sent are dropped',
+        );
       trace.disable();
       metrics.disable();
       context.disable();
