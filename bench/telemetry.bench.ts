@@ -224,7 +224,8 @@ function report(result: {
     '',
     'Two servers on one database and one scripted model (which answers at once), the same but for ' +
       '`[app.telemetry]`: off (no endpoint, the default), and on, exporting traces and metrics (every 5 s) over ' +
-      'OTLP/HTTP to a receiver on 127.0.0.1. The same chat turns (`POST /v1/chats/:id/messages`, an API key) to each, ' +
+      'OTLP/HTTP to a receiver on 127.0.0.1. The same chat turns (`POST /v1/chats/:id/messages`, an API key) to ' +
+      'each, ' +
       `one connection, one turn at a time, ${result.rounds} rounds alternating the servers. App CPU: the server ` +
       'process per turn, from /proc, exports included.',
     '',

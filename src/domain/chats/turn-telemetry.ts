@@ -15,7 +15,8 @@ import { errorCodeOf } from '../shared/error-code-of.js';
 /**
  * The turn's spans and counters, through the OpenTelemetry API alone: without an SDK (telemetry off, the default) every
  * call here is the API's no-op. The SDK and its exporters are infra/observability's (telemetry.service.ts), started
- * only when `[app.telemetry] endpoint` is set; the model calls' spans are infra/llm's, the statements' infra/database's.
+ * only when `[app.telemetry] endpoint` is set; the model calls' spans are infra/llm's, the statements'
+ * infra/database's.
  */
 const tracer = trace.getTracer('skillhost');
 

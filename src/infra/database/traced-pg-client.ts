@@ -8,9 +8,10 @@ const tracer = trace.getTracer('skillhost');
 
 /**
  * A pooled connection whose statements are spans (`db.query.text` is the parameterised SQL, never the values), under
- * the span that is current (the turn's, or a tool call's); statements made outside any span are not traced. The pool makes its connections with it while telemetry is
- * on (data-source.ts). The instrumentation-pg package needs a `require` hook, which this native ESM app does not load;
- * one subclass, used by this app's pool only, does the same without touching the `pg` module.
+ * the span that is current (the turn's, or a tool call's); statements made outside any span are not traced. The pool
+ * makes its connections with it while telemetry is on (data-source.ts). The instrumentation-pg package needs a
+ * `require` hook, which this native ESM app does not load; one subclass, used by this app's pool only, does the same
+ * without touching the `pg` module.
  */
 export class TracedPgClient extends pg.Client {
   // pg's query has many forms (callbacks, submittables); only the promise form TypeORM uses is traced.
