@@ -142,6 +142,27 @@ describe('OpenTelemetry on ([app.telemetry] endpoint names a local OTLP/HTTP rec
   );
 });
 
+describe("OpenTelemetry on, a gateway request (the OpenAI-compatible door's turn)", () => {
+  it('is a turn of its own, marked gateway, with its model call and its conversation', async () => {
+    ctx = await startChatApp([tree.path('skills')], { 'app.telemetry.endpoint': receiver.url });
+    receiver.spans.length = 0;
+    ctx.model.play({ text: 'Hello from the model.' });
+    const answer = await request(ctx.app.getHttpServer())
+      .post('/openai/v1/chat/completions')
+      .send({ model: 'scripted', messages: [{ role: 'user', content: 'hi' }] })
+      .expect(200);
+    expect(answer.body.choices[0].message.content).toBe('Hello from the model.');
+    await ctx.closeApp();
+    const [turn] = receiver.spans.filter((s) => s.name === 'skillhost.turn');
+    expect(turn.attributes).toMatchObject({
+      'skillhost.chat.id': answer.headers['x-skillhost-conversation'],
+      'skillhost.turn.door': 'gateway',
+      'gen_ai.request.model': 'scripted',
+    });
+    expect(receiver.spans.filter((s) => s.parentSpanId === turn.spanId).map((s) => s.name)).toContain('chat scripted');
+  });
+});
+
 describe('OpenTelemetry on, the collector down', () => {
   it('answers turns as usual, warns that the export failed, and still closes', async () => {
     const warnings: { message: string; context: string | undefined }[] = [];

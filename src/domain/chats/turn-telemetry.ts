@@ -11,6 +11,7 @@ import {
 import { KNOWN_TOOL_NAMES, type SkillTool } from '@skillhost/core';
 import type { ToolExecution } from '@skillhost/ai-sdk';
 import { errorCodeOf } from '../shared/error-code-of.js';
+import { currentTracer } from '../shared/tracer.js';
 
 /**
  * The turn's spans and counters, through the OpenTelemetry API alone: without an SDK (telemetry off, the default) every
@@ -18,8 +19,6 @@ import { errorCodeOf } from '../shared/error-code-of.js';
  * only when `[app.telemetry] endpoint` is set; the model calls' spans are infra/llm's, the statements'
  * infra/database's.
  */
-const tracer = trace.getTracer('skillhost');
-
 interface Instruments {
   provider: MeterProvider;
   turns: Counter;
@@ -64,7 +63,7 @@ export async function traceTurn<T extends { assistantMessage: { model?: string |
   work: () => Promise<T>,
 ): Promise<T> {
   const attributes = { 'skillhost.chat.id': facts.chatId, 'skillhost.turn.door': facts.door };
-  return tracer.startActiveSpan('skillhost.turn', { attributes }, async (span) => {
+  return currentTracer().startActiveSpan('skillhost.turn', { attributes }, async (span) => {
     try {
       const result = await work();
       instrumentsNow().turns.add(1, { model: result.assistantMessage.model ?? requestedModel ?? '', outcome: 'ok' });
@@ -100,7 +99,7 @@ export function traceToolCall(
   run: () => Promise<ToolExecution>,
 ): Promise<ToolExecution> {
   const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.name };
-  return tracer.startActiveSpan(`execute_tool ${tool.name}`, { attributes }, async (span) => {
+  return currentTracer().startActiveSpan(`execute_tool ${tool.name}`, { attributes }, async (span) => {
     try {
       const execution = await run();
       const { card } = execution;

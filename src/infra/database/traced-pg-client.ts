@@ -1,10 +1,9 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import pg from 'pg';
+import { currentTracer } from '../../domain/shared/tracer.js';
 
 /** Statements longer than this are cut in the span: a long one is recognised by its start. */
 const MAX_STATEMENT_CHARS = 2000;
-
-const tracer = trace.getTracer('skillhost');
 
 /**
  * A pooled connection whose statements are spans (`db.query.text` is the parameterised SQL, never the values), under
@@ -27,7 +26,7 @@ export class TracedPgClient extends pg.Client {
       typeof (config as { submit?: unknown }).submit === 'function';
     const query = super.query as (...a: unknown[]) => unknown;
     if (untraced) return query.apply(this, args) as never;
-    const span = tracer.startSpan(operationOf(text), {
+    const span = currentTracer().startSpan(operationOf(text), {
       kind: SpanKind.CLIENT,
       attributes: {
         'db.system.name': 'postgresql',
