@@ -11,6 +11,9 @@ import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { SkillTool } from '@skillhost/core';
+import type { ToolExecution } from '@skillhost/ai-sdk';
+import { annotateTurn, traceToolCall, traceTurn } from '../src/domain/chats/turn-telemetry.js';
 import { OtlpReceiver } from '../test/support/otlp-receiver.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import {
@@ -93,6 +96,45 @@ interface Measured {
   appCpuMsPerTurn: number;
 }
 
+/**
+ * Telemetry off, in this process (no SDK registered): what the turn path's API calls cost, a turn span with two tool
+ * call spans and their counters, against the same callbacks called bare; µs per turn.
+ */
+async function offPathCost(): Promise<{ bareUs: number; tracedUs: number }> {
+  const execution = {
+    card: { id: 'c', tool: 'skills.activate', status: 'ok', summary: { skill: 'pdf', truncated: false } },
+    activated: 'pdf',
+    version: 'sha256:0',
+  } as unknown as ToolExecution;
+  const tool = { name: 'skills.activate' } as SkillTool;
+  const pins = new Map<string, string>();
+  const answer = { assistantMessage: { model: 'scripted' } };
+  const bare = async () => {
+    await (async () => execution)();
+    await (async () => execution)();
+    return answer;
+  };
+  const traced = () =>
+    traceTurn({ chatId: 'c', door: 'chat' }, undefined, async () => {
+      annotateTurn('scripted', 'skillhost', 'openai-compatible');
+      await traceToolCall(tool, pins, async () => execution);
+      await traceToolCall(tool, pins, async () => execution);
+      return answer;
+    });
+  const timeOf = async (turn: () => Promise<unknown>) => {
+    for (let i = 0; i < 20_000; i++) await turn();
+    const started = performance.now();
+    for (let i = 0; i < 200_000; i++) await turn();
+    return ((performance.now() - started) / 200_000) * 1000;
+  };
+  const runs = { bare: [] as number[], traced: [] as number[] };
+  for (let round = 0; round < 3; round++) {
+    runs.bare.push(await timeOf(bare));
+    runs.traced.push(await timeOf(traced));
+  }
+  return { bareUs: percentile(runs.bare, 50), tracedUs: percentile(runs.traced, 50) };
+}
+
 const TURNS = [
   { name: 'a plain turn (1 model call)', content: (i: number) => `Question ${i}` },
   { name: 'the model activates a skill (2 model calls, 1 tool call)', content: (i: number) => `Commit ${i} [skill]` },
@@ -172,8 +214,16 @@ async function main(): Promise<void> {
       requests: receiver.requests.length,
       byName: Object.fromEntries([...names].sort((a, b) => b[1] - a[1])),
     };
-    const result = { recordedAt: new Date().toISOString(), machine: machineName(), rounds: ROUNDS, measured, exported };
-    recordResults('telemetry', result, report(result), summaryOf(measured));
+    const offPath = await offPathCost();
+    const result = {
+      recordedAt: new Date().toISOString(),
+      machine: machineName(),
+      rounds: ROUNDS,
+      measured,
+      exported,
+      offPath,
+    };
+    recordResults('telemetry', result, report(result), summaryOf(measured, offPath));
   } finally {
     agent.destroy();
     for (const child of [off.child, on.child, model.child]) if (child.exitCode === null) child.kill('SIGTERM');
@@ -183,10 +233,16 @@ async function main(): Promise<void> {
   }
 }
 
-function summaryOf(measured: Measured[]): SummaryLine[] {
+function summaryOf(measured: Measured[], offPath: { bareUs: number; tracedUs: number }): SummaryLine[] {
   const find = (telemetry: 'off' | 'on', index: number) =>
     measured.find((m) => m.telemetry === telemetry && m.turn === TURNS[index].name)!;
-  return TURNS.flatMap((turn, index) => {
+  const offLine: SummaryLine = {
+    measure: "telemetry off: the turn path's API calls (a turn, 2 tool calls), per turn",
+    value: offPath.tracedUs,
+    unit: 'µs',
+    baseline: { name: 'the same callbacks bare', value: offPath.bareUs },
+  };
+  const onLines = TURNS.flatMap((turn, index) => {
     const [off, on] = [find('off', index), find('on', index)];
     return [
       {
@@ -203,6 +259,7 @@ function summaryOf(measured: Measured[]): SummaryLine[] {
       },
     ];
   });
+  return [...onLines, offLine];
 }
 
 function report(result: {
@@ -211,6 +268,7 @@ function report(result: {
   rounds: number;
   measured: Measured[];
   exported: { spans: number; requests: number; byName: Record<string, number> };
+  offPath: { bareUs: number; tracedUs: number };
 }): string {
   const rows = result.measured.map(
     (m) =>
@@ -238,6 +296,10 @@ function report(result: {
       `${Object.entries(result.exported.byName)
         .map(([name, count]) => `${count} \`${name}\``)
         .join(', ')}.`,
+    '',
+    "Off, in the bench's own process (no SDK registered): a turn span with two tool call spans and their counters, " +
+      `the API's no-op calls, take ${result.offPath.tracedUs.toFixed(2)} µs per turn against ` +
+      `${result.offPath.bareUs.toFixed(2)} µs for the same callbacks bare (median of 3 runs of 200,000).`,
     '',
   ].join('\n');
 }
