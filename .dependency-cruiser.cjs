@@ -77,7 +77,14 @@ module.exports = {
       severity: 'error',
       comment: 'The domain never imports Swagger, GraphQL, the MCP SDK, TypeORM, pg, prom-client, pino, Fastify or a model provider SDK. (@fastify/busboy is a standalone multipart parser with no Fastify in it: the store reads multipart uploads with it as it reads zip and tar with yauzl and tar-stream.)',
       from: { path: '^src/domain/', pathNot: '\\.spec\\.ts$' },
-      to: { path: '^node_modules/(@nestjs/swagger|@nestjs/graphql|@nestjs/mercurius|graphql|mercurius|@modelcontextprotocol/|typeorm|pg|prom-client|pino|@ai-sdk/|fastify|@fastify/(?!busboy/))' },
+      to: { path: '^node_modules/(@nestjs/swagger|@nestjs/graphql|@nestjs/mercurius|graphql|mercurius|@modelcontextprotocol/|typeorm|pg|prom-client|pino|@ai-sdk/|fastify|@fastify/(?!busboy/)|@opentelemetry/(?!api/))' },
+    },
+    {
+      name: 'opentelemetry-sdk-only-in-telemetry-service',
+      severity: 'error',
+      comment: "Spans and counters are made through @opentelemetry/api alone (the API's no-ops while telemetry is off; the domain may use it). The SDK and its exporters are loaded in one place, infra/observability/telemetry.service.ts, and only when [app.telemetry] names an endpoint.",
+      from: { path: '^src/', pathNot: '^src/infra/observability/telemetry\\.service\\.ts$|\\.spec\\.ts$' },
+      to: { path: '^node_modules/@opentelemetry/(?!api/)' },
     },
     {
       name: 'infra-not-to-api',

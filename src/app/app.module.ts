@@ -12,6 +12,7 @@ import { GraphqlApiModule } from '../api/graphql/graphql-api.module.js';
 import { LifecycleModule } from '../domain/lifecycle/lifecycle.module.js';
 import { LoggingModule } from '../infra/observability/logging.js';
 import { MetricsModule } from '../infra/observability/metrics.service.js';
+import { TelemetryModule } from '../infra/observability/telemetry.service.js';
 import { OpsModule } from '../api/http/ops-http.module.js';
 import { RequestGuards } from '../api/http/guards/request-guards.js';
 import { ChatHttpModule } from '../api/http/chat-http.module.js';
@@ -60,6 +61,7 @@ export class AppModule {
         LoggingModule,
         LifecycleModule,
         MetricsModule,
+        TelemetryModule,
         PersistenceModule,
         AuthHttpModule,
         config.app.auth.oauth.enabled ? OAuthModule : OAuthProbesModule,

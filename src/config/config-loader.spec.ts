@@ -427,6 +427,34 @@ describe(loadConfig.name, () => {
     ).toBe('postgresql://app:s3cret@db:5432/x');
   });
 
+  it('turns telemetry on with an OTLP/HTTP endpoint, off by default, and refuses a URL it cannot export to', () => {
+    expect(loadConfig({ env: {}, toml: {}, projectRoot, homeDir }).app.telemetry).toEqual({
+      endpoint: '',
+      serviceName: 'skillhost',
+      metricsIntervalMs: 60_000,
+    });
+    const on = loadConfig({
+      env: { SKILLHOST_TELEMETRY_ENDPOINT: 'https://otel.example.test:4318/' },
+      toml: { app: { telemetry: { service_name: 'skillhost-eu', metrics_interval_ms: 5000 } } },
+      projectRoot,
+      homeDir,
+    });
+    expect(on.app.telemetry).toEqual({
+      endpoint: 'https://otel.example.test:4318',
+      serviceName: 'skillhost-eu',
+      metricsIntervalMs: 5000,
+    });
+    for (const endpoint of ['localhost:4318', 'grpc://collector:4317', 'http://', 'http://c:4318/?token=x']) {
+      const problems = problemsOf(() =>
+        loadConfig({ env: {}, toml: { app: { telemetry: { endpoint } } }, projectRoot, homeDir }),
+      );
+      expect(problems).toEqual([
+        'app.telemetry.endpoint: (a URL that is not valid here; not shown, it may hold a password) is not allowed; ' +
+          'expected an http:// or https:// URL with a host and no query, like http://127.0.0.1:4318 (or empty for off)',
+      ]);
+    }
+  });
+
   it(
     'reads a well-formed bootstrap admin key from SKILLHOST_BOOTSTRAP_ADMIN_KEY or [app.auth], the environment ' +
       'winning',

@@ -114,6 +114,36 @@ function proxyUrlOf(text: string): string | undefined {
   }
 }
 
+/**
+ * An OTLP/HTTP collector's base URL (`http://` or `https://` with a host, no query or fragment: the signal's path is
+ * added to it), or empty for none; never echoed (a collector's URL may carry a token).
+ */
+function otlpEndpoint(options: { description: string }): Setting<string> {
+  const rule = z.string().refine((v) => v === '' || otlpEndpointOf(v) !== undefined);
+  return {
+    ...options,
+    default: '',
+    rule,
+    expected: 'an http:// or https:// URL with a host and no query, like http://127.0.0.1:4318 (or empty for off)',
+    type: '`http(s)://` URL',
+    shape: 'string',
+    secret: 'url',
+    resolve: (value) => (value === '' ? '' : (otlpEndpointOf(value) ?? '')),
+  };
+}
+
+/** The endpoint without a trailing `/` (the exporters add `/v1/traces`), or undefined when `text` is not one. */
+function otlpEndpointOf(text: string): string | undefined {
+  try {
+    const url = new URL(text);
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') return undefined;
+    if (url.search !== '' || url.hash !== '' || text.includes('?') || text.includes('#')) return undefined;
+    return url.href.replace(/\/+$/, '');
+  } catch {
+    return undefined;
+  }
+}
+
 /** A secret Skillhost API key (`skh_…`), or empty: checked like a key a request presents, never shown. */
 function apiKey(options: { default: string; description: string }): Setting<string> {
   const rule = z.string().refine((v) => v === '' || API_KEY_PATTERN.test(v));
@@ -745,6 +775,24 @@ export const CONFIG_SETTINGS = {
       public: setting.boolean({
         default: false,
         description: '`/metrics` needs an admin key while auth is on, unless this is true.',
+      }),
+    },
+    telemetry: {
+      endpoint: otlpEndpoint({
+        description:
+          "An OpenTelemetry collector's OTLP/HTTP base URL (`http://127.0.0.1:4318`): traces of turns go to " +
+          '`/v1/traces` and metrics to `/v1/metrics` under it. Empty: off, and no OpenTelemetry SDK is loaded.',
+      }),
+      service_name: setting.string({
+        nonEmpty: true,
+        default: 'skillhost',
+        description: "The `service.name` the traces and metrics carry (one per deployment, e.g. 'skillhost-eu').",
+      }),
+      metrics_interval_ms: setting.integer({
+        min: 100,
+        max: 3_600_000,
+        default: 60_000,
+        description: 'How often the metrics are sent.',
       }),
     },
     proxy: {

@@ -23,6 +23,8 @@ import { CodeSkillService } from '../skills/code/code-skill.service.js';
 import { SkillSearchService } from '../skills/ranking/skill-search.service.js';
 import { errorOutput, failedCallSummary, runSkillTool, type ToolCard, type ToolExecution } from '@skillhost/ai-sdk';
 
+import { traceToolCall } from './turn-telemetry.js';
+
 export type { ToolCard } from '@skillhost/ai-sdk';
 
 export interface ToolRunOptions {
@@ -130,7 +132,7 @@ export class SkillToolsService {
   }
 
   async execute(tool: SkillTool, args: unknown, options: ToolRunOptions = {}): Promise<ToolExecution> {
-    const execution = await this.run(tool, args, options);
+    const execution = await traceToolCall(tool, options.pins, () => this.run(tool, args, options));
     // Reads later in the turn come from what was just activated.
     if (execution.activated !== undefined && options.pins !== undefined) {
       if (execution.version === undefined) options.pins.delete(execution.activated);

@@ -19,6 +19,7 @@ import type { ToolCard, ToolRunOptions } from './skill-tools.service.js';
 import { serverCallMessages, type ToolExecution } from '@skillhost/ai-sdk';
 import type { TurnAdmission, TurnRelease } from './turn-admission.js';
 import type { ActivationsInPrompt, TurnPlan, TurnPlanner } from './turn-planner.js';
+import { annotateTurn, traceTurn } from './turn-telemetry.js';
 
 export interface TurnInput {
   content: string;
@@ -212,7 +213,10 @@ export class TurnRunner {
     let release: TurnRelease | undefined;
     try {
       release = admission.enter();
-      const result = await this.runTurn(principal, id, input, (listener) => (emit = listener), onEvent);
+      const door = input.client === undefined ? 'chat' : 'gateway';
+      const result = await traceTurn({ chatId: id, door }, input.model, () =>
+        this.runTurn(principal, id, input, (listener) => (emit = listener), onEvent),
+      );
       metrics.observeTurn(input.model, result.timing);
       emit?.({ event: 'done', data: shapes.done(result) });
       return result;
@@ -240,6 +244,7 @@ export class TurnRunner {
     useListener(onEvent);
     clock.dbMs = performance.now() - clock.started;
     const turn = await this.startTurn(principal, id, input, model, context, onEvent);
+    annotateTurn(model.name, turn.plan.style?.style, model.provider);
     const activated = await this.activateRequested(turn, clock);
     const forcedCount = turn.cards.length;
     if (input.client !== undefined) activated.kept = await this.keptInstructions(turn);

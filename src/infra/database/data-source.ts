@@ -5,6 +5,7 @@ import { ChatMessageEntity } from './entities/chat-message.entity.js';
 import { ApiKeyEntity } from './entities/api-key.entity.js';
 import { ChatEntity } from './entities/chat.entity.js';
 import { UserEntity } from './entities/user.entity.js';
+import { TracedPgClient } from './traced-pg-client.js';
 
 export const ENTITIES = [ChatEntity, ChatMessageEntity, ChatActivatedSkillEntity, UserEntity, ApiKeyEntity];
 
@@ -18,6 +19,8 @@ export interface DataSourceSettings {
   statementTimeoutMs?: number;
   /** Errors of idle pooled connections (the server went away); by default TypeORM logs each one. */
   onPoolError?: (error: Error) => void;
+  /** Each statement is a span (`[app.telemetry]` is on): the pool's connections are TracedPgClient's. */
+  traceStatements?: boolean;
 }
 
 /** Grace for the server's own statement_timeout to answer before the client stops waiting. */
@@ -38,6 +41,7 @@ export function createDataSource(url: string, options: DataSourceSettings = {}):
     connectTimeoutMS: timeout ?? 5000,
     extra: {
       connectionTimeoutMillis: timeout ?? 5000,
+      ...(options.traceStatements === true ? { Client: TracedPgClient } : {}),
       ...(timeout === undefined
         ? {}
         : { statement_timeout: timeout, query_timeout: timeout + CLIENT_TIMEOUT_MARGIN_MS }),

@@ -128,6 +128,7 @@ export const dataSourceProvider: Provider = {
         statementTimeoutMs: settings.statementTimeoutMs,
         // A server that goes away fails every idle connection at once: readiness and the 503s tell it.
         onPoolError: (error) => logger.debug(`A pooled database connection failed: ${error.message}`),
+        traceStatements: config.app.telemetry.endpoint !== '',
       });
       await dataSource.initialize();
       started.dataSource = dataSource;

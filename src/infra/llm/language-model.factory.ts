@@ -7,6 +7,7 @@ import { boundedToolInput } from '../../domain/chats/llm/bounded-tool-input.js';
 import type { LanguageModels } from '../../domain/chats/llm/language-models.js';
 import type { Dispatcher } from 'undici';
 import { type ModelFetch, modelDispatcher, modelFetch } from './model-fetch.js';
+import { modelCallSpans } from './model-call-spans.js';
 
 /**
  * One AI SDK model object per configured model, built on first use; a model's tool input is bounded
@@ -19,16 +20,22 @@ export class LanguageModelFactory implements LanguageModels, OnApplicationShutdo
   /** Every model call's connections (kept alive) and the operator's proxies. */
   private readonly dispatcher: Dispatcher;
   private readonly fetch: ModelFetch;
+  /** `[app.telemetry]` names an endpoint: each model call is a span (off, the models are not wrapped for it). */
+  private readonly traced: boolean;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.dispatcher = modelDispatcher(config.app.proxy);
     this.fetch = modelFetch(this.dispatcher);
+    this.traced = config.app.telemetry.endpoint !== '';
   }
 
   get(config: ModelConfig): LanguageModel {
     let model = this.cache.get(config.name);
     if (model === undefined) {
-      model = wrapLanguageModel({ model: build(config, this.fetch), middleware: boundedToolInput });
+      model = wrapLanguageModel({
+        model: build(config, this.fetch),
+        middleware: this.traced ? [modelCallSpans(config), boundedToolInput] : boundedToolInput,
+      });
       this.cache.set(config.name, model);
     }
     return model;

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { context, diag, type DiagLogger, DiagLogLevel, metrics, propagation, trace } from '@opentelemetry/api';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { packageVersion } from '../../config/package-version.js';
+
+/**
+ * How long closing waits for the last export: a collector that is down is retried for up to 10 s by the exporters, and
+ * a stopping server should not wait for it (what is not sent by then is dropped).
+ */
+const FLUSH_ON_CLOSE_MS = 2000;
+
+/** `[app.telemetry]`, as the loader resolved it (an empty endpoint: off). */
+export interface TelemetrySettings {
+  endpoint: string;
+  serviceName: string;
+  metricsIntervalMs: number;
+}
+
+/** A started SDK: `shutdown` sends what is still buffered, then unregisters it. */
+interface StartedTelemetry {
+  shutdown(): Promise<void>;
+}
+
+/**
+ * OpenTelemetry for this process when `[app.telemetry] endpoint` is set: the SDK's tracer and meter providers,
+ * registered globally (the domain and the adapters speak only `@opentelemetry/api`), exporting over OTLP/HTTP (JSON)
+ * in batches. Off, none of the SDK is imported and every span and counter is the API's no-op. Closing the app sends
+ * what is buffered (spans, and a last collection of the metrics).
+ */
+@Injectable()
+export class TelemetryService implements OnApplicationShutdown {
+  private constructor(private readonly started: StartedTelemetry | undefined) {}
+
+  static async start(settings: TelemetrySettings): Promise<TelemetryService> {
+    if (settings.endpoint === '') return new TelemetryService(undefined);
+    return new TelemetryService(await startSdk(settings, new Logger('Telemetry')));
+  }
+
+  /** Whether the SDK was started (the endpoint was set). */
+  get enabled(): boolean {
+    return this.started !== undefined;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.started?.shutdown();
+  }
+}
+
+async function startSdk(settings: TelemetrySettings, logger: Logger): Promise<StartedTelemetry> {
+  // Imported here, not at the top: with telemetry off the SDK is never loaded.
+  const [traceSdk, { OTLPTraceExporter }, metricsSdk, { OTLPMetricExporter }, { resourceFromAttributes }] =
+    await Promise.all([
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/sdk-metrics'),
+      import('@opentelemetry/exporter-metrics-otlp-http'),
+      import('@opentelemetry/resources'),
+    ]);
+  const resource = resourceFromAttributes({
+    'service.name': settings.serviceName,
+    'service.version': packageVersion(),
+    'service.instance.id': randomUUID(),
+  });
+  const tracerProvider = new traceSdk.NodeTracerProvider({
+    resource,
+    spanProcessors: [new traceSdk.BatchSpanProcessor(new OTLPTraceExporter({ url: `${settings.endpoint}/v1/traces` }))],
+  });
+  const meterProvider = new metricsSdk.MeterProvider({
+    resource,
+    readers: [
+      new metricsSdk.PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: `${settings.endpoint}/v1/metrics` }),
+        exportIntervalMillis: settings.metricsIntervalMs,
+        // The SDK refuses a time-out longer than the interval.
+        exportTimeoutMillis: Math.min(settings.metricsIntervalMs, 30_000),
+      }),
+    ],
+  });
+  // The SDK reports failed exports through `diag`, silent unless given a logger.
+  diag.setLogger(diagLogger(logger), DiagLogLevel.WARN);
+  // The async-local-storage context manager and W3C propagation with it: a span started in a callback has its parent.
+  tracerProvider.register();
+  if (!metrics.setGlobalMeterProvider(meterProvider))
+    logger.warn('Another OpenTelemetry meter provider is registered in this process; metrics go to that one');
+  logger.log(`Exporting traces and metrics over OTLP/HTTP to ${new URL(settings.endpoint).host}`);
+  return {
+    async shutdown() {
+      const flushed = await Promise.race([
+        Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]).then(() => true),
+        sleep(FLUSH_ON_CLOSE_MS, false, { ref: false }),
+      ]);
+      if (!flushed)
+        logger.warn(
+          `The last export to ${new URL(settings.endpoint).host} did not finish within ${FLUSH_ON_CLOSE_MS} ms ` +
+            '(is the collector up?); the spans and metrics not yet sent are dropped',
+        );
+      trace.disable();
+      metrics.disable();
+      context.disable();
+      propagation.disable();
+      diag.disable();
+    },
+  };
+}
+
+function diagLogger(logger: Logger): DiagLogger {
+  const line = (message: string, args: unknown[]) =>
+    [message, ...args.map((a) => (a instanceof Error ? a.message : String(a)))].join(' ');
+  return {
+    error: (message, ...args) => logger.warn(line(message, args)),
+    warn: (message, ...args) => logger.warn(line(message, args)),
+    info: () => undefined,
+    debug: () => undefined,
+    verbose: () => undefined,
+  };
+}
+
+/** The SDK's life follows the app's: started before the first turn, flushed and stopped when the app closes. */
+@Module({
+  providers: [
+    {
+      provide: TelemetryService,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => TelemetryService.start(config.app.telemetry),
+    },
+  ],
+  exports: [TelemetryService],
+})
+export class TelemetryModule {}
