@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { type CatalogueLimits, inspectSkillFolder, type SkillRecord } from '@skillhost/core';
 import { catalogueEval, evalView, regressedCases, withCandidate } from './catalogue-eval.js';
+import { findCollisions } from './trigger-collisions.js';
 import type { TriggerCase } from './trigger-evals.js';
 
 /** Anthropic's public skills, as a team's catalogue. */
@@ -71,6 +72,32 @@ describe(catalogueEval.name, () => {
     expect(regressedCases(before.cases, after.cases).map((entry) => entry.query)).toEqual([
       cases[0].query,
       cases[1].query,
+    ]);
+  });
+});
+
+describe(findCollisions.name, () => {
+  it('finds the requests for which two skills compete, and not those one skill wins clearly', () => {
+    const themes = records.find((record) => record.name === 'theme-factory')!;
+    // A second theming skill: "apply a theme to my slides" now has two homes.
+    const rival = { ...themes, name: 'slide-themes', description: 'Apply a theme with colors and fonts to slides.' };
+    const view = evalView([...records, rival], limits);
+    const collisions = findCollisions(view, [
+      {
+        skill: 'theme-factory',
+        cases: [
+          { query: 'apply a theme with new colors and fonts to my slides', shouldTrigger: true },
+          { query: 'what is the weather', shouldTrigger: true },
+        ],
+      },
+      { skill: 'slack-gif-creator', cases: [{ query: 'make an animated GIF for Slack', shouldTrigger: true }] },
+    ]);
+    expect(collisions).toEqual([
+      expect.objectContaining({
+        query: 'apply a theme with new colors and fonts to my slides',
+        skill: 'theme-factory',
+        competitor: 'slide-themes',
+      }),
     ]);
   });
 });

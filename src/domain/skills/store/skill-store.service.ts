@@ -52,6 +52,8 @@ import { validationFailed } from '../../shared/validation-errors.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
 import { UserFilterCache } from './user-filter-cache.js';
+import { parseTriggerEvals, TRIGGER_EVALS_FILE, type TriggerCase } from '../evals/trigger-evals.js';
+import type { InstallGate } from './install-gate.js';
 
 /** Where a saved user filter is announced to every instance: `<instance id> <user id>`. */
 export const USER_FILTER_CHANNEL = 'skillhost_user_filters';
@@ -89,6 +91,8 @@ export interface SkillToInstall {
 interface CheckedSkill extends SkillToInstall {
   name: string;
   warnings: string[];
+  record: SkillRecord;
+  cases: TriggerCase[] | undefined;
   label: string;
   version: SkillVersion;
 }
@@ -139,6 +143,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   private readonly filterListeners = new Set<(userId: string) => void>();
   private readonly filters = new UserFilterCache(USER_FILTER_TTL_MS);
   private stopFollowing: (() => void)[] = [];
+  private gate: InstallGate | undefined;
 
   constructor(
     @Inject(SKILL_VERSION_STORE) private readonly repository: SkillVersionStore,
@@ -171,6 +176,11 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
 
   onApplicationShutdown(): void {
     for (const stop of this.stopFollowing) stop();
+  }
+
+  /** What every install asks before storing anything (the trigger evals' gate, set by TriggerEvalService). */
+  useInstallGate(gate: InstallGate): void {
+    this.gate = gate;
   }
 
   get limits() {
@@ -210,6 +220,13 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     assertNamesDiffer(checked);
     // Checked before anything is stored; the repository checks again under a lock (two imports at once).
     await this.checkQuota(checked, target);
+    const gateWarnings = await this.gate?.check(
+      checked.map((skill) => ({
+        key: { scope: target.scope, ownerId: target.ownerId, name: skill.name },
+        record: skill.record,
+        cases: skill.cases,
+      })),
+    );
     const versions = checked.map((skill) => newVersion(skill.name, skill.version, skill.files));
     const outcome = await this.repository.installMany(
       checked.map((skill, index) => ({
@@ -231,7 +248,9 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     const results: InstallResult[] = [];
     for (const [index, installed] of outcome.installed.entries()) {
       this.stored.add(versions[index].digest);
-      results.push(await this.resultOf(checked[index], versions[index].blobs, target, installed));
+      const result = await this.resultOf(checked[index], versions[index].blobs, target, installed);
+      result.warnings.push(...(gateWarnings?.get(result.name) ?? []));
+      results.push(result);
     }
     return results;
   }
@@ -240,8 +259,9 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   private check(skill: SkillToInstall, index: number, count: number): CheckedSkill {
     const label = skill.source?.path ?? skill.folder ?? `number ${index + 1}`;
     try {
-      const { name, warnings } = this.validate(skill.files, skill.folder);
-      return { ...skill, name, warnings, label, version: versionOf(skill.files) };
+      const { record, warnings } = this.validate(skill.files, skill.folder);
+      const cases = triggerCasesOf(skill.files);
+      return { ...skill, name: record.name, record, cases, warnings, label, version: versionOf(skill.files) };
     } catch (error) {
       if (count === 1 || !AppError.isInstance(error)) throw error;
       throw new AppError(
@@ -623,7 +643,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   private validate(
     files: readonly { path: string; bytes: Buffer }[],
     folder: string | undefined,
-  ): { name: string; warnings: string[] } {
+  ): { record: SkillRecord; warnings: string[] } {
     const scratch = mkdtempSync(join(tmpdir(), 'skillhost-install-'));
     try {
       const written = join(scratch, 'skill');
@@ -650,7 +670,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
         throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill's name '${name}' cannot name a folder.`, {
           problems: [`name '${name}' cannot name a folder`],
         });
-      return { name, warnings: [...inspection.skill.warnings] };
+      return { record: inspection.skill, warnings: [...inspection.skill.warnings] };
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }
@@ -667,6 +687,23 @@ function newVersion(
   const blobs = new Map<string, Buffer>();
   for (const file of files) blobs.set(digests.get(file.path)!, file.bytes);
   return { name, digest: version.digest, manifest: version.files, totalBytes: version.totalBytes, blobs };
+}
+
+/**
+ * The skill's trigger evals (`evals/triggers.json`), or undefined without the file; VALIDATION_FAILED naming the file,
+ * each bad case and why.
+ */
+function triggerCasesOf(files: readonly { path: string; bytes: Buffer }[]): TriggerCase[] | undefined {
+  const file = files.find((entry) => entry.path === TRIGGER_EVALS_FILE);
+  if (file === undefined) return undefined;
+  const parsed = parseTriggerEvals(file.bytes.toString('utf8'));
+  if ('cases' in parsed) return parsed.cases;
+  throw new AppError(
+    ErrorCode.VALIDATION_FAILED,
+    `The skill's trigger evals are not valid, so it was not installed: ${parsed.problems.join('; ')}. ` +
+      'See docs/trigger-evals.md for the format, or leave the file out.',
+    { problems: parsed.problems },
+  );
 }
 
 /** VALIDATION_FAILED when two skills of one install have one name: one would replace the other. */

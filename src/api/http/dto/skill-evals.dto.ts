@@ -1,0 +1,140 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional } from 'class-validator';
+import { CATALOGUE_FORMATS } from '@skillhost/core';
+
+export class RunEvalsDto {
+  @ApiPropertyOptional({
+    enum: ['catalogue'],
+    default: 'catalogue',
+    description: '`catalogue`: is the skill listed for each request under the configured budget (no model).',
+  })
+  @IsOptional()
+  @IsIn(['catalogue'], { message: "level must be 'catalogue'" })
+  level?: 'catalogue';
+}
+
+export class EvalCaseResultDto {
+  @ApiProperty()
+  query: string;
+
+  @ApiProperty()
+  shouldTrigger: boolean;
+
+  @ApiPropertyOptional({ description: 'On a negative case: the skill the request should lead to instead.' })
+  expectSkill?: string;
+
+  @ApiProperty({ description: 'The skill was listed for the request (catalogue level).' })
+  triggered: boolean;
+
+  @ApiPropertyOptional({ description: 'The skill of `expectSkill` was listed; absent without it.' })
+  expectedTriggered?: boolean;
+
+  @ApiProperty()
+  pass: boolean;
+}
+
+export class EvalScoreDto {
+  @ApiProperty({ type: 'integer' })
+  cases: number;
+
+  @ApiProperty({ type: 'integer' })
+  passed: number;
+
+  @ApiProperty({ type: 'integer' })
+  truePositives: number;
+
+  @ApiProperty({ type: 'integer' })
+  falsePositives: number;
+
+  @ApiProperty({ type: 'integer' })
+  falseNegatives: number;
+
+  @ApiProperty({ type: 'integer' })
+  trueNegatives: number;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Listed when it should be, of all listed; null: none.' })
+  precision: number | null;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Listed, of the cases that should be; null: none.' })
+  recall: number | null;
+}
+
+export class SkillEvalRunDto {
+  @ApiProperty()
+  skill: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The version evaluated (`sha256:…`).' })
+  digest: string | null;
+
+  @ApiProperty({
+    description:
+      'Every skill fits the budget today, so every turn lists them all; the eval ranks anyway (what the ' +
+      'description earns once the catalogue is partial).',
+  })
+  complete: boolean;
+
+  @ApiProperty({ type: () => EvalScoreDto })
+  score: EvalScoreDto;
+
+  @ApiProperty({ type: () => [EvalCaseResultDto] })
+  cases: EvalCaseResultDto[];
+}
+
+export class EvalLimitsDto {
+  @ApiProperty({ type: 'integer' })
+  budgetTokens: number;
+
+  @ApiProperty({ type: 'integer' })
+  maxSkills: number;
+
+  @ApiProperty({ enum: CATALOGUE_FORMATS })
+  format: string;
+}
+
+export class InvalidEvalsDto {
+  @ApiProperty()
+  skill: string;
+
+  @ApiProperty({ type: [String] })
+  problems: string[];
+}
+
+export class TriggerCollisionDto {
+  @ApiProperty()
+  query: string;
+
+  @ApiProperty()
+  skill: string;
+
+  @ApiProperty()
+  competitor: string;
+
+  @ApiProperty()
+  skillScore: number;
+
+  @ApiProperty()
+  competitorScore: number;
+}
+
+export class EvalRunDto {
+  @ApiProperty({ enum: ['catalogue'] })
+  level: 'catalogue';
+
+  @ApiProperty({ type: () => EvalLimitsDto })
+  limits: EvalLimitsDto;
+
+  @ApiProperty({ type: () => [SkillEvalRunDto] })
+  skills: SkillEvalRunDto[];
+
+  @ApiProperty({ type: [String], description: 'Skills with no trigger evals.' })
+  withoutEvals: string[];
+
+  @ApiProperty({ type: () => [InvalidEvalsDto], description: 'Skills whose `evals/triggers.json` is not valid.' })
+  invalid: InvalidEvalsDto[];
+
+  @ApiPropertyOptional({
+    type: () => [TriggerCollisionDto],
+    description: 'A run over every skill: requests for which two skills compete.',
+  })
+  collisions?: TriggerCollisionDto[];
+}

@@ -1,0 +1,31 @@
+import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ErrorCode } from '@skillhost/core';
+import type { Principal } from '../../domain/users/principal.js';
+import { TriggerEvalService } from '../../domain/skills/evals/trigger-eval.service.js';
+import { CurrentPrincipal } from './decorators/auth.decorators.js';
+import { EvalRunDto, RunEvalsDto } from './dto/skill-evals.dto.js';
+import { RequireFeature } from './guards/feature.guard.js';
+import { ApiErrors } from './openapi/api-errors.decorator.js';
+
+/** A skill's trigger evals, run on demand (docs/trigger-evals.md). */
+@Controller('v1/admin/skills')
+@RequireFeature('skills')
+@ApiTags('store')
+export class SkillEvalsController {
+  constructor(private readonly evals: TriggerEvalService) {}
+
+  @Post(':name/evals/run')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Run a skill's trigger evals: is it listed for each request under the catalogue budget",
+    description:
+      "The cases of its `evals/triggers.json`, against the team's catalogue as a turn ranks it. Admins, and " +
+      'editors for the shared skills they or one of their groups own (else 403 FORBIDDEN).',
+  })
+  @ApiOkResponse({ type: EvalRunDto })
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.VALIDATION_FAILED, ErrorCode.FORBIDDEN)
+  run(@Param('name') name: string, @Body() _body: RunEvalsDto, @CurrentPrincipal() principal: Principal) {
+    return this.evals.runFor(name, principal);
+  }
+}

@@ -1,0 +1,212 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import {
+  AppError,
+  CatalogueChooser,
+  type CatalogueLimits,
+  type CatalogueSnapshot,
+  ErrorCode,
+  type SkillRecord,
+  SkillRegistry,
+} from '@skillhost/core';
+import { SkillRegistryService } from '@skillhost/nest';
+import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
+import type { Principal } from '../../users/principal.js';
+import type { InstallCandidate, InstallGate } from '../store/install-gate.js';
+import { SkillStoreService } from '../store/skill-store.service.js';
+import {
+  type CaseResult,
+  type CatalogueEvalResult,
+  catalogueEval,
+  type EvalView,
+  evalView,
+  regressedCases,
+  withCandidate,
+} from './catalogue-eval.js';
+import { findCollisions, type TriggerCollision } from './trigger-collisions.js';
+import { parseTriggerEvals, TRIGGER_EVALS_FILE, type TriggerCase } from './trigger-evals.js';
+
+/** One skill's catalogue run: its version, and how its cases went. */
+export interface SkillCatalogueRun extends CatalogueEvalResult {
+  digest: string | null;
+}
+
+/** A catalogue run over some skills (or all): each one's result, the skills whose evals could not be read. */
+export interface CatalogueRun {
+  level: 'catalogue';
+  limits: CatalogueLimits;
+  skills: SkillCatalogueRun[];
+  /** Skills asked for (or offered) with no trigger evals. */
+  withoutEvals: string[];
+  /** Skills whose `evals/triggers.json` is not valid, and why. */
+  invalid: { skill: string; problems: string[] }[];
+  /** Requests of one skill's positive cases for which another skill ranks as high or higher (a run over all). */
+  collisions?: TriggerCollision[];
+}
+
+/**
+ * Trigger evals at the catalogue level: a skill's cases against the team's catalogue, ranked as a turn ranks them.
+ * The publishing gate (`[app.skills.evals] gate`) compares a new version with the serving one before the store keeps
+ * it; runs answer the admin route and `skillhost eval`.
+ */
+@Injectable()
+export class TriggerEvalService implements OnModuleInit, InstallGate {
+  private readonly logger = new Logger('TriggerEvals');
+  private readonly limits: CatalogueLimits;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly store: SkillStoreService,
+    @Inject(SkillRegistryService) private readonly registry: SkillRegistry,
+  ) {
+    this.limits = new CatalogueChooser(config.app.skills).limits;
+  }
+
+  onModuleInit(): void {
+    if (this.config.app.skills.enabled && this.config.app.skills.evals.gate !== 'off') this.store.useInstallGate(this);
+  }
+
+  /**
+   * The gate: for each candidate replacing a serving version, its catalogue recall on its cases (its own file's, else
+   * the serving version's) against the serving version's. Lower: a warning (`warn`), or EVAL_REGRESSION for the whole
+   * install (`refuse`), listing the cases that passed and no longer do.
+   */
+  async check(candidates: readonly InstallCandidate[]): Promise<ReadonlyMap<string, readonly string[]>> {
+    const warnings = new Map<string, string[]>();
+    const snapshot = this.registry.snapshot;
+    for (const candidate of candidates) {
+      const serving = servingRecord(snapshot, candidate);
+      const cases = candidate.cases ?? (serving === undefined ? undefined : readCases(serving).cases);
+      if (serving === undefined || cases === undefined) continue;
+      const records = recordsFor(snapshot, candidate.key.ownerId);
+      const before = catalogueEval(evalView(records, this.limits), this.limits, serving.name, cases);
+      const after = catalogueEval(
+        evalView(withCandidate(records, candidate.record), this.limits),
+        this.limits,
+        serving.name,
+        cases,
+      );
+      const [was, now] = [before.score.recall ?? 1, after.score.recall ?? 1];
+      if (now >= was) continue;
+      const regressed = regressedCases(before.cases, after.cases);
+      const text =
+        `The new version of '${serving.name}' lists the skill for fewer of its trigger evals' requests ` +
+        `(catalogue recall ${percent(was)} → ${percent(now)}); it no longer does for: ` +
+        `${regressed.map((entry) => JSON.stringify(entry.query)).join(', ')}.`;
+      if (this.config.app.skills.evals.gate === 'refuse')
+        throw new AppError(
+          ErrorCode.EVAL_REGRESSION,
+          `${text} Nothing was installed: the serving version stays. Put those words back in the description, or ` +
+            'ask an admin to set [app.skills.evals] gate = "warn".',
+          { skill: serving.name, recallBefore: was, recallAfter: now, regressed: regressed.map(caseView) },
+        );
+      this.logger.warn(text);
+      warnings.set(serving.name, [...(warnings.get(serving.name) ?? []), text]);
+    }
+    return warnings;
+  }
+
+  /**
+   * The catalogue level for these skills of the team's catalogue (none: every skill with trigger evals, with the
+   * collisions between them). SKILL_NOT_FOUND for a name the catalogue does not offer.
+   */
+  runCatalogue(names: readonly string[] = []): CatalogueRun {
+    const snapshot = this.registry.snapshot;
+    for (const name of names)
+      if (!snapshot.skills.has(name))
+        throw new AppError(
+          ErrorCode.SKILL_NOT_FOUND,
+          `No skill named '${name}' is offered to the team; see GET /v1/admin/skills for the names.`,
+          { name },
+        );
+    const chosen = names.length === 0 ? [...snapshot.skills.values()] : names.map((name) => snapshot.skills.get(name)!);
+    const view = evalView([...snapshot.skills.values()], this.limits);
+    const run: CatalogueRun = { level: 'catalogue', limits: this.limits, skills: [], withoutEvals: [], invalid: [] };
+    const withCases: { skill: string; cases: readonly TriggerCase[] }[] = [];
+    for (const record of chosen) {
+      const read = readCases(record);
+      if (read.problems !== undefined) run.invalid.push({ skill: record.name, problems: read.problems });
+      else if (read.cases === undefined) run.withoutEvals.push(record.name);
+      else {
+        withCases.push({ skill: record.name, cases: read.cases });
+        run.skills.push(this.skillRun(view, record, read.cases));
+      }
+    }
+    if (names.length === 0) run.collisions = findCollisions(view, withCases);
+    return run;
+  }
+
+  /**
+   * The catalogue level for one skill, for an admin or an editor who (or whose group) owns it (FORBIDDEN for others,
+   * as publishing is).
+   */
+  async runFor(name: string, principal: Principal): Promise<CatalogueRun> {
+    if (principal.role !== 'admin') await this.assertOwns(name, principal);
+    return this.runCatalogue([name]);
+  }
+
+  private async assertOwns(name: string, principal: Principal): Promise<void> {
+    const refused = new AppError(
+      ErrorCode.FORBIDDEN,
+      `Admins run any skill's evals, editors those of the shared skills they or one of their groups own, and ` +
+        `'${name}' is not one of them; an admin can make you its owner (PUT /v1/admin/skills/${name}/access).`,
+      { name },
+    );
+    if (principal.role !== 'editor') throw refused;
+    const access = await this.store.access(name).catch((error: unknown) => {
+      if (AppError.isInstance(error) && error.code === ErrorCode.SKILL_NOT_FOUND) throw refused;
+      throw error;
+    });
+    const groups = await this.store.userGroups(principal.userId);
+    const owns =
+      access.owningUser?.id === principal.userId ||
+      (access.owningGroup !== null && groups.includes(access.owningGroup.id));
+    if (!owns) throw refused;
+  }
+
+  private skillRun(view: EvalView, record: SkillRecord, cases: readonly TriggerCase[]): SkillCatalogueRun {
+    return { ...catalogueEval(view, this.limits, record.name, cases), digest: record.digest ?? null };
+  }
+}
+
+/** The version a candidate replaces, when it serves: the team's skill, or the owner's personal one. */
+function servingRecord(snapshot: CatalogueSnapshot, candidate: InstallCandidate): SkillRecord | undefined {
+  const { scope, ownerId, name } = candidate.key;
+  if (scope === 'personal') return ownerId === null ? undefined : snapshot.personal.get(ownerId)?.skills.get(name);
+  const record = snapshot.skills.get(name);
+  return record?.store?.scope === 'shared' ? record : undefined;
+}
+
+/** The skills a request of this owner (or the team, null) is ranked among. */
+function recordsFor(snapshot: CatalogueSnapshot, ownerId: string | null): SkillRecord[] {
+  const team = [...snapshot.skills.values()];
+  const personal = ownerId === null ? undefined : snapshot.personal.get(ownerId);
+  if (personal === undefined) return team;
+  return [...team.filter((record) => !personal.skills.has(record.name)), ...personal.skills.values()];
+}
+
+/** A loaded skill's trigger evals, from its folder: the cases, the file's problems, or neither without the file. */
+function readCases(record: SkillRecord): { cases?: TriggerCase[]; problems?: string[] } {
+  let text: string;
+  try {
+    text = readFileSync(join(record.path, TRIGGER_EVALS_FILE), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    return { problems: [`${TRIGGER_EVALS_FILE}: unreadable (${(error as Error).message})`] };
+  }
+  const parsed = parseTriggerEvals(text);
+  return 'cases' in parsed ? { cases: parsed.cases } : { problems: parsed.problems };
+}
+
+function caseView(entry: CaseResult) {
+  return {
+    query: entry.query,
+    shouldTrigger: entry.shouldTrigger,
+    ...(entry.expectSkill === undefined ? {} : { expectSkill: entry.expectSkill }),
+  };
+}
+
+function percent(ratio: number): string {
+  return `${Math.round(ratio * 100)}%`;
+}
