@@ -63,23 +63,26 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
     await ctx?.close();
   });
 
-  it('refuses a bad evals/triggers.json at install (400), naming the file, each case and why; nothing is installed', async () => {
-    const bad = [{ query: 'write a spec for the new API', should_trigger: 'yes' }, { should_trigger: false }];
-    const answer = await upload('root', await specWriter(DESCRIPTION, bad)).expect(400);
-    expect(answer.body).toMatchObject({
-      code: 'VALIDATION_FAILED',
-      details: {
-        problems: [
-          'evals/triggers.json: case 1 ("write a spec for the new API"): should_trigger must be true or false',
-          'evals/triggers.json: case 2: query is missing',
-        ],
-      },
-    });
-    expect(answer.body.message).toContain("The skill's trigger evals are not valid, so it was not installed");
-    const notJson = await upload('root', await specWriter(DESCRIPTION, '{ "should_trigger": [')).expect(400);
-    expect(notJson.body.details.problems).toEqual([expect.stringMatching(/^evals\/triggers\.json: not JSON \(/)]);
-    await http().get('/v1/skills/spec-writer').set(as('root')).expect(404);
-  });
+  it(
+    'refuses a bad evals/triggers.json at install (400), naming the file, each case and why; nothing ' + 'is installed',
+    async () => {
+      const bad = [{ query: 'write a spec for the new API', should_trigger: 'yes' }, { should_trigger: false }];
+      const answer = await upload('root', await specWriter(DESCRIPTION, bad)).expect(400);
+      expect(answer.body).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: {
+          problems: [
+            'evals/triggers.json: case 1 ("write a spec for the new API"): should_trigger must be true or false',
+            'evals/triggers.json: case 2: query is missing',
+          ],
+        },
+      });
+      expect(answer.body.message).toContain("The skill's trigger evals are not valid, so it was not installed");
+      const notJson = await upload('root', await specWriter(DESCRIPTION, '{ "should_trigger": [')).expect(400);
+      expect(notJson.body.details.problems).toEqual([expect.stringMatching(/^evals\/triggers\.json: not JSON \(/)]);
+      await http().get('/v1/skills/spec-writer').set(as('root')).expect(404);
+    },
+  );
 
   it('installs a skill with trigger evals and runs them: listed for its requests, not for the others', async () => {
     await upload('root', await specWriter(DESCRIPTION)).expect(201);
@@ -113,29 +116,32 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
     expect(run.body.collisions).toBeUndefined();
   });
 
-  it('refuses a version whose description lost its triggers (422 EVAL_REGRESSION); the old version serves', async () => {
-    const before = await versions();
-    const answer = await upload('root', await specWriter('An internal helper of the team.')).expect(422);
-    expect(answer.body).toMatchObject({
-      code: 'EVAL_REGRESSION',
-      details: {
-        skill: 'spec-writer',
-        recallBefore: 1,
-        recallAfter: 0,
-        regressed: [
-          { query: TRIGGERS.should_trigger[0], shouldTrigger: true },
-          { query: TRIGGERS.should_trigger[1], shouldTrigger: true },
-        ],
-      },
-    });
-    expect(answer.body.message).toContain('catalogue recall 100% → 0%');
-    expect(answer.body.message).toContain('Nothing was installed: the serving version stays.');
-    expect(await versions()).toBe(before);
-    const served = await http().get('/v1/skills/spec-writer').set(as('ann')).expect(200);
-    expect(served.body.description).toBe(DESCRIPTION);
-    const history = await http().get('/v1/skills/spec-writer/versions').set(as('root')).expect(200);
-    expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual([1]);
-  });
+  it(
+    'refuses a version whose description lost its triggers (422 EVAL_REGRESSION); the old version ' + 'serves',
+    async () => {
+      const before = await versions();
+      const answer = await upload('root', await specWriter('An internal helper of the team.')).expect(422);
+      expect(answer.body).toMatchObject({
+        code: 'EVAL_REGRESSION',
+        details: {
+          skill: 'spec-writer',
+          recallBefore: 1,
+          recallAfter: 0,
+          regressed: [
+            { query: TRIGGERS.should_trigger[0], shouldTrigger: true },
+            { query: TRIGGERS.should_trigger[1], shouldTrigger: true },
+          ],
+        },
+      });
+      expect(answer.body.message).toContain('catalogue recall 100% → 0%');
+      expect(answer.body.message).toContain('Nothing was installed: the serving version stays.');
+      expect(await versions()).toBe(before);
+      const served = await http().get('/v1/skills/spec-writer').set(as('ann')).expect(200);
+      expect(served.body.description).toBe(DESCRIPTION);
+      const history = await http().get('/v1/skills/spec-writer/versions').set(as('root')).expect(200);
+      expect(history.body.versions.map((v: { version: number }) => v.version)).toEqual([1]);
+    },
+  );
 
   it('installs a version that keeps its triggers', async () => {
     const answer = await upload('root', await specWriter(`${DESCRIPTION} Also for design docs.`)).expect(201);

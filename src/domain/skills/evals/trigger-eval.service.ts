@@ -79,7 +79,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
       const serving = servingRecord(snapshot, candidate);
       const cases = candidate.cases ?? (serving === undefined ? undefined : readCases(serving).cases);
       if (serving === undefined || cases === undefined) continue;
-      const records = recordsFor(snapshot, candidate.key.ownerId);
+      const records = withCandidate(recordsFor(snapshot, candidate.key.ownerId), serving);
       const before = catalogueEval(evalView(records, this.limits), this.limits, serving.name, cases);
       const after = catalogueEval(
         evalView(withCandidate(records, candidate.record), this.limits),
@@ -113,15 +113,13 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
    */
   runCatalogue(names: readonly string[] = []): CatalogueRun {
     const snapshot = this.registry.snapshot;
-    for (const name of names)
-      if (!snapshot.skills.has(name))
-        throw new AppError(
-          ErrorCode.SKILL_NOT_FOUND,
-          `No skill named '${name}' is offered to the team; see GET /v1/admin/skills for the names.`,
-          { name },
-        );
-    const chosen = names.length === 0 ? [...snapshot.skills.values()] : names.map((name) => snapshot.skills.get(name)!);
-    const view = evalView([...snapshot.skills.values()], this.limits);
+    const chosen =
+      names.length === 0 ? [...snapshot.skills.values()] : names.map((name) => offeredRecord(snapshot, name));
+    // A skill shared with groups is ranked among the team's skills, as its groups' members see it.
+    const view = evalView(
+      [...snapshot.skills.values(), ...chosen.filter((record) => !snapshot.skills.has(record.name))],
+      this.limits,
+    );
     const run: CatalogueRun = { level: 'catalogue', limits: this.limits, skills: [], withoutEvals: [], invalid: [] };
     const withCases: { skill: string; cases: readonly TriggerCase[] }[] = [];
     for (const record of chosen) {
@@ -174,8 +172,20 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
 function servingRecord(snapshot: CatalogueSnapshot, candidate: InstallCandidate): SkillRecord | undefined {
   const { scope, ownerId, name } = candidate.key;
   if (scope === 'personal') return ownerId === null ? undefined : snapshot.personal.get(ownerId)?.skills.get(name);
-  const record = snapshot.skills.get(name);
+  const record = snapshot.skills.get(name) ?? snapshot.groupOnly.skills.find((skill) => skill.name === name);
   return record?.store?.scope === 'shared' ? record : undefined;
+}
+
+/** A skill the team's catalogue offers, to everyone or to some groups; SKILL_NOT_FOUND for any other name. */
+function offeredRecord(snapshot: CatalogueSnapshot, name: string): SkillRecord {
+  const record = snapshot.skills.get(name) ?? snapshot.groupOnly.skills.find((skill) => skill.name === name);
+  if (record === undefined)
+    throw new AppError(
+      ErrorCode.SKILL_NOT_FOUND,
+      `No skill named '${name}' is offered (switched off, or never installed); see GET /v1/admin/skills for the names.`,
+      { name },
+    );
+  return record;
 }
 
 /** The skills a request of this owner (or the team, null) is ranked among. */
