@@ -148,6 +148,42 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
     expect(answer.body).toMatchObject({ name: 'spec-writer', version: 2, warnings: [] });
   });
 
+  it('runs the model level: a scripted model that activates by a rule, with the real prompt and tools', async () => {
+    // The rule: a request about specs, proposals or RFCs activates spec-writer, one about MCP mcp-builder; others none.
+    ctx.model.answerWith((recorded) => {
+      const user = recorded.body.messages.filter((message) => message.role === 'user').at(-1);
+      const text = JSON.stringify(user?.content ?? '');
+      const activate = recorded.body.tools?.find((tool) => /activate/.test(tool.function.name))?.function.name;
+      const skill = /spec|proposal|RFC/i.test(text) ? 'spec-writer' : /MCP/.test(text) ? 'mcp-builder' : undefined;
+      if (activate === undefined || skill === undefined) return { text: 'No skill needed.' };
+      return { toolCalls: [{ name: activate, arguments: { name: skill } }] };
+    });
+    const before = ctx.model.requests.length;
+    const run = await http()
+      .post('/v1/admin/skills/spec-writer/evals/run')
+      .set(as('root'))
+      .send({ level: 'model' })
+      .expect(200);
+    expect(run.body).toMatchObject({
+      skill: 'spec-writer',
+      model: expect.any(String),
+      calls: 4,
+      notRun: 0,
+      score: { cases: 4, passed: 4, precision: 1, recall: 1 },
+    });
+    expect(run.body.cases.map((entry: { activated: string[] }) => entry.activated)).toEqual([
+      ['spec-writer'],
+      ['spec-writer'],
+      [],
+      ['mcp-builder'],
+    ]);
+    // One call per case, each with the turn's system prompt listing the skill and the skill tools.
+    const sent = ctx.model.requests.slice(before);
+    expect(sent).toHaveLength(4);
+    expect(JSON.stringify(sent[0].body.messages[0])).toContain('spec-writer');
+    expect(sent[0].body.tools?.length).toBeGreaterThan(0);
+  });
+
   it('lets admins and owning editors run the evals, no one else', async () => {
     const member = await http().post('/v1/admin/skills/spec-writer/evals/run').set(as('ann')).send({}).expect(403);
     expect(member.body).toMatchObject({ code: 'FORBIDDEN' });

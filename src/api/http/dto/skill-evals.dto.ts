@@ -1,16 +1,24 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { CATALOGUE_FORMATS } from '@skillhost/core';
 
 export class RunEvalsDto {
   @ApiPropertyOptional({
-    enum: ['catalogue'],
+    enum: ['catalogue', 'model'],
     default: 'catalogue',
-    description: '`catalogue`: is the skill listed for each request under the configured budget (no model).',
+    description:
+      '`catalogue`: is the skill listed for each request under the configured budget (no model); `model`: does ' +
+      'the model activate it.',
   })
   @IsOptional()
-  @IsIn(['catalogue'], { message: "level must be 'catalogue'" })
-  level?: 'catalogue';
+  @IsIn(['catalogue', 'model'], { message: "level must be 'catalogue' or 'model'" })
+  level?: 'catalogue' | 'model';
+
+  @ApiPropertyOptional({ description: 'The model level: a configured model (default: the default model).' })
+  @IsOptional()
+  @IsString({ message: 'model must be a string' })
+  @MaxLength(200, { message: 'model must be at most 200 characters' })
+  model?: string;
 }
 
 export class EvalCaseResultDto {
@@ -28,6 +36,9 @@ export class EvalCaseResultDto {
 
   @ApiPropertyOptional({ description: 'The skill of `expectSkill` was listed; absent without it.' })
   expectedTriggered?: boolean;
+
+  @ApiPropertyOptional({ type: [String], description: 'The model level: the skills the model activated.' })
+  activated?: string[];
 
   @ApiProperty()
   pass: boolean;
@@ -137,4 +148,27 @@ export class EvalRunDto {
     description: 'A run over every skill: requests for which two skills compete.',
   })
   collisions?: TriggerCollisionDto[];
+}
+
+export class ModelEvalRunDto {
+  @ApiProperty()
+  skill: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The version evaluated (`sha256:…`).' })
+  digest: string | null;
+
+  @ApiProperty({ description: 'The configured model that ran.' })
+  model: string;
+
+  @ApiProperty({ type: 'integer', description: 'Model calls made (one per case run).' })
+  calls: number;
+
+  @ApiProperty({ type: 'integer', description: 'Cases left out when `model_max_calls` ran out.' })
+  notRun: number;
+
+  @ApiProperty({ type: () => EvalScoreDto })
+  score: EvalScoreDto;
+
+  @ApiProperty({ type: () => [EvalCaseResultDto] })
+  cases: EvalCaseResultDto[];
 }

@@ -45,6 +45,14 @@ export interface CatalogueRun {
   collisions?: TriggerCollision[];
 }
 
+/** The model level, when the chats are there to run it (ModelEvalService). */
+export type ModelLevel = (
+  snapshot: CatalogueSnapshot,
+  skill: { name: string; digest: string | null },
+  cases: readonly TriggerCase[],
+  model: string | undefined,
+) => Promise<unknown>;
+
 /**
  * Trigger evals at the catalogue level: a skill's cases against the team's catalogue, ranked as a turn ranks them.
  * The publishing gate (`[app.skills.evals] gate`) compares a new version with the serving one before the store keeps
@@ -54,6 +62,7 @@ export interface CatalogueRun {
 export class TriggerEvalService implements OnModuleInit, InstallGate {
   private readonly logger = new Logger('TriggerEvals');
   private readonly limits: CatalogueLimits;
+  private modelLevel: ModelLevel | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -135,13 +144,44 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     return run;
   }
 
+  useModelLevel(level: ModelLevel): void {
+    this.modelLevel = level;
+  }
+
+  /**
+   * The model level for one skill: whether the configured model (`model`, else the default) activates it for each
+   * request, within `[app.skills.evals] model_max_calls` calls. VALIDATION_FAILED without cases or a model.
+   */
+  async runModel(name: string, model: string | undefined): Promise<unknown> {
+    const snapshot = this.registry.snapshot;
+    const record = offeredRecord(snapshot, name);
+    const read = readCases(record);
+    if (read.cases === undefined)
+      throw new AppError(
+        ErrorCode.VALIDATION_FAILED,
+        read.problems === undefined
+          ? `The skill '${name}' has no trigger evals (${TRIGGER_EVALS_FILE}); add some to run the model level.`
+          : `The skill '${name}' has trigger evals that are not valid: ${read.problems.join('; ')}`,
+        { problems: read.problems ?? [`${name}: no ${TRIGGER_EVALS_FILE}`] },
+      );
+    if (this.modelLevel === undefined)
+      throw new AppError(ErrorCode.VALIDATION_FAILED, 'The model level needs the chats, which this process lacks.', {
+        problems: ['level: model is not available here'],
+      });
+    return this.modelLevel(snapshot, { name, digest: record.digest ?? null }, read.cases, model);
+  }
+
   /**
    * The catalogue level for one skill, for an admin or an editor who (or whose group) owns it (FORBIDDEN for others,
    * as publishing is).
    */
-  async runFor(name: string, principal: Principal): Promise<CatalogueRun> {
+  async runFor(
+    name: string,
+    principal: Principal,
+    request: { level?: 'catalogue' | 'model'; model?: string } = {},
+  ): Promise<unknown> {
     if (principal.role !== 'admin') await this.assertOwns(name, principal);
-    return this.runCatalogue([name]);
+    return request.level === 'model' ? this.runModel(name, request.model) : this.runCatalogue([name]);
   }
 
   private async assertOwns(name: string, principal: Principal): Promise<void> {
