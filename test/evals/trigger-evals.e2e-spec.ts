@@ -193,3 +193,40 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
     expect(missing.body).toMatchObject({ code: 'SKILL_NOT_FOUND' });
   });
 });
+
+describe('trigger evals: the publishing gate (warn, the default)', () => {
+  let ctx: ChatTestContext;
+  const http = () => request(ctx.app.getHttpServer());
+  let key: string;
+  const upload = (archive: UploadBody) =>
+    http()
+      .post('/v1/admin/skills')
+      .set({ authorization: `Bearer ${key}` })
+      .set('content-type', archive.contentType)
+      .send(archive.body);
+
+  beforeAll(async () => {
+    ctx = await startChatApp([CORPUS], { 'app.auth.mode': 'api_key' });
+    const users = ctx.app.get(UsersService);
+    key = (await users.createKey((await users.createUser('root', 'admin')).id)).key;
+  });
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
+  it('installs a version that lost its triggers, answering with a warning that names the regressed cases', async () => {
+    await upload(await specWriter(DESCRIPTION)).expect(201);
+    const answer = await upload(await specWriter('An internal helper of the team.')).expect(201);
+    expect(answer.body).toMatchObject({ name: 'spec-writer', version: 2 });
+    expect(answer.body.warnings).toEqual([
+      "The new version of 'spec-writer' lists the skill for fewer of its trigger evals' requests (catalogue recall " +
+        `100% → 0%); it no longer does for: ${JSON.stringify(TRIGGERS.should_trigger[0])}, ` +
+        `${JSON.stringify(TRIGGERS.should_trigger[1])}.`,
+    ]);
+    const served = await http()
+      .get('/v1/skills/spec-writer')
+      .set({ authorization: `Bearer ${key}` })
+      .expect(200);
+    expect(served.body.description).toBe('An internal helper of the team.');
+  });
+});
