@@ -5,6 +5,7 @@ import { loadConfig } from '../config/config-loader.js';
 import type { CatalogueRun, SkillCatalogueRun } from '../domain/skills/evals/trigger-eval.service.js';
 import { TriggerEvalService } from '../domain/skills/evals/trigger-eval.service.js';
 import { skillsSettingsOf } from '../domain/skills/skills-settings-of.js';
+import type { EvalRunStore } from '../domain/skills/evals/eval-run-store.js';
 import type { SkillStoreService } from '../domain/skills/store/skill-store.service.js';
 import { withServices } from './cli-context.js';
 import type { CliIo } from './cli-io.js';
@@ -19,8 +20,9 @@ const OPTIONS = { config: { type: 'string' }, json: { type: 'boolean' } } as con
 export async function evalCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: OPTIONS });
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
-  return withServices(config, async ({ store }) => {
-    const run = (await triggerEvals(config, store)).runCatalogue(positionals);
+  return withServices(config, async ({ store, runStore }) => {
+    const evals = await triggerEvals(config, store, runStore);
+    const run = await evals.keepCatalogue(evals.runCatalogue(positionals));
     if (values.json) io.out(JSON.stringify(run, null, 2));
     else printRun(run, io);
     const failed = run.invalid.length > 0 || run.skills.some((skill) => skill.score.passed < skill.score.cases);
@@ -29,10 +31,14 @@ export async function evalCommand(args: string[], io: CliIo): Promise<number> {
 }
 
 /** The server's trigger evals on this process's own read of the catalogue (no server needs to run). */
-export async function triggerEvals(config: AppConfig, store: SkillStoreService): Promise<TriggerEvalService> {
+export async function triggerEvals(
+  config: AppConfig,
+  store: SkillStoreService,
+  runStore?: EvalRunStore,
+): Promise<TriggerEvalService> {
   const registry = new SkillRegistry(skillsSettingsOf(config), undefined, store);
   await registry.init();
-  return new TriggerEvalService(config, store, registry);
+  return new TriggerEvalService(config, store, registry, runStore);
 }
 
 function printRun(run: CatalogueRun, io: CliIo): void {

@@ -320,6 +320,12 @@ const ROUTES: Route[] = [
     expect: adminOnly(200, 'all'),
   },
   {
+    method: 'get',
+    route: '/v1/admin/skills/:name/evals',
+    path: () => '/v1/admin/skills/installed/evals',
+    expect: { ...adminOnly(200, 'all'), editor: 200 },
+  },
+  {
     method: 'post',
     route: '/v1/admin/skills/:name/evals/run',
     path: () => '/v1/admin/skills/installed/evals/run',

@@ -184,6 +184,27 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
     expect(sent[0].body.tools?.length).toBeGreaterThan(0);
   });
 
+  it('keeps the last run per version, level and model', async () => {
+    const kept = await http().get('/v1/admin/skills/spec-writer/evals').set(as('root')).expect(200);
+    expect(kept.body.skill).toBe('spec-writer');
+    const runs = kept.body.runs.map((run: { digest: string; level: string; model: string; score: object }) => ({
+      level: run.level,
+      model: run.model,
+      digest: run.digest,
+      recall: (run.score as { recall: number }).recall,
+    }));
+    // The catalogue run of version 1 (run before version 2 was installed), and version 2's model run.
+    expect(runs).toEqual(
+      expect.arrayContaining([
+        { level: 'model', model: expect.any(String), digest: expect.stringMatching(/^sha256:/), recall: 1 },
+        { level: 'catalogue', model: '', digest: expect.stringMatching(/^sha256:/), recall: 1 },
+      ]),
+    );
+    expect(runs).toHaveLength(2);
+    expect(kept.body.runs[0].cases).toHaveLength(4);
+    await http().get('/v1/admin/skills/spec-writer/evals').set(as('ann')).expect(403);
+  });
+
   it('lets admins and owning editors run the evals, no one else', async () => {
     const member = await http().post('/v1/admin/skills/spec-writer/evals/run').set(as('ann')).send({}).expect(403);
     expect(member.body).toMatchObject({ code: 'FORBIDDEN' });

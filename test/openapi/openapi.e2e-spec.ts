@@ -526,6 +526,7 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
       visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', { level: 'telepathy' }));
       visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('no-such-skill', {}));
       visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', { level: 'model' }));
+      visit('GET /v1/admin/skills/{name}/evals', await http().get('/v1/admin/skills/tour/evals').set(admin));
       visit(
         'PUT /v1/admin/skills/{name}/enabled',
         await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: false }),

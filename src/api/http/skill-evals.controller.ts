@@ -1,10 +1,10 @@
-import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { ErrorCode } from '@skillhost/core';
 import type { Principal } from '../../domain/users/principal.js';
 import { TriggerEvalService } from '../../domain/skills/evals/trigger-eval.service.js';
 import { CurrentPrincipal } from './decorators/auth.decorators.js';
-import { EvalRunDto, ModelEvalRunDto, RunEvalsDto } from './dto/skill-evals.dto.js';
+import { EvalHistoryDto, EvalRunDto, ModelEvalRunDto, RunEvalsDto } from './dto/skill-evals.dto.js';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
 
@@ -33,5 +33,16 @@ export class SkillEvalsController {
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.VALIDATION_FAILED, ErrorCode.FORBIDDEN)
   run(@Param('name') name: string, @Body() body: RunEvalsDto, @CurrentPrincipal() principal: Principal) {
     return this.evals.runFor(name, principal, body);
+  }
+
+  @Get(':name/evals')
+  @ApiOperation({
+    summary: "A skill's kept trigger eval runs: precision and recall per version, level and model",
+    description: 'The same callers as running them.',
+  })
+  @ApiOkResponse({ type: EvalHistoryDto })
+  @ApiErrors(ErrorCode.FORBIDDEN)
+  history(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
+    return this.evals.history(name, principal);
   }
 }

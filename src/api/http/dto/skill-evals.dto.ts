@@ -172,3 +172,37 @@ export class ModelEvalRunDto {
   @ApiProperty({ type: () => [EvalCaseResultDto] })
   cases: EvalCaseResultDto[];
 }
+
+export class StoredEvalRunDto {
+  @ApiProperty()
+  skill: string;
+
+  @ApiProperty({ description: 'The version run (`sha256:…`).' })
+  digest: string;
+
+  @ApiProperty({ enum: ['catalogue', 'model'] })
+  level: 'catalogue' | 'model';
+
+  @ApiProperty({ description: "The model's name; empty at the catalogue level." })
+  model: string;
+
+  @ApiProperty({ type: () => EvalScoreDto })
+  score: EvalScoreDto;
+
+  @ApiProperty({ type: () => [EvalCaseResultDto] })
+  cases: EvalCaseResultDto[];
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  runAt: Date;
+}
+
+export class EvalHistoryDto {
+  @ApiProperty()
+  skill: string;
+
+  @ApiProperty({
+    type: () => [StoredEvalRunDto],
+    description: 'The last run per version, level and model, newest first.',
+  })
+  runs: StoredEvalRunDto[];
+}

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import {
   AppError,
   CatalogueChooser,
@@ -24,6 +24,7 @@ import {
   regressedCases,
   withCandidate,
 } from './catalogue-eval.js';
+import { EVAL_RUN_STORE, type EvalRunStore, type StoredEvalRun } from './eval-run-store.js';
 import { findCollisions, type TriggerCollision } from './trigger-collisions.js';
 import { parseTriggerEvals, TRIGGER_EVALS_FILE, type TriggerCase } from './trigger-evals.js';
 
@@ -68,6 +69,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly store: SkillStoreService,
     @Inject(SkillRegistryService) private readonly registry: SkillRegistry,
+    @Optional() @Inject(EVAL_RUN_STORE) private readonly runs?: EvalRunStore,
   ) {
     this.limits = new CatalogueChooser(config.app.skills).limits;
   }
@@ -181,7 +183,31 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     request: { level?: 'catalogue' | 'model'; model?: string } = {},
   ): Promise<unknown> {
     if (principal.role !== 'admin') await this.assertOwns(name, principal);
-    return request.level === 'model' ? this.runModel(name, request.model) : this.runCatalogue([name]);
+    if (request.level !== 'model') return this.keepCatalogue(this.runCatalogue([name]));
+    const run = (await this.runModel(name, request.model)) as ModelRun;
+    if (run.digest !== null)
+      await this.runs?.save({ skill: name, digest: run.digest, level: 'model', model: run.model, ...scored(run) });
+    return run;
+  }
+
+  /** Keeps each skill's catalogue result (a version without a digest, a programmatic skill's, is not kept). */
+  async keepCatalogue(run: CatalogueRun): Promise<CatalogueRun> {
+    for (const skill of run.skills)
+      if (skill.digest !== null)
+        await this.runs?.save({
+          skill: skill.skill,
+          digest: skill.digest,
+          level: 'catalogue',
+          model: '',
+          ...scored(skill),
+        });
+    return run;
+  }
+
+  /** A skill's kept runs, newest first: precision and recall per version, level and model (as runFor allows). */
+  async history(name: string, principal: Principal): Promise<{ skill: string; runs: StoredEvalRun[] }> {
+    if (principal.role !== 'admin') await this.assertOwns(name, principal);
+    return { skill: name, runs: (await this.runs?.runsOf(name)) ?? [] };
   }
 
   private async assertOwns(name: string, principal: Principal): Promise<void> {
@@ -247,6 +273,15 @@ function readCases(record: SkillRecord): { cases?: TriggerCase[]; problems?: str
   }
   const parsed = parseTriggerEvals(text);
   return 'cases' in parsed ? { cases: parsed.cases } : { problems: parsed.problems };
+}
+
+/** What the model level answers (ModelEvalService), as far as it is kept. */
+interface ModelRun extends Pick<StoredEvalRun, 'score' | 'cases' | 'model'> {
+  digest: string | null;
+}
+
+function scored(run: Pick<StoredEvalRun, 'score' | 'cases'>): Pick<StoredEvalRun, 'score' | 'cases'> {
+  return { score: run.score, cases: run.cases };
 }
 
 function caseView(entry: CaseResult) {
