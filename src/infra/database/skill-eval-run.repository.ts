@@ -23,9 +23,9 @@ export class SkillEvalRunRepository implements EvalRunStore {
   save(run: Omit<StoredEvalRun, 'runAt'>): Promise<void> {
     return runQuery(async () => {
       await this.dataSource.query(
-        'INSERT INTO skill_eval_runs (skill_name, digest, level, model, score, cases) VALUES ($1, $2, $3, $4, $5, $6) ' +
-          'ON CONFLICT ON CONSTRAINT pk_skill_eval_runs DO UPDATE SET score = EXCLUDED.score, cases = EXCLUDED.cases, ' +
-          'run_at = now()',
+        'INSERT INTO skill_eval_runs (skill_name, digest, level, model, score, cases) ' +
+          'VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT ON CONSTRAINT pk_skill_eval_runs ' +
+          'DO UPDATE SET score = EXCLUDED.score, cases = EXCLUDED.cases, run_at = now()',
         [run.skill, run.digest, run.level, run.model, JSON.stringify(run.score), JSON.stringify(run.cases)],
       );
     });
