@@ -77,7 +77,9 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
           ],
         },
       });
-      expect(answer.body.message).toContain("The skill's trigger evals are not valid, so it was not installed");
+      expect(answer.body.message).toContain(
+        "The trigger evals of 'spec-writer' are not valid, so nothing was installed",
+      );
       const notJson = await upload('root', await specWriter(DESCRIPTION, '{ "should_trigger": [')).expect(400);
       expect(notJson.body.details.problems).toEqual([expect.stringMatching(/^evals\/triggers\.json: not JSON \(/)]);
       await http().get('/v1/skills/spec-writer').set(as('root')).expect(404);

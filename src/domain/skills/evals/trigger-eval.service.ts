@@ -75,7 +75,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
   }
 
   onModuleInit(): void {
-    if (this.config.app.skills.enabled && this.config.app.skills.evals.gate !== 'off') this.store.useInstallGate(this);
+    if (this.config.app.skills.enabled) this.store.useInstallGate(this);
   }
 
   /**
@@ -85,8 +85,10 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
    */
   async check(candidates: readonly InstallCandidate[]): Promise<ReadonlyMap<string, readonly string[]>> {
     const warnings = new Map<string, string[]>();
+    const parsed = candidates.map((candidate) => ({ ...candidate, cases: casesOfFile(candidate) }));
+    if (this.config.app.skills.evals.gate === 'off') return warnings;
     const snapshot = this.registry.snapshot;
-    for (const candidate of candidates) {
+    for (const candidate of parsed) {
       const serving = servingRecord(snapshot, candidate);
       const cases = candidate.cases ?? (serving === undefined ? undefined : readCases(serving).cases);
       if (serving === undefined || cases === undefined) continue;
@@ -260,6 +262,22 @@ function recordsFor(snapshot: CatalogueSnapshot, ownerId: string | null): SkillR
   const personal = ownerId === null ? undefined : snapshot.personal.get(ownerId);
   if (personal === undefined) return team;
   return [...team.filter((record) => !personal.skills.has(record.name)), ...personal.skills.values()];
+}
+
+/**
+ * A new version's trigger evals, or undefined without the file; VALIDATION_FAILED naming the skill, the file, each bad
+ * case and why (nothing of the install is stored).
+ */
+function casesOfFile(candidate: InstallCandidate): TriggerCase[] | undefined {
+  if (candidate.evalsFile === undefined) return undefined;
+  const parsed = parseTriggerEvals(candidate.evalsFile.toString('utf8'));
+  if ('cases' in parsed) return parsed.cases;
+  throw new AppError(
+    ErrorCode.VALIDATION_FAILED,
+    `The trigger evals of '${candidate.record.name}' are not valid, so nothing was installed: ` +
+      `${parsed.problems.join('; ')}. See docs/trigger-evals.md for the format, or leave the file out.`,
+    { problems: parsed.problems, skill: candidate.record.name },
+  );
 }
 
 /** A loaded skill's trigger evals, from its folder: the cases, the file's problems, or neither without the file. */

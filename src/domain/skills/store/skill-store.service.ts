@@ -52,8 +52,10 @@ import { validationFailed } from '../../shared/validation-errors.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
 import { UserFilterCache } from './user-filter-cache.js';
-import { parseTriggerEvals, TRIGGER_EVALS_FILE, type TriggerCase } from '../evals/trigger-evals.js';
 import type { InstallGate } from './install-gate.js';
+
+/** Where a skill keeps its trigger evals (docs/trigger-evals.md): handed to the install gate. */
+const TRIGGER_EVALS_FILE = 'evals/triggers.json';
 
 /** Where a saved user filter is announced to every instance: `<instance id> <user id>`. */
 export const USER_FILTER_CHANNEL = 'skillhost_user_filters';
@@ -92,7 +94,6 @@ interface CheckedSkill extends SkillToInstall {
   name: string;
   warnings: string[];
   record: SkillRecord;
-  cases: TriggerCase[] | undefined;
   label: string;
   version: SkillVersion;
 }
@@ -178,7 +179,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     for (const stop of this.stopFollowing) stop();
   }
 
-  /** What every install asks before storing anything (the trigger evals' gate, set by TriggerEvalService). */
+  /** What every install asks before storing anything (the trigger evals, set by TriggerEvalService). */
   useInstallGate(gate: InstallGate): void {
     this.gate = gate;
   }
@@ -224,7 +225,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
       checked.map((skill) => ({
         key: { scope: target.scope, ownerId: target.ownerId, name: skill.name },
         record: skill.record,
-        cases: skill.cases,
+        evalsFile: skill.files.find((file) => file.path === TRIGGER_EVALS_FILE)?.bytes,
       })),
     );
     const versions = checked.map((skill) => newVersion(skill.name, skill.version, skill.files));
@@ -260,8 +261,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     const label = skill.source?.path ?? skill.folder ?? `number ${index + 1}`;
     try {
       const { record, warnings } = this.validate(skill.files, skill.folder);
-      const cases = triggerCasesOf(skill.files);
-      return { ...skill, name: record.name, record, cases, warnings, label, version: versionOf(skill.files) };
+      return { ...skill, name: record.name, record, warnings, label, version: versionOf(skill.files) };
     } catch (error) {
       if (count === 1 || !AppError.isInstance(error)) throw error;
       throw new AppError(
@@ -687,23 +687,6 @@ function newVersion(
   const blobs = new Map<string, Buffer>();
   for (const file of files) blobs.set(digests.get(file.path)!, file.bytes);
   return { name, digest: version.digest, manifest: version.files, totalBytes: version.totalBytes, blobs };
-}
-
-/**
- * The skill's trigger evals (`evals/triggers.json`), or undefined without the file; VALIDATION_FAILED naming the file,
- * each bad case and why.
- */
-function triggerCasesOf(files: readonly { path: string; bytes: Buffer }[]): TriggerCase[] | undefined {
-  const file = files.find((entry) => entry.path === TRIGGER_EVALS_FILE);
-  if (file === undefined) return undefined;
-  const parsed = parseTriggerEvals(file.bytes.toString('utf8'));
-  if ('cases' in parsed) return parsed.cases;
-  throw new AppError(
-    ErrorCode.VALIDATION_FAILED,
-    `The skill's trigger evals are not valid, so it was not installed: ${parsed.problems.join('; ')}. ` +
-      'See docs/trigger-evals.md for the format, or leave the file out.',
-    { problems: parsed.problems },
-  );
 }
 
 /** VALIDATION_FAILED when two skills of one install have one name: one would replace the other. */
