@@ -217,7 +217,7 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
   });
 });
 
-describe('trigger evals: the publishing gate (warn, the default)', () => {
+describe('trigger evals: the publishing gate (warn, the default), the model call budget', () => {
   let ctx: ChatTestContext;
   const http = () => request(ctx.app.getHttpServer());
   let key: string;
@@ -229,7 +229,7 @@ describe('trigger evals: the publishing gate (warn, the default)', () => {
       .send(archive.body);
 
   beforeAll(async () => {
-    ctx = await startChatApp([CORPUS], { 'app.auth.mode': 'api_key' });
+    ctx = await startChatApp([CORPUS], { 'app.auth.mode': 'api_key', 'app.skills.evals.model_max_calls': 2 });
     const users = ctx.app.get(UsersService);
     key = (await users.createKey((await users.createUser('root', 'admin')).id)).key;
   });
@@ -251,5 +251,17 @@ describe('trigger evals: the publishing gate (warn, the default)', () => {
       .set({ authorization: `Bearer ${key}` })
       .expect(200);
     expect(served.body.description).toBe('An internal helper of the team.');
+  });
+
+  it('makes at most model_max_calls model calls, counting the cases left out', async () => {
+    ctx.model.answerWith(() => ({ text: 'No skill needed.' }));
+    const before = ctx.model.requests.length;
+    const run = await http()
+      .post('/v1/admin/skills/spec-writer/evals/run')
+      .set({ authorization: `Bearer ${key}` })
+      .send({ level: 'model' })
+      .expect(200);
+    expect(run.body).toMatchObject({ calls: 2, notRun: 2, score: { cases: 2, recall: 0 } });
+    expect(ctx.model.requests.length - before).toBe(2);
   });
 });
