@@ -12,6 +12,7 @@ import { SkillImportService } from '../domain/skills/store/skill-import.service.
 import { SKILL_MIRROR_STORE, type SkillMirrorStore } from '../domain/skills/store/skill-mirror-store.js';
 import { SkillMirrorService } from '../domain/skills/store/skill-mirror.service.js';
 import { CommandFailure } from './cli-io.js';
+import { EVAL_RUN_STORE, type EvalRunStore } from '../domain/skills/evals/eval-run-store.js';
 
 /** A command does one thing at a time: two connections leave the rest of the server's pool alone. */
 const CLI_POOL_SIZE = 2;
@@ -46,6 +47,7 @@ export interface CliServices {
   users: UsersService;
   store: SkillStoreService;
   mirrors: SkillMirrorService;
+  runStore: EvalRunStore;
 }
 
 /** The same, with the skill store and the mirrors too (`install`, `versions`, `enable`, `mirrors`…). */
@@ -70,7 +72,8 @@ export async function withServices<T>(config: AppConfig, work: (services: CliSer
     try {
       const store = context.get(SkillStoreService);
       const mirrors = mirrorServiceOf(config, context.get<SkillMirrorStore>(SKILL_MIRROR_STORE), store);
-      return await work({ users: context.get(UsersService), store, mirrors });
+      const runStore = context.get<EvalRunStore>(EVAL_RUN_STORE);
+      return await work({ users: context.get(UsersService), store, mirrors, runStore });
     } finally {
       await context.close();
     }

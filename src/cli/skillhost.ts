@@ -41,6 +41,7 @@ const USAGE = `Usage:
   skillhost disable NAME [--config FILE] [--json]
   skillhost install|uninstall|versions|enable|disable ... --server URL [--key-env NAME] [--personal] [--json]
   skillhost mirrors list|add NAME SOURCE [--interval 15m]|run NAME|remove NAME [--config FILE] [--json]
+  skillhost eval [NAME...] [--config FILE] [--json]
   skillhost sync --server URL (--target claude|codex|gemini|cursor|opencode|agents [--project] | --dir PATH)...
                  [--key-env NAME] [--dry-run] [--watch [--interval SECONDS]] [--pin NAME@sha256:HEX] [--unpin NAME]
                  [--max-file-bytes N] [--json]
@@ -51,7 +52,7 @@ PATH is a skill folder or its SKILL.md (install: a skill folder, .zip, .tar.gz o
 repository (git+https://…, git+file://… with #REF, #REF:PATH or #:PATH) or another server's discovery index
 (https://host/.well-known/agent-skills/index.json, #NAME for one skill); --submodules checks out a git
 SOURCE's submodules too. users, keys and
-the store commands (install … disable, mirrors) work on the configured database (DATABASE_URL
+the store commands (install … disable, mirrors, eval) work on the configured database (DATABASE_URL
 or [app.database] url; else the embedded PostgreSQL's data folder, through the running server's
 PostgreSQL when there is one); keys generate needs none: it prints a new key (for
 SKILLHOST_BOOTSTRAP_ADMIN_KEY) and stores it nowhere. sync mirrors the skills a server's
@@ -64,7 +65,7 @@ as needed) or takes an API key from stdin (--with-key, the default from a pipe),
 server and stores it in $XDG_CONFIG_HOME/skillhost/credentials.json (~/.config/skillhost/); logout
 removes it (and revokes a token).
 Exit codes: 0 ok, 1 something invalid or failed (not found, name taken, database unreachable,
-a mirror's run failed), 2 usage or configuration error.`;
+a mirror's run failed, a trigger eval failed), 2 usage or configuration error.`;
 
 /**
  * `skillhost validate | to-prompt | list`, the same checks the server runs, from a terminal, and
@@ -95,6 +96,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await (await import('./store.command.js')).storeCommand(command, rest, io);
       case 'mirrors':
         return await (await import('./mirrors.command.js')).mirrorsCommand(rest, io);
+      case 'eval':
+        return await (await import('./eval.command.js')).evalCommand(rest, io);
       case 'sync':
         return await (await import('./sync.command.js')).syncCommand(rest, io);
       case 'login':

@@ -9,6 +9,7 @@ import { SkillImportService } from '../domain/skills/store/skill-import.service.
 import type { InstallResult, SkillStoreService } from '../domain/skills/store/skill-store.service.js';
 import type { UsersService } from '../domain/users/users.service.js';
 import { withServices } from './cli-context.js';
+import { triggerEvals } from './eval.command.js';
 import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
 import { ARCHIVE_TYPES, checkSkillName, installedText, isImportSource, printVersions } from './store-common.js';
 import { SYSTEM_ACTOR } from '../domain/shared/audit.js';
@@ -57,6 +58,8 @@ export async function storeCommand(
       case 'install':
         if (values.submodules && !isImportSource(target))
           throw new UsageError('--submodules goes with a git SOURCE (git+https://…, git+file://…), not a path.');
+        // Trigger evals checked and the publishing gate, as a server's install has them (docs/trigger-evals.md).
+        if (config.app.skills.enabled) store.useInstallGate(await triggerEvals(config, store));
         if (isImportSource(target) || isMarketplace(resolve(io.cwd, target)))
           return importFrom(
             new SkillImportService(store, config),

@@ -349,6 +349,24 @@ export const CONFIG_SETTINGS = {
             'with 503 `IMPORT_BUSY` and `Retry-After`, a mirror run waits for its turn.',
         }),
       },
+      evals: {
+        gate: setting.choice(['off', 'warn', 'refuse'], {
+          default: 'warn',
+          description:
+            "Compares a new version's catalogue recall on its trigger evals (`evals/triggers.json`) with the serving " +
+            "version's: `warn` installs it and answers with the cases that regressed; `refuse` keeps the old " +
+            'version serving and answers 422 `EVAL_REGRESSION` with them; `off` ' +
+            'compares nothing. See docs/trigger-evals.md.',
+        }),
+        model_max_calls: setting.integer({
+          min: 1,
+          max: 10_000,
+          default: 50,
+          description:
+            'Model calls one model-level eval run (`POST /v1/admin/skills/NAME/evals/run` with `level: "model"`) may ' +
+            'make, one per case; the cases past it are reported as not run (`notRun`).',
+        }),
+      },
     },
     mcp: {
       enabled: setting.boolean({

@@ -321,6 +321,28 @@ const ROUTES: Route[] = [
   },
   {
     method: 'get',
+    route: '/v1/admin/skills/:name/evals',
+    path: () => '/v1/admin/skills/installed/evals',
+    expect: { ...adminOnly(200, 'all'), editor: 200 },
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/skills/:name/evals/run',
+    path: () => '/v1/admin/skills/installed/evals/run',
+    body: {},
+    // Its owners' editors (team-a) too, as for publishing.
+    expect: { ...adminOnly(200, 'all'), editor: 200 },
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/skills/:name/evals/run',
+    path: () => '/v1/admin/skills/team-a-only/evals/run',
+    body: {},
+    // Owned by nobody: admins only, whoever sees it.
+    expect: adminOnly(200, 'all'),
+  },
+  {
+    method: 'get',
     route: '/v1/skills/:name',
     path: () => '/v1/skills/team-a-only',
     expect: teamA(200),

@@ -517,6 +517,16 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
         'POST /v1/admin/skills/{name}/rollback',
         await http().post('/v1/admin/skills/tour/rollback').set(admin).send({ version: 9 }),
       );
+      const evalsRun = (name: string, body: unknown) =>
+        http()
+          .post(`/v1/admin/skills/${name}/evals/run`)
+          .set(admin)
+          .send(body as object);
+      visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', {}));
+      visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', { level: 'telepathy' }));
+      visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('no-such-skill', {}));
+      visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', { level: 'model' }));
+      visit('GET /v1/admin/skills/{name}/evals', await http().get('/v1/admin/skills/tour/evals').set(admin));
       visit(
         'PUT /v1/admin/skills/{name}/enabled',
         await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: false }),

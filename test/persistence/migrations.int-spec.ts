@@ -35,6 +35,7 @@ const ALL_TABLES = [
   'rate_limits',
   'sign_in_attempts',
   'skill_blobs',
+  'skill_eval_runs',
   'skill_mirrors',
   'skill_store_state',
   'skill_switches',
@@ -44,7 +45,9 @@ const ALL_TABLES = [
   'web_sessions',
 ];
 const SIGN_IN_TABLES = ['sign_in_attempts', 'user_identities', 'web_sessions'];
-const TABLES_BEFORE_SIGN_IN = ALL_TABLES.filter((t) => !SIGN_IN_TABLES.includes(t) && t !== 'oauth_artifacts');
+/** The tables before trigger eval runs. */
+const TABLES_BEFORE_EVALS = ALL_TABLES.filter((t) => t !== 'skill_eval_runs');
+const TABLES_BEFORE_SIGN_IN = TABLES_BEFORE_EVALS.filter((t) => !SIGN_IN_TABLES.includes(t) && t !== 'oauth_artifacts');
 const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
 const GROUP_TABLES = ['audit_log', 'group_members', 'groups', 'installed_skill_groups'];
 /** The tables before groups and roles, sign-in and OAuth: what the older migrations' checks below expect. */
@@ -53,7 +56,7 @@ const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
   'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
-  'GroupsAndRoles1764800000000, SignIn1764810000000, OAuthArtifacts1764820000000';
+  'GroupsAndRoles1764800000000, SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -210,7 +213,9 @@ describe('migrations', () => {
       'uq_web_sessions_token_hash',
     ]);
     await migrate(db.url, 'revert', (l) => log.push(l));
-    expect(await tables(db.url)).toEqual(ALL_TABLES.filter((t) => t !== 'oauth_artifacts'));
+    expect(await tables(db.url)).toEqual(TABLES_BEFORE_EVALS);
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(TABLES_BEFORE_EVALS.filter((t) => t !== 'oauth_artifacts'));
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(TABLES_BEFORE_SIGN_IN);
     const emailColumn = await query(
@@ -219,6 +224,7 @@ describe('migrations', () => {
     );
     expect(emailColumn).toEqual([]);
     await migrate(db.url, 'run', (l) => log.push(l));
+    await migrate(db.url, 'revert', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
     await migrate(db.url, 'revert', (l) => log.push(l));
     await query(db.url, "INSERT INTO users (id, name, role) VALUES (gen_random_uuid(), 'an-editor', 'editor')");
@@ -293,9 +299,11 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
-      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000',
+      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000',
+      'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
       'Reverted: GroupsAndRoles1764800000000',

@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { CommandsController } from './commands.controller.js';
+import { SkillEvalsController } from './skill-evals.controller.js';
 import { SkillMirrorsController } from './skill-mirrors.controller.js';
 import { SkillStoreController } from './skill-store.controller.js';
 import { SkillsController } from './skills.controller.js';
@@ -11,7 +12,13 @@ export class SkillsHttpModule {
     return {
       module: SkillsHttpModule,
       imports: [skills],
-      controllers: [SkillsController, CommandsController, SkillStoreController, SkillMirrorsController],
+      controllers: [
+        SkillsController,
+        CommandsController,
+        SkillStoreController,
+        SkillMirrorsController,
+        SkillEvalsController,
+      ],
     };
   }
 }

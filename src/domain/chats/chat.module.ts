@@ -13,6 +13,7 @@ import { ChatToolsService } from './chat-tools.service.js';
 import { ChatsService } from './chats.service.js';
 import { GatewayService } from './gateway/gateway.service.js';
 import { ModelLoopService } from './llm/model-loop.service.js';
+import { ModelEvalService } from './model-eval.service.js';
 import { SkillToolsService } from './skill-tools.service.js';
 import { TURN_ADMISSION, type TurnAdmission } from './turn-admission.js';
 import { TurnGate } from '../lifecycle/turn-gate.service.js';
@@ -95,6 +96,7 @@ export class ChatModule {
         SkillToolsService,
         ChatEventsService,
         ModelLoopService,
+        ModelEvalService,
         { provide: TURN_ADMISSION, useExisting: TurnGate satisfies new (...args: never[]) => TurnAdmission },
         {
           provide: TurnPlanner,

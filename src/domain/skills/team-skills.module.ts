@@ -11,6 +11,7 @@ import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
 import { SkillMirrorService } from './store/skill-mirror.service.js';
 import { SkillStoreModule } from './store/skill-store.module.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
+import { TriggerEvalService } from './evals/trigger-eval.service.js';
 
 /**
  * The server's skills: the same registry and resources an embedding app gets, plus the store,
@@ -41,8 +42,17 @@ export class TeamSkillsModule {
         SkillLifecycleService,
         SkillMirrorService,
         SkillSearchService,
+        TriggerEvalService,
       ],
-      exports: [skills, store, CodeSkillService, SkillLifecycleService, SkillMirrorService, SkillSearchService],
+      exports: [
+        skills,
+        store,
+        CodeSkillService,
+        SkillLifecycleService,
+        SkillMirrorService,
+        SkillSearchService,
+        TriggerEvalService,
+      ],
     };
   }
 }

@@ -26,6 +26,8 @@ import { DatabaseLifecycle, dataSourceProvider } from './database.provider.js';
 import { PgNotificationsService } from './pg-notifications.service.js';
 import { RateLimitRepository } from './rate-limit.repository.js';
 import { SkillMirrorRepository } from './skill-mirror.repository.js';
+import { SkillEvalRunRepository } from './skill-eval-run.repository.js';
+import { EVAL_RUN_STORE } from '../../domain/skills/evals/eval-run-store.js';
 import { SkillStoreRepository } from './skill-store.repository.js';
 import { UserRepository } from './user.repository.js';
 import { SignInRepository } from './sign-in.repository.js';
@@ -43,6 +45,7 @@ const STORES = [
   { provide: AUDIT_LOG_STORE, useExisting: AuditLogRepository },
   { provide: SKILL_VERSION_STORE, useExisting: SkillStoreRepository },
   { provide: SKILL_MIRROR_STORE, useExisting: SkillMirrorRepository },
+  { provide: EVAL_RUN_STORE, useExisting: SkillEvalRunRepository },
   { provide: USER_SKILL_FILTERS, useExisting: UserRepository },
   { provide: CHAT_SKILL_FILTERS, useExisting: ChatRepository },
   { provide: SKILL_USE, useExisting: ChatRepository },
@@ -66,6 +69,7 @@ const STORES = [
     ChatEventRelayRepository,
     SkillStoreRepository,
     SkillMirrorRepository,
+    SkillEvalRunRepository,
     RateLimitRepository,
     GatewayRepository,
     SignInRepository,

@@ -45,6 +45,11 @@ export interface CatalogueRequest {
    * (The budget is still counted with the locations: an upper bound.)
    */
   hideLocations?: boolean;
+  /**
+   * Rank even when every skill fits the budget: what a turn would list once the catalogue is partial (trigger evals
+   * measure what a description earns, whatever the team's size today).
+   */
+  ranked?: boolean;
 }
 
 /** The catalogue a turn shows. */
@@ -87,7 +92,7 @@ export function chooseCatalogue(
   const { format } = limits;
   const includeLocation = view.index.includeLocation && request.hideLocations !== true;
   const total = view.skills.size;
-  if (catalogueIsComplete(view, limits)) {
+  if (request.ranked !== true && catalogueIsComplete(view, limits)) {
     const text = wholeCatalogue(view, format, !includeLocation);
     return {
       text,

@@ -42,6 +42,9 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
     'which; nothing was fetched from it',
   [ErrorCode.IMPORT_TOO_LARGE]:
     'a git clone that grew past `[app.skills.import] max_clone_bytes`: git was stopped and nothing was installed',
+  [ErrorCode.EVAL_REGRESSION]:
+    "a new version whose catalogue recall on its trigger evals is below the serving version's, with " +
+    '`[app.skills.evals] gate = "refuse"`: `details.regressed` lists the cases; the old version still serves',
   [ErrorCode.IMPORT_BUSY]:
     'as many imports as `[app.skills.import] max_concurrent` are running on this instance; nothing was read, try ' +
     'again after `Retry-After` seconds',

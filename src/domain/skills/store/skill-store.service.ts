@@ -52,6 +52,10 @@ import { validationFailed } from '../../shared/validation-errors.js';
 import { SkillCache } from './skill-cache.js';
 import { readSkillUpload, skillRootOf } from './skill-upload.reader.js';
 import { UserFilterCache } from './user-filter-cache.js';
+import type { InstallGate } from './install-gate.js';
+
+/** Where a skill keeps its trigger evals (docs/trigger-evals.md): handed to the install gate. */
+const TRIGGER_EVALS_FILE = 'evals/triggers.json';
 
 /** Where a saved user filter is announced to every instance: `<instance id> <user id>`. */
 export const USER_FILTER_CHANNEL = 'skillhost_user_filters';
@@ -89,6 +93,7 @@ export interface SkillToInstall {
 interface CheckedSkill extends SkillToInstall {
   name: string;
   warnings: string[];
+  record: SkillRecord;
   label: string;
   version: SkillVersion;
 }
@@ -139,6 +144,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   private readonly filterListeners = new Set<(userId: string) => void>();
   private readonly filters = new UserFilterCache(USER_FILTER_TTL_MS);
   private stopFollowing: (() => void)[] = [];
+  private gate: InstallGate | undefined;
 
   constructor(
     @Inject(SKILL_VERSION_STORE) private readonly repository: SkillVersionStore,
@@ -171,6 +177,11 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
 
   onApplicationShutdown(): void {
     for (const stop of this.stopFollowing) stop();
+  }
+
+  /** What every install asks before storing anything (the trigger evals, set by TriggerEvalService). */
+  useInstallGate(gate: InstallGate): void {
+    this.gate = gate;
   }
 
   get limits() {
@@ -210,6 +221,13 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     assertNamesDiffer(checked);
     // Checked before anything is stored; the repository checks again under a lock (two imports at once).
     await this.checkQuota(checked, target);
+    const gateWarnings = await this.gate?.check(
+      checked.map((skill) => ({
+        key: { scope: target.scope, ownerId: target.ownerId, name: skill.name },
+        record: skill.record,
+        evalsFile: skill.files.find((file) => file.path === TRIGGER_EVALS_FILE)?.bytes,
+      })),
+    );
     const versions = checked.map((skill) => newVersion(skill.name, skill.version, skill.files));
     const outcome = await this.repository.installMany(
       checked.map((skill, index) => ({
@@ -231,7 +249,9 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
     const results: InstallResult[] = [];
     for (const [index, installed] of outcome.installed.entries()) {
       this.stored.add(versions[index].digest);
-      results.push(await this.resultOf(checked[index], versions[index].blobs, target, installed));
+      const result = await this.resultOf(checked[index], versions[index].blobs, target, installed);
+      result.warnings.push(...(gateWarnings?.get(result.name) ?? []));
+      results.push(result);
     }
     return results;
   }
@@ -240,8 +260,8 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   private check(skill: SkillToInstall, index: number, count: number): CheckedSkill {
     const label = skill.source?.path ?? skill.folder ?? `number ${index + 1}`;
     try {
-      const { name, warnings } = this.validate(skill.files, skill.folder);
-      return { ...skill, name, warnings, label, version: versionOf(skill.files) };
+      const { record, warnings } = this.validate(skill.files, skill.folder);
+      return { ...skill, name: record.name, record, warnings, label, version: versionOf(skill.files) };
     } catch (error) {
       if (count === 1 || !AppError.isInstance(error)) throw error;
       throw new AppError(
@@ -623,7 +643,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
   private validate(
     files: readonly { path: string; bytes: Buffer }[],
     folder: string | undefined,
-  ): { name: string; warnings: string[] } {
+  ): { record: SkillRecord; warnings: string[] } {
     const scratch = mkdtempSync(join(tmpdir(), 'skillhost-install-'));
     try {
       const written = join(scratch, 'skill');
@@ -650,7 +670,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
         throw new AppError(ErrorCode.VALIDATION_FAILED, `The skill's name '${name}' cannot name a folder.`, {
           problems: [`name '${name}' cannot name a folder`],
         });
-      return { name, warnings: [...inspection.skill.warnings] };
+      return { record: inspection.skill, warnings: [...inspection.skill.warnings] };
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

@@ -1,0 +1,22 @@
+import type { CaseResult, EvalScore } from './catalogue-eval.js';
+
+/** A trigger eval run as kept: one per skill, version, level and model (`''` at the catalogue level). */
+export interface StoredEvalRun {
+  skill: string;
+  digest: string;
+  level: 'catalogue' | 'model';
+  model: string;
+  score: EvalScore;
+  cases: CaseResult[];
+  runAt: Date;
+}
+
+/** `skill_eval_runs` (infra's SkillEvalRunRepository implements it in PostgreSQL). */
+export interface EvalRunStore {
+  /** Keeps a run, replacing the last one of its skill, version, level and model. */
+  save(run: Omit<StoredEvalRun, 'runAt'>): Promise<void>;
+  /** A skill's runs, newest first. */
+  runsOf(skill: string): Promise<StoredEvalRun[]>;
+}
+
+export const EVAL_RUN_STORE = Symbol('EVAL_RUN_STORE');

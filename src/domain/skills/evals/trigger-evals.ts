@@ -1,0 +1,176 @@
+import { z } from 'zod';
+
+/** Where a skill keeps its trigger evals, relative to its folder. */
+export const TRIGGER_EVALS_FILE = 'evals/triggers.json';
+/** A bigger file is refused before it is parsed. */
+export const MAX_TRIGGER_EVALS_BYTES = 256 * 1024;
+/** Cases a skill may have (its file's and those added through the API, each). */
+export const MAX_TRIGGER_CASES = 500;
+/** The longest request a case may hold. */
+export const MAX_QUERY_CHARS = 4000;
+
+/** One request, and whether it should lead to the skill; when not, optionally the skill it should lead to instead. */
+export interface TriggerCase {
+  query: string;
+  shouldTrigger: boolean;
+  expectSkill?: string;
+}
+
+/** Zod's message for a field: `is missing` when absent, else what it must be. */
+const expected = (what: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is missing' : what);
+
+const query = z
+  .string({ error: expected('must be a string') })
+  .trim()
+  .min(1, { error: 'must not be empty' })
+  .max(MAX_QUERY_CHARS, { error: `must be at most ${MAX_QUERY_CHARS} characters` });
+const skillName = z
+  .string({ error: 'must be a skill name (a string)' })
+  .min(1, { error: 'must not be empty' })
+  .max(64, { error: 'must be at most 64 characters' });
+
+/** skill-creator's form: `[{ "query": "…", "should_trigger": true }, …]`, with `expect_skill` on a negative case. */
+export const triggerCaseSchema = z.strictObject({
+  query,
+  should_trigger: z.boolean({ error: expected('must be true or false') }),
+  expect_skill: skillName.optional(),
+});
+
+/** A grouped entry: the request alone, or with the skill it should lead to (on the negative side). */
+const groupedEntry = z.union([query, z.strictObject({ query, expect_skill: skillName.optional() })], {
+  error: 'must be a request (a string) or { "query": "…", "expect_skill"?: "…" }',
+});
+
+const groupedSchema = z.strictObject({
+  should_trigger: z.array(groupedEntry, { error: 'must be a list' }).optional(),
+  should_not_trigger: z.array(groupedEntry, { error: 'must be a list' }).optional(),
+});
+
+export type TriggerEvalsParse = { cases: TriggerCase[] } | { problems: string[] };
+
+/**
+ * Reads a skill's trigger evals, in either form: a list of `{ query, should_trigger, expect_skill? }` (what
+ * Anthropic's skill-creator writes for its description optimisation) or `{ should_trigger: [...],
+ * should_not_trigger: [...] }`. Problems name the file, the case (number and start of its request) and why.
+ */
+export function parseTriggerEvals(text: string, file = TRIGGER_EVALS_FILE): TriggerEvalsParse {
+  if (Buffer.byteLength(text) > MAX_TRIGGER_EVALS_BYTES)
+    return {
+      problems: [`${file}: larger than ${MAX_TRIGGER_EVALS_BYTES} bytes; keep at most ${MAX_TRIGGER_CASES} cases`],
+    };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { problems: [`${file}: not JSON (${(error as Error).message})`] };
+  }
+  const cases = Array.isArray(json) ? readList(json, file) : readGrouped(json, file);
+  if ('problems' in cases) return cases;
+  return checkCases(cases.cases, file);
+}
+
+function readList(json: unknown[], file: string): TriggerEvalsParse {
+  const problems: string[] = [];
+  const cases: TriggerCase[] = [];
+  json.forEach((entry, index) => {
+    const parsed = triggerCaseSchema.safeParse(entry);
+    if (!parsed.success) {
+      problems.push(...parsed.error.issues.map((issue) => `${caseLabel(file, index, entry)}: ${issueText(issue)}`));
+      return;
+    }
+    cases.push(caseOf(parsed.data.query, parsed.data.should_trigger, parsed.data.expect_skill));
+  });
+  return problems.length > 0 ? { problems } : { cases };
+}
+
+function readGrouped(json: unknown, file: string): TriggerEvalsParse {
+  const parsed = groupedSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const [side, index] = issue.path;
+      const entry =
+        typeof side === 'string' && typeof index === 'number'
+          ? (json as Record<string, unknown[]>)[side]?.[index]
+          : undefined;
+      const where =
+        typeof index === 'number'
+          ? `${caseLabel(file, index, entry, side as string)}`
+          : `${file}${pathText(issue.path)}`;
+      return `${where}: ${issueText(issue, typeof index === 'number' ? 2 : 0)}`;
+    });
+    return {
+      problems: problems.map((problem) =>
+        problem.endsWith('must be an object') || problem.includes('expected object')
+          ? `${file}: must be a list of { "query", "should_trigger", "expect_skill"? } or ` +
+            '{ "should_trigger": [...], "should_not_trigger": [...] }'
+          : problem,
+      ),
+    };
+  }
+  const entries = (list: typeof parsed.data.should_trigger) =>
+    (list ?? []).map((entry) => (typeof entry === 'string' ? { query: entry.trim() } : entry));
+  return {
+    cases: [
+      ...entries(parsed.data.should_trigger).map((entry) => caseOf(entry.query, true, entry.expect_skill)),
+      ...entries(parsed.data.should_not_trigger).map((entry) => caseOf(entry.query, false, entry.expect_skill)),
+    ],
+  };
+}
+
+/** What holds across cases: some, not too many, no request both ways, `expect_skill` only on negative cases. */
+function checkCases(cases: TriggerCase[], file: string): TriggerEvalsParse {
+  const problems: string[] = [];
+  if (cases.length === 0) problems.push(`${file}: has no cases; add requests that should and should not lead here`);
+  if (cases.length > MAX_TRIGGER_CASES)
+    problems.push(`${file}: has ${cases.length} cases, more than ${MAX_TRIGGER_CASES}`);
+  const seen = new Map<string, TriggerCase>();
+  cases.forEach((entry, index) => {
+    const label = caseLabel(file, index, entry);
+    if (entry.shouldTrigger && entry.expectSkill !== undefined)
+      problems.push(
+        `${label}: expect_skill names the skill a negative case leads to; remove it or set should_trigger false`,
+      );
+    const key = entry.query.toLowerCase();
+    const before = seen.get(key);
+    if (before !== undefined && before.shouldTrigger !== entry.shouldTrigger)
+      problems.push(`${label}: the same request is listed as should_trigger ${before.shouldTrigger} too; keep one`);
+    seen.set(key, entry);
+  });
+  return problems.length > 0 ? { problems } : { cases };
+}
+
+function caseOf(queryText: string, shouldTrigger: boolean, expectSkill: string | undefined): TriggerCase {
+  return { query: queryText, shouldTrigger, ...(expectSkill === undefined ? {} : { expectSkill }) };
+}
+
+/** `evals/triggers.json: case 3 ("make me a slide…")`, or `… should_not_trigger[2] (…)` in the grouped form. */
+function caseLabel(file: string, index: number, entry: unknown, side?: string): string {
+  const text =
+    typeof entry === 'string'
+      ? entry
+      : typeof entry === 'object' && entry !== null && typeof (entry as { query?: unknown }).query === 'string'
+        ? (entry as { query: string }).query
+        : undefined;
+  const where = side === undefined ? `case ${index + 1}` : `${side}[${index}]`;
+  return `${file}: ${where}${text === undefined ? '' : ` (${JSON.stringify(shorten(text))})`}`;
+}
+
+function shorten(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.length > 40 ? `${trimmed.slice(0, 40)}…` : trimmed;
+}
+
+function pathText(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '' : ` ${path.map(String).join('.')}`;
+}
+
+/** The issue as a reason: the field it is about, then what is wrong (`skip` leading path parts already named). */
+function issueText(issue: z.core.$ZodIssue, skip = 0): string {
+  const field = issue.path.slice(skip).map(String).join('.');
+  const message =
+    issue.code === 'unrecognized_keys'
+      ? `unknown field(s) ${issue.keys.map((key) => `"${key}"`).join(', ')} (a case has query, should_trigger, ` +
+        'expect_skill)'
+      : issue.message;
+  return field === '' ? message : `${field} ${message}`;
+}
