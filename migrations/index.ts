@@ -11,6 +11,7 @@ import { SkillMirrors1764700000000 } from './1764700000000-skill-mirrors.js';
 import { GroupsAndRoles1764800000000 } from './1764800000000-groups-and-roles.js';
 import { SignIn1764810000000 } from './1764810000000-sign-in.js';
 import { OAuthArtifacts1764820000000 } from './1764820000000-oauth-artifacts.js';
+import { SkillUsage1764830000000 } from './1764830000000-skill-usage.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   GroupsAndRoles1764800000000,
   SignIn1764810000000,
   OAuthArtifacts1764820000000,
+  SkillUsage1764830000000,
 ];

@@ -34,6 +34,7 @@ describe(loadConfig.name, () => {
       maxSkills: 10_000,
       mirrors: {},
       import: { memberHosts: [], maxCloneBytes: 256 * 1024 * 1024, maxConcurrent: 2 },
+      usage: { enabled: true, flushIntervalMs: 10_000, retentionDays: 400 },
       catalogueBudgetTokens: 4000,
       catalogueMaxSkills: 50,
       searchTool: 'auto',
