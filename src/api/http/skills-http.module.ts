@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { AdminSkillUsageController } from './admin-skill-usage.controller.js';
 import { CommandsController } from './commands.controller.js';
 import { SkillMirrorsController } from './skill-mirrors.controller.js';
 import { SkillStoreController } from './skill-store.controller.js';
@@ -11,7 +12,13 @@ export class SkillsHttpModule {
     return {
       module: SkillsHttpModule,
       imports: [skills],
-      controllers: [SkillsController, CommandsController, SkillStoreController, SkillMirrorsController],
+      controllers: [
+        SkillsController,
+        CommandsController,
+        SkillStoreController,
+        SkillMirrorsController,
+        AdminSkillUsageController,
+      ],
     };
   }
 }
