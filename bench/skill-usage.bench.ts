@@ -14,7 +14,10 @@ import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../src/app/app.factory.js';
 import { configWith } from '../src/config/config-loader.js';
-import { SKILL_USAGE_RECORDER, type UsageRecorder } from '../src/domain/skills/usage/skill-usage.js';
+import type { AppConfig } from '../src/config/app-config.js';
+import { SKILL_USAGE_RECORDER, type UsageRecorder, type UsageStore } from '../src/domain/skills/usage/skill-usage.js';
+import { turnUsageEvents } from '../src/domain/skills/usage/turn-usage.js';
+import { BufferedUsageRecorder } from '../src/infra/database/buffered-usage-recorder.js';
 import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import {
   databaseUrl,
@@ -92,6 +95,40 @@ async function runRound(
   }
 }
 
+/**
+ * What the turn path itself adds, alone: one answered turn's events (every skill offered, an activation, a read, the
+ * turn) made and added to the in-memory counts, as TurnRunner does at a turn's end. The store is never reached here.
+ */
+function recordCostNs(): number {
+  const idle: UsageStore = { add: async () => undefined, summary: async () => [], deleteBefore: async () => 0 };
+  const config = { app: { skills: { usage: { enabled: true, flushIntervalMs: 10_000, retentionDays: 400 } } } };
+  const recorder = new BufferedUsageRecorder(config as unknown as AppConfig, idle);
+  const offered = Array.from({ length: SKILLS }, (_, i) => `bench-skill-${String(i).padStart(4, '0')}`);
+  const card = (tool: string) => ({
+    id: tool,
+    tool,
+    args: {},
+    status: 'ok' as const,
+    summary: { skill: SKILL, truncated: false },
+    output: '',
+    durationMs: 0,
+  });
+  const turn = {
+    model: 'scripted',
+    gateway: false,
+    offered,
+    activations: [{ skillName: SKILL, how: 'tool' as const, version: 'sha256:x' }],
+    cards: [card('skills.activate'), card('skills.readResource')],
+    versionOf: () => 'sha256:x',
+    known: () => true,
+  };
+  const runs = 100_000;
+  for (let i = 0; i < 1000; i++) recorder.record(turnUsageEvents(turn));
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < runs; i++) recorder.record(turnUsageEvents(turn));
+  return Number(process.hrtime.bigint() - started) / runs;
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
@@ -150,9 +187,15 @@ async function main(): Promise<void> {
     cpuMsPerTurn: median(rounds.map((r) => r.cpuMsPerTurn)),
   });
   const [withFunnel, without] = [of(on), of(off)];
+  const recordNs = median([recordCostNs(), recordCostNs(), recordCostNs()]);
   const flushMs = median(on.map((r) => r.flushMs ?? 0));
   const flushedRows = median(on.map((r) => r.flushedRows ?? 0));
   const summary: SummaryLine[] = [
+    {
+      measure: `usage funnel: one turn's events recorded in memory (${SKILLS} skills offered)`,
+      value: recordNs / 1000,
+      unit: 'µs',
+    },
     {
       measure: 'chat turn with the usage funnel on, CPU per turn',
       value: withFunnel.cpuMsPerTurn,
@@ -180,10 +223,13 @@ async function main(): Promise<void> {
     `| on | ${f(withFunnel.msPerTurn)} | ${f(withFunnel.p99Ms)} | ${f(withFunnel.cpuMsPerTurn)} |`,
     `| off | ${f(without.msPerTurn)} | ${f(without.p99Ms)} | ${f(without.cpuMsPerTurn)} |`,
     '',
+    `Alone, what a turn adds at its end (its ${SKILLS + 3} events made and counted in memory, no I/O): ` +
+      `${(recordNs / 1000).toFixed(2)} µs (median of 3 × 100,000).`,
+    '',
     `The flushes of a round of ${TURNS} turns (every 10 s, and one at its end) added its ${TURNS * (SKILLS + 3)} ` +
       `counts (checked) to ${flushedRows} rows; the last one took ${f(flushMs)} ms (median), off the turn path.`,
   ].join('\n');
-  recordResults('skill-usage', { rounds: ROUNDS, turns: TURNS, skills: SKILLS, on, off }, text, summary);
+  recordResults('skill-usage', { rounds: ROUNDS, turns: TURNS, skills: SKILLS, recordNs, on, off }, text, summary);
 }
 
 await main();

@@ -73,19 +73,27 @@ export interface UsageEvent {
  * database. `drain` hands over everything gathered and starts afresh.
  */
 export class UsageTally {
-  private rows = new Map<string, UsageRow>();
+  /**
+   * By day, model, version, then skill: maps keyed by the strings the turn already holds (their hashes are cached),
+   * where one key made per event (a concatenation) cost a fresh string and its hash each time.
+   */
+  private rows = new Map<string, Map<string, Map<string, Map<string, UsageRow>>>>();
+  private count = 0;
 
+  /** How many rows (distinct keys) are gathered. */
   get size(): number {
-    return this.rows.size;
+    return this.count;
   }
 
   add(day: string, event: UsageEvent): void {
-    const key: UsageKey = { day, skill: event.skill, version: event.version ?? '', model: event.model ?? '' };
-    const id = JSON.stringify([key.day, key.skill, key.version, key.model]);
-    let row = this.rows.get(id);
+    const version = event.version ?? '';
+    const model = event.model ?? '';
+    const skills = inner(inner(inner(this.rows, day), model), version);
+    let row = skills.get(event.skill);
     if (row === undefined) {
-      row = { ...key, ...zeroCounts() };
-      this.rows.set(id, row);
+      row = { day, skill: event.skill, version, model, ...zeroCounts() };
+      skills.set(event.skill, row);
+      this.count += 1;
     }
     row[event.counter] += event.count ?? 1;
   }
@@ -98,10 +106,22 @@ export class UsageTally {
   }
 
   drain(): UsageRow[] {
-    const rows = [...this.rows.values()];
+    const rows: UsageRow[] = [];
+    for (const models of this.rows.values())
+      for (const versions of models.values()) for (const skills of versions.values()) rows.push(...skills.values());
     this.rows = new Map();
+    this.count = 0;
     return rows;
   }
+}
+
+function inner<V>(map: Map<string, Map<string, V>>, key: string): Map<string, V> {
+  let found = map.get(key);
+  if (found === undefined) {
+    found = new Map();
+    map.set(key, found);
+  }
+  return found;
 }
 
 /**

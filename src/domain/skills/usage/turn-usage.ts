@@ -35,24 +35,26 @@ export function activationWay(how: ActivationHow, gateway: boolean): ActivationW
 export function turnUsageEvents(turn: TurnUsage): UsageEvent[] {
   const { model } = turn;
   // The version a skill was activated at this turn is the one its reads come from.
-  const activatedAt = new Map(turn.activations.map((activation) => [activation.skillName, activation.version]));
-  const at = (skill: string) => ({ skill, model, version: activatedAt.get(skill) ?? turn.versionOf(skill) });
-  const events: UsageEvent[] = turn.offered.map((skill) => ({ ...at(skill), counter: 'offered' }));
+  const activatedAt = new Map<string, string | undefined>();
+  for (const activation of turn.activations) activatedAt.set(activation.skillName, activation.version);
+  const versionOf = (skill: string) =>
+    activatedAt.size > 0 && activatedAt.has(skill) ? activatedAt.get(skill) : turn.versionOf(skill);
+  // Literal objects, no spreads: a turn's catalogue may list a hundred skills, and this runs at every turn's end.
+  const events: UsageEvent[] = [];
+  for (const skill of turn.offered) events.push({ skill, model, version: versionOf(skill), counter: 'offered' });
   const used = new Set<string>();
-  for (const activation of turn.activations) {
-    used.add(activation.skillName);
-    events.push({
-      ...at(activation.skillName),
-      counter: activationCounter(activationWay(activation.how, turn.gateway)),
-    });
+  for (const { skillName: skill, how } of turn.activations) {
+    used.add(skill);
+    const counter = activationCounter(activationWay(how, turn.gateway));
+    events.push({ skill, model, version: versionOf(skill), counter });
   }
   for (const card of turn.cards) {
     const skill = card.summary.skill;
     if (skill === null || !turn.known(skill)) continue;
-    events.push(...cardEvents(card, at(skill)));
+    events.push(...cardEvents(card, { skill, model, version: versionOf(skill) }));
     if (card.status === 'ok') used.add(skill);
   }
-  for (const skill of used) events.push({ ...at(skill), counter: 'turns' });
+  for (const skill of used) events.push({ skill, model, version: versionOf(skill), counter: 'turns' });
   return events;
 }
 
