@@ -12,6 +12,7 @@ import { GroupsAndRoles1764800000000 } from './1764800000000-groups-and-roles.js
 import { SignIn1764810000000 } from './1764810000000-sign-in.js';
 import { OAuthArtifacts1764820000000 } from './1764820000000-oauth-artifacts.js';
 import { SkillEvalRuns1764830000000 } from './1764830000000-skill-eval-runs.js';
+import { SkillUsage1764840000000 } from './1764840000000-skill-usage.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   SignIn1764810000000,
   OAuthArtifacts1764820000000,
   SkillEvalRuns1764830000000,
+  SkillUsage1764840000000,
 ];

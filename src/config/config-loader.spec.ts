@@ -35,6 +35,7 @@ describe(loadConfig.name, () => {
       mirrors: {},
       import: { memberHosts: [], maxCloneBytes: 256 * 1024 * 1024, maxConcurrent: 2 },
       evals: { gate: 'warn', modelMaxCalls: 50 },
+      usage: { enabled: true, flushIntervalMs: 10_000, retentionDays: 400 },
       catalogueBudgetTokens: 4000,
       catalogueMaxSkills: 50,
       searchTool: 'auto',

@@ -367,6 +367,28 @@ export const CONFIG_SETTINGS = {
             'make, one per case; the cases past it are reported as not run (`notRun`).',
         }),
       },
+      usage: {
+        enabled: setting.boolean({
+          default: true,
+          description:
+            'Count the skills usage funnel (offered, activated, resources read, scripts run, errors, turns) per ' +
+            'skill, version, model and day, for `GET /v1/admin/skills/usage`. Counts are kept in memory and ' +
+            'written in one statement per flush; a crash loses at most one flush interval of counts.',
+        }),
+        flush_interval_ms: setting.integer({
+          min: 100,
+          max: 600_000,
+          default: 10_000,
+          description:
+            'How often an instance writes the counts it gathered (one multi-row upsert); also at a clean shutdown.',
+        }),
+        retention_days: setting.integer({
+          min: 1,
+          max: 36_500,
+          default: 400,
+          description: 'Days of usage kept; older days are deleted by a sweep at start-up and once a day after.',
+        }),
+      },
     },
     mcp: {
       enabled: setting.boolean({

@@ -410,6 +410,7 @@ const ROUTES: Route[] = [
     expect: adminOnly(200),
   },
   { method: 'get', route: '/v1/admin/audit', path: () => '/v1/admin/audit', expect: adminOnly(200) },
+  { method: 'get', route: '/v1/admin/skills/usage', path: () => '/v1/admin/skills/usage', expect: adminOnly(200) },
   {
     method: 'get',
     route: '/v1/admin/skills/:name/access',

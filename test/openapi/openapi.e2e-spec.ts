@@ -573,6 +573,10 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
       visit('GET /v1/admin/audit', await http().get('/v1/admin/audit?action=skill.install&limit=3').set(admin));
       visit('GET /v1/admin/audit', await http().get('/v1/admin/audit?action=nope').set(admin));
       visit('GET /v1/admin/audit', await http().get('/v1/admin/audit').set('x-api-key', memberKey));
+      const usage = '/v1/admin/skills/usage';
+      visit('GET /v1/admin/skills/usage', await http().get(`${usage}?groupBy=day,model&from=2026-01-01`).set(admin));
+      visit('GET /v1/admin/skills/usage', await http().get(`${usage}?from=2026-02-30`).set(admin));
+      visit('GET /v1/admin/skills/usage', await http().get(usage).set('x-api-key', memberKey));
       visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
       visit('DELETE /v1/admin/skills/{name}', await http().delete('/v1/admin/skills/tour').set(admin));
       visit('DELETE /v1/skills/{name}', await http().delete('/v1/skills/mine').set('x-api-key', memberKey));

@@ -39,14 +39,16 @@ const ALL_TABLES = [
   'skill_mirrors',
   'skill_store_state',
   'skill_switches',
+  'skill_usage_daily',
   'skill_versions',
   'user_identities',
   'users',
   'web_sessions',
 ];
 const SIGN_IN_TABLES = ['sign_in_attempts', 'user_identities', 'web_sessions'];
-/** The tables before trigger eval runs. */
-const TABLES_BEFORE_EVALS = ALL_TABLES.filter((t) => t !== 'skill_eval_runs');
+/** The tables before the skills usage funnel, and before trigger eval runs. */
+const TABLES_BEFORE_USAGE = ALL_TABLES.filter((t) => t !== 'skill_usage_daily');
+const TABLES_BEFORE_EVALS = TABLES_BEFORE_USAGE.filter((t) => t !== 'skill_eval_runs');
 const TABLES_BEFORE_SIGN_IN = TABLES_BEFORE_EVALS.filter((t) => !SIGN_IN_TABLES.includes(t) && t !== 'oauth_artifacts');
 const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
 const GROUP_TABLES = ['audit_log', 'group_members', 'groups', 'installed_skill_groups'];
@@ -56,7 +58,8 @@ const ALL_MIGRATIONS =
   'InitialSchema1763800000000, ChatLastSeq1763900000000, UsersAndApiKeys1764000000000, ' +
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
   'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
-  'GroupsAndRoles1764800000000, SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000';
+  'GroupsAndRoles1764800000000, SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, ' +
+  'SkillUsage1764840000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -212,6 +215,13 @@ describe('migrations', () => {
       'pk_web_sessions',
       'uq_web_sessions_token_hash',
     ]);
+    const usageIndexes = await query<{ indexname: string }>(
+      db.url,
+      "SELECT indexname FROM pg_indexes WHERE tablename = 'skill_usage_daily' ORDER BY indexname",
+    );
+    expect(usageIndexes.map((i) => i.indexname)).toEqual(['ix_skill_usage_daily_day', 'pk_skill_usage_daily']);
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(TABLES_BEFORE_USAGE);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(TABLES_BEFORE_EVALS);
     await migrate(db.url, 'revert', (l) => log.push(l));
@@ -299,10 +309,12 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: SkillUsage1764840000000',
       'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
-      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000',
+      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, SkillUsage1764840000000',
+      'Reverted: SkillUsage1764840000000',
       'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',

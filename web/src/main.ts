@@ -13,6 +13,7 @@ import { renderCard, renderPendingCard, type ToolCard } from './cards.js';
 import { attachSuggestions, type Suggestion } from './composer.js';
 import { byId, h, when } from './dom.js';
 import { markdownAnswer, renderMarkdown } from './markdown.js';
+import { offerUsageDashboard, wireUsageDashboard } from './usage-dashboard.js';
 
 interface Chat {
   id: string;
@@ -91,6 +92,7 @@ function start(): void {
   });
   wireKeysPanel((error) => showProblem(problemOf(error)));
   wireGrantsPanel();
+  wireUsageDashboard();
   offerProviderSignIn().catch((error: unknown) => showProblem(problemOf(error)));
   byId('new-chat').addEventListener('click', guarded(newChat));
   byId('composer').addEventListener('submit', (event) => {
@@ -129,11 +131,11 @@ async function enter(): Promise<void> {
     storeKey(null);
     return askForKey('');
   }
-  let me: { name: string; authMode: string };
+  let me: { name: string; authMode: string; role?: string };
   try {
     // Without a key, the sign-in cookie's session (if any) is who the page is.
     if (stored === null) await resumeSession();
-    me = await api<{ name: string; authMode: string }>('GET', '/v1/me');
+    me = await api<{ name: string; authMode: string; role?: string }>('GET', '/v1/me');
   } catch (error) {
     if (isRefused(error)) return askForKey(storedKey() === null ? '' : REFUSED);
     return showProblem(problemOf(error));
@@ -142,6 +144,7 @@ async function enter(): Promise<void> {
   byId('who').textContent = me.authMode === 'none' ? `${me.name} (auth off)` : `Signed in as ${me.name}`;
   byId('sign-out').hidden = storedKey() === null && !signedInBySession();
   byId('open-keys').hidden = me.authMode === 'none' && !signedInBySession();
+  offerUsageDashboard(me.role);
   // Grants are given by a person who signed in; with auth off nobody did.
   if (me.authMode !== 'none' || signedInBySession())
     offerGrantsPanel().catch((error: unknown) => showProblem(problemOf(error)));

@@ -7,6 +7,7 @@ import { CommandsResolver } from './commands.resolver.js';
 import { MeResolver } from './me.resolver.js';
 import { SkillStoreResolver } from './skill-store.resolver.js';
 import { SkillsResolver } from './skills.resolver.js';
+import { SkillUsageResolver } from './skill-usage.resolver.js';
 
 /** Every resolver of the API: the module serves them, the schema printer reads them. */
 export const GRAPHQL_RESOLVERS = [
@@ -16,6 +17,7 @@ export const GRAPHQL_RESOLVERS = [
   CommandsResolver,
   ChatsResolver,
   ChatTurnsResolver,
+  SkillUsageResolver,
 ];
 
 /** SDL sorted by name, so the file changes only when the schema does. */

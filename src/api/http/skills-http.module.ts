@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { AdminSkillUsageController } from './admin-skill-usage.controller.js';
 import { CommandsController } from './commands.controller.js';
 import { SkillEvalsController } from './skill-evals.controller.js';
 import { SkillMirrorsController } from './skill-mirrors.controller.js';
@@ -18,6 +19,7 @@ export class SkillsHttpModule {
         SkillStoreController,
         SkillMirrorsController,
         SkillEvalsController,
+        AdminSkillUsageController,
       ],
     };
   }

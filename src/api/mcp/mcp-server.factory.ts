@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { SKILLS_LIST_METHOD, type SkillSource, SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import type { Principal } from '../../domain/users/principal.js';
-import { runSkillTool } from '@skillhost/ai-sdk';
+import { runSkillTool, type ToolExecution } from '@skillhost/ai-sdk';
 import {
   AppError,
   type CatalogueSnapshot,
@@ -35,7 +35,9 @@ import {
   PublishedSkillsService,
   recordsAfter,
 } from './published-skills.service.js';
-import { mimeTypeOf, skillFileUri } from './skill-uri.js';
+import { mimeTypeOf, parseSkillUri, skillFileUri } from './skill-uri.js';
+import { SKILL_USAGE_RECORDER, type UsageRecorder } from '../../domain/skills/usage/skill-usage.js';
+import { cardEvents } from '../../domain/skills/usage/turn-usage.js';
 import { ViewCache } from './view-cache.js';
 
 const PROMPT_ARGUMENT = 'request';
@@ -89,6 +91,7 @@ export class McpServerFactory {
     private readonly published: PublishedSkillsService,
     private readonly searching: SkillSearchService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SKILL_USAGE_RECORDER) private readonly usage: UsageRecorder,
   ) {
     this.version = packageVersion();
   }
@@ -142,6 +145,7 @@ export class McpServerFactory {
     const tools = mcpTools(view, catalogue, this.config.app.skills.searchTool === 'always');
     const listing: Listing = {
       instructions: mcpInstructions(catalogue, instructionsMaxChars),
+      offered: catalogue.listed,
       tools,
       listed: tools.map((tool) => ({
         name: tool.wireName,
@@ -170,8 +174,10 @@ export class McpServerFactory {
       },
       get: async (uri) => (await this.published.skillAt(await view(), uri))?.entry,
       read: async (uri) => {
-        const file = await readOrUndefined(async () => this.published.file(await view(), uri));
+        const snapshot = await view();
+        const file = await readOrUndefined(async () => this.published.file(snapshot, uri));
         if (file === undefined) return undefined;
+        this.recordRead(snapshot, uri);
         return file.isText
           ? { text: file.bytes.toString('utf8'), mimeType: file.mimeType }
           : { bytes: file.bytes, mimeType: file.mimeType };
@@ -249,9 +255,14 @@ export class McpServerFactory {
    * exist).
    */
   private serveTools(server: Server, view: () => Promise<CatalogueSnapshot>): void {
-    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => ({
-      tools: [...this.listing(await view()).listed],
-    }));
+    server.setRequestHandler('tools/list', { params: LIST_PARAMS }, async () => {
+      const snapshot = await view();
+      const listing = this.listing(snapshot);
+      this.usage.record(
+        listing.offered.map((skill) => ({ skill, version: versionIn(snapshot, skill), counter: 'offered' })),
+      );
+      return { tools: [...listing.listed] };
+    });
     server.setRequestHandler('tools/call', { params: CALL_PARAMS }, async (params) => {
       const snapshot = await view();
       const { tools } = this.listing(snapshot);
@@ -261,12 +272,35 @@ export class McpServerFactory {
           ProtocolErrorCode.InvalidParams,
           `Unknown tool '${params.name}'; this server offers ${tools.map((t) => t.wireName).join(', ')}.`,
         );
-      const { card } = await runSkillTool(tool, params.arguments ?? {}, this.toolContext(snapshot));
+      const execution = await runSkillTool(tool, params.arguments ?? {}, this.toolContext(snapshot));
+      this.recordCall(snapshot, execution);
+      const { card } = execution;
       return {
         content: [{ type: 'text' as const, text: card.output }],
         ...(card.status === 'error' ? { isError: true } : {}),
       };
     });
+  }
+
+  /**
+   * A tool call in the usage funnel: an activation counts as `mcp`, then its read or error; a skill the view does not
+   * have (a name the client made up) counts nothing. MCP has no model and no turns.
+   */
+  private recordCall(snapshot: CatalogueSnapshot, { card, activated, version }: ToolExecution): void {
+    const skill = card.summary.skill;
+    if (skill === null || !snapshot.skills.has(skill)) return;
+    const at = { skill, version: version ?? versionIn(snapshot, skill) };
+    const events = cardEvents(card, at);
+    if (activated !== undefined) events.push({ ...at, counter: 'activatedMcp' });
+    this.usage.record(events);
+  }
+
+  /** A `skill://` read in the usage funnel: SKILL.md is the extension's activation, any other file a resource read. */
+  private recordRead(snapshot: CatalogueSnapshot, uri: string): void {
+    const parsed = parseSkillUri(uri);
+    if (parsed === undefined || !snapshot.skills.has(parsed.name)) return;
+    const counter = parsed.path === 'SKILL.md' ? 'activatedMcp' : 'resourcesRead';
+    this.usage.record([{ skill: parsed.name, version: versionIn(snapshot, parsed.name), counter }]);
   }
 
   private toolContext(snapshot: CatalogueSnapshot): ToolContext {
@@ -341,6 +375,11 @@ export function promptText(name: string, request: string): string {
     : `Use the skill "${name}" for my request. ${activate}\n\nMy request: ${request}`;
 }
 
+/** The version a view serves a skill at ('' in the funnel when it has none). */
+function versionIn(snapshot: CatalogueSnapshot, skill: string): string | undefined {
+  return snapshot.skills.get(skill)?.digest;
+}
+
 /** `resources/list`'s answer for one page of published skills: every file of each. */
 function resourcePage(page: PublishedPage): { answer: ListResourcesResult; lasting: boolean } {
   const resources = page.skills.flatMap(({ record, files }) =>
@@ -375,6 +414,8 @@ interface HandlerLookup {
 /** What a view lists to MCP clients, made once per view. */
 interface Listing {
   readonly instructions: string;
+  /** The skills the listing names (the usage funnel's `offered` at each `tools/list`). */
+  readonly offered: readonly string[];
   readonly tools: readonly SkillTool[];
   /** The `tools/list` answer's entries. */
   readonly listed: readonly {

@@ -5,6 +5,7 @@ import { McpServerFactory } from './mcp-server.factory.js';
 import { McpTransportService } from './mcp-transport.service.js';
 import { PublishedSkillsService } from './published-skills.service.js';
 import { DiscoveryIndexService } from './discovery-index.service.js';
+import { PersistenceModule } from '../../infra/database/persistence.module.js';
 
 /** A front door: the team's skills for every agent, over MCP (`/mcp`) and the discovery index. */
 @Module({})
@@ -13,7 +14,7 @@ export class McpModule {
   static forSkills(skills: DynamicModule): DynamicModule {
     return {
       module: McpModule,
-      imports: [skills],
+      imports: [skills, PersistenceModule],
       controllers: [McpController, AgentSkillsIndexController],
       providers: [PublishedSkillsService, DiscoveryIndexService, McpServerFactory, McpTransportService],
     };

@@ -19,6 +19,7 @@ import { TURN_ADMISSION, type TurnAdmission } from './turn-admission.js';
 import { TurnGate } from '../lifecycle/turn-gate.service.js';
 import { TurnPlanner } from './turn-planner.js';
 import { TURN_EVENT_SHAPES, type TurnEventShapes, TurnRunner } from './turn-runner.js';
+import { SKILL_USAGE_RECORDER, type UsageRecorder } from '../skills/usage/skill-usage.js';
 
 function createTurnPlanner(
   config: AppConfig,
@@ -45,6 +46,7 @@ function createTurnRunner(
   metrics: ChatMetrics,
   models: ModelLoopService,
   shapes: TurnEventShapes,
+  usage: UsageRecorder,
 ): TurnRunner {
   const { models: configured, defaultModel, historyMessages, tools: toolSettings } = config.app;
   const settings = {
@@ -66,6 +68,7 @@ function createTurnRunner(
     admission,
     metrics,
     models,
+    usage,
   });
 }
 
@@ -118,6 +121,7 @@ export class ChatModule {
             CHAT_METRICS,
             ModelLoopService,
             TURN_EVENT_SHAPES,
+            SKILL_USAGE_RECORDER,
           ],
         },
       ],

@@ -1,3 +1,4 @@
+import type { UsageEvent } from '../skills/usage/skill-usage.js';
 import { describe, expect, it } from '@jest/globals';
 import type { Principal } from '../users/principal.js';
 import {
@@ -208,6 +209,7 @@ function setup(overrides: Partial<TurnRunnerPorts> & { toolsEnabled?: boolean } 
   const admission = fakeAdmission();
   const published: ChatEvent[] = [];
   const snapshot = view();
+  const usage: UsageEvent[] = [];
   const ports: TurnRunnerPorts = {
     settings: {
       models: { scripted: MODEL },
@@ -231,9 +233,10 @@ function setup(overrides: Partial<TurnRunnerPorts> & { toolsEnabled?: boolean } 
     admission: admission.admission,
     metrics: metrics.metrics,
     models: model.models,
+    usage: { record: (events) => void usage.push(...events), flush: () => Promise.resolve() },
     ...overrides,
   };
-  return { sut: new TurnRunner(ports), store, tools, model, metrics, admission, published };
+  return { sut: new TurnRunner(ports), store, tools, model, metrics, admission, published, usage };
 }
 
 function listener() {
@@ -295,6 +298,24 @@ describe(TurnRunner.name, () => {
       expect(heard.names().slice(0, 2)).toEqual(['tool-call', 'tool-result']);
       expect(store.writes[0].activations).toEqual([{ skillName: 'pdf', how: 'explicit', version: 'sha256:v1' }]);
       expect(result.invokedSkills).toEqual(['pdf']);
+    },
+  );
+
+  it(
+    'counts the answered turn in the usage funnel: the skills its catalogue listed, the `/name` activation at its ' +
+      'version, and the turn that used it; a failed turn counts nothing',
+    async () => {
+      const { sut, usage } = setup();
+      await sut.run(ALICE, CHAT, { content: '/pdf split it' });
+      expect(usage).toEqual([
+        { skill: 'docx', model: 'scripted', version: undefined, counter: 'offered' },
+        { skill: 'pdf', model: 'scripted', version: 'sha256:v1', counter: 'offered' },
+        { skill: 'pdf', model: 'scripted', version: 'sha256:v1', counter: 'activatedSlash' },
+        { skill: 'pdf', model: 'scripted', version: 'sha256:v1', counter: 'turns' },
+      ]);
+      const failing = setup({ models: scriptedModel({ fail: new AppError(ErrorCode.MODEL_ERROR, 'down') }).models });
+      await expect(failing.sut.run(ALICE, CHAT, { content: '/pdf split it' })).rejects.toThrow('down');
+      expect(failing.usage).toEqual([]);
     },
   );
 

@@ -20,6 +20,8 @@ import { serverCallMessages, type ToolExecution } from '@skillhost/ai-sdk';
 import type { TurnAdmission, TurnRelease } from './turn-admission.js';
 import type { ActivationsInPrompt, TurnPlan, TurnPlanner } from './turn-planner.js';
 import { annotateTurn, traceTurn } from './turn-telemetry.js';
+import type { UsageRecorder } from '../skills/usage/skill-usage.js';
+import { turnUsageEvents } from '../skills/usage/turn-usage.js';
 
 export interface TurnInput {
   content: string;
@@ -138,6 +140,8 @@ export interface TurnRunnerPorts {
   admission: TurnAdmission;
   metrics: ChatMetrics;
   models: ModelLoop;
+  /** The skills usage funnel (counted in memory, written in batches). */
+  usage: UsageRecorder;
 }
 
 /** One turn in flight: what it was asked, its plan, and what it has gathered so far. */
@@ -248,12 +252,13 @@ export class TurnRunner {
     const activated = await this.activateRequested(turn, clock);
     const forcedCount = turn.cards.length;
     if (input.client !== undefined) activated.kept = await this.keptInstructions(turn);
-    const { system } = this.ports.planner.systemPrompt(turn.plan, activated);
+    const { system, catalogue } = this.ports.planner.systemPrompt(turn.plan, activated);
     const result = await this.runModel(turn, system, clock);
     const answer = this.finalAnswer(id, result, onEvent);
     inModelOrder(turn.cards, forcedCount, result.toolCallIds);
     turn.cards.push(...result.clientCalls.map(clientCallCard));
     const stored = await this.store(turn, answer, clock);
+    this.recordUsage(turn, catalogue?.listed ?? []);
     const assistantMessage = stored.messages[stored.messages.length - 1];
     const { invocation, command } = turn.plan;
     return {
@@ -267,6 +272,24 @@ export class TurnRunner {
       activatedThisTurn: [...new Set(turn.activations.map((activation) => activation.skillName))],
       timing: timingOf(clock),
     };
+  }
+
+  /** The answered turn's part of the skills usage funnel: what its catalogue listed, activated, read, ran, failed. */
+  private recordUsage(turn: Turn, offered: readonly string[]): void {
+    const { view } = turn.plan;
+    if (view === undefined) return;
+    const { pins } = turn.toolOptions;
+    this.ports.usage.record(
+      turnUsageEvents({
+        model: turn.model.name,
+        gateway: turn.input.client !== undefined,
+        offered,
+        activations: turn.activations,
+        cards: turn.cards,
+        versionOf: (skill) => pins?.get(skill) ?? view.skills.get(skill)?.digest,
+        known: (skill) => view.skills.has(skill),
+      }),
+    );
   }
 
   /**

@@ -5,6 +5,7 @@ import type { PortAdapters } from '../shared/port-adapters.js';
 import { CodeSkillService } from './code/code-skill.service.js';
 import { SkillSearchService } from './ranking/skill-search.service.js';
 import { SkillWatcherService } from './skill-watcher.service.js';
+import { SkillUsageService } from './usage/skill-usage.service.js';
 import { skillsSettingsOf } from './skills-settings-of.js';
 import { SkillImportService } from './store/skill-import.service.js';
 import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
@@ -43,6 +44,7 @@ export class TeamSkillsModule {
         SkillMirrorService,
         SkillSearchService,
         TriggerEvalService,
+        SkillUsageService,
       ],
       exports: [
         skills,
@@ -52,6 +54,7 @@ export class TeamSkillsModule {
         SkillMirrorService,
         SkillSearchService,
         TriggerEvalService,
+        SkillUsageService,
       ],
     };
   }

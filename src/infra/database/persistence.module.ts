@@ -14,6 +14,9 @@ import { SKILL_USE } from '../../domain/skills/ranking/skill-use.js';
 import { RATE_LIMIT_STORE } from '../../domain/limits/rate-limit-store.js';
 import { GATEWAY_STORE } from '../../domain/chats/gateway/gateway-store.js';
 import { OAUTH_ARTIFACT_STORE } from '../../domain/oauth/oauth-artifact-store.js';
+import { SKILL_USAGE_RECORDER, SKILL_USAGE_STORE } from '../../domain/skills/usage/skill-usage.js';
+import { BufferedUsageRecorder } from './buffered-usage-recorder.js';
+import { SkillUsageRepository } from './skill-usage.repository.js';
 import { ApiKeyRepository } from './api-key.repository.js';
 import { ChatEventRelayRepository } from './chat-event-relay.repository.js';
 import { ChatRepository } from './chat.repository.js';
@@ -54,6 +57,8 @@ const STORES = [
   { provide: SIGN_IN_STORE, useExisting: SignInRepository },
   { provide: WEB_SESSION_STORE, useExisting: SignInRepository },
   { provide: OAUTH_ARTIFACT_STORE, useExisting: OAuthArtifactRepository },
+  { provide: SKILL_USAGE_STORE, useExisting: SkillUsageRepository },
+  { provide: SKILL_USAGE_RECORDER, useExisting: BufferedUsageRecorder },
 ];
 
 @Module({
@@ -76,6 +81,8 @@ const STORES = [
     OAuthArtifactRepository,
     GroupRepository,
     AuditLogRepository,
+    SkillUsageRepository,
+    BufferedUsageRecorder,
     ...STORES,
   ],
   exports: [
