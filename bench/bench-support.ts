@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -10,6 +11,7 @@ import { generateApiKey } from '../src/domain/users/api-key.js';
 import { EmbeddedPostgresServer } from '../src/infra/database/embedded-postgres.server.js';
 import { freePort } from '../test/support/ports.js';
 import { runFolder } from '../test/support/files/run-folder.js';
+import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import {
   machineName,
   RESULTS_DIR,
@@ -310,5 +312,55 @@ export function startChild(
       if (match) resolvePort({ child, port: Number(match[1]) });
     });
     child.on('exit', (code) => reject(new Error(`child ${args[0]} exited with ${code}`)));
+  });
+}
+
+/**
+ * Child mode of the turn benches (gateway, telemetry): the scripted model. `[skill]` in the last user message: an
+ * activation of `git-commit` first, then the answer.
+ */
+export async function serveSkillTurnModel(): Promise<void> {
+  const model = await new ScriptedModelServer().start();
+  model.answerWith((sent) => {
+    model.requests.length = 0;
+    const messages = sent.body.messages;
+    let lastUser = messages.length - 1;
+    while (lastUser > 0 && messages[lastUser].role !== 'user') lastUser--;
+    const said = JSON.stringify(messages[lastUser]?.content ?? '');
+    const results = messages.slice(lastUser).filter((message) => message.role === 'tool').length;
+    if (said.includes('[skill]') && results === 0)
+      return { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
+    return { text: 'Here is your answer.' };
+  });
+  console.log(`READY ${new URL(model.url).port}`);
+}
+
+/** One POST over a keep-alive agent, its body read whole; its time in ms. */
+export function postJson(agent: Agent, url: string, body: string, headers: Record<string, string>): Promise<number> {
+  const started = performance.now();
+  const target = new URL(url);
+  return new Promise((resolvePost, reject) => {
+    const req = request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        method: 'POST',
+        path: target.pathname,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          if ((res.statusCode ?? 0) >= 300)
+            reject(new Error(`${url} answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`));
+          else resolvePost(performance.now() - started);
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
   });
 }

@@ -11,10 +11,9 @@
  *   BENCH_APP_NODE_ARGS=--cpu-prof …   the server's own Node flags (a CPU profile of a run).
  */
 import { writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import {
   cpuSeconds,
   createBenchKey,
@@ -26,58 +25,13 @@ import {
   serveApp,
   startChild,
   type SummaryLine,
+  postJson,
+  serveSkillTurnModel,
 } from './bench-support.js';
 
 const SELF = join(import.meta.dirname, 'gateway.bench.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 100);
-
-/** Child mode: the scripted model. `[skill]` in the last user message: an activation first, then the answer. */
-async function serveModel(): Promise<void> {
-  const model = await new ScriptedModelServer().start();
-  model.answerWith((sent) => {
-    model.requests.length = 0;
-    const messages = sent.body.messages;
-    let lastUser = messages.length - 1;
-    while (lastUser > 0 && messages[lastUser].role !== 'user') lastUser--;
-    const said = JSON.stringify(messages[lastUser]?.content ?? '');
-    const results = messages.slice(lastUser).filter((message) => message.role === 'tool').length;
-    if (said.includes('[skill]') && results === 0)
-      return { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
-    return { text: 'Here is your answer.' };
-  });
-  console.log(`READY ${new URL(model.url).port}`);
-}
-
-/** One POST over a keep-alive agent, its body read whole; its time in ms. */
-function post(agent: Agent, url: string, body: string, headers: Record<string, string>): Promise<number> {
-  const started = performance.now();
-  const target = new URL(url);
-  return new Promise((resolvePost, reject) => {
-    const req = request(
-      {
-        agent,
-        host: target.hostname,
-        port: target.port,
-        method: 'POST',
-        path: target.pathname,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 300)
-            reject(new Error(`${url} answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`));
-          else resolvePost(performance.now() - started);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 interface Shape {
   name: string;
@@ -169,7 +123,7 @@ async function main(): Promise<void> {
     ];
     // Warm-up, then rounds that alternate the shapes: this machine's speed drifts between runs.
     for (const shape of shapes)
-      for (let i = 0; i < 30; i++) await post(agent, shape.url, shape.body(i), shape.headers ?? {});
+      for (let i = 0; i < 30; i++) await postJson(agent, shape.url, shape.body(i), shape.headers ?? {});
     const times = new Map<string, number[]>(shapes.map((shape) => [shape.name, []]));
     const cpu = new Map<string, number>(shapes.map((shape) => [shape.name, 0]));
     let sent = 1000;
@@ -177,7 +131,7 @@ async function main(): Promise<void> {
       for (const shape of shapes) {
         const before = cpuSeconds(app.child.pid);
         for (let i = 0; i < PER_ROUND; i++)
-          times.get(shape.name)!.push(await post(agent, shape.url, shape.body(sent++), shape.headers ?? {}));
+          times.get(shape.name)!.push(await postJson(agent, shape.url, shape.body(sent++), shape.headers ?? {}));
         cpu.set(shape.name, cpu.get(shape.name)! + cpuSeconds(app.child.pid) - before);
       }
     const measured: Measured[] = shapes.map((shape) => {
@@ -249,5 +203,5 @@ function report(result: { recordedAt: string; machine: string; rounds: number; m
 }
 
 if (process.argv[2] === 'serve-app') void serveApp();
-else if (process.argv[2] === 'serve-model') void serveModel();
+else if (process.argv[2] === 'serve-model') void serveSkillTurnModel();
 else await main();

@@ -8,14 +8,13 @@
  *   npm run bench:telemetry          (writes bench/results/telemetry.{md,json})
  */
 import { writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SkillTool } from '@skillhost/core';
 import type { ToolExecution } from '@skillhost/ai-sdk';
 import { annotateTurn, traceToolCall, traceTurn } from '../src/domain/chats/turn-telemetry.js';
 import { OtlpReceiver } from '../test/support/otlp-receiver.js';
-import { ScriptedModelServer } from '../test/support/scripted-model-server.js';
 import {
   cpuSeconds,
   createBenchKey,
@@ -27,58 +26,13 @@ import {
   serveApp,
   startChild,
   type SummaryLine,
+  postJson,
+  serveSkillTurnModel,
 } from './bench-support.js';
 
 const SELF = join(import.meta.dirname, 'telemetry.bench.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 100);
-
-/** Child mode: the scripted model. `[skill]` in the last user message: an activation first, then the answer. */
-async function serveModel(): Promise<void> {
-  const model = await new ScriptedModelServer().start();
-  model.answerWith((sent) => {
-    model.requests.length = 0;
-    const messages = sent.body.messages;
-    let lastUser = messages.length - 1;
-    while (lastUser > 0 && messages[lastUser].role !== 'user') lastUser--;
-    const said = JSON.stringify(messages[lastUser]?.content ?? '');
-    const results = messages.slice(lastUser).filter((message) => message.role === 'tool').length;
-    if (said.includes('[skill]') && results === 0)
-      return { toolCalls: [{ name: 'skills_activate', arguments: { name: 'git-commit' } }] };
-    return { text: 'Here is your answer.' };
-  });
-  console.log(`READY ${new URL(model.url).port}`);
-}
-
-/** One POST over a keep-alive agent, its body read whole; its time in ms. */
-function post(agent: Agent, url: string, body: string, headers: Record<string, string>): Promise<number> {
-  const started = performance.now();
-  const target = new URL(url);
-  return new Promise((resolvePost, reject) => {
-    const req = request(
-      {
-        agent,
-        host: target.hostname,
-        port: target.port,
-        method: 'POST',
-        path: target.pathname,
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          if ((res.statusCode ?? 0) >= 300)
-            reject(new Error(`${url} answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`));
-          else resolvePost(performance.now() - started);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 interface Server {
   name: 'off' | 'on';
@@ -174,7 +128,7 @@ async function main(): Promise<void> {
       servers.push({ name, url, pid: child.child.pid, chatId: chat.id });
     }
     const turnOn = (server: Server, content: string) =>
-      post(agent, `${server.url}/v1/chats/${server.chatId}/messages`, JSON.stringify({ content }), key);
+      postJson(agent, `${server.url}/v1/chats/${server.chatId}/messages`, JSON.stringify({ content }), key);
     for (const server of servers)
       for (const turn of TURNS) for (let i = 0; i < 30; i++) await turnOn(server, turn.content(i));
     const label = (server: Server, turn: (typeof TURNS)[number]) => `${server.name} ${turn.name}`;
@@ -305,5 +259,5 @@ function report(result: {
 }
 
 if (process.argv[2] === 'serve-app') void serveApp();
-else if (process.argv[2] === 'serve-model') void serveModel();
+else if (process.argv[2] === 'serve-model') void serveSkillTurnModel();
 else await main();
