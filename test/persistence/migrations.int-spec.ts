@@ -59,7 +59,7 @@ const ALL_MIGRATIONS =
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
   'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
   'GroupsAndRoles1764800000000, SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, ' +
-  'SkillUsage1764840000000';
+  'SkillUsage1764840000000, SkillUsageApi1764870000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -220,6 +220,15 @@ describe('migrations', () => {
       "SELECT indexname FROM pg_indexes WHERE tablename = 'skill_usage_daily' ORDER BY indexname",
     );
     expect(usageIndexes.map((i) => i.indexname)).toEqual(['ix_skill_usage_daily_day', 'pk_skill_usage_daily']);
+    const apiColumn = () =>
+      query(
+        db.url,
+        "SELECT column_default FROM information_schema.columns WHERE table_name = 'skill_usage_daily' AND " +
+          "column_name = 'activated_api'",
+      );
+    expect(await apiColumn()).toEqual([{ column_default: '0' }]);
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await apiColumn()).toEqual([]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(TABLES_BEFORE_USAGE);
     await migrate(db.url, 'revert', (l) => log.push(l));
@@ -234,8 +243,8 @@ describe('migrations', () => {
     );
     expect(emailColumn).toEqual([]);
     await migrate(db.url, 'run', (l) => log.push(l));
-    // Back to before sign-in: the usage funnel, trigger eval runs, OAuth and sign-in go.
-    for (let i = 0; i < 4; i++) await migrate(db.url, 'revert', (l) => log.push(l));
+    // Back to before sign-in: the usage funnel (two migrations), trigger eval runs, OAuth and sign-in go.
+    for (let i = 0; i < 5; i++) await migrate(db.url, 'revert', (l) => log.push(l));
     await query(db.url, "INSERT INTO users (id, name, role) VALUES (gen_random_uuid(), 'an-editor', 'editor')");
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(TABLES_BEFORE_GROUPS);
@@ -308,11 +317,14 @@ describe('migrations', () => {
     expect(log).toEqual([
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
+      'Reverted: SkillUsageApi1764870000000',
       'Reverted: SkillUsage1764840000000',
       'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
-      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, SkillUsage1764840000000',
+      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, ' +
+        'SkillUsage1764840000000, SkillUsageApi1764870000000',
+      'Reverted: SkillUsageApi1764870000000',
       'Reverted: SkillUsage1764840000000',
       'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',

@@ -20,6 +20,7 @@ const zero = {
   activatedCommand: 0,
   activatedMcp: 0,
   activatedGateway: 0,
+  activatedApi: 0,
   resourcesRead: 0,
   scriptsRun: 0,
   errors: 0,
@@ -72,12 +73,16 @@ describe(BufferedUsageRecorder.name, () => {
     expect(await query(db.url, 'SELECT * FROM skill_usage_daily')).toEqual([]);
     await sut.flush();
     expect(statements).toBe(1);
-    sut.record([{ skill: 'pdf', model: 'm1', version: 'sha256:a', counter: 'errors' }]);
+    sut.record([
+      { skill: 'pdf', model: 'm1', version: 'sha256:a', counter: 'errors' },
+      { skill: 'docx', version: 'sha256:a', counter: 'activatedApi' },
+    ]);
     await sut.flush();
     await sut.flush();
     expect(statements).toBe(2);
     const bySkillAndModel = await repository.summary({ groupBy: ['model'] });
     expect(bySkillAndModel).toEqual([
+      { skill: 'docx', model: '', ...zero, activatedApi: 1 },
       { skill: 'docx', model: 'm1', ...zero, offered: 1, activatedTool: 1, resourcesRead: 1, turns: 1 },
       { skill: 'pdf', model: 'm1', ...zero, offered: 2, activatedTool: 2, resourcesRead: 2, turns: 2, errors: 1 },
       { skill: 'pdf', model: 'm2', ...zero, offered: 1, activatedTool: 1, resourcesRead: 1, turns: 1 },

@@ -13,6 +13,7 @@ interface Counts {
   activatedCommand: number;
   activatedMcp: number;
   activatedGateway: number;
+  activatedApi: number;
   resourcesRead: number;
   scriptsRun: number;
   errors: number;
@@ -51,7 +52,8 @@ export function activations(counts: Counts): number {
     counts.activatedSlash +
     counts.activatedCommand +
     counts.activatedMcp +
-    counts.activatedGateway
+    counts.activatedGateway +
+    counts.activatedApi
   );
 }
 

@@ -18,6 +18,7 @@ const COLUMNS: Record<UsageCounter, string> = {
   activatedCommand: 'activated_command',
   activatedMcp: 'activated_mcp',
   activatedGateway: 'activated_gateway',
+  activatedApi: 'activated_api',
   resourcesRead: 'resources_read',
   scriptsRun: 'scripts_run',
   errors: 'errors',

@@ -78,13 +78,27 @@ export class SkillUsageCountsDto {
   @ApiField(() => Float, { ...COUNT, description: 'Activations in turns of the OpenAI-compatible gateway.' })
   activatedGateway: number;
 
-  @ApiField(() => Float, { ...COUNT, description: "Reads of the skill's other files (tools and MCP resources)." })
+  @ApiField(() => Float, {
+    ...COUNT,
+    description:
+      "Activations by a REST or GraphQL client outside a turn: a chat's tool routes (`POST " +
+      '/v1/chats/{id}/tools/{tool}`, `activateSkill`, `runSkillTool`), `GET /v1/skills/{name}/body`.',
+  })
+  activatedApi: number;
+
+  @ApiField(() => Float, {
+    ...COUNT,
+    description: "Reads of the skill's other files (tools, MCP resources, the skill routes).",
+  })
   resourcesRead: number;
 
   @ApiField(() => Float, { ...COUNT, description: "Runs of the skill's scripts." })
   scriptsRun: number;
 
-  @ApiField(() => Float, { ...COUNT, description: 'Tool calls on the skill that failed.' })
+  @ApiField(() => Float, {
+    ...COUNT,
+    description: "Tool calls on the skill that failed, and the skill routes' reads of it that failed.",
+  })
   errors: number;
 
   @ApiField(() => Float, { ...COUNT, description: 'Answered turns that activated the skill, read it or ran it.' })
@@ -102,7 +116,11 @@ export class SkillUsageRowDto extends SkillUsageCountsDto {
   @ApiField({ optional: true, description: "The version (`sha256:…`, `''` for none), when grouped by version." })
   version?: string;
 
-  @ApiField({ optional: true, description: "The model (`''` for MCP), when grouped by model." })
+  @ApiField({
+    optional: true,
+    description:
+      "The model that answered the turn (`''` outside a turn: MCP, the direct API routes), when grouped by model.",
+  })
   model?: string;
 }
 

@@ -70,7 +70,8 @@ export function activationsOf(counts: UsageCounts): number {
     counts.activatedSlash +
     counts.activatedCommand +
     counts.activatedMcp +
-    counts.activatedGateway
+    counts.activatedGateway +
+    counts.activatedApi
   );
 }
 

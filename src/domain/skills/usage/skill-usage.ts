@@ -3,11 +3,16 @@
  * activated (by each way), had a resource read or a script run, failed, and took part in a turn.
  */
 
-/** How a skill was activated: a model's tool call, the user's `/name`, a command, an MCP client, the gateway. */
-export const ACTIVATION_WAYS = ['tool', 'slash', 'command', 'mcp', 'gateway'] as const;
+/**
+ * How a skill was activated. In a chat turn, by what asked for it: a model's tool call (a code skill's calls
+ * included), the user's `/name`, a command; in a turn of the gateway, `gateway`. Outside a turn the server cannot
+ * tell a model's request from a person's, so the door names the way: an MCP client (`mcp`), a client of the REST or
+ * GraphQL API (`api`: a chat's tool routes, a skill's instructions read directly).
+ */
+export const ACTIVATION_WAYS = ['tool', 'slash', 'command', 'mcp', 'gateway', 'api'] as const;
 export type ActivationWay = (typeof ACTIVATION_WAYS)[number];
 
-/** The counters of one row, in the order the table has them. */
+/** The counters of one row, in the order the API lists them. */
 export const USAGE_COUNTERS = [
   'offered',
   'activatedTool',
@@ -15,6 +20,7 @@ export const USAGE_COUNTERS = [
   'activatedCommand',
   'activatedMcp',
   'activatedGateway',
+  'activatedApi',
   'resourcesRead',
   'scriptsRun',
   'errors',
@@ -23,7 +29,10 @@ export const USAGE_COUNTERS = [
 export type UsageCounter = (typeof USAGE_COUNTERS)[number];
 export type UsageCounts = Record<UsageCounter, number>;
 
-/** What a row is counted by. `version` and `model` are '' when there is none (an MCP client has no model). */
+/**
+ * What a row is counted by. `version` and `model` are '' when there is none: outside a turn (MCP, the API's direct
+ * routes) no model of this server takes part.
+ */
 export interface UsageKey {
   /** UTC day, `YYYY-MM-DD`. */
   day: string;
@@ -46,6 +55,8 @@ export function activationCounter(way: ActivationWay): UsageCounter {
       return 'activatedMcp';
     case 'gateway':
       return 'activatedGateway';
+    case 'api':
+      return 'activatedApi';
   }
 }
 
