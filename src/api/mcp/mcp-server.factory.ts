@@ -37,7 +37,7 @@ import {
 } from './published-skills.service.js';
 import { mimeTypeOf, parseSkillUri, skillFileUri } from './skill-uri.js';
 import { SKILL_USAGE_RECORDER, type UsageRecorder } from '../../domain/skills/usage/skill-usage.js';
-import { cardEvents } from '../../domain/skills/usage/turn-usage.js';
+import { callerSkills, callUsageEvents } from '../../domain/skills/usage/turn-usage.js';
 import { ViewCache } from './view-cache.js';
 
 const PROMPT_ARGUMENT = 'request';
@@ -172,6 +172,7 @@ export class McpServerFactory {
           ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }),
         };
       },
+      // `skills/get` is an entry of the listing (frontmatter, file digests), no instructions: not an activation.
       get: async (uri) => (await this.published.skillAt(await view(), uri))?.entry,
       read: async (uri) => {
         const snapshot = await view();
@@ -282,17 +283,9 @@ export class McpServerFactory {
     });
   }
 
-  /**
-   * A tool call in the usage funnel: an activation counts as `mcp`, then its read or error; a skill the view does not
-   * have (a name the client made up) counts nothing. MCP has no model and no turns.
-   */
-  private recordCall(snapshot: CatalogueSnapshot, { card, activated, version }: ToolExecution): void {
-    const skill = card.summary.skill;
-    if (skill === null || !snapshot.skills.has(skill)) return;
-    const at = { skill, version: version ?? versionIn(snapshot, skill) };
-    const events = cardEvents(card, at);
-    if (activated !== undefined) events.push({ ...at, counter: 'activatedMcp' });
-    this.usage.record(events);
+  /** A tool call in the usage funnel: an activation counts as `mcp`. MCP has no model and no turns. */
+  private recordCall(snapshot: CatalogueSnapshot, execution: ToolExecution): void {
+    this.usage.record(callUsageEvents(execution, 'mcp', callerSkills(snapshot)));
   }
 
   /** A `skill://` read in the usage funnel: SKILL.md is the extension's activation, any other file a resource read. */
@@ -321,7 +314,8 @@ export class McpServerFactory {
    * Code gives each argument one word (its model sees the whole text beside the prompt anyway).
    * The message names the skill and the tool that activates it, and quotes the request; it holds
    * no text of the skill's: OpenCode runs `!`…`` in a prompt's text as a shell command and fills
-   * `$1`…, so a skill's body there would run on the user's machine.
+   * `$1`…, so a skill's body there would run on the user's machine. For the same reason the usage funnel does not
+   * count a `prompts/get`: the activation it asks for counts once, as `mcp`, when the model calls the tool.
    */
   private servePrompts(server: Server, view: () => Promise<CatalogueSnapshot>): void {
     const pageSize = this.config.app.mcp.pageSize;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { StoredToolCard } from '@skillhost/core';
-import { activationWay, type TurnUsage, turnUsageEvents } from './turn-usage.js';
+import { activationWay, type CallerSkills, callUsageEvents, type TurnUsage, turnUsageEvents } from './turn-usage.js';
 
 function card(tool: string, skill: string | null, status: 'ok' | 'error' = 'ok'): StoredToolCard {
   return { id: tool, tool, args: {}, status, summary: { skill, truncated: false }, output: '', durationMs: 0 };
@@ -63,5 +63,31 @@ describe(turnUsageEvents.name, () => {
     expect(activationWay('command', false)).toBe('command');
     expect(activationWay('explicit', true)).toBe('gateway');
     expect(activationWay('tool', true)).toBe('gateway');
+  });
+});
+
+describe(callUsageEvents.name, () => {
+  const caller: CallerSkills = {
+    known: (skill) => skill === 'pdf',
+    versionOf: (skill) => (skill === 'pdf' ? 'sha256:pinned' : undefined),
+  };
+
+  it("counts an activation by the door's way at the version it activated, then the call's read or failure", () => {
+    const activated = callUsageEvents(
+      { card: card('skills.activate', 'pdf'), activated: 'pdf', version: 'sha256:new' },
+      'api',
+      caller,
+    );
+    expect(activated).toEqual([{ skill: 'pdf', version: 'sha256:new', counter: 'activatedApi' }]);
+    const failedRead = callUsageEvents({ card: card('skills.readResource', 'pdf', 'error') }, 'mcp', caller);
+    expect(failedRead).toEqual([
+      { skill: 'pdf', version: 'sha256:pinned', counter: 'resourcesRead' },
+      { skill: 'pdf', version: 'sha256:pinned', counter: 'errors' },
+    ]);
+  });
+
+  it('counts nothing for a name the caller does not have, or a call on no skill', () => {
+    expect(callUsageEvents({ card: card('skills.activate', 'made-up', 'error') }, 'api', caller)).toEqual([]);
+    expect(callUsageEvents({ card: card('skills.search', null) }, 'api', caller)).toEqual([]);
   });
 });
