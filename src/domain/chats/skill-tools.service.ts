@@ -34,8 +34,8 @@ export interface ToolRunOptions {
   llm?: CodeSkillLlm;
   /** Where a code skill's `promptInjection` goes (the rest of the turn's system prompt). */
   injectPrompt?(text: string): void;
-  /** Hears the card of each call a code skill makes through `ctx.tools.call`. */
-  onInnerCard?(card: ToolCard): void;
+  /** Hears each call a code skill makes through `ctx.tools.call`: its card, and what it activated. */
+  onInnerCall?(call: ToolExecution): void;
   /** How many code skills are running around this call (a code skill calling use_skill). */
   codeDepth?: number;
   /** The provider's call id; a new one for calls the server or an API caller makes. */
@@ -169,7 +169,7 @@ export class SkillToolsService {
 
   /**
    * A code skill's `ctx.tools.call`: the skill tools (`skills.*`, whatever the style) and the
-   * style's own, by canonical or wire name; its card is heard by the turn.
+   * style's own, by canonical or wire name; each call is heard by whoever ran the code skill (a turn, a tool route).
    */
   private async callFromCode(name: string, args: unknown, options: ToolRunOptions): Promise<CodeSkillToolOutcome> {
     const snapshot = options.snapshot ?? this.registry.snapshot;
@@ -194,13 +194,13 @@ export class SkillToolsService {
           `(${(error as Error).message}).`,
       };
     }
-    const { card } = await this.execute(tool, plain, {
+    const call = await this.execute(tool, plain, {
       ...options,
       id: undefined,
       codeDepth: (options.codeDepth ?? 0) + 1,
     });
-    options.onInnerCard?.(card);
-    return { status: card.status, output: card.output };
+    options.onInnerCall?.(call);
+    return { status: call.card.status, output: call.card.output };
   }
 
   /** A call that failed with a domain error, as the card the model and the user see. */

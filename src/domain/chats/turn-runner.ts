@@ -21,7 +21,7 @@ import type { TurnAdmission, TurnRelease } from './turn-admission.js';
 import type { ActivationsInPrompt, TurnPlan, TurnPlanner } from './turn-planner.js';
 import { annotateTurn, traceTurn } from './turn-telemetry.js';
 import type { UsageRecorder } from '../skills/usage/skill-usage.js';
-import { turnUsageEvents } from '../skills/usage/turn-usage.js';
+import { callerSkills, turnUsageEvents } from '../skills/usage/turn-usage.js';
 
 export interface TurnInput {
   content: string;
@@ -155,6 +155,11 @@ interface Turn {
   messages: ModelMessage[];
   cards: ToolCard[];
   activations: NewActivation[];
+  /**
+   * What a code skill's own tool calls activated: in the usage funnel as tool calls, not stored as the chat's (the
+   * model read the code skill's answer, not their instructions).
+   */
+  innerActivations: NewActivation[];
   /** A code skill's promptInjection joins the system prompt for the rest of the turn, from the next step on. */
   injections: string[];
   toolOptions: ToolRunOptions;
@@ -278,16 +283,15 @@ export class TurnRunner {
   private recordUsage(turn: Turn, offered: readonly string[]): void {
     const { view } = turn.plan;
     if (view === undefined) return;
-    const { pins } = turn.toolOptions;
+    const { activations, innerActivations } = turn;
     this.ports.usage.record(
       turnUsageEvents({
         model: turn.model.name,
         gateway: turn.input.client !== undefined,
         offered,
-        activations: turn.activations,
+        activations: innerActivations.length === 0 ? activations : [...activations, ...innerActivations],
         cards: turn.cards,
-        versionOf: (skill) => pins?.get(skill) ?? view.skills.get(skill)?.digest,
-        known: (skill) => view.skills.has(skill),
+        ...callerSkills(view, turn.toolOptions.pins),
       }),
     );
   }
@@ -355,6 +359,7 @@ export class TurnRunner {
       messages,
       cards: [],
       activations: [],
+      innerActivations: [],
       injections: [],
       toolOptions: {},
     };
@@ -381,8 +386,9 @@ export class TurnRunner {
         return this.ports.models.complete(turn.model, prompt, options.system);
       },
       injectPrompt: (text) => turn.injections.push(text),
-      onInnerCard: (card) => {
+      onInnerCall: ({ card, activated, version }) => {
         turn.cards.push(card);
+        if (activated !== undefined) turn.innerActivations.push({ skillName: activated, how: 'tool', version });
         turn.onEvent?.({ event: 'tool-result', data: card });
       },
     };
