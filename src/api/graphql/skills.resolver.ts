@@ -8,6 +8,7 @@ import { presentAdminReport, presentSkillDetail, presentSkillList } from '../pre
 import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { ChatContextService } from '../../domain/chats/chat-context.service.js';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
+import { SkillReadsService } from '../../domain/skills/skill-reads.service.js';
 import { CatalogueArgs, SkillNameArgs, SkillResourceArgs, SkillSearchArgs } from './dto/skill.args.js';
 import {
   SkillDetailDto,
@@ -28,6 +29,7 @@ export class SkillsResolver {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly searching: SkillSearchService,
     private readonly contexts: ChatContextService,
+    private readonly reads: SkillReadsService,
   ) {}
 
   @Query(() => SkillListDto, { description: 'The loaded skills (GET /v1/skills).' })
@@ -50,7 +52,7 @@ export class SkillsResolver {
     description: 'One file of a skill as text, size-capped (GET /v1/skills/{name}/resources/{path}).',
   })
   async skillResource(@Args() { name, path }: SkillResourceArgs, @CurrentPrincipal() principal: Principal) {
-    return this.resources.readResource(name, path, { snapshot: await this.registry.userView(principal.userId) });
+    return this.reads.resource(principal.userId, name, path);
   }
 
   @Query(() => String, {

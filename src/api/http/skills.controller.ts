@@ -16,6 +16,7 @@ import {
   SkillSearchResponseDto,
 } from './dto/skill-responses.dto.js';
 import { SkillSearchService } from '../../domain/skills/ranking/skill-search.service.js';
+import { SkillReadsService } from '../../domain/skills/skill-reads.service.js';
 import { adminReportJson, presentSkillDetail, skillListJson } from '../presenters/skill.presenter.js';
 import { SkillRegistryService, SkillResourcesService } from '@skillhost/nest';
 import { ReloadReportDto } from './dto/store.dto.js';
@@ -33,6 +34,7 @@ export class SkillsController {
     private readonly resources: SkillResourcesService,
     private readonly searching: SkillSearchService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly reads: SkillReadsService,
   ) {}
 
   @Get('skills')
@@ -91,7 +93,7 @@ export class SkillsController {
   @ApiOkResponse({ type: SkillBodyDto })
   @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
   async body(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
-    return this.resources.activate(name, await this.scopeOf(principal));
+    return this.reads.instructions(principal.userId, name);
   }
 
   @Get('skills/:name/resources')
@@ -146,7 +148,7 @@ export class SkillsController {
     @Res() reply: TextReply,
     @CurrentPrincipal() principal: Principal,
   ) {
-    const resource = await this.resources.readResource(name, path ?? '', await this.scopeOf(principal));
+    const resource = await this.reads.resource(principal.userId, name, path ?? '');
     reply
       .headers(skillFileHeaders(resource.path, 'active'))
       .header('content-type', 'text/plain; charset=utf-8')

@@ -6,6 +6,7 @@ import { CodeSkillService } from './code/code-skill.service.js';
 import { SkillSearchService } from './ranking/skill-search.service.js';
 import { SkillWatcherService } from './skill-watcher.service.js';
 import { SkillUsageService } from './usage/skill-usage.service.js';
+import { SkillReadsService } from './skill-reads.service.js';
 import { skillsSettingsOf } from './skills-settings-of.js';
 import { SkillImportService } from './store/skill-import.service.js';
 import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
@@ -45,6 +46,7 @@ export class TeamSkillsModule {
         SkillSearchService,
         TriggerEvalService,
         SkillUsageService,
+        SkillReadsService,
       ],
       exports: [
         skills,
@@ -55,6 +57,7 @@ export class TeamSkillsModule {
         SkillSearchService,
         TriggerEvalService,
         SkillUsageService,
+        SkillReadsService,
       ],
     };
   }
