@@ -25,6 +25,7 @@ const zero = {
   activatedCommand: 0,
   activatedMcp: 0,
   activatedGateway: 0,
+  activatedApi: 0,
   resourcesRead: 0,
   scriptsRun: 0,
   errors: 0,
@@ -207,8 +208,8 @@ describe('the skills usage funnel', () => {
         .send({
           query:
             'query($groupBy: [String!]) { skillUsage(groupBy: $groupBy) { groupBy rows { skill model offered ' +
-            'activatedTool activatedSlash activatedCommand activatedMcp activatedGateway resourcesRead scriptsRun ' +
-            'errors turns } neverActivated } }',
+            'activatedTool activatedSlash activatedCommand activatedMcp activatedGateway activatedApi resourcesRead ' +
+            'scriptsRun errors turns } neverActivated } }',
           variables: { groupBy: ['model'] },
         })
         .expect(200);

@@ -33,9 +33,9 @@ const haveChromium = existsSync(CHROMIUM);
     await query(
       ctx.db.url,
       'INSERT INTO skill_usage_daily (day, skill, version, model, offered, activated_tool, activated_mcp, ' +
-        'resources_read, errors, turns) VALUES ' +
-        "($1, 'git-commit', '', 'scripted', 40, 6, 2, 2, 1, 6), ($2, 'git-commit', '', '', 10, 0, 2, 0, 0, 0), " +
-        "($1, 'code-review', '', 'scripted', 40, 1, 0, 3, 2, 1)",
+        'activated_api, resources_read, errors, turns) VALUES ' +
+        "($1, 'git-commit', '', 'scripted', 40, 6, 2, 0, 2, 1, 6), ($2, 'git-commit', '', '', 10, 0, 2, 3, 0, 0, 0), " +
+        "($1, 'code-review', '', 'scripted', 40, 1, 0, 0, 3, 2, 1)",
       [today, yesterday],
     );
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
@@ -67,7 +67,7 @@ const haveChromium = existsSync(CHROMIUM);
       .evaluateAll((bars) => bars.map((bar) => [bar.getAttribute('data-step'), bar.getAttribute('data-count')]));
     expect(funnel).toEqual([
       ['Offered', '90'],
-      ['Activated', '11'],
+      ['Activated', '14'],
       ['Resources read', '5'],
       ['Scripts run', '0'],
       ['Turns', '7'],
@@ -76,13 +76,13 @@ const haveChromium = existsSync(CHROMIUM);
     const widths = await dialog
       .locator('[data-step]')
       .evaluateAll((bars) => bars.map((bar) => bar.getAttribute('width')));
-    expect(Number(widths[1]) / Number(widths[0])).toBeCloseTo(11 / 90, 2);
+    expect(Number(widths[1]) / Number(widths[0])).toBeCloseTo(14 / 90, 2);
     const perDay = await dialog
       .locator('[data-day]')
       .evaluateAll((bars) => bars.map((bar) => [bar.getAttribute('data-day'), bar.getAttribute('data-activations')]));
     expect(perDay).toHaveLength(30);
     expect(perDay.slice(-2)).toEqual([
-      [yesterday, '2'],
+      [yesterday, '5'],
       [today, '9'],
     ]);
     await expect(dialog.locator('#usage-never li').allTextContents()).resolves.toEqual(['skills-system-validation']);
@@ -91,7 +91,7 @@ const haveChromium = existsSync(CHROMIUM);
       .evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent)));
     expect(rates).toEqual([
       ['code-review', '2', '4', '50%'],
-      ['git-commit', '1', '12', '8%'],
+      ['git-commit', '1', '15', '7%'],
     ]);
     expect(pageErrors).toEqual([]);
   });
