@@ -105,7 +105,7 @@ beforeAll(async () => {
 afterAll(async () => ctx?.close());
 
 describe('the skills usage funnel at every door', () => {
-  it("counts a chat's REST tool routes as the API's: activations, reads (a failed one an error), no model", async () => {
+  it("counts a chat's REST tool routes as api: activations, reads (a failed one an error)", async () => {
     const chat = await newChat();
     const tool = (name: string, args: object) => http().post(`/v1/chats/${chat}/tools/${name}`).set(auth()).send(args);
     expect((await tool('use_skill', { skill_name: 'pdf' }).expect(200)).body.toolCard.status).toBe('ok');
@@ -156,7 +156,7 @@ describe('the skills usage funnel at every door', () => {
     expect(await counted()).toEqual({ 'pdf@': { activatedApi: 1 } });
   });
 
-  it("counts the skill routes' reads: the instructions as an activation, a file as a read, a failure as an error", async () => {
+  it('counts the skill routes: instructions as an activation, a file as a read, a failure as an error', async () => {
     const body = await http().get('/v1/skills/pdf/body').set(auth()).expect(200);
     expect(body.body.name).toBe('pdf');
     expect(await counted()).toEqual({ 'pdf@': { activatedApi: 1 } });
@@ -224,7 +224,7 @@ describe('the skills usage funnel at every door', () => {
     });
   });
 
-  it("counts an MCP client's `/pdf` (prompts/get, then the activation tool it asks for) as one activation", async () => {
+  it("counts an MCP client's `/pdf` (prompts/get, then the tool it asks for) as one activation", async () => {
     const client = new Client({ name: 'usage-doors', version: '1.0.0' });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: auth() } }),
