@@ -69,7 +69,7 @@ function printSkill(skill: SkillCatalogueRun, io: CliIo): void {
       : entry.triggered
         ? 'should not be listed, is'
         : `${entry.expectSkill} should be listed, is not`;
-    io.out(`  FAIL ${JSON.stringify(entry.query)}: ${why}`);
+    io.out(`  FAIL ${JSON.stringify(entry.query)}${entry.source === 'kept' ? ' (kept case)' : ''}: ${why}`);
   }
 }
 

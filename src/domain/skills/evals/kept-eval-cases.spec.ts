@@ -48,7 +48,9 @@ describe(planAddition.name, () => {
       FILE,
       [],
     );
-    expect(sut.plan).toEqual({ add: [{ query: 'make a GIF', shouldTrigger: false, expectSkill: 'slack-gif-creator' }] });
+    expect(sut.plan).toEqual({
+      add: [{ query: 'make a GIF', shouldTrigger: false, expectSkill: 'slack-gif-creator' }],
+    });
   });
 
   it("refuses a request listed the other way, in the file's words, naming where the other one is", () => {

@@ -40,7 +40,8 @@ export function planAddition(
       problems.push(bothWaysProblem(caseLabel(label, index, entry), !entry.shouldTrigger, where));
       return;
     }
-    const same = (cases: Map<string, readonly TriggerCase[]>) => cases.get(key)?.some((other) => sameCase(other, entry));
+    const same = (cases: Map<string, readonly TriggerCase[]>) =>
+      cases.get(key)?.some((other) => sameCase(other, entry));
     const of = same(inFile) ? 'file' : same(inKept) ? 'kept' : same(inBody) ? 'body' : undefined;
     if (of !== undefined) {
       duplicates.push({ ...caseOf(entry), of });

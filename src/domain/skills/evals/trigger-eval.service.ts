@@ -83,8 +83,8 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
 
   /**
    * The gate: for each candidate replacing a serving version, its catalogue recall on its cases (its own file's, else
-   * the serving version's, and a shared skill's kept cases) against the serving version's. Lower: a warning (`warn`), or EVAL_REGRESSION for the whole
-   * install (`refuse`), listing the cases that passed and no longer do.
+   * the serving version's, and a shared skill's kept cases) against the serving version's. Lower: a warning (`warn`),
+   * or EVAL_REGRESSION for the whole install (`refuse`), listing the cases that passed and no longer do.
    */
   async check(candidates: readonly InstallCandidate[]): Promise<ReadonlyMap<string, readonly string[]>> {
     const warnings = new Map<string, string[]>();
@@ -95,8 +95,8 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
       const serving = servingRecord(snapshot, candidate);
       if (serving === undefined) continue;
       // Kept cases are a team skill's: a personal skill of the same name has only its file's.
-      const kept = candidate.key.scope === 'shared' ? await this.keptOf([serving.name]) : new Map<string, KeptEvalCase[]>();
-      const cases = casesForRun(candidate.cases ?? readCases(serving).cases, kept.get(serving.name) ?? []);
+      const kept = candidate.key.scope === 'shared' ? await this.keptOf([serving.name]) : undefined;
+      const cases = casesForRun(candidate.cases ?? readCases(serving).cases, kept?.get(serving.name) ?? []);
       if (cases === undefined) continue;
       const records = withCandidate(recordsFor(snapshot, candidate.key.ownerId), serving);
       const before = catalogueEval(evalView(records, this.limits), this.limits, serving.name, cases);
@@ -221,7 +221,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     return { skill: name, runs: (await this.runs?.runsOf(name)) ?? [] };
   }
 
-  /** The cases of a skill's file as the catalogue offers it, or the file's problems; SKILL_NOT_FOUND when not offered. */
+  /** The cases of a skill's file as the catalogue offers it, or its problems; SKILL_NOT_FOUND when not offered. */
   fileCasesOf(name: string): { cases?: TriggerCase[]; problems?: string[] } {
     return readCases(offeredRecord(this.registry.snapshot, name));
   }
