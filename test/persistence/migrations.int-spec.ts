@@ -328,7 +328,8 @@ describe('migrations', () => {
       'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
-      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, SkillUsage1764840000000, ' +
+      'Applied: SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, ' +
+        'SkillUsage1764840000000, ' +
         'SkillEvalCases1764850000000',
       'Reverted: SkillEvalCases1764850000000',
       'Reverted: SkillUsage1764840000000',

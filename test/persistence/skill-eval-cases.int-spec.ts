@@ -71,7 +71,10 @@ describe(SkillEvalCaseRepository.name, () => {
   });
 
   it('holds the limit of kept cases when instances add at once', async () => {
-    const almost = Array.from({ length: MAX_TRIGGER_CASES - 1 }, (_, i) => ({ query: `case ${i}`, shouldTrigger: true }));
+    const almost = Array.from({ length: MAX_TRIGGER_CASES - 1 }, (_, i) => ({
+      query: `case ${i}`,
+      shouldTrigger: true,
+    }));
     await instances[0].add('full', plan(almost), ann);
     const outcomes = await Promise.all(
       instances.map((instance, i) => instance.add('full', plan([{ query: `last ${i}`, shouldTrigger: true }]), ann)),
