@@ -193,11 +193,7 @@ function caseItems(list: CaseList, remove: (id: string) => Promise<boolean>): HT
       const expectation = entry.shouldTrigger
         ? 'should lead here'
         : `should not lead here${entry.expectSkill === undefined ? '' : ` (but to ${entry.expectSkill})`}`;
-      const origin =
-        entry.source === 'file'
-          ? 'from evals/triggers.json'
-          : `added by ${entry.addedBy?.name ?? 'the server'}${entry.addedAt === undefined ? '' : `, ${when(entry.addedAt)}`}` +
-            `${entry.inFile ? ' (the file lists it too: the file’s case runs)' : ''}`;
+      const origin = entry.source === 'file' ? 'from evals/triggers.json' : keptOrigin(entry);
       const item = h(
         'li',
         { class: `eval-case eval-case-${entry.source}`, 'data-source': entry.source },
@@ -222,6 +218,13 @@ function caseItems(list: CaseList, remove: (id: string) => Promise<boolean>): HT
       return item;
     }),
   ];
+}
+
+/** Who added a kept case and when, and whether the file now lists its request (then the file's case runs). */
+function keptOrigin(entry: EvalCase): string {
+  const at = entry.addedAt === undefined ? '' : `, ${when(entry.addedAt)}`;
+  const inFile = entry.inFile ? ' (the file lists it too: the file’s case runs)' : '';
+  return `added by ${entry.addedBy?.name ?? 'the server'}${at}${inFile}`;
 }
 
 /** The form that adds one case (the API takes several too: docs/trigger-evals.md). */
@@ -272,14 +275,15 @@ function modelSummary(answer: unknown): string {
 }
 
 function summary(score: Score): string {
-  return `${score.passed}/${score.cases} passed, precision ${percent(score.precision)}, recall ${percent(score.recall)}.`;
+  const { passed, cases, precision, recall } = score;
+  return `${passed}/${cases} passed, precision ${percent(precision)}, recall ${percent(recall)}.`;
 }
 
 function failures(cases: CaseResult[]): string {
-  const failed = cases.filter((entry) => !entry.pass);
-  return failed.length === 0
-    ? ''
-    : ` Failed: ${failed.map((entry) => `${JSON.stringify(entry.query)}${entry.source === 'kept' ? ' (kept)' : ''}`).join(', ')}.`;
+  const failed = cases
+    .filter((entry) => !entry.pass)
+    .map((entry) => `${JSON.stringify(entry.query)}${entry.source === 'kept' ? ' (kept)' : ''}`);
+  return failed.length === 0 ? '' : ` Failed: ${failed.join(', ')}.`;
 }
 
 function percent(ratio: number | null): string {
