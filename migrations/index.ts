@@ -13,6 +13,7 @@ import { SignIn1764810000000 } from './1764810000000-sign-in.js';
 import { OAuthArtifacts1764820000000 } from './1764820000000-oauth-artifacts.js';
 import { SkillEvalRuns1764830000000 } from './1764830000000-skill-eval-runs.js';
 import { SkillUsage1764840000000 } from './1764840000000-skill-usage.js';
+import { SkillEvalCases1764850000000 } from './1764850000000-skill-eval-cases.js';
 import { SkillUsageApi1764870000000 } from './1764870000000-skill-usage-api.js';
 
 /** Every migration, in order. Listed explicitly: no file globbing at run time. */
@@ -32,5 +33,6 @@ export const MIGRATIONS = [
   OAuthArtifacts1764820000000,
   SkillEvalRuns1764830000000,
   SkillUsage1764840000000,
+  SkillEvalCases1764850000000,
   SkillUsageApi1764870000000,
 ];

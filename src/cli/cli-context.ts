@@ -13,6 +13,7 @@ import { SKILL_MIRROR_STORE, type SkillMirrorStore } from '../domain/skills/stor
 import { SkillMirrorService } from '../domain/skills/store/skill-mirror.service.js';
 import { CommandFailure } from './cli-io.js';
 import { EVAL_RUN_STORE, type EvalRunStore } from '../domain/skills/evals/eval-run-store.js';
+import { EVAL_CASE_STORE, type EvalCaseStore } from '../domain/skills/evals/eval-case-store.js';
 
 /** A command does one thing at a time: two connections leave the rest of the server's pool alone. */
 const CLI_POOL_SIZE = 2;
@@ -48,6 +49,7 @@ export interface CliServices {
   store: SkillStoreService;
   mirrors: SkillMirrorService;
   runStore: EvalRunStore;
+  caseStore: EvalCaseStore;
 }
 
 /** The same, with the skill store and the mirrors too (`install`, `versions`, `enable`, `mirrors`…). */
@@ -73,7 +75,8 @@ export async function withServices<T>(config: AppConfig, work: (services: CliSer
       const store = context.get(SkillStoreService);
       const mirrors = mirrorServiceOf(config, context.get<SkillMirrorStore>(SKILL_MIRROR_STORE), store);
       const runStore = context.get<EvalRunStore>(EVAL_RUN_STORE);
-      return await work({ users: context.get(UsersService), store, mirrors, runStore });
+      const caseStore = context.get<EvalCaseStore>(EVAL_CASE_STORE);
+      return await work({ users: context.get(UsersService), store, mirrors, runStore, caseStore });
     } finally {
       await context.close();
     }

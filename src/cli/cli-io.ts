@@ -32,3 +32,26 @@ export class UsageError extends Error {}
  * A command that could not do its work (database unreachable, embedded server failed): one line on stderr, exit code 1.
  */
 export class CommandFailure extends Error {}
+
+/**
+ * Why a request did not reach its server, in a few words: fetch's cause (`ECONNREFUSED`, a TLS error) when it has one,
+ * else the error's own message.
+ */
+export function networkReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+  return cause?.code ?? cause?.message ?? (error as Error | undefined)?.message ?? String(error);
+}
+
+/**
+ * The API key a command takes from its environment: the variable `--key-env` names (UsageError when it is unset or
+ * empty), else SKILLHOST_API_KEY, else none.
+ */
+export function environmentKey(
+  env: Record<string, string | undefined>,
+  keyEnv: string | undefined,
+): string | undefined {
+  const key = env[keyEnv ?? 'SKILLHOST_API_KEY']?.trim() || undefined;
+  if (keyEnv !== undefined && key === undefined)
+    throw new UsageError(`--key-env ${keyEnv}: that variable is not set (or empty); it should hold an API key.`);
+  return key;
+}

@@ -5,6 +5,7 @@ import { loadConfig } from '../config/config-loader.js';
 import type { CatalogueRun, SkillCatalogueRun } from '../domain/skills/evals/trigger-eval.service.js';
 import { TriggerEvalService } from '../domain/skills/evals/trigger-eval.service.js';
 import { skillsSettingsOf } from '../domain/skills/skills-settings-of.js';
+import type { EvalCaseStore } from '../domain/skills/evals/eval-case-store.js';
 import type { EvalRunStore } from '../domain/skills/evals/eval-run-store.js';
 import type { SkillStoreService } from '../domain/skills/store/skill-store.service.js';
 import { withServices } from './cli-context.js';
@@ -20,9 +21,9 @@ const OPTIONS = { config: { type: 'string' }, json: { type: 'boolean' } } as con
 export async function evalCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: OPTIONS });
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
-  return withServices(config, async ({ store, runStore }) => {
-    const evals = await triggerEvals(config, store, runStore);
-    const run = await evals.keepCatalogue(evals.runCatalogue(positionals));
+  return withServices(config, async ({ store, runStore, caseStore }) => {
+    const evals = await triggerEvals(config, store, runStore, caseStore);
+    const run = await evals.keepCatalogue(await evals.runCatalogue(positionals));
     if (values.json) io.out(JSON.stringify(run, null, 2));
     else printRun(run, io);
     const failed = run.invalid.length > 0 || run.skills.some((skill) => skill.score.passed < skill.score.cases);
@@ -35,10 +36,11 @@ export async function triggerEvals(
   config: AppConfig,
   store: SkillStoreService,
   runStore?: EvalRunStore,
+  caseStore?: EvalCaseStore,
 ): Promise<TriggerEvalService> {
   const registry = new SkillRegistry(skillsSettingsOf(config), undefined, store);
   await registry.init();
-  return new TriggerEvalService(config, store, registry, runStore);
+  return new TriggerEvalService(config, store, registry, runStore, caseStore);
 }
 
 function printRun(run: CatalogueRun, io: CliIo): void {
@@ -67,7 +69,7 @@ function printSkill(skill: SkillCatalogueRun, io: CliIo): void {
       : entry.triggered
         ? 'should not be listed, is'
         : `${entry.expectSkill} should be listed, is not`;
-    io.out(`  FAIL ${JSON.stringify(entry.query)}: ${why}`);
+    io.out(`  FAIL ${JSON.stringify(entry.query)}${entry.source === 'kept' ? ' (kept case)' : ''}: ${why}`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { clientEnvironment } from '../config/client-environment.js';
-import { type CliInput, type CliIo, CommandFailure, UsageError } from './cli-io.js';
+import { type CliInput, type CliIo, CommandFailure, environmentKey, networkReason, UsageError } from './cli-io.js';
 import { credentialsPath, readCredentials, serverOption, writeCredentials } from './credentials-file.js';
 import { oauthLogin, revokeLogin } from './oauth-login.js';
 
@@ -49,11 +49,7 @@ async function loginWithKey(server: URL, keyEnv: string | undefined, io: CliIo):
   const environment = clientEnvironment(io);
   let key: string;
   if (keyEnv === undefined) key = await readKey(io, server.origin);
-  else {
-    key = environment.env[keyEnv]?.trim() ?? '';
-    if (key === '')
-      throw new UsageError(`--key-env ${keyEnv}: that variable is not set (or empty); it should hold an API key.`);
-  }
+  else key = environmentKey(environment.env, keyEnv) ?? '';
   if (key === '')
     throw new UsageError(
       'No API key on stdin: pipe one in (skillhost login --server URL < key-file), use --key-env, or sign in in a ' +
@@ -152,9 +148,7 @@ async function whoIs(server: URL, key: string, what: 'API key' | 'token'): Promi
       redirect: 'error',
     });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const why = cause?.code ?? cause?.message ?? (error as Error).message;
-    throw new CommandFailure(`Cannot reach ${url.href} (${why}); nothing stored.`);
+    throw new CommandFailure(`Cannot reach ${url.href} (${networkReason(error)}); nothing stored.`);
   }
   if (response.status === 401)
     throw new CommandFailure(

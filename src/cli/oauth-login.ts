@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import * as oidc from 'openid-client';
 import { isLoopbackHost } from '../domain/users/auth-mode.js';
-import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
+import { type CliIo, CommandFailure, networkReason, UsageError } from './cli-io.js';
 import type { StoredOAuth } from './credentials-file.js';
 
 /** How long one request to the server may take (metadata, registration, token). */
@@ -320,6 +320,5 @@ function expiryOf(expiresIn: number | undefined): string {
 function reasonOf(error: unknown): string {
   if (error instanceof oidc.ResponseBodyError)
     return `${error.error}${error.error_description === undefined ? '' : ` (${error.error_description})`}`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
+  return networkReason(error);
 }

@@ -1,5 +1,5 @@
 import { clientEnvironment } from '../config/client-environment.js';
-import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
+import { type CliIo, CommandFailure, environmentKey, networkReason } from './cli-io.js';
 import { storedBearer } from './stored-login.js';
 
 /** The longest a store command waits for one answer (an import clones a repository first). */
@@ -20,9 +20,7 @@ export class ServerClient {
 
   static async connect(server: URL, keyEnv: string | undefined, io: CliIo): Promise<ServerClient> {
     const environment = clientEnvironment(io);
-    const fromEnv = environment.env[keyEnv ?? 'SKILLHOST_API_KEY'] || undefined;
-    if (keyEnv !== undefined && fromEnv === undefined)
-      throw new UsageError(`--key-env ${keyEnv}: that variable is not set (or empty); it should hold an API key.`);
+    const fromEnv = environmentKey(environment.env, keyEnv);
     return new ServerClient(server, fromEnv ?? (await storedBearer(server, environment)));
   }
 
@@ -62,10 +60,7 @@ export class ServerClient {
         },
       });
     } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new CommandFailure(
-        `Cannot reach ${url.href} (${cause?.code ?? cause?.message ?? (error as Error).message}); nothing changed.`,
-      );
+      throw new CommandFailure(`Cannot reach ${url.href} (${networkReason(error)}); nothing changed.`);
     }
     if (response.status === 204) return null as T;
     const text = await response.text().catch(() => '');

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { clientEnvironment } from '../config/client-environment.js';
-import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
+import { type CliIo, CommandFailure, environmentKey, UsageError } from './cli-io.js';
 import { serverOption } from './credentials-file.js';
 import { storedBearer } from './stored-login.js';
 import { folderState, installSkill, removeSkill, sha256 } from './sync/sync-folder.js';
@@ -98,10 +98,7 @@ function syncOptions(args: string[], io: CliIo): SyncOptions {
   if (positionals.length > 0) throw new UsageError(`sync takes no positional arguments; got '${positionals[0]}'.`);
   const { env, home } = clientEnvironment(io);
   // No key at all is fine for a server that needs none (auth `auto` on a loopback address); one named must be there.
-  const keyEnv = values['key-env'];
-  const key = env[keyEnv ?? 'SKILLHOST_API_KEY'] || undefined;
-  if (keyEnv !== undefined && key === undefined)
-    throw new UsageError(`--key-env ${keyEnv}: that variable is not set (or empty); it should hold an API key.`);
+  const key = environmentKey(env, values['key-env']);
   if (values.interval !== undefined && !/^[1-9][0-9]{0,5}$/.test(values.interval))
     throw new UsageError(`--interval takes whole seconds (1 or more); got '${values.interval}'.`);
   if (values.interval !== undefined && values.watch !== true) throw new UsageError('--interval goes with --watch.');

@@ -76,6 +76,8 @@ interface Fixtures {
   newChat(): Promise<string>;
   /** A fresh key of alice's, by id (for revocation routes). */
   newAliceKeyId(): Promise<string>;
+  /** A fresh kept trigger eval case of the skill, by id (for the route that removes one). */
+  newEvalCaseId(skill: string): Promise<string>;
   /** A fresh OAuth grant of alice's, by id (for the grant revocation route). */
   newAliceGrantId(): Promise<string>;
 }
@@ -340,6 +342,33 @@ const ROUTES: Route[] = [
     body: {},
     // Owned by nobody: admins only, whoever sees it.
     expect: adminOnly(200, 'all'),
+  },
+  {
+    method: 'get',
+    route: '/v1/admin/skills/:name/evals/cases',
+    path: () => '/v1/admin/skills/installed/evals/cases',
+    expect: { ...adminOnly(200, 'all'), editor: 200 },
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/skills/:name/evals/cases',
+    path: () => '/v1/admin/skills/installed/evals/cases',
+    body: { query: 'fill in this tax form for me', should_trigger: true },
+    // The editor (after the admin) sends the same case again: merged, 200.
+    expect: { ...adminOnly(201, 'all'), editor: 200 },
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/skills/:name/evals/cases',
+    path: () => '/v1/admin/skills/team-a-only/evals/cases',
+    body: { query: 'fill in this tax form for me', should_trigger: true },
+    expect: adminOnly(201, 'all'),
+  },
+  {
+    method: 'delete',
+    route: '/v1/admin/skills/:name/evals/cases/:id',
+    path: async (fx) => `/v1/admin/skills/installed/evals/cases/${await fx.newEvalCaseId('installed')}`,
+    expect: { ...adminOnly(204, 'all'), editor: 204 },
   },
   {
     method: 'get',
@@ -615,6 +644,14 @@ beforeAll(async () => {
     },
     async newAliceKeyId() {
       return (await users.createKey(alice.id, { label: 'to revoke' })).apiKey.id;
+    },
+    async newEvalCaseId(skill: string) {
+      const added = await http()
+        .post(`/v1/admin/skills/${skill}/evals/cases`)
+        .set('authorization', `Bearer ${adminKey}`)
+        .send({ query: `request ${Math.random().toString(36).slice(2, 10)}`, should_trigger: true })
+        .expect(201);
+      return added.body.added[0].id as string;
     },
     async newAliceGrantId() {
       const { clientId } = await oauth.tokens(memberKey, 'skills:read');

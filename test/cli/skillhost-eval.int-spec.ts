@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, query, type TestDatabase } from '../support/database.js';
 import { skillMd, tempTree } from '../support/files/skill-tree.js';
 import { run } from './run-cli.js';
 
@@ -69,5 +69,20 @@ describe('skillhost eval, and install refused by the gate', () => {
     expect(all.out).toMatch(/Without trigger evals: algorithmic-art, brand-guidelines, /);
     const missing = await cli('eval', 'nope');
     expect(missing).toMatchObject({ code: 1, err: expect.stringContaining("No skill named 'nope' is offered") });
+  });
+
+  it("runs a skill's kept cases with its file's, saying which failing case is a kept one", async () => {
+    await query(
+      db.url,
+      "INSERT INTO skill_eval_cases (skill_name, query, should_trigger) VALUES ('spec-writer', $1, true), " +
+        "('spec-writer', 'bake a sourdough loaf for the team', true)",
+      ['write up a design proposal for the new search service'],
+    );
+    const result = await cli('eval', 'spec-writer');
+    expect(result.code).toBe(1);
+    expect(result.out.split('\n').slice(1)).toEqual([
+      expect.stringMatching(/^spec-writer: 5\/6 passed, precision 100%, recall 75% /),
+      '  FAIL "bake a sourdough loaf for the team" (kept case): should be listed, is not',
+    ]);
   });
 });

@@ -103,13 +103,14 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
       ],
     });
     expect(run.body.skills[0].cases).toEqual([
-      { query: TRIGGERS.should_trigger[0], shouldTrigger: true, triggered: true, pass: true },
-      { query: TRIGGERS.should_trigger[1], shouldTrigger: true, triggered: true, pass: true },
-      { query: TRIGGERS.should_not_trigger[0], shouldTrigger: false, triggered: false, pass: true },
+      { query: TRIGGERS.should_trigger[0], shouldTrigger: true, source: 'file', triggered: true, pass: true },
+      { query: TRIGGERS.should_trigger[1], shouldTrigger: true, source: 'file', triggered: true, pass: true },
+      { query: TRIGGERS.should_not_trigger[0], shouldTrigger: false, source: 'file', triggered: false, pass: true },
       {
         query: 'build an MCP server for the GitHub API',
         shouldTrigger: false,
         expectSkill: 'mcp-builder',
+        source: 'file',
         triggered: false,
         expectedTriggered: true,
         pass: true,

@@ -527,6 +527,24 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
       visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('no-such-skill', {}));
       visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', { level: 'model' }));
       visit('GET /v1/admin/skills/{name}/evals', await http().get('/v1/admin/skills/tour/evals').set(admin));
+      const evalCases = '/v1/admin/skills/{name}/evals/cases';
+      const addCases = (name: string, body: unknown) =>
+        http()
+          .post(`/v1/admin/skills/${name}/evals/cases`)
+          .set(admin)
+          .send(body as object);
+      const tourCase = { query: 'take the tour of the office', should_trigger: true };
+      visit(`POST ${evalCases}`, await addCases('tour', tourCase));
+      visit(`POST ${evalCases}`, await addCases('tour', [tourCase]));
+      visit(`POST ${evalCases}`, await addCases('tour', { query: '', should_trigger: true }));
+      visit(`POST ${evalCases}`, await addCases('no-such-skill', tourCase));
+      const listedCases = await http().get('/v1/admin/skills/tour/evals/cases').set(admin);
+      visit(`GET ${evalCases}`, listedCases);
+      // A run with a kept case: its result says where the case came from.
+      visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', {}));
+      const keptCase = `/v1/admin/skills/tour/evals/cases/${listedCases.body.cases[0].id}`;
+      visit(`DELETE ${evalCases}/{id}`, await http().delete(keptCase).set(admin));
+      visit(`DELETE ${evalCases}/{id}`, await http().delete(keptCase).set(admin));
       visit(
         'PUT /v1/admin/skills/{name}/enabled',
         await http().put('/v1/admin/skills/tour/enabled').set(admin).send({ enabled: false }),

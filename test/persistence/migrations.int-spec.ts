@@ -35,6 +35,7 @@ const ALL_TABLES = [
   'rate_limits',
   'sign_in_attempts',
   'skill_blobs',
+  'skill_eval_cases',
   'skill_eval_runs',
   'skill_mirrors',
   'skill_store_state',
@@ -46,8 +47,9 @@ const ALL_TABLES = [
   'web_sessions',
 ];
 const SIGN_IN_TABLES = ['sign_in_attempts', 'user_identities', 'web_sessions'];
-/** The tables before the skills usage funnel, and before trigger eval runs. */
-const TABLES_BEFORE_USAGE = ALL_TABLES.filter((t) => t !== 'skill_usage_daily');
+/** The tables before kept trigger eval cases, the skills usage funnel, and trigger eval runs. */
+const TABLES_BEFORE_CASES = ALL_TABLES.filter((t) => t !== 'skill_eval_cases');
+const TABLES_BEFORE_USAGE = TABLES_BEFORE_CASES.filter((t) => t !== 'skill_usage_daily');
 const TABLES_BEFORE_EVALS = TABLES_BEFORE_USAGE.filter((t) => t !== 'skill_eval_runs');
 const TABLES_BEFORE_SIGN_IN = TABLES_BEFORE_EVALS.filter((t) => !SIGN_IN_TABLES.includes(t) && t !== 'oauth_artifacts');
 const GATEWAY_TABLES = ['gateway_conversations', 'gateway_responses'];
@@ -59,7 +61,7 @@ const ALL_MIGRATIONS =
   'CommandsAndInvocations1764100000000, ChatEventRelay1764200000000, SkillStore1764300000000, ' +
   'RateLimits1764400000000, Gateway1764500000000, SkillVersionSource1764600000000, SkillMirrors1764700000000, ' +
   'GroupsAndRoles1764800000000, SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, ' +
-  'SkillUsage1764840000000, SkillUsageApi1764870000000';
+  'SkillUsage1764840000000, SkillEvalCases1764850000000, SkillUsageApi1764870000000';
 
 /** Reverts migrations, newest first, up to and including `name`: the tests below do not depend on later migrations. */
 async function revertThrough(url: string, name: string): Promise<void> {
@@ -229,6 +231,20 @@ describe('migrations', () => {
     expect(await apiColumn()).toEqual([{ column_default: '0' }]);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await apiColumn()).toEqual([]);
+    expect(await tables(db.url)).toEqual(ALL_TABLES);
+    const caseConstraints = await query<{ conname: string }>(
+      db.url,
+      "SELECT conname FROM pg_constraint WHERE conrelid::regclass::text = 'skill_eval_cases' AND contype <> 'n' " +
+        'ORDER BY conname',
+    );
+    expect(caseConstraints.map((c) => c.conname)).toEqual([
+      'ck_skill_eval_cases_expect_skill',
+      'ck_skill_eval_cases_query',
+      'fk_skill_eval_cases_added_by',
+      'pk_skill_eval_cases',
+    ]);
+    await migrate(db.url, 'revert', (l) => log.push(l));
+    expect(await tables(db.url)).toEqual(TABLES_BEFORE_CASES);
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(TABLES_BEFORE_USAGE);
     await migrate(db.url, 'revert', (l) => log.push(l));
@@ -243,8 +259,9 @@ describe('migrations', () => {
     );
     expect(emailColumn).toEqual([]);
     await migrate(db.url, 'run', (l) => log.push(l));
-    // Back to before sign-in: the usage funnel (two migrations), trigger eval runs, OAuth and sign-in go.
-    for (let i = 0; i < 5; i++) await migrate(db.url, 'revert', (l) => log.push(l));
+    // Back to before sign-in: the usage funnel's api way, kept eval cases, the usage funnel, trigger eval runs, OAuth
+    // and sign-in go.
+    for (let i = 0; i < 6; i++) await migrate(db.url, 'revert', (l) => log.push(l));
     await query(db.url, "INSERT INTO users (id, name, role) VALUES (gen_random_uuid(), 'an-editor', 'editor')");
     await migrate(db.url, 'revert', (l) => log.push(l));
     expect(await tables(db.url)).toEqual(TABLES_BEFORE_GROUPS);
@@ -318,13 +335,15 @@ describe('migrations', () => {
       `Applied: ${ALL_MIGRATIONS}`,
       'No pending migrations.',
       'Reverted: SkillUsageApi1764870000000',
+      'Reverted: SkillEvalCases1764850000000',
       'Reverted: SkillUsage1764840000000',
       'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',
       'Reverted: SignIn1764810000000',
       'Applied: SignIn1764810000000, OAuthArtifacts1764820000000, SkillEvalRuns1764830000000, ' +
-        'SkillUsage1764840000000, SkillUsageApi1764870000000',
+        'SkillUsage1764840000000, SkillEvalCases1764850000000, SkillUsageApi1764870000000',
       'Reverted: SkillUsageApi1764870000000',
+      'Reverted: SkillEvalCases1764850000000',
       'Reverted: SkillUsage1764840000000',
       'Reverted: SkillEvalRuns1764830000000',
       'Reverted: OAuthArtifacts1764820000000',

@@ -13,6 +13,7 @@ import { renderCard, renderPendingCard, type ToolCard } from './cards.js';
 import { attachSuggestions, type Suggestion } from './composer.js';
 import { byId, h, when } from './dom.js';
 import { markdownAnswer, renderMarkdown } from './markdown.js';
+import { skillEvalsSection } from './skill-evals.js';
 import { offerUsageDashboard, wireUsageDashboard } from './usage-dashboard.js';
 
 interface Chat {
@@ -55,6 +56,8 @@ const state = {
   chatPages: 1,
   /** The server has no model: chats answer 503 until one is configured, so nothing is sent. */
   noModel: false,
+  /** The signed-in user's role: admins and editors may see a skill's trigger evals. */
+  role: undefined as string | undefined,
 };
 
 /** An error as the API answers it (`code`, `message`), or what the page says of one. */
@@ -145,6 +148,7 @@ async function enter(): Promise<void> {
   byId('sign-out').hidden = storedKey() === null && !signedInBySession();
   byId('open-keys').hidden = me.authMode === 'none' && !signedInBySession();
   offerUsageDashboard(me.role);
+  state.role = me.role;
   // Grants are given by a person who signed in; with auth off nobody did.
   if (me.authMode !== 'none' || signedInBySession())
     offerGrantsPanel().catch((error: unknown) => showProblem(problemOf(error)));
@@ -514,6 +518,7 @@ async function showSkill(name: string): Promise<void> {
     api<{ name: string; description: string; resources: { files: { path: string; size: number }[] } }>('GET', path),
     api<{ body: string }>('GET', `${path}/body`),
   ]);
+  const evals = h('div', { class: 'skill-evals' });
   byId('skill-detail').replaceChildren(
     h('h3', { id: 'skill-name', text: detail.name }),
     h('p', { text: detail.description }),
@@ -529,10 +534,16 @@ async function showSkill(name: string): Promise<void> {
       h('summary', { text: 'Instructions (SKILL.md)' }),
       h('pre', { class: 'output', tabindex: '0', 'aria-label': `Instructions of ${detail.name}`, text: body.body }),
     ),
+    evals,
   );
   // A dialog: in view wherever the skill was listed, on a phone too; Escape or Close returns to the list.
   const dialog = byId<HTMLDialogElement>('skill-dialog');
   if (!dialog.open) dialog.showModal();
+  // Its trigger evals come after, for those who may see them (a skill opened meanwhile leaves this one detached).
+  const section = await skillEvalsSection(detail.name, state.role, () => byId<HTMLSelectElement>('model').value).catch(
+    (error: unknown) => h('p', { class: 'error', role: 'alert', text: `Trigger evals: ${textOf(problemOf(error))}` }),
+  );
+  if (section !== null) evals.replaceChildren(section);
 }
 
 function showView(view: View): void {

@@ -20,7 +20,8 @@ export class SkillEvalsController {
   @ApiOperation({
     summary: "Run a skill's trigger evals: is it listed for each request under the catalogue budget",
     description:
-      "The cases of its `evals/triggers.json`, against the team's catalogue as a turn ranks it. Admins, and " +
+      'The cases of its `evals/triggers.json` and those kept for it (`…/evals/cases`; each result says which), ' +
+      "against the team's catalogue as a turn ranks it. Admins, and " +
       'editors for the shared skills they or one of their groups own (else 403 FORBIDDEN). `level: "model"`: ' +
       'whether the configured model activates it, one call per case as the first step of a new chat, at most ' +
       '`[app.skills.evals] model_max_calls`.',

@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { AdminSkillUsageController } from './admin-skill-usage.controller.js';
 import { CommandsController } from './commands.controller.js';
+import { SkillEvalCasesController } from './skill-eval-cases.controller.js';
 import { SkillEvalsController } from './skill-evals.controller.js';
 import { SkillMirrorsController } from './skill-mirrors.controller.js';
 import { SkillStoreController } from './skill-store.controller.js';
@@ -19,6 +20,7 @@ export class SkillsHttpModule {
         SkillStoreController,
         SkillMirrorsController,
         SkillEvalsController,
+        SkillEvalCasesController,
         AdminSkillUsageController,
       ],
     };

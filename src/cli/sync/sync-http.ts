@@ -1,3 +1,4 @@
+import { networkReason } from '../cli-io.js';
 import type { RemoteFile } from './sync-index.js';
 import { sha256 } from './sync-folder.js';
 
@@ -59,8 +60,7 @@ async function ask(url: URL, headers: Record<string, string>): Promise<Response>
   try {
     return await fetch(url, { headers, redirect: 'error' });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const why = cause?.code ?? cause?.message ?? (error as Error).message;
+    const why = networkReason(error);
     const hint = /redirect/i.test(why) ? ' (redirects are refused: give the URL they lead to as --server)' : '';
     throw new ServerProblem(`cannot fetch ${url.href}: ${why}${hint}`);
   }

@@ -20,6 +20,8 @@ export type AuditAction =
   | 'skill.uninstall'
   | 'skill.switch'
   | 'skill.audience'
+  | 'skill.eval-case.add'
+  | 'skill.eval-case.remove'
   | 'user.update'
   | 'group.create'
   | 'group.delete'
@@ -33,6 +35,8 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = [
   'skill.uninstall',
   'skill.switch',
   'skill.audience',
+  'skill.eval-case.add',
+  'skill.eval-case.remove',
   'user.update',
   'group.create',
   'group.delete',

@@ -14,6 +14,7 @@ import { SkillMirrorService } from './store/skill-mirror.service.js';
 import { SkillStoreModule } from './store/skill-store.module.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
 import { TriggerEvalService } from './evals/trigger-eval.service.js';
+import { EvalCaseService } from './evals/eval-case.service.js';
 
 /**
  * The server's skills: the same registry and resources an embedding app gets, plus the store,
@@ -45,6 +46,7 @@ export class TeamSkillsModule {
         SkillMirrorService,
         SkillSearchService,
         TriggerEvalService,
+        EvalCaseService,
         SkillUsageService,
         SkillReadsService,
       ],
@@ -56,6 +58,7 @@ export class TeamSkillsModule {
         SkillMirrorService,
         SkillSearchService,
         TriggerEvalService,
+        EvalCaseService,
         SkillUsageService,
         SkillReadsService,
       ],

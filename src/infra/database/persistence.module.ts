@@ -31,6 +31,8 @@ import { RateLimitRepository } from './rate-limit.repository.js';
 import { SkillMirrorRepository } from './skill-mirror.repository.js';
 import { SkillEvalRunRepository } from './skill-eval-run.repository.js';
 import { EVAL_RUN_STORE } from '../../domain/skills/evals/eval-run-store.js';
+import { SkillEvalCaseRepository } from './skill-eval-case.repository.js';
+import { EVAL_CASE_STORE } from '../../domain/skills/evals/eval-case-store.js';
 import { SkillStoreRepository } from './skill-store.repository.js';
 import { UserRepository } from './user.repository.js';
 import { SignInRepository } from './sign-in.repository.js';
@@ -49,6 +51,7 @@ const STORES = [
   { provide: SKILL_VERSION_STORE, useExisting: SkillStoreRepository },
   { provide: SKILL_MIRROR_STORE, useExisting: SkillMirrorRepository },
   { provide: EVAL_RUN_STORE, useExisting: SkillEvalRunRepository },
+  { provide: EVAL_CASE_STORE, useExisting: SkillEvalCaseRepository },
   { provide: USER_SKILL_FILTERS, useExisting: UserRepository },
   { provide: CHAT_SKILL_FILTERS, useExisting: ChatRepository },
   { provide: SKILL_USE, useExisting: ChatRepository },
@@ -75,6 +78,7 @@ const STORES = [
     SkillStoreRepository,
     SkillMirrorRepository,
     SkillEvalRunRepository,
+    SkillEvalCaseRepository,
     RateLimitRepository,
     GatewayRepository,
     SignInRepository,

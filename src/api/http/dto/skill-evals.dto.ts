@@ -42,6 +42,15 @@ export class EvalCaseResultDto {
 
   @ApiProperty()
   pass: boolean;
+
+  @ApiPropertyOptional({
+    enum: ['file', 'kept'],
+    description: "Where the case comes from: the skill's `evals/triggers.json`, or kept by the service.",
+  })
+  source?: 'file' | 'kept';
+
+  @ApiPropertyOptional({ description: 'A kept case: its id (`DELETE …/evals/cases/{id}` removes it).' })
+  caseId?: string;
 }
 
 export class EvalScoreDto {
@@ -205,4 +214,100 @@ export class EvalHistoryDto {
     description: 'The last run per version, level and model, newest first.',
   })
   runs: StoredEvalRunDto[];
+}
+
+export class EvalCaseAuthorDto {
+  @ApiProperty({ type: String, nullable: true, description: 'Null once the user is deleted.' })
+  id: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  name: string | null;
+}
+
+export class EvalCaseDto {
+  @ApiProperty({
+    enum: ['file', 'kept'],
+    description: "`file`: from the skill's `evals/triggers.json` (read-only here); `kept`: added through the API.",
+  })
+  source: 'file' | 'kept';
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'A kept case: its id.' })
+  id?: string;
+
+  @ApiProperty()
+  query: string;
+
+  @ApiProperty()
+  shouldTrigger: boolean;
+
+  @ApiPropertyOptional({ description: 'On a negative case: the skill the request should lead to instead.' })
+  expectSkill?: string;
+
+  @ApiPropertyOptional({
+    type: () => EvalCaseAuthorDto,
+    nullable: true,
+    description: 'A kept case: who added it (null: the server itself).',
+  })
+  addedBy?: EvalCaseAuthorDto | null;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', description: 'A kept case: when it was added.' })
+  addedAt?: Date;
+
+  @ApiPropertyOptional({
+    description: "A kept case whose request the skill's file now lists too: runs use the file's case instead.",
+  })
+  inFile?: boolean;
+}
+
+export class EvalCaseLimitsDto {
+  @ApiProperty({ type: 'integer', description: 'Kept cases a skill may have (its file may have as many more).' })
+  maxKeptCases: number;
+
+  @ApiProperty({ type: 'integer' })
+  maxQueryChars: number;
+}
+
+export class EvalCaseListDto {
+  @ApiProperty()
+  skill: string;
+
+  @ApiProperty({ type: () => [EvalCaseDto], description: "The file's cases, then the kept ones, oldest first." })
+  cases: EvalCaseDto[];
+
+  @ApiProperty({
+    type: [String],
+    description: "Why the skill's `evals/triggers.json` is not valid (runs report it); empty when it is.",
+  })
+  fileProblems: string[];
+
+  @ApiProperty({ type: () => EvalCaseLimitsDto })
+  limits: EvalCaseLimitsDto;
+}
+
+export class DuplicateEvalCaseDto {
+  @ApiProperty()
+  query: string;
+
+  @ApiProperty()
+  shouldTrigger: boolean;
+
+  @ApiPropertyOptional()
+  expectSkill?: string;
+
+  @ApiProperty({
+    enum: ['file', 'kept', 'body'],
+    description: "Where the same case already is: the skill's file, its kept cases, or earlier in the request.",
+  })
+  of: 'file' | 'kept' | 'body';
+}
+
+export class EvalCaseAdditionDto {
+  @ApiProperty()
+  skill: string;
+
+  @ApiProperty({ type: () => [EvalCaseDto], description: 'The cases kept, in the order sent.' })
+  added: EvalCaseDto[];
+
+  @ApiProperty({ type: () => [DuplicateEvalCaseDto], description: 'Cases already there: merged, not kept twice.' })
+  duplicates: DuplicateEvalCaseDto[];
 }

@@ -45,6 +45,9 @@ export const ERROR_CODE_DESCRIPTIONS: Readonly<Record<ErrorCode, string>> = {
   [ErrorCode.EVAL_REGRESSION]:
     "a new version whose catalogue recall on its trigger evals is below the serving version's, with " +
     '`[app.skills.evals] gate = "refuse"`: `details.regressed` lists the cases; the old version still serves',
+  [ErrorCode.EVAL_CASE_NOT_FOUND]:
+    'the skill keeps no trigger eval case of that id (`GET /v1/admin/skills/{name}/evals/cases` lists them); a case ' +
+    "of the skill's `evals/triggers.json` is changed in the file",
   [ErrorCode.IMPORT_BUSY]:
     'as many imports as `[app.skills.import] max_concurrent` are running on this instance; nothing was read, try ' +
     'again after `Retry-After` seconds',

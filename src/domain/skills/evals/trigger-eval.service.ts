@@ -24,7 +24,9 @@ import {
   regressedCases,
   withCandidate,
 } from './catalogue-eval.js';
+import { EVAL_CASE_STORE, type EvalCaseStore, type KeptEvalCase } from './eval-case-store.js';
 import { EVAL_RUN_STORE, type EvalRunStore, type StoredEvalRun } from './eval-run-store.js';
+import { casesForRun } from './kept-eval-cases.js';
 import { findCollisions, type TriggerCollision } from './trigger-collisions.js';
 import { parseTriggerEvals, TRIGGER_EVALS_FILE, type TriggerCase } from './trigger-evals.js';
 
@@ -70,6 +72,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     private readonly store: SkillStoreService,
     @Inject(SkillRegistryService) private readonly registry: SkillRegistry,
     @Optional() @Inject(EVAL_RUN_STORE) private readonly runs?: EvalRunStore,
+    @Optional() @Inject(EVAL_CASE_STORE) private readonly keptCases?: EvalCaseStore,
   ) {
     this.limits = new CatalogueChooser(config.app.skills).limits;
   }
@@ -80,8 +83,8 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
 
   /**
    * The gate: for each candidate replacing a serving version, its catalogue recall on its cases (its own file's, else
-   * the serving version's) against the serving version's. Lower: a warning (`warn`), or EVAL_REGRESSION for the whole
-   * install (`refuse`), listing the cases that passed and no longer do.
+   * the serving version's, and a shared skill's kept cases) against the serving version's. Lower: a warning (`warn`),
+   * or EVAL_REGRESSION for the whole install (`refuse`), listing the cases that passed and no longer do.
    */
   async check(candidates: readonly InstallCandidate[]): Promise<ReadonlyMap<string, readonly string[]>> {
     const warnings = new Map<string, string[]>();
@@ -90,8 +93,11 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     const snapshot = this.registry.snapshot;
     for (const candidate of parsed) {
       const serving = servingRecord(snapshot, candidate);
-      const cases = candidate.cases ?? (serving === undefined ? undefined : readCases(serving).cases);
-      if (serving === undefined || cases === undefined) continue;
+      if (serving === undefined) continue;
+      // Kept cases are a team skill's: a personal skill of the same name has only its file's.
+      const kept = candidate.key.scope === 'shared' ? await this.keptOf([serving.name]) : undefined;
+      const cases = casesForRun(candidate.cases ?? readCases(serving).cases, kept?.get(serving.name) ?? []);
+      if (cases === undefined) continue;
       const records = withCandidate(recordsFor(snapshot, candidate.key.ownerId), serving);
       const before = catalogueEval(evalView(records, this.limits), this.limits, serving.name, cases);
       const after = catalogueEval(
@@ -122,9 +128,10 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
 
   /**
    * The catalogue level for these skills of the team's catalogue (none: every skill with trigger evals, with the
-   * collisions between them). SKILL_NOT_FOUND for a name the catalogue does not offer.
+   * collisions between them), on each one's file's and kept cases. SKILL_NOT_FOUND for a name the catalogue does not
+   * offer.
    */
-  runCatalogue(names: readonly string[] = []): CatalogueRun {
+  async runCatalogue(names: readonly string[] = []): Promise<CatalogueRun> {
     const snapshot = this.registry.snapshot;
     const chosen =
       names.length === 0 ? [...snapshot.skills.values()] : names.map((name) => offeredRecord(snapshot, name));
@@ -135,8 +142,9 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     );
     const run: CatalogueRun = { level: 'catalogue', limits: this.limits, skills: [], withoutEvals: [], invalid: [] };
     const withCases: { skill: string; cases: readonly TriggerCase[] }[] = [];
+    const kept = await this.keptOf(chosen.map((record) => record.name));
     for (const record of chosen) {
-      const read = readCases(record);
+      const read = casesOf(record, kept.get(record.name) ?? []);
       if (read.problems !== undefined) run.invalid.push({ skill: record.name, problems: read.problems });
       else if (read.cases === undefined) run.withoutEvals.push(record.name);
       else {
@@ -159,12 +167,13 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
   async runModel(name: string, model: string | undefined): Promise<unknown> {
     const snapshot = this.registry.snapshot;
     const record = offeredRecord(snapshot, name);
-    const read = readCases(record);
+    const read = casesOf(record, (await this.keptOf([name])).get(name) ?? []);
     if (read.cases === undefined)
       throw new AppError(
         ErrorCode.VALIDATION_FAILED,
         read.problems === undefined
-          ? `The skill '${name}' has no trigger evals (${TRIGGER_EVALS_FILE}); add some to run the model level.`
+          ? `The skill '${name}' has no trigger evals (no ${TRIGGER_EVALS_FILE}, no kept cases); add some ` +
+              `(POST /v1/admin/skills/${name}/evals/cases) to run the model level.`
           : `The skill '${name}' has trigger evals that are not valid: ${read.problems.join('; ')}`,
         { problems: read.problems ?? [`${name}: no ${TRIGGER_EVALS_FILE}`] },
       );
@@ -185,7 +194,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     request: { level?: 'catalogue' | 'model'; model?: string } = {},
   ): Promise<unknown> {
     if (principal.role !== 'admin') await this.assertOwns(name, principal);
-    if (request.level !== 'model') return this.keepCatalogue(this.runCatalogue([name]));
+    if (request.level !== 'model') return this.keepCatalogue(await this.runCatalogue([name]));
     const run = (await this.runModel(name, request.model)) as ModelRun;
     if (run.digest !== null)
       await this.runs?.save({ skill: name, digest: run.digest, level: 'model', model: run.model, ...scored(run) });
@@ -210,6 +219,20 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
   async history(name: string, principal: Principal): Promise<{ skill: string; runs: StoredEvalRun[] }> {
     if (principal.role !== 'admin') await this.assertOwns(name, principal);
     return { skill: name, runs: (await this.runs?.runsOf(name)) ?? [] };
+  }
+
+  /** The cases of a skill's file as the catalogue offers it, or its problems; SKILL_NOT_FOUND when not offered. */
+  fileCasesOf(name: string): { cases?: TriggerCase[]; problems?: string[] } {
+    return readCases(offeredRecord(this.registry.snapshot, name));
+  }
+
+  /** Whoever may run a skill's evals may see and change its cases: admins, and editors who (or whose group) own it. */
+  async assertMayEvaluate(name: string, principal: Principal): Promise<void> {
+    if (principal.role !== 'admin') await this.assertOwns(name, principal);
+  }
+
+  private async keptOf(names: readonly string[]): Promise<Map<string, KeptEvalCase[]>> {
+    return this.keptCases === undefined || names.length === 0 ? new Map() : this.keptCases.casesOf(names);
   }
 
   private async assertOwns(name: string, principal: Principal): Promise<void> {
@@ -280,6 +303,14 @@ function casesOfFile(candidate: InstallCandidate): TriggerCase[] | undefined {
   );
 }
 
+/** A skill's cases for a run: its file's and its kept ones (casesForRun), or its file's problems. */
+function casesOf(record: SkillRecord, kept: readonly KeptEvalCase[]): { cases?: TriggerCase[]; problems?: string[] } {
+  const file = readCases(record);
+  if (file.problems !== undefined) return file;
+  const cases = casesForRun(file.cases, kept);
+  return cases === undefined ? {} : { cases };
+}
+
 /** A loaded skill's trigger evals, from its folder: the cases, the file's problems, or neither without the file. */
 function readCases(record: SkillRecord): { cases?: TriggerCase[]; problems?: string[] } {
   let text: string;
@@ -307,6 +338,7 @@ function caseView(entry: CaseResult) {
     query: entry.query,
     shouldTrigger: entry.shouldTrigger,
     ...(entry.expectSkill === undefined ? {} : { expectSkill: entry.expectSkill }),
+    ...(entry.source === undefined ? {} : { source: entry.source }),
   };
 }
 

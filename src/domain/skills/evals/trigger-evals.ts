@@ -9,11 +9,17 @@ export const MAX_TRIGGER_CASES = 500;
 /** The longest request a case may hold. */
 export const MAX_QUERY_CHARS = 4000;
 
+/** Where a case comes from: the skill's `evals/triggers.json`, or kept by the service (added through the API). */
+export type CaseSource = 'file' | 'kept';
+
 /** One request, and whether it should lead to the skill; when not, optionally the skill it should lead to instead. */
 export interface TriggerCase {
   query: string;
   shouldTrigger: boolean;
   expectSkill?: string;
+  /** In a run: where the case comes from, and a kept case's id. */
+  source?: CaseSource;
+  caseId?: string;
 }
 
 /** Zod's message for a field: `is missing` when absent, else what it must be. */
@@ -46,6 +52,12 @@ const groupedSchema = z.strictObject({
   should_not_trigger: z.array(groupedEntry, { error: 'must be a list' }).optional(),
 });
 
+/**
+ * The forms a request adding cases takes (one case, or either form of the file), for its documentation: readAddedCases
+ * reads them with these same parts and the file's messages.
+ */
+export const addedCasesSchema = z.union([triggerCaseSchema, z.array(triggerCaseSchema), groupedSchema]);
+
 export type TriggerEvalsParse = { cases: TriggerCase[] } | { problems: string[] };
 
 /**
@@ -64,9 +76,33 @@ export function parseTriggerEvals(text: string, file = TRIGGER_EVALS_FILE): Trig
   } catch (error) {
     return { problems: [`${file}: not JSON (${(error as Error).message})`] };
   }
+  return readTriggerEvals(json, file);
+}
+
+/** The same, from a parsed value: either form, every case checked, each problem naming `file` (or what it was). */
+export function readTriggerEvals(json: unknown, file: string): TriggerEvalsParse {
   const cases = Array.isArray(json) ? readList(json, file) : readGrouped(json, file);
   if ('problems' in cases) return cases;
   return checkCases(cases.cases, file);
+}
+
+/**
+ * Cases added through the API (`body`): one case `{ "query", "should_trigger", "expect_skill"? }`, or either form of
+ * the file, with the file's rules and messages.
+ */
+export function readAddedCases(body: unknown, label = 'body'): TriggerEvalsParse {
+  const single = typeof body === 'object' && body !== null && !Array.isArray(body) && 'query' in body;
+  return readTriggerEvals(single ? [body] : body, label);
+}
+
+/** Two cases are about the same request when their texts match but for case (after trimming, as read). */
+export function requestKey(queryText: string): string {
+  return queryText.toLowerCase();
+}
+
+/** The problem of a request listed both ways: `label` the later case, `where` the other one when elsewhere. */
+export function bothWaysProblem(label: string, other: boolean, where = ''): string {
+  return `${label}: the same request is listed as should_trigger ${other} too${where}; keep one`;
 }
 
 function readList(json: unknown[], file: string): TriggerEvalsParse {
@@ -130,10 +166,10 @@ function checkCases(cases: TriggerCase[], file: string): TriggerEvalsParse {
       problems.push(
         `${label}: expect_skill names the skill a negative case leads to; remove it or set should_trigger false`,
       );
-    const key = entry.query.toLowerCase();
+    const key = requestKey(entry.query);
     const before = seen.get(key);
     if (before !== undefined && before.shouldTrigger !== entry.shouldTrigger)
-      problems.push(`${label}: the same request is listed as should_trigger ${before.shouldTrigger} too; keep one`);
+      problems.push(bothWaysProblem(label, before.shouldTrigger));
     seen.set(key, entry);
   });
   return problems.length > 0 ? { problems } : { cases };
@@ -144,7 +180,7 @@ function caseOf(queryText: string, shouldTrigger: boolean, expectSkill: string |
 }
 
 /** `evals/triggers.json: case 3 ("make me a slide…")`, or `… should_not_trigger[2] (…)` in the grouped form. */
-function caseLabel(file: string, index: number, entry: unknown, side?: string): string {
+export function caseLabel(file: string, index: number, entry: unknown, side?: string): string {
   const text =
     typeof entry === 'string'
       ? entry
