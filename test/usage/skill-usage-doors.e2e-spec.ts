@@ -252,6 +252,10 @@ describe('the skills usage funnel at every door', () => {
     expect(context.body.systemPrompt).toContain('PDF-BODY-MARKER');
     const copy = await http().get('/.well-known/agent-skills/pdf/SKILL.md').set(auth()).expect(200);
     expect(copy.text).toContain('PDF-BODY-MARKER');
+    // The web page's skill view asks for a preview: a person looking is not a use.
+    const look = await http().get('/v1/skills/pdf/body').query({ preview: 'true' }).set(auth()).expect(200);
+    expect(look.body.body).toContain('PDF-BODY-MARKER');
+    await http().get('/v1/skills/pdf/body').query({ preview: 'yes' }).set(auth()).expect(400);
     expect(await counted()).toEqual({});
   });
 });

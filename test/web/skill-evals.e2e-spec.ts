@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import request from 'supertest';
+import { SKILL_USAGE_RECORDER, type UsageRecorder } from '../../src/domain/skills/usage/skill-usage.js';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
@@ -166,6 +167,13 @@ const HOSTILE = '<img src=x onerror="window.__pwned = 1">';
       .getByRole('button', { name: /^git-commit/ })
       .click();
     await evals.getByText('No case yet.').waitFor();
+    // Looking at a skill is not using it: the page asks for a preview, which the usage funnel does not count.
+    await ctx.app.get<UsageRecorder>(SKILL_USAGE_RECORDER).flush();
+    const used = await query<{ n: number }>(
+      ctx.db.url,
+      'SELECT count(*)::int AS n FROM skill_usage_daily WHERE activated_api > 0',
+    );
+    expect(used[0].n).toBe(0);
     expect(pageErrors).toEqual([]);
   });
 

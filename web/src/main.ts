@@ -516,7 +516,7 @@ async function showSkill(name: string): Promise<void> {
   const path = `/v1/skills/${encodeURIComponent(name)}`;
   const [detail, body] = await Promise.all([
     api<{ name: string; description: string; resources: { files: { path: string; size: number }[] } }>('GET', path),
-    api<{ body: string }>('GET', `${path}/body`),
+    api<{ body: string }>('GET', `${path}/body?preview=true`),
   ]);
   const evals = h('div', { class: 'skill-evals' });
   byId('skill-detail').replaceChildren(

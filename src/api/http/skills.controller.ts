@@ -6,7 +6,7 @@ import type { Principal } from '../../domain/users/principal.js';
 import { type CatalogueSnapshot, ErrorCode, skillFileHeaders, type SkillReadScope } from '@skillhost/core';
 import { RequireFeature } from './guards/feature.guard.js';
 import { ApiErrors } from './openapi/api-errors.decorator.js';
-import { ResourceListQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
+import { ResourceListQueryDto, SkillBodyQueryDto, SkillSearchQueryDto } from './dto/catalogue-query.dto.js';
 import {
   ResourceListingDto,
   SkillBodyDto,
@@ -91,9 +91,9 @@ export class SkillsController {
   @Get('skills/:name/body')
   @ApiOperation({ summary: 'Activate a skill: its instructions (level 2)' })
   @ApiOkResponse({ type: SkillBodyDto })
-  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED)
-  async body(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
-    return this.reads.instructions(principal.userId, name);
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.SKILL_DISABLED, ErrorCode.VALIDATION_FAILED)
+  async body(@Param('name') name: string, @Query() query: SkillBodyQueryDto, @CurrentPrincipal() principal: Principal) {
+    return this.reads.instructions(principal.userId, name, { preview: query.preview === 'true' });
   }
 
   @Get('skills/:name/resources')

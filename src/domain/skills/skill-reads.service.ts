@@ -5,9 +5,9 @@ import { SKILL_USAGE_RECORDER, type UsageCounter, type UsageRecorder } from './u
 
 /**
  * A user's reads of a skill outside any chat (REST `GET /v1/skills/:name/body` and `/resources/*`, GraphQL
- * `skillResource`; the web page's skill view among their callers), from the user's view. In the usage funnel they
- * count as a skill tool's call would: the instructions as an activation by the API (`api`), a file as a resource read,
- * and a failure on a skill of the view as an error; no model, no turn.
+ * `skillResource`; the web page's skill view asks for a preview, which is not counted), from the user's view. In the
+ * usage funnel they count as a skill tool's call would: the instructions as an activation by the API (`api`), a file as
+ * a resource read, and a failure on a skill of the view as an error; no model, no turn.
  */
 @Injectable()
 export class SkillReadsService {
@@ -17,9 +17,10 @@ export class SkillReadsService {
     @Inject(SKILL_USAGE_RECORDER) private readonly usage: UsageRecorder,
   ) {}
 
-  /** The skill's instructions (level 2). */
-  async instructions(userId: string, name: string): Promise<ActivatedSkill> {
+  /** The skill's instructions (level 2); a preview (a person looking at them) is not counted. */
+  async instructions(userId: string, name: string, options: { preview?: boolean } = {}): Promise<ActivatedSkill> {
     const snapshot = await this.registry.userView(userId);
+    if (options.preview === true) return this.resources.activate(name, { snapshot });
     return this.counted(snapshot, name, 'activatedApi', () => this.resources.activate(name, { snapshot }));
   }
 

@@ -57,3 +57,16 @@ export class ResourceListQueryDto {
   @IsIn(RESOURCE_TYPES, { message: `type must be one of ${RESOURCE_TYPES.join(', ')}` })
   type?: ResourceType;
 }
+
+export class SkillBodyQueryDto {
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    example: 'true',
+    description:
+      "`true`: a look at the instructions (the web page's skill view), not a use: the usage funnel does not count " +
+      'it as an activation. Default `false`.',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'preview must be `true` or `false`' })
+  preview?: 'true' | 'false';
+}
