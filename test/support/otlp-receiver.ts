@@ -55,7 +55,8 @@ function attributesOf(list: KeyValue[] | undefined): Record<string, unknown> {
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   readonly sums: ReceivedSumPoint[] = [];
-  readonly requests: { path: string; contentType: string | undefined }[] = [];
+  /** Every request's path, content type and headers (names lower-cased, as Node gives them). */
+  readonly requests: { path: string; contentType: string | undefined; headers: Record<string, unknown> }[] = [];
   private server: Server | undefined;
 
   get url(): string {
@@ -67,7 +68,7 @@ export class OtlpReceiver {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        this.requests.push({ path: req.url ?? '', contentType: req.headers['content-type'] });
+        this.requests.push({ path: req.url ?? '', contentType: req.headers['content-type'], headers: req.headers });
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
         if (req.url === '/v1/traces') this.takeSpans(body);
         else if (req.url === '/v1/metrics') this.takeMetrics(body);
@@ -76,6 +77,13 @@ export class OtlpReceiver {
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return this;
+  }
+
+  /** Forgets what it received (between tests that share it). */
+  reset(): void {
+    this.spans.length = 0;
+    this.sums.length = 0;
+    this.requests.length = 0;
   }
 
   async stop(): Promise<void> {
