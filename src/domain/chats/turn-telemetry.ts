@@ -114,11 +114,14 @@ export function traceToolCall(
       const execution = await run();
       const { card } = execution;
       const skill = execution.activated ?? card.summary.skill ?? undefined;
-      const version = skill === undefined ? undefined : versionUsed(execution, skill, versions);
-      const facts: Attributes = { 'gen_ai.tool.call.id': card.id, 'skillhost.tool.status': card.status };
-      if (skill !== undefined) facts['skillhost.skill.name'] = skill;
-      if (version) facts['skillhost.skill.version'] = version;
-      span.setAttributes(facts);
+      // Off, or sampled out, the span keeps nothing: the version is not looked up for it.
+      if (span.isRecording()) {
+        const version = skill === undefined ? undefined : versionUsed(execution, skill, versions);
+        const facts: Attributes = { 'gen_ai.tool.call.id': card.id, 'skillhost.tool.status': card.status };
+        if (skill !== undefined) facts['skillhost.skill.name'] = skill;
+        if (version) facts['skillhost.skill.version'] = version;
+        span.setAttributes(facts);
+      }
       if (card.status === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
       instrumentsNow().toolCalls.add(1, {
         tool: KNOWN_TOOL_NAMES.has(card.tool) ? card.tool : 'unknown',
