@@ -243,6 +243,44 @@ describe('OpenTelemetry on, a hosted collector that wants headers', () => {
     },
   );
 
+  it(
+    'with a key the collector refuses (401), answers turns as usual and warns that the export was ' + 'refused',
+    async () => {
+      receiver.requireHeader('x-honeycomb-team', 'the-right-key');
+      const warnings: string[] = [];
+      const note = (message: unknown, context?: string) => {
+        if (context === 'Telemetry') warnings.push(String(message));
+      };
+      const logger = {
+        log: () => undefined,
+        error: note,
+        warn: note,
+        debug: () => undefined,
+        verbose: () => undefined,
+      };
+      ctx = await startChatApp(
+        [tree.path('skills')],
+        { 'app.telemetry.endpoint': receiver.url, 'app.telemetry.headers_env': { 'x-honeycomb-team': 'TEST_KEY' } },
+        undefined,
+        { TEST_KEY: 'a-wrong-key' },
+        logger,
+      );
+      const { body } = await runTurn(ctx);
+      expect((body.assistantMessage as { content: string }).content).toBe('Done.');
+      await ctx.closeApp();
+      expect(receiver.requests.map((r) => r.headers['x-honeycomb-team'])).toContain('a-wrong-key');
+      expect(receiver.spans).toEqual([]);
+      // Said in a line each, without the SDK's stack, and without the key.
+      expect(warnings).toEqual(
+        expect.arrayContaining([
+          'The last spans could not be sent: Unauthorized; they are dropped',
+          'PeriodicExportingMetricReader: metrics export failed (error OTLPExporterError: Unauthorized)',
+        ]),
+      );
+      expect(warnings.join('\n')).not.toContain('a-wrong-key');
+    },
+  );
+
   it('turns on with OTEL_EXPORTER_OTLP_ENDPOINT when [app.telemetry] names no endpoint', async () => {
     ctx = await startChatApp([tree.path('skills')], {}, undefined, {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,

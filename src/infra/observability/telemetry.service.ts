@@ -93,7 +93,12 @@ async function startSdk(settings: TelemetrySettings, logger: Logger): Promise<St
   return {
     async shutdown() {
       const flushed = await Promise.race([
-        Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]).then(() => true),
+        Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]).then(([spans]) => {
+          // The metrics' failure goes through `diag`; the spans' last batch fails only here.
+          if (spans.status === 'rejected')
+            logger.warn(`The last spans could not be sent: ${messageOf(spans.reason)}; they are dropped`);
+          return true;
+        }),
         sleep(FLUSH_ON_CLOSE_MS, false, { ref: false }),
       ]);
       if (!flushed)
@@ -123,9 +128,24 @@ function exportingLine(settings: TelemetrySettings): string {
   );
 }
 
+/**
+ * An error's message; the SDK hands some failures (a refused export: 401, 403…) to `diag` as the error serialised in
+ * JSON with its stack, of which the message is what a person needs.
+ */
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  const text = String(error);
+  if (!text.startsWith('{')) return text;
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    return typeof parsed.message === 'string' ? parsed.message : text;
+  } catch {
+    return text;
+  }
+}
+
 function diagLogger(logger: Logger): DiagLogger {
-  const line = (message: string, args: unknown[]) =>
-    [message, ...args.map((a) => (a instanceof Error ? a.message : String(a)))].join(' ');
+  const line = (message: string, args: unknown[]) => [message, ...args].map(messageOf).join(' ');
   return {
     error: (message, ...args) => logger.warn(line(message, args)),
     warn: (message, ...args) => logger.warn(line(message, args)),
