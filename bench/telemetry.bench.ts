@@ -1,24 +1,29 @@
 /**
- * What OpenTelemetry costs a turn: two servers on one database and one scripted model, the same in all but
- * `[app.telemetry]`: one off (the default), one exporting traces and metrics to a local OTLP/HTTP receiver. The same
- * chat turns (`POST /v1/chats/:id/messages`) go to each, one connection, one at a time, in rounds that alternate the
- * servers: a plain turn (one model call) and a turn where the model activates a skill (two model calls, a tool call).
- * App CPU per turn is read from /proc.
+ * What OpenTelemetry costs a turn: three servers on one database and one scripted model, the same in all but
+ * `[app.telemetry]`: off (the default), on (exporting traces and metrics to a local OTLP/HTTP receiver), and off again,
+ * started in that order. The same chat turns (`POST /v1/chats/:id/messages`) go to each, one connection, one at a time,
+ * turn by turn in threes whose order rotates: a plain turn (one model call) and a turn where the model activates a
+ * skill (two model calls, a tool call). Threes, not blocks of turns: whatever else the machine runs slows the turns of
+ * a three alike. Two servers that differ in nothing differ all the same on a shared machine (where each was started,
+ * which core it runs on): the second off server measures that in the same run, and "on" is compared with the mean of
+ * the two off servers started before and after it. App CPU per turn is read from /proc.
  *
  *   npm run bench:telemetry          (writes bench/results/telemetry.{md,json})
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SkillTool } from '@skillhost/core';
 import type { ToolExecution } from '@skillhost/ai-sdk';
 import { annotateTurn, traceToolCall, traceTurn } from '../src/domain/chats/turn-telemetry.js';
 import { OtlpReceiver } from '../test/support/otlp-receiver.js';
 import {
+  CLOCK_TICKS,
   cpuSeconds,
   createBenchKey,
   databaseUrl,
+  machineCpu,
   machineName,
   percentile,
   recordResults,
@@ -31,23 +36,50 @@ import {
 } from './bench-support.js';
 
 const SELF = join(import.meta.dirname, 'telemetry.bench.js');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
-const PER_ROUND = Number(process.env.BENCH_REQUESTS ?? 100);
+/** Turns of each kind to each server. */
+const ROUNDS = Number(process.env.BENCH_REQUESTS ?? 600);
+
+type ServerName = 'off' | 'on' | 'off again';
+const SERVER_NAMES: readonly ServerName[] = ['off', 'on', 'off again'];
 
 interface Server {
-  name: 'off' | 'on';
+  name: ServerName;
   url: string;
   pid: number | undefined;
   chatId: string;
 }
 
 interface Measured {
-  telemetry: 'off' | 'on';
+  telemetry: ServerName;
   turn: string;
   requests: number;
   p50Ms: number;
   p99Ms: number;
   appCpuMsPerTurn: number;
+}
+
+/** A median over the rounds, and a 95% confidence interval of it. */
+interface Median {
+  medianMs: number;
+  lowMs: number;
+  highMs: number;
+}
+
+/** One kind of turn, round by round (each server's turn of a round met the same machine). */
+interface Paired {
+  turn: string;
+  rounds: number;
+  /** on − the mean of the two off servers': telemetry's own latency. */
+  telemetry: Median;
+  /** The second off server − the first: what two servers that differ in nothing differ by on this machine. */
+  control: Median;
+}
+
+/** What else the machine did meanwhile: the share of both cores busy, and this run's own processes' share of it. */
+interface MachineLoad {
+  loadAverageBefore: number;
+  busyShare: number;
+  ownShare: number;
 }
 
 /**
@@ -61,7 +93,7 @@ async function offPathCost(): Promise<{ bareUs: number; tracedUs: number }> {
     version: 'sha256:0',
   } as unknown as ToolExecution;
   const tool = { name: 'skills.activate' } as SkillTool;
-  const pins = new Map<string, string>();
+  const versions = { pinned: () => undefined, current: () => 'sha256:0' };
   const answer = { assistantMessage: { model: 'scripted' } };
   const bare = async () => {
     await (async () => execution)();
@@ -71,8 +103,8 @@ async function offPathCost(): Promise<{ bareUs: number; tracedUs: number }> {
   const traced = () =>
     traceTurn({ chatId: 'c', door: 'chat' }, undefined, async () => {
       annotateTurn('scripted', 'skillhost', 'openai-compatible');
-      await traceToolCall(tool, pins, async () => execution);
-      await traceToolCall(tool, pins, async () => execution);
+      await traceToolCall(tool, versions, async () => execution);
+      await traceToolCall(tool, versions, async () => execution);
       return answer;
     });
   const timeOf = async (turn: () => Promise<unknown>) => {
@@ -87,6 +119,23 @@ async function offPathCost(): Promise<{ bareUs: number; tracedUs: number }> {
     runs.traced.push(await timeOf(traced));
   }
   return { bareUs: percentile(runs.bare, 50), tracedUs: percentile(runs.traced, 50) };
+}
+
+/**
+ * The median of `values` and a 95% confidence interval of it: the order statistics n/2 ± 0.98·√n (the sign test's, no
+ * assumption about the distribution).
+ */
+function medianWithInterval(values: number[]): Median {
+  const sorted = [...values].sort((a, b) => a - b);
+  const k = Math.max(0, Math.floor(sorted.length / 2 - 0.98 * Math.sqrt(sorted.length)));
+  return { medianMs: percentile(values, 50), lowMs: sorted[k], highMs: sorted[sorted.length - 1 - k] };
+}
+
+/** CPU seconds used so far by the run's own processes: the servers, the model and this one. */
+function ownCpuSeconds(servers: Server[], model: { child: { pid?: number } }): number {
+  const children = [...servers.map((server) => server.pid), model.child.pid].map(cpuSeconds);
+  const self = process.cpuUsage();
+  return children.reduce((total, seconds) => total + seconds, 0) + (self.user + self.system) / 1e6;
 }
 
 const TURNS = [
@@ -104,19 +153,21 @@ async function main(): Promise<void> {
     writeFileSync(file, scriptedTurnsConfig(db.url, modelUrl, { sections }));
     return file;
   };
-  const off = await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: configOf('off', []), DATABASE_URL: db.url });
-  const on = await startChild(SELF, ['serve-app'], {
-    SKILLHOST_CONFIG: configOf('on', ['[app.telemetry]', `endpoint = "${receiver.url}"`, 'metrics_interval_ms = 5000']),
-    DATABASE_URL: db.url,
-  });
+  const children: { name: ServerName; child: Awaited<ReturnType<typeof startChild>> }[] = [];
+  const telemetryOn = ['[app.telemetry]', `endpoint = "${receiver.url}"`, 'metrics_interval_ms = 5000'];
+  for (const name of SERVER_NAMES) {
+    const config = configOf(name.replace(' ', '-'), name === 'on' ? telemetryOn : []);
+    children.push({
+      name,
+      child: await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: config, DATABASE_URL: db.url }),
+    });
+  }
+  const on = children.find((c) => c.name === 'on')!.child;
   const key = { authorization: `Bearer ${await createBenchKey(db.url)}` };
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
     const servers: Server[] = [];
-    for (const [name, child] of [
-      ['off', off],
-      ['on', on],
-    ] as const) {
+    for (const { name, child } of children) {
       const url = `http://127.0.0.1:${child.port}`;
       const chat = (await (
         await fetch(`${url}/v1/chats`, {
@@ -131,33 +182,48 @@ async function main(): Promise<void> {
       postJson(agent, `${server.url}/v1/chats/${server.chatId}/messages`, JSON.stringify({ content }), key);
     for (const server of servers)
       for (const turn of TURNS) for (let i = 0; i < 30; i++) await turnOn(server, turn.content(i));
-    const label = (server: Server, turn: (typeof TURNS)[number]) => `${server.name} ${turn.name}`;
-    const times = new Map<string, number[]>();
-    const cpu = new Map<string, number>();
+    const measuredAt = { machine: machineCpu(), loadAverage: loadavg()[0], own: ownCpuSeconds(servers, model) };
     let sent = 1000;
-    for (let round = 0; round < ROUNDS; round++)
-      // Alternate which server goes first: the machine's speed drifts.
-      for (const server of round % 2 === 0 ? servers : [...servers].reverse())
-        for (const turn of TURNS) {
-          const samples = times.get(label(server, turn)) ?? [];
-          const before = cpuSeconds(server.pid);
-          for (let i = 0; i < PER_ROUND; i++) samples.push(await turnOn(server, turn.content(sent++)));
-          cpu.set(label(server, turn), (cpu.get(label(server, turn)) ?? 0) + cpuSeconds(server.pid) - before);
-          times.set(label(server, turn), samples);
+    const measured: Measured[] = [];
+    const paired: Paired[] = [];
+    for (const turn of TURNS) {
+      const times: Record<ServerName, number[]> = { off: [], on: [], 'off again': [] };
+      const diffs = { telemetry: [] as number[], control: [] as number[] };
+      const cpuBefore = servers.map((server) => cpuSeconds(server.pid));
+      for (let i = 0; i < ROUNDS; i++) {
+        // The order rotates: the first of a round may find the machine warmer or busier than the last.
+        for (let k = 0; k < servers.length; k++) {
+          const server = servers[(i + k) % servers.length];
+          times[server.name].push(await turnOn(server, turn.content(sent++)));
         }
-    const measured: Measured[] = servers.flatMap((server) =>
-      TURNS.map((turn) => {
-        const samples = times.get(label(server, turn))!;
-        return {
+        const [off, on, offAgain] = SERVER_NAMES.map((name) => times[name][i]);
+        diffs.telemetry.push(on - (off + offAgain) / 2);
+        diffs.control.push(offAgain - off);
+      }
+      for (const [index, server] of servers.entries())
+        measured.push({
           telemetry: server.name,
           turn: turn.name,
-          requests: samples.length,
-          p50Ms: percentile(samples, 50),
-          p99Ms: percentile(samples, 99),
-          appCpuMsPerTurn: (cpu.get(label(server, turn))! * 1000) / samples.length,
-        };
-      }),
-    );
+          requests: ROUNDS,
+          p50Ms: percentile(times[server.name], 50),
+          p99Ms: percentile(times[server.name], 99),
+          appCpuMsPerTurn: ((cpuSeconds(server.pid) - cpuBefore[index]) * 1000) / ROUNDS,
+        });
+      paired.push({
+        turn: turn.name,
+        rounds: ROUNDS,
+        telemetry: medianWithInterval(diffs.telemetry),
+        control: medianWithInterval(diffs.control),
+      });
+    }
+    const machineNow = machineCpu();
+    const elapsed = machineNow.total - measuredAt.machine.total;
+    const load: MachineLoad = {
+      loadAverageBefore: measuredAt.loadAverage,
+      busyShare: (machineNow.busy - measuredAt.machine.busy) / elapsed,
+      // /proc/stat counts both cores' ticks, a process's are one core's: a share of the whole machine.
+      ownShare: (ownCpuSeconds(servers, model) - measuredAt.own) / (elapsed / cpus().length / CLOCK_TICKS),
+    };
     // The "on" server's spans reach the receiver in batches; its last ones when it closes.
     on.child.kill('SIGTERM');
     await new Promise((done) => on.child.once('exit', done));
@@ -172,22 +238,30 @@ async function main(): Promise<void> {
     const result = {
       recordedAt: new Date().toISOString(),
       machine: machineName(),
-      rounds: ROUNDS,
       measured,
+      paired,
+      load,
       exported,
       offPath,
     };
-    recordResults('telemetry', result, report(result), summaryOf(measured, offPath));
+    recordResults('telemetry', result, report(result), summaryOf(measured, paired, offPath));
   } finally {
     agent.destroy();
-    for (const child of [off.child, on.child, model.child]) if (child.exitCode === null) child.kill('SIGTERM');
-    await new Promise((done) => (off.child.exitCode === null ? off.child.once('exit', done) : done(undefined)));
+    const all = [...children.map((c) => c.child.child), model.child];
+    for (const child of all) if (child.exitCode === null) child.kill('SIGTERM');
+    await Promise.all(
+      all.map((child) => new Promise((done) => (child.exitCode === null ? child.once('exit', done) : done(undefined)))),
+    );
     await receiver.stop();
     await db.stop();
   }
 }
 
-function summaryOf(measured: Measured[], offPath: { bareUs: number; tracedUs: number }): SummaryLine[] {
+function summaryOf(
+  measured: Measured[],
+  paired: Paired[],
+  offPath: { bareUs: number; tracedUs: number },
+): SummaryLine[] {
   const find = (telemetry: 'off' | 'on', index: number) =>
     measured.find((m) => m.telemetry === telemetry && m.turn === TURNS[index].name)!;
   const offLine: SummaryLine = {
@@ -196,7 +270,7 @@ function summaryOf(measured: Measured[], offPath: { bareUs: number; tracedUs: nu
     unit: 'µs',
     baseline: { name: 'the same callbacks bare', value: offPath.bareUs },
   };
-  const onLines = TURNS.flatMap((turn, index) => {
+  const onLines = TURNS.flatMap((turn, index): SummaryLine[] => {
     const [off, on] = [find('off', index), find('on', index)];
     return [
       {
@@ -204,6 +278,16 @@ function summaryOf(measured: Measured[], offPath: { bareUs: number; tracedUs: nu
         value: on.p50Ms,
         unit: 'ms',
         baseline: { name: 'telemetry off, p50', value: off.p50Ms },
+      },
+      {
+        measure: `telemetry on − the two off servers' mean, ${turn.name}, median of the rounds`,
+        value: paired[index].telemetry.medianMs,
+        unit: 'ms',
+      },
+      {
+        measure: `the yardstick: the second off server − the first, ${turn.name}, median of the rounds`,
+        value: paired[index].control.medianMs,
+        unit: 'ms',
       },
       {
         measure: `telemetry on, ${turn.name}, app CPU per turn`,
@@ -216,11 +300,29 @@ function summaryOf(measured: Measured[], offPath: { bareUs: number; tracedUs: nu
   return [...onLines, offLine];
 }
 
+const RESULTS_FILE = join(import.meta.dirname, '..', '..', 'bench', 'results', 'telemetry.md');
+const KEPT_HEADING = '## Before and after';
+
+/** The hand-written section of the last results (how the figures came to be what they are), carried into the next. */
+function keptSection(): string {
+  let text: string;
+  try {
+    text = readFileSync(RESULTS_FILE, 'utf8');
+  } catch {
+    return '';
+  }
+  const start = text.indexOf(`\n${KEPT_HEADING}`);
+  if (start < 0) return '';
+  const end = text.indexOf('\n## Summary', start + 1);
+  return text.slice(start + 1, end < 0 ? undefined : end).trimEnd();
+}
+
 function report(result: {
   recordedAt: string;
   machine: string;
-  rounds: number;
   measured: Measured[];
+  paired: Paired[];
+  load: MachineLoad;
   exported: { spans: number; requests: number; byName: Record<string, number> };
   offPath: { bareUs: number; tracedUs: number };
 }): string {
@@ -229,21 +331,39 @@ function report(result: {
       `| ${m.turn} | ${m.telemetry} | ${m.requests} | ${m.p50Ms.toFixed(2)} | ${m.p99Ms.toFixed(2)} | ` +
       `${m.appCpuMsPerTurn.toFixed(2)} |`,
   );
+  const interval = (m: Median) => `${m.medianMs.toFixed(2)} (${m.lowMs.toFixed(2)} to ${m.highMs.toFixed(2)})`;
+  const pairRows = result.paired.map(
+    (p) => `| ${p.turn} | ${p.rounds} | ${interval(p.telemetry)} | ${interval(p.control)} |`,
+  );
+  const percent = (share: number) => `${Math.round(share * 100)}%`;
   return [
     '# Telemetry benchmark',
     '',
     `Recorded ${result.recordedAt} on ${result.machine}; \`npm run bench:telemetry\`.`,
     '',
-    'Two servers on one database and one scripted model (which answers at once), the same but for ' +
-      '`[app.telemetry]`: off (no endpoint, the default), and on, exporting traces and metrics (every 5 s) over ' +
-      'OTLP/HTTP to a receiver on 127.0.0.1. The same chat turns (`POST /v1/chats/:id/messages`, an API key) to ' +
-      'each, ' +
-      `one connection, one turn at a time, ${result.rounds} rounds alternating the servers. App CPU: the server ` +
-      'process per turn, from /proc, exports included.',
+    'Three servers on one database and one scripted model (which answers at once), the same but for ' +
+      '`[app.telemetry]`, started in this order: off (no endpoint, the default); on, exporting traces and metrics ' +
+      '(every 5 s) over OTLP/HTTP to a receiver on 127.0.0.1; off again. The same chat turns ' +
+      '(`POST /v1/chats/:id/messages`, an API key) to each, one connection, one turn at a time, in rounds: a turn to ' +
+      'each server, the order rotating from one round to the next. App CPU: the server process per turn, from /proc, ' +
+      'exports included.',
     '',
     '| turn | telemetry | turns | p50 ms | p99 ms | app CPU ms / turn |',
     '| --- | --- | ---: | ---: | ---: | ---: |',
     ...rows,
+    '',
+    "Telemetry's own latency, round by round (the turns of a round meet the same machine): on less the mean of the " +
+      'two off servers, started before and after it. Beside it, as a yardstick, what two servers that differ in ' +
+      'nothing differ by on this machine in this run. Medians, and their 95% intervals within this run (from one ' +
+      'run to the next, on a machine that runs other work, a median moves by more), in ms:',
+    '',
+    '| turn | rounds | on − the mean of the two off | the second off − the first off |',
+    '| --- | ---: | ---: | ---: |',
+    ...pairRows,
+    '',
+    `While it measured, the machine was busy ${percent(result.load.busyShare)} of the time (both cores), ` +
+      `${percent(result.load.ownShare)} by the three servers, the model and the bench (PostgreSQL and anything else ` +
+      `running make the rest); the load average was ${result.load.loadAverageBefore.toFixed(2)} when it began.`,
     '',
     `The "on" server exported ${result.exported.spans} spans in ${result.exported.requests} OTLP requests ` +
       '(traces and metrics) over the run, warm-up included: ' +
@@ -254,6 +374,8 @@ function report(result: {
     "Off, in the bench's own process (no SDK registered): a turn span with two tool call spans and their counters, " +
       `the API's no-op calls, take ${result.offPath.tracedUs.toFixed(2)} µs per turn against ` +
       `${result.offPath.bareUs.toFixed(2)} µs for the same callbacks bare (median of 3 runs of 200,000).`,
+    '',
+    keptSection(),
     '',
   ].join('\n');
 }

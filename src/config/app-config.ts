@@ -60,8 +60,15 @@ export type ModelConfig = ResolvedOf<typeof MODEL_SETTINGS> & {
   apiKey: string | undefined;
 };
 
+/** `[app.telemetry]`: OpenTelemetry's exports, off while `endpoint` is empty. */
+export type TelemetryConfig = Settings['telemetry'] & {
+  /** `headers` and `headers_env`'s, the latter with the values their variables held at start-up; never logged. */
+  exportHeaders: Readonly<Record<string, string>>;
+};
+
 export interface AppConfig {
-  app: Omit<Settings, 'defaultModel' | 'skills'> & {
+  app: Omit<Settings, 'defaultModel' | 'skills' | 'telemetry'> & {
+    telemetry: TelemetryConfig;
     /** `[app] default_model`, else the first model: undefined with none configured. */
     defaultModel: string | undefined;
     skills: SkillsConfig;

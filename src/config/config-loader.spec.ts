@@ -434,6 +434,10 @@ describe(loadConfig.name, () => {
       endpoint: '',
       serviceName: 'skillhost',
       metricsIntervalMs: 60_000,
+      sampleRatio: 1,
+      headers: {},
+      headersEnv: {},
+      exportHeaders: {},
     });
     const on = loadConfig({
       env: { SKILLHOST_TELEMETRY_ENDPOINT: 'https://otel.example.test:4318/' },
@@ -441,7 +445,7 @@ describe(loadConfig.name, () => {
       projectRoot,
       homeDir,
     });
-    expect(on.app.telemetry).toEqual({
+    expect(on.app.telemetry).toMatchObject({
       endpoint: 'https://otel.example.test:4318',
       serviceName: 'skillhost-eu',
       metricsIntervalMs: 5000,
@@ -456,6 +460,143 @@ describe(loadConfig.name, () => {
       ]);
     }
   });
+
+  it(
+    "reads OpenTelemetry's standard variables only where Skillhost's configuration says nothing: the file and its " +
+      'SKILLHOST_TELEMETRY_ variables win',
+    () => {
+      const standard = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_SERVICE_NAME: 'from-otel',
+        OTEL_METRIC_EXPORT_INTERVAL: '15000',
+      };
+      const telemetryOf = (env: Record<string, string>, telemetry: Record<string, unknown> = {}) =>
+        loadConfig({ env, toml: { app: { telemetry } }, projectRoot, homeDir }).app.telemetry;
+      expect(telemetryOf(standard)).toMatchObject({
+        endpoint: 'http://collector:4318',
+        serviceName: 'from-otel',
+        metricsIntervalMs: 15000,
+      });
+      // An endpoint written empty is telemetry turned off, whatever the standard variable says.
+      expect(telemetryOf(standard, { endpoint: '', service_name: 'skillhost-eu' })).toMatchObject({
+        endpoint: '',
+        serviceName: 'skillhost-eu',
+        metricsIntervalMs: 15000,
+      });
+      expect(
+        telemetryOf(
+          { ...standard, SKILLHOST_TELEMETRY_ENDPOINT: 'http://mine:4318' },
+          { endpoint: 'http://file:4318' },
+        ),
+      ).toMatchObject({ endpoint: 'http://mine:4318' });
+      expect(
+        problemsOf(() => loadConfig({ env: { OTEL_METRIC_EXPORT_INTERVAL: 'often' }, toml: {}, projectRoot, homeDir })),
+      ).toEqual([
+        'OTEL_METRIC_EXPORT_INTERVAL (app.telemetry.metrics_interval_ms): "often" is not allowed; expected an ' +
+          'integer from 100 to 3600000',
+      ]);
+    },
+  );
+
+  it('reads the sampling ratio, 0 to 1, from the file or the environment, and refuses one outside', () => {
+    const ratioOf = (env: Record<string, string>, toml: Record<string, unknown> = {}) =>
+      loadConfig({ env, toml, projectRoot, homeDir }).app.telemetry.sampleRatio;
+    expect(ratioOf({})).toBe(1);
+    expect(ratioOf({}, { app: { telemetry: { sample_ratio: 0 } } })).toBe(0);
+    expect(ratioOf({}, { app: { telemetry: { sample_ratio: 0.25 } } })).toBe(0.25);
+    expect(ratioOf({ SKILLHOST_TELEMETRY_SAMPLE_RATIO: '0.1' }, { app: { telemetry: { sample_ratio: 1 } } })).toBe(0.1);
+    const expected = 'expected a number from 0 to 1, like 0.25 for one turn in four (0: none, 1: every one)';
+    expect(
+      problemsOf(() =>
+        loadConfig({ env: {}, toml: { app: { telemetry: { sample_ratio: 1.5 } } }, projectRoot, homeDir }),
+      ),
+    ).toEqual([`app.telemetry.sample_ratio: 1.5 is not allowed; ${expected}`]);
+    for (const [text, shown] of [
+      ['-0.1', '-0.1'],
+      ['10%', '"10%"'],
+      ['', undefined],
+    ] as const) {
+      const load = () =>
+        loadConfig({ env: { SKILLHOST_TELEMETRY_SAMPLE_RATIO: text }, toml: {}, projectRoot, homeDir });
+      // An empty variable is no variable.
+      if (shown === undefined) expect(load().app.telemetry.sampleRatio).toBe(1);
+      else
+        expect(problemsOf(load)).toEqual([
+          `SKILLHOST_TELEMETRY_SAMPLE_RATIO (app.telemetry.sample_ratio): ${shown} is not allowed; ${expected}`,
+        ]);
+    }
+  });
+
+  it(
+    "sends [app.telemetry] headers as written and headers_env's from the environment variables they name, read at " +
+      'start-up',
+    () => {
+      const sut = loadConfig({
+        env: { HONEYCOMB_API_KEY: 'hc-secret', SKILLHOST_TELEMETRY_HEADERS: 'x-a=1, x-b=two%20words' },
+        toml: {
+          app: {
+            telemetry: {
+              headers: { 'X-Scope-OrgID': 'team-a' },
+              headers_env: { 'x-honeycomb-team': 'HONEYCOMB_API_KEY' },
+            },
+          },
+        },
+        projectRoot,
+        homeDir,
+      });
+      // The variable replaces the file's table, as every variable replaces its key.
+      expect(sut.app.telemetry.exportHeaders).toEqual({
+        'x-a': '1',
+        'x-b': 'two words',
+        'x-honeycomb-team': 'hc-secret',
+      });
+      expect(sut.app.telemetry.headersEnv).toEqual({ 'x-honeycomb-team': 'HONEYCOMB_API_KEY' });
+    },
+  );
+
+  it(
+    'stops on a header variable that is not set, a secret a header cannot carry (without showing it), a header named ' +
+      'twice, and a table it cannot send',
+    () => {
+      const problems = (env: Record<string, string>, telemetry: Record<string, unknown>) =>
+        problemsOf(() => loadConfig({ env, toml: { app: { telemetry } }, projectRoot, homeDir }));
+      expect(problems({ EMPTY: '' }, { headers_env: { authorization: 'UNSET_KEY', 'x-key': 'EMPTY' } })).toEqual([
+        'app.telemetry.headers_env.authorization: the environment variable UNSET_KEY is not set (or is empty); ' +
+          "set it to the header's value, or remove the header",
+        'app.telemetry.headers_env.x-key: the environment variable EMPTY is not set (or is empty); set it to ' +
+          "the header's value, or remove the header",
+      ]);
+      const secret = 'line1\r\nX-Injected: yes';
+      const injected = problems({ KEY: secret }, { headers_env: { authorization: 'KEY' } });
+      expect(injected).toEqual([
+        'app.telemetry.headers_env.authorization: the value of KEY holds a line break or another character a header ' +
+          'cannot carry (not shown, it is a secret)',
+      ]);
+      expect(injected.join('\n')).not.toContain('line1');
+      expect(
+        problems({ KEY: 'k' }, { headers: { Authorization: 'a' }, headers_env: { authorization: 'KEY' } }),
+      ).toEqual([
+        'app.telemetry.headers_env.authorization: the header is also in app.telemetry.headers; name each header once',
+      ]);
+      const expected =
+        'expected a table of header names and values, each name once (in an environment variable: ' +
+        'name=value,name=value)';
+      expect(problems({}, { headers: { 'bad name': 'v' } })).toEqual([
+        `app.telemetry.headers: {"bad name":"v"} is not allowed; ${expected}`,
+      ]);
+      expect(problems({}, { headers: { 'x-a': '1', 'X-A': '2' } })).toEqual([
+        `app.telemetry.headers: {"x-a":"1","X-A":"2"} is not allowed; ${expected}`,
+      ]);
+      expect(problems({ SKILLHOST_TELEMETRY_HEADERS: 'no-equals-sign' }, {})).toEqual([
+        `SKILLHOST_TELEMETRY_HEADERS (app.telemetry.headers): "no-equals-sign" is not allowed; ${expected}`,
+      ]);
+      expect(problems({}, { headers_env: { authorization: 'not a variable' } })).toEqual([
+        'app.telemetry.headers_env: {"authorization":"not a variable"} is not allowed; expected a table of header ' +
+          'names and the environment variables holding their values, each name once (in an environment variable: ' +
+          'name=value,name=value)',
+      ]);
+    },
+  );
 
   it(
     'reads a well-formed bootstrap admin key from SKILLHOST_BOOTSTRAP_ADMIN_KEY or [app.auth], the environment ' +

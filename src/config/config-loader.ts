@@ -18,6 +18,7 @@ import type { AppConfig, ConfigValues, MirrorConfig, ModelConfig, ModelProvider,
 import {
   CONFIG_SETTINGS,
   durationMs,
+  HEADER_VALUE,
   MIRROR_NAME,
   MIRROR_SETTINGS,
   MODEL_PROVIDERS,
@@ -56,8 +57,9 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
   const models = readModels(lookup(tree, 'app.models'), env, lines);
   const defaultModel = chooseDefaultModel(lookup(tree, 'app.default_model') ?? '', models, lines);
   const mirrors = readMirrors(lookup(tree, 'app.skills.mirrors'), lines);
+  const exportHeaders = parsed.success ? telemetryHeaders(parsed.data, env, place, lines) : {};
   if (!parsed.success || lines.length > 0) throw new ConfigError(lines);
-  return deepFreeze(toAppConfig(parsed.data, { models, defaultModel, mirrors }, place));
+  return deepFreeze(toAppConfig(parsed.data, { models, defaultModel, mirrors, exportHeaders }, place));
 }
 
 /**
@@ -68,10 +70,12 @@ export function loadConfig(options: LoadConfigOptions = {}): AppConfig {
 function mergedTree(toml: Raw, env: Record<string, string | undefined>): { tree: Raw; fromEnv: Map<string, string> } {
   const tree = structuredClone(toml);
   const fromEnv = new Map<string, string>();
-  for (const { key, env: name, fallbackEnv, setting } of SETTINGS) {
-    const variable = [name, fallbackEnv].find(
-      (candidate) => candidate !== undefined && env[candidate] !== undefined && env[candidate] !== '',
-    );
+  const isSet = (candidate: string | undefined) =>
+    candidate !== undefined && env[candidate] !== undefined && env[candidate] !== '';
+  for (const { key, env: name, fallbackEnv, standardEnv, setting } of SETTINGS) {
+    let variable = [name, fallbackEnv].find(isSet);
+    // Another tool's standard variable only fills in what Skillhost's own configuration leaves unsaid.
+    if (variable === undefined && isSet(standardEnv) && lookup(tree, key) === undefined) variable = standardEnv;
     if (variable === undefined) continue;
     assign(tree, key, fromText(setting.shape, env[variable]!));
     fromEnv.set(key, variable);
@@ -116,10 +120,11 @@ function toAppConfig(
     models: Record<string, ModelConfig>;
     defaultModel: string | undefined;
     mirrors: Record<string, MirrorConfig>;
+    exportHeaders: Record<string, string>;
   },
   place: Place,
 ): AppConfig {
-  const { models, defaultModel, mirrors } = tables;
+  const { models, defaultModel, mirrors, exportHeaders } = tables;
   const { app } = resolveValues(CONFIG_SETTINGS, values, place);
   const settings = (lookup(values as Raw, 'app.skills.settings') ?? {}) as SkillsConfig['settings'];
   const mcp = {
@@ -127,7 +132,42 @@ function toAppConfig(
     catalogueBudgetTokens: app.mcp.catalogueBudgetTokens || app.skills.catalogueBudgetTokens,
     catalogueMaxSkills: app.mcp.catalogueMaxSkills || app.skills.catalogueMaxSkills,
   };
-  return { app: { ...app, defaultModel, models, mcp, skills: { ...app.skills, settings, mirrors } } };
+  const telemetry = { ...app.telemetry, exportHeaders };
+  return { app: { ...app, defaultModel, models, mcp, telemetry, skills: { ...app.skills, settings, mirrors } } };
+}
+
+/**
+ * Every header the telemetry exports send: `[app.telemetry] headers` as written, and `headers_env`'s each with the
+ * value of the environment variable it names. A variable that is not set, a value a header cannot carry and a header
+ * named in both are problems; a secret value is never shown.
+ */
+function telemetryHeaders(
+  values: ConfigValues,
+  env: Record<string, string | undefined>,
+  place: Place,
+  problems: string[],
+): Record<string, string> {
+  const telemetry = resolveValues(CONFIG_SETTINGS.app.telemetry, values.app.telemetry, place);
+  const headers: Record<string, string> = { ...telemetry.headers };
+  const written = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
+  for (const [name, variable] of Object.entries(telemetry.headersEnv)) {
+    const where = `app.telemetry.headers_env.${name}`;
+    const value = env[variable];
+    if (written.has(name.toLowerCase()))
+      problems.push(`${where}: the header is also in app.telemetry.headers; name each header once`);
+    else if (value === undefined || value === '')
+      problems.push(
+        `${where}: the environment variable ${variable} is not set (or is empty); set it to the header's value, or ` +
+          'remove the header',
+      );
+    else if (!HEADER_VALUE.test(value))
+      problems.push(
+        `${where}: the value of ${variable} holds a line break or another character a header cannot carry (not ` +
+          'shown, it is a secret)',
+      );
+    else headers[name] = value;
+  }
+  return headers;
 }
 
 /** `[app.skills.mirrors.NAME]` tables, each checked by MIRROR_TABLE_SCHEMA; names as the admin route takes them. */
@@ -322,7 +362,7 @@ function lookup(root: Raw, dotted: string): unknown {
 function fromText(shape: Setting['shape'], text: string): unknown {
   switch (shape) {
     case 'number':
-      return /^-?\d+$/.test(text.trim()) ? Number(text.trim()) : text;
+      return /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text.trim()) : text;
     case 'boolean': {
       const lowered = text.trim().toLowerCase();
       return ['true', '1', 'yes', 'on'].includes(lowered)

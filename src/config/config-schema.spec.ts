@@ -70,6 +70,12 @@ describe('CONFIG_SETTINGS', () => {
           ['app.proxy.https', 'https_proxy'],
           ['app.proxy.no_proxy', 'no_proxy'],
         ]);
+        // OpenTelemetry's standard variables, read below the file (the loader's spec shows the order).
+        expect(SETTINGS.filter((s) => s.standardEnv !== undefined).map((s) => [s.key, s.standardEnv])).toEqual([
+          ['app.telemetry.endpoint', 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+          ['app.telemetry.service_name', 'OTEL_SERVICE_NAME'],
+          ['app.telemetry.metrics_interval_ms', 'OTEL_METRIC_EXPORT_INTERVAL'],
+        ]);
         expect(settingLabel('app.skills.max_depth')).toBe('SKILLHOST_SKILLS_MAX_DEPTH (app.skills.max_depth)');
       },
     );

@@ -27,6 +27,12 @@ export type ConfigSetting<T = unknown, R = T> = Setting<T, R> & {
   env?: string;
   /** A platform convention read when `env` is not set (`PORT`). */
   fallbackEnv?: string;
+  /**
+   * A standard variable of another tool's (OpenTelemetry's `OTEL_…`), read only when neither the file nor `env` sets
+   * the key: Skillhost's own configuration wins over it, as a program's own settings win over those variables in the
+   * OpenTelemetry SDKs.
+   */
+  standardEnv?: string;
 };
 
 interface ConfigTree {
@@ -142,6 +148,70 @@ function otlpEndpointOf(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The share of turns traced, 0 to 1 (a fraction: `0.1` is one turn in ten). */
+function ratio(options: { default: number; description: string }): Setting<number> {
+  const rule = z.preprocess((v) => (typeof v === 'bigint' ? Number(v) : v), z.number().min(0).max(1));
+  return {
+    ...options,
+    rule: rule as z.ZodType<number>,
+    expected: 'a number from 0 to 1, like 0.25 for one turn in four (0: none, 1: every one)',
+    type: 'number 0–1',
+    shape: 'number',
+  };
+}
+
+/** A header's name as HTTP allows it (RFC 9110's token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What a header's value may hold as Node sends it: no line break, NUL or other control character but a tab. */
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** An environment variable's name, as a shell can set it. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A table of headers, `{ "name" = "value" }` in the file; in an environment variable `name=value,name=value` (the form
+ * of OpenTelemetry's `OTEL_EXPORTER_OTLP_HEADERS`, values percent-decoded). Each name once, whatever its case. Its
+ * shape is a string's: the environment's text reaches the rule as it is.
+ */
+function headerTable(options: {
+  description: string;
+  value: RegExp;
+  values: string;
+}): Setting<Readonly<Record<string, string>> | string, Readonly<Record<string, string>>> {
+  const { value, values, ...rest } = options;
+  const table = z
+    .record(z.string().regex(HEADER_NAME), z.string().regex(value))
+    .refine(
+      (headers) => new Set(Object.keys(headers).map((name) => name.toLowerCase())).size === Object.keys(headers).length,
+    );
+  const rule = z.union([table, z.string().refine((text) => table.safeParse(headerPairsOf(text)).success)]);
+  return {
+    ...rest,
+    default: {},
+    rule,
+    expected:
+      `a table of header names and ${values}, each name once (in an environment variable: ` + `name=value,name=value)`,
+    type: 'table of headers',
+    shape: 'string',
+    resolve: (given) => (typeof given === 'string' ? (headerPairsOf(given) ?? {}) : given),
+  };
+}
+
+/** `name=value,name=value` as a table (values percent-decoded); undefined when it is not one. */
+function headerPairsOf(text: string): Record<string, string> | undefined {
+  const headers: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    if (at <= 0) return undefined;
+    try {
+      headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return headers;
 }
 
 /** A secret Skillhost API key (`skh_…`), or empty: checked like a key a request presents, never shown. */
@@ -818,21 +888,52 @@ export const CONFIG_SETTINGS = {
       }),
     },
     telemetry: {
-      endpoint: otlpEndpoint({
+      endpoint: {
+        ...otlpEndpoint({
+          description:
+            "An OpenTelemetry collector's OTLP/HTTP base URL (`http://127.0.0.1:4318`): traces of turns go to " +
+            '`/v1/traces` and metrics to `/v1/metrics` under it. Empty: off, and no OpenTelemetry SDK is loaded.',
+        }),
+        standardEnv: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+      },
+      service_name: {
+        ...setting.string({
+          nonEmpty: true,
+          default: 'skillhost',
+          description: "The `service.name` the traces and metrics carry (one per deployment, e.g. 'skillhost-eu').",
+        }),
+        standardEnv: 'OTEL_SERVICE_NAME',
+      },
+      metrics_interval_ms: {
+        ...setting.integer({
+          min: 100,
+          max: 3_600_000,
+          default: 60_000,
+          description: 'How often the metrics are sent.',
+        }),
+        standardEnv: 'OTEL_METRIC_EXPORT_INTERVAL',
+      },
+      sample_ratio: ratio({
+        default: 1,
         description:
-          "An OpenTelemetry collector's OTLP/HTTP base URL (`http://127.0.0.1:4318`): traces of turns go to " +
-          '`/v1/traces` and metrics to `/v1/metrics` under it. Empty: off, and no OpenTelemetry SDK is loaded.',
+          "The share of turns whose traces are kept (a turn's spans all go, or none of them: a turn's trace id " +
+          'decides, and a span with a parent follows it). The metrics count every turn whatever this is.',
       }),
-      service_name: setting.string({
-        nonEmpty: true,
-        default: 'skillhost',
-        description: "The `service.name` the traces and metrics carry (one per deployment, e.g. 'skillhost-eu').",
+      headers: headerTable({
+        value: HEADER_VALUE,
+        values: 'values',
+        description:
+          'Headers sent with every export, e.g. a tenant (`{ "X-Scope-OrgID" = "team-a" }`): not for secrets, ' +
+          'which go in `headers_env`.',
       }),
-      metrics_interval_ms: setting.integer({
-        min: 100,
-        max: 3_600_000,
-        default: 60_000,
-        description: 'How often the metrics are sent.',
+      headers_env: headerTable({
+        value: ENV_NAME,
+        values: 'the environment variables holding their values',
+        description:
+          'Headers sent with every export whose values are secrets (an API key, a token), each named with the ' +
+          'environment variable that holds its value, read at start-up (`{ "x-honeycomb-team" = ' +
+          '"HONEYCOMB_API_KEY" }`): the value never goes in the file and is never logged. A variable that is ' +
+          'not set stops start-up.',
       }),
     },
     proxy: {
@@ -980,16 +1081,18 @@ export interface KeyedSetting {
   key: string;
   env: string;
   fallbackEnv?: string;
+  standardEnv?: string;
   setting: AnyConfigSetting;
 }
 
 /** Every key, in the tree's order (the order of the reference table and of the problem lines). */
 export const SETTINGS: readonly KeyedSetting[] = settingsOf(CONFIG_SETTINGS).map(({ key, setting: of }) => {
-  const { env, fallbackEnv } = of as ConfigSetting;
+  const { env, fallbackEnv, standardEnv } = of as ConfigSetting;
   return {
     key,
     env: env ?? `SKILLHOST_${key.split('.').slice(1).join('_').toUpperCase()}`,
     ...(fallbackEnv === undefined ? {} : { fallbackEnv }),
+    ...(standardEnv === undefined ? {} : { standardEnv }),
     setting: of,
   };
 });
@@ -1003,9 +1106,10 @@ export function settingLabel(key: string): string {
 
 /** The configuration reference table in the README; a test keeps the README equal to this. */
 export function renderConfigReference(): string {
-  const rows = SETTINGS.map(({ key, env, fallbackEnv, setting: of }) => {
+  const rows = SETTINGS.map(({ key, env, fallbackEnv, standardEnv, setting: of }) => {
     const [section, name] = [key.split('.').slice(0, -1).join('.'), key.split('.').pop()];
-    const variable = fallbackEnv ? `\`${env}\` (or \`${fallbackEnv}\`)` : `\`${env}\``;
+    let variable = fallbackEnv ? `\`${env}\` (or \`${fallbackEnv}\`)` : `\`${env}\``;
+    if (standardEnv) variable += ` (\`${standardEnv}\` when neither sets it)`;
     return (
       `| \`[${section}]\` \`${name}\` | ${variable} | ${of.type} | \`${JSON.stringify(of.default)}\` | ` +
       `${of.description} |`

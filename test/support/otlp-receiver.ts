@@ -55,8 +55,17 @@ function attributesOf(list: KeyValue[] | undefined): Record<string, unknown> {
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   readonly sums: ReceivedSumPoint[] = [];
-  readonly requests: { path: string; contentType: string | undefined }[] = [];
+  /** Every request's path, content type and headers (names lower-cased, as Node gives them). */
+  readonly requests: { path: string; contentType: string | undefined; headers: Record<string, unknown> }[] = [];
   private server: Server | undefined;
+  /** A hosted collector's key check: a request without this header's value is refused with 401, unread. */
+  private required: { name: string; value: string } | undefined;
+
+  /** From now on, refuses (401) every request whose header `name` is not `value`. */
+  requireHeader(name: string, value: string): this {
+    this.required = { name: name.toLowerCase(), value };
+    return this;
+  }
 
   get url(): string {
     return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
@@ -67,7 +76,11 @@ export class OtlpReceiver {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        this.requests.push({ path: req.url ?? '', contentType: req.headers['content-type'] });
+        this.requests.push({ path: req.url ?? '', contentType: req.headers['content-type'], headers: req.headers });
+        if (this.required !== undefined && req.headers[this.required.name] !== this.required.value) {
+          res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"unauthorized"}');
+          return;
+        }
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
         if (req.url === '/v1/traces') this.takeSpans(body);
         else if (req.url === '/v1/metrics') this.takeMetrics(body);
@@ -76,6 +89,14 @@ export class OtlpReceiver {
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return this;
+  }
+
+  /** Forgets what it received (between tests that share it). */
+  reset(): void {
+    this.required = undefined;
+    this.spans.length = 0;
+    this.sums.length = 0;
+    this.requests.length = 0;
   }
 
   async stop(): Promise<void> {

@@ -132,7 +132,12 @@ export class SkillToolsService {
   }
 
   async execute(tool: SkillTool, args: unknown, options: ToolRunOptions = {}): Promise<ToolExecution> {
-    const execution = await traceToolCall(tool, options.pins, () => this.run(tool, args, options));
+    const snapshot = options.snapshot ?? this.registry.snapshot;
+    const versions = {
+      pinned: (skill: string) => options.pins?.get(skill),
+      current: (skill: string) => snapshot.skills.get(skill)?.digest,
+    };
+    const execution = await traceToolCall(tool, versions, () => this.run(tool, args, options));
     // Reads later in the turn come from what was just activated.
     if (execution.activated !== undefined && options.pins !== undefined) {
       if (execution.version === undefined) options.pins.delete(execution.activated);

@@ -15,6 +15,11 @@ afterAll(async () => {
 beforeEach(() => exporter.reset());
 
 const tool = (name: string) => ({ name }) as SkillTool;
+/** The chat's pins and the catalogue's versions, by skill. */
+const versions = (pinned: Record<string, string> = {}, current: Record<string, string> = {}) => ({
+  pinned: (skill: string) => pinned[skill],
+  current: (skill: string) => current[skill],
+});
 function execution(overrides: Partial<ToolExecution> = {}, card: Partial<ToolCard> = {}): ToolExecution {
   return {
     card: {
@@ -38,7 +43,7 @@ describe(traceToolCall.name, () => {
         { activated: 'pdf', version: 'sha256:new' },
         { tool: 'skills.activate', summary: { skill: 'pdf', truncated: false } },
       );
-    await traceToolCall(tool('skills.activate'), new Map([['pdf', 'sha256:old']]), run);
+    await traceToolCall(tool('skills.activate'), versions({ pdf: 'sha256:old' }, { pdf: 'sha256:now' }), run);
     const [span] = exporter.getFinishedSpans();
     expect(span.name).toBe('execute_tool skills.activate');
     expect(span.attributes).toEqual({
@@ -52,8 +57,9 @@ describe(traceToolCall.name, () => {
   });
 
   it("names the chat's pinned version for a call that read from a skill; no skill, no skill attributes", async () => {
-    await traceToolCall(tool('skills.readResource'), new Map([['pdf', 'sha256:pinned']]), async () => execution());
-    await traceToolCall(tool('skills.search'), undefined, async () =>
+    const pinned = versions({ pdf: 'sha256:pinned' }, { pdf: 'sha256:now' });
+    await traceToolCall(tool('skills.readResource'), pinned, async () => execution());
+    await traceToolCall(tool('skills.search'), pinned, async () =>
       execution({}, { tool: 'skills.search', status: 'error', summary: { skill: null, truncated: false } }),
     );
     const [read, search] = exporter.getFinishedSpans();
@@ -63,12 +69,27 @@ describe(traceToolCall.name, () => {
     // A tool's error card is a failed call.
     expect(search.status.code).toBe(2);
   });
+
+  it("names the catalogue's version for a skill read without a pin, and for a code skill that ran", async () => {
+    const catalogue = versions({ pdf: 'sha256:pinned' }, { pdf: 'sha256:now', 'echo-code': 'sha256:code' });
+    await traceToolCall(tool('skills.readResource'), versions({}, { pdf: 'sha256:now' }), async () => execution());
+    // A code skill's run activates it without a version: the code that ran is the catalogue's, whatever the pins.
+    await traceToolCall(tool('use_skill'), catalogue, async () =>
+      execution({ activated: 'echo-code' }, { tool: 'use_skill', summary: { skill: 'echo-code', truncated: false } }),
+    );
+    const [read, ran] = exporter.getFinishedSpans();
+    expect(read.attributes['skillhost.skill.version']).toBe('sha256:now');
+    expect(ran.attributes).toMatchObject({
+      'skillhost.skill.name': 'echo-code',
+      'skillhost.skill.version': 'sha256:code',
+    });
+  });
 });
 
 describe(traceTurn.name, () => {
   it('is the parent of what runs inside it, and records a failed turn with its error code', async () => {
     const result = await traceTurn({ chatId: 'c1', door: 'chat' }, undefined, async () => {
-      await traceToolCall(tool('skills.readResource'), undefined, async () => execution());
+      await traceToolCall(tool('skills.readResource'), versions(), async () => execution());
       return { assistantMessage: { model: 'scripted' } };
     });
     expect(result.assistantMessage.model).toBe('scripted');

@@ -88,14 +88,24 @@ export function annotateTurn(model: string, style: string | undefined, provider:
   });
 }
 
+/** Where a tool call's span finds the version of the skill it used, when the call did not activate one. */
+export interface SkillVersions {
+  /** The chat's pinned version (what its reads come from). */
+  pinned(skill: string): string | undefined;
+  /** The catalogue's version, the one loaded now. */
+  current(skill: string): string | undefined;
+}
+
 /**
  * Runs one skill tool call inside its span (`execute_tool <name>`, as OpenTelemetry's GenAI conventions name it) with
- * the skill it used and that skill's version digest (the one it activated, else the chat's pinned one); counts it by
- * tool, skill and status.
+ * the skill it used and that skill's version digest: the one it activated; for a skill it ran or activated without
+ * pinning a version (a code skill's code, a skill too big to keep), the catalogue's; else the chat's pinned one, else
+ * the catalogue's. Counts it by tool, skill and status. A call that a code skill makes (`ctx.tools.call`) runs inside
+ * the code skill's own call, so its span is that call's child.
  */
 export function traceToolCall(
   tool: SkillTool,
-  pins: ReadonlyMap<string, string> | undefined,
+  versions: SkillVersions,
   run: () => Promise<ToolExecution>,
 ): Promise<ToolExecution> {
   const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.name };
@@ -104,11 +114,14 @@ export function traceToolCall(
       const execution = await run();
       const { card } = execution;
       const skill = execution.activated ?? card.summary.skill ?? undefined;
-      const version = execution.activated !== undefined ? execution.version : skill && pins?.get(skill);
-      const facts: Attributes = { 'gen_ai.tool.call.id': card.id, 'skillhost.tool.status': card.status };
-      if (skill !== undefined) facts['skillhost.skill.name'] = skill;
-      if (version) facts['skillhost.skill.version'] = version;
-      span.setAttributes(facts);
+      // Off, or sampled out, the span keeps nothing: the version is not looked up for it.
+      if (span.isRecording()) {
+        const version = skill === undefined ? undefined : versionUsed(execution, skill, versions);
+        const facts: Attributes = { 'gen_ai.tool.call.id': card.id, 'skillhost.tool.status': card.status };
+        if (skill !== undefined) facts['skillhost.skill.name'] = skill;
+        if (version) facts['skillhost.skill.version'] = version;
+        span.setAttributes(facts);
+      }
       if (card.status === 'error') span.setStatus({ code: SpanStatusCode.ERROR });
       instrumentsNow().toolCalls.add(1, {
         tool: KNOWN_TOOL_NAMES.has(card.tool) ? card.tool : 'unknown',
@@ -123,6 +136,13 @@ export function traceToolCall(
       span.end();
     }
   });
+}
+
+/** The version of `skill` a call used (see traceToolCall). */
+function versionUsed(execution: ToolExecution, skill: string, versions: SkillVersions): string | undefined {
+  if (execution.version !== undefined) return execution.version;
+  if (execution.activated !== undefined) return versions.current(skill);
+  return versions.pinned(skill) ?? versions.current(skill);
 }
 
 function failed(span: Span, error: unknown, code: string): void {

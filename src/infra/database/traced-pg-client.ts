@@ -7,19 +7,20 @@ const MAX_STATEMENT_CHARS = 2000;
 
 /**
  * A pooled connection whose statements are spans (`db.query.text` is the parameterised SQL, never the values), under
- * the span that is current (the turn's, or a tool call's); statements made outside any span are not traced. The pool
- * makes its connections with it while telemetry is on (data-source.ts). The instrumentation-pg package needs a
- * `require` hook, which this native ESM app does not load; one subclass, used by this app's pool only, does the same
- * without touching the `pg` module.
+ * the span that is current (the turn's, or a tool call's); statements made outside any span, or under one that is not
+ * recorded (a turn the sampling left out), are not traced. The pool makes its connections with it while telemetry is
+ * on (data-source.ts). The instrumentation-pg package needs a `require` hook, which this native ESM app does not load;
+ * one subclass, used by this app's pool only, does the same without touching the `pg` module.
  */
 export class TracedPgClient extends pg.Client {
   // pg's query has many forms (callbacks, submittables); only the promise form TypeORM uses is traced.
   override query(...args: unknown[]): never {
     const [config, values, callback] = args;
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
-    // A statement outside any span (a key check, a rate limit, the periodic checks) would be a trace of its own.
+    // A statement outside any span (a key check, a rate limit, the periodic checks) would be a trace of its own; one
+    // in a turn that sampling left out would be dropped anyway.
     const untraced =
-      trace.getActiveSpan() === undefined ||
+      trace.getActiveSpan()?.isRecording() !== true ||
       typeof text !== 'string' ||
       typeof values === 'function' ||
       typeof callback === 'function' ||

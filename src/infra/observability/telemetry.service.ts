@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { context, diag, type DiagLogger, DiagLogLevel, metrics, propagation, trace } from '@opentelemetry/api';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG, type AppConfig, type TelemetryConfig } from '../../config/app-config.js';
 import { packageVersion } from '../../config/package-version.js';
 
 /**
@@ -12,11 +12,10 @@ import { packageVersion } from '../../config/package-version.js';
 const FLUSH_ON_CLOSE_MS = 2000;
 
 /** `[app.telemetry]`, as the loader resolved it (an empty endpoint: off). */
-export interface TelemetrySettings {
-  endpoint: string;
-  serviceName: string;
-  metricsIntervalMs: number;
-}
+export type TelemetrySettings = Pick<
+  TelemetryConfig,
+  'endpoint' | 'serviceName' | 'metricsIntervalMs' | 'sampleRatio' | 'exportHeaders'
+>;
 
 /** A started SDK: `shutdown` sends what is still buffered, then unregisters it. */
 interface StartedTelemetry {
@@ -63,15 +62,21 @@ async function startSdk(settings: TelemetrySettings, logger: Logger): Promise<St
     'service.version': packageVersion(),
     'service.instance.id': randomUUID(),
   });
+  // The SDK adds the OTEL_EXPORTER_OTLP_HEADERS variables' headers to these; a header named in both is ours.
+  const headers = { ...settings.exportHeaders };
   const tracerProvider = new traceSdk.NodeTracerProvider({
     resource,
-    spanProcessors: [new traceSdk.BatchSpanProcessor(new OTLPTraceExporter({ url: `${settings.endpoint}/v1/traces` }))],
+    // A turn's root span draws by its trace id; every span under it follows its parent, so a trace is whole or absent.
+    sampler: new traceSdk.ParentBasedSampler({ root: new traceSdk.TraceIdRatioBasedSampler(settings.sampleRatio) }),
+    spanProcessors: [
+      new traceSdk.BatchSpanProcessor(new OTLPTraceExporter({ url: `${settings.endpoint}/v1/traces`, headers })),
+    ],
   });
   const meterProvider = new metricsSdk.MeterProvider({
     resource,
     readers: [
       new metricsSdk.PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter({ url: `${settings.endpoint}/v1/metrics` }),
+        exporter: new OTLPMetricExporter({ url: `${settings.endpoint}/v1/metrics`, headers }),
         exportIntervalMillis: settings.metricsIntervalMs,
         // The SDK refuses a time-out longer than the interval.
         exportTimeoutMillis: Math.min(settings.metricsIntervalMs, 30_000),
@@ -84,11 +89,16 @@ async function startSdk(settings: TelemetrySettings, logger: Logger): Promise<St
   tracerProvider.register();
   if (!metrics.setGlobalMeterProvider(meterProvider))
     logger.warn('Another OpenTelemetry meter provider is registered in this process; metrics go to that one');
-  logger.log(`Exporting traces and metrics over OTLP/HTTP to ${new URL(settings.endpoint).host}`);
+  logger.log(exportingLine(settings));
   return {
     async shutdown() {
       const flushed = await Promise.race([
-        Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]).then(() => true),
+        Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]).then(([spans]) => {
+          // The metrics' failure goes through `diag`; the spans' last batch fails only here.
+          if (spans.status === 'rejected')
+            logger.warn(`The last spans could not be sent: ${messageOf(spans.reason)}; they are dropped`);
+          return true;
+        }),
         sleep(FLUSH_ON_CLOSE_MS, false, { ref: false }),
       ]);
       if (!flushed)
@@ -105,9 +115,37 @@ async function startSdk(settings: TelemetrySettings, logger: Logger): Promise<St
   };
 }
 
+/**
+ * What the log says at start: where to, which share of the turns, which headers (their names: values may be secrets).
+ */
+function exportingLine(settings: TelemetrySettings): string {
+  const names = Object.keys(settings.exportHeaders);
+  return (
+    `Exporting traces (${
+      Math.round(settings.sampleRatio * 10_000) / 100
+    }% of the turns) and metrics over OTLP/HTTP to ` +
+    `${new URL(settings.endpoint).host}${names.length === 0 ? '' : ` with the headers ${names.join(', ')}`}`
+  );
+}
+
+/**
+ * An error's message; the SDK hands some failures (a refused export: 401, 403…) to `diag` as the error serialised in
+ * JSON with its stack, of which the message is what a person needs.
+ */
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  const text = String(error);
+  if (!text.startsWith('{')) return text;
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    return typeof parsed.message === 'string' ? parsed.message : text;
+  } catch {
+    return text;
+  }
+}
+
 function diagLogger(logger: Logger): DiagLogger {
-  const line = (message: string, args: unknown[]) =>
-    [message, ...args.map((a) => (a instanceof Error ? a.message : String(a)))].join(' ');
+  const line = (message: string, args: unknown[]) => [message, ...args].map(messageOf).join(' ');
   return {
     error: (message, ...args) => logger.warn(line(message, args)),
     warn: (message, ...args) => logger.warn(line(message, args)),
