@@ -52,14 +52,15 @@ export async function storeCommand(
   if (values['key-env'] !== undefined) throw new UsageError('--key-env goes with --server.');
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   const [target] = positionals;
-  return withServices(config, async ({ users, store }) => {
+  return withServices(config, async ({ users, store, runStore }) => {
     const scope = await scopeOf(users, values.personal === true ? values.user : undefined);
     switch (command) {
       case 'install':
         if (values.submodules && !isImportSource(target))
           throw new UsageError('--submodules goes with a git SOURCE (git+https://…, git+file://…), not a path.');
-        // Trigger evals checked and the publishing gate, as a server's install has them (docs/trigger-evals.md).
-        if (config.app.skills.enabled) store.useInstallGate(await triggerEvals(config, store));
+        // Trigger evals checked and the publishing gate, as a server's install has them, its runs kept
+        // (docs/trigger-evals.md).
+        if (config.app.skills.enabled) store.useInstallGate(await triggerEvals(config, store, runStore));
         if (isImportSource(target) || isMarketplace(resolve(io.cwd, target)))
           return importFrom(
             new SkillImportService(store, config),

@@ -9,7 +9,7 @@ import { createTestApp } from '../support/app.js';
 import { type TempTree, tempTree, writeSkill } from '../support/files/skill-tree.js';
 import { type OpenApiDocument, operationsOf } from './openapi-document.js';
 
-/** What a skill's name may be (agentskills.io): lowercase letters, digits and single hyphens inside, 1–64 characters. */
+/** What a skill's name may be (agentskills.io): lowercase letters, digits and single hyphens inside, 1–64 long. */
 const SKILL_NAME = /^(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** A name no static segment of any route is: where every skill route is reached from. */
@@ -75,9 +75,7 @@ describe('skill names in paths: every valid name reaches every skill route', () 
   /** The route pattern Fastify matched for this request (no key: every guarded route answers 401, changing nothing). */
   async function routeOf(method: string, path: string): Promise<string | undefined> {
     const probe = randomUUID();
-    await http()
-      [method.toLowerCase() as 'get' | 'post' | 'put' | 'delete' | 'patch'](path)
-      .set('x-probe', probe);
+    await http()[method.toLowerCase() as 'get' | 'post' | 'put' | 'delete' | 'patch'](path).set('x-probe', probe);
     return routing.matched.get(probe);
   }
 
@@ -113,9 +111,7 @@ describe('skill names in paths: every valid name reaches every skill route', () 
     // Every static segment of every route (documented or not: the web page, MCP, the gateway) that a skill could be
     // named.
     const names = [
-      ...new Set(
-        routing.routes.flatMap((route) => route.url.split('/').filter((segment) => SKILL_NAME.test(segment))),
-      ),
+      ...new Set(routing.routes.flatMap((route) => route.url.split('/').filter((segment) => SKILL_NAME.test(segment)))),
     ].sort();
     expect(names).toEqual(expect.arrayContaining(['search', 'mirrors', 'usage', 'import', 'reload', 'evals']));
     expect(skillRoutes.length).toBeGreaterThan(10);
@@ -139,7 +135,7 @@ describe('skill names in paths: every valid name reaches every skill route', () 
     expect(found.body.results[0]).toMatchObject({ name: 'mirrors' });
   });
 
-  it("runs the evals of a skill named mirrors through POST /v1/admin/skills/mirrors/evals (…/evals/run is a mirror's)", async () => {
+  it("runs a skill named mirrors' evals at POST …/mirrors/evals (…/mirrors/evals/run is a mirror's run)", async () => {
     const run = await http().post('/v1/admin/skills/mirrors/evals').set(admin).send({}).expect(200);
     expect(run.body).toMatchObject({
       level: 'catalogue',

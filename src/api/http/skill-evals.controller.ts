@@ -35,8 +35,8 @@ export class SkillEvalsController {
       "The cases of its `evals/triggers.json`, against the team's catalogue as a turn ranks it. Admins, and " +
       'editors for the shared skills they or one of their groups own (else 403 FORBIDDEN). `level: "model"`: ' +
       'whether the configured model activates it, one call per case as the first step of a new chat, at most ' +
-      '`[app.skills.evals] model_max_calls`. For a skill named `mirrors` this path is a mirror\'s run ' +
-      '(`POST /v1/admin/skills/mirrors/{name}/run`): `POST /v1/admin/skills/{name}/evals` runs any skill\'s.',
+      "`[app.skills.evals] model_max_calls`. For a skill named `mirrors` this path is a mirror's run " +
+      "(`POST /v1/admin/skills/mirrors/{name}/run`): `POST /v1/admin/skills/{name}/evals` runs any skill's.",
   })
   @RunEvalsResponses()
   run(@Param('name') name: string, @Body() body: RunEvalsDto, @CurrentPrincipal() principal: Principal) {

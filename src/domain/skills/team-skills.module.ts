@@ -12,6 +12,7 @@ import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
 import { SkillMirrorService } from './store/skill-mirror.service.js';
 import { SkillStoreModule } from './store/skill-store.module.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
+import { CatalogueEvalFollowerService } from './evals/catalogue-eval-follower.service.js';
 import { TriggerEvalService } from './evals/trigger-eval.service.js';
 
 /**
@@ -44,6 +45,7 @@ export class TeamSkillsModule {
         SkillMirrorService,
         SkillSearchService,
         TriggerEvalService,
+        CatalogueEvalFollowerService,
         SkillUsageService,
       ],
       exports: [

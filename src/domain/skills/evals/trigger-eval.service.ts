@@ -28,6 +28,9 @@ import { EVAL_RUN_STORE, type EvalRunStore, type StoredEvalRun } from './eval-ru
 import { findCollisions, type TriggerCollision } from './trigger-collisions.js';
 import { parseTriggerEvals, TRIGGER_EVALS_FILE, type TriggerCase } from './trigger-evals.js';
 
+/** Candidates' runs remembered between the gate and the end of their install: more are installs that failed. */
+const MAX_GATE_RUNS = 100;
+
 /** One skill's catalogue run: its version, and how its cases went. */
 export interface SkillCatalogueRun extends CatalogueEvalResult {
   digest: string | null;
@@ -64,6 +67,9 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
   private readonly logger = new Logger('TriggerEvals');
   private readonly limits: CatalogueLimits;
   private modelLevel: ModelLevel | undefined;
+  private lastView: { snapshot: CatalogueSnapshot; extra: string; view: EvalView } | undefined;
+  /** The gate's runs of candidates by digest, kept once they are installed (`installed`). */
+  private readonly gateRuns = new Map<string, SkillCatalogueRun>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -101,6 +107,8 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
         cases,
       );
       const [was, now] = [before.score.recall ?? 1, after.score.recall ?? 1];
+      const passed = now >= was || this.config.app.skills.evals.gate !== 'refuse';
+      if (passed && candidate.key.scope === 'shared') this.rememberGateRun({ ...after, digest: candidate.digest });
       if (now >= was) continue;
       const regressed = regressedCases(before.cases, after.cases);
       const text =
@@ -120,6 +128,27 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     return warnings;
   }
 
+  /** Keeps the gate's runs of the versions now installed (a shared skill's: the runs of personal ones are not kept). */
+  async installed(versions: readonly { key: InstallCandidate['key']; digest: string }[]): Promise<void> {
+    for (const { key, digest } of versions) {
+      const run = this.gateRuns.get(digest);
+      this.gateRuns.delete(digest);
+      if (run === undefined || key.scope !== 'shared' || run.skill !== key.name) continue;
+      await this.runs
+        ?.keep({ skill: run.skill, digest, level: 'catalogue', model: '', ...scored(run) })
+        .catch((error: unknown) =>
+          this.logger.error(`Keeping the gate's run of '${run.skill}' failed: ${(error as Error).message}`),
+        );
+    }
+  }
+
+  /** A candidate's run, until its install is done (or failed: the oldest are forgotten). */
+  private rememberGateRun(run: SkillCatalogueRun & { digest: string }): void {
+    this.gateRuns.delete(run.digest);
+    this.gateRuns.set(run.digest, run);
+    if (this.gateRuns.size > MAX_GATE_RUNS) this.gateRuns.delete(this.gateRuns.keys().next().value!);
+  }
+
   /**
    * The catalogue level for these skills of the team's catalogue (none: every skill with trigger evals, with the
    * collisions between them). SKILL_NOT_FOUND for a name the catalogue does not offer.
@@ -129,9 +158,9 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     const chosen =
       names.length === 0 ? [...snapshot.skills.values()] : names.map((name) => offeredRecord(snapshot, name));
     // A skill shared with groups is ranked among the team's skills, as its groups' members see it.
-    const view = evalView(
-      [...snapshot.skills.values(), ...chosen.filter((record) => !snapshot.skills.has(record.name))],
-      this.limits,
+    const view = this.viewOf(
+      snapshot,
+      chosen.filter((record) => !snapshot.skills.has(record.name)),
     );
     const run: CatalogueRun = { level: 'catalogue', limits: this.limits, skills: [], withoutEvals: [], invalid: [] };
     const withCases: { skill: string; cases: readonly TriggerCase[] }[] = [];
@@ -229,6 +258,15 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
       access.owningUser?.id === principal.userId ||
       (access.owningGroup !== null && groups.includes(access.owningGroup.id));
     if (!owns) throw refused;
+  }
+
+  /** The team's skills (and these group-only ones) indexed for ranking, built once per catalogue for runs in slices. */
+  private viewOf(snapshot: CatalogueSnapshot, groupOnly: readonly SkillRecord[]): EvalView {
+    const extra = groupOnly.map((record) => record.name).join('\n');
+    if (this.lastView?.snapshot === snapshot && this.lastView.extra === extra) return this.lastView.view;
+    const view = evalView([...snapshot.skills.values(), ...groupOnly], this.limits);
+    this.lastView = { snapshot, extra, view };
+    return view;
   }
 
   private skillRun(view: EvalView, record: SkillRecord, cases: readonly TriggerCase[]): SkillCatalogueRun {
