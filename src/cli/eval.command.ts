@@ -22,7 +22,7 @@ export async function evalCommand(args: string[], io: CliIo): Promise<number> {
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
   return withServices(config, async ({ store, runStore }) => {
     const evals = await triggerEvals(config, store, runStore);
-    const run = await evals.keepCatalogue(evals.runCatalogue(positionals));
+    const run = await evals.keepCatalogue(await evals.runCatalogue(positionals));
     if (values.json) io.out(JSON.stringify(run, null, 2));
     else printRun(run, io);
     const failed = run.invalid.length > 0 || run.skills.some((skill) => skill.score.passed < skill.score.cases);

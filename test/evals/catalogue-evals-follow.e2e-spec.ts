@@ -105,7 +105,7 @@ describe('the catalogue level after every install and reload, with no route call
     tree?.cleanup();
   });
 
-  it('runs the evals of every skill at start-up: release-notes kept, its case expecting spec-writer failing', async () => {
+  it('runs the evals of every skill at start-up: release-notes kept, failing the case for spec-writer', async () => {
     await eventually('a kept run of release-notes', async () => (await kept('release-notes')).length > 0);
     const [run] = await kept('release-notes');
     expect(run).toMatchObject({ digest: digestOf('release-notes'), score: { cases: 3, passed: 2, recall: 1 } });

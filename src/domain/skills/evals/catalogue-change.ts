@@ -1,4 +1,4 @@
-import { type CatalogueSnapshot, type SkillRecord, triggersOf } from '@skillhost/core';
+import type { CatalogueSnapshot, SkillRecord } from '@skillhost/core';
 
 /** Which skills' catalogue results a change may have moved: every skill's, or only these (by name). */
 export type EvalRerun = 'all' | ReadonlySet<string>;
@@ -26,7 +26,7 @@ export function evalRerunOf(before: CatalogueSnapshot | undefined, after: Catalo
   const changed = new Set<string>();
   for (const [name, record] of now) {
     const previous = was.get(name);
-    if (previous === undefined || entryOf(previous) !== entryOf(record)) return 'all';
+    if (previous === undefined || !sameEntry(previous, record)) return 'all';
     if (previous.digest !== record.digest || previous.path !== record.path) changed.add(name);
   }
   return changed.size === 0 ? undefined : changed;
@@ -40,12 +40,12 @@ export function mergeReruns(a: EvalRerun | undefined, b: EvalRerun | undefined):
   return new Set([...a, ...b]);
 }
 
-/** What the ranker and the budget read of a skill: its description, its triggers, and who may see it. */
-function entryOf(record: SkillRecord): string {
-  const groups = record.store?.groups;
-  return JSON.stringify([
-    record.description,
-    triggersOf(record) ?? null,
-    groups === undefined ? null : [...groups].sort(),
-  ]);
+/** Whether the ranker and the budget read the same of both: the description, the triggers, who may see it. */
+function sameEntry(a: SkillRecord, b: SkillRecord): boolean {
+  if (a === b) return true;
+  if (a.description !== b.description) return false;
+  if (a.frontmatter.metadata?.triggers !== b.frontmatter.metadata?.triggers) return false;
+  const [was, now] = [a.store?.groups, b.store?.groups];
+  if (was === undefined || now === undefined) return was === now;
+  return was.size === now.size && [...was].every((group) => now.has(group));
 }

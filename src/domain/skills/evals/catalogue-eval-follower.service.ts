@@ -31,7 +31,7 @@ const SKILLS_PER_SLICE = 8;
 @Injectable()
 export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('TriggerEvals');
-  /** The last snapshot compared, and what the changes since the last run ask for. */
+  /** The catalogue the last run started from, and what a failed run still asks for. */
   private seen: CatalogueSnapshot | undefined;
   private pending: EvalRerun | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -51,8 +51,8 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
 
   onApplicationBootstrap(): void {
     if (!this.config.app.skills.enabled || this.runs === undefined || this.role?.runsBackgroundWork === false) return;
-    this.unfollow = this.registry.onSwap((snapshot) => this.swapped(snapshot));
-    this.swapped(this.registry.snapshot);
+    this.unfollow = this.registry.onSwap(() => this.swapped());
+    this.swapped();
   }
 
   /** Stops between two slices; a write under way finishes before the database closes. */
@@ -71,10 +71,9 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
     }
   }
 
-  private swapped(snapshot: CatalogueSnapshot): void {
-    this.pending = mergeReruns(this.pending, evalRerunOf(this.seen, snapshot));
-    this.seen = snapshot;
-    if (this.pending === undefined || this.stopped) return;
+  /** Called in the swap: only the timer is set (what changed is compared once the catalogue is quiet). */
+  private swapped(): void {
+    if (this.stopped) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.start(), EVAL_FOLLOW_DELAY_MS);
     this.timer.unref();
@@ -83,21 +82,20 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
   /** One run at a time: a change during a run is run after it. */
   private start(): void {
     this.timer = undefined;
-    if (this.running !== undefined) {
-      this.timer = setTimeout(() => this.start(), EVAL_FOLLOW_DELAY_MS);
-      this.timer.unref();
-      return;
-    }
-    const rerun = this.pending;
-    this.pending = undefined;
+    if (this.running !== undefined) return this.swapped();
+    const snapshot = this.registry.snapshot;
+    const rerun = mergeReruns(this.pending, evalRerunOf(this.seen, snapshot));
+    [this.seen, this.pending] = [snapshot, undefined];
     if (rerun === undefined) return;
     this.running = this.run(rerun)
-      .catch((error: unknown) =>
+      .catch((error: unknown) => {
+        // Asked again with the next change; what this run kept stays.
+        this.pending = mergeReruns(this.pending, rerun);
         this.logger.error(
           `Running the trigger evals (catalogue level) after a change of the catalogue failed: ` +
             `${error instanceof Error ? error.message : String(error)}`,
-        ),
-      )
+        );
+      })
       .finally(() => {
         this.running = undefined;
       });

@@ -7,6 +7,7 @@ import {
   type CatalogueLimits,
   type CatalogueSnapshot,
   ErrorCode,
+  runInSlices,
   type SkillRecord,
   SkillRegistry,
 } from '@skillhost/core';
@@ -19,8 +20,10 @@ import {
   type CaseResult,
   type CatalogueEvalResult,
   catalogueEval,
+  catalogueEvalSteps,
   type EvalView,
   evalView,
+  evalViewSteps,
   regressedCases,
   withCandidate,
 } from './catalogue-eval.js';
@@ -67,7 +70,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
   private readonly logger = new Logger('TriggerEvals');
   private readonly limits: CatalogueLimits;
   private modelLevel: ModelLevel | undefined;
-  private lastView: { snapshot: CatalogueSnapshot; extra: string; view: EvalView } | undefined;
+  private lastView: { snapshot: CatalogueSnapshot; extra: string; view: Promise<EvalView> } | undefined;
   /** The gate's runs of candidates by digest, kept once they are installed (`installed`). */
   private readonly gateRuns = new Map<string, SkillCatalogueRun>();
 
@@ -153,15 +156,17 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
    * The catalogue level for these skills of the team's catalogue (none: every skill with trigger evals, with the
    * collisions between them). SKILL_NOT_FOUND for a name the catalogue does not offer.
    */
-  runCatalogue(names: readonly string[] = []): CatalogueRun {
+  async runCatalogue(names: readonly string[] = []): Promise<CatalogueRun> {
     const snapshot = this.registry.snapshot;
     const chosen =
       names.length === 0 ? [...snapshot.skills.values()] : names.map((name) => offeredRecord(snapshot, name));
-    // A skill shared with groups is ranked among the team's skills, as its groups' members see it.
-    const view = this.viewOf(
-      snapshot,
-      chosen.filter((record) => !snapshot.skills.has(record.name)),
-    );
+    // A skill shared with groups is ranked among the team's skills, as its groups' members see it. Built only when a
+    // skill has cases to run.
+    const view = () =>
+      this.viewOf(
+        snapshot,
+        chosen.filter((record) => !snapshot.skills.has(record.name)),
+      );
     const run: CatalogueRun = { level: 'catalogue', limits: this.limits, skills: [], withoutEvals: [], invalid: [] };
     const withCases: { skill: string; cases: readonly TriggerCase[] }[] = [];
     for (const record of chosen) {
@@ -170,10 +175,10 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
       else if (read.cases === undefined) run.withoutEvals.push(record.name);
       else {
         withCases.push({ skill: record.name, cases: read.cases });
-        run.skills.push(this.skillRun(view, record, read.cases));
+        run.skills.push(await this.skillRun(await view(), record, read.cases));
       }
     }
-    if (names.length === 0) run.collisions = findCollisions(view, withCases);
+    if (names.length === 0) run.collisions = withCases.length === 0 ? [] : findCollisions(await view(), withCases);
     return run;
   }
 
@@ -214,7 +219,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     request: { level?: 'catalogue' | 'model'; model?: string } = {},
   ): Promise<unknown> {
     if (principal.role !== 'admin') await this.assertOwns(name, principal);
-    if (request.level !== 'model') return this.keepCatalogue(this.runCatalogue([name]));
+    if (request.level !== 'model') return this.keepCatalogue(await this.runCatalogue([name]));
     const run = (await this.runModel(name, request.model)) as ModelRun;
     if (run.digest !== null)
       await this.runs?.save({ skill: name, digest: run.digest, level: 'model', model: run.model, ...scored(run) });
@@ -260,17 +265,26 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     if (!owns) throw refused;
   }
 
-  /** The team's skills (and these group-only ones) indexed for ranking, built once per catalogue for runs in slices. */
-  private viewOf(snapshot: CatalogueSnapshot, groupOnly: readonly SkillRecord[]): EvalView {
+  /**
+   * The team's skills (and these group-only ones) indexed for ranking, built in slices once per catalogue (a run in
+   * slices reads the same one).
+   */
+  private viewOf(snapshot: CatalogueSnapshot, groupOnly: readonly SkillRecord[]): Promise<EvalView> {
     const extra = groupOnly.map((record) => record.name).join('\n');
     if (this.lastView?.snapshot === snapshot && this.lastView.extra === extra) return this.lastView.view;
-    const view = evalView([...snapshot.skills.values(), ...groupOnly], this.limits);
+    const view = runInSlices(evalViewSteps([...snapshot.skills.values(), ...groupOnly], this.limits));
     this.lastView = { snapshot, extra, view };
     return view;
   }
 
-  private skillRun(view: EvalView, record: SkillRecord, cases: readonly TriggerCase[]): SkillCatalogueRun {
-    return { ...catalogueEval(view, this.limits, record.name, cases), digest: record.digest ?? null };
+  /** One skill's cases, a case at a time: requests are served meanwhile. */
+  private async skillRun(
+    view: EvalView,
+    record: SkillRecord,
+    cases: readonly TriggerCase[],
+  ): Promise<SkillCatalogueRun> {
+    const result = await runInSlices(catalogueEvalSteps(view, this.limits, record.name, cases));
+    return { ...result, digest: record.digest ?? null };
   }
 }
 
