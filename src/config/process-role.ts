@@ -11,8 +11,9 @@ export interface ProcessRole {
   /** Whether this process does the start-up work one process of the server does for all. */
   runsStartupTasks: boolean;
   /**
-   * Whether this process runs the server's background work (due mirrors, the catalogue evals after a change): every
-   * process of a server does, a command (`skillhost eval --level model`) that builds the same services does not.
+   * Whether this process runs the server's background work (due mirrors, the catalogue evals after a change, watching
+   * the folders): every process of a server does, a command (`skillhost eval --level model`) that builds the same
+   * services does not.
    */
   runsBackgroundWork: boolean;
 }

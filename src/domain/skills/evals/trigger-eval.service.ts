@@ -219,6 +219,11 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     request: { level?: 'catalogue' | 'model'; model?: string } = {},
   ): Promise<unknown> {
     if (principal.role !== 'admin') await this.assertOwns(name, principal);
+    return this.run(name, request);
+  }
+
+  /** One skill's evals at a level, kept (the route's run, and `skillhost eval`'s on the server's own services). */
+  async run(name: string, request: { level?: 'catalogue' | 'model'; model?: string } = {}): Promise<unknown> {
     if (request.level !== 'model') return this.keepCatalogue(await this.runCatalogue([name]));
     const run = (await this.runModel(name, request.model)) as ModelRun;
     if (run.digest !== null)
