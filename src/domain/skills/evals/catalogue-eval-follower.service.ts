@@ -7,7 +7,7 @@ import {
   type OnModuleDestroy,
   Optional,
 } from '@nestjs/common';
-import type { CatalogueSnapshot, SkillRegistry } from '@skillhost/core';
+import type { CatalogueSnapshot, SkillRecord, SkillRegistry } from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { PROCESS_ROLE, type ProcessRole } from '../../../config/process-role.js';
@@ -38,6 +38,7 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
   private running: Promise<void> | undefined;
   private stopped = false;
   private unfollow: (() => void) | undefined;
+  private offeredOf: { snapshot: CatalogueSnapshot; skills: ReadonlyMap<string, SkillRecord> } | undefined;
   /** Evals files already reported as not valid, by skill and version: one warning each. */
   private readonly reported = new Set<string>();
 
@@ -60,6 +61,7 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
     this.stopped = true;
     this.unfollow?.();
     clearTimeout(this.timer);
+    this.timer = undefined;
     await this.running;
   }
 
@@ -83,11 +85,13 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
   private start(): void {
     this.timer = undefined;
     if (this.running !== undefined) return this.swapped();
-    const snapshot = this.registry.snapshot;
-    const rerun = mergeReruns(this.pending, evalRerunOf(this.seen, snapshot));
-    [this.seen, this.pending] = [snapshot, undefined];
-    if (rerun === undefined) return;
-    this.running = this.run(rerun)
+    let rerun: EvalRerun | undefined;
+    this.running = (async () => {
+      const snapshot = this.registry.snapshot;
+      rerun = mergeReruns(this.pending, evalRerunOf(this.seen, snapshot));
+      [this.seen, this.pending] = [snapshot, undefined];
+      if (rerun !== undefined) await this.run(rerun);
+    })()
       .catch((error: unknown) => {
         // Asked again with the next change; what this run kept stays.
         this.pending = mergeReruns(this.pending, rerun);
@@ -106,12 +110,19 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
     let kept = 0;
     for (const slice of slicesOf(this.registry.snapshot, rerun)) {
       if (this.stopped) return;
-      const offered = offeredSkills(this.registry.snapshot);
+      const offered = this.offered();
       const names = slice.filter((name) => offered.has(name));
       if (names.length > 0) kept += await this.runSlice(names);
       await nextTurn();
     }
     if (kept > 0) this.logger.log(`Trigger evals (catalogue level) after a change: ${kept} new result(s) kept`);
+  }
+
+  /** The skills the current catalogue offers, by name (made again only when the catalogue changed). */
+  private offered(): ReadonlyMap<string, SkillRecord> {
+    const snapshot = this.registry.snapshot;
+    if (this.offeredOf?.snapshot !== snapshot) this.offeredOf = { snapshot, skills: offeredSkills(snapshot) };
+    return this.offeredOf.skills;
   }
 
   private async runSlice(names: string[]): Promise<number> {
@@ -126,7 +137,7 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
         kept++;
     }
     for (const { skill, problems } of run.invalid) {
-      const key = `${skill}\u0000${offeredSkills(this.registry.snapshot).get(skill)?.digest ?? ''}`;
+      const key = `${skill}\u0000${this.offered().get(skill)?.digest ?? ''}`;
       if (this.reported.has(key)) continue;
       this.reported.add(key);
       this.logger.warn(`The trigger evals of '${skill}' are not valid, so they were not run: ${problems.join('; ')}`);
