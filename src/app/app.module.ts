@@ -19,33 +19,8 @@ import { ChatHttpModule } from '../api/http/chat-http.module.js';
 import { PersistenceModule } from '../infra/database/persistence.module.js';
 import { SkillsHttpModule } from '../api/http/skills-http.module.js';
 import { McpModule } from '../api/mcp/mcp.module.js';
+import { chatsWithAdapters, skillsWithAdapters } from './domain-modules.js';
 import { GatewayModule } from '../api/gateway/gateway.module.js';
-import { turnEventShapes } from '../api/presenters/chat.presenter.js';
-import { TeamSkillsModule } from '../domain/skills/team-skills.module.js';
-import { ChatModule } from '../domain/chats/chat.module.js';
-import { TURN_EVENT_SHAPES } from '../domain/chats/turn-runner.js';
-import { LANGUAGE_MODELS } from '../domain/chats/llm/language-models.js';
-import { LanguageModelFactory } from '../infra/llm/language-model.factory.js';
-
-/** The skills with the adapters of their ports: the store's tables and notifications, and metrics. */
-function skillsWithAdapters(): DynamicModule {
-  return TeamSkillsModule.forRoot({ imports: [PersistenceModule, MetricsModule] });
-}
-
-/**
- * The chats with the adapters of their ports: storage from the database, models from the providers, metrics from
- * observability, the turn's event shapes from the doors; and the app's one skills module.
- */
-function chatsWithAdapters(skills: DynamicModule): DynamicModule {
-  return ChatModule.forRoot({
-    skills,
-    imports: [PersistenceModule, MetricsModule],
-    providers: [
-      { provide: LANGUAGE_MODELS, useClass: LanguageModelFactory },
-      { provide: TURN_EVENT_SHAPES, useValue: turnEventShapes },
-    ],
-  });
-}
 
 @Module({})
 export class AppModule {

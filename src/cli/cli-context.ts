@@ -1,10 +1,13 @@
 import 'reflect-metadata';
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, type INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AuthService } from '../domain/users/auth.service.js';
 import { UsersService } from '../domain/users/users.service.js';
 import type { AppConfig } from '../config/app-config.js';
 import { ConfigModule } from '../config/config.module.js';
+import { COMMAND_PROCESS } from '../config/process-role.js';
+import { chatsWithAdapters, skillsWithAdapters } from '../app/domain-modules.js';
+import { MetricsModule } from '../infra/observability/metrics.service.js';
 import { EmbeddedPostgresServer } from '../infra/database/embedded-postgres.server.js';
 import { PersistenceModule } from '../infra/database/persistence.module.js';
 import { SkillStoreService } from '../domain/skills/store/skill-store.service.js';
@@ -27,18 +30,13 @@ export class CliModule {
   static forConfig(config: AppConfig): DynamicModule {
     return {
       module: CliModule,
-      imports: [ConfigModule.forRoot(config), PersistenceModule],
+      imports: [ConfigModule.forRoot(config, COMMAND_PROCESS), PersistenceModule],
       providers: [AuthService, UsersService, SkillStoreService],
     };
   }
 }
 
-/**
- * Runs `work` with the server's UsersService on the configured database, migrated first. With no
- * database URL it uses the embedded server's data folder: through the PostgreSQL of a Skillhost
- * server already running on it (left running), else through one started for this command and
- * stopped afterwards. Nest logs nothing: stdout is for the command's answer.
- */
+/** Runs `work` with the server's UsersService on the configured database (see withContext). */
 export function withUsersService<T>(config: AppConfig, work: (users: UsersService) => Promise<T>): Promise<T> {
   return withServices(config, (services) => work(services.users));
 }
@@ -53,7 +51,51 @@ export interface CliServices {
 }
 
 /** The same, with the skill store and the mirrors too (`install`, `versions`, `enable`, `mirrors`…). */
-export async function withServices<T>(config: AppConfig, work: (services: CliServices) => Promise<T>): Promise<T> {
+export function withServices<T>(config: AppConfig, work: (services: CliServices) => Promise<T>): Promise<T> {
+  return withContext(config, CliModule.forConfig, async (context) => {
+    const store = context.get(SkillStoreService);
+    const mirrors = mirrorServiceOf(config, context.get<SkillMirrorStore>(SKILL_MIRROR_STORE), store);
+    const runStore = context.get<EvalRunStore>(EVAL_RUN_STORE);
+    const caseStore = context.get<EvalCaseStore>(EVAL_CASE_STORE);
+    return work({ users: context.get(UsersService), store, mirrors, runStore, caseStore });
+  });
+}
+
+/**
+ * Runs `work` with the server's skills and chats as a server on this configuration wires them (app/domain-modules.ts):
+ * its catalogue, planner, tools and models (`skillhost eval --level model`). A command's process role: no mirror runs,
+ * no catalogue evals after changes, nothing written at start-up.
+ */
+export function withDomain<T>(config: AppConfig, work: (context: INestApplicationContext) => Promise<T>): Promise<T> {
+  return withContext(config, DomainCliModule.forConfig, work);
+}
+
+@Module({})
+class DomainCliModule {
+  static forConfig(config: AppConfig): DynamicModule {
+    return {
+      module: DomainCliModule,
+      imports: [
+        ConfigModule.forRoot(config, COMMAND_PROCESS),
+        PersistenceModule,
+        MetricsModule,
+        chatsWithAdapters(skillsWithAdapters()),
+      ],
+    };
+  }
+}
+
+/**
+ * Builds the module for the configured database, migrated first, and runs `work` with it. With no database URL it uses
+ * the embedded server's data folder: through the PostgreSQL of a Skillhost server already running on it (left
+ * running), else through one started for this command and stopped afterwards. Nest logs nothing: stdout is for the
+ * command's answer.
+ */
+async function withContext<T>(
+  config: AppConfig,
+  moduleFor: (config: AppConfig) => DynamicModule,
+  work: (context: INestApplicationContext) => Promise<T>,
+): Promise<T> {
   const settings = config.app.database;
   const embedded =
     settings.url === ''
@@ -66,17 +108,13 @@ export async function withServices<T>(config: AppConfig, work: (services: CliSer
   try {
     const url = embedded === undefined ? settings.url : await failWith(embedded.connectOrStart());
     const context = await failWith(
-      NestFactory.createApplicationContext(CliModule.forConfig(withDatabase(config, url)), {
+      NestFactory.createApplicationContext(moduleFor(withDatabase(config, url)), {
         logger: false,
         abortOnError: false,
       }),
     );
     try {
-      const store = context.get(SkillStoreService);
-      const mirrors = mirrorServiceOf(config, context.get<SkillMirrorStore>(SKILL_MIRROR_STORE), store);
-      const runStore = context.get<EvalRunStore>(EVAL_RUN_STORE);
-      const caseStore = context.get<EvalCaseStore>(EVAL_CASE_STORE);
-      return await work({ users: context.get(UsersService), store, mirrors, runStore, caseStore });
+      return await work(context);
     } finally {
       await context.close();
     }

@@ -2,32 +2,76 @@ import { parseArgs } from 'node:util';
 import { SkillRegistry } from '@skillhost/core';
 import type { AppConfig } from '../config/app-config.js';
 import { loadConfig } from '../config/config-loader.js';
+import type { ModelEvalResult } from '../domain/chats/model-eval.service.js';
+import type { CaseResult } from '../domain/skills/evals/catalogue-eval.js';
+import type { EvalRunStore } from '../domain/skills/evals/eval-run-store.js';
 import type { CatalogueRun, SkillCatalogueRun } from '../domain/skills/evals/trigger-eval.service.js';
 import { TriggerEvalService } from '../domain/skills/evals/trigger-eval.service.js';
 import { skillsSettingsOf } from '../domain/skills/skills-settings-of.js';
 import type { EvalCaseStore } from '../domain/skills/evals/eval-case-store.js';
-import type { EvalRunStore } from '../domain/skills/evals/eval-run-store.js';
 import type { SkillStoreService } from '../domain/skills/store/skill-store.service.js';
-import { withServices } from './cli-context.js';
-import type { CliIo } from './cli-io.js';
+import { withDomain, withServices } from './cli-context.js';
+import { type CliIo, UsageError } from './cli-io.js';
+import { serverOption } from './credentials-file.js';
+import { ServerClient } from './server-client.js';
 
-const OPTIONS = { config: { type: 'string' }, json: { type: 'boolean' } } as const;
+const OPTIONS = {
+  config: { type: 'string' },
+  json: { type: 'boolean' },
+  level: { type: 'string' },
+  model: { type: 'string' },
+  server: { type: 'string' },
+  'key-env': { type: 'string' },
+} as const;
+
+type Level = 'catalogue' | 'model';
+
+/** What the model level answers for several skills (`--json`): each one's run, in the order named. */
+interface ModelRuns {
+  level: 'model';
+  skills: ModelEvalResult[];
+}
 
 /**
- * `skillhost eval [NAME…]`: the catalogue level of the skills' trigger evals against the team's catalogue as a server
- * on this configuration and database reads it (its skills directories and store). No name: every skill with trigger
- * evals, and the collisions between them. Exit 1 when a case fails or an eval file is not valid.
+ * `skillhost eval [NAME…] [--level catalogue|model] [--model M] [--server URL]`: a skill's trigger evals.
+ *
+ * - The catalogue level (the default) against the team's catalogue as a server on this configuration and database reads
+ *   it (its skills directories and store). No name: every skill with trigger evals, and the collisions between them.
+ * - The model level (`--level model`, named skills): the server's own services on this configuration (its catalogue,
+ *   planner, tools and the configured models, app/domain-modules.ts) ask the model, one call per case.
+ * - `--server URL`: either level run by that server (`POST /v1/admin/skills/NAME/evals`), as the person logged in.
+ *
+ * Each run is kept, as the route keeps it. Exit 1 when a case fails, an eval file is not valid, or a run cannot be
+ * made.
  */
 export async function evalCommand(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: OPTIONS });
+  const level = levelOf(values.level);
+  if (values.model !== undefined && level !== 'model') throw new UsageError('--model goes with --level model.');
+  if (values['key-env'] !== undefined && values.server === undefined)
+    throw new UsageError('--key-env goes with --server.');
+  if (values.server !== undefined) {
+    if (values.config !== undefined) throw new UsageError('--config is for the database; --server talks to a server.');
+    if (positionals.length === 0) throw new UsageError('eval --server runs the skills named: give NAME….');
+    const client = await ServerClient.connect(serverOption(values.server, 'eval'), values['key-env'], io);
+    return report(await remoteRuns(client, positionals, level, values.model), values.json === true, io);
+  }
   const config = loadConfig({ file: values.config, env: io.env, projectRoot: io.cwd });
+  if (level === 'model') {
+    if (positionals.length === 0)
+      throw new UsageError('eval --level model runs the skills named (a model call per case): give NAME….');
+    const runs = await withDomain(config, async (context) => {
+      const evals = context.get(TriggerEvalService);
+      const skills: ModelEvalResult[] = [];
+      for (const name of positionals)
+        skills.push((await evals.run(name, { level: 'model', model: values.model })) as ModelEvalResult);
+      return { level: 'model', skills } satisfies ModelRuns;
+    });
+    return report(runs, values.json === true, io);
+  }
   return withServices(config, async ({ store, runStore, caseStore }) => {
     const evals = await triggerEvals(config, store, runStore, caseStore);
-    const run = await evals.keepCatalogue(await evals.runCatalogue(positionals));
-    if (values.json) io.out(JSON.stringify(run, null, 2));
-    else printRun(run, io);
-    const failed = run.invalid.length > 0 || run.skills.some((skill) => skill.score.passed < skill.score.cases);
-    return failed ? 1 : 0;
+    return report(await evals.keepCatalogue(await evals.runCatalogue(positionals)), values.json === true, io);
   });
 }
 
@@ -41,6 +85,46 @@ export async function triggerEvals(
   const registry = new SkillRegistry(skillsSettingsOf(config), undefined, store);
   await registry.init();
   return new TriggerEvalService(config, store, registry, runStore, caseStore);
+}
+
+function levelOf(given: string | undefined): Level {
+  if (given === undefined || given === 'catalogue' || given === 'model') return given ?? 'catalogue';
+  throw new UsageError(`--level is catalogue or model; got '${given}'.`);
+}
+
+/**
+ * Each skill run by the server, one after another (the first refusal ends the command: what ran is kept there); at
+ * the catalogue level the answers are one run, as a local run of the same skills reads.
+ */
+async function remoteRuns(
+  client: ServerClient,
+  names: readonly string[],
+  level: Level,
+  model: string | undefined,
+): Promise<CatalogueRun | ModelRuns> {
+  const body = level === 'model' ? { level, ...(model === undefined ? {} : { model }) } : {};
+  const answers: unknown[] = [];
+  // `…/evals`, not `…/evals/run`: a skill named `mirrors` reaches only this one (docs/http-api.md).
+  for (const name of names)
+    answers.push(await client.json('POST', `v1/admin/skills/${encodeURIComponent(name)}/evals`, body));
+  if (level === 'model') return { level, skills: answers as ModelEvalResult[] };
+  const runs = answers as CatalogueRun[];
+  return {
+    level,
+    limits: runs[0].limits,
+    skills: runs.flatMap((run) => run.skills),
+    withoutEvals: runs.flatMap((run) => run.withoutEvals),
+    invalid: runs.flatMap((run) => run.invalid),
+  };
+}
+
+/** Prints the runs (or their JSON); 1 when a case failed or an evals file is not valid. */
+function report(run: CatalogueRun | ModelRuns, json: boolean, io: CliIo): number {
+  if (json) io.out(JSON.stringify(run, null, 2));
+  else if (run.level === 'model') printModelRuns(run, io);
+  else printRun(run, io);
+  const invalid = run.level === 'catalogue' && run.invalid.length > 0;
+  return invalid || run.skills.some((skill) => skill.score.passed < skill.score.cases) ? 1 : 0;
 }
 
 function printRun(run: CatalogueRun, io: CliIo): void {
@@ -57,11 +141,7 @@ function printRun(run: CatalogueRun, io: CliIo): void {
 }
 
 function printSkill(skill: SkillCatalogueRun, io: CliIo): void {
-  const { passed, cases, precision, recall } = skill.score;
-  io.out(
-    `${skill.skill}: ${passed}/${cases} passed, precision ${percent(precision)}, recall ${percent(recall)}` +
-      `${skill.digest === null ? '' : ` (${skill.digest.slice(0, 19)}…)`}`,
-  );
+  io.out(`${skill.skill}: ${scoreText(skill.score)}${digestText(skill.digest)}`);
   for (const entry of skill.cases) {
     if (entry.pass) continue;
     const why = entry.shouldTrigger
@@ -71,6 +151,38 @@ function printSkill(skill: SkillCatalogueRun, io: CliIo): void {
         : `${entry.expectSkill} should be listed, is not`;
     io.out(`  FAIL ${JSON.stringify(entry.query)}${entry.source === 'kept' ? ' (kept case)' : ''}: ${why}`);
   }
+}
+
+function printModelRuns(runs: ModelRuns, io: CliIo): void {
+  io.out('Model level: each case is the first step of a turn in a new chat, one model call.');
+  for (const run of runs.skills) {
+    io.out(
+      `${run.skill} with model ${run.model}: ${scoreText(run.score)}, ${run.calls} call(s)${digestText(run.digest)}`,
+    );
+    for (const entry of run.cases) if (!entry.pass) io.out(`  FAIL ${JSON.stringify(entry.query)}: ${modelWhy(entry)}`);
+    if (run.notRun > 0)
+      io.out(`  ${run.notRun} case(s) not run: the call budget ([app.skills.evals] model_max_calls) ran out`);
+  }
+}
+
+/** Why a case failed at the model level, with what the model activated. */
+function modelWhy(entry: CaseResult): string {
+  const activated = entry.activated?.length ? entry.activated.join(', ') : 'none';
+  const what = entry.shouldTrigger
+    ? 'should be activated, is not'
+    : entry.triggered
+      ? 'should not be activated, is'
+      : `${entry.expectSkill} should be activated, is not`;
+  return `${what} (activated: ${activated})`;
+}
+
+function scoreText(score: SkillCatalogueRun['score']): string {
+  const { passed, cases, precision, recall } = score;
+  return `${passed}/${cases} passed, precision ${percent(precision)}, recall ${percent(recall)}`;
+}
+
+function digestText(digest: string | null): string {
+  return digest === null ? '' : ` (${digest.slice(0, 19)}…)`;
 }
 
 function percent(ratio: number | null): string {

@@ -41,7 +41,8 @@ const USAGE = `Usage:
   skillhost disable NAME [--config FILE] [--json]
   skillhost install|uninstall|versions|enable|disable ... --server URL [--key-env NAME] [--personal] [--json]
   skillhost mirrors list|add NAME SOURCE [--interval 15m]|run NAME|remove NAME [--config FILE] [--json]
-  skillhost eval [NAME...] [--config FILE] [--json]
+  skillhost eval [NAME...] [--level catalogue|model [--model M]] [--config FILE] [--json]
+  skillhost eval NAME... --server URL [--key-env NAME] [--level catalogue|model [--model M]] [--json]
   skillhost sync --server URL (--target claude|codex|gemini|cursor|opencode|agents [--project] | --dir PATH)...
                  [--key-env NAME] [--dry-run] [--watch [--interval SECONDS]] [--pin NAME@sha256:HEX] [--unpin NAME]
                  [--max-file-bytes N] [--json]
@@ -58,8 +59,9 @@ PostgreSQL when there is one); keys generate needs none: it prints a new key (fo
 SKILLHOST_BOOTSTRAP_ADMIN_KEY) and stores it nowhere. sync mirrors the skills a server's
 discovery index offers (key from SKILLHOST_API_KEY, else the one login stored for that
 server) into agents' skill folders, with a skills-lock.json in each (docs/mcp-and-agents.md).
-With --server, the store commands go through that server's REST API as the person logged in
-(SKILLHOST_API_KEY, else what login stored), with what that person may do there. login signs in
+With --server, the store commands and eval go through that server's REST API as the person logged in
+(SKILLHOST_API_KEY, else what login stored), with what that person may do there. eval --level model asks
+the configured model (one call per case) for the skills named, with the server's own prompt and tools. login signs in
 through the server's sign-in page in a browser (--oauth, the default at a terminal: a token, refreshed
 as needed) or takes an API key from stdin (--with-key, the default from a pipe), checks it with the
 server and stores it in $XDG_CONFIG_HOME/skillhost/credentials.json (~/.config/skillhost/); logout

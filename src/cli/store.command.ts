@@ -58,7 +58,8 @@ export async function storeCommand(
       case 'install':
         if (values.submodules && !isImportSource(target))
           throw new UsageError('--submodules goes with a git SOURCE (git+https://…, git+file://…), not a path.');
-        // Trigger evals checked and the publishing gate, as a server's install has them (docs/trigger-evals.md).
+        // Trigger evals checked and the publishing gate, as a server's install has them, its runs kept
+        // (docs/trigger-evals.md).
         if (config.app.skills.enabled) store.useInstallGate(await triggerEvals(config, store, runStore, caseStore));
         if (isImportSource(target) || isMarketplace(resolve(io.cwd, target)))
           return importFrom(

@@ -10,17 +10,32 @@ export interface ProcessRole {
   runsMigrations: boolean;
   /** Whether this process does the start-up work one process of the server does for all. */
   runsStartupTasks: boolean;
+  /**
+   * Whether this process runs the server's background work (due mirrors, the catalogue evals after a change, watching
+   * the folders): every process of a server does, a command (`skillhost eval --level model`) that builds the same
+   * services does not.
+   */
+  runsBackgroundWork: boolean;
 }
 
 export const SINGLE_PROCESS: ProcessRole = Object.freeze({
   worker: undefined,
   runsMigrations: true,
   runsStartupTasks: true,
+  runsBackgroundWork: true,
+});
+
+/** A command of the CLI: it may migrate the database it works on, and runs none of a server's work. */
+export const COMMAND_PROCESS: ProcessRole = Object.freeze({
+  worker: undefined,
+  runsMigrations: true,
+  runsStartupTasks: false,
+  runsBackgroundWork: false,
 });
 
 /** A worker of the cluster: the primary ran the migrations; the first worker does the once-only work. */
 export function workerRole(id: number): ProcessRole {
-  return Object.freeze({ worker: id, runsMigrations: false, runsStartupTasks: id === 1 });
+  return Object.freeze({ worker: id, runsMigrations: false, runsStartupTasks: id === 1, runsBackgroundWork: true });
 }
 
 export const PROCESS_ROLE = Symbol('PROCESS_ROLE');

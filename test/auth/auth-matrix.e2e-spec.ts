@@ -344,6 +344,21 @@ const ROUTES: Route[] = [
     expect: adminOnly(200, 'all'),
   },
   {
+    method: 'post',
+    route: '/v1/admin/skills/:name/evals',
+    path: () => '/v1/admin/skills/installed/evals',
+    body: {},
+    // The same run as …/evals/run, at a path every skill name reaches: the same callers.
+    expect: { ...adminOnly(200, 'all'), editor: 200 },
+  },
+  {
+    method: 'post',
+    route: '/v1/admin/skills/:name/evals',
+    path: () => '/v1/admin/skills/team-a-only/evals',
+    body: {},
+    expect: adminOnly(200, 'all'),
+  },
+  {
     method: 'get',
     route: '/v1/admin/skills/:name/evals/cases',
     path: () => '/v1/admin/skills/installed/evals/cases',

@@ -196,14 +196,18 @@ describe('trigger evals: the catalogue level, the publishing gate (refuse), bad 
       digest: run.digest,
       recall: (run.score as { recall: number }).recall,
     }));
-    // The catalogue run of version 1 (run before version 2 was installed), and version 2's model run.
+    // Version 1's catalogue run, version 2's (the gate's, kept with the install) and version 2's model run; the
+    // version the gate refused has none.
+    const { versions } = (await http().get('/v1/skills/spec-writer/versions').set(as('root')).expect(200)).body;
+    const version2 = versions.find((entry: { version: number }) => entry.version === 2).digest as string;
     expect(runs).toEqual(
       expect.arrayContaining([
-        { level: 'model', model: expect.any(String), digest: expect.stringMatching(/^sha256:/), recall: 1 },
-        { level: 'catalogue', model: '', digest: expect.stringMatching(/^sha256:/), recall: 1 },
+        { level: 'model', model: expect.any(String), digest: version2, recall: 1 },
+        { level: 'catalogue', model: '', digest: version2, recall: 1 },
+        { level: 'catalogue', model: '', digest: expect.not.stringMatching(version2), recall: 1 },
       ]),
     );
-    expect(runs).toHaveLength(2);
+    expect(runs).toHaveLength(3);
     expect(kept.body.runs[0].cases).toHaveLength(4);
     await http().get('/v1/admin/skills/spec-writer/evals').set(as('ann')).expect(403);
   });

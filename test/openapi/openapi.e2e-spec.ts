@@ -526,6 +526,15 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
       visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', { level: 'telepathy' }));
       visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('no-such-skill', {}));
       visit('POST /v1/admin/skills/{name}/evals/run', await evalsRun('tour', { level: 'model' }));
+      const evalsAt = (name: string, body: unknown) =>
+        http()
+          .post(`/v1/admin/skills/${name}/evals`)
+          .set(admin)
+          .send(body as object);
+      visit('POST /v1/admin/skills/{name}/evals', await evalsAt('tour', {}));
+      visit('POST /v1/admin/skills/{name}/evals', await evalsAt('tour', { level: 'telepathy' }));
+      visit('POST /v1/admin/skills/{name}/evals', await evalsAt('no-such-skill', {}));
+      visit('POST /v1/admin/skills/{name}/evals', await evalsAt('tour', { level: 'model' }));
       visit('GET /v1/admin/skills/{name}/evals', await http().get('/v1/admin/skills/tour/evals').set(admin));
       const evalCases = '/v1/admin/skills/{name}/evals/cases';
       const addCases = (name: string, body: unknown) =>

@@ -1,6 +1,14 @@
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiProduces,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal, RequireScope } from './decorators/auth.decorators.js';
 import type { Principal } from '../../domain/users/principal.js';
 import { type CatalogueSnapshot, ErrorCode, skillFileHeaders, type SkillReadScope } from '@skillhost/core';
@@ -59,9 +67,13 @@ export class SkillsController {
       "The caller's skills ranked for `q` as the catalogue and `skills.search` rank them (BM25 over name, " +
       'description and `metadata.triggers`; accents folded, stems, typos, Spanish words put into English; the ' +
       "team's most used first among near-equals), best first. Without `q`, the skill named `search` when there " +
-      'is one (this route shadows `GET /v1/skills/search` as a skill name).',
+      'is one: this route and `GET /v1/skills/{name}` share that path, and a request without `q` is no search.',
   })
-  @ApiOkResponse({ type: SkillSearchResponseDto })
+  @ApiOkResponse({
+    schema: { oneOf: [{ $ref: getSchemaPath(SkillSearchResponseDto) }, { $ref: getSchemaPath(SkillDetailDto) }] },
+    description: 'The results; without `q`, the skill named `search` (as `GET /v1/skills/{name}` answers it).',
+  })
+  @ApiExtraModels(SkillSearchResponseDto, SkillDetailDto)
   @ApiErrors(ErrorCode.VALIDATION_FAILED)
   async search(@Query() query: SkillSearchQueryDto, @CurrentPrincipal() principal: Principal) {
     if (query.q === undefined && (await this.registry.userView(principal.userId)).skills.has('search'))

@@ -1,6 +1,14 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type SkillsConfig } from '../../config/app-config.js';
+import { PROCESS_ROLE, type ProcessRole } from '../../config/process-role.js';
 import { type CatalogueSnapshot, diffCatalogues } from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 
@@ -23,13 +31,14 @@ export class SkillWatcherService implements OnApplicationBootstrap, OnModuleDest
   constructor(
     @Inject(APP_CONFIG) appConfig: AppConfig,
     private readonly registry: SkillRegistryService,
+    @Optional() @Inject(PROCESS_ROLE) private readonly role?: ProcessRole,
   ) {
     this.config = appConfig.app.skills;
     this.commandDirectories = appConfig.app.commands.directories;
   }
 
   onApplicationBootstrap(): void {
-    if (!this.config.enabled || !this.config.watch) return;
+    if (!this.config.enabled || !this.config.watch || this.role?.runsBackgroundWork === false) return;
     for (const directory of [...this.config.directories, ...this.config.codeDirectories, ...this.commandDirectories]) {
       try {
         const watcher = watch(directory.path, { recursive: true, persistent: false }, () => this.changed());

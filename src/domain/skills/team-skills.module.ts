@@ -13,6 +13,7 @@ import { SkillLifecycleService } from './store/skill-lifecycle.service.js';
 import { SkillMirrorService } from './store/skill-mirror.service.js';
 import { SkillStoreModule } from './store/skill-store.module.js';
 import { SkillSyncService } from './store/skill-sync.service.js';
+import { CatalogueEvalFollowerService } from './evals/catalogue-eval-follower.service.js';
 import { TriggerEvalService } from './evals/trigger-eval.service.js';
 import { EvalCaseService } from './evals/eval-case.service.js';
 
@@ -47,6 +48,7 @@ export class TeamSkillsModule {
         SkillSearchService,
         TriggerEvalService,
         EvalCaseService,
+        CatalogueEvalFollowerService,
         SkillUsageService,
         SkillReadsService,
       ],

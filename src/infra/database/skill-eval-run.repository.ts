@@ -31,6 +31,20 @@ export class SkillEvalRunRepository implements EvalRunStore {
     });
   }
 
+  keep(run: Omit<StoredEvalRun, 'runAt'>): Promise<boolean> {
+    return runQuery(async () => {
+      const written = await this.dataSource.query<unknown[]>(
+        'INSERT INTO skill_eval_runs (skill_name, digest, level, model, score, cases) ' +
+          'VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT ON CONSTRAINT pk_skill_eval_runs ' +
+          'DO UPDATE SET score = EXCLUDED.score, cases = EXCLUDED.cases, run_at = now() ' +
+          'WHERE (skill_eval_runs.score, skill_eval_runs.cases) IS DISTINCT FROM (EXCLUDED.score, EXCLUDED.cases) ' +
+          'RETURNING 1',
+        [run.skill, run.digest, run.level, run.model, JSON.stringify(run.score), JSON.stringify(run.cases)],
+      );
+      return written.length > 0;
+    });
+  }
+
   runsOf(skill: string): Promise<StoredEvalRun[]> {
     return runQuery(async () =>
       (

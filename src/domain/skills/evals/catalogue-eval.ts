@@ -49,7 +49,12 @@ export interface EvalView {
 
 /** A view of these skills, indexed for ranking (built once per run: thousands of skills take a while). */
 export function evalView(records: readonly SkillRecord[], limits: CatalogueLimits): EvalView {
-  const index = runThrough(CatalogueIndex.building(records, limits.format, false));
+  return runThrough(evalViewSteps(records, limits));
+}
+
+/** The same, built a step at a time (`runInSlices`: requests are served while it is built). */
+export function* evalViewSteps(records: readonly SkillRecord[], limits: CatalogueLimits): Generator<void, EvalView> {
+  const index = yield* CatalogueIndex.building(records, limits.format, false);
   const skills = new Map([...records].sort((a, b) => a.name.localeCompare(b.name)).map((r) => [r.name, r]));
   return { skills, index, catalogue: () => '' };
 }
@@ -70,20 +75,30 @@ export function catalogueEval(
   skill: string,
   cases: readonly TriggerCase[],
 ): CatalogueEvalResult {
+  return runThrough(catalogueEvalSteps(view, limits, skill, cases));
+}
+
+/** The same, a case at a time (a case ranks the whole catalogue: milliseconds with thousands of skills). */
+export function* catalogueEvalSteps(
+  view: EvalView,
+  limits: CatalogueLimits,
+  skill: string,
+  cases: readonly TriggerCase[],
+): Generator<void, CatalogueEvalResult> {
   // Only skills, index and catalogue are read; a snapshot's other fields are for the registry.
   const snapshot = view as unknown as CatalogueSnapshot;
   const complete = catalogueIsComplete(snapshot, limits);
-  const results = cases.map((entry) => {
+  const results: CaseResult[] = [];
+  for (const entry of cases) {
     const listed = new Set(
       chooseCatalogue(snapshot, limits, { message: entry.query, searchable: true, ranked: true, hideLocations: true })
         .listed,
     );
-    return caseResult(
-      entry,
-      listed.has(skill),
-      entry.expectSkill === undefined ? undefined : listed.has(entry.expectSkill),
+    results.push(
+      caseResult(entry, listed.has(skill), entry.expectSkill === undefined ? undefined : listed.has(entry.expectSkill)),
     );
-  });
+    yield;
+  }
   return { skill, complete, score: scoreOf(results), cases: results };
 }
 

@@ -15,6 +15,11 @@ export interface StoredEvalRun {
 export interface EvalRunStore {
   /** Keeps a run, replacing the last one of its skill, version, level and model. */
   save(run: Omit<StoredEvalRun, 'runAt'>): Promise<void>;
+  /**
+   * Keeps a run unless its skill, version, level and model already hold the same result (then nothing is written, and
+   * its `runAt` stays): whether it wrote. Instances that run the same evals after the same change write once.
+   */
+  keep(run: Omit<StoredEvalRun, 'runAt'>): Promise<boolean>;
   /** A skill's runs, newest first. */
   runsOf(skill: string): Promise<StoredEvalRun[]>;
 }

@@ -7,6 +7,7 @@ import {
   type CatalogueLimits,
   type CatalogueSnapshot,
   ErrorCode,
+  runInSlices,
   type SkillRecord,
   SkillRegistry,
 } from '@skillhost/core';
@@ -19,8 +20,10 @@ import {
   type CaseResult,
   type CatalogueEvalResult,
   catalogueEval,
+  catalogueEvalSteps,
   type EvalView,
   evalView,
+  evalViewSteps,
   regressedCases,
   withCandidate,
 } from './catalogue-eval.js';
@@ -29,6 +32,9 @@ import { EVAL_RUN_STORE, type EvalRunStore, type StoredEvalRun } from './eval-ru
 import { casesForRun } from './kept-eval-cases.js';
 import { findCollisions, type TriggerCollision } from './trigger-collisions.js';
 import { parseTriggerEvals, TRIGGER_EVALS_FILE, type TriggerCase } from './trigger-evals.js';
+
+/** Candidates' runs remembered between the gate and the end of their install: more are installs that failed. */
+const MAX_GATE_RUNS = 100;
 
 /** One skill's catalogue run: its version, and how its cases went. */
 export interface SkillCatalogueRun extends CatalogueEvalResult {
@@ -66,6 +72,9 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
   private readonly logger = new Logger('TriggerEvals');
   private readonly limits: CatalogueLimits;
   private modelLevel: ModelLevel | undefined;
+  private lastView: { snapshot: CatalogueSnapshot; extra: string; view: Promise<EvalView> } | undefined;
+  /** The gate's runs of candidates by digest, kept once they are installed (`installed`). */
+  private readonly gateRuns = new Map<string, SkillCatalogueRun>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -107,6 +116,8 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
         cases,
       );
       const [was, now] = [before.score.recall ?? 1, after.score.recall ?? 1];
+      const passed = now >= was || this.config.app.skills.evals.gate !== 'refuse';
+      if (passed && candidate.key.scope === 'shared') this.rememberGateRun({ ...after, digest: candidate.digest });
       if (now >= was) continue;
       const regressed = regressedCases(before.cases, after.cases);
       const text =
@@ -126,6 +137,27 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     return warnings;
   }
 
+  /** Keeps the gate's runs of the versions now installed (a shared skill's: the runs of personal ones are not kept). */
+  async installed(versions: readonly { key: InstallCandidate['key']; digest: string }[]): Promise<void> {
+    for (const { key, digest } of versions) {
+      const run = this.gateRuns.get(digest);
+      this.gateRuns.delete(digest);
+      if (run === undefined || key.scope !== 'shared' || run.skill !== key.name) continue;
+      await this.runs
+        ?.keep({ skill: run.skill, digest, level: 'catalogue', model: '', ...scored(run) })
+        .catch((error: unknown) =>
+          this.logger.error(`Keeping the gate's run of '${run.skill}' failed: ${(error as Error).message}`),
+        );
+    }
+  }
+
+  /** A candidate's run, until its install is done (or failed: the oldest are forgotten). */
+  private rememberGateRun(run: SkillCatalogueRun & { digest: string }): void {
+    this.gateRuns.delete(run.digest);
+    this.gateRuns.set(run.digest, run);
+    if (this.gateRuns.size > MAX_GATE_RUNS) this.gateRuns.delete(this.gateRuns.keys().next().value!);
+  }
+
   /**
    * The catalogue level for these skills of the team's catalogue (none: every skill with trigger evals, with the
    * collisions between them), on each one's file's and kept cases. SKILL_NOT_FOUND for a name the catalogue does not
@@ -135,11 +167,13 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     const snapshot = this.registry.snapshot;
     const chosen =
       names.length === 0 ? [...snapshot.skills.values()] : names.map((name) => offeredRecord(snapshot, name));
-    // A skill shared with groups is ranked among the team's skills, as its groups' members see it.
-    const view = evalView(
-      [...snapshot.skills.values(), ...chosen.filter((record) => !snapshot.skills.has(record.name))],
-      this.limits,
-    );
+    // A skill shared with groups is ranked among the team's skills, as its groups' members see it. Built only when a
+    // skill has cases to run.
+    const view = () =>
+      this.viewOf(
+        snapshot,
+        chosen.filter((record) => !snapshot.skills.has(record.name)),
+      );
     const run: CatalogueRun = { level: 'catalogue', limits: this.limits, skills: [], withoutEvals: [], invalid: [] };
     const withCases: { skill: string; cases: readonly TriggerCase[] }[] = [];
     const kept = await this.keptOf(chosen.map((record) => record.name));
@@ -149,10 +183,10 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
       else if (read.cases === undefined) run.withoutEvals.push(record.name);
       else {
         withCases.push({ skill: record.name, cases: read.cases });
-        run.skills.push(this.skillRun(view, record, read.cases));
+        run.skills.push(await this.skillRun(await view(), record, read.cases));
       }
     }
-    if (names.length === 0) run.collisions = findCollisions(view, withCases);
+    if (names.length === 0) run.collisions = withCases.length === 0 ? [] : findCollisions(await view(), withCases);
     return run;
   }
 
@@ -194,6 +228,11 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     request: { level?: 'catalogue' | 'model'; model?: string } = {},
   ): Promise<unknown> {
     if (principal.role !== 'admin') await this.assertOwns(name, principal);
+    return this.run(name, request);
+  }
+
+  /** One skill's evals at a level, kept (the route's run, and `skillhost eval`'s on the server's own services). */
+  async run(name: string, request: { level?: 'catalogue' | 'model'; model?: string } = {}): Promise<unknown> {
     if (request.level !== 'model') return this.keepCatalogue(await this.runCatalogue([name]));
     const run = (await this.runModel(name, request.model)) as ModelRun;
     if (run.digest !== null)
@@ -254,8 +293,26 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     if (!owns) throw refused;
   }
 
-  private skillRun(view: EvalView, record: SkillRecord, cases: readonly TriggerCase[]): SkillCatalogueRun {
-    return { ...catalogueEval(view, this.limits, record.name, cases), digest: record.digest ?? null };
+  /**
+   * The team's skills (and these group-only ones) indexed for ranking, built in slices once per catalogue (a run in
+   * slices reads the same one).
+   */
+  private viewOf(snapshot: CatalogueSnapshot, groupOnly: readonly SkillRecord[]): Promise<EvalView> {
+    const extra = groupOnly.map((record) => record.name).join('\n');
+    if (this.lastView?.snapshot === snapshot && this.lastView.extra === extra) return this.lastView.view;
+    const view = runInSlices(evalViewSteps([...snapshot.skills.values(), ...groupOnly], this.limits));
+    this.lastView = { snapshot, extra, view };
+    return view;
+  }
+
+  /** One skill's cases, a case at a time: requests are served meanwhile. */
+  private async skillRun(
+    view: EvalView,
+    record: SkillRecord,
+    cases: readonly TriggerCase[],
+  ): Promise<SkillCatalogueRun> {
+    const result = await runInSlices(catalogueEvalSteps(view, this.limits, record.name, cases));
+    return { ...result, digest: record.digest ?? null };
   }
 }
 

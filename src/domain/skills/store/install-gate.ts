@@ -8,6 +8,8 @@ export interface InstallCandidate {
   record: SkillRecord;
   /** Its `evals/triggers.json` as uploaded; undefined without one. */
   evalsFile: Buffer | undefined;
+  /** The content digest it will be stored under. */
+  digest: string;
 }
 
 /**
@@ -16,4 +18,6 @@ export interface InstallCandidate {
  */
 export interface InstallGate {
   check(candidates: readonly InstallCandidate[]): Promise<ReadonlyMap<string, readonly string[]>>;
+  /** The candidates that became current versions (their keys and digests): what the gate learnt of them is kept. */
+  installed?(versions: readonly { key: InstallKey; digest: string }[]): Promise<void>;
 }

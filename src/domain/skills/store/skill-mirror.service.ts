@@ -90,7 +90,8 @@ export class SkillMirrorService implements OnModuleInit, OnApplicationBootstrap,
    * configuration's mirrors are written once, by the process that does the start-up work.
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.app.skills.enabled) return;
+    // A command that builds the server's services (skillhost eval --level model) runs no mirror.
+    if (!this.config.app.skills.enabled || this.role?.runsBackgroundWork === false) return;
     this.configuredPending = this.role?.runsStartupTasks !== false;
     await this.writeConfigured();
     this.timer = setInterval(() => void this.tick(), TICK_MS);

@@ -226,6 +226,7 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
         key: { scope: target.scope, ownerId: target.ownerId, name: skill.name },
         record: skill.record,
         evalsFile: skill.files.find((file) => file.path === TRIGGER_EVALS_FILE)?.bytes,
+        digest: skill.version.digest,
       })),
     );
     const versions = checked.map((skill) => newVersion(skill.name, skill.version, skill.files));
@@ -253,6 +254,14 @@ export class SkillStoreService implements OnApplicationBootstrap, OnApplicationS
       result.warnings.push(...(gateWarnings?.get(result.name) ?? []));
       results.push(result);
     }
+    await this.gate?.installed?.(
+      results
+        .filter((result) => result.held !== true)
+        .map((result) => ({
+          key: { scope: target.scope, ownerId: target.ownerId, name: result.name },
+          digest: result.digest,
+        })),
+    );
     return results;
   }
 
