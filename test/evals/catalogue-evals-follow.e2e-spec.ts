@@ -158,6 +158,20 @@ describe('the catalogue level after every install and reload, with no route call
     expect((await kept('release-notes')).map((run) => run.digest)).toEqual([after, before]);
   });
 
+  it('runs a skill again when a case is kept for it or removed, on the same version', async () => {
+    const digest = digestOf('release-notes');
+    const cases = '/v1/admin/skills/release-notes/evals/cases';
+    const added = await http()
+      .post(cases)
+      .set(admin)
+      .send({ query: 'what changed in 2.4, for the release notes', should_trigger: true })
+      .expect(201);
+    await eventually('a run with the kept case', async () => (await kept('release-notes'))[0].score.cases === 4);
+    expect((await kept('release-notes'))[0].digest).toBe(digest);
+    await http().delete(`${cases}/${added.body.added[0].id}`).set(admin).expect(204);
+    await eventually('a run without it', async () => (await kept('release-notes'))[0].score.cases === 3);
+  });
+
   it("keeps the publishing gate's run of a new version, which has no evals of its own, with the install", async () => {
     const archive = await zipOf({
       'spec-writer/SKILL.md': skillMd({ name: 'spec-writer', description: `${SPEC_WRITER} Also for ADRs.` }),

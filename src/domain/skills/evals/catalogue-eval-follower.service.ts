@@ -73,6 +73,16 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
     }
   }
 
+  /**
+   * A skill's kept cases changed (added or removed): its catalogue level runs again, as after a change of it (nothing
+   * where the follower does not run).
+   */
+  casesChanged(name: string): void {
+    if (this.unfollow === undefined) return;
+    this.pending = mergeReruns(this.pending, new Set([name]));
+    this.swapped();
+  }
+
   /** Called in the swap: only the timer is set (what changed is compared once the catalogue is quiet). */
   private swapped(): void {
     if (this.stopped) return;

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AppError, ErrorCode, problemsText } from '@skillhost/core';
 import type { AuditActor } from '../../shared/audit.js';
 import { isUuid } from '../../shared/uuid.js';
@@ -7,6 +7,7 @@ import { actorOf, type Principal } from '../../users/principal.js';
 import { EVAL_CASE_STORE, type EvalCaseStore, type KeptEvalCase } from './eval-case-store.js';
 import { type DuplicateCase, fileRequests, planAddition } from './kept-eval-cases.js';
 import { TriggerEvalService } from './trigger-eval.service.js';
+import { CatalogueEvalFollowerService } from './catalogue-eval-follower.service.js';
 import {
   type CaseSource,
   MAX_QUERY_CHARS,
@@ -51,6 +52,7 @@ export class EvalCaseService {
   constructor(
     private readonly evals: TriggerEvalService,
     @Inject(EVAL_CASE_STORE) private readonly store: EvalCaseStore,
+    @Optional() private readonly follower?: CatalogueEvalFollowerService,
   ) {}
 
   /** The file's cases (none when the catalogue does not offer the skill) and the kept ones, which outlive it. */
@@ -90,6 +92,7 @@ export class EvalCaseService {
       actorOf(principal),
     );
     if ('problems' in outcome) throw refused(name, outcome.problems);
+    if (outcome.added.length > 0) this.follower?.casesChanged(name);
     return { skill: name, added: outcome.added.map((entry) => keptView(entry, false)), duplicates };
   }
 
@@ -104,6 +107,7 @@ export class EvalCaseService {
           `cases lists them (a case of its ${TRIGGER_EVALS_FILE} is changed in the file).`,
         { name, id },
       );
+    this.follower?.casesChanged(name);
   }
 
   private fileOf(name: string, { required }: { required: boolean }): { cases?: TriggerCase[]; problems?: string[] } {
