@@ -19,8 +19,9 @@ export interface ToolRun {
 
 /**
  * The external-loop API: a team running its own model loop calls the skill tools against a chat, stored like a
- * model-made call. In the usage funnel the call (and those of a code skill it ran) counts as the API's (`api`): the
- * server cannot tell its client's model from its user. No model of this server answered it, and it is no turn.
+ * model-made call (a code skill's with the calls it made, and the skills they activated). In the usage funnel the call
+ * (and those of a code skill it ran) counts as the API's (`api`): the server cannot tell its client's model from its
+ * user. No model of this server answered it, and it is no turn.
  */
 @Injectable()
 export class ChatToolsService {
@@ -44,13 +45,16 @@ export class ChatToolsService {
       caller: { userId: principal.userId },
       onInnerCall: (call) => calls.push(call),
     });
-    const { card, activated, version } = execution;
-    // The write finds out whether the chat still exists (deleted meanwhile: CHAT_NOT_FOUND); reading files is harmless.
+    // As a turn stores a code skill's run: its card, then the cards of the calls it made; what they activated (before
+    // it, as it happened) is the chat's too. The write finds out whether the chat still exists (deleted meanwhile:
+    // CHAT_NOT_FOUND); reading files is harmless.
     const stored = await this.chats.recordTurn(
       id,
       principal.userId,
-      [{ role: 'tool', content: '', toolCards: [card] }],
-      activated ? [{ skillName: activated, how: 'tool', version }] : [],
+      [{ role: 'tool', content: '', toolCards: [execution.card, ...calls.map((call) => call.card)] }],
+      [...calls, execution].flatMap(({ activated, version }) =>
+        activated === undefined ? [] : [{ skillName: activated, how: 'tool' as const, version }],
+      ),
     );
     if (stored === null) throw chatNotFound(id);
     // Counted once stored, as a turn is; `pins` holds what this call activated by now.

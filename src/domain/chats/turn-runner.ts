@@ -63,7 +63,10 @@ export interface TurnOutcome {
   clientCalls: readonly LoopToolCall[];
   /** Tokens the model used over the turn's steps, as its provider counted them. */
   usage: ToolLoopResult['usage'];
-  /** The skills this turn activated (by tool call, `/name` or a command), each once, in order. */
+  /**
+   * The skills this turn activated (by a model's or a code skill's tool call, `/name` or a command), each once, in
+   * order.
+   */
   activatedThisTurn: readonly string[];
 }
 
@@ -154,12 +157,11 @@ interface Turn {
   onEvent: TurnListener | undefined;
   messages: ModelMessage[];
   cards: ToolCard[];
-  activations: NewActivation[];
   /**
-   * What a code skill's own tool calls activated: in the usage funnel as tool calls, not stored as the chat's (the
-   * model read the code skill's answer, not their instructions).
+   * What the turn activated, in the order the activations happened: a code skill's own calls' (as `tool`) before its
+   * own, which ends after them. Stored as the chat's, so the pins they set in the turn hold in the next ones.
    */
-  innerActivations: NewActivation[];
+  activations: NewActivation[];
   /** A code skill's promptInjection joins the system prompt for the rest of the turn, from the next step on. */
   injections: string[];
   toolOptions: ToolRunOptions;
@@ -283,13 +285,12 @@ export class TurnRunner {
   private recordUsage(turn: Turn, offered: readonly string[]): void {
     const { view } = turn.plan;
     if (view === undefined) return;
-    const { activations, innerActivations } = turn;
     this.ports.usage.record(
       turnUsageEvents({
         model: turn.model.name,
         gateway: turn.input.client !== undefined,
         offered,
-        activations: innerActivations.length === 0 ? activations : [...activations, ...innerActivations],
+        activations: turn.activations,
         cards: turn.cards,
         ...callerSkills(view, turn.toolOptions.pins),
       }),
@@ -359,7 +360,6 @@ export class TurnRunner {
       messages,
       cards: [],
       activations: [],
-      innerActivations: [],
       injections: [],
       toolOptions: {},
     };
@@ -386,9 +386,11 @@ export class TurnRunner {
         return this.ports.models.complete(turn.model, prompt, options.system);
       },
       injectPrompt: (text) => turn.injections.push(text),
+      // A code skill's own call: its card after the code skill's, and what it activated is the chat's, as the model's
+      // own activation would be (the call has already pinned it for the rest of the turn).
       onInnerCall: ({ card, activated, version }) => {
         turn.cards.push(card);
-        if (activated !== undefined) turn.innerActivations.push({ skillName: activated, how: 'tool', version });
+        if (activated !== undefined) turn.activations.push({ skillName: activated, how: 'tool', version });
         turn.onEvent?.({ event: 'tool-result', data: card });
       },
     };
