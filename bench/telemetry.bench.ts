@@ -1,10 +1,11 @@
 /**
- * What OpenTelemetry costs a turn: three servers on one database and one scripted model, the same in all but
- * `[app.telemetry]`: off (the default), on (exporting traces and metrics to a local OTLP/HTTP receiver), and off again,
- * started in that order. The same chat turns (`POST /v1/chats/:id/messages`) go to each, one connection, one at a time,
- * turn by turn in threes whose order rotates: a plain turn (one model call) and a turn where the model activates a
- * skill (two model calls, a tool call). Threes, not blocks of turns: whatever else the machine runs slows the turns of
- * a three alike. Two servers that differ in nothing differ all the same on a shared machine (where each was started,
+ * What OpenTelemetry costs a turn: four servers on one database and one scripted model, the same in all but
+ * `[app.telemetry]`: off (the default), on (exporting traces and metrics to a local OTLP/HTTP receiver), off again, and
+ * all off (the usage funnel off too: "on" against it is what telemetry and the funnel cost together), started in that
+ * order. The same chat turns (`POST /v1/chats/:id/messages`) go to each, one connection, one at a time,
+ * turn by turn in fours whose order rotates: a plain turn (one model call) and a turn where the model activates a
+ * skill (two model calls, a tool call). Fours, not blocks of turns: whatever else the machine runs slows the turns of
+ * a four alike. Two servers that differ in nothing differ all the same on a shared machine (where each was started,
  * which core it runs on): the second off server measures that in the same run, and "on" is compared with the mean of
  * the two off servers started before and after it. App CPU per turn is read from /proc.
  *
@@ -39,8 +40,9 @@ const SELF = join(import.meta.dirname, 'telemetry.bench.js');
 /** Turns of each kind to each server. */
 const ROUNDS = Number(process.env.BENCH_REQUESTS ?? 600);
 
-type ServerName = 'off' | 'on' | 'off again';
-const SERVER_NAMES: readonly ServerName[] = ['off', 'on', 'off again'];
+type ServerName = 'off' | 'on' | 'off again' | 'all off';
+/** `all off`: telemetry off and the usage funnel off too (the others count the funnel, its default). */
+const SERVER_NAMES: readonly ServerName[] = ['off', 'on', 'off again', 'all off'];
 
 interface Server {
   name: ServerName;
@@ -73,6 +75,8 @@ interface Paired {
   telemetry: Median;
   /** The second off server − the first: what two servers that differ in nothing differ by on this machine. */
   control: Median;
+  /** on (telemetry and the usage funnel) − all off (neither): what both cost the turn path together. */
+  both: Median;
 }
 
 /** What else the machine did meanwhile: the share of both cores busy, and this run's own processes' share of it. */
@@ -156,7 +160,8 @@ async function main(): Promise<void> {
   const children: { name: ServerName; child: Awaited<ReturnType<typeof startChild>> }[] = [];
   const telemetryOn = ['[app.telemetry]', `endpoint = "${receiver.url}"`, 'metrics_interval_ms = 5000'];
   for (const name of SERVER_NAMES) {
-    const config = configOf(name.replace(' ', '-'), name === 'on' ? telemetryOn : []);
+    const sections = name === 'on' ? telemetryOn : name === 'all off' ? ['[app.skills.usage]', 'enabled = false'] : [];
+    const config = configOf(name.replace(' ', '-'), sections);
     children.push({
       name,
       child: await startChild(SELF, ['serve-app'], { SKILLHOST_CONFIG: config, DATABASE_URL: db.url }),
@@ -187,8 +192,8 @@ async function main(): Promise<void> {
     const measured: Measured[] = [];
     const paired: Paired[] = [];
     for (const turn of TURNS) {
-      const times: Record<ServerName, number[]> = { off: [], on: [], 'off again': [] };
-      const diffs = { telemetry: [] as number[], control: [] as number[] };
+      const times: Record<ServerName, number[]> = { off: [], on: [], 'off again': [], 'all off': [] };
+      const diffs = { telemetry: [] as number[], control: [] as number[], both: [] as number[] };
       const cpuBefore = servers.map((server) => cpuSeconds(server.pid));
       for (let i = 0; i < ROUNDS; i++) {
         // The order rotates: the first of a round may find the machine warmer or busier than the last.
@@ -196,9 +201,10 @@ async function main(): Promise<void> {
           const server = servers[(i + k) % servers.length];
           times[server.name].push(await turnOn(server, turn.content(sent++)));
         }
-        const [off, on, offAgain] = SERVER_NAMES.map((name) => times[name][i]);
+        const [off, on, offAgain, allOff] = SERVER_NAMES.map((name) => times[name][i]);
         diffs.telemetry.push(on - (off + offAgain) / 2);
         diffs.control.push(offAgain - off);
+        diffs.both.push(on - allOff);
       }
       for (const [index, server] of servers.entries())
         measured.push({
@@ -214,6 +220,7 @@ async function main(): Promise<void> {
         rounds: ROUNDS,
         telemetry: medianWithInterval(diffs.telemetry),
         control: medianWithInterval(diffs.control),
+        both: medianWithInterval(diffs.both),
       });
     }
     const machineNow = machineCpu();
@@ -262,7 +269,7 @@ function summaryOf(
   paired: Paired[],
   offPath: { bareUs: number; tracedUs: number },
 ): SummaryLine[] {
-  const find = (telemetry: 'off' | 'on', index: number) =>
+  const find = (telemetry: ServerName, index: number) =>
     measured.find((m) => m.telemetry === telemetry && m.turn === TURNS[index].name)!;
   const offLine: SummaryLine = {
     measure: "telemetry off: the turn path's API calls (a turn, 2 tool calls), per turn",
@@ -290,10 +297,21 @@ function summaryOf(
         unit: 'ms',
       },
       {
+        measure: `telemetry and the usage funnel on − both off, ${turn.name}, median of the rounds`,
+        value: paired[index].both.medianMs,
+        unit: 'ms',
+      },
+      {
         measure: `telemetry on, ${turn.name}, app CPU per turn`,
         value: on.appCpuMsPerTurn,
         unit: 'ms',
         baseline: { name: 'telemetry off', value: off.appCpuMsPerTurn },
+      },
+      {
+        measure: `telemetry and the usage funnel on, ${turn.name}, app CPU per turn`,
+        value: on.appCpuMsPerTurn,
+        unit: 'ms',
+        baseline: { name: 'both off', value: find('all off', index).appCpuMsPerTurn },
       },
     ];
   });
@@ -333,7 +351,7 @@ function report(result: {
   );
   const interval = (m: Median) => `${m.medianMs.toFixed(2)} (${m.lowMs.toFixed(2)} to ${m.highMs.toFixed(2)})`;
   const pairRows = result.paired.map(
-    (p) => `| ${p.turn} | ${p.rounds} | ${interval(p.telemetry)} | ${interval(p.control)} |`,
+    (p) => `| ${p.turn} | ${p.rounds} | ${interval(p.telemetry)} | ${interval(p.control)} | ${interval(p.both)} |`,
   );
   const percent = (share: number) => `${Math.round(share * 100)}%`;
   return [
@@ -341,9 +359,10 @@ function report(result: {
     '',
     `Recorded ${result.recordedAt} on ${result.machine}; \`npm run bench:telemetry\`.`,
     '',
-    'Three servers on one database and one scripted model (which answers at once), the same but for ' +
+    'Four servers on one database and one scripted model (which answers at once), the same but for ' +
       '`[app.telemetry]`, started in this order: off (no endpoint, the default); on, exporting traces and metrics ' +
-      '(every 5 s) over OTLP/HTTP to a receiver on 127.0.0.1; off again. The same chat turns ' +
+      '(every 5 s) over OTLP/HTTP to a receiver on 127.0.0.1; off again; and all off, with the usage funnel ' +
+      '(`[app.skills.usage]`, on in the other three, its default) off too. The same chat turns ' +
       '(`POST /v1/chats/:id/messages`, an API key) to each, one connection, one turn at a time, in rounds: a turn to ' +
       'each server, the order rotating from one round to the next. App CPU: the server process per turn, from /proc, ' +
       'exports included.',
@@ -357,12 +376,13 @@ function report(result: {
       'nothing differ by on this machine in this run. Medians, and their 95% intervals within this run (from one ' +
       'run to the next, on a machine that runs other work, a median moves by more), in ms:',
     '',
-    '| turn | rounds | on − the mean of the two off | the second off − the first off |',
-    '| --- | ---: | ---: | ---: |',
+    '| turn | rounds | on − the mean of the two off | the second off − the first off | on − all off (telemetry ' +
+      'and funnel) |',
+    '| --- | ---: | ---: | ---: | ---: |',
     ...pairRows,
     '',
     `While it measured, the machine was busy ${percent(result.load.busyShare)} of the time (both cores), ` +
-      `${percent(result.load.ownShare)} by the three servers, the model and the bench (PostgreSQL and anything else ` +
+      `${percent(result.load.ownShare)} by the four servers, the model and the bench (PostgreSQL and anything else ` +
       `running make the rest); the load average was ${result.load.loadAverageBefore.toFixed(2)} when it began.`,
     '',
     `The "on" server exported ${result.exported.spans} spans in ${result.exported.requests} OTLP requests ` +
