@@ -111,7 +111,9 @@ function readList(json: unknown[], file: string): TriggerEvalsParse {
   json.forEach((entry, index) => {
     const parsed = triggerCaseSchema.safeParse(entry);
     if (!parsed.success) {
-      problems.push(...parsed.error.issues.map((issue) => `${caseLabel(file, index, entry)}: ${issueText(issue)}`));
+      problems.push(
+        ...keyByKey(parsed.error.issues).map((issue) => `${caseLabel(file, index, entry)}: ${issueText(issue)}`),
+      );
       return;
     }
     cases.push(caseOf(parsed.data.query, parsed.data.should_trigger, parsed.data.expect_skill));
@@ -122,7 +124,7 @@ function readList(json: unknown[], file: string): TriggerEvalsParse {
 function readGrouped(json: unknown, file: string): TriggerEvalsParse {
   const parsed = groupedSchema.safeParse(json);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
+    const problems = keyByKey(parsed.error.issues).map((issue) => {
       const [side, index] = issue.path;
       const entry =
         typeof side === 'string' && typeof index === 'number'
@@ -198,6 +200,16 @@ function shorten(text: string): string {
 
 function pathText(path: readonly PropertyKey[]): string {
   return path.length === 0 ? '' : ` ${path.map(String).join('.')}`;
+}
+
+/**
+ * The issues with one problem per unknown field, as the request DTOs list them: a body of a thousand unknown fields is
+ * refused with ten named and how many more, not one line cut short.
+ */
+function keyByKey(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  return issues.flatMap((issue): z.core.$ZodIssue[] =>
+    issue.code === 'unrecognized_keys' ? issue.keys.map((key) => ({ ...issue, keys: [key] })) : [issue],
+  );
 }
 
 /** The issue as a reason: the field it is about, then what is wrong (`skip` leading path parts already named). */
