@@ -6,6 +6,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import request from 'supertest';
 import { SKILL_USAGE_RECORDER, type UsageRecorder } from '../../src/domain/skills/usage/skill-usage.js';
 import { UsersService } from '../../src/domain/users/users.service.js';
+import { CatalogueEvalFollowerService } from '../../src/domain/skills/evals/catalogue-eval-follower.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
 import { query } from '../support/database.js';
 import { skillMd } from '../support/files/skill-tree.js';
@@ -59,6 +60,8 @@ const HOSTILE = '<img src=x onerror="window.__pwned = 1">';
       .set('content-type', archive.contentType)
       .send(archive.body)
       .expect(201);
+    // The catalogue level runs by itself after the install: its run is kept before the page is opened.
+    await ctx.app.get(CatalogueEvalFollowerService).settled();
     await ctx.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
@@ -101,7 +104,16 @@ const HOSTILE = '<img src=x onerror="window.__pwned = 1">';
     ]);
     // The file's cases are changed in the file: no Delete button.
     await expect(cases.getByRole('button').count()).resolves.toBe(0);
-    await expect(evals.getByText('No run yet.').isVisible()).resolves.toBe(true);
+    // The run kept after the install, on the file's two cases.
+    // Regression, fixed since the first CI run after the merge found it. Was: expected 'No run yet.', which held only
+    // while the run after the install had not yet finished.
+    const kept = evals.getByRole('table', { name: 'Eval results' }).locator('tbody tr');
+    await kept.first().waitFor();
+    await expect(
+      kept.evaluateAll((rows) =>
+        rows.map((row) => [...row.querySelectorAll('td')].slice(1, 6).map((td) => td.textContent)),
+      ),
+    ).resolves.toEqual([['catalogue', '—', '100%', '100%', '2/2']]);
 
     const form = evals.getByRole('form', { name: 'Add a case' });
     await form.getByLabel('Request', { exact: true }).fill(HOSTILE);
