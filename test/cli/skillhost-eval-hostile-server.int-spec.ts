@@ -64,7 +64,9 @@ describe('skillhost eval --server against a hostile or broken server', () => {
     answer = { status: 500, type: 'text/html', body: '<html>\n<h1>Bad gateway</h1>\n</html>' };
     const failed = await evalOn(base);
     expect(failed).toMatchObject({ code: 1, out: '' });
-    expect(failed.err).toBe(`${base}/v1/admin/skills/spec-writer/evals answered 500: <html> <h1>Bad gateway</h1> </html>.`);
+    expect(failed.err).toBe(
+      `${base}/v1/admin/skills/spec-writer/evals answered 500: <html> <h1>Bad gateway</h1> </html>.`,
+    );
     answer = { status: 200, type: 'text/html', body: '<html>a login page</html>' };
     const page = await evalOn(base);
     expect(page).toMatchObject({ code: 1, out: '' });
