@@ -93,11 +93,8 @@ function levelOf(given: string | undefined): Level {
   throw new UsageError(`--level is catalogue or model; got '${given}'.`);
 }
 
-/**
- * What the report reads of a server's answer. A name it prints as it is may hold no control character (a terminal
- * escape); requests are printed as JSON strings.
- */
-const printed = z.string().regex(/^\P{Cc}*$/u);
+/** What the report reads of a server's answer (its strings are printed escaped, as a local run's are). */
+const printed = z.string();
 const remoteCase = z.object({
   query: z.string(),
   shouldTrigger: z.boolean(),
@@ -162,12 +159,22 @@ async function remoteRuns(
 }
 
 /** Prints the runs (or their JSON); 1 when a case failed or an evals file is not valid. */
-function report(run: CatalogueRun | ModelRuns, json: boolean, io: CliIo): number {
+function report(run: CatalogueRun | ModelRuns, json: boolean, given: CliIo): number {
+  // What a run holds is others' text (a skill's file, a kept case, a server's answer): a control character in it is
+  // printed as an escape, never sent to the terminal. JSON escapes C0 itself; C1 only appears inside its strings.
+  const io = { ...given, out: (line: string) => given.out(line.replace(json ? C1 : CONTROL, escaped)) };
   if (json) io.out(JSON.stringify(run, null, 2));
   else if (run.level === 'model') printModelRuns(run, io);
   else printRun(run, io);
   const invalid = run.level === 'catalogue' && run.invalid.length > 0;
   return invalid || run.skills.some((skill) => skill.score.passed < skill.score.cases) ? 1 : 0;
+}
+
+const CONTROL = /\p{Cc}/gu;
+const C1 = /[\u0080-\u009f]/g;
+
+function escaped(character: string): string {
+  return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 function printRun(run: CatalogueRun, io: CliIo): void {

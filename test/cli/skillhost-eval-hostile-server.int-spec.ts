@@ -88,6 +88,31 @@ describe('skillhost eval --server against a hostile or broken server', () => {
     expect(result.out).toContain('Without trigger evals: spec-writer');
   });
 
+  it("prints a server's control characters as escapes, never to the terminal", async () => {
+    // Regression, fixed since a hostile pass found it. Was: a name, an invalid file's problem or a refusal printed as
+    // it came, so ESC [2J (clear the screen) or a C1 CSI reached the terminal.
+    answer = {
+      status: 200,
+      body: JSON.stringify({
+        ...CATALOGUE_RUN,
+        withoutEvals: ['\u001b[2Jgone'],
+        invalid: [{ skill: 'x\u009b31m', problems: ['evals/triggers.json: not JSON (\u0007)'] }],
+      }),
+    };
+    const result = await evalOn(base);
+    expect(result.out.split('\n').slice(1)).toEqual([
+      'x\\u009b31m: evals not valid: evals/triggers.json: not JSON (\\u0007)',
+      'Without trigger evals: \\u001b[2Jgone',
+    ]);
+    expect(/\p{Cc}/u.test(result.out.replaceAll('\n', ''))).toBe(false);
+    const json = await evalOn(base, '--json');
+    expect(json.out).not.toMatch(/[\u0080-\u009f]/);
+    expect(JSON.parse(json.out).invalid[0].skill).toBe('x\u009b31m');
+    answer = { status: 500, type: 'text/plain', body: 'oops \u001b[2J' };
+    const refused = await evalOn(base);
+    expect(refused.err).toBe(`${base}/v1/admin/skills/spec-writer/evals answered 500: oops \\u001b[2J.`);
+  });
+
   it('refuses JSON that is not an eval run, at either level, instead of failing on it', async () => {
     // Regression, fixed since a hostile pass found it. Was: a TypeError ("Cannot read properties of undefined
     // (reading 'flatMap')") thrown out of the command, a stack trace instead of an error.
@@ -97,8 +122,6 @@ describe('skillhost eval --server against a hostile or broken server', () => {
       ['{"level":"catalogue","skills":"no"}', []],
       ['null', ['--level', 'model']],
       ['{"skill":"spec-writer"}', ['--level', 'model']],
-      // A name the report prints as it is, with a terminal escape that would clear the screen.
-      [JSON.stringify({ ...CATALOGUE_RUN, withoutEvals: ['\u001b[2Jgone'] }), []],
     ] as const) {
       answer = { status: 200, body };
       const result = await evalOn(base, ...argv);
