@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { SkillRegistry } from '@skillhost/core';
+import { z } from 'zod';
 import type { AppConfig } from '../config/app-config.js';
 import { loadConfig } from '../config/config-loader.js';
 import type { ModelEvalResult } from '../domain/chats/model-eval.service.js';
@@ -11,7 +12,7 @@ import { skillsSettingsOf } from '../domain/skills/skills-settings-of.js';
 import type { EvalCaseStore } from '../domain/skills/evals/eval-case-store.js';
 import type { SkillStoreService } from '../domain/skills/store/skill-store.service.js';
 import { withDomain, withServices } from './cli-context.js';
-import { type CliIo, UsageError } from './cli-io.js';
+import { type CliIo, CommandFailure, UsageError } from './cli-io.js';
 import { serverOption } from './credentials-file.js';
 import { ServerClient } from './server-client.js';
 
@@ -92,6 +93,37 @@ function levelOf(given: string | undefined): Level {
   throw new UsageError(`--level is catalogue or model; got '${given}'.`);
 }
 
+/** What the report reads of a server's answer (its strings are printed escaped, as a local run's are). */
+const printed = z.string();
+const remoteCase = z.object({
+  query: z.string(),
+  shouldTrigger: z.boolean(),
+  expectSkill: printed.optional(),
+  triggered: z.boolean().optional(),
+  activated: z.array(printed).optional(),
+  pass: z.boolean(),
+});
+const remoteScore = z.object({
+  cases: z.number(),
+  passed: z.number(),
+  precision: z.number().nullable(),
+  recall: z.number().nullable(),
+});
+const remoteSkillRun = z.object({
+  skill: printed,
+  digest: z.string().nullable(),
+  score: remoteScore,
+  cases: z.array(remoteCase),
+});
+const REMOTE_CATALOGUE_RUN = z.object({
+  level: z.literal('catalogue'),
+  limits: z.object({ budgetTokens: z.number(), maxSkills: z.number() }),
+  skills: z.array(remoteSkillRun),
+  withoutEvals: z.array(printed),
+  invalid: z.array(z.object({ skill: printed, problems: z.array(z.string()) })),
+});
+const REMOTE_MODEL_RUN = remoteSkillRun.extend({ model: printed, calls: z.number(), notRun: z.number() });
+
 /**
  * Each skill run by the server, one after another (the first refusal ends the command: what ran is kept there); at
  * the catalogue level the answers are one run, as a local run of the same skills reads.
@@ -105,8 +137,16 @@ async function remoteRuns(
   const body = level === 'model' ? { level, ...(model === undefined ? {} : { model }) } : {};
   const answers: unknown[] = [];
   // `…/evals`, not `…/evals/run`: a skill named `mirrors` reaches only this one (docs/http-api.md).
-  for (const name of names)
-    answers.push(await client.json('POST', `v1/admin/skills/${encodeURIComponent(name)}/evals`, body));
+  for (const name of names) {
+    const path = `v1/admin/skills/${encodeURIComponent(name)}/evals`;
+    const answer = await client.json('POST', path, body);
+    if (!(level === 'model' ? REMOTE_MODEL_RUN : REMOTE_CATALOGUE_RUN).safeParse(answer).success)
+      throw new CommandFailure(
+        `${new URL(path, client.server).href} answered 200 with JSON that is not a trigger eval run; is ` +
+          `${client.server.href} a Skillhost server?`,
+      );
+    answers.push(answer);
+  }
   if (level === 'model') return { level, skills: answers as ModelEvalResult[] };
   const runs = answers as CatalogueRun[];
   return {
@@ -119,12 +159,22 @@ async function remoteRuns(
 }
 
 /** Prints the runs (or their JSON); 1 when a case failed or an evals file is not valid. */
-function report(run: CatalogueRun | ModelRuns, json: boolean, io: CliIo): number {
+function report(run: CatalogueRun | ModelRuns, json: boolean, given: CliIo): number {
+  // What a run holds is others' text (a skill's file, a kept case, a server's answer): a control character in it is
+  // printed as an escape, never sent to the terminal. JSON escapes C0 itself; C1 only appears inside its strings.
+  const io = { ...given, out: (line: string) => given.out(line.replace(json ? C1 : CONTROL, escaped)) };
   if (json) io.out(JSON.stringify(run, null, 2));
   else if (run.level === 'model') printModelRuns(run, io);
   else printRun(run, io);
   const invalid = run.level === 'catalogue' && run.invalid.length > 0;
   return invalid || run.skills.some((skill) => skill.score.passed < skill.score.cases) ? 1 : 0;
+}
+
+const CONTROL = /\p{Cc}/gu;
+const C1 = /[\u0080-\u009f]/g;
+
+function escaped(character: string): string {
+  return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 function printRun(run: CatalogueRun, io: CliIo): void {

@@ -132,8 +132,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** The message on one line; a control character left in it (a server's or a file's text) is printed as an escape. */
 function oneLine(message: string): string {
-  return message.replace(/\s*\n\s*/g, ' ');
+  return message
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\p{Cc}/gu, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 interface CheckedPath {

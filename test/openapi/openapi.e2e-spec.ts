@@ -258,7 +258,8 @@ describe('OpenAPI document and UI (auth mode api_key)', () => {
         const input = hasInput(operation);
         expect({ key, validation: documentedCodes(operation, 400).includes('VALIDATION_FAILED') }).toEqual({
           key,
-          validation: input.body || input.query || key.includes('/resources/'),
+          // A resource path, and the skill name of the eval routes (kept by name in PostgreSQL), are checked too.
+          validation: input.body || input.query || key.includes('/resources/') || key.includes('/{name}/evals'),
         });
         expect({ key, tooLarge: documentedCodes(operation, 413) }).toEqual({
           key,

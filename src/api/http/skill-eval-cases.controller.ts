@@ -41,7 +41,7 @@ export class SkillEvalCasesController {
     description: WHO,
   })
   @ApiOkResponse({ type: EvalCaseListDto })
-  @ApiErrors(ErrorCode.FORBIDDEN)
+  @ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.FORBIDDEN)
   list(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
     return this.cases.list(name, principal);
   }
@@ -69,7 +69,7 @@ export class SkillEvalCasesController {
   })
   @ApiCreatedResponse({ type: EvalCaseAdditionDto, description: 'At least one case was kept.' })
   @ApiOkResponse({ type: EvalCaseAdditionDto, description: 'Every case was there already (`duplicates`).' })
-  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.FORBIDDEN)
+  @ApiErrors(ErrorCode.SKILL_NOT_FOUND, ErrorCode.VALIDATION_FAILED, ErrorCode.FORBIDDEN)
   async add(
     @Param('name') name: string,
     @Body() body: unknown,
@@ -85,7 +85,7 @@ export class SkillEvalCasesController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Remove a kept trigger eval case', description: WHO })
   @ApiNoContentResponse({ description: 'Removed.' })
-  @ApiErrors(ErrorCode.EVAL_CASE_NOT_FOUND, ErrorCode.FORBIDDEN)
+  @ApiErrors(ErrorCode.EVAL_CASE_NOT_FOUND, ErrorCode.VALIDATION_FAILED, ErrorCode.FORBIDDEN)
   async remove(@Param('name') name: string, @Param('id') id: string, @CurrentPrincipal() principal: Principal) {
     await this.cases.remove(name, id, principal);
   }

@@ -64,7 +64,7 @@ export class SkillEvalsController {
     description: 'The same callers as running them.',
   })
   @ApiOkResponse({ type: EvalHistoryDto })
-  @ApiErrors(ErrorCode.FORBIDDEN)
+  @ApiErrors(ErrorCode.VALIDATION_FAILED, ErrorCode.FORBIDDEN)
   history(@Param('name') name: string, @CurrentPrincipal() principal: Principal) {
     return this.evals.history(name, principal);
   }

@@ -74,6 +74,25 @@ describe(planAddition.name, () => {
     });
   });
 
+  it('refuses a negative case whose expect_skill is the skill itself, keeping none of the body', () => {
+    // Regression, fixed since a hostile pass found it. Was: kept, a case that can never pass.
+    const sut = planAddition(
+      'spec-writer',
+      [
+        { query: 'review my proposal', shouldTrigger: true },
+        { query: 'write me a spec', shouldTrigger: false, expectSkill: 'spec-writer' },
+      ],
+      FILE,
+      [],
+    );
+    expect(sut.plan).toEqual({
+      problems: [
+        'body: case 2 ("write me a spec"): expect_skill names \'spec-writer\' itself; name the skill the request ' +
+          'should lead to instead, or leave expect_skill out',
+      ],
+    });
+  });
+
   it('refuses to keep more than MAX_TRIGGER_CASES cases for a skill, saying how many it keeps', () => {
     const many = Array.from({ length: MAX_TRIGGER_CASES - 1 }, (_, i) => kept(`request ${i}`, true));
     const fits = planAddition('spec-writer', [{ query: 'one more', shouldTrigger: true }], [], many);

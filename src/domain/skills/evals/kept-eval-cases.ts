@@ -4,6 +4,7 @@ import {
   caseLabel,
   MAX_TRIGGER_CASES,
   requestKey,
+  selfExpectationProblems,
   TRIGGER_EVALS_FILE,
   type TriggerCase,
 } from './trigger-evals.js';
@@ -26,7 +27,7 @@ export function planAddition(
   kept: readonly KeptEvalCase[],
   label = 'body',
 ): { plan: CasePlan; duplicates: DuplicateCase[] } {
-  const problems: string[] = [];
+  const problems = selfExpectationProblems(skill, incoming, label);
   const add: TriggerCase[] = [];
   const duplicates: DuplicateCase[] = [];
   const [inFile, inKept, inBody] = [byRequest(file), byRequest(kept), new Map<string, TriggerCase[]>()];

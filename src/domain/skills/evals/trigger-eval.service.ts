@@ -13,6 +13,7 @@ import {
 } from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
+import { unstorableStringProblems, validationFailed } from '../../shared/validation-errors.js';
 import type { Principal } from '../../users/principal.js';
 import type { InstallCandidate, InstallGate } from '../store/install-gate.js';
 import { SkillStoreService } from '../store/skill-store.service.js';
@@ -31,7 +32,7 @@ import { EVAL_CASE_STORE, type EvalCaseStore, type KeptEvalCase } from './eval-c
 import { EVAL_RUN_STORE, type EvalRunStore, type StoredEvalRun } from './eval-run-store.js';
 import { casesForRun } from './kept-eval-cases.js';
 import { findCollisions, type TriggerCollision } from './trigger-collisions.js';
-import { parseTriggerEvals, TRIGGER_EVALS_FILE, type TriggerCase } from './trigger-evals.js';
+import { parseTriggerEvals, selfExpectationProblems, TRIGGER_EVALS_FILE, type TriggerCase } from './trigger-evals.js';
 
 /** Candidates' runs remembered between the gate and the end of their install: more are installs that failed. */
 const MAX_GATE_RUNS = 100;
@@ -227,7 +228,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
     principal: Principal,
     request: { level?: 'catalogue' | 'model'; model?: string } = {},
   ): Promise<unknown> {
-    if (principal.role !== 'admin') await this.assertOwns(name, principal);
+    await this.assertMayEvaluate(name, principal);
     return this.run(name, request);
   }
 
@@ -256,7 +257,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
 
   /** A skill's kept runs, newest first: precision and recall per version, level and model (as runFor allows). */
   async history(name: string, principal: Principal): Promise<{ skill: string; runs: StoredEvalRun[] }> {
-    if (principal.role !== 'admin') await this.assertOwns(name, principal);
+    await this.assertMayEvaluate(name, principal);
     return { skill: name, runs: (await this.runs?.runsOf(name)) ?? [] };
   }
 
@@ -267,6 +268,9 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
 
   /** Whoever may run a skill's evals may see and change its cases: admins, and editors who (or whose group) own it. */
   async assertMayEvaluate(name: string, principal: Principal): Promise<void> {
+    // A name from a path is not checked by the body pipe: one PostgreSQL cannot store names no skill.
+    const problems = unstorableStringProblems({ name });
+    if (problems.length > 0) throw validationFailed(problems);
     if (principal.role !== 'admin') await this.assertOwns(name, principal);
   }
 
@@ -351,12 +355,16 @@ function recordsFor(snapshot: CatalogueSnapshot, ownerId: string | null): SkillR
 function casesOfFile(candidate: InstallCandidate): TriggerCase[] | undefined {
   if (candidate.evalsFile === undefined) return undefined;
   const parsed = parseTriggerEvals(candidate.evalsFile.toString('utf8'));
-  if ('cases' in parsed) return parsed.cases;
+  const problems =
+    'cases' in parsed
+      ? selfExpectationProblems(candidate.record.name, parsed.cases, TRIGGER_EVALS_FILE)
+      : parsed.problems;
+  if ('cases' in parsed && problems.length === 0) return parsed.cases;
   throw new AppError(
     ErrorCode.VALIDATION_FAILED,
     `The trigger evals of '${candidate.record.name}' are not valid, so nothing was installed: ` +
-      `${parsed.problems.join('; ')}. See docs/trigger-evals.md for the format, or leave the file out.`,
-    { problems: parsed.problems, skill: candidate.record.name },
+      `${problems.join('; ')}. See docs/trigger-evals.md for the format, or leave the file out.`,
+    { problems, skill: candidate.record.name },
   );
 }
 

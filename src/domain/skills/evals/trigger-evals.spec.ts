@@ -81,6 +81,24 @@ describe(parseTriggerEvals.name, () => {
     });
   });
 
+  it('refuses an expect_skill no skill could have: control characters, slashes, spaces around it', () => {
+    // Regression, fixed since a hostile pass found it. Was: read, and `skillhost eval` printed the name as it was
+    // (a terminal escape included).
+    for (const name of ['\u001b[2Jpdf', '../pdf', 'a\\b', ' pdf', 'pdf ', '\u009bpdf']) {
+      const text = JSON.stringify([{ query: 'make a PDF', should_trigger: false, expect_skill: name }]);
+      expect(parseTriggerEvals(text)).toEqual({
+        problems: [
+          'evals/triggers.json: case 1 ("make a PDF"): expect_skill must be a skill name: no control characters, ' +
+            'slashes or spaces around it',
+        ],
+      });
+    }
+    const fine = JSON.stringify([{ query: 'make a PDF', should_trigger: false, expect_skill: 'Not_Strict.Name' }]);
+    expect(parseTriggerEvals(fine)).toEqual({
+      cases: [{ query: 'make a PDF', shouldTrigger: false, expectSkill: 'Not_Strict.Name' }],
+    });
+  });
+
   it('refuses a file past MAX_TRIGGER_EVALS_BYTES before parsing it', () => {
     const huge = JSON.stringify([{ query: 'x'.repeat(MAX_TRIGGER_EVALS_BYTES), should_trigger: true }]);
     expect(parseTriggerEvals(huge)).toEqual({

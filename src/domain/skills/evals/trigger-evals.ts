@@ -33,7 +33,11 @@ const query = z
 const skillName = z
   .string({ error: 'must be a skill name (a string)' })
   .min(1, { error: 'must not be empty' })
-  .max(64, { error: 'must be at most 64 characters' });
+  .max(64, { error: 'must be at most 64 characters' })
+  // No skill is named so, and the name is printed as it is (`skillhost eval`): a terminal escape must not get there.
+  .refine((name) => !/[\p{Cc}/\\]/u.test(name) && name.trim() === name, {
+    error: 'must be a skill name: no control characters, slashes or spaces around it',
+  });
 
 /** skill-creator's form: `[{ "query": "…", "should_trigger": true }, …]`, with `expect_skill` on a negative case. */
 export const triggerCaseSchema = z.strictObject({
@@ -93,6 +97,21 @@ export function readTriggerEvals(json: unknown, file: string): TriggerEvalsParse
 export function readAddedCases(body: unknown, label = 'body'): TriggerEvalsParse {
   const single = typeof body === 'object' && body !== null && !Array.isArray(body) && 'query' in body;
   return readTriggerEvals(single ? [body] : body, label);
+}
+
+/**
+ * A negative case whose `expect_skill` is the skill itself says both "not this skill" and "this skill": it can never
+ * pass. One problem per such case, in the file's words.
+ */
+export function selfExpectationProblems(skill: string, cases: readonly TriggerCase[], file: string): string[] {
+  return cases.flatMap((entry, index) =>
+    entry.expectSkill === skill
+      ? [
+          `${caseLabel(file, index, entry)}: expect_skill names '${skill}' itself; name the skill the request ` +
+            'should lead to instead, or leave expect_skill out',
+        ]
+      : [],
+  );
 }
 
 /** Two cases are about the same request when their texts match but for case (after trimming, as read). */

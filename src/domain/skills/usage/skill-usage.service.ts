@@ -17,6 +17,11 @@ export const DEFAULT_USAGE_DAYS = 30;
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The longest range one query may cover (the most `retention_days` allows). */
 const MAX_RANGE_DAYS = 36_500;
+/**
+ * The earliest day a query may name: the range's default start is computed back from `to`, and PostgreSQL has no year
+ * 0 (nor does the funnel hold days before the epoch).
+ */
+const FIRST_DAY = '1970-01-01';
 
 export interface UsageRequest {
   skill?: string;
@@ -82,6 +87,8 @@ function rangeOf(request: UsageRequest, now: Date): { from: string; to: string }
     const value = request[key];
     if (value !== undefined && !isDay(value))
       problems.push(`${key} must be a UTC day as YYYY-MM-DD (a real date), not '${value}'`);
+    else if (value !== undefined && value < FIRST_DAY)
+      problems.push(`${key} must be ${FIRST_DAY} or later, not '${value}'`);
   }
   if (problems.length > 0) throw validationFailed(problems);
   const to = request.to ?? usageDay(now);
