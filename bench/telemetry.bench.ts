@@ -13,7 +13,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SkillTool } from '@skillhost/core';
 import type { ToolExecution } from '@skillhost/ai-sdk';
@@ -228,8 +228,9 @@ async function main(): Promise<void> {
     const load: MachineLoad = {
       loadAverageBefore: measuredAt.loadAverage,
       busyShare: (machineNow.busy - measuredAt.machine.busy) / elapsed,
-      // /proc/stat counts both cores' ticks, a process's are one core's: a share of the whole machine.
-      ownShare: (ownCpuSeconds(servers, model) - measuredAt.own) / (elapsed / cpus().length / CLOCK_TICKS),
+      // /proc/stat's first line sums every core's ticks, and a process's CPU seconds sum its threads' on any core:
+      // the two are in the same unit, so this is a share of the whole machine (not of one core).
+      ownShare: (ownCpuSeconds(servers, model) - measuredAt.own) / (elapsed / CLOCK_TICKS),
     };
     // The "on" server's spans reach the receiver in batches; its last ones when it closes.
     on.child.kill('SIGTERM');
