@@ -435,6 +435,7 @@ describe(loadConfig.name, () => {
       serviceName: 'skillhost',
       metricsIntervalMs: 60_000,
       sampleRatio: 1,
+      acceptTraceContext: false,
       headers: {},
       headersEnv: {},
       exportHeaders: {},

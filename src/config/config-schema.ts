@@ -919,6 +919,13 @@ export const CONFIG_SETTINGS = {
           "The share of turns whose traces are kept (a turn's spans all go, or none of them: a turn's trace id " +
           'decides, and a span with a parent follows it). The metrics count every turn whatever this is.',
       }),
+      accept_trace_context: setting.boolean({
+        default: false,
+        description:
+          "Continue the caller's trace: a request's W3C `traceparent` (and `tracestate`) header makes its turn a " +
+          'child of that span, and its sampled flag decides the turn is traced. For a server behind a proxy or ' +
+          'gateway that traces; off, every turn starts a trace of its own, so no client can join or force one.',
+      }),
       headers: headerTable({
         value: HEADER_VALUE,
         values: 'values',

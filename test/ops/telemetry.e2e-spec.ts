@@ -339,6 +339,49 @@ describe('OpenTelemetry on, sampling', () => {
   );
 });
 
+describe("OpenTelemetry on, a caller's traceparent", () => {
+  const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const PARENT = '00f067aa0ba902b7';
+  /** A turn sent with the caller's W3C trace context: `sampled` its flag. */
+  async function tracedTurn(app: ChatTestContext, sampled: boolean): Promise<void> {
+    const http = () => request(app.app.getHttpServer());
+    const chat = await http().post('/v1/chats').send({}).expect(201);
+    app.model.play({ text: 'Done.' });
+    await http()
+      .post(`/v1/chats/${chat.body.id}/messages`)
+      .set('traceparent', `00-${TRACE_ID}-${PARENT}-${sampled ? '01' : '00'}`)
+      .send({ content: 'Hello.' })
+      .expect(201);
+  }
+
+  it('is ignored by default: the turn starts a trace of its own, and an unsampled flag drops nothing', async () => {
+    ctx = await startChatApp([tree.path('skills')], { 'app.telemetry.endpoint': receiver.url });
+    await tracedTurn(ctx, false);
+    await ctx.closeApp();
+    const [turn] = receiver.spans.filter((s) => s.name === 'skillhost.turn');
+    expect(turn.traceId).not.toBe(TRACE_ID);
+    expect(turn.parentSpanId).toBe('');
+  });
+
+  it(
+    "with accept_trace_context, makes the turn a child of the caller's span, and follows its sampled " + 'flag',
+    async () => {
+      ctx = await startChatApp([tree.path('skills')], {
+        'app.telemetry.endpoint': receiver.url,
+        'app.telemetry.accept_trace_context': true,
+      });
+      await tracedTurn(ctx, true);
+      await tracedTurn(ctx, false);
+      await ctx.closeApp();
+      const turns = receiver.spans.filter((s) => s.name === 'skillhost.turn');
+      expect(turns).toHaveLength(1);
+      expect(turns[0]).toMatchObject({ traceId: TRACE_ID, parentSpanId: PARENT });
+      const model = receiver.spans.filter((s) => s.name === 'chat scripted');
+      expect(model).toEqual([expect.objectContaining({ traceId: TRACE_ID, parentSpanId: turns[0].spanId })]);
+    },
+  );
+});
+
 describe('OpenTelemetry on, a code skill run in a worker', () => {
   const codeSkillApp = () =>
     startChatApp([tree.path('skills')], {

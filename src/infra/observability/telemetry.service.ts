@@ -1,7 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { context, diag, type DiagLogger, DiagLogLevel, metrics, propagation, trace } from '@opentelemetry/api';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+  Optional,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import {
+  context,
+  diag,
+  type DiagLogger,
+  DiagLogLevel,
+  metrics,
+  propagation,
+  ROOT_CONTEXT,
+  trace,
+} from '@opentelemetry/api';
+import type { FastifyInstance } from 'fastify';
 import { APP_CONFIG, type AppConfig, type TelemetryConfig } from '../../config/app-config.js';
 import { packageVersion } from '../../config/package-version.js';
 
@@ -14,7 +33,7 @@ const FLUSH_ON_CLOSE_MS = 2000;
 /** `[app.telemetry]`, as the loader resolved it (an empty endpoint: off). */
 export type TelemetrySettings = Pick<
   TelemetryConfig,
-  'endpoint' | 'serviceName' | 'metricsIntervalMs' | 'sampleRatio' | 'exportHeaders'
+  'endpoint' | 'serviceName' | 'metricsIntervalMs' | 'sampleRatio' | 'exportHeaders' | 'acceptTraceContext'
 >;
 
 /** A started SDK: `shutdown` sends what is still buffered, then unregisters it. */
@@ -155,6 +174,29 @@ function diagLogger(logger: Logger): DiagLogger {
   };
 }
 
+/**
+ * `[app.telemetry] accept_trace_context`: each HTTP request runs in the context its `traceparent` header carries, so a
+ * turn it starts is a child of the caller's span. Set once the body is read (`preValidation`): a context set before it
+ * would be lost to the body stream's own.
+ */
+@Injectable()
+export class IncomingTraceContext implements OnModuleInit {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly telemetry: TelemetryService,
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
+  ) {}
+
+  /** Before `ready()`: Fastify gives every route the hooks its instance has by then. */
+  onModuleInit(): void {
+    const fastify = this.adapterHost?.httpAdapter?.getInstance<FastifyInstance>();
+    if (!this.telemetry.enabled || !this.config.app.telemetry.acceptTraceContext || fastify === undefined) return;
+    fastify.addHook('preValidation', (request, _reply, done) =>
+      context.with(propagation.extract(ROOT_CONTEXT, request.headers), done),
+    );
+  }
+}
+
 /** The SDK's life follows the app's: started before the first turn, flushed and stopped when the app closes. */
 @Module({
   providers: [
@@ -163,6 +205,7 @@ function diagLogger(logger: Logger): DiagLogger {
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => TelemetryService.start(config.app.telemetry),
     },
+    IncomingTraceContext,
   ],
   exports: [TelemetryService],
 })
