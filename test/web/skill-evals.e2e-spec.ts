@@ -1,13 +1,13 @@
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { SKILL_USAGE_RECORDER, type UsageRecorder } from '../../src/domain/skills/usage/skill-usage.js';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { CatalogueEvalFollowerService } from '../../src/domain/skills/evals/catalogue-eval-follower.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
+import { haveChromium, launchChromium, signedInPage } from '../support/web-browser.js';
 import { query } from '../support/database.js';
 import { skillMd } from '../support/files/skill-tree.js';
 import { zipOf } from '../support/skill-archives.js';
@@ -18,8 +18,6 @@ import { zipOf } from '../support/skill-archives.js';
  * kept per version, level and model, and deletes a kept case; an editor who does not own it and a member see nothing
  * of it.
  */
-const CHROMIUM = process.env.SKILLHOST_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 
 const DESCRIPTION =
   'Co-authors technical specs, design proposals and decision records with the user. Use when asked to write or ' +
@@ -64,7 +62,7 @@ const HOSTILE = '<img src=x onerror="window.__pwned = 1">';
     await ctx.app.get(CatalogueEvalFollowerService).settled();
     await ctx.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(ctx.app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
@@ -72,16 +70,7 @@ const HOSTILE = '<img src=x onerror="window.__pwned = 1">';
     await ctx?.close();
   });
 
-  async function signIn(key: string): Promise<Page> {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    await page.goto(base);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText(/Signed in as/).waitFor();
-    return page;
-  }
+  const signIn = (key: string): Promise<Page> => signedInPage(browser, base, key, pageErrors);
 
   async function openSpecWriter(page: Page): Promise<void> {
     await page

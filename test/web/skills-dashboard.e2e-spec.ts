@@ -1,18 +1,16 @@
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { UsersService } from '../../src/domain/users/users.service.js';
 import { type ChatTestContext, startChatApp } from '../support/chat-app.js';
+import { haveChromium, launchChromium, signedInPage } from '../support/web-browser.js';
 import { query } from '../support/database.js';
 
 /**
  * The admins' Skills dashboard in Chromium, over the usage the funnel stored (rows written straight into its table):
  * activations per day, the funnel's steps, the skills nothing activated, and error rates; members get no button.
  */
-const CHROMIUM = process.env.SKILLHOST_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 
 (haveChromium ? describe : describe.skip)('the Skills dashboard in Chromium', () => {
   let ctx: ChatTestContext;
@@ -38,7 +36,7 @@ const haveChromium = existsSync(CHROMIUM);
         "($1, 'code-review', '', 'scripted', 40, 1, 0, 0, 3, 2, 1)",
       [today, yesterday],
     );
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
@@ -46,16 +44,7 @@ const haveChromium = existsSync(CHROMIUM);
     await ctx?.close();
   });
 
-  async function signIn(key: string): Promise<Page> {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.setDefaultTimeout(10_000);
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    await page.goto(base);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByText(/Signed in as/).waitFor();
-    return page;
-  }
+  const signIn = (key: string): Promise<Page> => signedInPage(browser, base, key, pageErrors);
 
   it("shows an admin the funnel's charts, the never-activated skills and the error rates", async () => {
     const page = await signIn(keys.admin);
