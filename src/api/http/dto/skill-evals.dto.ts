@@ -21,7 +21,8 @@ export class RunEvalsDto {
   model?: string;
 }
 
-export class EvalCaseResultDto {
+/** A trigger eval case: the request, and whether it should lead to the skill (or to another one). */
+class TriggerCaseDto {
   @ApiProperty()
   query: string;
 
@@ -30,7 +31,9 @@ export class EvalCaseResultDto {
 
   @ApiPropertyOptional({ description: 'On a negative case: the skill the request should lead to instead.' })
   expectSkill?: string;
+}
 
+export class EvalCaseResultDto extends TriggerCaseDto {
   @ApiProperty({ description: 'The skill was listed for the request (catalogue level).' })
   triggered: boolean;
 
@@ -224,7 +227,7 @@ export class EvalCaseAuthorDto {
   name: string | null;
 }
 
-export class EvalCaseDto {
+export class EvalCaseDto extends TriggerCaseDto {
   @ApiProperty({
     enum: ['file', 'kept'],
     description: "`file`: from the skill's `evals/triggers.json` (read-only here); `kept`: added through the API.",
@@ -233,15 +236,6 @@ export class EvalCaseDto {
 
   @ApiPropertyOptional({ format: 'uuid', description: 'A kept case: its id.' })
   id?: string;
-
-  @ApiProperty()
-  query: string;
-
-  @ApiProperty()
-  shouldTrigger: boolean;
-
-  @ApiPropertyOptional({ description: 'On a negative case: the skill the request should lead to instead.' })
-  expectSkill?: string;
 
   @ApiPropertyOptional({
     type: () => EvalCaseAuthorDto,
