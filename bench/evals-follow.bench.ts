@@ -1,7 +1,8 @@
 /**
  * The trigger evals' catalogue level in the background (CatalogueEvalFollowerService): what a change of the catalogue
- * costs the server after the reload that brought it. At 1,000 and 5,000 skills on disk (50 of them with 20 trigger
- * cases each), the app in its own process; rounds of a reload after
+ * costs the server after the reload that brought it. At 1,000 and 5,000 skills on disk (the shared corpus's
+ * descriptions, repeated past its size; 50 of them with 20 trigger cases each), the app in its own process; rounds of a
+ * reload after
  *
  *   - nothing changed (the same-run baseline: the rescan, and the follower finding nothing to run),
  *   - one skill's description changed (every skill with trigger evals is run again),
@@ -16,11 +17,11 @@
  *   BENCH_SIZES=1000 BENCH_ROUNDS=2 npm run bench:evals-follow
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
-import type { SkillRegistry } from '@skillhost/core';
+import { discoverSkills, type SkillRegistry } from '@skillhost/core';
 import { SkillRegistryService } from '@skillhost/nest';
 import { pino } from 'pino';
 import { createApp } from '../src/app/app.factory.js';
@@ -30,6 +31,7 @@ import {
   EVAL_FOLLOW_DELAY_MS,
 } from '../src/domain/skills/evals/catalogue-eval-follower.service.js';
 import { EVAL_RUN_STORE, type EvalRunStore } from '../src/domain/skills/evals/eval-run-store.js';
+import { corpusPath } from '../test/support/files/corpus.js';
 import {
   benchWorkspace,
   closeWorkspace,
@@ -41,6 +43,7 @@ import {
 } from './bench-support.js';
 
 const SELF = join(import.meta.dirname, 'evals-follow.bench.js');
+const ROOT = join(import.meta.dirname, '..', '..');
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
 const WITH_EVALS = 50;
 const CASES = 20;
@@ -59,55 +62,69 @@ const KIND_TEXT: Record<Kind, string> = {
 
 // --- The skills ------------------------------------------------------------------------------------------------
 
-const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tas', 'vu', 'por', 'del', 'sin', 'qua', 'bex', 'nor'];
+/**
+ * Real descriptions, so that the ranker meets a real vocabulary: the shared corpus's (about 2,250 skills, the same
+ * one `bench:skill-ranking` ranks), repeated past its size as copies of a collection are.
+ */
+const descriptions = lazy(() => {
+  const path = corpusPath();
+  const found = discoverSkills({
+    directories: [{ configured: path, path }],
+    mode: 'lenient',
+    maxDepth: 6,
+    maxSkills: 1_000_000,
+  });
+  return found.skills
+    .map((record) => record.description.replace(/\s+/g, ' ').trim().slice(0, 1000))
+    .filter((text) => text.length > 0)
+    .sort();
+});
+/** Requests as users type them (plain, paraphrased, with typos, in Spanish): bench:skill-ranking's labelled set. */
+const requests = lazy(() =>
+  (JSON.parse(readFileSync(join(ROOT, 'bench', 'fixtures', 'skill-queries.json'), 'utf8')) as { query: string }[]).map(
+    (q) => q.query,
+  ),
+);
 
-/** The `n`th made-up word of three syllables (1,728 of them): distinct words, as real descriptions have. */
-function word(n: number): string {
-  const at = (k: number) => SYLLABLES[Math.floor(n / SYLLABLES.length ** k) % SYLLABLES.length];
-  return `${at(0)}${at(1)}${at(2)}`;
+function lazy<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
 }
 
-/** Each skill's three words of its own (shared with few others) and a frame every description has. */
-const wordsOf = (i: number) => [word(i), word(i * 7 + 3), word(i * 13 + 11)];
 const nameOf = (i: number) => `skill-${String(i).padStart(5, '0')}`;
-const descriptionOf = (i: number, revision = 0) => {
-  const [a, b, c] = wordsOf(i);
-  return (
-    `Prepares ${a} reports and ${b} files for the team. Use when a request is about ${a}, ${b} or ${c}.` +
-    (revision === 0 ? '' : ` Revised ${revision} times.`)
-  );
-};
+const descriptionOf = (i: number, revision = 0) =>
+  descriptions()[i % descriptions().length] + (revision === 0 ? '' : ` Revised ${revision} times.`);
 const withEvals = (skills: number) => Array.from({ length: WITH_EVALS }, (_, k) => k * Math.floor(skills / WITH_EVALS));
 
 function skillMd(i: number, revision: { description: number; body: number }): string {
   const body = revision.body === 0 ? 'Steps.' : `Steps, revision ${revision.body}.`;
-  return `---\nname: ${nameOf(i)}\ndescription: ${descriptionOf(i, revision.description)}\n---\n\n# ${nameOf(i)}\n\n${body}\n`;
+  const description = JSON.stringify(descriptionOf(i, revision.description));
+  return `---\nname: ${nameOf(i)}\ndescription: ${description}\n---\n\n# ${nameOf(i)}\n\n${body}\n`;
 }
 
-const POSITIVE = [
-  'help me with the {a} report',
-  'I need a {b} file for tomorrow',
-  'can you sort out {a} and {c}',
-  'prepare the {b} numbers',
-  'what is wrong with our {c}',
-  'write a {a} summary for the team',
-  'fix the {b} export',
-  'explain {c} to a new colleague',
-  'compare last month {a} with this month',
-  'clean up the {b} and {c} folders',
-];
+const OPENINGS = ['help me', 'I need to', 'can you', 'please', 'how do I', 'we want to', 'show me how to', 'time to'];
 
-/** 20 cases: ten of the skill's own words, ten of another's (half naming that one as the skill expected instead). */
+/**
+ * 20 cases: ten requests made of the skill's own description (six words from ten places in it), ten of the labelled
+ * requests that should not lead to it (half naming another skill as the one expected instead).
+ */
 function triggerCases(i: number, skills: number): object[] {
-  const fill = (template: string, words: string[]) =>
-    template.replace('{a}', words[0]).replace('{b}', words[1]).replace('{c}', words[2]);
-  const cases: object[] = POSITIVE.map((template) => ({ query: fill(template, wordsOf(i)), should_trigger: true }));
-  for (let k = 0; k < CASES - POSITIVE.length; k++) {
-    const other = (i + 1 + k * 97) % skills;
-    const query = fill(POSITIVE[k], wordsOf(other));
-    cases.push(
-      k % 2 === 0 ? { query, should_trigger: false } : { query, should_trigger: false, expect_skill: nameOf(other) },
-    );
+  const words = descriptionOf(i).split(' ');
+  const cases: object[] = [];
+  const seen = new Set<string>();
+  for (let k = 0; cases.length < CASES / 2; k++) {
+    const at = Math.floor((k * words.length) / (CASES / 2)) % Math.max(1, words.length - 5);
+    // Past ten tries (a short description), numbered so that each request differs.
+    const again = k >= CASES / 2 ? ` (${k})` : '';
+    const query = `${OPENINGS[k % OPENINGS.length]} ${words.slice(at, at + 6).join(' ')}${again}`;
+    if (seen.has(query.toLowerCase())) continue;
+    seen.add(query.toLowerCase());
+    cases.push({ query, should_trigger: true });
+  }
+  for (let k = 0; k < CASES / 2; k++) {
+    const query = requests()[(i * 7 + k * 13) % requests().length];
+    const other = nameOf((i + 1 + k * 97) % skills);
+    cases.push(k % 2 === 0 ? { query, should_trigger: false } : { query, should_trigger: false, expect_skill: other });
   }
   return cases;
 }
@@ -465,8 +482,9 @@ function markdown(sizes: SizeResult[]): string {
     ...roundHeader,
     ...KINDS.map((kind) => roundRow(KIND_TEXT[kind], size.median[kind])),
     '',
-    `GET /v1/skills from one connection (each request after the previous answer) for ${IDLE_MS / 1000} s with nothing ` +
-      'running, then during one more round of each kind (the reload, the quiet and the run), in ms:',
+    'GET /v1/skills from one connection (each request after the previous answer) for ' +
+      `${IDLE_MS / 1000} s with nothing running, then during one more round of each kind (the reload, the quiet and ` +
+      'the run), in ms:',
     '',
     '| while | requests | p50 | p99 | max |',
     '|---|---:|---:|---:|---:|',
@@ -483,7 +501,8 @@ function markdown(sizes: SizeResult[]): string {
     '# Trigger evals in the background after a change of the catalogue',
     '',
     `Recorded ${new Date().toISOString()} on ${machineName()}; \`npm run bench:evals-follow\`. The app in its own ` +
-      'process, its skills in a temp folder (a SKILL.md each, made-up words in the descriptions), a PostgreSQL ' +
+      'process, its skills in a temp folder (a SKILL.md each, with the descriptions of the shared corpus, repeated ' +
+      'past its size), a PostgreSQL ' +
       'database of its own. Each round changes one skill that has trigger evals on disk (or nothing) and reloads ' +
       `(\`SkillRegistry.reload()\` in the server); the follower starts ${EVAL_FOLLOW_DELAY_MS} ms after the swap. ` +
       '"Nothing changed" is the same-run baseline: the rescan every change costs, and a follower that finds nothing ' +
