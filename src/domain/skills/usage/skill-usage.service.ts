@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SkillRegistryService } from '@skillhost/nest';
 import { validationFailed } from '../../shared/validation-errors.js';
 import {
+  ACTIVATION_WAYS,
+  activationCounter,
   SKILL_USAGE_STORE,
   USAGE_COUNTERS,
   type UsageCounts,
@@ -70,14 +72,7 @@ export class SkillUsageService {
 
 /** Every way's activations of a row. */
 export function activationsOf(counts: UsageCounts): number {
-  return (
-    counts.activatedTool +
-    counts.activatedSlash +
-    counts.activatedCommand +
-    counts.activatedMcp +
-    counts.activatedGateway +
-    counts.activatedApi
-  );
+  return ACTIVATION_WAYS.reduce((sum, way) => sum + counts[activationCounter(way)], 0);
 }
 
 /** The days asked for (default: the last DEFAULT_USAGE_DAYS to today), or VALIDATION_FAILED saying what was wrong. */
