@@ -20,8 +20,8 @@ export class SkillReadsService {
   /** The skill's instructions (level 2); a preview (a person looking at them) is not counted. */
   async instructions(userId: string, name: string, options: { preview?: boolean } = {}): Promise<ActivatedSkill> {
     const snapshot = await this.registry.userView(userId);
-    if (options.preview === true) return this.resources.activate(name, { snapshot });
-    return this.counted(snapshot, name, 'activatedApi', () => this.resources.activate(name, { snapshot }));
+    const read = () => this.resources.activate(name, { snapshot });
+    return options.preview === true ? read() : this.counted(snapshot, name, 'activatedApi', read);
   }
 
   /** One of the skill's files as text, size-capped (level 3). */

@@ -12,7 +12,7 @@ import { SkillRegistryService } from '@skillhost/nest';
 import { APP_CONFIG, type AppConfig } from '../../../config/app-config.js';
 import { PROCESS_ROLE, type ProcessRole } from '../../../config/process-role.js';
 import { type EvalRerun, evalRerunOf, mergeReruns, offeredSkills } from './catalogue-change.js';
-import { EVAL_RUN_STORE, type EvalRunStore } from './eval-run-store.js';
+import { EVAL_RUN_STORE, type EvalRunStore, keptCatalogueRun } from './eval-run-store.js';
 import { TriggerEvalService } from './trigger-eval.service.js';
 
 /** How long the catalogue must stay unchanged before its evals run: an import or a `git pull` is several swaps. */
@@ -139,12 +139,7 @@ export class CatalogueEvalFollowerService implements OnApplicationBootstrap, OnM
     const run = await this.evals.runCatalogue(names);
     let kept = 0;
     for (const skill of run.skills) {
-      if (skill.digest === null) continue;
-      const { score, cases } = skill;
-      if (
-        await this.runs!.keep({ skill: skill.skill, digest: skill.digest, level: 'catalogue', model: '', score, cases })
-      )
-        kept++;
+      if (skill.digest !== null && (await this.runs!.keep(keptCatalogueRun(skill.skill, skill.digest, skill)))) kept++;
     }
     for (const { skill, problems } of run.invalid) {
       const key = `${skill}\u0000${this.offered().get(skill)?.digest ?? ''}`;

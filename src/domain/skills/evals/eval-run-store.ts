@@ -25,3 +25,12 @@ export interface EvalRunStore {
 }
 
 export const EVAL_RUN_STORE = Symbol('EVAL_RUN_STORE');
+
+/** A skill's catalogue-level result of this version as kept (the catalogue level has no model: `''`). */
+export function keptCatalogueRun(
+  skill: string,
+  digest: string,
+  result: Pick<StoredEvalRun, 'score' | 'cases'>,
+): Omit<StoredEvalRun, 'runAt'> {
+  return { skill, digest, level: 'catalogue', model: '', score: result.score, cases: result.cases };
+}

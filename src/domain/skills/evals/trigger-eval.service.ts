@@ -29,7 +29,7 @@ import {
   withCandidate,
 } from './catalogue-eval.js';
 import { EVAL_CASE_STORE, type EvalCaseStore, type KeptEvalCase } from './eval-case-store.js';
-import { EVAL_RUN_STORE, type EvalRunStore, type StoredEvalRun } from './eval-run-store.js';
+import { EVAL_RUN_STORE, type EvalRunStore, keptCatalogueRun, type StoredEvalRun } from './eval-run-store.js';
 import { casesForRun } from './kept-eval-cases.js';
 import { findCollisions, type TriggerCollision } from './trigger-collisions.js';
 import { parseTriggerEvals, selfExpectationProblems, TRIGGER_EVALS_FILE, type TriggerCase } from './trigger-evals.js';
@@ -145,7 +145,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
       this.gateRuns.delete(digest);
       if (run === undefined || key.scope !== 'shared' || run.skill !== key.name) continue;
       await this.runs
-        ?.keep({ skill: run.skill, digest, level: 'catalogue', model: '', ...scored(run) })
+        ?.keep(keptCatalogueRun(run.skill, digest, run))
         .catch((error: unknown) =>
           this.logger.error(`Keeping the gate's run of '${run.skill}' failed: ${(error as Error).message}`),
         );
@@ -244,14 +244,7 @@ export class TriggerEvalService implements OnModuleInit, InstallGate {
   /** Keeps each skill's catalogue result (a version without a digest, a programmatic skill's, is not kept). */
   async keepCatalogue(run: CatalogueRun): Promise<CatalogueRun> {
     for (const skill of run.skills)
-      if (skill.digest !== null)
-        await this.runs?.save({
-          skill: skill.skill,
-          digest: skill.digest,
-          level: 'catalogue',
-          model: '',
-          ...scored(skill),
-        });
+      if (skill.digest !== null) await this.runs?.save(keptCatalogueRun(skill.skill, skill.digest, skill));
     return run;
   }
 
